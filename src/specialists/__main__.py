@@ -1,0 +1,3 @@
+from specialists.cli.main import entry
+
+entry()

@@ -1,0 +1,96 @@
+"""`specialists doctor`: agent CLIs, config, catalog and store health. Never used by status."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+
+AGENTS = (
+    ("node", "SPECIALISTS_NODE_BIN", "install Node.js >= 20"),
+    ("pi", "SPECIALISTS_PI_BIN", "npm install -g @mariozechner/pi-coding-agent@0.73.1"),
+    ("claude", "SPECIALISTS_CLAUDE_BIN", "npm install -g @anthropic-ai/claude-code"),
+    ("codex", "SPECIALISTS_CODEX_BIN", "npm install -g @openai/codex"),
+    ("bd", "SPECIALISTS_BD_BIN", "optional: the beads issue tracker"),
+)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("doctor", help="check agent CLIs, config, specialists and the job store")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=run)
+
+
+def tool_version(name: str, env_var: str) -> tuple[str | None, str | None]:
+    """(path, version line) of an agent CLI, or (None, None) when it is not installed."""
+    path = os.environ.get(env_var) or shutil.which(name)
+    if not path:
+        return None, None
+    try:
+        out = subprocess.run(
+            [path, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=15,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return path, f"unusable: {exc}"
+    text = (out.stdout or out.stderr).strip().splitlines()
+    return path, (text[0] if text else f"exit {out.returncode}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from specialists.catalog import load_catalog
+    from specialists.config import load_config
+    from specialists.errors import SpecialistsError
+    from specialists.jobs.paths import find_project_root, state_dir
+    from specialists.jobs.store import JobStore
+    from specialists.jobs.view import all_statuses
+
+    root = find_project_root()
+    report: dict[str, object] = {"project_root": str(root)}
+    problems: list[str] = []
+    tools = {}
+    for name, env_var, hint in AGENTS:
+        path, version = tool_version(name, env_var)
+        tools[name] = {"path": path, "version": version, "hint": None if path else hint}
+    report["tools"] = tools
+    try:
+        config = load_config(root)
+        report["config"] = {
+            "default_runner": config.default_runner,
+            "default_model": config.default_model,
+            "providers": sorted(config.providers),
+        }
+    except SpecialistsError as exc:
+        problems.append(f"config: {exc.one_line()}")
+    catalog = load_catalog(root)
+    report["specialists"] = len(catalog.all())
+    problems.extend(f"specialist: {p.one_line()}" for p in catalog.problems)
+    store = JobStore(state_dir(root))
+    statuses, store_problems = all_statuses(store)
+    problems.extend(f"store: {p}" for p in store_problems)
+    report["jobs"] = {"total": len(statuses), "active": sum(s.active for s in statuses)}
+    report["store"] = str(store.root) if store.root.is_dir() else None
+    report["problems"] = problems
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        print(f"project: {root}")
+        for name, info in tools.items():
+            if info["path"]:
+                print(f"  ✓ {name:<7} {info['version']}  ({info['path']})")
+            else:
+                print(f"  ✗ {name:<7} not found: {info['hint']}")
+        print(f"  specialists: {report['specialists']} loaded")
+        where = store.root if store.root.is_dir() else "not initialised (run: specialists init)"
+        jobs = report["jobs"]
+        assert isinstance(jobs, dict)
+        print(f"  store: {where}; {jobs['total']} jobs, {jobs['active']} active")
+        for problem in problems:
+            print(f"  ! {problem}")
+    essential = [n for n in ("node", "pi") if not tools[n]["path"]]
+    return 1 if problems or essential else 0

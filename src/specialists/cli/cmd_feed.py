@@ -1,0 +1,109 @@
+"""`specialists feed [--job ID] [--follow] [--from SEQ]`: the jobs' events, formatted."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+FOLLOW_POLL_S = 0.04
+TERMINAL_EVENTS = {"done", "error", "cancelled"}
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("feed", help="show job events (all active jobs, or one)")
+    p.add_argument("--job", "-j", help="one job, by id or unique prefix")
+    p.add_argument("--follow", "-f", action="store_true", help="keep printing new events")
+    p.add_argument(
+        "--from",
+        dest="from_seq",
+        type=int,
+        default=0,
+        metavar="SEQ",
+        help="start at this event sequence number",
+    )
+    p.add_argument("--json", action="store_true", help="raw event lines")
+    p.set_defaults(run=run)
+
+
+class _Tail:
+    """One job's events file, read incrementally by byte offset."""
+
+    def __init__(self, store: Any, job_id: str, from_seq: int) -> None:
+        self.job_id = job_id
+        self.path = store.events_path(job_id)
+        self.offset = 0
+        self.from_seq = from_seq
+        self.ended = False
+        st = store.read_status(job_id)
+        self.specialist = st.specialist if st else "?"
+        self.started_ms = st.started_at_ms if st else 0
+
+    def read(self) -> list[dict[str, Any]]:
+        from specialists.jobs.store import read_event_lines
+
+        if self.ended:
+            return []
+        events, self.offset = read_event_lines(self.path, self.offset)
+        fresh = [e for e in events if int(e.get("seq", 0)) >= self.from_seq]
+        if any(e.get("event") in TERMINAL_EVENTS for e in events):
+            self.ended = True
+        if fresh and not self.started_ms:
+            self.started_ms = int(fresh[0].get("ts", 0))
+        return fresh
+
+
+def run(args: argparse.Namespace) -> int:
+    from specialists.jobs.paths import find_project_root, state_dir
+    from specialists.jobs.store import JobStore
+    from specialists.jobs.view import all_statuses, current_status
+
+    store = JobStore(state_dir(find_project_root()))
+    if args.job:
+        tails = [_Tail(store, store.resolve(args.job), args.from_seq)]
+    else:
+        statuses, _ = all_statuses(store)
+        chosen = [s for s in statuses if s.active] if args.follow else statuses
+        chosen.sort(key=lambda s: s.started_at_ms)
+        tails = [_Tail(store, s.id, args.from_seq) for s in chosen]
+        if not tails and not args.follow:
+            print("no jobs", file=sys.stderr)
+            return 0
+    _emit(tails, args.json)
+    if not args.follow:
+        return 0
+    # One job: stop after its final event. All jobs: keep watching, new jobs included.
+    watch_new = not args.job
+    last_health = time.monotonic()
+    while watch_new or not all(t.ended for t in tails):
+        time.sleep(FOLLOW_POLL_S)
+        _emit(tails, args.json)
+        if time.monotonic() - last_health > 1.0:
+            last_health = time.monotonic()
+            for tail in tails:
+                # A dead supervisor never writes its final event: recovery writes it for us.
+                if not tail.ended:
+                    current_status(store, tail.job_id)
+            if watch_new:
+                known = {t.job_id for t in tails}
+                tails.extend(_Tail(store, i, 0) for i in store.list_ids() if i not in known)
+    _emit(tails, args.json)
+    return 0
+
+
+def _emit(tails: list[_Tail], as_json: bool) -> None:
+    from specialists.cli.render import feed_line
+
+    batch: list[tuple[int, _Tail, dict[str, Any]]] = []
+    for tail in tails:
+        batch.extend((int(e.get("ts", 0)), tail, e) for e in tail.read())
+    batch.sort(key=lambda item: item[0])
+    for _, tail, ev in batch:
+        if as_json:
+            print(json.dumps({"job": tail.job_id, **ev}))
+        else:
+            print(feed_line(tail.job_id, tail.specialist, tail.started_ms, ev))
+    if batch:
+        sys.stdout.flush()

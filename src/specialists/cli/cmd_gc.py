@@ -1,0 +1,26 @@
+"""`specialists gc [--days N]`: delete finished jobs older than the TTL."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("gc", help="delete finished jobs older than SPECIALISTS_JOB_TTL_DAYS (7)")
+    p.add_argument("--days", type=float, default=None, help="override the age limit")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from specialists.errors import UserError
+    from specialists.jobs.gc import collect
+    from specialists.supervise.plan import open_store
+
+    if args.days is not None and args.days < 0:
+        raise UserError("--days must be zero or more")
+    report = collect(open_store(), days=args.days)
+    print(
+        f"removed {len(report.removed)} job(s); {len(report.recovered)} crashed job(s) recorded; "
+        f"{report.kept_active} active kept"
+    )
+    return 0

@@ -1,0 +1,52 @@
+"""`specialists init`: create .specialists/ in the project and keep it out of git."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+GITIGNORE_ENTRY = ".specialists/"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("init", help="set up .specialists/ in this project")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from specialists.jobs.paths import find_project_root, state_dir
+
+    root = find_project_root()
+    for line in init_project(root):
+        print(line)
+    del args
+    print(f"ready: {state_dir(root)}")
+    return 0
+
+
+def init_project(root: Path) -> list[str]:
+    """Create the state dirs and the .gitignore entry; returns what was done."""
+    from specialists.jobs.paths import state_dir
+
+    done = []
+    base = state_dir(root)
+    for sub in ("jobs", "ready"):
+        path = base / sub
+        if not path.is_dir():
+            path.mkdir(parents=True)
+            done.append(f"created {path.relative_to(root)}/")
+    if ensure_gitignored(root / ".gitignore", GITIGNORE_ENTRY):
+        done.append(f"added {GITIGNORE_ENTRY} to .gitignore")
+    return done
+
+
+def ensure_gitignored(gitignore: Path, entry: str) -> bool:
+    """Append `entry` to .gitignore unless an equivalent line is there. True if changed."""
+    text = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
+    wanted = {entry.rstrip("/"), entry, "/" + entry.rstrip("/"), "/" + entry}
+    if any(line.strip() in wanted for line in text.splitlines()):
+        return False
+    prefix = "" if not text or text.endswith("\n") else "\n"
+    with gitignore.open("a", encoding="utf-8") as f:
+        f.write(f"{prefix}{entry}\n")
+    return True

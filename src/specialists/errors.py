@@ -1,0 +1,41 @@
+"""One exception root. User errors become one line and a non-zero exit at the edges."""
+
+from __future__ import annotations
+
+
+class SpecialistsError(Exception):
+    """Root of every error this package raises on purpose."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def one_line(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+class UserError(SpecialistsError):
+    """Bad input from a person or an agent: unknown name, bad id, malformed file."""
+
+
+class NotFound(UserError):
+    """A named thing (specialist, job) does not exist."""
+
+
+class ConfigError(UserError):
+    """A definition or config file is malformed."""
+
+
+class AgentUnavailable(SpecialistsError):
+    """A runner's binary or credentials are missing."""
+
+    exit_code = 3
+
+
+class StoreError(SpecialistsError):
+    """The job store on disk is unreadable or inconsistent."""
+
+    exit_code = 4

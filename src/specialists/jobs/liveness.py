@@ -1,0 +1,60 @@
+"""Is a recorded process still the one we started? pid + kernel start time.
+
+A pid alone can be reused after a crash; the start time (in clock ticks since boot, field 22
+of /proc/<pid>/stat) tells the new process from the old one.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def process_start_time(pid: int) -> int | None:
+    """Start time of `pid` in clock ticks since boot, or None if there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    except PermissionError:
+        return -1  # exists but unreadable: treat as alive with unknown start time
+    # The command name (field 2) may contain spaces and parens: split after the last ')'.
+    fields = raw[raw.rfind(b")") + 2 :].split()
+    try:
+        return int(fields[19])  # field 22 overall; 20th after "pid (comm)"
+    except (IndexError, ValueError):
+        return None
+
+
+def is_alive(pid: int | None, start_time: int | None) -> bool:
+    """True when `pid` runs and (if known) started at `start_time`. Zombies count as dead."""
+    if not pid or pid <= 0:
+        return False
+    if not os.path.exists("/proc"):
+        return _signal_probe(pid)
+    started = process_start_time(pid)
+    if started is None:
+        return False
+    if _is_zombie(pid):
+        return False
+    return start_time is None or started == -1 or started == start_time
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return False
+    state = raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3]
+    return state == b"Z"
+
+
+def _signal_probe(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

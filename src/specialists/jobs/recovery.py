@@ -1,0 +1,74 @@
+"""Crash recovery: an active job whose supervisor is dead becomes `error`.
+
+Proof of death is twofold: the recorded supervisor pid is gone (or is another process,
+by its start time) AND the job's lock can be taken (the supervisor holds it for its whole
+life). Only then does another process write the job's files, and only under that lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+
+from specialists.jobs.atomic import write_atomic
+from specialists.jobs.liveness import is_alive
+from specialists.jobs.records import JobStatus
+from specialists.jobs.store import (
+    EVENTS_FILE,
+    STATUS_FILE,
+    JobLock,
+    JobStore,
+    last_event_seq,
+    now_ms,
+)
+
+CRASHED = "supervisor crashed"
+
+
+def supervisor_alive(status: JobStatus) -> bool:
+    return is_alive(status.supervisor_pid, status.supervisor_start_time)
+
+
+def recover_if_dead(
+    store: JobStore, job_id: str, status: JobStatus, *, final: str = "error", reason: str = CRASHED
+) -> JobStatus:
+    """Return the status to show; if the supervisor died, first record that durably."""
+    if not status.active or supervisor_alive(status):
+        return status
+    job_dir = store.job_dir(job_id)
+    lock = JobLock(job_dir)
+    try:
+        if not lock.try_acquire():
+            return status  # a supervisor (maybe just starting) holds the job
+        current = store.read_status(job_id)
+        if current is None or not current.active or supervisor_alive(current):
+            return current or status
+        kill_agent(current)
+        now = now_ms()
+        current.status = final
+        current.error = reason if final == "error" else current.error
+        current.finished_at_ms = now
+        if current.started_at_ms:
+            current.elapsed_s = round((now - current.started_at_ms) / 1000, 1)
+        current.current_event = final
+        seq = last_event_seq(job_dir / EVENTS_FILE) + 1
+        event = {"seq": seq, "ts": now, "event": final, "error": current.error, "recovered": True}
+        with open(job_dir / EVENTS_FILE, "ab") as f:
+            f.write((json.dumps(event, separators=(",", ":")) + "\n").encode())
+        current.events = seq
+        write_atomic(job_dir / STATUS_FILE, json.dumps(current.to_dict()).encode())
+        store.ready_dir.mkdir(parents=True, exist_ok=True)
+        (store.ready_dir / job_id).touch()
+        return current
+    finally:
+        lock.release()
+
+
+def kill_agent(status: JobStatus) -> None:
+    """SIGKILL the agent's process group, if the recorded agent is still that process."""
+    pid = status.pid
+    if pid and is_alive(pid, status.agent_start_time):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)

@@ -1,0 +1,35 @@
+"""Read-side helpers shared by status, result, feed and the hooks: statuses, with dead
+supervisors recorded on the way (recovery is applied only to active jobs)."""
+
+from __future__ import annotations
+
+from specialists.errors import StoreError
+from specialists.jobs.records import JobStatus
+from specialists.jobs.recovery import recover_if_dead
+from specialists.jobs.store import JobStore, iter_statuses
+
+
+def current_status(store: JobStore, job_id: str) -> JobStatus:
+    """The job's status, after recording a dead supervisor. Raises StoreError if unreadable."""
+    status = store.read_status(job_id)
+    if status is None:
+        return JobStatus(id=job_id, specialist="?", status="starting")
+    return recover_if_dead(store, job_id, status)
+
+
+def all_statuses(store: JobStore) -> tuple[list[JobStatus], list[str]]:
+    """Every job's status (recovered where dead), plus one line per unreadable job."""
+    out: list[JobStatus] = []
+    problems: list[str] = []
+    for job_id, status, problem in iter_statuses(store):
+        if problem is not None:
+            problems.append(f"job {job_id}: {problem}")
+            continue
+        if status is None:
+            continue
+        try:
+            out.append(recover_if_dead(store, job_id, status) if status.active else status)
+        except (StoreError, OSError) as exc:
+            problems.append(f"job {job_id}: {exc}")
+            out.append(status)
+    return out, problems

@@ -1,0 +1,59 @@
+"""Entry point of a detached supervisor: `python -m specialists.supervise <job_dir>`."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+
+from specialists.errors import SpecialistsError
+from specialists.jobs.store import JobLock, JobStore
+from specialists.runners.registry import make_runner
+from specialists.supervise.launch import LOCK_FD_ENV
+from specialists.supervise.supervisor import Supervisor
+
+
+def main(argv: list[str]) -> int:
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    job_dir = Path(argv[0])
+    store = JobStore(job_dir.parent.parent)
+    fd_text = os.environ.pop(LOCK_FD_ENV, "")
+    lock = JobLock(job_dir, int(fd_text)) if fd_text else JobLock(job_dir)
+    if not fd_text and not lock.try_acquire():
+        logging.error("job %s is held by another supervisor", job_dir.name)
+        return 1
+    try:
+        record = store.read_record(job_dir.name)
+        runner = make_runner(record.runner)
+    except SpecialistsError as exc:
+        logging.exception("cannot supervise %s: %s", job_dir.name, exc.one_line())
+        _record_failure(store, job_dir.name, exc.one_line())
+        return 1
+    status = Supervisor(store, record, runner).run()
+    lock.release()
+    return 0 if status.status == "done" else 1
+
+
+def _record_failure(store: JobStore, job_id: str, message: str) -> None:
+    """The supervisor could not even start: end the job with the reason, not a silent hang."""
+    from specialists.jobs.store import JobWriter, now_ms
+
+    status = store.read_status(job_id)
+    if status is None or not status.active:
+        return
+    writer = JobWriter(store, job_id)
+    status.status = "error"
+    status.error = message
+    status.finished_at_ms = now_ms()
+    writer.append_event("error", error=message)
+    status.events = writer.seq
+    writer.write_status(status)
+    writer.mark_ready()
+    writer.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,147 @@
+"""From "run this specialist with this prompt" to a JobRecord, and on to a started job.
+
+Shared by every interface (CLI run/resume, MCP, hooks) so they resolve runner, model,
+templates and continuation the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from specialists.errors import UserError
+from specialists.jobs.gc import collect
+from specialists.jobs.paths import find_project_root, state_dir
+from specialists.jobs.records import JobRecord, JobStatus
+from specialists.jobs.store import JobStore, now_ms
+from specialists.runners.registry import DEFAULT_RUNNER, check_runner_name
+from specialists.supervise.supervisor import PRE_SCRIPT_TOKEN, Observer, Supervisor
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    specialist: str
+    prompt: str
+    cwd: Path | None = None
+    runner: str | None = None
+    model: str | None = None
+    timeout_ms: int | None = None
+    keep_alive: bool | None = None
+    continue_from: str | None = None  # job id (or prefix) whose session to continue
+    variables: Mapping[str, str] = field(default_factory=dict)
+    bead_id: str | None = None
+    owns_bead: bool = False
+    permission: str | None = None
+
+
+def open_store(project_root: Path | None = None) -> JobStore:
+    return JobStore(state_dir(project_root or find_project_root()))
+
+
+def plan_job(store: JobStore, request: JobRequest, *, foreground: bool = False) -> JobRecord:
+    """Resolve the specialist, runner, model and task into a launch record (no id yet)."""
+    from specialists.catalog import load_catalog
+    from specialists.catalog.render import render_task
+    from specialists.config import load_config
+
+    project_root = store.root.parent
+    catalog = load_catalog(project_root)
+    spec = catalog.get(request.specialist)
+    config = load_config(project_root)
+    cwd = (request.cwd or Path.cwd()).resolve()
+    if not cwd.is_dir():
+        raise UserError(f"working directory {cwd} does not exist")
+
+    parent: JobRecord | None = None
+    parent_status: JobStatus | None = None
+    if request.continue_from:
+        parent_id = store.resolve(request.continue_from)
+        parent = store.read_record(parent_id)
+        parent_status = store.read_status(parent_id)
+        if parent_status is None or parent_status.active:
+            state = parent_status.status if parent_status else "being created"
+            raise UserError(
+                f"job {parent_id} is {state}; only a finished job can be continued",
+                hint="use `specialists follow-up` for a job that is still running",
+            )
+        if not parent_status.session_file:
+            raise UserError(f"job {parent_id} has no agent session to continue")
+
+    runner = (
+        request.runner
+        or (parent.runner if parent else None)
+        or spec.runner
+        or config.default_runner
+        or DEFAULT_RUNNER
+    )
+    check_runner_name(runner)
+    if parent and parent.runner != runner:
+        raise UserError(
+            f"job {parent.id} ran on {parent.runner}; its session cannot continue on {runner}"
+        )
+    model = (
+        request.model or (parent.model if parent else None) or spec.model or config.default_model
+    )
+    task = render_task(
+        spec, request.prompt, cwd, pre_script_output=PRE_SCRIPT_TOKEN, variables=request.variables
+    )
+    keep_alive = spec.interactive if request.keep_alive is None else request.keep_alive
+    return JobRecord(
+        id="",
+        specialist=spec.name,
+        prompt=request.prompt,
+        task=task,
+        runner=runner,
+        model=model,
+        cwd=str(cwd),
+        created_at_ms=now_ms(),
+        system_prompt=spec.system_prompt,
+        permission=request.permission or spec.permission,
+        thinking_level=spec.thinking_level,
+        fallback_model=spec.fallback_model,
+        timeout_ms=request.timeout_ms or spec.timeout_ms,
+        stall_timeout_ms=spec.stall_timeout_ms,
+        stall_kill=spec.stall_kill,
+        keep_alive=keep_alive,
+        idle_timeout_ms=spec.idle_timeout_ms,
+        max_turns=spec.max_turns,
+        max_tokens=spec.max_tokens,
+        response_format=spec.response_format,
+        skill_paths=[str(p) for p in spec.skill_paths if p.exists()],
+        pre_scripts=[dataclasses.asdict(s) for s in spec.pre_scripts],
+        post_scripts=[dataclasses.asdict(s) for s in spec.post_scripts],
+        runner_options=dict(spec.runner_options),
+        parent_id=parent.id if parent else None,
+        resume_session=parent_status.session_file if parent_status else None,
+        bead_id=request.bead_id,
+        owns_bead=request.owns_bead,
+        foreground=foreground,
+        source=str(spec.source) if spec.source else None,
+    )
+
+
+def start_background(store: JobStore, record: JobRecord) -> str:
+    """Create the job and detach its supervisor; returns the job id at once."""
+    from specialists.supervise.launch import create_job, spawn_supervisor
+
+    collect(store)
+    record, lock = create_job(store, record)
+    spawn_supervisor(store, record, lock)
+    return record.id
+
+
+def run_foreground(
+    store: JobStore, record: JobRecord, observer: Observer | None = None
+) -> JobStatus:
+    """Create the job and supervise it in this process; returns the final status."""
+    from specialists.runners.registry import make_runner
+    from specialists.supervise.launch import create_job
+
+    collect(store)
+    record, lock = create_job(store, record)
+    try:
+        return Supervisor(store, record, make_runner(record.runner), observer=observer).run()
+    finally:
+        lock.release()

@@ -1,0 +1,245 @@
+"""The job store: ids, atomic status, whole-line events, result once, recovery, gc."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from specialists.errors import NotFound, StoreError, UserError
+from specialists.jobs import atomic
+from specialists.jobs.control import post_request, take_requests
+from specialists.jobs.gc import collect
+from specialists.jobs.ids import check_job_ref, is_job_id, new_job_id
+from specialists.jobs.liveness import is_alive, process_start_time
+from specialists.jobs.records import JobStatus
+from specialists.jobs.recovery import CRASHED, recover_if_dead
+from specialists.jobs.store import JobStore, JobWriter, read_event_lines
+from tests.support.jobs import new_job
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> JobStore:
+    return JobStore(tmp_path / ".specialists")
+
+
+def test_ids_are_strict():
+    for _ in range(50):
+        assert is_job_id(new_job_id())
+    for bad in ["../etc", "ab/cd", "", "ABCDEFGH0", "x" * 9, "12 34", "..", "abc$"]:
+        with pytest.raises(UserError):
+            check_job_ref(bad)
+    assert check_job_ref(" AB12 ") == "ab12"
+
+
+def test_resolve_prefix_unique_ambiguous_missing(store):
+    ids = []
+    for _ in range(3):
+        job_id, _ = store.create_job_dir()
+        ids.append(job_id)
+    assert store.resolve(ids[0]) == ids[0]
+    assert store.resolve(ids[1][:6]) == ids[1] or len({i[:6] for i in ids}) < 3
+    (store.jobs_dir / "aaaa0001").mkdir()
+    (store.jobs_dir / "aaaa0002").mkdir()
+    with pytest.raises(UserError, match="ambiguous"):
+        store.resolve("aaaa")
+    with pytest.raises(NotFound):
+        store.resolve("ffffffff" if "ffffffff" not in ids else "fffffffe")
+    with pytest.raises(UserError, match="invalid job id"):
+        store.resolve("../../etc/passwd")
+
+
+def test_create_job_dir_is_exclusive(store, monkeypatch):
+    (store.jobs_dir).mkdir(parents=True)
+    (store.jobs_dir / "00000000").mkdir()
+    ids = iter(["00000000", "00000001"])
+    monkeypatch.setattr("specialists.jobs.store.new_job_id", lambda: next(ids))
+    assert store.create_job_dir()[0] == "00000001"
+
+
+def test_event_lines_are_whole_and_partial_tail_is_left(store, tmp_path):
+    record, lock = new_job(store, tmp_path)
+    writer = JobWriter(store, record.id)
+    writer.append_event("thinking")
+    writer.append_event("toolcall", tool="bash", args="x" * 10_000)
+    path = store.events_path(record.id)
+    with open(path, "ab") as f:
+        f.write(b'{"seq": 3, "event": "te')  # a writer caught mid-line
+    events, offset = read_event_lines(path, 0)
+    assert [e["seq"] for e in events] == [1, 2]
+    assert len(events[1]["args"]) < 2100  # clipped
+    assert offset == path.stat().st_size - len(b'{"seq": 3, "event": "te')
+    lock.release()
+
+
+def test_writer_continues_seq_after_restart(store, tmp_path):
+    record, lock = new_job(store, tmp_path)
+    JobWriter(store, record.id).append_event("a")
+    assert JobWriter(store, record.id).append_event("b")["seq"] == 2
+    lock.release()
+
+
+def test_result_written_once(store, tmp_path):
+    record, lock = new_job(store, tmp_path)
+    writer = JobWriter(store, record.id)
+    writer.write_result("answer")
+    with pytest.raises(StoreError, match="twice"):
+        writer.write_result("again")
+    assert store.read_result(record.id) == "answer"
+    lock.release()
+
+
+def test_full_disk_leaves_status_whole(store, tmp_path, monkeypatch):
+    record, lock = new_job(store, tmp_path)
+    writer = JobWriter(store, record.id)
+    before = store.read_status(record.id)
+    assert before is not None
+
+    def no_space(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(atomic.os, "write", no_space)
+    changed = JobStatus(id=record.id, specialist="tester", status="running")
+    assert writer.write_status(changed) is False
+    monkeypatch.undo()
+    after = store.read_status(record.id)
+    assert after == before
+    leftovers = [p for p in store.job_dir(record.id).iterdir() if p.name.endswith(".tmp")]
+    assert leftovers == []
+    lock.release()
+
+
+def test_newer_schema_is_refused(store, tmp_path):
+    record, lock = new_job(store, tmp_path)
+    path = store.job_dir(record.id) / "status.json"
+    data = json.loads(path.read_text())
+    data["schema"] = 99
+    path.write_text(json.dumps(data))
+    with pytest.raises(StoreError, match="newer"):
+        store.read_status(record.id)
+    lock.release()
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.text(max_size=3000), min_size=5, max_size=40))
+def test_concurrent_readers_never_see_torn_status(tmp_path_factory, errors):
+    store = JobStore(tmp_path_factory.mktemp("p") / ".specialists")
+    record, lock = new_job(store, Path("/tmp"))
+    writer = JobWriter(store, record.id)
+    path = store.job_dir(record.id) / "status.json"
+    stop = threading.Event()
+    torn: list[bytes] = []
+
+    def reader():
+        while not stop.is_set():
+            raw = path.read_bytes()
+            try:
+                json.loads(raw)
+            except ValueError:
+                torn.append(raw)
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for text in errors:
+        writer.write_status(JobStatus(id=record.id, specialist="t", error=text))
+    stop.set()
+    for t in threads:
+        t.join()
+    lock.release()
+    assert torn == []
+
+
+def test_control_requests_in_order_and_bad_files_reported(store, tmp_path):
+    record, lock = new_job(store, tmp_path)
+    job_dir = store.job_dir(record.id)
+    a = post_request(job_dir, "steer", "one")
+    b = post_request(job_dir, "follow_up", "two")
+    (job_dir / "control" / "99999999999999999999-zz.json").write_text("{not json")
+    requests, problems = take_requests(job_dir)
+    assert [r.id for r in requests] == [a.id, b.id]
+    assert len(problems) == 1 and "ignored" in problems[0]
+    assert take_requests(job_dir) == ([], [])
+    lock.release()
+
+
+def _dead_pid() -> tuple[int, int | None]:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    start = process_start_time(proc.pid)
+    proc.wait()
+    return proc.pid, start
+
+
+def test_recovery_marks_dead_supervisor_and_kills_agent(store, tmp_path):
+    record, lock = new_job(store, tmp_path)
+    lock.release()  # the "supervisor" is gone: nobody holds the lock
+    agent = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    status = store.read_status(record.id)
+    pid, start = _dead_pid()
+    status.status = "running"
+    status.supervisor_pid, status.supervisor_start_time = pid, start
+    status.pid, status.agent_start_time = agent.pid, process_start_time(agent.pid)
+    JobWriter(store, record.id).write_status(status)
+    after = recover_if_dead(store, record.id, status)
+    assert after.status == "error" and after.error == CRASHED
+    assert agent.wait(5) == -9
+    assert store.read_events(record.id)[-1]["event"] == "error"
+    assert (store.ready_dir / record.id).exists()
+
+
+def test_recovery_is_not_fooled_by_reused_pid(store, tmp_path):
+    record, lock = new_job(store, tmp_path)
+    lock.release()
+    status = store.read_status(record.id)
+    status.status = "running"
+    status.supervisor_pid = os.getpid()  # alive, but not the process that started the job
+    status.supervisor_start_time = (process_start_time(os.getpid()) or 0) - 1
+    JobWriter(store, record.id).write_status(status)
+    assert not is_alive(status.supervisor_pid, status.supervisor_start_time)
+    assert recover_if_dead(store, record.id, status).status == "error"
+
+
+def test_recovery_respects_the_lock_of_a_live_supervisor(store, tmp_path):
+    record, lock = new_job(store, tmp_path)  # we hold the lock, like a supervisor
+    status = store.read_status(record.id)
+    status.status = "running"
+    status.supervisor_pid, status.supervisor_start_time = _dead_pid()
+    assert recover_if_dead(store, record.id, status).status == "running"
+    lock.release()
+
+
+def test_gc_removes_old_finished_keeps_active_and_recent(store, tmp_path, monkeypatch):
+    old, lock1 = new_job(store, tmp_path)
+    lock1.release()
+    writer = JobWriter(store, old.id)
+    st_old = store.read_status(old.id)
+    st_old.status = "done"
+    writer.write_status(st_old)
+    writer.mark_ready()
+    past = time.time() - 10 * 86400
+    os.utime(store.job_dir(old.id) / "status.json", (past, past))
+    recent, lock2 = new_job(store, tmp_path)
+    lock2.release()
+    st_recent = store.read_status(recent.id)
+    st_recent.status = "done"
+    JobWriter(store, recent.id).write_status(st_recent)
+    active, lock3 = new_job(store, tmp_path)  # held: a live supervisor
+    st_active = store.read_status(active.id)
+    st_active.status = "running"
+    JobWriter(store, active.id).write_status(st_active)
+    os.utime(store.job_dir(active.id) / "status.json", (past, past))
+    monkeypatch.setenv("SPECIALISTS_JOB_TTL_DAYS", "7")
+    report = collect(store)
+    assert report.removed == [old.id]
+    assert not (store.ready_dir / old.id).exists()
+    assert set(store.list_ids()) == {recent.id, active.id}
+    lock3.release()
