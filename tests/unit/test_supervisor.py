@@ -203,7 +203,7 @@ def test_pre_script_output_is_injected_and_failure_not_fatal(store, tmp_path):
         store,
         tmp_path,
         runner,
-        task="context: $pre_script_output",
+        task="context: \u27eapre_script_output\u27eb",
         pre_scripts=[
             {"path": "echo from-script", "phase": "pre", "inject_output": True},
             {"path": "exit 3", "phase": "pre", "inject_output": False},

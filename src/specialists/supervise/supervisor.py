@@ -37,7 +37,8 @@ from specialists.supervise.scripts import run_script
 
 log = logging.getLogger("specialists.supervisor")
 
-PRE_SCRIPT_TOKEN = "$pre_script_output"
+# Stands where pre-script output goes until the scripts have run (see plan.py).
+PRE_SCRIPT_TOKEN = "\u27eapre_script_output\u27eb"
 DEFAULT_IDLE_TIMEOUT_MS = 10 * 60 * 1000
 STATUS_ONLY_MIN_INTERVAL = 0.25  # seconds between status rewrites for status-only changes
 HEARTBEAT_INTERVAL = 5.0  # rewrite status (elapsed_s) at least this often while active
@@ -216,7 +217,7 @@ class Supervisor:
                 self.status.error = f"pre-script {outcome.command!r} failed: {outcome.error}"
             if script.get("inject_output"):
                 injected.append(outcome.output.rstrip())
-        return task.replace(PRE_SCRIPT_TOKEN, "\n\n".join(injected))
+        return task.replace(PRE_SCRIPT_TOKEN, "\n\n".join(injected)).rstrip()
 
     def _run_post_scripts(self) -> None:
         for script in self.record.post_scripts:

@@ -1,0 +1,192 @@
+"""Where definitions live (project, user, builtin scopes) and how one catalog is built.
+
+Precedence is project > user > builtin, by specialist name. Two files in the same scope
+that define one name are a problem for the second file, never a silent pick.
+See docs/specialists.md for the directory list.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from specialists.catalog.markdown import load_markdown_file
+from specialists.catalog.model import LoadProblem, Scope, Specialist
+from specialists.catalog.schema import SPEC_SUFFIXES, Invalid, definition_stem, load_definition_file
+from specialists.errors import ConfigError, NotFound
+
+Kind = Literal["specialist", "agent"]  # *.specialist.{yaml,yml,json} | *.md agent files
+SCOPE_ORDER: tuple[Scope, ...] = ("project", "user", "builtin")
+MAX_DEPTH = 4  # subdirectories are allowed for grouping, not for whole trees
+BUILTIN_DIR = Path(__file__).parent / "builtin"
+
+
+@dataclass(frozen=True)
+class SourceDir:
+    scope: Scope
+    path: Path
+    kind: Kind
+
+
+def project_dirs(project_root: Path) -> list[SourceDir]:
+    # Not .specialists/: that directory holds job state and is gitignored.
+    return [
+        SourceDir("project", project_root / "specialists", "specialist"),
+        SourceDir("project", project_root / ".agents" / "specialists", "specialist"),
+        SourceDir("project", project_root / ".claude" / "agents", "agent"),
+        SourceDir("project", project_root / ".pi" / "agents", "agent"),
+    ]
+
+
+def user_dirs() -> list[SourceDir]:
+    home = Path.home()
+    config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    claude = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
+    pi = Path(os.environ.get("PI_CODING_AGENT_DIR") or home / ".pi" / "agent")
+    return [
+        SourceDir("user", config / "specialists" / "specialists", "specialist"),
+        SourceDir("user", home / ".agents" / "specialists", "specialist"),
+        SourceDir("user", claude / "agents", "agent"),
+        SourceDir("user", pi / "agents", "agent"),
+    ]
+
+
+def builtin_dirs() -> list[SourceDir]:
+    return [SourceDir("builtin", BUILTIN_DIR, "specialist")]
+
+
+def source_dirs(project_root: Path) -> list[SourceDir]:
+    """Every directory searched, highest precedence first. A user directory that is also a
+    project directory (working in $HOME) is searched once, as project."""
+    project = project_dirs(project_root)
+    seen = {_same_path_key(d.path) for d in project}
+    user = [d for d in user_dirs() if _same_path_key(d.path) not in seen]
+    return [*project, *user, *builtin_dirs()]
+
+
+def _same_path_key(path: Path) -> str:
+    try:
+        return str(path.resolve())
+    except OSError:
+        return str(path.absolute())
+
+
+def _matches(name: str, kind: Kind) -> bool:
+    if kind == "agent":
+        return name.endswith(".md") and not name.startswith(".")
+    return name.endswith(SPEC_SUFFIXES) and not name.startswith(".")
+
+
+def definition_files(source: SourceDir) -> Iterator[Path]:
+    """Definition files under one directory, sorted, hidden entries and deep trees skipped."""
+    if not source.path.is_dir():
+        return
+    for dirpath, dirnames, filenames in os.walk(source.path, followlinks=False):
+        here = Path(dirpath)
+        depth = len(here.relative_to(source.path).parts)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and depth < MAX_DEPTH)
+        for name in sorted(filenames):
+            if _matches(name, source.kind):
+                yield here / name
+
+
+def load_specialist_file(
+    path: Path, scope: Scope = "project", project_root: Path | None = None
+) -> Specialist:
+    """Load one definition (YAML, JSON or Markdown). Raises ConfigError with one line."""
+    try:
+        return _load(path, scope, project_root)
+    except Invalid as exc:
+        raise ConfigError(LoadProblem(path, exc.field, exc.problem).one_line()) from exc
+
+
+def _load(path: Path, scope: Scope, project_root: Path | None) -> Specialist:
+    if path.name.endswith(".md"):
+        return load_markdown_file(path, scope, project_root)
+    if not path.name.endswith(SPEC_SUFFIXES):
+        raise Invalid(None, f"expected a file named *{', *'.join(SPEC_SUFFIXES)} or *.md")
+    return load_definition_file(path, scope, project_root)
+
+
+def _load_or_problem(path: Path, scope: Scope, project_root: Path) -> Specialist | LoadProblem:
+    try:
+        return _load(path, scope, project_root)
+    except Invalid as exc:
+        return LoadProblem(path, exc.field, exc.problem)
+    except Exception as exc:  # noqa: BLE001 - one odd file must not hide the others; reported
+        return LoadProblem(path, None, f"bug: loader failed: {type(exc).__name__}: {exc}")
+
+
+@dataclass
+class Catalog:
+    """The resolved set of specialists, plus what failed to load and what was shadowed."""
+
+    by_name: dict[str, Specialist] = field(default_factory=dict)
+    problems: list[LoadProblem] = field(default_factory=list)
+    shadowed: list[tuple[Specialist, Specialist]] = field(default_factory=list)
+
+    def all(self) -> list[Specialist]:
+        return [self.by_name[n] for n in sorted(self.by_name)]
+
+    def names(self) -> list[str]:
+        return sorted(self.by_name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.by_name
+
+    def get(self, name: str) -> Specialist:
+        spec = self.by_name.get(name)
+        if spec is not None:
+            return spec
+        raise NotFound(f"unknown specialist {name!r}", hint=self._hint(name))
+
+    def shadowed_by(self, name: str) -> list[Specialist]:
+        return [loser for winner, loser in self.shadowed if winner.name == name]
+
+    def _hint(self, name: str) -> str:
+        failed = [
+            p for p in self.problems if p.path.stem == name or definition_stem(p.path) == name
+        ]
+        if failed:
+            return f"a file for it failed to load: {failed[0].one_line()}"
+        close = difflib.get_close_matches(name, self.names(), n=3, cutoff=0.6)
+        if close:
+            return f"did you mean: {', '.join(close)}?"
+        return "run 'specialists list' to see the available specialists"
+
+
+def load_catalog(project_root: Path, *, dirs: Sequence[SourceDir] | None = None) -> Catalog:
+    """Load every definition in every scope. Never raises for a bad file: see `.problems`."""
+    catalog = Catalog()
+    by_scope: dict[Scope, dict[str, Specialist]] = {s: {} for s in SCOPE_ORDER}
+    for source in source_dirs(project_root) if dirs is None else dirs:
+        for path in definition_files(source):
+            loaded = _load_or_problem(path, source.scope, project_root)
+            if isinstance(loaded, LoadProblem):
+                catalog.problems.append(loaded)
+                continue
+            same_scope = by_scope[source.scope]
+            first = same_scope.get(loaded.name)
+            if first is not None:
+                catalog.problems.append(
+                    LoadProblem(
+                        path,
+                        "name",
+                        f"duplicate specialist {loaded.name!r} in {source.scope} scope;"
+                        f" {first.source} already defines it (this file is ignored)",
+                    )
+                )
+                continue
+            same_scope[loaded.name] = loaded
+    for scope in SCOPE_ORDER:
+        for name, spec in by_scope[scope].items():
+            winner = catalog.by_name.get(name)
+            if winner is None:
+                catalog.by_name[name] = spec
+            else:
+                catalog.shadowed.append((winner, spec))
+    return catalog

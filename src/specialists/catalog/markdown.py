@@ -1,0 +1,249 @@
+"""Markdown agent files (`.claude/agents/*.md`, `.pi/agents/*.md`) -> `Specialist`.
+
+A file is YAML frontmatter between `---` lines, then the body, which is the system prompt.
+`tools:` (a comma-separated string or a list; Claude Code or pi names) decides the
+permission tier; the declared list is kept in `Specialist.tools` so a runner can narrow further.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from specialists.catalog.model import Scope, Specialist
+from specialists.catalog.schema import (
+    PERMISSIONS,
+    THINKING_LEVELS,
+    Invalid,
+    Section,
+    check_name,
+    describe,
+    parse_runner,
+    parse_yaml,
+    positive_int,
+    read_text,
+    resolve_skill_paths,
+)
+
+# Tool names as Claude Code and pi spell them, lower-cased.
+WRITE_TOOLS = frozenset({"edit", "write", "multiedit", "notebookedit", "apply_patch"})
+SHELL_TOOLS = frozenset({"bash"})
+READ_TOOLS = frozenset(
+    {
+        "read",
+        "grep",
+        "glob",
+        "find",
+        "ls",
+        "webfetch",
+        "websearch",
+        "notebookread",
+        "todowrite",
+        "todoread",
+    }
+)
+
+# Keys Claude Code and pi agents use that have no meaning here: accepted silently.
+_IGNORED_KEYS = frozenset(
+    {
+        "color",
+        "package",
+        "aliases",
+        "systemPromptMode",
+        "inheritProjectContext",
+        "inheritSkills",
+        "skills",
+        "memory",
+        "defaultProgress",
+        "defaultReads",
+        "output",
+        "subagentOnlyExtensions",
+        "extensions",
+        "maxSubagentDepth",
+        "acceptance",
+        "acceptanceRole",
+        "async",
+        "background",
+        "mcpServers",
+        "hooks",
+        "isolation",
+        "effort",
+        "permissionMode",
+    }
+)
+
+_FRONTMATTER_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:\s?(.*)$")
+
+
+def split_frontmatter(text: str) -> tuple[str, str, int]:
+    """(frontmatter, body, line where the body starts). Raises `Invalid` if there is none."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        raise Invalid(None, "missing frontmatter: expected a first line '---', then name, ...")
+    for i in range(1, len(lines)):
+        if lines[i].strip() in ("---", "..."):
+            return "".join(lines[1:i]), "".join(lines[i + 1 :]), i + 2
+    raise Invalid(None, "frontmatter is not closed: expected a line '---' after it")
+
+
+def parse_frontmatter(block: str, warnings: list[str]) -> dict[str, Any]:
+    """YAML first; hand-written agent files often break YAML (an unquoted ': ' inside a
+    description), so fall back to plain `key: value` lines and say so in a warning."""
+    try:
+        data = parse_yaml(block, what="frontmatter YAML", first_line=2)
+    except Invalid as exc:
+        loose = _loose_key_values(block)
+        if loose is None:
+            raise
+        warnings.append(f"{exc.problem}; read as plain 'key: value' lines")
+        return loose
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise Invalid(None, f"frontmatter: expected key: value lines, got {describe(data)}")
+    return data
+
+
+def _loose_key_values(block: str) -> dict[str, Any] | None:
+    out: dict[str, Any] = {}
+    for line in block.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = _FRONTMATTER_LINE.match(line)
+        if match is None:
+            return None
+        value = match.group(2).strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        out[match.group(1)] = _loose_scalar(value)
+    return out
+
+
+def _loose_scalar(value: str) -> object:
+    if value.isdigit():
+        return int(value)
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    return value
+
+
+def tool_list(value: object, field: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        items = [t.strip() for t in value.split(",")]
+    elif isinstance(value, list) and all(isinstance(t, str) for t in value):
+        items = [t.strip() for t in value]
+    else:
+        raise Invalid(
+            field, f"expected tool names (comma-separated or a list), got {describe(value)}"
+        )
+    return tuple(t for t in items if t)
+
+
+def _base_name(tool: str) -> str:
+    # `Bash(git:*)` (a Claude Code rule) names the Bash tool.
+    return tool.split("(", 1)[0].strip().lower()
+
+
+def permission_for_tools(tools: tuple[str, ...] | None, disallowed: tuple[str, ...] = ()) -> str:
+    """The smallest tier that covers a declared tool list.
+
+    No list at all: the agent gets every tool (Claude Code's rule), so MEDIUM.
+    Edit/write tools: MEDIUM. Shell alone: BASH_ONLY. Reading, searching and a shell used
+    to inspect: READ_ONLY (pi's READ_ONLY set is read,bash,grep,find,ls).
+    """
+    names = (
+        {_base_name(t) for t in tools}
+        if tools is not None
+        else set(WRITE_TOOLS | SHELL_TOOLS | READ_TOOLS)
+    )
+    names -= {_base_name(t) for t in disallowed}
+    if names & WRITE_TOOLS:
+        return "MEDIUM"
+    if names & SHELL_TOOLS and not names & READ_TOOLS:
+        return "BASH_ONLY"
+    return "READ_ONLY"
+
+
+def specialist_from_markdown(
+    text: str, *, source: Path, scope: Scope, project_root: Path | None = None
+) -> Specialist:
+    warnings: list[str] = []
+    block, body, _ = split_frontmatter(text)
+    front = Section(parse_frontmatter(block, warnings), "", warnings, ignored=_IGNORED_KEYS)
+
+    name_value = front.raw("name")
+    name = check_name(source.stem if name_value is None else name_value, "name")
+    description = front.text("description")
+
+    tools_raw = front.raw("tools")
+    tools = tool_list(tools_raw, "tools")
+    disallowed = tool_list(front.raw("disallowedTools"), "disallowedTools")
+    explicit = front.raw("permission") or front.raw("permission_required")
+    if explicit is not None:
+        if not isinstance(explicit, str) or explicit.upper() not in PERMISSIONS:
+            raise Invalid(
+                "permission", f"expected one of {', '.join(PERMISSIONS)}; got {describe(explicit)}"
+            )
+        permission = explicit.upper()
+    else:
+        permission = permission_for_tools(tools if tools_raw is not None else None, disallowed)
+
+    model = front.opt_str("model")
+    if model is not None and model.strip().lower() in ("", "inherit", "default"):
+        model = None
+    fallbacks = tool_list(front.raw("fallbackModels"), "fallbackModels")
+
+    thinking = front.raw("thinking")
+    thinking_level = None
+    if thinking is not None:
+        if not isinstance(thinking, str) or thinking.lower() not in THINKING_LEVELS:
+            raise Invalid(
+                "thinking",
+                f"expected one of {', '.join(THINKING_LEVELS)}; got {describe(thinking)}",
+            )
+        thinking_level = thinking.lower()
+
+    max_turns = front.positive_int("maxTurns")
+    budget = front.raw("turnBudget")
+    if max_turns is None and isinstance(budget, dict):
+        max_turns = positive_int(budget.get("maxTurns"), "turnBudget.maxTurns")
+    timeout_ms = front.positive_int("timeoutMs") or front.positive_int("maxRuntimeMs")
+    runner, runner_options = parse_runner(front.raw("runner"), "runner")
+
+    skill_paths = resolve_skill_paths(
+        tool_list(front.raw("skillPath"), "skillPath"), source.parent, "skillPath", warnings
+    )
+    front.finish()
+
+    system_prompt = body.strip()
+    if not system_prompt:
+        warnings.append("body is empty: the agent gets no system prompt")
+
+    return Specialist(
+        name=name,
+        description=description.strip(),
+        model=model,
+        fallback_model=fallbacks[0] if fallbacks else None,
+        timeout_ms=timeout_ms,
+        permission=permission,
+        thinking_level=thinking_level,
+        runner=runner,
+        runner_options=runner_options,
+        max_turns=max_turns,
+        system_prompt=system_prompt,
+        skill_paths=skill_paths,
+        tools=tools,
+        source=source,
+        scope=scope,
+        warnings=tuple(warnings),
+    )
+
+
+def load_markdown_file(path: Path, scope: Scope, project_root: Path | None = None) -> Specialist:
+    """Read and validate one Markdown agent file. Raises `Invalid`."""
+    return specialist_from_markdown(
+        read_text(path), source=path, scope=scope, project_root=project_root
+    )
