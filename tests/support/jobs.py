@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ def make_record(cwd: Path, **overrides: Any) -> JobRecord:
         cwd=str(cwd),
         created_at_ms=now_ms(),
     )
-    return replace(base, **overrides)
+    return base.replace(**overrides)
 
 
 def new_job(store: JobStore, cwd: Path, **overrides: Any) -> tuple[JobRecord, JobLock]:

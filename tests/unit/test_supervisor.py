@@ -54,7 +54,13 @@ def test_successful_run_writes_result_events_and_ready_marker(store, tmp_path):
     assert status.status == "done"
     assert store.read_result(job_id) == "DONE"
     assert kinds(store, job_id) == [
-        "starting", "thinking", "toolcall", "tool_execution_end", "text", "run_end", "done",
+        "starting",
+        "thinking",
+        "toolcall",
+        "tool_execution_end",
+        "text",
+        "run_end",
+        "done",
     ]
     on_disk = store.read_status(job_id)
     assert on_disk is not None and on_disk.status == "done"
@@ -77,8 +83,10 @@ def test_agent_error_ends_job_in_error_without_result(store, tmp_path):
 
 
 def test_agent_crash_without_final_answer_records_exit(store, tmp_path):
-    runner = ScriptedRunner([Activity("thinking"), AgentExited(None, signal=9, stderr_tail="oom\n")])
-    job_id, status, _ = supervise(store, tmp_path, runner)
+    runner = ScriptedRunner(
+        [Activity("thinking"), AgentExited(None, signal=9, stderr_tail="oom\n")]
+    )
+    _job_id, status, _ = supervise(store, tmp_path, runner)
     assert status.status == "error"
     assert status.error == "agent killed by SIGKILL before finishing: oom"
     assert status.exit_code == -9
@@ -94,7 +102,7 @@ def test_missing_agent_binary_is_one_clear_error(store, tmp_path):
 
 def test_timeout_kills_agent_and_errors(store, tmp_path):
     runner = ScriptedRunner([Activity("thinking"), 30.0])
-    job_id, status, _ = supervise(store, tmp_path, runner, timeout_ms=200)
+    _job_id, status, _ = supervise(store, tmp_path, runner, timeout_ms=200)
     assert status.status == "error"
     assert status.error == "timeout after 0.2s"
     assert ("terminate", "") in runner.calls
@@ -147,7 +155,7 @@ def test_stop_request_aborts_and_cancels(store, tmp_path):
 
 def test_steer_is_delivered_and_acked_with_request_id(store, tmp_path):
     runner = ScriptedRunner([Activity("thinking"), 0.5, RunFinished(text="ok")])
-    record, lock, sup, thread = run_in_thread(store, tmp_path, runner)
+    record, lock, _sup, thread = run_in_thread(store, tmp_path, runner)
     wait_for(lambda: store.read_status(record.id).status == "running")
     req = post_request(store.job_dir(record.id), "steer", "focus on tests")
     thread.join(5)
@@ -159,7 +167,7 @@ def test_steer_is_delivered_and_acked_with_request_id(store, tmp_path):
 
 def test_steer_refused_by_one_shot_runner(store, tmp_path):
     runner = ScriptedRunner([Activity("thinking"), 0.5, RunFinished(text="ok")], steerable=False)
-    record, lock, sup, thread = run_in_thread(store, tmp_path, runner)
+    record, lock, _sup, thread = run_in_thread(store, tmp_path, runner)
     wait_for(lambda: store.read_status(record.id).status == "running")
     post_request(store.job_dir(record.id), "steer", "x")
     thread.join(5)
@@ -219,7 +227,7 @@ def test_pre_script_output_is_injected_and_failure_not_fatal(store, tmp_path):
 
 def test_status_json_is_always_whole_while_supervisor_writes(store, tmp_path):
     steps = [Activity("toolcall", {"tool": f"t{i}"}) for i in range(300)] + [RunFinished(text="x")]
-    record, lock, sup, thread = run_in_thread(store, tmp_path, ScriptedRunner(steps))
+    record, lock, _sup, thread = run_in_thread(store, tmp_path, ScriptedRunner(steps))
     path = store.job_dir(record.id) / "status.json"
     reads = 0
     while thread.is_alive():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from specialists.cli.render import clip, duration, live_elapsed, status_line
 
@@ -22,67 +23,57 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from specialists.jobs.paths import find_project_root, state_dir
     from specialists.jobs.store import JobStore
-    from specialists.jobs.view import all_statuses, current_status
+    from specialists.jobs.view import current_status, overview
 
     store = JobStore(state_dir(find_project_root()))
     if args.job:
-        job_id = store.resolve(args.job)
-        st = current_status(store, job_id)
-        if args.json:
-            print(json.dumps(st.to_dict()))
-        else:
-            print(_detail(st))
+        st = current_status(store, store.resolve(args.job))
+        print(json.dumps(st.to_dict()) if args.json else _detail(st))
         return 0
-    statuses, problems = all_statuses(store)
+    active, finished, problems = overview(store)
     for problem in problems:
         print(f"warning: {problem}", file=sys.stderr)
-    statuses.sort(key=lambda s: s.started_at_ms, reverse=True)
-    active = [s for s in statuses if s.active]
-    finished = [s for s in statuses if not s.active]
+    active.sort(key=lambda s: s.started_at_ms, reverse=True)
+    finished.sort(key=lambda f: f.started_at_ms, reverse=True)
+    shown = finished if args.all else finished[:RECENT_FINISHED]
+    counts: dict[str, int] = {}
+    for entry in finished:
+        counts[entry.status] = counts.get(entry.status, 0) + 1
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "active": [s.to_dict() for s in active],
-                    "finished": [
-                        s.to_dict() for s in (finished if args.all else finished[:RECENT_FINISHED])
-                    ],
-                    "counts": _counts(finished),
-                }
-            )
-        )
+        payload: dict[str, Any] = {
+            "active": [s.to_dict() for s in active],
+            "finished": [entry._asdict() for entry in shown],
+            "counts": counts,
+        }
+        print(json.dumps(payload))
         return 0
-    if not statuses:
+    if not active and not finished:
         print("no jobs")
         return 0
     print("── Active Jobs " + "─" * 40)
-    if active:
-        for st in active:
-            print(status_line(st))
-    else:
+    for st in active:
+        print(status_line(st))
+    if not active:
         print("  none")
     if finished:
-        shown = finished if args.all else finished[:RECENT_FINISHED]
-        counts = ", ".join(f"{n} {k}" for k, n in _counts(finished).items())
-        print(f"── Finished ({counts}) " + "─" * 20)
-        for st in shown:
-            print(status_line(st))
+        summary = ", ".join(f"{n} {k}" for k, n in counts.items())
+        print(f"── Finished ({summary}) " + "─" * 20)
+        for entry in shown:
+            print(_finished_line(entry))
         if len(finished) > len(shown):
             print(f"  … {len(finished) - len(shown)} older (status --all)")
     return 0
 
 
-def _counts(finished: list) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for st in finished:
-        counts[st.status] = counts.get(st.status, 0) + 1
-    return counts
+def _finished_line(entry: Any) -> str:
+    mark = {"done": "✓", "cancelled": "cancelled"}.get(entry.status, f"✗ {entry.error or ''}")
+    return (
+        f"  {entry.id}  {clip(entry.specialist, 14):<14} {entry.status:<9} "
+        f"{duration(entry.elapsed_s):>6}  {clip(mark, 60)}"
+    )
 
 
-def _detail(st: object) -> str:
-    from specialists.jobs.records import JobStatus
-
-    assert isinstance(st, JobStatus)
+def _detail(st: Any) -> str:
     lines = [
         f"  {st.id}  {st.specialist} | {st.status} | {duration(live_elapsed(st))} | "
         f"model: {st.model or 'default'} | runner: {st.runner}"

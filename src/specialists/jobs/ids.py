@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import secrets
 
 from specialists.errors import UserError
 
@@ -13,6 +12,8 @@ _PREFIX_RE = re.compile(r"[0-9a-f]{1,8}")
 
 
 def new_job_id() -> str:
+    import secrets  # not at module level: it drags hashlib into every fast command
+
     return secrets.token_hex(ID_LENGTH // 2)
 
 

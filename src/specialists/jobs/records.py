@@ -1,10 +1,14 @@
-"""The two JSON records of a job: job.json (immutable launch record) and status.json."""
+"""The two JSON records of a job: job.json (immutable launch record) and status.json.
+
+These sit on the hot path of `status` (parsed once per job), so they are plain classes over
+a field table rather than dataclasses: importing `dataclasses` alone costs more than reading
+a hundred status files. Attributes are annotated for type checkers; `__init__` takes them as
+keywords, fills defaults and refuses unknown or missing ones.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from specialists.errors import StoreError
 
@@ -13,6 +17,8 @@ SCHEMA_VERSION = 1
 ACTIVE_STATES = frozenset({"starting", "running", "waiting"})
 TERMINAL_STATES = frozenset({"done", "error", "cancelled"})
 ALL_STATES = ACTIVE_STATES | TERMINAL_STATES
+
+REQUIRED: Any = object()
 
 
 def _check_schema(data: dict[str, Any], what: str) -> None:
@@ -24,15 +30,55 @@ def _check_schema(data: dict[str, Any], what: str) -> None:
         )
 
 
-def _from_dict(cls: Any, data: dict[str, Any]) -> Any:
-    names = {f.name for f in dataclasses.fields(cls)}
-    return cls(**{k: v for k, v in data.items() if k in names})
+class _Record:
+    """Keyword construction, dict round trip and equality over `_fields` (name -> default).
+
+    A default of `list` or `dict` (the type) means a fresh empty one per instance.
+    """
+
+    _fields: ClassVar[dict[str, Any]]
+    _what: ClassVar[str]
+
+    def __init__(self, **values: Any) -> None:
+        for name, default in self._fields.items():
+            if name in values:
+                value = values.pop(name)
+            elif default is REQUIRED:
+                raise TypeError(f"{type(self).__name__} needs {name!r}")
+            elif default is list or default is dict:
+                value = default()
+            else:
+                value = default
+            object.__setattr__(self, name, value)
+        if values:
+            raise TypeError(f"{type(self).__name__} has no field(s) {sorted(values)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._fields}
+
+    @classmethod
+    def _from_data(cls, data: dict[str, Any]) -> Any:
+        _check_schema(data, cls._what)
+        known = {k: v for k, v in data.items() if k in cls._fields}  # newer fields are ignored
+        try:
+            return cls(**known)
+        except TypeError as exc:
+            raise StoreError(f"{cls._what} is incomplete: {exc}") from exc
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items())
+        return f"{type(self).__name__}({shown})"
 
 
-@dataclass(frozen=True)
-class JobRecord:
+class JobRecord(_Record):
     """job.json: what was launched. Written once by the launcher, never changed."""
 
+    _what = "job.json"
     id: str
     specialist: str
     prompt: str
@@ -41,88 +87,153 @@ class JobRecord:
     model: str | None
     cwd: str
     created_at_ms: int
-    system_prompt: str = ""
-    permission: str = "MEDIUM"
-    thinking_level: str | None = None
-    fallback_model: str | None = None
-    timeout_ms: int | None = None
-    stall_timeout_ms: int | None = None
-    stall_kill: bool = False
-    keep_alive: bool = False
-    idle_timeout_ms: int | None = None
-    max_turns: int | None = None
-    max_tokens: int | None = None
-    response_format: str | None = None
-    skill_paths: list[str] = field(default_factory=list)
-    pre_scripts: list[dict[str, Any]] = field(default_factory=list)
-    post_scripts: list[dict[str, Any]] = field(default_factory=list)
-    runner_options: dict[str, Any] = field(default_factory=dict)
-    parent_id: str | None = None  # the job this one continues (--continue / resume)
-    resume_session: str | None = None  # agent session to continue from
-    bead_id: str | None = None
-    owns_bead: bool = False
-    foreground: bool = False
-    source: str | None = None  # definition file, for provenance
-    schema: int = SCHEMA_VERSION
+    system_prompt: str
+    permission: str
+    thinking_level: str | None
+    fallback_model: str | None
+    timeout_ms: int | None
+    stall_timeout_ms: int | None
+    stall_kill: bool
+    keep_alive: bool
+    idle_timeout_ms: int | None
+    max_turns: int | None
+    max_tokens: int | None
+    response_format: str | None
+    skill_paths: list[str]
+    pre_scripts: list[dict[str, Any]]
+    post_scripts: list[dict[str, Any]]
+    runner_options: dict[str, Any]
+    parent_id: str | None  # the job this one continues (--continue / resume)
+    resume_session: str | None  # agent session to continue from
+    bead_id: str | None
+    owns_bead: bool
+    foreground: bool
+    source: str | None  # definition file, for provenance
+    schema: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+    _fields = {
+        "id": REQUIRED,
+        "specialist": REQUIRED,
+        "prompt": REQUIRED,
+        "task": REQUIRED,
+        "runner": REQUIRED,
+        "model": REQUIRED,
+        "cwd": REQUIRED,
+        "created_at_ms": REQUIRED,
+        "system_prompt": "",
+        "permission": "MEDIUM",
+        "thinking_level": None,
+        "fallback_model": None,
+        "timeout_ms": None,
+        "stall_timeout_ms": None,
+        "stall_kill": False,
+        "keep_alive": False,
+        "idle_timeout_ms": None,
+        "max_turns": None,
+        "max_tokens": None,
+        "response_format": None,
+        "skill_paths": list,
+        "pre_scripts": list,
+        "post_scripts": list,
+        "runner_options": dict,
+        "parent_id": None,
+        "resume_session": None,
+        "bead_id": None,
+        "owns_bead": False,
+        "foreground": False,
+        "source": None,
+        "schema": SCHEMA_VERSION,
+    }
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"JobRecord is immutable; use .replace({name}=...)")
+
+    def replace(self, **changes: Any) -> JobRecord:
+        return JobRecord(**{**self.to_dict(), **changes})
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> JobRecord:
-        _check_schema(data, "job.json")
-        try:
-            return _from_dict(cls, data)
-        except TypeError as exc:
-            raise StoreError(f"job.json is missing fields: {exc}") from exc
+        record: JobRecord = cls._from_data(data)
+        return record
 
 
-@dataclass
-class JobStatus:
+class JobStatus(_Record):
     """status.json: the job's current state. Only its supervisor writes it."""
 
+    _what = "status.json"
     id: str
     specialist: str
-    status: str = "starting"
-    current_event: str | None = None
-    current_tool: str | None = None
-    model: str | None = None
-    backend: str | None = None
-    runner: str | None = None
-    pid: int | None = None  # the agent's pid (seed field name)
-    agent_start_time: int | None = None
-    supervisor_pid: int | None = None
-    supervisor_start_time: int | None = None
-    started_at_ms: int = 0
-    elapsed_s: float = 0.0
-    last_event_at_ms: int | None = None
-    finished_at_ms: int | None = None
-    bead_id: str | None = None
-    session_file: str | None = None
-    error: str | None = None
-    stalled: bool = False
-    exit_code: int | None = None
-    cwd: str | None = None
-    parent_id: str | None = None
-    tokens: dict[str, int] = field(default_factory=dict)
-    cost_usd: float = 0.0
-    needs_attention: str | None = None
-    keep_alive: bool = False
-    events: int = 0
-    tool_calls: int = 0
-    turns: int = 0
-    schema: int = SCHEMA_VERSION
+    status: str
+    current_event: str | None
+    current_tool: str | None
+    model: str | None
+    backend: str | None
+    runner: str | None
+    pid: int | None  # the agent's pid (seed field name)
+    agent_start_time: int | None
+    supervisor_pid: int | None
+    supervisor_start_time: int | None
+    started_at_ms: int
+    elapsed_s: float
+    last_event_at_ms: int | None
+    finished_at_ms: int | None
+    bead_id: str | None
+    session_file: str | None
+    error: str | None
+    stalled: bool
+    exit_code: int | None
+    cwd: str | None
+    parent_id: str | None
+    tokens: dict[str, int]
+    cost_usd: float
+    needs_attention: str | None
+    keep_alive: bool
+    events: int
+    tool_calls: int
+    turns: int
+    schema: int
+
+    _fields = {
+        "id": REQUIRED,
+        "specialist": REQUIRED,
+        "status": "starting",
+        "current_event": None,
+        "current_tool": None,
+        "model": None,
+        "backend": None,
+        "runner": None,
+        "pid": None,
+        "agent_start_time": None,
+        "supervisor_pid": None,
+        "supervisor_start_time": None,
+        "started_at_ms": 0,
+        "elapsed_s": 0.0,
+        "last_event_at_ms": None,
+        "finished_at_ms": None,
+        "bead_id": None,
+        "session_file": None,
+        "error": None,
+        "stalled": False,
+        "exit_code": None,
+        "cwd": None,
+        "parent_id": None,
+        "tokens": dict,
+        "cost_usd": 0.0,
+        "needs_attention": None,
+        "keep_alive": False,
+        "events": 0,
+        "tool_calls": 0,
+        "turns": 0,
+        "schema": SCHEMA_VERSION,
+    }
 
     @property
     def active(self) -> bool:
         return self.status in ACTIVE_STATES
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> JobStatus:
-        _check_schema(data, "status.json")
         if not isinstance(data.get("id"), str) or not isinstance(data.get("specialist"), str):
             raise StoreError("status.json lacks id or specialist")
-        return _from_dict(cls, data)
+        status: JobStatus = cls._from_data(data)
+        return status

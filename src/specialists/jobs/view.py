@@ -4,6 +4,7 @@ supervisors recorded on the way (recovery is applied only to active jobs)."""
 from __future__ import annotations
 
 from specialists.errors import StoreError
+from specialists.jobs import index
 from specialists.jobs.records import JobStatus
 from specialists.jobs.recovery import recover_if_dead
 from specialists.jobs.store import JobStore, iter_statuses
@@ -33,3 +34,34 @@ def all_statuses(store: JobStore) -> tuple[list[JobStatus], list[str]]:
             problems.append(f"job {job_id}: {exc}")
             out.append(status)
     return out, problems
+
+
+def overview(store: JobStore) -> tuple[list[JobStatus], list[index.Finished], list[str]]:
+    """(active statuses, finished summaries, problems), reading only unfinished jobs' files."""
+    known = index.load(store)
+    ids = store.list_ids()
+    present = set(ids)
+    changed = any(job_id not in present for job_id in known)  # gc removed some
+    finished = {k: v for k, v in known.items() if k in present}
+    active: list[JobStatus] = []
+    problems: list[str] = []
+    for job_id in ids:
+        if job_id in finished:
+            continue
+        try:
+            status = store.read_status(job_id)
+            if status is not None and status.active:
+                status = recover_if_dead(store, job_id, status)
+        except (StoreError, OSError) as exc:
+            problems.append(f"job {job_id}: {exc}")
+            continue
+        if status is None:
+            continue
+        if status.active:
+            active.append(status)
+        else:
+            finished[job_id] = index.Finished.of(status)
+            changed = True
+    if changed:
+        index.save(store, finished)
+    return active, list(finished.values()), problems

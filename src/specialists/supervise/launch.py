@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from specialists.jobs.atomic import write_atomic
@@ -29,7 +28,7 @@ def create_job(store: JobStore, record: JobRecord) -> tuple[JobRecord, JobLock]:
     lock = JobLock(job_dir)
     if not lock.try_acquire():
         raise RuntimeError(f"bug: fresh job {job_id} is already locked")
-    record = replace(record, id=job_id, created_at_ms=record.created_at_ms or now_ms())
+    record = record.replace(id=job_id, created_at_ms=record.created_at_ms or now_ms())
     record = _carry_session(store, record, job_dir)
     write_atomic(job_dir / JOB_FILE, json.dumps(record.to_dict(), indent=1).encode())
     status = JobStatus(
@@ -58,7 +57,7 @@ def _carry_session(store: JobStore, record: JobRecord, job_dir: Path) -> JobReco
         return record
     target = job_dir / Path(ref).name
     shutil.copyfile(ref, target)
-    return replace(record, resume_session=str(target))
+    return record.replace(resume_session=str(target))
 
 
 def spawn_supervisor(store: JobStore, record: JobRecord, lock: JobLock) -> int:
