@@ -66,9 +66,13 @@ class _Record:
             raise StoreError(f"{cls._what} is incomplete: {exc}") from exc
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
+        return (
+            isinstance(other, _Record)
+            and type(other) is type(self)
+            and (self.to_dict() == other.to_dict())
+        )
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items())
