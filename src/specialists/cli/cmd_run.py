@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
 def _with_bead(store: JobStore, record: JobRecord, args: argparse.Namespace) -> JobRecord:
     """Attach bead tracking when the beads integration is available (see beads.py)."""
     try:
-        from specialists import beads
+        import specialists.beads as beads
     except ModuleNotFoundError as exc:
         if exc.name != "specialists.beads":
             raise

@@ -283,9 +283,9 @@ class Supervisor:
             st.current_tool = ev.current_tool
         elif kind == "tool_execution_end":
             st.current_tool = None
-        if kind == "toolcall":
+        if ev.log and kind == "toolcall":  # status-only toolcall hints precede the real one
             st.tool_calls += 1
-        if kind == "turn_end":
+        if ev.log and kind == "turn_end":
             st.turns += 1
         # Control acknowledgements are the supervisor's to log, with the request id.
         if ev.log and kind != "steer_ack":
