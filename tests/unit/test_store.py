@@ -218,28 +218,28 @@ def test_recovery_respects_the_lock_of_a_live_supervisor(store, tmp_path):
 
 
 def test_gc_removes_old_finished_keeps_active_and_recent(store, tmp_path, monkeypatch):
-    old, lock1 = new_job(store, tmp_path)
-    lock1.release()
-    writer = JobWriter(store, old.id)
-    st_old = store.read_status(old.id)
-    st_old.status = "done"
-    writer.write_status(st_old)
-    writer.mark_ready()
-    past = time.time() - 10 * 86400
-    os.utime(store.job_dir(old.id) / "status.json", (past, past))
-    recent, lock2 = new_job(store, tmp_path)
-    lock2.release()
-    st_recent = store.read_status(recent.id)
-    st_recent.status = "done"
-    JobWriter(store, recent.id).write_status(st_recent)
-    active, lock3 = new_job(store, tmp_path)  # held: a live supervisor
-    st_active = store.read_status(active.id)
-    st_active.status = "running"
-    JobWriter(store, active.id).write_status(st_active)
-    os.utime(store.job_dir(active.id) / "status.json", (past, past))
+    ten_days_ago_ms = int((time.time() - 10 * 86400) * 1000)
+
+    def job_in(state: str, started_at_ms: int, *, hold: bool = False) -> str:
+        record, lock = new_job(store, tmp_path)
+        if not hold:
+            lock.release()
+        st = store.read_status(record.id)
+        st.status, st.started_at_ms, st.elapsed_s = state, started_at_ms, 5.0
+        writer = JobWriter(store, record.id)
+        writer.write_status(st)
+        if state == "done":
+            writer.mark_ready()
+        return record.id
+
+    old = job_in("done", ten_days_ago_ms)
+    recent = job_in("done", int(time.time() * 1000) - 60_000)
+    active = job_in("running", ten_days_ago_ms, hold=True)  # a live supervisor holds it
     monkeypatch.setenv("SPECIALISTS_JOB_TTL_DAYS", "7")
     report = collect(store)
-    assert report.removed == [old.id]
-    assert not (store.ready_dir / old.id).exists()
-    assert set(store.list_ids()) == {recent.id, active.id}
-    lock3.release()
+    assert report.removed == [old]
+    assert report.kept_active == 1
+    assert not (store.ready_dir / old).exists()
+    assert set(store.list_ids()) == {recent, active}
+    assert collect(store).removed == []  # the index no longer lists it either
+    assert collect(store, days=0).removed == [recent]

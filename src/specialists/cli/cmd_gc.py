@@ -19,8 +19,5 @@ def run(args: argparse.Namespace) -> int:
     if args.days is not None and args.days < 0:
         raise UserError("--days must be zero or more")
     report = collect(open_store(), days=args.days)
-    print(
-        f"removed {len(report.removed)} job(s); {len(report.recovered)} crashed job(s) recorded; "
-        f"{report.kept_active} active kept"
-    )
+    print(f"removed {len(report.removed)} finished job(s); {report.kept_active} active kept")
     return 0

@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from specialists.errors import UserError
 from specialists.jobs.gc import collect
@@ -17,7 +18,12 @@ from specialists.jobs.paths import find_project_root, state_dir
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore, now_ms
 from specialists.runners.registry import DEFAULT_RUNNER, check_runner_name
-from specialists.supervise.supervisor import PRE_SCRIPT_TOKEN, Observer, Supervisor
+
+if TYPE_CHECKING:
+    from specialists.supervise.supervisor import Observer
+
+# Where pre-script output goes until the scripts have run (the supervisor fills it in).
+PRE_SCRIPT_TOKEN = "\u27eapre_script_output\u27eb"
 
 
 @dataclass(frozen=True)
@@ -138,6 +144,7 @@ def run_foreground(
     """Create the job and supervise it in this process; returns the final status."""
     from specialists.runners.registry import make_runner
     from specialists.supervise.launch import create_job
+    from specialists.supervise.supervisor import Supervisor
 
     collect(store)
     record, lock = create_job(store, record)

@@ -33,12 +33,12 @@ from specialists.runners.base import (
     TextDelta,
     Usage,
 )
+from specialists.supervise.plan import PRE_SCRIPT_TOKEN
 from specialists.supervise.scripts import run_script
 
 log = logging.getLogger("specialists.supervisor")
 
-# Stands where pre-script output goes until the scripts have run (see plan.py).
-PRE_SCRIPT_TOKEN = "\u27eapre_script_output\u27eb"
+
 DEFAULT_IDLE_TIMEOUT_MS = 10 * 60 * 1000
 STATUS_ONLY_MIN_INTERVAL = 0.25  # seconds between status rewrites for status-only changes
 HEARTBEAT_INTERVAL = 5.0  # rewrite status (elapsed_s) at least this often while active

@@ -1,0 +1,59 @@
+"""`specialists status` over 10 / 100 / 1,000 jobs: wall time (median) and peak RSS.
+
+Targets: <= 50 ms at 1,000 jobs on 2 cores, peak RSS <= 25 MB.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from benchmarks.common import isolated_project, machine, median_ms, peak_rss_of, sp_argv, timed
+from specialists.jobs.records import JobStatus
+
+RUNS = 25
+
+
+def fill(jobs_dir: str, count: int, active: int = 5) -> None:
+    now = int(time.time() * 1000)
+    for i in range(count):
+        job_id = f"{i:08x}"
+        os.makedirs(os.path.join(jobs_dir, job_id), exist_ok=True)
+        st = JobStatus(
+            id=job_id,
+            specialist="reviewer",
+            status="running" if i < active else "done",
+            started_at_ms=now - i * 1000,
+            elapsed_s=12.5,
+            model="anthropic/claude-sonnet",
+            runner="pi",
+            supervisor_pid=os.getpid(),
+            current_event="tool_execution",
+            current_tool="bash(grep -r pattern src/)",
+        )
+        with open(os.path.join(jobs_dir, job_id, "status.json"), "w") as f:
+            json.dump(st.to_dict(), f)
+
+
+def main() -> None:
+    print(f"# specialists status — {machine()}")
+    for count in (10, 100, 1000):
+        layout = isolated_project()
+        fill(str(layout.project / ".specialists" / "jobs"), count)
+        argv = sp_argv("status")
+        timed(argv, env=layout.env, cwd=layout.project)  # warm the index and caches
+        walls = [timed(argv, env=layout.env, cwd=layout.project)[0] for _ in range(RUNS)]
+        rss = peak_rss_of(argv, env=layout.env, cwd=layout.project)
+        print(f"status, {count:>5} jobs: median {median_ms(walls):6.1f} ms, peak RSS {rss:5.1f} MB")
+    base = isolated_project()
+    py = [
+        timed([sys.executable, "-c", "pass"], env=base.env, cwd=base.project)[0]
+        for _ in range(RUNS)
+    ]
+    print(f"python -c pass (interpreter floor): median {median_ms(py):6.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
