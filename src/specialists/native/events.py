@@ -1,0 +1,48 @@
+"""What the loop reports while it works. The runner adapter maps these 1:1 onto RunnerEvents;
+the loop itself knows nothing about runners or the job store."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from specialists.native.model import UsageReport
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A vocabulary event: thinking, text, toolcall, tool_execution, tool_execution_end,
+    turn_end, retry, steer_ack, notice."""
+
+    event: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    log: bool = True
+    current_tool: str | None = None
+    kind: Literal["progress"] = "progress"
+
+
+@dataclass(frozen=True)
+class TextOut:
+    text: str
+    kind: Literal["text"] = "text"
+
+
+@dataclass(frozen=True)
+class Spent:
+    usage: UsageReport
+    cost_usd: float
+    model: str
+    kind: Literal["spent"] = "spent"
+
+
+@dataclass(frozen=True)
+class Finished:
+    text: str
+    error: str | None = None
+    turns: int = 0
+    kind: Literal["finished"] = "finished"
+
+
+LoopEvent = Progress | TextOut | Spent | Finished
+Emit = Callable[[LoopEvent], None]

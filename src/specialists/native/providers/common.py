@@ -1,0 +1,121 @@
+"""Pieces the SDK adapters share: SDK exception -> ModelError, retry-after, argument JSON.
+
+The official openai and anthropic SDKs share one exception layout (APIStatusError with
+status_code/body/response, APIConnectionError, APITimeoutError); each adapter calls
+`translate_sdk_error` from the single except clause around its stream.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from specialists.native.errors import classify, describe_status, short
+from specialists.native.messages import ToolCall
+from specialists.native.model import ModelError
+
+
+def translate_sdk_error(
+    exc: BaseException, *, label: str, base_url: str | None, timeout_s: float, sdk: Any
+) -> ModelError:
+    """Any exception out of an SDK call or its stream, as one ModelError."""
+    if isinstance(exc, ModelError):
+        return exc
+    where = base_url or "the provider's default endpoint"
+    if isinstance(exc, sdk.APITimeoutError):
+        return ModelError(
+            f"{label}: no response from {where} within {timeout_s:g} s", category="transient"
+        )
+    if isinstance(exc, sdk.APIConnectionError):
+        cause = exc.__cause__ or exc.__context__
+        detail = short(str(cause or exc), 200)
+        return ModelError(f"{label}: connection to {where} failed: {detail}", category="transient")
+    if isinstance(exc, sdk.APIStatusError):
+        status = int(exc.status_code)
+        code, message = _code_and_message(getattr(exc, "body", None), str(exc))
+        category = classify(status, code, message)
+        reason = describe_status(label.split("/", 1)[0], status, category)
+        return ModelError(
+            f"{label}: {reason} (HTTP {status}): {short(message)}",
+            category=category,
+            status=status,
+            retry_after=retry_after(getattr(exc, "response", None)),
+        )
+    if isinstance(exc, sdk.APIError):
+        # An error event inside an otherwise good stream (no HTTP status).
+        code, message = _code_and_message(getattr(exc, "body", None), str(exc))
+        category = classify(None, code, message)
+        return ModelError(f"{label}: stream error: {short(message)}", category=category)
+    if _is_transport_error(exc):
+        return ModelError(
+            f"{label}: connection to {where} broke mid-stream: {type(exc).__name__}: "
+            f"{short(str(exc), 200)}",
+            category="transient",
+        )
+    return ModelError(
+        f"{label}: the provider sent a malformed response ({type(exc).__name__}: "
+        f"{short(str(exc), 200)})",
+        category="fatal",
+    )
+
+
+def _is_transport_error(exc: BaseException) -> bool:
+    module = type(exc).__module__.split(".", 1)[0]
+    return module in ("httpx", "httpx2", "httpcore", "httpcore2", "h11") or isinstance(
+        exc, ConnectionError | TimeoutError
+    )
+
+
+def _code_and_message(body: Any, fallback: str) -> tuple[str | None, str]:
+    """(code or type, message) from an OpenAI- or Anthropic-shaped error body."""
+    if isinstance(body, Mapping):
+        inner = body.get("error") if isinstance(body.get("error"), Mapping) else body
+        assert isinstance(inner, Mapping)
+        code = inner.get("code") or inner.get("type")
+        message = inner.get("message") or fallback
+        return (str(code) if code else None), str(message)
+    return None, fallback
+
+
+def retry_after(response: Any) -> float | None:
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass  # fall through to retry-after
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass  # not seconds: maybe an HTTP date
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, parsed.timestamp() - time.time())
+
+
+def parse_arguments(call_id: str, name: str, raw: str | None) -> ToolCall:
+    """A tool call from its JSON argument text; bad JSON becomes `arguments_error`."""
+    if not raw or not raw.strip():
+        return ToolCall(call_id, name, {})
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        return ToolCall(call_id, name, {}, arguments_error=f"not valid JSON ({exc})")
+    if not isinstance(value, dict):
+        return ToolCall(call_id, name, {}, arguments_error="arguments must be a JSON object")
+    return ToolCall(call_id, name, value)
+
+
+def dump_arguments(arguments: Mapping[str, Any]) -> str:
+    return json.dumps(dict(arguments), ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,81 @@
+"""What every tool shares: its context, its output, and path confinement."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    cwd: Path
+    spill_dir: Path
+    permission: str = "MEDIUM"
+    bash_timeout_s: float = 120.0
+    bash_max_chars: int = 50_000  # shown inline; the rest is spilled (head + tail kept)
+    read_max_lines: int = 2000
+    read_max_chars: int = 50_000
+    env: Mapping[str, str] | None = None  # bash environment; None = inherit
+    cancel: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    text: str
+    is_error: bool = False
+
+
+class ToolFailure(Exception):
+    """Raised inside a tool: becomes an error result the model reads (never a crash)."""
+
+
+ToolFn = Callable[[Mapping[str, Any], ToolContext], ToolOutput]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    run: ToolFn
+
+
+def resolve_inside(ctx: ToolContext, raw: Any, *, for_read: bool = False) -> Path:
+    """`raw` as a path inside cwd (symlinks followed); reading may also reach spill/."""
+    if not isinstance(raw, str) or not raw:
+        raise ToolFailure("path must be a non-empty string")
+    root = ctx.cwd.resolve()
+    path = Path(raw).expanduser()
+    resolved = (path if path.is_absolute() else root / path).resolve()
+    roots = [root]
+    if for_read:
+        roots.append(ctx.spill_dir.resolve())
+    if not any(resolved == r or resolved.is_relative_to(r) for r in roots):
+        raise ToolFailure(f"path {raw!r} is outside the working directory {root}; refused")
+    return resolved
+
+
+def arg_str(args: Mapping[str, Any], key: str, *, default: str | None = None) -> str:
+    value = args.get(key, default)
+    if not isinstance(value, str):
+        if value is None:
+            raise ToolFailure(f"missing required argument {key!r}")
+        raise ToolFailure(f"argument {key!r} must be a string")
+    return value
+
+
+def arg_int(args: Mapping[str, Any], key: str, default: int | None) -> int | None:
+    value = args.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise ToolFailure(f"argument {key!r} must be an integer")
+    return int(value)
+
+
+def display(path: Path, ctx: ToolContext) -> str:
+    root = ctx.cwd.resolve()
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)

@@ -1,0 +1,288 @@
+"""The native runner: the Python agent loop on a background thread of the supervisor.
+
+`start` resolves the model (no SDK import yet), opens the session and starts one thread that
+answers the prompt, then waits for follow-ups until `close`. Everything the loop reports goes
+through a queue that `poll` drains, so the single-threaded supervisor never shares state with
+the loop. steer/follow_up/abort/close are thread-safe hand-offs.
+
+A setup failure (no API key, unknown provider, bad config) is not raised: it arrives as one
+RunFinished(error=<one line>) followed by AgentExited(1), the same path as any failed run.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import shutil
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from specialists.config import Config, load_config
+from specialists.errors import ConfigError, SpecialistsError
+from specialists.jobs.paths import STATE_DIR_NAME, find_project_root
+from specialists.native.breaker import BreakerConfig, CircuitBreaker
+from specialists.native.calling import ModelSlot
+from specialists.native.events import Finished, LoopEvent, Progress, Spent, TextOut
+from specialists.native.loop import AgentLoop, LoopSettings
+from specialists.native.model import ModelClient, ModelInfo
+from specialists.native.providers.registry import make_client, resolve_model
+from specialists.native.retry import RetryPolicy
+from specialists.native.session import Session
+from specialists.native.tools import ToolContext, ToolFailure, tools_for_permission
+from specialists.runners.base import (
+    Activity,
+    AgentExited,
+    LaunchSpec,
+    RunFinished,
+    RunnerEvent,
+    TextDelta,
+    Usage,
+)
+
+log = logging.getLogger(__name__)
+
+SESSION_FILE = "session.jsonl"
+_CLOSE = object()
+
+
+class NativeRunner:
+    name = "native"
+
+    def __init__(
+        self,
+        *,
+        config: Config | None = None,
+        clients: Mapping[str, ModelClient] | None = None,
+        breaker_dir: Path | None = None,
+    ) -> None:
+        """`clients` maps a model name to a ready client (tests: a ScriptedModel)."""
+        self._config = config
+        self._clients = dict(clients or {})
+        self._breaker_dir = breaker_dir
+        self._events: queue.Queue[RunnerEvent] = queue.Queue()
+        self._commands: queue.Queue[Any] = queue.Queue()
+        self._loop: AgentLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._session_path: Path | None = None
+        self._closed = False
+
+    # --- Runner protocol ----------------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        return None  # in-process: there is no agent process to signal
+
+    @property
+    def session_ref(self) -> str | None:
+        return str(self._session_path) if self._session_path else None
+
+    @property
+    def supports_steer(self) -> bool:
+        return True
+
+    def start(self, spec: LaunchSpec) -> None:
+        if self._thread is not None:
+            raise RuntimeError("bug: NativeRunner.start called twice")
+        self._session_path = spec.job_dir / SESSION_FILE
+        self._thread = threading.Thread(
+            target=self._main, args=(spec,), name=f"native-{spec.job_id}", daemon=True
+        )
+        self._thread.start()
+
+    def poll(self, timeout: float) -> list[RunnerEvent]:
+        out: list[RunnerEvent] = []
+        try:
+            out.append(self._events.get(timeout=max(0.0, timeout)))
+        except queue.Empty:
+            return out
+        while True:
+            try:
+                out.append(self._events.get_nowait())
+            except queue.Empty:
+                return out
+
+    def follow_up(self, message: str) -> None:
+        self._commands.put(message)
+
+    def steer(self, message: str) -> None:
+        loop = self._loop
+        if loop is not None and loop.running:
+            loop.steer(message)
+        else:
+            self._commands.put(message)  # idle: a steer starts a run like a follow-up
+
+    def abort(self) -> None:
+        if self._loop is not None:
+            self._loop.abort()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._commands.put(_CLOSE)
+
+    def terminate(self) -> None:
+        self.abort()
+        self.close()
+
+    def kill(self) -> None:
+        self.terminate()
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for the loop thread to end (tests, benchmarks); True when it has."""
+        if self._thread is None:
+            return True
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    # --- the loop thread ----------------------------------------------------------------
+
+    def _main(self, spec: LaunchSpec) -> None:
+        session: Session | None = None
+        try:
+            loop = self._build(spec)
+            session = loop.session
+            self._loop = loop
+            self._run(loop, spec.prompt or None, "prompt")
+            while True:
+                command = self._commands.get()
+                if command is _CLOSE:
+                    break
+                self._run(loop, str(command), "follow_up")
+            self._events.put(AgentExited(0))
+        except SpecialistsError as exc:
+            self._events.put(RunFinished(None, error=exc.one_line(), session_file=self.session_ref))
+            self._events.put(AgentExited(1))
+        except Exception as exc:  # reported as the job's error; the traceback goes to the log
+            log.exception("native loop crashed")
+            error = f"bug: native loop crashed: {type(exc).__name__}: {exc}"
+            self._events.put(RunFinished(None, error=error, session_file=self.session_ref))
+            self._events.put(AgentExited(1))
+        finally:
+            if session is not None:
+                session.close()
+
+    def _run(self, loop: AgentLoop, prompt: str | None, source: Any) -> None:
+        loop.run(prompt, source)
+        while loop.has_pending_steers:  # a steer that landed as the run was ending
+            loop.run(None, "steer")
+
+    def _emit(self, event: LoopEvent) -> None:
+        if isinstance(event, Progress):
+            self._events.put(Activity(event.event, event.fields, event.log, event.current_tool))
+        elif isinstance(event, TextOut):
+            self._events.put(TextDelta(event.text))
+        elif isinstance(event, Spent):
+            u = event.usage
+            self._events.put(
+                Usage(
+                    u.input_tokens,
+                    u.output_tokens,
+                    u.cache_read_tokens,
+                    u.cache_write_tokens,
+                    event.cost_usd,
+                )
+            )
+        elif isinstance(event, Finished):
+            self._events.put(
+                RunFinished(event.text, error=event.error, session_file=self.session_ref)
+            )
+
+    # --- setup --------------------------------------------------------------------------
+
+    def _build(self, spec: LaunchSpec) -> AgentLoop:
+        env = {**os.environ, **spec.env}
+        config = self._config or load_config(_project_root(spec))
+        options = dict(spec.options)
+        model_name = spec.model or config.default_model
+        if not model_name:
+            raise ConfigError(
+                "no model for the native runner",
+                hint="set the specialist's model (provider/model) or default_model in config.toml",
+            )
+        timeout_s = float(options.get("request_timeout_s", 600.0))
+        slots = [self._slot(model_name, config, env, spec.cwd, timeout_s)]
+        if spec.fallback_model and spec.fallback_model != model_name:
+            try:
+                slots.append(self._slot(spec.fallback_model, config, env, spec.cwd, timeout_s))
+            except SpecialistsError as exc:
+                message = f"fallback model {spec.fallback_model} unusable: {exc.one_line()}"
+                self._events.put(Activity("notice", {"message": message}))
+        try:
+            tools = tools_for_permission(spec.permission)
+        except ToolFailure as exc:
+            raise ConfigError(str(exc)) from exc
+        session = self._open_session(spec)
+        tool_context = ToolContext(
+            cwd=spec.cwd,
+            spill_dir=spec.job_dir / "spill",
+            permission=spec.permission,
+            bash_timeout_s=float(options.get("bash_timeout_s", 120.0)),
+            env=env,
+        )
+        settings = LoopSettings(
+            system_prompt=spec.system_prompt,
+            max_turns=spec.max_turns,
+            max_tokens=spec.max_tokens,
+            thinking=spec.thinking_level,
+            retry=RetryPolicy(
+                max_retries=int(options.get("max_retries", 3)),
+                base_delay_s=float(options.get("retry_base_delay_s", 1.0)),
+                max_delay_s=float(options.get("retry_max_delay_s", 30.0)),
+            ),
+        )
+        breaker_config = BreakerConfig(
+            failure_threshold=int(options.get("breaker_threshold", 3)),
+            cooldown_s=float(options.get("breaker_cooldown_s", 60.0)),
+        )
+        breakers: dict[str, CircuitBreaker] = {}
+
+        def breaker_for(label: str) -> CircuitBreaker | None:
+            if label.startswith("replay/") or label in self._clients:
+                return None
+            if label not in breakers:
+                breakers[label] = CircuitBreaker(
+                    label, directory=self._breaker_dir, config=breaker_config
+                )
+            return breakers[label]
+
+        return AgentLoop(
+            session=session,
+            models=slots,
+            tools=tools,
+            tool_context=tool_context,
+            settings=settings,
+            emit=self._emit,
+            breaker_for=breaker_for,
+        )
+
+    def _slot(
+        self, name: str, config: Config, env: Mapping[str, str], cwd: Path, timeout_s: float
+    ) -> ModelSlot:
+        client = self._clients.get(name)
+        if client is not None:
+            provider, _, model_id = name.partition("/")
+            return ModelSlot(ModelInfo(name, provider, model_id or name), lambda: client)
+        resolved = resolve_model(name, config, env, cwd)
+        return ModelSlot(resolved.info, make_client(resolved, timeout_s=timeout_s))
+
+    def _open_session(self, spec: LaunchSpec) -> Session:
+        path = spec.job_dir / SESSION_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if spec.resume_session and not path.exists():
+            source = Path(spec.resume_session)
+            if not source.is_file():
+                raise ConfigError(f"session to resume not found: {source}")
+            shutil.copyfile(source, path)
+        meta = {"job_id": spec.job_id, "cwd": str(spec.cwd), "model": spec.model}
+        return Session.open_or_create(path, meta)
+
+
+def _project_root(spec: LaunchSpec) -> Path:
+    """<root>/.specialists/jobs/<id> -> <root>; otherwise search upward from cwd."""
+    jobs = spec.job_dir.parent
+    if jobs.name == "jobs" and jobs.parent.name == STATE_DIR_NAME:
+        return jobs.parent.parent
+    return find_project_root(spec.cwd)
