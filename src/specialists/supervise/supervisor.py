@@ -557,6 +557,9 @@ class Supervisor:
 
     def _save(self, *, force: bool = False) -> None:
         st = self.status
+        pid = self.runner.pid if not self.finished else st.pid
+        if pid != st.pid and pid is not None:  # one-shot runners start a process per run
+            st.pid, st.agent_start_time = pid, process_start_time(pid)
         if st.started_at_ms and not self.finished:
             st.elapsed_s = round((now_ms() - st.started_at_ms) / 1000, 1)
         if force or self._dirty:

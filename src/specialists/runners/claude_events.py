@@ -1,0 +1,224 @@
+"""`claude -p --output-format stream-json --verbose` lines -> normalized runner events. Pure.
+
+Facts (Claude Code 2.1.197, see shared/reference/claude-code/):
+- `system/init` carries session_id; `system/api_retry` reports provider retries.
+- An `assistant` line holds one or more content blocks of one API message; Claude Code may
+  split one message over several lines with the same `message.id`.
+- `user` lines carry `tool_result` blocks (matched to `tool_use` by id).
+- `stream_event` lines (only with --include-partial-messages) carry raw Anthropic deltas.
+- The run ends with one `result` line. API failures come as subtype "success" with
+  `is_error: true` and the message in `result`; error_max_turns / error_during_execution
+  carry an `errors` list and no `result`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from specialists.runners.base import Activity, RunFinished, RunnerEvent, TextDelta, Usage
+
+ARGS_SUMMARY_MAX = 200
+_SUMMARY_KEYS = ("command", "file_path", "path", "pattern", "url", "query", "prompt", "description")
+
+
+def summarize_args(args: Any) -> str:
+    """A short one-line summary of a tool's input, for events and status."""
+    text = ""
+    if isinstance(args, Mapping):
+        for key in _SUMMARY_KEYS:
+            value = args.get(key)
+            if isinstance(value, str) and value:
+                text = value
+                break
+        else:
+            text = json.dumps(args, ensure_ascii=False, separators=(",", ":")) if args else ""
+    elif args is not None:
+        text = str(args)
+    text = " ".join(text.split())
+    if len(text) > ARGS_SUMMARY_MAX:
+        text = text[: ARGS_SUMMARY_MAX - 1] + "…"
+    return text
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def usage_from_result(obj: Mapping[str, Any]) -> Usage:
+    usage = obj.get("usage") if isinstance(obj.get("usage"), Mapping) else {}
+    assert isinstance(usage, Mapping)
+    cost = obj.get("total_cost_usd")
+    return Usage(
+        input_tokens=_int(usage.get("input_tokens")),
+        output_tokens=_int(usage.get("output_tokens")),
+        cache_read_tokens=_int(usage.get("cache_read_input_tokens")),
+        cache_write_tokens=_int(usage.get("cache_creation_input_tokens")),
+        cost_usd=float(cost) if isinstance(cost, int | float) else 0.0,
+    )
+
+
+def result_error(obj: Mapping[str, Any]) -> str | None:
+    """The error of a `result` line, or None when the run succeeded."""
+    subtype = str(obj.get("subtype") or "")
+    if subtype == "success" and not obj.get("is_error"):
+        return None
+    errors = obj.get("errors")
+    if isinstance(errors, list) and errors:
+        message = "; ".join(str(e) for e in errors)
+    elif isinstance(obj.get("result"), str) and obj["result"]:
+        message = obj["result"]
+    else:
+        message = f"claude run failed ({subtype or 'no subtype'})"
+    if subtype == "error_max_turns":
+        return f"max turns reached: {message}"
+    return message
+
+
+class ClaudeTranslator:
+    """Turns one claude process's stdout objects into events. One instance per process."""
+
+    def __init__(self) -> None:
+        self.session_id: str | None = None
+        self.finished = False  # a `result` line was seen
+        self.aborting = False  # set by the runner when it interrupts the run
+        self._message_id: str | None = None  # the assistant message being received
+        self._texted: set[str] = set()  # messages that already logged their `text` event
+        self._thought: set[str] = set()
+        self._streamed: set[str] = set()  # messages whose text came as stream deltas
+        self._tools: dict[str, tuple[str, float]] = {}  # tool_use id -> (name, started)
+
+    def feed(self, obj: Mapping[str, Any], now: float) -> list[RunnerEvent]:
+        kind = obj.get("type")
+        if isinstance(obj.get("session_id"), str) and obj["session_id"]:
+            self.session_id = obj["session_id"]
+        if kind == "system":
+            return self._system(obj)
+        if kind == "assistant":
+            return self._assistant(obj, now)
+        if kind == "user":
+            return self._user(obj, now)
+        if kind == "stream_event":
+            return self._stream(obj)
+        if kind == "result":
+            return self._result(obj)
+        return []
+
+    def _system(self, obj: Mapping[str, Any]) -> list[RunnerEvent]:
+        if obj.get("subtype") == "api_retry":
+            fields = {
+                k: obj[k]
+                for k in ("attempt", "max_retries", "error_status", "error", "retry_delay_ms")
+                if k in obj
+            }
+            return [Activity("retry", fields)]
+        return []
+
+    def _new_message(self, message_id: str) -> list[RunnerEvent]:
+        """A new assistant message starts: the previous one ended its turn."""
+        if message_id == self._message_id:
+            return []
+        previous, self._message_id = self._message_id, message_id
+        return [Activity("turn_end")] if previous is not None else []
+
+    def _text(self, message_id: str, text: str) -> list[RunnerEvent]:
+        out: list[RunnerEvent] = []
+        if message_id not in self._texted:
+            self._texted.add(message_id)
+            out.append(Activity("text"))
+        out.append(TextDelta(text))
+        return out
+
+    def _thinking(self, message_id: str) -> list[RunnerEvent]:
+        if message_id in self._thought:
+            return []
+        self._thought.add(message_id)
+        return [Activity("thinking")]
+
+    def _assistant(self, obj: Mapping[str, Any], now: float) -> list[RunnerEvent]:
+        message = obj.get("message")
+        if not isinstance(message, Mapping):
+            return []
+        message_id = str(message.get("id") or obj.get("uuid") or "")
+        out = self._new_message(message_id)
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, Mapping):
+                continue
+            btype = block.get("type")
+            if btype == "text" and block.get("text") and message_id not in self._streamed:
+                out += self._text(message_id, str(block["text"]))
+            elif btype == "thinking":
+                out += self._thinking(message_id)
+            elif btype == "tool_use":
+                name = str(block.get("name") or "tool")
+                self._tools[str(block.get("id"))] = (name, now)
+                args = summarize_args(block.get("input"))
+                out.append(Activity("toolcall", {"tool": name, "args": args}, current_tool=name))
+        return out
+
+    def _user(self, obj: Mapping[str, Any], now: float) -> list[RunnerEvent]:
+        message = obj.get("message")
+        content = message.get("content") if isinstance(message, Mapping) else None
+        out: list[RunnerEvent] = []
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, Mapping) or block.get("type") != "tool_result":
+                continue
+            name, started = self._tools.pop(str(block.get("tool_use_id")), ("tool", now))
+            fields: dict[str, Any] = {"tool": name, "duration_ms": round((now - started) * 1000)}
+            if block.get("is_error"):
+                fields["is_error"] = True
+            out.append(Activity("tool_execution_end", fields))
+        return out
+
+    def _stream(self, obj: Mapping[str, Any]) -> list[RunnerEvent]:
+        event = obj.get("event")
+        if not isinstance(event, Mapping):
+            return []
+        etype = event.get("type")
+        if etype == "message_start":
+            message = event.get("message")
+            if isinstance(message, Mapping) and message.get("id"):
+                return self._new_message(str(message["id"]))
+            return []
+        if etype != "content_block_delta" or self._message_id is None:
+            return []
+        delta = event.get("delta")
+        if not isinstance(delta, Mapping):
+            return []
+        if delta.get("type") == "text_delta" and delta.get("text"):
+            self._streamed.add(self._message_id)
+            return self._text(self._message_id, str(delta["text"]))
+        if delta.get("type") == "thinking_delta":
+            return self._thinking(self._message_id)
+        return []
+
+    def _result(self, obj: Mapping[str, Any]) -> list[RunnerEvent]:
+        self.finished = True
+        out: list[RunnerEvent] = []
+        if self._message_id is not None:
+            out.append(Activity("turn_end"))
+            self._message_id = None
+        out.append(usage_from_result(obj))
+        error = result_error(obj)
+        if error is not None and self.aborting:
+            error = "aborted"  # SIGINT yields an error_during_execution "[ede_diagnostic] ..."
+        if error is not None:
+            out.append(RunFinished(text=None, error=error, session_file=self.session_id))
+        else:
+            text = obj.get("result")
+            out.append(
+                RunFinished(
+                    text=text if isinstance(text, str) else "", session_file=self.session_id
+                )
+            )
+        return out
+
+    def on_exit(self, description: str, *, aborted: bool) -> list[RunnerEvent]:
+        """The process ended; a run without a `result` line failed (or was aborted)."""
+        if self.finished:
+            return []
+        self.finished = True
+        error = "aborted" if aborted else description
+        return [RunFinished(text=None, error=error, session_file=self.session_id)]

@@ -1,0 +1,174 @@
+"""`codex exec --json` lines -> normalized runner events. Pure.
+
+Facts (codex-cli 0.171.0 against a mock Responses server, see shared/reference/codex/):
+- `thread.started{thread_id}` first; the id resumes with `codex exec resume <id>`.
+- `item.started` / `item.completed` carry items: command_execution (command, exit_code,
+  aggregated_output), agent_message (text), reasoning, file_change, mcp_tool_call,
+  web_search, todo_list, and `error` items that are NOT fatal (e.g. unknown model metadata).
+- `turn.completed{usage}` ends a run; `turn.failed{error}` fails it.
+- Top-level `error` lines are not fatal either: "Reconnecting... 1/5 (...)" precedes each
+  provider retry, and the last one repeats the message that `turn.failed` then carries.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from specialists.runners.base import Activity, RunFinished, RunnerEvent, TextDelta, Usage
+from specialists.runners.claude_events import summarize_args
+
+_SHELLS = ("bash", "sh", "zsh")
+
+
+def command_summary(command: Any) -> str:
+    """`/bin/bash -lc 'echo hi'` -> `echo hi` (what the model asked for)."""
+    if not isinstance(command, str):
+        return summarize_args(command)
+    try:
+        parts = shlex.split(command)
+    except ValueError:
+        return summarize_args(command)
+    if len(parts) == 3 and parts[0].rsplit("/", 1)[-1] in _SHELLS and parts[1] in ("-c", "-lc"):
+        return summarize_args(parts[2])
+    return summarize_args(command)
+
+
+def error_message(raw: Any) -> str:
+    """Codex wraps provider errors as a JSON string; keep the human part."""
+    text = raw.get("message") if isinstance(raw, Mapping) else raw
+    text = str(text) if text is not None else "codex run failed"
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
+            return inner["message"]
+    return text
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def usage_from_turn(usage: Any) -> Usage:
+    """Codex counts cached tokens inside input_tokens; ours are disjoint."""
+    if not isinstance(usage, Mapping):
+        return Usage()
+    cached = _int(usage.get("cached_input_tokens"))
+    return Usage(
+        input_tokens=max(0, _int(usage.get("input_tokens")) - cached),
+        output_tokens=_int(usage.get("output_tokens")),
+        cache_read_tokens=cached,
+        cache_write_tokens=_int(usage.get("cache_write_input_tokens")),
+    )
+
+
+def _tool_of(item: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(tool name, args summary) for items that are tool calls, else None."""
+    itype = item.get("type")
+    if itype == "command_execution":
+        return "bash", command_summary(item.get("command"))
+    if itype == "file_change":
+        changes = item.get("changes")
+        paths = [c.get("path") for c in changes or [] if isinstance(c, Mapping)]
+        return "edit", summarize_args(" ".join(str(p) for p in paths if p))
+    if itype == "mcp_tool_call":
+        name = f"{item.get('server', 'mcp')}.{item.get('tool', 'tool')}"
+        return name, summarize_args(item.get("arguments"))
+    if itype == "web_search":
+        return "web_search", summarize_args(item.get("query"))
+    return None
+
+
+class CodexTranslator:
+    """Turns one codex process's stdout objects into events. One instance per process."""
+
+    def __init__(self) -> None:
+        self.thread_id: str | None = None
+        self.finished = False
+        self.aborting = False  # set by the runner when it interrupts the run
+        self.last_text = ""
+        self.last_error: str | None = None
+        self._started: dict[str, float] = {}  # tool item id -> start time
+
+    def feed(self, obj: Mapping[str, Any], now: float) -> list[RunnerEvent]:
+        kind = obj.get("type")
+        if kind == "thread.started":
+            if isinstance(obj.get("thread_id"), str):
+                self.thread_id = obj["thread_id"]
+            return []
+        if kind in ("item.started", "item.updated", "item.completed"):
+            item = obj.get("item")
+            if not isinstance(item, Mapping):
+                return []
+            return self._item(item, done=kind == "item.completed", now=now)
+        if kind == "turn.completed":
+            return self._finish(
+                [usage_from_turn(obj.get("usage")), Activity("turn_end")], error=None
+            )
+        if kind == "turn.failed":
+            error = "aborted" if self.aborting else error_message(obj.get("error"))
+            return self._finish([Activity("turn_end")], error=error)
+        if kind == "error":
+            message = error_message(obj.get("message"))
+            self.last_error = message
+            event = "retry" if message.startswith("Reconnecting") else "notice"
+            return [Activity(event, {"message": message})]
+        return []
+
+    def _item(self, item: Mapping[str, Any], *, done: bool, now: float) -> list[RunnerEvent]:
+        itype = item.get("type")
+        item_id = str(item.get("id"))
+        if itype == "agent_message":
+            text = item.get("text")
+            if not done or not isinstance(text, str):
+                return []
+            self.last_text = text
+            return [Activity("text"), TextDelta(text)]
+        if itype == "reasoning":
+            return [Activity("thinking")] if not done else []
+        if itype == "error":
+            return [Activity("notice", {"message": str(item.get("message", ""))})]
+        tool = _tool_of(item)
+        if tool is None:
+            return []
+        name, args = tool
+        out: list[RunnerEvent] = []
+        if item_id not in self._started:
+            self._started[item_id] = now
+            out.append(Activity("toolcall", {"tool": name, "args": args}, current_tool=name))
+        if done:
+            started = self._started.pop(item_id, now)
+            fields: dict[str, Any] = {"tool": name, "duration_ms": round((now - started) * 1000)}
+            if itype == "command_execution":
+                fields["exit_code"] = item.get("exit_code")
+            if item.get("status") == "failed":
+                fields["is_error"] = True
+            out.append(Activity("tool_execution_end", fields))
+        return out
+
+    def _finish(self, out: list[RunnerEvent], error: str | None) -> list[RunnerEvent]:
+        self.finished = True
+        if error is not None:
+            out.append(RunFinished(text=None, error=error, session_file=self.thread_id))
+        else:
+            out.append(RunFinished(text=self.last_text, session_file=self.thread_id))
+        return out
+
+    def on_exit(self, description: str, *, aborted: bool) -> list[RunnerEvent]:
+        """The process ended; a run without turn.completed/turn.failed failed."""
+        if self.finished:
+            return []
+        self.finished = True
+        if aborted:
+            error = "aborted"
+        elif self.last_error:
+            error = f"{description}: {self.last_error}"
+        else:
+            error = description
+        return [RunFinished(text=None, error=error, session_file=self.thread_id)]

@@ -1,0 +1,219 @@
+"""Command runner (the external-cli profile): any installed command as a one-shot agent.
+
+options: `command` (str, required), `args` (list of str), `bin` is not used. No shell. The
+system prompt and the task go to stdin ("\\n\\n" between them), then stdin is closed. All
+of stdout goes to <job>/stdout.log and its last 64 KiB are kept in memory as the answer;
+stderr goes to <job>/stderr.log (size-capped by AgentProcess). Exit 0 -> the answer;
+anything else -> an error naming the exit code and the last stderr line. Timeout and stop
+are the supervisor's: terminate() / kill() reach the command's whole process group.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import shutil
+import signal
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from specialists.errors import AgentUnavailable, ConfigError, SpecialistsError
+from specialists.runners.base import (
+    Activity,
+    AgentExited,
+    LaunchSpec,
+    RunFinished,
+    RunnerEvent,
+    TextDelta,
+)
+from specialists.runners.oneshot import StdinFeeder, child_env
+from specialists.runners.proc import AgentProcess, OversizedLine, exit_description
+
+ANSWER_TAIL = 64 * 1024
+STDOUT_LOG = "stdout.log"
+_FEED_SLICE = 0.02
+_DRAIN_LIMIT = 1.0
+
+
+class RawStdoutProcess(AgentProcess):
+    """An AgentProcess whose read() returns stdout chunks as they come, not lines."""
+
+    def _split(self, chunk: bytes, out: list[bytes | OversizedLine]) -> None:
+        out.append(chunk)
+
+
+def command_argv(options: Mapping[str, Any]) -> list[str]:
+    delivery = options.get("prompt_delivery", options.get("promptDelivery", "stdin"))
+    if delivery != "stdin":
+        raise ConfigError(f"command runner: prompt delivery {delivery!r} is not supported (stdin)")
+    command = options.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise ConfigError("command runner: options.command must be a non-empty string")
+    args = options.get("args", [])
+    if not isinstance(args, Sequence) or isinstance(args, str):
+        raise ConfigError("command runner: options.args must be a list of strings")
+    if not all(isinstance(a, str) for a in args):
+        raise ConfigError("command runner: options.args must be a list of strings")
+    return [command, *args]
+
+
+def command_input(spec: LaunchSpec) -> str:
+    return f"{spec.system_prompt}\n\n{spec.prompt}" if spec.system_prompt else spec.prompt
+
+
+def resolve_command(command: str, env: Mapping[str, str]) -> str:
+    found = shutil.which(command, path=env.get("PATH")) if os.sep not in command else command
+    if not found or not os.access(found, os.X_OK) or os.path.isdir(found):
+        raise AgentUnavailable(f"command {command!r} is not installed or not executable")
+    return found
+
+
+class TailBuffer:
+    """Keeps the last `limit` bytes of a stream."""
+
+    def __init__(self, limit: int = ANSWER_TAIL) -> None:
+        self.limit = limit
+        self._buf = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self._buf += chunk
+        if len(self._buf) > self.limit:
+            del self._buf[: len(self._buf) - self.limit]
+
+    def text(self) -> str:
+        data = bytes(self._buf)
+        if self.total > self.limit:
+            # The cut may fall inside a UTF-8 sequence: drop its continuation bytes.
+            data = data.lstrip(bytes(range(0x80, 0xC0)))
+        return data.decode("utf-8", "replace")
+
+
+class CommandRunner:
+    name = "command"
+
+    def __init__(self) -> None:
+        self._spec: LaunchSpec | None = None
+        self._proc: RawStdoutProcess | None = None
+        self._feeder: StdinFeeder | None = None
+        self._log: BinaryIO | None = None
+        self._tail = TailBuffer()
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._pending: list[RunnerEvent] = []
+        self._said_text = False
+        self._exit_deadline: float | None = None
+
+    # --- Runner protocol ---------------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def session_ref(self) -> str | None:
+        return None
+
+    @property
+    def supports_steer(self) -> bool:
+        return False
+
+    def start(self, spec: LaunchSpec) -> None:
+        if self._spec is not None:
+            raise SpecialistsError("bug: command runner started twice")
+        argv = command_argv(spec.options)
+        env = child_env(spec)
+        argv[0] = resolve_command(argv[0], env)
+        self._spec = spec
+        self._proc = RawStdoutProcess(
+            argv, cwd=spec.cwd, env=env, stderr_log=spec.job_dir / "stderr.log"
+        )
+        self._log = open(Path(spec.job_dir) / STDOUT_LOG, "wb")  # noqa: SIM115 - closed at exit
+        self._feeder = StdinFeeder(self._proc, command_input(spec).encode("utf-8"))
+
+    def poll(self, timeout: float) -> list[RunnerEvent]:
+        deadline = time.monotonic() + max(0.0, timeout)
+        while self._proc is not None:
+            self._pump(deadline)
+            if self._pending or time.monotonic() >= deadline:
+                break
+        out, self._pending = self._pending, []
+        return out
+
+    def follow_up(self, message: str) -> None:
+        raise SpecialistsError("bug: the command runner is one-shot; it takes no follow-ups")
+
+    def steer(self, message: str) -> None:
+        raise SpecialistsError("bug: the command runner cannot be steered")
+
+    def abort(self) -> None:
+        self.terminate()  # a plain command has no gentler way to stop a run
+
+    def close(self) -> None:
+        if self._proc is not None:
+            self._proc.close_stdin()
+
+    def terminate(self) -> None:
+        if self._proc is not None:
+            self._proc.signal_group(signal.SIGTERM)
+
+    def kill(self) -> None:
+        if self._proc is not None:
+            self._proc.signal_group(signal.SIGKILL)
+
+    # --- internals ---------------------------------------------------------------------
+
+    def _pump(self, deadline: float) -> None:
+        proc = self._proc
+        assert proc is not None and self._feeder is not None
+        feeding = not self._feeder.done
+        self._feeder.pump()
+        wait = max(0.0, deadline - time.monotonic())
+        for chunk in proc.read(min(wait, _FEED_SLICE) if feeding else wait):
+            if isinstance(chunk, bytes):
+                self._on_stdout(chunk)
+        if proc.poll_exit() is None:
+            if proc.stdout_closed:  # about to exit: wait for it instead of spinning
+                proc.wait(min(0.05, max(0.0, deadline - time.monotonic())))
+            return
+        now = time.monotonic()
+        if self._exit_deadline is None:
+            self._exit_deadline = now + _DRAIN_LIMIT
+        if not proc.stdout_closed and now < self._exit_deadline:
+            return
+        self._on_exit(proc)
+
+    def _on_stdout(self, chunk: bytes) -> None:
+        assert self._log is not None
+        self._log.write(chunk)
+        self._log.flush()
+        self._tail.add(chunk)
+        if not self._said_text:
+            self._said_text = True
+            self._pending.append(Activity("text"))
+        text = self._decoder.decode(chunk)
+        if text:
+            self._pending.append(TextDelta(text))
+
+    def _on_exit(self, proc: AgentProcess) -> None:
+        stderr_tail = proc.stderr_tail
+        returncode = proc.returncode
+        proc.release()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        self._proc = None
+        if returncode == 0:
+            self._pending.append(RunFinished(text=self._tail.text()))
+        else:
+            self._pending.append(RunFinished(text=None, error=self._error(returncode, stderr_tail)))
+        code, sig = exit_description(returncode)
+        self._pending.append(AgentExited(code, sig, stderr_tail))
+
+    def _error(self, returncode: int | None, stderr_tail: str) -> str:
+        code, sig = exit_description(returncode)
+        what = f"command was killed by signal {sig}" if sig else f"command exited with {code}"
+        lines = [ln.strip() for ln in stderr_tail.splitlines() if ln.strip()]
+        return f"{what}: {lines[-1]}" if lines else what

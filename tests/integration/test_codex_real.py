@@ -1,0 +1,189 @@
+"""The Codex runner against the real `codex` CLI (0.17x) and the mock LLM (Responses API).
+
+Codex is large and optional: without it these tests skip (the missing-binary test runs
+anyway). Point SPECIALISTS_TEST_BIN_DIR at a directory holding `codex` to run them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from specialists.errors import AgentUnavailable
+from specialists.runners.base import (
+    Activity,
+    AgentExited,
+    LaunchSpec,
+    RunFinished,
+    RunnerEvent,
+    TextDelta,
+    Usage,
+)
+from specialists.runners.codex import CodexRunner
+from tests.support.agent_env import MOCK_MODEL, AgentEnv, find_agent_bin
+from tests.support.mock_llm import MockLLM, Reply, ToolCall
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def codex() -> Path:
+    path = find_agent_bin("codex")
+    if path is None:
+        pytest.skip("codex not installed (npm i -g @openai/codex)")
+    return path
+
+
+def make_spec(
+    env: AgentEnv, job_dir: Path, codex: Path, prompt: str = "say hello", **kw: Any
+) -> LaunchSpec:
+    base: dict[str, Any] = {
+        "job_id": "j1",
+        "job_dir": job_dir,
+        "cwd": env.project,
+        "prompt": prompt,
+        "system_prompt": "You are the codex-runner test specialist.",
+        "model": MOCK_MODEL,
+        "options": {"bin": str(codex)},
+    }
+    base.update(kw)
+    return LaunchSpec(**base)
+
+
+def drive(
+    runner: CodexRunner, until: Callable[[list[RunnerEvent]], bool], timeout: float = 60.0
+) -> list[RunnerEvent]:
+    events: list[RunnerEvent] = []
+    deadline = time.monotonic() + timeout
+    while not until(events):
+        assert time.monotonic() < deadline, f"timed out; got {events}"
+        events += runner.poll(0.2)
+    return events
+
+
+def finished(events: list[RunnerEvent]) -> bool:
+    return any(isinstance(e, RunFinished) for e in events)
+
+
+def exited(events: list[RunnerEvent]) -> bool:
+    return any(isinstance(e, AgentExited) for e in events)
+
+
+def of(events: list[RunnerEvent], kind: type) -> list[Any]:
+    return [e for e in events if isinstance(e, kind)]
+
+
+def acts(events: list[RunnerEvent], name: str) -> list[Activity]:
+    return [e for e in of(events, Activity) if e.event == name]
+
+
+@pytest.fixture
+def runner() -> Any:
+    r = CodexRunner()
+    yield r
+    r.kill()
+
+
+def test_text_answer(
+    mock_llm: MockLLM, isolated_env: AgentEnv, codex: Path, tmp_path: Path, runner: Any
+) -> None:
+    mock_llm.enqueue(Reply("The answer is 42."))
+    runner.start(make_spec(isolated_env, tmp_path, codex))
+    events = drive(runner, finished)
+    (fin,) = of(events, RunFinished)
+    assert fin.error is None and fin.text == "The answer is 42."
+    assert fin.session_file == runner.session_ref and runner.session_ref
+    assert [e.text for e in of(events, TextDelta)] == ["The answer is 42."]
+    assert of(events, Usage)[0].output_tokens > 0
+    req = mock_llm.model_requests[-1]
+    messages = req.messages()
+    developer = json.dumps([m for m in messages if m.get("role") == "developer"])
+    assert "You are the codex-runner test specialist." in developer
+    assert req.last_user_text() == "say hello"
+    runner.close()
+    assert of(drive(runner, exited), AgentExited)[0].exit_code == 0
+
+
+def test_command_round_trip(
+    mock_llm: MockLLM, isolated_env: AgentEnv, codex: Path, tmp_path: Path, runner: Any
+) -> None:
+    mock_llm.enqueue(
+        Reply(tool_calls=[ToolCall("exec_command", {"cmd": "echo hi-from-codex"})]),
+        Reply("DONE"),
+    )
+    runner.start(make_spec(isolated_env, tmp_path, codex, permission="MEDIUM"))
+    events = drive(runner, finished)
+    assert acts(events, "toolcall")[0].fields == {"tool": "bash", "args": "echo hi-from-codex"}
+    assert acts(events, "tool_execution_end")[0].fields["exit_code"] == 0
+    assert of(events, RunFinished)[0].text == "DONE"
+    assert "hi-from-codex" in mock_llm.model_requests[-1].tool_results()[0]
+
+
+def test_read_only_sandbox_blocks_writes(
+    mock_llm: MockLLM, isolated_env: AgentEnv, codex: Path, tmp_path: Path
+) -> None:
+    results = {}
+    for tier in ("READ_ONLY", "MEDIUM"):
+        target = isolated_env.project / f"{tier}.txt"
+        mock_llm.enqueue(
+            Reply(tool_calls=[ToolCall("exec_command", {"cmd": f"echo x > {target}"})]),
+            Reply("DONE"),
+        )
+        r = CodexRunner()
+        r.start(make_spec(isolated_env, tmp_path, codex, permission=tier))
+        drive(r, finished)
+        r.kill()
+        results[tier] = target.exists()
+    assert results == {"READ_ONLY": False, "MEDIUM": True}
+
+
+def test_follow_up_resumes_the_thread(
+    mock_llm: MockLLM, isolated_env: AgentEnv, codex: Path, tmp_path: Path, runner: Any
+) -> None:
+    mock_llm.enqueue(Reply("FIRST-ANSWER"), Reply("SECOND-ANSWER"))
+    runner.start(make_spec(isolated_env, tmp_path, codex, prompt="first question"))
+    drive(runner, finished)
+    thread = runner.session_ref
+    runner.follow_up("second question")
+    fin = of(drive(runner, finished), RunFinished)[0]
+    assert fin.text == "SECOND-ANSWER" and fin.session_file == thread
+    history = json.dumps(mock_llm.model_requests[-1].messages())
+    assert "first question" in history and "FIRST-ANSWER" in history
+    assert "second question" in history
+
+
+def test_provider_error_fails_the_run(
+    mock_llm: MockLLM, isolated_env: AgentEnv, codex: Path, tmp_path: Path, runner: Any
+) -> None:
+    mock_llm.set_default(Reply.bad_request("the mock refuses"))
+    runner.start(make_spec(isolated_env, tmp_path, codex))
+    events = drive(runner, finished)
+    assert of(events, RunFinished)[0].error == "the mock refuses"
+    assert acts(events, "notice")  # the non-fatal model-metadata error item
+    runner.close()
+    assert of(drive(runner, exited), AgentExited)[0].exit_code == 1
+
+
+def test_abort_mid_stream(
+    mock_llm: MockLLM, isolated_env: AgentEnv, codex: Path, tmp_path: Path, runner: Any
+) -> None:
+    mock_llm.enqueue(Reply("never finished " * 50, hang_after=3))
+    runner.start(make_spec(isolated_env, tmp_path, codex))
+    mock_llm.wait_until_hanging(timeout=30)
+    runner.abort()
+    events = drive(runner, lambda evs: finished(evs) or exited(evs))
+    mock_llm.release()
+    assert of(events, RunFinished)[0].error == "aborted"
+    runner.close()
+    drive(runner, exited)
+
+
+def test_missing_binary(isolated_env: AgentEnv, tmp_path: Path) -> None:
+    spec = make_spec(isolated_env, tmp_path, tmp_path / "no-codex-here")
+    with pytest.raises(AgentUnavailable, match="codex is not installed"):
+        CodexRunner().start(spec)
