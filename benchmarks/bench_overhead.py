@@ -1,0 +1,101 @@
+"""A short job's overhead over pi alone (target <= 50 ms) and the supervisor's RSS
+(target <= 30 MB), both against the mock LLM with the real pi 0.73.1.
+
+pi alone: spawn `pi --mode rpc`, send the prompt, wait for agent_end, ask for the last
+assistant text, close stdin, wait for exit — what the supervisor does, minus everything else.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+from benchmarks.common import isolated_project, machine, median_ms, sp_argv
+from tests.support.agent_env import find_agent_bin
+from tests.support.mock_llm import MockLLM, Reply
+
+RUNS = 9
+SPEC = """\
+metadata: {name: tester}
+execution: {runner: pi, model: mock/mock-model, permission_required: LOW}
+prompt: {system: "Be brief.", task_template: "$prompt"}
+"""
+
+
+def pi_alone(pi: str, env: dict[str, str], cwd: str, session: str) -> float:
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [pi, "--mode", "rpc", "--no-extensions", "--no-prompt-templates", "--provider", "mock",
+         "--model", "mock-model", "--append-system-prompt", "Be brief.", "--tools",
+         "read,bash,edit,write,grep,find,ls", "--session", session],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+        cwd=cwd,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b'{"id":"p","type":"prompt","message":"hello"}\n')
+    proc.stdin.flush()
+    for line in proc.stdout:
+        if line.startswith(b'{"type":"agent_end"'):
+            break
+    proc.stdin.write(b'{"id":"t","type":"get_last_assistant_text"}\n')
+    proc.stdin.flush()
+    for line in proc.stdout:
+        if b'"id":"t"' in line:
+            break
+    proc.stdin.close()
+    proc.wait()
+    return time.perf_counter() - t0
+
+
+def supervisor_hwm_mb(env: dict[str, str], cwd: str, server: MockLLM) -> float:
+    """Peak RSS of a background job's supervisor, read from /proc while the job runs."""
+    server.enqueue(Reply("x" * 2000, chunk_size=20, chunk_delay=0.01))
+    job_id = subprocess.run(sp_argv("run", "tester", "--prompt", "long", "--background"),
+                            env=env, cwd=cwd, capture_output=True, text=True).stdout.strip()
+    status_path = f"{cwd}/.specialists/jobs/{job_id}/status.json"
+    peak = 0.0
+    while True:
+        st = json.loads(open(status_path).read())
+        pid = st.get("supervisor_pid")
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        peak = max(peak, int(line.split()[1]) / 1024)
+        except FileNotFoundError:
+            pass
+        if st["status"] in ("done", "error", "cancelled"):
+            return peak
+        time.sleep(0.05)
+
+
+def main() -> None:
+    print(f"# short job overhead over pi alone — {machine()}")
+    pi = find_agent_bin("pi")
+    if pi is None:
+        raise SystemExit("pi is not installed: scripts/setup installs it under .tools/")
+    layout = isolated_project()
+    (layout.project / "specialists").mkdir()
+    (layout.project / "specialists" / "tester.specialist.yaml").write_text(SPEC)
+    with MockLLM(default=Reply("hi")) as server:
+        env = dict(layout.env)
+        env.update(layout.point_at(server.base_url))
+        cwd = str(layout.project)
+        alone, ours = [], []
+        for i in range(RUNS):
+            alone.append(pi_alone(str(pi), env, cwd, f"{layout.root}/s{i}.jsonl"))
+            t0 = time.perf_counter()
+            out = subprocess.run(sp_argv("run", "tester", "--prompt", "hello"), env=env, cwd=cwd,
+                                 capture_output=True, text=True)
+            ours.append(time.perf_counter() - t0)
+            assert out.returncode == 0, out.stderr
+        print(f"pi alone: median {median_ms(alone):.0f} ms; specialists run (foreground): "
+              f"median {median_ms(ours):.0f} ms; overhead {median_ms(ours) - median_ms(alone):.0f}"
+              f" ms ({median_ms(ours) / median_ms(alone):.2f}x)")
+        hwm = supervisor_hwm_mb(env, cwd, server)
+        print(f"background supervisor peak RSS (VmHWM): {hwm:.1f} MB")
+
+
+if __name__ == "__main__":
+    main()

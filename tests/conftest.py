@@ -1,0 +1,154 @@
+"""Shared fixtures for every test.
+
+- `isolated_env` (autouse): os.environ points HOME, XDG dirs and every agent's config dir at
+  a temp tree, drops real keys and proxies, and sets SPECIALISTS_PROJECT_ROOT to a temp git
+  repo. Nothing a test runs can read or write the real user config.
+- `_no_network` (session, autouse): sockets may only connect to loopback or unix sockets;
+  any other attempt raises and fails the test that made it, even if the error was caught.
+- `mock_llm`: a started MockLLM that pi, claude and codex in `isolated_env` already point at.
+- `pi_bin`, `claude_bin`, `codex_bin`: the real CLIs, or a skip that says how to install.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import shutil
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.agent_env import AgentEnv, build_agent_env, find_agent_bin, missing_reason
+from tests.support.mock_llm import MockLLM
+
+# --------------------------------------------------------------------------- no network
+
+
+class NetworkAccessDenied(RuntimeError):
+    """A test tried to reach a non-loopback address."""
+
+
+_blocked: list[str] = []
+
+
+def _loopback_host(host: Any) -> bool:
+    if host in (None, "", "localhost", "localhost.localdomain"):
+        return True
+    if isinstance(host, bytes):
+        host = host.decode(errors="replace")
+    try:
+        return ipaddress.ip_address(str(host).split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False  # a DNS name other than localhost: resolving it is already network
+
+
+def _check_address(family: int, address: Any) -> None:
+    if family == getattr(socket, "AF_UNIX", object()):
+        return
+    host = address[0] if isinstance(address, tuple) and address else address
+    if not _loopback_host(host):
+        _blocked.append(repr(address))
+        raise NetworkAccessDenied(f"tests must not reach the network: connect to {address!r}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_network() -> Iterator[None]:
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+    real_getaddrinfo = socket.getaddrinfo
+
+    def connect(self: socket.socket, address: Any) -> None:
+        _check_address(self.family, address)
+        real_connect(self, address)
+
+    def connect_ex(self: socket.socket, address: Any) -> int:
+        _check_address(self.family, address)
+        return real_connect_ex(self, address)
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _loopback_host(host):
+            _blocked.append(f"getaddrinfo({host!r})")
+            raise NetworkAccessDenied(f"tests must not reach the network: resolve {host!r}")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(socket.socket, "connect", connect)
+    mp.setattr(socket.socket, "connect_ex", connect_ex)
+    mp.setattr(socket, "getaddrinfo", getaddrinfo)
+    try:
+        yield
+    finally:
+        mp.undo()
+
+
+@pytest.fixture(autouse=True)
+def _fail_on_network_attempt(_no_network: None) -> Iterator[None]:
+    _blocked.clear()
+    yield
+    if _blocked:
+        attempts = ", ".join(_blocked)
+        _blocked.clear()
+        pytest.fail(f"test tried to reach the network: {attempts}")
+
+
+# --------------------------------------------------------------------------- environment
+
+
+@pytest.fixture(scope="session")
+def _git_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One `git init` per session; each test copies it (much cheaper than running git)."""
+    layout = build_agent_env(tmp_path_factory.mktemp("git-template"), git_init=True)
+    return layout.project / ".git"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    _git_template: Path,
+) -> AgentEnv:
+    """os.environ for this test = an isolated AgentEnv (see tests/support/agent_env.py)."""
+    layout = build_agent_env(tmp_path_factory.mktemp("env"), git_init=False)
+    shutil.copytree(_git_template, layout.project / ".git", symlinks=True)
+    for key in list(os.environ):
+        if key not in layout.env:
+            monkeypatch.delenv(key)
+    for key, value in layout.env.items():
+        monkeypatch.setenv(key, value)
+    return layout
+
+
+@pytest.fixture
+def mock_llm(isolated_env: AgentEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[MockLLM]:
+    """A running MockLLM; pi/claude/codex config in `isolated_env` points at it."""
+    with MockLLM() as server:
+        for key, value in isolated_env.point_at(server.base_url).items():
+            monkeypatch.setenv(key, value)
+        yield server
+        # A rule that raised or a crash in the mock must not pass as an agent-side error.
+        assert not server.errors, f"mock LLM errors: {server.errors}"
+
+
+def _agent_bin(name: str) -> Path:
+    path = find_agent_bin(name)
+    if path is None:
+        pytest.skip(missing_reason(name))
+    return path
+
+
+@pytest.fixture
+def pi_bin() -> Path:
+    return _agent_bin("pi")
+
+
+@pytest.fixture
+def claude_bin() -> Path:
+    return _agent_bin("claude")
+
+
+@pytest.fixture
+def codex_bin() -> Path:
+    return _agent_bin("codex")
