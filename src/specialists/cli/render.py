@@ -62,6 +62,8 @@ def event_detail(ev: dict[str, Any]) -> str:
     kind = ev.get("event")
     if kind == "toolcall":
         return clip(str(ev.get("tool", "")) + _args(ev), 100)
+    if kind == "tool_execution":
+        return str(ev.get("tool", ""))
     if kind == "tool_execution_end":
         ms = ev.get("duration_ms")
         secs = f"  {ms / 1000:.1f}s" if isinstance(ms, int | float) else ""
