@@ -1,0 +1,336 @@
+"""The pi runner: `pi --mode rpc` as a supervised subprocess (protocol logic in pi_events).
+
+pi reads JSON commands on stdin and writes events and responses on stdout, one per line.
+This adapter spawns it (own process group, dies with us), writes the commands the
+`PiProtocol` state machine queues, feeds it stdout lines and reports the process's end.
+stdin stays open for the whole job: pi abandons a run the moment stdin closes, so `close()`
+waits for the run in progress to finish before closing it.
+
+Command line: `--no-extensions` (an extension could open a dialog nobody answers),
+`--no-skills` and `--no-prompt-templates` (no discovery from the user's pi config; explicit
+`--skill` paths still load, verified in pi 0.73.1's resource loader), `--tools` per
+permission tier, the system prompt through a file given to `--append-system-prompt` (pi reads
+a path's contents; argv entries are capped at 128 kB), `--thinking` when the specialist sets
+a level, `--session` = the job's session.jsonl or the session to continue. Context files
+(AGENTS.md, CLAUDE.md) stay on; add `--no-context-files` to extra_args to drop them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from specialists.errors import AgentUnavailable, ConfigError
+from specialists.runners.base import Activity, AgentExited, LaunchSpec, RunnerEvent
+from specialists.runners.pi_events import DEFAULT_FINAL_GRACE_S, PiProtocol
+from specialists.runners.proc import AgentProcess, exit_description
+from specialists.runners.tiers import pi_tools
+
+PI_PACKAGE = "@mariozechner/pi-coding-agent@0.73.1"
+PI_BIN_ENV = "SPECIALISTS_PI_BIN"
+SESSION_FILE_NAME = "session.jsonl"
+SYSTEM_PROMPT_FILE_NAME = "system_prompt.md"
+
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+# After the process is gone, how long we wait for its stdout to drain (a grandchild that
+# inherited the pipe could otherwise hold it open forever).
+_EXIT_DRAIN_S = 2.0
+# Longest stdout line kept whole. pi's biggest useful lines (a toolcall_end repeating a large
+# `write`, a final message_end) stay far below; agent_end can be larger, and it is recognised
+# from its head alone.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+_WRITE_CHUNK = 1 << 16
+_WRITE_RETRY_S = 0.02  # poll slice while commands wait for room in pi's stdin pipe
+
+
+def resolve_pi_command(options: Mapping[str, Any], env: Mapping[str, str]) -> list[str]:
+    """The pi command: options["pi_bin"] or ["bin"] (a path, or an argv list such as
+    [python, fake_pi.py]), then $SPECIALISTS_PI_BIN, then `pi` on PATH."""
+    configured = options.get("pi_bin") or options.get("bin") or env.get(PI_BIN_ENV)
+    path_var = env.get("PATH", os.defpath)
+    if isinstance(configured, list | tuple):
+        return [str(part) for part in configured]
+    name = str(configured) if configured else "pi"
+    found = shutil.which(name, path=path_var)
+    if found is None and configured:
+        raise AgentUnavailable(
+            f"pi is not installed: {name!r} is not an executable file",
+            hint=f"npm install -g {PI_PACKAGE}, or fix pi_bin / {PI_BIN_ENV}",
+        )
+    if found is None:
+        raise AgentUnavailable(
+            f"pi is not installed: npm install -g {PI_PACKAGE}",
+            hint=f"or set {PI_BIN_ENV} or execution.runner.pi_bin to its path",
+        )
+    if _is_node_script(Path(found)) and shutil.which("node", path=path_var) is None:
+        raise AgentUnavailable(
+            f"pi needs Node.js (>= 20.6) but `node` is not on PATH (pi is at {found})",
+            hint="install Node.js 20 or newer",
+        )
+    return [found]
+
+
+def _is_node_script(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            first = fh.readline(200)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"node" in first
+
+
+def split_model(model: str | None) -> tuple[str | None, str | None]:
+    """ "provider/model" -> (provider, model) at the first "/"; a bare name -> (None, name)."""
+    if not model:
+        return None, None
+    provider, sep, name = model.partition("/")
+    if sep and provider and name:
+        return provider, name
+    return None, model
+
+
+def build_argv(
+    command: Sequence[str],
+    spec: LaunchSpec,
+    *,
+    session_file: Path,
+    system_prompt_file: Path | None,
+    skill_paths: Sequence[Path],
+) -> list[str]:
+    """The full pi command line for one job (pure)."""
+    argv = [*command, "--mode", "rpc", "--no-extensions", "--no-skills", "--no-prompt-templates"]
+    provider, model = split_model(spec.model)
+    if provider:
+        argv += ["--provider", provider]
+    if model:
+        argv += ["--model", model]
+    if system_prompt_file is not None:
+        argv += ["--append-system-prompt", str(system_prompt_file)]
+    argv += ["--tools", pi_tools(spec.permission)]
+    for skill in skill_paths:
+        argv += ["--skill", str(skill)]
+    argv += ["--session", str(session_file)]
+    if spec.thinking_level:
+        if spec.thinking_level not in THINKING_LEVELS:
+            raise ConfigError(
+                f"unknown thinking level {spec.thinking_level!r}",
+                hint="use one of: " + ", ".join(THINKING_LEVELS),
+            )
+        argv += ["--thinking", spec.thinking_level]
+    argv += [str(arg) for arg in spec.extra_args]
+    return argv
+
+
+def resolve_skill_path(raw: Path, cwd: Path, home: Path) -> Path:
+    text = str(raw)
+    if text == "~" or text.startswith("~/"):
+        return home / text[2:]
+    path = Path(text)
+    return path if path.is_absolute() else cwd / path
+
+
+class PiRunner:
+    """`Runner` for pi 0.73.1 in RPC mode."""
+
+    name = "pi"
+
+    def __init__(self) -> None:
+        self._proc: AgentProcess | None = None
+        self._protocol = PiProtocol()
+        self._pending: list[RunnerEvent] = []
+        self._session_file: str | None = None
+        self._close_requested = False
+        self._stdin_closed = False
+        self._outbuf = bytearray()  # commands not yet accepted by pi's stdin pipe
+        self._exited = False
+        self._exit_seen_at: float | None = None
+        self.startup_s: float | None = None  # spawn -> first stdout line
+        self._spawned_at = 0.0
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def start(self, spec: LaunchSpec) -> None:
+        if self._proc is not None:
+            raise AssertionError("bug: PiRunner.start called twice")
+        env = {**os.environ, **spec.env}
+        env.setdefault("PI_SKIP_VERSION_CHECK", "1")
+        command = resolve_pi_command(spec.options, env)
+        spec.job_dir.mkdir(parents=True, exist_ok=True)
+        session = Path(spec.resume_session) if spec.resume_session else None
+        session_file = session or spec.job_dir / SESSION_FILE_NAME
+        prompt_file = self._write_system_prompt(spec)
+        skills = self._existing_skills(spec, Path(env.get("HOME") or Path.home()))
+        argv = build_argv(
+            command,
+            spec,
+            session_file=session_file,
+            system_prompt_file=prompt_file,
+            skill_paths=skills,
+        )
+        self._session_file = str(session_file)
+        grace = float(spec.options.get("final_grace_s", DEFAULT_FINAL_GRACE_S))
+        self._protocol = PiProtocol(
+            final_grace_s=grace, max_turns=spec.max_turns, session_file=self._session_file
+        )
+        self._spawned_at = time.monotonic()
+        self._proc = AgentProcess(
+            argv,
+            cwd=spec.cwd,
+            env=env,
+            stderr_log=spec.job_dir / "stderr.log",
+            max_line=int(spec.options.get("max_line_bytes", MAX_LINE_BYTES)),
+        )
+        stdin = self._proc.popen.stdin
+        if stdin is None:
+            raise AssertionError("bug: pi spawned without a stdin pipe")
+        # Writes never block us: what the pipe does not take now waits in _outbuf.
+        os.set_blocking(stdin.fileno(), False)
+        # pi buffers commands written before it is ready, so the prompt can go at once.
+        self._protocol.prompt(spec.prompt)
+        self._flush()
+
+    def _write_system_prompt(self, spec: LaunchSpec) -> Path | None:
+        """The system prompt goes through a file (see the module docstring)."""
+        if not spec.system_prompt:
+            return None
+        path = spec.job_dir / SYSTEM_PROMPT_FILE_NAME
+        path.write_text(spec.system_prompt, encoding="utf-8")
+        return path
+
+    def _existing_skills(self, spec: LaunchSpec, home: Path) -> list[Path]:
+        found = []
+        for raw in spec.skill_paths:
+            path = resolve_skill_path(Path(raw), spec.cwd, home)
+            if path.exists():
+                found.append(path)
+            else:
+                fields = {"message": "skill path not found; skipped", "path": str(path)}
+                self._pending.append(Activity("notice", fields))
+        return found
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def session_ref(self) -> str | None:
+        return self._protocol.session_file or self._session_file
+
+    @property
+    def supports_steer(self) -> bool:
+        return True
+
+    @property
+    def busy(self) -> bool:
+        """A run is in progress (or queued behind the current one)."""
+        return self._protocol.busy
+
+    # -- pumping -----------------------------------------------------------------------
+    def poll(self, timeout: float) -> list[RunnerEvent]:
+        proc = self._require_proc()
+        events, self._pending = self._pending, []
+        if self._exited:
+            if not events:
+                time.sleep(max(0.0, timeout))  # nothing will ever come; do not spin a caller
+            return events
+        wait = 0.0 if events else self._bounded_wait(timeout)
+        for line in proc.read(wait):
+            if self.startup_s is None:
+                self.startup_s = time.monotonic() - self._spawned_at
+            events.extend(self._protocol.feed(line))
+        events.extend(self._protocol.tick())
+        self._flush()
+        self._close_if_done()
+        events.extend(self._check_exit(proc))
+        return events
+
+    def _bounded_wait(self, timeout: float) -> float:
+        if self._outbuf:
+            timeout = min(timeout, _WRITE_RETRY_S)
+        deadline = self._protocol.next_deadline()
+        if deadline is None:
+            return timeout
+        return max(0.0, min(timeout, deadline - time.monotonic()))
+
+    def _check_exit(self, proc: AgentProcess) -> list[RunnerEvent]:
+        if proc.poll_exit() is None:
+            return []
+        now = time.monotonic()
+        if self._exit_seen_at is None:
+            self._exit_seen_at = now
+        if not proc.stdout_closed and now - self._exit_seen_at < _EXIT_DRAIN_S:
+            return []  # lines may still be in the pipe; read them first
+        events = self._protocol.process_exited()
+        exit_code, sig = exit_description(proc.returncode)
+        events.append(AgentExited(exit_code, sig, proc.stderr_tail))
+        self._exited = True
+        proc.release()
+        return events
+
+    def _flush(self) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        for command in self._protocol.take_outbox():
+            if not self._stdin_closed:
+                line = json.dumps(command, ensure_ascii=False, separators=(",", ":")) + "\n"
+                self._outbuf += line.encode("utf-8")
+        stdin = proc.popen.stdin
+        while self._outbuf and not self._stdin_closed and stdin is not None:
+            try:
+                written = os.write(stdin.fileno(), self._outbuf[:_WRITE_CHUNK])
+            except BlockingIOError:
+                return  # the pipe is full; poll retries
+            except (OSError, ValueError):
+                # pi is gone; its exit (and exit code) is reported by poll.
+                self._stdin_closed = True
+                self._outbuf.clear()
+                return
+            del self._outbuf[:written]
+
+    def _close_if_done(self) -> None:
+        if (
+            self._close_requested
+            and not self._stdin_closed
+            and not self._outbuf
+            and not self._protocol.busy
+        ):
+            self._stdin_closed = True
+            self._require_proc().close_stdin()
+
+    def _require_proc(self) -> AgentProcess:
+        if self._proc is None:
+            raise AssertionError("bug: PiRunner used before start()")
+        return self._proc
+
+    # -- commands ----------------------------------------------------------------------
+    def follow_up(self, message: str) -> None:
+        self._pending.extend(self._protocol.follow_up(message))
+        self._flush()
+
+    def steer(self, message: str) -> None:
+        self._protocol.steer(message)
+        self._flush()
+
+    def abort(self) -> None:
+        self._protocol.abort()
+        self._flush()
+
+    def close(self) -> None:
+        """Close stdin once no run is in progress; pi then exits 0 (AgentExited follows)."""
+        self._close_requested = True
+        if self._proc is not None:
+            self._close_if_done()
+
+    def terminate(self) -> None:
+        if self._proc is not None and not self._exited:
+            self._proc.signal_group(signal.SIGTERM)
+
+    def kill(self) -> None:
+        if self._proc is not None and not self._exited:
+            self._proc.signal_group(signal.SIGKILL)
