@@ -26,10 +26,27 @@ prompt: {system: "Be brief.", task_template: "$prompt"}
 def pi_alone(pi: str, env: dict[str, str], cwd: str, session: str) -> float:
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [pi, "--mode", "rpc", "--no-extensions", "--no-prompt-templates", "--provider", "mock",
-         "--model", "mock-model", "--append-system-prompt", "Be brief.", "--tools",
-         "read,bash,edit,write,grep,find,ls", "--session", session],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+        [
+            pi,
+            "--mode",
+            "rpc",
+            "--no-extensions",
+            "--no-prompt-templates",
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--append-system-prompt",
+            "Be brief.",
+            "--tools",
+            "read,bash,edit,write,grep,find,ls",
+            "--session",
+            session,
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
         cwd=cwd,
     )
     assert proc.stdin is not None and proc.stdout is not None
@@ -51,8 +68,13 @@ def pi_alone(pi: str, env: dict[str, str], cwd: str, session: str) -> float:
 def supervisor_hwm_mb(env: dict[str, str], cwd: str, server: MockLLM) -> float:
     """Peak RSS of a background job's supervisor, read from /proc while the job runs."""
     server.enqueue(Reply("x" * 2000, chunk_size=20, chunk_delay=0.01))
-    job_id = subprocess.run(sp_argv("run", "tester", "--prompt", "long", "--background"),
-                            env=env, cwd=cwd, capture_output=True, text=True).stdout.strip()
+    job_id = subprocess.run(
+        sp_argv("run", "tester", "--prompt", "long", "--background"),
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     status_path = f"{cwd}/.specialists/jobs/{job_id}/status.json"
     peak = 0.0
     while True:
@@ -86,13 +108,20 @@ def main() -> None:
         for i in range(RUNS):
             alone.append(pi_alone(str(pi), env, cwd, f"{layout.root}/s{i}.jsonl"))
             t0 = time.perf_counter()
-            out = subprocess.run(sp_argv("run", "tester", "--prompt", "hello"), env=env, cwd=cwd,
-                                 capture_output=True, text=True)
+            out = subprocess.run(
+                sp_argv("run", "tester", "--prompt", "hello"),
+                env=env,
+                cwd=cwd,
+                capture_output=True,
+                text=True,
+            )
             ours.append(time.perf_counter() - t0)
             assert out.returncode == 0, out.stderr
-        print(f"pi alone: median {median_ms(alone):.0f} ms; specialists run (foreground): "
-              f"median {median_ms(ours):.0f} ms; overhead {median_ms(ours) - median_ms(alone):.0f}"
-              f" ms ({median_ms(ours) / median_ms(alone):.2f}x)")
+        print(
+            f"pi alone: median {median_ms(alone):.0f} ms; specialists run (foreground): "
+            f"median {median_ms(ours):.0f} ms; overhead {median_ms(ours) - median_ms(alone):.0f}"
+            f" ms ({median_ms(ours) / median_ms(alone):.2f}x)"
+        )
         hwm = supervisor_hwm_mb(env, cwd, server)
         print(f"background supervisor peak RSS (VmHWM): {hwm:.1f} MB")
 

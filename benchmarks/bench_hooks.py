@@ -1,0 +1,143 @@
+"""Hook runtime as Claude Code sees it: a fresh process per prompt (target <= 60 ms).
+
+    .venv/bin/python benchmarks/bench_hooks.py [--runs 30]
+
+Scenarios: an empty project; 1,000 finished jobs (plus 3 live ones), before and after
+`specialists status` built its finished-jobs index; 1,000 jobs and 50 ready markers
+(recreated before every run, so each run reports 10 and consumes them). Each is
+timed for `specialists hook user-prompt-submit` and `... session-start`, through the
+console script when it is installed next to this interpreter (what settings.json runs),
+else `python -m specialists`. Baseline: the bare interpreter start. Prints medians and p90.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HOOK_INPUT = json.dumps(
+    {"session_id": "bench", "hook_event_name": "UserPromptSubmit", "prompt": "x"}
+)
+
+
+def make_jobs(state: Path, count: int, live: int = 3) -> None:
+    jobs = state / "jobs"
+    jobs.mkdir(parents=True, exist_ok=True)
+    now = time.time()
+    old = now - 86_400
+    for i in range(count):
+        job_id = f"{i:08x}"
+        d = jobs / job_id
+        d.mkdir(exist_ok=True)
+        active = i < live
+        status = {
+            "id": job_id,
+            "specialist": "overthinker",
+            "status": "running" if active else "done",
+            "started_at_ms": int((now - 30) * 1000),
+            "elapsed_s": 107.0,
+        }
+        path = d / "status.json"
+        path.write_text(json.dumps(status))
+        if not active:
+            os.utime(path, (old, old))
+        (d / "job.json").write_text(json.dumps({"id": job_id, "prompt": "p" * 200}))
+
+
+def make_markers(state: Path, count: int) -> None:
+    ready = state / "ready"
+    ready.mkdir(parents=True, exist_ok=True)
+    for i in range(count):
+        (ready / f"{i + 100:08x}").touch()  # finished jobs (ids >= 0x64 are "done")
+
+
+def hook_command() -> list[str]:
+    script = Path(sys.executable).with_name("specialists")
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "specialists"]
+
+
+def time_runs(
+    argv: list[str], env: dict[str, str], cwd: Path, runs: int, before=None
+) -> list[float]:
+    out = []
+    for _ in range(runs + 2):
+        if before:
+            before()
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            argv, input=HOOK_INPUT, capture_output=True, text=True, env=env, cwd=cwd
+        )
+        out.append((time.perf_counter() - t0) * 1000)
+        if proc.returncode != 0:
+            raise SystemExit(f"{argv} failed: {proc.stderr}")
+    return out[2:]  # the first two warm the page cache
+
+
+def summary(label: str, samples: list[float]) -> str:
+    samples = sorted(samples)
+    p90 = samples[max(0, int(len(samples) * 0.9) - 1)]
+    return f"{label:<52} median {statistics.median(samples):6.1f} ms   p90 {p90:6.1f} ms"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=30)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="bench-hooks-"))
+    try:
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(root / "home"),
+            "XDG_STATE_HOME": str(root / "state"),
+            "XDG_CONFIG_HOME": str(root / "config"),
+            "CLAUDE_CONFIG_DIR": str(root / "claude"),
+        }
+        cmd = hook_command()
+        print(
+            f"hook command: {' '.join(cmd)} hook <event>; {args.runs} runs each; "
+            f"cpus={os.cpu_count()}"
+        )
+        print(
+            summary(
+                "baseline: python -c pass",
+                time_runs([sys.executable, "-c", "pass"], env, root, args.runs),
+            )
+        )
+        cases = []
+        empty = root / "empty"
+        (empty / ".git").mkdir(parents=True)
+        cases.append(("0 jobs", empty, None, False))
+        big = root / "big"
+        (big / ".git").mkdir(parents=True)
+        make_jobs(big / ".specialists", 1000)
+        markers = lambda: make_markers(big / ".specialists", 50)  # noqa: E731
+        cases.append(("1000 jobs, no finished index", big, None, False))
+        cases.append(("1000 jobs (indexed by `status`)", big, None, True))
+        cases.append(("1000 jobs (indexed) + 50 ready markers", big, markers, True))
+        for label, project, before, indexed in cases:
+            run_env = dict(env, SPECIALISTS_PROJECT_ROOT=str(project))
+            if indexed:  # `specialists status` keeps jobs/.finished.json, as in real use
+                subprocess.run([*cmd, "status"], env=run_env, cwd=project, capture_output=True)
+            for event in ("user-prompt-submit", "session-start"):
+                samples = time_runs([*cmd, "hook", event], run_env, project, args.runs, before)
+                print(summary(f"{event}, {label}", samples))
+        log = root / "state" / "specialists" / "hooks.log"
+        if log.exists():
+            print(f"hooks.log has {len(log.read_text().splitlines())} lines (expected none)")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
