@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from pathlib import Path
 
 from benchmarks.common import isolated_project, machine, median_ms, sp_argv
 from tests.support.agent_env import find_agent_bin
@@ -78,7 +79,7 @@ def supervisor_hwm_mb(env: dict[str, str], cwd: str, server: MockLLM) -> float:
     status_path = f"{cwd}/.specialists/jobs/{job_id}/status.json"
     peak = 0.0
     while True:
-        st = json.loads(open(status_path).read())
+        st = json.loads(Path(status_path).read_text())
         pid = st.get("supervisor_pid")
         try:
             with open(f"/proc/{pid}/status") as f:

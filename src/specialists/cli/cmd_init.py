@@ -1,4 +1,4 @@
-"""`specialists init`: create .specialists/ in the project and keep it out of git."""
+"""`specialists init`: create .specialists/, keep it out of git, register with Claude Code."""
 
 from __future__ import annotations
 
@@ -10,6 +10,11 @@ GITIGNORE_ENTRY = ".specialists/"
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("init", help="set up .specialists/ in this project")
+    p.add_argument(
+        "--no-register",
+        action="store_true",
+        help="skip the Claude Code registration (.mcp.json, .claude/settings.json)",
+    )
     p.set_defaults(run=run)
 
 
@@ -19,7 +24,11 @@ def run(args: argparse.Namespace) -> int:
     root = find_project_root()
     for line in init_project(root):
         print(line)
-    del args
+    if not getattr(args, "no_register", False):
+        from specialists.install import install, project_targets
+
+        for line in install(project_targets(root)):
+            print(line)
     print(f"ready: {state_dir(root)}")
     return 0
 

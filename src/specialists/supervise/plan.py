@@ -139,9 +139,16 @@ def start_background(store: JobStore, record: JobRecord) -> str:
 
 
 def run_foreground(
-    store: JobStore, record: JobRecord, observer: Observer | None = None
+    store: JobStore,
+    record: JobRecord,
+    observer: Observer | None = None,
+    *,
+    handle_signals: bool = True,
 ) -> JobStatus:
-    """Create the job and supervise it in this process; returns the final status."""
+    """Create the job and supervise it in this process; returns the final status.
+
+    Pass handle_signals=False off the main thread (Python allows signal handlers only there).
+    """
     from specialists.runners.registry import make_runner
     from specialists.supervise.launch import create_job
     from specialists.supervise.supervisor import Supervisor
@@ -149,6 +156,9 @@ def run_foreground(
     collect(store)
     record, lock = create_job(store, record)
     try:
-        return Supervisor(store, record, make_runner(record.runner), observer=observer).run()
+        runner = make_runner(record.runner)
+        return Supervisor(
+            store, record, runner, observer=observer, handle_signals=handle_signals
+        ).run()
     finally:
         lock.release()

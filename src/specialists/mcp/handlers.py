@@ -1,0 +1,361 @@
+"""The MCP tools as plain functions: (context, checked arguments) -> a JSON-able dict.
+
+No MCP types here: the table (table.py) names and describes these, the server adapter
+(server.py) carries them over the wire. A handler that cannot do what was asked raises a
+`SpecialistsError` (usually `ToolFailed`), which becomes a tool error result of one line.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from specialists.errors import UserError
+from specialists.jobs.records import JobStatus
+from specialists.jobs.store import JobStore
+from specialists.mcp.inprocess import InProcessJobs
+from specialists.mcp.views import (
+    bounded_result,
+    clip,
+    compact_event,
+    job_brief,
+    job_detail,
+    job_list,
+)
+
+FEED_DEFAULT_LIMIT = 50
+STOP_WAIT_S = 8.0  # a timed-out synchronous job: how long to wait for it to stop
+HOW_TO = (
+    "Dispatch work with run (returns a job id at once) and keep working; read it with "
+    "result when its completion is announced. Use status for a single check, feed for "
+    "events, steer/follow_up/stop to control a job. Do not poll in a loop."
+)
+
+
+class ToolFailed(UserError):
+    """A tool could not do what was asked; `data` goes into the structured error result."""
+
+    def __init__(
+        self, message: str, *, hint: str | None = None, data: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.data = data or {}
+
+
+@dataclass
+class ToolContext:
+    """What handlers share: the server's own (synchronous) jobs and the project root."""
+
+    jobs: InProcessJobs = field(default_factory=InProcessJobs)
+    project_root: Path | None = None  # None: found per call (SPECIALISTS_PROJECT_ROOT, cwd)
+
+    def root(self) -> Path:
+        from specialists.jobs.paths import find_project_root
+
+        return self.project_root or find_project_root()
+
+    def store(self) -> JobStore:
+        from specialists.jobs.paths import state_dir
+
+        return JobStore(state_dir(self.root()))
+
+
+Args = dict[str, Any]
+
+
+# --- catalog and health ---------------------------------------------------------------------
+
+
+def specialist_init(ctx: ToolContext, args: Args) -> dict[str, Any]:
+    from specialists.catalog import load_catalog
+    from specialists.jobs.view import all_statuses
+
+    root = ctx.root()
+    catalog = load_catalog(root)
+    statuses, _ = all_statuses(ctx.store())
+    return {
+        "project_root": str(root),
+        "specialists": catalog.names(),
+        "load_problems": len(catalog.problems),
+        "active_jobs": sum(1 for s in statuses if s.active),
+        "beads": shutil.which("bd") is not None and (root / ".beads").is_dir(),
+        "how_to": HOW_TO,
+    }
+
+
+def list_specialists(ctx: ToolContext, args: Args) -> dict[str, Any]:
+    from specialists.catalog import load_catalog
+
+    catalog = load_catalog(ctx.root())
+    scope = args.get("scope")
+    entries = []
+    for spec in catalog.all():
+        if scope and spec.scope != scope:
+            continue
+        entry: dict[str, Any] = {
+            "name": spec.name,
+            "description": clip(spec.description, 200),
+            "scope": spec.scope,
+            "permission": spec.permission,
+        }
+        if spec.runner:
+            entry["runner"] = spec.runner
+        if spec.model:
+            entry["model"] = spec.model
+        entries.append(entry)
+    return {
+        "specialists": entries,
+        "problems": [clip(p.one_line(), 300) for p in catalog.problems[:10]],
+    }
+
+
+def specialist_status(ctx: ToolContext, args: Args) -> dict[str, Any]:
+    from specialists.jobs.view import all_statuses
+
+    statuses, problems = all_statuses(ctx.store())
+    out: dict[str, Any] = {"breakers": _breakers(), "jobs": job_list(statuses)}
+    if problems:
+        out["problems"] = [clip(p, 300) for p in problems[:5]]
+    return out
+
+
+def _breakers() -> list[dict[str, Any]]:
+    try:
+        from specialists.native.breaker import breaker_health
+    except ImportError as exc:
+        return [{"key": "?", "state": "unknown", "last_error": f"breakers unavailable: {exc}"}]
+    out = []
+    for item in breaker_health():
+        entry = {"key": str(item.get("key")), "state": str(item.get("state", "?"))}
+        if item.get("failures"):
+            entry["failures"] = item["failures"]
+        if item.get("last_error"):
+            entry["last_error"] = clip(str(item["last_error"]), 200)
+        out.append(entry)
+    return out
+
+
+# --- dispatch -----------------------------------------------------------------------------------
+
+
+def _plan(ctx: ToolContext, store: JobStore, args: Args, *, foreground: bool = False) -> Any:
+    from specialists.supervise.plan import JobRequest, plan_job
+
+    root = store.root.parent
+    cwd = root
+    if args.get("cwd"):
+        cwd = Path(args["cwd"]).expanduser()
+        cwd = cwd if cwd.is_absolute() else root / cwd
+    timeout_s = args.get("timeout_s")
+    request = JobRequest(
+        specialist=args["specialist"],
+        prompt=args["prompt"],
+        cwd=cwd,
+        model=args.get("model"),
+        timeout_ms=int(timeout_s * 1000) if timeout_s else None,
+        continue_from=args.get("continue_from"),
+        bead_id=args.get("bead_id"),
+    )
+    return plan_job(store, request, foreground=foreground)
+
+
+def run(ctx: ToolContext, args: Args) -> dict[str, Any]:
+    from specialists.supervise.plan import start_background
+
+    store = ctx.store()
+    record = _plan(ctx, store, args)
+    return {"job_id": start_background(store, record), "specialist": record.specialist}
+
+
+def use_specialist(ctx: ToolContext, args: Args) -> dict[str, Any]:
+    store = ctx.store()
+    sync_args = {k: v for k, v in args.items() if k != "timeout_s"}
+    job_id = ctx.jobs.start(store, _plan(ctx, store, sync_args, foreground=True))
+    timeout = float(args["timeout_s"])
+    if not ctx.jobs.wait(job_id, timeout):
+        st = _stop_own(ctx, store, job_id)
+        raise ToolFailed(
+            f"use_specialist timed out after {timeout:g}s; job {job_id} was stopped ({st.status})",
+            hint="for longer work use run, which returns at once",
+            data={"job_id": job_id, "status": st.status},
+        )
+    return _final(store, job_id)
+
+
+def run_parallel(ctx: ToolContext, args: Args) -> dict[str, Any]:
+    store = ctx.store()
+    ids = [
+        ctx.jobs.start(store, _plan(ctx, store, task, foreground=True)) for task in args["tasks"]
+    ]
+    deadline = time.monotonic() + float(args["timeout_s"])
+    out = []
+    for job_id in ids:
+        if not ctx.jobs.wait(job_id, deadline - time.monotonic()):
+            _stop_own(ctx, store, job_id)
+        try:
+            out.append(_final(store, job_id))
+        except ToolFailed as exc:
+            out.append({"job_id": job_id, **exc.data, "error": exc.message})
+    return {"results": out}
+
+
+def _stop_own(ctx: ToolContext, store: JobStore, job_id: str) -> JobStatus:
+    from specialists.jobs.actions import stop_job
+
+    outcome = stop_job(store, job_id, stop_timeout=STOP_WAIT_S)
+    ctx.jobs.wait(job_id, 2.0)
+    return outcome.status
+
+
+def _final(store: JobStore, job_id: str) -> dict[str, Any]:
+    """A finished synchronous job as a result, or ToolFailed saying how it ended."""
+    from specialists.jobs.view import current_status
+
+    st = current_status(store, job_id)
+    if st.status != "done":
+        why = f": {st.error}" if st.error else ""
+        raise ToolFailed(
+            f"job {job_id} ended {st.status}{why}", data={"job_id": job_id, "status": st.status}
+        )
+    return _with_result(store, st)
+
+
+# --- reading jobs -------------------------------------------------------------------------------
+
+
+def status(ctx: ToolContext, args: Args) -> dict[str, Any]:
+    from specialists.jobs.view import all_statuses, current_status
+
+    store = ctx.store()
+    if args.get("job_id"):
+        return {"job": job_detail(current_status(store, store.resolve(args["job_id"])))}
+    statuses, problems = all_statuses(store)
+    out = job_list(statuses)
+    if problems:
+        out["problems"] = [clip(p, 300) for p in problems[:5]]
+    return out
+
+
+def result(ctx: ToolContext, args: Args) -> dict[str, Any]:
+    from specialists.jobs.view import current_status
+
+    store = ctx.store()
+    job_id = store.resolve(args["job_id"])
+    st = current_status(store, job_id)
+    if st.status in ("done", "waiting"):
+        answer = _with_result(store, st)
+        if answer.get("result") is not None:
+            return answer
+    data = {"job_id": job_id, "status": st.status}
+    if st.active:
+        brief = job_brief(st)
+        doing = f", {brief['doing']}" if "doing" in brief else ""
+        raise ToolFailed(
+            f"job {job_id} is {st.status} ({brief['elapsed_s']:g}s{doing}); no result yet",
+            hint="keep working; its completion will be announced, then call result once",
+            data=data,
+        )
+    why = f": {clip(st.error, 300)}" if st.error else ""
+    raise ToolFailed(f"job {job_id} ended {st.status}{why}; it has no result", data=data)
+
+
+def _with_result(store: JobStore, st: JobStatus) -> dict[str, Any]:
+    text = store.read_result(st.id) if st.status == "done" else _latest_answer(store, st.id)
+    out: dict[str, Any] = {"job_id": st.id, "status": st.status, "result": None}
+    if text is None:
+        return out
+    shown, truncated = bounded_result(text, store.job_dir(st.id) / "result.txt")
+    out["result"] = shown
+    if truncated:
+        out["truncated"] = True
+    return out
+
+
+def _latest_answer(store: JobStore, job_id: str) -> str | None:
+    """A keep-alive job waiting for follow-ups: its latest answer (answers/NNN.txt)."""
+    answers = sorted((store.job_dir(job_id) / "answers").glob("*.txt"))
+    return answers[-1].read_text(encoding="utf-8") if answers else None
+
+
+def feed(ctx: ToolContext, args: Args) -> dict[str, Any]:
+    from specialists.jobs.view import current_status
+
+    store = ctx.store()
+    job_id = store.resolve(args["job_id"])
+    from_seq = int(args["from_seq"])
+    limit = int(args["limit"])
+    events = store.read_events(job_id, from_seq)
+    shown = events[:limit]
+    next_seq = int(shown[-1].get("seq", from_seq)) + 1 if shown else from_seq
+    return {
+        "job_id": job_id,
+        "status": current_status(store, job_id).status,
+        "events": [compact_event(e) for e in shown],
+        "next_seq": next_seq,
+        "more": len(events) > len(shown),
+    }
+
+
+# --- control ------------------------------------------------------------------------------------
+
+
+def steer(ctx: ToolContext, args: Args) -> dict[str, Any]:
+    return _send(ctx, args, "steer")
+
+
+def follow_up(ctx: ToolContext, args: Args) -> dict[str, Any]:
+    return _send(ctx, args, "follow_up")
+
+
+def _send(ctx: ToolContext, args: Args, kind: Literal["steer", "follow_up"]) -> dict[str, Any]:
+    from specialists.jobs.actions import send_message
+
+    store = ctx.store()
+    job_id = store.resolve(args["job_id"])
+    outcome = send_message(store, job_id, kind, args["message"])
+    if not outcome.ok:
+        raise ToolFailed(
+            f"{kind} refused: {outcome.reason}",
+            hint=f"to continue a finished job, run with continue_from={job_id}",
+            data={"job_id": job_id, "state": outcome.state},
+        )
+    return {"job_id": job_id, "state": outcome.state}
+
+
+def stop(ctx: ToolContext, args: Args) -> dict[str, Any]:
+    from specialists.jobs.actions import stop_job
+
+    store = ctx.store()
+    job_id = store.resolve(args["job_id"])
+    outcome = stop_job(store, job_id)
+    if outcome.was_active and outcome.status.active:
+        raise ToolFailed(
+            f"job {job_id} did not stop (still {outcome.status.status})",
+            data={"job_id": job_id, "status": outcome.status.status},
+        )
+    return {"job_id": job_id, "status": outcome.status.status, "stopped": outcome.stopped}
+
+
+# --- deprecated v2 tools ------------------------------------------------------------------------
+
+
+def start_specialist(ctx: ToolContext, args: Args) -> dict[str, Any]:
+    return run(ctx, args)
+
+
+def poll_specialist(ctx: ToolContext, args: Args) -> dict[str, Any]:
+    from specialists.jobs.view import current_status
+
+    store = ctx.store()
+    st = current_status(store, store.resolve(args["job_id"]))
+    out = job_detail(st)
+    if st.status in ("done", "waiting"):
+        out["result"] = _with_result(store, st)["result"]
+    return out
+
+
+def stop_specialist(ctx: ToolContext, args: Args) -> dict[str, Any]:
+    return stop(ctx, args)

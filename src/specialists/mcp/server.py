@@ -1,0 +1,113 @@
+"""The MCP adapter: the tool table over the official `mcp` SDK (2.x low-level Server), stdio.
+
+Everything MCP-specific is here; handlers stay plain functions (handlers.py, table.py).
+Handlers block (file reads, synchronous jobs), so each call runs in a worker thread.
+
+Shutdown: SIGTERM, SIGINT or the client closing stdin stop the jobs this server runs
+itself (use_specialist, run_parallel) and kill their agents. Background jobs (`run`)
+belong to their own supervisors and keep running.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+from types import FrameType
+from typing import Any
+
+from specialists import __version__
+from specialists.mcp.handlers import ToolContext
+from specialists.mcp.table import TOOLS, UnknownTool, call_tool
+
+log = logging.getLogger("specialists.mcp")
+
+SERVER_NAME = "specialists"
+INSTRUCTIONS = (
+    "Delegate work to specialist coding agents. Dispatch with run (returns a job id at once), "
+    "keep working, and read the answer with result once the job's end is announced. "
+    "Do not poll status in a loop."
+)
+SHUTDOWN_GRACE_S = 2.0
+
+
+def build_server(ctx: ToolContext | None = None) -> Any:
+    """A low-level `mcp.server.Server` serving the tool table with `ctx`."""
+    import anyio
+    import mcp.types as types
+    from mcp.server import Server
+    from mcp.shared.exceptions import MCPError
+
+    context = ctx or ToolContext()
+    tools = [
+        types.Tool(
+            name=spec.name,
+            description=spec.description,
+            input_schema=spec.input_schema,
+            output_schema=spec.output_schema,
+            annotations=types.ToolAnnotations(
+                read_only_hint=spec.read_only,
+                destructive_hint=False,
+                open_world_hint=False,
+            ),
+        )
+        for spec in TOOLS
+    ]
+
+    async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def handle_call(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        arguments = dict(params.arguments or {})
+        try:
+            # Abandoned on cancellation: a synchronous job then ends with the server (stop_all).
+            outcome = await anyio.to_thread.run_sync(
+                call_tool, context, params.name, arguments, abandon_on_cancel=True
+            )
+        except UnknownTool as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=exc.one_line()) from exc
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=outcome.text)],
+            structured_content=outcome.data,
+            is_error=outcome.is_error,
+        )
+
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=handle_call,
+    )
+
+
+def serve_stdio(ctx: ToolContext | None = None) -> int:
+    """Serve on stdin/stdout until the client goes away or a signal arrives."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    context = ctx or ToolContext()
+    server = build_server(context)
+
+    def on_terminate(_signum: int, _frame: FrameType | None) -> None:
+        stopped = context.jobs.stop_all(SHUTDOWN_GRACE_S)
+        if stopped:
+            print(f"specialists mcp: stopped jobs {', '.join(stopped)}", file=sys.stderr)
+        sys.stderr.flush()
+        # Exit now: unwinding the event loop could wait on the blocked stdin reader thread.
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, on_terminate)
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        context.jobs.stop_all(SHUTDOWN_GRACE_S)
+    return 0

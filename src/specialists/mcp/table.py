@@ -1,0 +1,187 @@
+"""The tool table: name, description, schemas and handler of every MCP tool, and `call_tool`.
+
+Descriptions are part of the product: the orchestrating model reads them to decide how to
+delegate. Each says to dispatch, keep working and not poll in a loop, in under 900
+characters (a test holds that line).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from specialists.errors import SpecialistsError, UserError
+from specialists.mcp import handlers as h
+from specialists.mcp import schemas as s
+from specialists.mcp.args import check_arguments
+
+log = logging.getLogger("specialists.mcp")
+
+MAX_DESCRIPTION = 900
+NO_POLL = "Do not poll in a loop."
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    handler: Callable[[h.ToolContext, dict[str, Any]], dict[str, Any]]
+    read_only: bool = False
+    deprecated: bool = False
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    data: dict[str, Any]  # structuredContent
+    text: str  # the text content block: what most clients show the model
+    is_error: bool = False
+
+
+class UnknownTool(UserError):
+    """A tool name this server does not have (a protocol error, not a tool result)."""
+
+
+_RUN = (
+    "Start a specialist (a named coding agent: reviewer, debugger, explorer, ...) on a task "
+    "in the background. Returns {job_id} at once; the job runs under its own supervisor and "
+    "outlives this server. After dispatching, KEEP WORKING on something else: you are told "
+    "when the job ends; then call result once. " + NO_POLL + " The prompt is the whole task "
+    "(the specialist sees nothing else of this conversation): say what to do, where, and "
+    "what the answer must contain. Optional: model overrides the specialist's model, cwd the "
+    "working directory, timeout_s a time limit, continue_from a finished job whose session to "
+    "continue. Names: list_specialists."
+)
+_STATUS = (
+    "Check jobs once. With job_id: that job (status, elapsed_s, what it is doing, error). "
+    "Without: active jobs, counts of finished ones and the few most recent. Statuses: "
+    "starting, running, waiting (idle, takes follow_up), done, error, cancelled. Do not call "
+    "this in a loop to wait: dispatch, keep working, and call result when the job's end is "
+    "announced."
+)
+_RESULT = (
+    "The final answer of a finished job (or the latest answer of a job waiting for "
+    "follow-ups). Call it once, after the job's end is announced or status shows done. If the "
+    "job is still running you get an error saying so: keep working instead of retrying. "
+    + NO_POLL
+    + " Very long answers are clipped, with the path of the full text."
+)
+_FEED = (
+    "A job's events from sequence number from_seq (default 1), at most limit (default 50, "
+    "max 200): tool calls, turns, steering acks, errors. Returns events and next_seq to "
+    "continue from. For diagnosing a stuck or failing job, not for waiting on one. " + NO_POLL
+)
+_STEER = (
+    "Inject guidance into a running job's current turn (the agent reads it before its next "
+    "step): use it when a specialist is heading the wrong way. Returns state delivered, or "
+    "pending if the supervisor has not picked it up yet. Refused when the job is not running "
+    "or its runner cannot be steered (then use follow_up). Then keep working. " + NO_POLL
+)
+_FOLLOW_UP = (
+    "Send another message to a live job: delivered when its current run ends, or at once to a "
+    "job that is waiting (keep-alive specialists answer, then wait). The new answer arrives "
+    "like the first: keep working and call result when its end is announced. " + NO_POLL + " "
+    "To continue a job that already finished, use run with continue_from."
+)
+_STOP = (
+    "Stop a job: graceful abort, then terminate; it ends as cancelled. A job that already "
+    "finished is left as it is. Returns its final status."
+)
+_USE = (
+    "Run a specialist synchronously and wait for its answer (up to timeout_s, default 120). "
+    "Only for quick tasks (well under a minute): you are blocked while it runs. On timeout the "
+    "job is stopped and an error is returned. For anything longer use run, which returns at "
+    "once so you can keep working. Jobs started here end if this server is terminated."
+)
+_START = (
+    "DEPRECATED: use run (same arguments and result). Starts a specialist in the background "
+    "and returns {job_id} at once. Keep working; call result when the job's end is announced. "
+    + NO_POLL
+)
+_POLL = (
+    "DEPRECATED: use status for one check and result for the answer. Returns a job's status, "
+    "plus its result when done. " + NO_POLL + " Dispatch, keep working, and read the result "
+    "once when the job's end is announced."
+)
+_STOP_OLD = "DEPRECATED: use stop. Stops a job (graceful abort, then terminate): it ends cancelled."
+_PARALLEL = (
+    "DEPRECATED: call run once per task instead (each returns at once) and keep working. "
+    "Starts up to 8 specialists together and waits for all of them up to timeout_s (default "
+    "300), blocking you meanwhile; jobs still running then are stopped. Returns one entry per "
+    "task: job_id, status, result or error."
+)
+_INIT = (
+    "Session start: the project root, the specialists available here, how many jobs are "
+    "active, whether beads (bd) is set up, and how to use these tools. Call once per session."
+)
+_LIST = (
+    "The specialists you can dispatch: name, description, scope (project, user, builtin), "
+    "permission tier, and runner and model when set. Definition files that failed to load "
+    "are listed under problems. Optional scope filter."
+)
+_HEALTH = (
+    "Health: circuit-breaker state per provider/model (closed is healthy; open means recent "
+    "failures, calls refused until a cooldown passes) and the jobs (active ones, counts and "
+    "the most recent finished). One check: " + NO_POLL
+)
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec("run", _RUN, s.RUN_ARGS, s.STARTED, h.run),
+    ToolSpec("status", _STATUS, s.OPTIONAL_JOB_ARGS, s.STATUS_RESULT, h.status, read_only=True),
+    ToolSpec("result", _RESULT, s.JOB_ARGS, s.ANSWER, h.result, read_only=True),
+    ToolSpec("feed", _FEED, s.FEED_ARGS, s.FEED_RESULT, h.feed, read_only=True),
+    ToolSpec("steer", _STEER, s.MESSAGE_ARGS, s.SENT, h.steer),
+    ToolSpec("follow_up", _FOLLOW_UP, s.MESSAGE_ARGS, s.SENT, h.follow_up),
+    ToolSpec("stop", _STOP, s.JOB_ARGS, s.STOPPED, h.stop),
+    ToolSpec("specialist_init", _INIT, s.NO_ARGS, s.INIT_RESULT, h.specialist_init, True),
+    ToolSpec("list_specialists", _LIST, s.LIST_ARGS, s.LIST_RESULT, h.list_specialists, True),
+    ToolSpec("specialist_status", _HEALTH, s.NO_ARGS, s.HEALTH_RESULT, h.specialist_status, True),
+    ToolSpec("use_specialist", _USE, s.USE_ARGS, s.ANSWER, h.use_specialist),
+    ToolSpec("start_specialist", _START, s.RUN_ARGS, s.STARTED, h.start_specialist, False, True),
+    ToolSpec("poll_specialist", _POLL, s.JOB_ARGS, s.JOB_BRIEF, h.poll_specialist, True, True),
+    ToolSpec("stop_specialist", _STOP_OLD, s.JOB_ARGS, s.STOPPED, h.stop_specialist, False, True),
+    ToolSpec(
+        "run_parallel", _PARALLEL, s.PARALLEL_ARGS, s.PARALLEL_RESULT, h.run_parallel, False, True
+    ),
+)
+TOOLS_BY_NAME: Mapping[str, ToolSpec] = {t.name: t for t in TOOLS}
+
+
+def call_tool(ctx: h.ToolContext, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome:
+    """Check the arguments, run the handler, and shape the outcome. Only UnknownTool raises."""
+    spec = TOOLS_BY_NAME.get(name)
+    if spec is None:
+        raise UnknownTool(f"unknown tool {name[:60]!r}", hint="see tools/list")
+    try:
+        args = check_arguments(name, spec.input_schema, arguments)
+        data = spec.handler(ctx, args)
+    except SpecialistsError as exc:
+        return failure(exc)
+    except Exception as exc:  # the model gets one line; the trace goes to the log
+        log.exception("tool %s failed", name)
+        return failure(SpecialistsError(f"bug: {name} failed: {type(exc).__name__}: {exc}"))
+    return ToolOutcome(data, render(name, data))
+
+
+def failure(exc: SpecialistsError) -> ToolOutcome:
+    line = exc.one_line()
+    data = dict(exc.data) if isinstance(exc, h.ToolFailed) else {}
+    data["error"] = line
+    return ToolOutcome(data, f"error: {line}", is_error=True)
+
+
+def render(name: str, data: dict[str, Any]) -> str:
+    """The text block: the answer itself for answers, a nudge for dispatches, else JSON."""
+    if name in ("run", "start_specialist"):
+        return (
+            f"started job {data['job_id']} ({data.get('specialist', '?')}). Keep working; "
+            "call result when its end is announced."
+        )
+    if name in ("result", "use_specialist") and data.get("result") is not None:
+        clipped = " (clipped)" if data.get("truncated") else ""
+        return f"[job {data['job_id']} {data['status']}{clipped}]\n{data['result']}"
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)

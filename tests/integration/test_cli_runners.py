@@ -1,0 +1,107 @@
+"""One specialist definition on every runner, through the CLI: same job files, same commands.
+
+Claude Code and Codex are the real CLIs against the mock LLM; native is our loop against the
+mock over HTTP through the official SDK; command is a real process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_cli_pi import SPEC, sp, status, wait_until
+from tests.support.mock_llm import MockLLM, Reply, ToolCall
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def project(mock_llm: MockLLM) -> Path:
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    (root / "specialists").mkdir(exist_ok=True)
+    (root / "specialists" / "tester.specialist.yaml").write_text(SPEC.format(extra=""))
+    (root / ".specialists").mkdir(exist_ok=True)
+    (root / ".specialists" / "config.toml").write_text(
+        "[providers.mockhttp]\n"
+        f'base_url = "{mock_llm.openai_base_url}"\n'
+        'api = "openai-chat"\n'
+        'api_key_env = "MOCK_KEY"\n'
+    )
+    os.environ["MOCK_KEY"] = "sk-test"
+    return root
+
+
+def run_bg(*args: str) -> str:
+    out = sp("run", "tester", "--background", *args)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def finished(job_id: str) -> dict:
+    wait_until(lambda: status(job_id)["status"] in ("done", "error", "cancelled"), 60, "end")
+    return status(job_id)
+
+
+def test_native_runner_through_cli(project: Path, mock_llm: MockLLM) -> None:
+    mock_llm.enqueue(
+        Reply(tool_calls=(ToolCall("bash", {"command": "echo native-ran"}),)), Reply("native ok")
+    )
+    job_id = run_bg("--runner", "native", "--model", "mockhttp/mock-model", "--prompt", "go")
+    st = finished(job_id)
+    assert st["status"] == "done", st
+    assert sp("result", job_id).stdout.strip() == "native ok"
+    assert st["runner"] == "native" and st["tool_calls"] == 1
+    assert st["tokens"].get("input", 0) > 0
+    assert "native-ran" in json.dumps(mock_llm.model_requests[-1].messages())
+
+
+def test_native_missing_key_is_one_clear_error(project: Path) -> None:
+    os.environ.pop("MOCK_KEY")
+    job_id = run_bg("--runner", "native", "--model", "mockhttp/mock-model", "--prompt", "go")
+    st = finished(job_id)
+    assert st["status"] == "error" and "MOCK_KEY" in st["error"]
+
+
+def test_claude_runner_through_cli(project: Path, mock_llm: MockLLM, claude_bin: Path) -> None:
+    mock_llm.enqueue(Reply("claude says hi"))
+    job_id = run_bg("--runner", "claude", "--model", "claude-sonnet-4-5", "--prompt", "hello")
+    st = finished(job_id)
+    assert st["status"] == "done", st
+    assert sp("result", job_id).stdout.strip() == "claude says hi"
+    assert st["session_file"]  # the Claude session id, for --continue
+    mock_llm.enqueue(Reply("claude remembers"))
+    again = sp("run", "tester", "--continue", job_id, "--prompt", "again")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == "claude remembers"
+    assert "claude says hi" in json.dumps(mock_llm.model_requests[-1].json)
+
+
+def test_codex_runner_through_cli(project: Path, mock_llm: MockLLM, codex_bin: Path) -> None:
+    mock_llm.enqueue(Reply("codex says hi"))
+    job_id = run_bg("--runner", "codex", "--model", "mock-model", "--prompt", "hello")
+    st = finished(job_id)
+    assert st["status"] == "done", st
+    assert sp("result", job_id).stdout.strip() == "codex says hi"
+
+
+def test_command_runner_and_steer_refused(project: Path) -> None:
+    (project / "specialists" / "slowcat.specialist.yaml").write_text(
+        "metadata: {name: slowcat}\n"
+        "execution:\n"
+        "  runner: {type: command, command: sh, args: ['-c', 'sleep 1; cat']}\n"
+    )
+    out = sp("run", "slowcat", "--prompt", "echo me", "--background")
+    job_id = out.stdout.strip()
+    wait_until(lambda: status(job_id)["status"] == "running", 20, "running")
+    refused = sp("steer", job_id, "hurry")
+    assert refused.returncode == 1 and "cannot be steered" in refused.stderr
+    assert finished(job_id)["status"] == "done"
+    assert "echo me" in sp("result", job_id).stdout
+
+
+def test_unknown_runner_is_refused(project: Path) -> None:
+    out = sp("run", "tester", "--runner", "gemini", "--prompt", "x")
+    assert out.returncode == 2 and "unknown runner 'gemini'" in out.stderr
