@@ -18,6 +18,7 @@ FAST_COMMANDS = [
     ["feed"],
     ["result", "00000000"],
     ["hook", "user-prompt-submit"],
+    ["hook", "session-start"],
     ["steer", "00000000", "x"],
     ["stop", "00000000"],
 ]

@@ -76,8 +76,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"invalid --var {item!r}", hint="use --var name=value")
         variables[key] = value
     store = open_store()
-    bead_id = getattr(args, "bead", None)
-    prompt = read_prompt(args, required=bead_id is None)
+    prompt = read_prompt(args, required=args.bead is None)
     request = JobRequest(
         specialist=args.name,
         prompt=prompt,
@@ -86,31 +85,14 @@ def run(args: argparse.Namespace) -> int:
         model=args.model,
         timeout_ms=parse_duration_ms(args.timeout) if args.timeout else None,
         keep_alive=args.keep_alive,
-        continue_from=getattr(args, "continue_from", None),
+        continue_from=args.continue_from,
         variables=variables,
+        bead=args.bead,
+        context_depth=args.context_depth,
+        track_bead=not args.no_beads,
     )
     record = plan_job(store, request, foreground=not args.background)
-    record = _with_bead(store, record, args)
     return launch(store, record, background=args.background, as_json=args.json)
-
-
-def _with_bead(store: JobStore, record: JobRecord, args: argparse.Namespace) -> JobRecord:
-    """Attach bead tracking when the beads integration is available (see beads.py)."""
-    try:
-        import specialists.beads as beads
-    except ModuleNotFoundError as exc:
-        if exc.name != "specialists.beads":
-            raise
-        if getattr(args, "bead", None):
-            raise UserError("--bead needs the beads integration, which is not installed") from exc
-        return record
-    return beads.prepare(
-        store,
-        record,
-        bead=getattr(args, "bead", None),
-        context_depth=args.context_depth,
-        disabled=args.no_beads,
-    )
 
 
 def launch(store: JobStore, record: JobRecord, *, background: bool, as_json: bool) -> int:

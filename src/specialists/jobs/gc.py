@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 
 from specialists.jobs import index
+from specialists.jobs.recovery import CRASHED
 from specialists.jobs.store import JobStore
 from specialists.jobs.view import overview
 
@@ -31,6 +32,7 @@ def ttl_days() -> float:
 class GcReport:
     removed: list[str]
     kept_active: int
+    crashed: list[str]  # finished jobs (still present) that ended "supervisor crashed"
 
 
 def collect(store: JobStore, *, days: float | None = None, now: float | None = None) -> GcReport:
@@ -44,7 +46,8 @@ def collect(store: JobStore, *, days: float | None = None, now: float | None = N
             shutil.rmtree(store.job_dir(entry.id), ignore_errors=True)
             (store.ready_dir / entry.id).unlink(missing_ok=True)
             removed.append(entry.id)
+    gone = set(removed)
     if removed:
-        gone = set(removed)
         index.save(store, {e.id: e for e in finished if e.id not in gone})
-    return GcReport(removed=removed, kept_active=len(active))
+    crashed = [e.id for e in finished if e.error == CRASHED and e.id not in gone]
+    return GcReport(removed=removed, kept_active=len(active), crashed=crashed)

@@ -157,7 +157,7 @@ def _plan(ctx: ToolContext, store: JobStore, args: Args, *, foreground: bool = F
         model=args.get("model"),
         timeout_ms=int(timeout_s * 1000) if timeout_s else None,
         continue_from=args.get("continue_from"),
-        bead_id=args.get("bead_id"),
+        bead=args.get("bead"),
     )
     return plan_job(store, request, foreground=foreground)
 

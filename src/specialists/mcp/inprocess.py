@@ -41,12 +41,12 @@ class InProcessJobs:
 
     def start(self, store: JobStore, record: JobRecord) -> str:
         """Create the job and supervise it in a new thread; returns its id at once."""
-        from specialists.jobs.gc import collect
         from specialists.runners.registry import make_runner
         from specialists.supervise.launch import create_job
+        from specialists.supervise.plan import housekeeping
         from specialists.supervise.supervisor import Supervisor
 
-        collect(store)
+        housekeeping(store)
         runner = make_runner(record.runner)  # an unknown runner fails before a job exists
         with self._lock:
             if self._closed:

@@ -63,7 +63,7 @@ RUN_ARGS = obj(
             "maximum": 86_400,
         },
         "continue_from": text("a finished job id whose agent session to continue", max_length=64),
-        "bead_id": text("beads issue this job works on", max_length=128),
+        "bead": text("run this beads issue as the task (its blockers as context)", max_length=128),
     },
     ("specialist", "prompt"),
 )

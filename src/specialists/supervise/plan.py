@@ -7,6 +7,7 @@ templates and continuation the same way.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,8 +38,9 @@ class JobRequest:
     keep_alive: bool | None = None
     continue_from: str | None = None  # job id (or prefix) whose session to continue
     variables: Mapping[str, str] = field(default_factory=dict)
-    bead_id: str | None = None
-    owns_bead: bool = False
+    bead: str | None = None  # run this bead (issue) as the prompt
+    context_depth: int = 1  # levels of the bead's blockers to include
+    track_bead: bool = True  # False: never create or update a bead for this run
     permission: str | None = None
 
 
@@ -90,14 +92,19 @@ def plan_job(store: JobStore, request: JobRequest, *, foreground: bool = False) 
     model = (
         request.model or (parent.model if parent else None) or spec.model or config.default_model
     )
+    prompt, input_bead = request.prompt, None
+    if request.bead:
+        from specialists.beads import bead_prompt_for
+
+        prompt, input_bead = bead_prompt_for(cwd, request.bead, request.context_depth, prompt)
     task = render_task(
-        spec, request.prompt, cwd, pre_script_output=PRE_SCRIPT_TOKEN, variables=request.variables
+        spec, prompt, cwd, pre_script_output=PRE_SCRIPT_TOKEN, variables=request.variables
     )
     keep_alive = spec.interactive if request.keep_alive is None else request.keep_alive
-    return JobRecord(
+    record = JobRecord(
         id="",
         specialist=spec.name,
-        prompt=request.prompt,
+        prompt=prompt,
         task=task,
         runner=runner,
         model=model,
@@ -121,18 +128,33 @@ def plan_job(store: JobStore, request: JobRequest, *, foreground: bool = False) 
         runner_options=dict(spec.runner_options),
         parent_id=parent.id if parent else None,
         resume_session=parent_status.session_file if parent_status else None,
-        bead_id=request.bead_id,
-        owns_bead=request.owns_bead,
+        bead_id=input_bead if request.track_bead else None,
+        owns_bead=False,  # an input bead belongs to the orchestrator: notes, never closed
         foreground=foreground,
         source=str(spec.source) if spec.source else None,
     )
+    if request.track_bead and not request.bead:
+        from specialists.beads import track
+
+        record = track(record, spec.beads_integration)
+    return record
+
+
+def housekeeping(store: JobStore) -> None:
+    """Run-start housekeeping: gc old jobs, close the beads of crashed ones (seed 10.2-10.3)."""
+    report = collect(store)
+    if report.crashed:
+        from specialists.beads import settle_crashed
+
+        for problem in settle_crashed(store, report.crashed):
+            print(f"warning: {problem}", file=sys.stderr)
 
 
 def start_background(store: JobStore, record: JobRecord) -> str:
     """Create the job and detach its supervisor; returns the job id at once."""
     from specialists.supervise.launch import create_job, spawn_supervisor
 
-    collect(store)
+    housekeeping(store)
     record, lock = create_job(store, record)
     spawn_supervisor(store, record, lock)
     return record.id
@@ -153,7 +175,7 @@ def run_foreground(
     from specialists.supervise.launch import create_job
     from specialists.supervise.supervisor import Supervisor
 
-    collect(store)
+    housekeeping(store)
     record, lock = create_job(store, record)
     try:
         runner = make_runner(record.runner)

@@ -1,0 +1,169 @@
+"""What both Claude Code hooks share: stdin, the project, the hook JSON reply, the log.
+
+Hooks run on every prompt, so this module imports only the standard library's cheapest
+parts (json, os, sys, time, pathlib via jobs.paths). A hook never fails its host: every
+problem is written to $XDG_STATE_HOME/specialists/hooks.log and the hook exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from specialists.jobs.paths import STATE_DIR_NAME, find_project_root, user_state_dir
+
+# `typing` costs ~5 ms to import; annotations are strings here, so only type checkers need it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TextIO
+
+LOG_NAME = "hooks.log"
+LOG_MAX_BYTES = 512 * 1024  # then the log is rotated to hooks.log.1
+STDIN_LIMIT = 1024 * 1024  # Claude Code sends a few KB; never buffer more than this
+STDIN_WAIT_S = 1.0  # a host that never closes stdin must not hang the hook
+_HEX = frozenset("0123456789abcdef")
+
+
+def is_job_id(name: str) -> bool:
+    """Same rule as jobs.ids.is_job_id, without importing re and secrets on the hot path."""
+    return len(name) == 8 and _HEX.issuperset(name)
+
+
+def log(event: str, message: str) -> None:
+    """Append one line to hooks.log. Never raises: the log is the last resort."""
+    path = user_state_dir() / LOG_NAME
+    line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {event} pid={os.getpid()}: {message}\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if path.stat().st_size > LOG_MAX_BYTES:
+                os.replace(path, path.with_name(LOG_NAME + ".1"))
+        except FileNotFoundError:
+            pass
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(line)
+    except OSError as exc:
+        # Nowhere left to write but stderr, which Claude Code shows only in verbose mode.
+        print(f"specialists hook: cannot write {path}: {exc}; {line.strip()}", file=sys.stderr)
+
+
+def read_stdin(stream: TextIO | None) -> str:
+    """Whatever the host wrote on stdin, or '' (a terminal, no stdin, or a silent host)."""
+    if stream is None:
+        return ""
+    try:
+        if stream.isatty():
+            return ""
+        fd = stream.fileno()
+    except (OSError, ValueError):
+        # A replaced sys.stdin (tests, embedding) without a descriptor: read it directly.
+        return stream.read(STDIN_LIMIT)
+    import select
+
+    chunks: list[bytes] = []
+    size = 0
+    deadline = time.monotonic() + STDIN_WAIT_S
+    while size < STDIN_LIMIT:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            log("stdin", f"stopped reading stdin after {STDIN_WAIT_S}s without end of input")
+            break
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def parse_input(raw: str) -> tuple[dict[str, Any], str | None]:
+    """The hook input object, or ({}, why) when stdin is empty or not a JSON object."""
+    if not raw.strip():
+        return {}, None
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        return {}, f"stdin is not JSON ({exc}); first bytes: {raw[:60]!r}"
+    if not isinstance(data, dict):
+        return {}, f"stdin is JSON but not an object: {type(data).__name__}"
+    return data, None
+
+
+def state_dir_for(data: dict[str, Any]) -> Path:
+    """The project's .specialists/ as `specialists run` would find it from the session's cwd.
+
+    SPECIALISTS_PROJECT_ROOT wins (inside find_project_root); then the hook input's `cwd`,
+    then CLAUDE_PROJECT_DIR, then our own working directory.
+    """
+    start: str | None = None
+    cwd = data.get("cwd")
+    if isinstance(cwd, str) and cwd and os.path.isdir(cwd):
+        start = cwd
+    else:
+        start = os.environ.get("CLAUDE_PROJECT_DIR") or None
+    return find_project_root(Path(start) if start else None) / STATE_DIR_NAME
+
+
+def hook_reply(event: str, context: str) -> str:
+    """Claude Code's hook JSON: the text is added to the model's context for this turn."""
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}},
+        ensure_ascii=False,
+    )
+
+
+def format_elapsed(seconds: float | int | None) -> str:
+    """1m47s as in the seed's banners; hours as 1h02m."""
+    total = max(0, round(seconds or 0))
+    if total >= 3600:
+        return f"{total // 3600}h{total % 3600 // 60:02d}m"
+    return f"{total // 60}m{total % 60:02d}s"
+
+
+def one_line(text: object, limit: int) -> str:
+    """A single line of at most `limit` characters (errors can carry stderr tails)."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    """A JSON object file. Raises FileNotFoundError, or ValueError when it is damaged."""
+    with open(path, "rb") as f:
+        data = json.loads(f.read())
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} does not hold a JSON object")
+    return data
+
+
+EVENTS = {
+    "user-prompt-submit": "specialists.hooks.user_prompt_submit",
+    "session-start": "specialists.hooks.session_start",
+}
+
+
+def run_hook(name: str, stdin: TextIO | None, stdout: TextIO) -> int:
+    """Entry point of `specialists hook <name>`: always 0, problems go to hooks.log."""
+    try:
+        raw = read_stdin(stdin)
+        data, problem = parse_input(raw)
+        if problem:
+            log(name, problem)  # carry on: the hook does not need the input to be useful
+        state_dir = state_dir_for(data)
+        module_name = EVENTS.get(name)
+        if module_name is None:
+            log(name, "bug: unknown hook event")
+            return 0
+        import importlib
+
+        importlib.import_module(module_name).run(data, state_dir, stdout)
+    except BrokenPipeError:
+        log(name, "the host closed stdout before reading the reply")
+    except Exception as exc:  # noqa: BLE001 - a hook must never fail its host
+        import traceback
+
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        log(name, f"{exc.__class__.__name__}: {exc} (at {where.filename}:{where.lineno})")
+    return 0

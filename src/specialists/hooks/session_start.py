@@ -1,0 +1,190 @@
+"""SessionStart: a few lines on active jobs and the specialists one can start.
+
+Fast by construction:
+- Active jobs: jobs in the finished-jobs index (kept by `status`) are skipped unread. A live
+  supervisor rewrites status.json at least every 5 s (its heartbeat), so of the rest only
+  status files modified in the last LIVE_WINDOW_S seconds are read. An "active" status older
+  than that belongs to a dead supervisor, which `specialists status` recovers.
+- Specialists: names come from definition file names in the catalog's directories, without
+  parsing YAML. `definition_dirs` mirrors catalog.discovery.source_dirs (a test keeps the
+  two equal) because importing the catalog costs more than this whole hook may take.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from specialists.hooks.common import format_elapsed, hook_reply, is_job_id, log, read_json_object
+
+# `typing` costs ~5 ms to import; annotations are strings here, so only type checkers need it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TextIO
+
+EVENT = "SessionStart"
+LIVE_WINDOW_S = 60.0
+MAX_JOBS_SHOWN = 5
+MAX_NAMES_SHOWN = 30
+SPEC_SUFFIXES = (".specialist.yaml", ".specialist.yml", ".specialist.json")
+MAX_DEPTH = 4  # as catalog.discovery.MAX_DEPTH
+BUILTIN_DIR = Path(__file__).resolve().parent.parent / "catalog" / "builtin"
+ACTIVE = frozenset({"starting", "running", "waiting"})
+INDEX_NAME = ".finished.json"  # as jobs.index.INDEX_NAME
+INDEX_VERSION = 1  # as jobs.index.INDEX_VERSION
+
+
+def definition_dirs(project_root: Path) -> list[tuple[Path, str]]:
+    """(directory, kind) in catalog precedence order; kind is 'specialist' or 'agent'."""
+    home = Path.home()
+    config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    claude = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
+    pi = Path(os.environ.get("PI_CODING_AGENT_DIR") or home / ".pi" / "agent")
+    project = [
+        (project_root / "specialists", "specialist"),
+        (project_root / ".agents" / "specialists", "specialist"),
+        (project_root / ".claude" / "agents", "agent"),
+        (project_root / ".pi" / "agents", "agent"),
+    ]
+    user = [
+        (config / "specialists" / "specialists", "specialist"),
+        (home / ".agents" / "specialists", "specialist"),
+        (claude / "agents", "agent"),
+        (pi / "agents", "agent"),
+    ]
+    seen = {_path_key(p) for p, _ in project}
+    user = [(p, k) for p, k in user if _path_key(p) not in seen]
+    return [*project, *user, (BUILTIN_DIR, "specialist")]
+
+
+def _path_key(path: Path) -> str:
+    try:
+        return str(path.resolve())
+    except OSError:
+        return str(path.absolute())
+
+
+def _stem(name: str, kind: str) -> str:
+    if name.startswith("."):
+        return ""
+    if kind == "agent":
+        return name[:-3] if name.endswith(".md") else ""
+    for suffix in SPEC_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return ""
+
+
+def specialist_names(project_root: Path) -> list[str]:
+    """Names by file name, first scope wins, sorted. Damaged files are `list`'s business."""
+    names: set[str] = set()
+    for directory, kind in definition_dirs(project_root):
+        if not directory.is_dir():
+            continue
+        for dirpath, dirnames, filenames in os.walk(directory):
+            depth = len(Path(dirpath).relative_to(directory).parts)
+            dirnames[:] = [d for d in dirnames if not d.startswith(".") and depth < MAX_DEPTH]
+            for name in filenames:
+                stem = _stem(name, kind)
+                if stem:
+                    names.add(stem)
+    return sorted(names)
+
+
+def active_jobs(state_dir: Path, now: float | None = None) -> list[dict[str, Any]]:
+    """Statuses of jobs whose supervisor wrote recently and that are not finished."""
+    now = time.time() if now is None else now
+    jobs_dir = state_dir / "jobs"
+    found: list[dict[str, Any]] = []
+    try:
+        entries = list(os.scandir(jobs_dir))
+    except FileNotFoundError:
+        return found
+    finished = finished_ids(jobs_dir)
+    for entry in entries:
+        if not is_job_id(entry.name) or entry.name in finished:
+            continue
+        path = entry.path + "/status.json"  # strings, not Path: 1,000 Paths cost ~10 ms
+        try:
+            if now - os.stat(path).st_mtime > LIVE_WINDOW_S:
+                continue
+            status = read_json_object(Path(path))
+        except FileNotFoundError:
+            continue
+        except (ValueError, OSError) as exc:
+            log("session-start", f"job {entry.name}: unreadable status.json: {exc}")
+            continue
+        if status.get("status") in ACTIVE:
+            status.setdefault("id", entry.name)
+            found.append(status)
+    found.sort(key=lambda s: s.get("started_at_ms") or 0)
+    return found
+
+
+def finished_ids(jobs_dir: Path) -> frozenset[str]:
+    """Ids in the finished-jobs index (jobs/index.py) that `status` keeps; read, never written.
+
+    Read here without importing jobs.index (it pulls in the store); a test keeps the formats
+    in step. A missing or unknown index only means more status files are looked at.
+    """
+    try:
+        data = read_json_object(jobs_dir / INDEX_NAME)
+        if data.get("v") != INDEX_VERSION:
+            return frozenset()
+        return frozenset(row[0] for row in data["jobs"])
+    except FileNotFoundError:
+        return frozenset()
+    except (ValueError, OSError, TypeError, KeyError, IndexError) as exc:
+        log("session-start", f"ignoring the finished-jobs index: {exc}")
+        return frozenset()
+
+
+def pending_reports(state_dir: Path) -> int:
+    try:
+        return sum(1 for e in os.scandir(state_dir / "ready") if is_job_id(e.name))
+    except FileNotFoundError:
+        return 0
+
+
+def context(state_dir: Path, project_root: Path, now: float | None = None) -> str:
+    now = time.time() if now is None else now
+    lines: list[str] = []
+    jobs = active_jobs(state_dir, now)
+    if jobs:
+        shown = []
+        for st in jobs[:MAX_JOBS_SHOWN]:
+            started = (st.get("started_at_ms") or now * 1000) / 1000
+            shown.append(
+                f"{st['id']} {st.get('specialist', '?')} {st.get('status')} "
+                f"{format_elapsed(now - started)}"
+            )
+        extra = f" (+{len(jobs) - MAX_JOBS_SHOWN} more)" if len(jobs) > MAX_JOBS_SHOWN else ""
+        lines.append(
+            f"[specialists] {len(jobs)} active job(s): {'; '.join(shown)}{extra}. "
+            "Check: specialists status"
+        )
+    pending = pending_reports(state_dir)
+    if pending:
+        lines.append(
+            f"[specialists] {pending} finished job(s) not yet reported; "
+            "banners come with the next prompt."
+        )
+    names = specialist_names(project_root)
+    if names:
+        listed = ", ".join(names[:MAX_NAMES_SHOWN])
+        if len(names) > MAX_NAMES_SHOWN:
+            listed += f", … (+{len(names) - MAX_NAMES_SHOWN}; specialists list)"
+        lines.append(
+            f"[specialists] available: {listed}. Start: specialists run <name> "
+            '--prompt "..." --background; collect: specialists result <job>'
+        )
+    return "\n".join(lines)
+
+
+def run(data: dict[str, Any], state_dir: Path, out: TextIO) -> None:
+    del data  # source (startup/resume/clear/compact) does not change what we say
+    text = context(state_dir, state_dir.parent)
+    if text:
+        out.write(hook_reply(EVENT, text) + "\n")
+        out.flush()

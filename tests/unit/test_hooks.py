@@ -1,0 +1,261 @@
+"""Hook JSON contract: what Claude Code reads from `specialists hook ...` (in-process)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from specialists.catalog.discovery import source_dirs
+from specialists.hooks import common, session_start
+from specialists.hooks.common import run_hook
+from specialists.jobs.paths import user_state_dir
+
+
+@pytest.fixture
+def project() -> Path:
+    return Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+
+
+@pytest.fixture
+def state(project: Path) -> Path:
+    return project / ".specialists"
+
+
+def put_job(state: Path, job_id: str, *, ready: bool = True, **status: object) -> Path:
+    job = state / "jobs" / job_id
+    job.mkdir(parents=True, exist_ok=True)
+    data = {"id": job_id, "specialist": "overthinker", "status": "done", "elapsed_s": 107.2}
+    data.update(status)
+    (job / "status.json").write_text(json.dumps(data))
+    if ready:
+        (state / "ready").mkdir(parents=True, exist_ok=True)
+        (state / "ready" / job_id).touch()
+    return job
+
+
+def call(event: str, stdin: str = "{}") -> tuple[int, str]:
+    out = io.StringIO()
+    code = run_hook(event, io.StringIO(stdin), out)
+    return code, out.getvalue()
+
+
+def reply(text: str, event: str) -> str:
+    assert text.endswith("\n") and text.count("\n") == 1, "one JSON line"
+    doc = json.loads(text)
+    assert set(doc) == {"hookSpecificOutput"}
+    inner = doc["hookSpecificOutput"]
+    assert set(inner) == {"hookEventName", "additionalContext"}
+    assert inner["hookEventName"] == event
+    assert isinstance(inner["additionalContext"], str) and inner["additionalContext"]
+    return inner["additionalContext"]
+
+
+def hook_log() -> str:
+    path = user_state_dir() / "hooks.log"
+    return path.read_text() if path.exists() else ""
+
+
+# --------------------------------------------------------------------------- UserPromptSubmit
+
+
+def test_nothing_to_say_prints_nothing_at_all(state):
+    assert call("user-prompt-submit") == (0, "")
+    state.mkdir()
+    (state / "ready").mkdir()
+    assert call("user-prompt-submit") == (0, "")
+
+
+def test_completed_job_banner_matches_the_seed_and_consumes_the_marker(state):
+    put_job(state, "a1b2c3d4")
+    code, out = call(
+        "user-prompt-submit", '{"prompt": "hi", "hook_event_name": "UserPromptSubmit"}'
+    )
+    assert code == 0
+    assert reply(out, "UserPromptSubmit") == (
+        "[Specialist 'overthinker' completed (job a1b2c3d4, 1m47s). "
+        "Run: specialists result a1b2c3d4]"
+    )
+    assert os.listdir(state / "ready") == []
+    assert call("user-prompt-submit") == (0, "")  # never repeated
+
+
+def test_failed_and_cancelled_banners_point_at_feed(state):
+    put_job(
+        state, "0badc0de", status="error", elapsed_s=12, error="agent exited with code 3\nTrace"
+    )
+    time.sleep(0.01)
+    put_job(state, "0cafe000", status="cancelled", specialist="reviewer", elapsed_s=3)
+    lines = reply(call("user-prompt-submit")[1], "UserPromptSubmit").splitlines()
+    assert lines == [
+        "[Specialist 'overthinker' failed (job 0badc0de, 0m12s): agent exited with code 3 Trace. "
+        "Run: specialists feed --job 0badc0de]",
+        "[Specialist 'reviewer' cancelled (job 0cafe000, 0m03s). "
+        "Run: specialists feed --job 0cafe000]",
+    ]
+
+
+def test_banner_plus_dispatch_fits_the_orchestrator_budget(state):
+    put_job(state, "a1b2c3d4", status="error", error="x" * 5000)
+    out = call("user-prompt-submit")[1]
+    assert len(out.encode()) <= 400  # dispatch + banner + one status check must fit 600 bytes
+
+
+def test_marker_of_a_collected_job_is_dropped_silently(state):
+    (state / "ready").mkdir(parents=True)
+    (state / "ready" / "deadbeef").touch()
+    assert call("user-prompt-submit") == (0, "")
+    assert os.listdir(state / "ready") == []
+
+
+def test_unreadable_status_still_reports_and_logs(state):
+    job = put_job(state, "a1b2c3d4")
+    (job / "status.json").write_text("{not json")
+    text = reply(call("user-prompt-submit")[1], "UserPromptSubmit")
+    assert "a1b2c3d4" in text and "unreadable" in text
+    assert "status.json is unreadable" in hook_log()
+
+
+def test_active_job_marker_is_kept_for_later(state):
+    put_job(state, "a1b2c3d4", status="running")
+    assert call("user-prompt-submit") == (0, "")
+    assert os.listdir(state / "ready") == ["a1b2c3d4"]
+
+
+def test_at_most_ten_banners_then_a_summary_and_the_rest_next_time(state):
+    for i in range(13):
+        put_job(state, f"{i:08x}")
+    lines = reply(call("user-prompt-submit")[1], "UserPromptSubmit").splitlines()
+    assert len(lines) == 11 and lines[-1].startswith("[3 more specialist jobs finished")
+    assert len(os.listdir(state / "ready")) == 3
+    assert len(reply(call("user-prompt-submit")[1], "UserPromptSubmit").splitlines()) == 3
+
+
+def test_markers_survive_when_the_output_cannot_be_written(state):
+    put_job(state, "a1b2c3d4")
+
+    class Broken(io.StringIO):
+        def write(self, s: str) -> int:
+            raise BrokenPipeError
+
+    assert run_hook("user-prompt-submit", io.StringIO("{}"), Broken()) == 0
+    assert os.listdir(state / "ready") == ["a1b2c3d4"]
+    assert "closed stdout" in hook_log()
+
+
+def test_claims_are_exclusive_and_stale_claims_requeue(state):
+    put_job(state, "a1b2c3d4")
+    ready = state / "ready"
+    os.rename(ready / "a1b2c3d4", ready / ".a1b2c3d4.999999999.claim")  # a dead hook's claim
+    assert "a1b2c3d4" in reply(call("user-prompt-submit")[1], "UserPromptSubmit")
+    assert os.listdir(ready) == []
+    put_job(state, "0000000b")
+    os.rename(ready / "0000000b", ready / f".0000000b.{os.getpid()}.claim")  # a live claimant
+    assert call("user-prompt-submit") == (0, "")
+    assert os.listdir(ready) == [f".0000000b.{os.getpid()}.claim"]
+
+
+@pytest.mark.parametrize("stdin", ["", "not json at all", "[1, 2]", "\x00\xff"])
+def test_any_stdin_is_tolerated(state, stdin):
+    put_job(state, "a1b2c3d4")
+    code, out = call("user-prompt-submit", stdin)
+    assert code == 0 and "a1b2c3d4" in reply(out, "UserPromptSubmit")
+    if stdin.strip() and stdin != "\x00\xff":
+        assert "stdin is" in hook_log()
+
+
+def test_cwd_from_hook_input_finds_the_project(tmp_path, monkeypatch):
+    monkeypatch.delenv("SPECIALISTS_PROJECT_ROOT")
+    other = tmp_path / "other"
+    (other / ".git").mkdir(parents=True)
+    put_job(other / ".specialists", "a1b2c3d4")
+    (other / "sub").mkdir()
+    out = call("user-prompt-submit", json.dumps({"cwd": str(other / "sub")}))[1]
+    assert "a1b2c3d4" in reply(out, "UserPromptSubmit")
+
+
+def test_broken_store_prints_nothing_exits_zero_and_logs(state):
+    state.mkdir()
+    (state / "ready").write_text("a file where a directory belongs")
+    assert call("user-prompt-submit") == (0, "")
+    assert "NotADirectoryError" in hook_log()
+
+
+# --------------------------------------------------------------------------- SessionStart
+
+
+def test_session_start_lists_specialists_by_file_name(project):
+    text = reply(call("session-start", '{"source": "startup"}')[1], "SessionStart")
+    assert text.startswith("[specialists] available: debugger, doc-writer, executor,")
+    assert "active" not in text
+    (project / "specialists").mkdir()
+    (project / "specialists" / "mine.specialist.yaml").write_text("not parsed")
+    (project / ".claude" / "agents").mkdir(parents=True)
+    (project / ".claude" / "agents" / "helper.md").write_text("---\n")
+    text = reply(call("session-start")[1], "SessionStart")
+    assert "helper" in text and "mine" in text
+
+
+def test_session_start_shows_live_jobs_only(state):
+    now_ms = int(time.time() * 1000)
+    put_job(state, "a1b2c3d4", ready=False, status="running", started_at_ms=now_ms - 62_000)
+    put_job(state, "0000dead", ready=False, status="running", started_at_ms=now_ms)
+    stale = time.time() - 3600
+    os.utime(state / "jobs" / "0000dead" / "status.json", (stale, stale))  # supervisor gone
+    put_job(state, "0000d0e0", status="done")
+    text = reply(call("session-start")[1], "SessionStart")
+    first = text.splitlines()[0]
+    assert first.startswith("[specialists] 1 active job(s): a1b2c3d4 overthinker running 1m0")
+    assert "0000dead" not in text
+    assert "1 finished job(s) not yet reported" in text
+    assert os.listdir(state / "ready") == ["0000d0e0"]  # session-start consumes nothing
+
+
+def test_session_start_dirs_mirror_the_catalog(project):
+    mine = [(p, k) for p, k in session_start.definition_dirs(project)]
+    theirs = [(d.path, d.kind) for d in source_dirs(project)]
+    assert mine == theirs
+
+
+def test_session_start_survives_a_broken_store(state):
+    state.mkdir()
+    (state / "jobs").write_text("not a dir")
+    code, out = call("session-start")
+    assert code == 0  # names still listed or nothing: never a failure
+    assert out == "" or "available" in reply(out, "SessionStart")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"), [(0, "0m00s"), (12.4, "0m12s"), (107, "1m47s"), (3725, "1h02m")]
+)
+def test_format_elapsed(seconds, text):
+    assert common.format_elapsed(seconds) == text
+
+
+def test_session_start_reads_the_finished_jobs_index_as_status_writes_it(state):
+    from specialists.jobs import index
+    from specialists.jobs.records import JobStatus
+    from specialists.jobs.store import JobStore
+
+    put_job(state, "a1b2c3d4", ready=False, status="done")
+    store = JobStore(state)
+    index.save(
+        store,
+        {
+            "a1b2c3d4": index.Finished.of(
+                JobStatus.from_dict(
+                    json.loads((state / "jobs" / "a1b2c3d4" / "status.json").read_text())
+                )
+            )
+        },
+    )
+    assert session_start.finished_ids(state / "jobs") == frozenset({"a1b2c3d4"})
+    (state / "jobs" / index.INDEX_NAME).write_text("{damaged")
+    assert session_start.finished_ids(state / "jobs") == frozenset()

@@ -1,0 +1,226 @@
+"""init / install / uninstall: merge into a project that already has user settings."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from specialists import install
+from specialists.cli.main import main
+from specialists.errors import UserError
+
+USER_SETTINGS = {
+    "permissions": {"allow": ["Bash(npm test)"]},
+    "hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "my-prompt-hook"}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}],
+    },
+}
+USER_MCP = {"mcpServers": {"github": {"command": "gh-mcp", "args": []}}}
+
+
+@pytest.fixture
+def project() -> Path:
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    (root / ".claude").mkdir()
+    (root / ".claude" / "settings.json").write_text(json.dumps(USER_SETTINGS, indent=4))
+    (root / ".mcp.json").write_text(json.dumps(USER_MCP))
+    (root / ".gitignore").write_text("node_modules/\n")
+    return root
+
+
+def read(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def run_cli(*argv: str) -> int:
+    return main(list(argv))
+
+
+# --------------------------------------------------------------------------- pure merges
+
+
+def test_merge_hooks_appends_and_is_idempotent():
+    merged, notes = install.merge_hooks(USER_SETTINGS)
+    assert merged["permissions"] == USER_SETTINGS["permissions"]
+    ups = merged["hooks"]["UserPromptSubmit"]
+    assert ups[0] == USER_SETTINGS["hooks"]["UserPromptSubmit"][0]  # theirs first, untouched
+    assert ups[1] == {
+        "hooks": [
+            {"type": "command", "command": "specialists hook user-prompt-submit", "timeout": 10}
+        ]
+    }
+    assert merged["hooks"]["SessionStart"][0]["hooks"][0]["command"] == (
+        "specialists hook session-start"
+    )
+    assert all(n.startswith("added") for n in notes)
+    again, notes = install.merge_hooks(merged)
+    assert again == merged and all("already" in n for n in notes)
+
+
+def test_unmerge_hooks_restores_the_original_exactly():
+    merged, _ = install.merge_hooks(USER_SETTINGS)
+    restored, _ = install.unmerge_hooks(merged)
+    assert restored == USER_SETTINGS
+    alone, _ = install.merge_hooks({})
+    assert install.unmerge_hooks(alone)[0] == {}
+
+
+def test_unmerge_keeps_a_user_hook_sharing_our_group():
+    merged, _ = install.merge_hooks({})
+    merged["hooks"]["SessionStart"][0]["hooks"].append({"type": "command", "command": "mine"})
+    out, _ = install.unmerge_hooks(merged)
+    assert out == {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "mine"}]}]}}
+
+
+def test_mcp_merge_keeps_a_different_entry_and_unmerge_leaves_it():
+    theirs = {"mcpServers": {"specialists": {"command": "/opt/sp", "args": ["mcp"]}}}
+    merged, notes = install.merge_mcp(theirs)
+    assert merged == theirs and "kept the existing" in notes[0]
+    out, notes = install.unmerge_mcp(theirs)
+    assert out == theirs and "not the one we add" in notes[0]
+
+
+def test_mcp_entry_matches_claude_mcp_add_format():
+    merged, _ = install.merge_mcp({})
+    # what `claude mcp add --scope project specialists -- specialists mcp` writes
+    assert merged == {
+        "mcpServers": {
+            "specialists": {"type": "stdio", "command": "specialists", "args": ["mcp"], "env": {}}
+        }
+    }
+    assert install.unmerge_mcp(merged)[0] == {}
+
+
+@pytest.mark.parametrize(
+    ("doc", "needle"),
+    [
+        ({"hooks": []}, "`hooks` is a list"),
+        ({"hooks": {"SessionStart": {"x": 1}}}, "`hooks.SessionStart` is a dict"),
+    ],
+)
+def test_wrong_shapes_in_settings_are_refused(doc, needle):
+    with pytest.raises(UserError, match=needle):
+        install.merge_hooks(doc)
+
+
+def test_wrong_mcp_servers_shape_is_refused():
+    with pytest.raises(UserError, match="`mcpServers` is a list"):
+        install.merge_mcp({"mcpServers": []})
+
+
+# --------------------------------------------------------------------------- files and CLI
+
+
+def test_install_twice_then_uninstall_leaves_user_files_as_they_were(project, capsys):
+    settings_before = read(project / ".claude" / "settings.json")
+    assert run_cli("install") == 0
+    first = capsys.readouterr().out
+    assert "added MCP server 'specialists' to .mcp.json" in first
+    assert "added UserPromptSubmit hook" in first and ".claude/settings.json" in first
+    assert "added .specialists/ to .gitignore" in first
+    snapshot = (
+        (project / ".mcp.json").read_text(),
+        (project / ".claude" / "settings.json").read_text(),
+        (project / ".gitignore").read_text(),
+    )
+    assert read(project / ".mcp.json")["mcpServers"]["github"] == USER_MCP["mcpServers"]["github"]
+
+    assert run_cli("install") == 0
+    second = capsys.readouterr().out
+    assert "added" not in second
+    assert snapshot == (
+        (project / ".mcp.json").read_text(),
+        (project / ".claude" / "settings.json").read_text(),
+        (project / ".gitignore").read_text(),
+    )
+
+    assert run_cli("uninstall") == 0
+    assert "removed MCP server" in capsys.readouterr().out
+    assert read(project / ".mcp.json") == USER_MCP
+    assert read(project / ".claude" / "settings.json") == settings_before
+    assert (project / ".specialists").is_dir()  # job data is never removed
+    assert run_cli("uninstall") == 0  # idempotent too
+    assert read(project / ".claude" / "settings.json") == settings_before
+
+
+def test_uninstall_deletes_files_that_only_held_our_entries(capsys):
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    assert run_cli("install") == 0
+    assert (root / ".mcp.json").exists() and (root / ".claude" / "settings.json").exists()
+    assert run_cli("uninstall") == 0
+    assert not (root / ".mcp.json").exists()
+    assert not (root / ".claude" / "settings.json").exists()
+    assert "deleted .mcp.json" in capsys.readouterr().out
+
+
+def test_init_registers_too_unless_told_not_to(capsys):
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    assert run_cli("init", "--no-register") == 0
+    assert not (root / ".mcp.json").exists()
+    assert run_cli("init") == 0
+    assert read(root / ".mcp.json")["mcpServers"]["specialists"]["args"] == ["mcp"]
+    assert "SessionStart" in read(root / ".claude" / "settings.json")["hooks"]
+
+
+@pytest.mark.parametrize("bad", ["{", '{"a": 1,}', "[1]", '"text"'])
+def test_malformed_json_is_refused_and_nothing_is_written(project, bad, capsys):
+    (project / ".claude" / "settings.json").write_text(bad)
+    mcp_before = (project / ".mcp.json").read_text()
+    assert run_cli("install") != 0
+    err = capsys.readouterr().err
+    assert "settings.json" in err and "refusing to rewrite it" in err
+    assert (project / ".claude" / "settings.json").read_text() == bad
+    assert (project / ".mcp.json").read_text() == mcp_before  # no half install
+    assert run_cli("uninstall") != 0
+
+
+def test_malformed_mcp_json_is_refused(project, capsys):
+    (project / ".mcp.json").write_text("{'single': 'quotes'}")
+    assert run_cli("install") != 0
+    assert ".mcp.json is not valid JSON" in capsys.readouterr().err
+
+
+def test_dry_run_changes_nothing(project, capsys):
+    before = (project / ".mcp.json").read_text()
+    assert run_cli("install", "--dry-run") == 0
+    assert "(dry run) added MCP server" in capsys.readouterr().out
+    assert (project / ".mcp.json").read_text() == before
+    assert not (project / ".specialists").exists()
+
+
+def test_user_scope_writes_claude_config_dir_files_and_keeps_modes():
+    config = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    claude_json = config / ".claude.json"
+    original = {"numStartups": 3, "projects": {"/x": {}}, "mcpServers": {}}
+    claude_json.write_text(json.dumps(original))
+    claude_json.chmod(0o600)
+    assert run_cli("install", "--user") == 0
+    doc = read(claude_json)
+    assert doc["numStartups"] == 3 and doc["mcpServers"]["specialists"]["command"] == "specialists"
+    assert stat.S_IMODE(claude_json.stat().st_mode) == 0o600
+    assert "SessionStart" in read(config / "settings.json")["hooks"]
+    project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    assert not (project / ".mcp.json").exists()
+    assert run_cli("uninstall", "--user") == 0
+    expected = copy.deepcopy(original)
+    del expected["mcpServers"]  # it only held ours after install
+    assert read(claude_json) == expected
+
+
+def test_symlinked_settings_are_written_through_the_link(tmp_path):
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    real = tmp_path / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_text(json.dumps(USER_SETTINGS))
+    (root / ".claude").mkdir()
+    (root / ".claude" / "settings.json").symlink_to(real)
+    assert run_cli("install") == 0
+    assert (root / ".claude" / "settings.json").is_symlink()
+    assert "SessionStart" in read(real)["hooks"]
