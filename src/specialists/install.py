@@ -220,10 +220,7 @@ def write_json_object(path: Path, doc: Doc) -> None:
         os.chmod(tmp, mode if mode is not None else 0o644)
         os.replace(tmp, target)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        Path(tmp).unlink(missing_ok=True)
         raise
 
 

@@ -38,11 +38,8 @@ def log(event: str, message: str) -> None:
     line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {event} pid={os.getpid()}: {message}\n"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            if path.stat().st_size > LOG_MAX_BYTES:
-                os.replace(path, path.with_name(LOG_NAME + ".1"))
-        except FileNotFoundError:
-            pass
+        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
+            os.replace(path, path.with_name(LOG_NAME + ".1"))  # keep one old log
         with open(path, "a", encoding="utf-8") as f:
             f.write(line)
     except OSError as exc:

@@ -179,10 +179,7 @@ def settle(report: Report, *, delivered: bool) -> None:
         _rename_quietly(claim, marker)
     for claim in report.consumed:
         if delivered:
-            try:
-                os.unlink(claim)
-            except FileNotFoundError:
-                pass
+            claim.unlink(missing_ok=True)
         else:
             job_id = claim.name[1:].split(".", 1)[0]
             _rename_quietly(claim, claim.with_name(job_id))

@@ -6,8 +6,6 @@ with the one except clause that translates failures.
 
 from __future__ import annotations
 
-import logging
-import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -24,12 +22,15 @@ from specialists.native.model import (
     ToolCallDone,
     UsageReport,
 )
-from specialists.native.providers.common import parse_arguments, translate_sdk_error
+from specialists.native.providers.common import (
+    SdkStreamClient,
+    StreamParser,
+    parse_arguments,
+)
 
 if TYPE_CHECKING:
     from specialists.native.providers.registry import ResolvedModel
 
-log = logging.getLogger(__name__)
 DEFAULT_MAX_TOKENS = 8192
 THINKING_BUDGET = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32000}
 _STOP: dict[str, StopReason] = {
@@ -193,51 +194,20 @@ class AnthropicStreamParser:
         yield Done(_STOP.get(self.stop_reason or "end_turn", "other"), self.stop_reason)
 
 
-class AnthropicClient:
+class AnthropicClient(SdkStreamClient):
     def __init__(self, resolved: ResolvedModel, *, timeout_s: float = 600.0) -> None:
         import anthropic  # lazy: only a native job pays for the SDK import
 
-        self._sdk = anthropic
-        self.label = resolved.info.label
-        self.base_url = resolved.base_url
-        self.timeout_s = timeout_s
+        super().__init__(anthropic, resolved.info.label, resolved.base_url, timeout_s)
         self._client = anthropic.Anthropic(
             api_key=resolved.api_key,
             base_url=resolved.base_url,
             max_retries=0,  # retries are the loop's business (classified, with a breaker)
             timeout=anthropic.Timeout(timeout_s, connect=10.0),
         )
-        self._lock = threading.Lock()
-        self._active: set[Any] = set()
 
-    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
-        parser = AnthropicStreamParser(self.label)
-        try:
-            stream = self._client.messages.create(**anthropic_params(request))
-            with self._lock:
-                self._active.add(stream)
-            try:
-                for event in stream:
-                    yield from parser.feed(event.to_dict())
-            finally:
-                with self._lock:
-                    self._active.discard(stream)
-                stream.close()
-            yield from parser.finish()
-        except Exception as exc:  # the one translation point for this provider
-            raise translate_sdk_error(
-                exc,
-                label=self.label,
-                base_url=self.base_url,
-                timeout_s=self.timeout_s,
-                sdk=self._sdk,
-            ) from exc
+    def _parser(self) -> StreamParser:
+        return AnthropicStreamParser(self.label)
 
-    def cancel(self) -> None:
-        with self._lock:
-            streams = list(self._active)
-        for stream in streams:
-            try:
-                stream.close()
-            except Exception as exc:  # noqa: BLE001 - closing a dying stream may fail; say so
-                log.debug("closing aborted stream failed: %s", exc)
+    def _open(self, request: ModelRequest) -> Any:
+        return self._client.messages.create(**anthropic_params(request))

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import email.utils
 import json
+import logging
+import threading
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
 
 from specialists.native.errors import classify, describe_status, short
 from specialists.native.messages import ToolCall
-from specialists.native.model import ModelError
+from specialists.native.model import ModelError, ModelRequest, StreamEvent
+
+log = logging.getLogger(__name__)
 
 
 def translate_sdk_error(
@@ -119,3 +123,62 @@ def parse_arguments(call_id: str, name: str, raw: str | None) -> ToolCall:
 
 def dump_arguments(arguments: Mapping[str, Any]) -> str:
     return json.dumps(dict(arguments), ensure_ascii=False, separators=(",", ":"))
+
+
+class StreamParser(Protocol):
+    def feed(self, event: dict[str, Any]) -> Iterator[StreamEvent]: ...
+
+    def finish(self) -> Iterator[StreamEvent]: ...
+
+
+class SdkStreamClient:
+    """What the three SDK adapters share: open one streaming call, feed each event (as a
+    dict) to the provider's parser, translate SDK errors in one place, and keep the open
+    streams so `cancel` (called from another thread on abort) can close them."""
+
+    def __init__(self, sdk: Any, label: str, base_url: str | None, timeout_s: float) -> None:
+        self._sdk = sdk
+        self.label = label
+        self.base_url = base_url
+        self.timeout_s = timeout_s
+        self._lock = threading.Lock()
+        self._active: set[Any] = set()
+
+    def _open(self, request: ModelRequest) -> Any:
+        raise NotImplementedError
+
+    def _parser(self) -> StreamParser:
+        raise NotImplementedError
+
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
+        parser = self._parser()
+        try:
+            stream = self._open(request)
+            with self._lock:
+                self._active.add(stream)
+            try:
+                for event in stream:
+                    yield from parser.feed(event.to_dict())
+            finally:
+                with self._lock:
+                    self._active.discard(stream)
+                stream.close()
+            yield from parser.finish()
+        except Exception as exc:  # the one translation point for every SDK
+            raise translate_sdk_error(
+                exc,
+                label=self.label,
+                base_url=self.base_url,
+                timeout_s=self.timeout_s,
+                sdk=self._sdk,
+            ) from exc
+
+    def cancel(self) -> None:
+        """Close in-flight streams (best effort: a dying stream may fail to close)."""
+        with self._lock:
+            streams = list(self._active)
+        for stream in streams:
+            try:
+                stream.close()
+            except Exception as exc:  # noqa: BLE001 - reported, and the abort goes on
+                log.debug("closing aborted stream failed: %s", exc)

@@ -7,8 +7,6 @@ the thin SDK edge, with the one except clause that translates SDK failures.
 
 from __future__ import annotations
 
-import logging
-import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -25,12 +23,16 @@ from specialists.native.model import (
     ToolCallDone,
     UsageReport,
 )
-from specialists.native.providers.common import dump_arguments, parse_arguments, translate_sdk_error
+from specialists.native.providers.common import (
+    SdkStreamClient,
+    StreamParser,
+    dump_arguments,
+    parse_arguments,
+)
 
 if TYPE_CHECKING:
     from specialists.native.providers.registry import ResolvedModel
 
-log = logging.getLogger(__name__)
 
 _FINISH: dict[str, StopReason] = {
     "stop": "end",
@@ -185,54 +187,21 @@ def _in_stream_error(label: str, error: Any) -> ModelError:
     return ModelError(f"{label}: stream error: {short(str(message))}", category=category)
 
 
-class OpenAIChatClient:
+class OpenAIChatClient(SdkStreamClient):
     def __init__(self, resolved: ResolvedModel, *, timeout_s: float = 600.0) -> None:
         import openai  # lazy: only a native job pays for the SDK import
 
-        self._sdk = openai
-        self.label = resolved.info.label
+        super().__init__(openai, resolved.info.label, resolved.base_url, timeout_s)
         self.provider = resolved.info.provider
-        self.base_url = resolved.base_url
-        self.timeout_s = timeout_s
         self._client = openai.OpenAI(
             api_key=resolved.api_key or "not-needed",
             base_url=resolved.base_url,
             max_retries=0,  # retries are the loop's business (classified, with a breaker)
             timeout=openai.Timeout(timeout_s, connect=10.0),
         )
-        self._lock = threading.Lock()
-        self._active: set[Any] = set()
 
-    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
-        params = chat_params(request, provider=self.provider)
-        parser = ChatStreamParser(self.label)
-        try:
-            stream = self._client.chat.completions.create(**params)
-            with self._lock:
-                self._active.add(stream)
-            try:
-                for chunk in stream:
-                    yield from parser.feed(chunk.to_dict())
-            finally:
-                with self._lock:
-                    self._active.discard(stream)
-                stream.close()
-            yield from parser.finish()
-        except Exception as exc:  # the one translation point for this provider
-            raise translate_sdk_error(
-                exc,
-                label=self.label,
-                base_url=self.base_url,
-                timeout_s=self.timeout_s,
-                sdk=self._sdk,
-            ) from exc
+    def _parser(self) -> StreamParser:
+        return ChatStreamParser(self.label)
 
-    def cancel(self) -> None:
-        """Close in-flight streams (called from another thread on abort; best effort)."""
-        with self._lock:
-            streams = list(self._active)
-        for stream in streams:
-            try:
-                stream.close()
-            except Exception as exc:  # noqa: BLE001 - closing a dying stream may fail; say so
-                log.debug("closing aborted stream failed: %s", exc)
+    def _open(self, request: ModelRequest) -> Any:
+        return self._client.chat.completions.create(**chat_params(request, provider=self.provider))
