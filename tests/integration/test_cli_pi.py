@@ -252,3 +252,21 @@ def _alive(pid: int | None) -> bool:
             return f.read().split(") ")[1][0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_provider_error_ends_job_with_its_message(mock_llm: MockLLM) -> None:
+    mock_llm.enqueue(Reply.bad_request("model does not support this request"))
+    job_id = start("anything")
+    wait_until(lambda: status(job_id)["status"] == "error", 60, "error")
+    error = status(job_id)["error"]
+    assert "does not support this request" in error, error
+    assert sp("result", job_id).returncode == 1
+
+
+def test_slow_stream_is_not_a_stall_and_completes(mock_llm: MockLLM) -> None:
+    write_spec("  stall_timeout_ms: 1500")
+    mock_llm.enqueue(Reply("slow but steady " * 10, chunk_size=4, chunk_delay=0.05))
+    job_id = start("slow please")
+    out = sp("result", job_id, "--wait", "--timeout", "60")
+    assert out.returncode == 0 and out.stdout.startswith("slow but steady")
+    assert "stalled" not in [e["event"] for e in events(job_id)]
