@@ -29,6 +29,8 @@ def isolated_project() -> AgentEnv:
     root = Path(tempfile.mkdtemp(prefix="sp-bench-"))
     layout = build_agent_env(root, git_init=True)
     layout.env["SPECIALISTS_PROJECT_ROOT"] = str(layout.project)
+    # Measure what users get: bytecode cached (a dev shell may disable writing it).
+    layout.env.pop("PYTHONDONTWRITEBYTECODE", None)
     return layout
 
 

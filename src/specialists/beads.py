@@ -20,7 +20,6 @@ directory). `run --bead <id>` makes that bead the prompt and never creates a sec
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -117,6 +116,8 @@ def run_title(specialist: str, prompt: str) -> str:
 
 
 def prompt_hash(text: str) -> str:
+    import hashlib  # lazy: loading OpenSSL costs ~10 ms on every run otherwise
+
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +42,7 @@ def post_request(job_dir: Path, kind: ControlKind, message: str = "") -> Control
     inbox.mkdir(exist_ok=True)
     now_ns = time.time_ns()
     request = ControlRequest(
-        id=secrets.token_hex(4), kind=kind, message=message, sent_at_ms=now_ns // 1_000_000
+        id=os.urandom(4).hex(), kind=kind, message=message, sent_at_ms=now_ns // 1_000_000
     )
     # Names sort by send time (ns): requests are handled in the order they were sent.
     name = f"{now_ns:020d}-{request.id}.json"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 from specialists.errors import UserError
@@ -12,9 +13,9 @@ _PREFIX_RE = re.compile(r"[0-9a-f]{1,8}")
 
 
 def new_job_id() -> str:
-    import secrets  # not at module level: it drags hashlib into every fast command
-
-    return secrets.token_hex(ID_LENGTH // 2)
+    # os.urandom, not `secrets`: same randomness, without importing hashlib and OpenSSL
+    # (about 10 ms) on every run.
+    return os.urandom(ID_LENGTH // 2).hex()
 
 
 def is_job_id(text: str) -> bool:
