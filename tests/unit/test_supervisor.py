@@ -236,3 +236,20 @@ def test_status_json_is_always_whole_while_supervisor_writes(store, tmp_path):
     thread.join()
     lock.release()
     assert reads > 10
+
+
+def test_timeout_counts_per_run_not_across_keep_alive_waits(store, tmp_path):
+    runner = ScriptedRunner([RunFinished(text="one")])
+    record, lock, sup, thread = run_in_thread(
+        store, tmp_path, runner, keep_alive=True, idle_timeout_ms=2000, timeout_ms=300
+    )
+    wait_for(lambda: store.read_status(record.id).status == "waiting")
+    time.sleep(0.5)  # longer than the timeout, but the job is idle, not running
+    post_request(store.job_dir(record.id), "follow_up", "two")
+    wait_for(lambda: ("follow_up", "two") in runner.calls)
+    wait_for(lambda: store.read_status(record.id).status == "waiting")
+    post_request(store.job_dir(record.id), "stop")
+    thread.join(5)
+    lock.release()
+    assert sup.status.status == "done", sup.status.error
+    assert store.read_result(record.id) == "re: two"

@@ -9,6 +9,7 @@ terminal status also sees everything that led to it.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import time
 from collections import deque
@@ -110,7 +111,6 @@ class Supervisor:
         self._signal: int | None = None  # set by the handler, read by the loop
         self._saved_at = 0.0
         self._dirty = False
-        self._started_mono = clock()
         self._last_event_mono = clock()
         self._idle_since: float | None = None
         self._run_started_mono = clock()
@@ -144,8 +144,6 @@ class Supervisor:
     # --- start ------------------------------------------------------------------------
 
     def _begin(self) -> None:
-        import os
-
         rec = self.record
         st = self.status
         st.status = "starting"
@@ -427,7 +425,8 @@ class Supervisor:
             return
         st = self.status
         rec = self.record
-        elapsed_ms = (now - self._started_mono) * 1000
+        # The limit applies to each run: a keep-alive job may wait for hours between runs.
+        elapsed_ms = (now - self._run_started_mono) * 1000
         if rec.timeout_ms and st.status == "running" and elapsed_ms >= rec.timeout_ms:
             self._begin_kill("error", f"timeout after {rec.timeout_ms / 1000:g}s")
             return
@@ -526,7 +525,10 @@ class Supervisor:
             self._event("cancelled", duration_ms=duration_ms)
         self._save(force=True)
         self.writer.mark_ready()
-        self.runner.kill()  # nothing of the agent outlives its job
+        try:
+            self.runner.kill()  # nothing of the agent outlives its job
+        except Exception:
+            log.exception("killing the agent of finished job %s failed", self.record.id)
 
     def _abandon(self, error: str) -> None:
         """Last resort after a supervisor bug: kill the agent and record the error."""
