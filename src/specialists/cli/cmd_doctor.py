@@ -71,7 +71,10 @@ def run(args: argparse.Namespace) -> int:
     report["specialists"] = len(catalog.all())
     problems.extend(f"specialist: {p.one_line()}" for p in catalog.problems)
     store = JobStore(state_dir(root))
-    statuses, store_problems = all_statuses(store)
+    try:
+        statuses, store_problems = all_statuses(store)
+    except OSError as exc:  # e.g. .specialists is a file: report it, check the rest
+        statuses, store_problems = [], [f"{exc.filename}: {exc.strerror or exc}"]
     problems.extend(f"store: {p}" for p in store_problems)
     report["jobs"] = {"total": len(statuses), "active": sum(s.active for s in statuses)}
     report["store"] = str(store.root) if store.root.is_dir() else None

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from specialists.jobs.view import all_statuses, current_status
 
     store = JobStore(state_dir(find_project_root()))
-    if args.job:
+    if args.job is not None:
         tails = [_Tail(store, store.resolve(args.job), args.from_seq)]
     else:
         statuses, _ = all_statuses(store)
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.follow:
         return 0
     # One job: stop after its final event. All jobs: keep watching, new jobs included.
-    watch_new = not args.job
+    watch_new = args.job is None
     last_health = time.monotonic()
     while watch_new or not all(t.ended for t in tails):
         time.sleep(FOLLOW_POLL_S)

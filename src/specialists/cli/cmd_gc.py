@@ -16,7 +16,7 @@ def run(args: argparse.Namespace) -> int:
     from specialists.jobs.gc import collect
     from specialists.supervise.plan import open_store
 
-    if args.days is not None and args.days < 0:
+    if args.days is not None and not args.days >= 0:  # also refuses nan
         raise UserError("--days must be zero or more")
     report = collect(open_store(), days=args.days)
     print(f"removed {len(report.removed)} finished job(s); {report.kept_active} active kept")

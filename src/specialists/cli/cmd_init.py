@@ -51,7 +51,8 @@ def init_project(root: Path) -> list[str]:
 
 def ensure_gitignored(gitignore: Path, entry: str) -> bool:
     """Append `entry` to .gitignore unless an equivalent line is there. True if changed."""
-    text = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
+    # Bytes that are not UTF-8 cannot match our entry; read past them, never rewrite them.
+    text = gitignore.read_bytes().decode("utf-8", "replace") if gitignore.exists() else ""
     wanted = {entry.rstrip("/"), entry, "/" + entry.rstrip("/"), "/" + entry}
     if any(line.strip() in wanted for line in text.splitlines()):
         return False

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 WAIT_POLL_S = 0.05
 
@@ -21,10 +22,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from specialists.errors import UserError
     from specialists.jobs.paths import find_project_root, state_dir
     from specialists.jobs.store import JobStore
     from specialists.jobs.view import current_status
 
+    if args.timeout is not None and not args.timeout >= 0:  # also refuses nan
+        raise UserError(f"--timeout must be zero or more seconds, not {args.timeout}")
     store = JobStore(state_dir(find_project_root()))
     job_id = store.resolve(args.job)
     st = current_status(store, job_id)
@@ -41,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 st = store.read_status(job_id) or st
     if st.status == "done":
-        return _print(store.read_result(job_id) or "", raw=args.raw)
+        return _print(_read_answer(store.job_dir(job_id) / "result.txt") or "", raw=args.raw)
     if st.status == "waiting":
         answer = _latest_answer(store, job_id)
         if answer is not None:
@@ -71,4 +75,16 @@ def _latest_answer(store: object, job_id: str) -> str | None:
         latest = max(answers.iterdir(), key=lambda p: p.name)
     except (FileNotFoundError, ValueError):
         return None
-    return latest.read_text(encoding="utf-8")
+    return _read_answer(latest)
+
+
+def _read_answer(path: Path) -> str | None:
+    """An answer file's text (None if absent); a damaged one is one clear error, kept as is."""
+    from specialists.errors import StoreError
+
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as exc:
+        raise StoreError(f"{path} is not valid UTF-8 (byte {exc.start}); left as it is") from None

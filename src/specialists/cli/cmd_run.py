@@ -21,7 +21,8 @@ _UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, None: 1000}
 def parse_duration_ms(text: str) -> int:
     """'90' or '90s' -> 90000; also ms, m, h suffixes."""
     match = _DURATION.fullmatch(text.strip())
-    if not match or float(match.group(1)) <= 0:
+    # Under 1 ms rounds to 0, which means "no timeout" downstream: refuse it instead.
+    if not match or float(match.group(1)) * _UNITS_MS[match.group(2)] < 1:
         raise UserError(f"invalid duration {text!r}", hint="use e.g. 90, 90s, 1500ms, 5m, 1h")
     return int(float(match.group(1)) * _UNITS_MS[match.group(2)])
 
@@ -58,10 +59,26 @@ def read_prompt(args: argparse.Namespace, *, required: bool = True) -> str:
             if not required:
                 return ""
             raise UserError("no prompt given", hint="pass --prompt TEXT or pipe it on stdin")
-        prompt = sys.stdin.read()
+        prompt = _read_stdin_text()
+    try:
+        prompt.encode("utf-8")
+    except UnicodeEncodeError as exc:  # undecodable argv bytes arrive as lone surrogates
+        raise UserError(f"the prompt is not valid UTF-8 (at character {exc.start})") from None
     if required and not prompt.strip():
         raise UserError("the prompt is empty")
     return str(prompt)
+
+
+def _read_stdin_text() -> str:
+    """All of stdin as UTF-8; invalid bytes are refused, not passed on to the agent."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # a text-only stream (tests, embedding)
+        return str(sys.stdin.read())
+    data = buffer.read()
+    try:
+        return str(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UserError(f"the prompt on stdin is not valid UTF-8 (at byte {exc.start})") from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     from specialists.jobs.view import current_status, overview
 
     store = JobStore(state_dir(find_project_root()))
-    if args.job:
+    if args.job is not None:
         st = current_status(store, store.resolve(args.job))
         print(json.dumps(st.to_dict()) if args.json else _detail(st))
         return 0

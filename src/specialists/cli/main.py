@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from specialists import __version__
-from specialists.errors import SpecialistsError
+from specialists.errors import SpecialistsError, StoreError
 
 COMMANDS = (
     "init",
@@ -81,7 +81,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        # A damaged or unreadable .specialists/ (a file where a directory belongs, no
+        # permission, a full disk): one line naming the path, exit 4 as for the store.
+        print(f"error: {describe_os_error(exc)}", file=sys.stderr)
+        return StoreError.exit_code
     return code
+
+
+def describe_os_error(exc: OSError) -> str:
+    if exc.strerror and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror}"
+    return str(exc) or type(exc).__name__
 
 
 def entry() -> None:

@@ -83,6 +83,7 @@ def _check(schema: Mapping[str, Any], value: Any, path: str, tool: str) -> Any:
 def _check_number(
     schema: Mapping[str, Any], value: Any, path: str, tool: str, kind: str
 ) -> int | float:
+    given = value
     ok = isinstance(value, int | float) and not isinstance(value, bool)
     if ok and kind == "integer" and isinstance(value, float):
         ok = value.is_integer()
@@ -92,7 +93,7 @@ def _check_number(
     low, high = schema.get("minimum"), schema.get("maximum")
     if (low is not None and value < low) or (high is not None and value > high):
         bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise _fail(tool, f"{_where(path)} must be {bounds}, got {value}")
+        raise _fail(tool, f"{_where(path)} must be {bounds}, got {_describe(given)}")
     return value
 
 

@@ -147,7 +147,10 @@ def _plan(ctx: ToolContext, store: JobStore, args: Args, *, foreground: bool = F
     root = store.root.parent
     cwd = root
     if args.get("cwd"):
-        cwd = Path(args["cwd"]).expanduser()
+        try:
+            cwd = Path(args["cwd"]).expanduser()
+        except RuntimeError as exc:  # ~user that does not exist
+            raise UserError(f"invalid cwd {args['cwd'][:200]!r}: {exc}") from None
         cwd = cwd if cwd.is_absolute() else root / cwd
     timeout_s = args.get("timeout_s")
     request = JobRequest(
@@ -156,7 +159,7 @@ def _plan(ctx: ToolContext, store: JobStore, args: Args, *, foreground: bool = F
         cwd=cwd,
         model=args.get("model"),
         timeout_ms=int(timeout_s * 1000) if timeout_s else None,
-        continue_from=args.get("continue_from"),
+        continue_from=args.get("continue_from") or None,  # agents send "" for "none"
         bead=args.get("bead"),
     )
     return plan_job(store, request, foreground=foreground)
@@ -263,7 +266,13 @@ def result(ctx: ToolContext, args: Args) -> dict[str, Any]:
 
 
 def _with_result(store: JobStore, st: JobStatus) -> dict[str, Any]:
-    text = store.read_result(st.id) if st.status == "done" else _latest_answer(store, st.id)
+    try:
+        text = store.read_result(st.id) if st.status == "done" else _latest_answer(store, st.id)
+    except UnicodeDecodeError as exc:
+        raise ToolFailed(
+            f"job {st.id}'s answer file is not valid UTF-8 (byte {exc.start})",
+            data={"job_id": st.id, "status": st.status},
+        ) from None
     out: dict[str, Any] = {"job_id": st.id, "status": st.status, "result": None}
     if text is None:
         return out

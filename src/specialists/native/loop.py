@@ -72,6 +72,9 @@ class AgentLoop:
         self._abort = threading.Event()
         self._steers: collections.deque[str] = collections.deque()
         self._running = threading.Event()
+        # Makes "is a run going?" and "hand it this steer" one step, so a steer cannot land
+        # in the deque just after the run ended and its caller stopped looking (a lost steer).
+        self._lock = threading.Lock()
         self.tool_context = dataclasses.replace(tool_context, cancel=self._abort)
         self.caller = ModelCaller(
             models, policy=settings.retry, emit=emit, abort=self._abort, breaker_for=breaker_for
@@ -83,9 +86,26 @@ class AgentLoop:
     def steer(self, text: str) -> None:
         self._steers.append(text)
 
+    def try_steer(self, text: str) -> bool:
+        """Queue `text` for the current run; False (nothing queued) when no run is going."""
+        with self._lock:
+            if not self._running.is_set():
+                return False
+            self._steers.append(text)
+            return True
+
     def abort(self) -> None:
         if self._running.is_set():
             self._abort.set()
+
+    def arm(self, *, aborted: bool = False) -> None:
+        """Mark a run as started before `run` is called, so an abort from another thread in
+        between is not lost (`aborted=True`: the caller already saw one)."""
+        with self._lock:
+            self._abort.clear()
+            self._running.set()
+            if aborted:
+                self._abort.set()
 
     @property
     def running(self) -> bool:
@@ -99,12 +119,13 @@ class AgentLoop:
 
     def run(self, prompt: str | None, source: UserSource = "prompt") -> Finished:
         """Answer `prompt` (None: continue the session as it stands)."""
-        self._abort.clear()
-        self._running.set()
+        if not self._running.is_set():  # not armed by the caller
+            self.arm()
         try:
             return self._run(prompt, source)
         finally:
-            self._running.clear()
+            with self._lock:
+                self._running.clear()
 
     def _run(self, prompt: str | None, source: UserSource) -> Finished:
         interrupted = self.session.close_interrupted()

@@ -69,10 +69,6 @@ class Session:
             raise StoreError(f"cannot read session file {path}: {exc.strerror or exc}") from exc
         lines = raw.split(b"\n")
         complete, torn = lines[:-1], lines[-1]
-        if torn.strip():
-            # A line without its newline was cut by a crash mid-write: drop it.
-            with open(path, "r+b") as fh:
-                fh.truncate(len(raw) - len(torn))
         if not complete:
             raise StoreError(f"session file {path} is empty (no header line)")
         header = _parse(path, 1, complete[0])
@@ -87,6 +83,11 @@ class Session:
                 f"one reads up to {SCHEMA_VERSION})",
                 hint="upgrade specialists to resume it",
             )
+        if torn.strip():
+            # A line without its newline was cut by a crash mid-write: drop it. Only now,
+            # once the file is known to be ours: a newer schema's file is left untouched.
+            with open(path, "r+b") as fh:
+                fh.truncate(len(raw) - len(torn))
         items: list[Item] = []
         seq = 0
         for number, line in enumerate(complete[1:], start=2):

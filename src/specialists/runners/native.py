@@ -32,6 +32,7 @@ from specialists.native.providers.registry import make_client, resolve_model
 from specialists.native.retry import RetryPolicy
 from specialists.native.session import Session
 from specialists.native.tools import ToolContext, ToolFailure, tools_for_permission
+from specialists.native.tools.bash import kill_process_groups
 from specialists.runners.base import (
     Activity,
     AgentExited,
@@ -63,11 +64,19 @@ class NativeRunner:
         self._clients = dict(clients or {})
         self._breaker_dir = breaker_dir
         self._events: queue.Queue[RunnerEvent] = queue.Queue()
+        self._process_groups: set[int] = set()
         self._commands: queue.Queue[Any] = queue.Queue()
         self._loop: AgentLoop | None = None
         self._thread: threading.Thread | None = None
         self._session_path: Path | None = None
         self._closed = False
+        # Runs are numbered in the order they are asked for (the prompt is run 1, each
+        # follow-up the next). An abort covers every run asked for so far, including one
+        # the loop thread has not begun yet, but never a later one.
+        self._lock = threading.Lock()
+        self._requested = 0
+        self._started = 0
+        self._abort_upto = 0
 
     # --- Runner protocol ----------------------------------------------------------------
 
@@ -87,6 +96,8 @@ class NativeRunner:
         if self._thread is not None:
             raise RuntimeError("bug: NativeRunner.start called twice")
         self._session_path = spec.job_dir / SESSION_FILE
+        with self._lock:
+            self._requested = 1
         self._thread = threading.Thread(
             target=self._main, args=(spec,), name=f"native-{spec.job_id}", daemon=True
         )
@@ -105,18 +116,21 @@ class NativeRunner:
                 return out
 
     def follow_up(self, message: str) -> None:
-        self._commands.put(message)
+        with self._lock:
+            self._requested += 1
+            self._commands.put(message)
 
     def steer(self, message: str) -> None:
         loop = self._loop
-        if loop is not None and loop.running:
-            loop.steer(message)
-        else:
-            self._commands.put(message)  # idle: a steer starts a run like a follow-up
+        if loop is not None and loop.try_steer(message):
+            return
+        self.follow_up(message)  # idle: a steer starts a run like a follow-up
 
     def abort(self) -> None:
-        if self._loop is not None:
-            self._loop.abort()
+        with self._lock:
+            self._abort_upto = self._requested
+            if self._loop is not None:
+                self._loop.abort()
 
     def close(self) -> None:
         if not self._closed:
@@ -141,6 +155,7 @@ class NativeRunner:
 
     def _main(self, spec: LaunchSpec) -> None:
         session: Session | None = None
+        exit_code = 1
         try:
             loop = self._build(spec)
             session = loop.session
@@ -151,23 +166,32 @@ class NativeRunner:
                 if command is _CLOSE:
                     break
                 self._run(loop, str(command), "follow_up")
-            self._events.put(AgentExited(0))
+            exit_code = 0
         except SpecialistsError as exc:
             self._events.put(RunFinished(None, error=exc.one_line(), session_file=self.session_ref))
-            self._events.put(AgentExited(1))
         except Exception as exc:  # reported as the job's error; the traceback goes to the log
             log.exception("native loop crashed")
             error = f"bug: native loop crashed: {type(exc).__name__}: {exc}"
             self._events.put(RunFinished(None, error=error, session_file=self.session_ref))
-            self._events.put(AgentExited(1))
         finally:
             if session is not None:
                 session.close()
+            kill_process_groups(self._process_groups)  # nothing bash started outlives the job
+            self._events.put(AgentExited(exit_code))
 
     def _run(self, loop: AgentLoop, prompt: str | None, source: Any) -> None:
+        with self._lock:
+            self._started += 1
+            self._arm(loop)
         loop.run(prompt, source)
         while loop.has_pending_steers:  # a steer that landed as the run was ending
+            with self._lock:
+                self._arm(loop)
             loop.run(None, "steer")
+
+    def _arm(self, loop: AgentLoop) -> None:
+        """Start run number `_started` (lock held): aborted already if an abort covered it."""
+        loop.arm(aborted=self._started <= self._abort_upto)
 
     def _emit(self, event: LoopEvent) -> None:
         if isinstance(event, Progress):
@@ -222,6 +246,7 @@ class NativeRunner:
             bash_timeout_s=float(options.get("bash_timeout_s", 120.0)),
             env=env,
         )
+        self._process_groups = tool_context.process_groups
         settings = LoopSettings(
             system_prompt=spec.system_prompt,
             max_turns=spec.max_turns,

@@ -58,13 +58,19 @@ def plan_job(store: JobStore, request: JobRequest, *, foreground: bool = False) 
     catalog = load_catalog(project_root)
     spec = catalog.get(request.specialist)
     config = load_config(project_root)
-    cwd = (request.cwd or Path.cwd()).resolve()
-    if not cwd.is_dir():
-        raise UserError(f"working directory {cwd} does not exist")
+    _check_prompt(request)
+    try:
+        cwd = (request.cwd or Path.cwd()).resolve()
+        cwd_ok = cwd.is_dir()
+    except (OSError, ValueError) as exc:  # e.g. a NUL byte in the path
+        raise UserError(f"invalid working directory {str(request.cwd)[:200]!r}: {exc}") from None
+    if not cwd_ok:
+        what = "is not a directory" if cwd.exists() else "does not exist"
+        raise UserError(f"working directory {cwd} {what}")
 
     parent: JobRecord | None = None
     parent_status: JobStatus | None = None
-    if request.continue_from:
+    if request.continue_from is not None:  # "" is a bad id, not "no parent"
         parent_id = store.resolve(request.continue_from)
         parent = store.read_record(parent_id)
         parent_status = store.read_status(parent_id)
@@ -74,8 +80,14 @@ def plan_job(store: JobStore, request: JobRequest, *, foreground: bool = False) 
                 f"job {parent_id} is {state}; only a finished job can be continued",
                 hint="use `specialists follow-up` for a job that is still running",
             )
-        if not parent_status.session_file:
+        session = parent_status.session_file
+        if not session:
             raise UserError(f"job {parent_id} has no agent session to continue")
+        # A path (pi, native) must still exist; claude and codex record an id instead.
+        if Path(session).is_absolute() and not Path(session).is_file():
+            raise UserError(
+                f"job {parent_id}'s session file {session} is gone; its session cannot continue"
+            )
 
     runner = (
         request.runner
@@ -138,6 +150,16 @@ def plan_job(store: JobStore, request: JobRequest, *, foreground: bool = False) 
 
         record = track(record, spec.beads_integration)
     return record
+
+
+def _check_prompt(request: JobRequest) -> None:
+    """Refuse a prompt the agent could never receive, before a job is created for it."""
+    if not request.bead and not request.prompt.strip():
+        raise UserError("the prompt is empty")
+    try:
+        request.prompt.encode("utf-8")
+    except UnicodeEncodeError as exc:  # lone surrogates, e.g. from undecodable bytes
+        raise UserError(f"the prompt is not valid UTF-8 text (at character {exc.start})") from None
 
 
 def housekeeping(store: JobStore) -> None:

@@ -97,6 +97,15 @@ def _check_turn(path: Path, where: int, turn: Any) -> dict[str, Any]:
         isinstance(c, dict) and isinstance(c.get("name"), str) for c in calls
     ):
         raise ConfigError(f"{at}: tool_calls must be a list of objects with a name")
+    usage = turn.get("usage")
+    if usage is not None and not (
+        isinstance(usage, dict)
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in usage.values())
+    ):
+        raise ConfigError(f"{at}: usage must be an object of token counts (integers)")
+    delay = turn.get("delay_ms")
+    if delay is not None and (isinstance(delay, bool) or not isinstance(delay, int | float)):
+        raise ConfigError(f"{at}: delay_ms must be a number")
     if turn.get("stop_reason") not in (None, *_STOPS):
         raise ConfigError(f"{at}: stop_reason must be one of {', '.join(_STOPS)}")
     if not turn.get("text") and not calls and not turn.get("thinking"):
@@ -124,7 +133,7 @@ class ReplayModel:
 
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         if self._next is None:
-            self._next = model_turns(request.items)
+            self._next = self._start_index(model_turns(request.items))
         index = self._next
         self._next += 1
         if index >= len(self.turns):
@@ -135,6 +144,19 @@ class ReplayModel:
                 hint="record more turns, or lower the specialist's max_turns",
             )
         return self._play(index, self.turns[index])
+
+    def _start_index(self, played: int) -> int:
+        """Where playback resumes after `played` model turns: recorded errors were consumed
+        by retries but never reached the session, so they are skipped, not counted."""
+        if played <= 0:
+            return 0
+        seen = 0
+        for index, turn in enumerate(self.turns):
+            if "error" not in turn:
+                seen += 1
+                if seen == played:
+                    return index + 1
+        return len(self.turns) + played - seen  # past the end: a clear error follows
 
     def _play(self, index: int, turn: Mapping[str, Any]) -> Iterator[StreamEvent]:
         if "error" in turn:

@@ -20,6 +20,8 @@ class ToolContext:
     read_max_chars: int = 50_000
     env: Mapping[str, str] | None = None  # bash environment; None = inherit
     cancel: threading.Event = field(default_factory=threading.Event)
+    # Process groups bash started; whatever still runs in them dies when the job ends.
+    process_groups: set[int] = field(default_factory=set)
 
 
 @dataclass(frozen=True)

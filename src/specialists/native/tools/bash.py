@@ -8,6 +8,7 @@ command exits, output still held open by a background child is not waited for.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import selectors
 import signal
@@ -36,6 +37,8 @@ MAX_TIMEOUT_S = 3600.0
 SPILL_CAP = 64 * 1024 * 1024
 _EXIT_GRACE_S = 0.2  # after exit, how long to drain a pipe a background child holds open
 _KILL_GRACE_S = 1.0
+
+log = logging.getLogger(__name__)
 
 
 class _Capture:
@@ -114,6 +117,7 @@ def run_command(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
         )
     except OSError as exc:
         raise ToolFailure(f"cannot start bash: {exc}") from exc
+    ctx.process_groups.add(proc.pid)
     capture = _Capture(ctx.bash_max_chars, ctx.spill_dir)
     outcome = _pump(proc, capture, ctx, timeout_s)
     text = capture.text()
@@ -137,6 +141,7 @@ def _pump(
     os.set_blocking(fd, False)
     deadline = time.monotonic() + timeout_s
     exited_at: float | None = None
+    eof = False
     outcome = "exited"
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
@@ -150,16 +155,24 @@ def _pump(
                 break
             if exited_at is None and proc.poll() is not None:
                 exited_at = now
-            if exited_at is not None and now - exited_at > _EXIT_GRACE_S:
+            if exited_at is not None and (eof or now - exited_at > _EXIT_GRACE_S):
                 break
-            if not sel.select(min(0.1, max(0.0, deadline - now))):
+            wait = min(0.1, max(0.0, deadline - now))
+            if eof:
+                # The command closed its output (`exec >log`) but runs on: the timeout and
+                # abort still apply, so wait here rather than in an unbounded proc.wait().
+                ctx.cancel.wait(wait)
+                continue
+            if not sel.select(wait):
                 continue
             try:
                 chunk = os.read(fd, 1 << 16)
             except BlockingIOError:
                 continue
             if not chunk:
-                break
+                eof = True
+                sel.unregister(fd)
+                continue
             capture.feed(chunk)
     if outcome != "exited":
         _kill_group(proc)
@@ -181,3 +194,15 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def kill_process_groups(groups: set[int]) -> None:
+    """SIGKILL what is left of the job's bash commands (`cmd &` children, daemons)."""
+    for pgid in sorted(groups):
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            continue  # already gone
+        except PermissionError as exc:
+            log.warning("cannot kill process group %s: %s", pgid, exc)
+    groups.clear()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import stat
 from collections.abc import Mapping
 from typing import Any
 
@@ -57,9 +58,12 @@ def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         raise ToolFailure(f"{args.get('path')} does not exist")
     out: list[str] = []
     matches = 0
+    inside = ctx.cwd.resolve()
     for path in walk_files(root):
         if ctx.cancel.is_set():
             raise ToolFailure("aborted")
+        if not path.resolve().is_relative_to(inside):
+            continue  # a symlink out of the working directory: read refuses it, so do we
         rel = display(path, ctx)
         if glob and not (fnmatch.fnmatch(path.name, glob) or fnmatch.fnmatch(rel, glob)):
             continue
@@ -84,8 +88,9 @@ def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
 
 def _text_lines(path: Any) -> list[str] | None:
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return None
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            return None  # a FIFO or device would block the run on read
         data = path.read_bytes()
     except OSError:
         return None  # unreadable files (sockets, permission) are simply not searched

@@ -3,8 +3,8 @@ spill guard skips it: a spilled body is read back with this tool."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import IO, Any
 
 from specialists.native.tools.base import (
     ToolContext,
@@ -42,6 +42,8 @@ def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         raise ToolFailure(f"{display(path, ctx)} is a directory; use ls")
     if not path.exists():
         raise ToolFailure(f"{display(path, ctx)} does not exist")
+    if not path.is_file():  # a FIFO or device would block the run on open or read
+        raise ToolFailure(f"{display(path, ctx)} is not a regular file; not read")
     max_lines = min(limit or ctx.read_max_lines, ctx.read_max_lines)
     kept: list[str] = []
     chars = 0
@@ -51,7 +53,7 @@ def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         if b"\x00" in fh.read(8192):
             raise ToolFailure(f"{display(path, ctx)} looks binary; not shown")
         fh.seek(0)
-        for raw in fh:
+        for raw in _lines(fh, ctx.read_max_chars * 4 + 4):
             total += 1
             if total < offset or len(kept) >= max_lines or cut_by_size:
                 continue
@@ -70,3 +72,17 @@ def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     if last < total:
         text += f"\n[Showing lines {offset}-{last} of {total}. Use offset={last + 1} to continue.]"
     return ToolOutput(text)
+
+
+def _lines(fh: IO[bytes], cap: int) -> Iterator[bytes]:
+    """The file's lines, each cut to `cap` bytes: one huge line (a minified bundle, a log
+    without newlines) must not be loaded whole just to count it or show its start."""
+    while True:
+        line = fh.readline(cap)
+        if not line:
+            return
+        if not line.endswith(b"\n"):
+            rest = line
+            while len(rest) == cap and not rest.endswith(b"\n"):
+                rest = fh.readline(cap)  # skip the remainder of the long line
+        yield line

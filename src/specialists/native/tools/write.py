@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from specialists.native.tools.base import ToolContext, ToolOutput, arg_str, display, resolve_inside
+from specialists.native.tools.base import (
+    ToolContext,
+    ToolFailure,
+    ToolOutput,
+    arg_str,
+    display,
+    resolve_inside,
+)
 
 DESCRIPTION = (
     "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. "
@@ -24,6 +31,8 @@ PARAMETERS = {
 def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     path = resolve_inside(ctx, args.get("path"))
     content = arg_str(args, "content")
+    if path.exists() and not path.is_file():  # a FIFO would block the run until read
+        raise ToolFailure(f"{display(path, ctx)} exists and is not a regular file; not written")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(content, encoding="utf-8")
     return ToolOutput(f"Wrote {len(content.encode())} bytes to {display(path, ctx)}")

@@ -1,0 +1,86 @@
+"""Garbage from an agent through the MCP tools: one clear error line, no job created, no
+`bug:` (which would mean an unexpected exception reached the table)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from specialists.mcp import handlers
+from specialists.mcp.handlers import ToolContext
+from specialists.mcp.table import call_tool
+
+SPEC = """\
+metadata:
+  name: tester
+  description: test specialist
+execution:
+  runner: {type: command, command: python3}
+prompt:
+  system: You test.
+"""
+
+
+@pytest.fixture
+def ctx() -> ToolContext:
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    (root / "specialists").mkdir()
+    (root / "specialists" / "tester.specialist.yaml").write_text(SPEC)
+    return ToolContext()
+
+
+def refused(ctx: ToolContext, name: str, **arguments: Any) -> str:
+    outcome = call_tool(ctx, name, arguments)
+    assert outcome.is_error, outcome.text
+    assert outcome.text.startswith("error: ") and "\n" not in outcome.text
+    assert "bug:" not in outcome.text, outcome.text
+    assert ctx.store().list_ids() == []
+    return outcome.text
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"prompt": "   "}, "the prompt is empty"),
+        ({"prompt": "a\ud800b"}, "not valid UTF-8"),
+        ({"prompt": "x", "cwd": "a\x00b"}, "invalid working directory"),
+        ({"prompt": "x", "cwd": "~no-such-user-here/x"}, "invalid cwd"),
+        ({"prompt": "x", "cwd": "/etc/passwd"}, "is not a directory"),
+    ],
+)
+def test_run_refuses_input_no_agent_could_use(ctx, arguments, message):
+    assert message in refused(ctx, "run", specialist="tester", **arguments)
+
+
+def test_out_of_range_number_is_shown_as_given(ctx):
+    text = refused(ctx, "feed", job_id="abcd", limit=1e300)
+    assert "got 1e+300" in text and len(text) < 200
+
+
+def test_empty_continue_from_means_none(ctx):
+    store = ctx.store()
+    args = {"specialist": "tester", "prompt": "x", "continue_from": ""}
+    record = handlers._plan(ctx, store, args)
+    assert record.parent_id is None
+
+
+def test_result_that_is_not_utf8_is_one_line_and_kept(ctx):
+    from specialists.jobs.records import JobStatus
+    from specialists.jobs.store import JobWriter
+    from tests.support.jobs import new_job
+
+    store = ctx.store()
+    record, lock = new_job(store, Path(os.environ["SPECIALISTS_PROJECT_ROOT"]))
+    writer = JobWriter(store, record.id)
+    writer.write_status(JobStatus(id=record.id, specialist="tester", status="done"))
+    writer.close()
+    lock.release()
+    path = store.job_dir(record.id) / "result.txt"
+    path.write_bytes(b"ok \xff bad")
+    outcome = call_tool(ctx, "result", {"job_id": record.id})
+    assert outcome.is_error and "not valid UTF-8" in outcome.text
+    assert "bug:" not in outcome.text
+    assert path.read_bytes() == b"ok \xff bad"
