@@ -264,8 +264,9 @@ def test_provider_error_ends_job_with_its_message(mock_llm: MockLLM) -> None:
 
 
 def test_slow_stream_is_not_a_stall_and_completes(mock_llm: MockLLM) -> None:
-    write_spec("  stall_timeout_ms: 1500")
-    mock_llm.enqueue(Reply("slow but steady " * 10, chunk_size=4, chunk_delay=0.05))
+    # The stream (~4.6 s in 92 chunks) outlasts the stall limit; each chunk is agent output.
+    write_spec("  stall_timeout_ms: 3000")
+    mock_llm.enqueue(Reply("slow but steady " * 23, chunk_size=4, chunk_delay=0.05))
     job_id = start("slow please")
     out = sp("result", job_id, "--wait", "--timeout", "60")
     assert out.returncode == 0 and out.stdout.startswith("slow but steady")

@@ -367,3 +367,55 @@ def test_error_result_after_abort_reads_aborted() -> None:
         "errors": ["[ede_diagnostic] result_type=user last_content_type=n/a stop_reason=null"],
     }
     assert of(t.feed(line, 0), RunFinished)[0].error == "aborted"
+
+
+def test_kill_after_the_runs_reaches_children_they_left_behind(tmp_path: Path) -> None:
+    # claude exits after each answer; the supervisor's final kill() used to find no process
+    # and so left a background child of that run alive after the job.
+    import sys
+
+    agent = tmp_path / "leaves-a-child"
+    agent.write_text(
+        f"#!{sys.executable}\n"
+        "import json, subprocess, sys\n"
+        "sys.stdin.read()\n"
+        "p = subprocess.Popen(['sleep', '30'], stdout=subprocess.DEVNULL)\n"
+        "result = {'type': 'result', 'subtype': 'success', 'result': str(p.pid)}\n"
+        "print(json.dumps(result), flush=True)\n"
+    )
+    agent.chmod(0o755)
+    runner = ClaudeRunner()
+    runner.start(spec(tmp_path, options={"bin": str(agent)}))
+    child = int(of(drive(runner, finished), RunFinished)[0].text)
+    drive(runner, lambda _: runner.pid is None)
+    runner.kill()
+    assert of(drive(runner, exited), AgentExited)[0].exit_code == 0
+    deadline = time.monotonic() + 5
+    while _alive(child):
+        assert time.monotonic() < deadline, "the child left behind survived kill()"
+        time.sleep(0.02)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return ") Z " not in Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+
+
+def test_close_while_the_prompt_is_still_being_fed(tmp_path: Path) -> None:
+    # close() closes stdin when the prompt is not all written; the next poll used to crash
+    # the supervisor with "ValueError: I/O operation on closed file".
+    agent = tmp_path / "never-reads"
+    agent.write_text("#!/bin/sh\nexec sleep 30\n")
+    agent.chmod(0o755)
+    runner = ClaudeRunner()
+    runner.start(spec(tmp_path, options={"bin": str(agent)}, prompt="x" * (4 * 1024 * 1024)))
+    try:
+        assert runner.poll(0.05) == []
+        runner.close()
+        assert runner.poll(0.05) == []
+    finally:
+        runner.kill()
+    events = drive(runner, exited)
+    assert of(events, AgentExited)[0].signal == 9

@@ -198,3 +198,28 @@ def test_one_shot_refuses_follow_up_and_steer(tmp_path: Path) -> None:
     assert runner.supports_steer is False and runner.session_ref is None
     with pytest.raises(Exception, match="one-shot"):
         runner.follow_up("more")
+
+
+def test_kill_after_exit_reaches_children_left_behind(tmp_path: Path) -> None:
+    # The supervisor kills the runner once the job is over, after the command has exited;
+    # that kill used to be a no-op, so a background child outlived the job.
+    code = (
+        "import subprocess\n"
+        "p = subprocess.Popen(['sleep', '30'], stdout=subprocess.DEVNULL)\n"
+        "print(p.pid, flush=True)\n"
+    )
+    runner, events = run_py(tmp_path, code)
+    child = int(of(events, RunFinished)[0].text.split()[0])
+    assert runner.pid is None and _state(child) != "Z"
+    runner.kill()
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{child}").exists() and "Z" not in _state(child):
+        assert time.monotonic() < deadline, "the child left behind survived kill()"
+        time.sleep(0.02)
+
+
+def test_stderr_is_logged_in_full(tmp_path: Path) -> None:
+    code = "import sys; sys.stderr.write('e' * (1024 * 1024 + 10) + '\\nlast\\n')"
+    _, events = run_py(tmp_path, code)
+    assert of(events, RunFinished)[0].text == ""
+    assert (tmp_path / "stderr.log").stat().st_size == 1024 * 1024 + 16

@@ -443,3 +443,42 @@ def test_pi_as_a_node_script_needs_node(tmp_path: Path) -> None:
     env = {"PATH": str(bin_dir), "SPECIALISTS_PI_BIN": str(pi)}
     assert resolve_pi_command({}, env) == [str(pi)]
     assert resolve_pi_command({"pi_bin": ["node", "x.js"]}, env) == ["node", "x.js"]
+
+
+# --- the process around the protocol ---------------------------------------------------------
+
+
+def test_kill_after_exit_reaches_children_pi_left_behind(tmp_path: Path) -> None:
+    # The supervisor's last act is runner.kill(); after pi had exited it did nothing, so a
+    # child in pi's process group outlived the job.
+    pid_file = tmp_path / "child.pid"
+    code = (
+        "import subprocess, sys\n"
+        "p = subprocess.Popen(['sleep', '30'], stdout=subprocess.DEVNULL)\n"
+        f"open({str(pid_file)!r}, 'w').write(str(p.pid))\n"
+    )
+    d = start(make_spec(tmp_path, options={"pi_bin": [sys.executable, "-c", code]}))
+    assert d.exited().exit_code == 0
+    child = int(pid_file.read_text())
+    d.runner.kill()
+    deadline = time.monotonic() + 5
+    while _alive(child):
+        assert time.monotonic() < deadline, "the child left behind survived kill()"
+        time.sleep(0.02)
+
+
+def test_polling_a_pi_that_closed_its_output_does_not_spin(tmp_path: Path) -> None:
+    d = start(make_spec(tmp_path, options={"pi_bin": ["sh", "-c", "exec >&- 2>&-; sleep 30"]}))
+    polls = 0
+    started = time.monotonic()
+    while time.monotonic() - started < 0.5:
+        assert d.runner.poll(0.1) == []
+        polls += 1
+    assert polls <= 10, f"poll(0.1) returned {polls} times in 0.5 s"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return ") Z " not in Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False

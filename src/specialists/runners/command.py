@@ -3,9 +3,10 @@
 options: `command` (str, required), `args` (list of str), `bin` is not used. No shell. The
 system prompt and the task go to stdin ("\\n\\n" between them), then stdin is closed. All
 of stdout goes to <job>/stdout.log and its last 64 KiB are kept in memory as the answer;
-stderr goes to <job>/stderr.log (size-capped by AgentProcess). Exit 0 -> the answer;
-anything else -> an error naming the exit code and the last stderr line. Timeout and stop
-are the supervisor's: terminate() / kill() reach the command's whole process group.
+stderr goes to <job>/stderr.log in full (the external-cli profile keeps full logs). Exit 0 ->
+the answer; anything else -> an error naming the exit code and the last stderr line. Timeout
+and stop are the supervisor's: terminate() / kill() reach the command's whole process group,
+kill() also after the command exited (children it left behind).
 """
 
 from __future__ import annotations
@@ -29,19 +30,12 @@ from specialists.runners.base import (
     TextDelta,
 )
 from specialists.runners.oneshot import StdinFeeder, child_env
-from specialists.runners.proc import AgentProcess, OversizedLine, exit_description
+from specialists.runners.proc import AgentProcess, exit_description
 
 ANSWER_TAIL = 64 * 1024
 STDOUT_LOG = "stdout.log"
 _FEED_SLICE = 0.02
 _DRAIN_LIMIT = 1.0
-
-
-class RawStdoutProcess(AgentProcess):
-    """An AgentProcess whose read() returns stdout chunks as they come, not lines."""
-
-    def _split(self, chunk: bytes, out: list[bytes | OversizedLine]) -> None:
-        out.append(chunk)
 
 
 def command_argv(options: Mapping[str, Any]) -> list[str]:
@@ -97,7 +91,8 @@ class CommandRunner:
 
     def __init__(self) -> None:
         self._spec: LaunchSpec | None = None
-        self._proc: RawStdoutProcess | None = None
+        self._proc: AgentProcess | None = None
+        self._ended: AgentProcess | None = None  # the command, after it exited
         self._feeder: StdinFeeder | None = None
         self._log: BinaryIO | None = None
         self._tail = TailBuffer()
@@ -127,8 +122,13 @@ class CommandRunner:
         env = child_env(spec)
         argv[0] = resolve_command(argv[0], env)
         self._spec = spec
-        self._proc = RawStdoutProcess(
-            argv, cwd=spec.cwd, env=env, stderr_log=spec.job_dir / "stderr.log"
+        self._proc = AgentProcess(
+            argv,
+            cwd=spec.cwd,
+            env=env,
+            stderr_log=spec.job_dir / "stderr.log",
+            raw=True,
+            stderr_cap=None,
         )
         self._log = open(Path(spec.job_dir) / STDOUT_LOG, "wb")  # noqa: SIM115 - closed at exit
         self._feeder = StdinFeeder(self._proc, command_input(spec).encode("utf-8"))
@@ -160,8 +160,9 @@ class CommandRunner:
             self._proc.signal_group(signal.SIGTERM)
 
     def kill(self) -> None:
-        if self._proc is not None:
-            self._proc.signal_group(signal.SIGKILL)
+        proc = self._proc or self._ended  # after the exit: what the command left behind
+        if proc is not None:
+            proc.signal_group(signal.SIGKILL)
 
     # --- internals ---------------------------------------------------------------------
 
@@ -204,7 +205,7 @@ class CommandRunner:
         if self._log is not None:
             self._log.close()
             self._log = None
-        self._proc = None
+        self._proc, self._ended = None, proc
         if returncode == 0:
             self._pending.append(RunFinished(text=self._tail.text()))
         else:

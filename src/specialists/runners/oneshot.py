@@ -87,7 +87,8 @@ class StdinFeeder:
 
     def pump(self) -> None:
         stdin = self._proc.popen.stdin
-        if self.done or stdin is None:
+        if self.done or stdin is None or stdin.closed:  # closed: the runner gave up feeding
+            self.done = True
             return
         fd = stdin.fileno()
         while self._pos < len(self._data):
@@ -141,6 +142,7 @@ class ResumableRunner:
         self._spec: LaunchSpec | None = None
         self._binary = ""
         self._proc: AgentProcess | None = None
+        self._ended: list[AgentProcess] = []  # earlier runs' processes: kill() reaches their groups
         self._feeder: StdinFeeder | None = None
         self._translator: Translator | None = None
         self._pending: list[RunnerEvent] = []
@@ -239,6 +241,8 @@ class ResumableRunner:
         self._queued.clear()
         if self._proc is not None:
             self._proc.signal_group(signal.SIGKILL)
+        for ended in self._ended:  # children an exited run left behind
+            ended.signal_group(signal.SIGKILL)
 
     # --- internals ---------------------------------------------------------------------
 
@@ -289,6 +293,7 @@ class ResumableRunner:
         self._last_stderr = proc.stderr_tail
         proc.release()
         self._proc = None
+        self._ended.append(proc)
         self._feeder = None
         answered = translator.finished
         description = describe_exit(self.agent, proc.returncode, proc.stderr_tail)

@@ -332,5 +332,6 @@ class PiRunner:
             self._proc.signal_group(signal.SIGTERM)
 
     def kill(self) -> None:
-        if self._proc is not None and not self._exited:
+        # Also after pi exited: its process group may hold children it left behind.
+        if self._proc is not None:
             self._proc.signal_group(signal.SIGKILL)

@@ -3,8 +3,9 @@
 The agent runs in its own process group (so stop/kill reach its children too) and gets
 SIGKILL if the supervisor dies (PR_SET_PDEATHSIG on Linux). stdout is read as bytes and split
 on b"\\n" only; a line longer than `max_line` is not kept in memory: only its head survives,
-as an `OversizedLine`, so a 100 MB line costs a bounded buffer. stderr goes to a size-capped
-log, and its tail is kept for error messages.
+as an `OversizedLine`, so a 100 MB line costs a bounded buffer (`raw=True` returns the chunks
+as read instead). stderr goes to a log capped at `stderr_cap` bytes (None: no cap), and its
+tail is kept for error messages.
 """
 
 from __future__ import annotations
@@ -61,9 +62,13 @@ class AgentProcess:
         stdin_pipe: bool = True,
         stdin_file: Path | None = None,
         max_line: int = DEFAULT_MAX_LINE,
+        raw: bool = False,
+        stderr_cap: int | None = STDERR_LOG_CAP,
     ) -> None:
         self.argv = list(argv)
         self._max_line = max_line
+        self._raw = raw  # read() returns stdout chunks as they come, not lines
+        self._stderr_cap = stderr_cap
         self._buf = bytearray()
         self._skipping: int = 0  # >0 while discarding the rest of an oversized line
         self._skip_head = b""
@@ -116,9 +121,15 @@ class AgentProcess:
     # --- reading ---------------------------------------------------------------------
 
     def read(self, timeout: float) -> list[bytes | OversizedLine]:
-        """Complete stdout lines available within `timeout` seconds (maybe none)."""
+        """Complete stdout lines (raw: chunks) available within `timeout` seconds (maybe none).
+
+        Once both pipes are closed there is nothing left to read: wait up to `timeout` for the
+        exit instead, so a caller polling in a loop does not spin while the agent lingers.
+        """
         out: list[bytes | OversizedLine] = []
         if self._stdout_eof and self._stderr_eof:
+            if self.popen.returncode is None:
+                self.wait(max(0.0, timeout))
             return out
         deadline = time.monotonic() + max(0.0, timeout)
         while True:
@@ -148,11 +159,17 @@ class AgentProcess:
             if not chunk:
                 self._stdout_eof = True
                 self._sel.unregister(self.popen.stdout)
-                if self._buf and not self._skipping:
+                if self._skipping:  # a last oversized line without newline
+                    out.append(OversizedLine(self._skip_head, self._skipping))
+                    self._skipping = 0
+                elif self._buf:
                     out.append(bytes(self._buf))  # a last line without newline
                 self._buf.clear()
                 return
-            self._split(chunk, out)
+            if self._raw:
+                out.append(chunk)
+            else:
+                self._split(chunk, out)
 
     def _split(self, chunk: bytes, out: list[bytes | OversizedLine]) -> None:
         start = 0
@@ -198,13 +215,18 @@ class AgentProcess:
             return
         self._stderr_tail += chunk
         del self._stderr_tail[:-STDERR_TAIL]
-        if self._stderr_log is not None and self._stderr_written < STDERR_LOG_CAP:
-            room = STDERR_LOG_CAP - self._stderr_written
-            self._stderr_log.write(chunk[:room])
-            if len(chunk) > room:
-                self._stderr_log.write(b"\n[stderr.log capped]\n")
+        if self._stderr_log is None:
+            return
+        cap, written = self._stderr_cap, self._stderr_written
+        self._stderr_written += len(chunk)
+        if cap is None:
+            self._stderr_log.write(chunk)
+        elif written < cap:
+            self._stderr_log.write(chunk[: cap - written])
+        if cap is not None and written <= cap < self._stderr_written:  # once, at the cut
+            self._stderr_log.write(b"\n[stderr.log capped]\n")
+        if cap is None or written <= cap:
             self._stderr_log.flush()
-            self._stderr_written += min(room, len(chunk))
 
     @property
     def stdout_closed(self) -> bool:
@@ -247,7 +269,14 @@ class AgentProcess:
         return self.returncode
 
     def signal_group(self, sig: int) -> None:
-        """Signal the agent's whole process group; a group already gone is fine."""
+        """Signal the agent's whole process group; a group already gone is fine.
+
+        Also after the agent itself has exited, so children it left behind can be killed.
+        While any of them lives, the kernel keeps the group's id from being reused as a pid;
+        once the id names a live process again, the group is not ours any more.
+        """
+        if self.popen.returncode is not None and _pid_in_use(self.popen.pid):
+            return
         try:
             os.killpg(self.popen.pid, sig)
         except ProcessLookupError:
@@ -266,6 +295,16 @@ class AgentProcess:
         self.close_stdin()
         if self._stderr_log is not None:
             self._stderr_log.close()
+
+
+def _pid_in_use(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def exit_description(returncode: int | None) -> tuple[int | None, int | None]:

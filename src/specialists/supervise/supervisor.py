@@ -349,7 +349,11 @@ class Supervisor:
         self._save(force=True)
 
     def _send_follow_up(self, request_id: str, message: str) -> None:
-        self.runner.follow_up(message)
+        try:
+            self.runner.follow_up(message)  # one-shot runners start a new process here
+        except SpecialistsError as exc:
+            self._begin_end("error", exc.one_line())
+            return
         self.status.status = "running"
         self.status.current_event = "follow_up"
         self._idle_since = None
