@@ -21,6 +21,8 @@ from specialists.runners.base import (
     RunnerEvent,
     TextDelta,
     Usage,
+    summarize_args,
+    toolcall,
 )
 from specialists.runners.claude import (
     SYSTEM_PROMPT_ARG_MAX,
@@ -29,7 +31,7 @@ from specialists.runners.claude import (
     claude_argv,
     claude_model,
 )
-from specialists.runners.claude_events import ClaudeTranslator, summarize_args
+from specialists.runners.claude_events import ClaudeTranslator
 from tests.support import fake_claude
 
 SESSION = "9cd1d296-6dea-45b5-b01c-30d6607e1dd5"
@@ -69,7 +71,7 @@ def test_tool_transcript_with_partial_messages() -> None:
     events = translate(fake_claude.TOOL_LINES)
     (call,) = activities(events, "toolcall")
     assert call.fields == {"tool": "Bash", "args": "echo hi-from-bash"}
-    assert call.current_tool == "Bash"
+    assert call.current_tool == "Bash(echo hi-from-bash)"
     (end,) = activities(events, "tool_execution_end")
     assert end.fields["tool"] == "Bash" and end.fields["duration_ms"] > 0
     assert "is_error" not in end.fields
@@ -151,6 +153,13 @@ def test_exit_without_result() -> None:
     for line in fake_claude.TEXT_LINES:
         done.feed(json.loads(line), 0)
     assert done.on_exit("claude exited with code 0", aborted=False) == []
+
+
+def test_toolcall_shape_is_shared_by_every_runner() -> None:
+    call = toolcall("bash", {"command": "echo   hi\nthere"})
+    assert call.fields == {"tool": "bash", "args": "echo hi there"}
+    assert call.current_tool == "bash(echo hi there)"
+    assert toolcall("ls", {}).current_tool == "ls"
 
 
 def test_summarize_args() -> None:

@@ -73,7 +73,7 @@ def test_tool_transcript() -> None:
     _, events = translate(fake_codex.TOOL_LINES)
     (call,) = activities(events, "toolcall")
     assert call.fields == {"tool": "bash", "args": "echo hi-from-codex"}
-    assert call.current_tool == "bash"
+    assert call.current_tool == "bash(echo hi-from-codex)"
     (end,) = activities(events, "tool_execution_end")
     assert end.fields == {"tool": "bash", "duration_ms": 100, "exit_code": 0}
     assert of(events, RunFinished)[0].text == "Hello from the mock. Done."

@@ -21,7 +21,6 @@ from specialists.runners.pi_events import (
     PiProtocol,
     PiTranslator,
     extract_delta,
-    tool_summary,
     update_kind,
 )
 from specialists.runners.proc import OversizedLine
@@ -137,7 +136,7 @@ def kinds(logged: list[tuple[str, dict[str, Any]]]) -> list[str]:
 def test_rpc_basic_gives_the_exact_logged_sequence_and_final_text() -> None:
     r = Replay().run_file("rpc-basic.ndjson")
     assert r.logged() == [
-        ("toolcall", {"tool": "bash", "args": "bash(echo hi)"}),
+        ("toolcall", {"tool": "bash", "args": "echo hi"}),
         ("tool_execution_end", {"tool": "bash", "duration_ms": 0, "is_error": False}),
         ("turn_end", {"turn": 1, "usage": _usage(100, 12)}),
         ("text", {}),
@@ -359,14 +358,6 @@ def test_oversized_agent_end_ends_the_run_and_other_oversized_lines_are_skipped(
     assert r.protocol.state == FINALIZING
     r.finish()
     assert [f.text for f in r.finished()] == ["DONE"]
-
-
-def test_tool_summary() -> None:
-    assert tool_summary("bash", {"command": "echo   hi\nthere"}) == "bash(echo hi there)"
-    assert tool_summary("read", {"path": "src/a.py", "offset": 3}) == "read(src/a.py)"
-    assert tool_summary("custom", {"n": 1}) == 'custom({"n":1})'
-    long = tool_summary("bash", {"command": "x" * 500})
-    assert len(long) == 120 and long.endswith("…)")
 
 
 def test_tool_duration_comes_from_the_clock() -> None:

@@ -129,7 +129,7 @@ def test_basic_run_events_result_and_clean_exit(tmp_path: Path) -> None:
         "text",
         "turn_end",
     ]
-    assert d.logged()[0][1] == {"tool": "bash", "args": "bash(echo hi)"}
+    assert d.logged()[0][1] == {"tool": "bash", "args": "echo hi"}
     assert d.text() == "DONE"
     assert d.runner.pid is not None and d.runner.busy is False
     d.runner.close()

@@ -228,11 +228,9 @@ class _Accumulator:
                 self.signature = event.signature
         elif isinstance(event, ToolCallDone):
             call = event.call
-            self.emit(
-                Progress(
-                    "toolcall", {"tool": call.name, "call_id": call.id}, current_tool=call.name
-                )
-            )
+            # The runner adapter turns the raw arguments into the shared toolcall shape.
+            fields = {"tool": call.name, "call_id": call.id, "arguments": call.arguments}
+            self.emit(Progress("toolcall", fields, current_tool=call.name))
             self.calls.append(call)
         elif isinstance(event, UsageReport):
             self.usage = event

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import json
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -195,11 +194,7 @@ class AgentLoop:
                 self._close_rest(calls[index:], SKIPPED_TEXT)
                 return
             self.emit(
-                Progress(
-                    "tool_execution",
-                    {"tool": call.name, "call_id": call.id, "args": _args_preview(call)},
-                    current_tool=call.name,
-                )
+                Progress("tool_execution", {"tool": call.name, "call_id": call.id}, log=False)
             )
             started = time.monotonic()
             result = execute(call, self.tools, self.tool_context, self.settings.spill)
@@ -253,11 +248,3 @@ class AgentLoop:
         finished = Finished(text, error, turns)
         self.emit(finished)
         return finished
-
-
-def _args_preview(call: ToolCall, limit: int = 200) -> str:
-    try:
-        raw = json.dumps(dict(call.arguments), ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError):
-        raw = repr(dict(call.arguments))
-    return raw if len(raw) <= limit else raw[: limit - 3] + "..."

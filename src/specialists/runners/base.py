@@ -8,6 +8,7 @@ inbox and checking timers, so no runner needs locks of its own.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,6 +116,35 @@ class AgentExited:
 
 
 RunnerEvent = Activity | TextDelta | Usage | RunFinished | AgentExited
+
+ARGS_SUMMARY_MAX = 200
+_SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "query", "prompt")
+
+
+def summarize_args(args: object) -> str:
+    """A tool call's most telling argument on one line (the command, path, pattern, ...)."""
+    text = ""
+    if isinstance(args, Mapping):
+        for key in _SUMMARY_KEYS:
+            value = args.get(key)
+            if isinstance(value, str) and value:
+                text = value
+                break
+        else:
+            text = json.dumps(args, ensure_ascii=False, separators=(",", ":"), default=str)
+            text = "" if text == "{}" else text
+    elif args is not None:
+        text = str(args)
+    text = " ".join(text.split())
+    return text if len(text) <= ARGS_SUMMARY_MAX else text[: ARGS_SUMMARY_MAX - 1] + "…"
+
+
+def toolcall(name: str, args: object) -> Activity:
+    """The one shape of a logged tool call on every runner: {tool, args} in events.jsonl,
+    `name(args)` as status.json's current_tool (as in the seed's `bash(grep -r ...)`)."""
+    summary = summarize_args(args)
+    current = f"{name}({summary})" if summary else name
+    return Activity("toolcall", {"tool": name, "args": summary}, current_tool=current)
 
 
 class Runner(Protocol):

@@ -13,33 +13,17 @@ Facts (Claude Code 2.1.197, see shared/reference/claude-code/):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from specialists.runners.base import Activity, RunFinished, RunnerEvent, TextDelta, Usage
-
-ARGS_SUMMARY_MAX = 200
-_SUMMARY_KEYS = ("command", "file_path", "path", "pattern", "url", "query", "prompt", "description")
-
-
-def summarize_args(args: Any) -> str:
-    """A short one-line summary of a tool's input, for events and status."""
-    text = ""
-    if isinstance(args, Mapping):
-        for key in _SUMMARY_KEYS:
-            value = args.get(key)
-            if isinstance(value, str) and value:
-                text = value
-                break
-        else:
-            text = json.dumps(args, ensure_ascii=False, separators=(",", ":")) if args else ""
-    elif args is not None:
-        text = str(args)
-    text = " ".join(text.split())
-    if len(text) > ARGS_SUMMARY_MAX:
-        text = text[: ARGS_SUMMARY_MAX - 1] + "…"
-    return text
+from specialists.runners.base import (
+    Activity,
+    RunFinished,
+    RunnerEvent,
+    TextDelta,
+    Usage,
+    toolcall,
+)
 
 
 def _int(value: Any) -> int:
@@ -154,8 +138,7 @@ class ClaudeTranslator:
             elif btype == "tool_use":
                 name = str(block.get("name") or "tool")
                 self._tools[str(block.get("id"))] = (name, now)
-                args = summarize_args(block.get("input"))
-                out.append(Activity("toolcall", {"tool": name, "args": args}, current_tool=name))
+                out.append(toolcall(name, block.get("input")))
         return out
 
     def _user(self, obj: Mapping[str, Any], now: float) -> list[RunnerEvent]:

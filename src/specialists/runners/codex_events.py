@@ -17,8 +17,15 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from specialists.runners.base import Activity, RunFinished, RunnerEvent, TextDelta, Usage
-from specialists.runners.claude_events import summarize_args
+from specialists.runners.base import (
+    Activity,
+    RunFinished,
+    RunnerEvent,
+    TextDelta,
+    Usage,
+    summarize_args,
+    toolcall,
+)
 
 _SHELLS = ("bash", "sh", "zsh")
 
@@ -141,7 +148,7 @@ class CodexTranslator:
         out: list[RunnerEvent] = []
         if item_id not in self._started:
             self._started[item_id] = now
-            out.append(Activity("toolcall", {"tool": name, "args": args}, current_tool=name))
+            out.append(toolcall(name, args))
         if done:
             started = self._started.pop(item_id, now)
             fields: dict[str, Any] = {"tool": name, "duration_ms": round((now - started) * 1000)}

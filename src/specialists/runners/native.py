@@ -41,6 +41,7 @@ from specialists.runners.base import (
     RunnerEvent,
     TextDelta,
     Usage,
+    toolcall,
 )
 
 log = logging.getLogger(__name__)
@@ -195,7 +196,7 @@ class NativeRunner:
 
     def _emit(self, event: LoopEvent) -> None:
         if isinstance(event, Progress):
-            self._events.put(Activity(event.event, event.fields, event.log, event.current_tool))
+            self._events.put(_activity(event))
         elif isinstance(event, TextOut):
             self._events.put(TextDelta(event.text))
         elif isinstance(event, Spent):
@@ -311,3 +312,11 @@ def _project_root(spec: LaunchSpec) -> Path:
     if jobs.name == "jobs" and jobs.parent.name == STATE_DIR_NAME:
         return jobs.parent.parent
     return find_project_root(spec.cwd)
+
+
+def _activity(progress: Progress) -> Activity:
+    if progress.event == "toolcall":  # the shape every runner logs, plus the loop's call id
+        shown = toolcall(str(progress.fields.get("tool")), progress.fields.get("arguments"))
+        fields = {**shown.fields, "call_id": progress.fields.get("call_id")}
+        return Activity("toolcall", fields, current_tool=shown.current_tool)
+    return Activity(progress.event, progress.fields, progress.log, progress.current_tool)

@@ -36,12 +36,12 @@ from specialists.runners.base import (
     RunnerEvent,
     TextDelta,
     Usage,
+    toolcall,
 )
 from specialists.runners.proc import OversizedLine
 
 Clock = Callable[[], float]
 
-TOOL_SUMMARY_MAX = 120
 MALFORMED_LOGGED = 5  # malformed lines logged to events.jsonl before going status-only
 HEARTBEAT_S = 1.0  # at most one status-only liveness event per kind per second
 DEFAULT_FINAL_GRACE_S = 0.3
@@ -174,27 +174,6 @@ def extract_delta(line: bytes, pos: int) -> str | None:
             window *= 8
             continue
         return str(value)
-
-
-def tool_summary(name: str, args: Any, limit: int = TOOL_SUMMARY_MAX) -> str:
-    """`bash(echo hi)`: the tool and its most telling argument, one line, at most `limit`."""
-    detail = ""
-    if isinstance(args, Mapping):
-        for key in ("command", "path", "file_path", "pattern", "query", "url"):
-            value = args.get(key)
-            if isinstance(value, str) and value:
-                detail = value
-                break
-        else:
-            if args:
-                detail = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
-    elif isinstance(args, str):
-        detail = args
-    detail = " ".join(detail.split())
-    text = f"{name}({detail})"
-    if len(text) > limit:
-        text = text[: limit - 2] + "…)"
-    return text
 
 
 def _usage_of(message: Mapping[str, Any]) -> Usage | None:
@@ -334,8 +313,7 @@ class PiTranslator:
             call = ev.get("toolCall")
             call = call if isinstance(call, Mapping) else {}
             name = str(call.get("name") or "?")
-            summary = tool_summary(name, call.get("arguments"))
-            return [Activity("toolcall", {"tool": name, "args": summary}, current_tool=name)]
+            return [toolcall(name, call.get("arguments"))]
         return []
 
     def _text_started(self) -> list[Translated]:
