@@ -243,3 +243,16 @@ def test_gc_removes_old_finished_keeps_active_and_recent(store, tmp_path, monkey
     assert set(store.list_ids()) == {recent, active}
     assert collect(store).removed == []  # the index no longer lists it either
     assert collect(store, days=0).removed == [recent]
+
+
+def test_a_job_dir_without_status_is_starting_while_locked_else_never_started(store):
+    from specialists.jobs.store import JobLock
+    from specialists.jobs.view import current_status
+
+    job_id, job_dir = store.create_job_dir()
+    lock = JobLock(job_dir)
+    assert lock.try_acquire()  # a launcher mid-creation
+    assert current_status(store, job_id).status == "starting"
+    lock.release()  # the launcher died before writing status.json
+    st = current_status(store, job_id)
+    assert st.status == "error" and st.error == "the job was never started"

@@ -104,10 +104,13 @@ class JobStore:
             return None
 
     def read_result(self, job_id: str) -> str | None:
+        path = self.job_dir(job_id) / RESULT_FILE
         try:
-            return (self.job_dir(job_id) / RESULT_FILE).read_text(encoding="utf-8")
+            return path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return None
+        except UnicodeDecodeError as exc:
+            raise StoreError(f"{path} is not valid UTF-8: {exc.reason}") from exc
 
     def events_path(self, job_id: str) -> Path:
         return self.job_dir(job_id) / EVENTS_FILE
@@ -124,7 +127,10 @@ class JobStore:
 
     @staticmethod
     def _read_json(path: Path) -> dict[str, Any]:
-        raw = path.read_bytes()
+        try:
+            raw = path.read_bytes()
+        except IsADirectoryError as exc:
+            raise StoreError(f"{path} is a directory, not a file") from exc
         try:
             data = json.loads(raw)
         except ValueError as exc:

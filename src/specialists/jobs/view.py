@@ -7,15 +7,27 @@ from specialists.errors import StoreError
 from specialists.jobs import index
 from specialists.jobs.records import JobStatus
 from specialists.jobs.recovery import recover_if_dead
-from specialists.jobs.store import JobStore, iter_statuses
+from specialists.jobs.store import JobLock, JobStore, iter_statuses
 
 
 def current_status(store: JobStore, job_id: str) -> JobStatus:
     """The job's status, after recording a dead supervisor. Raises StoreError if unreadable."""
     status = store.read_status(job_id)
     if status is None:
-        return JobStatus(id=job_id, specialist="?", status="starting")
+        return _unstarted(store, job_id)
     return recover_if_dead(store, job_id, status)
+
+
+def _unstarted(store: JobStore, job_id: str) -> JobStatus:
+    """A job directory without status.json: being created (its launcher holds the lock),
+    or abandoned by a launcher that died before writing it."""
+    lock = JobLock(store.job_dir(job_id))
+    try:
+        if not lock.try_acquire():
+            return JobStatus(id=job_id, specialist="?", status="starting")
+    finally:
+        lock.release()
+    return JobStatus(id=job_id, specialist="?", status="error", error="the job was never started")
 
 
 def all_statuses(store: JobStore) -> tuple[list[JobStatus], list[str]]:
