@@ -22,6 +22,7 @@ from specialists.hooks.common import (
     one_line,
     read_json_object,
 )
+from specialists.jobs.liveness import pid_exists
 
 # `typing` costs ~5 ms to import; annotations are strings here, so only type checkers need it.
 TYPE_CHECKING = False
@@ -82,23 +83,13 @@ def _claim_name(job_id: str) -> str:
     return f".{job_id}.{os.getpid()}{CLAIM_SUFFIX}"
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _requeue_stale_claim(ready: Path, name: str) -> str | None:
     """`.<id>.<pid>.claim` of a hook process that died -> back to `<id>`; returns the id."""
     parts = name[1 : -len(CLAIM_SUFFIX)].split(".")
     if len(parts) != 2 or not is_job_id(parts[0]) or not parts[1].isdigit():
         return None
     pid = int(parts[1])
-    if pid == os.getpid() or _pid_alive(pid):
+    if pid == os.getpid() or pid_exists(pid):
         return None
     try:
         os.rename(ready / name, ready / parts[0])

@@ -31,7 +31,7 @@ def is_alive(pid: int | None, start_time: int | None) -> bool:
     if not pid or pid <= 0:
         return False
     if not os.path.exists("/proc"):
-        return _signal_probe(pid)
+        return pid_exists(pid)
     started = process_start_time(pid)
     if started is None:
         return False
@@ -50,7 +50,8 @@ def _is_zombie(pid: int) -> bool:
     return state == b"Z"
 
 
-def _signal_probe(pid: int) -> bool:
+def pid_exists(pid: int) -> bool:
+    """Whether any process (zombies included) has this pid: the `kill(pid, 0)` probe."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

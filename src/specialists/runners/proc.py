@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specialists.errors import AgentUnavailable
+from specialists.jobs.liveness import pid_exists
 
 DEFAULT_MAX_LINE = 32 * 1024 * 1024
 OVERSIZED_HEAD = 4096
@@ -275,7 +276,7 @@ class AgentProcess:
         While any of them lives, the kernel keeps the group's id from being reused as a pid;
         once the id names a live process again, the group is not ours any more.
         """
-        if self.popen.returncode is not None and _pid_in_use(self.popen.pid):
+        if self.popen.returncode is not None and pid_exists(self.popen.pid):
             return
         try:
             os.killpg(self.popen.pid, sig)
@@ -295,16 +296,6 @@ class AgentProcess:
         self.close_stdin()
         if self._stderr_log is not None:
             self._stderr_log.close()
-
-
-def _pid_in_use(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def exit_description(returncode: int | None) -> tuple[int | None, int | None]:
