@@ -124,10 +124,10 @@ def test_signal_group_spares_a_reused_pid(
     read_all(p)
     sent: list[tuple[int, int]] = []
     monkeypatch.setattr(os, "killpg", lambda pgid, sig: sent.append((pgid, sig)))
-    monkeypatch.setattr(proc_module, "_pid_in_use", lambda pid: True)
+    monkeypatch.setattr(proc_module, "pid_exists", lambda pid: True)
     p.signal_group(signal.SIGKILL)  # the pid names a stranger now: its group is not ours
     assert sent == []
-    monkeypatch.setattr(proc_module, "_pid_in_use", lambda pid: False)
+    monkeypatch.setattr(proc_module, "pid_exists", lambda pid: False)
     p.signal_group(signal.SIGKILL)
     assert sent == [(p.pid, signal.SIGKILL)]
 
