@@ -253,3 +253,16 @@ def test_timeout_counts_per_run_not_across_keep_alive_waits(store, tmp_path):
     lock.release()
     assert sup.status.status == "done", sup.status.error
     assert store.read_result(record.id) == "re: two"
+
+
+def test_result_that_cannot_be_written_ends_in_error_not_stuck(store, tmp_path, monkeypatch):
+    from specialists.jobs import store as store_module
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(store_module, "write_atomic", disk_full)
+    job_id, status, _ = supervise(store, tmp_path, ScriptedRunner([RunFinished(text="x")]))
+    assert status.status == "error"
+    assert status.error == "could not write result.txt: No space left on device"
+    assert kinds(store, job_id)[-1] == "error"

@@ -231,7 +231,7 @@ class Supervisor:
     # --- the loop ---------------------------------------------------------------------
 
     def _step(self) -> None:
-        for ev in self.runner.poll(self._wait_time()):
+        for ev in self.runner.poll(self.tick):
             self._on_runner_event(ev)
             if self.finished:
                 return
@@ -244,9 +244,6 @@ class Supervisor:
             self._dirty and since_save >= STATUS_ONLY_MIN_INTERVAL
         ):
             self._save(force=True)
-
-    def _wait_time(self) -> float:
-        return self.tick
 
     def _on_runner_event(self, ev: RunnerEvent) -> None:
         self._last_event_mono = self.clock()
@@ -505,16 +502,15 @@ class Supervisor:
         self.finished = True
         st = self.status
         if final == "done":
-            text = self.last_answer or ""
-            self.writer.write_result(text)
-            self._run_post_scripts()
-        elif final == "error" and self.record.post_scripts:
+            try:
+                self.writer.write_result(self.last_answer or "")
+            except OSError as exc:  # e.g. a full disk: the answer is lost, say so
+                final, error = "error", f"could not write result.txt: {exc.strerror or exc}"
+        if final != "cancelled":
             self._run_post_scripts()
         self._close_bead(final, error)
         st.status = final
-        st.error = error if final == "error" else (st.error if final == "done" else None)
-        if final == "done":
-            st.error = None
+        st.error = error if final == "error" else None
         st.current_event = final
         st.current_tool = None
         st.stalled = False
