@@ -266,3 +266,38 @@ def test_result_that_cannot_be_written_ends_in_error_not_stuck(store, tmp_path, 
     assert status.status == "error"
     assert status.error == "could not write result.txt: No space left on device"
     assert kinds(store, job_id)[-1] == "error"
+
+
+def test_current_tool_keeps_the_call_summary_while_the_tool_runs(store, tmp_path):
+    record, lock = new_job(store, tmp_path)
+    sup = Supervisor(store, record, ScriptedRunner(), tick=0.01, handle_signals=False)
+    sup._on_activity(Activity("toolcall", {"tool": "bash"}, current_tool="bash(echo hi)"))
+    sup._on_activity(Activity("tool_execution", log=False, current_tool="bash"))
+    assert sup.status.current_tool == "bash(echo hi)"
+    sup._on_activity(Activity("tool_execution_end", {"tool": "bash"}))
+    assert sup.status.current_tool is None
+    sup._on_activity(Activity("tool_execution", log=False, current_tool="read"))
+    assert sup.status.current_tool == "read"
+    lock.release()
+
+
+def test_feed_lines_render_usage_and_values_compactly():
+    from specialists.cli.render import feed_line
+
+    line = feed_line(
+        "abcd1234",
+        "reviewer",
+        0,
+        {
+            "seq": 4,
+            "ts": 61_000,
+            "event": "turn_end",
+            "turn": 2,
+            "usage": {"input": 12, "output": 3, "cost_usd": 0.0125},
+        },
+    )
+    assert line == "[abcd1234] reviewer     01:01  turn_end    turn 2 in=12 out=3 $0.0125"
+    other = feed_line(
+        "abcd1234", "reviewer", 0, {"ts": 0, "event": "retry", "attempt": 2, "detail": {"a": 1}}
+    )
+    assert other.endswith('retry       attempt=2 detail={"a":1}')

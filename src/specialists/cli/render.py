@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -79,9 +80,29 @@ def event_detail(ev: dict[str, Any]) -> str:
     if kind in ("steer_ack", "follow_up_ack", "stop_ack", "abort_ack"):
         ok = "delivered" if ev.get("delivered") else f"failed: {ev.get('reason', '')}"
         return ("queued" if ev.get("queued") else ok) + f" ({ev.get('request', '')})"
-    skip = {"seq", "ts", "event"}
-    rest = " ".join(f"{k}={v}" for k, v in ev.items() if k not in skip)
+    if kind == "turn_end":
+        return _turn_detail(ev)
+    skip = {"seq", "ts", "event", "call_id"}
+    rest = " ".join(f"{k}={_value(v)}" for k, v in ev.items() if k not in skip)
     return clip(rest, 100)
+
+
+def _turn_detail(ev: dict[str, Any]) -> str:
+    parts = [f"turn {ev['turn']}"] if "turn" in ev else []
+    usage = ev.get("usage")
+    if isinstance(usage, dict):
+        parts.append(f"in={usage.get('input', 0)} out={usage.get('output', 0)}")
+        if usage.get("cost_usd"):
+            parts.append(f"${usage['cost_usd']:.4f}")
+    if ev.get("tool_calls"):
+        parts.append(f"{ev['tool_calls']} tool call(s)")
+    return " ".join(parts)
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), default=str)
 
 
 def _args(ev: dict[str, Any]) -> str:

@@ -274,7 +274,13 @@ class Supervisor:
         kind = ev.event
         if kind in ("toolcall", "tool_execution", "thinking", "text", "tool_execution_end"):
             st.current_event = kind
-        if ev.current_tool is not None:
+        # Keep the toolcall's `bash(echo hi)` while the agent reports plain `bash` running.
+        keep = bool(
+            st.current_tool
+            and ev.current_tool
+            and st.current_tool.startswith(ev.current_tool + "(")
+        )
+        if ev.current_tool is not None and not keep:
             st.current_tool = ev.current_tool
         elif kind == "tool_execution_end":
             st.current_tool = None
