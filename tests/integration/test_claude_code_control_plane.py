@@ -1,0 +1,80 @@
+"""The control plane inside the REAL Claude Code CLI: after `specialists init`, Claude Code
+runs our UserPromptSubmit hook (the completion banner reaches the model) and starts our MCP
+server (the model calls `run`, a background job starts and finishes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_cli_pi import sp, status, wait_until
+from tests.support.mock_llm import MockLLM, Reply, ToolCall
+
+pytestmark = pytest.mark.integration
+
+ECHO = "metadata: {name: echo}\nexecution:\n  runner: {type: command, command: cat}\n"
+
+
+@pytest.fixture
+def project(mock_llm: MockLLM, claude_bin: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    # Claude Code runs `specialists ...` from the project's hook and MCP config: put the
+    # console script of this virtualenv on PATH.
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    assert sp("init").returncode == 0
+    (root / "specialists").mkdir()
+    (root / "specialists" / "echo.specialist.yaml").write_text(ECHO)
+    return root
+
+
+def claude(
+    claude_bin: Path, project: Path, prompt: str, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    argv = [str(claude_bin), "-p", prompt, "--output-format", "stream-json", "--verbose"]
+    return subprocess.run(
+        [*argv, "--model", "claude-sonnet-4-5", *extra],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+
+
+def test_completion_banner_reaches_the_model(project, mock_llm, claude_bin):
+    job_id = sp("run", "echo", "--prompt", "hello", "--background").stdout.strip()
+    wait_until(lambda: status(job_id)["status"] == "done", 30, "job done")
+    out = claude(claude_bin, project, "what's new?")
+    assert out.returncode == 0, out.stderr[-2000:]
+    sent = json.dumps(mock_llm.model_requests[0].json)
+    assert f"Specialist 'echo' completed (job {job_id}" in sent
+    assert not (project / ".specialists" / "ready" / job_id).exists()  # consumed once
+    out = claude(claude_bin, project, "anything else?")
+    assert f"(job {job_id}" not in json.dumps(mock_llm.model_requests[-1].json)
+
+
+def test_model_dispatches_a_job_through_our_mcp_server(project, mock_llm, claude_bin):
+    mock_llm.enqueue(
+        Reply(
+            tool_calls=(
+                ToolCall(
+                    "mcp__specialists__run", {"specialist": "echo", "prompt": "ping from claude"}
+                ),
+            )
+        ),
+        Reply("dispatched"),
+    )
+    # Claude Code asks before a tool runs; headless, the user grants it up front.
+    out = claude(claude_bin, project, "delegate a ping", "--allowedTools", "mcp__specialists__run")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "mcp__specialists__run" in mock_llm.model_requests[0].tool_names()
+    tool_result = " ".join(mock_llm.model_requests[1].tool_results())
+    (job_id,) = [j for j in os.listdir(project / ".specialists" / "jobs") if j[0] != "."]
+    assert job_id in tool_result  # the model was told the id at once
+    wait_until(lambda: status(job_id)["status"] == "done", 30, "job done")
+    assert sp("result", job_id).stdout.strip() == "ping from claude"
