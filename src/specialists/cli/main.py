@@ -15,58 +15,46 @@ from collections.abc import Sequence
 from specialists import __version__
 from specialists.errors import SpecialistsError, StoreError
 
-COMMANDS = (
-    "init",
-    "list",
-    "show",
-    "run",
-    "status",
-    "result",
-    "feed",
-    "stop",
-    "steer",
-    "resume",
-    "gc",
-    "doctor",
-    "mcp",
-    "hook",
-    "install",
-)
+# Command -> the module (cli/cmd_<module>.py) that registers it; one module may add several.
+COMMANDS = {
+    "init": "init",
+    "list": "list",
+    "show": "show",
+    "run": "run",
+    "status": "status",
+    "result": "result",
+    "feed": "feed",
+    "stop": "stop",
+    "steer": "steer",
+    "follow-up": "steer",
+    "resume": "resume",
+    "gc": "gc",
+    "doctor": "doctor",
+    "mcp": "mcp",
+    "hook": "hook",
+    "install": "install",
+    "uninstall": "install",
+}
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with `only`, just that command's (the other modules stay unimported)."""
     parser = argparse.ArgumentParser(
         prog="specialists",
         description="Run specialist coding agents as supervised background jobs.",
     )
     parser.add_argument("--version", action="version", version=f"specialists {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        if only is not None and name != only and not _owns(name, only):
-            continue
-        try:
-            module = importlib.import_module(f"specialists.cli.cmd_{name.replace('-', '_')}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"specialists.cli.cmd_{name}":
-                raise
-            continue  # a command not built yet
-        module.add_parser(sub)
+    modules = [COMMANDS[only]] if only in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
+    for name in modules:
+        importlib.import_module(f"specialists.cli.cmd_{name}").add_parser(sub)
     return parser
-
-
-def _owns(module: str, command: str) -> bool:
-    """Modules that register more than one command (steer also adds follow-up, ...)."""
-    return {"steer": {"follow-up"}, "install": {"uninstall"}}.get(module, set()).__contains__(
-        command
-    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    # Build only the parser of the command asked for: the others' modules stay unimported.
     first = next((a for a in args_list if not a.startswith("-")), None)
-    known = first if first in COMMANDS or first in ("follow-up", "uninstall") else None
-    parser = build_parser(known)
+    parser = build_parser(first)
     args = parser.parse_args(args_list)
     if not getattr(args, "run", None):
         build_parser().print_help()
