@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 WAIT_POLL_S = 0.05
 
@@ -45,9 +44,9 @@ def run(args: argparse.Namespace) -> int:
             else:
                 st = store.read_status(job_id) or st
     if st.status == "done":
-        return _print(_read_answer(store.job_dir(job_id) / "result.txt") or "", raw=args.raw)
+        return _print(store.read_result(job_id) or "", raw=args.raw)
     if st.status == "waiting":
-        answer = _latest_answer(store, job_id)
+        answer = store.latest_answer(job_id)
         if answer is not None:
             print(f"job {job_id} is waiting for a follow-up; latest answer:", file=sys.stderr)
             return _print(answer, raw=args.raw)
@@ -64,27 +63,3 @@ def _print(text: str, *, raw: bool) -> int:
         sys.stdout.write("\n")
     sys.stdout.flush()
     return 0
-
-
-def _latest_answer(store: object, job_id: str) -> str | None:
-    from specialists.jobs.store import JobStore
-
-    assert isinstance(store, JobStore)
-    answers = store.job_dir(job_id) / "answers"
-    try:
-        latest = max(answers.iterdir(), key=lambda p: p.name)
-    except (FileNotFoundError, ValueError):
-        return None
-    return _read_answer(latest)
-
-
-def _read_answer(path: Path) -> str | None:
-    """An answer file's text (None if absent); a damaged one is one clear error, kept as is."""
-    from specialists.errors import StoreError
-
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except UnicodeDecodeError as exc:
-        raise StoreError(f"{path} is not valid UTF-8 (byte {exc.start}); left as it is") from None

@@ -28,6 +28,7 @@ RESULT_FILE = "result.txt"
 LOCK_FILE = "lock"
 CONTROL_DIR = "control"
 SPILL_DIR = "spill"
+ANSWERS_DIR = "answers"
 STDERR_LOG = "stderr.log"
 SUPERVISOR_LOG = "supervisor.log"
 
@@ -104,13 +105,13 @@ class JobStore:
             return None
 
     def read_result(self, job_id: str) -> str | None:
-        path = self.job_dir(job_id) / RESULT_FILE
-        try:
-            return path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        except UnicodeDecodeError as exc:
-            raise StoreError(f"{path} is not valid UTF-8: {exc.reason}") from exc
+        """result.txt: the final answer of a done job (None until there is one)."""
+        return _read_text(self.job_dir(job_id) / RESULT_FILE)
+
+    def latest_answer(self, job_id: str) -> str | None:
+        """A keep-alive job's most recent answer (answers/NNN.txt), or None."""
+        answers = sorted((self.job_dir(job_id) / ANSWERS_DIR).glob("*.txt"))
+        return _read_text(answers[-1]) if answers else None
 
     def events_path(self, job_id: str) -> Path:
         return self.job_dir(job_id) / EVENTS_FILE
@@ -138,6 +139,15 @@ class JobStore:
         if not isinstance(data, dict):
             raise StoreError(f"{path} does not hold a JSON object")
         return data
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as exc:
+        raise StoreError(f"{path} is not valid UTF-8 (byte {exc.start}); left as it is") from exc
 
 
 def read_event_lines(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:

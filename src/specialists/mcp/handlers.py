@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from specialists.errors import UserError
+from specialists.errors import StoreError, UserError
 from specialists.jobs.records import JobStatus
 from specialists.jobs.store import JobStore
 from specialists.mcp.inprocess import InProcessJobs
@@ -267,12 +267,9 @@ def result(ctx: ToolContext, args: Args) -> dict[str, Any]:
 
 def _with_result(store: JobStore, st: JobStatus) -> dict[str, Any]:
     try:
-        text = store.read_result(st.id) if st.status == "done" else _latest_answer(store, st.id)
-    except UnicodeDecodeError as exc:
-        raise ToolFailed(
-            f"job {st.id}'s answer file is not valid UTF-8 (byte {exc.start})",
-            data={"job_id": st.id, "status": st.status},
-        ) from None
+        text = store.read_result(st.id) if st.status == "done" else store.latest_answer(st.id)
+    except StoreError as exc:
+        raise ToolFailed(exc.message, data={"job_id": st.id, "status": st.status}) from None
     out: dict[str, Any] = {"job_id": st.id, "status": st.status, "result": None}
     if text is None:
         return out
@@ -281,12 +278,6 @@ def _with_result(store: JobStore, st: JobStatus) -> dict[str, Any]:
     if truncated:
         out["truncated"] = True
     return out
-
-
-def _latest_answer(store: JobStore, job_id: str) -> str | None:
-    """A keep-alive job waiting for follow-ups: its latest answer (answers/NNN.txt)."""
-    answers = sorted((store.job_dir(job_id) / "answers").glob("*.txt"))
-    return answers[-1].read_text(encoding="utf-8") if answers else None
 
 
 def feed(ctx: ToolContext, args: Args) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from specialists.errors import AgentUnavailable, SpecialistsError
 from specialists.jobs.control import ControlRequest, take_requests
 from specialists.jobs.liveness import process_start_time
 from specialists.jobs.records import JobRecord, JobStatus
-from specialists.jobs.store import JobStore, JobWriter, now_ms
+from specialists.jobs.store import ANSWERS_DIR, JobStore, JobWriter, now_ms
 from specialists.runners.base import (
     Activity,
     AgentExited,
@@ -365,7 +365,7 @@ class Supervisor:
         self._save(force=True)
 
     def _write_answer(self, text: str) -> None:
-        answers = self.job_dir / "answers"
+        answers = self.job_dir / ANSWERS_DIR
         answers.mkdir(exist_ok=True)
         from specialists.jobs.atomic import write_atomic
 
