@@ -84,6 +84,19 @@ def test_completed_job_banner_matches_the_seed_and_consumes_the_marker(state):
     assert call("user-prompt-submit") == (0, "")  # never repeated
 
 
+def test_a_keep_alive_answer_is_announced_once_then_the_end_again(state):
+    put_job(state, "a1b2c3d4", status="waiting", elapsed_s=30)
+    assert reply(call("user-prompt-submit")[1], "UserPromptSubmit") == (
+        "[Specialist 'overthinker' answered (job a1b2c3d4, 0m30s) and waits for a follow-up. "
+        "Run: specialists result a1b2c3d4]"
+    )
+    assert call("user-prompt-submit") == (0, "")
+    put_job(state, "a1b2c3d4", status="done", elapsed_s=95)  # the job ends: a new marker
+    assert "completed (job a1b2c3d4, 1m35s)" in reply(
+        call("user-prompt-submit")[1], "UserPromptSubmit"
+    )
+
+
 def test_failed_and_cancelled_banners_point_at_feed(state):
     put_job(
         state, "0badc0de", status="error", elapsed_s=12, error="agent exited with code 3\nTrace"

@@ -56,12 +56,18 @@ class Report:
 
 
 def banner(job_id: str, status: dict[str, Any]) -> str | None:
-    """The seed's one-line banner for a finished job; None while the job is still active."""
+    """The seed's one-line banner for a finished (or answered, waiting) job; None while the
+    job is still working."""
     state = status.get("status")
-    if state in ACTIVE:
-        return None
     name = str(status.get("specialist") or "?")
     took = format_elapsed(status.get("elapsed_s"))
+    if state == "waiting":  # a keep-alive job answered and waits for a follow-up
+        return (
+            f"[Specialist '{name}' answered (job {job_id}, {took}) and waits for a follow-up. "
+            f"Run: specialists result {job_id}]"
+        )
+    if state in ACTIVE:
+        return None
     if state == "done":
         return (
             f"[Specialist '{name}' completed (job {job_id}, {took}). "

@@ -350,6 +350,7 @@ class Supervisor:
         self._idle_since = self.clock()
         self._event("waiting")
         self._save(force=True)
+        self.writer.mark_ready()  # the orchestrator hears of each answer, not only the end
 
     def _send_follow_up(self, request_id: str, message: str) -> None:
         try:
