@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,16 +10,15 @@ import pytest
 
 from specialists.errors import AgentUnavailable
 from specialists.runners.base import (
-    Activity,
     AgentExited,
     LaunchSpec,
     RunFinished,
-    RunnerEvent,
     TextDelta,
     Usage,
 )
 from specialists.runners.claude import ClaudeRunner
 from tests.support.agent_env import CLAUDE_MOCK_MODEL, AgentEnv
+from tests.support.driving import acts, drive, exited, finished, of
 from tests.support.mock_llm import MockLLM, Reply, ToolCall
 
 pytestmark = pytest.mark.integration
@@ -41,33 +38,6 @@ def make_spec(
     }
     base.update(kw)
     return LaunchSpec(**base)
-
-
-def drive(
-    runner: ClaudeRunner, until: Callable[[list[RunnerEvent]], bool], timeout: float = 60.0
-) -> list[RunnerEvent]:
-    events: list[RunnerEvent] = []
-    deadline = time.monotonic() + timeout
-    while not until(events):
-        assert time.monotonic() < deadline, f"timed out; got {events}"
-        events += runner.poll(0.2)
-    return events
-
-
-def finished(events: list[RunnerEvent]) -> bool:
-    return any(isinstance(e, RunFinished) for e in events)
-
-
-def exited(events: list[RunnerEvent]) -> bool:
-    return any(isinstance(e, AgentExited) for e in events)
-
-
-def of(events: list[RunnerEvent], kind: type) -> list[Any]:
-    return [e for e in events if isinstance(e, kind)]
-
-
-def acts(events: list[RunnerEvent], name: str) -> list[Activity]:
-    return [e for e in of(events, Activity) if e.event == name]
 
 
 @pytest.fixture

@@ -7,8 +7,6 @@ anyway). Point SPECIALISTS_TEST_BIN_DIR at a directory holding `codex` to run th
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,16 +14,15 @@ import pytest
 
 from specialists.errors import AgentUnavailable
 from specialists.runners.base import (
-    Activity,
     AgentExited,
     LaunchSpec,
     RunFinished,
-    RunnerEvent,
     TextDelta,
     Usage,
 )
 from specialists.runners.codex import CodexRunner
 from tests.support.agent_env import MOCK_MODEL, AgentEnv, find_agent_bin
+from tests.support.driving import acts, drive, exited, finished, of
 from tests.support.mock_llm import MockLLM, Reply, ToolCall
 
 pytestmark = pytest.mark.integration
@@ -53,33 +50,6 @@ def make_spec(
     }
     base.update(kw)
     return LaunchSpec(**base)
-
-
-def drive(
-    runner: CodexRunner, until: Callable[[list[RunnerEvent]], bool], timeout: float = 60.0
-) -> list[RunnerEvent]:
-    events: list[RunnerEvent] = []
-    deadline = time.monotonic() + timeout
-    while not until(events):
-        assert time.monotonic() < deadline, f"timed out; got {events}"
-        events += runner.poll(0.2)
-    return events
-
-
-def finished(events: list[RunnerEvent]) -> bool:
-    return any(isinstance(e, RunFinished) for e in events)
-
-
-def exited(events: list[RunnerEvent]) -> bool:
-    return any(isinstance(e, AgentExited) for e in events)
-
-
-def of(events: list[RunnerEvent], kind: type) -> list[Any]:
-    return [e for e in events if isinstance(e, kind)]
-
-
-def acts(events: list[RunnerEvent], name: str) -> list[Activity]:
-    return [e for e in of(events, Activity) if e.event == name]
 
 
 @pytest.fixture

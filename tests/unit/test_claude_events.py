@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from specialists.runners.claude import (
 )
 from specialists.runners.claude_events import ClaudeTranslator
 from tests.support import fake_claude
+from tests.support.driving import drive, exited, finished, of
 
 SESSION = "9cd1d296-6dea-45b5-b01c-30d6607e1dd5"
 
@@ -43,10 +43,6 @@ def translate(lines: list[str], step: float = 0.1) -> list[RunnerEvent]:
     for i, line in enumerate(lines):
         out += t.feed(json.loads(line), now=i * step)
     return out
-
-
-def of(events: list[RunnerEvent], kind: type) -> list[Any]:
-    return [e for e in events if isinstance(e, kind)]
 
 
 def activities(events: list[RunnerEvent], name: str) -> list[Activity]:
@@ -231,27 +227,6 @@ def test_model_prefix() -> None:
 @pytest.fixture
 def fake(tmp_path: Path) -> Path:
     return fake_claude.install(tmp_path / "bin")
-
-
-def drive(
-    runner: ClaudeRunner,
-    until: Callable[[list[RunnerEvent]], bool],
-    timeout: float = 15.0,
-) -> list[RunnerEvent]:
-    events: list[RunnerEvent] = []
-    deadline = time.monotonic() + timeout
-    while not until(events):
-        assert time.monotonic() < deadline, f"timed out; got {events}"
-        events += runner.poll(0.1)
-    return events
-
-
-def finished(events: list[RunnerEvent]) -> bool:
-    return any(isinstance(e, RunFinished) for e in events)
-
-
-def exited(events: list[RunnerEvent]) -> bool:
-    return any(isinstance(e, AgentExited) for e in events)
 
 
 def fake_spec(tmp_path: Path, fake: Path, scenario: str = "text", **kw: Any) -> LaunchSpec:

@@ -5,9 +5,7 @@ few tests spawn that small Python process)."""
 from __future__ import annotations
 
 import json
-import time
 import tomllib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +31,7 @@ from specialists.runners.codex import (
 )
 from specialists.runners.codex_events import CodexTranslator, command_summary, error_message
 from tests.support import fake_codex
+from tests.support.driving import drive, exited, finished, of
 
 THREAD = "01a2289d-d946-7492-8f0f-1fa58ff0e1a0"
 
@@ -43,10 +42,6 @@ def translate(lines: list[str]) -> tuple[CodexTranslator, list[RunnerEvent]]:
     for i, line in enumerate(lines):
         out += t.feed(json.loads(line), now=i * 0.1)
     return t, out
-
-
-def of(events: list[RunnerEvent], kind: type) -> list[Any]:
-    return [e for e in events if isinstance(e, kind)]
 
 
 def activities(events: list[RunnerEvent], name: str) -> list[Activity]:
@@ -184,25 +179,6 @@ def test_model_prefix() -> None:
 @pytest.fixture
 def fake(tmp_path: Path) -> Path:
     return fake_codex.install(tmp_path / "bin")
-
-
-def drive(
-    runner: CodexRunner, until: Callable[[list[RunnerEvent]], bool], timeout: float = 15.0
-) -> list[RunnerEvent]:
-    events: list[RunnerEvent] = []
-    deadline = time.monotonic() + timeout
-    while not until(events):
-        assert time.monotonic() < deadline, f"timed out; got {events}"
-        events += runner.poll(0.1)
-    return events
-
-
-def finished(events: list[RunnerEvent]) -> bool:
-    return any(isinstance(e, RunFinished) for e in events)
-
-
-def exited(events: list[RunnerEvent]) -> bool:
-    return any(isinstance(e, AgentExited) for e in events)
 
 
 def fake_spec(tmp_path: Path, fake: Path, scenario: str = "text", **kw: Any) -> LaunchSpec:
