@@ -44,6 +44,9 @@ class ToolCall:
     name: str
     arguments: dict[str, Any] | str = field(default_factory=dict)
     id: str | None = None  # generated per provider style when None
+    # Responses API only: the tool group the call belongs to (Codex groups each MCP server's
+    # tools into one `namespace` tool, e.g. "mcp__specialists", and calls them by short name).
+    namespace: str | None = None
 
     def arguments_json(self) -> str:
         if isinstance(self.arguments, str):
@@ -339,16 +342,17 @@ def _responses_items(reply: Reply, n: int) -> list[dict[str, Any]]:
             }
         )
     for i, call in enumerate(reply.tool_calls):
-        items.append(
-            {
-                "id": f"fc_mock_{n}_{i}",
-                "type": "function_call",
-                "status": "completed",
-                "call_id": call.id or f"call_mock_{n}_{i}",
-                "name": call.name,
-                "arguments": call.arguments_json(),
-            }
-        )
+        item = {
+            "id": f"fc_mock_{n}_{i}",
+            "type": "function_call",
+            "status": "completed",
+            "call_id": call.id or f"call_mock_{n}_{i}",
+            "name": call.name,
+            "arguments": call.arguments_json(),
+        }
+        if call.namespace:
+            item["namespace"] = call.namespace
+        items.append(item)
     return items
 
 
