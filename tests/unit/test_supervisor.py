@@ -302,3 +302,14 @@ def test_feed_lines_render_usage_and_values_compactly():
         "abcd1234", "reviewer", 0, {"ts": 0, "event": "retry", "attempt": 2, "detail": {"a": 1}}
     )
     assert other.endswith('retry       attempt=2 detail={"a":1}')
+
+
+def test_an_answer_that_arrives_while_closing_is_the_result(store, tmp_path):
+    # A steer that raced the end of a run makes the agent answer once more before it exits.
+    runner = ScriptedRunner(
+        [RunFinished(text="first"), RunFinished(text="after the steer")], exits_on_close=False
+    )
+    runner.extend([AgentExited(0)])
+    job_id, status, _ = supervise(store, tmp_path, runner)
+    assert status.status == "done"
+    assert store.read_result(job_id) == "after the steer"

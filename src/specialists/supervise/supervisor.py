@@ -312,7 +312,10 @@ class Supervisor:
         if ev.session_file:
             self.status.session_file = ev.session_file
         if self._ending is not None:
-            # Already ending (stop, timeout): the agent answered the abort; let it go.
+            if self._ending.final == "done" and not ev.error:
+                # A steer that raced the end of the run was answered: that is the last word.
+                self.last_answer = ev.text or ""
+            # Otherwise (stop, timeout) the agent answered the abort; let it go.
             self.runner.close()
             return
         if ev.error:
