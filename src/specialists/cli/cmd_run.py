@@ -60,13 +60,7 @@ def read_prompt(args: argparse.Namespace, *, required: bool = True) -> str:
                 return ""
             raise UserError("no prompt given", hint="pass --prompt TEXT or pipe it on stdin")
         prompt = _read_stdin_text()
-    try:
-        prompt.encode("utf-8")
-    except UnicodeEncodeError as exc:  # undecodable argv bytes arrive as lone surrogates
-        raise UserError(f"the prompt is not valid UTF-8 (at character {exc.start})") from None
-    if required and not prompt.strip():
-        raise UserError("the prompt is empty")
-    return str(prompt)
+    return str(prompt)  # plan_job refuses an empty or undecodable one
 
 
 def _read_stdin_text() -> str:
