@@ -313,3 +313,16 @@ def test_an_answer_that_arrives_while_closing_is_the_result(store, tmp_path):
     job_id, status, _ = supervise(store, tmp_path, runner)
     assert status.status == "done"
     assert store.read_result(job_id) == "after the steer"
+
+
+def test_runner_args_reach_the_agent_command_line(store, tmp_path):
+    def launch(runner_name: str, options: dict) -> tuple:
+        fake = ScriptedRunner([RunFinished(text="ok")])
+        record, lock = new_job(store, tmp_path, runner=runner_name, runner_options=options)
+        Supervisor(store, record, fake, tick=0.01, handle_signals=False).run()
+        lock.release()
+        assert fake.spec is not None
+        return tuple(fake.spec.extra_args)
+
+    assert launch("pi", {"args": ["--no-context-files"]}) == ("--no-context-files",)
+    assert launch("command", {"command": "cat", "args": ["-n"]}) == ()  # its own argv

@@ -224,9 +224,9 @@ def parse_runner(value: object, field: str) -> tuple[str | None, dict[str, Any]]
         command = options.get("command")
         if not isinstance(command, str) or not command.strip():
             raise Invalid(f"{field}.command", f"expected a command to run, got {describe(command)}")
-        args = options.get("args", [])
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            raise Invalid(f"{field}.args", f"expected a list of text, got {describe(args)}")
+    args = options.get("args", [])  # extra arguments for the agent's command line
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise Invalid(f"{field}.args", f"expected a list of text, got {describe(args)}")
     return runner, options
 
 

@@ -176,6 +176,9 @@ class Supervisor:
             permission=rec.permission,
             thinking_level=rec.thinking_level,
             skill_paths=tuple(Path(p) for p in rec.skill_paths),
+            # `runner: {type: pi, args: [...]}`: appended to the agent's command line (the
+            # command runner reads them from its options as the command's own arguments).
+            extra_args=() if rec.runner == "command" else tuple(rec.runner_options.get("args", ())),
             resume_session=rec.resume_session,
             max_turns=rec.max_turns,
             max_tokens=rec.max_tokens,
