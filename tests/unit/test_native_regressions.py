@@ -25,27 +25,13 @@ from specialists.native.testing import ScriptedModel, reply, reply_events
 from specialists.native.tools import ToolContext, execute, tools_for_permission
 from specialists.runners.base import LaunchSpec, RunFinished, RunnerEvent
 from specialists.runners.native import NativeRunner
+from tests.unit.test_native_runner import make_spec
 
 
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"):
         monkeypatch.setenv(var, str(tmp_path / "home" / var.lower()))
-
-
-def make_spec(tmp_path: Path, **kw: object) -> LaunchSpec:
-    cwd = tmp_path / "work"
-    cwd.mkdir(exist_ok=True)
-    base: dict[str, object] = {
-        "job_id": "j1",
-        "job_dir": tmp_path / ".specialists" / "jobs" / "j1",
-        "cwd": cwd,
-        "prompt": "hello",
-        "system_prompt": "sys",
-        "model": "test/main",
-    }
-    base.update(kw)
-    return LaunchSpec(**base)  # type: ignore[arg-type]
 
 
 def finished_runs(runner: NativeRunner, count: int, timeout: float = 10) -> list[RunFinished]:
