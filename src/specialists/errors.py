@@ -35,6 +35,20 @@ class AgentUnavailable(SpecialistsError):
     exit_code = 3
 
 
+class Bug(SpecialistsError):
+    """An impossible state: a defect in specialists, never the user's fault.
+
+    The message starts with "bug:". The CLI logs the traceback and prints one line.
+    """
+
+    exit_code = 70  # EX_SOFTWARE
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        if not message.startswith("bug:"):
+            message = f"bug: {message}"
+        super().__init__(message, hint=hint)
+
+
 class StoreError(SpecialistsError):
     """The job store on disk is unreadable or inconsistent."""
 

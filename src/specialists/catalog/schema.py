@@ -16,15 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from specialists.catalog.model import Scope, ScriptSpec, Specialist
+from specialists.vocab import SPEC_SUFFIXES, THINKING_LEVELS
 
 PERMISSIONS = ("READ_ONLY", "BASH_ONLY", "LOW", "MEDIUM", "HIGH")
 RUNNERS = ("pi", "claude", "codex", "command", "native")
 RUNNER_ALIASES = {"external-cli": "command", "external_cli": "command"}
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 MODES = ("auto", "tool", "skill")
 RESPONSE_FORMATS = ("text", "json", "markdown")
 BEADS_MODES = ("auto", "always", "never")
-SPEC_SUFFIXES = (".specialist.yaml", ".specialist.yml", ".specialist.json")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 # Keys other tools write into the same files (xtrm specialists, Agent Forge, Mercury):

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from specialists.hooks.common import format_elapsed, hook_reply, is_job_id, log, read_json_object
+from specialists.vocab import SPEC_SUFFIXES
 
 # `typing` costs ~5 ms to import; annotations are strings here, so only type checkers need it.
 TYPE_CHECKING = False
@@ -27,7 +28,6 @@ EVENT = "SessionStart"
 LIVE_WINDOW_S = 60.0
 MAX_JOBS_SHOWN = 5
 MAX_NAMES_SHOWN = 30
-SPEC_SUFFIXES = (".specialist.yaml", ".specialist.yml", ".specialist.json")
 MAX_DEPTH = 4  # as catalog.discovery.MAX_DEPTH
 BUILTIN_DIR = Path(__file__).resolve().parent.parent / "catalog" / "builtin"
 ACTIVE = frozenset({"starting", "running", "waiting"})

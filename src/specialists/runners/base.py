@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-# Permission tiers, least to most trusted. Each runner maps these onto its agent's controls.
-PERMISSION_TIERS = ("READ_ONLY", "BASH_ONLY", "LOW", "MEDIUM", "HIGH")
+from specialists.vocab import PERMISSION_TIERS
+
+__all__ = ["PERMISSION_TIERS"]  # re-exported for older imports; the word lives in vocab
 
 
 @dataclass(frozen=True)

@@ -31,13 +31,13 @@ from specialists.runners.base import Activity, AgentExited, LaunchSpec, RunnerEv
 from specialists.runners.pi_events import DEFAULT_FINAL_GRACE_S, PiProtocol
 from specialists.runners.proc import AgentProcess, exit_description
 from specialists.runners.tiers import pi_tools
+from specialists.vocab import THINKING_LEVELS
 
 PI_PACKAGE = "@mariozechner/pi-coding-agent@0.73.1"
 PI_BIN_ENV = "SPECIALISTS_PI_BIN"
 SESSION_FILE_NAME = "session.jsonl"
 SYSTEM_PROMPT_FILE_NAME = "system_prompt.md"
 
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 # After the process is gone, how long we wait for its stdout to drain (a grandchild that
 # inherited the pipe could otherwise hold it open forever).
 _EXIT_DRAIN_S = 2.0

@@ -6,6 +6,9 @@ import importlib
 
 from specialists.errors import UserError
 from specialists.runners.base import Runner
+from specialists.vocab import DEFAULT_RUNNER
+
+__all__ = ["DEFAULT_RUNNER", "RUNNERS", "check_runner_name", "make_runner"]
 
 RUNNERS: dict[str, tuple[str, str]] = {
     "pi": ("specialists.runners.pi", "PiRunner"),
@@ -14,7 +17,6 @@ RUNNERS: dict[str, tuple[str, str]] = {
     "command": ("specialists.runners.command", "CommandRunner"),
     "native": ("specialists.runners.native", "NativeRunner"),
 }
-DEFAULT_RUNNER = "pi"
 
 
 def check_runner_name(name: str) -> str:

@@ -1,0 +1,21 @@
+"""The words every room shares: permission tiers, runner names, thinking levels, file suffixes.
+
+A leaf module (standard library only), so the catalog, the store, the runners and the
+interfaces can all import it without importing each other.
+"""
+
+from __future__ import annotations
+
+# Permission tiers, least to most trusted. Each runner maps these onto its agent's controls.
+PERMISSION_TIERS = ("READ_ONLY", "BASH_ONLY", "LOW", "MEDIUM", "HIGH")
+DEFAULT_PERMISSION = "MEDIUM"
+
+# Runner names, in the order help texts list them. The classes live in runners/registry.py.
+RUNNER_NAMES = ("pi", "claude", "codex", "command", "native")
+DEFAULT_RUNNER = "pi"
+
+# Reasoning effort, as pi names it; other runners map or ignore it.
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+# Specialist definition files (Markdown agent files are recognised by their directory).
+SPEC_SUFFIXES = (".specialist.yaml", ".specialist.yml", ".specialist.json")
