@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specialists.errors import NotFound, StoreError, UserError
+from specialists.errors import Bug, NotFound, StoreError, UserError
 from specialists.jobs import atomic
 from specialists.jobs.control import post_request, take_requests
 from specialists.jobs.gc import collect
@@ -92,7 +92,7 @@ def test_result_written_once(store, tmp_path):
     record, lock = new_job(store, tmp_path)
     writer = JobWriter(store, record.id)
     writer.write_result("answer")
-    with pytest.raises(StoreError, match="twice"):
+    with pytest.raises(Bug, match="twice"):
         writer.write_result("again")
     assert store.read_result(record.id) == "answer"
     lock.release()
@@ -250,9 +250,14 @@ def test_a_job_dir_without_status_is_starting_while_locked_else_never_started(st
     from specialists.jobs.view import current_status
 
     job_id, job_dir = store.create_job_dir()
+    assert current_status(store, job_id).status == "starting"  # fresh: a launch under way
+    old = time.time() - 120
+    os.utime(job_dir, (old, old))
     lock = JobLock(job_dir)
-    assert lock.try_acquire()  # a launcher mid-creation
+    assert lock.try_acquire()  # a slow launcher mid-creation
     assert current_status(store, job_id).status == "starting"
     lock.release()  # the launcher died before writing status.json
     st = current_status(store, job_id)
-    assert st.status == "error" and st.error == "the job was never started"
+    assert st.status == "error" and st.error.startswith("the job was never started")
+    assert store.read_status(job_id) == st  # recorded: status lists it, gc can remove it
+    assert collect(store, days=0).removed == [job_id]

@@ -196,7 +196,7 @@ def test_keep_alive_waits_then_accepts_follow_up_then_idles_out(store, tmp_path)
     )
     wait_for(lambda: store.read_status(record.id).status == "waiting")
     assert (store.job_dir(record.id) / "answers" / "001.txt").read_text() == "one"
-    assert (store.ready_dir / record.id).exists()  # each answer is announced
+    wait_for(lambda: (store.ready_dir / record.id).exists())  # each answer is announced
     post_request(store.job_dir(record.id), "follow_up", "two")
     wait_for(lambda: ("follow_up", "two") in runner.calls)
     thread.join(5)
@@ -257,16 +257,24 @@ def test_timeout_counts_per_run_not_across_keep_alive_waits(store, tmp_path):
 
 
 def test_result_that_cannot_be_written_ends_in_error_not_stuck(store, tmp_path, monkeypatch):
-    from specialists.jobs import store as store_module
+    """A result that still finds no space once the reserve is spent and the wait is over
+    ends the job `error` naming the cause, recorded on disk (not left `running`)."""
+    from specialists.jobs import writer as writer_module
 
-    def disk_full(*args, **kwargs):
-        raise OSError(28, "No space left on device")
+    real = writer_module.write_atomic
 
-    monkeypatch.setattr(store_module, "write_atomic", disk_full)
+    def no_room_for_results(path, data, **kwargs):
+        if str(path).endswith("result.txt"):
+            raise OSError(28, "No space left on device")
+        return real(path, data, **kwargs)
+
+    monkeypatch.setattr(writer_module, "write_atomic", no_room_for_results)
+    monkeypatch.setattr(writer_module, "FINAL_PATIENCE_S", 0.2)
     job_id, status, _ = supervise(store, tmp_path, ScriptedRunner([RunFinished(text="x")]))
     assert status.status == "error"
     assert status.error == "could not write result.txt: No space left on device"
     assert kinds(store, job_id)[-1] == "error"
+    assert store.read_status(job_id).status == "error"
 
 
 def test_current_tool_keeps_the_call_summary_while_the_tool_runs(store, tmp_path):

@@ -37,6 +37,7 @@ class _Tail:
         self.offset = 0
         self.from_seq = from_seq
         self.ended = False
+        self.problems: list[str] = []  # damaged lines, each reported once
         st = store.read_status(job_id)
         self.specialist = st.specialist if st else "?"
         self.started_ms = st.started_at_ms if st else 0
@@ -46,7 +47,7 @@ class _Tail:
 
         if self.ended:
             return []
-        events, self.offset = read_event_lines(self.path, self.offset)
+        events, self.offset = read_event_lines(self.path, self.offset, problems=self.problems)
         fresh = [e for e in events if int(e.get("seq", 0)) >= self.from_seq]
         if any(e.get("event") in TERMINAL_EVENTS for e in events):
             self.ended = True
@@ -99,6 +100,9 @@ def _emit(tails: list[_Tail], as_json: bool) -> None:
     batch: list[tuple[int, _Tail, dict[str, Any]]] = []
     for tail in tails:
         batch.extend((int(e.get("ts", 0)), tail, e) for e in tail.read())
+        for problem in tail.problems:
+            print(f"warning: {problem}", file=sys.stderr)
+        tail.problems.clear()
     batch.sort(key=lambda item: item[0])
     for _, tail, ev in batch:
         if as_json:

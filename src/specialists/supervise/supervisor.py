@@ -21,9 +21,11 @@ from typing import Any, Protocol
 
 from specialists.errors import AgentUnavailable, SpecialistsError
 from specialists.jobs.control import ControlRequest, take_requests
+from specialists.jobs.files import is_out_of_space
 from specialists.jobs.liveness import process_start_time
 from specialists.jobs.records import JobRecord, JobStatus
-from specialists.jobs.store import ANSWERS_DIR, JobStore, JobWriter, now_ms
+from specialists.jobs.store import JobStore, now_ms
+from specialists.jobs.writer import JobWriter, supervisor_failure
 from specialists.runners.base import (
     Activity,
     AgentExited,
@@ -128,8 +130,11 @@ class Supervisor:
             while not self.finished:
                 self._step()
         except Exception as exc:
-            log.exception("supervisor failed")
-            self._abandon(f"bug: supervisor failed: {exc.__class__.__name__}: {exc}")
+            if is_out_of_space(exc):  # not a bug: one line, no traceback in the foreground
+                log.warning("job %s: %s", self.record.id, exc)
+            else:
+                log.exception("supervisor failed")
+            self._abandon(supervisor_failure(exc))
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -372,11 +377,7 @@ class Supervisor:
         self._save(force=True)
 
     def _write_answer(self, text: str) -> None:
-        answers = self.job_dir / ANSWERS_DIR
-        answers.mkdir(exist_ok=True)
-        from specialists.jobs.atomic import write_atomic
-
-        write_atomic(answers / f"{self._answers:03d}.txt", text.encode("utf-8"))
+        self.writer.write_answer(self._answers, text)
 
     # --- control inbox ----------------------------------------------------------------
 
@@ -516,9 +517,12 @@ class Supervisor:
         st = self.status
         if final == "done":
             try:
-                self.writer.write_result(self.last_answer or "")
-            except OSError as exc:  # e.g. a full disk: the answer is lost, say so
+                notice = self.writer.write_result(self.last_answer or "")
+            except OSError as exc:  # e.g. a disk still full after waiting: say so
                 final, error = "error", f"could not write result.txt: {exc.strerror or exc}"
+            else:
+                if notice:
+                    self._event("notice", message=notice)
         if final != "cancelled":
             self._run_post_scripts()
         self._close_bead(final, error)
@@ -530,18 +534,24 @@ class Supervisor:
         st.finished_at_ms = now_ms()
         st.elapsed_s = round((st.finished_at_ms - st.started_at_ms) / 1000, 1)
         duration_ms = st.finished_at_ms - st.started_at_ms
-        if final == "done":
-            self._event("done", duration_ms=duration_ms, session_file=st.session_file)
-        elif final == "error":
-            self._event("error", error=error, duration_ms=duration_ms)
-        else:
-            self._event("cancelled", duration_ms=duration_ms)
-        self._save(force=True)
-        self.writer.mark_ready()
         try:
-            self.runner.kill()  # nothing of the agent outlives its job
+            # Nothing of the agent outlives its job, nor eats the room kept for its last words.
+            self.runner.kill()
         except Exception:
             log.exception("killing the agent of finished job %s failed", self.record.id)
+        if final == "done":
+            fields: dict[str, object] = {
+                "duration_ms": duration_ms,
+                "session_file": st.session_file,
+            }
+        elif final == "error":
+            fields = {"error": error, "duration_ms": duration_ms}
+        else:
+            fields = {"duration_ms": duration_ms}
+        # Event, status, ready marker: written once, waiting for space if they must.
+        record = self.writer.write_final(st, final, **fields)
+        if self.observer:
+            self.observer.on_event(record)
 
     def _abandon(self, error: str) -> None:
         """Last resort after a supervisor bug: kill the agent and record the error."""
@@ -578,7 +588,9 @@ class Supervisor:
         if st.started_at_ms and not self.finished:
             st.elapsed_s = round((now_ms() - st.started_at_ms) / 1000, 1)
         if force or self._dirty:
-            if not self.writer.write_status(st):
-                log.warning("status.json not written (disk full?); keeping state in memory")
+            if not self.writer.write_status(st) and self.writer.failures_in_a_row == 1:
+                log.warning(
+                    "status.json not written (%s); kept in memory", self.writer.last_failure
+                )
             self._saved_at = self.clock()
             self._dirty = False
