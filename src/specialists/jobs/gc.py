@@ -41,7 +41,7 @@ def ttl_days() -> float:
     if not 0 < days <= MAX_TTL_DAYS:  # also refuses nan and infinities
         raise StoreError(
             f"{TTL_ENV}={raw[:40]!r} is not a number of days; no job was deleted",
-            hint=f"use a positive number such as 7, or unset it for {DEFAULT_TTL_DAYS:g}",
+            hint=f"use a positive number of days, e.g. {DEFAULT_TTL_DAYS:g} (the default)",
         )
     return days
 
@@ -51,7 +51,8 @@ class GcReport:
     removed: list[str]
     kept_active: int
     crashed: list[str]  # finished jobs (still present) that ended "supervisor crashed"
-    warnings: list[str] = field(default_factory=list)  # one line each, for the interface
+    warnings: list[str] = field(default_factory=list)  # a bad TTL: one line, for the interface
+    problems: list[str] = field(default_factory=list)  # damaged jobs, left in place
 
 
 def collect(store: JobStore, *, days: float | None = None, now: float | None = None) -> GcReport:
@@ -63,34 +64,47 @@ def collect(store: JobStore, *, days: float | None = None, now: float | None = N
     except StoreError as exc:
         warnings.append(exc.one_line())
     active, finished, problems = overview(store)
-    warnings.extend(problems)
     removed: list[str] = []
+    wrong: set[str] = set()  # cached as finished, but their own status says otherwise
     if limit is not None:  # a bad TTL deletes nothing
         for entry in finished:
             ended = entry.started_at_ms / 1000 + entry.elapsed_s
-            if ended < limit and _still_old(store, entry.id, limit):
+            if ended >= limit:
+                continue
+            verdict = _verdict(store, entry.id, limit)
+            if verdict == "delete":
                 shutil.rmtree(store.job_dir(entry.id), ignore_errors=True)
                 removed.append(entry.id)
+            elif verdict == "not finished":
+                wrong.add(entry.id)
     gone = set(removed)
     if removed:
         _remove_markers(store, removed)
-        index.save(store, {e.id: e for e in finished if e.id not in gone})
+    if removed or wrong:
+        index.save(store, {e.id: e for e in finished if e.id not in gone | wrong})
     crashed = [e.id for e in finished if e.error == CRASHED and e.id not in gone]
-    return GcReport(removed=removed, kept_active=len(active), crashed=crashed, warnings=warnings)
+    return GcReport(
+        removed=removed,
+        kept_active=len(active),
+        crashed=crashed,
+        warnings=warnings,
+        problems=problems,
+    )
 
 
-def _still_old(store: JobStore, job_id: str, limit: float) -> bool:
-    """The job's own files agree that it ended before `limit` (the index may be wrong)."""
+def _verdict(store: JobStore, job_id: str, limit: float) -> str:
+    """Whether the job's own files agree that it ended before `limit` (the cache may be
+    wrong): "delete", "keep", or "not finished" (a cache row to drop)."""
     try:
         status = store.read_status(job_id)
     except (StoreError, OSError):
-        return False  # damaged: kept for a person to look at
+        return "keep"  # damaged: kept for a person to look at
     if status is None:  # a launch that failed half-way: judged by the directory's age
-        return os.lstat(store.job_dir(job_id)).st_mtime < limit
+        return "delete" if os.lstat(store.job_dir(job_id)).st_mtime < limit else "keep"
     if status.active:
-        return False
+        return "not finished"
     ended_ms = status.finished_at_ms or status.started_at_ms + status.elapsed_s * 1000
-    return ended_ms / 1000 < limit
+    return "delete" if ended_ms / 1000 < limit else "keep"
 
 
 def _remove_markers(store: JobStore, job_ids: list[str]) -> None:
