@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from specialists.errors import AgentUnavailable, ConfigError, SpecialistsError
+from specialists.jobs.files import create_private
 from specialists.runners.base import (
     Activity,
     AgentExited,
@@ -130,7 +131,8 @@ class CommandRunner:
             raw=True,
             stderr_cap=None,
         )
-        self._log = open(Path(spec.job_dir) / STDOUT_LOG, "wb")  # noqa: SIM115 - closed at exit
+        log_fd = create_private(Path(spec.job_dir) / STDOUT_LOG, os.O_WRONLY | os.O_TRUNC)  # 0600
+        self._log = os.fdopen(log_fd, "wb")
         self._feeder = StdinFeeder(self._proc, command_input(spec).encode("utf-8"))
 
     def poll(self, timeout: float) -> list[RunnerEvent]:
