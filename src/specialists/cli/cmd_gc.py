@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -19,5 +20,7 @@ def run(args: argparse.Namespace) -> int:
     if args.days is not None and not args.days >= 0:  # also refuses nan
         raise UserError("--days must be zero or more")
     report = collect(open_store(), days=args.days)
+    for line in report.warnings + report.problems:
+        print(f"warning: {line}", file=sys.stderr)
     print(f"removed {len(report.removed)} finished job(s); {report.kept_active} active kept")
     return 0

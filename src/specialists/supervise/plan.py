@@ -165,6 +165,8 @@ def _check_prompt(request: JobRequest) -> None:
 def housekeeping(store: JobStore) -> None:
     """Run-start housekeeping: gc old jobs, close the beads of crashed ones (seed 10.2-10.3)."""
     report = collect(store)
+    for warning in report.warnings:  # a bad SPECIALISTS_JOB_TTL_DAYS: nothing was deleted
+        print(f"warning: {warning}", file=sys.stderr)
     if report.crashed:
         from specialists.beads import settle_crashed
 
