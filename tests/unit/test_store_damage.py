@@ -284,3 +284,14 @@ def test_records_module_stays_cheap_to_import():
     )
     loaded = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines()}
     assert "dataclasses" not in loaded and "inspect" not in loaded
+
+
+def test_feed_of_all_jobs_keeps_going_past_one_planted_events_file(capsys, store, root):
+    good = finished(store, root)
+    bad = finished(store, root)
+    path = store.events_path(bad)
+    path.unlink()
+    os.mkfifo(path)
+    code, out, err = cli(capsys, "feed")
+    assert code == 0
+    assert good in out and err.count("warning: ") == 1 and "FIFO" in err
