@@ -212,7 +212,7 @@ def test_reads_are_capped_per_call(store, root, tmp_path):
     [
         (lambda p: p.write_text(_status_text("00000001")), False),  # another version's
         (lambda p: p.write_text(DEEP), True),
-        (lambda p: p.write_text('{"v": 1, "jobs": [["zz", "done", "x", 1, 1.0, null]]}'), True),
+        (lambda p: p.write_text('{"v": 1, "jobs": [[12, "done", "x", 1, 1.0, null]]}'), True),
         (
             lambda p: p.write_text('{"v": 1, "jobs": [["00000001", "done", "", 1, 1e999, null]]}'),
             True,

@@ -67,10 +67,11 @@ def read_event_lines(
         return [], offset
     events: list[dict[str, Any]] = []
     try:
+        end_of_file = min(os.fstat(fd).st_size, offset + limit)
         pos = offset
         carry = b""
-        while pos - offset < limit:
-            chunk = os.pread(fd, min(_CHUNK, limit - (pos - offset)), pos + len(carry))
+        while pos + len(carry) < end_of_file:
+            chunk = os.pread(fd, min(_CHUNK, end_of_file - pos - len(carry)), pos + len(carry))
             if not chunk:
                 break
             data = carry + chunk

@@ -39,56 +39,72 @@ def is_int(value: Any) -> bool:
     return type(value) is int and -INT_LIMIT <= value < INT_LIMIT
 
 
-def _is_float(value: Any) -> bool:
-    if type(value) is float:
-        return -_FLOAT_LIMIT < value < _FLOAT_LIMIT  # False for inf and nan
-    return is_int(value)  # JSON writes 5.0 as 5 only if we did; accept whole numbers
-
-
-def _is_str(value: Any) -> bool:
-    return type(value) is str
-
-
-def _is_bool(value: Any) -> bool:
-    return type(value) is bool
-
-
-def _is_any(value: Any) -> bool:
-    return True
-
-
-_SCALARS: dict[str, tuple[Check, str]] = {
-    "str": (_is_str, "a string"),
-    "int": (is_int, "an integer"),
-    "float": (_is_float, "a finite number"),
-    "bool": (_is_bool, "true or false"),
-    "Any": (_is_any, "any value"),
+# Each type becomes a Python expression over a variable, compiled once per field (as the
+# standard library's dataclasses do): a check is then one call with no nested closures, and
+# a table of rows (the finished-jobs cache) is checked by one generated function.
+_SCALARS: dict[str, tuple[str, str]] = {
+    "str": ("type({v}) is str", "a string"),
+    "int": ("(type({v}) is int and -L <= {v} < L)", "an integer"),
+    # JSON's 1e999 is inf: the bounds refuse it (and nan); a whole number is a float too.
+    "float": (
+        "((type({v}) is float and -F < {v} < F) or (type({v}) is int and -L <= {v} < L))",
+        "a finite number",
+    ),
+    "bool": ("type({v}) is bool", "true or false"),
+    "Any": ("True", "any value"),
 }
+_NAMESPACE = {"L": INT_LIMIT, "F": _FLOAT_LIMIT}
+
+
+def type_expression(text: str, var: str, depth: int = 0) -> tuple[str, str]:
+    """(a Python expression true when `var` holds a value of the annotation `text`, what the
+    value should be in words: "an integer or null")."""
+    text = text.strip()
+    if text.endswith("| None"):
+        inner, expected = type_expression(text[: -len("| None")], var, depth)
+        return f"({var} is None or {inner})", f"{expected} or null"
+    if text in _SCALARS:
+        expr, expected = _SCALARS[text]
+        return expr.format(v=var), expected
+    item = f"_x{depth}"
+    if text.startswith("list[") and text.endswith("]"):
+        inner, expected = type_expression(text[5:-1], item, depth + 1)
+        if inner == "True":
+            return f"type({var}) is list", "a list"
+        return (
+            f"(type({var}) is list and all({inner} for {item} in {var}))",
+            f"a list (items: {expected})",
+        )
+    if text.startswith("dict[str,") and text.endswith("]"):
+        inner, expected = type_expression(text[9:-1], item, depth + 1)
+        if inner == "True":
+            return f"type({var}) is dict", "an object"
+        key = f"_k{depth}"
+        return (
+            f"(type({var}) is dict and all(type({key}) is str and {inner}"
+            f" for {key}, {item} in {var}.items()))",
+            f"an object (values: {expected})",
+        )
+    raise Bug(f"record field type {text!r} is not one this module can check")
+
+
+def compile_check(expression: str, arg: str = "v") -> Check:
+    """A function of `arg` returning `expression` (made by type_expression, never input)."""
+    check: Check = eval(f"lambda {arg}: {expression}", dict(_NAMESPACE))
+    return check
 
 
 def parse_type(text: str) -> tuple[Check, str]:
     """A check and its description ("an integer or null") for one annotation's text."""
-    text = text.strip()
-    if text.endswith("| None"):
-        inner, expected = parse_type(text[: -len("| None")])
-        return (lambda v: v is None or inner(v)), f"{expected} or null"
-    if text in _SCALARS:
-        return _SCALARS[text]
-    if text.startswith("list[") and text.endswith("]"):
-        item, expected = parse_type(text[5:-1])
-        if item is _is_any:
-            return (lambda v: type(v) is list), "a list"
-        return (
-            lambda v: type(v) is list and all(item(x) for x in v)
-        ), f"a list (items: {expected})"
-    if text.startswith("dict[str,") and text.endswith("]"):
-        value, expected = parse_type(text[9:-1])
-        if value is _is_any:
-            return (lambda v: type(v) is dict), "an object"
-        return (
-            lambda v: type(v) is dict and all(type(k) is str and value(x) for k, x in v.items())
-        ), f"an object (values: {expected})"
-    raise Bug(f"record field type {text!r} is not one this module can check")
+    expression, expected = type_expression(text, "v")
+    return compile_check(expression), expected
+
+
+def row_check(types: list[str]) -> Check:
+    """One function that is true for a list holding one value of each type, in order."""
+    parts = [f"type(row) is list and len(row) == {len(types)}"]
+    parts += [type_expression(t, f"row[{i}]")[0] for i, t in enumerate(types)]
+    return compile_check(" and ".join(parts), "row")
 
 
 def describe(value: Any) -> str:

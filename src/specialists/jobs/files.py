@@ -69,6 +69,12 @@ def open_regular(
     Raises FileNotFoundError if nothing is there, StoreError (naming `label`, by default the
     path) if something else is.
     """
+    return _open_regular(path, flags, dir_fd, label)[0]
+
+
+def _open_regular(
+    path: PathArg, flags: int, dir_fd: int | None, label: object
+) -> tuple[int, os.stat_result]:
     if label is None:
         label = path
     try:
@@ -81,11 +87,11 @@ def open_regular(
         if exc.errno == errno.EISDIR:
             raise StoreError(f"{label} is a directory, not a file") from None
         raise
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        raise StoreError(f"{label} is {_kind(mode)}, not a regular file")
-    return fd
+        raise StoreError(f"{label} is {_kind(st.st_mode)}, not a regular file")
+    return fd, st
 
 
 def read_bytes(
@@ -94,20 +100,20 @@ def read_bytes(
     """The whole regular file at `path`, refused (StoreError) when larger than `cap`."""
     if label is None:
         label = path
-    fd = open_regular(path, dir_fd=dir_fd, label=label)
+    fd, st = _open_regular(path, 0, dir_fd, label)
     try:
-        size = os.fstat(fd).st_size
-        if size > cap:
-            raise StoreError(f"{label} is {size_text(size)}, more than the {size_text(cap)} read")
-        chunks = []
-        left = cap + 1  # one byte more tells a file that grew past the cap
-        while left > 0:
-            chunk = os.read(fd, min(left, max(size, 65536)))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
+        if st.st_size > cap:
+            raise StoreError(
+                f"{label} is {size_text(st.st_size)}, more than the {size_text(cap)} read"
+            )
+        data = os.read(fd, st.st_size + 1)  # short of that: the end of the file
+        if len(data) > st.st_size:  # it grew meanwhile: read on, up to the cap
+            chunks = [data]
+            left = cap + 1 - len(data)
+            while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+                chunks.append(chunk)
+                left -= len(chunk)
+            data = b"".join(chunks)
     finally:
         os.close(fd)
     if len(data) > cap:
