@@ -295,3 +295,15 @@ def test_feed_of_all_jobs_keeps_going_past_one_planted_events_file(capsys, store
     code, out, err = cli(capsys, "feed")
     assert code == 0
     assert good in out and err.count("warning: ") == 1 and "FIFO" in err
+
+
+def test_a_torn_last_line_stays_alone(store, root):
+    """A line cut short (a crash mid-write elsewhere) is not glued to the next one."""
+    job_id = finished(store, root)
+    with open(store.events_path(job_id), "ab") as f:
+        f.write(b'{"seq": 2, "ts": 1, "ev')
+    JobWriter(store, job_id).append_event("text")
+    problems: list[str] = []
+    events, _ = read_event_lines(store.events_path(job_id), 0, problems=problems)
+    assert [(e["seq"], e["event"]) for e in events] == [(1, "done"), (2, "text")]
+    assert len(problems) == 1

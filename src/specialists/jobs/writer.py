@@ -176,8 +176,9 @@ class JobWriter:
             notices.append(f"events.jsonl was not a regular file; moved aside to {aside}")
         fd = create_private(EVENTS_FILE, os.O_WRONLY | os.O_APPEND, dir_fd=self.dir_fd)
         size = os.fstat(fd).st_size
-        if size and self._last_byte(size) != b"\n":
-            append_whole(fd, b"\n")  # a torn last line stays alone, not glued to ours
+        # A torn last line (a crash, a planted append) must stay alone, not glued to ours:
+        # the next line written starts with a newline.
+        self._torn = bool(size) and self._last_byte(size) != b"\n"
         return fd
 
     def _last_byte(self, size: int) -> bytes:
@@ -213,7 +214,7 @@ class JobWriter:
             self._note_lost()
         record = self._next(event, fields)
         try:
-            append_whole(self._events_fd, encode_event(record))
+            self._append(encode_event(record))
         except OSError as exc:
             if exc.errno not in _SOFT_ERRORS:
                 raise
@@ -223,6 +224,10 @@ class JobWriter:
         else:
             self.failures_in_a_row = 0
         return record
+
+    def _append(self, line: bytes) -> None:
+        append_whole(self._events_fd, b"\n" + line if self._torn else line)
+        self._torn = False
 
     def _next(self, event: str, fields: dict[str, Any]) -> dict[str, Any]:
         self.seq += 1
@@ -237,7 +242,7 @@ class JobWriter:
         message = f"{lost} event(s) not recorded: no space left on device"
         record = self._next("notice", {"message": message})
         try:
-            append_whole(self._events_fd, encode_event(record))
+            self._append(encode_event(record))
         except OSError as exc:
             if exc.errno not in _SOFT_ERRORS:
                 raise
@@ -288,7 +293,7 @@ class JobWriter:
         record = self._next(event, fields)
         line = encode_event(record)
         try:
-            self._last_words(lambda: append_whole(self._events_fd, line))
+            self._last_words(lambda: self._append(line))
         except OSError as exc:
             self.seq -= 1
             log.warning("job %s: its final event could not be written: %s", self.job_id, exc)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specialists.errors import AgentUnavailable
+from specialists.jobs.files import create_private
 from specialists.jobs.liveness import pid_exists
 
 DEFAULT_MAX_LINE = 32 * 1024 * 1024
@@ -109,7 +110,9 @@ class AgentProcess:
             if stdin_handle is not None:
                 stdin_handle.close()
         assert self.popen.stdout is not None and self.popen.stderr is not None
-        self._stderr_log = open(stderr_log, "ab") if stderr_log else None  # noqa: SIM115
+        # 0600 and never through a symlink planted in the job directory.
+        log_fd = create_private(stderr_log, os.O_WRONLY | os.O_APPEND) if stderr_log else None
+        self._stderr_log = os.fdopen(log_fd, "ab") if log_fd is not None else None
         self._sel = selectors.DefaultSelector()
         for stream in (self.popen.stdout, self.popen.stderr):
             os.set_blocking(stream.fileno(), False)
