@@ -24,19 +24,9 @@ from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore
 from specialists.jobs.view import all_statuses, overview
 from specialists.jobs.writer import JobWriter
-from tests.support.jobs import new_job
+from tests.support.jobs import echo_project, new_job
 
 pytestmark = pytest.mark.timeout(60)  # a regression here hangs (FIFO) or eats memory
-
-ECHO = """\
-metadata:
-  name: echo
-  description: echo back
-execution:
-  runner: {type: command, command: cat}
-prompt:
-  task_template: "$prompt"
-"""
 
 DEEP = "[" * 100_000 + "]" * 100_000
 HUGE_INT = "1" + "0" * 5000  # past Python's 4,300-digit limit for int()
@@ -44,10 +34,7 @@ HUGE_INT = "1" + "0" * 5000  # past Python's 4,300-digit limit for int()
 
 @pytest.fixture
 def root() -> Path:
-    project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
-    (project / "specialists").mkdir()
-    (project / "specialists" / "echo.specialist.yaml").write_text(ECHO)
-    return project
+    return echo_project()
 
 
 @pytest.fixture

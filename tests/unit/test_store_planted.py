@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,7 @@ from specialists.jobs.writer import JobWriter
 from specialists.runners.base import Activity, RunFinished
 from specialists.runners.testing import ScriptedRunner
 from specialists.supervise.supervisor import Supervisor
-from tests.support.jobs import new_job
+from tests.support.jobs import new_job, wait_for
 
 pytestmark = pytest.mark.timeout(60)  # a regression here hangs the supervisor
 
@@ -50,15 +49,6 @@ def untouched(outside: Path) -> bool:
         sorted(p.name for p in outside.iterdir()) == ["precious.txt"]
         and (outside / "precious.txt").read_text() == "keep me"
     )
-
-
-def wait_for(predicate, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.01)
-    raise AssertionError("condition not met in time")
 
 
 def start(store: JobStore, tmp_path: Path, script, **rec):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import stat
-import time
 from pathlib import Path
 
 import pytest
@@ -16,24 +15,12 @@ from specialists.jobs.control import post_request
 from specialists.jobs.paths import state_dir
 from specialists.jobs.store import JobStore
 from specialists.jobs.view import current_status
-
-ECHO = """\
-metadata:
-  name: echo
-  description: echo back
-execution:
-  runner: {type: command, command: cat}
-prompt:
-  task_template: "$prompt"
-"""
+from tests.support.jobs import echo_project, wait_for
 
 
 @pytest.fixture
 def root() -> Path:
-    project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
-    (project / "specialists").mkdir()
-    (project / "specialists" / "echo.specialist.yaml").write_text(ECHO)
-    return project
+    return echo_project()
 
 
 def modes(top: Path) -> dict[str, int]:
@@ -53,10 +40,7 @@ def test_everything_in_the_store_is_private_whatever_the_umask(capsys, root, uma
         assert main(["run", "echo", "--prompt", "in the foreground"]) == 0
         assert main(["run", "echo", "--background", "--prompt", "in the background"]) == 0
         job_id = capsys.readouterr().out.strip().splitlines()[-1]
-        deadline = time.monotonic() + 60
-        while current_status(store, job_id).active:
-            assert time.monotonic() < deadline, "the background job did not finish"
-            time.sleep(0.05)
+        wait_for(lambda: not current_status(store, job_id).active, 60, "the background job")
         assert main(["status"]) == 0  # writes the finished-jobs cache
         post_request(store.job_dir(job_id), "steer", "a request file")
     finally:

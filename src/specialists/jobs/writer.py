@@ -211,19 +211,27 @@ class JobWriter:
         """Append one whole line with the next seq. Returns the event (written or, on a full
         disk, counted as lost)."""
         if self.lost_events:
-            self._note_lost()
+            lost, self.lost_events = self.lost_events, 0
+            message = f"{lost} event(s) not recorded: no space left on device"
+            if not self._try_append(self._next("notice", {"message": message})):
+                self.lost_events = lost  # still no room: say it next time
         record = self._next(event, fields)
+        if not self._try_append(record):
+            self.lost_events += 1
+        return record
+
+    def _try_append(self, record: dict[str, Any]) -> bool:
+        """Append `record` (its seq already taken); on a full disk give the seq back."""
         try:
             self._append(encode_event(record))
         except OSError as exc:
             if exc.errno not in _SOFT_ERRORS:
                 raise
             self.seq -= 1
-            self.lost_events += 1
             self._failed(exc)
-        else:
-            self.failures_in_a_row = 0
-        return record
+            return False
+        self.failures_in_a_row = 0
+        return True
 
     def _append(self, line: bytes) -> None:
         append_whole(self._events_fd, b"\n" + line if self._torn else line)
@@ -236,18 +244,6 @@ class JobWriter:
             if value is not None:
                 record[key] = _clip(value)
         return record
-
-    def _note_lost(self) -> None:
-        lost, self.lost_events = self.lost_events, 0
-        message = f"{lost} event(s) not recorded: no space left on device"
-        record = self._next("notice", {"message": message})
-        try:
-            self._append(encode_event(record))
-        except OSError as exc:
-            if exc.errno not in _SOFT_ERRORS:
-                raise
-            self.seq -= 1
-            self.lost_events = lost
 
     def _failed(self, exc: OSError) -> None:
         self.failures_in_a_row += 1
