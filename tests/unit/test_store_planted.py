@@ -230,3 +230,15 @@ def test_a_symlinked_answers_dir_is_moved_aside(store, tmp_path, outside):
     assert untouched(outside)
     assert store.latest_answer(record.id) == "first answer"
     lock.release()
+
+
+def test_a_request_the_supervisor_would_refuse_is_refused_when_sent(store, tmp_path):
+    from specialists.errors import UserError
+
+    record, lock = new_job(store, tmp_path)
+    with pytest.raises(UserError, match="not valid UTF-8"):
+        post_request(store.job_dir(record.id), "steer", "bad \ud800 text")
+    with pytest.raises(UserError, match="too long"):
+        post_request(store.job_dir(record.id), "steer", "x" * 2_000_000)
+    assert take_requests(store.job_dir(record.id)) == ([], [])
+    lock.release()

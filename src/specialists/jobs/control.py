@@ -53,11 +53,15 @@ class ControlRequest(Record):
 
 
 def post_request(job_dir: Path, kind: ControlKind, message: str = "") -> ControlRequest:
+    try:
+        message.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate: the supervisor would refuse it
+        raise UserError(f"the message is not valid UTF-8 text (at character {exc.start})") from None
     now_ns = time.time_ns()
     request = ControlRequest(
         id=os.urandom(4).hex(), kind=kind, message=message, sent_at_ms=now_ns // 1_000_000
     )
-    data = json.dumps(request.to_dict()).encode("utf-8", "replace")
+    data = json.dumps(request.to_dict()).encode()
     if len(data) > MAX_REQUEST:
         raise UserError(f"the message is too long ({size_text(len(data))}; at most 1 MiB)")
     inbox = job_dir / CONTROL_DIR
