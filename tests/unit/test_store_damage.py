@@ -294,3 +294,18 @@ def test_a_torn_last_line_stays_alone(store, root):
     events, _ = read_event_lines(store.events_path(job_id), 0, problems=problems)
     assert [(e["seq"], e["event"]) for e in events] == [(1, "done"), (2, "text")]
     assert len(problems) == 1
+
+
+@pytest.mark.parametrize("plant", ["symlink to /dev/zero", "FIFO"])
+def test_a_planted_result_is_one_clear_line_not_a_hang(capsys, store, root, plant):
+    job_id = finished(store, root)
+    path = store.job_dir(job_id) / "result.txt"
+    if plant == "FIFO":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    code, _, err = cli(capsys, "result", job_id)
+    assert code == 4 and err.startswith("error: ") and "result.txt" in err
+    other = finished(store, root)
+    (store.job_dir(other) / "result.txt").write_text("fine")
+    assert cli(capsys, "result", other)[:2] == (0, "fine\n")

@@ -39,9 +39,9 @@ def is_int(value: Any) -> bool:
     return type(value) is int and -INT_LIMIT <= value < INT_LIMIT
 
 
-# Each type becomes a Python expression over a variable, compiled once per field (as the
-# standard library's dataclasses do): a check is then one call with no nested closures, and
-# a table of rows (the finished-jobs cache) is checked by one generated function.
+# Each type becomes a Python expression over a variable, and the expressions of a record's
+# fields one generated function (as the standard library's dataclasses generate __init__):
+# a record, or a row of the finished-jobs cache, is checked in one call.
 _SCALARS: dict[str, tuple[str, str]] = {
     "str": ("type({v}) is str", "a string"),
     "int": ("(type({v}) is int and -L <= {v} < L)", "an integer"),
@@ -88,23 +88,43 @@ def type_expression(text: str, var: str, depth: int = 0) -> tuple[str, str]:
     raise Bug(f"record field type {text!r} is not one this module can check")
 
 
-def compile_check(expression: str, arg: str = "v") -> Check:
-    """A function of `arg` returning `expression` (made by type_expression, never input)."""
-    check: Check = eval(f"lambda {arg}: {expression}", dict(_NAMESPACE))
-    return check
+def compile_function(source: str, name: str) -> Callable[..., Any]:
+    """The function `name` defined by `source` (made here from annotations, never input)."""
+    namespace: dict[str, Any] = {"L": INT_LIMIT, "F": _FLOAT_LIMIT, "M": _MISSING}
+    exec(source, namespace)
+    function: Callable[..., Any] = namespace[name]
+    return function
 
 
 def parse_type(text: str) -> tuple[Check, str]:
     """A check and its description ("an integer or null") for one annotation's text."""
     expression, expected = type_expression(text, "v")
-    return compile_check(expression), expected
+    return compile_function(f"def check(v):\n    return {expression}\n", "check"), expected
 
 
 def row_check(types: list[str]) -> Check:
     """One function that is true for a list holding one value of each type, in order."""
     parts = [f"type(row) is list and len(row) == {len(types)}"]
     parts += [type_expression(t, f"row[{i}]")[0] for i, t in enumerate(types)]
-    return compile_check(" and ".join(parts), "row")
+    return compile_function(f"def ok(row):\n    return {' and '.join(parts)}\n", "ok")
+
+
+def _record_check(fields: tuple[Field, ...]) -> Callable[[dict[str, Any]], str | None]:
+    """One function returning the name of the first field of a dict that is missing or of
+    the wrong type, or None: a whole record checked in one call."""
+    lines = ["def first_bad(d):"]
+    for f in fields:
+        expression, _ = type_expression(f.annotation, "v")
+        lines.append(f"    v = d.get({f.name!r}, M)")
+        if f.default is _MISSING:
+            lines.append(f"    if v is M or not ({expression}): return {f.name!r}")
+        else:
+            lines.append(f"    if v is not M and not ({expression}): return {f.name!r}")
+    lines.append("    return None\n")
+    first_bad: Callable[[dict[str, Any]], str | None] = compile_function(
+        "\n".join(lines), "first_bad"
+    )
+    return first_bad
 
 
 def describe(value: Any) -> str:
@@ -122,12 +142,12 @@ def describe(value: Any) -> str:
 
 
 class Field:
-    __slots__ = ("check", "default", "expected", "fresh", "name")
+    __slots__ = ("annotation", "default", "fresh", "name")
 
     def __init__(self, name: str, annotation: str, default: Any) -> None:
         self.name = name
+        self.annotation = annotation
         self.default = default
-        self.check, self.expected = parse_type(annotation)
         self.fresh: Callable[[], Any] | None = None
         if default is EMPTY:
             self.fresh = list if annotation.startswith("list[") else dict
@@ -141,6 +161,8 @@ class Record:
     _fields: ClassVar[tuple[Field, ...]] = ()
     _what: ClassVar[str] = "record"
     _choices: ClassVar[dict[str, frozenset[str]]] = {}
+    # Compiled on first read, not at import: `status` with no active job never needs it.
+    _first_bad: ClassVar[Callable[[dict[str, Any]], str | None] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -175,19 +197,17 @@ class Record:
         expected."""
         where = source or cls._what
         cls._before_read(data, where)
+        first_bad = cls.__dict__.get("_first_bad")
+        if first_bad is None:
+            first_bad = cls._first_bad = _record_check(cls._fields)
+        bad = first_bad(data)
+        if bad is not None:
+            raise StoreError(f"{where}: {cls._explain(bad, data)}")
         record = object.__new__(cls)
         values = record.__dict__
         for f in cls._fields:
             value = data.get(f.name, _MISSING)
-            if value is _MISSING:
-                if f.default is _MISSING:
-                    raise StoreError(f"{where}: field {f.name!r} is missing")
-                value = _default_of(f)
-            elif not f.check(value):
-                raise StoreError(
-                    f"{where}: field {f.name!r} should be {f.expected}, not {describe(value)}"
-                )
-            values[f.name] = value
+            values[f.name] = _default_of(f) if value is _MISSING else value
         for name, allowed in cls._choices.items():
             if values[name] not in allowed:
                 raise StoreError(
@@ -195,6 +215,14 @@ class Record:
                     f"not {describe(values[name])}"
                 )
         return record
+
+    @classmethod
+    def _explain(cls, name: str, data: dict[str, Any]) -> str:
+        if name not in data:
+            return f"field {name!r} is missing"
+        annotation = next(f.annotation for f in cls._fields if f.name == name)
+        _, expected = type_expression(annotation, "v")
+        return f"field {name!r} should be {expected}, not {describe(data[name])}"
 
     @classmethod
     def _before_read(cls, data: dict[str, Any], where: str) -> None:

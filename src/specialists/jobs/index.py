@@ -10,12 +10,13 @@ described in `problems` and dropped, and its job is read again from its own stat
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from typing import Any, NamedTuple
 
 from specialists.errors import StoreError
 from specialists.jobs.atomic import write_atomic
-from specialists.jobs.fields import describe, parse_type, row_check
+from specialists.jobs.fields import Check, describe, parse_type, row_check
 from specialists.jobs.files import read_object
 from specialists.jobs.records import TERMINAL_STATES, JobStatus
 from specialists.jobs.store import JobStore
@@ -41,16 +42,21 @@ class Finished(NamedTuple):
 
 # NamedTuple keeps each annotation as a ForwardRef: its text is the declared type.
 _TYPES = [getattr(hint, "__forward_arg__", str(hint)) for hint in Finished.__annotations__.values()]
-_ROW = [(name, *parse_type(text)) for name, text in zip(Finished._fields, _TYPES, strict=True)]
-_ROW_OK = row_check(_TYPES)  # the fast path: one call per row
+
+
+@functools.cache
+def _row_ok() -> Check:
+    """One call checks a row (compiled on first use, not at import)."""
+    return row_check(_TYPES)
 
 
 def _row_problem(row: Any) -> str:
     """What is wrong with a row that failed the fast check. (A row whose id names no job
     directory is dropped by the reader, as for a job gc removed.)"""
-    if type(row) is not list or len(row) != len(_ROW):
-        return f"a row should be a list of {len(_ROW)} values, not {describe(row)}"
-    for (name, check, expected), value in zip(_ROW, row, strict=True):
+    if type(row) is not list or len(row) != len(_TYPES):
+        return f"a row should be a list of {len(_TYPES)} values, not {describe(row)}"
+    for name, text, value in zip(Finished._fields, _TYPES, row, strict=True):
+        check, expected = parse_type(text)
         if not check(value):
             return f"field {name!r} should be {expected}, not {describe(value)}"
     return f"field 'status' should be done, error or cancelled, not {describe(row[1])}"
@@ -68,7 +74,7 @@ def load(store: JobStore, problems: list[str] | None = None) -> dict[str, Finish
     if data.get("v") != INDEX_VERSION or type(data.get("jobs")) is not list:
         return {}  # another version's cache: rebuilt by the caller
     out: dict[str, Finished] = {}
-    ok, make = _ROW_OK, Finished._make
+    ok, make = _row_ok(), Finished._make
     for number, row in enumerate(data["jobs"]):
         if ok(row) and row[1] in TERMINAL_STATES:
             out[row[0]] = make(row)
