@@ -53,7 +53,6 @@ _SCALARS: dict[str, tuple[str, str]] = {
     "bool": ("type({v}) is bool", "true or false"),
     "Any": ("True", "any value"),
 }
-_NAMESPACE = {"L": INT_LIMIT, "F": _FLOAT_LIMIT}
 
 
 def type_expression(text: str, var: str, depth: int = 0) -> tuple[str, str]:

@@ -154,6 +154,8 @@ class JobWriter:
         self.dir = store.job_dir(job_id)
         self.patience_s = FINAL_PATIENCE_S if patience_s is None else patience_s
         self._sleep = sleep
+        # Set by a caller that must not wait for space any longer (a person pressed Ctrl-C).
+        self.stop_waiting: Callable[[], bool] = lambda: False
         self.dir_fd = open_dir(self.dir)
         notices: list[str] = []
         self._events_fd = self._open_events(notices)
@@ -306,7 +308,7 @@ class JobWriter:
         ):
             try:
                 self._last_words(action)
-            except OSError as exc:
+            except (OSError, StoreError) as exc:
                 log.warning("job %s: %s could not be written: %s", self.job_id, what, exc)
         release_reserve(self.dir_fd)
 
@@ -328,7 +330,7 @@ class JobWriter:
                 action()
                 return
             except OSError as exc:
-                if not is_out_of_space(exc) or time.monotonic() >= deadline:
+                if not is_out_of_space(exc) or time.monotonic() >= deadline or self.stop_waiting():
                     raise
                 if not warned:
                     warned = True
