@@ -19,6 +19,7 @@ overflow os.kill) and a float must be finite (JSON's 1e999 parses as infinity).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, ClassVar, Self
 
@@ -39,9 +40,9 @@ def is_int(value: Any) -> bool:
     return type(value) is int and -INT_LIMIT <= value < INT_LIMIT
 
 
-# Each type becomes a Python expression over a variable, and the expressions of a record's
-# fields one generated function (as the standard library's dataclasses generate __init__):
-# a record, or a row of the finished-jobs cache, is checked in one call.
+# Each type becomes a Python expression over a variable, compiled into a small function (as
+# the standard library's dataclasses generate theirs) the first time a record of that type
+# is read: a field is checked in one call, a row of the finished-jobs cache in one call.
 _SCALARS: dict[str, tuple[str, str]] = {
     "str": ("type({v}) is str", "a string"),
     "int": ("(type({v}) is int and -L <= {v} < L)", "an integer"),
@@ -95,6 +96,7 @@ def compile_function(source: str, name: str) -> Callable[..., Any]:
     return function
 
 
+@functools.cache  # a record has few distinct types: each is compiled once
 def parse_type(text: str) -> tuple[Check, str]:
     """A check and its description ("an integer or null") for one annotation's text."""
     expression, expected = type_expression(text, "v")
@@ -106,24 +108,6 @@ def row_check(types: list[str]) -> Check:
     parts = [f"type(row) is list and len(row) == {len(types)}"]
     parts += [type_expression(t, f"row[{i}]")[0] for i, t in enumerate(types)]
     return compile_function(f"def ok(row):\n    return {' and '.join(parts)}\n", "ok")
-
-
-def _record_check(fields: tuple[Field, ...]) -> Callable[[dict[str, Any]], str | None]:
-    """One function returning the name of the first field of a dict that is missing or of
-    the wrong type, or None: a whole record checked in one call."""
-    lines = ["def first_bad(d):"]
-    for f in fields:
-        expression, _ = type_expression(f.annotation, "v")
-        lines.append(f"    v = d.get({f.name!r}, M)")
-        if f.default is _MISSING:
-            lines.append(f"    if v is M or not ({expression}): return {f.name!r}")
-        else:
-            lines.append(f"    if v is not M and not ({expression}): return {f.name!r}")
-    lines.append("    return None\n")
-    first_bad: Callable[[dict[str, Any]], str | None] = compile_function(
-        "\n".join(lines), "first_bad"
-    )
-    return first_bad
 
 
 def describe(value: Any) -> str:
@@ -160,8 +144,6 @@ class Record:
     _fields: ClassVar[tuple[Field, ...]] = ()
     _what: ClassVar[str] = "record"
     _choices: ClassVar[dict[str, frozenset[str]]] = {}
-    # Compiled on first read, not at import: `status` with no active job never needs it.
-    _first_bad: ClassVar[Callable[[dict[str, Any]], str | None] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -196,17 +178,21 @@ class Record:
         expected."""
         where = source or cls._what
         cls._before_read(data, where)
-        first_bad = cls.__dict__.get("_first_bad")
-        if first_bad is None:
-            first_bad = cls._first_bad = _record_check(cls._fields)
-        bad = first_bad(data)
-        if bad is not None:
-            raise StoreError(f"{where}: {cls._explain(bad, data)}")
         record = object.__new__(cls)
         values = record.__dict__
         for f in cls._fields:
             value = data.get(f.name, _MISSING)
-            values[f.name] = _default_of(f) if value is _MISSING else value
+            if value is _MISSING:
+                if f.default is _MISSING:
+                    raise StoreError(f"{where}: field {f.name!r} is missing")
+                value = _default_of(f)
+            else:
+                check, expected = parse_type(f.annotation)
+                if not check(value):
+                    raise StoreError(
+                        f"{where}: field {f.name!r} should be {expected}, not {describe(value)}"
+                    )
+            values[f.name] = value
         for name, allowed in cls._choices.items():
             if values[name] not in allowed:
                 raise StoreError(
@@ -214,14 +200,6 @@ class Record:
                     f"not {describe(values[name])}"
                 )
         return record
-
-    @classmethod
-    def _explain(cls, name: str, data: dict[str, Any]) -> str:
-        if name not in data:
-            return f"field {name!r} is missing"
-        annotation = next(f.annotation for f in cls._fields if f.name == name)
-        _, expected = type_expression(annotation, "v")
-        return f"field {name!r} should be {expected}, not {describe(data[name])}"
 
     @classmethod
     def _before_read(cls, data: dict[str, Any], where: str) -> None:
