@@ -23,7 +23,15 @@ from specialists.native.providers.replay import ReplayModel
 from specialists.native.session import Session
 from specialists.native.testing import ScriptedModel, reply, reply_events
 from specialists.native.tools import ToolContext, execute, tools_for_permission
-from specialists.runners.base import LaunchSpec, RunFinished, RunnerEvent
+from specialists.runners.base import (
+    Abort,
+    Close,
+    FollowUp,
+    LaunchSpec,
+    RunFinished,
+    RunnerEvent,
+    Steer,
+)
 from specialists.runners.native import NativeRunner
 from tests.unit.test_native_runner import make_spec
 
@@ -75,12 +83,12 @@ def test_abort_before_the_loop_thread_starts_the_run_is_not_lost(tmp_path: Path)
     gate = threading.Event()
     runner = _SlowBuild(gate, config=Config(), clients={"test/main": model})
     runner.start(make_spec(tmp_path))
-    runner.abort()
+    runner.send(Abort())
     gate.set()
     (finished,) = finished_runs(runner, 1)
     assert finished.error == "aborted"
     assert model.requests == []
-    runner.close()
+    runner.send(Close())
     assert runner.join(5)
 
 
@@ -89,11 +97,11 @@ def test_abort_after_a_run_ended_does_not_abort_the_next_one(tmp_path: Path) -> 
     runner = NativeRunner(config=Config(), clients={"test/main": model})
     runner.start(make_spec(tmp_path))
     finished_runs(runner, 1)
-    runner.abort()  # late: the supervisor had not seen the run end yet
-    runner.follow_up("more")
+    runner.send(Abort())  # late: the supervisor had not seen the run end yet
+    runner.send(FollowUp("more"))
     (second,) = finished_runs(runner, 1)
     assert second.error is None and second.text == "second"
-    runner.close()
+    runner.send(Close())
     assert runner.join(5)
 
 
@@ -126,7 +134,7 @@ def test_steer_racing_the_end_of_a_run_is_still_answered(tmp_path: Path) -> None
         original_steer(text)
 
     loop.steer = late_steer  # type: ignore[method-assign]
-    steering = threading.Thread(target=runner.steer, args=("look again",))
+    steering = threading.Thread(target=runner.send, args=(Steer("look again"),))
     steering.start()
     time.sleep(0.05)  # let the steer pass its "is a run going?" check while the model waits
     gate.set()
@@ -137,7 +145,7 @@ def test_steer_racing_the_end_of_a_run_is_still_answered(tmp_path: Path) -> None
     assert runs[-1].text == "answered the steer"
     asked = [i.text for i in model.requests[-1].items if isinstance(i, UserMessage)]
     assert asked[-1] == "look again"
-    runner.close()
+    runner.send(Close())
     assert runner.join(5)
 
 
@@ -326,7 +334,7 @@ def test_background_children_of_bash_die_with_the_job(tmp_path):
         events += runner.poll(0.1)
     daemon = int(pid_file.read_text())
     assert _process_exists(daemon)  # alive while the job runs
-    runner.close()
+    runner.send(Close())
     while not any(isinstance(e, AgentExited) for e in events):
         events += runner.poll(0.1)
     deadline = time.monotonic() + 5

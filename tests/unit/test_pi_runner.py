@@ -19,14 +19,21 @@ import pytest
 
 from specialists.errors import AgentUnavailable, UserError
 from specialists.runners.base import (
+    Abort,
     Activity,
     AgentExited,
+    AnswerDelta,
+    Close,
+    FollowUp,
+    Kill,
     LaunchSpec,
     RunFinished,
     RunnerEvent,
-    TextDelta,
+    Steer,
+    Terminate,
 )
-from specialists.runners.pi import PiRunner, build_argv, resolve_pi_command, split_model
+from specialists.runners.pi import PiRunner, build_argv, resolve_pi_command
+from specialists.runners.pi_protocol import split_pi_model
 
 FAKE_PI = Path(__file__).resolve().parents[1] / "support" / "fake_pi.py"
 FAKE_CMD = [sys.executable, str(FAKE_PI)]
@@ -83,7 +90,7 @@ class Driver:
         return [(e.event, dict(e.fields)) for e in self.events if isinstance(e, Activity) and e.log]
 
     def text(self) -> str:
-        return "".join(e.text for e in self.events if isinstance(e, TextDelta))
+        return "".join(e.text for e in self.events if isinstance(e, AnswerDelta))
 
 
 def start(spec: LaunchSpec) -> Driver:
@@ -105,7 +112,7 @@ def _reap(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(PiRunner, "start", tracking_start)
     yield
     for runner in runners:
-        runner.kill()
+        runner.send(Kill())
 
 
 def commands(tmp_path: Path) -> list[dict[str, Any]]:
@@ -131,8 +138,8 @@ def test_basic_run_events_result_and_clean_exit(tmp_path: Path) -> None:
     ]
     assert d.logged()[0][1] == {"tool": "bash", "args": "echo hi"}
     assert d.text() == "DONE"
-    assert d.runner.pid is not None and d.runner.busy is False
-    d.runner.close()
+    assert d.runner.handle.pid is not None and d.runner.busy is False
+    d.runner.send(Close())
     exited = d.exited()
     assert (exited.exit_code, exited.signal) == (0, None)
     assert "fake pi 0.73.1 starting" in exited.stderr_tail
@@ -169,7 +176,11 @@ def test_argv_carries_model_tools_system_prompt_skills_session_and_extras(tmp_pa
     assert argv[-1] == "--no-context-files"
     assert (
         "notice",
-        {"message": "skill path not found; skipped", "path": str(tmp_path / "missing-skill")},
+        {
+            "message": "skill path not found; skipped",
+            "level": "warning",
+            "path": str(tmp_path / "missing-skill"),
+        },
     ) in d.logged()
 
 
@@ -190,8 +201,8 @@ def test_build_argv_tiers_bare_model_and_bad_values(tmp_path: Path) -> None:
         argv_for(permission="ROOT")
     with pytest.raises(UserError, match="thinking level"):
         argv_for(thinking_level="extreme")
-    assert split_model("openrouter/anthropic/claude") == ("openrouter", "anthropic/claude")
-    assert split_model("/x") == (None, "/x")
+    assert split_pi_model("openrouter/anthropic/claude") == ("openrouter", "anthropic/claude")
+    assert split_pi_model("/x") == (None, "/x")
 
 
 def test_resume_session_is_passed_to_pi(tmp_path: Path) -> None:
@@ -200,11 +211,11 @@ def test_resume_session_is_passed_to_pi(tmp_path: Path) -> None:
         make_spec(tmp_path, scenario="text", resume_session=str(old), env={"FAKE_PI_TEXT": "FIRST"})
     )
     assert d.finished().text == "FIRST"
-    d.runner.close()
+    d.runner.send(Close())
     d.exited()
     argv = json.loads((tmp_path / "argv.json").read_text())
     assert argv[argv.index("--session") + 1] == str(old)
-    assert d.runner.session_ref == str(old)
+    assert d.runner.handle.session_ref == str(old)
     # A second runner on the same file appends to it (the fake records each message there).
     d2 = start(make_spec(tmp_path, scenario="text", resume_session=str(old)))
     d2.finished()
@@ -216,7 +227,7 @@ def test_close_right_after_start_waits_for_the_run(tmp_path: Path) -> None:
     d = start(
         make_spec(tmp_path, scenario="slow", env={"FAKE_PI_CHUNKS": "20", "FAKE_PI_DELAY": "0.01"})
     )
-    d.runner.close()  # stdin EOF now would make pi drop the run
+    d.runner.send(Close())  # stdin EOF now would make pi drop the run
     assert d.finished().text == "".join(f"tok{i} " for i in range(20))
     assert d.exited().exit_code == 0
 
@@ -257,8 +268,8 @@ def test_crash_without_agent_end_reports_the_exit_only(tmp_path: Path) -> None:
     assert "simulated crash" in exited.stderr_tail
     assert not [e for e in d.events if isinstance(e, RunFinished)]
     assert d.runner.poll(0.01) == []
-    d.runner.kill()  # idempotent after exit
-    d.runner.terminate()
+    d.runner.send(Kill())  # idempotent after exit
+    d.runner.send(Terminate())
 
 
 def test_garbage_lines_are_skipped_and_the_run_completes(tmp_path: Path) -> None:
@@ -295,7 +306,7 @@ def test_a_100_mb_line_keeps_memory_bounded(tmp_path: Path) -> None:
         f"""
         import resource, sys
         from pathlib import Path
-        from specialists.runners.base import Activity, LaunchSpec, RunFinished
+        from specialists.runners.base import Activity, Kill, LaunchSpec, RunFinished
         from specialists.runners.pi import PiRunner
         tmp = Path({str(tmp_path)!r})
         spec = LaunchSpec(job_id="j", job_dir=tmp / "job", cwd=tmp, prompt="go", system_prompt="",
@@ -303,7 +314,7 @@ def test_a_100_mb_line_keeps_memory_bounded(tmp_path: Path) -> None:
         r = PiRunner(); r.start(spec); events = []
         while not any(isinstance(e, RunFinished) for e in events):
             events += r.poll(1.0)
-        r.kill()
+        r.send(Kill())
         [done] = [e for e in events if isinstance(e, RunFinished)]
         skipped = [e.fields for e in events if isinstance(e, Activity) and "bytes" in e.fields]
         # VmHWM: this process's own peak (ru_maxrss can carry the forking parent's peak).
@@ -331,8 +342,8 @@ SLOW = {"FAKE_PI_CHUNKS": "60", "FAKE_PI_DELAY": "0.01"}
 
 def test_steer_is_acked_and_answered_in_the_same_run(tmp_path: Path) -> None:
     d = start(make_spec(tmp_path, scenario="slow", env=SLOW))
-    d.until(lambda e: isinstance(e, TextDelta))
-    d.runner.steer("focus on the tests")
+    d.until(lambda e: isinstance(e, AnswerDelta))
+    d.runner.send(Steer("focus on the tests"))
     ack = d.until(lambda e: isinstance(e, Activity) and e.event == "steer_ack")
     assert isinstance(ack, Activity) and ack.fields == {
         "message": "focus on the tests",
@@ -344,8 +355,8 @@ def test_steer_is_acked_and_answered_in_the_same_run(tmp_path: Path) -> None:
 
 def test_follow_up_during_a_run_is_answered_before_it_ends(tmp_path: Path) -> None:
     d = start(make_spec(tmp_path, scenario="slow", env=SLOW))
-    d.until(lambda e: isinstance(e, TextDelta))
-    d.runner.follow_up("and then summarize")
+    d.until(lambda e: isinstance(e, AnswerDelta))
+    d.runner.send(FollowUp("and then summarize"))
     assert d.finished().text == "ECHO: and then summarize"
     [follow] = [c for c in commands(tmp_path) if c.get("message") == "and then summarize"]
     assert follow["type"] == "prompt" and follow["streamingBehavior"] == "followUp"
@@ -354,22 +365,22 @@ def test_follow_up_during_a_run_is_answered_before_it_ends(tmp_path: Path) -> No
 def test_follow_up_when_idle_starts_a_new_run_in_the_same_process(tmp_path: Path) -> None:
     d = start(make_spec(tmp_path, scenario="text"))
     first = d.finished()
-    pid = d.runner.pid
-    d.runner.follow_up("again")
+    pid = d.runner.handle.pid
+    d.runner.send(FollowUp("again"))
     assert d.runner.busy
     second = d.until(lambda e: isinstance(e, RunFinished) and e is not first)
     assert isinstance(second, RunFinished) and second.text == "DONE"
-    assert d.runner.pid == pid
+    assert d.runner.handle.pid == pid
 
 
 def test_abort_mid_stream_finishes_as_aborted_with_partial_text(tmp_path: Path) -> None:
     d = start(make_spec(tmp_path, scenario="slow", env=SLOW))
-    d.until(lambda e: isinstance(e, TextDelta))
-    d.runner.abort()
+    d.until(lambda e: isinstance(e, AnswerDelta))
+    d.runner.send(Abort())
     done = d.finished()
     assert done.error == "aborted"
     assert done.text and done.text.startswith("tok0 ") and len(done.text) < len("tok0 ") * 60
-    d.runner.close()
+    d.runner.send(Close())
     assert d.exited().exit_code == 0
 
 
@@ -383,14 +394,14 @@ def wait_for_file(d: Driver, path: Path, timeout: float = 10.0) -> None:
 
 def test_abort_of_a_hanging_run(tmp_path: Path) -> None:
     d = start(make_spec(tmp_path, scenario="hang"))
-    d.runner.abort()  # written after the prompt, so pi sees a run to abort
+    d.runner.send(Abort())  # written after the prompt, so pi sees a run to abort
     assert d.finished().error == "aborted"
 
 
 def test_terminate_mid_run_exits_143(tmp_path: Path) -> None:
     d = start(make_spec(tmp_path, scenario="hang"))
     wait_for_file(d, tmp_path / "argv.json")
-    d.runner.terminate()
+    d.runner.send(Terminate())
     exited = d.exited()
     assert (exited.exit_code, exited.signal) == (143, None)
     assert not [e for e in d.events if isinstance(e, RunFinished)]
@@ -398,8 +409,8 @@ def test_terminate_mid_run_exits_143(tmp_path: Path) -> None:
 
 def test_kill_mid_run_reports_the_signal(tmp_path: Path) -> None:
     d = start(make_spec(tmp_path, scenario="hang"))
-    d.runner.kill()
-    d.runner.kill()
+    d.runner.send(Kill())
+    d.runner.send(Kill())
     exited = d.exited()
     assert (exited.exit_code, exited.signal) == (None, 9)
 
@@ -449,7 +460,7 @@ def test_pi_as_a_node_script_needs_node(tmp_path: Path) -> None:
 
 
 def test_kill_after_exit_reaches_children_pi_left_behind(tmp_path: Path) -> None:
-    # The supervisor's last act is runner.kill(); after pi had exited it did nothing, so a
+    # The supervisor's last act is runner.send(Kill()); after pi had exited it did nothing, so a
     # child in pi's process group outlived the job.
     pid_file = tmp_path / "child.pid"
     code = (
@@ -460,7 +471,7 @@ def test_kill_after_exit_reaches_children_pi_left_behind(tmp_path: Path) -> None
     d = start(make_spec(tmp_path, options={"pi_bin": [sys.executable, "-c", code]}))
     assert d.exited().exit_code == 0
     child = int(pid_file.read_text())
-    d.runner.kill()
+    d.runner.send(Kill())
     deadline = time.monotonic() + 5
     while _alive(child):
         assert time.monotonic() < deadline, "the child left behind survived kill()"
