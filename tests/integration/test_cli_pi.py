@@ -266,3 +266,23 @@ def test_slow_stream_is_not_a_stall_and_completes(mock_llm: MockLLM) -> None:
     assert out.returncode == 0 and out.stdout.startswith("slow but steady")
     kinds = [e["event"] for e in events(job_id)]
     assert "stalled" not in kinds[kinds.index("text") :], kinds
+
+
+def test_a_missing_skill_path_is_a_warning_in_events_not_fatal(mock_llm: MockLLM) -> None:
+    """Seed 000 4.1: a skills.paths entry that does not exist is logged as a warning in
+    events.jsonl; the job runs with the skills that do exist."""
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    present = root / "skills" / "present"
+    present.mkdir(parents=True)
+    (present / "SKILL.md").write_text("---\nname: present\ndescription: a skill\n---\nUse it.\n")
+    missing = root / "skills" / "missing"
+    spec_file = root / "specialists" / "tester.specialist.yaml"
+    spec_file.write_text(spec_file.read_text() + f"skills:\n  paths: [{present}, {missing}]\n")
+    mock_llm.enqueue(Reply("DONE"))
+    job_id = start("anything")
+    out = sp("result", job_id, "--wait", "--timeout", "120")
+    assert out.returncode == 0 and out.stdout.strip() == "DONE", out.stderr
+    warnings = [e for e in events(job_id) if e["event"] == "notice" and e.get("level") == "warning"]
+    assert [(w["message"], w["path"]) for w in warnings] == [
+        ("skill path not found; skipped", str(missing))
+    ]

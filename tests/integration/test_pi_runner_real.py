@@ -44,7 +44,7 @@ class Driver:
         self.runner = runner
         self.events: list[RunnerEvent] = []
 
-    def until(self, pred: Callable[[RunnerEvent], bool], timeout: float = 30.0) -> RunnerEvent:
+    def until(self, pred: Callable[[RunnerEvent], bool], timeout: float = 90.0) -> RunnerEvent:
         deadline = time.monotonic() + timeout
         seen = 0
         while True:
@@ -85,7 +85,7 @@ def launch(
             prompt=prompt,
             system_prompt=SYSTEM,
             model="mock/mock-model",
-            options={"pi_bin": str(pi_bin)},
+            options={"pi_bin": str(pi_bin), **kw.pop("options", {})},
             **kw,
         )
         runner = PiRunner()
@@ -232,3 +232,45 @@ def test_follow_up_during_a_run_is_answered_in_the_same_run(launch: Any, mock_ll
     d.runner.send(Close())
     d.exited()
     assert len([e for e in d.events if isinstance(e, RunFinished)]) == 1
+
+
+def test_the_fallback_model_answers_when_the_primary_fails(launch: Any, mock_llm: MockLLM) -> None:
+    """pi 0.73.1's own `set_model`, then the same message again: the fallback answers."""
+    mock_llm.enqueue(Reply.bad_request("mock-model is not available"), Reply("FROM-FALLBACK"))
+    d = launch("Say something.", fallback_model="mock/mock-text")
+    done = d.finished()
+    assert (done.text, done.error) == ("FROM-FALLBACK", None)
+    models = [r.model for r in mock_llm.model_requests]
+    assert models[0] == "mock-model" and models[-1] == "mock-text", models
+    asked = [r.last_user_text() for r in mock_llm.model_requests]
+    assert asked[-1] == "Say something."
+    notices = [f["message"] for k, f in d.logged() if k == "notice"]
+    assert any(m.startswith("falling back to mock/mock-text") for m in notices), notices
+
+
+def test_a_chosen_extension_loads_and_the_users_own_do_not(
+    launch: Any, mock_llm: MockLLM, isolated_env: AgentEnv, tmp_path: Path
+) -> None:
+    """--no-extensions keeps the user's extension directory out; `-e` brings back exactly
+    the chosen ones (one given by path, one by name from that same directory)."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+
+    def extension(path: Path, name: str) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        target = json.dumps(str(markers / name))
+        path.write_text(
+            'import { writeFileSync } from "node:fs";\n'
+            f'export default function () {{ writeFileSync({target}, "loaded"); }}\n'
+        )
+        return path
+
+    user_dir = isolated_env.pi_agent_dir / "extensions"
+    extension(user_dir / "users-own.ts", "users-own")
+    extension(user_dir / "quality-gates" / "index.ts", "quality-gates")
+    chosen = extension(tmp_path / "chosen.ts", "chosen")
+    mock_llm.enqueue(Reply("OK"))
+    d = launch("hi", options={"extensions": [str(chosen), "quality-gates"]})
+    assert d.finished().text == "OK"
+    loaded = sorted(p.name for p in markers.iterdir())
+    assert loaded == ["chosen", "quality-gates"], loaded

@@ -554,3 +554,60 @@ def test_a_run_that_restarts_while_collecting_stays_running() -> None:
     r.finish()
     assert len(r.finished()) == 1
     assert r.protocol.state.kind == "running"
+
+
+# --- the fallback model ------------------------------------------------------------------------
+
+
+def fallback_replay(fallback: str, model: str = "mock/mock-model") -> Replay:
+    clock = FakeClock()
+    r = Replay(PiProtocol(clock=clock, model=model, fallback_model=fallback), clock)
+    r.prompt("the task")
+    _error_run(r)
+    r.clock.advance(0.31)
+    r.events.extend(r.protocol.tick())
+    r._take()
+    return r
+
+
+def test_a_failed_run_switches_model_and_sends_the_message_again() -> None:
+    r = fallback_replay("mock/mock-text")
+    switch = r.sent[-1]
+    assert (switch["type"], switch["provider"], switch["modelId"]) == (
+        "set_model",
+        "mock",
+        "mock-text",
+    )
+    assert r.protocol.state.kind == "switching_model"
+    assert r.protocol.busy and r.finished() == []
+    ok = {"type": "response", "command": "set_model", "success": True, "id": switch["id"]}
+    r.feed(json.dumps(ok).encode())
+    assert r.sent[-1]["type"] == "prompt" and r.sent[-1]["message"] == "the task"
+    assert r.protocol.state.kind == "running"
+
+
+def test_set_model_unanswered_in_time_ends_the_run_with_its_error() -> None:
+    r = fallback_replay("mock/mock-text")
+    r.clock.advance(11)
+    r.events.extend(r.protocol.tick())
+    r._take()
+    assert [c["type"] for c in r.sent[-2:]] == ["get_last_assistant_text", "get_state"]
+    r.finish()
+    assert [f.error for f in r.finished()] == ["401 invalid api key"]
+    assert any(
+        "did not answer set_model" in e.fields.get("message", "")
+        for e in r.events
+        if isinstance(e, Activity)
+    )
+
+
+def test_a_fallback_without_a_provider_is_not_tried() -> None:
+    r = fallback_replay("mock-text", model="mock-model")  # neither names a provider
+    assert "set_model" not in [c["type"] for c in r.sent]
+    r.finish()
+    assert [f.error for f in r.finished()] == ["401 invalid api key"]
+
+
+def test_the_same_model_as_fallback_is_no_fallback() -> None:
+    r = fallback_replay("mock/mock-model")
+    assert "set_model" not in [c["type"] for c in r.sent]

@@ -493,3 +493,138 @@ def _alive(pid: int) -> bool:
         return ") Z " not in Path(f"/proc/{pid}/stat").read_text()
     except FileNotFoundError:
         return False
+
+
+# --- fallback model, extensions, response format -------------------------------------------
+
+
+def test_a_provider_failure_is_retried_once_on_the_fallback_model(tmp_path: Path) -> None:
+    """The run fails at the provider; the runner switches pi to the fallback (set_model) and
+    sends the message again: one successful run, and a notice that says why."""
+    d = start(make_spec(tmp_path, "error", fallback_model="mock/mock-text"))
+    done = d.finished()
+    assert (done.text, done.error) == ("answered by mock/mock-text", None)
+    sent = commands(tmp_path)
+    assert [c["type"] for c in sent[:3]] == ["prompt", "set_model", "prompt"]
+    assert sent[1]["provider"] == "mock" and sent[1]["modelId"] == "mock-text"
+    assert sent[2]["message"] == sent[0]["message"]
+    notice = next(f for k, f in d.logged() if k == "notice" and "falling back" in f["message"])
+    assert notice["message"] == "falling back to mock/mock-text: 401 invalid api key"
+
+
+def test_a_bare_fallback_name_uses_the_primary_provider_and_falls_back_only_once(
+    tmp_path: Path,
+) -> None:
+    d = start(make_spec(tmp_path, "error", fallback_model="mock-text"))
+    assert d.finished().text == "answered by mock/mock-text"
+    assert sum(c["type"] == "set_model" for c in commands(tmp_path)) == 1
+
+
+def test_a_fallback_pi_does_not_know_leaves_the_original_error(tmp_path: Path) -> None:
+    env = {"FAKE_PI_MODELS": "mock/mock-model"}
+    d = start(make_spec(tmp_path, "error", fallback_model="mock/nope", env=env))
+    done = d.finished()
+    assert done.error == "401 invalid api key"
+    messages = [f["message"] for k, f in d.logged() if k == "notice"]
+    assert any(m.startswith("pi refused the fallback model mock/nope") for m in messages)
+
+
+def test_no_fallback_for_a_run_that_succeeded_or_was_aborted(tmp_path: Path) -> None:
+    d = start(make_spec(tmp_path, "text", fallback_model="mock/mock-text"))
+    assert d.finished().text == "DONE"
+    d.runner.send(Close())
+    d.exited()
+    assert "set_model" not in [c["type"] for c in commands(tmp_path)]
+
+
+def _install_extensions(agent_dir: Path, *names: str) -> dict[str, Path]:
+    ext = agent_dir / "extensions"
+    ext.mkdir(parents=True, exist_ok=True)
+    made = {}
+    for name in names:
+        if name == "service-skills":
+            path = ext / f"{name}.ts"  # a single-file extension
+            path.write_text("export default function () {}\n")
+        else:
+            path = ext / name  # a directory extension
+            path.mkdir()
+            (path / "index.ts").write_text("export default function () {}\n")
+        made[name] = path
+    return made
+
+
+def extension_argv(tmp_path: Path, **kw: Any) -> list[str]:
+    d = start(make_spec(tmp_path, "text", **kw))
+    d.finished()
+    argv = json.loads((tmp_path / "argv.json").read_text())
+    d.runner.send(Kill())
+    return [argv[i + 1] for i, a in enumerate(argv) if a == "-e"]
+
+
+def test_the_seed_policy_re_includes_quality_gates_for_writers_and_service_skills(
+    tmp_path: Path,
+) -> None:
+    agent_dir = tmp_path / "pi-agent"
+    made = _install_extensions(agent_dir, "quality-gates", "service-skills", "beads")
+    env = {"PI_CODING_AGENT_DIR": str(agent_dir)}
+    writes = extension_argv(tmp_path, env=env, permission="MEDIUM")
+    assert writes == [str(made["quality-gates"]), str(made["service-skills"])]
+    reads = extension_argv(tmp_path, env=env, permission="READ_ONLY")
+    assert reads == [str(made["service-skills"])]  # nothing to lint: no quality gates
+
+
+def test_without_installed_extensions_nothing_is_re_included(tmp_path: Path) -> None:
+    env = {"PI_CODING_AGENT_DIR": str(tmp_path / "empty-agent-dir")}
+    assert extension_argv(tmp_path, env=env) == []
+
+
+def test_chosen_extensions_replace_the_policy_and_missing_ones_are_noticed(
+    tmp_path: Path,
+) -> None:
+    agent_dir = tmp_path / "pi-agent"
+    made = _install_extensions(agent_dir, "quality-gates", "service-skills")
+    own = tmp_path / "tools" / "mine.ts"
+    own.parent.mkdir()
+    own.write_text("export default function () {}\n")
+    options = {"extensions": ["service-skills", "tools/mine.ts", "not-installed"]}
+    env = {"PI_CODING_AGENT_DIR": str(agent_dir)}
+    d = start(make_spec(tmp_path, "text", env=env, options=options))
+    d.finished()
+    argv = json.loads((tmp_path / "argv.json").read_text())
+    chosen = [argv[i + 1] for i, a in enumerate(argv) if a == "-e"]
+    assert chosen == [str(made["service-skills"]), str(own)]
+    assert argv.count("--no-extensions") == 1
+    assert (
+        "notice",
+        {"message": "pi extension 'not-installed' not found; skipped", "level": "warning"},
+    ) in d.logged()
+    assert extension_argv(tmp_path, env=env, options={"extensions": []}) == []
+
+
+def test_extensions_that_are_not_a_list_of_names_are_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="extensions must be a list"):
+        PiRunner().start(make_spec(tmp_path, options={"extensions": "quality-gates"}))
+
+
+def test_response_format_is_asked_for_and_a_non_json_answer_noticed(tmp_path: Path) -> None:
+    d = start(make_spec(tmp_path, "text", response_format="json", env={"FAKE_PI_TEXT": "no"}))
+    done = d.finished()
+    assert done.text == "no"  # kept as it is: never lost, never an error
+    prompt_file = tmp_path / "job" / "system_prompt.md"
+    assert prompt_file.read_text().startswith("You are a careful tester.\n\n")
+    assert "single JSON value" in prompt_file.read_text()
+    [(_, notice)] = [(k, f) for k, f in d.logged() if k == "notice"]
+    assert notice["message"].startswith("the answer is not valid JSON")
+
+
+def test_a_json_answer_passes_and_markdown_is_only_asked_for(tmp_path: Path) -> None:
+    env = {"FAKE_PI_TEXT": '```json\n{"ok": true}\n```'}
+    d = start(make_spec(tmp_path, "text", response_format="json", env=env))
+    d.finished()
+    assert [k for k, _ in d.logged() if k == "notice"] == []
+    d.runner.send(Kill())
+    other = tmp_path / "md"
+    other.mkdir()
+    d = start(make_spec(other, "text", response_format="markdown"))
+    d.finished()
+    assert "as Markdown" in (other / "job" / "system_prompt.md").read_text()

@@ -311,3 +311,19 @@ def test_feed_lines_render_usage_and_values_compactly() -> None:
         "abcd1234", "reviewer", 0, {"ts": 0, "event": "retry", "attempt": 2, "detail": {"a": 1}}
     )
     assert other.endswith('retry       attempt=2 detail={"a":1}')
+
+
+def test_runner_options_come_from_config_toml_then_the_definition(tmp_path: Path) -> None:
+    from specialists.config import merge_layers
+    from specialists.supervise.plan import runner_options
+
+    config = merge_layers([(tmp_path / "config.toml", {"runners": {"pi": {"extensions": []}}})])
+    assert config.warnings == ()  # [runners.*] is known, not an "unknown key"
+    assert runner_options(config.raw, "pi", {"pi_bin": "pi2"}) == {
+        "extensions": [],
+        "pi_bin": "pi2",
+    }
+    chosen = runner_options(config.raw, "pi", {"extensions": ["quality-gates"]})
+    assert chosen == {"extensions": ["quality-gates"]}  # the definition wins, key by key
+    assert runner_options(config.raw, "claude", {}) == {}
+    assert runner_options({"runners": "not a table"}, "pi", {"a": 1}) == {"a": 1}
