@@ -50,7 +50,7 @@ def make_spec(tmp_path: Path, **kw: object) -> LaunchSpec:
     return LaunchSpec(**base)  # type: ignore[arg-type]
 
 
-def collect(runner: NativeRunner, until: type, timeout: float = 10) -> list[RunnerEvent]:
+def collect(runner: NativeRunner, until: type, timeout: float = 60) -> list[RunnerEvent]:
     events: list[RunnerEvent] = []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -78,7 +78,7 @@ def test_prompt_to_run_finished_then_close(tmp_path: Path) -> None:
     assert sum(e.input_tokens for e in events if isinstance(e, Usage)) == 20
     runner.send(Close())
     assert isinstance(collect(runner, AgentExited)[-1], AgentExited)
-    assert runner.join(5)
+    assert runner.join(60)
     lines = (spec.job_dir / "session.jsonl").read_text().splitlines()
     assert json.loads(lines[0])["job_id"] == "j1"
 
@@ -99,7 +99,7 @@ def test_follow_up_runs_after_first_answer(tmp_path: Path) -> None:
 def test_missing_api_key_is_one_clear_line(tmp_path: Path) -> None:
     runner = NativeRunner(config=Config())
     runner.start(make_spec(tmp_path, model="openai/gpt-4.1"))
-    events = collect(runner, AgentExited, timeout=5)
+    events = collect(runner, AgentExited, timeout=60)
     finished = next(e for e in events if isinstance(e, RunFinished))
     assert finished.error == (
         "OPENAI_API_KEY is not set: export it or configure a provider in config.toml"
@@ -114,7 +114,7 @@ def test_missing_api_key_is_one_clear_line(tmp_path: Path) -> None:
 def test_bad_model_names_end_the_job(tmp_path: Path, model: str, needle: str) -> None:
     runner = NativeRunner(config=Config())
     runner.start(make_spec(tmp_path, model=model))
-    events = collect(runner, AgentExited, timeout=5)
+    events = collect(runner, AgentExited, timeout=60)
     finished = next(e for e in events if isinstance(e, RunFinished))
     assert finished.error and needle in finished.error
 

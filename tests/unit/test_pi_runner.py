@@ -34,6 +34,7 @@ from specialists.runners.base import (
 )
 from specialists.runners.pi import PiRunner, build_argv, resolve_pi_command
 from specialists.runners.pi_protocol import split_pi_model
+from tests.support.waiting import wait_until
 
 FAKE_PI = Path(__file__).resolve().parents[1] / "support" / "fake_pi.py"
 FAKE_CMD = [sys.executable, str(FAKE_PI)]
@@ -63,7 +64,7 @@ class Driver:
         self.runner = runner
         self.events: list[RunnerEvent] = []
 
-    def until(self, pred: Callable[[RunnerEvent], bool], timeout: float = 10.0) -> RunnerEvent:
+    def until(self, pred: Callable[[RunnerEvent], bool], timeout: float = 60.0) -> RunnerEvent:
         deadline = time.monotonic() + timeout
         seen = len(self.events)
         while True:
@@ -76,12 +77,12 @@ class Driver:
                 raise AssertionError(f"timed out; events so far: {kinds}")
             self.events.extend(self.runner.poll(0.1))
 
-    def finished(self, timeout: float = 10.0) -> RunFinished:
+    def finished(self, timeout: float = 60.0) -> RunFinished:
         ev = self.until(lambda e: isinstance(e, RunFinished), timeout)
         assert isinstance(ev, RunFinished)
         return ev
 
-    def exited(self, timeout: float = 10.0) -> AgentExited:
+    def exited(self, timeout: float = 60.0) -> AgentExited:
         ev = self.until(lambda e: isinstance(e, AgentExited), timeout)
         assert isinstance(ev, AgentExited)
         return ev
@@ -384,7 +385,7 @@ def test_abort_mid_stream_finishes_as_aborted_with_partial_text(tmp_path: Path) 
     assert d.exited().exit_code == 0
 
 
-def wait_for_file(d: Driver, path: Path, timeout: float = 10.0) -> None:
+def wait_for_file(d: Driver, path: Path, timeout: float = 60.0) -> None:
     """The fake writes its argv file once its signal handlers are installed."""
     deadline = time.monotonic() + timeout
     while not path.exists():
@@ -472,10 +473,7 @@ def test_kill_after_exit_reaches_children_pi_left_behind(tmp_path: Path) -> None
     assert d.exited().exit_code == 0
     child = int(pid_file.read_text())
     d.runner.send(Kill())
-    deadline = time.monotonic() + 5
-    while _alive(child):
-        assert time.monotonic() < deadline, "the child left behind survived kill()"
-        time.sleep(0.02)
+    wait_until(lambda: not _alive(child), what="the child left behind to die of kill()")
 
 
 def test_polling_a_pi_that_closed_its_output_does_not_spin(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from specialists.jobs.actions import stop_job
 from specialists.jobs.control import post_request
 from specialists.jobs.store import CONTROL_DIR
 from specialists.runners.base import Activity, RunFinished
+from specialists.runners.testing import Call
 from specialists.supervise import supervisor as supervisor_module
 from specialists.supervise.launch import spawn_supervisor
 from tests.support.jobs import new_job
@@ -49,6 +50,27 @@ def test_an_inbox_that_fails_on_every_tick_is_reported_once_and_the_job_ends(
     assert failures == ["inbox failed: RecursionError: maximum recursion depth exceeded "
                         "while decoding a JSON object"]  # fmt: skip
     assert h.kinds()[-1] == "done"
+
+
+def test_a_signal_still_stops_a_job_whose_inbox_fails_on_every_tick(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stop request cannot be read, but SIGTERM does not depend on the inbox."""
+
+    def broken(job_dir: Path) -> tuple[list[object], list[str]]:
+        raise OSError(5, "Input/output error")
+
+    def sigterm() -> None:
+        assert h.supervisor is not None
+        h.supervisor.guard.signal = signal.SIGTERM  # what the handler records
+
+    monkeypatch.setattr(supervisor_module, "take_requests", broken)
+    runner = h.runner([Activity("thinking"), Call(sigterm), 1e9])
+    status = h.run(runner)
+    assert status.status == "cancelled"
+    assert runner.commands[0].kind == "abort"
+    assert h.kinds()[-2:] == ["stopping", "cancelled"]
+    assert h.clock.slept < 10  # the stop ladder, not the scripted forever
 
 
 def test_a_request_that_breaks_its_handler_does_not_stop_the_next_one(

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, assert_never
 
 from specialists.config import Config, load_config
-from specialists.errors import ConfigError, SpecialistsError
+from specialists.errors import Bug, ConfigError, SpecialistsError
 from specialists.jobs.paths import STATE_DIR_NAME, find_project_root
 from specialists.native.breaker import BreakerConfig, CircuitBreaker
 from specialists.native.calling import ModelSlot
@@ -120,7 +120,7 @@ class NativeRunner:
 
     def start(self, spec: LaunchSpec) -> None:
         if self._thread is not None:
-            raise RuntimeError("bug: NativeRunner.start called twice")
+            raise Bug("NativeRunner.start called twice")
         self._session_path = spec.job_dir / SESSION_FILE
         with self._lock:
             self._requested = 1
@@ -337,4 +337,6 @@ def _activity(progress: Progress) -> Activity:
         shown = toolcall(str(progress.fields.get("tool")), progress.fields.get("arguments"))
         fields = {**shown.fields, "call_id": progress.fields.get("call_id")}
         return Activity("toolcall", fields, current_tool=shown.current_tool)
-    return Activity(progress.event, progress.fields, progress.log, progress.current_tool)
+    return Activity(
+        progress.event, progress.fields, log=progress.log, current_tool=progress.current_tool
+    )

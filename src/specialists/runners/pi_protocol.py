@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, assert_never
 
+from specialists.errors import Bug
 from specialists.runners.base import (
     Activity,
     AgentExited,
@@ -342,7 +343,7 @@ class PiProtocol:
     def _finish(self) -> list[RunnerEvent]:
         state, run = self.state, self._run
         if not isinstance(state, Finalizing):
-            raise AssertionError(f"bug: finishing a pi run in state {state.kind}")
+            raise Bug(f"finishing a pi run in state {state.kind}")
         text = run.answer if run.answer is not None else run.fallback_text
         done = RunFinished(text=text, error=self._run_error(), session_file=self.session_file)
         self.state = Idle()

@@ -72,7 +72,7 @@ class Recorder:
         if self.finished:
             return
         self.finished = True
-        with self.guard.interruptible(False):
+        with self.guard.interruptible(allowed=False):
             final, error = self._answer_stands(final, error)
             st = self.status
             if final == "done":

@@ -9,13 +9,16 @@ SIGTERM and SIGINT set `signal`; the loop acts on it at its next step. A step st
 blocking call (a script, a special file planted in the job directory) would never get
 there, so the signal also arms a timer: when the loop has not answered within
 SIGNAL_RESPONSE_S, the alarm raises `StepInterrupted` inside the stuck step. Only code marked
-`interruptible` is cut that way (every step is; writing the final status is not).
+`interruptible` is cut that way (every step is; writing the final status is not). The timer
+is the process's ITIMER_REAL: one that was running before (a host's, pytest-timeout's) is
+passed its alarms and given back, less the time spent, when the guard is uninstalled.
 """
 
 from __future__ import annotations
 
 import logging
 import signal
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -55,6 +58,9 @@ class StepGuard:
         self._answered = False
         self._previous: dict[int, Any] = {}
         self._on_second_interrupt: Callable[[], object] | None = None
+        self._timer_before: tuple[float, float] = (0.0, 0.0)
+        self._installed_at = 0.0
+        self._took_timer = False
 
     # --- signals ------------------------------------------------------------------------
 
@@ -65,11 +71,16 @@ class StepGuard:
         for sig in (signal.SIGTERM, signal.SIGINT):
             self._previous[sig] = signal.signal(sig, self._on_signal)
         self._previous[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._on_alarm)
+        self._timer_before = signal.getitimer(signal.ITIMER_REAL)
+        self._installed_at = time.monotonic()
 
     def uninstall(self) -> None:
         if not self._enabled:
             return
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        if self._took_timer:  # give the timer that ran before back, less the time spent
+            delay, interval = self._timer_before
+            left = delay - (time.monotonic() - self._installed_at) if delay else 0.0
+            signal.setitimer(signal.ITIMER_REAL, max(left, 0.001) if delay else 0.0, interval)
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
         self._previous.clear()
@@ -78,7 +89,7 @@ class StepGuard:
         """The loop has acted on the signal (an ending is under way): no alarm needed."""
         if self.signal is not None and not self._answered:
             self._answered = True
-            if self._enabled:
+            if self._took_timer:
                 signal.setitimer(signal.ITIMER_REAL, 0)
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
@@ -86,17 +97,21 @@ class StepGuard:
             self._on_second_interrupt()  # a second Ctrl-C: no more patience
         self.signal = signum
         if not self._answered:
+            self._took_timer = True
             signal.setitimer(signal.ITIMER_REAL, SIGNAL_RESPONSE_S)
 
-    def _on_alarm(self, _signum: int, _frame: FrameType | None) -> None:
-        if self._answered or self.signal is None:
+    def _on_alarm(self, signum: int, frame: FrameType | None) -> None:
+        if self._answered or self.signal is None:  # not ours: pass it on
+            previous = self._previous.get(signal.SIGALRM)
+            if callable(previous):
+                previous(signum, frame)
             return
         if self._interruptible:
             raise StepInterrupted(f"{signal_name(self.signal)} waited too long for a step")
         signal.setitimer(signal.ITIMER_REAL, _RECHECK_S)
 
     @contextmanager
-    def interruptible(self, allowed: bool = True) -> Iterator[None]:
+    def interruptible(self, *, allowed: bool = True) -> Iterator[None]:
         """Mark the code inside as one the alarm may cut (or, allowed=False, may not)."""
         previous = self._interruptible
         self._interruptible = allowed
