@@ -23,6 +23,7 @@ import fcntl
 import json
 import os
 import stat
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -122,15 +123,15 @@ class Inbox:
                 {"truncated": True},
             )
             line = event.to_line()
-        with self._locked():
-            fd = _open_regular(self.events_path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        with self.locked():
+            fd = open_regular(self.events_path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
             try:
                 # A crash mid-append can leave a line without its newline: close it first, so
                 # the damage stays on its own line and this event is read whole.
                 size = os.fstat(fd).st_size
                 if size and os.pread(fd, 1, size - 1) != b"\n":
                     line = b"\n" + line
-                _write_all(fd, line)
+                write_all(fd, line)
             finally:
                 os.close(fd)
         return event
@@ -153,12 +154,12 @@ class Inbox:
 
     def ack(self, batch: Batch) -> None:
         """The events of `batch` reached the model: move the cursor past them."""
-        with self._locked():
+        with self.locked():
             self._ack_locked(batch)
 
     def take(self, *, max_events: int = TAKE_MAX_EVENTS) -> Batch:
         """pending + ack in one step, for fronts whose output is the delivery (hooks)."""
-        with self._locked():
+        with self.locked():
             batch = self._scan(self._read_cursor(), max_events)
             self._ack_locked(batch)
         return batch
@@ -190,7 +191,7 @@ class Inbox:
 
     def _scan(self, cursor: _Cursor, max_events: int) -> Batch:
         try:
-            fd = _open_regular(self.events_path, os.O_RDONLY)
+            fd = open_regular(self.events_path, os.O_RDONLY)
         except FileNotFoundError:
             return Batch((), 0)
         try:
@@ -234,7 +235,7 @@ class Inbox:
             size = 0
         if cursor.offset >= size >= COMPACT_BYTES:
             # Everything was delivered: empty the file (producers wait on the same lock).
-            fd = _open_regular(self.events_path, os.O_WRONLY)
+            fd = open_regular(self.events_path, os.O_WRONLY)
             try:
                 os.ftruncate(fd, 0)
             finally:
@@ -244,7 +245,7 @@ class Inbox:
 
     def _read_cursor(self) -> _Cursor:
         try:
-            fd = _open_regular(self.cursor_path, os.O_RDONLY)
+            fd = open_regular(self.cursor_path, os.O_RDONLY)
         except FileNotFoundError:
             return _Cursor()
         try:
@@ -279,17 +280,41 @@ class Inbox:
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def locked(self) -> Iterator[None]:
+        """The owner's lock (appends, cursor, timers); re-entrant within this process."""
         self._ensure_dir()
-        fd = _open_regular(self.dir / LOCK_FILE, os.O_RDWR | os.O_CREAT)
+        with _owner_lock(self.dir / LOCK_FILE):
+            yield
+
+
+_held: dict[str, int] = {}  # lock path -> depth, for re-entry within one process
+_held_guard = threading.RLock()
+
+
+@contextlib.contextmanager
+def _owner_lock(path: Path) -> Iterator[None]:
+    key = str(path)
+    with _held_guard:
+        if _held.get(key):
+            _held[key] += 1
+            try:
+                yield
+            finally:
+                _held[key] -= 1
+            return
+        fd = open_regular(path, os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
+            _held[key] = 1
+            try:
+                yield
+            finally:
+                _held.pop(key, None)
         finally:
-            os.close(fd)  # closing releases the lock
+            os.close(fd)  # closing releases the flock
 
 
-def _open_regular(path: Path, flags: int) -> int:
+def open_regular(path: Path, flags: int) -> int:
     """Open without following a planted symlink, and only if it is a regular file."""
     fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
     try:
@@ -360,7 +385,7 @@ def _bounded_details(details: Mapping[str, Any]) -> dict[str, Any]:
     return out if len(text) <= MAX_DETAILS_BYTES else {"truncated": True}
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
