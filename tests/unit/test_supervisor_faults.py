@@ -237,3 +237,76 @@ def test_a_supervisor_whose_job_json_is_damaged_ends_the_job_with_the_reason(
     status = h.store.read_status(rec.id)
     assert status is not None and status.status == "error" and status.error
     assert "Traceback" not in status.error
+
+
+class _BrokenObserver:
+    """A foreground observer that fails on what it is shown."""
+
+    def __init__(self, fail_on: str) -> None:
+        self.fail_on = fail_on
+
+    def on_text(self, text: str) -> None:
+        raise UnicodeEncodeError("ascii", text, 0, 1, "the terminal cannot show it")
+
+    def on_event(self, event: dict[str, object]) -> None:
+        if event.get("event") == self.fail_on:
+            raise BrokenPipeError(32, "Broken pipe")
+
+
+def _run_observed(h: Harness, observer: _BrokenObserver, script: list[object]) -> str:
+    record, lock = new_job(h.store, h.tmp_path)
+    h.job_id = record.id
+    sup = supervisor_module.Supervisor(
+        h.store,
+        record,
+        h.runner(script),  # type: ignore[arg-type]
+        observer=observer,
+        clock=h.clock,
+        sleep=h.clock.sleep,
+        handle_signals=False,
+    )
+    try:
+        return sup.run().status
+    finally:
+        lock.release()
+
+
+def test_a_failing_foreground_display_is_dropped_and_the_job_goes_on(h: Harness) -> None:
+    from specialists.runners.base import AnswerDelta
+
+    script = [AnswerDelta("é"), Activity("thinking"), RunFinished(text="ok")]
+    assert _run_observed(h, _BrokenObserver(fail_on="thinking"), script) == "done"
+    assert h.result() == "ok"
+    [dropped] = [n for n in notices(h) if "foreground display failed" in n]
+    assert "UnicodeEncodeError" in dropped
+
+
+def test_an_event_whose_handling_fails_is_a_notice_and_the_run_goes_on(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = supervisor_module.note_activity
+
+    def note(st: object, ev: Activity) -> None:
+        if ev.event == "thinking":
+            raise KeyError("current_tool")
+        real(st, ev)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(supervisor_module, "note_activity", note)
+    status = h.run(h.runner([Activity("thinking"), Activity("text"), RunFinished(text="ok")]))
+    assert status.status == "done" and h.result() == "ok"
+    assert "event failed: KeyError: 'current_tool'" in notices(h)
+
+
+def test_an_answer_whose_handling_fails_still_ends_the_job_with_it(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writing a keep-alive answer failed half-way through handling it: the agent is killed
+    (nothing else would end the job) and the answer already taken is the result."""
+
+    def unwritable(self: object, text: str) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(supervisor_module.Supervisor, "_write_answer", unwritable)
+    status = h.run(h.runner([RunFinished(text="ok"), 30.0]), keep_alive=True)
+    assert status.status == "done" and h.result() == "ok"
+    assert any(n.startswith("event failed: PermissionError") for n in notices(h))

@@ -143,7 +143,20 @@ class Recorder:
         record = self.writer.append_event(kind, **fields)
         self.status.events = self.writer.seq
         if self.observer:
-            self.observer.on_event(record)
+            self._show(lambda observer: observer.on_event(record))
+
+    def _show(self, show: Callable[[Observer], None]) -> None:
+        """Pass something to the foreground display; one that fails (a closed terminal) is
+        dropped with a notice: the job never depends on it."""
+        observer = self.observer
+        if observer is None:
+            return
+        try:
+            show(observer)
+        except Exception as exc:
+            log.exception("the foreground display failed")
+            self.observer = None
+            self._notice(f"the foreground display failed and was dropped: {exc!r}")
 
     def _notice(self, message: str) -> None:
         self._event("notice", message=message)

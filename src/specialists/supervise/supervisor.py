@@ -136,24 +136,23 @@ class Supervisor(Recorder):
     # --- the loop ---------------------------------------------------------------------
 
     def _step(self) -> None:
-        if not self.guard.run("runner", self._pump):
+        events: list[RunnerEvent] = []
+        if not self.guard.run("runner", lambda: events.extend(self.runner.poll(self.tick))):
             self.sleep(self.tick)  # a broken runner returns at once: do not spin on it
             if self._ending is None:
                 self._begin_kill("error", f"bug: the {self.record.runner} runner failed")
-        if self.finished:
-            return
+        for ev in events:
+            handled = self.guard.run("event", lambda ev=ev: self._on_runner_event(ev))  # type: ignore[misc]
+            if not handled and ev.kind in ("run_finished", "agent_exited") and self._ending is None:
+                self._begin_kill("error", f"bug: handling the agent's {ev.kind} failed")
+            if self.finished:
+                return
         self.guard.run("inbox", self._read_inbox)
         if self.guard.signal is not None and self._ending is None:
             self._begin_stop(f"stopped by {signal_name(self.guard.signal)}")
         if self.guard.signal is not None:
             self.guard.answered()  # a stop, or an ending already under way
         self.guard.run("timers", self._act_on_due)
-
-    def _pump(self) -> None:
-        for ev in self.runner.poll(self.tick):
-            self._on_runner_event(ev)
-            if self.finished:
-                return
 
     def _on_runner_event(self, ev: RunnerEvent) -> None:
         self._last_event_mono = self.clock()
@@ -163,8 +162,7 @@ class Supervisor(Recorder):
             st.stalled = False
             self._dirty = True
         if isinstance(ev, AnswerDelta):
-            if self.observer:
-                self.observer.on_text(ev.text)
+            self._show(lambda observer: observer.on_text(ev.text))
             if st.current_event != "text":
                 st.current_event = "text"
                 self._dirty = True
