@@ -5,10 +5,12 @@ Squash and prune have their own files (test_sandbox_squash.py, test_sandbox_prun
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -402,3 +404,79 @@ def test_a_git_that_times_out_is_an_error_never_a_negative_answer(repo):
     with pytest.raises(SandboxError, match="timed out"):
         GitSandbox(repo, timeout_s=1e-6).create("t1")
     assert not (repo / ".specialists").exists()
+
+
+@pytest.fixture
+def tiny_root(repo):
+    """`.specialists/sandboxes` on a 256 KiB tmpfs (we are root here; skipped elsewhere)."""
+    root = repo / ".specialists" / "sandboxes"
+    root.mkdir(parents=True)
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs", str(root)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()}")
+    try:
+        yield root
+    finally:
+        subprocess.run(["umount", "-l", str(root)], check=False)
+
+
+def test_a_full_disk_during_worktree_add_leaves_what_git_left_and_says_so(repo, tiny_root):
+    """git fails mid-checkout (ENOSPC); it removes its half worktree but keeps the branch it
+    made. R-S7: a failed add establishes no ownership, so nothing is deleted by us, no record
+    is written, and the error names what was left."""
+    commit_files(repo, {"big.bin": "x" * 400_000})
+    with pytest.raises(SandboxError, match="git worktree add failed") as err:
+        GitSandbox(repo).create("t1")
+    assert "branch sandbox-t1" in (err.value.hint or "")
+    assert not (tiny_root / "t1.json").exists()
+    assert status(repo) == ""
+
+
+def test_a_full_disk_after_worktree_add_rolls_back_the_new_worktree(repo, tiny_root):
+    """The worktree fits, then the disk fills before the record is written: the record write
+    fails with ENOSPC and the worktree and branch this call made are removed again."""
+    runner = RecordingRunner()
+    gs = GitSandbox(repo, runner=runner)
+
+    def fill() -> None:
+        with contextlib.suppress(OSError), open(tiny_root / "filler", "wb") as f:
+            while True:
+                f.write(b"\0" * 4096)
+                f.flush()
+
+    runner.on(lambda a: "worktree" in a and "add" in a, fill, after=True)
+    with pytest.raises(SandboxError, match="No space left"):
+        gs.create("t1")
+    assert not (tiny_root / "t1").exists()
+    assert git(repo, "branch", "--list", "sandbox-t1") == ""
+    assert not (tiny_root / "t1.json").exists()
+
+
+def test_concurrent_creators_and_squashers_interleave_safely(repo):
+    """Six writers at once (separate backends, so separate lock descriptors): every sandbox
+    is created and squashed once, the exclusion line is written once, no record is torn."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    parent = GitSandbox(repo).create("p")
+
+    def child(n: int) -> str:
+        gs = GitSandbox(repo)
+        sb = gs.create(f"c{n}", base=parent)
+        commit_files(sb.path, {f"c{n}.txt": f"{n}\n"})
+        out = gs.squash_into(parent.path, sb, child="finished")
+        assert out.kind == "squashed", out
+        return sb.id
+
+    with ThreadPoolExecutor(6) as pool:
+        done = sorted(pool.map(child, range(6)))
+    assert done == [f"c{n}" for n in range(6)]
+    assert sorted(p.name for p in parent.path.glob("c*.txt")) == [f"c{n}.txt" for n in range(6)]
+    exclude = (repo / ".git" / "info" / "exclude").read_text()
+    assert exclude.count("/.specialists/sandboxes/") == 1
+    listing = GitSandbox(repo).list()
+    assert listing.problems == () and len(listing.sandboxes) == 7

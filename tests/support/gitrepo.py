@@ -41,10 +41,17 @@ class RecordingRunner:
     def __init__(self) -> None:
         self.calls: list[tuple[str, ...]] = []
         self.before: list[tuple[Callable[[tuple[str, ...]], bool], Callable[[], None]]] = []
+        self.after: list[tuple[Callable[[tuple[str, ...]], bool], Callable[[], None]]] = []
 
-    def on(self, match: Callable[[tuple[str, ...]], bool], action: Callable[[], None]) -> None:
-        """Run `action` once, just before the first command `match` accepts."""
-        self.before.append((match, action))
+    def on(
+        self,
+        match: Callable[[tuple[str, ...]], bool],
+        action: Callable[[], None],
+        *,
+        after: bool = False,
+    ) -> None:
+        """Run `action` once, just before (or after) the first command `match` accepts."""
+        (self.after if after else self.before).append((match, action))
 
     def __call__(
         self,
@@ -57,11 +64,17 @@ class RecordingRunner:
     ) -> CommandResult:
         args = tuple(argv)
         self.calls.append(args)
-        for hook in list(self.before):
+        self._fire(self.before, args)
+        result = run_command(args, cwd=cwd, timeout_s=timeout_s, stdin=stdin, env=env)
+        self._fire(self.after, args)
+        return result
+
+    @staticmethod
+    def _fire(hooks: list, args: tuple[str, ...]) -> None:
+        for hook in list(hooks):
             if hook[0](args):
-                self.before.remove(hook)
+                hooks.remove(hook)
                 hook[1]()
-        return run_command(args, cwd=cwd, timeout_s=timeout_s, stdin=stdin, env=env)
 
     def git_subcommands(self) -> list[str]:
         """The git subcommand of each call (after the `-c` options)."""
