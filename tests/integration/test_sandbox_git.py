@@ -480,3 +480,14 @@ def test_concurrent_creators_and_squashers_interleave_safely(repo):
     assert exclude.count("/.specialists/sandboxes/") == 1
     listing = GitSandbox(repo).list()
     assert listing.problems == () and len(listing.sandboxes) == 7
+
+
+def test_pending_work_counts_untracked_files_but_not_our_state(gs, repo):
+    assert gs.has_pending_work(repo) is False
+    (repo / ".specialists" / "jobs").mkdir(parents=True)
+    (repo / ".specialists" / "jobs" / "x.json").write_text("{}")
+    assert gs.has_pending_work(repo / "src") is False
+    (repo / "src" / "new.py").write_text("new\n")
+    assert gs.has_pending_work(repo) is True
+    with pytest.raises(SandboxError, match="not in a git repository"):
+        gs.has_pending_work(repo.parent)

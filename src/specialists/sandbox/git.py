@@ -262,8 +262,9 @@ class GitSandbox:
             return prune_mod.execute(self, plan)
 
     def has_pending_work(self, path: Path) -> bool:
-        """Uncommitted changes in the working copy at `path`: staged, unstaged or untracked."""
-        return bool(self.changes(path))
+        """Uncommitted changes in the working copy at `path`: staged, unstaged or untracked
+        (our own `.specialists/` state does not count)."""
+        return bool(prune_mod.pending(self, self.repo(path).toplevel))
 
     # --- helpers ----------------------------------------------------------------------------
 

@@ -30,7 +30,13 @@ from specialists.sandbox.backend import (
     Sandbox,
     SandboxStatus,
 )
-from specialists.sandbox.rules import BRANCH_PREFIX, id_of_branch, merged_state, parse_merge_tree
+from specialists.sandbox.rules import (
+    BRANCH_PREFIX,
+    StatusEntry,
+    id_of_branch,
+    merged_state,
+    parse_merge_tree,
+)
 
 if TYPE_CHECKING:
     from specialists.sandbox.git import GitSandbox
@@ -108,20 +114,25 @@ def listing(gs: GitSandbox) -> Listing:
 
 
 def blocked(gs: GitSandbox) -> tuple[str, ...]:
-    """Worktrees holding uncommitted changes. Our own state directory (`.specialists/` in
-    the working copy that holds it, when nothing ignores it) does not count."""
-    state = gs.root.parent
+    """Worktrees holding uncommitted changes (as `pending` counts them)."""
     found = []
     for tree in gs.worktrees():
         if tree.bare or tree.prunable or not os.path.isdir(tree.path):
             continue
-        top = Path(tree.path)
-        ours = _inside(state, top) and not _inside(top, state)
-        prefix = state.relative_to(top).as_posix() + "/" if ours else None
-        entries = [e for e in gs.changes(top) if not (prefix and e.path.startswith(prefix))]
+        entries = pending(gs, Path(tree.path))
         if entries:
             found.append(f"{tree.path} ({entries[0].path}{' …' if len(entries) > 1 else ''})")
     return tuple(found)
+
+
+def pending(gs: GitSandbox, top: Path) -> list[StatusEntry]:
+    """Staged, unstaged and untracked changes in the working copy `top`, except inside our
+    own state directory (`.specialists/`, when nothing ignores it): that is never work."""
+    state = gs.root.parent
+    top = Path(os.path.realpath(top))
+    ours = _inside(state, top) and not _inside(top, state)
+    prefix = state.relative_to(top).as_posix() + "/" if ours else None
+    return [e for e in gs.changes(top) if not (prefix and e.path.startswith(prefix))]
 
 
 def _inside(path: Path, folder: Path) -> bool:

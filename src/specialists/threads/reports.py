@@ -188,24 +188,15 @@ def validate_structured(
 
 
 def validate_evidence(value: object, where: str) -> tuple[Evidence, ...]:
-    out = []
-    for i, item in enumerate(check_array(value, where)):
-        at = f"{where}[{i}]"
-        data = check_object(
-            item, at, allowed=(*SPAN_FIELDS, "claim"), required=(*SPAN_FIELDS, "claim")
-        )
-        source, start, end = span_of(data, at)
-        out.append(Evidence(source, start, end, _text(data["claim"], f"{at}.claim")))
-    return tuple(out)
+    return tuple(
+        Evidence(source, start, end, _text(data["claim"], f"{at}.claim"))
+        for at, data, source, start, end in _span_entries(value, where, "claim")
+    )
 
 
 def validate_coverage(value: object, where: str) -> tuple[Coverage, ...]:
     out = []
-    for i, item in enumerate(check_array(value, where)):
-        at = f"{where}[{i}]"
-        keys = (*SPAN_FIELDS, "status")
-        data = check_object(item, at, allowed=keys, required=keys)
-        source, start, end = span_of(data, at)
+    for at, data, source, start, end in _span_entries(value, where, "status"):
         status = data["status"]
         if type(status) is not str or status not in COVERAGE_STATUSES:
             raise ReportError(
@@ -213,6 +204,19 @@ def validate_coverage(value: object, where: str) -> tuple[Coverage, ...]:
             )
         out.append(Coverage(source, start, end, status))
     return tuple(out)
+
+
+def _span_entries(
+    value: object, where: str, field: str
+) -> list[tuple[str, dict[str, Any], str, int, int]]:
+    """An array of `{source, start_line, end_line, <field>}` objects, each span checked."""
+    out = []
+    for i, item in enumerate(check_array(value, where)):
+        at = f"{where}[{i}]"
+        keys = (*SPAN_FIELDS, field)
+        data = check_object(item, at, allowed=keys, required=keys)
+        out.append((at, data, *span_of(data, at)))
+    return out
 
 
 def span_of(data: Mapping[str, Any], where: str) -> tuple[str, int, int]:
