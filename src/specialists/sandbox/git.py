@@ -228,8 +228,8 @@ class GitSandbox:
         Everything is checked before anything is removed."""
         with self.meta.locked():
             tip = None if keep_branch else self.rev(self.project, f"refs/heads/{sandbox.branch}")
-            unmerged = tip is not None and tip != sandbox.base_sha
-            if unmerged and tip is not None and prune_mod.proof(self, sandbox, tip) is None:
+            fresh = tip is None or tip == sandbox.base_sha
+            if tip is not None and not fresh and prune_mod.proof(self, sandbox, tip) is None:
                 return RemoveRefused(
                     sandbox.id,
                     f"{sandbox.branch} has unmerged commits; nothing was removed "
