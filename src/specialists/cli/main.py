@@ -29,6 +29,7 @@ COMMANDS = {
     "follow-up": "steer",
     "resume": "resume",
     "gc": "gc",
+    "top": "top",
     "doctor": "doctor",
     "mcp": "mcp",
     "hook": "hook",
