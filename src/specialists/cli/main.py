@@ -30,6 +30,7 @@ COMMANDS = {
     "resume": "resume",
     "gc": "gc",
     "top": "top",
+    "web": "web",
     "doctor": "doctor",
     "mcp": "mcp",
     "hook": "hook",
