@@ -94,5 +94,9 @@ def serve(store: JobStore, host: str, port: int) -> int:
         timeout_graceful_shutdown=2,
         server_header=False,
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass  # uvicorn re-raises the Ctrl-C it handled; for a server that is how it stops
+    print("specialists web: stopped", file=sys.stderr)
     return 0
