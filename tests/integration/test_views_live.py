@@ -23,6 +23,9 @@ from tests.support.mock_llm import MockLLM, Reply
 
 pytestmark = pytest.mark.integration
 
+# Read at import: the isolated environment of each test drops unknown variables.
+SCREENSHOT_DIR = os.environ.get("SPECIALISTS_SCREENSHOT_DIR")
+
 
 def project() -> Path:
     return Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
@@ -94,7 +97,7 @@ def test_browser_sees_a_real_job_appear_and_finish(web, tmp_path: Path) -> None:
         job_id = out.stdout.strip()
         cell = f"document.querySelector('tr[data-key=\"job:{job_id}\"] .st')"
         browser.wait_for(f"{cell} && {cell}.textContent === 'running'", 30, "the row, running")
-        shots = Path(os.environ.get("SPECIALISTS_SCREENSHOT_DIR", tmp_path))
+        shots = Path(SCREENSHOT_DIR) if SCREENSHOT_DIR else tmp_path
         browser.screenshot(shots / "web-fleet-running.png")
         gate.touch()
         browser.wait_for(f"{cell} && {cell}.textContent === 'done'", 30, "the row, done")

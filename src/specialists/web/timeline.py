@@ -60,9 +60,10 @@ def timeline_svg(rows: Sequence[Row], now_ms: int, *, root_key: str | None = Non
     ]
     for tick_ms, label in _ticks(total):
         x = x_of(t0 + tick_ms)
+        anchor = ' text-anchor="end"' if x > WIDTH - 40 else ""
         parts.append(
             f'<line x1="{x:.1f}" y1="{AXIS_H - 6}" x2="{x:.1f}" y2="{height}" class="grid"/>'
-            f'<text x="{x:.1f}" y="{AXIS_H - 10}" class="tick">{label}</text>'
+            f'<text x="{x:.1f}" y="{AXIS_H - 10}" class="tick"{anchor}>{label}</text>'
         )
     for index, row in enumerate(timed):
         y = AXIS_H + index * ROW_H
@@ -82,13 +83,17 @@ def timeline_svg(rows: Sequence[Row], now_ms: int, *, root_key: str | None = Non
             f'<rect x="{x0:.1f}" y="{y + 4}" width="{max(x1 - x0, 2):.1f}" height="{ROW_H - 8}" '
             f'rx="3" fill="{fill}"' + (' class="live"' if row.active else "") + "/>"
             f'<text x="{min(x1 + 4, WIDTH - 60):.1f}" y="{y + 15}" class="tick">'
-            f"{_label((end - start) // 1000).lstrip('+')}</text></g>"
+            f"{_length(end - start)}</text></g>"
         )
     if hidden:
         y = AXIS_H + ROW_H * len(timed) + 16
         parts.append(f'<text x="6" y="{y}" class="more">… {hidden} more jobs not drawn</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _length(ms: int) -> str:
+    return f"{ms / 1000:.1f}s" if ms < 60_000 else _label(ms // 1000).lstrip("+")
 
 
 def _ticks(total_ms: int) -> list[tuple[int, str]]:
