@@ -31,9 +31,9 @@ def store(tmp_path: Path) -> JobStore:
 
 
 def make_app(store: JobStore, **kwargs: Any) -> TopApp:
-    app = TopApp(
-        store, job_fleet(store), root_label="~/proj", refresh_s=3600, feed_s=3600, **kwargs
-    )
+    # A frozen clock: the health pass (re-reading active jobs) runs on the first refresh only.
+    fleet = job_fleet(store, clock=lambda: 0.0)
+    app = TopApp(store, fleet, root_label="~/proj", refresh_s=3600, feed_s=3600, **kwargs)
     app.now_ms = lambda: NOW_MS
     return app
 
@@ -146,8 +146,17 @@ def test_live_patch_keeps_selection_and_new_jobs_appear(store):
             app.tick()
             await pilot.pause()
             assert table.row_count == 7
-            assert app._selected == selected  # the rebuild kept the cursor on the same job
+            assert app._selected == selected  # the reshape kept the cursor on the same job
             assert app._keys[table.cursor_row] == selected
+            assert [r.key.value for r in table.ordered_rows] == app._keys
+            assert app._keys == [line.row.key for line in app.fleet.tree()]
+            for name in ("status.json", ""):  # gc removes a job
+                path = store.jobs_dir / "0000000e" / name
+                path.unlink() if name else path.rmdir()
+            app.tick()
+            await pilot.pause()
+            assert table.row_count == 6 and "0000000e" not in screen_text(app)
+            assert [r.key.value for r in table.ordered_rows] == app._keys
 
     run(scenario())
 

@@ -104,7 +104,7 @@ class JobSource:
             return _Entry(signature, damaged_row(job_id, f"status.json is {what}"), None, False)
         try:
             status = self._read(path)
-            job_row(job_id, status)  # fields checked before recovery acts on any of them
+            row = job_row(job_id, status)  # fields checked before recovery acts on any
         except _Damaged as exc:
             return _Entry(signature, damaged_row(job_id, str(exc)), None, False)
         if status.active and health:
@@ -114,9 +114,9 @@ class JobSource:
                 reason = f"cannot check its supervisor: {exc}"
                 return _Entry(signature, damaged_row(job_id, reason), None, False)
             if recovered is not status:
-                signature = None  # recovery rewrote the file: read it afresh next time
-                status = recovered
-        return self._entry_of(job_id, signature, status)
+                # Recovery rewrote the file: show what it wrote, read it afresh next time.
+                return self._entry_of(job_id, None, recovered)
+        return _Entry(signature, row, status, row.status in TERMINAL_STATES)
 
     def _read(self, path: str) -> JobStatus:
         self.reads += 1

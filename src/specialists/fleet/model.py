@@ -49,9 +49,20 @@ class Fleet:
         for source in self.sources:
             changed = source.refresh() or changed
         if changed or self.version == 0:
-            self.rows = {row.key: row for source in self.sources for row in source.rows()}
+            rows = {row.key: row for source in self.sources for row in source.rows()}
+            if rows.keys() == self.rows.keys() and all(
+                _shape(rows[key]) == _shape(old) for key, old in self.rows.items()
+            ):
+                # Same rows in the same places (a live job's tool or tokens moved): the trees
+                # keep their lines, each pointing at its row's new version.
+                self._trees = {
+                    which: [TreeLine(rows[ln.row.key], ln.depth, ln.prefix) for ln in lines]
+                    for which, lines in self._trees.items()
+                }
+            else:
+                self._trees.clear()
+            self.rows = rows
             self.version += 1
-            self._trees.clear()
             self._totals = None
         return changed
 
@@ -81,6 +92,11 @@ class Fleet:
                 found[row.key] = row
                 stack.extend(children.get(row.key, ()))
         return sorted(found.values(), key=lambda r: (r.started_at_ms, r.key))
+
+
+def _shape(row: Row) -> tuple[object, ...]:
+    """What places a row in the tree: a change here needs the tree built anew."""
+    return (row.parent, row.started_at_ms, row.active, row.kind)
 
 
 def job_fleet(store: JobStore, *, clock: Callable[[], float] | None = None) -> Fleet:

@@ -92,8 +92,17 @@ def build_app(
         svg = timeline_svg(watch.fleet.descendants(row.key), now_ms(), root_key=row.key)
         return html(pages.job_page(row, svg, nonce=nonce, token=token), nonce)
 
+    cached: list[Any] = [-1, b""]  # fleet version, its snapshot as JSON without now_ms
+
     async def fleet_json(request: Request) -> Response:
-        return JSONResponse(snapshot(watch.fresh(), now_ms()))
+        fleet = watch.fresh()
+        if cached[0] != fleet.version:
+            body = snapshot(fleet, 0)
+            del body["now_ms"]
+            cached[:] = [fleet.version, _json(body).encode()]
+        # Serialising 1,000 rows is most of the cost: done once per change, not per request.
+        body_bytes = b'{"now_ms":%d,' % now_ms() + cached[1][1:]
+        return Response(body_bytes, media_type="application/json")
 
     async def fleet_stream(request: Request) -> Response:
         async def events() -> AsyncIterator[dict[str, Any]]:
