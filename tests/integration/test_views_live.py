@@ -235,3 +235,54 @@ def test_top_follow_up_and_interrupt_a_keep_alive_pi_job(mock_llm: MockLLM, pi_b
         mock_llm.release()
         sp("stop", job_id)
     assert status(job_id)["status"] == "done"
+
+
+def test_feed_stream_of_a_finished_job_ends_and_resumes_after_last_event_id(web) -> None:
+    """A finished job's stream sends its row, its events with ids, then `end` and closes; a
+    reconnecting client (Last-Event-ID) gets only what came after."""
+    from tests.support.fleet import append_events, write_status
+
+    _, url = web
+    base, token = url.split("/?token=")
+    job_dir = write_status(project() / ".specialists" / "jobs", "0000f00d", status="done")
+    append_events(job_dir, {"event": "starting"}, {"event": "text"}, {"event": "done"})
+
+    def stream(last: str | None) -> list[str]:
+        request = urllib.request.Request(f"{base}/api/job/0000f00d/feed?token={token}")
+        if last:
+            request.add_header("Last-Event-ID", last)
+        with urllib.request.urlopen(request, timeout=30) as res:
+            return res.read().decode().replace("\r\n", "\n").split("\n")
+
+    lines = stream(None)
+    assert [ln for ln in lines if ln.startswith("event:")] == [
+        "event: row",
+        "event: ev",
+        "event: ev",
+        "event: ev",
+        "event: end",
+    ]
+    assert [ln for ln in lines if ln.startswith("id:")] == ["id: 1", "id: 2", "id: 3"]
+    again = stream("2")
+    assert [ln for ln in again if ln.startswith("id:")] == ["id: 3"]
+
+
+def test_the_fleet_endpoint_with_a_thousand_jobs_and_a_damaged_one(web) -> None:
+    from tests.support.fleet import fill_fleet
+
+    _, url = web
+    base, token = url.split("/?token=")
+    jobs = project() / ".specialists" / "jobs"
+    fill_fleet(jobs, 1000, active=3)
+    (jobs / "0badf00d").mkdir()
+    (jobs / "0badf00d" / "status.json").write_bytes(b"\x00" * 100)
+
+    def fleet() -> dict:
+        code, body = fetch(f"{base}/api/fleet?token={token}")
+        assert code == 200
+        return json.loads(body)
+
+    wait_until(lambda: len(fleet()["upsert"]) == 1001, 30, "every job listed")
+    data = fleet()
+    assert data["totals"]["damaged"] == 1 and data["totals"]["active"] == 3
+    assert len(data["order"]) == 1001
