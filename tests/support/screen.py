@@ -58,5 +58,17 @@ async def until(pilot: Any, predicate: Callable[[], bool], timeout: float, what:
         await pilot.pause(0.05)
 
 
+async def settled_text(pilot: Any, app: Any, timeout: float = 20) -> str:
+    """The screen once two captures 0.1 s apart agree (layout and widths done on idle)."""
+    deadline = time.monotonic() + timeout
+    before = screen_text(app)
+    while True:
+        await pilot.pause(0.1)
+        now = screen_text(app)
+        if now == before or time.monotonic() > deadline:
+            return now
+        before = now
+
+
 def run(coro: Any) -> Any:
     return asyncio.run(coro)

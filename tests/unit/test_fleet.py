@@ -287,3 +287,36 @@ def test_clock_fixed_ms_is_used_by_fill_fleet(store):
     source = JobSource(store)
     source.refresh()
     assert rows_by_id(source)[ids[-1]].started_at_ms == BASE_MS - 60_000
+
+
+def test_pending_timers_are_rows_under_their_owner(store):
+    """A job's timer sits under the job; a session's timer is a root; cancelled or fired ones
+    go; a damaged timers file skips its bad lines; an unchanged file is not folded again."""
+    from specialists.events.model import EventSource
+    from specialists.fleet.timersource import TimerSource
+    from specialists.timers.store import TimerStore
+
+    write_status(store.jobs_dir, "0000000a", status="waiting", keep_alive=True)
+    job_timers = TimerStore(store.root, "job-0000000a")
+    first = job_timers.set(
+        BASE_MS + 60_000, now_ms=BASE_MS, note="check CI", source=EventSource("sleep")
+    )
+    TimerStore(store.root, "claude-s1").set(
+        BASE_MS + 5_000, now_ms=BASE_MS, source=EventSource("sleep_until")
+    )
+    fleet = job_fleet(store)
+    fleet.refresh()
+    lines = [(ln.prefix, ln.row.key) for ln in fleet.tree()]
+    assert ("└─ ", f"timer:job-0000000a:{first.id}") in lines
+    assert ("", lines[-1][1]) == lines[-1] and lines[-1][1].startswith("timer:claude-s1:")
+    row = fleet.rows[f"timer:job-0000000a:{first.id}"]
+    assert row.status == "pending" and "check CI" in row.activity and row.elapsed_s == 60.0
+    assert fleet.totals().timers == 2 and fleet.totals().finished == 0
+    timers = fleet.sources[1]
+    assert isinstance(timers, TimerSource)
+    assert timers.refresh() is False  # nothing changed: nothing folded
+    job_timers.cancel(first.id, now_ms=BASE_MS + 1)
+    with (store.root / "owners" / "claude-s1" / "timers.jsonl").open("ab") as f:
+        f.write(b"{not json\n")
+    fleet.refresh()
+    assert [r.key.split(":")[1] for r in fleet.rows.values() if r.kind == "timer"] == ["claude-s1"]

@@ -20,7 +20,7 @@ from specialists.jobs.store import JobStore
 from specialists.tui.app import TopApp
 from specialists.tui.screens import ResultView
 from tests.support.fleet import BASE_MS, append_events, fill_fleet, write_status
-from tests.support.screen import assert_snapshot, run, screen_text, until
+from tests.support.screen import assert_snapshot, run, screen_text, settled_text, until
 
 NOW_MS = BASE_MS + 90_000
 
@@ -108,8 +108,8 @@ def test_snapshot_of_a_small_fleet(store):
     async def scenario() -> None:
         app = make_app(store)
         async with app.run_test(size=(132, 24)) as pilot:
-            await pilot.pause()
-            assert_snapshot("top_small_fleet", screen_text(app))
+            await until(pilot, lambda: "0000000e" in screen_text(app), 20, "the last row")
+            assert_snapshot("top_small_fleet", await settled_text(pilot, app))
 
     run(scenario())
 

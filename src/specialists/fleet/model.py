@@ -16,6 +16,7 @@ class Totals:
     active: int
     finished: int
     damaged: int
+    timers: int
     attention: int
     tokens_in: int
     tokens_out: int
@@ -25,8 +26,9 @@ class Totals:
     def of(cls, rows: Sequence[Row]) -> Totals:
         return cls(
             active=sum(1 for r in rows if r.active),
-            finished=sum(1 for r in rows if not r.active and r.kind != "damaged"),
+            finished=sum(1 for r in rows if not r.active and r.kind == "job"),
             damaged=sum(1 for r in rows if r.kind == "damaged"),
+            timers=sum(1 for r in rows if r.kind == "timer"),
             attention=sum(1 for r in rows if r.attention or (r.stalled and r.active)),
             tokens_in=sum(r.tokens_in for r in rows),
             tokens_out=sum(r.tokens_out for r in rows),
@@ -100,6 +102,8 @@ def _shape(row: Row) -> tuple[object, ...]:
 
 
 def job_fleet(store: JobStore, *, clock: Callable[[], float] | None = None) -> Fleet:
-    """The fleet of today's store: one job source (wave 2 adds its sources here)."""
+    """The fleet of today's store: its jobs and their pending timers (wave 2 adds here)."""
+    from specialists.fleet.timersource import TimerSource
+
     source = JobSource(store) if clock is None else JobSource(store, clock=clock)
-    return Fleet([source])
+    return Fleet([source, TimerSource(store.root)])

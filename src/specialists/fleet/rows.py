@@ -14,9 +14,10 @@ from typing import Any, Literal, Protocol
 from specialists.jobs.records import ACTIVE_STATES
 
 # "job": a job directory with a readable status.json. "damaged": one whose status cannot be
-# read; it is shown, never dropped, and the rest still render. Wave 2 adds its kinds here
-# ("proc", "thread", "workflow", "timer"), each with the source that yields it.
-RowKind = Literal["job", "damaged"]
+# read; it is shown, never dropped, and the rest still render. "timer": a pending timer under
+# its owner (fleet/timersource.py). Wave 2 adds its kinds here ("proc", "thread",
+# "workflow"), each with the source that yields it.
+RowKind = Literal["job", "damaged", "timer"]
 
 # C0 and C1 control characters, DEL included: an agent's text may carry terminal escapes.
 _CONTROLS: dict[int, str | None] = {c: None for c in (*range(0x20), *range(0x7F, 0xA0))}

@@ -37,6 +37,7 @@ STATUS_STYLE = {
     "error": "red",
     "cancelled": "magenta",
     "damaged": "bold red reverse",
+    "pending": "blue",
 }
 
 FLAG_TEXT = {"damaged": "DAMAGED", "attention": "⚠ATTN", "stalled": "STALLED"}
@@ -62,7 +63,7 @@ def clip(text: str, width: int) -> str:
 
 def row_cells(line: TreeLine, now_ms: int, activity: int = 60) -> dict[str, str]:
     row = line.row
-    name = row.job_id or row.key.partition(":")[2]
+    name = row.job_id or row.key.rsplit(":", 1)[-1]
     tokens = f"{compact(row.tokens_in)}/{compact(row.tokens_out)}"
     return {
         "job": line.prefix + name,
@@ -80,6 +81,8 @@ def summary_text(root: str, totals: Any, active_only: bool) -> str:
     parts = [f"{totals.active} active", f"{totals.finished} finished"]
     if totals.damaged:
         parts.append(f"{totals.damaged} damaged")
+    if totals.timers:
+        parts.append(f"{totals.timers} timers")
     if totals.attention:
         parts.append(f"{totals.attention} need attention")
     parts.append(f"tokens {compact(totals.tokens_in)}/{compact(totals.tokens_out)}")

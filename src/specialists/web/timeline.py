@@ -24,6 +24,7 @@ STATUS_FILL = {
     "done": "#8c959f",
     "error": "#cf222e",
     "cancelled": "#8250df",
+    "pending": "#0969da",  # a timer: from when it was set to when it is due
 }
 
 

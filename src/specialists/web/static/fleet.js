@@ -41,7 +41,7 @@ function draw(key, prefix) {
     const a = el("a", "", r.job_id);
     a.href = "/job/" + r.job_id + q;
     job.append(a);
-  } else job.append(document.createTextNode(key));
+  } else job.append(document.createTextNode(key.split(":").pop()));
   const flags = el("td");
   for (const f of r.flags) flags.append(el("span", "flag " + f, f));
   tr.append(job, el("td", "", r.title), el("td", "st st-" + r.status, r.status), flags,
@@ -65,7 +65,7 @@ function apply(msg) {
   }
   const t = msg.totals;
   document.getElementById("totals").textContent =
-    `${t.active} active · ${t.finished} finished` + (t.damaged ? ` · ${t.damaged} damaged` : "") +
+    `${t.active} active · ${t.finished} finished` + (t.damaged ? ` · ${t.damaged} damaged` : "") + (t.timers ? ` · ${t.timers} timers` : "") +
     (t.attention ? ` · ${t.attention} need attention` : "") +
     ` · tokens ${compact(t.tokens_in)} / ${compact(t.tokens_out)} · ${money(t.cost_usd) || "$0"}`;
   document.getElementById("empty").hidden = rows.size > 0;
