@@ -71,7 +71,7 @@ def timeline_svg(rows: Sequence[Row], now_ms: int, *, root_key: str | None = Non
         start, end = span_ms(row, now_ms)
         x0, x1 = x_of(start), x_of(end)
         fill = STATUS_FILL.get(row.status, "#57606a")
-        name = escape(row.job_id or row.key)
+        name = escape((row.job_id or row.key.rsplit(":", 1)[-1])[:18])
         title = escape(
             f"{row.job_id or row.key} {row.title}: {row.status}, "
             f"{(end - start) / 1000:.1f}s" + (f", {row.activity}" if row.activity else "")
@@ -82,9 +82,15 @@ def timeline_svg(rows: Sequence[Row], now_ms: int, *, root_key: str | None = Non
             f'<text x="6" y="{y + 15}"{strong}>{name} '
             f'<tspan class="who">{escape(row.title[:18])}</tspan></text>'
             f'<rect x="{x0:.1f}" y="{y + 4}" width="{max(x1 - x0, 2):.1f}" height="{ROW_H - 8}" '
-            f'rx="3" fill="{fill}"' + (' class="live"' if row.active else "") + "/>"
-            f'<text x="{min(x1 + 4, WIDTH - 60):.1f}" y="{y + 15}" class="tick">'
-            f"{_length(end - start)}</text></g>"
+            f'rx="3" fill="{fill}"'
+            + (' class="live"' if row.active else "")
+            + "/>"
+            + (  # the length after the bar, or inside its end when the bar reaches the edge
+                f'<text x="{x1 + 4:.1f}" y="{y + 15}" class="tick">'
+                if x1 < WIDTH - 60
+                else f'<text x="{x1 - 4:.1f}" y="{y + 15}" class="tick inbar" text-anchor="end">'
+            )
+            + f"{_length(end - start)}</text></g>"
         )
     if hidden:
         y = AXIS_H + ROW_H * len(timed) + 16
