@@ -108,7 +108,13 @@ def test_snapshot_of_a_small_fleet(store):
     async def scenario() -> None:
         app = make_app(store)
         async with app.run_test(size=(132, 24)) as pilot:
-            await until(pilot, lambda: "0000000e" in screen_text(app), 20, "the last row")
+            # The key bar is composed after the table: wait for both, then for a still screen.
+            await until(
+                pilot,
+                lambda: "0000000e" in (text := screen_text(app)) and "q quit" in text,
+                20,
+                "the last row and the key bar",
+            )
             assert_snapshot("top_small_fleet", await settled_text(pilot, app))
 
     run(scenario())
