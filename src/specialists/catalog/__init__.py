@@ -16,14 +16,22 @@ from specialists.catalog.discovery import (
     load_specialist_file,
     source_dirs,
 )
-from specialists.catalog.model import LoadProblem, Scope, ScriptSpec, Specialist
-from specialists.catalog.schema import PERMISSIONS, RUNNERS, specialist_to_dict
+from specialists.catalog.model import (
+    LoadProblem,
+    MissingSkill,
+    Scope,
+    ScriptSpec,
+    Specialist,
+    specialist_to_dict,
+)
+from specialists.catalog.schema import PERMISSIONS, RUNNERS
 
 __all__ = [
     "PERMISSIONS",
     "RUNNERS",
     "Catalog",
     "LoadProblem",
+    "MissingSkill",
     "Scope",
     "ScriptSpec",
     "SourceDir",

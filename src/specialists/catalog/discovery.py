@@ -1,23 +1,28 @@
 """Where definitions live (project, user, builtin scopes) and how one catalog is built.
 
 Precedence is project > user > builtin, by specialist name. Two files in the same scope
-that define one name are a problem for the second file, never a silent pick.
-See docs/specialists.md for the directory list.
+that define one name are a problem for the second file, never a silent pick. Whatever sits
+in a definition directory (a FIFO, a socket, a device, a directory named like a definition,
+a symlink loop, a file that vanishes or changes while it is read) becomes one `LoadProblem`
+and every other file still loads. See docs/specialists.md for the directory list.
 """
 
 from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from specialists.catalog.files import definition_stem, parse_definition, read_definition
 from specialists.catalog.markdown import load_markdown_file
 from specialists.catalog.model import LoadProblem, Scope, Specialist
-from specialists.catalog.schema import SPEC_SUFFIXES, Invalid, definition_stem, load_definition_file
+from specialists.catalog.schema import specialist_from_data
 from specialists.errors import ConfigError, NotFound
+from specialists.reader import Invalid
+from specialists.vocab import SPEC_SUFFIXES
 
 Kind = Literal["specialist", "agent"]  # *.specialist.{yaml,yml,json} | *.md agent files
 SCOPE_ORDER: tuple[Scope, ...] = ("project", "user", "builtin")
@@ -81,17 +86,31 @@ def _matches(name: str, kind: Kind) -> bool:
     return name.endswith(SPEC_SUFFIXES) and not name.startswith(".")
 
 
-def definition_files(source: SourceDir) -> Iterator[Path]:
-    """Definition files under one directory, sorted, hidden entries and deep trees skipped."""
+def definition_files(source: SourceDir, problems: list[LoadProblem] | None = None) -> list[Path]:
+    """Definition files under one directory, sorted; hidden entries and deep trees skipped.
+
+    Entries are returned by name, whatever their type: a FIFO or a directory named like a
+    definition is refused when it is read, as one problem. A subdirectory that cannot be
+    listed is added to `problems`.
+    """
     if not source.path.is_dir():
-        return
-    for dirpath, dirnames, filenames in os.walk(source.path, followlinks=False):
+        return []
+    found: list[Path] = []
+
+    def unreadable(exc: OSError) -> None:
+        if problems is not None and exc.filename:
+            problems.append(
+                LoadProblem(Path(exc.filename), None, f"cannot list: {exc.strerror or exc}")
+            )
+
+    # followlinks=False: a symlinked directory (maybe a loop back up) is not walked into.
+    for dirpath, dirnames, filenames in os.walk(source.path, onerror=unreadable):
         here = Path(dirpath)
         depth = len(here.relative_to(source.path).parts)
+        found.extend(here / d for d in dirnames if _matches(d, source.kind))
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and depth < MAX_DEPTH)
-        for name in sorted(filenames):
-            if _matches(name, source.kind):
-                yield here / name
+        found.extend(here / name for name in filenames if _matches(name, source.kind))
+    return sorted(found)
 
 
 def load_specialist_file(
@@ -101,7 +120,7 @@ def load_specialist_file(
     try:
         return _load(path, scope, project_root)
     except Invalid as exc:
-        raise ConfigError(LoadProblem(path, exc.field, exc.problem).one_line()) from exc
+        raise ConfigError(LoadProblem(path, exc.field, exc.problem).one_line()) from None
 
 
 def _load(path: Path, scope: Scope, project_root: Path | None) -> Specialist:
@@ -109,7 +128,8 @@ def _load(path: Path, scope: Scope, project_root: Path | None) -> Specialist:
         return load_markdown_file(path, scope, project_root)
     if not path.name.endswith(SPEC_SUFFIXES):
         raise Invalid(None, f"expected a file named *{', *'.join(SPEC_SUFFIXES)} or *.md")
-    return load_definition_file(path, scope, project_root)
+    data = parse_definition(path, read_definition(path))
+    return specialist_from_data(data, source=path, scope=scope, project_root=project_root)
 
 
 def _load_or_problem(path: Path, scope: Scope, project_root: Path) -> Specialist | LoadProblem:
@@ -164,7 +184,7 @@ def load_catalog(project_root: Path, *, dirs: Sequence[SourceDir] | None = None)
     catalog = Catalog()
     by_scope: dict[Scope, dict[str, Specialist]] = {s: {} for s in SCOPE_ORDER}
     for source in source_dirs(project_root) if dirs is None else dirs:
-        for path in definition_files(source):
+        for path in definition_files(source, catalog.problems):
             loaded = _load_or_problem(path, source.scope, project_root)
             if isinstance(loaded, LoadProblem):
                 catalog.problems.append(loaded)
