@@ -9,7 +9,6 @@ and every other file still loads. See docs/specialists.md for the directory list
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -173,6 +172,8 @@ class Catalog:
         ]
         if failed:
             return f"a file for it failed to load: {failed[0].one_line()}"
+        import difflib  # only for an unknown name
+
         close = difflib.get_close_matches(name, self.names(), n=3, cutoff=0.6)
         if close:
             return f"did you mean: {', '.join(close)}?"

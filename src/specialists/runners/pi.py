@@ -127,14 +127,6 @@ def build_argv(
     return argv
 
 
-def resolve_skill_path(raw: Path, cwd: Path, home: Path) -> Path:
-    text = str(raw)
-    if text == "~" or text.startswith("~/"):
-        return home / text[2:]
-    path = Path(text)
-    return path if path.is_absolute() else cwd / path
-
-
 class PiRunner:
     """`Runner` for pi 0.73.1 in RPC mode."""
 
@@ -203,9 +195,11 @@ class PiRunner:
         return path
 
     def _existing_skills(self, spec: LaunchSpec, home: Path) -> list[Path]:
+        from specialists.catalog.skills import resolve_skill_path  # one rule for every room
+
         found = []
         for raw in spec.skill_paths:
-            path = resolve_skill_path(Path(raw), spec.cwd, home)
+            path = resolve_skill_path(raw, spec.cwd, home=home)
             if path.exists():
                 found.append(path)
             else:
