@@ -135,9 +135,10 @@ def _load_or_problem(path: Path, scope: Scope, project_root: Path) -> Specialist
     try:
         return _load(path, scope, project_root)
     except Invalid as exc:
-        return LoadProblem(path, exc.field, exc.problem)
+        return LoadProblem(path, exc.field, exc.problem, scope=scope)
     except Exception as exc:  # noqa: BLE001 - one odd file must not hide the others; reported
-        return LoadProblem(path, None, f"bug: loader failed: {type(exc).__name__}: {exc}")
+        problem = f"bug: loader failed: {type(exc).__name__}: {exc}"
+        return LoadProblem(path, None, problem, scope=scope)
 
 
 @dataclass
@@ -158,18 +159,31 @@ class Catalog:
         return name in self.by_name
 
     def get(self, name: str) -> Specialist:
+        """The winning definition of `name`. A file in a higher scope that looks like it
+        defines `name` (by its file name) but failed to load stops the lookup: running the
+        builtin in place of a broken project override could grant more than the override
+        meant to (a READ_ONLY reviewer becoming the MEDIUM builtin)."""
         spec = self.by_name.get(name)
-        if spec is not None:
-            return spec
-        raise NotFound(f"unknown specialist {name!r}", hint=self._hint(name))
+        if spec is None:
+            raise NotFound(f"unknown specialist {name!r}", hint=self._hint(name))
+        rank = SCOPE_ORDER.index(spec.scope)
+        for problem in self._failed_files(name):
+            if problem.scope is not None and SCOPE_ORDER.index(problem.scope) < rank:
+                raise ConfigError(
+                    f"the {problem.scope} definition of {name!r} failed to load;"
+                    f" not falling back to the {spec.scope} one",
+                    hint=problem.one_line(),
+                )
+        return spec
+
+    def _failed_files(self, name: str) -> list[LoadProblem]:
+        return [p for p in self.problems if p.path.stem == name or definition_stem(p.path) == name]
 
     def shadowed_by(self, name: str) -> list[Specialist]:
         return [loser for winner, loser in self.shadowed if winner.name == name]
 
     def _hint(self, name: str) -> str:
-        failed = [
-            p for p in self.problems if p.path.stem == name or definition_stem(p.path) == name
-        ]
+        failed = self._failed_files(name)
         if failed:
             return f"a file for it failed to load: {failed[0].one_line()}"
         import difflib  # only for an unknown name

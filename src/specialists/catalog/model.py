@@ -100,6 +100,7 @@ class LoadProblem:
     path: Path
     field: str | None
     problem: str
+    scope: Scope | None = None  # where the file was found (None: a single file was loaded)
 
     def one_line(self) -> str:
         where = shown_path(self.path)
