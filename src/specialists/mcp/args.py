@@ -33,7 +33,7 @@ from specialists.reader import (
 )
 
 # JSON Schema `pattern` (ECMA-262 and Python `re` agree on it): no control character.
-ONE_LINE_PATTERN = "^[^\\u0000-\\u001f\\u007f]*$"
+ONE_LINE_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
 
 _TYPE_NAMES = {"integer": "an integer", "number": "a number"}
 

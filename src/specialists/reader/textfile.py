@@ -85,13 +85,16 @@ def read_file_bytes(path: Path, *, limit: int = MAX_FILE_BYTES) -> bytes:
         raise _cannot(exc) from None
     finally:
         os.close(fd)
-    if size > limit:  # grew while we read it
-        raise _too_large(size, limit)
+    if size > limit:  # grew while we read it, or a /proc file whose size reads 0
+        raise _too_large(None, limit)
     return b"".join(chunks)
 
 
-def _too_large(size: int, limit: int) -> Invalid:
-    return Invalid(None, f"is too large ({size:,} bytes; at most {limit // 1024:,} KiB is read)")
+def _too_large(size: int | None, limit: int) -> Invalid:
+    shown = f"{limit // 1024:,} KiB" if limit >= 10240 else f"{limit:,} bytes"
+    if size is None:
+        return Invalid(None, f"is too large (more than {shown})")
+    return Invalid(None, f"is too large ({size:,} bytes; at most {shown} is read)")
 
 
 def read_text_file(path: Path, *, limit: int = MAX_FILE_BYTES) -> str:

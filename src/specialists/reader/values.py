@@ -54,7 +54,7 @@ class Invalid(Exception):
     @classmethod
     def wrong(cls, field: str | None, expected: str, found: str) -> Invalid:
         # "one of a, b; got x" reads better than "one of a, b, got x"
-        joint = "; got" if "," in expected else ", got"
+        joint = "; got" if ", " in expected else ", got"
         return cls(field, f"expected {expected}{joint} {found}", expected=expected, found=found)
 
 
