@@ -139,7 +139,7 @@ config_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     st.dictionaries(
         st.sampled_from(["default_runner", "default_model", "providers", "z"]), config_values
@@ -156,7 +156,7 @@ def test_config_layers_raise_only_config_error(data: dict[str, object]) -> None:
             assert price is None or (price >= 0 and price == price and price != float("inf"))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.sampled_from(TOOLS), st.dictionaries(st.sampled_from(ARG_NAMES), json_values, max_size=5))
 def test_mcp_arguments_raise_only_one_line_user_errors(tool: object, arguments: dict) -> None:
     try:

@@ -1,8 +1,8 @@
 """Definition files -> parsed documents: bounded reading, then YAML or JSON with limits.
 
 Every failure is one `Invalid` line: the file is not a regular file, too large, not UTF-8,
-holds a NUL byte, does not parse (with line and column), or parses into something too
-large or too deep to walk (YAML alias bombs, cycles, 100,000 nested brackets). YAML is
+holds a NUL byte, does not parse (with line and column; 100,000 nested brackets stop the
+parser), or parses into something too large or too deep to walk (YAML alias bombs, cycles). YAML is
 imported only when a YAML file is read, never at CLI import time.
 """
 
@@ -54,9 +54,15 @@ def parse_yaml(text: str, *, what: str = "YAML", first_line: int = 1, bounded: b
         raise Invalid(None, f"invalid {what}: {value_error_text(exc)}") from None
     except RecursionError:
         raise Invalid(None, f"invalid {what}: nested too deeply") from None
-    if bounded:
+    if bounded and may_alias(text):
         check_tree(data, f"the {what} document")
     return data
+
+
+def may_alias(text: str) -> bool:
+    """Only a YAML alias (`*name`) makes a small text a large document (each use repeats
+    the anchored value), so the tree is walked only when the text could hold one."""
+    return "*" in text
 
 
 def parse_json(text: str) -> Any:
@@ -70,8 +76,7 @@ def parse_json(text: str) -> Any:
         raise Invalid(None, f"invalid JSON: {value_error_text(exc)}") from None
     except RecursionError:
         raise Invalid(None, "invalid JSON: nested too deeply") from None
-    check_tree(data, "the JSON document")
-    return data
+    return data  # JSON has no aliases: its size is bounded by the text, read capped
 
 
 def parse_definition(path: Path, text: str) -> Any:

@@ -98,7 +98,7 @@ def check_model_name(value: object, field: str, *, describe: Describe = describe
     text = text_value(
         value, field, form="line", max_chars=MODEL_MAX_CHARS, non_empty=True, describe=describe
     ).strip()
-    if any(c.isspace() for c in text):
+    if len(text.split()) > 1:  # any Unicode space inside
         raise Invalid.wrong(field, "one word, e.g. anthropic/claude-sonnet-4-5", repr(text[:80]))
     return text
 
