@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from specialists.reader.values import (
     MAX_COUNT,
@@ -20,6 +19,10 @@ from specialists.reader.values import (
     text_value,
     unknown_key_problem,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Fields:

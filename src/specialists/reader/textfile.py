@@ -14,9 +14,12 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from pathlib import Path
 
 from specialists.reader.values import Invalid
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MAX_FILE_BYTES = 1024 * 1024  # definitions and config files are a few kilobytes
 

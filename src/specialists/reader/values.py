@@ -11,13 +11,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+
+# `typing` costs milliseconds to import and the fast commands may import this module, so the
+# Literal types exist for type checkers only (as in hooks/session_start.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
 
 # What a piece of text may hold. "line": one line of printable text (names, models, paths,
 # commands). "arg": a command-line argument or a shell script: tabs and newlines allowed,
 # other control characters not. "prose": any text without NUL (prompts, descriptions).
-TextForm = Literal["line", "arg", "prose"]
-ProblemKind = Literal["value", "missing", "unknown"]
+if TYPE_CHECKING:
+    TextForm = Literal["line", "arg", "prose"]
+    ProblemKind = Literal["value", "missing", "unknown"]
+else:
+    TextForm = ProblemKind = str
 
 # One argv string may not exceed 128 KiB on Linux (MAX_ARG_STRLEN, including its NUL).
 MAX_ARG_BYTES = 128 * 1024 - 1
