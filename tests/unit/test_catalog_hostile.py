@@ -232,6 +232,17 @@ def test_json_escapes_cannot_smuggle_nul_or_lone_surrogates() -> None:
     assert "nested too deeply" in only_problem(cat.problems, deep).problem
 
 
+def test_a_file_name_with_control_characters_is_refused_and_quoted() -> None:
+    """Its path would reach every terminal that prints a specialist's source."""
+    folder = scope_dir(SCOPES["project-yaml"][1])
+    evil = folder / "e\x1b[2Jvil.specialist.yaml"
+    evil.write_text("metadata: {name: evil}\n")
+    cat = load_catalog(project())
+    line = only_problem(cat.problems, evil).one_line()
+    assert "\x1b" not in line and "\\x1b[2J" in line and "rename the file" in line
+    assert "evil" not in cat
+
+
 def test_a_symlinked_directory_loop_is_not_walked() -> None:
     """`up -> ..` and `self -> .` would make a walk that follows links endless."""
     folder = scope_dir(SCOPES["project-agent"][1])

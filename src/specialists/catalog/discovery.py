@@ -90,7 +90,7 @@ def definition_files(source: SourceDir, problems: list[LoadProblem] | None = Non
 
     Entries are returned by name, whatever their type: a FIFO or a directory named like a
     definition is refused when it is read, as one problem. A subdirectory that cannot be
-    listed is added to `problems`.
+    listed, and a name holding control characters, are added to `problems` instead.
     """
     if not source.path.is_dir():
         return []
@@ -109,7 +109,16 @@ def definition_files(source: SourceDir, problems: list[LoadProblem] | None = Non
         found.extend(here / d for d in dirnames if _matches(d, source.kind))
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and depth < MAX_DEPTH)
         found.extend(here / name for name in filenames if _matches(name, source.kind))
-    return sorted(found)
+    fit = []
+    for path in sorted(found):
+        # A name with an escape sequence would reach every terminal that prints its source.
+        if str(path.relative_to(source.path)).isprintable():
+            fit.append(path)
+        elif problems is not None:
+            problems.append(
+                LoadProblem(path, None, "the name holds control characters; rename the file")
+            )
+    return fit
 
 
 def load_specialist_file(
