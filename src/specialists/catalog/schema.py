@@ -161,9 +161,8 @@ def _parse_scripts(value: object, field: str) -> tuple[ScriptSpec, ...]:
     scripts = []
     for i, item in enumerate(value):
         entry = Fields(item, f"{field}[{i}]")
-        key = "run" if entry.has("run") or not entry.has("path") else "path"
-        entry.raw("run" if key == "path" else "path")  # the other spelling is known too
-        run = entry.text(key, form="arg")  # a shell command line, maybe several lines
+        # a shell command line, maybe several lines; `path` is the older name of `run`
+        run = entry.text("run", form="arg") or entry.text("path", form="arg")
         if not run or not run.strip():
             raise Invalid(entry.field("run"), "expected a command or script path")
         phase = entry.choice("phase", ("pre", "post")) or "pre"

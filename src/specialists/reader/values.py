@@ -18,10 +18,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal
 
-# What a piece of text may hold. "line": one line of printable text (names, models, paths,
-# commands). "arg": a command-line argument or a shell script: tabs and newlines allowed,
-# other control characters not. "prose": any text without NUL (prompts, descriptions).
-if TYPE_CHECKING:
+    # What a piece of text may hold. "line": one line of printable text (names, models,
+    # paths, commands). "arg": a command-line argument or a shell script: tabs and newlines
+    # allowed, other control characters not. "prose": any text without NUL (prompts).
     TextForm = Literal["line", "arg", "prose"]
     ProblemKind = Literal["value", "missing", "unknown"]
 else:
