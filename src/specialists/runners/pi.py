@@ -219,11 +219,13 @@ class PiRunner:
         return path
 
     def _existing_skills(self, spec: LaunchSpec) -> list[Path]:
-        """The skill paths that exist (relative ones from the cwd); the others, a notice."""
+        """The skill paths that exist (the catalog's one rule); the others, a notice."""
+        from specialists.catalog.skills import resolve_skill_path
+
+        home = Path(spec.env.get("HOME") or os.environ.get("HOME") or Path.home())
         found = []
         for raw in spec.skill_paths:
-            path = Path(raw).expanduser()
-            path = path if path.is_absolute() else spec.cwd / path
+            path = resolve_skill_path(raw, spec.cwd, home=home)
             if path.exists():
                 found.append(path)
             else:
