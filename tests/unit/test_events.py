@@ -344,3 +344,28 @@ def test_event_from_dict_checks_every_field() -> None:
         event, problem = event_from_dict({**good, key: bad})
         assert event is None and problem and key in problem
     assert event_from_dict([1])[1] == "not a JSON object"
+
+
+def test_a_line_still_being_written_is_not_pending(root: Path) -> None:
+    """A waiter must not wake (and spin) for a line whose newline has not arrived yet."""
+    inbox = Inbox(root, OWNER)
+    append(inbox, 1)
+    inbox.ack(inbox.pending())
+    with open(inbox.events_path, "ab") as f:
+        f.write(b'{"id":"half')
+    assert not inbox.has_pending()
+    assert inbox.wait(0.1) is False
+    append(inbox, 2, "two")  # closes the half line and adds a whole one
+    assert inbox.has_pending()
+    assert [e.body for e in inbox.take().events] == ["two"]
+
+
+def test_only_duplicates_past_the_cursor_are_consumed_by_take(root: Path) -> None:
+    inbox = Inbox(root, OWNER)
+    append(inbox, 1)
+    inbox.take()
+    append(inbox, 1)  # a retry of the same event
+    assert inbox.has_pending()
+    batch = inbox.take()
+    assert batch.events == () and batch.duplicates == 1
+    assert not inbox.has_pending()

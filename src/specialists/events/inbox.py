@@ -139,14 +139,28 @@ class Inbox:
     # --- consuming ------------------------------------------------------------------------
 
     def has_pending(self) -> bool:
-        """Cheap: does the inbox hold bytes past the cursor? (one or two stats, no parsing)"""
+        """Cheap: does the inbox hold a whole line past the cursor? (no parsing)
+
+        A line still being written (no newline yet) is not pending: a waiter that woke for it
+        would find nothing to take and spin.
+        """
         try:
-            size = os.stat(self.events_path).st_size
+            fd = open_regular(self.events_path, os.O_RDONLY)
         except FileNotFoundError:
             return False
-        if size == 0:
-            return False
-        return size != self._read_cursor().offset
+        try:
+            size = os.fstat(fd).st_size
+            offset = self._read_cursor().offset
+            if offset > size:
+                offset = 0  # emptied by compaction
+            if size <= offset:
+                return False
+            head = os.pread(fd, min(size - offset, MAX_LINE_BYTES + 1), offset)
+        finally:
+            os.close(fd)
+        # A newline ends a line to deliver; no newline in a whole line's worth is damage that
+        # `pending` must read past.
+        return b"\n" in head or len(head) > MAX_LINE_BYTES
 
     def pending(self, *, max_events: int = TAKE_MAX_EVENTS) -> Batch:
         """Events past the cursor, deduplicated, in order; the cursor does not move."""
