@@ -34,6 +34,7 @@ COMMANDS = {
     "hook": "hook",
     "install": "install",
     "uninstall": "install",
+    "sidecar": "sidecar",
 }
 
 

@@ -1,0 +1,22 @@
+"""The pi front: a pi extension (TypeScript, shipped here as package data) and its sidecar.
+
+pi loads `index.ts` (`pi -e <path>`, or `specialists install --pi`). The extension starts one
+`specialists sidecar` per pi session and speaks JSON lines with it: the sidecar lists the
+tools of the agent tool table, runs them for the session's owner, classifies bash commands,
+bounds oversized tool results and pushes the owner's inbox events, which the extension
+delivers as steer messages and acknowledges once pi accepted them. Everything the rules
+need (inboxes, timers, guards, tools) stays in Python; the extension only adapts pi's API.
+
+    index.ts      the pi wiring (tools, handlers, command, status line, renderer)
+    core.mjs      the extension's pure logic, testable with plain node (tests/node/)
+    sidecar.py    the sidecar's I/O: framing, dispatch, the push loop
+    ops.py        what each request does, on the core rooms
+    install.py    `specialists install --pi`: pi's settings.json `extensions` entry
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+EXTENSION_DIR = Path(__file__).resolve().parent
+EXTENSION_FILE = EXTENSION_DIR / "index.ts"
