@@ -137,7 +137,6 @@ export class SidecarClient {
         () => done(reject, new Error(`the sidecar did not answer ${op} within ${timeoutMs} ms`)),
         timeoutMs,
       );
-      timer.unref?.();
       const onAbort = () => done(reject, new Error(`${op} aborted`));
       this.pending.set(id, { resolve: (v) => done(resolve, v), reject: (e) => done(reject, e), timer, onAbort });
       signal?.addEventListener?.("abort", onAbort, { once: true });
@@ -150,7 +149,7 @@ export class SidecarClient {
   }
 
   close() {
-    this.closed = true;
+    this._fail("the sidecar was closed");
     try {
       this.child.stdin.end();
     } catch (err) {
@@ -326,7 +325,6 @@ export class Delivery {
       };
       const onAbort = () => finish(false);
       const timer = setTimeout(() => finish(false), timeoutMs);
-      timer.unref?.();
       this.waiters.add(finish);
       signal?.addEventListener?.("abort", onAbort, { once: true });
     });
