@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from specialists.cli.main import main
 from specialists.events.inbox import Inbox
 from specialists.pi_extension import EXTENSION_FILE
 from tests.support.agent_env import AgentEnv
@@ -161,6 +162,20 @@ def test_the_specialists_command_answers_in_rpc_mode(
     )
     assert error["notifyType"] == "error"
     assert mock_llm.model_requests == []  # commands never reach the model
+
+
+def test_install_pi_makes_plain_pi_load_the_extension(
+    pi_session: Callable[..., PiSession], mock_llm: MockLLM, isolated_env: AgentEnv
+) -> None:
+    """After `specialists install --pi`, pi without -e has our tools and command."""
+    assert main(["install", "--pi"]) == 0
+    mock_llm.enqueue(Reply("Hello."))
+    session = pi_session(installed=True)
+    session.prompt("Hi.")
+    session.wait_agent_end(1)
+    assert "sleep_until_event" in mock_llm.model_requests[0].tool_names()
+    assert main(["uninstall", "--pi"]) == 0
+    assert not (isolated_env.project / ".pi" / "settings.json").exists()
 
 
 def test_print_mode_waits_in_place_for_the_wake_up(

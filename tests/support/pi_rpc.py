@@ -49,9 +49,13 @@ class PiSession:
         *,
         extra_args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
+        installed: bool = False,
     ) -> None:
+        """`installed`: load what pi's settings name (`install --pi`), not `-e`."""
         self.log_file = log_file
-        argv = [str(pi_bin), "--mode", "rpc", "--no-extensions", "-e", str(EXTENSION_FILE)]
+        argv = [str(pi_bin), "--mode", "rpc"]
+        if not installed:
+            argv += ["--no-extensions", "-e", str(EXTENSION_FILE)]
         argv += ["--provider", "mock", "--model", "mock-model", *extra_args]
         self.proc = subprocess.Popen(
             argv,
