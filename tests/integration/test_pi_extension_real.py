@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -200,3 +201,42 @@ def test_print_mode_waits_in_place_for_the_wake_up(
     [first, woken] = mock_llm.model_requests
     assert woken.last_user_text().startswith("[specialists event] timer from sleep (")
     assert woken.ts - first.ts >= 1.0
+
+
+JOB_SPEC = """\
+metadata:
+  name: waiter
+  description: a pi specialist with the specialists tools
+execution:
+  runner: {type: pi, specialists_extension: true}
+  model: mock/mock-model
+  permission_required: LOW
+prompt:
+  system: You are a careful tester.
+  task_template: "$prompt"
+"""
+
+
+def test_a_pi_job_loads_the_extension_and_its_owner_is_the_job(
+    pi_bin: Path, mock_llm: MockLLM, isolated_env: AgentEnv
+) -> None:
+    """`runner: {type: pi, specialists_extension: true}`: -e under --no-extensions, and the
+    sidecar serves the tools for owner job-<id> (SPECIALISTS_JOB_ID from the supervisor)."""
+    (isolated_env.project / "specialists").mkdir()
+    (isolated_env.project / "specialists" / "waiter.specialist.yaml").write_text(JOB_SPEC)
+    mock_llm.enqueue(Reply(tool_calls=[ToolCall("timer_cancel", {"all": True})]), Reply("DONE"))
+    run = subprocess.run(
+        [sys.executable, "-m", "specialists", "run", "waiter", "--prompt", "Cancel my timers."],
+        cwd=isolated_env.project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "DONE" in run.stdout
+    first, second = mock_llm.model_requests
+    assert "timer_cancel" in first.tool_names()
+    assert second.tool_results() == ["Cancelled 0 pending timer(s)."]
+    [job_dir] = (state_root(isolated_env) / "jobs").iterdir()
+    assert (state_root(isolated_env) / "owners" / f"job-{job_dir.name}").is_dir()

@@ -16,7 +16,20 @@ need (inboxes, timers, guards, tools) stays in Python; the extension only adapts
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 EXTENSION_DIR = Path(__file__).resolve().parent
 EXTENSION_FILE = EXTENSION_DIR / "index.ts"
+CMD_ENV = "SPECIALISTS_CMD"  # how the extension starts the sidecar (core.mjs sidecarCommand)
+
+
+def for_pi_job() -> tuple[list[str], dict[str, str], list[str]]:
+    """What a pi job needs to load us: `-e <index.ts>`, a sidecar command that is this very
+    Python (a job must not depend on `specialists` being on PATH), and our tool names, which
+    pi 0.73.1's `--tools` must list or it leaves extension tools inactive."""
+    from specialists.toolset.registry import TOOLS
+
+    env = {CMD_ENV: json.dumps([sys.executable, "-m", "specialists"])}
+    return ["-e", str(EXTENSION_FILE)], env, [t.name for t in TOOLS]

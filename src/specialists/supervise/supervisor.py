@@ -184,6 +184,11 @@ class Supervisor:
             max_tokens=rec.max_tokens,
             fallback_model=rec.fallback_model,
             response_format=rec.response_format,
+            # Who the agent is, for what runs inside it (the pi extension's owner job-<id>).
+            env={
+                "SPECIALISTS_JOB_ID": rec.id,
+                "SPECIALISTS_PROJECT_ROOT": str(self.store.root.parent),
+            },
             options=rec.runner_options,
         )
         try:
