@@ -14,6 +14,7 @@ Each test proves one rule end to end, through pi's own tool loop:
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -240,3 +241,44 @@ def test_a_pi_job_loads_the_extension_and_its_owner_is_the_job(
     assert second.tool_results() == ["Cancelled 0 pending timer(s)."]
     [job_dir] = (state_root(isolated_env) / "jobs").iterdir()
     assert (state_root(isolated_env) / "owners" / f"job-{job_dir.name}").is_dir()
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        out += [int(c) for c in (task / "children").read_text().split()]
+    return out
+
+
+def test_a_missing_sidecar_is_reported_once_and_pi_keeps_working(
+    pi_session: Callable[..., PiSession], mock_llm: MockLLM
+) -> None:
+    """No sidecar: one warning (with the log's path), no tools of ours, pi itself unharmed."""
+    mock_llm.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo still-here"})]), Reply("OK.")
+    )
+    session = pi_session(env={**os.environ, "SPECIALISTS_CMD": "/no/such/specialists"})
+    warning = session.ui("notify", lambda ln: "sidecar" in ln.get("message", ""))
+    assert warning["notifyType"] == "warning" and "pi-extension.log" in warning["message"]
+    session.prompt("Echo something.")
+    session.wait_agent_end(1)
+    assert mock_llm.model_requests[1].tool_results() == ["still-here\n"]
+    assert "sleep" not in mock_llm.model_requests[0].tool_names()
+    assert "ENOENT" in session.log_file.read_text()
+
+
+def test_a_killed_sidecar_is_restarted_and_the_tools_work_again(
+    pi_session: Callable[..., PiSession], mock_llm: MockLLM
+) -> None:
+    session = pi_session()
+    session.ui("setStatus")  # the sidecar is up (its first status push)
+    [sidecar] = _children(session.proc.pid)
+    os.kill(sidecar, signal.SIGKILL)
+    session.ui("notify", lambda ln: "restarting it" in ln.get("message", ""))
+    eventually(
+        lambda: len(_children(session.proc.pid)) == 1 and _children(session.proc.pid) != [sidecar]
+    )
+    mock_llm.enqueue(Reply(tool_calls=[ToolCall("timer_cancel", {"all": True})]), Reply("OK."))
+    session.prompt("Cancel my timers.")
+    session.wait_agent_end(1)
+    assert mock_llm.model_requests[1].tool_results() == ["Cancelled 0 pending timer(s)."]

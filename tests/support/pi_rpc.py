@@ -34,7 +34,7 @@ def eventually(pred: Callable[[], bool], timeout: float = 30.0, what: str = "con
 
 def extension_env(base: Mapping[str, str], log_file: Path) -> dict[str, str]:
     env = dict(base)
-    env["SPECIALISTS_CMD"] = json.dumps([sys.executable, "-m", "specialists"])
+    env.setdefault("SPECIALISTS_CMD", json.dumps([sys.executable, "-m", "specialists"]))
     env["SPECIALISTS_PI_LOG"] = str(log_file)
     env.setdefault("PI_SKIP_VERSION_CHECK", "1")
     return env
