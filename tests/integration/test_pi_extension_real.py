@@ -271,7 +271,7 @@ def test_a_killed_sidecar_is_restarted_and_the_tools_work_again(
     pi_session: Callable[..., PiSession], mock_llm: MockLLM
 ) -> None:
     session = pi_session()
-    session.ui("setStatus")  # the sidecar is up (its first status push)
+    eventually(lambda: "tools registered" in session.log(), 60, "the tool listing")
     [sidecar] = _children(session.proc.pid)
     os.kill(sidecar, signal.SIGKILL)
     session.ui("notify", lambda ln: "restarting it" in ln.get("message", ""))

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from specialists.pi_extension import EXTENSION_FILE
+from tests.support.collect import Collected
 
 Line = dict[str, Any]
 
@@ -65,24 +66,21 @@ class PiSession:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        self.lines: list[Line] = []
-        self._cond = threading.Condition()
-        self._eof = False
+        self.seen: Collected[Line] = Collected()
         threading.Thread(target=self._read, daemon=True).start()
+
+    @property
+    def lines(self) -> list[Line]:
+        return self.seen.items
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
         for raw in self.proc.stdout:
             try:
-                line = json.loads(raw)
+                self.seen.add(json.loads(raw))
             except ValueError:
-                line = {"type": "unparsed", "raw": raw.decode(errors="replace")}
-            with self._cond:
-                self.lines.append(line)
-                self._cond.notify_all()
-        with self._cond:
-            self._eof = True
-            self._cond.notify_all()
+                self.seen.add({"type": "unparsed", "raw": raw.decode(errors="replace")})
+        self.seen.close()
 
     def send(self, command: Mapping[str, Any]) -> None:
         assert self.proc.stdin is not None
@@ -93,17 +91,11 @@ class PiSession:
         self.send({"type": "prompt", "message": message})
 
     def wait(self, pred: Callable[[Line], bool], timeout: float = 60.0, *, after: int = 0) -> Line:
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                for line in self.lines[after:]:
-                    if pred(line):
-                        return line
-                left = deadline - time.monotonic()
-                if left <= 0 or self._eof:
-                    kinds = [ln.get("type") for ln in self.lines[-30:]]
-                    raise AssertionError(f"pi never said that; last lines: {kinds}\n{self.log()}")
-                self._cond.wait(left)
+        def describe(lines: list[Line]) -> str:
+            kinds = [ln.get("type") for ln in lines[-30:]]
+            return f"pi never said that; last lines: {kinds}\n{self.log()}"
+
+        return self.seen.wait(pred, timeout, after=after, describe=describe)
 
     def ui(self, method: str, pred: Callable[[Line], bool] = lambda ln: True, **kw: Any) -> Line:
         return self.wait(
@@ -114,8 +106,7 @@ class PiSession:
         )
 
     def agent_ends(self) -> int:
-        with self._cond:
-            return sum(1 for ln in self.lines if ln.get("type") == "agent_end")
+        return len(self.seen.matching(lambda ln: ln.get("type") == "agent_end"))
 
     def wait_agent_end(self, n: int, timeout: float = 60.0) -> None:
         self.wait(lambda ln: self.agent_ends() >= n, timeout)

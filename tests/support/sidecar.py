@@ -13,13 +13,13 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from specialists.pi_extension.ops import Front
 from specialists.pi_extension.sidecar import Sidecar
+from tests.support.collect import Collected
 
 Message = dict[str, Any]
 
@@ -27,21 +27,18 @@ Message = dict[str, Any]
 class Peer:
     def __init__(self, to_sidecar: BinaryIO, from_sidecar: BinaryIO) -> None:
         self._to = to_sidecar
-        self._cond = threading.Condition()
-        self.messages: list[Message] = []
-        self.eof = False
+        self.seen: Collected[Message] = Collected()
         self._next_id = 1
         threading.Thread(target=self._read, args=(from_sidecar,), daemon=True).start()
 
     def _read(self, stream: BinaryIO) -> None:
         for line in stream:
-            message = json.loads(line)  # the sidecar must only ever write JSON lines
-            with self._cond:
-                self.messages.append(message)
-                self._cond.notify_all()
-        with self._cond:
-            self.eof = True
-            self._cond.notify_all()
+            self.seen.add(json.loads(line))  # the sidecar must only ever write JSON lines
+        self.seen.close()
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.seen.items
 
     # --- writing ----------------------------------------------------------------------------
 
@@ -55,8 +52,7 @@ class Peer:
     def request(self, op: str, timeout: float = 20.0, **fields: Any) -> Message:
         rid = self._next_id
         self._next_id += 1
-        with self._cond:
-            mark = len(self.messages)
+        mark = self.seen.mark()
         self.send({"id": rid, "op": op, **fields})
         return self.wait(lambda m: m.get("id") == rid and "push" not in m, timeout, after=mark)
 
@@ -73,16 +69,7 @@ class Peer:
     def wait(
         self, pred: Callable[[Message], bool], timeout: float = 20.0, *, after: int = 0
     ) -> Message:
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                for message in self.messages[after:]:
-                    if pred(message):
-                        return message
-                left = deadline - time.monotonic()
-                if left <= 0 or self.eof:
-                    raise AssertionError(f"no such message; got {self.messages[-10:]}")
-                self._cond.wait(left)
+        return self.seen.wait(pred, timeout, after=after)
 
     def wait_push(
         self, kind: str, pred: Callable[[Message], bool] = lambda m: True, **kw: Any
@@ -90,16 +77,10 @@ class Peer:
         return self.wait(lambda m: m.get("push") == kind and pred(m), **kw)
 
     def pushes(self, kind: str) -> list[Message]:
-        with self._cond:
-            return [m for m in self.messages if m.get("push") == kind]
+        return self.seen.matching(lambda m: m.get("push") == kind)
 
     def wait_eof(self, timeout: float = 20.0) -> None:
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while not self.eof:
-                left = deadline - time.monotonic()
-                assert left > 0, "the sidecar did not close its stdout"
-                self._cond.wait(left)
+        self.seen.wait_eof(timeout)
 
 
 class InProcess:

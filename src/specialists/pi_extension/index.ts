@@ -39,6 +39,7 @@ export default function specialists(pi: ExtensionAPI): void {
   let owner = "";
   let client: core.SidecarClient | undefined;
   let overflowMax = 40_000;
+  let everStarted = false; // a sidecar answered hello once: later exits are crashes to retry
   let ticker: ReturnType<typeof setInterval> | undefined;
   const restarts: number[] = [];
   const registered = new Set<string>();
@@ -112,12 +113,19 @@ export default function specialists(pi: ExtensionAPI): void {
     });
     client = sidecar;
     const hello = await sidecar.request("hello", {}, { timeoutMs: 20_000 });
+    everStarted = true;
     applySettings(hello.settings, hello.problems);
   }
 
   function onSidecarExit(argv: string[], code: number | null, signal: string | null, err?: Error): void {
     if (!active || !ctxRef) return;
     const why = err ? err.message : `exit ${signal ?? code}`;
+    if (!everStarted) {
+      // Never answered hello: a wrong command or a broken install, not a crash to retry
+      // (session_start tells the person; this adds the command to the log).
+      log.write(`cannot start the sidecar (${argv.join(" ")} sidecar: ${why}); set ${core.CMD_ENV}`);
+      return;
+    }
     const now = Date.now();
     while (restarts.length && now - restarts[0] > RESTART_WINDOW_MS) restarts.shift();
     if (restarts.length >= MAX_RESTARTS) {
@@ -129,7 +137,9 @@ export default function specialists(pi: ExtensionAPI): void {
     const ctx = ctxRef;
     setTimeout(
       safe("sidecar-restart", async () => {
-        if (active && ctxRef === ctx) await startSidecar(ctx);
+        if (!active || ctxRef !== ctx) return;
+        await startSidecar(ctx);
+        await registerTools(); // if it died before the first listing; known names are kept
       }),
       500 * 2 ** (restarts.length - 1),
     ).unref();
@@ -137,6 +147,7 @@ export default function specialists(pi: ExtensionAPI): void {
 
   async function registerTools(): Promise<void> {
     const listed = await client!.request("tools", {}, { timeoutMs: 10_000 });
+    const before = registered.size;
     for (const tool of listed.tools ?? []) {
       if (registered.has(tool.name)) continue;
       registered.add(tool.name);
@@ -152,6 +163,7 @@ export default function specialists(pi: ExtensionAPI): void {
           runTool(tool.name, callId, params, signal, ctx),
       } as never);
     }
+    log.write(`tools registered: ${registered.size - before} new, ${[...registered].join(", ")}`);
   }
 
   async function runTool(name: string, callId: string, params: unknown, signal: AbortSignal | undefined, ctx: ExtensionContext) {
@@ -189,7 +201,9 @@ export default function specialists(pi: ExtensionAPI): void {
       ticker = setInterval(safe("tick", () => delivery.tick()), 1000);
       ticker.unref();
       if (ctx.hasUI) setTimeout(safe("startup", () => ((started = true), delivery.flush())), STARTUP_GRACE_MS).unref();
-      await startSidecar(ctx);
+      await startSidecar(ctx).catch((err: unknown) => {
+        throw new Error(`the sidecar did not start (${describe(err)}); is specialists on PATH, or ${core.CMD_ENV} set?`);
+      });
       await registerTools();
     }),
   );
