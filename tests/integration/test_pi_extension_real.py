@@ -99,6 +99,29 @@ def test_sleep_yields_and_the_timer_wakes_pi_with_a_steer_message(
     assert "Never poll or sleep in a loop" in first.system_text()
 
 
+def test_an_event_during_a_turn_is_steered_into_the_next_model_call(
+    pi_session: Callable[..., PiSession], mock_llm: MockLLM
+) -> None:
+    """sleep beside a 3 s bash call: no yield (not every result terminates); the timer fires
+    while bash runs, and its event joins the very next model request, same run (R-E3)."""
+    mock_llm.enqueue(
+        Reply(
+            tool_calls=[
+                ToolCall("sleep", {"seconds": 1}),
+                ToolCall("bash", {"command": "sleep 3; echo slept"}),
+            ]
+        ),
+        Reply("DONE."),
+    )
+    session = pi_session()
+    session.prompt("Sleep and work at once.")
+    session.wait_agent_end(1)
+    assert len(mock_llm.model_requests) == 2  # one run: the event did not start a second
+    after = mock_llm.model_requests[1]
+    assert after.tool_results()[-1] == "slept\n"
+    assert after.last_user_text().startswith("[specialists event] timer from sleep (")
+
+
 def test_a_blocking_bash_command_is_refused_with_a_reason_naming_bg_run(
     pi_session: Callable[..., PiSession], mock_llm: MockLLM
 ) -> None:
