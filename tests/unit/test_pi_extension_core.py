@@ -19,7 +19,7 @@ NODE_TESTS = Path(__file__).resolve().parents[1] / "node"
 def test_the_extension_ships_inside_the_package() -> None:
     """pi loads these from the installed package (`pi -e`, `install --pi`)."""
     assert EXTENSION_FILE.is_file() and EXTENSION_FILE.name == "index.ts"
-    assert (EXTENSION_DIR / "core.mjs").is_file()
+    assert (EXTENSION_DIR / "core.mjs").is_file() and (EXTENSION_DIR / "delivery.mjs").is_file()
     assert './core.mjs"' in EXTENSION_FILE.read_text()
 
 

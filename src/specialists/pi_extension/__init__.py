@@ -9,6 +9,7 @@ need (inboxes, timers, guards, tools) stays in Python; the extension only adapts
 
     index.ts      the pi wiring (tools, handlers, command, status line, renderer)
     core.mjs      the extension's pure logic, testable with plain node (tests/node/)
+    delivery.mjs  at-least-once event delivery into pi (pure, beside core.mjs)
     sidecar.py    the sidecar's I/O: framing, dispatch, the push loop
     ops.py        what each request does, on the core rooms
     install.py    `specialists install --pi`: pi's settings.json `extensions` entry
