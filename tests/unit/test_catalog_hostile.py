@@ -427,7 +427,7 @@ def test_a_definition_rewritten_while_it_is_read_never_breaks_a_load() -> None:
             cat = load_catalog(project())
             assert cat.get("ok").scope == "project"
             mine = [p for p in cat.problems if p.path == target]
-            assert len(mine) <= 1
+            assert len(mine) <= 1, [p.one_line() for p in mine]
             for problem in mine:
                 assert not problem.problem.startswith("bug:"), problem.one_line()
                 seen.add(problem.problem.split(" (")[0][:40])

@@ -106,8 +106,13 @@ def definition_files(source: SourceDir, problems: list[LoadProblem] | None = Non
     for dirpath, dirnames, filenames in os.walk(source.path, onerror=unreadable):
         here = Path(dirpath)
         depth = len(here.relative_to(source.path).parts)
-        found.extend(here / d for d in dirnames if _matches(d, source.kind))
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and depth < MAX_DEPTH)
+        # A directory named like a definition is one problem when it is read; it is not also
+        # walked into (else a racing rename reports it twice).
+        named = {d for d in dirnames if _matches(d, source.kind)}
+        found.extend(here / d for d in named)
+        dirnames[:] = sorted(
+            d for d in dirnames if not d.startswith(".") and depth < MAX_DEPTH and d not in named
+        )
         found.extend(here / name for name in filenames if _matches(name, source.kind))
     fit = []
     for path in sorted(found):

@@ -36,6 +36,7 @@ COMMANDS = {
     "hook": "hook",
     "install": "install",
     "uninstall": "install",
+    "sidecar": "sidecar",
 }
 
 

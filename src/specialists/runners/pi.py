@@ -166,6 +166,12 @@ class PiRunner:
         env = {**os.environ, **spec.env}
         env.setdefault("PI_SKIP_VERSION_CHECK", "1")
         command = resolve_pi_command(spec.options, env)
+        ext_tools: list[str] = []
+        if spec.options.get("specialists_extension"):  # the wave-2 tools, through our extension
+            from specialists.pi_extension import for_pi_job
+
+            ext_args, ext_env, ext_tools = for_pi_job()
+            command, env = [*command, *ext_args], {**ext_env, **env}
         spec.job_dir.mkdir(parents=True, exist_ok=True)
         session = Path(spec.resume_session) if spec.resume_session else None
         session_file = session or spec.job_dir / SESSION_FILE_NAME
@@ -181,6 +187,9 @@ class PiRunner:
             skill_paths=self._existing_skills(spec),
             extensions=extensions,
         )
+        if ext_tools:  # pi's --tools also gates extension tools
+            at = argv.index("--tools") + 1
+            argv[at] = ",".join([argv[at], *ext_tools])
         self._session_file = str(session_file)
         self._response_format = spec.response_format
         grace = float(spec.options.get("final_grace_s", DEFAULT_FINAL_GRACE_S))

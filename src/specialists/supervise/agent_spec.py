@@ -30,5 +30,11 @@ def launch_spec(record: JobRecord, job_dir: Path, task: str) -> LaunchSpec:
         max_tokens=record.max_tokens,
         fallback_model=record.fallback_model,
         response_format=record.response_format,
+        # Who the agent is, for what runs inside it (the pi extension's owner job-<id>, a
+        # nested `specialists` call finding this project rather than a sandbox worktree).
+        env={
+            "SPECIALISTS_JOB_ID": record.id,
+            "SPECIALISTS_PROJECT_ROOT": str(job_dir.parent.parent.parent),
+        },
         options=record.runner_options,
     )
