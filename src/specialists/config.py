@@ -7,9 +7,11 @@ Two files are merged, project over user:
 
 Top-level keys are merged key by key; `[providers.NAME]` tables are merged field by field, so
 a project can override one price of a provider the user defined. Bad values raise ConfigError
-naming the file, the key and what was expected. Unknown keys are kept in `Config.warnings`
-(reported, not fatal) so an older specialists can read a newer file. The format is documented
-in docs/config.md.
+naming the file, the key, what was expected and what was found. Unknown keys are kept in
+`Config.warnings` (reported, not fatal, with a close known name when there is one) so an older
+specialists can read a newer file. A file that is not a small regular UTF-8 file (a FIFO, a
+device, binary data) is a ConfigError too, never a hang or a traceback. The format is
+documented in docs/config.md.
 """
 
 from __future__ import annotations
@@ -22,20 +24,25 @@ from typing import Any, Literal, cast
 
 from specialists.errors import ConfigError
 from specialists.jobs.paths import state_dir, user_config_dir
+from specialists.reader import Fields, Invalid, check_text, check_tree, value_error_text
+from specialists.reader.textfile import read_text_file
+from specialists.vocab import RUNNER_ALIASES, RUNNER_NAMES
 
 ApiKind = Literal["openai-chat", "openai-responses", "anthropic"]
 API_KINDS: tuple[ApiKind, ...] = ("openai-chat", "openai-responses", "anthropic")
 CONFIG_FILE_NAME = "config.toml"
 
 _TOP_LEVEL_KEYS = ("default_runner", "default_model", "providers")
+# Tables read by other rooms from `raw`: [runners.pi] (supervise/plan.py) and the wave-2
+# tool settings [bash], [jobs], [events], [overflow], [timers] (toolset/settings.py).
+_ROOM_TABLES = ("runners", "bash", "jobs", "events", "overflow", "timers")
 _PRICE_KEYS = (
     "input_price_per_mtok",
     "output_price_per_mtok",
     "cache_read_price_per_mtok",
     "cache_write_price_per_mtok",
 )
-_PROVIDER_KEYS = ("base_url", "api", "api_key_env", "context_window", *_PRICE_KEYS, "models")
-_MODEL_KEYS = ("context_window", *_PRICE_KEYS)
+_PRICE = "a number >= 0 (US dollars per million tokens)"
 
 
 @dataclass(frozen=True)
@@ -101,31 +108,40 @@ def merge_layers(layers: list[tuple[Path, dict[str, Any]]]) -> Config:
     warnings: list[str] = []
     raw: dict[str, Any] = {}
     for path, data in layers:
-        for key, value in data.items():
-            if key not in _TOP_LEVEL_KEYS:
-                warnings.append(f"{path}: unknown key '{key}' ignored")
-                if isinstance(value, dict) and isinstance(raw.get(key), dict):
-                    raw[key] = {**raw[key], **value}
-                else:
-                    raw[key] = value
-        if "default_runner" in data:
-            default_runner = _str(data["default_runner"], path, "default_runner")
-        if "default_model" in data:
-            default_model = _str(data["default_model"], path, "default_model")
-        table = data.get("providers", {})
-        if not isinstance(table, dict):
-            raise _bad(path, "providers", "a table of [providers.NAME] tables", table)
-        for name, fields in table.items():
-            where = f"providers.{name}"
-            if not isinstance(fields, dict):
-                raise _bad(path, where, "a table", fields)
-            checked = _check_provider(fields, path, where, warnings)
-            merged = providers.setdefault(name, {})
-            models = {**merged.get("models", {}), **checked.pop("models", {})}
-            merged.update(checked)
-            if models:
-                merged["models"] = models
-            provider_sources[name] = path
+        layer: list[str] = []
+        try:
+            top = Fields(data, "", layer, what="a table")
+            for key, value in data.items():
+                if key in _ROOM_TABLES:
+                    top.raw(key)  # read by its room, not here: not an unknown key
+                if key not in _TOP_LEVEL_KEYS:
+                    if isinstance(value, dict) and isinstance(raw.get(key), dict):
+                        raw[key] = {**raw[key], **value}
+                    else:
+                        raw[key] = value
+            runner = _runner_name(top, "default_runner")
+            model = _model_name(top, "default_model")
+            default_runner = runner or default_runner
+            default_model = model or default_model
+            table = top.section("providers")
+            for name in table.data if table is not None else ():
+                assert table is not None, "bug: iterated the providers of no table"
+                where = table.field(name)
+                check_text(name, where, form="line", max_chars=128)
+                fields = table.section(name)
+                if fields is None:
+                    raise Invalid.wrong(where, "a table", "nothing (null)")
+                checked = _check_provider(fields)
+                merged = providers.setdefault(name, {})
+                models = {**merged.get("models", {}), **checked.pop("models", {})}
+                merged.update(checked)
+                if models:
+                    merged["models"] = models
+                provider_sources[name] = path
+            top.finish()
+        except Invalid as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+        warnings.extend(f"{path}: {w}" for w in layer)
     return Config(
         default_runner=default_runner,
         default_model=default_model,
@@ -141,86 +157,78 @@ def merge_layers(layers: list[tuple[Path, dict[str, Any]]]) -> Config:
 
 def _read_toml(path: Path) -> dict[str, Any] | None:
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        text = read_text_file(path)
     except FileNotFoundError:
         return None
+    except Invalid as exc:
+        raise ConfigError(f"{path}: {exc.problem}") from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        raise ConfigError(f"{path}: not valid TOML: {value_error_text(exc)}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
+    try:
+        check_tree(data, "the TOML document")
+    except Invalid as exc:
+        raise ConfigError(f"{path}: {exc.problem}") from None
+    return data
 
 
-def _check_provider(
-    fields: dict[str, Any], path: Path, where: str, warnings: list[str]
-) -> dict[str, Any]:
+def _runner_name(top: Fields, key: str) -> str | None:
+    value = top.text(key, form="line", max_chars=64, non_empty=True)
+    if value is None:
+        return None
+    name = RUNNER_ALIASES.get(value.strip().lower(), value.strip().lower())
+    if name not in RUNNER_NAMES:
+        raise Invalid.wrong(top.field(key), "one of " + ", ".join(RUNNER_NAMES), repr(value))
+    return name
+
+
+def _model_name(fields: Fields, key: str) -> str | None:
+    from specialists.catalog.schema import check_model_name
+
+    value = fields.raw(key)
+    return None if value is None else check_model_name(value, fields.field(key))
+
+
+def _check_provider(fields: Fields) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for key, value in fields.items():
-        key_where = f"{where}.{key}"
-        if key not in _PROVIDER_KEYS:
-            warnings.append(f"{path}: unknown key '{key_where}' ignored")
-        elif key == "base_url":
-            url = _str(value, path, key_where)
-            if not url.startswith(("http://", "https://")):
-                raise _bad(path, key_where, "an http:// or https:// URL", value)
-            out[key] = url.rstrip("/")
-        elif key == "api":
-            if value not in API_KINDS:
-                raise _bad(path, key_where, "one of " + ", ".join(API_KINDS), value)
-            out[key] = cast(ApiKind, value)
-        elif key == "api_key_env":
-            out[key] = _str(value, path, key_where)
-        elif key == "context_window":
-            out[key] = _positive_int(value, path, key_where)
-        elif key in _PRICE_KEYS:
-            out[key] = _price(value, path, key_where)
-        else:  # models
-            out[key] = _check_models(value, path, key_where, warnings)
+    url = fields.text("base_url", form="line", max_chars=2048, non_empty=True)
+    if url is not None:
+        if not url.strip().startswith(("http://", "https://")):
+            raise Invalid.wrong(fields.field("base_url"), "an http:// or https:// URL", repr(url))
+        out["base_url"] = url.strip().rstrip("/")
+    api = fields.choice("api", API_KINDS)
+    if api is not None:
+        out["api"] = cast(ApiKind, api)
+    key_env = fields.text("api_key_env", form="line", max_chars=256, non_empty=True)
+    if key_env is not None:
+        out["api_key_env"] = key_env.strip()
+    out.update(_model_facts(fields))
+    models = fields.section("models")
+    if models is not None:
+        out["models"] = {}
+        for model_id in models.data:
+            where = f'{fields.field("models")}."{model_id}"'
+            check_text(model_id, where, form="line", max_chars=256)
+            entry = Fields(models.raw(model_id), where, fields.warnings, what="a table")
+            out["models"][model_id] = ModelConfig(**_model_facts(entry))
+            entry.finish()
+    fields.finish()
     return out
 
 
-def _check_models(
-    value: Any, path: Path, where: str, warnings: list[str]
-) -> dict[str, ModelConfig]:
-    if not isinstance(value, dict):
-        raise _bad(path, where, 'a table of model tables, e.g. [providers.x.models."id"]', value)
-    out: dict[str, ModelConfig] = {}
-    for model_id, fields in value.items():
-        model_where = f'{where}."{model_id}"'
-        if not isinstance(fields, dict):
-            raise _bad(path, model_where, "a table", fields)
-        checked: dict[str, Any] = {}
-        for key, item in fields.items():
-            if key not in _MODEL_KEYS:
-                warnings.append(f"{path}: unknown key '{model_where}.{key}' ignored")
-            elif key == "context_window":
-                checked[key] = _positive_int(item, path, f"{model_where}.{key}")
-            else:
-                checked[key] = _price(item, path, f"{model_where}.{key}")
-        out[str(model_id)] = ModelConfig(**checked)
+def _model_facts(fields: Fields) -> dict[str, Any]:
+    """context_window and the prices: what a provider and each of its models may set."""
+    out: dict[str, Any] = {}
+    window = fields.integer("context_window", low=1, what="a positive integer")
+    if window is not None:
+        out["context_window"] = window
+    for key in _PRICE_KEYS:
+        price = fields.number(key, low=0, what=_PRICE)
+        if price is not None:
+            out[key] = price
     return out
-
-
-def _str(value: Any, path: Path, key: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise _bad(path, key, "a non-empty string", value)
-    return value.strip()
-
-
-def _positive_int(value: Any, path: Path, key: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise _bad(path, key, "a positive integer", value)
-    return value
-
-
-def _price(value: Any, path: Path, key: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise _bad(path, key, "a number >= 0 (US dollars per million tokens)", value)
-    return float(value)
-
-
-def _bad(path: Path, key: str, expected: str, value: Any) -> ConfigError:
-    shown = repr(value)
-    if len(shown) > 60:
-        shown = shown[:57] + "..."
-    return ConfigError(f"{path}: {key}: expected {expected}, got {shown}")

@@ -12,6 +12,7 @@ DEFAULT_PERMISSION = "MEDIUM"
 
 # Runner names, in the order help texts list them. The classes live in runners/registry.py.
 RUNNER_NAMES = ("pi", "claude", "codex", "command", "native")
+RUNNER_ALIASES = {"external-cli": "command", "external_cli": "command"}  # other tools' names
 DEFAULT_RUNNER = "pi"
 
 # Reasoning effort, as pi names it; other runners map or ignore it.
@@ -19,3 +20,15 @@ THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 # Specialist definition files (Markdown agent files are recognised by their directory).
 SPEC_SUFFIXES = (".specialist.yaml", ".specialist.yml", ".specialist.json")
+
+
+def split_model(model: str) -> tuple[str | None, str]:
+    """ "provider/model" -> (provider, model) at the first "/"; a bare name -> (None, name).
+
+    The one reading of a model name: pi takes the two parts as --provider and --model, the
+    native runtime requires a provider, Claude Code and Codex take the name as written.
+    """
+    provider, sep, name = model.partition("/")
+    if sep and provider and name:
+        return provider, name
+    return None, model

@@ -1,4 +1,6 @@
-"""Whatever is in a definition file, load_catalog reports it; it never raises."""
+"""Whatever is in a definition file, load_catalog reports it; it never raises. Whatever
+reaches the typed reader (definitions, config.toml, MCP arguments), it answers with a value
+that fits or one `Invalid` line, never another exception."""
 
 from __future__ import annotations
 
@@ -12,6 +14,13 @@ from hypothesis import strategies as st
 
 from specialists.catalog import load_catalog
 from specialists.catalog.discovery import SourceDir
+from specialists.config import merge_layers
+from specialists.errors import ConfigError, UserError
+from specialists.mcp.args import check_arguments
+from specialists.mcp.table import TOOLS
+from specialists.reader import Fields, Invalid, check_tree, plain_data, text_value
+
+ARG_NAMES = sorted({name for tool in TOOLS for name in tool.input_schema.get("properties", {})})
 
 KEYS = [
     "specialist", "metadata", "name", "execution", "prompt", "skills", "paths", "scripts",
@@ -61,3 +70,101 @@ def test_random_structures_never_raise(document: object) -> None:
     load_one("x.specialist.yaml", text)
     load_one("x.specialist.json", json.dumps(document).encode())
     load_one("x.md", b"---\n" + text + b"---\nbody")
+
+
+# --- the typed reader, config.toml and MCP arguments ----------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=20,
+)
+forms = st.sampled_from(["line", "arg", "prose"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60), forms, st.none() | st.integers(0, 80))
+def test_text_value_returns_the_text_only_when_it_fits(text: str, form: str, limit: int | None):
+    """Accepted text is exactly what came in, holds no NUL, encodes as UTF-8, fits the
+    limit, and in one-line form holds no control character; refused text is one line."""
+    try:
+        out = text_value(text, "f", form=form, max_chars=limit)  # type: ignore[arg-type]
+    except Invalid as exc:
+        assert "\n" not in str(exc) and str(exc).startswith("f: ")
+        return
+    assert out == text and "\x00" not in out
+    out.encode("utf-8")
+    assert limit is None or len(out) <= limit
+    if form == "line":
+        assert not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values, st.lists(st.sampled_from(KEYS), max_size=6))
+def test_fields_raise_only_invalid(data: object, keys: list[str]) -> None:
+    try:
+        fields = Fields(data, "top")
+        for key in keys:
+            for read in (
+                fields.text,
+                fields.flag,
+                fields.integer,
+                fields.number,
+                fields.text_list,
+                fields.section,
+            ):
+                try:
+                    read(key)
+                except Invalid as exc:
+                    assert "\n" not in str(exc)
+        fields.finish()
+        check_tree(data)
+        plain_data(data, "top")
+    except Invalid as exc:
+        assert "\n" not in str(exc)
+
+
+config_values = st.recursive(
+    st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["default_runner", "default_model", "providers", "x", "models", "api"])
+            | st.sampled_from(["base_url", "context_window", "input_price_per_mtok", "lab"]),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["default_runner", "default_model", "providers", "z"]), config_values
+    )
+)
+def test_config_layers_raise_only_config_error(data: dict[str, object]) -> None:
+    try:
+        config = merge_layers([(Path("/c.toml"), data)])
+    except ConfigError as exc:
+        assert "\n" not in exc.one_line() and exc.message.startswith("/c.toml: ")
+        return
+    for provider in config.providers.values():
+        for price in (provider.input_price_per_mtok, provider.output_price_per_mtok):
+            assert price is None or (price >= 0 and price == price and price != float("inf"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(TOOLS), st.dictionaries(st.sampled_from(ARG_NAMES), json_values, max_size=5))
+def test_mcp_arguments_raise_only_one_line_user_errors(tool: object, arguments: dict) -> None:
+    try:
+        checked = check_arguments(tool.name, tool.input_schema, arguments)  # type: ignore[attr-defined]
+    except UserError as exc:
+        line = exc.one_line()
+        assert "\n" not in line and not line.startswith(f"{tool.name}: bug")  # type: ignore[attr-defined]
+        return
+    for value in checked.values():
+        if isinstance(value, str):
+            assert "\x00" not in value

@@ -87,7 +87,7 @@ def test_unknown_frontmatter_key_and_empty_body_warn(tmp_path: Path) -> None:
     spec = load_specialist_file(agent(tmp_path, "---\nname: r\nmodle: x\n---\n\n"), "project")
     assert sorted(spec.warnings) == [
         "body is empty: the agent gets no system prompt",
-        "modle: unknown key, ignored",
+        "modle: unknown key, ignored (did you mean 'model'?)",
     ]
 
 

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from specialists.catalog import load_specialist_file
-from specialists.catalog.model import ScriptSpec
-from specialists.catalog.schema import specialist_to_dict
+from specialists.catalog.model import ScriptSpec, specialist_to_dict
 from specialists.errors import ConfigError
 
 FULL = """\
@@ -144,8 +143,8 @@ def test_json_definition(tmp_path: Path) -> None:
 def test_unknown_keys_are_warnings(tmp_path: Path) -> None:
     spec = load(tmp_path, "metadata: {name: x}\nexection: {model: m}\nprompt: {sytem: hi}\n")
     assert sorted(spec.warnings) == [
-        "exection: unknown key, ignored",
-        "prompt.sytem: unknown key, ignored",
+        "exection: unknown key, ignored (did you mean 'execution'?)",
+        "prompt.sytem: unknown key, ignored (did you mean 'system'?)",
     ]
 
 
@@ -266,10 +265,16 @@ def test_not_utf8_and_wrong_suffix(tmp_path: Path) -> None:
         load_specialist_file(tmp_path / "gone.specialist.yaml")
 
 
+def test_an_alias_cycle_is_refused_as_too_deep(tmp_path: Path) -> None:
+    line = error_of(
+        tmp_path, "metadata: {name: x}\nexecution:\n  runner: &r {type: pi, self: *r}\n"
+    )
+    assert "nested too deeply" in line
+
+
 @pytest.mark.parametrize(
     "runner",
     [
-        "&r {type: pi, self: *r}",
         "{type: pi, when: 2024-01-01}",
         "{type: pi, 5: x}",
     ],

@@ -45,8 +45,8 @@ def refused(ctx: ToolContext, name: str, **arguments: Any) -> str:
     ("arguments", "message"),
     [
         ({"prompt": "   "}, "the prompt is empty"),
-        ({"prompt": "a\ud800b"}, "not valid UTF-8"),
-        ({"prompt": "x", "cwd": "a\x00b"}, "invalid working directory"),
+        ({"prompt": "a\ud800b"}, "argument 'prompt' is not valid Unicode text"),
+        ({"prompt": "x", "cwd": "a\x00b"}, "argument 'cwd' contains a NUL character"),
         ({"prompt": "x", "cwd": "~no-such-user-here/x"}, "invalid cwd"),
         ({"prompt": "x", "cwd": "/etc/passwd"}, "is not a directory"),
     ],

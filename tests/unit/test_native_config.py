@@ -51,15 +51,25 @@ def test_project_wins_over_user(dirs: tuple[Path, Path]) -> None:
 @pytest.mark.parametrize(
     ("body", "needle"),
     [
-        ("default_model = 3", "default_model: expected a non-empty string, got 3"),
+        ("default_model = 3", "default_model: expected text, got a number (3)"),
+        ('default_model = "a\\u0000b"', "default_model: contains a NUL character"),
+        ('default_model = "two words"', "default_model: expected one word"),
+        ('default_runner = "docker"', "default_runner: expected one of pi, claude"),
+        ("[providers.x]\ncontext_window = 1e999", "context_window: expected a positive integer"),
+        ("[providers.x]\ninput_price_per_mtok = inf", "expected a number >= 0 (US dollars"),
+        ("x = " + "9" * 5000, "a number with too many digits"),
+        ("x = " + "[" * 5000 + "]" * 5000, "nested too deeply"),
         ('[providers.x]\napi = "grpc"', "providers.x.api: expected one of openai-chat"),
         ('[providers.x]\nbase_url = "ftp://h"', "providers.x.base_url: expected an http"),
-        ("[providers.x]\ncontext_window = -1", "providers.x.context_window: expected a positive"),
+        (
+            "[providers.x]\ncontext_window = -1",
+            "providers.x.context_window: expected at least 1, got -1",
+        ),
         (
             '[providers.x]\ninput_price_per_mtok = "cheap"',
             "input_price_per_mtok: expected a number",
         ),
-        ("providers = 3", "providers: expected a table"),
+        ("providers = 3", "providers: expected a table, got a number (3)"),
         ("default_model = [", "not valid TOML"),
     ],
 )
@@ -78,6 +88,6 @@ def test_unknown_keys_warn_and_are_kept(tmp_path: Path) -> None:
     config = merge_layers(
         [(tmp_path / "c.toml", {"hooks": {"x": 1}, "providers": {"p": {"colour": "red"}}})]
     )
-    assert any("unknown key 'hooks'" in w for w in config.warnings)
-    assert any("providers.p.colour" in w for w in config.warnings)
+    assert f"{tmp_path / 'c.toml'}: hooks: unknown key, ignored" in config.warnings
+    assert any("providers.p.colour: unknown key" in w for w in config.warnings)
     assert config.raw["hooks"] == {"x": 1}

@@ -4,26 +4,55 @@
     cat = load_catalog(project_root)       # never raises for a bad file
     cat.get("reviewer"); cat.all(); cat.problems; cat.shadowed
 
-Nothing here imports YAML until a YAML file is read.
+Nothing here imports YAML until a YAML file is read. The names below are loaded on first
+use, so importing one submodule (a runner needs only `catalog.skills`) stays cheap.
 """
 
 from __future__ import annotations
 
-from specialists.catalog.discovery import (
-    Catalog,
-    SourceDir,
-    load_catalog,
-    load_specialist_file,
-    source_dirs,
-)
-from specialists.catalog.model import LoadProblem, Scope, ScriptSpec, Specialist
-from specialists.catalog.schema import PERMISSIONS, RUNNERS, specialist_to_dict
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from specialists.catalog.discovery import (
+        Catalog,
+        SourceDir,
+        load_catalog,
+        load_specialist_file,
+        source_dirs,
+    )
+    from specialists.catalog.model import (
+        LoadProblem,
+        MissingSkill,
+        Scope,
+        ScriptSpec,
+        Specialist,
+        specialist_to_dict,
+    )
+    from specialists.catalog.schema import PERMISSIONS, RUNNERS
+
+_HOMES = {
+    "Catalog": "discovery",
+    "SourceDir": "discovery",
+    "load_catalog": "discovery",
+    "load_specialist_file": "discovery",
+    "source_dirs": "discovery",
+    "LoadProblem": "model",
+    "MissingSkill": "model",
+    "Scope": "model",
+    "ScriptSpec": "model",
+    "Specialist": "model",
+    "specialist_to_dict": "model",
+    "PERMISSIONS": "schema",
+    "RUNNERS": "schema",
+}
 
 __all__ = [
     "PERMISSIONS",
     "RUNNERS",
     "Catalog",
     "LoadProblem",
+    "MissingSkill",
     "Scope",
     "ScriptSpec",
     "SourceDir",
@@ -33,3 +62,10 @@ __all__ = [
     "source_dirs",
     "specialist_to_dict",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'specialists.catalog' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"specialists.catalog.{home}"), name)

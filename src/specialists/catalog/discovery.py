@@ -1,23 +1,27 @@
 """Where definitions live (project, user, builtin scopes) and how one catalog is built.
 
 Precedence is project > user > builtin, by specialist name. Two files in the same scope
-that define one name are a problem for the second file, never a silent pick.
-See docs/specialists.md for the directory list.
+that define one name are a problem for the second file, never a silent pick. Whatever sits
+in a definition directory (a FIFO, a socket, a device, a directory named like a definition,
+a symlink loop, a file that vanishes or changes while it is read) becomes one `LoadProblem`
+and every other file still loads. See docs/specialists.md for the directory list.
 """
 
 from __future__ import annotations
 
-import difflib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from specialists.catalog.files import definition_stem, parse_definition, read_definition
 from specialists.catalog.markdown import load_markdown_file
 from specialists.catalog.model import LoadProblem, Scope, Specialist
-from specialists.catalog.schema import SPEC_SUFFIXES, Invalid, definition_stem, load_definition_file
+from specialists.catalog.schema import specialist_from_data
 from specialists.errors import ConfigError, NotFound
+from specialists.reader import Invalid
+from specialists.vocab import SPEC_SUFFIXES
 
 Kind = Literal["specialist", "agent"]  # *.specialist.{yaml,yml,json} | *.md agent files
 SCOPE_ORDER: tuple[Scope, ...] = ("project", "user", "builtin")
@@ -81,17 +85,45 @@ def _matches(name: str, kind: Kind) -> bool:
     return name.endswith(SPEC_SUFFIXES) and not name.startswith(".")
 
 
-def definition_files(source: SourceDir) -> Iterator[Path]:
-    """Definition files under one directory, sorted, hidden entries and deep trees skipped."""
+def definition_files(source: SourceDir, problems: list[LoadProblem] | None = None) -> list[Path]:
+    """Definition files under one directory, sorted; hidden entries and deep trees skipped.
+
+    Entries are returned by name, whatever their type: a FIFO or a directory named like a
+    definition is refused when it is read, as one problem. A subdirectory that cannot be
+    listed, and a name holding control characters, are added to `problems` instead.
+    """
     if not source.path.is_dir():
-        return
-    for dirpath, dirnames, filenames in os.walk(source.path, followlinks=False):
+        return []
+    found: list[Path] = []
+
+    def unreadable(exc: OSError) -> None:
+        if problems is not None and exc.filename:
+            problems.append(
+                LoadProblem(Path(exc.filename), None, f"cannot list: {exc.strerror or exc}")
+            )
+
+    # followlinks=False: a symlinked directory (maybe a loop back up) is not walked into.
+    for dirpath, dirnames, filenames in os.walk(source.path, onerror=unreadable):
         here = Path(dirpath)
         depth = len(here.relative_to(source.path).parts)
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and depth < MAX_DEPTH)
-        for name in sorted(filenames):
-            if _matches(name, source.kind):
-                yield here / name
+        # A directory named like a definition is one problem when it is read; it is not also
+        # walked into (else a racing rename reports it twice).
+        named = {d for d in dirnames if _matches(d, source.kind)}
+        found.extend(here / d for d in named)
+        dirnames[:] = sorted(
+            d for d in dirnames if not d.startswith(".") and depth < MAX_DEPTH and d not in named
+        )
+        found.extend(here / name for name in filenames if _matches(name, source.kind))
+    fit = []
+    for path in sorted(found):
+        # A name with an escape sequence would reach every terminal that prints its source.
+        if str(path.relative_to(source.path)).isprintable():
+            fit.append(path)
+        elif problems is not None:
+            problems.append(
+                LoadProblem(path, None, "the name holds control characters; rename the file")
+            )
+    return fit
 
 
 def load_specialist_file(
@@ -101,7 +133,7 @@ def load_specialist_file(
     try:
         return _load(path, scope, project_root)
     except Invalid as exc:
-        raise ConfigError(LoadProblem(path, exc.field, exc.problem).one_line()) from exc
+        raise ConfigError(LoadProblem(path, exc.field, exc.problem).one_line()) from None
 
 
 def _load(path: Path, scope: Scope, project_root: Path | None) -> Specialist:
@@ -109,16 +141,18 @@ def _load(path: Path, scope: Scope, project_root: Path | None) -> Specialist:
         return load_markdown_file(path, scope, project_root)
     if not path.name.endswith(SPEC_SUFFIXES):
         raise Invalid(None, f"expected a file named *{', *'.join(SPEC_SUFFIXES)} or *.md")
-    return load_definition_file(path, scope, project_root)
+    data = parse_definition(path, read_definition(path))
+    return specialist_from_data(data, source=path, scope=scope, project_root=project_root)
 
 
 def _load_or_problem(path: Path, scope: Scope, project_root: Path) -> Specialist | LoadProblem:
     try:
         return _load(path, scope, project_root)
     except Invalid as exc:
-        return LoadProblem(path, exc.field, exc.problem)
+        return LoadProblem(path, exc.field, exc.problem, scope=scope)
     except Exception as exc:  # noqa: BLE001 - one odd file must not hide the others; reported
-        return LoadProblem(path, None, f"bug: loader failed: {type(exc).__name__}: {exc}")
+        problem = f"bug: loader failed: {type(exc).__name__}: {exc}"
+        return LoadProblem(path, None, problem, scope=scope)
 
 
 @dataclass
@@ -139,20 +173,35 @@ class Catalog:
         return name in self.by_name
 
     def get(self, name: str) -> Specialist:
+        """The winning definition of `name`. A file in a higher scope that looks like it
+        defines `name` (by its file name) but failed to load stops the lookup: running the
+        builtin in place of a broken project override could grant more than the override
+        meant to (a READ_ONLY reviewer becoming the MEDIUM builtin)."""
         spec = self.by_name.get(name)
-        if spec is not None:
-            return spec
-        raise NotFound(f"unknown specialist {name!r}", hint=self._hint(name))
+        if spec is None:
+            raise NotFound(f"unknown specialist {name!r}", hint=self._hint(name))
+        rank = SCOPE_ORDER.index(spec.scope)
+        for problem in self._failed_files(name):
+            if problem.scope is not None and SCOPE_ORDER.index(problem.scope) < rank:
+                raise ConfigError(
+                    f"the {problem.scope} definition of {name!r} failed to load;"
+                    f" not falling back to the {spec.scope} one",
+                    hint=problem.one_line(),
+                )
+        return spec
+
+    def _failed_files(self, name: str) -> list[LoadProblem]:
+        return [p for p in self.problems if p.path.stem == name or definition_stem(p.path) == name]
 
     def shadowed_by(self, name: str) -> list[Specialist]:
         return [loser for winner, loser in self.shadowed if winner.name == name]
 
     def _hint(self, name: str) -> str:
-        failed = [
-            p for p in self.problems if p.path.stem == name or definition_stem(p.path) == name
-        ]
+        failed = self._failed_files(name)
         if failed:
             return f"a file for it failed to load: {failed[0].one_line()}"
+        import difflib  # only for an unknown name
+
         close = difflib.get_close_matches(name, self.names(), n=3, cutoff=0.6)
         if close:
             return f"did you mean: {', '.join(close)}?"
@@ -164,7 +213,7 @@ def load_catalog(project_root: Path, *, dirs: Sequence[SourceDir] | None = None)
     catalog = Catalog()
     by_scope: dict[Scope, dict[str, Specialist]] = {s: {} for s in SCOPE_ORDER}
     for source in source_dirs(project_root) if dirs is None else dirs:
-        for path in definition_files(source):
+        for path in definition_files(source, catalog.problems):
             loaded = _load_or_problem(path, source.scope, project_root)
             if isinstance(loaded, LoadProblem):
                 catalog.problems.append(loaded)

@@ -11,20 +11,20 @@ import re
 from pathlib import Path
 from typing import Any
 
+from specialists.catalog.files import may_alias, parse_yaml, read_definition
 from specialists.catalog.model import Scope, Specialist
 from specialists.catalog.schema import (
+    MAX_LINE,
     PERMISSIONS,
-    THINKING_LEVELS,
-    Invalid,
-    Section,
+    check_model_name,
     check_name,
-    describe,
+    duration_ms,
     parse_runner,
-    parse_yaml,
     positive_int,
-    read_text,
-    resolve_skill_paths,
 )
+from specialists.catalog.skills import resolve_skill_paths
+from specialists.reader import Fields, Invalid, check_text, check_tree, choice_value, describe
+from specialists.vocab import THINKING_LEVELS
 
 # Tool names as Claude Code and pi spell them, lower-cased.
 WRITE_TOOLS = frozenset({"edit", "write", "multiedit", "notebookedit", "apply_patch"})
@@ -91,13 +91,15 @@ def parse_frontmatter(block: str, warnings: list[str]) -> dict[str, Any]:
     """YAML first; hand-written agent files often break YAML (an unquoted ': ' inside a
     description), so fall back to plain `key: value` lines and say so in a warning."""
     try:
-        data = parse_yaml(block, what="frontmatter YAML", first_line=2)
+        data = parse_yaml(block, what="frontmatter YAML", first_line=2, bounded=False)
     except Invalid as exc:
         loose = _loose_key_values(block)
         if loose is None:
             raise
         warnings.append(f"{exc.problem}; read as plain 'key: value' lines")
         return loose
+    if may_alias(block):  # valid YAML that is too large is refused, not read loosely
+        check_tree(data, "the frontmatter")
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -121,14 +123,15 @@ def _loose_key_values(block: str) -> dict[str, Any] | None:
 
 
 def _loose_scalar(value: str) -> object:
-    if value.isdigit():
+    if value.isascii() and value.isdigit() and len(value) <= 18:  # "²" is a digit too
         return int(value)
     if value.lower() in ("true", "false"):
         return value.lower() == "true"
     return value
 
 
-def tool_list(value: object, field: str) -> tuple[str, ...]:
+def name_list(value: object, field: str, what: str = "tool names") -> tuple[str, ...]:
+    """Names (tools, models, paths) written comma-separated or as a list; each one line."""
     if value is None:
         return ()
     if isinstance(value, str):
@@ -136,9 +139,9 @@ def tool_list(value: object, field: str) -> tuple[str, ...]:
     elif isinstance(value, list) and all(isinstance(t, str) for t in value):
         items = [t.strip() for t in value]
     else:
-        raise Invalid(
-            field, f"expected tool names (comma-separated or a list), got {describe(value)}"
-        )
+        raise Invalid.wrong(field, f"{what}, comma-separated or a list", describe(value))
+    for i, item in enumerate(items):
+        check_text(item, f"{field}[{i}]", form="line", max_chars=MAX_LINE)
     return tuple(t for t in items if t)
 
 
@@ -172,53 +175,50 @@ def specialist_from_markdown(
 ) -> Specialist:
     warnings: list[str] = []
     block, body, _ = split_frontmatter(text)
-    front = Section(parse_frontmatter(block, warnings), "", warnings, ignored=_IGNORED_KEYS)
+    front = Fields(parse_frontmatter(block, warnings), "", warnings, ignored=_IGNORED_KEYS)
 
     name_value = front.raw("name")
     name = check_name(source.stem if name_value is None else name_value, "name")
-    description = front.text("description")
+    description = front.text("description") or ""
 
     tools_raw = front.raw("tools")
-    tools = tool_list(tools_raw, "tools")
-    disallowed = tool_list(front.raw("disallowedTools"), "disallowedTools")
-    explicit = front.raw("permission") or front.raw("permission_required")
+    tools = name_list(tools_raw, "tools")
+    disallowed = name_list(front.raw("disallowedTools"), "disallowedTools")
+    explicit_key = "permission" if front.has("permission") else "permission_required"
+    front.raw("permission")
+    explicit = front.choice(explicit_key, PERMISSIONS, upper=True)
     if explicit is not None:
-        if not isinstance(explicit, str) or explicit.upper() not in PERMISSIONS:
-            raise Invalid(
-                "permission", f"expected one of {', '.join(PERMISSIONS)}; got {describe(explicit)}"
-            )
-        permission = explicit.upper()
+        permission = explicit
     else:
         permission = permission_for_tools(tools if tools_raw is not None else None, disallowed)
 
-    model = front.opt_str("model")
-    if model is not None and model.strip().lower() in ("", "inherit", "default"):
-        model = None
-    fallbacks = tool_list(front.raw("fallbackModels"), "fallbackModels")
+    model_value = front.raw("model")
+    if isinstance(model_value, str) and model_value.strip().lower() in ("", "inherit", "default"):
+        model_value = None
+    model = None if model_value is None else check_model_name(model_value, "model")
+    fallbacks = name_list(front.raw("fallbackModels"), "fallbackModels", "model names")
+    fallback = check_model_name(fallbacks[0], "fallbackModels[0]") if fallbacks else None
 
     thinking = front.raw("thinking")
-    thinking_level = None
-    if thinking is not None:
-        if not isinstance(thinking, str) or thinking.lower() not in THINKING_LEVELS:
-            raise Invalid(
-                "thinking",
-                f"expected one of {', '.join(THINKING_LEVELS)}; got {describe(thinking)}",
-            )
-        thinking_level = thinking.lower()
+    thinking_level = (
+        None if thinking is None else choice_value(thinking, "thinking", THINKING_LEVELS)
+    )
 
-    max_turns = front.positive_int("maxTurns")
+    max_turns = positive_int(front.raw("maxTurns"), "maxTurns")
     budget = front.raw("turnBudget")
     if max_turns is None and isinstance(budget, dict):
         max_turns = positive_int(budget.get("maxTurns"), "turnBudget.maxTurns")
-    timeout_ms = front.positive_int("timeoutMs") or front.positive_int("maxRuntimeMs")
+    timeout_ms = duration_ms(front, "timeoutMs") or duration_ms(front, "maxRuntimeMs")
     runner, runner_options = parse_runner(front.raw("runner"), "runner")
 
-    skill_paths = resolve_skill_paths(
-        tool_list(front.raw("skillPath"), "skillPath"), source.parent, "skillPath", warnings
+    skill_paths, missing_skills = resolve_skill_paths(
+        name_list(front.raw("skillPath"), "skillPath", "paths"), source.parent, "skillPath"
     )
+    warnings.extend(m.one_line() for m in missing_skills)
     front.finish()
 
     system_prompt = body.strip()
+    check_text(system_prompt, "body")
     if not system_prompt:
         warnings.append("body is empty: the agent gets no system prompt")
 
@@ -226,7 +226,7 @@ def specialist_from_markdown(
         name=name,
         description=description.strip(),
         model=model,
-        fallback_model=fallbacks[0] if fallbacks else None,
+        fallback_model=fallback,
         timeout_ms=timeout_ms,
         permission=permission,
         thinking_level=thinking_level,
@@ -235,6 +235,7 @@ def specialist_from_markdown(
         max_turns=max_turns,
         system_prompt=system_prompt,
         skill_paths=skill_paths,
+        missing_skills=missing_skills,
         tools=tools,
         source=source,
         scope=scope,
@@ -245,5 +246,5 @@ def specialist_from_markdown(
 def load_markdown_file(path: Path, scope: Scope, project_root: Path | None = None) -> Specialist:
     """Read and validate one Markdown agent file. Raises `Invalid`."""
     return specialist_from_markdown(
-        read_text(path), source=path, scope=scope, project_root=project_root
+        read_definition(path), source=path, scope=scope, project_root=project_root
     )

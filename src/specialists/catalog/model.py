@@ -7,11 +7,17 @@ the package reads definition files directly.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 Scope = Literal["project", "user", "builtin"]
+
+
+def shown_path(path: Path) -> str:
+    """A path as it may be printed: quoted when its name holds control characters."""
+    text = str(path)
+    return text if text.isprintable() else repr(text)
 
 
 @dataclass(frozen=True)
@@ -19,6 +25,19 @@ class ScriptSpec:
     path: str  # command line or script path, run with the job's cwd
     phase: Literal["pre", "post"] = "pre"
     inject_output: bool = False
+
+
+@dataclass(frozen=True)
+class MissingSkill:
+    """A skill path that does not exist: a warning, never fatal (seed 000 section 4.1)."""
+
+    field: str  # where it was written, e.g. "skills.paths[1]"
+    written: str  # as written in the file
+    path: Path  # where it was looked for
+    reason: str = "not found"
+
+    def one_line(self) -> str:
+        return f"{self.field}: {self.written} {self.reason} (looked at {shown_path(self.path)})"
 
 
 @dataclass(frozen=True)
@@ -53,7 +72,10 @@ class Specialist:
     skill_inherit: str | None = None
     variables: Mapping[str, str] = field(default_factory=dict)
     # skills
-    skill_paths: tuple[Path, ...] = ()  # resolved; missing ones listed in `warnings`
+    skill_paths: tuple[Path, ...] = ()  # resolved, in order, missing ones included
+    # the skill paths that did not exist at load time; each is also one line of `warnings`
+    # (for people), kept here as data so the supervisor can record a notice event for each
+    missing_skills: tuple[MissingSkill, ...] = ()
     scripts: tuple[ScriptSpec, ...] = ()
     # beads
     beads_integration: Literal["auto", "always", "never"] = "auto"
@@ -78,7 +100,28 @@ class LoadProblem:
     path: Path
     field: str | None
     problem: str
+    scope: Scope | None = None  # where the file was found (None: a single file was loaded)
 
     def one_line(self) -> str:
-        where = f"{self.path}: {self.field}" if self.field else str(self.path)
-        return f"{where}: {self.problem}"
+        where = shown_path(self.path)
+        return (
+            f"{where}: {self.field}: {self.problem}" if self.field else f"{where}: {self.problem}"
+        )
+
+
+def specialist_to_dict(spec: Specialist) -> dict[str, Any]:
+    """A JSON-ready view of a resolved definition (paths as text, tuples as lists)."""
+    out = asdict(spec)
+    out["skill_paths"] = [str(p) for p in spec.skill_paths]
+    out["missing_skills"] = [
+        {"field": m.field, "written": m.written, "path": str(m.path), "reason": m.reason}
+        for m in spec.missing_skills
+    ]
+    out["source"] = str(spec.source) if spec.source else None
+    out["tags"] = list(spec.tags)
+    out["tools"] = list(spec.tools)
+    out["warnings"] = list(spec.warnings)
+    out["runner_options"] = dict(spec.runner_options)  # plain data: checked when loaded
+    out["variables"] = dict(spec.variables)
+    out["scripts"] = [asdict(s) for s in spec.scripts]
+    return out

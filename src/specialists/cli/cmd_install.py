@@ -23,6 +23,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         p.add_argument(
             "--dry-run", action="store_true", help="say what would change, change nothing"
         )
+        p.add_argument(
+            "--pi",
+            action="store_true",
+            help="the pi extension (pi's settings.json), not Claude Code",
+        )
         p.set_defaults(run=run, install_action=name)
 
 
@@ -30,6 +35,8 @@ def run(args: argparse.Namespace) -> int:
     from specialists import install
     from specialists.jobs.paths import find_project_root
 
+    if args.pi:
+        return _run_pi(args)
     if args.user:
         targets = install.user_targets()
         lines: list[str] = []
@@ -48,5 +55,21 @@ def run(args: argparse.Namespace) -> int:
         if not args.user:
             lines.append("kept .specialists/ (job data) and its .gitignore entry")
     for line in lines:
+        print(line)
+    return 0
+
+
+def _run_pi(args: argparse.Namespace) -> int:
+    from specialists.jobs.paths import find_project_root
+    from specialists.pi_extension import install as pi_install
+
+    if args.user:
+        path, show = pi_install.user_settings(), str(pi_install.user_settings())
+    else:
+        root = find_project_root()
+        path = pi_install.project_settings(root)
+        show = str(path.relative_to(root))
+    act = pi_install.install_pi if args.install_action == "install" else pi_install.uninstall_pi
+    for line in act(path, show=show, dry_run=args.dry_run):
         print(line)
     return 0

@@ -29,11 +29,14 @@ COMMANDS = {
     "follow-up": "steer",
     "resume": "resume",
     "gc": "gc",
+    "top": "top",
+    "web": "web",
     "doctor": "doctor",
     "mcp": "mcp",
     "hook": "hook",
     "install": "install",
     "uninstall": "install",
+    "sidecar": "sidecar",
 }
 
 

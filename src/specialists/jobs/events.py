@@ -1,10 +1,10 @@
 """events.jsonl: whole lines in, checked lines out.
 
 A line is `{"seq": n, "ts": ms, "event": kind, ...}`. Readers check those three fields on
-every line (a bad one is skipped and described once, with its byte offset), cap the length of
-a line and the bytes read per call, and never follow a link. The writer appends each line
-with one write(2) on an O_APPEND descriptor and cuts a short write (a disk filling up
-mid-line) back off, so the file never ends in a partial line.
+every line (`ts` may be absent); a bad line is skipped and described once, with its byte
+offset. They cap the length of a line and the bytes read per call, and never follow a link.
+The writer appends each line with one write(2) on an O_APPEND descriptor and cuts a short
+write (a disk filling up mid-line) back off, so the file never ends in a partial line.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ _CHUNK = 1024 * 1024
 def check_event(obj: dict[str, Any]) -> str | None:
     """What is wrong with a parsed event line, or None."""
     seq: Any = obj.get("seq")
-    ts: Any = obj.get("ts")
+    ts: Any = obj.get("ts", 0)  # our writer always sets it; a reader can do without
     kind: Any = obj.get("event")
     if not is_int(seq) or seq < 1:
         return f"field 'seq' should be a positive integer, not {describe(seq)}"

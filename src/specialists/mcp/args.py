@@ -1,138 +1,142 @@
 """Tool arguments checked against the tool's input schema, with one clear line per mistake.
 
 Covers the JSON Schema subset our tools use: object (properties, required,
-additionalProperties: false), string (minLength, maxLength, enum), integer and number
-(minimum, maximum), boolean, array (items, minItems, maxItems). Defaults are filled in.
+additionalProperties: false), string (minLength, maxLength, enum, pattern), integer and
+number (minimum, maximum), boolean, array (items, minItems, maxItems). Defaults are filled
+in. The checks themselves are the typed reader's (`specialists.reader`), so an argument is
+refused for what a definition file would be: no string may hold a NUL character or a lone
+surrogate (the agent's spawn or the job files would fail on it later), and a string whose
+schema has `pattern: ONE_LINE_PATTERN` (names, models, paths, ids) holds no control
+characters.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from specialists.errors import UserError
+from specialists.reader import (
+    Fields,
+    Invalid,
+    TextForm,
+    choice_value,
+    clip,
+    describe_json,
+    integer_value,
+    join,
+    number_value,
+    suggest,
+    text_value,
+)
 
-_TYPE_NAMES = {
-    "string": "text",
-    "integer": "an integer",
-    "number": "a number",
-    "boolean": "true or false",
-    "array": "a list",
-    "object": "an object",
-}
+# JSON Schema `pattern` (ECMA-262 and Python `re` agree on it): no control character.
+ONE_LINE_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
+
+_TYPE_NAMES = {"integer": "an integer", "number": "a number"}
 
 
 def check_arguments(
     tool: str, schema: Mapping[str, Any], arguments: Mapping[str, Any] | None
 ) -> dict[str, Any]:
     """The arguments with defaults filled in; UserError naming the first problem."""
-    value = _check(schema, {} if arguments is None else arguments, "", tool)
-    assert isinstance(value, dict)
+    try:
+        value = _check(schema, {} if arguments is None else arguments, "")
+    except Invalid as exc:
+        raise UserError(f"{tool}: {render(exc)}") from None
+    assert isinstance(value, dict), "bug: an object schema gave something else"
     return value
 
 
-def _describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return repr(value[:40] + ("…" if len(value) > 40 else ""))
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return repr(value)[:40]
+def render(exc: Invalid) -> str:
+    """An `Invalid` in the words of a tool call ("argument 'x' must be ...")."""
+    if exc.kind == "missing":
+        return f"missing required argument '{exc.field}'"
+    if exc.kind == "unknown":
+        return f"unknown argument '{exc.field}' ({exc.problem})"
+    where = f"argument '{exc.field}'" if exc.field else "the arguments"
+    if exc.expected is not None:
+        return f"{where} must be {exc.expected}, got {exc.found}"
+    return f"{where} {exc.problem}"
 
 
-def _where(path: str) -> str:
-    return f"argument '{path}'" if path else "the arguments"
-
-
-def _fail(tool: str, message: str) -> UserError:
-    return UserError(f"{tool}: {message}")
-
-
-def _check(schema: Mapping[str, Any], value: Any, path: str, tool: str) -> Any:
+def _check(schema: Mapping[str, Any], value: Any, path: str) -> Any:
     kind = schema.get("type")
     if kind == "object":
-        return _check_object(schema, value, path, tool)
+        return _check_object(schema, value, path)
     if kind == "array":
-        return _check_array(schema, value, path, tool)
+        return _check_array(schema, value, path)
     if kind == "string":
-        if not isinstance(value, str):
-            raise _fail(tool, f"{_where(path)} must be text, got {_describe(value)}")
-        if len(value) < schema.get("minLength", 0):
-            raise _fail(tool, f"{_where(path)} must not be empty")
-        limit = schema.get("maxLength")
-        if limit is not None and len(value) > limit:
-            raise _fail(tool, f"{_where(path)} is too long ({len(value)} > {limit} characters)")
-        choices = schema.get("enum")
-        if choices is not None and value not in choices:
-            raise _fail(tool, f"{_where(path)} must be one of {', '.join(choices)}")
-        return value
+        return _check_string(schema, value, path)
     if kind in ("integer", "number"):
-        return _check_number(schema, value, path, tool, kind)
+        what = _TYPE_NAMES[kind]
+        low, high = schema.get("minimum"), schema.get("maximum")
+        if kind == "integer":
+            return integer_value(value, path, low=low, high=high, what=what, describe=describe_json)
+        return number_value(value, path, low=low, high=high, what=what, describe=describe_json)
     if kind == "boolean":
         if not isinstance(value, bool):
-            raise _fail(tool, f"{_where(path)} must be true or false, got {_describe(value)}")
+            raise Invalid.wrong(path, "true or false", describe_json(value))
         return value
-    raise AssertionError(f"bug: schema type {kind!r} of {tool}.{path} is not supported")
+    raise AssertionError(f"bug: schema type {kind!r} of argument {path!r} is not supported")
 
 
-def _check_number(
-    schema: Mapping[str, Any], value: Any, path: str, tool: str, kind: str
-) -> int | float:
-    given = value
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if ok and kind == "integer" and isinstance(value, float):
-        ok = value.is_integer()
-        value = int(value) if ok else value
-    if not ok:
-        raise _fail(tool, f"{_where(path)} must be {_TYPE_NAMES[kind]}, got {_describe(value)}")
-    low, high = schema.get("minimum"), schema.get("maximum")
-    if (low is not None and value < low) or (high is not None and value > high):
-        bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise _fail(tool, f"{_where(path)} must be {bounds}, got {_describe(given)}")
-    return value
+def _check_string(schema: Mapping[str, Any], value: Any, path: str) -> str:
+    pattern = schema.get("pattern")
+    one_line = pattern == ONE_LINE_PATTERN
+    form: TextForm = "line" if one_line else "prose"
+    limit = schema.get("maxLength")
+    text = text_value(value, path, form=form, max_chars=limit, describe=describe_json)
+    shortest = schema.get("minLength", 0)
+    if len(text) < shortest:  # "   " passes: the handler says what is wrong with blank text
+        raise Invalid(
+            path, "must not be empty" if shortest == 1 else f"needs {shortest} characters"
+        )
+    choices = schema.get("enum")
+    if choices is not None:
+        return choice_value(text, path, tuple(choices), describe=describe_json)
+    if pattern is not None and not one_line and not _compiled(pattern).search(text):
+        raise Invalid(path, f"does not match the pattern {pattern}, got {clip(text)!r}")
+    return text
 
 
-def _check_object(schema: Mapping[str, Any], value: Any, path: str, tool: str) -> dict[str, Any]:
-    if not isinstance(value, Mapping):
-        raise _fail(tool, f"{_where(path)} must be an object, got {_describe(value)}")
+@lru_cache(maxsize=64)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _check_object(schema: Mapping[str, Any], value: Any, path: str) -> dict[str, Any]:
+    fields = Fields(value, path, describe=describe_json, what="an object")
     props: Mapping[str, Any] = schema.get("properties", {})
     if schema.get("additionalProperties") is False:
-        unknown = sorted(k for k in value if k not in props)
+        unknown = [k for k in fields.data if k not in props]
         if unknown:
+            close = suggest(unknown[0], props)
+            hint = f"did you mean '{close}'? " if close else ""
             expected = ", ".join(props) or "none"
-            raise _fail(
-                tool,
-                f"unknown argument '{_join(path, unknown[0])}' (expected: {expected})",
-            )
+            raise Invalid(join(path, unknown[0]), f"{hint}expected: {expected}", kind="unknown")
     for name in schema.get("required", ()):
-        if value.get(name) is None:
-            raise _fail(tool, f"missing required argument '{_join(path, name)}'")
+        fields.require(name)
     out: dict[str, Any] = {}
     for name, sub in props.items():
-        if value.get(name) is None:
+        item = fields.raw(name)
+        if item is None:
             if "default" in sub:
                 out[name] = sub["default"]
             continue
-        out[name] = _check(sub, value[name], _join(path, name), tool)
+        out[name] = _check(sub, item, fields.field(name))
     return out
 
 
-def _check_array(schema: Mapping[str, Any], value: Any, path: str, tool: str) -> list[Any]:
+def _check_array(schema: Mapping[str, Any], value: Any, path: str) -> list[Any]:
     if not isinstance(value, list):
-        raise _fail(tool, f"{_where(path)} must be a list, got {_describe(value)}")
+        raise Invalid.wrong(path, "a list", describe_json(value))
     low, high = schema.get("minItems", 0), schema.get("maxItems")
     if len(value) < low:
-        raise _fail(tool, f"{_where(path)} needs at least {low} item(s)")
+        raise Invalid(path, f"needs at least {low} item(s)")
     if high is not None and len(value) > high:
-        raise _fail(tool, f"{_where(path)} takes at most {high} items, got {len(value)}")
+        raise Invalid(path, f"takes at most {high} items, got {len(value)}")
     items = schema.get("items", {})
-    return [_check(items, item, f"{path}[{i}]", tool) for i, item in enumerate(value)]
-
-
-def _join(path: str, name: str) -> str:
-    return f"{path}.{name}" if path else name
+    return [_check(items, item, f"{path}[{i}]") for i, item in enumerate(value)]

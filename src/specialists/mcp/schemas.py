@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from specialists.mcp.args import ONE_LINE_PATTERN
+
 Schema = dict[str, Any]
 
 STATUSES = ["starting", "running", "waiting", "done", "error", "cancelled"]
@@ -20,10 +22,15 @@ def obj(properties: Schema, required: tuple[str, ...] = (), *, closed: bool = Tr
     return schema
 
 
-def text(description: str, *, max_length: int = 4096, min_length: int = 0) -> Schema:
+def text(
+    description: str, *, max_length: int = 4096, min_length: int = 0, one_line: bool = True
+) -> Schema:
+    """A string argument; one line (no control characters) unless it is a prompt or message."""
     schema: Schema = {"type": "string", "description": description, "maxLength": max_length}
     if min_length:
         schema["minLength"] = min_length
+    if one_line:
+        schema["pattern"] = ONE_LINE_PATTERN
     return schema
 
 
@@ -48,8 +55,11 @@ _TASK_PROPS: Schema = {
         "the whole task: what to do, where, what the answer must contain",
         max_length=MAX_PROMPT,
         min_length=1,
+        one_line=False,
     ),
-    "model": text("override the specialist's model, e.g. anthropic/claude-sonnet-4-5"),
+    "model": text(
+        "override the specialist's model, e.g. anthropic/claude-sonnet-4-5", max_length=256
+    ),
     "cwd": text("working directory (relative paths are under the project root)"),
 }
 
@@ -89,7 +99,10 @@ PARALLEL_ARGS = obj(
 JOB_ARGS = obj({"job_id": JOB_ID}, ("job_id",))
 OPTIONAL_JOB_ARGS = obj({"job_id": JOB_ID})
 MESSAGE_ARGS = obj(
-    {"job_id": JOB_ID, "message": text("the message", max_length=MAX_PROMPT, min_length=1)},
+    {
+        "job_id": JOB_ID,
+        "message": text("the message", max_length=MAX_PROMPT, min_length=1, one_line=False),
+    },
     ("job_id", "message"),
 )
 FEED_ARGS = obj(

@@ -1,0 +1,40 @@
+"""A job's launch record -> the LaunchSpec its runner starts from (pure)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from specialists.jobs.records import JobRecord
+from specialists.runners.base import LaunchSpec
+
+
+def launch_spec(record: JobRecord, job_dir: Path, task: str) -> LaunchSpec:
+    """`task` is the record's task with the pre-scripts' output filled in."""
+    return LaunchSpec(
+        job_id=record.id,
+        job_dir=job_dir,
+        cwd=Path(record.cwd),
+        prompt=task,
+        system_prompt=record.system_prompt,
+        model=record.model,
+        permission=record.permission,
+        thinking_level=record.thinking_level,
+        skill_paths=tuple(Path(p) for p in record.skill_paths),
+        # `runner: {type: pi, args: [...]}`: appended to the agent's command line (the
+        # command runner reads them from its options as the command's own arguments).
+        extra_args=()
+        if record.runner == "command"
+        else tuple(record.runner_options.get("args", ())),
+        resume_session=record.resume_session,
+        max_turns=record.max_turns,
+        max_tokens=record.max_tokens,
+        fallback_model=record.fallback_model,
+        response_format=record.response_format,
+        # Who the agent is, for what runs inside it (the pi extension's owner job-<id>, a
+        # nested `specialists` call finding this project rather than a sandbox worktree).
+        env={
+            "SPECIALISTS_JOB_ID": record.id,
+            "SPECIALISTS_PROJECT_ROOT": str(job_dir.parent.parent.parent),
+        },
+        options=record.runner_options,
+    )

@@ -1,0 +1,484 @@
+"""The pi extension's sidecar: every request type, hostile input, and at-least-once delivery.
+
+Most tests run the Sidecar on a thread over pipes (tests/support/sidecar.py); the ones about
+the process itself (a closed stdin, a restart, its parent's death) start the real
+`python -m specialists sidecar`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from specialists.events.emitter import Emitter
+from specialists.events.inbox import Inbox
+from specialists.events.model import EventSource
+from specialists.jobs.store import JobStore
+from specialists.pi_extension.ops import Front
+from specialists.pi_extension.sidecar import MAX_BUSY, MAX_REQUEST_BYTES
+from specialists.timers.store import TimerStore
+from specialists.toolset import registry
+from specialists.toolset.table import AgentTool, Reply, ToolCall
+from tests.support.agent_env import AgentEnv
+from tests.support.jobs import new_job
+from tests.support.sidecar import InProcess, spawn
+
+OWNER = "pi-session-1"
+SRC = EventSource("bg_run", "call_1", {"command": "make"})
+
+
+@pytest.fixture
+def root(isolated_env: AgentEnv) -> Path:
+    return isolated_env.project / ".specialists"
+
+
+@pytest.fixture
+def side(root: Path, isolated_env: AgentEnv) -> Iterator[InProcess]:
+    running = InProcess(Front(root, OWNER, isolated_env.project))
+    yield running
+    running.close()
+
+
+def emit(root: Path, body: str, owner: str = OWNER) -> str:
+    event = Emitter(root, "bg-test").emit(owner, "job_exit", SRC, body)
+    assert event is not None
+    return event.id
+
+
+def write_config(root: Path, text: str) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / "config.toml"
+    path.write_text(text)
+    stamp = path.stat().st_mtime_ns + 1_000_000_000  # a different stamp even on coarse clocks
+    os.utime(path, ns=(stamp, stamp))
+
+
+# --- requests ----------------------------------------------------------------------------
+
+
+def test_hello_and_tools_describe_the_session_and_the_whole_tool_table(side: InProcess) -> None:
+    """hello says who the sidecar serves; tools lists every registry tool with its schema."""
+    hello = side.peer.result("hello")
+    assert hello["protocol"] == 1 and hello["owner"] == OWNER
+    assert hello["settings"]["bash"]["guard"] == "block"
+    assert hello["settings"]["overflow"]["max_chars"] == 40_000
+    listed = side.peer.result("tools")
+    assert [t["name"] for t in listed["tools"]] == [t.name for t in registry.TOOLS]
+    sleep = next(t for t in listed["tools"] if t["name"] == "sleep")
+    assert sleep["schema"]["required"] == ["seconds"] and sleep["guidance"]
+    assert "dispatch it and yield" in listed["guidance_core"]
+
+
+def test_a_new_tool_in_the_registry_is_served_without_changing_the_front(
+    side: InProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The front is generic: whatever the table holds is listed and called (bg_run later)."""
+    echo = AgentTool(
+        "echo_tool",
+        "Echo the text back.",
+        {"type": "object", "properties": {"text": {"type": "string"}}},
+        lambda call: Reply(f"echo {call.args['text']} for {call.caller.owner}", {"n": 1}),
+    )
+    monkeypatch.setattr(registry, "TOOLS", (*registry.TOOLS, echo))
+    assert "echo_tool" in [t["name"] for t in side.peer.result("tools")["tools"]]
+    out = side.peer.result("call", tool="echo_tool", args={"text": "hi"}, call_id="c9")
+    assert out == {
+        "text": f"echo hi for {OWNER}",
+        "data": {"n": 1},
+        "is_error": False,
+        "yields": False,
+    }
+
+
+def test_child_scoped_tools_are_offered_only_inside_a_thread_job(
+    root: Path, isolated_env: AgentEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    child_tool = AgentTool(
+        "report_up", "Report.", {"type": "object"}, lambda c: Reply("ok"), scope="child"
+    )
+    monkeypatch.setattr(registry, "TOOLS", (*registry.TOOLS, child_tool))
+    store = JobStore(root)
+    parent, lock = new_job(store, isolated_env.project)
+    lock.release()
+    child, lock = new_job(store, isolated_env.project, parent_id=parent.id)
+    lock.release()
+    names = lambda owner: [t.name for t in Front(root, owner, isolated_env.project).offered_tools()]  # noqa: E731
+    assert "report_up" in names(f"job-{child.id}")
+    assert "report_up" not in names(f"job-{parent.id}")
+    assert "report_up" not in names(OWNER)
+
+
+def test_call_sleep_sets_a_timer_whose_event_is_pushed_and_acknowledged(
+    side: InProcess, root: Path
+) -> None:
+    """sleep yields; the status line learns of the timer; the event comes; ack moves the cursor."""
+    side.peer.result("hello")
+    out = side.peer.result("call", tool="sleep", args={"seconds": 1, "note": "nap"}, call_id="c1")
+    assert out["yields"] is True and not out["is_error"]
+    side.peer.wait_push("status", lambda m: m["timers"] == 1)
+    push = side.peer.wait_push("events", timeout=30)
+    [event] = push["events"]
+    assert event["kind"] == "timer" and event["tool"] == "sleep" and event["call_id"] == "c1"
+    assert event["text"].startswith("[specialists event] timer from sleep (c1)\n")
+    assert "nap" in event["text"]
+    assert Inbox(root, OWNER).has_pending()  # not acknowledged yet: at-least-once
+    assert side.peer.result("ack", batch=push["batch"]) == {"acked": 1}
+    assert not Inbox(root, OWNER).has_pending()
+    side.peer.wait_push("status", lambda m: m["timers"] == 0)
+    assert side.peer.result("ack", batch=push["batch"]) == {"acked": 0, "stale": True}
+
+
+def test_a_tool_error_is_a_reply_the_model_reads(side: InProcess) -> None:
+    out = side.peer.result("call", tool="sleep", args={"seconds": 0}, call_id="c1")
+    assert out["is_error"] and out["text"].startswith("error: argument 'seconds'")
+    reply = side.peer.request("call", tool="no_such_tool", args={})
+    assert not reply["ok"] and "unknown tool 'no_such_tool'" in reply["error"]
+    reply = side.peer.request("call", tool="sleep", args=[1])
+    assert not reply["ok"] and "args must be a JSON object" in reply["error"]
+
+
+def test_classify_follows_the_configured_mode_and_picks_up_config_changes(
+    side: InProcess, root: Path
+) -> None:
+    """block names bg_run and the escape; a switch to warn applies on the next call (R-B5)."""
+    verdict = side.peer.result("classify", command="sleep 600")
+    assert verdict["mode"] == "block" and verdict["flagged"] and verdict["pattern"] == "sleep 600"
+    assert "bg_run" in verdict["reason"] and 'guard = "warn"' in verdict["reason"]
+    assert verdict["default_timeout_s"] == 180
+    assert not side.peer.result("classify", command="echo 'sleep 600'")["flagged"]
+    write_config(root, '[bash]\nguard = "warn"\ndefaultTimeoutSec = 60\n')
+    verdict = side.peer.result("classify", command="tail -f log")
+    assert (verdict["mode"], verdict["flagged"], verdict["default_timeout_s"]) == ("warn", True, 60)
+    write_config(root, '[bash]\nguard = "off"\n')
+    verdict = side.peer.result("classify", command="sleep 600")
+    assert (verdict["flagged"], verdict["default_timeout_s"]) == (False, None)
+
+
+def test_a_broken_config_keeps_the_defaults_and_says_why(
+    root: Path, isolated_env: AgentEnv
+) -> None:
+    write_config(root, "[bash\nguard = \n")
+    front = Front(root, OWNER, isolated_env.project)
+    assert front.settings.bash.guard == "block"
+    assert "not valid TOML" in front.problems[0] and "using the defaults" in front.problems[0]
+    write_config(root, '[bash]\nguard = "sometimes"\n')
+    assert front.refresh_settings() is False  # still the defaults, a different problem
+    assert "bash.guard must be one of" in front.problems[0]
+
+
+def test_settings_changes_are_pushed(side: InProcess, root: Path) -> None:
+    side.peer.result("hello")
+    write_config(root, "[overflow]\nmaxChars = 500\n")
+    push = side.peer.wait_push("settings")
+    assert push["settings"]["overflow"]["max_chars"] == 500
+
+
+def test_bound_spills_a_long_result_and_leaves_short_ones_and_read_alone(
+    side: InProcess, root: Path
+) -> None:
+    """R-O1..R-O3: over the limit -> head, marker with the path, tail; the file has it all."""
+    assert side.peer.result("bound", tool="bash", text="short") == {
+        "text": "short",
+        "spilled": False,
+    }
+    long = "".join(f"line {i}\n" for i in range(10_000))
+    out = side.peer.result("bound", tool="bash", text=long)
+    assert out["spilled"] and out["text"].startswith(long[:6000])
+    assert out["text"].endswith(long[-2000:])
+    spilled = next((root / "owners" / OWNER / "spill").glob("bash-result-*.txt"))
+    assert spilled.read_text() == long and str(spilled) in out["text"]
+    marked = "[... 1 of 2 characters omitted; the full text is in /x ...]" + long
+    assert side.peer.result("bound", tool="bash", text=marked)["spilled"]  # R-O3
+    assert side.peer.result("bound", tool="read", text=long) == {"text": long, "spilled": False}
+
+
+def test_a_result_too_long_for_one_line_is_bound_from_parts_on_disk(
+    side: InProcess, root: Path
+) -> None:
+    text = "é" * 200_000 + "x" * 200_000 + "🙂" * 100_000
+    parts = [text[i : i + 150_000] for i in range(0, len(text), 150_000)]
+    for part in parts:
+        side.peer.result("bound_part", stream="s1", text=part)
+    out = side.peer.result("bound", tool="bash", stream="s1")
+    assert (
+        out["spilled"] and out["text"].startswith("é" * 6000) and out["text"].endswith("🙂" * 2000)
+    )
+    assert next((root / "owners" / OWNER / "spill").glob("bash-result-*.txt")).read_text() == text
+    assert not list((root / "owners" / OWNER / "spill").glob(".part-*"))  # the parts are gone
+    reply = side.peer.request("bound", tool="bash", stream="s1")
+    assert not reply["ok"] and "no stream" in reply["error"]
+    reply = side.peer.request("bound_part", stream="s2", text="x" * (256 * 1024 + 1))
+    assert not reply["ok"] and "too long" in reply["error"]
+
+
+def test_status_and_command_answer_for_this_owner(side: InProcess, root: Path) -> None:
+    assert side.peer.result("status") == {
+        "jobs": 0,
+        "timers": 0,
+        "threads": 0,
+        "pending_events": False,
+    }
+    side.peer.result("call", tool="sleep", args={"seconds": 3600, "note": "later"}, call_id="c1")
+    side.peer.result("call", tool="sleep", args={"seconds": 7200}, call_id="c2")
+    timers = side.peer.result("command", args="timers")["text"]
+    assert (
+        timers.startswith("2 pending timer(s):") and "later" in timers and "(in 3600 s)" in timers
+    )
+    first = TimerStore(root, OWNER).pending()[0].id
+    assert (
+        side.peer.result("command", args=f"cancel {first}")["text"] == f"Timer {first}: cancelled."
+    )
+    assert "Cancelled 1 pending timer(s)." in side.peer.result("command", args="cancel all")["text"]
+    assert side.peer.result("command", args="timers")["text"] == "no pending timers"
+    assert "not available in this version yet" in side.peer.result("command", args="jobs")["text"]
+    assert (
+        "not available in this version yet" in side.peer.result("command", args="threads")["text"]
+    )
+    config = side.peer.result("command", args="config")["text"]
+    assert "config.toml (absent: the defaults apply)" in config and "guard = 'block'" in config
+    overview = side.peer.result("command", args="")["text"]
+    assert overview.startswith(f"specialists for {OWNER}") and "timers: 0 pending" in overview
+    reply = side.peer.request("command", args="frobnicate")
+    assert not reply["ok"] and "usage: /specialists" in reply["error"]
+    reply = side.peer.request("command", args="cancel tm-000000000000")
+    assert not reply["ok"] and "no timer" in reply["error"]
+
+
+# --- hostile input -----------------------------------------------------------------------
+
+
+def test_malformed_requests_get_an_error_reply_and_are_logged(
+    side: InProcess, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Not JSON, not an object, no usable id, unknown op, wrong field type: each answered."""
+    caplog.set_level(logging.WARNING, logger="specialists.pi_sidecar")
+    peer = side.peer
+    for raw, expected in [
+        (b"not json\n", "not JSON"),
+        (b"[1, 2]\n", "not a JSON object"),
+        (b'{"op": "hello"}\n', "id must be"),
+        (b'{"id": true, "op": "hello"}\n', "id must be"),
+        (b'{"id": "' + b"x" * 100 + b'", "op": "hello"}\n', "id must be"),
+        (b'{"id": [1], "op": "hello"}\n', "id must be"),
+        (b'{"id": 1001, "op": [1] }\n', "unknown op"),
+        (b'{"id": 1002, "op": "classify", "command": 5}\n', "must be a str"),
+        (b'{"id": 1003, "op": "classify"}\n', "missing field 'command'"),
+        (b"\xff\xfe\n", "not JSON"),
+        (b"[" * 100_000 + b"\n", "not JSON"),
+    ]:
+        mark = len(peer.messages)
+        peer.send_raw(raw)
+        reply = peer.wait(lambda m: "push" not in m, after=mark)
+        assert reply["ok"] is False and expected in reply["error"], (raw[:40], reply)
+    assert peer.result("classify", command="ls")["flagged"] is False  # still serving
+    assert len([r for r in caplog.records if r.name == "specialists.pi_sidecar"]) == 11
+
+
+def test_a_huge_line_is_skipped_without_being_held_and_the_next_request_is_served(
+    side: InProcess,
+) -> None:
+    mark = len(side.peer.messages)
+    side.peer.send_raw(
+        b'{"id": 1, "op": "classify", "command": "' + b"a" * (3 * MAX_REQUEST_BYTES) + b'"}\n'
+    )
+    reply = side.peer.wait(lambda m: "push" not in m, after=mark)
+    assert reply == {
+        "id": None,
+        "ok": False,
+        "error": f"request line over {MAX_REQUEST_BYTES} bytes; dropped",
+    }
+    assert side.peer.result("classify", command="sleep 100")["flagged"] is True
+
+
+def test_a_slow_tool_never_delays_guards_and_too_many_are_refused(
+    side: InProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = threading.Event()
+
+    def hold(call: ToolCall) -> Reply:
+        gate.wait(30)
+        return Reply("done")
+
+    monkeypatch.setattr(
+        registry, "TOOLS", (*registry.TOOLS, AgentTool("hold", "Hold.", {"type": "object"}, hold))
+    )
+    try:
+        for n in range(MAX_BUSY):
+            side.peer.send({"id": f"h{n}", "op": "call", "tool": "hold", "args": {}})
+        assert side.peer.result("classify", command="sleep 30")["flagged"]  # answered meanwhile
+        reply = side.peer.request("call", tool="hold", args={})
+        assert not reply["ok"] and reply["error"].startswith("busy:")
+    finally:
+        gate.set()
+    for n in range(MAX_BUSY):
+        assert side.peer.wait(lambda m, n=n: m.get("id") == f"h{n}")["result"]["text"] == "done"
+
+
+def test_a_defect_in_a_handler_answers_with_bug_and_the_sidecar_goes_on(
+    side: InProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(call: ToolCall) -> Reply:
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(
+        registry, "TOOLS", (*registry.TOOLS, AgentTool("broken", "B.", {"type": "object"}, broken))
+    )
+    reply = side.peer.request("call", tool="broken", args={})
+    assert not reply["ok"] and reply["error"] == "bug: call failed: ZeroDivisionError: boom"
+    assert side.peer.result("status")["timers"] == 0
+
+
+def test_damaged_inbox_lines_are_skipped_and_later_events_still_arrive(
+    side: InProcess, root: Path
+) -> None:
+    first = emit(root, "first")
+    with open(root / "owners" / OWNER / "events.jsonl", "ab") as fh:
+        fh.write(b'{"broken": \n' + b'{"id": 5}\n')
+    second = emit(root, "second")
+    side.peer.result("hello")
+    push = side.peer.wait_push("events")
+    assert [e["id"] for e in push["events"]] == [first, second]
+
+
+def test_an_unacknowledged_batch_is_pushed_again(root: Path, isolated_env: AgentEnv) -> None:
+    running = InProcess(Front(root, OWNER, isolated_env.project), repush_s=0.2)
+    try:
+        event_id = emit(root, "exit 0")
+        running.peer.result("hello")
+        first = running.peer.wait_push("events")
+        again = running.peer.wait(
+            lambda m: m.get("push") == "events", after=running.peer.messages.index(first) + 1
+        )
+        assert again["batch"] == first["batch"] and again["events"][0]["id"] == event_id
+        running.peer.result("ack", batch=first["batch"])
+        assert not Inbox(root, OWNER).has_pending()
+    finally:
+        running.close()
+
+
+# --- the process -------------------------------------------------------------------------
+
+
+def test_a_closed_stdin_ends_the_sidecar_cleanly(isolated_env: AgentEnv) -> None:
+    peer, proc = spawn(OWNER, isolated_env.project)
+    assert peer.result("hello")["owner"] == OWNER
+    peer.close()
+    assert proc.wait(20) == 0
+    peer.wait_eof()
+
+
+def test_bad_arguments_are_one_clear_line(isolated_env: AgentEnv) -> None:
+    for args, expected in [
+        (["--owner", "../etc"], "error: invalid owner '../etc'"),
+        (
+            ["--owner", OWNER, "--cwd", "/no/such/dir"],
+            "error: --cwd /no/such/dir is not a directory",
+        ),
+    ]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "specialists", "sidecar", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+        assert proc.returncode == 2 and proc.stderr.startswith(expected), proc.stderr
+
+
+def test_unacknowledged_events_survive_a_restart_and_acknowledged_ones_do_not_return(
+    root: Path, isolated_env: AgentEnv
+) -> None:
+    """R-E6: a batch pushed but never acked is pushed again by the next sidecar; never lost."""
+    first = emit(root, "first exit")
+    peer, proc = spawn(OWNER, isolated_env.project)
+    peer.result("hello")
+    assert [e["id"] for e in peer.wait_push("events")["events"]] == [first]
+    proc.kill()  # pi crashed before it accepted the message: no ack
+    proc.wait(20)
+
+    peer, proc = spawn(OWNER, isolated_env.project)
+    peer.result("hello")
+    push = peer.wait_push("events")
+    assert [e["id"] for e in push["events"]] == [first]
+    peer.result("ack", batch=push["batch"])
+    peer.close()
+    assert proc.wait(20) == 0
+
+    second = emit(root, "second exit")
+    peer, proc = spawn(OWNER, isolated_env.project)
+    peer.result("hello")
+    assert [e["id"] for e in peer.wait_push("events")["events"]] == [second]  # not `first`
+    peer.close()
+    proc.wait(20)
+
+
+def test_the_sidecar_ends_when_pi_dies_even_if_its_stdin_stays_open(isolated_env: AgentEnv) -> None:
+    """A grandchild holding the pipe open must not keep an orphaned sidecar alive."""
+    read_end, write_end = os.pipe()
+    launcher = (
+        "import os, subprocess, sys\n"
+        "p = subprocess.Popen([sys.executable, '-m', 'specialists', 'sidecar', '--owner', "
+        f"{OWNER!r}, '--cwd', {str(isolated_env.project)!r}, '--parent-pid', str(os.getpid())], "
+        f"stdin={read_end}, "
+        "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=())\n"
+        "print(p.pid, flush=True)\n"
+        "os._exit(0)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", launcher],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        pass_fds=(read_end,),
+    )
+    os.close(read_end)
+    pid = int(out.stdout.split()[0])
+    try:
+        os.write(write_end, b'{"id": 1, "op": "hello"}\n')  # starts the watch
+        deadline = time.monotonic() + 30
+        while _alive(pid):
+            assert time.monotonic() < deadline, "the orphaned sidecar kept running"
+            threading.Event().wait(0.05)
+    finally:
+        os.close(write_end)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_owner_keys_match_what_the_extension_computes() -> None:
+    """core.mjs's ownerKey reduces session ids exactly like events.owners.session_owner."""
+    from specialists.events.owners import session_owner
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    ids = ["01a230b9-c1bb-7754", "a b/c", "..x..", "", "ü" * 3, "x" * 300, "a..b", ".hidden."]
+    core = Path(__file__).resolve().parents[2] / "src/specialists/pi_extension/core.mjs"
+    script = (
+        f"import {{ ownerKey }} from {json.dumps(str(core))};"
+        f"console.log(JSON.stringify({json.dumps(ids)}.map((s) => ownerKey({{}}, s))));"
+    )
+    out = subprocess.run(
+        [node, "--input-type=module", "-e", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert json.loads(out.stdout) == [session_owner("pi", s) for s in ids]
