@@ -38,7 +38,7 @@ OUT_OF_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
 PathArg = str | Path
 
 
-def is_out_of_space(exc: BaseException) -> bool:
+def is_out_of_space(exc: BaseException | None) -> bool:
     return isinstance(exc, OSError) and exc.errno in OUT_OF_SPACE
 
 

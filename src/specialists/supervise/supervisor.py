@@ -145,7 +145,11 @@ class Supervisor(Recorder):
         if not self.guard.run("runner", lambda: events.extend(self.runner.poll(self.tick))):
             self.sleep(self.tick)  # a broken runner returns at once: do not spin on it
             if self._ending is None:
-                self._begin_kill("error", f"bug: the {self.record.runner} runner failed")
+                failure = self.guard.last_failure  # a full disk is a cause, not a bug
+                reason = f"bug: the {self.record.runner} runner failed"
+                if failure is not None and is_out_of_space(failure):
+                    reason = supervisor_failure(failure)
+                self._begin_kill("error", reason)
         for ev in events:
             handled = self.guard.run("event", lambda ev=ev: self._on_runner_event(ev))  # type: ignore[misc]
             if not handled and ev.kind in ("run_finished", "agent_exited") and self._ending is None:
