@@ -6,7 +6,10 @@ import argparse
 import json
 import shutil
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from specialists.project import Project
 
 
 def add_parser(subparsers: Any) -> None:
@@ -19,11 +22,10 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.catalog import load_catalog, specialist_to_dict
-    from specialists.jobs.paths import find_project_root
 
-    catalog = load_catalog(find_project_root())
+    catalog = load_catalog(project.root)
     specs = catalog.all()
     if args.json:
         payload = {

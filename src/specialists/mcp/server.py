@@ -18,8 +18,8 @@ from types import FrameType
 from typing import Any
 
 from specialists import __version__
-from specialists.mcp.handlers import ToolContext
-from specialists.mcp.table import TOOLS, UnknownTool, call_tool
+from specialists.mcp.handlers import ServerContext
+from specialists.mcp.table import ERROR_META, TOOLS, UnknownTool, call_tool
 
 log = logging.getLogger("specialists.mcp")
 
@@ -32,14 +32,14 @@ INSTRUCTIONS = (
 SHUTDOWN_GRACE_S = 2.0
 
 
-def build_server(ctx: ToolContext | None = None) -> Any:
+def build_server(ctx: ServerContext | None = None) -> Any:
     """A low-level `mcp.server.Server` serving the tool table with `ctx`."""
     import anyio
     import mcp.types as types
     from mcp.server import Server
     from mcp.shared.exceptions import MCPError
 
-    context = ctx or ToolContext()
+    context = ctx or ServerContext()
     tools = [
         types.Tool(
             name=spec.name,
@@ -67,11 +67,12 @@ def build_server(ctx: ToolContext | None = None) -> Any:
             )
         except UnknownTool as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=exc.one_line()) from exc
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=outcome.text)],
-            structured_content=outcome.data,
-            is_error=outcome.is_error,
-        )
+        content: list[Any] = [types.TextContent(type="text", text=outcome.text)]
+        if outcome.is_error:  # no structuredContent: see ToolOutcome
+            return types.CallToolResult(
+                content=content, is_error=True, _meta={ERROR_META: outcome.data}
+            )
+        return types.CallToolResult(content=content, structured_content=outcome.data)
 
     return Server(
         SERVER_NAME,
@@ -82,12 +83,12 @@ def build_server(ctx: ToolContext | None = None) -> Any:
     )
 
 
-def serve_stdio(ctx: ToolContext | None = None) -> int:
+def serve_stdio(ctx: ServerContext | None = None) -> int:
     """Serve on stdin/stdout until the client goes away or a signal arrives."""
     import anyio
     from mcp.server.stdio import stdio_server
 
-    context = ctx or ToolContext()
+    context = ctx or ServerContext()
     server = build_server(context)
 
     def on_terminate(_signum: int, _frame: FrameType | None) -> None:

@@ -24,6 +24,7 @@ from specialists.jobs.control import ControlRequest, take_requests
 from specialists.jobs.liveness import process_start_time
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import ANSWERS_DIR, JobStore, JobWriter, now_ms
+from specialists.owner import JOB_ENV
 from specialists.runners.base import (
     Activity,
     AgentExited,
@@ -184,6 +185,8 @@ class Supervisor:
             max_tokens=rec.max_tokens,
             fallback_model=rec.fallback_model,
             response_format=rec.response_format,
+            # A `specialists run` inside the agent is owned by this job (owner.py).
+            env={JOB_ENV: rec.id},
             options=rec.runner_options,
         )
         try:
