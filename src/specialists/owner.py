@@ -39,8 +39,8 @@ SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
 AGENT_NAMES = frozenset({"claude", "codex", "pi", "cursor-agent", "gemini", "opencode"})
 MAX_ANCESTRY = 40  # a deeper chain is not ours to walk
 MAX_KEY_CHARS = 200
-_KEY_KINDS = ("job:", "session:", "agent:")
 _HEX = frozenset("0123456789abcdef")
+_SESSION_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 
 class Owner:
@@ -60,14 +60,18 @@ class Owner:
 
 
 def is_key(text: object) -> bool:
-    """A well-formed owner key: a known kind, printable, short."""
-    return (
-        isinstance(text, str)
-        and 0 < len(text) <= MAX_KEY_CHARS
-        and text.startswith(_KEY_KINDS)
-        and text.isprintable()
-        and " " not in text
-    )
+    """A well-formed owner key: job:<8 hex>, session:<id of [A-Za-z0-9._-]>, agent:<n>:<n>."""
+    if not isinstance(text, str) or not 0 < len(text) <= MAX_KEY_CHARS:
+        return False
+    kind, _, rest = text.partition(":")
+    if kind == "job":
+        return len(rest) == 8 and _HEX.issuperset(rest)
+    if kind == "session":
+        return bool(rest) and _SESSION_CHARS.issuperset(rest)
+    if kind == "agent":
+        pid, _, start = rest.partition(":")
+        return pid.isdigit() and start.isdigit() and pid.isascii() and start.isascii()
+    return False
 
 
 def job_key(job_id: str) -> str:

@@ -36,8 +36,12 @@ def claude(
     claude_bin: Path, project: Path, prompt: str, *extra: str
 ) -> subprocess.CompletedProcess[str]:
     argv = [str(claude_bin), "-p", prompt, "--output-format", "stream-json", "--verbose"]
+    # MCP_TIMEOUT: how long Claude Code waits for an MCP server to start (ms). Ours imports the
+    # mcp SDK, which takes seconds on a loaded machine; see docs/mcp.md.
+    env = {**os.environ, "MCP_TIMEOUT": "90000"}
     return subprocess.run(
         [*argv, "--model", "claude-sonnet-4-5", *extra],
+        env=env,
         cwd=project,
         capture_output=True,
         text=True,

@@ -42,7 +42,9 @@ def project(mock_llm: MockLLM, isolated_env: AgentEnv) -> Path:
         + f"command = {json.dumps(str(server))}\n"
         + 'args = ["mcp"]\n'
         + f"cwd = {json.dumps(str(root))}\n"
-        + "startup_timeout_sec = 20\n"
+        # Our server imports the mcp SDK (about 1 s idle, 6 s on a loaded 2-core machine):
+        # give it room, as docs/mcp.md advises.
+        + "startup_timeout_sec = 90\n"
         + "tool_timeout_sec = 30\n"
         + f"env = {{ SPECIALISTS_PROJECT_ROOT = {json.dumps(str(root))} }}\n"
     )

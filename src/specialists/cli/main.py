@@ -50,6 +50,16 @@ COMMANDS = {
 }
 
 
+MAX_ERROR_CHARS = 2000
+
+
+def error_text(text: str) -> str:
+    """An error message as one line safe for a terminal: it may quote user or agent input."""
+    from specialists.display import display_line
+
+    return display_line(text, MAX_ERROR_CHARS)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with our error line: `error: <what> (see: specialists <cmd> --help)`, exit 2."""
 
@@ -62,7 +72,7 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         hint = f"see: {self.prog} --help"
-        print(f"error: {message} ({hint})", file=sys.stderr)
+        print(f"error: {error_text(message)} ({hint})", file=sys.stderr)
         raise SystemExit(UserError.exit_code)
 
 
@@ -98,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Bug as exc:
         return report_bug(exc, args_list)
     except SpecialistsError as exc:
-        print(f"error: {exc.one_line()}", file=sys.stderr)
+        print(f"error: {error_text(exc.one_line())}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
@@ -109,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         # A damaged or unreadable .specialists/ (a file where a directory belongs, no
         # permission, a full disk): one line naming the path, exit 4 as for the store.
-        print(f"error: {describe_os_error(exc)}", file=sys.stderr)
+        print(f"error: {error_text(describe_os_error(exc))}", file=sys.stderr)
         return StoreError.exit_code
     except Exception as exc:  # noqa: BLE001 - the catch-all: logged with its traceback
         return report_bug(exc, args_list)
@@ -124,6 +134,7 @@ def report_bug(exc: BaseException, argv: list[str]) -> int:
     from specialists import logfile
 
     what = exc.message if isinstance(exc, Bug) else f"bug: {type(exc).__name__}: {exc}"
+    what = error_text(what)
     trace = "".join(traceback.format_exception(exc))
     entry = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} specialists {__version__} argv={argv!r}\n{trace}"
     try:

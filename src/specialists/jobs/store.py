@@ -143,7 +143,8 @@ class JobStore:
 
 def _read_text(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
+        # Bytes, then decode: read_text would turn "\r" and "\r\n" into "\n" (result --raw).
+        return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return None
     except UnicodeDecodeError as exc:

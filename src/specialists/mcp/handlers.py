@@ -144,6 +144,9 @@ def _breakers() -> list[dict[str, Any]]:
 def _plan(ctx: ServerContext, store: JobStore, args: Args, *, foreground: bool = False) -> Any:
     from specialists.supervise.plan import JobRequest
 
+    for name in ("model", "cwd", "continue_from", "bead"):
+        if "\x00" in (args.get(name) or ""):
+            raise UserError(f"argument '{name}' contains a NUL byte")
     root = store.root.parent
     cwd = root
     if args.get("cwd"):

@@ -149,7 +149,7 @@ def check_stdio() -> None:
         if not ok:
             raise UserError(
                 f"{name} is closed; `specialists mcp` speaks MCP on stdin and stdout",
-                hint="start it from an MCP client, e.g. claude mcp add specialists -- specialists mcp",
+                hint="start it from an MCP client: claude mcp add specialists -- specialists mcp",
             )
 
 

@@ -162,6 +162,8 @@ def _check_prompt(request: JobRequest) -> None:
     """Refuse a prompt the agent could never receive, before a job is created for it."""
     if not request.bead and not request.prompt.strip():
         raise UserError("the prompt is empty")
+    if "\x00" in request.prompt:  # no agent can take it: argv and C strings end there
+        raise UserError("the prompt contains a NUL byte")
     try:
         request.prompt.encode("utf-8")
     except UnicodeEncodeError as exc:  # lone surrogates, e.g. from undecodable bytes
