@@ -178,7 +178,9 @@ def test_timeout_units_follow_the_seed(capsys, store, root):
     ["", "x" * 100_000, "\x1b[31m\x1b]0;t\x07", "a\udcffb", "-", "../../etc/passwd"],
     ids=["empty", "huge", "escapes", "undecodable", "dash", "path"],
 )
-@pytest.mark.parametrize("command", ["show", "result", "stop", "steer", "status --job", "feed --job"])
+@pytest.mark.parametrize(
+    "command", ["show", "result", "stop", "steer", "status --job", "feed --job"]
+)
 def test_hostile_names_and_ids_get_one_clean_line(capsys, root, value, command):
     argv = [*command.split(), value]
     if command == "steer":
