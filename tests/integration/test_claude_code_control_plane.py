@@ -36,9 +36,10 @@ def claude(
     claude_bin: Path, project: Path, prompt: str, *extra: str
 ) -> subprocess.CompletedProcess[str]:
     argv = [str(claude_bin), "-p", prompt, "--output-format", "stream-json", "--verbose"]
-    # MCP_TIMEOUT: how long Claude Code waits for an MCP server to start (ms). Ours imports the
-    # mcp SDK, which takes seconds on a loaded machine; see docs/mcp.md.
-    env = {**os.environ, "MCP_TIMEOUT": "90000"}
+    # Claude Code 2.1.197 -p sends its first model request without waiting for MCP servers
+    # (they show as "pending"): MCP_CONNECTION_NONBLOCKING=false makes it wait, MCP_TIMEOUT
+    # (ms) bounds the wait. Ours imports the mcp SDK: seconds on a loaded machine (mcp.md).
+    env = {**os.environ, "MCP_TIMEOUT": "90000", "MCP_CONNECTION_NONBLOCKING": "false"}
     return subprocess.run(
         [*argv, "--model", "claude-sonnet-4-5", *extra],
         env=env,

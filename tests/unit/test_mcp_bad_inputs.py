@@ -46,7 +46,9 @@ def refused(ctx: ServerContext, name: str, **arguments: Any) -> str:
     [
         ({"prompt": "   "}, "the prompt is empty"),
         ({"prompt": "a\ud800b"}, "not valid UTF-8"),
-        ({"prompt": "x", "cwd": "a\x00b"}, "invalid working directory"),
+        ({"prompt": "x", "cwd": "a\x00b"}, "contains a NUL byte"),
+        ({"prompt": "x", "model": "m\x00"}, "contains a NUL byte"),
+        ({"prompt": "a\x00b"}, "contains a NUL byte"),
         ({"prompt": "x", "cwd": "~no-such-user-here/x"}, "invalid cwd"),
         ({"prompt": "x", "cwd": "/etc/passwd"}, "is not a directory"),
     ],
