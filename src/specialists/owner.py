@@ -1,14 +1,16 @@
 """Who asked for a job: the owner its completion notice is addressed to.
 
-An owner is a small set of keys, plain strings that compare as they are:
+An owner is a small set of keys, plain strings that compare as they are. They are owner
+keys of the events room (events/owners.py: `job-<id>` or `<kind>-<id>`, safe as directory
+names), so wave 2's per-owner inboxes can take them as they are:
 
-    job:<id>             a specialists job: the launcher runs under that job's agent
+    job-<id>             a specialists job: the launcher runs under that job's agent
                          (the supervisor puts SPECIALISTS_JOB_ID in every agent's environment)
-    session:<id>         a Claude Code session. Claude Code (verified on 2.1.197) exports
+    claude-<session id>  a Claude Code session. Claude Code (verified on 2.1.197) exports
                          CLAUDE_CODE_SESSION_ID to its Bash tool, its hooks and its MCP
                          servers, and sends the same id as `session_id` in hook input;
                          `--resume` keeps it
-    agent:<pid>:<start>  the nearest agent CLI process above the launcher (claude, codex, pi,
+    agent-<pid>.<start>  the nearest agent CLI process above the launcher (claude, codex, pi,
                          ...), by pid and kernel start time so a reused pid never matches.
                          It survives /clear, which gives the same process a new session id
 
@@ -38,9 +40,10 @@ SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
 # process title to "pi"; Codex's npm wrapper runs the native `codex` binary.
 AGENT_NAMES = frozenset({"claude", "codex", "pi", "cursor-agent", "gemini", "opencode"})
 MAX_ANCESTRY = 40  # a deeper chain is not ours to walk
-MAX_KEY_CHARS = 200
 _HEX = frozenset("0123456789abcdef")
-_SESSION_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+_KIND_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+MAX_ID_CHARS = 128  # as events.owners
 
 
 class Owner:
@@ -60,26 +63,37 @@ class Owner:
 
 
 def is_key(text: object) -> bool:
-    """A well-formed owner key: job:<8 hex>, session:<id of [A-Za-z0-9._-]>, agent:<n>:<n>."""
-    if not isinstance(text, str) or not 0 < len(text) <= MAX_KEY_CHARS:
+    """An owner key as events.owners.is_owner accepts it (without importing `re`, which the
+    hooks cannot afford): `<kind>-<id>`, kind 1-16 lowercase letters or digits starting with
+    a letter, id 1-128 of [A-Za-z0-9._-] not starting with '.' or '-', never '..'."""
+    if not isinstance(text, str):
         return False
-    kind, _, rest = text.partition(":")
-    if kind == "job":
-        return len(rest) == 8 and _HEX.issuperset(rest)
-    if kind == "session":
-        return bool(rest) and _SESSION_CHARS.issuperset(rest)
-    if kind == "agent":
-        pid, _, start = rest.partition(":")
-        return pid.isdigit() and start.isdigit() and pid.isascii() and start.isascii()
-    return False
+    kind, sep, rest = text.partition("-")
+    return (
+        bool(sep)
+        and 0 < len(kind) <= 16
+        and kind[0].isalpha()
+        and _KIND_CHARS.issuperset(kind)
+        and 0 < len(rest) <= MAX_ID_CHARS
+        and rest[0] not in ".-"
+        and _ID_CHARS.issuperset(rest)
+        and ".." not in rest
+    )
 
 
 def job_key(job_id: str) -> str:
-    return f"job:{job_id}"
+    return f"job-{job_id}"
 
 
-def session_key(session_id: object) -> str | None:
-    key = f"session:{session_id}" if isinstance(session_id, str) and session_id else None
+def session_key(session_id: object, kind: str = "claude") -> str | None:
+    """`claude-<id>` for a Claude Code session id; characters outside the safe alphabet
+    become '_' (as events.owners.session_owner does)."""
+    if not isinstance(session_id, str) or not session_id:
+        return None
+    safe = "".join(ch if ch in _ID_CHARS else "_" for ch in session_id[:MAX_ID_CHARS])
+    while ".." in safe:
+        safe = safe.replace("..", ".")
+    key = f"{kind}-{safe.strip('.-') or 'unknown'}"
     return key if is_key(key) else None
 
 
@@ -109,18 +123,19 @@ def reading_owner(
     """The keys of a reader: a hook (its input's session_id), with the same variables and
     process ancestry a launcher in that session would have recorded."""
     env_map = os.environ if env is None else env
+    explicit = env_map.get(OWNER_ENV)
     keys = [
         session_key(session_id),
         session_key(env_map.get(SESSION_ENV)),
         _job_from_env(env_map),
-        env_map.get(OWNER_ENV) if is_key(env_map.get(OWNER_ENV)) else None,
+        explicit if is_key(explicit) else None,
         agent_ancestor(pid),
     ]
     return Owner(tuple(dict.fromkeys(k for k in keys if k)))
 
 
 def agent_ancestor(pid: int | None = None) -> str | None:
-    """`agent:<pid>:<start>` of the nearest agent CLI process above `pid` (default: this
+    """`agent-<pid>.<start>` of the nearest agent CLI process above `pid` (default: this
     process), or None when there is none or /proc cannot tell."""
     current = os.getpid() if pid is None else pid
     for _ in range(MAX_ANCESTRY):
@@ -129,7 +144,7 @@ def agent_ancestor(pid: int | None = None) -> str | None:
             return None
         name, parent, start = info
         if current != (os.getpid() if pid is None else pid) and name in AGENT_NAMES:
-            return f"agent:{current}:{start}"
+            return f"agent-{current}.{start}"
         if parent <= 1:
             return None
         current = parent

@@ -73,7 +73,7 @@ def test_completion_banner_reaches_the_session_that_asked_once(project, mock_llm
     (job_id,) = [j for j in os.listdir(project / ".specialists" / "jobs") if j[0] != "."]
     wait_until(lambda: status(job_id)["status"] == "done", 30, "job done")
     owner = json.loads((project / ".specialists" / "jobs" / job_id / "job.json").read_text())
-    assert f"session:{session}" in owner["owner"]
+    assert f"claude-{session}" in owner["owner"]
 
     asked = len(mock_llm.model_requests)
     other = claude(claude_bin, project, "what's new elsewhere?")

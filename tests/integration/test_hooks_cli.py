@@ -165,7 +165,7 @@ def test_markers_from_a_writer_and_non_json_stdin(project):
     writer.mark_ready()
     writer.close()
     lock.release()
-    session = TEST_OWNER.removeprefix("session:")
+    session = TEST_OWNER.removeprefix("claude-")
     proc = sp("hook", "user-prompt-submit", input="this is not json", env=in_session(session))
     assert context(proc, "UserPromptSubmit") == (
         f"[Specialist 'overthinker' completed (job {record.id}, 1m47s). "

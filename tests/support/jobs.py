@@ -9,7 +9,7 @@ from specialists.jobs.records import JobRecord
 from specialists.jobs.store import JobLock, JobStore, now_ms
 from specialists.supervise.launch import create_job
 
-TEST_OWNER = "session:tests"  # the owner test jobs are launched for
+TEST_OWNER = "claude-tests"  # the owner test jobs are launched for
 
 
 def make_record(cwd: Path, **overrides: Any) -> JobRecord:

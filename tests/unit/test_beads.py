@@ -346,3 +346,17 @@ def test_crashed_jobs_get_their_beads_closed_once_at_the_next_run_start(bd, stor
     calls = len(bd.calls())
     assert beads.settle_crashed(store, collect(store).crashed) == []
     assert len(bd.calls()) == calls  # once per job
+
+
+def test_a_hanging_or_missing_bd_is_one_line_not_a_hang(tmp_path, monkeypatch):
+    """bd is run by the short-command helper: a timeout kills it and is a BeadsError line."""
+    from specialists.beads import client as bd_client
+
+    hang = tmp_path / "bd"
+    hang.write_text("#!/bin/sh\nsleep 30\n")
+    hang.chmod(0o755)
+    monkeypatch.setattr(bd_client, "BD_TIMEOUT_S", 0.5)
+    with pytest.raises(BeadsError, match=r"`bd show` timed out after 0.5s"):
+        BeadsClient(str(hang), tmp_path).show("bd-1")
+    with pytest.raises(BeadsError, match="not installed"):
+        BeadsClient(str(tmp_path / "nowhere" / "bd"), tmp_path).show("bd-1")

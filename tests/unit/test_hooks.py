@@ -48,7 +48,7 @@ def put_job(
     (job / "status.json").write_text(json.dumps(data))
     if ready:
         (state / "ready").mkdir(parents=True, exist_ok=True)
-        (state / "ready" / job_id).write_text(f"session:{owner}\n")
+        (state / "ready" / job_id).write_text(f"claude-{owner}\n")
     return job
 
 
@@ -134,7 +134,7 @@ def test_banner_plus_dispatch_fits_the_orchestrator_budget(state):
 
 def test_marker_of_a_collected_job_is_dropped_silently(state):
     (state / "ready").mkdir(parents=True)
-    (state / "ready" / "deadbeef").write_text(f"session:{SESSION}\n")
+    (state / "ready" / "deadbeef").write_text(f"claude-{SESSION}\n")
     assert call("user-prompt-submit") == (0, "")
     assert os.listdir(state / "ready") == []
 

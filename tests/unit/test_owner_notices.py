@@ -22,6 +22,7 @@ from specialists.owner import (
     SESSION_ENV,
     Owner,
     agent_ancestor,
+    is_key,
     launching_owner,
     reading_owner,
 )
@@ -48,21 +49,34 @@ def put_job(state: Path, job_id: str, owner: list[str], status: str = "done") ->
 
 def test_launcher_keys_in_order_of_precedence():
     """SPECIALISTS_OWNER wins; a job's id wins over the session its agent inherited."""
-    env = {SESSION_ENV: "abc", JOB_ENV: "0123abcd", OWNER_ENV: "session:mine"}
-    assert launching_owner(env).keys == ("session:mine",)
+    env = {SESSION_ENV: "abc", JOB_ENV: "0123abcd", OWNER_ENV: "claude-mine"}
+    assert launching_owner(env).keys == ("claude-mine",)
     del env[OWNER_ENV]
-    assert launching_owner(env).keys == ("job:0123abcd",)
+    assert launching_owner(env).keys == ("job-0123abcd",)
     del env[JOB_ENV]
-    assert launching_owner(env).keys[0] == "session:abc"
+    assert launching_owner(env).keys[0] == "claude-abc"
     assert launching_owner({OWNER_ENV: "none", SESSION_ENV: "abc"}).keys == ()
 
 
 @pytest.mark.parametrize(
-    "bad", ["", "x", "job:../x", "session:a b", "session:\x1b[31m", "agent:" + "9" * 300]
+    "bad", ["", "x", "job-../x", "claude-a b", "claude-\x1b[31m", "agent-" + "9" * 300, "Bad-x"]
 )
 def test_malformed_keys_are_ignored(bad):
     assert launching_owner({OWNER_ENV: bad}).keys in ((), launching_owner({}).keys)
-    assert not Owner(("session:x",)).matches([bad])
+    assert not Owner(("claude-x",)).matches([bad])
+
+
+def test_keys_are_event_owner_keys():
+    """Wave 2's inboxes (events/owners.py) take our keys as they are."""
+    from specialists.events.owners import is_owner
+
+    keys = [
+        *launching_owner({SESSION_ENV: "9f1c-uuid/../x y"}).keys,
+        *launching_owner({JOB_ENV: "0123abcd"}).keys,
+        "agent-123.456",
+    ]
+    assert keys and all(is_owner(k) for k in keys), keys
+    assert all(is_owner(k) == is_key(k) for k in ["x-", "-x", "a-..", "ab-c..d", "A-x", "a-.x"])
 
 
 def test_job_env_must_be_a_job_id():
@@ -71,9 +85,9 @@ def test_job_env_must_be_a_job_id():
 
 def test_reader_matches_by_any_key():
     reader = reading_owner("s1", env={SESSION_ENV: "s1"})
-    assert reader.matches(["agent:1:2", "session:s1"])
-    assert not reader.matches(["session:s2"])
-    assert not reader.matches("session:s1")  # a string is not a key list
+    assert reader.matches(["agent-1.2", "claude-s1"])
+    assert not reader.matches(["claude-s2"])
+    assert not reader.matches("claude-s1")  # a string is not a key list
 
 
 def test_nearest_agent_ancestor_is_found_by_name_and_start_time(tmp_path):
@@ -88,8 +102,8 @@ def test_nearest_agent_ancestor_is_found_by_name_and_start_time(tmp_path):
         timeout=30,
     )
     key = out.stdout.strip()
-    assert key.startswith("agent:"), (key, out.stderr)
-    _, pid, start = key.split(":")
+    assert key.startswith("agent-"), (key, out.stderr)
+    pid, start = key.removeprefix("agent-").split(".")
     assert int(pid) > 1 and int(start) > 0
     assert agent_ancestor() != key  # not ours: pytest runs under no such process here
 
@@ -102,10 +116,10 @@ def test_post_writes_the_keys_atomically_and_replaces_a_planted_link(state, tmp_
     victim.write_text("keep me")
     (state / "ready").mkdir()
     (state / "ready" / "0000000a").symlink_to(victim)
-    put_job(state, "0000000a", ["session:s"])
+    put_job(state, "0000000a", ["claude-s"])
     assert notices.post_for_job(state, "0000000a")
     assert victim.read_text() == "keep me"
-    assert notices.read_keys(state / "ready" / "0000000a") == ["session:s"]
+    assert notices.read_keys(state / "ready" / "0000000a") == ["claude-s"]
 
 
 def test_no_owner_no_notice(state):
@@ -118,7 +132,7 @@ def test_special_files_are_never_read_and_pruned(state):
     """A FIFO named like a notice would hang a reader that opened it blocking."""
     ready = state / "ready"
     ready.mkdir()
-    put_job(state, "0000000c", ["session:s"])
+    put_job(state, "0000000c", ["claude-s"])
     os.mkfifo(ready / "0000000c")
     assert notices.read_keys(ready / "0000000c") is None
     assert call_hook("s") == ""  # the hook skips it without blocking
@@ -130,11 +144,11 @@ def test_prune_bounds_the_notices(state, monkeypatch):
     ready = state / "ready"
     monkeypatch.setattr(notices, "MAX_NOTICES", 3)
     for i in range(5):
-        put_job(state, f"{i:08x}", ["session:s"])
+        put_job(state, f"{i:08x}", ["claude-s"])
         notices.post_for_job(state, f"{i:08x}")
         os.utime(ready / f"{i:08x}", (1000 + i, 1000 + i))
     os.utime(ready / "00000004", None)  # the newest is recent; the others are old
-    notices.post(state, "0000dead", ["session:s"])  # its job is gone
+    notices.post(state, "0000dead", ["claude-s"])  # its job is gone
     assert notices.prune(state, now=1001 + notices.NOTICE_TTL_S) == []  # drops 0 (expired)
     assert sorted(os.listdir(ready)) == ["00000002", "00000003", "00000004"]
     assert notices.prune(state) == []  # now the old ones have expired
@@ -143,7 +157,7 @@ def test_prune_bounds_the_notices(state, monkeypatch):
 
 def test_clear_removes_only_that_notice(state):
     for job_id in ("0000000d", "0000000e"):
-        put_job(state, job_id, ["session:s"])
+        put_job(state, job_id, ["claude-s"])
         notices.post_for_job(state, job_id)
     notices.clear(state, "0000000d")
     notices.clear(state, "0000000d")  # twice is fine
@@ -169,7 +183,7 @@ def test_concurrent_sessions_each_get_only_their_own_notices(state):
     expected: dict[str, set[str]] = {s: set() for s in sessions}
     for i in range(40):
         job_id, session = f"{i:08x}", sessions[i % 8]
-        put_job(state, job_id, [f"session:{session}"])
+        put_job(state, job_id, [f"claude-{session}"])
         notices.post_for_job(state, job_id)
         expected[session].add(job_id)
     seen: dict[str, list[str]] = {s: [] for s in sessions}
@@ -192,7 +206,7 @@ def test_concurrent_sessions_each_get_only_their_own_notices(state):
 
 def test_a_session_that_never_closes_stdin_still_gets_its_banner(state, tmp_path):
     """The host keeps stdin open: the hook stops waiting after a second and answers."""
-    put_job(state, "0000000f", ["session:live"])
+    put_job(state, "0000000f", ["claude-live"])
     notices.post_for_job(state, "0000000f")
     env = {**os.environ, SESSION_ENV: "live"}
     proc = subprocess.Popen(
@@ -211,7 +225,7 @@ def test_a_session_that_never_closes_stdin_still_gets_its_banner(state, tmp_path
 
 
 def test_ten_megabytes_of_stdin_is_cut_not_fatal(state):
-    put_job(state, "00000010", ["session:big"])
+    put_job(state, "00000010", ["claude-big"])
     notices.post_for_job(state, "00000010")
     env = {**os.environ, SESSION_ENV: "big"}
     out = subprocess.run(

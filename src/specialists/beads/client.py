@@ -4,105 +4,38 @@ The exact commands are listed in docs/beads.md. bd reports many failures (an unk
 blocked close) on stderr with exit status 0 and no JSON, so every command asks for --json
 and an empty answer counts as a failure. Every failure leaves as one `BeadsError` line.
 
-`run` is the seam: a function with the shape of `specialists.process.short.run_short`
-(argv, cwd=, timeout= -> a result with ok, code, stdout, stderr, error, describe()).
-Tests pass a fake; by default it is `run_short` below.
+`run` is the seam: `specialists.process.short.run_short` (argv, cwd=, timeout= -> a
+CommandResult that never raises for what the command does: not installed, a timeout that
+kills bd's whole group, a non-zero exit). Tests may pass a fake of the same shape.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from specialists.beads.notes import LABEL, Bead, BeadsError, check_bead_id
+from specialists.process.short import CommandResult, run_short
 
 BD_ENV = "SPECIALISTS_BD_BIN"
 BD_TIMEOUT_S = 30.0
 GIT_TIMEOUT_S = 5.0
 
 
-class ShortResult(Protocol):
-    @property
-    def ok(self) -> bool: ...
-
-    @property
-    def stdout(self) -> str: ...
-
-    @property
-    def stderr(self) -> str: ...
-
-    def describe(self, shown: str | None = None) -> str: ...
+ShortRun = Callable[..., CommandResult]  # the shape of run_short: tests pass a fake
 
 
-ShortRun = Callable[..., ShortResult]
-
-
-@dataclass(frozen=True)
-class _Result:
-    """The shape of process.short.CommandResult, for the stand-in below."""
-
-    argv: tuple[str, ...]
-    code: int | None
-    stdout: str
-    stderr: str
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None and self.code == 0
-
-    def describe(self, shown: str | None = None) -> str:
-        shown = shown or " ".join([os.path.basename(self.argv[0]), *self.argv[1:2]])
-        if self.error is not None:
-            return f"`{shown}` {self.error}"
-        last = [ln.strip() for ln in self.stderr.splitlines() if ln.strip()][-1:]
-        what = f"`{shown}` exited with code {self.code}"
-        return f"{what}: {last[0][:300]}" if last else what
-
-
-def run_short(
-    argv: Sequence[str], *, cwd: Path | None = None, timeout: float = BD_TIMEOUT_S
-) -> ShortResult:
-    """Stand-in for specialists.process.short.run_short (the shared short-command helper,
-    which kills the whole group on timeout): never raises for what the command does."""
-    shown = tuple(argv)
-    try:
-        proc = subprocess.run(
-            shown,
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except FileNotFoundError:
-        return _Result(shown, None, "", "", "is not installed or not on PATH")
-    except PermissionError:
-        return _Result(shown, None, "", "", "is not executable")
-    except subprocess.TimeoutExpired:
-        return _Result(shown, None, "", "", f"timed out after {timeout:g}s")
-    except OSError as exc:
-        return _Result(shown, None, "", "", f"could not start: {exc.strerror or exc}")
-    return _Result(shown, proc.returncode, proc.stdout, proc.stderr)
-
-
-def bd_path(which: Callable[[str], str | None] | None = None) -> str | None:
+def bd_path() -> str | None:
     """The bd executable: $SPECIALISTS_BD_BIN, else `bd` on PATH. No process is started."""
-    if which is None:
-        import shutil
+    import shutil
 
-        which = shutil.which
     configured = os.environ.get(BD_ENV)
     if configured:
-        return configured if os.path.exists(configured) else which(configured)
-    return which("bd")
+        return configured if os.path.exists(configured) else shutil.which(configured)
+    return shutil.which("bd")
 
 
 def project_uses_beads(cwd: Path) -> bool:
