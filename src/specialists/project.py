@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from specialists.errors import Bug
 from specialists.jobs.paths import find_project_root, state_dir
-from specialists.jobs.store import JobStore
 
+# `typing` and the store cost milliseconds; `hook` never needs them, so only type checkers
+# (and the commands that touch the store) import them.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from specialists.jobs.records import JobRecord, JobStatus
-    from specialists.jobs.store import JobLock
+    from specialists.jobs.store import JobLock, JobStore
     from specialists.owner import Owner
     from specialists.supervise.plan import JobRequest
     from specialists.supervise.supervisor import Observer, Supervisor
@@ -50,6 +51,8 @@ class Project:
     @property
     def store(self) -> JobStore:
         if self._store is None:
+            from specialists.jobs.store import JobStore
+
             self._store = JobStore(state_dir(self.root))
         return self._store
 

@@ -242,3 +242,51 @@ def test_for_terminal_escapes_controls_and_keeps_text():
     assert for_terminal("\x9b2J") == "\\x9b2J"  # a C1 CSI
     assert for_terminal("a\udcffb") == "a\\udcffb"
     assert for_terminal("x\ny", keep_newlines=False) == "x\\ny"
+
+
+# --- feed -----------------------------------------------------------------------------------
+
+
+def _events(store: JobStore, job_id: str, count: int, *, final: str | None) -> None:
+    writer = JobWriter(store, job_id)
+    for _ in range(count):
+        writer.append_event("text")
+    if final:
+        writer.append_event(final)
+    writer.close()
+
+
+def test_feed_shows_active_jobs_and_follow_does_not_replay_finished_ones(capsys, store, root):
+    """Before: `feed --follow` printed every finished job's events (5,124 lines for one live
+    job of 8 events). Now: only the live job's, then new ones as they come."""
+    import subprocess
+    import sys
+
+    for _ in range(20):
+        done = job_with(store, root, status="done")
+        _events(store, done, 50, final="done")
+    live = job_with(
+        store,
+        root,
+        status="running",
+        supervisor_pid=os.getpid(),
+        supervisor_start_time=process_start_time(os.getpid()),
+    )
+    _events(store, live, 8, final=None)
+    code, out, _ = cli(capsys, "feed")
+    assert code == 0 and len(out.splitlines()) == 8
+    assert all(line.startswith(f"[{live}]") for line in out.splitlines())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "specialists", "feed", "--follow"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(8)]
+        assert all(line.startswith(f"[{live}]") for line in lines)
+        _events(store, live, 0, final="done")  # the live job ends: its final event follows
+        assert " done" in proc.stdout.readline()
+    finally:
+        proc.kill()
+        proc.wait(10)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # `typing` costs ~5 ms on every hook run; annotations are strings
 if TYPE_CHECKING:
     from specialists.project import Project
 

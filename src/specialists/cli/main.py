@@ -16,11 +16,16 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
-from typing import Any, NoReturn
 
 from specialists import __version__
 from specialists.errors import Bug, SpecialistsError, StoreError, UserError
+
+# `typing` costs ~5 ms and every hook run starts here: annotations are strings, so only
+# type checkers import it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, NoReturn
 
 # Exit codes (docs/cli.md): 0 ok, 1 the job (or check) did not succeed, 2 bad input,
 # 3 agent CLI or credential missing, 4 job store unreadable, 70 a bug, 130 interrupted.
