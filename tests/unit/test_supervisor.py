@@ -196,7 +196,7 @@ def test_keep_alive_waits_then_accepts_follow_up_then_idles_out(store, tmp_path)
     )
     wait_for(lambda: store.read_status(record.id).status == "waiting")
     assert (store.job_dir(record.id) / "answers" / "001.txt").read_text() == "one"
-    assert (store.ready_dir / record.id).exists()  # each answer is announced
+    wait_for(lambda: (store.ready_dir / record.id).exists())  # each answer is announced
     post_request(store.job_dir(record.id), "follow_up", "two")
     wait_for(lambda: ("follow_up", "two") in runner.calls)
     thread.join(5)
