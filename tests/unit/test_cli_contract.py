@@ -290,3 +290,16 @@ def test_feed_shows_active_jobs_and_follow_does_not_replay_finished_ones(capsys,
     finally:
         proc.kill()
         proc.wait(10)
+
+
+def test_a_hostile_definition_is_shown_not_obeyed(capsys, root):
+    """Definition files are anyone's text: list and show print their escapes visibly."""
+    (root / "specialists" / "evil.specialist.yaml").write_text(
+        'metadata: {name: evil, description: "\\e]0;pwned\\a\\e[2Jgone"}\n'
+        "execution:\n  runner: {type: command, command: cat}\n"
+    )
+    for argv in (["list"], ["show", "evil"]):
+        code, out, err = cli(capsys, *argv)
+        assert code == 0, err
+        assert "\x1b" not in out + err and "\x07" not in out + err
+        assert "\\e]0;pwned" in out

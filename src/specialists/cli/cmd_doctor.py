@@ -95,7 +95,9 @@ def run(args: argparse.Namespace, project: Project) -> int:
         jobs = report["jobs"]
         assert isinstance(jobs, dict)
         print(f"  store: {where}; {jobs['total']} jobs, {jobs['active']} active")
+        from specialists.display import display_line
+
         for problem in problems:
-            print(f"  ! {problem}")
+            print(f"  ! {display_line(problem, 500)}")
     essential = [n for n in ("node", "pi") if not tools[n]["path"]]
     return 1 if problems or essential else 0

@@ -34,7 +34,9 @@ def run(args: argparse.Namespace, project: Project) -> int:
         data["shadowed"] = [str(s.source) for s in shadowed]
         print(json.dumps(data, indent=2))
         return 0
-    print(describe(spec, [str(s.source) for s in shadowed]))
+    from specialists.display import for_terminal
+
+    print(for_terminal(describe(spec, [str(s.source) for s in shadowed])))
     return 0
 
 
