@@ -28,7 +28,7 @@ from specialists.native.model import ModelInfo
 from specialists.native.session import Session
 from specialists.native.testing import ScriptedModel, call, reply
 from specialists.native.tools import ToolContext, tools_for_permission
-from specialists.runners.base import LaunchSpec
+from specialists.runners.base import Close, LaunchSpec
 from specialists.runners.native import NativeRunner
 
 TURNS = 200
@@ -95,7 +95,7 @@ def start_to_first_request(root: Path) -> float:
     runner.start(spec)
     _Hold.seen.wait(30)
     elapsed = (time.perf_counter() - started) * 1000
-    runner.close()
+    runner.send(Close())
     runner.join(10)
     server.shutdown()
     return elapsed

@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from specialists.runners.base import Activity, TextDelta
-from specialists.runners.pi_events import PiProtocol
+from specialists.runners.base import Activity, AnswerDelta
+from specialists.runners.pi_protocol import PiProtocol
 from tests.support.fake_pi import long_answer_lines
 
 
@@ -38,7 +38,7 @@ def main() -> int:
     cpu0, wall0 = time.process_time(), time.perf_counter()
     for line in lines:
         for event in protocol.feed(line):
-            if isinstance(event, TextDelta):
+            if isinstance(event, AnswerDelta):
                 deltas += 1
             elif isinstance(event, Activity):
                 logged += event.log
@@ -66,7 +66,7 @@ def end_to_end(chunks: int) -> None:
     import os
     import tempfile
 
-    from specialists.runners.base import AgentExited, LaunchSpec, RunFinished
+    from specialists.runners.base import AgentExited, Close, LaunchSpec, RunFinished
     from specialists.runners.pi import PiRunner
 
     fake = Path(__file__).resolve().parents[1] / "tests" / "support" / "fake_pi.py"
@@ -87,12 +87,12 @@ def end_to_end(chunks: int) -> None:
         text_chars = 0
         while True:
             events = runner.poll(1.0)
-            text_chars += sum(len(e.text) for e in events if isinstance(e, TextDelta))
+            text_chars += sum(len(e.text) for e in events if isinstance(e, AnswerDelta))
             if any(isinstance(e, RunFinished) for e in events):
                 break
         cpu = time.process_time() - cpu0
         wall = time.perf_counter() - wall0
-        runner.close()
+        runner.send(Close())
         while not any(isinstance(e, AgentExited) for e in runner.poll(1.0)):
             pass
     child = os.times()

@@ -28,6 +28,7 @@ API_KINDS: tuple[ApiKind, ...] = ("openai-chat", "openai-responses", "anthropic"
 CONFIG_FILE_NAME = "config.toml"
 
 _TOP_LEVEL_KEYS = ("default_runner", "default_model", "providers")
+_ROOM_TABLES = ("runners",)  # read by other rooms from `raw` ([runners.pi]: supervise/plan.py)
 _PRICE_KEYS = (
     "input_price_per_mtok",
     "output_price_per_mtok",
@@ -103,7 +104,8 @@ def merge_layers(layers: list[tuple[Path, dict[str, Any]]]) -> Config:
     for path, data in layers:
         for key, value in data.items():
             if key not in _TOP_LEVEL_KEYS:
-                warnings.append(f"{path}: unknown key '{key}' ignored")
+                if key not in _ROOM_TABLES:
+                    warnings.append(f"{path}: unknown key '{key}' ignored")
                 if isinstance(value, dict) and isinstance(raw.get(key), dict):
                     raw[key] = {**raw[key], **value}
                 else:

@@ -10,10 +10,14 @@ import pytest
 
 from specialists.errors import AgentUnavailable
 from specialists.runners.base import (
+    Abort,
     AgentExited,
+    AnswerDelta,
+    Close,
+    FollowUp,
+    Kill,
     LaunchSpec,
     RunFinished,
-    TextDelta,
     Usage,
 )
 from specialists.runners.claude import ClaudeRunner
@@ -44,7 +48,7 @@ def make_spec(
 def runner() -> Any:
     r = ClaudeRunner()
     yield r
-    r.kill()
+    r.send(Kill())
 
 
 def test_text_answer(
@@ -57,14 +61,14 @@ def test_text_answer(
     (fin,) = of(events, RunFinished)
     assert fin.error is None and fin.text == "The answer is 42."
     assert fin.session_file == session == runner.session_ref
-    assert "".join(e.text for e in of(events, TextDelta)) == "The answer is 42."
+    assert "".join(e.text for e in of(events, AnswerDelta)) == "The answer is 42."
     (usage,) = of(events, Usage)
     assert usage.input_tokens > 0 and usage.output_tokens > 0 and usage.cost_usd > 0
     (req,) = mock_llm.model_requests
     assert req.model == CLAUDE_MOCK_MODEL  # the provider prefix is stripped
     assert "You are the claude-runner test specialist." in req.system_text()
     assert "say hello" in json.dumps(req.messages())
-    runner.close()
+    runner.send(Close())
     assert of(drive(runner, exited), AgentExited)[0].exit_code == 0
 
 
@@ -93,7 +97,7 @@ def test_read_only_offers_no_edit_tools_and_low_cannot_run_bash(
         r = ClaudeRunner()
         r.start(make_spec(isolated_env, tmp_path, claude_bin, permission=tier))
         drive(r, finished)
-        r.kill()
+        r.send(Kill())
         seen[tier] = set(mock_llm.model_requests[-1].tool_names())
     assert seen["READ_ONLY"] == {"Bash", "Glob", "Grep", "Read"}
     assert seen["LOW"] == {"Edit", "Glob", "Grep", "Read", "Write"}
@@ -120,13 +124,13 @@ def test_follow_up_and_resume_see_the_first_exchange(
     runner.start(make_spec(isolated_env, tmp_path, claude_bin, prompt="first question"))
     drive(runner, finished)
     session = runner.session_ref
-    runner.follow_up("second question")
+    runner.send(FollowUp("second question"))
     assert of(drive(runner, finished), RunFinished)[0].text == "SECOND-ANSWER"
     history = json.dumps(mock_llm.model_requests[-1].messages())
     assert "first question" in history and "FIRST-ANSWER" in history
     assert "second question" in history
     assert runner.session_ref == session
-    runner.close()
+    runner.send(Close())
     drive(runner, exited)
     # a new job continuing the session (LaunchSpec.resume_session)
     again = ClaudeRunner()
@@ -134,7 +138,7 @@ def test_follow_up_and_resume_see_the_first_exchange(
         make_spec(isolated_env, tmp_path, claude_bin, prompt="third", resume_session=session)
     )
     assert of(drive(again, finished), RunFinished)[0].text == "THIRD-ANSWER"
-    again.kill()
+    again.send(Kill())
     history = json.dumps(mock_llm.model_requests[-1].messages())
     assert "SECOND-ANSWER" in history and "third" in history
 
@@ -147,7 +151,7 @@ def test_provider_error_ends_the_run_with_it(
     (fin,) = of(drive(runner, finished), RunFinished)
     assert fin.text is None
     assert fin.error is not None and "400" in fin.error and "the mock refuses" in fin.error
-    runner.close()
+    runner.send(Close())
     assert of(drive(runner, exited), AgentExited)[0].exit_code == 1
 
 
@@ -167,12 +171,12 @@ def test_abort_mid_stream(
     mock_llm.enqueue(Reply("never finished " * 50, hang_after=3))
     runner.start(make_spec(isolated_env, tmp_path, claude_bin))
     mock_llm.wait_until_hanging(timeout=30)
-    runner.abort()
+    runner.send(Abort())
     events = drive(runner, lambda evs: finished(evs) or exited(evs))
     mock_llm.release()
     assert of(events, RunFinished)[0].error == "aborted"
     assert not exited(events)  # still resumable
-    runner.close()
+    runner.send(Close())
     drive(runner, exited)
 
 

@@ -14,10 +14,14 @@ import pytest
 
 from specialists.errors import AgentUnavailable
 from specialists.runners.base import (
+    Abort,
     AgentExited,
+    AnswerDelta,
+    Close,
+    FollowUp,
+    Kill,
     LaunchSpec,
     RunFinished,
-    TextDelta,
     Usage,
 )
 from specialists.runners.codex import CodexRunner
@@ -56,7 +60,7 @@ def make_spec(
 def runner() -> Any:
     r = CodexRunner()
     yield r
-    r.kill()
+    r.send(Kill())
 
 
 def test_text_answer(
@@ -68,14 +72,14 @@ def test_text_answer(
     (fin,) = of(events, RunFinished)
     assert fin.error is None and fin.text == "The answer is 42."
     assert fin.session_file == runner.session_ref and runner.session_ref
-    assert [e.text for e in of(events, TextDelta)] == ["The answer is 42."]
+    assert [e.text for e in of(events, AnswerDelta)] == ["The answer is 42."]
     assert of(events, Usage)[0].output_tokens > 0
     req = mock_llm.model_requests[-1]
     messages = req.messages()
     developer = json.dumps([m for m in messages if m.get("role") == "developer"])
     assert "You are the codex-runner test specialist." in developer
     assert req.last_user_text() == "say hello"
-    runner.close()
+    runner.send(Close())
     assert of(drive(runner, exited), AgentExited)[0].exit_code == 0
 
 
@@ -107,7 +111,7 @@ def test_read_only_sandbox_blocks_writes(
         r = CodexRunner()
         r.start(make_spec(isolated_env, tmp_path, codex, permission=tier))
         drive(r, finished)
-        r.kill()
+        r.send(Kill())
         results[tier] = target.exists()
     assert results == {"READ_ONLY": False, "MEDIUM": True}
 
@@ -119,7 +123,7 @@ def test_follow_up_resumes_the_thread(
     runner.start(make_spec(isolated_env, tmp_path, codex, prompt="first question"))
     drive(runner, finished)
     thread = runner.session_ref
-    runner.follow_up("second question")
+    runner.send(FollowUp("second question"))
     fin = of(drive(runner, finished), RunFinished)[0]
     assert fin.text == "SECOND-ANSWER" and fin.session_file == thread
     history = json.dumps(mock_llm.model_requests[-1].messages())
@@ -135,7 +139,7 @@ def test_provider_error_fails_the_run(
     events = drive(runner, finished)
     assert of(events, RunFinished)[0].error == "the mock refuses"
     assert acts(events, "notice")  # the non-fatal model-metadata error item
-    runner.close()
+    runner.send(Close())
     assert of(drive(runner, exited), AgentExited)[0].exit_code == 1
 
 
@@ -145,11 +149,11 @@ def test_abort_mid_stream(
     mock_llm.enqueue(Reply("never finished " * 50, hang_after=3))
     runner.start(make_spec(isolated_env, tmp_path, codex))
     mock_llm.wait_until_hanging(timeout=30)
-    runner.abort()
+    runner.send(Abort())
     events = drive(runner, lambda evs: finished(evs) or exited(evs))
     mock_llm.release()
     assert of(events, RunFinished)[0].error == "aborted"
-    runner.close()
+    runner.send(Close())
     drive(runner, exited)
 
 

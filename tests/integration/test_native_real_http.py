@@ -12,8 +12,10 @@ import pytest
 
 from specialists.config import Config, ProviderConfig
 from specialists.runners.base import (
+    Abort,
     Activity,
     AgentExited,
+    Close,
     LaunchSpec,
     RunFinished,
     RunnerEvent,
@@ -47,7 +49,7 @@ def start(tmp_path: Path, model: str, config: Config | None = None, **kw: object
 
 
 def until_finished(
-    runner: NativeRunner, timeout: float = 15
+    runner: NativeRunner, timeout: float = 60
 ) -> tuple[RunFinished, list[RunnerEvent]]:
     events: list[RunnerEvent] = []
     deadline = time.monotonic() + timeout
@@ -60,7 +62,7 @@ def until_finished(
 
 
 def finish(runner: NativeRunner) -> None:
-    runner.close()
+    runner.send(Close())
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         if any(isinstance(e, AgentExited) for e in runner.poll(0.2)):
@@ -202,7 +204,7 @@ def test_unreachable_base_url_fails_fast(
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
     started = time.monotonic()
     runner = start(tmp_path, model)
-    finished, _ = until_finished(runner, timeout=20)
+    finished, _ = until_finished(runner, timeout=60)
     assert finished.error and "connection to http://127.0.0.1:9" in finished.error
     assert "gave up after 3 attempts" in finished.error
     assert time.monotonic() - started < 10
@@ -214,8 +216,8 @@ def test_abort_while_provider_hangs(tmp_path: Path, mock_llm: MockLLM) -> None:
     runner = start(tmp_path, "openai/mock-model")
     mock_llm.wait_until_hanging()
     started = time.monotonic()
-    runner.abort()
-    finished, _ = until_finished(runner, timeout=5)
+    runner.send(Abort())
+    finished, _ = until_finished(runner, timeout=60)
     assert finished.error == "aborted"
     assert time.monotonic() - started < 2
     mock_llm.release()

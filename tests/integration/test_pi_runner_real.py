@@ -16,12 +16,18 @@ from typing import Any
 import pytest
 
 from specialists.runners.base import (
+    Abort,
     Activity,
     AgentExited,
+    AnswerDelta,
+    Close,
+    FollowUp,
+    Kill,
     LaunchSpec,
     RunFinished,
     RunnerEvent,
-    TextDelta,
+    Steer,
+    Terminate,
     Usage,
 )
 from specialists.runners.pi import PiRunner
@@ -38,7 +44,7 @@ class Driver:
         self.runner = runner
         self.events: list[RunnerEvent] = []
 
-    def until(self, pred: Callable[[RunnerEvent], bool], timeout: float = 30.0) -> RunnerEvent:
+    def until(self, pred: Callable[[RunnerEvent], bool], timeout: float = 90.0) -> RunnerEvent:
         deadline = time.monotonic() + timeout
         seen = 0
         while True:
@@ -79,7 +85,7 @@ def launch(
             prompt=prompt,
             system_prompt=SYSTEM,
             model="mock/mock-model",
-            options={"pi_bin": str(pi_bin)},
+            options={"pi_bin": str(pi_bin), **kw.pop("options", {})},
             **kw,
         )
         runner = PiRunner()
@@ -89,7 +95,7 @@ def launch(
 
     yield _launch
     for runner in runners:
-        runner.kill()
+        runner.send(Kill())
 
 
 def test_text_run_then_follow_up_in_the_same_process(launch: Any, mock_llm: MockLLM) -> None:
@@ -98,7 +104,7 @@ def test_text_run_then_follow_up_in_the_same_process(launch: Any, mock_llm: Mock
     first = d.finished()
     assert (first.text, first.error) == ("The answer is DONE.", None)
     assert first.session_file is not None and Path(first.session_file).is_file()
-    assert "".join(e.text for e in d.events if isinstance(e, TextDelta)) == first.text
+    assert "".join(e.text for e in d.events if isinstance(e, AnswerDelta)) == first.text
     assert [k for k, _ in d.logged()] == ["text", "turn_end"]
     assert any(isinstance(e, Usage) and e.output_tokens > 0 for e in d.events)
     assert d.runner.startup_s is not None and d.runner.startup_s < 10
@@ -109,11 +115,11 @@ def test_text_run_then_follow_up_in_the_same_process(launch: Any, mock_llm: Mock
     assert request.tool_names() == ["read", "bash", "edit", "write", "grep", "find", "ls"]
 
     mark = len(d.events)
-    d.runner.follow_up("And again?")
+    d.runner.send(FollowUp("And again?"))
     second = d.finished(after=mark)
     assert second.text == "Second DONE."
     assert mock_llm.model_requests[-1].last_user_text() == "And again?"
-    d.runner.close()
+    d.runner.send(Close())
     assert (d.exited().exit_code, d.exited().signal) == (0, None)
 
 
@@ -141,13 +147,13 @@ def test_tool_call_run_read_only(launch: Any, mock_llm: MockLLM) -> None:
 def test_abort_mid_stream_keeps_partial_text(launch: Any, mock_llm: MockLLM) -> None:
     mock_llm.enqueue(Reply("tok0 tok1 tok2 tok3 tok4 tok5", chunk_size=5, hang_after=3))
     d = launch("Stream something long.")
-    d.until(lambda e: isinstance(e, TextDelta))
+    d.until(lambda e: isinstance(e, AnswerDelta))
     mock_llm.wait_until_hanging()
-    d.runner.abort()
+    d.runner.send(Abort())
     done = d.finished()
     assert done.error == "aborted"
     assert done.text is not None and done.text.startswith("tok0") and "tok5" not in done.text
-    d.runner.close()
+    d.runner.send(Close())
     assert d.exited().exit_code == 0
 
 
@@ -155,7 +161,7 @@ def test_sigterm_mid_run(launch: Any, mock_llm: MockLLM) -> None:
     mock_llm.enqueue(Reply("never finished", hang_after=0))
     d = launch("Hang.")
     mock_llm.wait_until_hanging(timeout=30)
-    d.runner.terminate()
+    d.runner.send(Terminate())
     exited = d.exited()
     assert (exited.exit_code, exited.signal) == (143, None)
     assert not [e for e in d.events if isinstance(e, RunFinished)]
@@ -166,7 +172,7 @@ def test_steer_reaches_the_next_model_call(launch: Any, mock_llm: MockLLM) -> No
     mock_llm.enqueue(Reply(tool_calls=[slow_tool]), Reply("DONE"))
     d = launch("Run the slow command, then say DONE.")
     d.until(lambda e: isinstance(e, Activity) and e.event == "tool_execution")
-    d.runner.steer("STEER-MARKER: mention cats")
+    d.runner.send(Steer("STEER-MARKER: mention cats"))
     ack = d.until(lambda e: isinstance(e, Activity) and e.event == "steer_ack")
     assert isinstance(ack, Activity) and ack.fields["as_prompt"] is False
     assert d.finished().text == "DONE"
@@ -181,16 +187,16 @@ def test_continue_by_reusing_the_session_file(
     mock_llm.enqueue(Reply("FIRST-ANSWER-42"), Reply("You said FIRST-ANSWER-42."))
     first = launch("Remember a number.", job="job1")
     assert first.finished().text == "FIRST-ANSWER-42"
-    first.runner.close()
+    first.runner.send(Close())
     assert first.exited().exit_code == 0
 
-    old = Path(first.runner.session_ref or "")
+    old = Path(first.runner.handle.session_ref or "")
     new = tmp_path / "job2" / "session.jsonl"
     new.parent.mkdir()
     shutil.copy(old, new)  # the caller copies the old session into the new job dir
     second = launch("What did you answer before?", job="job2", resume_session=str(new))
     assert second.finished().text == "You said FIRST-ANSWER-42."
-    assert second.runner.session_ref == str(new)
+    assert second.runner.handle.session_ref == str(new)
 
     history = mock_llm.model_requests[-1].messages()
     said = [m for m in history if m.get("role") == "assistant"]
@@ -218,11 +224,53 @@ def test_follow_up_during_a_run_is_answered_in_the_same_run(launch: Any, mock_ll
         Reply("FOLLOW-UP DONE"),
     )
     d = launch("Answer slowly.")
-    d.until(lambda e: isinstance(e, TextDelta))
-    d.runner.follow_up("FOLLOW-UP-MARKER")
+    d.until(lambda e: isinstance(e, AnswerDelta))
+    d.runner.send(FollowUp("FOLLOW-UP-MARKER"))
     done = d.finished()
     assert (done.text, done.error) == ("FOLLOW-UP DONE", None)
     assert mock_llm.model_requests[-1].last_user_text() == "FOLLOW-UP-MARKER"
-    d.runner.close()
+    d.runner.send(Close())
     d.exited()
     assert len([e for e in d.events if isinstance(e, RunFinished)]) == 1
+
+
+def test_the_fallback_model_answers_when_the_primary_fails(launch: Any, mock_llm: MockLLM) -> None:
+    """pi 0.73.1's own `set_model`, then the same message again: the fallback answers."""
+    mock_llm.enqueue(Reply.bad_request("mock-model is not available"), Reply("FROM-FALLBACK"))
+    d = launch("Say something.", fallback_model="mock/mock-text")
+    done = d.finished()
+    assert (done.text, done.error) == ("FROM-FALLBACK", None)
+    models = [r.model for r in mock_llm.model_requests]
+    assert models[0] == "mock-model" and models[-1] == "mock-text", models
+    asked = [r.last_user_text() for r in mock_llm.model_requests]
+    assert asked[-1] == "Say something."
+    notices = [f["message"] for k, f in d.logged() if k == "notice"]
+    assert any(m.startswith("falling back to mock/mock-text") for m in notices), notices
+
+
+def test_a_chosen_extension_loads_and_the_users_own_do_not(
+    launch: Any, mock_llm: MockLLM, isolated_env: AgentEnv, tmp_path: Path
+) -> None:
+    """--no-extensions keeps the user's extension directory out; `-e` brings back exactly
+    the chosen ones (one given by path, one by name from that same directory)."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+
+    def extension(path: Path, name: str) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        target = json.dumps(str(markers / name))
+        path.write_text(
+            'import { writeFileSync } from "node:fs";\n'
+            f'export default function () {{ writeFileSync({target}, "loaded"); }}\n'
+        )
+        return path
+
+    user_dir = isolated_env.pi_agent_dir / "extensions"
+    extension(user_dir / "users-own.ts", "users-own")
+    extension(user_dir / "quality-gates" / "index.ts", "quality-gates")
+    chosen = extension(tmp_path / "chosen.ts", "chosen")
+    mock_llm.enqueue(Reply("OK"))
+    d = launch("hi", options={"extensions": [str(chosen), "quality-gates"]})
+    assert d.finished().text == "OK"
+    loaded = sorted(p.name for p in markers.iterdir())
+    assert loaded == ["chosen", "quality-gates"], loaded

@@ -6,11 +6,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from specialists.runners.base import Activity, AgentExited, RunFinished, Runner, RunnerEvent
+from specialists.runners.base import Activity, AgentExited, AgentRunner, RunFinished, RunnerEvent
 
 
 def drive(
-    runner: Runner, until: Callable[[list[RunnerEvent]], bool], timeout: float = 60.0
+    runner: AgentRunner, until: Callable[[list[RunnerEvent]], bool], timeout: float = 60.0
 ) -> list[RunnerEvent]:
     """Poll `runner` until `until(events)` is true; fail the test after `timeout` seconds."""
     events: list[RunnerEvent] = []

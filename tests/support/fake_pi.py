@@ -21,6 +21,10 @@ Environment:
   FAKE_PI_LOG        append every received command here (JSON lines)
   FAKE_PI_ARGV_FILE  write argv here (JSON)
   FAKE_PI_STARTUP_S  sleep before reading stdin (like Node's start-up)
+
+`set_model` switches the model (its answer repeats it, like pi); any scenario then answers
+"answered by <provider>/<model>", so a fallback to another model can be seen.
+`FAKE_PI_MODELS` (comma-separated provider/model) limits the models set_model knows.
 """
 
 from __future__ import annotations
@@ -238,6 +242,7 @@ class FakePi:
         self.last_text: str | None = self._session_last_text()
         self.log_path = os.environ.get("FAKE_PI_LOG")
         self.call_n = 0
+        self.switched_to: str | None = None  # the model set_model chose
 
     # -- session file: a tiny stand-in so --session reuse can be observed --
     def _session_last_text(self) -> str | None:
@@ -330,6 +335,16 @@ class FakePi:
             )
         elif kind == "extension_ui_response":
             self.ui_answers[str(cmd.get("id"))] = cmd
+        elif kind == "set_model":
+            model = f"{cmd.get('provider')}/{cmd.get('modelId')}"
+            known = os.environ.get("FAKE_PI_MODELS")
+            if known is not None and model not in known.split(","):
+                respond(rid, "set_model", False, error=f"Model not found: {model}")
+                return
+            self.switched_to = model
+            respond(
+                rid, "set_model", data={"provider": cmd.get("provider"), "id": cmd.get("modelId")}
+            )
         else:
             respond(None, str(kind), False, error=f"Unknown command: {kind}")
 
@@ -455,7 +470,9 @@ class FakePi:
     def scenario_lines(self, prompt: str) -> Iterator[str]:
         s = self.scenario
         text = os.environ.get("FAKE_PI_TEXT", "DONE")
-        if s in ("basic", "garbage", "huge", "huge_end"):
+        if self.switched_to:
+            yield from self.answer(f"answered by {self.switched_to}")
+        elif s in ("basic", "garbage", "huge", "huge_end"):
             if s == "garbage":
                 yield "this is not json"
                 yield '{"type":"message_update",'

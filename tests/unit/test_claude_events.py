@@ -13,12 +13,17 @@ import pytest
 
 from specialists.errors import AgentUnavailable
 from specialists.runners.base import (
+    Abort,
     Activity,
     AgentExited,
+    AnswerDelta,
+    Close,
+    FollowUp,
+    Kill,
     LaunchSpec,
     RunFinished,
     RunnerEvent,
-    TextDelta,
+    Terminate,
     Usage,
     summarize_args,
     toolcall,
@@ -54,7 +59,7 @@ def activities(events: list[RunnerEvent], name: str) -> list[Activity]:
 
 def test_text_transcript() -> None:
     events = translate(fake_claude.TEXT_LINES)
-    assert "".join(e.text for e in of(events, TextDelta)) == "Hello from the mock. Done."
+    assert "".join(e.text for e in of(events, AnswerDelta)) == "Hello from the mock. Done."
     assert len(activities(events, "text")) == 1
     assert of(events, Usage) == [Usage(12, 7, 0, 0, 0.000141)]
     (fin,) = of(events, RunFinished)
@@ -72,7 +77,7 @@ def test_tool_transcript_with_partial_messages() -> None:
     assert end.fields["tool"] == "Bash" and end.fields["duration_ms"] > 0
     assert "is_error" not in end.fields
     # streamed deltas and the full assistant message must not both become text
-    assert "".join(e.text for e in of(events, TextDelta)) == "Hello from the mock. Done."
+    assert "".join(e.text for e in of(events, AnswerDelta)) == "Hello from the mock. Done."
     assert len(activities(events, "turn_end")) == 2  # the result says num_turns: 2
     (fin,) = of(events, RunFinished)
     assert fin.text == "Hello from the mock. Done." and fin.error is None
@@ -88,7 +93,7 @@ def test_assistant_message_split_over_lines_counts_once() -> None:
     events += t.feed(line({"type": "text", "text": "a"}), 0)
     events += t.feed(line({"type": "text", "text": "b"}), 0)
     assert [e.event for e in of(events, Activity)] == ["thinking", "text"]
-    assert [e.text for e in of(events, TextDelta)] == ["a", "b"]
+    assert [e.text for e in of(events, AnswerDelta)] == ["a", "b"]
 
 
 def test_tool_result_error_is_flagged() -> None:
@@ -248,8 +253,8 @@ def test_run_then_follow_up_resumes_the_same_session(tmp_path: Path, fake: Path)
     assert of(events, RunFinished)[0].session_file == session
     assert activities(events, "toolcall")[0].fields["tool"] == "Bash"
     # the process ends after its answer, but the runner stays open for a follow-up
-    assert not exited(drive(runner, lambda _: runner.pid is None))
-    runner.follow_up("and now?")
+    assert not exited(drive(runner, lambda _: runner.handle.pid is None))
+    runner.send(FollowUp("and now?"))
     events = drive(runner, finished)
     assert of(events, RunFinished)[0].error is None
     first, second = calls(tmp_path)
@@ -257,7 +262,7 @@ def test_run_then_follow_up_resumes_the_same_session(tmp_path: Path, fake: Path)
     assert first["argv"][first["argv"].index("--session-id") + 1] == session
     assert second["argv"][second["argv"].index("--resume") + 1] == session
     assert runner.session_ref == session
-    runner.close()
+    runner.send(Close())
     (ex,) = of(drive(runner, exited), AgentExited)
     assert ex.exit_code == 0
 
@@ -279,7 +284,7 @@ def test_error_result_then_close(tmp_path: Path, fake: Path) -> None:
     assert of(events, RunFinished)[0].error == (
         "max turns reached: Reached maximum number of turns (1)"
     )
-    runner.close()
+    runner.send(Close())
     assert of(drive(runner, exited), AgentExited)[0].exit_code == 1
 
 
@@ -287,11 +292,11 @@ def test_abort_interrupts_and_keeps_the_session(tmp_path: Path, fake: Path) -> N
     runner = ClaudeRunner()
     runner.start(fake_spec(tmp_path, fake, "hang"))
     drive(runner, lambda _: (tmp_path / "calls.jsonl").exists())
-    runner.abort()
+    runner.send(Abort())
     events = drive(runner, finished)
     assert of(events, RunFinished)[0].error == "aborted"
     assert not exited(events + runner.poll(0.2))
-    runner.terminate()
+    runner.send(Terminate())
     assert of(drive(runner, exited), AgentExited)[0].exit_code == 130
 
 
@@ -299,7 +304,7 @@ def test_terminate_mid_run(tmp_path: Path, fake: Path) -> None:
     runner = ClaudeRunner()
     runner.start(fake_spec(tmp_path, fake, "hang"))
     drive(runner, lambda _: (tmp_path / "calls.jsonl").exists())
-    runner.terminate()
+    runner.send(Terminate())
     events = drive(runner, exited)
     assert of(events, RunFinished)[0].error.startswith("claude was killed by signal 15")
     assert of(events, AgentExited)[0].signal == 15
@@ -316,7 +321,7 @@ def test_large_prompt_and_system_prompt(tmp_path: Path, fake: Path) -> None:
     path = call["argv"][call["argv"].index("--append-system-prompt-file") + 1]
     assert Path(path) == tmp_path / SYSTEM_PROMPT_FILE
     assert Path(path).read_text() == system
-    runner.kill()
+    runner.send(Kill())
 
 
 def test_missing_binary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -338,7 +343,7 @@ def test_binary_from_environment(
     runner = ClaudeRunner()
     runner.start(spec(tmp_path, env={"FAKE_CLAUDE_LOG": str(tmp_path / "calls.jsonl")}))
     assert of(drive(runner, finished), RunFinished)[0].text == "Hello from the mock. Done."
-    runner.kill()
+    runner.send(Kill())
 
 
 def test_error_result_after_abort_reads_aborted() -> None:
@@ -371,8 +376,8 @@ def test_kill_after_the_runs_reaches_children_they_left_behind(tmp_path: Path) -
     runner = ClaudeRunner()
     runner.start(spec(tmp_path, options={"bin": str(agent)}))
     child = int(of(drive(runner, finished), RunFinished)[0].text)
-    drive(runner, lambda _: runner.pid is None)
-    runner.kill()
+    drive(runner, lambda _: runner.handle.pid is None)
+    runner.send(Kill())
     assert of(drive(runner, exited), AgentExited)[0].exit_code == 0
     deadline = time.monotonic() + 5
     while _alive(child):
@@ -397,9 +402,9 @@ def test_close_while_the_prompt_is_still_being_fed(tmp_path: Path) -> None:
     runner.start(spec(tmp_path, options={"bin": str(agent)}, prompt="x" * (4 * 1024 * 1024)))
     try:
         assert runner.poll(0.05) == []
-        runner.close()
+        runner.send(Close())
         assert runner.poll(0.05) == []
     finally:
-        runner.kill()
+        runner.send(Kill())
     events = drive(runner, exited)
     assert of(events, AgentExited)[0].signal == 9

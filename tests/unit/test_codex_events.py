@@ -13,12 +13,16 @@ import pytest
 
 from specialists.errors import AgentUnavailable
 from specialists.runners.base import (
+    Abort,
     Activity,
     AgentExited,
+    AnswerDelta,
+    Close,
+    FollowUp,
+    Kill,
     LaunchSpec,
     RunFinished,
     RunnerEvent,
-    TextDelta,
     Usage,
 )
 from specialists.runners.codex import (
@@ -57,7 +61,7 @@ def test_text_transcript() -> None:
     # the model-metadata `error` item is a notice, not a failure
     (notice,) = activities(events, "notice")
     assert "Model metadata" in notice.fields["message"]
-    assert [e.text for e in of(events, TextDelta)] == ["Hello from the mock. Done."]
+    assert [e.text for e in of(events, AnswerDelta)] == ["Hello from the mock. Done."]
     assert of(events, Usage) == [Usage(input_tokens=12, output_tokens=7)]
     (fin,) = of(events, RunFinished)
     assert fin == RunFinished(text="Hello from the mock. Done.", session_file=THREAD)
@@ -197,14 +201,14 @@ def test_run_then_follow_up_resumes_the_thread(tmp_path: Path, fake: Path) -> No
     assert of(events, RunFinished)[0].text == "Hello from the mock. Done."
     assert runner.session_ref == THREAD
     assert activities(events, "tool_execution_end")[0].fields["exit_code"] == 0
-    drive(runner, lambda _: runner.pid is None)
-    runner.follow_up("and now?")
+    drive(runner, lambda _: runner.handle.pid is None)
+    runner.send(FollowUp("and now?"))
     events = drive(runner, finished)
     assert of(events, RunFinished)[0].session_file == THREAD
     first, second = calls(tmp_path)
     assert first["stdin"] == "do the thing" and second["stdin"] == "and now?"
     assert second["argv"][:2] == ["exec", "resume"] and second["argv"][-2] == THREAD
-    runner.close()
+    runner.send(Close())
     assert of(drive(runner, exited), AgentExited)[0].exit_code == 0
 
 
@@ -221,7 +225,7 @@ def test_turn_failed(tmp_path: Path, fake: Path) -> None:
     runner.start(fake_spec(tmp_path, fake, "turn_failed"))
     events = drive(runner, finished)
     assert of(events, RunFinished)[0].error == "bad thing happened"
-    runner.close()
+    runner.send(Close())
     assert of(drive(runner, exited), AgentExited)[0].exit_code == 1
 
 
@@ -236,14 +240,14 @@ def test_abort_then_follow_up_resumes(tmp_path: Path, fake: Path) -> None:
     runner = CodexRunner()
     runner.start(fake_spec(tmp_path, fake, "hang"))
     drive(runner, lambda _: (tmp_path / "calls.jsonl").exists())
-    runner.abort()
+    runner.send(Abort())
     events = drive(runner, finished)
     assert of(events, RunFinished)[0].error == "aborted"
     assert not exited(events)
-    runner.follow_up("continue")  # the aborted session can still be resumed
+    runner.send(FollowUp("continue"))  # the aborted session can still be resumed
     drive(runner, lambda _: len(calls(tmp_path)) == 2)
     assert calls(tmp_path)[1]["argv"][-2:] == [THREAD, "-"]
-    runner.kill()
+    runner.send(Kill())
     events = drive(runner, exited)
     assert of(events, AgentExited)[0].signal == 9
 

@@ -11,14 +11,17 @@ from typing import Any
 
 import pytest
 
-from specialists.errors import AgentUnavailable, ConfigError
+from specialists.errors import AgentUnavailable, Bug, ConfigError
 from specialists.runners.base import (
     Activity,
     AgentExited,
+    AnswerDelta,
+    FollowUp,
+    Kill,
     LaunchSpec,
     RunFinished,
     RunnerEvent,
-    TextDelta,
+    Terminate,
 )
 from specialists.runners.command import (
     ANSWER_TAIL,
@@ -114,7 +117,7 @@ def test_stdout_is_the_answer_and_stdin_is_closed(tmp_path: Path) -> None:
     assert of(events, AgentExited)[0].exit_code == 0
     assert events.index(fin) < len(events) - 1  # RunFinished before AgentExited
     assert of(events, Activity)[0].event == "text"
-    assert "".join(e.text for e in of(events, TextDelta)) == "got:the rules||the task\n"
+    assert "".join(e.text for e in of(events, AnswerDelta)) == "got:the rules||the task\n"
     assert (tmp_path / STDOUT_LOG).read_text() == "got:the rules||the task\n"
 
 
@@ -151,7 +154,7 @@ def test_command_that_ignores_a_huge_prompt_does_not_hang_us(tmp_path: Path) -> 
     runner.start(spec(tmp_path, "sleep", ["30"], prompt=big))
     assert time.monotonic() - started < 2  # start never blocks on the pipe
     assert runner.poll(0.2) == []
-    runner.terminate()
+    runner.send(Terminate())
     events = drive(runner, exited)
     assert of(events, RunFinished)[0].error == "command was killed by signal 15"
     assert of(events, AgentExited)[0].signal == 15
@@ -166,9 +169,9 @@ def test_kill_reaches_the_whole_process_group(tmp_path: Path) -> None:
     )
     runner = CommandRunner()
     runner.start(spec(tmp_path, PY, ["-c", code]))
-    deltas = drive(runner, lambda evs: any(isinstance(e, TextDelta) for e in evs))
-    child = int("".join(e.text for e in of(deltas, TextDelta)).split()[0])
-    runner.kill()
+    deltas = drive(runner, lambda evs: any(isinstance(e, AnswerDelta) for e in evs))
+    child = int("".join(e.text for e in of(deltas, AnswerDelta)).split()[0])
+    runner.send(Kill())
     assert of(drive(runner, exited), AgentExited)[0].signal == 9
     deadline = time.monotonic() + 5
     while Path(f"/proc/{child}").exists() and "Z" not in _state(child):
@@ -194,10 +197,12 @@ def test_missing_command_is_one_clear_error(tmp_path: Path) -> None:
 
 
 def test_one_shot_refuses_follow_up_and_steer(tmp_path: Path) -> None:
+    """The command runner never declares a follow-up or a steer, and sending one is a bug."""
     runner, _ = run_py(tmp_path, "print('x')")
-    assert runner.supports_steer is False and runner.session_ref is None
-    with pytest.raises(Exception, match="one-shot"):
-        runner.follow_up("more")
+    assert {"follow_up", "steer"}.isdisjoint(runner.accepts())
+    assert runner.handle.session_ref is None
+    with pytest.raises(Bug, match="does not accept"):
+        runner.send(FollowUp("more"))
 
 
 def test_kill_after_exit_reaches_children_left_behind(tmp_path: Path) -> None:
@@ -210,8 +215,8 @@ def test_kill_after_exit_reaches_children_left_behind(tmp_path: Path) -> None:
     )
     runner, events = run_py(tmp_path, code)
     child = int(of(events, RunFinished)[0].text.split()[0])
-    assert runner.pid is None and _state(child) != "Z"
-    runner.kill()
+    assert runner.handle.pid is None and _state(child) != "Z"
+    runner.send(Kill())
     deadline = time.monotonic() + 5
     while Path(f"/proc/{child}").exists() and "Z" not in _state(child):
         assert time.monotonic() < deadline, "the child left behind survived kill()"

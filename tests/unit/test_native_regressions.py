@@ -23,7 +23,15 @@ from specialists.native.providers.replay import ReplayModel
 from specialists.native.session import Session
 from specialists.native.testing import ScriptedModel, reply, reply_events
 from specialists.native.tools import ToolContext, execute, tools_for_permission
-from specialists.runners.base import LaunchSpec, RunFinished, RunnerEvent
+from specialists.runners.base import (
+    Abort,
+    Close,
+    FollowUp,
+    LaunchSpec,
+    RunFinished,
+    RunnerEvent,
+    Steer,
+)
 from specialists.runners.native import NativeRunner
 from tests.unit.test_native_runner import make_spec
 
@@ -34,7 +42,7 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(var, str(tmp_path / "home" / var.lower()))
 
 
-def finished_runs(runner: NativeRunner, count: int, timeout: float = 10) -> list[RunFinished]:
+def finished_runs(runner: NativeRunner, count: int, timeout: float = 60) -> list[RunFinished]:
     events: list[RunnerEvent] = []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -75,13 +83,13 @@ def test_abort_before_the_loop_thread_starts_the_run_is_not_lost(tmp_path: Path)
     gate = threading.Event()
     runner = _SlowBuild(gate, config=Config(), clients={"test/main": model})
     runner.start(make_spec(tmp_path))
-    runner.abort()
+    runner.send(Abort())
     gate.set()
     (finished,) = finished_runs(runner, 1)
     assert finished.error == "aborted"
     assert model.requests == []
-    runner.close()
-    assert runner.join(5)
+    runner.send(Close())
+    assert runner.join(60)
 
 
 def test_abort_after_a_run_ended_does_not_abort_the_next_one(tmp_path: Path) -> None:
@@ -89,12 +97,12 @@ def test_abort_after_a_run_ended_does_not_abort_the_next_one(tmp_path: Path) -> 
     runner = NativeRunner(config=Config(), clients={"test/main": model})
     runner.start(make_spec(tmp_path))
     finished_runs(runner, 1)
-    runner.abort()  # late: the supervisor had not seen the run end yet
-    runner.follow_up("more")
+    runner.send(Abort())  # late: the supervisor had not seen the run end yet
+    runner.send(FollowUp("more"))
     (second,) = finished_runs(runner, 1)
     assert second.error is None and second.text == "second"
-    runner.close()
-    assert runner.join(5)
+    runner.send(Close())
+    assert runner.join(60)
 
 
 def test_steer_racing_the_end_of_a_run_is_still_answered(tmp_path: Path) -> None:
@@ -126,19 +134,19 @@ def test_steer_racing_the_end_of_a_run_is_still_answered(tmp_path: Path) -> None
         original_steer(text)
 
     loop.steer = late_steer  # type: ignore[method-assign]
-    steering = threading.Thread(target=runner.steer, args=("look again",))
+    steering = threading.Thread(target=runner.send, args=(Steer("look again"),))
     steering.start()
     time.sleep(0.05)  # let the steer pass its "is a run going?" check while the model waits
     gate.set()
-    steering.join(5)
+    steering.join(60)
     runs = finished_runs(runner, 1)
     if runs[-1].text != "answered the steer":
-        runs += finished_runs(runner, 1, timeout=3)
+        runs += finished_runs(runner, 1, timeout=60)
     assert runs[-1].text == "answered the steer"
     asked = [i.text for i in model.requests[-1].items if isinstance(i, UserMessage)]
     assert asked[-1] == "look again"
-    runner.close()
-    assert runner.join(5)
+    runner.send(Close())
+    assert runner.join(60)
 
 
 # --- tools: nothing may block a run ---------------------------------------------------------
@@ -154,7 +162,7 @@ def _run_with_deadline(fn: Callable[[], ToolResult], unblock: Path) -> ToolResul
     out: list[ToolResult] = []
     t = threading.Thread(target=lambda: out.append(fn()), daemon=True)
     t.start()
-    t.join(3)
+    t.join(60)
     if t.is_alive():  # free the stuck thread before failing
         with contextlib.suppress(OSError):
             os.close(os.open(unblock, os.O_WRONLY | os.O_NONBLOCK))
@@ -253,7 +261,7 @@ def test_bash_that_closes_its_output_still_obeys_timeout_and_abort(
     if stop == "abort":
         time.sleep(0.3)  # let bash reach the sleep
         ctx.cancel.set()
-    t.join(5)
+    t.join(60)
     assert not t.is_alive(), "bash ignored its timeout/abort after closing its output"
     assert time.monotonic() - started < 5
     assert out[0].is_error
@@ -326,7 +334,7 @@ def test_background_children_of_bash_die_with_the_job(tmp_path):
         events += runner.poll(0.1)
     daemon = int(pid_file.read_text())
     assert _process_exists(daemon)  # alive while the job runs
-    runner.close()
+    runner.send(Close())
     while not any(isinstance(e, AgentExited) for e in events):
         events += runner.poll(0.1)
     deadline = time.monotonic() + 5

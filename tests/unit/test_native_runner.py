@@ -12,12 +12,16 @@ from specialists.config import Config
 from specialists.native.model import ModelError
 from specialists.native.testing import ScriptedModel, call, reply
 from specialists.runners.base import (
+    Abort,
     Activity,
     AgentExited,
+    AnswerDelta,
+    Close,
+    FollowUp,
+    Kill,
     LaunchSpec,
     RunFinished,
     RunnerEvent,
-    TextDelta,
     Usage,
 )
 from specialists.runners.native import NativeRunner
@@ -46,7 +50,7 @@ def make_spec(tmp_path: Path, **kw: object) -> LaunchSpec:
     return LaunchSpec(**base)  # type: ignore[arg-type]
 
 
-def collect(runner: NativeRunner, until: type, timeout: float = 10) -> list[RunnerEvent]:
+def collect(runner: NativeRunner, until: type, timeout: float = 60) -> list[RunnerEvent]:
     events: list[RunnerEvent] = []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -61,7 +65,7 @@ def test_prompt_to_run_finished_then_close(tmp_path: Path) -> None:
     runner = NativeRunner(config=Config(), clients={"test/main": model})
     spec = make_spec(tmp_path)
     runner.start(spec)
-    assert runner.pid is None and runner.supports_steer
+    assert runner.handle.pid is None and "steer" in runner.accepts()
     events = collect(runner, RunFinished)
     finished = next(e for e in events if isinstance(e, RunFinished))
     assert finished.text == "All done." and finished.error is None
@@ -70,11 +74,11 @@ def test_prompt_to_run_finished_then_close(tmp_path: Path) -> None:
     assert [
         k for k in kinds if k in ("toolcall", "tool_execution", "tool_execution_end", "turn_end")
     ][:4] == ["toolcall", "tool_execution", "tool_execution_end", "turn_end"]
-    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "All done."
+    assert "".join(e.text for e in events if isinstance(e, AnswerDelta)) == "All done."
     assert sum(e.input_tokens for e in events if isinstance(e, Usage)) == 20
-    runner.close()
+    runner.send(Close())
     assert isinstance(collect(runner, AgentExited)[-1], AgentExited)
-    assert runner.join(5)
+    assert runner.join(60)
     lines = (spec.job_dir / "session.jsonl").read_text().splitlines()
     assert json.loads(lines[0])["job_id"] == "j1"
 
@@ -84,18 +88,18 @@ def test_follow_up_runs_after_first_answer(tmp_path: Path) -> None:
     runner = NativeRunner(config=Config(), clients={"test/main": model})
     runner.start(make_spec(tmp_path))
     collect(runner, RunFinished)
-    runner.follow_up("and another thing")
+    runner.send(FollowUp("and another thing"))
     events = collect(runner, RunFinished)
     assert [e.text for e in events if isinstance(e, RunFinished)] == ["second"]
     assert model.requests[1].items[-1].kind == "user"
-    runner.close()
+    runner.send(Close())
     collect(runner, AgentExited)
 
 
 def test_missing_api_key_is_one_clear_line(tmp_path: Path) -> None:
     runner = NativeRunner(config=Config())
     runner.start(make_spec(tmp_path, model="openai/gpt-4.1"))
-    events = collect(runner, AgentExited, timeout=5)
+    events = collect(runner, AgentExited, timeout=60)
     finished = next(e for e in events if isinstance(e, RunFinished))
     assert finished.error == (
         "OPENAI_API_KEY is not set: export it or configure a provider in config.toml"
@@ -110,7 +114,7 @@ def test_missing_api_key_is_one_clear_line(tmp_path: Path) -> None:
 def test_bad_model_names_end_the_job(tmp_path: Path, model: str, needle: str) -> None:
     runner = NativeRunner(config=Config())
     runner.start(make_spec(tmp_path, model=model))
-    events = collect(runner, AgentExited, timeout=5)
+    events = collect(runner, AgentExited, timeout=60)
     finished = next(e for e in events if isinstance(e, RunFinished))
     assert finished.error and needle in finished.error
 
@@ -135,7 +139,7 @@ def test_fallback_model_used_after_retries(tmp_path: Path) -> None:
     events = collect(runner, RunFinished)
     assert next(e for e in events if isinstance(e, RunFinished)).text == "from backup"
     assert any(isinstance(e, Activity) and e.event == "retry" for e in events)
-    runner.close()
+    runner.send(Close())
 
 
 def test_resume_session_copies_and_continues(tmp_path: Path) -> None:
@@ -144,7 +148,7 @@ def test_resume_session_copies_and_continues(tmp_path: Path) -> None:
     spec1 = make_spec(tmp_path, prompt="my colour is blue")
     first.start(spec1)
     collect(first, RunFinished)
-    first.close()
+    first.send(Close())
     collect(first, AgentExited)
 
     second_model = ScriptedModel(["blue"])
@@ -158,7 +162,7 @@ def test_resume_session_copies_and_continues(tmp_path: Path) -> None:
     )
     second.start(spec2)
     collect(second, RunFinished)
-    second.close()
+    second.send(Close())
     texts = [getattr(i, "text", "") for i in second_model.requests[0].items]
     assert texts == ["my colour is blue", "remembered: blue", "what colour?"]
     assert len((spec1.job_dir / "session.jsonl").read_text().splitlines()) == 3, "source untouched"
@@ -174,14 +178,14 @@ def test_abort_ends_run_and_runner_stays_usable(tmp_path: Path) -> None:
         assert time.monotonic() < deadline
         events += runner.poll(0.1)
     started = time.monotonic()
-    runner.abort()
+    runner.send(Abort())
     finished = next(e for e in collect(runner, RunFinished) if isinstance(e, RunFinished))
     assert finished.error == "aborted"
     assert time.monotonic() - started < 3
-    runner.follow_up("go on")
+    runner.send(FollowUp("go on"))
     again = next(e for e in collect(runner, RunFinished) if isinstance(e, RunFinished))
     assert again.text == "after abort"
-    runner.kill()
+    runner.send(Kill())
     collect(runner, AgentExited)
 
 
@@ -201,4 +205,4 @@ def test_replay_runs_without_any_key(tmp_path: Path) -> None:
     assert finished.text == "The command printed replayed." and finished.error is None
     session = (spec.job_dir / "session.jsonl").read_text()
     assert "replayed\\n" in session, "the tool really ran"
-    runner.close()
+    runner.send(Close())

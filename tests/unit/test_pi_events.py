@@ -12,30 +12,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specialists.runners.base import Activity, RunFinished, RunnerEvent, TextDelta, Usage
-from specialists.runners.pi_events import (
-    FINALIZING,
-    IDLE,
-    MALFORMED_LOGGED,
-    RUNNING,
-    PiProtocol,
-    PiTranslator,
-    extract_delta,
-    update_kind,
-)
+from specialists.runners.base import Activity, AnswerDelta, RunFinished, RunnerEvent, Usage
+from specialists.runners.pi_events import MALFORMED_LOGGED, PiTranslator
+from specialists.runners.pi_lines import extract_delta, update_kind
+from specialists.runners.pi_protocol import PiProtocol
 from specialists.runners.proc import OversizedLine
+from specialists.testing import FakeClock
 from tests.support.fake_pi import AssistantMessage, long_answer_lines, text_answer_lines
 
 # Recorded stdout of the real pi 0.73.1 (copied from shared/reference/pi-0.73.1).
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "pi-0.73.1"
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 # --- transcript replay ---------------------------------------------------------------------
@@ -147,8 +133,8 @@ def test_rpc_basic_gives_the_exact_logged_sequence_and_final_text() -> None:
     ]
     usage = [e for e in r.events if isinstance(e, Usage)]
     assert [(u.input_tokens, u.output_tokens) for u in usage] == [(100, 12), (100, 2)]
-    assert "".join(e.text for e in r.events if isinstance(e, TextDelta)) == "DONE"
-    assert r.protocol.state == IDLE
+    assert "".join(e.text for e in r.events if isinstance(e, AnswerDelta)) == "DONE"
+    assert r.protocol.state.kind == "idle"
 
 
 def _usage(inp: int, out: int) -> dict[str, Any]:
@@ -162,7 +148,7 @@ def test_retry_is_not_final_on_the_first_agent_end() -> None:
     first_end = next(i for i, x in enumerate(lines) if x.startswith(b'{"type":"agent_end"'))
     for line in lines[: first_end + 1]:
         r.feed(line)
-    assert r.protocol.state != IDLE
+    assert r.protocol.state.kind != "idle"
     assert not any(c["type"] == "get_last_assistant_text" for c in r.sent)
     for line in lines[first_end + 1 :]:
         r.feed(line)
@@ -219,10 +205,10 @@ def test_abort_finishes_the_run_as_aborted(name: str) -> None:
 @pytest.mark.parametrize("name", ["eof.ndjson", "sigterm.ndjson", "sigterm_tool.ndjson"])
 def test_a_run_cut_short_by_the_process_ending_has_no_result(name: str) -> None:
     r = Replay().run_file(name)
-    assert r.protocol.state == RUNNING
+    assert r.protocol.state.kind == "running"
     assert r.protocol.process_exited() == []
     assert r.finished() == []
-    assert r.protocol.state == IDLE
+    assert r.protocol.state.kind == "idle"
 
 
 def test_errors_transcript_is_handled() -> None:
@@ -289,7 +275,7 @@ def test_long_answer_stream_is_cheap_and_logs_little() -> None:
     for line in lines:
         events.extend(p.feed(line))
     cpu = time.process_time() - start
-    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    text = "".join(e.text for e in events if isinstance(e, AnswerDelta))
     assert len(text) == 10_000
     logged = [e.event for e in events if isinstance(e, Activity) and e.log]
     assert logged == ["text", "turn_end"]
@@ -309,7 +295,7 @@ def test_fast_delta_extraction_reproduces_any_text(text: str, chunks: int) -> No
         data = line.encode()
         assert b"\n" not in data  # JSON escapes newlines; U+2028 stays raw and is fine
         out.extend(t.feed(data))
-    assert "".join(e.text for e in out if isinstance(e, TextDelta)) == text
+    assert "".join(e.text for e in out if isinstance(e, AnswerDelta)) == text
 
 
 def test_delta_longer_than_the_first_window_is_decoded() -> None:
@@ -330,7 +316,7 @@ def test_update_with_other_key_order_falls_back_to_a_full_parse() -> None:
         }
     ).encode()
     out = PiTranslator().feed(line)
-    assert [e for e in out if isinstance(e, TextDelta)] == [TextDelta("hi")]
+    assert [e for e in out if isinstance(e, AnswerDelta)] == [AnswerDelta("hi")]
     assert isinstance(out[0], Activity) and out[0].event == "text"
 
 
@@ -355,7 +341,7 @@ def test_oversized_agent_end_ends_the_run_and_other_oversized_lines_are_skipped(
     skipped = r.feed(OversizedLine(b'{"type":"message_update","assistantMessageEvent"', 10**8))
     assert isinstance(skipped[0], Activity) and skipped[0].fields["bytes"] == 10**8
     r.feed(OversizedLine(b'{"type":"agent_end","messages":[{"role":"user"', 50_000_000))
-    assert r.protocol.state == FINALIZING
+    assert r.protocol.state.kind == "finalizing"
     r.finish()
     assert [f.text for f in r.finished()] == ["DONE"]
 
@@ -364,7 +350,7 @@ def test_tool_duration_comes_from_the_clock() -> None:
     clock = FakeClock()
     t = PiTranslator(clock)
     t.feed(b'{"type":"tool_execution_start","toolCallId":"c1","toolName":"bash","args":{}}')
-    clock.now += 1.5
+    clock.advance(1.5)
     [end] = t.feed(
         b'{"type":"tool_execution_end","toolCallId":"c1","toolName":"bash","result":{},"isError":true}'
     )
@@ -379,7 +365,7 @@ def test_heartbeats_are_throttled_and_status_only() -> None:
     lines = [msg.start(), *msg.thinking("a" * 100, 50)]
     out = [e for line in lines for e in t.feed(line.encode())]
     assert [(e.event, e.log) for e in out if isinstance(e, Activity)] == [("thinking", True)]
-    clock.now += 1.1
+    clock.advance(1.1)
     beat = t.feed(msg.update("thinking_delta", 0, delta="b").encode())
     assert [(e.event, e.log) for e in beat if isinstance(e, Activity)] == [("thinking", False)]
 
@@ -408,7 +394,7 @@ def test_an_error_without_retry_is_final_after_the_grace_window() -> None:
     assert r.protocol.tick() == []
     deadline = r.protocol.next_deadline()
     assert deadline is not None and deadline - r.clock.now == pytest.approx(0.3)
-    r.clock.now += 0.31
+    r.clock.advance(0.31)
     assert r.protocol.tick() == []
     r._take()
     assert [c["type"] for c in r.sent[-2:]] == ["get_last_assistant_text", "get_state"]
@@ -423,9 +409,9 @@ def test_overflow_compaction_with_retry_keeps_the_run_open() -> None:
     r.prompt()
     _error_run(r, "context_length_exceeded")
     r.feed(b'{"type":"compaction_start","reason":"overflow"}')
-    r.clock.now += 5
+    r.clock.advance(5)
     r.protocol.tick()
-    assert r.protocol.state == "compacting"
+    assert r.protocol.state.kind == "compacting"
     r.feed(
         b'{"type":"compaction_end","reason":"overflow","result":{},"aborted":false,"willRetry":true}'
     )
@@ -443,7 +429,7 @@ def test_query_timeout_falls_back_to_the_text_seen_in_message_end() -> None:
     for line in text_answer_lines("the answer", 3):
         r.feed(line.encode())
     r.feed(b'{"type":"agent_end","messages":[]}')
-    r.clock.now += 11
+    r.clock.advance(11)
     out = r.protocol.tick()
     assert isinstance(out[0], Activity) and out[0].event == "notice"
     assert out[1] == RunFinished(text="the answer", error=None, session_file=None)
@@ -491,7 +477,7 @@ def test_steer_when_idle_starts_a_new_run() -> None:
     p.steer("hello")
     [cmd] = p.take_outbox()
     assert cmd["type"] == "prompt" and cmd["message"] == "hello"
-    assert p.state == RUNNING
+    assert p.state.kind == "running"
 
 
 def test_follow_up_while_running_uses_prompt_with_streaming_behavior() -> None:
@@ -520,7 +506,7 @@ def test_follow_up_while_collecting_the_result_is_sent_after_it() -> None:
     assert not [c for c in r.sent if c.get("message") == "two"]
     r.finish()
     assert [f.text for f in r.finished()] == ["one"]
-    assert r.protocol.state == RUNNING
+    assert r.protocol.state.kind == "running"
     assert r.sent[-1]["type"] == "prompt" and r.sent[-1]["message"] == "two"
 
 
@@ -540,7 +526,7 @@ def test_a_rejected_prompt_finishes_the_run_with_the_error() -> None:
         ).encode()
     )
     assert r.finished() == [RunFinished(text=None, error="pi rejected the prompt: No API key")]
-    assert r.protocol.state == IDLE
+    assert r.protocol.state.kind == "idle"
 
 
 def test_max_turns_aborts_a_run_that_wants_to_continue() -> None:
@@ -567,4 +553,61 @@ def test_a_run_that_restarts_while_collecting_stays_running() -> None:
     r.feed(b'{"type":"agent_start"}')  # e.g. a follow-up that reached an idle pi
     r.finish()
     assert len(r.finished()) == 1
-    assert r.protocol.state == RUNNING
+    assert r.protocol.state.kind == "running"
+
+
+# --- the fallback model ------------------------------------------------------------------------
+
+
+def fallback_replay(fallback: str, model: str = "mock/mock-model") -> Replay:
+    clock = FakeClock()
+    r = Replay(PiProtocol(clock=clock, model=model, fallback_model=fallback), clock)
+    r.prompt("the task")
+    _error_run(r)
+    r.clock.advance(0.31)
+    r.events.extend(r.protocol.tick())
+    r._take()
+    return r
+
+
+def test_a_failed_run_switches_model_and_sends_the_message_again() -> None:
+    r = fallback_replay("mock/mock-text")
+    switch = r.sent[-1]
+    assert (switch["type"], switch["provider"], switch["modelId"]) == (
+        "set_model",
+        "mock",
+        "mock-text",
+    )
+    assert r.protocol.state.kind == "switching_model"
+    assert r.protocol.busy and r.finished() == []
+    ok = {"type": "response", "command": "set_model", "success": True, "id": switch["id"]}
+    r.feed(json.dumps(ok).encode())
+    assert r.sent[-1]["type"] == "prompt" and r.sent[-1]["message"] == "the task"
+    assert r.protocol.state.kind == "running"
+
+
+def test_set_model_unanswered_in_time_ends_the_run_with_its_error() -> None:
+    r = fallback_replay("mock/mock-text")
+    r.clock.advance(11)
+    r.events.extend(r.protocol.tick())
+    r._take()
+    assert [c["type"] for c in r.sent[-2:]] == ["get_last_assistant_text", "get_state"]
+    r.finish()
+    assert [f.error for f in r.finished()] == ["401 invalid api key"]
+    assert any(
+        "did not answer set_model" in e.fields.get("message", "")
+        for e in r.events
+        if isinstance(e, Activity)
+    )
+
+
+def test_a_fallback_without_a_provider_is_not_tried() -> None:
+    r = fallback_replay("mock-text", model="mock-model")  # neither names a provider
+    assert "set_model" not in [c["type"] for c in r.sent]
+    r.finish()
+    assert [f.error for f in r.finished()] == ["401 invalid api key"]
+
+
+def test_the_same_model_as_fallback_is_no_fallback() -> None:
+    r = fallback_replay("mock/mock-model")
+    assert "set_model" not in [c["type"] for c in r.sent]

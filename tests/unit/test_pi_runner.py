@@ -19,14 +19,22 @@ import pytest
 
 from specialists.errors import AgentUnavailable, UserError
 from specialists.runners.base import (
+    Abort,
     Activity,
     AgentExited,
+    AnswerDelta,
+    Close,
+    FollowUp,
+    Kill,
     LaunchSpec,
     RunFinished,
     RunnerEvent,
-    TextDelta,
+    Steer,
+    Terminate,
 )
-from specialists.runners.pi import PiRunner, build_argv, resolve_pi_command, split_model
+from specialists.runners.pi import PiRunner, build_argv, resolve_pi_command
+from specialists.runners.pi_protocol import split_pi_model
+from tests.support.waiting import wait_until
 
 FAKE_PI = Path(__file__).resolve().parents[1] / "support" / "fake_pi.py"
 FAKE_CMD = [sys.executable, str(FAKE_PI)]
@@ -56,7 +64,7 @@ class Driver:
         self.runner = runner
         self.events: list[RunnerEvent] = []
 
-    def until(self, pred: Callable[[RunnerEvent], bool], timeout: float = 10.0) -> RunnerEvent:
+    def until(self, pred: Callable[[RunnerEvent], bool], timeout: float = 60.0) -> RunnerEvent:
         deadline = time.monotonic() + timeout
         seen = len(self.events)
         while True:
@@ -69,12 +77,12 @@ class Driver:
                 raise AssertionError(f"timed out; events so far: {kinds}")
             self.events.extend(self.runner.poll(0.1))
 
-    def finished(self, timeout: float = 10.0) -> RunFinished:
+    def finished(self, timeout: float = 60.0) -> RunFinished:
         ev = self.until(lambda e: isinstance(e, RunFinished), timeout)
         assert isinstance(ev, RunFinished)
         return ev
 
-    def exited(self, timeout: float = 10.0) -> AgentExited:
+    def exited(self, timeout: float = 60.0) -> AgentExited:
         ev = self.until(lambda e: isinstance(e, AgentExited), timeout)
         assert isinstance(ev, AgentExited)
         return ev
@@ -83,7 +91,7 @@ class Driver:
         return [(e.event, dict(e.fields)) for e in self.events if isinstance(e, Activity) and e.log]
 
     def text(self) -> str:
-        return "".join(e.text for e in self.events if isinstance(e, TextDelta))
+        return "".join(e.text for e in self.events if isinstance(e, AnswerDelta))
 
 
 def start(spec: LaunchSpec) -> Driver:
@@ -105,7 +113,7 @@ def _reap(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(PiRunner, "start", tracking_start)
     yield
     for runner in runners:
-        runner.kill()
+        runner.send(Kill())
 
 
 def commands(tmp_path: Path) -> list[dict[str, Any]]:
@@ -131,8 +139,8 @@ def test_basic_run_events_result_and_clean_exit(tmp_path: Path) -> None:
     ]
     assert d.logged()[0][1] == {"tool": "bash", "args": "echo hi"}
     assert d.text() == "DONE"
-    assert d.runner.pid is not None and d.runner.busy is False
-    d.runner.close()
+    assert d.runner.handle.pid is not None and d.runner.busy is False
+    d.runner.send(Close())
     exited = d.exited()
     assert (exited.exit_code, exited.signal) == (0, None)
     assert "fake pi 0.73.1 starting" in exited.stderr_tail
@@ -169,7 +177,11 @@ def test_argv_carries_model_tools_system_prompt_skills_session_and_extras(tmp_pa
     assert argv[-1] == "--no-context-files"
     assert (
         "notice",
-        {"message": "skill path not found; skipped", "path": str(tmp_path / "missing-skill")},
+        {
+            "message": "skill path not found; skipped",
+            "level": "warning",
+            "path": str(tmp_path / "missing-skill"),
+        },
     ) in d.logged()
 
 
@@ -190,8 +202,8 @@ def test_build_argv_tiers_bare_model_and_bad_values(tmp_path: Path) -> None:
         argv_for(permission="ROOT")
     with pytest.raises(UserError, match="thinking level"):
         argv_for(thinking_level="extreme")
-    assert split_model("openrouter/anthropic/claude") == ("openrouter", "anthropic/claude")
-    assert split_model("/x") == (None, "/x")
+    assert split_pi_model("openrouter/anthropic/claude") == ("openrouter", "anthropic/claude")
+    assert split_pi_model("/x") == (None, "/x")
 
 
 def test_resume_session_is_passed_to_pi(tmp_path: Path) -> None:
@@ -200,11 +212,11 @@ def test_resume_session_is_passed_to_pi(tmp_path: Path) -> None:
         make_spec(tmp_path, scenario="text", resume_session=str(old), env={"FAKE_PI_TEXT": "FIRST"})
     )
     assert d.finished().text == "FIRST"
-    d.runner.close()
+    d.runner.send(Close())
     d.exited()
     argv = json.loads((tmp_path / "argv.json").read_text())
     assert argv[argv.index("--session") + 1] == str(old)
-    assert d.runner.session_ref == str(old)
+    assert d.runner.handle.session_ref == str(old)
     # A second runner on the same file appends to it (the fake records each message there).
     d2 = start(make_spec(tmp_path, scenario="text", resume_session=str(old)))
     d2.finished()
@@ -216,7 +228,7 @@ def test_close_right_after_start_waits_for_the_run(tmp_path: Path) -> None:
     d = start(
         make_spec(tmp_path, scenario="slow", env={"FAKE_PI_CHUNKS": "20", "FAKE_PI_DELAY": "0.01"})
     )
-    d.runner.close()  # stdin EOF now would make pi drop the run
+    d.runner.send(Close())  # stdin EOF now would make pi drop the run
     assert d.finished().text == "".join(f"tok{i} " for i in range(20))
     assert d.exited().exit_code == 0
 
@@ -257,8 +269,8 @@ def test_crash_without_agent_end_reports_the_exit_only(tmp_path: Path) -> None:
     assert "simulated crash" in exited.stderr_tail
     assert not [e for e in d.events if isinstance(e, RunFinished)]
     assert d.runner.poll(0.01) == []
-    d.runner.kill()  # idempotent after exit
-    d.runner.terminate()
+    d.runner.send(Kill())  # idempotent after exit
+    d.runner.send(Terminate())
 
 
 def test_garbage_lines_are_skipped_and_the_run_completes(tmp_path: Path) -> None:
@@ -295,7 +307,7 @@ def test_a_100_mb_line_keeps_memory_bounded(tmp_path: Path) -> None:
         f"""
         import resource, sys
         from pathlib import Path
-        from specialists.runners.base import Activity, LaunchSpec, RunFinished
+        from specialists.runners.base import Activity, Kill, LaunchSpec, RunFinished
         from specialists.runners.pi import PiRunner
         tmp = Path({str(tmp_path)!r})
         spec = LaunchSpec(job_id="j", job_dir=tmp / "job", cwd=tmp, prompt="go", system_prompt="",
@@ -303,7 +315,7 @@ def test_a_100_mb_line_keeps_memory_bounded(tmp_path: Path) -> None:
         r = PiRunner(); r.start(spec); events = []
         while not any(isinstance(e, RunFinished) for e in events):
             events += r.poll(1.0)
-        r.kill()
+        r.send(Kill())
         [done] = [e for e in events if isinstance(e, RunFinished)]
         skipped = [e.fields for e in events if isinstance(e, Activity) and "bytes" in e.fields]
         # VmHWM: this process's own peak (ru_maxrss can carry the forking parent's peak).
@@ -331,8 +343,8 @@ SLOW = {"FAKE_PI_CHUNKS": "60", "FAKE_PI_DELAY": "0.01"}
 
 def test_steer_is_acked_and_answered_in_the_same_run(tmp_path: Path) -> None:
     d = start(make_spec(tmp_path, scenario="slow", env=SLOW))
-    d.until(lambda e: isinstance(e, TextDelta))
-    d.runner.steer("focus on the tests")
+    d.until(lambda e: isinstance(e, AnswerDelta))
+    d.runner.send(Steer("focus on the tests"))
     ack = d.until(lambda e: isinstance(e, Activity) and e.event == "steer_ack")
     assert isinstance(ack, Activity) and ack.fields == {
         "message": "focus on the tests",
@@ -344,8 +356,8 @@ def test_steer_is_acked_and_answered_in_the_same_run(tmp_path: Path) -> None:
 
 def test_follow_up_during_a_run_is_answered_before_it_ends(tmp_path: Path) -> None:
     d = start(make_spec(tmp_path, scenario="slow", env=SLOW))
-    d.until(lambda e: isinstance(e, TextDelta))
-    d.runner.follow_up("and then summarize")
+    d.until(lambda e: isinstance(e, AnswerDelta))
+    d.runner.send(FollowUp("and then summarize"))
     assert d.finished().text == "ECHO: and then summarize"
     [follow] = [c for c in commands(tmp_path) if c.get("message") == "and then summarize"]
     assert follow["type"] == "prompt" and follow["streamingBehavior"] == "followUp"
@@ -354,26 +366,26 @@ def test_follow_up_during_a_run_is_answered_before_it_ends(tmp_path: Path) -> No
 def test_follow_up_when_idle_starts_a_new_run_in_the_same_process(tmp_path: Path) -> None:
     d = start(make_spec(tmp_path, scenario="text"))
     first = d.finished()
-    pid = d.runner.pid
-    d.runner.follow_up("again")
+    pid = d.runner.handle.pid
+    d.runner.send(FollowUp("again"))
     assert d.runner.busy
     second = d.until(lambda e: isinstance(e, RunFinished) and e is not first)
     assert isinstance(second, RunFinished) and second.text == "DONE"
-    assert d.runner.pid == pid
+    assert d.runner.handle.pid == pid
 
 
 def test_abort_mid_stream_finishes_as_aborted_with_partial_text(tmp_path: Path) -> None:
     d = start(make_spec(tmp_path, scenario="slow", env=SLOW))
-    d.until(lambda e: isinstance(e, TextDelta))
-    d.runner.abort()
+    d.until(lambda e: isinstance(e, AnswerDelta))
+    d.runner.send(Abort())
     done = d.finished()
     assert done.error == "aborted"
     assert done.text and done.text.startswith("tok0 ") and len(done.text) < len("tok0 ") * 60
-    d.runner.close()
+    d.runner.send(Close())
     assert d.exited().exit_code == 0
 
 
-def wait_for_file(d: Driver, path: Path, timeout: float = 10.0) -> None:
+def wait_for_file(d: Driver, path: Path, timeout: float = 60.0) -> None:
     """The fake writes its argv file once its signal handlers are installed."""
     deadline = time.monotonic() + timeout
     while not path.exists():
@@ -383,14 +395,14 @@ def wait_for_file(d: Driver, path: Path, timeout: float = 10.0) -> None:
 
 def test_abort_of_a_hanging_run(tmp_path: Path) -> None:
     d = start(make_spec(tmp_path, scenario="hang"))
-    d.runner.abort()  # written after the prompt, so pi sees a run to abort
+    d.runner.send(Abort())  # written after the prompt, so pi sees a run to abort
     assert d.finished().error == "aborted"
 
 
 def test_terminate_mid_run_exits_143(tmp_path: Path) -> None:
     d = start(make_spec(tmp_path, scenario="hang"))
     wait_for_file(d, tmp_path / "argv.json")
-    d.runner.terminate()
+    d.runner.send(Terminate())
     exited = d.exited()
     assert (exited.exit_code, exited.signal) == (143, None)
     assert not [e for e in d.events if isinstance(e, RunFinished)]
@@ -398,8 +410,8 @@ def test_terminate_mid_run_exits_143(tmp_path: Path) -> None:
 
 def test_kill_mid_run_reports_the_signal(tmp_path: Path) -> None:
     d = start(make_spec(tmp_path, scenario="hang"))
-    d.runner.kill()
-    d.runner.kill()
+    d.runner.send(Kill())
+    d.runner.send(Kill())
     exited = d.exited()
     assert (exited.exit_code, exited.signal) == (None, 9)
 
@@ -449,7 +461,7 @@ def test_pi_as_a_node_script_needs_node(tmp_path: Path) -> None:
 
 
 def test_kill_after_exit_reaches_children_pi_left_behind(tmp_path: Path) -> None:
-    # The supervisor's last act is runner.kill(); after pi had exited it did nothing, so a
+    # The supervisor's last act is runner.send(Kill()); after pi had exited it did nothing, so a
     # child in pi's process group outlived the job.
     pid_file = tmp_path / "child.pid"
     code = (
@@ -460,11 +472,8 @@ def test_kill_after_exit_reaches_children_pi_left_behind(tmp_path: Path) -> None
     d = start(make_spec(tmp_path, options={"pi_bin": [sys.executable, "-c", code]}))
     assert d.exited().exit_code == 0
     child = int(pid_file.read_text())
-    d.runner.kill()
-    deadline = time.monotonic() + 5
-    while _alive(child):
-        assert time.monotonic() < deadline, "the child left behind survived kill()"
-        time.sleep(0.02)
+    d.runner.send(Kill())
+    wait_until(lambda: not _alive(child), what="the child left behind to die of kill()")
 
 
 def test_polling_a_pi_that_closed_its_output_does_not_spin(tmp_path: Path) -> None:
@@ -482,3 +491,138 @@ def _alive(pid: int) -> bool:
         return ") Z " not in Path(f"/proc/{pid}/stat").read_text()
     except FileNotFoundError:
         return False
+
+
+# --- fallback model, extensions, response format -------------------------------------------
+
+
+def test_a_provider_failure_is_retried_once_on_the_fallback_model(tmp_path: Path) -> None:
+    """The run fails at the provider; the runner switches pi to the fallback (set_model) and
+    sends the message again: one successful run, and a notice that says why."""
+    d = start(make_spec(tmp_path, "error", fallback_model="mock/mock-text"))
+    done = d.finished()
+    assert (done.text, done.error) == ("answered by mock/mock-text", None)
+    sent = commands(tmp_path)
+    assert [c["type"] for c in sent[:3]] == ["prompt", "set_model", "prompt"]
+    assert sent[1]["provider"] == "mock" and sent[1]["modelId"] == "mock-text"
+    assert sent[2]["message"] == sent[0]["message"]
+    notice = next(f for k, f in d.logged() if k == "notice" and "falling back" in f["message"])
+    assert notice["message"] == "falling back to mock/mock-text: 401 invalid api key"
+
+
+def test_a_bare_fallback_name_uses_the_primary_provider_and_falls_back_only_once(
+    tmp_path: Path,
+) -> None:
+    d = start(make_spec(tmp_path, "error", fallback_model="mock-text"))
+    assert d.finished().text == "answered by mock/mock-text"
+    assert sum(c["type"] == "set_model" for c in commands(tmp_path)) == 1
+
+
+def test_a_fallback_pi_does_not_know_leaves_the_original_error(tmp_path: Path) -> None:
+    env = {"FAKE_PI_MODELS": "mock/mock-model"}
+    d = start(make_spec(tmp_path, "error", fallback_model="mock/nope", env=env))
+    done = d.finished()
+    assert done.error == "401 invalid api key"
+    messages = [f["message"] for k, f in d.logged() if k == "notice"]
+    assert any(m.startswith("pi refused the fallback model mock/nope") for m in messages)
+
+
+def test_no_fallback_for_a_run_that_succeeded_or_was_aborted(tmp_path: Path) -> None:
+    d = start(make_spec(tmp_path, "text", fallback_model="mock/mock-text"))
+    assert d.finished().text == "DONE"
+    d.runner.send(Close())
+    d.exited()
+    assert "set_model" not in [c["type"] for c in commands(tmp_path)]
+
+
+def _install_extensions(agent_dir: Path, *names: str) -> dict[str, Path]:
+    ext = agent_dir / "extensions"
+    ext.mkdir(parents=True, exist_ok=True)
+    made = {}
+    for name in names:
+        if name == "service-skills":
+            path = ext / f"{name}.ts"  # a single-file extension
+            path.write_text("export default function () {}\n")
+        else:
+            path = ext / name  # a directory extension
+            path.mkdir()
+            (path / "index.ts").write_text("export default function () {}\n")
+        made[name] = path
+    return made
+
+
+def extension_argv(tmp_path: Path, **kw: Any) -> list[str]:
+    d = start(make_spec(tmp_path, "text", **kw))
+    d.finished()
+    argv = json.loads((tmp_path / "argv.json").read_text())
+    d.runner.send(Kill())
+    return [argv[i + 1] for i, a in enumerate(argv) if a == "-e"]
+
+
+def test_the_seed_policy_re_includes_quality_gates_for_writers_and_service_skills(
+    tmp_path: Path,
+) -> None:
+    agent_dir = tmp_path / "pi-agent"
+    made = _install_extensions(agent_dir, "quality-gates", "service-skills", "beads")
+    env = {"PI_CODING_AGENT_DIR": str(agent_dir)}
+    writes = extension_argv(tmp_path, env=env, permission="MEDIUM")
+    assert writes == [str(made["quality-gates"]), str(made["service-skills"])]
+    reads = extension_argv(tmp_path, env=env, permission="READ_ONLY")
+    assert reads == [str(made["service-skills"])]  # nothing to lint: no quality gates
+
+
+def test_without_installed_extensions_nothing_is_re_included(tmp_path: Path) -> None:
+    env = {"PI_CODING_AGENT_DIR": str(tmp_path / "empty-agent-dir")}
+    assert extension_argv(tmp_path, env=env) == []
+
+
+def test_chosen_extensions_replace_the_policy_and_missing_ones_are_noticed(
+    tmp_path: Path,
+) -> None:
+    agent_dir = tmp_path / "pi-agent"
+    made = _install_extensions(agent_dir, "quality-gates", "service-skills")
+    own = tmp_path / "tools" / "mine.ts"
+    own.parent.mkdir()
+    own.write_text("export default function () {}\n")
+    options = {"extensions": ["service-skills", "tools/mine.ts", "not-installed"]}
+    env = {"PI_CODING_AGENT_DIR": str(agent_dir)}
+    d = start(make_spec(tmp_path, "text", env=env, options=options))
+    d.finished()
+    argv = json.loads((tmp_path / "argv.json").read_text())
+    chosen = [argv[i + 1] for i, a in enumerate(argv) if a == "-e"]
+    assert chosen == [str(made["service-skills"]), str(own)]
+    assert argv.count("--no-extensions") == 1
+    assert (
+        "notice",
+        {"message": "pi extension 'not-installed' not found; skipped", "level": "warning"},
+    ) in d.logged()
+    assert extension_argv(tmp_path, env=env, options={"extensions": []}) == []
+
+
+def test_extensions_that_are_not_a_list_of_names_are_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="extensions must be a list"):
+        PiRunner().start(make_spec(tmp_path, options={"extensions": "quality-gates"}))
+
+
+def test_response_format_is_asked_for_and_a_non_json_answer_noticed(tmp_path: Path) -> None:
+    d = start(make_spec(tmp_path, "text", response_format="json", env={"FAKE_PI_TEXT": "no"}))
+    done = d.finished()
+    assert done.text == "no"  # kept as it is: never lost, never an error
+    prompt_file = tmp_path / "job" / "system_prompt.md"
+    assert prompt_file.read_text().startswith("You are a careful tester.\n\n")
+    assert "single JSON value" in prompt_file.read_text()
+    [(_, notice)] = [(k, f) for k, f in d.logged() if k == "notice"]
+    assert notice["message"].startswith("the answer is not valid JSON")
+
+
+def test_a_json_answer_passes_and_markdown_is_only_asked_for(tmp_path: Path) -> None:
+    env = {"FAKE_PI_TEXT": '```json\n{"ok": true}\n```'}
+    d = start(make_spec(tmp_path, "text", response_format="json", env=env))
+    d.finished()
+    assert [k for k, _ in d.logged() if k == "notice"] == []
+    d.runner.send(Kill())
+    other = tmp_path / "md"
+    other.mkdir()
+    d = start(make_spec(other, "text", response_format="markdown"))
+    d.finished()
+    assert "as Markdown" in (other / "job" / "system_prompt.md").read_text()

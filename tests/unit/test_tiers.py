@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from specialists.errors import UserError
-from specialists.runners.base import PERMISSION_TIERS
 from specialists.runners.tiers import (
     CLAUDE_CONTROLS,
     CLAUDE_HIGH_AS_ROOT,
@@ -15,6 +14,7 @@ from specialists.runners.tiers import (
     codex_sandbox,
     pi_tools,
 )
+from specialists.vocab import PERMISSION_TIERS
 
 
 def test_every_table_covers_exactly_the_tiers() -> None:

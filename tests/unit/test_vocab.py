@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from specialists import vocab
-from specialists.runners.registry import RUNNERS
+from specialists.runners.registry import RUNNER_CLASSES
 
 
 def test_every_runner_name_has_a_class_and_the_default_is_one_of_them() -> None:
-    assert tuple(RUNNERS) == vocab.RUNNER_NAMES
+    assert tuple(RUNNER_CLASSES) == vocab.RUNNER_NAMES
     assert vocab.DEFAULT_RUNNER in vocab.RUNNER_NAMES
 
 

@@ -1,9 +1,16 @@
 """The runner seam: one agent process (or in-process loop) -> normalized events.
 
-A runner is started by the supervisor with a `LaunchSpec` and then pumped with
-`poll(timeout)`, which returns whatever happened since the last call. The supervisor
-is single-threaded: it alternates between pumping the runner, reading the control
-inbox and checking timers, so no runner needs locks of its own.
+Three calls and two questions. `start(spec)` spawns the agent and sends the first prompt;
+`poll(timeout)` returns what happened since the last call, waiting at most `timeout`;
+`send(command)` asks for something, with the commands as data (a follow-up, a steer, an
+abort, a polite close, a signal). `accepts()` says which commands the runner takes *now*, so
+the supervisor refuses a request the moment it is asked instead of failing later; sending one
+that is not accepted is a bug. `handle` says who the agent is (pid and process start time)
+and where its session lives.
+
+The supervisor is single-threaded: it alternates between pumping the runner, reading the
+control inbox and checking timers, so no runner needs locks of its own. The scripted double
+is runners/testing.py.
 """
 
 from __future__ import annotations
@@ -12,11 +19,10 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NoReturn, Protocol
 
-from specialists.vocab import PERMISSION_TIERS
-
-__all__ = ["PERMISSION_TIERS"]  # re-exported for older imports; the word lives in vocab
+from specialists.errors import Bug
+from specialists.jobs.liveness import process_start_time
 
 
 @dataclass(frozen=True)
@@ -64,11 +70,11 @@ class Activity:
 
 
 @dataclass(frozen=True)
-class TextDelta:
+class AnswerDelta:
     """Answer text as it streams; shown by a foreground run, never logged."""
 
     text: str
-    kind: Literal["text_delta"] = "text_delta"
+    kind: Literal["answer_delta"] = "answer_delta"
 
 
 @dataclass(frozen=True)
@@ -116,7 +122,7 @@ class AgentExited:
     kind: Literal["agent_exited"] = "agent_exited"
 
 
-RunnerEvent = Activity | TextDelta | Usage | RunFinished | AgentExited
+RunnerEvent = Activity | AnswerDelta | Usage | RunFinished | AgentExited
 
 ARGS_SUMMARY_MAX = 200
 _SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "query", "prompt")
@@ -148,43 +154,106 @@ def toolcall(name: str, args: object) -> Activity:
     return Activity("toolcall", {"tool": name, "args": summary}, current_tool=current)
 
 
-class Runner(Protocol):
-    """One running agent. Methods must not block for long; `poll` waits at most `timeout`."""
+# --- what a runner is asked to do -------------------------------------------------------
 
-    name: str
+
+@dataclass(frozen=True)
+class FollowUp:
+    """Another user message, answered by a run of its own (queued behind a run in progress)."""
+
+    message: str
+    kind: Literal["follow_up"] = "follow_up"
+
+
+@dataclass(frozen=True)
+class Steer:
+    """Guidance for the run in progress, read by the agent before its next step."""
+
+    message: str
+    kind: Literal["steer"] = "steer"
+
+
+@dataclass(frozen=True)
+class Abort:
+    """End the run in progress gracefully; RunFinished(error="aborted") follows."""
+
+    kind: Literal["abort"] = "abort"
+
+
+@dataclass(frozen=True)
+class Close:
+    """No more runs: end the agent cleanly once the run in progress is over. AgentExited
+    follows."""
+
+    kind: Literal["close"] = "close"
+
+
+@dataclass(frozen=True)
+class Terminate:
+    """SIGTERM the agent's process group (in-process runners: abort and close)."""
+
+    kind: Literal["terminate"] = "terminate"
+
+
+@dataclass(frozen=True)
+class Kill:
+    """SIGKILL the agent's process group, and what earlier runs left behind. Idempotent."""
+
+    kind: Literal["kill"] = "kill"
+
+
+Command = FollowUp | Steer | Abort | Close | Terminate | Kill
+CommandKind = Literal["follow_up", "steer", "abort", "close", "terminate", "kill"]
+
+# Every runner takes these in every state, so an ending ladder can always run to its end.
+ALWAYS_ACCEPTED: frozenset[CommandKind] = frozenset({"close", "terminate", "kill"})
+
+
+def not_accepted(runner: str, command: Command) -> NoReturn:
+    """What a runner does with a command it did not declare: the caller should have asked."""
+    raise Bug(f"the {runner} runner was sent {command.kind!r}, which it does not accept now")
+
+
+# --- who the agent is ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgentHandle:
+    """The agent as the job records it: its process and its session.
+
+    `start_time` is the process's start time (jobs.liveness), so a pid the kernel reused is
+    never mistaken for the agent. In-process runners have no pid.
+    """
+
+    pid: int | None = None
+    start_time: int | None = None
+    session_ref: str | None = None  # where the agent keeps its session: a file or an agent id
+
+    def moved_to(self, pid: int | None, session_ref: str | None) -> AgentHandle:
+        """This handle for the agent's current pid and session; reads the start time only
+        when the pid changed (one-shot runners start a process per run)."""
+        if pid == self.pid:
+            if session_ref == self.session_ref:
+                return self
+            return AgentHandle(pid, self.start_time, session_ref)
+        return AgentHandle(pid, process_start_time(pid) if pid else None, session_ref)
+
+
+class AgentRunner(Protocol):
+    """One running agent. No call blocks for long; `poll` waits at most `timeout`."""
 
     def start(self, spec: LaunchSpec) -> None:
         """Spawn the agent and send the first prompt. Raises AgentUnavailable if it cannot."""
 
-    @property
-    def pid(self) -> int | None:
-        """The agent's process id (its own process group leader), or None when in-process."""
-
     def poll(self, timeout: float) -> list[RunnerEvent]:
         """Return new events, waiting up to `timeout` seconds for the first one."""
 
-    def follow_up(self, message: str) -> None:
-        """Send another user message after (or queued behind) the current run."""
+    def accepts(self) -> frozenset[CommandKind]:
+        """The commands `send` takes now (always at least ALWAYS_ACCEPTED)."""
 
-    def steer(self, message: str) -> None:
-        """Inject guidance into the run in progress."""
-
-    def abort(self) -> None:
-        """Ask the agent to stop the current run gracefully (RunFinished follows)."""
-
-    def close(self) -> None:
-        """End the agent cleanly after a run (e.g. close stdin). AgentExited follows."""
-
-    def terminate(self) -> None:
-        """SIGTERM the agent's process group."""
-
-    def kill(self) -> None:
-        """SIGKILL the agent's process group. Idempotent."""
+    def send(self, command: Command) -> None:
+        """Act on `command`; raises Bug for one that `accepts()` does not list."""
 
     @property
-    def session_ref(self) -> str | None:
-        """Where the agent keeps its session, for continue/resume (file path or agent id)."""
-
-    @property
-    def supports_steer(self) -> bool:
-        """False for one-shot agents (command runner, claude -p): steer is refused."""
+    def handle(self) -> AgentHandle:
+        """The agent's pid, process start time and session, as known now."""

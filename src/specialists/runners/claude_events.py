@@ -18,9 +18,9 @@ from typing import Any
 
 from specialists.runners.base import (
     Activity,
+    AnswerDelta,
     RunFinished,
     RunnerEvent,
-    TextDelta,
     Usage,
     toolcall,
 )
@@ -111,7 +111,7 @@ class ClaudeTranslator:
         if message_id not in self._texted:
             self._texted.add(message_id)
             out.append(Activity("text"))
-        out.append(TextDelta(text))
+        out.append(AnswerDelta(text))
         return out
 
     def _thinking(self, message_id: str) -> list[RunnerEvent]:

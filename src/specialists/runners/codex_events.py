@@ -19,9 +19,9 @@ from typing import Any
 
 from specialists.runners.base import (
     Activity,
+    AnswerDelta,
     RunFinished,
     RunnerEvent,
-    TextDelta,
     Usage,
     summarize_args,
     toolcall,
@@ -136,7 +136,7 @@ class CodexTranslator:
             if not done or not isinstance(text, str):
                 return []
             self.last_text = text
-            return [Activity("text"), TextDelta(text)]
+            return [Activity("text"), AnswerDelta(text)]
         if itype == "reasoning":
             return [Activity("thinking")] if not done else []
         if itype == "error":

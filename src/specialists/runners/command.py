@@ -18,16 +18,21 @@ import signal
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, assert_never
 
 from specialists.errors import AgentUnavailable, ConfigError, SpecialistsError
 from specialists.runners.base import (
+    ALWAYS_ACCEPTED,
     Activity,
     AgentExited,
+    AgentHandle,
+    AnswerDelta,
+    Command,
+    CommandKind,
     LaunchSpec,
     RunFinished,
     RunnerEvent,
-    TextDelta,
+    not_accepted,
 )
 from specialists.runners.oneshot import StdinFeeder, child_env
 from specialists.runners.proc import AgentProcess, exit_description
@@ -36,6 +41,7 @@ ANSWER_TAIL = 64 * 1024
 STDOUT_LOG = "stdout.log"
 _FEED_SLICE = 0.02
 _DRAIN_LIMIT = 1.0
+_RUNNING: frozenset[CommandKind] = ALWAYS_ACCEPTED | {"abort"}  # one run, no follow-ups
 
 
 def command_argv(options: Mapping[str, Any]) -> list[str]:
@@ -100,20 +106,32 @@ class CommandRunner:
         self._pending: list[RunnerEvent] = []
         self._said_text = False
         self._exit_deadline: float | None = None
+        self._handle = AgentHandle()
 
-    # --- Runner protocol ---------------------------------------------------------------
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
+    # --- AgentRunner -------------------------------------------------------------------
 
     @property
-    def session_ref(self) -> str | None:
-        return None
+    def handle(self) -> AgentHandle:
+        self._handle = self._handle.moved_to(self._proc.pid if self._proc else None, None)
+        return self._handle
 
-    @property
-    def supports_steer(self) -> bool:
-        return False
+    def accepts(self) -> frozenset[CommandKind]:
+        """A plain command is one-shot: no follow-up, no steer, ever."""
+        return _RUNNING if self._proc is not None else ALWAYS_ACCEPTED
+
+    def send(self, command: Command) -> None:
+        if command.kind not in self.accepts():
+            not_accepted(self.name, command)
+        if command.kind == "follow_up" or command.kind == "steer":
+            not_accepted(self.name, command)
+        elif command.kind == "abort" or command.kind == "terminate":
+            self._terminate()  # a plain command has no gentler way to stop a run
+        elif command.kind == "close":
+            self._close()
+        elif command.kind == "kill":
+            self._kill()
+        else:
+            assert_never(command)
 
     def start(self, spec: LaunchSpec) -> None:
         if self._spec is not None:
@@ -142,24 +160,15 @@ class CommandRunner:
         out, self._pending = self._pending, []
         return out
 
-    def follow_up(self, message: str) -> None:
-        raise SpecialistsError("bug: the command runner is one-shot; it takes no follow-ups")
-
-    def steer(self, message: str) -> None:
-        raise SpecialistsError("bug: the command runner cannot be steered")
-
-    def abort(self) -> None:
-        self.terminate()  # a plain command has no gentler way to stop a run
-
-    def close(self) -> None:
+    def _close(self) -> None:
         if self._proc is not None:
             self._proc.close_stdin()
 
-    def terminate(self) -> None:
+    def _terminate(self) -> None:
         if self._proc is not None:
             self._proc.signal_group(signal.SIGTERM)
 
-    def kill(self) -> None:
+    def _kill(self) -> None:
         proc = self._proc or self._ended  # after the exit: what the command left behind
         if proc is not None:
             proc.signal_group(signal.SIGKILL)
@@ -196,7 +205,7 @@ class CommandRunner:
             self._pending.append(Activity("text"))
         text = self._decoder.decode(chunk)
         if text:
-            self._pending.append(TextDelta(text))
+            self._pending.append(AnswerDelta(text))
 
     def _on_exit(self, proc: AgentProcess) -> None:
         stderr_tail = proc.stderr_tail

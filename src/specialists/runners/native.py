@@ -18,10 +18,10 @@ import shutil
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
 from specialists.config import Config, load_config
-from specialists.errors import ConfigError, SpecialistsError
+from specialists.errors import Bug, ConfigError, SpecialistsError
 from specialists.jobs.paths import STATE_DIR_NAME, find_project_root
 from specialists.native.breaker import BreakerConfig, CircuitBreaker
 from specialists.native.calling import ModelSlot
@@ -34,13 +34,18 @@ from specialists.native.session import Session
 from specialists.native.tools import ToolContext, ToolFailure, tools_for_permission
 from specialists.native.tools.bash import kill_process_groups
 from specialists.runners.base import (
+    ALWAYS_ACCEPTED,
     Activity,
     AgentExited,
+    AgentHandle,
+    AnswerDelta,
+    Command,
+    CommandKind,
     LaunchSpec,
     RunFinished,
     RunnerEvent,
-    TextDelta,
     Usage,
+    not_accepted,
     toolcall,
 )
 
@@ -48,6 +53,7 @@ log = logging.getLogger(__name__)
 
 SESSION_FILE = "session.jsonl"
 _CLOSE = object()
+_OPEN: frozenset[CommandKind] = ALWAYS_ACCEPTED | {"follow_up", "steer", "abort"}
 
 
 class NativeRunner:
@@ -79,23 +85,42 @@ class NativeRunner:
         self._started = 0
         self._abort_upto = 0
 
-    # --- Runner protocol ----------------------------------------------------------------
+    # --- AgentRunner ----------------------------------------------------------------------
 
     @property
-    def pid(self) -> int | None:
-        return None  # in-process: there is no agent process to signal
+    def handle(self) -> AgentHandle:
+        # In-process: there is no agent process to signal, only the session file.
+        return AgentHandle(session_ref=self.session_ref)
 
     @property
     def session_ref(self) -> str | None:
         return str(self._session_path) if self._session_path else None
 
-    @property
-    def supports_steer(self) -> bool:
-        return True
+    def accepts(self) -> frozenset[CommandKind]:
+        """Everything while the loop lives (an idle loop takes a steer as a follow-up)."""
+        open_ = self._thread is not None and not self._closed and self._thread.is_alive()
+        return _OPEN if open_ else ALWAYS_ACCEPTED
+
+    def send(self, command: Command) -> None:
+        if command.kind not in self.accepts():
+            not_accepted(self.name, command)
+        if command.kind == "follow_up":
+            self._follow_up(command.message)
+        elif command.kind == "steer":
+            self._steer(command.message)
+        elif command.kind == "abort":
+            self._abort()
+        elif command.kind == "close":
+            self._close()
+        elif command.kind == "terminate" or command.kind == "kill":
+            self._abort()  # a thread cannot be signalled: stop the run, then the loop
+            self._close()
+        else:
+            assert_never(command)
 
     def start(self, spec: LaunchSpec) -> None:
         if self._thread is not None:
-            raise RuntimeError("bug: NativeRunner.start called twice")
+            raise Bug("NativeRunner.start called twice")
         self._session_path = spec.job_dir / SESSION_FILE
         with self._lock:
             self._requested = 1
@@ -116,34 +141,27 @@ class NativeRunner:
             except queue.Empty:
                 return out
 
-    def follow_up(self, message: str) -> None:
+    def _follow_up(self, message: str) -> None:
         with self._lock:
             self._requested += 1
             self._commands.put(message)
 
-    def steer(self, message: str) -> None:
+    def _steer(self, message: str) -> None:
         loop = self._loop
         if loop is not None and loop.try_steer(message):
             return
-        self.follow_up(message)  # idle: a steer starts a run like a follow-up
+        self._follow_up(message)  # idle: a steer starts a run like a follow-up
 
-    def abort(self) -> None:
+    def _abort(self) -> None:
         with self._lock:
             self._abort_upto = self._requested
             if self._loop is not None:
                 self._loop.abort()
 
-    def close(self) -> None:
+    def _close(self) -> None:
         if not self._closed:
             self._closed = True
             self._commands.put(_CLOSE)
-
-    def terminate(self) -> None:
-        self.abort()
-        self.close()
-
-    def kill(self) -> None:
-        self.terminate()
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait for the loop thread to end (tests, benchmarks); True when it has."""
@@ -198,7 +216,7 @@ class NativeRunner:
         if isinstance(event, Progress):
             self._events.put(_activity(event))
         elif isinstance(event, TextOut):
-            self._events.put(TextDelta(event.text))
+            self._events.put(AnswerDelta(event.text))
         elif isinstance(event, Spent):
             u = event.usage
             self._events.put(
@@ -319,4 +337,6 @@ def _activity(progress: Progress) -> Activity:
         shown = toolcall(str(progress.fields.get("tool")), progress.fields.get("arguments"))
         fields = {**shown.fields, "call_id": progress.fields.get("call_id")}
         return Activity("toolcall", fields, current_tool=shown.current_tool)
-    return Activity(progress.event, progress.fields, progress.log, progress.current_tool)
+    return Activity(
+        progress.event, progress.fields, log=progress.log, current_tool=progress.current_tool
+    )

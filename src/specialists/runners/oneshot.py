@@ -21,10 +21,21 @@ import signal
 import time
 from collections import deque
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, assert_never
 
 from specialists.errors import AgentUnavailable, SpecialistsError
-from specialists.runners.base import Activity, AgentExited, LaunchSpec, RunFinished, RunnerEvent
+from specialists.runners.base import (
+    ALWAYS_ACCEPTED,
+    Activity,
+    AgentExited,
+    AgentHandle,
+    Command,
+    CommandKind,
+    LaunchSpec,
+    RunFinished,
+    RunnerEvent,
+    not_accepted,
+)
 from specialists.runners.proc import AgentProcess, OversizedLine, exit_description
 
 log = logging.getLogger(__name__)
@@ -32,6 +43,9 @@ log = logging.getLogger(__name__)
 _WRITE_CHUNK = 1 << 16
 _FEED_SLICE = 0.02  # read timeout while a prompt is still being fed
 _DRAIN_LIMIT = 1.0  # how long to wait for the rest of stdout once the process has exited
+# A one-shot agent takes no steer; a follow-up once the run in progress has answered.
+_IN_A_RUN: frozenset[CommandKind] = ALWAYS_ACCEPTED | {"abort"}
+_BETWEEN_RUNS: frozenset[CommandKind] = ALWAYS_ACCEPTED | {"follow_up"}
 
 
 def find_binary(
@@ -153,6 +167,7 @@ class ResumableRunner:
         self._last_returncode: int | None = None
         self._last_stderr = ""
         self._exit_deadline: float | None = None
+        self._handle = AgentHandle()
 
     # --- subclass hooks ----------------------------------------------------------------
 
@@ -175,15 +190,41 @@ class ResumableRunner:
     def _first_message(self, spec: LaunchSpec) -> str:
         return spec.prompt
 
-    # --- Runner protocol ---------------------------------------------------------------
+    # --- AgentRunner -------------------------------------------------------------------
 
     @property
-    def supports_steer(self) -> bool:
-        return False
+    def session_ref(self) -> str | None:
+        return None  # subclasses: the agent's session id
 
     @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
+    def handle(self) -> AgentHandle:
+        pid = self._proc.pid if self._proc is not None else None
+        self._handle = self._handle.moved_to(pid, self.session_ref)
+        return self._handle
+
+    def accepts(self) -> frozenset[CommandKind]:
+        if self._spec is None or self._exited or self._closing:
+            return ALWAYS_ACCEPTED
+        answering = self._proc is not None and not (self._translator and self._translator.finished)
+        return _IN_A_RUN if answering else _BETWEEN_RUNS
+
+    def send(self, command: Command) -> None:
+        if command.kind not in self.accepts():
+            not_accepted(self.name, command)
+        if command.kind == "follow_up":
+            self._follow_up(command.message)
+        elif command.kind == "steer":
+            not_accepted(self.name, command)  # never accepted: one-shot agents read no stdin
+        elif command.kind == "abort":
+            self._abort()
+        elif command.kind == "close":
+            self._close()
+        elif command.kind == "terminate":
+            self._terminate()
+        elif command.kind == "kill":
+            self._kill()
+        else:
+            assert_never(command)
 
     def start(self, spec: LaunchSpec) -> None:
         if self._spec is not None:
@@ -205,16 +246,12 @@ class ResumableRunner:
         out, self._pending = self._pending, []
         return out
 
-    def follow_up(self, message: str) -> None:
-        if self._exited or self._closing:
-            raise SpecialistsError(f"bug: follow_up after the {self.name} runner was closed")
+    def _follow_up(self, message: str) -> None:
+        """Queued until the process that answered has exited, then resumed (`--resume`)."""
         self._queued.append(message)
         self._maybe_spawn_queued()
 
-    def steer(self, message: str) -> None:
-        raise SpecialistsError(f"bug: the {self.name} runner cannot be steered")
-
-    def abort(self) -> None:
+    def _abort(self) -> None:
         """No abort command in one-shot mode: interrupt the process; the run reports
         'aborted' and a follow-up can still resume the session."""
         self._queued.clear()
@@ -224,19 +261,19 @@ class ResumableRunner:
                 self._translator.aborting = True
             self._proc.signal_group(signal.SIGINT)
 
-    def close(self) -> None:
+    def _close(self) -> None:
         self._closing = True
         self._queued.clear()
         if self._proc is not None and self._feeder is not None and not self._feeder.done:
             self._proc.close_stdin()  # nothing more to say
 
-    def terminate(self) -> None:
+    def _terminate(self) -> None:
         self._closing = True
         self._queued.clear()
         if self._proc is not None:
             self._proc.signal_group(signal.SIGTERM)
 
-    def kill(self) -> None:
+    def _kill(self) -> None:
         self._closing = True
         self._queued.clear()
         if self._proc is not None:

@@ -6,13 +6,15 @@ This adapter spawns it (own process group, dies with us), writes the commands th
 stdin stays open for the whole job: pi abandons a run the moment stdin closes, so `close()`
 waits for the run in progress to finish before closing it.
 
-Command line: `--no-extensions` (an extension could open a dialog nobody answers),
-`--no-skills` and `--no-prompt-templates` (no discovery from the user's pi config; explicit
-`--skill` paths still load, verified in pi 0.73.1's resource loader), `--tools` per
-permission tier, the system prompt through a file given to `--append-system-prompt` (pi reads
-a path's contents; argv entries are capped at 128 kB), `--thinking` when the specialist sets
-a level, `--session` = the job's session.jsonl or the session to continue. Context files
-(AGENTS.md, CLAUDE.md) stay on; add `--no-context-files` to extra_args to drop them.
+Command line: `--no-extensions` (an extension could open a dialog nobody answers) with the
+chosen ones re-included by `-e` (pi_extensions.py), `--no-skills` and `--no-prompt-templates`
+(no discovery from the user's pi config; explicit `--skill` paths still load, verified in pi
+0.73.1's resource loader), `--tools` per permission tier, the system prompt (plus the
+response format asked for, answer_format.py) through a file given to `--append-system-prompt`
+(pi reads a path's contents; argv entries are capped at 128 kB), `--thinking` when the
+specialist sets a level, `--session` = the job's session.jsonl or the session to continue.
+Context files (AGENTS.md, CLAUDE.md) stay on; add `--no-context-files` to extra_args to drop
+them. A skill path or chosen extension that is missing is a notice in events.jsonl, not fatal.
 """
 
 from __future__ import annotations
@@ -24,11 +26,24 @@ import signal
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
-from specialists.errors import AgentUnavailable, ConfigError
-from specialists.runners.base import Activity, AgentExited, LaunchSpec, RunnerEvent
-from specialists.runners.pi_events import DEFAULT_FINAL_GRACE_S, PiProtocol
+from specialists.errors import AgentUnavailable, Bug, ConfigError
+from specialists.runners.answer_format import format_instruction, format_problem
+from specialists.runners.base import (
+    ALWAYS_ACCEPTED,
+    Activity,
+    AgentExited,
+    AgentHandle,
+    Command,
+    CommandKind,
+    LaunchSpec,
+    RunFinished,
+    RunnerEvent,
+    not_accepted,
+)
+from specialists.runners.pi_extensions import chosen_extensions
+from specialists.runners.pi_protocol import DEFAULT_FINAL_GRACE_S, PiProtocol, split_pi_model
 from specialists.runners.proc import AgentProcess, exit_description
 from specialists.runners.tiers import pi_tools
 from specialists.vocab import THINKING_LEVELS
@@ -85,16 +100,6 @@ def _is_node_script(path: Path) -> bool:
     return first.startswith(b"#!") and b"node" in first
 
 
-def split_model(model: str | None) -> tuple[str | None, str | None]:
-    """ "provider/model" -> (provider, model) at the first "/"; a bare name -> (None, name)."""
-    if not model:
-        return None, None
-    provider, sep, name = model.partition("/")
-    if sep and provider and name:
-        return provider, name
-    return None, model
-
-
 def build_argv(
     command: Sequence[str],
     spec: LaunchSpec,
@@ -102,10 +107,13 @@ def build_argv(
     session_file: Path,
     system_prompt_file: Path | None,
     skill_paths: Sequence[Path],
+    extensions: Sequence[Path] = (),
 ) -> list[str]:
     """The full pi command line for one job (pure)."""
     argv = [*command, "--mode", "rpc", "--no-extensions", "--no-skills", "--no-prompt-templates"]
-    provider, model = split_model(spec.model)
+    for extension in extensions:
+        argv += ["-e", str(extension)]
+    provider, model = split_pi_model(spec.model)
     if provider:
         argv += ["--provider", provider]
     if model:
@@ -127,16 +135,12 @@ def build_argv(
     return argv
 
 
-def resolve_skill_path(raw: Path, cwd: Path, home: Path) -> Path:
-    text = str(raw)
-    if text == "~" or text.startswith("~/"):
-        return home / text[2:]
-    path = Path(text)
-    return path if path.is_absolute() else cwd / path
+_BETWEEN_RUNS: frozenset[CommandKind] = ALWAYS_ACCEPTED | {"follow_up", "steer"}
+_IN_A_RUN: frozenset[CommandKind] = _BETWEEN_RUNS | {"abort"}
 
 
 class PiRunner:
-    """`Runner` for pi 0.73.1 in RPC mode."""
+    """`AgentRunner` for pi 0.73.1 in RPC mode."""
 
     name = "pi"
 
@@ -152,11 +156,13 @@ class PiRunner:
         self._exit_seen_at: float | None = None
         self.startup_s: float | None = None  # spawn -> first stdout line
         self._spawned_at = 0.0
+        self._handle = AgentHandle()
+        self._response_format: str | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self, spec: LaunchSpec) -> None:
         if self._proc is not None:
-            raise AssertionError("bug: PiRunner.start called twice")
+            raise Bug("PiRunner.start called twice")
         env = {**os.environ, **spec.env}
         env.setdefault("PI_SKIP_VERSION_CHECK", "1")
         command = resolve_pi_command(spec.options, env)
@@ -164,18 +170,26 @@ class PiRunner:
         session = Path(spec.resume_session) if spec.resume_session else None
         session_file = session or spec.job_dir / SESSION_FILE_NAME
         prompt_file = self._write_system_prompt(spec)
-        skills = self._existing_skills(spec, Path(env.get("HOME") or Path.home()))
+        extensions, missing = chosen_extensions(spec.options, spec.permission, env, spec.cwd)
+        for message in missing:
+            self._notice(message, level="warning")
         argv = build_argv(
             command,
             spec,
             session_file=session_file,
             system_prompt_file=prompt_file,
-            skill_paths=skills,
+            skill_paths=self._existing_skills(spec),
+            extensions=extensions,
         )
         self._session_file = str(session_file)
+        self._response_format = spec.response_format
         grace = float(spec.options.get("final_grace_s", DEFAULT_FINAL_GRACE_S))
         self._protocol = PiProtocol(
-            final_grace_s=grace, max_turns=spec.max_turns, session_file=self._session_file
+            final_grace_s=grace,
+            max_turns=spec.max_turns,
+            session_file=self._session_file,
+            model=spec.model,
+            fallback_model=spec.fallback_model,
         )
         self._spawned_at = time.monotonic()
         self._proc = AgentProcess(
@@ -187,7 +201,7 @@ class PiRunner:
         )
         stdin = self._proc.popen.stdin
         if stdin is None:
-            raise AssertionError("bug: pi spawned without a stdin pipe")
+            raise Bug("pi spawned without a stdin pipe")
         # Writes never block us: what the pipe does not take now waits in _outbuf.
         os.set_blocking(stdin.fileno(), False)
         # pi buffers commands written before it is ready, so the prompt can go at once.
@@ -196,34 +210,40 @@ class PiRunner:
 
     def _write_system_prompt(self, spec: LaunchSpec) -> Path | None:
         """The system prompt goes through a file (see the module docstring)."""
-        if not spec.system_prompt:
+        ask = format_instruction(spec.response_format)
+        text = "\n\n".join(part for part in (spec.system_prompt, ask) if part)
+        if not text:
             return None
         path = spec.job_dir / SYSTEM_PROMPT_FILE_NAME
-        path.write_text(spec.system_prompt, encoding="utf-8")
+        path.write_text(text, encoding="utf-8")
         return path
 
-    def _existing_skills(self, spec: LaunchSpec, home: Path) -> list[Path]:
+    def _existing_skills(self, spec: LaunchSpec) -> list[Path]:
+        """The skill paths that exist (relative ones from the cwd); the others, a notice."""
         found = []
         for raw in spec.skill_paths:
-            path = resolve_skill_path(Path(raw), spec.cwd, home)
+            path = Path(raw).expanduser()
+            path = path if path.is_absolute() else spec.cwd / path
             if path.exists():
                 found.append(path)
             else:
-                fields = {"message": "skill path not found; skipped", "path": str(path)}
-                self._pending.append(Activity("notice", fields))
+                self._notice("skill path not found; skipped", level="warning", path=str(path))
         return found
 
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
+    def _notice(self, message: str, **fields: str) -> None:
+        self._pending.append(Activity("notice", {"message": message, **fields}))
 
     @property
-    def session_ref(self) -> str | None:
-        return self._protocol.session_file or self._session_file
+    def handle(self) -> AgentHandle:
+        pid = self._proc.pid if self._proc is not None else None
+        self._handle = self._handle.moved_to(pid, self._protocol.session_file or self._session_file)
+        return self._handle
 
-    @property
-    def supports_steer(self) -> bool:
-        return True
+    def accepts(self) -> frozenset[CommandKind]:
+        if self._proc is None or self._exited or self._close_requested:
+            return ALWAYS_ACCEPTED
+        state = self._protocol.state.kind
+        return _BETWEEN_RUNS if state == "idle" and not self._protocol.busy else _IN_A_RUN
 
     @property
     def busy(self) -> bool:
@@ -244,10 +264,23 @@ class PiRunner:
                 self.startup_s = time.monotonic() - self._spawned_at
             events.extend(self._protocol.feed(line))
         events.extend(self._protocol.tick())
+        events = self._check_formats(events)
         self._flush()
         self._close_if_done()
         events.extend(self._check_exit(proc))
         return events
+
+    def _check_formats(self, events: list[RunnerEvent]) -> list[RunnerEvent]:
+        if self._response_format != "json":
+            return events
+        out: list[RunnerEvent] = []
+        for ev in events:
+            if isinstance(ev, RunFinished) and ev.text is not None and not ev.error:
+                problem = format_problem("json", ev.text)
+                if problem:
+                    out.append(Activity("notice", {"message": problem, "level": "warning"}))
+            out.append(ev)
+        return out
 
     def _bounded_wait(self, timeout: float) -> float:
         if self._outbuf:
@@ -305,33 +338,31 @@ class PiRunner:
 
     def _require_proc(self) -> AgentProcess:
         if self._proc is None:
-            raise AssertionError("bug: PiRunner used before start()")
+            raise Bug("PiRunner used before start()")
         return self._proc
 
     # -- commands ----------------------------------------------------------------------
-    def follow_up(self, message: str) -> None:
-        self._pending.extend(self._protocol.follow_up(message))
+    def send(self, command: Command) -> None:
+        if command.kind not in self.accepts():
+            not_accepted(self.name, command)
+        if command.kind == "follow_up":
+            self._pending.extend(self._protocol.follow_up(command.message))
+        elif command.kind == "steer":
+            self._protocol.steer(command.message)
+        elif command.kind == "abort":
+            self._protocol.abort()
+        elif command.kind == "close":
+            # Close stdin once no run is in progress; pi then exits 0 (AgentExited follows).
+            self._close_requested = True
+            if self._proc is not None:
+                self._close_if_done()
+        elif command.kind == "terminate":
+            if self._proc is not None and not self._exited:
+                self._proc.signal_group(signal.SIGTERM)
+        elif command.kind == "kill":
+            # Also after pi exited: its process group may hold children it left behind.
+            if self._proc is not None:
+                self._proc.signal_group(signal.SIGKILL)
+        else:
+            assert_never(command)
         self._flush()
-
-    def steer(self, message: str) -> None:
-        self._protocol.steer(message)
-        self._flush()
-
-    def abort(self) -> None:
-        self._protocol.abort()
-        self._flush()
-
-    def close(self) -> None:
-        """Close stdin once no run is in progress; pi then exits 0 (AgentExited follows)."""
-        self._close_requested = True
-        if self._proc is not None:
-            self._close_if_done()
-
-    def terminate(self) -> None:
-        if self._proc is not None and not self._exited:
-            self._proc.signal_group(signal.SIGTERM)
-
-    def kill(self) -> None:
-        # Also after pi exited: its process group may hold children it left behind.
-        if self._proc is not None:
-            self._proc.signal_group(signal.SIGKILL)

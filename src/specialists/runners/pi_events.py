@@ -1,179 +1,55 @@
 """pi `--mode rpc` stdout -> the shared event vocabulary (pure; no processes, no I/O).
 
-Two layers:
-
-- `PiTranslator` turns one stdout line into runner events (Activity, TextDelta, Usage) plus
-  protocol signals (agent_end, retry, responses...). pi repeats the whole partial message
-  twice in every `message_update`, so stdout grows quadratically with the answer; delta lines
-  are recognised from a bytes prefix and only the short `delta` string is decoded. Only
-  lines that occur once per message, tool or turn are parsed in full.
-- `PiProtocol` is the conversation state machine on top: it owns request ids, decides when a
-  run is really finished (pi 0.73.1 emits several `agent_end` for one prompt while it
-  auto-retries), queries the final text and session file, and emits `RunFinished`. Commands
-  for pi's stdin collect in `outbox`; the adapter (runners/pi.py) writes them.
-
-Final detection: an `agent_end` whose last assistant message did not fail (stopReason other
-than "error") finishes the run at once. After a failed one, pi decides synchronously whether
-to retry (`auto_retry_start`) or compact (`compaction_start`), so we wait a short grace
-window (default 0.3 s, measured from reading the line) for either; `auto_retry_end` with
-success false, a compaction that will not retry, or an empty window make the run final.
+`PiTranslator` turns one stdout line into runner events (Activity, AnswerDelta, Usage) plus
+signals for the protocol state machine (pi_signals.py, used by pi_protocol.py). Delta lines
+are recognised from a bytes prefix and only their short `delta` string is decoded
+(pi_lines.py); only lines that occur once per message, tool or turn are parsed in full.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
-from specialists.runners.base import (
-    Activity,
-    AgentExited,
-    RunFinished,
-    RunnerEvent,
-    TextDelta,
-    Usage,
-    toolcall,
+from specialists.runners.base import Activity, AnswerDelta, RunnerEvent, Usage, toolcall
+from specialists.runners.pi_lines import (
+    AGENT_END,
+    ASSISTANT_END,
+    ASSISTANT_START,
+    MESSAGE_END,
+    MESSAGE_START,
+    TOOL_UPDATE,
+    TURN_END,
+    extract_delta,
+    update_kind,
+)
+from specialists.runners.pi_signals import (
+    AgentEnded,
+    AgentStarted,
+    AssistantDone,
+    CommandResponse,
+    CompactionEnded,
+    CompactionStarted,
+    RetryEnded,
+    RetryStarted,
+    Signal,
+    TurnEnded,
+    UiRequest,
 )
 from specialists.runners.proc import OversizedLine
 
 Clock = Callable[[], float]
+Translated = RunnerEvent | Signal
 
 MALFORMED_LOGGED = 5  # malformed lines logged to events.jsonl before going status-only
 HEARTBEAT_S = 1.0  # at most one status-only liveness event per kind per second
-DEFAULT_FINAL_GRACE_S = 0.3
-DEFAULT_QUERY_TIMEOUT_S = 10.0
 DIALOG_METHODS = frozenset({"select", "confirm", "input", "editor"})
 # Events that carry nothing the job record needs.
 _IGNORED_EVENTS = frozenset(
     {"turn_start", "queue_update", "session_info_changed", "thinking_level_changed", "session"}
 )
-
-# --- protocol signals (translator -> state machine) --------------------------------------
-
-
-@dataclass(frozen=True)
-class AgentStarted:
-    pass
-
-
-@dataclass(frozen=True)
-class AgentEnded:
-    pass
-
-
-@dataclass(frozen=True)
-class AssistantDone:
-    """An assistant message ended (message_end)."""
-
-    stop_reason: str | None
-    error_message: str | None
-    text: str
-
-
-@dataclass(frozen=True)
-class TurnEnded:
-    pass
-
-
-@dataclass(frozen=True)
-class RetryStarted:
-    pass
-
-
-@dataclass(frozen=True)
-class RetryEnded:
-    success: bool
-    final_error: str | None
-
-
-@dataclass(frozen=True)
-class CompactionStarted:
-    pass
-
-
-@dataclass(frozen=True)
-class CompactionEnded:
-    will_retry: bool
-
-
-@dataclass(frozen=True)
-class CommandResponse:
-    id: str | None
-    command: str | None
-    success: bool
-    data: Any
-    error: str | None
-
-
-@dataclass(frozen=True)
-class UiRequest:
-    id: str
-    method: str
-
-
-Signal = (
-    AgentStarted
-    | AgentEnded
-    | AssistantDone
-    | TurnEnded
-    | RetryStarted
-    | RetryEnded
-    | CompactionStarted
-    | CompactionEnded
-    | CommandResponse
-    | UiRequest
-)
-Translated = RunnerEvent | Signal
-
-# --- cheap line recognition ---------------------------------------------------------------
-
-_UPDATE_PREFIX = b'{"type":"message_update","assistantMessageEvent":{"type":"'
-_PREFIX_SKIP = (b'{"type":"tool_execution_update"',)
-_ASSISTANT_START = b'{"type":"message_start","message":{"role":"assistant"'
-_MESSAGE_START = b'{"type":"message_start"'
-_ASSISTANT_END = b'{"type":"message_end","message":{"role":"assistant"'
-_MESSAGE_END = b'{"type":"message_end"'
-_AGENT_END = b'{"type":"agent_end"'
-_TURN_END = b'{"type":"turn_end"'
-_DELTA_KEY = b'"delta":'
-
-
-def update_kind(line: bytes) -> tuple[str, int] | None:
-    """(assistantMessageEvent.type, end offset) when `line` has pi's message_update prefix."""
-    if not line.startswith(_UPDATE_PREFIX):
-        return None
-    start = len(_UPDATE_PREFIX)
-    end = line.find(b'"', start, start + 40)
-    if end < 0:
-        return None
-    return line[start:end].decode("ascii", "replace"), end
-
-
-def extract_delta(line: bytes, pos: int) -> str | None:
-    """The JSON string after `"delta":` near `pos`, decoded from a short slice of the line."""
-    key = line.find(_DELTA_KEY, pos, pos + 96)
-    if key < 0:
-        return None
-    start = key + len(_DELTA_KEY)
-    if line[start : start + 1] != b'"':
-        return None
-    window = 512
-    while True:
-        # A slice may cut a UTF-8 sequence at its end; that only matters when the string is
-        # longer than the slice, and then the string is unterminated and we grow the slice.
-        text = line[start : start + window].decode("utf-8", "replace")
-        try:
-            value, _end = scanstring(text, 1)
-        except ValueError:
-            if start + window >= len(line):
-                return None
-            window *= 8
-            continue
-        return str(value)
 
 
 def _usage_of(message: Mapping[str, Any]) -> Usage | None:
@@ -208,7 +84,7 @@ def _text_of(message: Mapping[str, Any]) -> str:
     )
 
 
-def _short(text: Any, limit: int = 200) -> str:
+def short(text: Any, limit: int = 200) -> str:
     s = " ".join(str(text).split())
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
@@ -236,17 +112,17 @@ class PiTranslator:
         kind = update_kind(line)
         if kind is not None:
             return self._fast_update(line, *kind)
-        if line.startswith(_PREFIX_SKIP):
+        if line.startswith(TOOL_UPDATE):
             return self._beat("tool_execution")
-        if line.startswith(_MESSAGE_START):
-            if line.startswith(_ASSISTANT_START):
+        if line.startswith(MESSAGE_START):
+            if line.startswith(ASSISTANT_START):
                 self._saw_thinking = self._saw_text = False
             return []
-        if line.startswith(_MESSAGE_END) and not line.startswith(_ASSISTANT_END):
+        if line.startswith(MESSAGE_END) and not line.startswith(ASSISTANT_END):
             return []  # user and tool-result messages: possibly huge, never needed
-        if line.startswith(_AGENT_END):
+        if line.startswith(AGENT_END):
             return [AgentEnded()]  # its messages repeat what message_end already told us
-        if line.startswith(_TURN_END):
+        if line.startswith(TURN_END):
             return self._turn_end()
         try:
             obj = json.loads(line)
@@ -264,7 +140,7 @@ class PiTranslator:
                 return self._parsed_update(line)
             out: list[Translated] = self._text_started() if not self._saw_text else []
             if delta:
-                out.append(TextDelta(delta))
+                out.append(AnswerDelta(delta))
             return out
         if kind == "thinking_delta":
             return self._beat("thinking")
@@ -299,7 +175,7 @@ class PiTranslator:
             out: list[Translated] = [] if self._saw_text else self._text_started()
             delta = ev.get("delta")
             if isinstance(delta, str) and delta:
-                out.append(TextDelta(delta))
+                out.append(AnswerDelta(delta))
             return out
         if kind == "toolcall_start":
             self._heartbeat["toolcall"] = self._clock()
@@ -361,7 +237,7 @@ class PiTranslator:
             fields = {
                 "message": "extension error",
                 "extension": str(obj.get("extensionPath") or ""),
-                "error": _short(obj.get("error") or ""),
+                "error": short(obj.get("error") or ""),
             }
             return [Activity("notice", fields, log=False)]
         if kind in _IGNORED_EVENTS:
@@ -417,7 +293,7 @@ class PiTranslator:
                 "attempt": obj.get("attempt"),
                 "max_attempts": obj.get("maxAttempts"),
                 "delay_ms": obj.get("delayMs"),
-                "error": _short(obj.get("errorMessage") or ""),
+                "error": short(obj.get("errorMessage") or ""),
             }
             return [Activity("retry", fields), RetryStarted()]
         success = bool(obj.get("success"))
@@ -425,7 +301,7 @@ class PiTranslator:
         fields = {"message": "retry succeeded" if success else "retries exhausted"}
         fields["attempt"] = obj.get("attempt")
         if final:
-            fields["error"] = _short(final)
+            fields["error"] = short(final)
         return [
             Activity("notice", fields, log=not success),
             RetryEnded(success, str(final) if final else None),
@@ -440,7 +316,7 @@ class PiTranslator:
         if obj.get("aborted"):
             fields["aborted"] = True
         if obj.get("errorMessage"):
-            fields["error"] = _short(obj.get("errorMessage"))
+            fields["error"] = short(obj.get("errorMessage"))
         return [Activity("compaction", fields), CompactionEnded(will_retry)]
 
     def _ui_request(self, obj: Mapping[str, Any]) -> list[Translated]:
@@ -450,7 +326,7 @@ class PiTranslator:
         fields = {
             "message": "extension dialog cancelled (no user in a background job)",
             "method": method,
-            "title": _short(obj.get("title") or obj.get("message") or ""),
+            "title": short(obj.get("title") or obj.get("message") or ""),
         }
         return [Activity("notice", fields), UiRequest(str(obj.get("id")), method)]
 
@@ -466,7 +342,7 @@ class PiTranslator:
 
     def _oversized(self, line: OversizedLine) -> list[Translated]:
         self.oversized += 1
-        if line.head.startswith(_AGENT_END):
+        if line.head.startswith(AGENT_END):
             return [AgentEnded()]
         fields = {
             "message": "oversized agent output line skipped",
@@ -508,294 +384,3 @@ def _response(obj: Mapping[str, Any]) -> CommandResponse:
         data=obj.get("data"),
         error=str(err) if err is not None else None,
     )
-
-
-# --- the conversation state machine -------------------------------------------------------
-
-IDLE = "idle"
-RUNNING = "running"  # a prompt is being answered
-SETTLING = "settling"  # agent_end after a failed message: waiting to see if pi retries
-RETRYING = "retrying"  # auto-retry or compaction-with-retry pending: waiting for agent_start
-COMPACTING = "compacting"  # compaction after a failed run: waiting for compaction_end
-FINALIZING = "finalizing"  # final: waiting for get_last_assistant_text / get_state answers
-_BUSY = frozenset({RUNNING, SETTLING, RETRYING, COMPACTING})
-
-
-class PiProtocol:
-    """pi's RPC conversation: commands out (`outbox`), lines in, runner events out."""
-
-    def __init__(
-        self,
-        *,
-        clock: Clock = time.monotonic,
-        final_grace_s: float = DEFAULT_FINAL_GRACE_S,
-        query_timeout_s: float = DEFAULT_QUERY_TIMEOUT_S,
-        max_turns: int | None = None,
-        session_file: str | None = None,
-    ) -> None:
-        self._clock = clock
-        self._grace = final_grace_s
-        self._query_timeout = query_timeout_s
-        self._max_turns = max_turns
-        self.translator = PiTranslator(clock)
-        self.outbox: list[dict[str, Any]] = []
-        self.state = IDLE
-        self.session_file = session_file
-        self._ids = itertools.count(1)
-        self._pending: dict[str, tuple[str, str]] = {}  # request id -> (purpose, note)
-        self._deadline: float | None = None
-        self._queued: list[str] = []  # follow-ups to send as prompts once the run is over
-        self._reset_run()
-
-    def _reset_run(self) -> None:
-        self._stop_reason: str | None = None
-        self._error_message: str | None = None
-        self._fallback_text = ""
-        self._final_error: str | None = None
-        self._abort_requested = False
-        self._turn_limit_hit = False
-        self._run_turns = 0
-        self._answer: str | None = None
-        self._awaiting: set[str] = set()
-        self._restarted = False  # pi began another run while we collected this one's result
-
-    # -- commands --------------------------------------------------------------------
-    @property
-    def busy(self) -> bool:
-        """A run is in progress or its result is still being collected."""
-        return self.state != IDLE or bool(self._queued)
-
-    def prompt(self, message: str, *, purpose: str = "prompt") -> None:
-        self._reset_run()
-        self.state = RUNNING
-        self._deadline = None
-        self._send("prompt", {"message": message}, purpose=purpose, note=message)
-
-    def follow_up(self, message: str) -> list[RunnerEvent]:
-        if self.state == IDLE:
-            self.prompt(message)
-            return []
-        if self.state == RUNNING:
-            # A prompt with streamingBehavior is queued when pi is streaming and starts a new
-            # run when pi has just gone idle, so it is never stranded in pi's follow-up queue.
-            body = {"message": message, "streamingBehavior": "followUp"}
-            self._send("prompt", body, purpose="follow_up", note=message)
-            return []
-        self._queued.append(message)
-        return [Activity("follow_up", {"queued": True, "message": _short(message, 80)})]
-
-    def steer(self, message: str) -> None:
-        if self.state in _BUSY:
-            self._send("steer", {"message": message}, purpose="steer", note=message)
-        elif self.state == FINALIZING:
-            self._queued.append(message)
-        else:
-            self.prompt(message, purpose="steer_prompt")
-
-    def abort(self) -> None:
-        self._queued.clear()
-        if self.state in _BUSY:
-            self._abort_requested = True
-            self._send("abort", {}, purpose="abort")
-
-    def _send(self, kind: str, body: Mapping[str, Any], *, purpose: str, note: str = "") -> str:
-        rid = f"sp-{next(self._ids)}"
-        self._pending[rid] = (purpose, note)
-        self.outbox.append({"id": rid, "type": kind, **body})
-        return rid
-
-    def take_outbox(self) -> list[dict[str, Any]]:
-        out, self.outbox = self.outbox, []
-        return out
-
-    # -- input -----------------------------------------------------------------------
-    def feed(self, line: bytes | OversizedLine) -> list[RunnerEvent]:
-        out: list[RunnerEvent] = []
-        for item in self.translator.feed(line):
-            if isinstance(item, Activity | TextDelta | Usage | RunFinished | AgentExited):
-                out.append(item)
-            else:
-                out.extend(self._signal(item))
-        return out
-
-    def next_deadline(self) -> float | None:
-        return self._deadline
-
-    def tick(self) -> list[RunnerEvent]:
-        """Act on expired timers (grace window, query timeout)."""
-        if self._deadline is None or self._clock() < self._deadline:
-            return []
-        self._deadline = None
-        if self.state == SETTLING:
-            return self._finalize()
-        if self.state == FINALIZING:
-            return [
-                Activity("notice", {"message": "pi did not answer the result queries in time"}),
-                *self._finish(),
-            ]
-        return []
-
-    def process_exited(self) -> list[RunnerEvent]:
-        """pi is gone: finish a run whose answer is already known; others are lost."""
-        if self.state in (SETTLING, FINALIZING):
-            self.state = FINALIZING
-            return self._finish()
-        self._queued.clear()
-        self.state = IDLE
-        return []
-
-    # -- signals ---------------------------------------------------------------------
-    def _signal(self, sig: Signal) -> list[RunnerEvent]:
-        if isinstance(sig, CommandResponse):
-            return self._response(sig)
-        if isinstance(sig, AssistantDone):
-            self._stop_reason = sig.stop_reason
-            self._error_message = sig.error_message
-            self._fallback_text = sig.text
-            return []
-        if isinstance(sig, TurnEnded):
-            return self._turn_ended()
-        if isinstance(sig, UiRequest):
-            self.outbox.append({"type": "extension_ui_response", "id": sig.id, "cancelled": True})
-            return []
-        if isinstance(sig, AgentStarted):
-            if self.state == FINALIZING:
-                self._restarted = True
-            elif self.state in (IDLE, SETTLING, RETRYING, COMPACTING):
-                if self.state == IDLE:
-                    self._reset_run()  # pi started a run on its own (e.g. a late steer)
-                self.state = RUNNING
-                self._deadline = None
-            return []
-        if isinstance(sig, AgentEnded):
-            return self._agent_ended()
-        if isinstance(sig, RetryStarted):
-            if self.state in (RUNNING, SETTLING):
-                self.state = RETRYING
-                self._deadline = None
-            return []
-        if isinstance(sig, RetryEnded):
-            if not sig.success and self.state in (SETTLING, RETRYING):
-                self._final_error = sig.final_error
-                return self._finalize()
-            return []
-        if isinstance(sig, CompactionStarted):
-            if self.state == SETTLING:
-                self.state = COMPACTING
-                self._deadline = None
-            return []
-        if isinstance(sig, CompactionEnded):
-            if self.state == COMPACTING:
-                if sig.will_retry:
-                    self.state = RETRYING
-                    return []
-                return self._finalize()
-            return []
-        raise AssertionError(f"bug: unhandled pi signal {sig!r}")
-
-    def _agent_ended(self) -> list[RunnerEvent]:
-        if self.state not in (RUNNING, IDLE):
-            return []
-        if self._stop_reason == "error" and not self._abort_requested:
-            self.state = SETTLING
-            self._deadline = self._clock() + self._grace
-            return []
-        return self._finalize()
-
-    def _turn_ended(self) -> list[RunnerEvent]:
-        self._run_turns += 1
-        limit = self._max_turns
-        if (
-            limit is not None
-            and self._run_turns >= limit
-            and self._stop_reason == "toolUse"
-            and self.state == RUNNING
-            and not self._abort_requested
-        ):
-            self._turn_limit_hit = True
-            self._abort_requested = True
-            self._send("abort", {}, purpose="abort")
-            return [Activity("notice", {"message": f"max turns reached ({limit}): aborting"})]
-        return []
-
-    def _finalize(self) -> list[RunnerEvent]:
-        self.state = FINALIZING
-        self._answer = None
-        self._awaiting = {
-            self._send("get_last_assistant_text", {}, purpose="text"),
-            self._send("get_state", {}, purpose="state"),
-        }
-        self._deadline = self._clock() + self._query_timeout
-        return []
-
-    def _response(self, resp: CommandResponse) -> list[RunnerEvent]:
-        if resp.id is None:
-            fields = {"message": "pi rejected a command", "error": _short(resp.error or "")}
-            return [Activity("notice", fields)]
-        pending = self._pending.pop(resp.id, None)
-        if pending is None:
-            return []
-        purpose, note = pending
-        data = resp.data if isinstance(resp.data, Mapping) else {}
-        if purpose == "text":
-            text = data.get("text") if resp.success else None
-            self._answer = text if isinstance(text, str) else ("" if resp.success else None)
-        elif purpose == "state" and resp.success:
-            session_file = data.get("sessionFile")
-            if isinstance(session_file, str) and session_file:
-                self.session_file = session_file
-        elif purpose in ("prompt", "follow_up") and not resp.success:
-            return self._prompt_rejected(purpose, resp.error)
-        elif purpose == "steer_prompt" and not resp.success:
-            return self._prompt_rejected("prompt", resp.error)
-        elif purpose in ("steer", "steer_prompt"):
-            if resp.success:
-                ack: dict[str, Any] = {"message": _short(note, 80)}
-                ack["as_prompt"] = purpose == "steer_prompt"
-                return [Activity("steer_ack", ack)]
-            rejected = {"message": "steer rejected", "error": _short(resp.error or "")}
-            return [Activity("notice", rejected)]
-        out: list[RunnerEvent] = []
-        if self.state == FINALIZING and resp.id in self._awaiting:
-            self._awaiting.discard(resp.id)
-            if not self._awaiting:
-                out.extend(self._finish())
-        return out
-
-    def _prompt_rejected(self, purpose: str, error: str | None) -> list[RunnerEvent]:
-        message = f"pi rejected the {purpose.replace('_', '-')}: {error or 'unknown error'}"
-        if purpose == "follow_up" or self.state != RUNNING:
-            return [Activity("notice", {"message": message})]
-        self.state = IDLE
-        self._deadline = None
-        return [RunFinished(text=None, error=message, session_file=self.session_file)]
-
-    def _finish(self) -> list[RunnerEvent]:
-        if self.state != FINALIZING:
-            raise AssertionError(f"bug: finishing a pi run in state {self.state}")
-        text = self._answer if self._answer is not None else self._fallback_text
-        done = RunFinished(text=text, error=self._run_error(), session_file=self.session_file)
-        self.state = IDLE
-        self._deadline = None
-        self._awaiting = set()
-        out: list[RunnerEvent] = [done]
-        if self._restarted:
-            self._reset_run()
-            self.state = RUNNING
-        elif self._queued:
-            message = "\n\n".join(self._queued)
-            self._queued.clear()
-            out.append(Activity("follow_up", {"queued": False, "message": _short(message, 80)}))
-            self.prompt(message)
-        return out
-
-    def _run_error(self) -> str | None:
-        if self._turn_limit_hit:
-            return f"max turns reached ({self._max_turns})"
-        if self._abort_requested or self._stop_reason == "aborted":
-            return "aborted"
-        if self._final_error:
-            return self._final_error
-        if self._stop_reason == "error":
-            return self._error_message or "pi reported an error"
-        return None

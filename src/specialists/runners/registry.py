@@ -5,12 +5,12 @@ from __future__ import annotations
 import importlib
 
 from specialists.errors import UserError
-from specialists.runners.base import Runner
+from specialists.runners.base import AgentRunner
 from specialists.vocab import DEFAULT_RUNNER
 
-__all__ = ["DEFAULT_RUNNER", "RUNNERS", "check_runner_name", "make_runner"]
+__all__ = ["DEFAULT_RUNNER", "RUNNER_CLASSES", "known_runner", "make_runner"]
 
-RUNNERS: dict[str, tuple[str, str]] = {
+RUNNER_CLASSES: dict[str, tuple[str, str]] = {
     "pi": ("specialists.runners.pi", "PiRunner"),
     "claude": ("specialists.runners.claude", "ClaudeRunner"),
     "codex": ("specialists.runners.codex", "CodexRunner"),
@@ -19,14 +19,17 @@ RUNNERS: dict[str, tuple[str, str]] = {
 }
 
 
-def check_runner_name(name: str) -> str:
-    if name not in RUNNERS:
-        raise UserError(f"unknown runner {name!r}", hint="choose one of: " + ", ".join(RUNNERS))
+def known_runner(name: str) -> str:
+    """`name` if a runner of that name exists, else a UserError listing them."""
+    if name not in RUNNER_CLASSES:
+        raise UserError(
+            f"unknown runner {name!r}", hint="choose one of: " + ", ".join(RUNNER_CLASSES)
+        )
     return name
 
 
-def make_runner(name: str) -> Runner:
-    module_name, class_name = RUNNERS[check_runner_name(name)]
+def make_runner(name: str) -> AgentRunner:
+    module_name, class_name = RUNNER_CLASSES[known_runner(name)]
     cls = getattr(importlib.import_module(module_name), class_name)
-    runner: Runner = cls()
+    runner: AgentRunner = cls()
     return runner

@@ -1,6 +1,6 @@
 """Permission tiers -> each agent's own controls. Pure tables; docs/runners.md explains them.
 
-Tiers, least to most trusted: READ_ONLY, BASH_ONLY, LOW, MEDIUM, HIGH (see base.py).
+Tiers, least to most trusted: READ_ONLY, BASH_ONLY, LOW, MEDIUM, HIGH (see vocab.py).
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specialists.errors import UserError
-from specialists.runners.base import PERMISSION_TIERS
+from specialists.vocab import PERMISSION_TIERS
 
 # --- pi: the `--tools` list ------------------------------------------------------------
 

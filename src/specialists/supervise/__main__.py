@@ -32,6 +32,11 @@ def main(argv: list[str]) -> int:
         logging.exception("cannot supervise %s: %s", job_dir.name, exc.one_line())
         _record_failure(store, job_dir.name, exc.one_line())
         return 1
+    except (OSError, ValueError, TypeError, KeyError) as exc:  # a damaged job.json
+        message = f"job.json unreadable: {type(exc).__name__}: {exc}"
+        logging.exception("cannot supervise %s: %s", job_dir.name, message)
+        _record_failure(store, job_dir.name, message)
+        return 1
     status = Supervisor(store, record, runner).run()
     lock.release()
     return 0 if status.status == "done" else 1
@@ -39,9 +44,14 @@ def main(argv: list[str]) -> int:
 
 def _record_failure(store: JobStore, job_id: str, message: str) -> None:
     """The supervisor could not even start: end the job with the reason, not a silent hang."""
+    from specialists.jobs.records import JobStatus
     from specialists.jobs.store import JobWriter, now_ms
 
-    status = store.read_status(job_id)
+    try:
+        status = store.read_status(job_id)
+    except (SpecialistsError, OSError, ValueError, TypeError) as exc:  # damaged too: replace it
+        logging.warning("status.json of %s unreadable (%s); writing a new one", job_id, exc)
+        status = JobStatus(id=job_id, specialist="unknown")
     if status is None or not status.active:
         return
     writer = JobWriter(store, job_id)

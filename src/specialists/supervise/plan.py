@@ -16,7 +16,7 @@ from specialists.jobs.gc import collect
 from specialists.jobs.paths import find_project_root, state_dir
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore, now_ms
-from specialists.runners.registry import DEFAULT_RUNNER, check_runner_name
+from specialists.runners.registry import DEFAULT_RUNNER, known_runner
 
 # Where pre-script output goes until the scripts have run (the supervisor fills it in).
 PRE_SCRIPT_TOKEN = "\u27eapre_script_output\u27eb"
@@ -100,7 +100,7 @@ def plan_job(
         or config.default_runner
         or DEFAULT_RUNNER
     )
-    check_runner_name(runner)
+    known_runner(runner)
     if parent and parent.runner != runner:
         raise UserError(
             f"job {parent.id} ran on {parent.runner}; its session cannot continue on {runner}"
@@ -138,10 +138,11 @@ def plan_job(
         max_turns=spec.max_turns,
         max_tokens=spec.max_tokens,
         response_format=spec.response_format,
-        skill_paths=[str(p) for p in spec.skill_paths if p.exists()],
+        # Missing ones too: the runner reports each as a notice in events.jsonl (seed 000 4.1).
+        skill_paths=[str(p) for p in spec.skill_paths],
         pre_scripts=[dataclasses.asdict(s) for s in spec.pre_scripts],
         post_scripts=[dataclasses.asdict(s) for s in spec.post_scripts],
-        runner_options=dict(spec.runner_options),
+        runner_options=runner_options(config.raw, runner, spec.runner_options),
         parent_id=parent.id if parent else None,
         resume_session=parent_status.session_file if parent_status else None,
         bead_id=input_bead if request.track_bead else None,
@@ -156,6 +157,16 @@ def plan_job(
         if problem and warnings is not None:
             warnings.append(problem)
     return record
+
+
+def runner_options(
+    config_tables: Mapping[str, object], runner: str, definition: Mapping[str, object]
+) -> dict[str, object]:
+    """The runner's options: config.toml's `[runners.<name>]` table, then the definition's
+    `execution.runner` block over it, key by key."""
+    tables = config_tables.get("runners")
+    defaults = tables.get(runner) if isinstance(tables, Mapping) else None
+    return {**(defaults if isinstance(defaults, Mapping) else {}), **definition}
 
 
 def _check_prompt(request: JobRequest) -> None:

@@ -1,0 +1,371 @@
+"""pi's RPC conversation as a state machine: commands out, stdout lines in, runner events out.
+
+Pure: no processes, no I/O; the adapter (runners/pi.py) writes `outbox` to pi's stdin and
+feeds stdout lines to `feed`. The protocol owns request ids, decides when a run is really
+finished (pi 0.73.1 emits several `agent_end` for one prompt while it auto-retries), queries
+the final text and session file, and emits `RunFinished`. Its state is a closed union.
+
+Final detection: an `agent_end` whose last assistant message did not fail (stopReason other
+than "error") finishes the run at once. After a failed one, pi decides synchronously whether
+to retry (`auto_retry_start`) or compact (`compaction_start`), so we wait a short grace
+window (default 0.3 s, measured from reading the line) for either; `auto_retry_end` with
+success false, a compaction that will not retry, or an empty window make the run final.
+
+Fallback model: a run that failed at the provider (pi's own retries exhausted, or an error
+pi does not retry) is run once more on the fallback model, if one is set: `set_model`, then
+the run's message again. pi leaves failed assistant messages out of the context it sends, so
+the fallback model sees the conversation as it was. The switch is logged as a notice.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any, assert_never
+
+from specialists.errors import Bug
+from specialists.runners.base import (
+    Activity,
+    AgentExited,
+    AnswerDelta,
+    RunFinished,
+    RunnerEvent,
+    Usage,
+)
+from specialists.runners.pi_events import Clock, PiTranslator, short
+from specialists.runners.pi_signals import CommandResponse, Signal
+from specialists.runners.pi_states import (
+    BUSY_STATES,
+    Compacting,
+    Finalizing,
+    Idle,
+    PiState,
+    Retrying,
+    RunFacts,
+    Running,
+    Settling,
+    SwitchingModel,
+)
+from specialists.runners.proc import OversizedLine
+
+DEFAULT_FINAL_GRACE_S = 0.3
+DEFAULT_QUERY_TIMEOUT_S = 10.0
+
+
+def split_pi_model(model: str | None) -> tuple[str | None, str | None]:
+    """ "provider/model" -> (provider, model) at the first "/"; a bare name -> (None, name)."""
+    if not model:
+        return None, None
+    provider, sep, name = model.partition("/")
+    if sep and provider and name:
+        return provider, name
+    return None, model
+
+
+class PiProtocol:
+    """pi's RPC conversation: commands out (`outbox`), lines in, runner events out."""
+
+    def __init__(
+        self,
+        *,
+        clock: Clock = time.monotonic,
+        final_grace_s: float = DEFAULT_FINAL_GRACE_S,
+        query_timeout_s: float = DEFAULT_QUERY_TIMEOUT_S,
+        max_turns: int | None = None,
+        session_file: str | None = None,
+        model: str | None = None,
+        fallback_model: str | None = None,
+    ) -> None:
+        self._clock = clock
+        self._grace = final_grace_s
+        self._query_timeout = query_timeout_s
+        self._max_turns = max_turns
+        self._model = model
+        self._fallback = fallback_model if fallback_model != model else None
+        self.translator = PiTranslator(clock)
+        self.outbox: list[dict[str, Any]] = []
+        self.state: PiState = Idle()
+        self.session_file = session_file
+        self._ids = itertools.count(1)
+        self._pending: dict[str, tuple[str, str]] = {}  # request id -> (purpose, note)
+        self._queued: list[str] = []  # follow-ups to send as prompts once the run is over
+        self._run = RunFacts()
+
+    # -- commands --------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        """A run is in progress or its result is still being collected."""
+        return not isinstance(self.state, Idle) or bool(self._queued)
+
+    def prompt(self, message: str, *, purpose: str = "prompt") -> None:
+        self._run = RunFacts(message=message)
+        self.state = Running()
+        self._send("prompt", {"message": message}, purpose=purpose, note=message)
+
+    def follow_up(self, message: str) -> list[RunnerEvent]:
+        if isinstance(self.state, Idle):
+            self.prompt(message)
+            return []
+        if isinstance(self.state, Running):
+            # A prompt with streamingBehavior is queued when pi is streaming and starts a new
+            # run when pi has just gone idle, so it is never stranded in pi's follow-up queue.
+            body = {"message": message, "streamingBehavior": "followUp"}
+            self._send("prompt", body, purpose="follow_up", note=message)
+            return []
+        self._queued.append(message)
+        return [Activity("follow_up", {"queued": True, "message": short(message, 80)})]
+
+    def steer(self, message: str) -> None:
+        if self.state.kind in BUSY_STATES and not isinstance(self.state, SwitchingModel):
+            self._send("steer", {"message": message}, purpose="steer", note=message)
+        elif isinstance(self.state, Idle):
+            self.prompt(message, purpose="steer_prompt")
+        else:  # the result is being collected, or the run moves to another model
+            self._queued.append(message)
+
+    def abort(self) -> None:
+        self._queued.clear()
+        if self.state.kind in BUSY_STATES:
+            self._run.abort_requested = True
+            self._send("abort", {}, purpose="abort")
+
+    def _send(self, kind: str, body: Mapping[str, Any], *, purpose: str, note: str = "") -> str:
+        rid = f"sp-{next(self._ids)}"
+        self._pending[rid] = (purpose, note)
+        self.outbox.append({"id": rid, "type": kind, **body})
+        return rid
+
+    def take_outbox(self) -> list[dict[str, Any]]:
+        out, self.outbox = self.outbox, []
+        return out
+
+    # -- input -----------------------------------------------------------------------
+    def feed(self, line: bytes | OversizedLine) -> list[RunnerEvent]:
+        out: list[RunnerEvent] = []
+        for item in self.translator.feed(line):
+            if isinstance(item, Activity | AnswerDelta | Usage | RunFinished | AgentExited):
+                out.append(item)
+            else:
+                out.extend(self._signal(item))
+        return out
+
+    def next_deadline(self) -> float | None:
+        state = self.state
+        if isinstance(state, Settling | SwitchingModel | Finalizing):
+            return state.deadline
+        return None
+
+    def tick(self) -> list[RunnerEvent]:
+        """Act on expired timers (grace window, query timeouts)."""
+        state = self.state
+        deadline = self.next_deadline()
+        if deadline is None or self._clock() < deadline:
+            return []
+        if isinstance(state, Settling):
+            return self._finalize()
+        if isinstance(state, SwitchingModel):
+            note = {"message": "pi did not answer set_model in time; no fallback"}
+            return [Activity("notice", note), *self._query_result()]
+        if isinstance(state, Finalizing):
+            return [
+                Activity("notice", {"message": "pi did not answer the result queries in time"}),
+                *self._finish(),
+            ]
+        return []
+
+    def process_exited(self) -> list[RunnerEvent]:
+        """pi is gone: finish a run whose answer is already known; others are lost."""
+        if isinstance(self.state, Settling | SwitchingModel | Finalizing):
+            self.state = Finalizing(frozenset(), self._clock())
+            return self._finish()
+        self._queued.clear()
+        self.state = Idle()
+        return []
+
+    # -- signals ---------------------------------------------------------------------
+    def _signal(self, sig: Signal) -> list[RunnerEvent]:
+        state, run = self.state, self._run
+        if sig.kind == "command_response":
+            return self._response(sig)
+        if sig.kind == "assistant_done":
+            run.stop_reason, run.error_message = sig.stop_reason, sig.error_message
+            run.fallback_text = sig.text
+        elif sig.kind == "turn_ended":
+            return self._turn_ended()
+        elif sig.kind == "ui_request":
+            self.outbox.append({"type": "extension_ui_response", "id": sig.id, "cancelled": True})
+        elif sig.kind == "agent_started":
+            if isinstance(state, Finalizing):
+                self.state = replace(state, restarted=True)
+            elif isinstance(state, Idle):
+                self._run = RunFacts()  # pi started a run on its own (e.g. a late steer)
+                self.state = Running()
+            elif not isinstance(state, SwitchingModel):
+                self.state = Running()
+        elif sig.kind == "agent_ended":
+            return self._agent_ended()
+        elif sig.kind == "retry_started":
+            if isinstance(state, Running | Settling):
+                self.state = Retrying()
+        elif sig.kind == "retry_ended":
+            if not sig.success and isinstance(state, Settling | Retrying):
+                run.final_error = sig.final_error
+                return self._finalize()
+        elif sig.kind == "compaction_started":
+            if isinstance(state, Settling):
+                self.state = Compacting()
+        elif sig.kind == "compaction_ended":
+            if isinstance(state, Compacting):
+                if sig.will_retry:
+                    self.state = Retrying()
+                    return []
+                return self._finalize()
+        else:
+            assert_never(sig)
+        return []
+
+    def _agent_ended(self) -> list[RunnerEvent]:
+        if not isinstance(self.state, Running | Idle):
+            return []
+        if self._run.stop_reason == "error" and not self._run.abort_requested:
+            self.state = Settling(self._clock() + self._grace)
+            return []
+        return self._finalize()
+
+    def _turn_ended(self) -> list[RunnerEvent]:
+        run = self._run
+        run.turns += 1
+        limit = self._max_turns
+        if (
+            limit is not None
+            and run.turns >= limit
+            and run.stop_reason == "toolUse"
+            and isinstance(self.state, Running)
+            and not run.abort_requested
+        ):
+            run.turn_limit_hit = run.abort_requested = True
+            self._send("abort", {}, purpose="abort")
+            return [Activity("notice", {"message": f"max turns reached ({limit}): aborting"})]
+        return []
+
+    def _finalize(self) -> list[RunnerEvent]:
+        """The run is over (on this model): fall back once if it failed, else collect it."""
+        if self._fallback and self._run_failed_at_provider():
+            return self._fall_back(self._fallback)
+        return self._query_result()
+
+    def _query_result(self) -> list[RunnerEvent]:
+        self._run.answer = None
+        awaiting = frozenset(
+            {
+                self._send("get_last_assistant_text", {}, purpose="text"),
+                self._send("get_state", {}, purpose="state"),
+            }
+        )
+        self.state = Finalizing(awaiting, self._clock() + self._query_timeout)
+        return []
+
+    def _run_failed_at_provider(self) -> bool:
+        run = self._run
+        if run.abort_requested or run.turn_limit_hit or run.stop_reason == "aborted":
+            return False
+        return bool(run.final_error) or run.stop_reason == "error"
+
+    def _fall_back(self, fallback: str) -> list[RunnerEvent]:
+        self._fallback = None  # once per job: the fallback has no fallback
+        failure = self._run_error() or "the provider failed"
+        provider, model_id = split_pi_model(fallback)
+        provider = provider or split_pi_model(self._model)[0]
+        if not provider or not model_id:
+            note = f"fallback model {fallback!r} needs a provider (provider/model); not used"
+            return [Activity("notice", {"message": note}), *self._query_result()]
+        body = {"provider": provider, "modelId": model_id}
+        request = self._send("set_model", body, purpose="set_model", note=fallback)
+        self.state = SwitchingModel(request, self._clock() + self._query_timeout)
+        message = f"falling back to {provider}/{model_id}: {short(failure, 200)}"
+        return [Activity("notice", {"message": message, "model": f"{provider}/{model_id}"})]
+
+    def _response(self, resp: CommandResponse) -> list[RunnerEvent]:
+        if resp.id is None:
+            fields = {"message": "pi rejected a command", "error": short(resp.error or "")}
+            return [Activity("notice", fields)]
+        pending = self._pending.pop(resp.id, None)
+        if pending is None:
+            return []
+        purpose, note = pending
+        data = resp.data if isinstance(resp.data, Mapping) else {}
+        state, run = self.state, self._run
+        if purpose == "text":
+            text = data.get("text") if resp.success else None
+            run.answer = text if isinstance(text, str) else ("" if resp.success else None)
+        elif purpose == "state" and resp.success:
+            session_file = data.get("sessionFile")
+            if isinstance(session_file, str) and session_file:
+                self.session_file = session_file
+        elif purpose == "set_model":
+            return self._model_switched(resp, note)
+        elif purpose in ("prompt", "follow_up") and not resp.success:
+            return self._prompt_rejected(purpose, resp.error)
+        elif purpose == "steer_prompt" and not resp.success:
+            return self._prompt_rejected("prompt", resp.error)
+        elif purpose in ("steer", "steer_prompt"):
+            if resp.success:
+                ack = {"message": short(note, 80), "as_prompt": purpose == "steer_prompt"}
+                return [Activity("steer_ack", ack)]
+            rejected = {"message": "steer rejected", "error": short(resp.error or "")}
+            return [Activity("notice", rejected)]
+        if isinstance(state, Finalizing) and resp.id in state.awaiting:
+            left = state.awaiting - {resp.id}
+            self.state = replace(state, awaiting=left)
+            if not left:
+                return self._finish()
+        return []
+
+    def _model_switched(self, resp: CommandResponse, fallback: str) -> list[RunnerEvent]:
+        if not isinstance(self.state, SwitchingModel) or resp.id != self.state.request:
+            return []
+        if not resp.success:
+            note = f"pi refused the fallback model {fallback}: {short(resp.error or '')}"
+            return [Activity("notice", {"message": note}), *self._query_result()]
+        self._model = fallback
+        self.prompt(self._run.message)  # the same message, on the fallback model
+        return []
+
+    def _prompt_rejected(self, purpose: str, error: str | None) -> list[RunnerEvent]:
+        message = f"pi rejected the {purpose.replace('_', '-')}: {error or 'unknown error'}"
+        if purpose == "follow_up" or not isinstance(self.state, Running):
+            return [Activity("notice", {"message": message})]
+        self.state = Idle()
+        return [RunFinished(text=None, error=message, session_file=self.session_file)]
+
+    def _finish(self) -> list[RunnerEvent]:
+        state, run = self.state, self._run
+        if not isinstance(state, Finalizing):
+            raise Bug(f"finishing a pi run in state {state.kind}")
+        text = run.answer if run.answer is not None else run.fallback_text
+        done = RunFinished(text=text, error=self._run_error(), session_file=self.session_file)
+        self.state = Idle()
+        out: list[RunnerEvent] = [done]
+        if state.restarted:
+            self._run = RunFacts()
+            self.state = Running()
+        elif self._queued:
+            message = "\n\n".join(self._queued)
+            self._queued.clear()
+            out.append(Activity("follow_up", {"queued": False, "message": short(message, 80)}))
+            self.prompt(message)
+        return out
+
+    def _run_error(self) -> str | None:
+        run = self._run
+        if run.turn_limit_hit:
+            return f"max turns reached ({self._max_turns})"
+        if run.abort_requested or run.stop_reason == "aborted":
+            return "aborted"
+        if run.final_error:
+            return run.final_error
+        if run.stop_reason == "error":
+            return run.error_message or "pi reported an error"
+        return None

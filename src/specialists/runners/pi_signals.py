@@ -1,0 +1,94 @@
+"""What pi's stdout tells the protocol state machine (pi_protocol.py), beyond runner events.
+
+The translator (pi_events.py) turns each line into runner events for the job record and
+these signals for the state machine: a closed union, every ladder over it ends in
+assert_never.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+
+@dataclass(frozen=True)
+class AgentStarted:
+    kind: Literal["agent_started"] = "agent_started"
+
+
+@dataclass(frozen=True)
+class AgentEnded:
+    kind: Literal["agent_ended"] = "agent_ended"
+
+
+@dataclass(frozen=True)
+class AssistantDone:
+    """An assistant message ended (message_end)."""
+
+    stop_reason: str | None
+    error_message: str | None
+    text: str
+    kind: Literal["assistant_done"] = "assistant_done"
+
+
+@dataclass(frozen=True)
+class TurnEnded:
+    kind: Literal["turn_ended"] = "turn_ended"
+
+
+@dataclass(frozen=True)
+class RetryStarted:
+    kind: Literal["retry_started"] = "retry_started"
+
+
+@dataclass(frozen=True)
+class RetryEnded:
+    success: bool
+    final_error: str | None
+    kind: Literal["retry_ended"] = "retry_ended"
+
+
+@dataclass(frozen=True)
+class CompactionStarted:
+    kind: Literal["compaction_started"] = "compaction_started"
+
+
+@dataclass(frozen=True)
+class CompactionEnded:
+    will_retry: bool
+    kind: Literal["compaction_ended"] = "compaction_ended"
+
+
+@dataclass(frozen=True)
+class CommandResponse:
+    """pi's answer to one of our commands (`id` is ours; None when pi could not parse it)."""
+
+    id: str | None
+    command: str | None
+    success: bool
+    data: Any
+    error: str | None
+    kind: Literal["command_response"] = "command_response"
+
+
+@dataclass(frozen=True)
+class UiRequest:
+    """An extension asks the user something; nobody is there, so it is cancelled."""
+
+    id: str
+    method: str
+    kind: Literal["ui_request"] = "ui_request"
+
+
+Signal = (
+    AgentStarted
+    | AgentEnded
+    | AssistantDone
+    | TurnEnded
+    | RetryStarted
+    | RetryEnded
+    | CompactionStarted
+    | CompactionEnded
+    | CommandResponse
+    | UiRequest
+)

@@ -1,0 +1,191 @@
+"""What the supervisor writes, and the one way a job ends.
+
+`Recorder` holds the job's record as the supervisor keeps it: status.json (atomic, rewritten
+when something changed), events.jsonl (appended), the answers of a keep-alive job, and
+`_finish`, which every ending goes through once: the result, post-scripts and bead, then the
+final status and event last.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Protocol
+
+from specialists.errors import SpecialistsError
+from specialists.jobs.records import JobRecord, JobStatus
+from specialists.jobs.store import ANSWERS_DIR, JobStore, JobWriter, now_ms
+from specialists.runners.base import AgentExited, AgentRunner, Kill
+from specialists.supervise.script_phases import run_post_scripts
+from specialists.supervise.steps import StepGuard, StepInterrupted, signal_name
+
+log = logging.getLogger("specialists.supervisor")
+
+
+class Observer(Protocol):
+    """Someone watching in-process (the foreground CLI)."""
+
+    def on_text(self, text: str) -> None: ...
+
+    def on_event(self, event: dict[str, object]) -> None: ...
+
+
+def exit_message(ev: AgentExited) -> str:
+    if ev.signal is not None:
+        what = f"agent killed by {signal_name(ev.signal)}"
+    else:
+        what = f"agent exited with code {ev.exit_code}"
+    tail = [ln for ln in ev.stderr_tail.strip().splitlines() if ln.strip()]
+    detail = f": {tail[-1][:300]}" if tail else ""
+    return f"{what} before finishing{detail}"
+
+
+class Recorder:
+    def __init__(
+        self,
+        store: JobStore,
+        record: JobRecord,
+        runner: AgentRunner,
+        *,
+        observer: Observer | None,
+        clock: Callable[[], float],
+        handle_signals: bool,
+    ) -> None:
+        self.store = store
+        self.record = record
+        self.runner = runner
+        self.observer = observer
+        self.clock = clock
+        self.job_dir = store.job_dir(record.id)
+        self.writer = JobWriter(store, record.id)
+        self.guard = StepGuard(self._notice, enabled=handle_signals)
+        previous, problem = _previous_status(store, record.id)
+        self._startup_notice = problem
+        self.status = previous or JobStatus(id=record.id, specialist=record.specialist)
+        self.finished = False
+        self.last_answer: str | None = None  # the latest good answer: the result if it ends
+        self._answers = 0
+        self._saved_at = 0.0
+        self._dirty = False
+
+    def _finish(self, final: str, error: str | None) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        with self.guard.interruptible(allowed=False):
+            final, error = self._answer_stands(final, error)
+            st = self.status
+            if final == "done":
+                try:
+                    self.writer.write_result(self.last_answer or "")
+                except (OSError, SpecialistsError) as exc:  # a full disk, a planted result.txt
+                    why = exc.strerror if isinstance(exc, OSError) else None
+                    final, error = "error", f"could not write result.txt: {why or exc}"
+            self._settle(final, error)
+            st.status = final
+            st.error = error if final == "error" else None
+            st.current_event = final
+            st.current_tool = None
+            st.stalled = False
+            st.finished_at_ms = now_ms()
+            st.elapsed_s = round((st.finished_at_ms - st.started_at_ms) / 1000, 1)
+            duration_ms = st.finished_at_ms - st.started_at_ms
+            if final == "done":
+                self._event("done", duration_ms=duration_ms, session_file=st.session_file)
+            elif final == "error":
+                self._event("error", error=error, duration_ms=duration_ms)
+            else:
+                self._event("cancelled", duration_ms=duration_ms)
+            self._save(force=True)
+            self.writer.mark_ready()
+            self.guard.run(
+                "final kill", lambda: self.runner.send(Kill())
+            )  # nothing outlives the job
+
+    def _answer_stands(self, final: str, error: str | None) -> tuple[str, str | None]:
+        """A later run that failed or was stopped never replaces an earlier answer."""
+        if final == "done" or self.last_answer is None:
+            return final, error
+        self._event("run_error", error=error or final, kept_answer_of_run=self._answers)
+        return "done", None
+
+    def _settle(self, final: str, error: str | None) -> None:
+        """Post-scripts and the bead: reported when they fail, never in the way of the end."""
+        with self.guard.interruptible():
+            try:
+                if final != "cancelled":
+                    self.guard.run(
+                        "post-scripts", lambda: run_post_scripts(self.record, self._event)
+                    )
+                self.guard.run("bead", lambda: self._close_bead(final, error))
+            except StepInterrupted:
+                self._notice("post-scripts and bead update interrupted by a signal")
+
+    def _abandon(self, error: str) -> None:
+        """Last resort after a supervisor bug: kill the agent and record the error."""
+        self.guard.run("kill after a supervisor failure", lambda: self.runner.send(Kill()))
+        if not self.finished:
+            self._finish("error", error)
+
+    def _close_bead(self, final: str, error: str | None) -> None:
+        if not self.record.bead_id:
+            return
+        from specialists.beads import on_job_finished
+
+        try:
+            on_job_finished(self.record, self.status, final, self.last_answer, error)
+        except SpecialistsError as exc:
+            self._event("notice", message=f"bead update failed: {exc.one_line()}")
+
+    # --- recording ----------------------------------------------------------------------
+
+    def _event(self, kind: str, **fields: object) -> None:
+        record = self.writer.append_event(kind, **fields)
+        self.status.events = self.writer.seq
+        if self.observer:
+            self._show(lambda observer: observer.on_event(record))
+
+    def _show(self, show: Callable[[Observer], None]) -> None:
+        """Pass something to the foreground display; one that fails (a closed terminal) is
+        dropped with a notice: the job never depends on it."""
+        observer = self.observer
+        if observer is None:
+            return
+        try:
+            show(observer)
+        except Exception as exc:
+            log.exception("the foreground display failed")
+            self.observer = None
+            self._notice(f"the foreground display failed and was dropped: {exc!r}")
+
+    def _notice(self, message: str) -> None:
+        self._event("notice", message=message)
+
+    def _save(self, *, force: bool = False) -> None:
+        st = self.status
+        handle = self.runner.handle if not self.finished else None
+        if handle is not None and handle.pid is not None and handle.pid != st.pid:
+            st.pid, st.agent_start_time = handle.pid, handle.start_time  # a process per run
+        if st.started_at_ms and not self.finished:
+            st.elapsed_s = round((now_ms() - st.started_at_ms) / 1000, 1)
+        if force or self._dirty:
+            if not self.writer.write_status(st):
+                log.warning("status.json not written (disk full?); keeping state in memory")
+            self._saved_at = self.clock()
+            self._dirty = False
+
+    def _write_answer(self, text: str) -> None:
+        answers = self.job_dir / ANSWERS_DIR
+        answers.mkdir(exist_ok=True)
+        from specialists.jobs.atomic import write_atomic
+
+        write_atomic(answers / f"{self._answers:03d}.txt", text.encode("utf-8"))
+
+
+def _previous_status(store: JobStore, job_id: str) -> tuple[JobStatus | None, str | None]:
+    """The status the launcher wrote; a damaged one is replaced, and said so."""
+    try:
+        return store.read_status(job_id), None
+    except (SpecialistsError, OSError, ValueError, TypeError) as exc:
+        log.warning("status.json of job %s unreadable: %s", job_id, exc)
+        return None, f"status.json was unreadable and has been rewritten: {exc}"

@@ -1,0 +1,312 @@
+"""The supervisor loop never dies and never hangs (issue 7 item 5).
+
+Whatever a bad control request, a damaged job file or a broken runner does, a failing step
+is logged, becomes a notice event, and the job still ends through one `_finish`. A
+supervisor stuck in a step still answers SIGTERM promptly and ends `cancelled` itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from specialists.jobs.actions import stop_job
+from specialists.jobs.control import post_request
+from specialists.jobs.store import CONTROL_DIR
+from specialists.runners.base import Activity, RunFinished
+from specialists.runners.testing import Call
+from specialists.supervise import supervisor as supervisor_module
+from specialists.supervise.launch import spawn_supervisor
+from tests.support.jobs import new_job
+from tests.support.supervising import Harness
+from tests.support.waiting import wait_until
+
+
+@pytest.fixture
+def h(tmp_path: Path) -> Harness:
+    return Harness(tmp_path)
+
+
+def notices(h: Harness) -> list[str]:
+    return [str(e.get("message")) for e in h.events() if e["event"] == "notice"]
+
+
+def test_an_inbox_that_fails_on_every_tick_is_reported_once_and_the_job_ends(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(job_dir: Path) -> tuple[list[object], list[str]]:
+        raise RecursionError("maximum recursion depth exceeded while decoding a JSON object")
+
+    monkeypatch.setattr(supervisor_module, "take_requests", broken)
+    status = h.run(h.runner([Activity("thinking"), 2.0, RunFinished(text="fine")]))
+    assert status.status == "done" and h.result() == "fine"
+    failures = [n for n in notices(h) if n.startswith("inbox failed")]
+    assert failures == ["inbox failed: RecursionError: maximum recursion depth exceeded "
+                        "while decoding a JSON object"]  # fmt: skip
+    assert h.kinds()[-1] == "done"
+
+
+def test_a_signal_still_stops_a_job_whose_inbox_fails_on_every_tick(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stop request cannot be read, but SIGTERM does not depend on the inbox."""
+
+    def broken(job_dir: Path) -> tuple[list[object], list[str]]:
+        raise OSError(5, "Input/output error")
+
+    def sigterm() -> None:
+        assert h.supervisor is not None
+        h.supervisor.guard.signal = signal.SIGTERM  # what the handler records
+
+    monkeypatch.setattr(supervisor_module, "take_requests", broken)
+    runner = h.runner([Activity("thinking"), Call(sigterm), 1e9])
+    status = h.run(runner)
+    assert status.status == "cancelled"
+    assert runner.commands[0].kind == "abort"
+    assert h.kinds()[-2:] == ["stopping", "cancelled"]
+    assert h.clock.slept < 10  # the stop ladder, not the scripted forever
+
+
+def test_a_request_that_breaks_its_handler_does_not_stop_the_next_one(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from specialists.supervise import requests
+
+    real = requests.decide
+
+    def decide(kind: str, message: str, situation: requests.Situation) -> requests.Decision:
+        if message == "poison":
+            raise OverflowError("int too large to convert")
+        return real(kind, message, situation)
+
+    monkeypatch.setattr(supervisor_module, "decide", decide)
+    script = [h.post("steer", "poison"), h.post("steer", "fine"), 0.2, RunFinished(text="ok")]
+    runner = h.runner(script)
+    status = h.run(runner)
+    assert status.status == "done"
+    assert [c.kind for c in runner.sent("steer")] == ["steer"]
+    assert any(n.startswith("request failed: OverflowError") for n in notices(h))
+
+
+def test_a_runner_whose_poll_raises_is_killed_and_the_job_ends_in_error(h: Harness) -> None:
+    runner = h.runner([Activity("thinking")])
+    calls = 0
+    real_poll = runner.poll
+
+    def poll(timeout: float) -> list[object]:
+        nonlocal calls
+        calls += 1
+        if calls >= 2:
+            raise ValueError("agent stream is corrupt")
+        return real_poll(timeout)  # type: ignore[return-value]
+
+    runner.poll = poll  # type: ignore[method-assign]
+    status = h.run(runner)
+    assert (status.status, status.error) == ("error", "bug: the scripted runner failed")
+    assert "runner failed: ValueError: agent stream is corrupt" in notices(h)
+    assert h.kinds().count("error") == 1  # one end, through _finish
+
+
+def test_a_damaged_status_json_at_start_is_replaced_and_said(h: Harness) -> None:
+    record, lock = new_job(h.store, h.tmp_path)
+    (h.store.job_dir(record.id) / "status.json").write_text('{"id": 3, "specialist": []}')
+    h.job_id = record.id
+    runner = h.runner([RunFinished(text="ok")])
+    sup = supervisor_module.Supervisor(h.store, record, runner, clock=h.clock, handle_signals=False)
+    try:
+        status = sup.run()
+    finally:
+        lock.release()
+    assert status.status == "done"
+    assert any(n.startswith("status.json was unreadable") for n in notices(h))
+
+
+def test_a_planted_result_txt_ends_the_job_in_error_not_running(h: Harness) -> None:
+    """A result.txt put there by someone else: the job says why it cannot finish, and ends."""
+    runner = h.runner([RunFinished(text="mine")])
+    record, lock = new_job(h.store, h.tmp_path)
+    h.job_id = record.id
+    (h.store.job_dir(record.id) / "result.txt").write_text("planted")
+    sup = supervisor_module.Supervisor(h.store, record, runner, clock=h.clock, handle_signals=False)
+    try:
+        status = sup.run()
+    finally:
+        lock.release()
+    assert status.status == "error" and status.error is not None
+    assert status.error.startswith("could not write result.txt")
+    on_disk = h.store.read_status(record.id)
+    assert on_disk is not None and on_disk.status == "error"
+
+
+def test_failing_post_scripts_and_bead_never_keep_the_job_from_ending(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from specialists.supervise import record as record_module
+
+    def explode(*args: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(record_module, "run_post_scripts", explode)
+    status = h.run(h.runner([RunFinished(text="ok")]))
+    assert status.status == "done" and h.result() == "ok"
+    assert any(n.startswith("post-scripts failed: PermissionError") for n in notices(h))
+
+
+# --- a real supervisor process, stuck ---------------------------------------------------------
+
+
+def _detached_job(h: Harness, **record: object) -> str:
+    rec, lock = new_job(h.store, h.tmp_path, runner="command", **record)
+    spawn_supervisor(h.store, rec, lock)
+    return rec.id
+
+
+def _final_event(h: Harness, job_id: str) -> dict[str, object]:
+    return h.store.read_events(job_id)[-1]
+
+
+def _state(h: Harness, job_id: str) -> str:
+    status = h.store.read_status(job_id)
+    return status.status if status else "being created"
+
+
+ENDED = ("done", "error", "cancelled")
+
+
+def test_a_supervisor_stuck_in_a_pre_script_stops_promptly_and_cancels_itself(
+    h: Harness,
+) -> None:
+    """`stop` of a supervisor busy in a 60 s pre-script: SIGTERM cuts the script, and the
+    supervisor itself ends the job `cancelled` (not recovery, long after, with `error`)."""
+    marker = h.tmp_path / "script-started"
+    job_id = _detached_job(
+        h,
+        runner_options={"command": "cat"},
+        pre_scripts=[{"path": f"touch {marker}; sleep 60", "inject_output": False}],
+    )
+    wait_until(marker.exists, what="the pre-script to start")
+    started = time.monotonic()
+    outcome = stop_job(h.store, job_id)
+    took = time.monotonic() - started
+    assert outcome.status.status == "cancelled", outcome.status.error
+    final = _final_event(h, job_id)
+    assert final["event"] == "cancelled" and "recovered" not in final
+    assert took < 10, f"stop took {took:.1f}s"  # stop_job's SIGKILL would come at 13.5 s
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_named_like_a_request_never_hangs_the_supervisor(h: Harness) -> None:
+    """A FIFO planted in control/: the supervisor either skips it or, if reading it blocks,
+    still answers SIGTERM within about a second and ends the job itself."""
+    release = h.tmp_path / "release"
+    code = f"import os, time\nwhile not os.path.exists({str(release)!r}): time.sleep(0.02)\n"
+    job_id = _detached_job(
+        h, runner_options={"command": sys.executable, "args": ["-c", code + "print('ok')"]}
+    )
+    inbox = h.store.job_dir(job_id) / CONTROL_DIR
+    wait_until(lambda: _state(h, job_id) == "running", what="the job to run")
+    inbox.mkdir(exist_ok=True)
+    os.mkfifo(inbox / "00000000000000000001-deadbeef.json")
+    post_request(h.store.job_dir(job_id), "steer", "after the fifo")
+    status = h.store.read_status(job_id)
+    assert status is not None and status.supervisor_pid
+    os.kill(status.supervisor_pid, signal.SIGTERM)
+    wait_until(lambda: _state(h, job_id) in ENDED, what="the job to end")
+    release.touch()
+    final = _final_event(h, job_id)
+    assert final["event"] in ("cancelled", "done") and "recovered" not in final
+
+
+def test_a_supervisor_whose_job_json_is_damaged_ends_the_job_with_the_reason(
+    h: Harness,
+) -> None:
+    rec, lock = new_job(h.store, h.tmp_path, runner="command")
+    path = h.store.job_dir(rec.id) / "job.json"
+    data = json.loads(path.read_text())
+    data["max_turns"] = {"not": "a number"}
+    data["runner"] = 12
+    path.write_text(json.dumps(data))
+    spawn_supervisor(h.store, rec, lock)
+    wait_until(lambda: _state(h, rec.id) in ENDED, what="the job to end")
+    status = h.store.read_status(rec.id)
+    assert status is not None and status.status == "error" and status.error
+    assert "Traceback" not in status.error
+
+
+class _BrokenObserver:
+    """A foreground observer that fails on what it is shown."""
+
+    def __init__(self, fail_on: str) -> None:
+        self.fail_on = fail_on
+
+    def on_text(self, text: str) -> None:
+        raise UnicodeEncodeError("ascii", text, 0, 1, "the terminal cannot show it")
+
+    def on_event(self, event: dict[str, object]) -> None:
+        if event.get("event") == self.fail_on:
+            raise BrokenPipeError(32, "Broken pipe")
+
+
+def _run_observed(h: Harness, observer: _BrokenObserver, script: list[object]) -> str:
+    record, lock = new_job(h.store, h.tmp_path)
+    h.job_id = record.id
+    sup = supervisor_module.Supervisor(
+        h.store,
+        record,
+        h.runner(script),  # type: ignore[arg-type]
+        observer=observer,
+        clock=h.clock,
+        sleep=h.clock.sleep,
+        handle_signals=False,
+    )
+    try:
+        return sup.run().status
+    finally:
+        lock.release()
+
+
+def test_a_failing_foreground_display_is_dropped_and_the_job_goes_on(h: Harness) -> None:
+    from specialists.runners.base import AnswerDelta
+
+    script = [AnswerDelta("é"), Activity("thinking"), RunFinished(text="ok")]
+    assert _run_observed(h, _BrokenObserver(fail_on="thinking"), script) == "done"
+    assert h.result() == "ok"
+    [dropped] = [n for n in notices(h) if "foreground display failed" in n]
+    assert "UnicodeEncodeError" in dropped
+
+
+def test_an_event_whose_handling_fails_is_a_notice_and_the_run_goes_on(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = supervisor_module.note_activity
+
+    def note(st: object, ev: Activity) -> None:
+        if ev.event == "thinking":
+            raise KeyError("current_tool")
+        real(st, ev)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(supervisor_module, "note_activity", note)
+    status = h.run(h.runner([Activity("thinking"), Activity("text"), RunFinished(text="ok")]))
+    assert status.status == "done" and h.result() == "ok"
+    assert "event failed: KeyError: 'current_tool'" in notices(h)
+
+
+def test_an_answer_whose_handling_fails_still_ends_the_job_with_it(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writing a keep-alive answer failed half-way through handling it: the agent is killed
+    (nothing else would end the job) and the answer already taken is the result."""
+
+    def unwritable(self: object, text: str) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(supervisor_module.Supervisor, "_write_answer", unwritable)
+    status = h.run(h.runner([RunFinished(text="ok"), 30.0]), keep_alive=True)
+    assert status.status == "done" and h.result() == "ok"
+    assert any(n.startswith("event failed: PermissionError") for n in notices(h))
