@@ -113,6 +113,7 @@ class JobRecord(_Record):
     owns_bead: bool
     foreground: bool
     source: str | None  # definition file, for provenance
+    owner: list[str]  # who asked: keys its completion notice is addressed to (owner.py)
     schema: int
 
     _fields = {
@@ -146,6 +147,7 @@ class JobRecord(_Record):
         "owns_bead": False,
         "foreground": False,
         "source": None,
+        "owner": list,
         "schema": SCHEMA_VERSION,
     }
 

@@ -23,6 +23,7 @@ from specialists.jobs.store import (
     last_event_seq,
     now_ms,
 )
+from specialists.notices import post_for_job
 
 CRASHED = "supervisor crashed"
 
@@ -59,8 +60,7 @@ def recover_if_dead(
             f.write((json.dumps(event, separators=(",", ":")) + "\n").encode())
         current.events = seq
         write_atomic(job_dir / STATUS_FILE, json.dumps(current.to_dict()).encode())
-        store.ready_dir.mkdir(parents=True, exist_ok=True)
-        (store.ready_dir / job_id).touch()
+        post_for_job(store.root, job_id)
         return current
     finally:
         lock.release()

@@ -143,7 +143,8 @@ class JobStore:
 
 def _read_text(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
+        # Bytes, then decode: read_text would turn "\r" and "\r\n" into "\n" (result --raw).
+        return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return None
     except UnicodeDecodeError as exc:
@@ -271,8 +272,10 @@ class JobWriter:
         write_atomic(path, text.encode("utf-8"), durable=True)
 
     def mark_ready(self) -> None:
-        self.store.ready_dir.mkdir(parents=True, exist_ok=True)
-        (self.store.ready_dir / self.job_id).touch()
+        """Tell the job's owner it has news (notices.py): an answer, or its end."""
+        from specialists.notices import post_for_job
+
+        post_for_job(self.store.root, self.job_id)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
