@@ -22,6 +22,7 @@ from pathlib import Path
 from specialists.process.spawn import (
     DRAIN_LIMIT_S,
     SpawnFailed,
+    exit_fd,
     exit_status,
     reaped,
     signal_name,
@@ -118,9 +119,9 @@ def _collect(
         if proc.stdin is not None:
             os.set_blocking(proc.stdin.fileno(), False)
             sel.register(proc.stdin.fileno(), selectors.EVENT_WRITE)
-        exit_fd = _pidfd(proc.pid)
-        if exit_fd is not None:
-            sel.register(exit_fd, selectors.EVENT_READ)
+        exit_watch = exit_fd(proc.pid)
+        if exit_watch is not None:
+            sel.register(exit_watch, selectors.EVENT_READ)
         try:
             while any(fd in sel.get_map() for fd in tails):
                 now = time.monotonic()
@@ -135,7 +136,7 @@ def _collect(
                     break  # a descendant keeps writing to the inherited pipe
                 if exited_at is not None:
                     wait = 0.0  # everything the command wrote is in the pipes already
-                elif exit_fd is not None:
+                elif exit_watch is not None:
                     wait = deadline - now
                 else:
                     wait = min(_SLICE_S, deadline - now)
@@ -144,15 +145,15 @@ def _collect(
                     break  # drained
                 for key, events in ready:
                     fd = int(key.fd)
-                    if fd == exit_fd:
+                    if fd == exit_watch:
                         sel.unregister(fd)
                     elif events & selectors.EVENT_WRITE:
                         pending = _feed(sel, proc, pending)
                     else:
                         _take(sel, fd, tails[fd], cap)
         finally:
-            if exit_fd is not None:
-                os.close(exit_fd)
+            if exit_watch is not None:
+                os.close(exit_watch)
     if proc.returncode is None:
         proc.wait()
     out, err = tails.values()
@@ -188,17 +189,6 @@ def _feed(
         sel.unregister(fd)
         proc.stdin.close()
     return pending
-
-
-def _pidfd(pid: int) -> int | None:
-    """A descriptor that becomes readable when `pid` exits (Linux >= 5.3), else None."""
-    opener = getattr(os, "pidfd_open", None)
-    if opener is None:
-        return None
-    try:
-        return int(opener(pid))
-    except OSError:
-        return None
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
 import signal
 import subprocess
 import sys
@@ -107,6 +108,17 @@ def spawns_paused() -> Iterator[frozenset[int]]:
     """Hold off every spawn; yields the pids still owned by a Popen (not to be reaped)."""
     with _lock:
         yield frozenset(_live)
+
+
+def exit_fd(pid: int) -> int | None:
+    """A descriptor that becomes readable when `pid` exits (a pidfd, Linux >= 5.3), or None."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return int(opener(pid))
+    except OSError:
+        return None
 
 
 def exit_status(returncode: int | None) -> tuple[int | None, int | None]:
