@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from specialists.errors import AgentUnavailable, SpecialistsError
 from specialists.jobs.control import ControlRequest, take_requests
 from specialists.jobs.liveness import process_start_time
+from specialists.jobs.proctree import kill_job
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import ANSWERS_DIR, JobStore, JobWriter, now_ms
 from specialists.runners.base import (
@@ -539,7 +540,8 @@ class Supervisor:
         self._save(force=True)
         self.writer.mark_ready()
         try:
-            self.runner.kill()  # nothing of the agent outlives its job
+            self.runner.kill()  # nothing of the agent outlives its job,
+            kill_job(self.job_dir)  # not even what left the agent's process group
         except Exception:
             log.exception("killing the agent of finished job %s failed", self.record.id)
 
