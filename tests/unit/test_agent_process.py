@@ -308,7 +308,7 @@ def test_kill_job_reaches_a_grandchild_in_its_own_session(
     tmp_path: Path, spawned: list[AgentProcess]
 ) -> None:
     """pi's bash tool runs in a new session: the agent's group misses it, the job mark not."""
-    from specialists.process.agent import agent_env
+    from specialists.process.jobenv import agent_env
 
     script = "setsid sh -c 'trap \"\" TERM; sleep 300' & echo $!; sleep 300"
     p = spawn(spawned, ["sh", "-c", script], env=agent_env(tmp_path))

@@ -230,7 +230,8 @@ def test_a_supervisor_that_adopts_orphans_records_and_reaps_them(tmp_path: Path)
         from pathlib import Path
         from specialists.jobs import proctree
         from specialists.process import agent
-        from specialists.process.agent import AgentProcess, agent_env
+        from specialists.process.agent import AgentProcess
+        from specialists.process.jobenv import agent_env
 
         job = Path({str(tmp_path)!r})
         assert proctree.adopt_orphans(job)

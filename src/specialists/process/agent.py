@@ -41,7 +41,7 @@ from specialists.process.spawn import (
     spawns_paused,
 )
 
-__all__ = ["AgentProcess", "OversizedLine", "agent_env", "describe_exit", "exit_status"]
+__all__ = ["AgentProcess", "OversizedLine", "describe_exit", "exit_status"]
 
 log = logging.getLogger(__name__)
 
@@ -51,19 +51,6 @@ STDERR_TAIL = 4096
 TEND_INTERVAL_S = 2.0  # how often a supervisor that adopts orphans reaps them and records them
 _READ_CHUNK = 1 << 16
 _CHUNKS_PER_READ = 64  # a flood cannot starve the caller: at most 4 MiB per stream per call
-
-
-def agent_env(
-    job_dir: Path,
-    overrides: Mapping[str, str] | None = None,
-    extra: Mapping[str, str] | None = None,
-) -> dict[str, str]:
-    """An agent's environment: ours, the job's overrides, `extra`, and the job's mark."""
-    env = dict(os.environ)
-    env.update(overrides or {})
-    env.update(extra or {})
-    env[proctree.MARK_ENV] = proctree.job_mark(job_dir)
-    return env
 
 
 def describe_exit(

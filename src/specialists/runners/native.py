@@ -32,7 +32,7 @@ from specialists.native.retry import RetryPolicy
 from specialists.native.session import Session
 from specialists.native.tools import ToolContext, ToolFailure, tools_for_permission
 from specialists.native.tools.bash import kill_process_groups
-from specialists.process.agent import agent_env
+from specialists.process.jobenv import agent_env
 from specialists.runners.base import (
     Activity,
     AgentExited,

@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from specialists.errors import SpecialistsError
-from specialists.process.agent import AgentProcess, OversizedLine, agent_env, exit_status
+from specialists.process.agent import AgentProcess, OversizedLine, exit_status
+from specialists.process.jobenv import agent_env
 from specialists.process.lookup import find_executable
 from specialists.runners.base import Activity, AgentExited, LaunchSpec, RunFinished, RunnerEvent
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from specialists.errors import AgentUnavailable, ConfigError
+from specialists.process.jobenv import agent_env
 from specialists.runners.base import Activity, AgentExited, LaunchSpec, RunnerEvent
 from specialists.runners.pi_events import DEFAULT_FINAL_GRACE_S, PiProtocol
 from specialists.runners.proc import AgentProcess, exit_description
@@ -157,7 +158,7 @@ class PiRunner:
     def start(self, spec: LaunchSpec) -> None:
         if self._proc is not None:
             raise AssertionError("bug: PiRunner.start called twice")
-        env = {**os.environ, **spec.env}
+        env = agent_env(spec.job_dir, spec.env)  # + the job's process mark and git trailers
         env.setdefault("PI_SKIP_VERSION_CHECK", "1")
         command = resolve_pi_command(spec.options, env)
         spec.job_dir.mkdir(parents=True, exist_ok=True)
