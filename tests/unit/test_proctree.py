@@ -229,7 +229,7 @@ def test_a_supervisor_that_adopts_orphans_records_and_reaps_them(tmp_path: Path)
         import json, os, signal, time
         from pathlib import Path
         from specialists.jobs import proctree
-        from specialists.process import agent
+        from specialists.process import orphans
         from specialists.process.agent import AgentProcess
         from specialists.process.jobenv import agent_env
 
@@ -244,14 +244,14 @@ def test_a_supervisor_that_adopts_orphans_records_and_reaps_them(tmp_path: Path)
         while proctree._stat(orphan).ppid != os.getpid():
             assert time.monotonic() < deadline
             time.sleep(0.02)
-        agent._tended_at = 0.0
-        agent.tend_orphans()
+        orphans._tended_at = 0.0
+        orphans.tend_orphans()
         ledger = [p.pid for p in proctree.read_ledger(job)]
         os.kill(orphan, signal.SIGKILL)
         while proctree._stat(orphan).state != b"Z":
             time.sleep(0.02)
-        agent._tended_at = 0.0
-        agent.tend_orphans()
+        orphans._tended_at = 0.0
+        orphans.tend_orphans()
         print(json.dumps({{"orphan": orphan, "ledger": ledger,
                           "reaped": proctree._stat(orphan) is None}}))
         """

@@ -21,7 +21,6 @@ import os
 import selectors
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -30,6 +29,7 @@ from specialists.errors import AgentUnavailable
 from specialists.jobs import proctree
 from specialists.jobs.liveness import pid_exists
 from specialists.process.lines import Line, LineSplitter, OversizedLine
+from specialists.process.orphans import tend_orphans
 from specialists.process.spawn import (
     DRAIN_LIMIT_S,
     SpawnFailed,
@@ -38,7 +38,6 @@ from specialists.process.spawn import (
     reaped,
     signal_name,
     spawn,
-    spawns_paused,
 )
 
 __all__ = ["AgentProcess", "OversizedLine", "describe_exit", "exit_status"]
@@ -48,7 +47,6 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_LINE = 32 * 1024 * 1024
 STDERR_LOG_CAP = 1024 * 1024
 STDERR_TAIL = 4096
-TEND_INTERVAL_S = 2.0  # how often a supervisor that adopts orphans reaps them and records them
 _READ_CHUNK = 1 << 16
 _CHUNKS_PER_READ = 64  # a flood cannot starve the caller: at most 4 MiB per stream per call
 
@@ -371,32 +369,3 @@ class AgentProcess:
             self._exit_fd = None
         if self._stderr_log is not None:
             self._stderr_log.close()
-
-
-# --- a supervisor that adopts its job's orphans ----------------------------------------------
-
-_tend_lock = threading.Lock()
-_tended_at = 0.0
-_recorded: frozenset[proctree.Proc] = frozenset()
-
-
-def tend_orphans() -> None:
-    """In a supervisor that adopts orphans (proctree.adopt_orphans): every TEND_INTERVAL_S,
-    reap the adopted processes that exited and record the tree in the job's ledger."""
-    global _tended_at, _recorded
-    mark = proctree.adopting()
-    now = time.monotonic()
-    if mark is None or now - _tended_at < TEND_INTERVAL_S or not _tend_lock.acquire(False):
-        return
-    try:
-        _tended_at = now
-        with spawns_paused() as owned:
-            proctree.reap_orphans(owned)
-        found = frozenset(proctree.descendants([os.getpid()], mark))
-        if found != _recorded:
-            proctree.write_ledger(Path(mark), found)
-            _recorded = found
-    except OSError as exc:  # a full disk: the mark still finds them; say so in the log
-        log.warning("could not record the job's processes in %s: %s", mark, exc)
-    finally:
-        _tend_lock.release()
