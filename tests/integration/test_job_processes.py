@@ -9,15 +9,16 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from specialists.jobs import proctree
 from specialists.jobs.proctree import identify, job_mark
+from tests.integration.test_cli_pi import sp, status, wait_until
 from tests.support.mock_llm import MockLLM, Reply, ToolCall
+from tests.support.processes import alive, killed_after
 
 pytestmark = pytest.mark.integration
 
@@ -35,17 +36,6 @@ def root() -> Path:
     return Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
 
 
-def sp(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "specialists", *args],
-        cwd=root(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
-
-
 def write_spec(name: str, execution: str) -> None:
     (root() / "specialists").mkdir(exist_ok=True)
     (root() / "specialists" / f"{name}.specialist.yaml").write_text(
@@ -60,27 +50,10 @@ def command_spec(name: str, script: str) -> None:
     write_spec(name, f"{{runner: {{type: command, command: sh, args: {args}}}}}")
 
 
-def status(job_id: str) -> dict:
-    out = sp("status", "--job", job_id, "--json")
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
-
-
-def wait_until(pred: Callable[[], object], timeout: float = 60, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
 def start(name: str, prompt: str = "go") -> str:
     out = sp("run", name, "--prompt", prompt, "--background")
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
-
-
-def alive(pid: int) -> bool:
-    return identify(pid) is not None
 
 
 def pid_from(path: Path) -> int:
@@ -107,13 +80,21 @@ def sleepers(job_id: str) -> list[int]:
 
 @pytest.fixture
 def strays() -> Iterator[list[int]]:
-    pids: list[int] = []
-    yield pids
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            continue
+    with killed_after() as pids:
+        yield pids
+
+
+def daemonizing_job(
+    tmp_path: Path, strays: list[int], script: str = GRANDCHILD, name: str = "daemonizer"
+) -> tuple[str, int]:
+    """A background job whose command agent has started its grandchild: (job id, its pid)."""
+    pid_file = tmp_path / "grandchild.pid"
+    command_spec(name, script.format(pid_file=pid_file))
+    job_id = start(name)
+    grandchild = pid_from(pid_file)
+    strays.append(grandchild)
+    wait_until(lambda: status(job_id)["status"] == "running", 30, "running")
+    return job_id, grandchild
 
 
 def kill_supervisor(job_id: str) -> dict:
@@ -128,12 +109,7 @@ def test_kill_9_of_a_supervisor_then_status_kills_a_setsid_grandchild(
 ) -> None:
     """The grandchild left the agent's group and ignores SIGTERM: it outlives the supervisor
     and the agent (which dies with the supervisor), until `status` recovers the job."""
-    pid_file = tmp_path / "grandchild.pid"
-    command_spec("daemonizer", GRANDCHILD.format(pid_file=pid_file))
-    job_id = start("daemonizer")
-    grandchild = pid_from(pid_file)
-    strays.append(grandchild)
-    wait_until(lambda: status(job_id)["status"] == "running", 30, "running")
+    job_id, grandchild = daemonizing_job(tmp_path, strays)
     st = kill_supervisor(job_id)
     wait_until(lambda: not alive(st["pid"]), 20, "the agent's death (PDEATHSIG)")
     assert alive(grandchild), "the test proves nothing: the grandchild died by itself"
@@ -146,11 +122,7 @@ def test_the_ledger_lets_recovery_kill_what_cleared_its_environment(
     tmp_path: Path, strays: list[int]
 ) -> None:
     """No mark survives `env -i`; the live supervisor adopted the orphan and recorded it."""
-    pid_file = tmp_path / "grandchild.pid"
-    command_spec("unmarked", UNMARKED.format(pid_file=pid_file))
-    job_id = start("unmarked")
-    grandchild = pid_from(pid_file)
-    strays.append(grandchild)
+    job_id, grandchild = daemonizing_job(tmp_path, strays, UNMARKED, "unmarked")
     ident = identify(grandchild)
     wait_until(lambda: ident in proctree.read_ledger(job_dir(job_id)), 30, "the ledger")
     kill_supervisor(job_id)
@@ -163,12 +135,7 @@ def test_a_live_supervisor_kills_the_grandchild_when_the_job_ends(
     tmp_path: Path, strays: list[int]
 ) -> None:
     """The agent is killed (`kill -9`): the supervisor ends the job and reaps its tree."""
-    pid_file = tmp_path / "grandchild.pid"
-    command_spec("daemonizer", GRANDCHILD.format(pid_file=pid_file))
-    job_id = start("daemonizer")
-    grandchild = pid_from(pid_file)
-    strays.append(grandchild)
-    wait_until(lambda: status(job_id)["status"] == "running", 30, "running")
+    job_id, grandchild = daemonizing_job(tmp_path, strays)
     st = status(job_id)
     os.kill(st["pid"], signal.SIGKILL)
     wait_until(lambda: status(job_id)["status"] == "error", 30, "the job's end")
@@ -177,11 +144,7 @@ def test_a_live_supervisor_kills_the_grandchild_when_the_job_ends(
 
 
 def test_stop_kills_a_grandchild_that_ignores_sigterm(tmp_path: Path, strays: list[int]) -> None:
-    pid_file = tmp_path / "grandchild.pid"
-    command_spec("daemonizer", GRANDCHILD.format(pid_file=pid_file))
-    job_id = start("daemonizer")
-    grandchild = pid_from(pid_file)
-    strays.append(grandchild)
+    job_id, grandchild = daemonizing_job(tmp_path, strays)
     assert sp("stop", job_id).returncode == 0
     assert status(job_id)["status"] == "cancelled"
     wait_until(lambda: not alive(grandchild), 20, "the grandchild's death")

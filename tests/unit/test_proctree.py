@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -17,6 +16,7 @@ import pytest
 
 from specialists.jobs import proctree
 from specialists.jobs.proctree import MARK_ENV, Proc, identify, job_mark, kill_job
+from tests.support.processes import alive, killed_after, wait_dead
 
 PY = sys.executable
 REPO = Path(__file__).resolve().parents[2]
@@ -44,25 +44,8 @@ SPAWNER = textwrap.dedent(
 
 @pytest.fixture
 def strays() -> Iterator[list[int]]:
-    """Pids a test started; whatever survives the test is killed here."""
-    pids: list[int] = []
-    yield pids
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            continue
-
-
-def alive(pid: int) -> bool:
-    return identify(pid) is not None
-
-
-def wait_dead(pid: int, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while alive(pid):
-        assert time.monotonic() < deadline, f"process {pid} survived"
-        time.sleep(0.02)
+    with killed_after() as pids:
+        yield pids
 
 
 def marked_env(job_dir: Path) -> dict[str, str]:
