@@ -19,15 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from specialists.process.spawn import (
-    DRAIN_LIMIT_S,
-    SpawnFailed,
-    exit_fd,
-    exit_status,
-    reaped,
-    signal_name,
-    spawn,
-)
+from specialists.process import spawn as spawning
 
 DEFAULT_TIMEOUT_S = 30.0
 OUTPUT_CAP = 16 * 1024 * 1024
@@ -74,7 +66,7 @@ def run_short(
     if not shown:
         return CommandResult(shown, None, "", "", "is an empty command")
     try:
-        proc = spawn(
+        proc = spawning.spawn(
             shown,
             cwd=cwd,
             env=env,
@@ -82,7 +74,7 @@ def run_short(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-    except SpawnFailed as exc:
+    except spawning.SpawnFailed as exc:
         return CommandResult(shown, None, "", "", exc.reason)
     try:
         out, err, timed_out = _collect(proc, input, timeout, output_cap)
@@ -93,13 +85,15 @@ def run_short(
                     stream.close()
         if proc.poll() is None:  # only when _collect itself failed: never leave it behind
             _kill_group(proc)
-        reaped(proc)
+        spawning.reaped(proc)
     stdout, stderr = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
-    code, sig = exit_status(proc.returncode)
+    code, sig = spawning.exit_status(proc.returncode)
     if timed_out:
         return CommandResult(shown, None, stdout, stderr, f"timed out after {timeout:g}s")
     if sig is not None:
-        return CommandResult(shown, None, stdout, stderr, f"was killed by {signal_name(sig)}")
+        return CommandResult(
+            shown, None, stdout, stderr, f"was killed by {spawning.signal_name(sig)}"
+        )
     return CommandResult(shown, code, stdout, stderr)
 
 
@@ -119,7 +113,7 @@ def _collect(
         if proc.stdin is not None:
             os.set_blocking(proc.stdin.fileno(), False)
             sel.register(proc.stdin.fileno(), selectors.EVENT_WRITE)
-        exit_watch = exit_fd(proc.pid)
+        exit_watch = spawning.exit_fd(proc.pid)
         if exit_watch is not None:
             sel.register(exit_watch, selectors.EVENT_READ)
         try:
@@ -132,7 +126,7 @@ def _collect(
                     _kill_group(proc)
                     exited_at = time.monotonic()
                     continue
-                if exited_at is not None and now - exited_at >= DRAIN_LIMIT_S:
+                if exited_at is not None and now - exited_at >= spawning.DRAIN_LIMIT_S:
                     break  # a descendant keeps writing to the inherited pipe
                 if exited_at is not None:
                     wait = 0.0  # everything the command wrote is in the pipes already
