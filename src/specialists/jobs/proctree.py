@@ -30,8 +30,8 @@ import os
 import signal
 import stat
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from specialists.jobs.atomic import write_atomic
 
@@ -42,16 +42,16 @@ _MAX_ROUNDS = 16  # collect-and-stop passes before the kill; each catches what f
 _PR_SET_CHILD_SUBREAPER = 36
 
 
-@dataclass(frozen=True, order=True)
-class Proc:
+# NamedTuples, not dataclasses: `specialists status` imports this module (recovery), and
+# importing `dataclasses` costs more than its whole run budget allows.
+class Proc(NamedTuple):
     """One process: pid and kernel start time (clock ticks since boot)."""
 
     pid: int
     start: int
 
 
-@dataclass(frozen=True)
-class _Stat:
+class _Stat(NamedTuple):
     ppid: int
     pgrp: int
     state: bytes

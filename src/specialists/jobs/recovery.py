@@ -13,7 +13,6 @@ from pathlib import Path
 
 from specialists.jobs.atomic import write_atomic
 from specialists.jobs.liveness import is_alive
-from specialists.jobs.proctree import Proc, kill_job, kill_tree
 from specialists.jobs.records import JobStatus
 from specialists.jobs.store import (
     EVENTS_FILE,
@@ -69,6 +68,9 @@ def recover_if_dead(
 def kill_agent(status: JobStatus, job_dir: Path | None = None) -> None:
     """SIGKILL the job's recorded agent (if it is still that process) with its group and tree,
     and, given the job's directory, every other process that provably belongs to the job."""
+    # Imported here: `status` reads many jobs and recovers few; it should not pay for this.
+    from specialists.jobs.proctree import Proc, kill_job, kill_tree
+
     pid, start = status.pid, status.agent_start_time
     agent = Proc(pid, start) if pid and start is not None and start > 0 else None
     if job_dir is not None:
