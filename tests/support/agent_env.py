@@ -205,6 +205,10 @@ def build_agent_env(
         claude_config_dir=root / "claude-config",
         codex_home=root / "codex-home",
     )
+    # The agents' temp dir is a child of `root`, not its parent: Codex refuses to set up its
+    # sandbox helper (and then fails every command under bwrap) when CODEX_HOME lies inside
+    # the temp dir, which pytest's tmp_path always does.
+    tmp_dir = root / "tmp"
     xdg = {
         "XDG_CONFIG_HOME": root / "xdg" / "config",
         "XDG_STATE_HOME": root / "xdg" / "state",
@@ -218,6 +222,7 @@ def build_agent_env(
         layout.pi_agent_dir,
         layout.claude_config_dir,
         layout.codex_home,
+        tmp_dir,
         *xdg.values(),
     ):
         d.mkdir(parents=True, exist_ok=True)
@@ -239,6 +244,7 @@ def build_agent_env(
     env.update(
         {
             "HOME": str(layout.home),
+            "TMPDIR": str(tmp_dir),
             "PATH": ":".join(dict.fromkeys(path_parts)),
             "NO_PROXY": "127.0.0.1,localhost",
             "no_proxy": "127.0.0.1,localhost",

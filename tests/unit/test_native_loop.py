@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from specialists.events.spill import SpillLimits
 from specialists.native.calling import ModelSlot
 from specialists.native.events import Finished, LoopEvent, Progress, Spent, TextOut
 from specialists.native.loop import SKIPPED_TEXT, AgentLoop, LoopSettings
@@ -24,7 +25,6 @@ from specialists.native.model import (
 )
 from specialists.native.retry import RetryPolicy
 from specialists.native.session import INTERRUPTED_TEXT, Session
-from specialists.native.spill import SpillLimits
 from specialists.native.testing import ScriptedModel, call, reply
 from specialists.native.tools import ToolContext, tools_for_permission
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from specialists.events.spill import SpillLimits
 from specialists.native.messages import ToolCall
-from specialists.native.spill import SpillLimits
 from specialists.native.tools import (
     ALL_TOOLS,
     TIER_TOOLS,

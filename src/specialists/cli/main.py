@@ -29,6 +29,8 @@ COMMANDS = {
     "follow-up": "steer",
     "resume": "resume",
     "gc": "gc",
+    "top": "top",
+    "web": "web",
     "doctor": "doctor",
     "mcp": "mcp",
     "hook": "hook",

@@ -19,6 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from specialists.events.spill import SpillLimits, bound_body
 from specialists.native.calling import Aborted, BreakerFor, ModelCaller, ModelSlot
 from specialists.native.events import Emit, Finished, Progress, Spent
 from specialists.native.messages import (
@@ -34,7 +35,6 @@ from specialists.native.messages import (
 from specialists.native.model import ModelError, ModelRequest
 from specialists.native.retry import RetryPolicy
 from specialists.native.session import Session
-from specialists.native.spill import SpillLimits, guard
 from specialists.native.tools import Tool, ToolContext, execute, tool_specs
 
 SKIPPED_TEXT = "skipped: a new user message arrived before this tool call ran"
@@ -227,7 +227,7 @@ class AgentLoop:
             head_chars=self.settings.spill.head_chars,
             tail_chars=self.settings.spill.tail_chars,
         )
-        body = guard(text, self.tool_context.spill_dir, f"user-{source}", limits)
+        body = bound_body(text, self.tool_context.spill_dir, f"user-{source}", limits)
         self.session.append([UserMessage(body, source=source)])
 
     def _model_owes_reply(self) -> bool:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
+from specialists.events.spill import SpillLimits, bound_body
 from specialists.native.messages import ToolCall, ToolResult
 from specialists.native.model import ToolSpec
-from specialists.native.spill import SpillLimits, guard
 from specialists.native.tools import bash, edit, find, grep, ls, read, write
 from specialists.native.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 
@@ -71,7 +71,7 @@ def execute(
     output = _run(call, tools, ctx)
     text = output.text
     if call.name not in UNGUARDED:
-        text = guard(text, ctx.spill_dir, f"{call.name}-{call.id}", limits)
+        text = bound_body(text, ctx.spill_dir, f"{call.name}-{call.id}", limits)
     return ToolResult(call.id, call.name, text, is_error=output.is_error)
 
 

@@ -1,0 +1,52 @@
+"""The producer side: one `Emitter` per source incarnation, never raising into its caller.
+
+A source is whatever produces events (a proc job's supervisor, a child thread, the timer
+firer). Its ids are `<base>.<nonce>:<kind>:<seq>`: the nonce is fresh for every incarnation,
+so a restarted source never reuses an id that is already in an inbox (R-E7), and the seq
+counts per kind. A failed append (full disk, damaged owner dir) is logged and returned as
+None (R-E5): the work that produced the event goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from specialists.errors import SpecialistsError
+from specialists.events.inbox import Inbox
+from specialists.events.model import Event, EventKind, EventSource
+
+log = logging.getLogger("specialists.events")
+
+
+def new_nonce() -> str:
+    return os.urandom(4).hex()
+
+
+class Emitter:
+    def __init__(self, state_root: Path, base: str, *, nonce: str | None = None) -> None:
+        self.state_root = state_root
+        self.source_id = f"{base}.{nonce or new_nonce()}"
+        self._seq: Counter[str] = Counter()
+
+    def emit(
+        self,
+        owner: str,
+        kind: EventKind,
+        source: EventSource,
+        body: str,
+        details: Mapping[str, Any] | None = None,
+    ) -> Event | None:
+        self._seq[kind] += 1
+        try:
+            inbox = Inbox(self.state_root, owner)
+            return inbox.append(
+                kind, source, body, source_id=self.source_id, seq=self._seq[kind], details=details
+            )
+        except (OSError, SpecialistsError) as exc:
+            log.warning("event %s for %s not delivered: %s", kind, owner, exc)
+            return None

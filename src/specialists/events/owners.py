@@ -1,0 +1,53 @@
+"""Owner keys: who an event is for, as a string that is safe as a directory name.
+
+`job-<8 hex>` is a job of this store. Outside sessions are `<kind>-<id>` with a short
+lowercase kind (claude, pi, codex, mcp, cli, ...) and an id of letters, digits, `.`, `_`
+and `-`. Keys are checked before they touch a path, like job ids.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from specialists.errors import UserError
+
+OWNERS_DIR = "owners"
+_OWNER_RE = re.compile(r"[a-z][a-z0-9]{0,15}-[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+_JOB_OWNER_RE = re.compile(r"job-[0-9a-f]{8}")
+
+
+def check_owner(key: str) -> str:
+    """`key` unchanged when it is a valid owner key; one clear error otherwise."""
+    if not isinstance(key, str) or not _OWNER_RE.fullmatch(key) or ".." in key:
+        shown = key[:60] if isinstance(key, str) else type(key).__name__
+        raise UserError(
+            f"invalid owner {shown!r}",
+            hint="owners are job-<id> or <kind>-<id>, e.g. claude-1f2e3d or pi-session42",
+        )
+    return key
+
+
+def is_owner(key: str) -> bool:
+    return isinstance(key, str) and _OWNER_RE.fullmatch(key) is not None and ".." not in key
+
+
+def job_owner(job_id: str) -> str:
+    return check_owner(f"job-{job_id}")
+
+
+def owner_job_id(key: str) -> str | None:
+    """The job id of a `job-<id>` owner, else None."""
+    return key[4:] if _JOB_OWNER_RE.fullmatch(key) else None
+
+
+def session_owner(kind: str, session_id: str) -> str:
+    """An outside session's key; ids outside the safe alphabet are reduced to it."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", session_id)
+    safe = re.sub(r"\.{2,}", ".", safe).strip(".")[:128] or "unknown"
+    return check_owner(f"{kind}-{safe}")
+
+
+def owner_dir(state_root: Path, key: str) -> Path:
+    """`.specialists/owners/<key>/`: the owner's inbox, cursor, timers and spill."""
+    return state_root / OWNERS_DIR / check_owner(key)

@@ -1,0 +1,26 @@
+"""Every agent tool, in one table, and the shared system prompt section (R-G1)."""
+
+from __future__ import annotations
+
+from specialists.toolset.table import AgentTool
+from specialists.toolset.timer_tools import TIMER_TOOLS
+
+TOOLS: tuple[AgentTool, ...] = (*TIMER_TOOLS,)
+
+GUIDANCE_HEADER = "## Working without blocking (specialists)"
+GUIDANCE_CORE = (
+    "Never wait on slow work: dispatch it and yield. Never poll or sleep in a loop. Results "
+    "arrive later as [specialists event] messages. Do not fabricate the results of work you "
+    "started and have not seen."
+)
+
+
+def tool_named(name: str) -> AgentTool | None:
+    return next((t for t in TOOLS if t.name == name), None)
+
+
+def prompt_guidance(tools: tuple[AgentTool, ...] = TOOLS) -> str:
+    """One system-prompt section: the core rules plus each offered tool's own line."""
+    lines = [GUIDANCE_HEADER, GUIDANCE_CORE]
+    lines += [f"- {t.guidance}" for t in tools if t.guidance]
+    return "\n".join(lines)

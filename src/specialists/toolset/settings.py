@@ -1,0 +1,104 @@
+"""The knobs of the wave-2 tools, with seed 001's defaults (section 3.2).
+
+Read from `.specialists/config.toml` sections [bash], [jobs], [events], [overflow],
+[timers], [threads] and [sandbox]; the names follow the seed (camelCase keys are accepted
+beside snake_case ones, so a pi-infinity config reads the same).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from specialists.errors import ConfigError
+from specialists.toolset.guards import GUARD_MODES
+
+
+@dataclass(frozen=True)
+class BashSettings:
+    guard: str = "block"
+    default_timeout_sec: int = 180
+    sleep_limit_sec: int = 20
+
+
+@dataclass(frozen=True)
+class JobsSettings:
+    max: int = 8
+    tail_lines: int = 40
+    watch_debounce_ms: int = 1000
+    watch_batch_lines: int = 20
+    watch_events_per_min: int = 6
+
+
+@dataclass(frozen=True)
+class EventsSettings:
+    max_chars: int = 4000
+    seen_cap: int = 2000
+
+
+@dataclass(frozen=True)
+class OverflowSettings:
+    max_chars: int = 40_000
+    head_chars: int = 6_000
+    tail_chars: int = 2_000
+
+
+@dataclass(frozen=True)
+class TimersSettings:
+    max: int = 32
+
+
+@dataclass(frozen=True)
+class Settings:
+    bash: BashSettings = field(default_factory=BashSettings)
+    jobs: JobsSettings = field(default_factory=JobsSettings)
+    events: EventsSettings = field(default_factory=EventsSettings)
+    overflow: OverflowSettings = field(default_factory=OverflowSettings)
+    timers: TimersSettings = field(default_factory=TimersSettings)
+
+
+_SECTIONS = tuple(f.name for f in fields(Settings))
+
+
+def _snake(key: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in key)
+
+
+def settings_from_config(config: Mapping[str, Any], *, where: str = "config.toml") -> Settings:
+    """Settings from a parsed config; unknown keys in these sections are errors."""
+    out = Settings()
+    for section_name in _SECTIONS:
+        raw = config.get(section_name)
+        if raw is None:
+            continue
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"{where}: [{section_name}] must be a table")
+        current = getattr(out, section_name)
+        known = {f.name for f in fields(current)}
+        changes: dict[str, Any] = {}
+        for key, value in raw.items():
+            name = _snake(str(key))
+            if name not in known:
+                raise ConfigError(
+                    f"{where}: unknown key {section_name}.{key}",
+                    hint="known: " + ", ".join(sorted(known)),
+                )
+            expected = type(getattr(current, name))
+            if expected is int:
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise ConfigError(
+                        f"{where}: {section_name}.{key} must be a non-negative integer",
+                        hint=f"got {value!r}",
+                    )
+                if value > 10**9:
+                    raise ConfigError(f"{where}: {section_name}.{key} is too large: {value}")
+            elif not isinstance(value, str):
+                raise ConfigError(f"{where}: {section_name}.{key} must be a string; got {value!r}")
+            changes[name] = value
+        out = replace(out, **{section_name: replace(current, **changes)})
+    if out.bash.guard not in GUARD_MODES:
+        raise ConfigError(
+            f"{where}: bash.guard must be one of {', '.join(GUARD_MODES)}; got {out.bash.guard!r}"
+        )
+    return out
