@@ -29,6 +29,7 @@ import json
 import os
 import signal
 import stat
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple
@@ -262,13 +263,10 @@ def adopt_orphans(job_dir: Path) -> bool:
     """Make this process (a job's detached supervisor) the reaper of the job's orphans."""
     global _adopting
     import ctypes  # only a detached supervisor needs it; `status` must not pay for it
-    import ctypes.util
 
-    libc_name = ctypes.util.find_library("c")
-    if not libc_name or not os.path.exists("/proc"):
+    if not sys.platform.startswith("linux"):
         return False
-    libc = ctypes.CDLL(libc_name, use_errno=True)
-    if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+    if ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         return False
     _adopting = job_mark(job_dir)
     return True

@@ -12,7 +12,6 @@ never takes the exit status a Popen object is still waiting for.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import signal
 import subprocess
@@ -44,8 +43,9 @@ class SpawnFailed(Exception):
 def _load_prctl() -> Any:
     if not sys.platform.startswith("linux"):
         return None
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    return libc.prctl
+    # The C library is already loaded into this process: no find_library (which runs
+    # `ldconfig -p` in a subprocess, tens of milliseconds).
+    return ctypes.CDLL(None, use_errno=True).prctl
 
 
 # Looked up once here: the child runs only the call, never the library loader, between fork
