@@ -107,7 +107,7 @@ def stop_job(
     if not acked and supervisor_alive(st):
         # The supervisor is not reading its inbox (busy in a pre-script, or hung).
         if in_this_process:
-            kill_agent(st)
+            kill_agent(st, store.job_dir(job_id))
         else:
             _signal(st.supervisor_pid, st.supervisor_start_time, signal.SIGTERM)
     deadline = time.monotonic() + stop_timeout
@@ -117,7 +117,7 @@ def stop_job(
             return StopOutcome(job_id, st, was_active=True)
         time.sleep(0.05)
     if in_this_process:
-        kill_agent(st)
+        kill_agent(st, store.job_dir(job_id))
         return StopOutcome(job_id, current_status(store, job_id), was_active=True)
     _signal(st.supervisor_pid, st.supervisor_start_time, signal.SIGKILL)
     time.sleep(0.1)

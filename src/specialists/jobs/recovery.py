@@ -3,14 +3,13 @@
 Proof of death is twofold: the recorded supervisor pid is gone (or is another process,
 by its start time) AND the job's lock can be taken (the supervisor holds it for its whole
 life). Only then does another process write the job's files, and only under that lock.
+Before that, everything the dead supervisor left running is killed (jobs/proctree.py).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
+from pathlib import Path
 
 from specialists.jobs.atomic import write_atomic
 from specialists.jobs.liveness import is_alive
@@ -46,7 +45,7 @@ def recover_if_dead(
         current = store.read_status(job_id)
         if current is None or not current.active or supervisor_alive(current):
             return current or status
-        kill_agent(current)
+        kill_agent(current, job_dir)
         now = now_ms()
         current.status = final
         current.error = reason if final == "error" else current.error
@@ -66,9 +65,15 @@ def recover_if_dead(
         lock.release()
 
 
-def kill_agent(status: JobStatus) -> None:
-    """SIGKILL the agent's process group, if the recorded agent is still that process."""
-    pid = status.pid
-    if pid and is_alive(pid, status.agent_start_time):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
+def kill_agent(status: JobStatus, job_dir: Path | None = None) -> None:
+    """SIGKILL the job's recorded agent (if it is still that process) with its group and tree,
+    and, given the job's directory, every other process that provably belongs to the job."""
+    # Imported here: `status` reads many jobs and recovers few; it should not pay for this.
+    from specialists.jobs.proctree import Proc, kill_job, kill_tree
+
+    pid, start = status.pid, status.agent_start_time
+    agent = Proc(pid, start) if pid and start is not None and start > 0 else None
+    if job_dir is not None:
+        kill_job(job_dir, agent)
+    elif agent is not None:
+        kill_tree(agent)

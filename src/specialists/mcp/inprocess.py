@@ -105,7 +105,7 @@ class InProcessJobs:
                 log.warning("cannot read status of job %s to kill its agent: %s", job_id, exc)
                 continue
             if status is not None:
-                kill_agent(status)
+                kill_agent(status, item.store.job_dir(job_id))
         _join_all(running, deadline)
         return sorted(running)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from specialists.jobs.atomic import write_atomic
 from specialists.jobs.liveness import process_start_time
+from specialists.jobs.proctree import MARK_ENV, job_mark
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JOB_FILE, STATUS_FILE, SUPERVISOR_LOG, JobLock, JobStore, now_ms
 
@@ -65,6 +66,7 @@ def spawn_supervisor(store: JobStore, record: JobRecord, lock: JobLock) -> int:
     job_dir = store.job_dir(record.id)
     env = dict(os.environ)
     env[LOCK_FD_ENV] = str(lock.fd)
+    env[MARK_ENV] = job_mark(job_dir)  # every process of the job inherits it (jobs/proctree.py)
     log = open(job_dir / SUPERVISOR_LOG, "ab")  # noqa: SIM115 - handed to the child
     try:
         proc = subprocess.Popen(

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from specialists.errors import SpecialistsError
+from specialists.jobs.proctree import kill_job
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import ANSWERS_DIR, JobStore, JobWriter, now_ms
 from specialists.runners.base import AgentExited, AgentRunner, Kill
@@ -98,9 +99,9 @@ class Recorder:
                 self._event("cancelled", duration_ms=duration_ms)
             self._save(force=True)
             self.writer.mark_ready()
-            self.guard.run(
-                "final kill", lambda: self.runner.send(Kill())
-            )  # nothing outlives the job
+            # Nothing of the agent outlives its job, not even what left its process group.
+            self.guard.run("final kill", lambda: self.runner.send(Kill()))
+            self.guard.run("killing the job's processes", lambda: kill_job(self.job_dir))
 
     def _answer_stands(self, final: str, error: str | None) -> tuple[str, str | None]:
         """A later run that failed or was stopped never replaces an earlier answer."""
