@@ -27,7 +27,7 @@ from benchmarks.bench_status import fill
 from benchmarks.common import isolated_project, machine, median_ms, p90_ms
 from specialists.jobs.paths import state_dir
 from specialists.jobs.store import JobStore
-from specialists.mcp.handlers import ToolContext
+from specialists.mcp.handlers import ServerContext
 from specialists.mcp.server import build_server
 
 TARGET_BYTES = 600
@@ -61,7 +61,7 @@ def main() -> int:
     )
 
     print(f"# specialists mcp — {machine()}")
-    for label, server in (("in-process", build_server(ToolContext())), ("stdio", stdio)):
+    for label, server in (("in-process", build_server(ServerContext())), ("stdio", stdio)):
         all_jobs, one_job = anyio.run(latency, server, args.calls)
         print(
             f"status latency, {label:<10} 100 jobs: all {median_ms(all_jobs):5.2f} ms median "

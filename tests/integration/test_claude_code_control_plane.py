@@ -36,8 +36,13 @@ def claude(
     claude_bin: Path, project: Path, prompt: str, *extra: str
 ) -> subprocess.CompletedProcess[str]:
     argv = [str(claude_bin), "-p", prompt, "--output-format", "stream-json", "--verbose"]
+    # Claude Code 2.1.197 -p sends its first model request without waiting for MCP servers
+    # (they show as "pending"): MCP_CONNECTION_NONBLOCKING=false makes it wait, MCP_TIMEOUT
+    # (ms) bounds the wait. Ours imports the mcp SDK: seconds on a loaded machine (mcp.md).
+    env = {**os.environ, "MCP_TIMEOUT": "90000", "MCP_CONNECTION_NONBLOCKING": "false"}
     return subprocess.run(
         [*argv, "--model", "claude-sonnet-4-5", *extra],
+        env=env,
         cwd=project,
         capture_output=True,
         text=True,
@@ -46,16 +51,46 @@ def claude(
     )
 
 
-def test_completion_banner_reaches_the_model(project, mock_llm, claude_bin):
-    job_id = sp("run", "echo", "--prompt", "hello", "--background").stdout.strip()
-    wait_until(lambda: status(job_id)["status"] == "done", 30, "job done")
-    out = claude(claude_bin, project, "what's new?")
+def session_of(out: subprocess.CompletedProcess[str]) -> str:
+    first = next(json.loads(line) for line in out.stdout.splitlines() if line.startswith("{"))
+    return str(first["session_id"])
+
+
+def test_completion_banner_reaches_the_session_that_asked_once(project, mock_llm, claude_bin):
+    """A job started from a session's Bash tool is announced to that session (resumed, in a
+    new process: matched by CLAUDE_CODE_SESSION_ID), once; another session hears nothing."""
+    mock_llm.enqueue(
+        Reply(
+            tool_calls=[
+                ToolCall("Bash", {"command": "specialists run echo --prompt hello --background"})
+            ]
+        ),
+        Reply("dispatched"),
+    )
+    out = claude(claude_bin, project, "start an echo job", "--allowedTools", "Bash")
     assert out.returncode == 0, out.stderr[-2000:]
-    sent = json.dumps(mock_llm.model_requests[0].json)
+    session = session_of(out)
+    (job_id,) = [j for j in os.listdir(project / ".specialists" / "jobs") if j[0] != "."]
+    wait_until(lambda: status(job_id)["status"] == "done", 30, "job done")
+    owner = json.loads((project / ".specialists" / "jobs" / job_id / "job.json").read_text())
+    assert f"claude-{session}" in owner["owner"]
+
+    asked = len(mock_llm.model_requests)
+    other = claude(claude_bin, project, "what's new elsewhere?")
+    assert other.returncode == 0, other.stderr[-2000:]
+    assert f"(job {job_id}" not in json.dumps(mock_llm.model_requests[asked].json)
+    assert (project / ".specialists" / "ready" / job_id).exists()  # still waiting for its owner
+
+    asked = len(mock_llm.model_requests)
+    resumed = claude(claude_bin, project, "what's new?", "--resume", session)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    sent = json.dumps(mock_llm.model_requests[asked].json)
     assert f"Specialist 'echo' completed (job {job_id}" in sent
     assert not (project / ".specialists" / "ready" / job_id).exists()  # consumed once
-    out = claude(claude_bin, project, "anything else?")
-    assert f"(job {job_id}" not in json.dumps(mock_llm.model_requests[-1].json)
+    asked = len(mock_llm.model_requests)
+    claude(claude_bin, project, "anything else?", "--resume", session)
+    history = json.dumps(mock_llm.model_requests[asked].json)
+    assert history.count(f"Specialist 'echo' completed (job {job_id}") == 1  # not told twice
 
 
 def test_model_dispatches_a_job_through_our_mcp_server(project, mock_llm, claude_bin):

@@ -184,3 +184,26 @@ def test_missing_binary(isolated_env: AgentEnv, tmp_path: Path) -> None:
     spec = make_spec(isolated_env, tmp_path, tmp_path / "no-claude-here")
     with pytest.raises(AgentUnavailable, match="claude is not installed"):
         ClaudeRunner().start(spec)
+
+
+def test_json_response_format_answers_through_structured_output(
+    mock_llm: MockLLM, isolated_env: AgentEnv, claude_bin: Path, tmp_path: Path, runner: Any
+) -> None:
+    """`response_format: json` -> --json-schema; the READ_ONLY tool list still lets the model
+    call StructuredOutput, and the answer is its JSON (2.1.197)."""
+    schema = {"type": "object", "properties": {"verdict": {"type": "string"}}}
+    mock_llm.enqueue(Reply(tool_calls=[ToolCall("StructuredOutput", {"verdict": "ship it"})]))
+    options = {"bin": str(claude_bin), "output_schema": schema}
+    spec = make_spec(
+        isolated_env,
+        tmp_path,
+        claude_bin,
+        permission="READ_ONLY",
+        response_format="json",
+        options=options,
+    )
+    runner.start(spec)
+    (fin,) = of(drive(runner, finished), RunFinished)
+    assert fin.error is None and json.loads(fin.text or "") == {"verdict": "ship it"}
+    tools = {t["name"]: t for t in mock_llm.model_requests[0].json["tools"]}
+    assert tools["StructuredOutput"]["input_schema"] == schema

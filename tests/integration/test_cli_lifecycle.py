@@ -69,7 +69,7 @@ def test_node_missing_is_named(pi_project: Path, tmp_path: Path, monkeypatch: py
     # Only pi and python on PATH: pi's `#!/usr/bin/env node` cannot find Node.
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.path.dirname(sys.executable)}")
     out = sp("run", "tester", "--prompt", "x")
-    assert out.returncode == 1
+    assert out.returncode == 3  # an agent that cannot run (docs/cli.md)
     assert "Traceback" not in out.stderr
     assert "pi needs Node.js" in out.stderr and "`node` is not on PATH" in out.stderr, out.stderr
 
@@ -88,7 +88,7 @@ def test_init_is_idempotent_and_gitignores(tmp_path: Path):
 def test_gc_and_doctor(pi_project: Path, mock_llm: MockLLM):
     mock_llm.enqueue(Reply("ok"))
     job_id = start("quick")
-    assert sp("result", job_id, "--wait", "--timeout", "60").returncode == 0
+    assert sp("result", job_id, "--wait", "--timeout", "60s").returncode == 0
     keep = sp("gc")
     assert keep.returncode == 0 and "removed 0" in keep.stdout
     gone = sp("gc", "--days", "0")

@@ -82,7 +82,7 @@ def test_background_run_to_done_with_tool_call(mock_llm: MockLLM) -> None:
     t0 = time.monotonic()
     job_id = start("Run echo hi, then say DONE.")
     assert time.monotonic() - t0 < 5  # returns at once, the supervisor is detached
-    out = sp("result", job_id, "--wait", "--timeout", "60")
+    out = sp("result", job_id, "--wait", "--timeout", "60s")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "DONE"
     st = status(job_id)
@@ -148,11 +148,11 @@ def test_timeout_ends_job_in_error(mock_llm: MockLLM) -> None:
 def test_continue_and_resume_keep_the_conversation(mock_llm: MockLLM) -> None:
     mock_llm.enqueue(Reply("The secret is 42."), Reply("You said 42."), Reply("Still 42."))
     first = start("Remember the secret.")
-    assert sp("result", first, "--wait", "--timeout", "60").returncode == 0
+    assert sp("result", first, "--wait", "--timeout", "60s").returncode == 0
     second = sp("run", "tester", "--continue", first, "--prompt", "What was it?", "--background")
     assert second.returncode == 0, second.stderr
     second_id = second.stdout.strip()
-    out = sp("result", second_id, "--wait", "--timeout", "60")
+    out = sp("result", second_id, "--wait", "--timeout", "60s")
     assert out.stdout.strip() == "You said 42."
     history = json.dumps(mock_llm.model_requests[-1].messages())
     assert "The secret is 42." in history and "Remember the secret." in history
@@ -173,7 +173,7 @@ def test_steer_reaches_running_agent(mock_llm: MockLLM) -> None:
     out = sp("steer", job_id, "Also mention bananas.")
     assert out.returncode == 0, out.stderr
     assert "delivered" in out.stdout
-    assert sp("result", job_id, "--wait", "--timeout", "60").returncode == 0
+    assert sp("result", job_id, "--wait", "--timeout", "60s").returncode == 0
     texts = json.dumps([r.messages() for r in mock_llm.model_requests])
     assert "bananas" in texts
 
@@ -209,14 +209,16 @@ def test_kill_9_of_supervisor_is_recovered(mock_llm: MockLLM) -> None:
 
 
 def test_pi_missing_from_path_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A missing agent CLI is exit 3 with the install hint, found before any job exists."""
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + ":/usr/bin:/bin")
     monkeypatch.setenv("SPECIALISTS_PI_BIN", "/nonexistent/pi")
-    job_id = start("anything")
-    wait_until(lambda: status(job_id)["status"] == "error", 60, "error")
-    assert "pi" in status(job_id)["error"] and "install" in status(job_id)["error"]
-    fg = sp("run", "tester", "--prompt", "x")
-    assert fg.returncode == 1
-    assert "Traceback" not in fg.stderr and "not installed" in fg.stderr
+    jobs = Path(os.environ["SPECIALISTS_PROJECT_ROOT"]) / ".specialists" / "jobs"
+    for extra in (["--background"], []):
+        out = sp("run", "tester", "--prompt", "x", *extra)
+        assert out.returncode == 3, out.stderr
+        (line,) = out.stderr.splitlines()
+        assert line.startswith("error: pi is not installed") and "npm install" in line
+    assert not jobs.exists() or [p for p in jobs.iterdir() if p.name[0] != "."] == []
 
 
 def test_bad_input_one_line_errors() -> None:
@@ -262,7 +264,7 @@ def test_slow_stream_is_not_a_stall_and_completes(mock_llm: MockLLM) -> None:
     write_spec("  stall_timeout_ms: 3000")
     mock_llm.enqueue(Reply("slow but steady " * 23, chunk_size=4, chunk_delay=0.05))
     job_id = start("slow please")
-    out = sp("result", job_id, "--wait", "--timeout", "120")
+    out = sp("result", job_id, "--wait", "--timeout", "120s")
     assert out.returncode == 0 and out.stdout.startswith("slow but steady")
     kinds = [e["event"] for e in events(job_id)]
     assert "stalled" not in kinds[kinds.index("text") :], kinds
@@ -280,7 +282,7 @@ def test_a_missing_skill_path_is_a_warning_in_events_not_fatal(mock_llm: MockLLM
     spec_file.write_text(spec_file.read_text() + f"skills:\n  paths: [{present}, {missing}]\n")
     mock_llm.enqueue(Reply("DONE"))
     job_id = start("anything")
-    out = sp("result", job_id, "--wait", "--timeout", "120")
+    out = sp("result", job_id, "--wait", "--timeout", "120s")
     assert out.returncode == 0 and out.stdout.strip() == "DONE", out.stderr
     warnings = [e for e in events(job_id) if e["event"] == "notice" and e.get("level") == "warning"]
     assert [(w["message"], w["path"]) for w in warnings] == [

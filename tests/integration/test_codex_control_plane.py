@@ -42,7 +42,12 @@ def project(mock_llm: MockLLM, isolated_env: AgentEnv) -> Path:
         + f"command = {json.dumps(str(server))}\n"
         + 'args = ["mcp"]\n'
         + f"cwd = {json.dumps(str(root))}\n"
-        + "startup_timeout_sec = 20\n"
+        # `codex exec` 0.171.0 sends its first model request about 1.5 s after starting its
+        # MCP servers, ready or not; our server imports the mcp SDK (about 1 s idle, 6 s on a
+        # loaded 2-core machine). `required = true` makes Codex wait for it (up to
+        # startup_timeout_sec) and fail if it cannot start: see docs/mcp.md.
+        + "required = true\n"
+        + "startup_timeout_sec = 90\n"
         + "tool_timeout_sec = 30\n"
         + f"env = {{ SPECIALISTS_PROJECT_ROOT = {json.dumps(str(root))} }}\n"
     )

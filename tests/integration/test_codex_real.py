@@ -161,3 +161,23 @@ def test_missing_binary(isolated_env: AgentEnv, tmp_path: Path) -> None:
     spec = make_spec(isolated_env, tmp_path, tmp_path / "no-codex-here")
     with pytest.raises(AgentUnavailable, match="codex is not installed"):
         CodexRunner().start(spec)
+
+
+def test_json_response_format_with_a_schema_is_a_strict_output_schema(
+    mock_llm: MockLLM, isolated_env: AgentEnv, codex: Path, tmp_path: Path, runner: Any
+) -> None:
+    """`response_format: json` + runner.output_schema -> `exec --output-schema` (0.171.0 sends
+    it as a strict json_schema text format); the answer is the model's JSON."""
+    schema = {
+        "type": "object",
+        "properties": {"verdict": {"type": "string"}},
+        "required": ["verdict"],
+        "additionalProperties": False,
+    }
+    mock_llm.enqueue(Reply('{"verdict": "ship it"}'))
+    options = {"bin": str(codex), "output_schema": schema}
+    runner.start(make_spec(isolated_env, tmp_path, codex, response_format="json", options=options))
+    (fin,) = of(drive(runner, finished), RunFinished)
+    assert fin.error is None and json.loads(fin.text or "") == {"verdict": "ship it"}
+    text_format = mock_llm.model_requests[0].json["text"]["format"]
+    assert text_format["type"] == "json_schema" and text_format["schema"] == schema

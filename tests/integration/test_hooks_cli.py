@@ -16,9 +16,10 @@ import pytest
 
 from specialists.jobs.paths import state_dir
 from specialists.jobs.store import JobStore, JobWriter
+from specialists.owner import agent_ancestor
 from specialists.supervise.launch import create_job
 from tests.support import fake_bd
-from tests.support.jobs import make_record
+from tests.support.jobs import TEST_OWNER, make_record
 
 pytestmark = pytest.mark.integration
 
@@ -73,33 +74,84 @@ def context(proc: subprocess.CompletedProcess, event: str) -> str:
     return doc["hookSpecificOutput"]["additionalContext"]
 
 
-def test_finished_jobs_from_real_runs_produce_banners_once(project):
-    ok = sp("run", "echoer", "--prompt", "hello", "--no-beads", "--json")
-    bad = sp("run", "failer", "--prompt", "x", "--no-beads", "--json")
-    ok_id, bad_id = json.loads(ok.stdout)["id"], json.loads(bad.stdout)["id"]
+def in_session(session: str) -> dict[str, str]:
+    """The environment Claude Code 2.1.197 gives its Bash tool and hooks: its session id."""
+    return {**os.environ, "CLAUDE_CODE_SESSION_ID": session}
+
+
+def prompt_hook(project: Path, session: str) -> subprocess.CompletedProcess:
     hook_input = json.dumps(
         {
-            "session_id": "s",
+            "session_id": session,
             "hook_event_name": "UserPromptSubmit",
             "prompt": "next",
             "cwd": str(project),
         }
     )
-    text = context(sp("hook", "user-prompt-submit", input=hook_input), "UserPromptSubmit")
+    return sp("hook", "user-prompt-submit", input=hook_input, env=in_session(session))
+
+
+def wait_done(job_id: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        out = sp("status", "--job", job_id, "--json")
+        if out.returncode == 0 and json.loads(out.stdout)["status"] in ("done", "error"):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} did not finish")
+
+
+def test_finished_jobs_from_real_runs_produce_banners_once(project):
+    """Jobs started in session s are announced to s, once; session t hears nothing of them."""
+    ok = sp("run", "echoer", "--prompt", "hello", "--no-beads", "-b", env=in_session("s"))
+    bad = sp("run", "failer", "--prompt", "x", "--no-beads", "-b", env=in_session("s"))
+    ok_id, bad_id = ok.stdout.strip(), bad.stdout.strip()
+    wait_done(ok_id)
+    wait_done(bad_id)
+    other = prompt_hook(project, "t")
+    assert other.returncode == 0 and other.stdout == ""  # not t's jobs
+    text = context(prompt_hook(project, "s"), "UserPromptSubmit")
     lines = text.splitlines()
-    assert (
-        f"[Specialist 'echoer' completed (job {ok_id}, 0m00s). Run: specialists result {ok_id}]"
-        in lines
-    )
+    assert any(
+        re.fullmatch(
+            rf"\[Specialist 'echoer' completed \(job {ok_id}, 0m0\ds\). "
+            rf"Run: specialists result {ok_id}\]",
+            line,
+        )
+        for line in lines
+    ), lines
     failed = next(ln for ln in lines if bad_id in ln)
     assert re.fullmatch(
         rf"\[Specialist 'failer' failed \(job {bad_id}, 0m0\ds\): .*exit.* 3.*boom.*\. "
         rf"Run: specialists feed --job {bad_id}\]",
         failed,
     ), failed
-    again = sp("hook", "user-prompt-submit", input=hook_input)
+    again = prompt_hook(project, "s")
     assert again.returncode == 0 and again.stdout == "" and again.stderr == ""
     assert sp("result", ok_id).stdout.endswith("hello\n")  # the banner's command works
+
+
+def test_reading_a_result_clears_its_notice(project):
+    """Whoever read the answer (result, a foreground run) is not told about it again."""
+    job_id = sp("run", "echoer", "--prompt", "hi", "--no-beads", "-b", env=in_session("s"))
+    job_id_text = job_id.stdout.strip()
+    wait_done(job_id_text)
+    assert (project / ".specialists" / "ready" / job_id_text).exists()
+    assert sp("result", job_id_text).stdout.endswith("hi\n")
+    assert not (project / ".specialists" / "ready" / job_id_text).exists()
+    fg = sp("run", "echoer", "--prompt", "fg", "--no-beads", "--json", env=in_session("s"))
+    assert json.loads(fg.stdout)["result"].endswith("fg")
+    assert prompt_hook(project, "s").stdout == ""  # neither job is announced
+
+
+def test_a_job_without_an_owner_posts_no_notice(project):
+    """A person at a terminal (no session, no agent above) reads results with `result`."""
+    if agent_ancestor() is not None:
+        pytest.skip("the tests run under an agent CLI, which would own the job")
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_CODE_SESSION_ID"}
+    job_id = sp("run", "echoer", "--prompt", "x", "--no-beads", "-b", env=env).stdout.strip()
+    wait_done(job_id)
+    assert not (project / ".specialists" / "ready" / job_id).exists()
 
 
 def test_markers_from_a_writer_and_non_json_stdin(project):
@@ -113,7 +165,8 @@ def test_markers_from_a_writer_and_non_json_stdin(project):
     writer.mark_ready()
     writer.close()
     lock.release()
-    proc = sp("hook", "user-prompt-submit", input="this is not json")
+    session = TEST_OWNER.removeprefix("claude-")
+    proc = sp("hook", "user-prompt-submit", input="this is not json", env=in_session(session))
     assert context(proc, "UserPromptSubmit") == (
         f"[Specialist 'overthinker' completed (job {record.id}, 1m47s). "
         f"Run: specialists result {record.id}]"

@@ -24,7 +24,7 @@ from mcp.shared.exceptions import MCPError
 from specialists.jobs.liveness import is_alive
 from specialists.jobs.paths import state_dir
 from specialists.jobs.store import JobStore
-from specialists.mcp.handlers import ToolContext
+from specialists.mcp.handlers import ServerContext
 from specialists.mcp.server import build_server
 from tests.support.mock_llm import MockLLM, Reply
 
@@ -124,7 +124,7 @@ async def lifecycle(client: Client) -> None:
 
 def test_in_process_lifecycle_with_real_pi(project):
     async def main() -> None:
-        async with Client(build_server(ToolContext())) as client:
+        async with Client(build_server(ServerContext())) as client:
             await lifecycle(client)
 
     anyio.run(main)
@@ -149,14 +149,15 @@ def test_stop_a_running_background_job(project, mock_llm):
     store = store_of(project)
 
     async def main() -> None:
-        async with Client(build_server(ToolContext())) as client:
+        async with Client(build_server(ServerContext())) as client:
             job_id = (await call(client, "run", specialist="tester", prompt="SLOW"))["job_id"]
             await anyio.to_thread.run_sync(mock_llm.wait_until_hanging, 1, 30.0)
             job = await wait_for_status(client, job_id, {"running"})
             assert job["elapsed_s"] >= 0
             not_yet = await client.call_tool("result", {"job_id": job_id})
             assert not_yet.is_error
-            assert not_yet.structured_content["status"] == "running"
+            assert not_yet.structured_content is None  # an error carries no answer shape
+            assert not_yet.meta["specialists/error"]["status"] == "running"
             st = store.read_status(job_id)
             assert st is not None and st.pid
             stopped = await call(client, "stop", job_id=job_id)

@@ -12,6 +12,8 @@ from specialists.jobs.records import JobRecord
 from specialists.jobs.store import JobLock, JobStore, now_ms
 from specialists.supervise.launch import create_job
 
+TEST_OWNER = "claude-tests"  # the owner test jobs are launched for
+
 
 def make_record(cwd: Path, **overrides: Any) -> JobRecord:
     base = JobRecord(
@@ -23,6 +25,7 @@ def make_record(cwd: Path, **overrides: Any) -> JobRecord:
         model="mock/mock-model",
         cwd=str(cwd),
         created_at_ms=now_ms(),
+        owner=[TEST_OWNER],  # so its completion notices are posted (notices.py)
     )
     return base.replace(**overrides)
 

@@ -193,14 +193,14 @@ def test_unknown_bead_is_an_error_even_though_bd_exits_zero(bd, tmp_path):
 
 def test_a_failing_bd_is_reported_with_its_stderr(bd, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_BD_FAIL", "create")
-    with pytest.raises(BeadsError, match="exited 1: Error: simulated failure"):
+    with pytest.raises(BeadsError, match="exited with code 1: Error: simulated failure"):
         BeadsClient(str(bd.path), tmp_path).create("t", "d")
 
 
 def test_tracking_is_a_noop_without_bd(project, monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     record = make_record(project, specialist="executor", permission="MEDIUM")
-    assert beads.track(record, "always") is record
+    assert beads.track(record, "always") == (record, None)
     with pytest.raises(UserError, match="needs the `bd` CLI"):
         beads.bead_prompt_for(project, "bd-1", 1)
 
@@ -208,7 +208,8 @@ def test_tracking_is_a_noop_without_bd(project, monkeypatch):
 def test_auto_tracks_a_writing_specialist_in_a_beads_project(bd, store, project):
     (project / ".beads").mkdir()
     record = make_record(project, specialist="executor", permission="MEDIUM", prompt="Fix it\nmore")
-    out = beads.track(record, "auto")
+    out, warning = beads.track(record, "auto")
+    assert warning is None
     assert out.owns_bead is True and out.bead_id in bd.issues()
     assert bd.issues()[out.bead_id]["title"] == "specialist executor: Fix it"
     create = bd.calls()[0]
@@ -218,20 +219,23 @@ def test_auto_tracks_a_writing_specialist_in_a_beads_project(bd, store, project)
 
 def test_auto_does_not_track_read_only_or_beadless_projects(bd, store, project):
     record = make_record(project, specialist="executor", permission="MEDIUM")
-    assert beads.track(record, "auto").bead_id is None  # no .beads/
+    assert beads.track(record, "auto")[0].bead_id is None  # no .beads/
     (project / ".beads").mkdir()
     ro = make_record(project, specialist="reviewer", permission="READ_ONLY")
-    assert beads.track(ro, "auto").bead_id is None
-    assert beads.track(record, "never").bead_id is None
+    assert beads.track(ro, "auto")[0].bead_id is None
+    assert beads.track(record, "never")[0].bead_id is None
     assert bd.calls() == []
 
 
-def test_create_failure_runs_untracked_with_a_notice(bd, store, project, monkeypatch, capsys):
+def test_create_failure_runs_untracked_with_a_warning(bd, store, project, monkeypatch, capsys):
+    """A tracker failure comes back as a warning for the interface: nothing is printed."""
     (project / ".beads").mkdir()
     monkeypatch.setenv("FAKE_BD_FAIL", "create")
     record = make_record(project, specialist="executor", permission="MEDIUM")
-    assert beads.track(record, "auto").bead_id is None
-    assert "not tracked as a bead" in capsys.readouterr().err
+    out, warning = beads.track(record, "auto")
+    assert out.bead_id is None
+    assert warning is not None and "not tracked as a bead" in warning
+    assert capsys.readouterr() == ("", "")
 
 
 def test_run_bead_makes_the_bead_the_prompt_with_blocker_context(bd, store, project):
@@ -342,3 +346,17 @@ def test_crashed_jobs_get_their_beads_closed_once_at_the_next_run_start(bd, stor
     calls = len(bd.calls())
     assert beads.settle_crashed(store, collect(store).crashed) == []
     assert len(bd.calls()) == calls  # once per job
+
+
+def test_a_hanging_or_missing_bd_is_one_line_not_a_hang(tmp_path, monkeypatch):
+    """bd is run by the short-command helper: a timeout kills it and is a BeadsError line."""
+    from specialists.beads import client as bd_client
+
+    hang = tmp_path / "bd"
+    hang.write_text("#!/bin/sh\nsleep 30\n")
+    hang.chmod(0o755)
+    monkeypatch.setattr(bd_client, "BD_TIMEOUT_S", 0.5)
+    with pytest.raises(BeadsError, match=r"`bd show` timed out after 0.5s"):
+        BeadsClient(str(hang), tmp_path).show("bd-1")
+    with pytest.raises(BeadsError, match="not installed"):
+        BeadsClient(str(tmp_path / "nowhere" / "bd"), tmp_path).show("bd-1")

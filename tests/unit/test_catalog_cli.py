@@ -10,6 +10,7 @@ import pytest
 
 from specialists.cli import cmd_list, cmd_show
 from specialists.errors import NotFound
+from specialists.project import Project
 
 
 def run(argv: list[str]) -> int:
@@ -18,7 +19,7 @@ def run(argv: list[str]) -> int:
     cmd_list.add_parser(sub)
     cmd_show.add_parser(sub)
     args = parser.parse_args(argv)
-    return int(args.run(args))
+    return int(args.run(args, Project()))
 
 
 @pytest.fixture

@@ -373,11 +373,11 @@ def test_doctor_reports_a_fifo_config_and_goes_on() -> None:
 
 
 def test_mcp_tools_do_not_hang_on_planted_files() -> None:
-    from specialists.mcp.handlers import ToolContext
+    from specialists.mcp.handlers import ServerContext
     from specialists.mcp.table import call_tool
 
     plant_everything()
-    ctx = ToolContext()
+    ctx = ServerContext()
     listing = call_tool(ctx, "list_specialists", {})
     assert not listing.is_error, listing.text
     assert "echo" in listing.text

@@ -306,7 +306,7 @@ def test_terminate_mid_run(tmp_path: Path, fake: Path) -> None:
     drive(runner, lambda _: (tmp_path / "calls.jsonl").exists())
     runner.send(Terminate())
     events = drive(runner, exited)
-    assert of(events, RunFinished)[0].error.startswith("claude was killed by signal 15")
+    assert of(events, RunFinished)[0].error.startswith("claude killed by SIGTERM")
     assert of(events, AgentExited)[0].signal == 15
 
 

@@ -135,7 +135,7 @@ def test_failure_names_exit_code_and_last_stderr_line(tmp_path: Path) -> None:
     code = "import sys; print('partial'); sys.stderr.write('warming up\\nit broke\\n'); sys.exit(4)"
     _, events = run_py(tmp_path, code)
     (fin,) = of(events, RunFinished)
-    assert fin.text is None and fin.error == "command exited with 4: it broke"
+    assert fin.text is None and fin.error == "command exited with code 4: it broke"
     assert of(events, AgentExited)[0].exit_code == 4
     assert (tmp_path / "stderr.log").read_text() == "warming up\nit broke\n"
 
@@ -156,7 +156,7 @@ def test_command_that_ignores_a_huge_prompt_does_not_hang_us(tmp_path: Path) -> 
     assert runner.poll(0.2) == []
     runner.send(Terminate())
     events = drive(runner, exited)
-    assert of(events, RunFinished)[0].error == "command was killed by signal 15"
+    assert of(events, RunFinished)[0].error == "command killed by SIGTERM"
     assert of(events, AgentExited)[0].signal == 15
 
 

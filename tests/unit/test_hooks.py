@@ -11,9 +11,20 @@ from pathlib import Path
 import pytest
 
 from specialists.catalog.discovery import source_dirs
-from specialists.hooks import common, session_start
+from specialists.display import duration
+from specialists.hooks import session_start
 from specialists.hooks.common import run_hook
 from specialists.jobs.paths import user_state_dir
+from specialists.owner import SESSION_ENV
+
+SESSION = "test-session"  # the Claude Code session these hooks run in (see `session`)
+
+
+@pytest.fixture(autouse=True)
+def session(monkeypatch: pytest.MonkeyPatch) -> str:
+    """Hooks run inside a Claude Code session, which exports its id to them."""
+    monkeypatch.setenv(SESSION_ENV, SESSION)
+    return SESSION
 
 
 @pytest.fixture
@@ -26,7 +37,10 @@ def state(project: Path) -> Path:
     return project / ".specialists"
 
 
-def put_job(state: Path, job_id: str, *, ready: bool = True, **status: object) -> Path:
+def put_job(
+    state: Path, job_id: str, *, ready: bool = True, owner: str = SESSION, **status: object
+) -> Path:
+    """A job with a status and (ready=True) a notice addressed to Claude Code session `owner`."""
     job = state / "jobs" / job_id
     job.mkdir(parents=True, exist_ok=True)
     data = {"id": job_id, "specialist": "overthinker", "status": "done", "elapsed_s": 107.2}
@@ -34,7 +48,7 @@ def put_job(state: Path, job_id: str, *, ready: bool = True, **status: object) -
     (job / "status.json").write_text(json.dumps(data))
     if ready:
         (state / "ready").mkdir(parents=True, exist_ok=True)
-        (state / "ready" / job_id).touch()
+        (state / "ready" / job_id).write_text(f"claude-{owner}\n")
     return job
 
 
@@ -120,7 +134,7 @@ def test_banner_plus_dispatch_fits_the_orchestrator_budget(state):
 
 def test_marker_of_a_collected_job_is_dropped_silently(state):
     (state / "ready").mkdir(parents=True)
-    (state / "ready" / "deadbeef").touch()
+    (state / "ready" / "deadbeef").write_text(f"claude-{SESSION}\n")
     assert call("user-prompt-submit") == (0, "")
     assert os.listdir(state / "ready") == []
 
@@ -249,7 +263,7 @@ def test_session_start_survives_a_broken_store(state):
     ("seconds", "text"), [(0, "0m00s"), (12.4, "0m12s"), (107, "1m47s"), (3725, "1h02m")]
 )
 def test_format_elapsed(seconds, text):
-    assert common.format_elapsed(seconds) == text
+    assert duration(seconds) == text
 
 
 def test_session_start_reads_the_finished_jobs_index_as_status_writes_it(state):

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from specialists.mcp import handlers
-from specialists.mcp.handlers import ToolContext
+from specialists.mcp.handlers import ServerContext
 from specialists.mcp.table import call_tool
 
 SPEC = """\
@@ -25,14 +25,14 @@ prompt:
 
 
 @pytest.fixture
-def ctx() -> ToolContext:
+def ctx() -> ServerContext:
     root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
     (root / "specialists").mkdir()
     (root / "specialists" / "tester.specialist.yaml").write_text(SPEC)
-    return ToolContext()
+    return ServerContext()
 
 
-def refused(ctx: ToolContext, name: str, **arguments: Any) -> str:
+def refused(ctx: ServerContext, name: str, **arguments: Any) -> str:
     outcome = call_tool(ctx, name, arguments)
     assert outcome.is_error, outcome.text
     assert outcome.text.startswith("error: ") and "\n" not in outcome.text
@@ -47,6 +47,8 @@ def refused(ctx: ToolContext, name: str, **arguments: Any) -> str:
         ({"prompt": "   "}, "the prompt is empty"),
         ({"prompt": "a\ud800b"}, "argument 'prompt' is not valid Unicode text"),
         ({"prompt": "x", "cwd": "a\x00b"}, "argument 'cwd' contains a NUL character"),
+        ({"prompt": "x", "model": "m\x00"}, "NUL"),
+        ({"prompt": "a\x00b"}, "NUL"),
         ({"prompt": "x", "cwd": "~no-such-user-here/x"}, "invalid cwd"),
         ({"prompt": "x", "cwd": "/etc/passwd"}, "is not a directory"),
     ],

@@ -13,11 +13,12 @@ from typing import Any
 import jsonschema
 import pytest
 
+from specialists.errors import Bug
 from specialists.jobs.actions import send_message, stop_job
 from specialists.jobs.store import JobStore
 from specialists.mcp import table
 from specialists.mcp.args import check_arguments
-from specialists.mcp.handlers import ToolContext
+from specialists.mcp.handlers import ServerContext
 from specialists.mcp.schemas import FEED_ARGS
 from specialists.mcp.table import TOOLS, TOOLS_BY_NAME, ToolOutcome, UnknownTool, call_tool
 from specialists.mcp.views import bounded_result
@@ -57,20 +58,20 @@ def scripts(monkeypatch: pytest.MonkeyPatch) -> deque[list[Step]]:
 
 
 @pytest.fixture
-def ctx(scripts: deque[list[Step]]) -> Iterator[ToolContext]:
+def ctx(scripts: deque[list[Step]]) -> Iterator[ServerContext]:
     root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
     (root / "specialists").mkdir()
     (root / "specialists" / "tester.specialist.yaml").write_text(SPEC)
-    context = ToolContext()
+    context = ServerContext()
     yield context
     context.jobs.stop_all(grace=2.0)
 
 
-def call(ctx: ToolContext, name: str, **arguments: Any) -> ToolOutcome:
+def call(ctx: ServerContext, name: str, **arguments: Any) -> ToolOutcome:
     return call_tool(ctx, name, arguments)
 
 
-def ok(ctx: ToolContext, name: str, **arguments: Any) -> dict[str, Any]:
+def ok(ctx: ServerContext, name: str, **arguments: Any) -> dict[str, Any]:
     """Call a tool that must succeed; its structured result must match its output schema."""
     outcome = call(ctx, name, **arguments)
     assert not outcome.is_error, outcome.text
@@ -78,7 +79,7 @@ def ok(ctx: ToolContext, name: str, **arguments: Any) -> dict[str, Any]:
     return outcome.data
 
 
-def failed(ctx: ToolContext, name: str, **arguments: Any) -> ToolOutcome:
+def failed(ctx: ServerContext, name: str, **arguments: Any) -> ToolOutcome:
     outcome = call(ctx, name, **arguments)
     assert outcome.is_error, outcome.text
     assert outcome.text.startswith("error: ")
@@ -95,11 +96,11 @@ def wait_until(pred: Callable[[], bool], timeout: float = 10.0, what: str = "") 
         time.sleep(0.02)
 
 
-def start_own(ctx: ToolContext, scripts: deque[list[Step]], script: list[Step]) -> str:
+def start_own(ctx: ServerContext, scripts: deque[list[Step]], script: list[Step]) -> str:
     """A job supervised in this process (like use_specialist's), left running."""
     scripts.append(script)
     store = ctx.store()
-    job_id = ctx.jobs.start(store, make_record(Path(os.environ["SPECIALISTS_PROJECT_ROOT"])))
+    job_id = ctx.jobs.start(ctx.project, make_record(Path(os.environ["SPECIALISTS_PROJECT_ROOT"])))
     wait_until(lambda: _status(store, job_id) == "running", what="job running")
     return job_id
 
@@ -170,7 +171,7 @@ def test_bad_arguments_give_one_clear_line(ctx, tool, arguments, message):
 
 
 def test_a_handler_bug_becomes_one_line_not_a_traceback(ctx, monkeypatch):
-    def broken(_ctx: ToolContext, _args: dict[str, Any]) -> dict[str, Any]:
+    def broken(_ctx: ServerContext, _args: dict[str, Any]) -> dict[str, Any]:
         raise ValueError("kaput")
 
     spec = dataclasses.replace(TOOLS_BY_NAME["status"], handler=broken)
@@ -236,7 +237,7 @@ def test_stop_all_ends_the_servers_own_jobs(ctx, scripts):
     job_id = start_own(ctx, scripts, [LONG])
     assert ctx.jobs.stop_all(grace=3.0) == [job_id]
     assert _status(ctx.store(), job_id) == "cancelled"
-    with pytest.raises(RuntimeError, match="shutting down"):
+    with pytest.raises(Bug, match="shutting down"):
         start_own(ctx, scripts, [LONG])
 
 

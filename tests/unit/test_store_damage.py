@@ -274,8 +274,14 @@ def test_records_module_stays_cheap_to_import():
 
 
 def test_feed_of_all_jobs_keeps_going_past_one_planted_events_file(capsys, store, root):
-    good = finished(store, root)
-    bad = finished(store, root)
+    from specialists.jobs.liveness import process_start_time
+
+    good, bad = finished(store, root), finished(store, root)
+    for job_id in (good, bad):  # running, under a live supervisor (this process)
+        st = store.read_status(job_id)
+        st.status, st.supervisor_pid = "running", os.getpid()
+        st.supervisor_start_time = process_start_time(os.getpid())
+        JobWriter(store, job_id).write_status(st)
     path = store.events_path(bad)
     path.unlink()
     os.mkfifo(path)

@@ -7,6 +7,10 @@ import json
 import os
 import shutil
 import subprocess
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from specialists.project import Project
 
 AGENTS = (
     ("node", "SPECIALISTS_NODE_BIN", "install Node.js >= 20"),
@@ -42,15 +46,13 @@ def tool_version(name: str, env_var: str) -> tuple[str | None, str | None]:
     return path, (text[0] if text else f"exit {out.returncode}")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.catalog import load_catalog
     from specialists.config import load_config
     from specialists.errors import SpecialistsError
-    from specialists.jobs.paths import find_project_root, state_dir
-    from specialists.jobs.store import JobStore
     from specialists.jobs.view import all_statuses
 
-    root = find_project_root()
+    root = project.root
     report: dict[str, object] = {"project_root": str(root)}
     problems: list[str] = []
     tools = {}
@@ -70,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     catalog = load_catalog(root)
     report["specialists"] = len(catalog.all())
     problems.extend(f"specialist: {p.one_line()}" for p in catalog.problems)
-    store = JobStore(state_dir(root))
+    store = project.store
     try:
         statuses, store_problems = all_statuses(store)
     except OSError as exc:  # e.g. .specialists is a file: report it, check the rest
@@ -93,7 +95,9 @@ def run(args: argparse.Namespace) -> int:
         jobs = report["jobs"]
         assert isinstance(jobs, dict)
         print(f"  store: {where}; {jobs['total']} jobs, {jobs['active']} active")
+        from specialists.display import display_line
+
         for problem in problems:
-            print(f"  ! {problem}")
+            print(f"  ! {display_line(problem, 500)}")
     essential = [n for n in ("node", "pi") if not tools[n]["path"]]
     return 1 if problems or essential else 0

@@ -1,4 +1,9 @@
-"""`specialists feed [--job ID] [--follow] [--from SEQ]`: the jobs' events, formatted."""
+"""`specialists feed [--job ID] [--follow] [--from SEQ]`: job events, formatted.
+
+Without --job: the events of the active jobs, interleaved (seed 000, 3.4); finished jobs
+are not replayed (`--job ID` shows one of them). With --follow it keeps printing, taking in
+jobs that start meanwhile; on one job it ends after that job's final event.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +11,26 @@ import argparse
 import json
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from specialists.jobs.store import JobStore
+    from specialists.project import Project
 
 FOLLOW_POLL_S = 0.04
+HEALTH_CHECK_S = 1.0  # how often a follow looks for dead supervisors and new jobs
 TERMINAL_EVENTS = {"done", "error", "cancelled"}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("feed", help="show job events (all active jobs, or one)")
+    p = sub.add_parser(
+        "feed",
+        help="show job events (the active jobs, or one job with --job)",
+        description=(
+            "Events of the active jobs, interleaved, or of one job (--job, finished ones "
+            "too). --follow keeps printing; on one job it ends after its final event."
+        ),
+    )
     p.add_argument("--job", "-j", help="one job, by id or unique prefix")
     p.add_argument("--follow", "-f", action="store_true", help="keep printing new events")
     p.add_argument(
@@ -28,10 +45,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
+def _seq(event: dict[str, Any]) -> int:
+    seq = event.get("seq")
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
+
+
+def _ts(event: dict[str, Any]) -> int:
+    ts = event.get("ts")
+    return ts if isinstance(ts, int) and not isinstance(ts, bool) else 0
+
+
 class _Tail:
     """One job's events file, read incrementally by byte offset."""
 
-    def __init__(self, store: Any, job_id: str, from_seq: int, *, strict: bool = False) -> None:
+    def __init__(
+        self, store: JobStore, job_id: str, from_seq: int, *, strict: bool = False
+    ) -> None:
         from specialists.errors import StoreError
 
         self.job_id = job_id
@@ -65,48 +94,50 @@ class _Tail:
             self.problems.append(exc.message)
             self.ended = True  # the other jobs' events keep coming
             return []
-        fresh = [e for e in events if int(e.get("seq", 0)) >= self.from_seq]
+        fresh = [e for e in events if _seq(e) >= self.from_seq]
         if any(e.get("event") in TERMINAL_EVENTS for e in events):
             self.ended = True
         if fresh and not self.started_ms:
-            self.started_ms = int(fresh[0].get("ts", 0))
+            self.started_ms = _ts(fresh[0])
         return fresh
 
 
-def run(args: argparse.Namespace) -> int:
-    from specialists.jobs.paths import find_project_root, state_dir
-    from specialists.jobs.store import JobStore
+def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.jobs.view import all_statuses, current_status
 
-    store = JobStore(state_dir(find_project_root()))
+    store = project.store
+    seen_at_start = set(store.list_ids()) if args.job is None else set()
     if args.job is not None:
         tails = [_Tail(store, store.resolve(args.job), args.from_seq, strict=True)]
     else:
         statuses, _ = all_statuses(store)
-        chosen = [s for s in statuses if s.active] if args.follow else statuses
-        chosen.sort(key=lambda s: s.started_at_ms)
-        tails = [_Tail(store, s.id, args.from_seq) for s in chosen]
+        active = sorted((s for s in statuses if s.active), key=lambda s: s.started_at_ms)
+        tails = [_Tail(store, s.id, args.from_seq) for s in active]
         if not tails and not args.follow:
-            print("no jobs", file=sys.stderr)
+            hint = "one job's events, finished ones too: specialists feed --job ID"
+            print(f"no active jobs ({hint})", file=sys.stderr)
             return 0
     _emit(tails, args.json)
     if not args.follow:
         return 0
     # One job: stop after its final event. All jobs: keep watching, new jobs included.
     watch_new = args.job is None
+    known = {t.job_id for t in tails} | seen_at_start
     last_health = time.monotonic()
     while watch_new or not all(t.ended for t in tails):
         time.sleep(FOLLOW_POLL_S)
         _emit(tails, args.json)
-        if time.monotonic() - last_health > 1.0:
+        if time.monotonic() - last_health > HEALTH_CHECK_S:
             last_health = time.monotonic()
             for tail in tails:
                 # A dead supervisor never writes its final event: recovery writes it for us.
                 if not tail.ended:
                     current_status(store, tail.job_id)
             if watch_new:
-                known = {t.job_id for t in tails}
-                tails.extend(_Tail(store, i, 0) for i in store.list_ids() if i not in known)
+                fresh = [i for i in store.list_ids() if i not in known]
+                known.update(fresh)
+                tails.extend(_Tail(store, i, 0) for i in fresh)
+            tails = [t for t in tails if not t.ended] if watch_new else tails
     _emit(tails, args.json)
     return 0
 
@@ -116,7 +147,7 @@ def _emit(tails: list[_Tail], as_json: bool) -> None:
 
     batch: list[tuple[int, _Tail, dict[str, Any]]] = []
     for tail in tails:
-        batch.extend((int(e.get("ts", 0)), tail, e) for e in tail.read())
+        batch.extend((_ts(e), tail, e) for e in tail.read())
         for problem in tail.problems:
             print(f"warning: {problem}", file=sys.stderr)
         tail.problems.clear()

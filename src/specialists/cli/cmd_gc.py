@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from specialists.project import Project
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -12,15 +15,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, project: Project) -> int:
+    import sys
+
+    from specialists.display import display_line
     from specialists.errors import UserError
     from specialists.jobs.gc import collect
-    from specialists.supervise.plan import open_store
+    from specialists.notices import prune
 
     if args.days is not None and not args.days >= 0:  # also refuses nan
         raise UserError("--days must be zero or more")
-    report = collect(open_store(), days=args.days)
-    for line in report.warnings + report.problems:
-        print(f"warning: {line}", file=sys.stderr)
+    report = collect(project.store, days=args.days)
+    for line in report.warnings + report.problems:  # a bad TTL, damaged jobs left in place
+        print(f"warning: {display_line(line, 300)}", file=sys.stderr)
+    for problem in prune(project.store.root):
+        print(f"warning: {display_line(problem, 300)}", file=sys.stderr)
     print(f"removed {len(report.removed)} finished job(s); {report.kept_active} active kept")
     return 0

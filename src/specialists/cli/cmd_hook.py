@@ -10,6 +10,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+TYPE_CHECKING = False  # `typing` costs ~5 ms on every hook run; annotations are strings
+if TYPE_CHECKING:
+    from specialists.project import Project
+
 EVENT_HELP = {
     "user-prompt-submit": "banners for finished jobs (UserPromptSubmit)",
     "session-start": "active jobs and available specialists (SessionStart)",
@@ -23,7 +27,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         events.add_parser(name, help=text).set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, project: Project) -> int:
+    """The hook finds its project from its own input (the session's cwd), not ours."""
     from specialists.hooks.common import run_hook
 
+    del project
     return run_hook(args.hook_event, sys.stdin, sys.stdout)

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from specialists.project import Project
 
 GITIGNORE_ENTRY = ".specialists/"
 
@@ -18,10 +22,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from specialists.jobs.paths import find_project_root, state_dir
+def run(args: argparse.Namespace, project: Project) -> int:
+    from specialists.jobs.paths import state_dir
 
-    root = find_project_root()
+    root = project.root
     for line in init_project(root):
         print(line)
     if not getattr(args, "no_register", False):

@@ -9,6 +9,10 @@ a user wrote are never changed. A file that is not valid JSON is refused, untouc
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from specialists.project import Project
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -31,9 +35,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         p.set_defaults(run=run, install_action=name)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, project: Project) -> int:
     from specialists import install
-    from specialists.jobs.paths import find_project_root
 
     if args.pi:
         return _run_pi(args)
@@ -41,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         targets = install.user_targets()
         lines: list[str] = []
     else:
-        root = find_project_root()
+        root = project.root
         targets = install.project_targets(root)
         lines = []
         if args.install_action == "install" and not args.dry_run:

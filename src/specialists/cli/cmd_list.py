@@ -6,7 +6,10 @@ import argparse
 import json
 import shutil
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from specialists.project import Project
 
 
 def add_parser(subparsers: Any) -> None:
@@ -19,11 +22,10 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.catalog import load_catalog, specialist_to_dict
-    from specialists.jobs.paths import find_project_root
 
-    catalog = load_catalog(find_project_root())
+    catalog = load_catalog(project.root)
     specs = catalog.all()
     if args.json:
         payload = {
@@ -39,22 +41,31 @@ def run(args: argparse.Namespace) -> int:
         }
         print(json.dumps(payload, indent=2))
         return 0
+    from specialists.display import for_terminal
+
+    # Definition files are anyone's text: show their control characters, never obey them.
     rows: list[tuple[str, ...]] = [
-        (
-            s.name,
-            s.scope,
-            "/".join(x for x in (s.runner or "default", s.model) if x),
-            s.permission,
-            " ".join(s.description.split()),
+        tuple(
+            for_terminal(cell, keep_newlines=False)
+            for cell in (
+                s.name,
+                s.scope,
+                "/".join(x for x in (s.runner or "default", s.model) if x),
+                s.permission,
+                " ".join(s.description.split()),
+            )
         )
         for s in specs
     ]
     print(format_table(("NAME", "SCOPE", "RUNNER/MODEL", "PERMISSION", "DESCRIPTION"), rows))
     for spec in specs:
         for warning in spec.warnings:
-            print(f"{spec.source}: warning: {warning}", file=sys.stderr)
+            print(
+                for_terminal(f"{spec.source}: warning: {warning}", keep_newlines=False),
+                file=sys.stderr,
+            )
     for problem in catalog.problems:
-        print(f"{problem.one_line()}", file=sys.stderr)
+        print(for_terminal(problem.one_line(), keep_newlines=False), file=sys.stderr)
     return 0
 
 

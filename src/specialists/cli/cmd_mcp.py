@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from specialists.project import Project
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -17,8 +21,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, project: Project) -> int:
+    from specialists.mcp.handlers import ServerContext
     from specialists.mcp.server import serve_stdio
 
     del args
-    return serve_stdio()
+    return serve_stdio(ServerContext(project=project))

@@ -1,12 +1,24 @@
-"""`specialists result <id> [--raw] [--wait [--timeout S]]`: the job's final answer."""
+"""`specialists result <id> [--raw] [--wait [--timeout D]]`: the job's final answer.
+
+Reading the answer clears the job's completion notice (notices.py): whoever reads it has
+it, so no banner will repeat it. On a terminal the answer's control characters are shown
+as escapes; `--raw`, or output into a pipe or file, gives its exact text.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import time
+from typing import TYPE_CHECKING
+
+from specialists.cli.values import DURATION_HELP, Duration
+
+if TYPE_CHECKING:
+    from specialists.project import Project
 
 WAIT_POLL_S = 0.05
+HEALTH_CHECK_S = 1.0  # how often a --wait re-checks that the supervisor is alive
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -15,51 +27,47 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--raw", action="store_true", help="the answer's exact bytes, nothing added")
     p.add_argument("--wait", "-w", action="store_true", help="wait for the job to finish")
     p.add_argument(
-        "--timeout", type=float, default=None, help="seconds to --wait (default: forever)"
+        "--timeout", type=Duration, help=f"how long to --wait (default: forever; {DURATION_HELP})"
     )
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from specialists.errors import UserError
-    from specialists.jobs.paths import find_project_root, state_dir
-    from specialists.jobs.store import JobStore
-    from specialists.jobs.view import current_status
+def run(args: argparse.Namespace, project: Project) -> int:
+    from specialists.cli.foreground import shown
+    from specialists.display import display_line
+    from specialists.jobs.view import current_status, read_answer
 
-    if args.timeout is not None and not args.timeout >= 0:  # also refuses nan
-        raise UserError(f"--timeout must be zero or more seconds, not {args.timeout}")
-    store = JobStore(state_dir(find_project_root()))
+    store = project.store
     job_id = store.resolve(args.job)
     st = current_status(store, job_id)
     if args.wait:
-        deadline = None if args.timeout is None else time.monotonic() + args.timeout
+        if args.timeout is not None and (warning := args.timeout.warning("--timeout")):
+            print(f"warning: {warning}", file=sys.stderr)
+        deadline = None if args.timeout is None else time.monotonic() + args.timeout.ms / 1000
         checked = time.monotonic()
         while st.status in ("starting", "running"):
             if deadline is not None and time.monotonic() >= deadline:
                 break
             time.sleep(WAIT_POLL_S)
-            # Re-check the supervisor's health now and then, not on every poll.
-            if time.monotonic() - checked > 1.0:
+            if time.monotonic() - checked > HEALTH_CHECK_S:
                 st, checked = current_status(store, job_id), time.monotonic()
             else:
                 st = store.read_status(job_id) or st
-    if st.status == "done":
-        return _print(store.read_result(job_id) or "", raw=args.raw)
-    if st.status == "waiting":
-        answer = store.latest_answer(job_id)
-        if answer is not None:
+    answer = read_answer(store, st)
+    if answer is not None:
+        if st.status == "waiting":
             print(f"job {job_id} is waiting for a follow-up; latest answer:", file=sys.stderr)
-            return _print(answer, raw=args.raw)
-    detail = f": {st.error}" if st.error else ""
-    print(f"job {job_id} is {st.status}{detail}", file=sys.stderr)
-    if st.status == "error":
-        print(f"see: specialists feed --job {job_id}", file=sys.stderr)
+        text = answer if args.raw else shown(answer, sys.stdout)
+        sys.stdout.write(text)
+        if not args.raw and not text.endswith("\n"):
+            sys.stdout.write("\n")
+        sys.stdout.flush()
+        return 0
+    if st.active:
+        hint = f"wait for it: specialists result {job_id} --wait"
+        print(f"error: job {job_id} is {st.status}; no result yet ({hint})", file=sys.stderr)
+        return 1
+    why = f": {display_line(st.error, 300)}" if st.error else ""
+    hint = f"see: specialists feed --job {job_id}"
+    print(f"error: job {job_id} ended {st.status}{why}; it has no result ({hint})", file=sys.stderr)
     return 1
-
-
-def _print(text: str, *, raw: bool) -> int:
-    sys.stdout.write(text)
-    if not raw and not text.endswith("\n"):
-        sys.stdout.write("\n")
-    sys.stdout.flush()
-    return 0

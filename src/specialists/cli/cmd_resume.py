@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from specialists.project import Project
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -14,13 +18,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, project: Project) -> int:
     from pathlib import Path
 
-    from specialists.cli.cmd_run import launch, parse_duration_ms, read_prompt
-    from specialists.supervise.plan import JobRequest, open_store, plan_job
+    from specialists.cli.cmd_run import plan_and_launch, read_prompt, timeout_ms
+    from specialists.supervise.plan import JobRequest
 
-    store = open_store()
+    store = project.store
     job_id = store.resolve(args.job)
     parent = store.read_record(job_id)
     request = JobRequest(
@@ -29,9 +33,8 @@ def run(args: argparse.Namespace) -> int:
         cwd=Path(args.cwd) if args.cwd else Path(parent.cwd),
         runner=args.runner,
         model=args.model,
-        timeout_ms=parse_duration_ms(args.timeout) if args.timeout else None,
+        timeout_ms=timeout_ms(args),
         keep_alive=args.keep_alive,
         continue_from=job_id,
     )
-    record = plan_job(store, request, foreground=not args.background)
-    return launch(store, record, background=args.background, as_json=args.json)
+    return plan_and_launch(project, request, background=args.background, as_json=args.json)

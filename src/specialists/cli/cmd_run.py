@@ -4,38 +4,34 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from typing import TYPE_CHECKING
 
+from specialists.cli.values import DURATION_HELP, Duration, nonempty
 from specialists.errors import UserError
 
 if TYPE_CHECKING:
     from specialists.jobs.records import JobRecord
-    from specialists.jobs.store import JobStore
+    from specialists.project import Project
+    from specialists.supervise.plan import JobRequest
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)?")
-_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, None: 1000}
-
-
-def parse_duration_ms(text: str) -> int:
-    """'90' or '90s' -> 90000; also ms, m, h suffixes."""
-    match = _DURATION.fullmatch(text.strip())
-    # Under 1 ms rounds to 0, which means "no timeout" downstream: refuse it instead.
-    if not match or float(match.group(1)) * _UNITS_MS[match.group(2)] < 1:
-        raise UserError(f"invalid duration {text!r}", hint="use e.g. 90, 90s, 1500ms, 5m, 1h")
-    return int(float(match.group(1)) * _UNITS_MS[match.group(2)])
+# A foreground run's exit code by final status (docs/cli.md).
+EXIT_BY_STATUS = {"done": 0, "cancelled": 130}
 
 
 def add_common_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prompt", "-p", help="the task; read from stdin when omitted or '-'")
     p.add_argument("--background", "-b", action="store_true", help="return the job id at once")
-    p.add_argument("--model", help="override the model (provider/model)")
-    p.add_argument("--runner", help="pi, claude, codex, command or native")
-    p.add_argument("--timeout", help="kill the job after this long (90s, 5m, 1500ms)")
+    p.add_argument("--model", type=nonempty, help="override the model (provider/model)")
+    p.add_argument("--runner", type=nonempty, help="pi, claude, codex, command or native")
+    p.add_argument(
+        "--timeout", type=Duration, help=f"kill the job after this long ({DURATION_HELP})"
+    )
     p.add_argument("--keep-alive", action="store_true", default=None, help="accept follow-ups")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--cwd", help="working directory for the agent (default: current)")
+    p.add_argument(
+        "--cwd", type=nonempty, help="working directory for the agent (default: current)"
+    )
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -75,10 +71,21 @@ def _read_stdin_text() -> str:
         raise UserError(f"the prompt on stdin is not valid UTF-8 (at byte {exc.start})") from None
 
 
-def run(args: argparse.Namespace) -> int:
+def timeout_ms(args: argparse.Namespace) -> int | None:
+    """The --timeout in ms; a bare small number (likely meant as seconds) gets a warning."""
+    if args.timeout is None:
+        return None
+    warning = args.timeout.warning("--timeout")
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
+    ms: int = args.timeout.ms
+    return ms
+
+
+def run(args: argparse.Namespace, project: Project) -> int:
     from pathlib import Path
 
-    from specialists.supervise.plan import JobRequest, open_store, plan_job
+    from specialists.supervise.plan import JobRequest
 
     variables = {}
     for item in args.var:
@@ -86,7 +93,6 @@ def run(args: argparse.Namespace) -> int:
         if not sep or not key:
             raise UserError(f"invalid --var {item!r}", hint="use --var name=value")
         variables[key] = value
-    store = open_store()
     prompt = read_prompt(args, required=args.bead is None)
     request = JobRequest(
         specialist=args.name,
@@ -94,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         cwd=Path(args.cwd) if args.cwd else None,
         runner=args.runner,
         model=args.model,
-        timeout_ms=parse_duration_ms(args.timeout) if args.timeout else None,
+        timeout_ms=timeout_ms(args),
         keep_alive=args.keep_alive,
         continue_from=args.continue_from,
         variables=variables,
@@ -102,22 +108,41 @@ def run(args: argparse.Namespace) -> int:
         context_depth=args.context_depth,
         track_bead=not args.no_beads,
     )
-    record = plan_job(store, request, foreground=not args.background)
-    return launch(store, record, background=args.background, as_json=args.json)
+    return plan_and_launch(project, request, background=args.background, as_json=args.json)
 
 
-def launch(store: JobStore, record: JobRecord, *, background: bool, as_json: bool) -> int:
-    from specialists.supervise.plan import run_foreground, start_background
+def plan_and_launch(
+    project: Project, request: JobRequest, *, background: bool, as_json: bool
+) -> int:
+    """Plan the job, start it, and show what happened (shared by `run` and `resume`)."""
+    warnings: list[str] = []
+    try:
+        record = project.plan(request, foreground=not background, warnings=warnings)
+    finally:
+        _warn(warnings)
+    return launch(project, record, background=background, as_json=as_json)
 
+
+def launch(project: Project, record: JobRecord, *, background: bool, as_json: bool) -> int:
+    from specialists.jobs.view import read_answer
+
+    warnings: list[str] = []
     if background:
-        job_id = start_background(store, record)
+        try:
+            job_id = project.start_background(record, warnings)
+        finally:
+            _warn(warnings)
         print(json.dumps({"id": job_id}) if as_json else job_id)
         return 0
     from specialists.cli.foreground import ForegroundObserver
 
     observer = ForegroundObserver(quiet=as_json)
-    status = run_foreground(store, record, observer)
-    result = store.read_result(status.id)
+    try:
+        job = project.start_in_process(record, observer, handle_signals=True, warnings=warnings)
+    finally:
+        _warn(warnings)
+    status = job.run()
+    result = read_answer(project.store, status)  # the caller has it now: no banner for it
     if as_json:
         print(
             json.dumps(
@@ -127,7 +152,14 @@ def launch(store: JobStore, record: JobRecord, *, background: bool, as_json: boo
     else:
         observer.finish(result)
         if status.status == "error":
-            print(f"error: job {status.id} failed: {status.error}", file=sys.stderr)
+            observer.fail(f"job {status.id} failed: {status.error}")
         elif status.status == "cancelled":
-            print(f"job {status.id} cancelled", file=sys.stderr)
-    return {"done": 0, "cancelled": 130}.get(status.status, 1)
+            observer.fail(f"job {status.id} cancelled")
+    return EXIT_BY_STATUS.get(status.status, 1)
+
+
+def _warn(warnings: list[str]) -> None:
+    from specialists.display import display_line
+
+    for warning in warnings:
+        print(f"warning: {display_line(warning, 400)}", file=sys.stderr)

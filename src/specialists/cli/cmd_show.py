@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from specialists.catalog.model import Specialist
+    from specialists.project import Project
 
 
 def add_parser(subparsers: Any) -> None:
@@ -22,11 +23,10 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.catalog import load_catalog, specialist_to_dict
-    from specialists.jobs.paths import find_project_root
 
-    catalog = load_catalog(find_project_root())
+    catalog = load_catalog(project.root)
     spec = catalog.get(args.name)  # NotFound -> one line with suggestions, exit 2
     shadowed = catalog.shadowed_by(spec.name)
     if args.json:
@@ -34,7 +34,9 @@ def run(args: argparse.Namespace) -> int:
         data["shadowed"] = [str(s.source) for s in shadowed]
         print(json.dumps(data, indent=2))
         return 0
-    print(describe(spec, [str(s.source) for s in shadowed]))
+    from specialists.display import for_terminal
+
+    print(for_terminal(describe(spec, [str(s.source) for s in shadowed])))
     return 0
 
 

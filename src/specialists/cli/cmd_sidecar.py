@@ -9,6 +9,10 @@ keeps in its log file. Exit 0 when stdin closes; 2 for a bad owner or cwd.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from specialists.project import Project
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -24,14 +28,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, project: Project) -> int:
     import logging
     import sys
     from pathlib import Path
 
     from specialists.errors import UserError
     from specialists.events.owners import check_owner
-    from specialists.jobs.paths import find_project_root, state_dir
+    from specialists.jobs.paths import find_project_root
+    from specialists.jobs.paths import state_dir as state_dir_of
     from specialists.pi_extension.ops import Front
     from specialists.pi_extension.sidecar import Sidecar, parent_watch
 
@@ -44,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
         level=logging.INFO,
         format="%(asctime)s sidecar %(levelname)s: %(message)s",
     )
-    front = Front(state_dir(find_project_root(cwd)), owner, cwd)
+    # The pi session's own directory decides the project (pi may run elsewhere than we do).
+    store_root = project.store.root if args.cwd is None else state_dir_of(find_project_root(cwd))
+    front = Front(store_root, owner, cwd)
     watch = parent_watch(args.parent_pid)
     return Sidecar(front, sys.stdin.buffer, sys.stdout.buffer, parent_alive=watch).run()

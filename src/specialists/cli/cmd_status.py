@@ -1,52 +1,57 @@
-"""`specialists status [--job ID] [--json]`: active jobs first, finished ones summarised."""
+"""`specialists status [--job ID] [--json]`: a health line, active jobs first, finished ones
+summarised."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from specialists.cli.render import clip, duration, live_elapsed, status_line
+from specialists.cli.render import clip, status_line
+from specialists.display import duration
+
+if TYPE_CHECKING:
+    from specialists.project import Project
 
 RECENT_FINISHED = 5
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("status", help="show jobs (or one job with --job)")
+    p = sub.add_parser("status", help="show health and jobs (or one job with --job)")
     p.add_argument("--job", "-j", help="one job, by id or unique prefix")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--all", "-a", action="store_true", help="list every finished job too")
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from specialists.jobs.paths import find_project_root, state_dir
-    from specialists.jobs.store import JobStore
-    from specialists.jobs.view import current_status, overview
+def run(args: argparse.Namespace, project: Project) -> int:
+    from specialists.cli.health import health_line
+    from specialists.jobs.view import current_status, outcome_counts, overview
 
-    store = JobStore(state_dir(find_project_root()))
+    store = project.store
     if args.job is not None:
         st = current_status(store, store.resolve(args.job))
         print(json.dumps(st.to_dict()) if args.json else _detail(st))
         return 0
     active, finished, problems = overview(store)
     for problem in problems:
-        print(f"warning: {problem}", file=sys.stderr)
+        print(f"warning: {clip(problem, 300)}", file=sys.stderr)
     active.sort(key=lambda s: s.started_at_ms, reverse=True)
     finished.sort(key=lambda f: f.started_at_ms, reverse=True)
     shown = finished if args.all else finished[:RECENT_FINISHED]
-    counts: dict[str, int] = {}
-    for entry in finished:
-        counts[entry.status] = counts.get(entry.status, 0) + 1
+    counts = outcome_counts(finished)
+    health = health_line(project.root)
     if args.json:
         payload: dict[str, Any] = {
+            "health": health,
             "active": [s.to_dict() for s in active],
             "finished": [entry._asdict() for entry in shown],
             "counts": counts,
         }
         print(json.dumps(payload))
         return 0
+    print(health)
     if not active and not finished:
         print("no jobs")
         return 0
@@ -74,27 +79,31 @@ def _finished_line(entry: Any) -> str:
 
 
 def _detail(st: Any) -> str:
+    from specialists.jobs.view import doing, elapsed_s
+
     lines = [
-        f"  {st.id}  {st.specialist} | {st.status} | {duration(live_elapsed(st))} | "
-        f"model: {st.model or 'default'} | runner: {st.runner}"
+        f"  {st.id}  {clip(st.specialist, 60)} | {st.status} | {duration(elapsed_s(st))} | "
+        f"model: {clip(st.model or 'default', 80)} | runner: {clip(st.runner, 20)}"
     ]
     if st.active:
-        current = st.current_event or ""
-        if st.current_tool:
-            current += f" {st.current_tool}"
+        current = doing(st)
+        if st.current_tool and st.current_event:
+            current = f"{st.current_event} {current}"
         lines.append(f"  Current: {clip(current, 100)}" + ("  (STALLED)" if st.stalled else ""))
     if st.error:
-        lines.append(f"  Error: {st.error}")
+        lines.append(f"  Error: {clip(st.error, 2000)}")
+    if st.needs_attention:
+        lines.append(f"  Needs attention: {clip(st.needs_attention, 300)}")
     if st.bead_id:
-        lines.append(f"  Bead: {st.bead_id}")
+        lines.append(f"  Bead: {clip(st.bead_id, 100)}")
     if st.session_file:
-        lines.append(f"  Session: {st.session_file}")
+        lines.append(f"  Session: {clip(st.session_file, 300)}")
     if st.parent_id:
         lines.append(f"  Continues: {st.parent_id}")
     tokens = " ".join(f"{k}={v}" for k, v in st.tokens.items())
     cost = f"  cost ${st.cost_usd:.4f}" if st.cost_usd else ""
     lines.append(
         f"  Events: {st.events} ({st.tool_calls} tool calls){cost}"
-        + (f"  tokens {tokens}" if tokens else "")
+        + (f"  tokens {clip(tokens, 200)}" if tokens else "")
     )
     return "\n".join(lines)

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from specialists.project import Project
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -18,21 +22,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         p.set_defaults(run=run, kind=kind)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, project: Project) -> int:
+    from specialists.display import display_line
     from specialists.jobs.actions import send_message
-    from specialists.jobs.paths import find_project_root, state_dir
-    from specialists.jobs.store import JobStore
 
-    store = JobStore(state_dir(find_project_root()))
+    store = project.store
     job_id = store.resolve(args.job)
     what = args.kind.replace("_", "-")
     outcome = send_message(store, job_id, args.kind, " ".join(args.message), wait=not args.no_wait)
     if outcome.state == "refused":
         if outcome.request_id is None:  # the job had already ended
-            hint = f"; continue it with: specialists resume {job_id} --prompt ..."
-            print(f"failed: {outcome.reason}{hint}", file=sys.stderr)
+            hint = f"continue it with: specialists resume {job_id} --prompt ..."
         else:
-            print(f"failed: {outcome.reason}", file=sys.stderr)
+            hint = f"see: specialists feed --job {job_id}"
+        reason = display_line(outcome.reason, 300)
+        print(f"error: {what} refused: {reason} ({hint})", file=sys.stderr)
         return 1
     if outcome.state == "pending":
         print(f"pending: job {job_id} has not picked up request {outcome.request_id} yet")

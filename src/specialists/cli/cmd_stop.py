@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from specialists.project import Project
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -12,22 +16,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.jobs.actions import stop_job
-    from specialists.jobs.paths import find_project_root, state_dir
-    from specialists.jobs.store import JobStore
 
-    store = JobStore(state_dir(find_project_root()))
+    store = project.store
     outcome = stop_job(store, store.resolve(args.job))
-    st = outcome.status
-    if not outcome.was_active:
-        print(f"job {st.id} is already {st.status}; nothing to stop")
-        return 0
-    if st.status == "cancelled":
-        print(f"stopped: job {st.id} cancelled")
-        return 0
-    if st.active:
-        print(f"error: job {st.id} did not stop (status {st.status})", file=sys.stderr)
+    if outcome.kind == "still_running":
+        hint = f"see: specialists status --job {outcome.job_id}"
+        print(f"error: {outcome.describe()} ({hint})", file=sys.stderr)
         return 1
-    print(f"job {st.id} ended as {st.status} before it could be cancelled")
+    print(outcome.describe())
     return 0

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from specialists.project import Project
+
 INSTALL_HINT = "install it with: pip install 'specialists[tui]'"
 
 
@@ -22,13 +26,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, project: Project) -> int:
     import sys
     from pathlib import Path
 
     from specialists.errors import UserError
-    from specialists.jobs.paths import find_project_root, state_dir
-    from specialists.jobs.store import JobStore
 
     try:
         from specialists.tui.app import TopApp
@@ -44,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
             )
     from specialists.fleet.model import job_fleet
 
-    root = find_project_root()
-    store = JobStore(state_dir(root))
+    root = project.root
+    store = project.store
     label = str(root).replace(str(Path.home()), "~", 1)
     TopApp(store, job_fleet(store), root_label=label, active_only=args.active).run()
     return 0

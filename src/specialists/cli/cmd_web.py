@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from specialists.project import Project
+
 DEFAULT_PORT = 8765  # web/server.py holds the same number; kept here to keep --help light
 
 
@@ -25,9 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from specialists.jobs.paths import find_project_root, state_dir
-    from specialists.jobs.store import JobStore
+def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.web.server import serve
 
-    return serve(JobStore(state_dir(find_project_root())), args.host, args.port)
+    return serve(project.store, args.host, args.port)

@@ -1,61 +1,53 @@
-"""Plain-text rendering shared by the commands (no rich: output is often read by agents)."""
+"""Plain-text rendering shared by the commands (no rich: output is often read by agents).
+
+Everything here that carries agent text goes through `display_line`: one line, clipped,
+terminal escapes made visible.
+"""
 
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
+from specialists.display import display_line, duration
 from specialists.jobs.records import JobStatus
+from specialists.jobs.view import doing, elapsed_s
 
-
-def duration(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
-
-
-def live_elapsed(st: JobStatus) -> float:
-    if st.active and st.started_at_ms:
-        return time.time() - st.started_at_ms / 1000
-    return st.elapsed_s
-
-
-def clip(text: str | None, width: int) -> str:
-    text = (text or "").replace("\n", " ")
-    return text if len(text) <= width else text[: width - 1] + "…"
+clip = display_line  # the commands' name for it: one safe line of at most N characters
 
 
 def status_line(st: JobStatus) -> str:
-    if st.status == "running":
-        what = f"tool: {st.current_tool}" if st.current_tool else (st.current_event or "")
-        if st.stalled:
-            what = "STALLED " + what
-    elif st.status == "waiting":
-        what = "waiting for follow-up"
-    elif st.status == "done":
+    if st.status == "done":
         what = "✓"
     elif st.status == "error":
         what = f"✗ {st.error or ''}"
     else:
-        what = st.current_event or ""
+        what = doing(st)
+        if st.status == "running" and st.current_tool:
+            what = f"tool: {what}"
+        if st.stalled:
+            what = "STALLED " + what
     return (
         f"  {st.id}  {clip(st.specialist, 14):<14} {st.status:<9} "
-        f"{duration(live_elapsed(st)):>6}  {clip(what, 60)}"
+        f"{duration(elapsed_s(st)):>6}  {clip(what, 60)}"
     )
 
 
 FEED_NAMES = {"tool_execution_end": "tool_end", "tool_execution": "tool"}
 
 
+def _int(value: Any, default: int) -> int:
+    """An event field that should be a number (events.jsonl is untrusted input)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
 def feed_line(job_id: str, specialist: str, started_ms: int, ev: dict[str, Any]) -> str:
     kind = str(ev.get("event", "?"))
-    offset = max(0, (int(ev.get("ts", started_ms)) - started_ms) // 1000)
+    offset = max(0, (_int(ev.get("ts"), started_ms) - started_ms) // 1000)
     clock = f"{offset // 60:02d}:{offset % 60:02d}"
     return (
         f"[{job_id}] {clip(specialist, 12):<12} {clock}  "
-        f"{FEED_NAMES.get(kind, kind):<11} {event_detail(ev)}"
+        f"{clip(FEED_NAMES.get(kind, kind), 30):<11} {event_detail(ev)}"
     ).rstrip()
 
 
@@ -64,12 +56,12 @@ def event_detail(ev: dict[str, Any]) -> str:
     if kind == "toolcall":
         return clip(str(ev.get("tool", "")) + _args(ev), 100)
     if kind == "tool_execution":
-        return str(ev.get("tool", ""))
+        return clip(ev.get("tool", ""), 100)
     if kind == "tool_execution_end":
         ms = ev.get("duration_ms")
         secs = f"  {ms / 1000:.1f}s" if isinstance(ms, int | float) else ""
         err = "  error" if ev.get("is_error") else ""
-        return f"{ev.get('tool', '')}{secs}{err}"
+        return f"{clip(ev.get('tool', ''), 80)}{secs}{err}"
     if kind in ("done", "cancelled"):
         ms = ev.get("duration_ms")
         return f"{ms / 1000:.1f}s" if isinstance(ms, int | float) else ""
@@ -79,7 +71,7 @@ def event_detail(ev: dict[str, Any]) -> str:
         return clip(f"{ev.get('runner', '')} {ev.get('model') or ''}", 80)
     if kind in ("steer_ack", "follow_up_ack", "stop_ack", "abort_ack"):
         ok = "delivered" if ev.get("delivered") else f"failed: {ev.get('reason', '')}"
-        return ("queued" if ev.get("queued") else ok) + f" ({ev.get('request', '')})"
+        return clip(("queued" if ev.get("queued") else ok) + f" ({ev.get('request', '')})", 120)
     if kind == "turn_end":
         return _turn_detail(ev)
     skip = {"seq", "ts", "event", "call_id"}
@@ -88,14 +80,15 @@ def event_detail(ev: dict[str, Any]) -> str:
 
 
 def _turn_detail(ev: dict[str, Any]) -> str:
-    parts = [f"turn {ev['turn']}"] if "turn" in ev else []
+    parts = [f"turn {clip(ev['turn'], 20)}"] if "turn" in ev else []
     usage = ev.get("usage")
     if isinstance(usage, dict):
-        parts.append(f"in={usage.get('input', 0)} out={usage.get('output', 0)}")
-        if usage.get("cost_usd"):
-            parts.append(f"${usage['cost_usd']:.4f}")
+        parts.append(f"in={clip(usage.get('input', 0), 20)} out={clip(usage.get('output', 0), 20)}")
+        cost = usage.get("cost_usd")
+        if isinstance(cost, int | float) and cost:
+            parts.append(f"${cost:.4f}")
     if ev.get("tool_calls"):
-        parts.append(f"{ev['tool_calls']} tool call(s)")
+        parts.append(f"{clip(ev['tool_calls'], 20)} tool call(s)")
     return " ".join(parts)
 
 

@@ -13,15 +13,15 @@ import sys
 import time
 from pathlib import Path
 
-from specialists.jobs.paths import STATE_DIR_NAME, find_project_root, user_state_dir
+from specialists import logfile
+from specialists.jobs.paths import STATE_DIR_NAME, find_project_root
 
 # `typing` costs ~5 ms to import; annotations are strings here, so only type checkers need it.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
-LOG_NAME = "hooks.log"
-LOG_MAX_BYTES = 512 * 1024  # then the log is rotated to hooks.log.1
+LOG_NAME = "hooks.log"  # in $XDG_STATE_HOME/specialists/, rotated by logfile.py
 STDIN_LIMIT = 1024 * 1024  # Claude Code sends a few KB; never buffer more than this
 STDIN_WAIT_S = 1.0  # a host that never closes stdin must not hang the hook
 _HEX = frozenset("0123456789abcdef")
@@ -34,17 +34,12 @@ def is_job_id(name: str) -> bool:
 
 def log(event: str, message: str) -> None:
     """Append one line to hooks.log. Never raises: the log is the last resort."""
-    path = user_state_dir() / LOG_NAME
-    line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {event} pid={os.getpid()}: {message}\n"
+    line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {event} pid={os.getpid()}: {message}"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
-            os.replace(path, path.with_name(LOG_NAME + ".1"))  # keep one old log
-        with open(path, "a", encoding="utf-8") as f:
-            f.write(line)
+        logfile.append(LOG_NAME, line)
     except OSError as exc:
         # Nowhere left to write but stderr, which Claude Code shows only in verbose mode.
-        print(f"specialists hook: cannot write {path}: {exc}; {line.strip()}", file=sys.stderr)
+        print(f"specialists hook: cannot write {LOG_NAME}: {exc}; {line}", file=sys.stderr)
 
 
 def read_stdin(stream: TextIO | None) -> str:
@@ -110,20 +105,6 @@ def hook_reply(event: str, context: str) -> str:
         {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}},
         ensure_ascii=False,
     )
-
-
-def format_elapsed(seconds: float | int | None) -> str:
-    """1m47s as in the seed's banners; hours as 1h02m."""
-    total = max(0, round(seconds or 0))
-    if total >= 3600:
-        return f"{total // 3600}h{total % 3600 // 60:02d}m"
-    return f"{total // 60}m{total % 60:02d}s"
-
-
-def one_line(text: object, limit: int) -> str:
-    """A single line of at most `limit` characters (errors can carry stderr tails)."""
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def read_json_object(path: Path) -> dict[str, Any]:

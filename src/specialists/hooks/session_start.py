@@ -16,7 +16,10 @@ import os
 import time
 from pathlib import Path
 
-from specialists.hooks.common import format_elapsed, hook_reply, is_job_id, log, read_json_object
+from specialists.display import display_line, duration
+from specialists.hooks.common import hook_reply, is_job_id, log, read_json_object
+from specialists.notices import read_keys
+from specialists.owner import Owner, reading_owner
 from specialists.vocab import SPEC_SUFFIXES
 
 # `typing` costs ~5 ms to import; annotations are strings here, so only type checkers need it.
@@ -140,15 +143,21 @@ def finished_ids(jobs_dir: Path) -> frozenset[str]:
         return frozenset()
 
 
-def pending_reports(state_dir: Path) -> int:
+def pending_reports(state_dir: Path, owner: Owner) -> int:
+    """How many notices wait for this session (the next prompt's banners)."""
+    ready = state_dir / "ready"
     try:
-        return sum(1 for e in os.scandir(state_dir / "ready") if is_job_id(e.name))
-    except FileNotFoundError:
+        names = [e.name for e in os.scandir(ready) if is_job_id(e.name)]
+    except (FileNotFoundError, NotADirectoryError):
         return 0
+    return sum(1 for name in names if owner.matches(read_keys(ready / name) or ()))
 
 
-def context(state_dir: Path, project_root: Path, now: float | None = None) -> str:
+def context(
+    state_dir: Path, project_root: Path, now: float | None = None, owner: Owner | None = None
+) -> str:
     now = time.time() if now is None else now
+    owner = reading_owner() if owner is None else owner
     lines: list[str] = []
     jobs = active_jobs(state_dir, now)
     if jobs:
@@ -156,15 +165,15 @@ def context(state_dir: Path, project_root: Path, now: float | None = None) -> st
         for st in jobs[:MAX_JOBS_SHOWN]:
             started = (st.get("started_at_ms") or now * 1000) / 1000
             shown.append(
-                f"{st['id']} {st.get('specialist', '?')} {st.get('status')} "
-                f"{format_elapsed(now - started)}"
+                f"{st['id']} {display_line(st.get('specialist', '?'), 40)} "
+                f"{display_line(st.get('status'), 12)} {duration(now - started)}"
             )
         extra = f" (+{len(jobs) - MAX_JOBS_SHOWN} more)" if len(jobs) > MAX_JOBS_SHOWN else ""
         lines.append(
             f"[specialists] {len(jobs)} active job(s): {'; '.join(shown)}{extra}. "
             "Check: specialists status"
         )
-    pending = pending_reports(state_dir)
+    pending = pending_reports(state_dir, owner)
     if pending:
         lines.append(
             f"[specialists] {pending} finished job(s) not yet reported; "
@@ -183,8 +192,9 @@ def context(state_dir: Path, project_root: Path, now: float | None = None) -> st
 
 
 def run(data: dict[str, Any], state_dir: Path, out: TextIO) -> None:
-    del data  # source (startup/resume/clear/compact) does not change what we say
-    text = context(state_dir, state_dir.parent)
+    # source (startup/resume/clear/compact) does not change what we say; the session does.
+    owner = reading_owner(data.get("session_id"))
+    text = context(state_dir, state_dir.parent, owner=owner)
     if text:
         out.write(hook_reply(EVENT, text) + "\n")
         out.flush()

@@ -1,12 +1,15 @@
-"""UserPromptSubmit: one banner per finished job, then the job's ready marker is gone.
+"""UserPromptSubmit: one banner per job with news for this session, then its notice is gone.
 
     [Specialist 'overthinker' completed (job a1b2c3d4, 1m47s). Run: specialists result a1b2c3d4]
     [Specialist 'x' failed (job 0badc0de, 0m12s): <error>. Run: specialists feed --job 0badc0de]
 
-Each marker is first claimed by renaming it to `.<id>.<pid>.claim`, so two sessions in one
-project never both report a job. Claims are deleted only after the banners reached stdout;
-if writing fails they are renamed back. A claim left by a hook that died is returned to the
-queue by the next hook. Nothing here imports yaml, the catalog or the job store classes.
+Only notices addressed to this session are taken (notices.py, owner.py): the hook input's
+session_id, CLAUDE_CODE_SESSION_ID and the Claude Code process above the hook name it;
+other sessions' notices stay for them. Each notice is first claimed by renaming it to
+`.<id>.<pid>.claim`, so two hooks of one session never both report a job. Claims are
+deleted only after the banners reached stdout; if writing fails they are renamed back. A
+claim left by a hook that died is returned to the queue by the next hook. Expired notices
+are dropped on the way. Nothing here imports yaml, the catalog or the job store classes.
 """
 
 from __future__ import annotations
@@ -14,15 +17,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from specialists.hooks.common import (
-    format_elapsed,
-    hook_reply,
-    is_job_id,
-    log,
-    one_line,
-    read_json_object,
-)
+from specialists.display import display_line, duration
+from specialists.hooks.common import hook_reply, is_job_id, log, read_json_object
 from specialists.jobs.liveness import pid_exists
+from specialists.notices import NOTICE_TTL_S, read_keys
+from specialists.owner import Owner, reading_owner
 
 # `typing` costs ~5 ms to import; annotations are strings here, so only type checkers need it.
 TYPE_CHECKING = False
@@ -59,8 +58,9 @@ def banner(job_id: str, status: dict[str, Any]) -> str | None:
     """The seed's one-line banner for a finished (or answered, waiting) job; None while the
     job is still working."""
     state = status.get("status")
-    name = str(status.get("specialist") or "?")
-    took = format_elapsed(status.get("elapsed_s"))
+    name = display_line(status.get("specialist") or "?", 60)
+    elapsed = status.get("elapsed_s")
+    took = duration(elapsed if isinstance(elapsed, int | float) else 0)
     if state == "waiting":  # a keep-alive job answered and waits for a follow-up
         return (
             f"[Specialist '{name}' answered (job {job_id}, {took}) and waits for a follow-up. "
@@ -78,7 +78,7 @@ def banner(job_id: str, status: dict[str, Any]) -> str | None:
             f"[Specialist '{name}' cancelled (job {job_id}, {took}). "
             f"Run: specialists feed --job {job_id}]"
         )
-    error = one_line(status.get("error") or f"status {state!r}", MAX_ERROR_CHARS)
+    error = display_line(status.get("error") or f"status {state!r}", MAX_ERROR_CHARS)
     return (
         f"[Specialist '{name}' failed (job {job_id}, {took}): {error}. "
         f"Run: specialists feed --job {job_id}]"
@@ -105,8 +105,11 @@ def _requeue_stale_claim(ready: Path, name: str) -> str | None:
     return parts[0]
 
 
-def scan(state_dir: Path) -> Report:
-    """Claim up to MAX_BANNERS markers (oldest first) and build their banners."""
+def scan(state_dir: Path, owner: Owner, now: float | None = None) -> Report:
+    """Claim up to MAX_BANNERS of `owner`'s notices (oldest first) and build their banners."""
+    import time
+
+    now = time.time() if now is None else now
     report = Report()
     ready = state_dir / "ready"
     try:
@@ -123,9 +126,15 @@ def scan(state_dir: Path) -> Report:
         if name is None:
             continue
         try:
-            markers.append(((ready / name).stat().st_mtime, name))
+            mtime = (ready / name).stat(follow_symlinks=False).st_mtime
         except FileNotFoundError:
             continue  # consumed by another hook meanwhile
+        if now - mtime > NOTICE_TTL_S:
+            _drop_expired(ready / name)
+            continue
+        keys = read_keys(ready / name)  # None: not a regular file (a FIFO, a link)
+        if keys is not None and owner.matches(keys):
+            markers.append((mtime, name))
     markers.sort()
     report.more = max(0, len(markers) - MAX_BANNERS)
     for _, job_id in markers[:MAX_BANNERS]:
@@ -134,9 +143,18 @@ def scan(state_dir: Path) -> Report:
         try:
             os.rename(marker, claim)
         except FileNotFoundError:
-            continue  # another session's hook claimed it
+            continue  # another hook of this session claimed it
         _report_job(state_dir, job_id, marker, claim, report)
     return report
+
+
+def _drop_expired(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        log("user-prompt-submit", f"cannot drop expired notice {path.name}: {exc}")
 
 
 def _report_job(state_dir: Path, job_id: str, marker: Path, claim: Path, report: Report) -> None:
@@ -191,8 +209,7 @@ def _rename_quietly(src: Path, dst: Path) -> None:
 
 def run(data: dict[str, Any], state_dir: Path, out: TextIO) -> None:
     """Scan, print the hook JSON (or nothing at all), then settle the claims."""
-    del data  # the prompt itself is not needed; only the session's cwd (already resolved)
-    report = scan(state_dir)
+    report = scan(state_dir, reading_owner(data.get("session_id")))
     text = report.context()
     if not text:
         settle(report, delivered=True)

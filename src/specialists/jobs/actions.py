@@ -12,7 +12,7 @@ import os
 import signal
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
 from specialists.errors import UserError
 from specialists.jobs.control import ControlKind, post_request
@@ -48,6 +48,9 @@ def wait_for_ack(
 # --- stop ---------------------------------------------------------------------------------
 
 
+StopKind = Literal["not_active", "cancelled", "ended", "still_running"]
+
+
 @dataclass(frozen=True)
 class StopOutcome:
     job_id: str
@@ -55,8 +58,32 @@ class StopOutcome:
     was_active: bool  # False: the job had already ended, nothing was done
 
     @property
+    def kind(self) -> StopKind:
+        """not_active: it had ended, nothing done; cancelled: stopped; ended: it reached
+        another end first (done or error); still_running: it did not stop (a failure)."""
+        if not self.was_active:
+            return "not_active"
+        if self.status.status == "cancelled":
+            return "cancelled"
+        return "still_running" if self.status.active else "ended"
+
+    @property
     def stopped(self) -> bool:
-        return self.was_active and self.status.status == "cancelled"
+        return self.kind == "cancelled"
+
+    def describe(self) -> str:
+        """One line for any interface: what stopping did."""
+        st = self.status
+        kind = self.kind
+        if kind == "not_active":
+            return f"job {st.id} is already {st.status}; nothing to stop"
+        if kind == "cancelled":
+            return f"stopped: job {st.id} cancelled"
+        if kind == "ended":
+            return f"job {st.id} ended as {st.status} before it could be cancelled"
+        if kind == "still_running":
+            return f"job {st.id} did not stop (still {st.status})"
+        assert_never(kind)
 
 
 def stop_job(
@@ -80,7 +107,7 @@ def stop_job(
     if not acked and supervisor_alive(st):
         # The supervisor is not reading its inbox (busy in a pre-script, or hung).
         if in_this_process:
-            kill_agent(st)
+            kill_agent(st, store.job_dir(job_id))
         else:
             _signal(st.supervisor_pid, st.supervisor_start_time, signal.SIGTERM)
     deadline = time.monotonic() + stop_timeout
@@ -90,7 +117,7 @@ def stop_job(
             return StopOutcome(job_id, st, was_active=True)
         time.sleep(0.05)
     if in_this_process:
-        kill_agent(st)
+        kill_agent(st, store.job_dir(job_id))
         return StopOutcome(job_id, current_status(store, job_id), was_active=True)
     _signal(st.supervisor_pid, st.supervisor_start_time, signal.SIGKILL)
     time.sleep(0.1)

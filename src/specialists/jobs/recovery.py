@@ -3,6 +3,7 @@
 Proof of death is twofold: the recorded supervisor pid is gone (or is another process,
 by its start time) AND the job's lock can be taken (the supervisor holds it for its whole
 life). Only then does another process write the job's files, and only under that lock.
+Before that, everything the dead supervisor left running is killed (jobs/proctree.py).
 
 Recovery is idempotent. Under the lock it looks at what events.jsonl already ends with: a
 terminal event there (the supervisor wrote its last event but not its status: a full disk,
@@ -17,10 +18,9 @@ half-way, recorded as never started, so `status` shows it and gc removes it in t
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import time
+from pathlib import Path
 
 from specialists.errors import StoreError
 from specialists.jobs.events import TERMINAL_EVENTS, last_event
@@ -50,7 +50,7 @@ def recover_if_dead(
         current = store.read_status(job_id)
         if current is None or not current.active or supervisor_alive(current):
             return current or status
-        kill_agent(current)
+        kill_agent(current, store.job_dir(job_id))
         return _record_end(store, current, final, reason)
     finally:
         lock.release()
@@ -105,9 +105,15 @@ def _specialist_of(store: JobStore, job_id: str) -> str:
         return "?"  # job.json is missing or damaged too
 
 
-def kill_agent(status: JobStatus) -> None:
-    """SIGKILL the agent's process group, if the recorded agent is still that process."""
-    pid = status.pid
-    if pid and is_alive(pid, status.agent_start_time):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
+def kill_agent(status: JobStatus, job_dir: Path | None = None) -> None:
+    """SIGKILL the job's recorded agent (if it is still that process) with its group and tree,
+    and, given the job's directory, every other process that provably belongs to the job."""
+    # Imported here: `status` reads many jobs and recovers few; it should not pay for this.
+    from specialists.jobs.proctree import Proc, kill_job, kill_tree
+
+    pid, start = status.pid, status.agent_start_time
+    agent = Proc(pid, start) if pid and start is not None and start > 0 else None
+    if job_dir is not None:
+        kill_job(job_dir, agent)
+    elif agent is not None:
+        kill_tree(agent)

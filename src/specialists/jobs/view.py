@@ -1,13 +1,72 @@
-"""Read-side helpers shared by status, result, feed and the hooks: statuses, with dead
-supervisors recorded on the way (recovery is applied only to active jobs)."""
+"""The read side every interface shares (CLI status/result/feed, the MCP tools): statuses
+with dead supervisors recorded on the way (recovery is applied only to active jobs), and
+the few facts each interface shows about a job: which answer, how long, doing what, how
+many of each outcome. The interfaces only render these; none computes them on its own.
+"""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterable
+
+from specialists import notices
 from specialists.errors import StoreError
 from specialists.jobs import index
 from specialists.jobs.records import JobStatus
 from specialists.jobs.recovery import recover_if_dead, settle_unstarted
-from specialists.jobs.store import JobStore, iter_statuses
+from specialists.jobs.store import ANSWERS_DIR, RESULT_FILE, JobStore, iter_statuses
+
+WAITING_DOING = "waiting for a follow-up"
+
+
+def elapsed_s(st: JobStatus | index.Finished, now: float | None = None) -> float:
+    """Seconds the job has run: live while it is active, as recorded once it ended."""
+    if isinstance(st, JobStatus) and st.active and st.started_at_ms:
+        now = time.time() if now is None else now
+        return round(max(0.0, now - st.started_at_ms / 1000), 1)
+    return st.elapsed_s
+
+
+def doing(st: JobStatus) -> str:
+    """What an active job is doing now, in a few words ('' when nothing is known): the tool
+    it runs (`bash(ls -la)`), else its latest event (`thinking`, `starting`)."""
+    if st.status == "waiting":
+        return WAITING_DOING
+    if not st.active:
+        return ""
+    return st.current_tool or st.current_event or ""
+
+
+def outcome_counts(statuses: Iterable[JobStatus | index.Finished]) -> dict[str, int]:
+    """Finished jobs per final status (done, error, cancelled), in first-seen order."""
+    counts: dict[str, int] = {}
+    for st in statuses:
+        if st.status in ("starting", "running", "waiting"):
+            continue
+        counts[st.status] = counts.get(st.status, 0) + 1
+    return counts
+
+
+def read_answer(store: JobStore, st: JobStatus) -> str | None:
+    """The answer to show for a job: result.txt once done, the latest answer of a job waiting
+    for a follow-up, else None. Reading it clears the job's completion notice: its owner has
+    the answer and needs no banner for it. Raises StoreError when the file is unreadable."""
+    if st.status == "done":
+        text = store.read_result(st.id)
+    elif st.status == "waiting":
+        text = store.latest_answer(st.id)
+    else:
+        return None
+    if text is not None:
+        notices.clear(store.root, st.id)
+    return text
+
+
+def answer_path(store: JobStore, st: JobStatus) -> str:
+    """Where the full answer lives (named when an answer is shown clipped)."""
+    if st.status == "waiting":
+        return str(store.job_dir(st.id) / ANSWERS_DIR)
+    return str(store.job_dir(st.id) / RESULT_FILE)
 
 
 def current_status(store: JobStore, job_id: str) -> JobStatus:

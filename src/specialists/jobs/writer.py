@@ -83,21 +83,11 @@ def supervisor_failure(exc: BaseException) -> str:
 
 
 def mark_ready(store: JobStore, job_id: str) -> None:
-    """Create (or touch) the completion marker ready/<id>, 0600, never through a link."""
-    try:
-        ensure_dir(store.ready_dir)
-    except StoreError:
-        displace(store.ready_dir)  # a planted symlink or file named ready: keep it, aside
-        ensure_dir(store.ready_dir)
-    ready_fd = open_dir(store.ready_dir)
-    try:
-        fd = create_private(job_id, os.O_WRONLY, dir_fd=ready_fd)
-        try:
-            os.utime(fd)
-        finally:
-            os.close(fd)
-    finally:
-        os.close(ready_fd)
+    """Tell the job's owner it has news (notices.py: ready/<id>, written without following a
+    link; a job without an owner gets none). Raises OSError."""
+    from specialists.notices import post_for_job  # the interfaces' room: loaded when needed
+
+    post_for_job(store.root, job_id)
 
 
 def mark_ended(status: JobStatus, final: str, error: str | None, at_ms: int) -> None:

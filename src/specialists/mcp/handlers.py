@@ -25,6 +25,7 @@ from specialists.mcp.views import (
     job_detail,
     job_list,
 )
+from specialists.project import Project
 
 FEED_DEFAULT_LIMIT = 50
 STOP_WAIT_S = 8.0  # a timed-out synchronous job: how long to wait for it to stop
@@ -46,21 +47,20 @@ class ToolFailed(UserError):
 
 
 @dataclass
-class ToolContext:
-    """What handlers share: the server's own (synchronous) jobs and the project root."""
+class ServerContext:
+    """What handlers share: the project (opened once, at server start) and the server's own
+    (synchronous) jobs."""
 
+    project: Project = field(default_factory=Project)
     jobs: InProcessJobs = field(default_factory=InProcessJobs)
-    project_root: Path | None = None  # None: found per call (SPECIALISTS_PROJECT_ROOT, cwd)
+    # Warnings the last call produced (a bead that could not be made): shown in its result.
+    warnings: list[str] = field(default_factory=list)
 
     def root(self) -> Path:
-        from specialists.jobs.paths import find_project_root
-
-        return self.project_root or find_project_root()
+        return self.project.root
 
     def store(self) -> JobStore:
-        from specialists.jobs.paths import state_dir
-
-        return JobStore(state_dir(self.root()))
+        return self.project.store
 
 
 Args = dict[str, Any]
@@ -69,7 +69,7 @@ Args = dict[str, Any]
 # --- catalog and health ---------------------------------------------------------------------
 
 
-def specialist_init(ctx: ToolContext, args: Args) -> dict[str, Any]:
+def specialist_init(ctx: ServerContext, args: Args) -> dict[str, Any]:
     from specialists.catalog import load_catalog
     from specialists.jobs.view import all_statuses
 
@@ -86,7 +86,7 @@ def specialist_init(ctx: ToolContext, args: Args) -> dict[str, Any]:
     }
 
 
-def list_specialists(ctx: ToolContext, args: Args) -> dict[str, Any]:
+def list_specialists(ctx: ServerContext, args: Args) -> dict[str, Any]:
     from specialists.catalog import load_catalog
 
     catalog = load_catalog(ctx.root())
@@ -112,7 +112,7 @@ def list_specialists(ctx: ToolContext, args: Args) -> dict[str, Any]:
     }
 
 
-def specialist_status(ctx: ToolContext, args: Args) -> dict[str, Any]:
+def specialist_status(ctx: ServerContext, args: Args) -> dict[str, Any]:
     from specialists.jobs.view import all_statuses
 
     statuses, problems = all_statuses(ctx.store())
@@ -141,9 +141,12 @@ def _breakers() -> list[dict[str, Any]]:
 # --- dispatch -----------------------------------------------------------------------------------
 
 
-def _plan(ctx: ToolContext, store: JobStore, args: Args, *, foreground: bool = False) -> Any:
-    from specialists.supervise.plan import JobRequest, plan_job
+def _plan(ctx: ServerContext, store: JobStore, args: Args, *, foreground: bool = False) -> Any:
+    from specialists.supervise.plan import JobRequest
 
+    for name in ("model", "cwd", "continue_from", "bead"):
+        if "\x00" in (args.get(name) or ""):
+            raise UserError(f"argument '{name}' contains a NUL byte")
     root = store.root.parent
     cwd = root
     if args.get("cwd"):
@@ -162,21 +165,20 @@ def _plan(ctx: ToolContext, store: JobStore, args: Args, *, foreground: bool = F
         continue_from=args.get("continue_from") or None,  # agents send "" for "none"
         bead=args.get("bead"),
     )
-    return plan_job(store, request, foreground=foreground)
+    return ctx.project.plan(request, foreground=foreground, warnings=ctx.warnings)
 
 
-def run(ctx: ToolContext, args: Args) -> dict[str, Any]:
-    from specialists.supervise.plan import start_background
-
+def run(ctx: ServerContext, args: Args) -> dict[str, Any]:
     store = ctx.store()
     record = _plan(ctx, store, args)
-    return {"job_id": start_background(store, record), "specialist": record.specialist}
+    job_id = ctx.project.start_background(record, ctx.warnings)
+    return {"job_id": job_id, "specialist": record.specialist}
 
 
-def use_specialist(ctx: ToolContext, args: Args) -> dict[str, Any]:
+def use_specialist(ctx: ServerContext, args: Args) -> dict[str, Any]:
     store = ctx.store()
     sync_args = {k: v for k, v in args.items() if k != "timeout_s"}
-    job_id = ctx.jobs.start(store, _plan(ctx, store, sync_args, foreground=True))
+    job_id = ctx.jobs.start(ctx.project, _plan(ctx, store, sync_args, foreground=True))
     timeout = float(args["timeout_s"])
     if not ctx.jobs.wait(job_id, timeout):
         st = _stop_own(ctx, store, job_id)
@@ -188,11 +190,10 @@ def use_specialist(ctx: ToolContext, args: Args) -> dict[str, Any]:
     return _final(store, job_id)
 
 
-def run_parallel(ctx: ToolContext, args: Args) -> dict[str, Any]:
+def run_parallel(ctx: ServerContext, args: Args) -> dict[str, Any]:
     store = ctx.store()
-    ids = [
-        ctx.jobs.start(store, _plan(ctx, store, task, foreground=True)) for task in args["tasks"]
-    ]
+    records = [_plan(ctx, store, task, foreground=True) for task in args["tasks"]]
+    ids = [ctx.jobs.start(ctx.project, record, ctx.warnings) for record in records]
     deadline = time.monotonic() + float(args["timeout_s"])
     out = []
     for job_id in ids:
@@ -205,7 +206,7 @@ def run_parallel(ctx: ToolContext, args: Args) -> dict[str, Any]:
     return {"results": out}
 
 
-def _stop_own(ctx: ToolContext, store: JobStore, job_id: str) -> JobStatus:
+def _stop_own(ctx: ServerContext, store: JobStore, job_id: str) -> JobStatus:
     from specialists.jobs.actions import stop_job
 
     outcome = stop_job(store, job_id, stop_timeout=STOP_WAIT_S)
@@ -229,7 +230,7 @@ def _final(store: JobStore, job_id: str) -> dict[str, Any]:
 # --- reading jobs -------------------------------------------------------------------------------
 
 
-def status(ctx: ToolContext, args: Args) -> dict[str, Any]:
+def status(ctx: ServerContext, args: Args) -> dict[str, Any]:
     from specialists.jobs.view import all_statuses, current_status
 
     store = ctx.store()
@@ -242,7 +243,7 @@ def status(ctx: ToolContext, args: Args) -> dict[str, Any]:
     return out
 
 
-def result(ctx: ToolContext, args: Args) -> dict[str, Any]:
+def result(ctx: ServerContext, args: Args) -> dict[str, Any]:
     from specialists.jobs.view import current_status
 
     store = ctx.store()
@@ -266,21 +267,24 @@ def result(ctx: ToolContext, args: Args) -> dict[str, Any]:
 
 
 def _with_result(store: JobStore, st: JobStatus) -> dict[str, Any]:
+    """The job's answer (view.read_answer: which one, and its notice cleared), bounded."""
+    from specialists.jobs.view import answer_path, read_answer
+
     try:
-        text = store.read_result(st.id) if st.status == "done" else store.latest_answer(st.id)
+        text = read_answer(store, st)
     except StoreError as exc:
         raise ToolFailed(exc.message, data={"job_id": st.id, "status": st.status}) from None
     out: dict[str, Any] = {"job_id": st.id, "status": st.status, "result": None}
     if text is None:
         return out
-    shown, truncated = bounded_result(text, store.job_dir(st.id) / "result.txt")
+    shown, truncated = bounded_result(text, answer_path(store, st))
     out["result"] = shown
     if truncated:
         out["truncated"] = True
     return out
 
 
-def feed(ctx: ToolContext, args: Args) -> dict[str, Any]:
+def feed(ctx: ServerContext, args: Args) -> dict[str, Any]:
     from specialists.jobs.view import current_status
 
     store = ctx.store()
@@ -302,15 +306,15 @@ def feed(ctx: ToolContext, args: Args) -> dict[str, Any]:
 # --- control ------------------------------------------------------------------------------------
 
 
-def steer(ctx: ToolContext, args: Args) -> dict[str, Any]:
+def steer(ctx: ServerContext, args: Args) -> dict[str, Any]:
     return _send(ctx, args, "steer")
 
 
-def follow_up(ctx: ToolContext, args: Args) -> dict[str, Any]:
+def follow_up(ctx: ServerContext, args: Args) -> dict[str, Any]:
     return _send(ctx, args, "follow_up")
 
 
-def _send(ctx: ToolContext, args: Args, kind: Literal["steer", "follow_up"]) -> dict[str, Any]:
+def _send(ctx: ServerContext, args: Args, kind: Literal["steer", "follow_up"]) -> dict[str, Any]:
     from specialists.jobs.actions import send_message
 
     store = ctx.store()
@@ -325,16 +329,15 @@ def _send(ctx: ToolContext, args: Args, kind: Literal["steer", "follow_up"]) -> 
     return {"job_id": job_id, "state": outcome.state}
 
 
-def stop(ctx: ToolContext, args: Args) -> dict[str, Any]:
+def stop(ctx: ServerContext, args: Args) -> dict[str, Any]:
     from specialists.jobs.actions import stop_job
 
     store = ctx.store()
     job_id = store.resolve(args["job_id"])
     outcome = stop_job(store, job_id)
-    if outcome.was_active and outcome.status.active:
+    if outcome.kind == "still_running":
         raise ToolFailed(
-            f"job {job_id} did not stop (still {outcome.status.status})",
-            data={"job_id": job_id, "status": outcome.status.status},
+            outcome.describe(), data={"job_id": job_id, "status": outcome.status.status}
         )
     return {"job_id": job_id, "status": outcome.status.status, "stopped": outcome.stopped}
 
@@ -342,11 +345,11 @@ def stop(ctx: ToolContext, args: Args) -> dict[str, Any]:
 # --- deprecated v2 tools ------------------------------------------------------------------------
 
 
-def start_specialist(ctx: ToolContext, args: Args) -> dict[str, Any]:
+def start_specialist(ctx: ServerContext, args: Args) -> dict[str, Any]:
     return run(ctx, args)
 
 
-def poll_specialist(ctx: ToolContext, args: Args) -> dict[str, Any]:
+def poll_specialist(ctx: ServerContext, args: Args) -> dict[str, Any]:
     from specialists.jobs.view import current_status
 
     store = ctx.store()
@@ -357,5 +360,5 @@ def poll_specialist(ctx: ToolContext, args: Args) -> dict[str, Any]:
     return out
 
 
-def stop_specialist(ctx: ToolContext, args: Args) -> dict[str, Any]:
+def stop_specialist(ctx: ServerContext, args: Args) -> dict[str, Any]:
     return stop(ctx, args)

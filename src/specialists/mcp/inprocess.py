@@ -1,6 +1,7 @@
 """Jobs the MCP server supervises itself: the synchronous tools (use_specialist, run_parallel).
 
-Each runs a `Supervisor` in a worker thread of the server process. They belong to the
+Each is created by `Project.start_in_process` (the same path as a foreground
+`specialists run`) and supervised in a worker thread of the server process. They belong to the
 server: when it gets SIGTERM or its client goes away, `stop_all` asks each to stop and
 kills its agent's process group. Background jobs (`run`) have their own detached supervisors
 and are never tracked here.
@@ -12,11 +13,16 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from specialists.errors import Bug
 from specialists.jobs.control import post_request
 from specialists.jobs.records import JobRecord
 from specialists.jobs.recovery import kill_agent
 from specialists.jobs.store import JobStore
+
+if TYPE_CHECKING:
+    from specialists.project import Project
 
 log = logging.getLogger("specialists.mcp")
 
@@ -39,37 +45,24 @@ class InProcessJobs:
         self._running: dict[str, _Running] = {}
         self._closed = False
 
-    def start(self, store: JobStore, record: JobRecord) -> str:
+    def start(self, project: Project, record: JobRecord, warnings: list[str] | None = None) -> str:
         """Create the job and supervise it in a new thread; returns its id at once."""
-        from specialists.runners.registry import make_runner
-        from specialists.supervise.launch import create_job
-        from specialists.supervise.plan import housekeeping
-        from specialists.supervise.supervisor import Supervisor
-
-        housekeeping(store)
-        runner = make_runner(record.runner)  # an unknown runner fails before a job exists
         with self._lock:
             if self._closed:
-                raise RuntimeError("bug: job started after the server began shutting down")
-            record, lock = create_job(store, record)
-            try:
-                # Signals belong to the server (and only the main thread may set handlers).
-                supervisor = Supervisor(store, record, runner, handle_signals=False)
-            except BaseException:
-                lock.release()
-                raise
-            job_id = record.id
+                raise Bug("job started after the server began shutting down")
+            # Signals belong to the server (and only the main thread may set handlers).
+            job = project.start_in_process(record, handle_signals=False, warnings=warnings)
+            job_id = job.id
 
             def supervise() -> None:
                 try:
-                    supervisor.run()
+                    job.run()
                 finally:
-                    lock.release()
                     with self._lock:
                         self._running.pop(job_id, None)
 
             thread = threading.Thread(target=supervise, name=f"job-{job_id}", daemon=True)
-            self._running[job_id] = _Running(thread, store)
+            self._running[job_id] = _Running(thread, project.store)
         thread.start()
         return job_id
 
@@ -112,7 +105,7 @@ class InProcessJobs:
                 log.warning("cannot read status of job %s to kill its agent: %s", job_id, exc)
                 continue
             if status is not None:
-                kill_agent(status)
+                kill_agent(status, item.store.job_dir(job_id))
         _join_all(running, deadline)
         return sorted(running)
 

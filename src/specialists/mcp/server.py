@@ -18,8 +18,8 @@ from types import FrameType
 from typing import Any
 
 from specialists import __version__
-from specialists.mcp.handlers import ToolContext
-from specialists.mcp.table import TOOLS, UnknownTool, call_tool
+from specialists.mcp.handlers import ServerContext
+from specialists.mcp.table import ERROR_META, TOOLS, UnknownTool, call_tool
 
 log = logging.getLogger("specialists.mcp")
 
@@ -32,14 +32,14 @@ INSTRUCTIONS = (
 SHUTDOWN_GRACE_S = 2.0
 
 
-def build_server(ctx: ToolContext | None = None) -> Any:
+def build_server(ctx: ServerContext | None = None) -> Any:
     """A low-level `mcp.server.Server` serving the tool table with `ctx`."""
     import anyio
     import mcp.types as types
     from mcp.server import Server
     from mcp.shared.exceptions import MCPError
 
-    context = ctx or ToolContext()
+    context = ctx or ServerContext()
     tools = [
         types.Tool(
             name=spec.name,
@@ -67,11 +67,12 @@ def build_server(ctx: ToolContext | None = None) -> Any:
             )
         except UnknownTool as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=exc.one_line()) from exc
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=outcome.text)],
-            structured_content=outcome.data,
-            is_error=outcome.is_error,
-        )
+        content: list[Any] = [types.TextContent(type="text", text=outcome.text)]
+        if outcome.is_error:  # no structuredContent: see ToolOutcome
+            return types.CallToolResult(
+                content=content, is_error=True, _meta={ERROR_META: outcome.data}
+            )
+        return types.CallToolResult(content=content, structured_content=outcome.data)
 
     return Server(
         SERVER_NAME,
@@ -82,12 +83,83 @@ def build_server(ctx: ToolContext | None = None) -> Any:
     )
 
 
-def serve_stdio(ctx: ToolContext | None = None) -> int:
+def unreadable_reply(exc: Exception) -> Any:
+    """The JSON-RPC error answering a request line the SDK could not parse, or None.
+
+    The SDK's parser refuses a JSON string holding a lone surrogate escape ("\\ud800"), and
+    it then drops the line: the client would wait forever. Python's own parser reads such a
+    line, so when it holds a request id we can answer that id with one clear error.
+    """
+    import json
+
+    import mcp.types as types
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError):
+        return None
+    errors = exc.errors()
+    line = errors[0].get("input") if errors and errors[0].get("type") == "json_invalid" else None
+    if not isinstance(line, str):
+        return None
+    try:
+        request = json.loads(line)
+    except ValueError:
+        return None  # not JSON at all: there is no id to answer
+    request_id = request.get("id") if isinstance(request, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        return None
+    try:
+        line.encode("utf-8")
+        json.dumps(request, ensure_ascii=False).encode("utf-8")
+        why = f"the request is not valid JSON-RPC: {errors[0].get('msg', 'unreadable')}"
+    except UnicodeEncodeError:
+        why = "the request holds a lone surrogate escape (e.g. \\ud800), which is not text"
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=request_id,
+        error=types.ErrorData(code=types.INVALID_PARAMS, message=f"{why} (send valid UTF-8)"),
+    )
+
+
+async def _answer_unreadable(read_stream: Any, write_stream: Any, to_server: Any) -> None:
+    """Pass the client's messages on to the server, answering unparseable requests here."""
+    from mcp.shared.message import SessionMessage
+
+    async with to_server:
+        async for item in read_stream:
+            reply = unreadable_reply(item) if isinstance(item, Exception) else None
+            if reply is None:
+                await to_server.send(item)
+            else:
+                log.warning("answered an unparseable request: %s", reply.error.message)
+                await write_stream.send(SessionMessage(reply))
+
+
+def check_stdio() -> None:
+    """A UserError when stdin or stdout is closed: there is no client to serve."""
+    from specialists.errors import UserError
+
+    for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout)):
+        try:
+            ok = stream is not None and stream.fileno() >= 0
+            if ok:
+                os.fstat(stream.fileno())
+        except (OSError, ValueError, AttributeError):
+            ok = False
+        if not ok:
+            raise UserError(
+                f"{name} is closed; `specialists mcp` speaks MCP on stdin and stdout",
+                hint="start it from an MCP client: claude mcp add specialists -- specialists mcp",
+            )
+
+
+def serve_stdio(ctx: ServerContext | None = None) -> int:
     """Serve on stdin/stdout until the client goes away or a signal arrives."""
     import anyio
     from mcp.server.stdio import stdio_server
 
-    context = ctx or ToolContext()
+    check_stdio()
+    context = ctx or ServerContext()
     server = build_server(context)
 
     def on_terminate(_signum: int, _frame: FrameType | None) -> None:
@@ -102,7 +174,11 @@ def serve_stdio(ctx: ToolContext | None = None) -> int:
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            to_server, from_client = anyio.create_memory_object_stream[Any](0)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_answer_unreadable, read_stream, write_stream, to_server)
+                await server.run(from_client, write_stream, server.create_initialization_options())
+                tg.cancel_scope.cancel()
 
     try:
         anyio.run(main)

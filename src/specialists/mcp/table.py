@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from specialists.errors import SpecialistsError, UserError
+from specialists.display import one_line
+from specialists.errors import Bug, SpecialistsError, UserError
 from specialists.mcp import handlers as h
 from specialists.mcp import schemas as s
 from specialists.mcp.args import check_arguments
@@ -25,21 +26,30 @@ NO_POLL = "Do not poll in a loop."
 
 
 @dataclass(frozen=True)
-class ToolSpec:
+class McpTool:
     name: str
     description: str
     input_schema: dict[str, Any]
     output_schema: dict[str, Any]
-    handler: Callable[[h.ToolContext, dict[str, Any]], dict[str, Any]]
+    handler: Callable[[h.ServerContext, dict[str, Any]], dict[str, Any]]
     read_only: bool = False
     deprecated: bool = False
 
 
 @dataclass(frozen=True)
 class ToolOutcome:
-    data: dict[str, Any]  # structuredContent
+    """A tool's answer. A success carries `data` as structuredContent (it matches the tool's
+    output schema). An error carries only its one text line: the SDKs' clients check any
+    structuredContent of an error against the output schema too (the TypeScript one does),
+    and an error's fields cannot match an answer's schema. Its details (job_id, status) go
+    in `_meta` under ERROR_META, which no client validates."""
+
+    data: dict[str, Any]
     text: str  # the text content block: what most clients show the model
     is_error: bool = False
+
+
+ERROR_META = "specialists/error"
 
 
 class UnknownTool(UserError):
@@ -129,46 +139,52 @@ _HEALTH = (
     "the most recent finished). One check: " + NO_POLL
 )
 
-TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec("run", _RUN, s.RUN_ARGS, s.STARTED, h.run),
-    ToolSpec("status", _STATUS, s.OPTIONAL_JOB_ARGS, s.STATUS_RESULT, h.status, read_only=True),
-    ToolSpec("result", _RESULT, s.JOB_ARGS, s.ANSWER, h.result, read_only=True),
-    ToolSpec("feed", _FEED, s.FEED_ARGS, s.FEED_RESULT, h.feed, read_only=True),
-    ToolSpec("steer", _STEER, s.MESSAGE_ARGS, s.SENT, h.steer),
-    ToolSpec("follow_up", _FOLLOW_UP, s.MESSAGE_ARGS, s.SENT, h.follow_up),
-    ToolSpec("stop", _STOP, s.JOB_ARGS, s.STOPPED, h.stop),
-    ToolSpec("specialist_init", _INIT, s.NO_ARGS, s.INIT_RESULT, h.specialist_init, True),
-    ToolSpec("list_specialists", _LIST, s.LIST_ARGS, s.LIST_RESULT, h.list_specialists, True),
-    ToolSpec("specialist_status", _HEALTH, s.NO_ARGS, s.HEALTH_RESULT, h.specialist_status, True),
-    ToolSpec("use_specialist", _USE, s.USE_ARGS, s.ANSWER, h.use_specialist),
-    ToolSpec("start_specialist", _START, s.RUN_ARGS, s.STARTED, h.start_specialist, False, True),
-    ToolSpec("poll_specialist", _POLL, s.JOB_ARGS, s.JOB_BRIEF, h.poll_specialist, True, True),
-    ToolSpec("stop_specialist", _STOP_OLD, s.JOB_ARGS, s.STOPPED, h.stop_specialist, False, True),
-    ToolSpec(
+TOOLS: tuple[McpTool, ...] = (
+    McpTool("run", _RUN, s.RUN_ARGS, s.STARTED, h.run),
+    McpTool("status", _STATUS, s.OPTIONAL_JOB_ARGS, s.STATUS_RESULT, h.status, read_only=True),
+    McpTool("result", _RESULT, s.JOB_ARGS, s.ANSWER, h.result, read_only=True),
+    McpTool("feed", _FEED, s.FEED_ARGS, s.FEED_RESULT, h.feed, read_only=True),
+    McpTool("steer", _STEER, s.MESSAGE_ARGS, s.SENT, h.steer),
+    McpTool("follow_up", _FOLLOW_UP, s.MESSAGE_ARGS, s.SENT, h.follow_up),
+    McpTool("stop", _STOP, s.JOB_ARGS, s.STOPPED, h.stop),
+    McpTool("specialist_init", _INIT, s.NO_ARGS, s.INIT_RESULT, h.specialist_init, True),
+    McpTool("list_specialists", _LIST, s.LIST_ARGS, s.LIST_RESULT, h.list_specialists, True),
+    McpTool("specialist_status", _HEALTH, s.NO_ARGS, s.HEALTH_RESULT, h.specialist_status, True),
+    McpTool("use_specialist", _USE, s.USE_ARGS, s.ANSWER, h.use_specialist),
+    McpTool("start_specialist", _START, s.RUN_ARGS, s.STARTED, h.start_specialist, False, True),
+    McpTool("poll_specialist", _POLL, s.JOB_ARGS, s.JOB_BRIEF, h.poll_specialist, True, True),
+    McpTool("stop_specialist", _STOP_OLD, s.JOB_ARGS, s.STOPPED, h.stop_specialist, False, True),
+    McpTool(
         "run_parallel", _PARALLEL, s.PARALLEL_ARGS, s.PARALLEL_RESULT, h.run_parallel, False, True
     ),
 )
-TOOLS_BY_NAME: Mapping[str, ToolSpec] = {t.name: t for t in TOOLS}
+TOOLS_BY_NAME: Mapping[str, McpTool] = {t.name: t for t in TOOLS}
 
 
-def call_tool(ctx: h.ToolContext, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome:
+def call_tool(ctx: h.ServerContext, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome:
     """Check the arguments, run the handler, and shape the outcome. Only UnknownTool raises."""
     spec = TOOLS_BY_NAME.get(name)
     if spec is None:
         raise UnknownTool(f"unknown tool {name[:60]!r}", hint="see tools/list")
+    call_ctx = replace(ctx, warnings=[])  # this call's own warnings (calls run in threads)
     try:
         args = check_arguments(name, spec.input_schema, arguments)
-        data = spec.handler(ctx, args)
+        data = spec.handler(call_ctx, args)
     except SpecialistsError as exc:
         return failure(exc)
     except Exception as exc:  # the model gets one line; the trace goes to the log
         log.exception("tool %s failed", name)
-        return failure(SpecialistsError(f"bug: {name} failed: {type(exc).__name__}: {exc}"))
-    return ToolOutcome(data, render(name, data))
+        return failure(Bug(f"{name} failed: {type(exc).__name__}: {exc}"))
+    text = render(name, data)
+    for warning in call_ctx.warnings:
+        log.warning("tool %s: %s", name, warning)
+        text += f"\nwarning: {one_line(warning, 300)}"
+    return ToolOutcome(data, text)
 
 
 def failure(exc: SpecialistsError) -> ToolOutcome:
-    line = exc.one_line()
+    """An error result: `error: <what> (<hint>)`, its details in data for `_meta`."""
+    line = one_line(exc.one_line(), 2000)
     data = dict(exc.data) if isinstance(exc, h.ToolFailed) else {}
     data["error"] = line
     return ToolOutcome(data, f"error: {line}", is_error=True)

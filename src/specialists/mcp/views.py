@@ -6,11 +6,11 @@ no timestamps in ms, no pids, no nulls. Long text is clipped with its size noted
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
 from typing import Any
 
+from specialists.display import one_line
 from specialists.jobs.records import JobStatus
+from specialists.jobs.view import doing, elapsed_s, outcome_counts
 
 RECENT_FINISHED = 3
 EVENT_FIELD_CHARS = 200
@@ -21,14 +21,10 @@ _DROPPED_EVENT_FIELDS = frozenset({"ts", "id", "specialist", "session_file"})
 
 
 def clip(text: str, limit: int) -> str:
-    text = text.replace("\n", " ") if limit <= ERROR_CHARS else text
+    """Short fields become one line; long ones (answers) keep their lines, cut at `limit`."""
+    if limit <= ERROR_CHARS:
+        return one_line(text, limit)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def elapsed_s(st: JobStatus) -> float:
-    if st.active and st.started_at_ms:
-        return round(max(0.0, time.time() - st.started_at_ms / 1000), 1)
-    return st.elapsed_s
 
 
 def job_brief(st: JobStatus) -> dict[str, Any]:
@@ -39,12 +35,9 @@ def job_brief(st: JobStatus) -> dict[str, Any]:
         "status": st.status,
         "elapsed_s": elapsed_s(st),
     }
-    if st.status in ("starting", "running"):
-        doing = st.current_event or ""
-        if st.current_tool:
-            doing = f"{doing} {st.current_tool}".strip()
-        if doing:
-            out["doing"] = clip(doing, DOING_CHARS)
+    now_doing = doing(st) if st.status in ("starting", "running") else ""
+    if now_doing:
+        out["doing"] = clip(now_doing, DOING_CHARS)
     if st.stalled:
         out["stalled"] = True
     if st.needs_attention:
@@ -74,12 +67,9 @@ def job_list(statuses: list[JobStatus]) -> dict[str, Any]:
     ordered = sorted(statuses, key=lambda s: s.started_at_ms, reverse=True)
     active = [job_brief(s) for s in ordered if s.active]
     finished = [s for s in ordered if not s.active]
-    counts: dict[str, int] = {}
-    for st in finished:
-        counts[st.status] = counts.get(st.status, 0) + 1
     return {
         "active": active,
-        "finished": counts,
+        "finished": outcome_counts(finished),
         "recent": [job_brief(s) for s in finished[:RECENT_FINISHED]],
     }
 
@@ -93,7 +83,7 @@ def compact_event(event: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def bounded_result(text: str, path: Path, limit: int = RESULT_CHARS) -> tuple[str, bool]:
+def bounded_result(text: str, path: object, limit: int = RESULT_CHARS) -> tuple[str, bool]:
     """The result text, or its head plus where the rest is. (text, truncated)."""
     if len(text) <= limit:
         return text, False

@@ -19,14 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from specialists.process.spawn import (
-    DRAIN_LIMIT_S,
-    SpawnFailed,
-    exit_status,
-    reaped,
-    signal_name,
-    spawn,
-)
+from specialists.process import spawn as spawning
 
 DEFAULT_TIMEOUT_S = 30.0
 OUTPUT_CAP = 16 * 1024 * 1024
@@ -73,7 +66,7 @@ def run_short(
     if not shown:
         return CommandResult(shown, None, "", "", "is an empty command")
     try:
-        proc = spawn(
+        proc = spawning.spawn(
             shown,
             cwd=cwd,
             env=env,
@@ -81,7 +74,7 @@ def run_short(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-    except SpawnFailed as exc:
+    except spawning.SpawnFailed as exc:
         return CommandResult(shown, None, "", "", exc.reason)
     try:
         out, err, timed_out = _collect(proc, input, timeout, output_cap)
@@ -92,13 +85,15 @@ def run_short(
                     stream.close()
         if proc.poll() is None:  # only when _collect itself failed: never leave it behind
             _kill_group(proc)
-        reaped(proc)
+        spawning.reaped(proc)
     stdout, stderr = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
-    code, sig = exit_status(proc.returncode)
+    code, sig = spawning.exit_status(proc.returncode)
     if timed_out:
         return CommandResult(shown, None, stdout, stderr, f"timed out after {timeout:g}s")
     if sig is not None:
-        return CommandResult(shown, None, stdout, stderr, f"was killed by {signal_name(sig)}")
+        return CommandResult(
+            shown, None, stdout, stderr, f"was killed by {spawning.signal_name(sig)}"
+        )
     return CommandResult(shown, code, stdout, stderr)
 
 
@@ -118,9 +113,9 @@ def _collect(
         if proc.stdin is not None:
             os.set_blocking(proc.stdin.fileno(), False)
             sel.register(proc.stdin.fileno(), selectors.EVENT_WRITE)
-        exit_fd = _pidfd(proc.pid)
-        if exit_fd is not None:
-            sel.register(exit_fd, selectors.EVENT_READ)
+        exit_watch = spawning.exit_fd(proc.pid)
+        if exit_watch is not None:
+            sel.register(exit_watch, selectors.EVENT_READ)
         try:
             while any(fd in sel.get_map() for fd in tails):
                 now = time.monotonic()
@@ -131,11 +126,11 @@ def _collect(
                     _kill_group(proc)
                     exited_at = time.monotonic()
                     continue
-                if exited_at is not None and now - exited_at >= DRAIN_LIMIT_S:
+                if exited_at is not None and now - exited_at >= spawning.DRAIN_LIMIT_S:
                     break  # a descendant keeps writing to the inherited pipe
                 if exited_at is not None:
                     wait = 0.0  # everything the command wrote is in the pipes already
-                elif exit_fd is not None:
+                elif exit_watch is not None:
                     wait = deadline - now
                 else:
                     wait = min(_SLICE_S, deadline - now)
@@ -144,15 +139,15 @@ def _collect(
                     break  # drained
                 for key, events in ready:
                     fd = int(key.fd)
-                    if fd == exit_fd:
+                    if fd == exit_watch:
                         sel.unregister(fd)
                     elif events & selectors.EVENT_WRITE:
                         pending = _feed(sel, proc, pending)
                     else:
                         _take(sel, fd, tails[fd], cap)
         finally:
-            if exit_fd is not None:
-                os.close(exit_fd)
+            if exit_watch is not None:
+                os.close(exit_watch)
     if proc.returncode is None:
         proc.wait()
     out, err = tails.values()
@@ -188,17 +183,6 @@ def _feed(
         sel.unregister(fd)
         proc.stdin.close()
     return pending
-
-
-def _pidfd(pid: int) -> int | None:
-    """A descriptor that becomes readable when `pid` exits (Linux >= 5.3), else None."""
-    opener = getattr(os, "pidfd_open", None)
-    if opener is None:
-        return None
-    try:
-        return int(opener(pid))
-    except OSError:
-        return None
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

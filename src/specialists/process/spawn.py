@@ -12,7 +12,7 @@ never takes the exit status a Popen object is still waiting for.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
+import os
 import signal
 import subprocess
 import sys
@@ -43,8 +43,9 @@ class SpawnFailed(Exception):
 def _load_prctl() -> Any:
     if not sys.platform.startswith("linux"):
         return None
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    return libc.prctl
+    # The C library is already loaded into this process: no find_library (which runs
+    # `ldconfig -p` in a subprocess, tens of milliseconds).
+    return ctypes.CDLL(None, use_errno=True).prctl
 
 
 # Looked up once here: the child runs only the call, never the library loader, between fork
@@ -107,6 +108,17 @@ def spawns_paused() -> Iterator[frozenset[int]]:
     """Hold off every spawn; yields the pids still owned by a Popen (not to be reaped)."""
     with _lock:
         yield frozenset(_live)
+
+
+def exit_fd(pid: int) -> int | None:
+    """A descriptor that becomes readable when `pid` exits (a pidfd, Linux >= 5.3), or None."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return int(opener(pid))
+    except OSError:
+        return None
 
 
 def exit_status(returncode: int | None) -> tuple[int | None, int | None]:

@@ -4,13 +4,26 @@ The prompt goes on stdin (no argv size limit, no clash with variadic flags such 
 --allowedTools), the specialist's system prompt is appended to Claude Code's own. We pick
 the session id (`--session-id`), so the job knows it before the agent starts; follow-ups
 run `claude -p --resume <id>`. Tier -> flags: tiers.CLAUDE_CONTROLS.
+
+A child is not the orchestrator (verified with 2.1.197): `--setting-sources user` skips the
+project's and the local settings (where `specialists init` puts the orchestrator's hooks)
+but keeps the user's (credentials helper, provider `env`, model); `--settings
+{"disableAllHooks": true}` turns off every hook left, the user's included; `--strict-mcp-config`
+loads no MCP server from .mcp.json, ~/.claude.json or plugins, only the job's own
+(`runner.mcp_servers`, given as `--mcp-config`). `response_format: json` becomes
+`--json-schema` (runner.output_schema, or any JSON object): Claude Code then answers through
+its StructuredOutput tool and the answer is that JSON.
 """
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from specialists.errors import ConfigError
 from specialists.runners.base import LaunchSpec
 from specialists.runners.claude_events import ClaudeTranslator
 from specialists.runners.oneshot import ResumableRunner, Translator, child_env, find_binary
@@ -23,6 +36,10 @@ SYSTEM_PROMPT_ARG_MAX = 64 * 1024
 SYSTEM_PROMPT_FILE = "claude-system-prompt.md"
 
 EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh"}
+SETTING_SOURCES = ("user", "project", "local")
+NO_HOOKS = json.dumps({"disableAllHooks": True})
+ANY_JSON_OBJECT: dict[str, Any] = {"type": "object"}
+STRUCTURED_OUTPUT_TOOL = "StructuredOutput"  # the tool --json-schema adds (2.1.197)
 
 
 def claude_model(model: str | None) -> str | None:
@@ -43,11 +60,14 @@ def claude_argv(
     """The arguments after the binary. `resume` continues `session_id`."""
     argv = ["-p", "--output-format", "stream-json", "--verbose"]
     argv += ["--resume", session_id] if resume else ["--session-id", session_id]
+    argv += isolation_args(spec.options)
+    schema = output_schema(spec)
     controls = claude_controls(spec.permission, as_root=as_root)
+    answer_tool = (STRUCTURED_OUTPUT_TOOL,) if schema is not None else ()
     if controls.tools is not None:
-        argv.append("--tools=" + ",".join(controls.tools))
+        argv.append("--tools=" + ",".join((*controls.tools, *answer_tool)))
     if controls.allowed:
-        argv.append("--allowedTools=" + ",".join(controls.allowed))
+        argv.append("--allowedTools=" + ",".join((*controls.allowed, *answer_tool)))
     if controls.disallowed:
         argv.append("--disallowedTools=" + ",".join(controls.disallowed))
     argv += ["--permission-mode", controls.permission_mode]
@@ -66,8 +86,46 @@ def claude_argv(
     effort = EFFORT.get(spec.thinking_level or "")
     if effort:
         argv += ["--effort", effort]
+    if schema is not None:
+        argv += ["--json-schema", json.dumps(schema, separators=(",", ":"))]
     argv += list(spec.extra_args)
     return argv
+
+
+def isolation_args(options: Mapping[str, Any]) -> list[str]:
+    """Settings, hooks and MCP servers of the child: the user's settings, no hook, only the
+    job's own MCP servers (see the module docstring)."""
+    sources = options.get("setting_sources", "user")
+    if not isinstance(sources, str) or not set(filter(None, sources.split(","))) <= set(
+        SETTING_SOURCES
+    ):
+        raise ConfigError(
+            f"claude runner: setting_sources {sources!r} is not a list of sources",
+            hint="a comma-separated subset of: " + ", ".join(SETTING_SOURCES),
+        )
+    args = ["--setting-sources", sources, "--settings", NO_HOOKS, "--strict-mcp-config"]
+    servers = options.get("mcp_servers")
+    if servers is not None:
+        if not isinstance(servers, Mapping) or not all(
+            isinstance(v, Mapping) for v in servers.values()
+        ):
+            raise ConfigError(
+                "claude runner: mcp_servers must map each server name to its settings",
+                hint='e.g. {docs: {command: docs-mcp, args: ["--stdio"]}}',
+            )
+        if servers:
+            args += ["--mcp-config", json.dumps({"mcpServers": servers}, separators=(",", ":"))]
+    return args
+
+
+def output_schema(spec: LaunchSpec) -> Mapping[str, Any] | None:
+    """The JSON schema the answer must follow, when the specialist asks for JSON."""
+    if spec.response_format != "json":
+        return None
+    schema = spec.options.get("output_schema", ANY_JSON_OBJECT)
+    if not isinstance(schema, Mapping):
+        raise ConfigError("runner.output_schema must be a JSON schema (a mapping)")
+    return schema
 
 
 class ClaudeRunner(ResumableRunner):

@@ -8,11 +8,13 @@ Facts (Claude Code 2.1.197, see shared/reference/claude-code/):
 - `stream_event` lines (only with --include-partial-messages) carry raw Anthropic deltas.
 - The run ends with one `result` line. API failures come as subtype "success" with
   `is_error: true` and the message in `result`; error_max_turns / error_during_execution
-  carry an `errors` list and no `result`.
+  carry an `errors` list and no `result`. With --json-schema the answer is in
+  `structured_output` (the model's StructuredOutput tool call) and `result` holds its JSON.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,6 +43,16 @@ def usage_from_result(obj: Mapping[str, Any]) -> Usage:
         cache_write_tokens=_int(usage.get("cache_creation_input_tokens")),
         cost_usd=float(cost) if isinstance(cost, int | float) else 0.0,
     )
+
+
+def answer_of(obj: Mapping[str, Any]) -> str:
+    """The answer of a successful `result` line: the structured output (--json-schema) as
+    JSON when there is one, else the final text."""
+    structured = obj.get("structured_output")
+    if structured is not None:
+        return json.dumps(structured, ensure_ascii=False)
+    text = obj.get("result")
+    return text if isinstance(text, str) else ""
 
 
 def result_error(obj: Mapping[str, Any]) -> str | None:
@@ -190,12 +202,7 @@ class ClaudeTranslator:
         if error is not None:
             out.append(RunFinished(text=None, error=error, session_file=self.session_id))
         else:
-            text = obj.get("result")
-            out.append(
-                RunFinished(
-                    text=text if isinstance(text, str) else "", session_file=self.session_id
-                )
-            )
+            out.append(RunFinished(text=answer_of(obj), session_file=self.session_id))
         return out
 
     def on_exit(self, description: str, *, aborted: bool) -> list[RunnerEvent]:

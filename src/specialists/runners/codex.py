@@ -5,13 +5,29 @@ stdin when it is not a terminal, so it must never be left open. Codex has no
 append-system-prompt flag; the specialist's system prompt becomes `developer_instructions`
 (a developer message after Codex's own instructions, verified with 0.171.0), or, when it is
 too large for one argv string, a block in front of the prompt. Tier -> `sandbox_mode`.
+
+A child is not the orchestrator (verified with 0.171.0): the orchestrator's MCP servers, hooks
+and project trust live in $CODEX_HOME/config.toml, and `-c mcp_servers={}` does not remove
+servers (overrides merge). So the child runs with `--ignore-user-config` (auth still comes from
+CODEX_HOME) and `--disable hooks`, and gets the user's config back as `-c` overrides minus
+what belongs to the orchestrator (mcp_servers, hooks, notify, projects: without the trust
+entries no project `.codex/config.toml` is loaded either): providers, model and the rest keep
+working. The job's own MCP servers (`runner.mcp_servers`) are added. `response_format: json`
+becomes `--output-schema` when the specialist gives `runner.output_schema` (Codex sends it as
+a strict schema, which cannot say "any JSON"); without one, the instructions ask for JSON.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
+from specialists.errors import ConfigError
 from specialists.runners.base import LaunchSpec
+from specialists.runners.codex_config import isolation_args, read_user_config, toml_string
 from specialists.runners.codex_events import CodexTranslator
 from specialists.runners.oneshot import ResumableRunner, Translator, find_binary
 from specialists.runners.tiers import codex_sandbox
@@ -20,12 +36,8 @@ NOT_INSTALLED = "codex is not installed: npm install -g @openai/codex"
 BIN_ENV = "SPECIALISTS_CODEX_BIN"
 INSTRUCTIONS_ARG_MAX = 64 * 1024  # one argv string may not exceed 128 KiB on Linux
 EFFORT = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh"}
-
-
-def toml_string(text: str) -> str:
-    """A TOML basic string for a `-c key=value` override."""
-    # JSON escapes are valid TOML escapes; TOML additionally forbids a raw DEL.
-    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+OUTPUT_SCHEMA_FILE = "codex-output-schema.json"
+JSON_ANSWER = "Answer with one JSON value and nothing else: no prose, no code fence."
 
 
 def codex_model(model: str | None) -> str | None:
@@ -38,34 +50,67 @@ def instructions_fit(system_prompt: str) -> bool:
     return len(toml_string(system_prompt).encode("utf-8")) <= INSTRUCTIONS_ARG_MAX
 
 
+def wants_schema(spec: LaunchSpec) -> bool:
+    return spec.response_format == "json" and spec.options.get("output_schema") is not None
+
+
 def first_message(spec: LaunchSpec) -> str:
-    """The prompt, with the system prompt in front when it cannot be passed as config."""
-    if not spec.system_prompt or instructions_fit(spec.system_prompt):
+    """The prompt, with the instructions in front when they cannot be passed as config."""
+    instructions = developer_instructions(spec, with_schema=wants_schema(spec))
+    if not instructions or instructions_fit(instructions):
         return spec.prompt
-    return f"<instructions>\n{spec.system_prompt}\n</instructions>\n\n{spec.prompt}"
+    return f"<instructions>\n{instructions}\n</instructions>\n\n{spec.prompt}"
 
 
-def codex_argv(spec: LaunchSpec, *, resume: str | None) -> list[str]:
+def codex_argv(
+    spec: LaunchSpec,
+    *,
+    resume: str | None,
+    user_config: Mapping[str, Any] | None = None,
+    schema_file: Path | None = None,
+) -> list[str]:
     """The arguments after the binary; the prompt itself comes on stdin (`-`)."""
     argv = ["exec", "resume"] if resume else ["exec"]
     argv += ["--json", "--skip-git-repo-check"]
     if not resume:
         argv += ["-C", str(spec.cwd)]  # `exec resume` has no -C; it runs in our cwd anyway
+    argv += isolation_args(user_config or {}, spec.options)
     argv += ["-c", f"sandbox_mode={toml_string(codex_sandbox(spec.permission))}"]
     argv += ["-c", 'approval_policy="never"']  # nobody can answer; refuse, never wait
     model = codex_model(spec.model)
     if model:
         argv += ["-m", model]
-    if spec.system_prompt and instructions_fit(spec.system_prompt):
-        argv += ["-c", f"developer_instructions={toml_string(spec.system_prompt)}"]
+    instructions = developer_instructions(spec, with_schema=schema_file is not None)
+    if instructions and instructions_fit(instructions):
+        argv += ["-c", f"developer_instructions={toml_string(instructions)}"]
     effort = EFFORT.get(spec.thinking_level or "")
     if effort:
         argv += ["-c", f"model_reasoning_effort={toml_string(effort)}"]
+    if schema_file is not None:
+        argv += ["--output-schema", str(schema_file)]
     argv += list(spec.extra_args)
     if resume:
         argv.append(resume)
     argv.append("-")
     return argv
+
+
+def developer_instructions(spec: LaunchSpec, *, with_schema: bool) -> str:
+    """The system prompt, plus the JSON rule when JSON is asked for without a schema."""
+    if spec.response_format == "json" and not with_schema:
+        return f"{spec.system_prompt}\n\n{JSON_ANSWER}" if spec.system_prompt else JSON_ANSWER
+    return spec.system_prompt
+
+
+def _write_schema(spec: LaunchSpec) -> Path | None:
+    if not wants_schema(spec):
+        return None
+    schema = spec.options.get("output_schema")
+    if not isinstance(schema, Mapping):
+        raise ConfigError("runner.output_schema must be a JSON schema (a mapping)")
+    path = spec.job_dir / OUTPUT_SCHEMA_FILE
+    path.write_text(json.dumps(schema), encoding="utf-8")
+    return path
 
 
 class CodexRunner(ResumableRunner):
@@ -75,6 +120,8 @@ class CodexRunner(ResumableRunner):
     def __init__(self) -> None:
         super().__init__()
         self._thread_id: str | None = None
+        self._user_config: dict[str, Any] | None = None
+        self._schema_file: Path | None = None
 
     @property
     def session_ref(self) -> str | None:
@@ -91,7 +138,12 @@ class CodexRunner(ResumableRunner):
         return find_binary("codex", spec, BIN_ENV, NOT_INSTALLED)
 
     def _argv(self, spec: LaunchSpec, resume: str | None) -> list[str]:
-        return codex_argv(spec, resume=resume)
+        if self._user_config is None:
+            self._user_config = read_user_config({**os.environ, **spec.env})
+            self._schema_file = _write_schema(spec)
+        return codex_argv(
+            spec, resume=resume, user_config=self._user_config, schema_file=self._schema_file
+        )
 
     def _first_message(self, spec: LaunchSpec) -> str:
         return first_message(spec)

@@ -5,23 +5,25 @@ system prompt and the task go to stdin ("\\n\\n" between them), then stdin is cl
 of stdout goes to <job>/stdout.log and its last 64 KiB are kept in memory as the answer;
 stderr goes to <job>/stderr.log in full (the external-cli profile keeps full logs). Exit 0 ->
 the answer; anything else -> an error naming the exit code and the last stderr line. Timeout
-and stop are the supervisor's: terminate() / kill() reach the command's whole process group,
-kill() also after the command exited (children it left behind).
+and stop are the supervisor's: terminate() signals the command's process group; kill()
+reaches everything of the job, also after the command exited (children it left behind, in
+its group or out of it).
 """
 
 from __future__ import annotations
 
 import codecs
 import os
-import shutil
 import signal
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, assert_never
 
-from specialists.errors import AgentUnavailable, ConfigError, SpecialistsError
+from specialists.errors import ConfigError, SpecialistsError
 from specialists.jobs.files import create_private
+from specialists.process.agent import AgentProcess, exit_status
+from specialists.process.lookup import find_executable
 from specialists.runners.base import (
     ALWAYS_ACCEPTED,
     Activity,
@@ -35,13 +37,10 @@ from specialists.runners.base import (
     RunnerEvent,
     not_accepted,
 )
-from specialists.runners.oneshot import StdinFeeder, child_env
-from specialists.runners.proc import AgentProcess, exit_description
+from specialists.runners.oneshot import child_env
 
 ANSWER_TAIL = 64 * 1024
 STDOUT_LOG = "stdout.log"
-_FEED_SLICE = 0.02
-_DRAIN_LIMIT = 1.0
 _RUNNING: frozenset[CommandKind] = ALWAYS_ACCEPTED | {"abort"}  # one run, no follow-ups
 
 
@@ -65,10 +64,8 @@ def command_input(spec: LaunchSpec) -> str:
 
 
 def resolve_command(command: str, env: Mapping[str, str]) -> str:
-    found = shutil.which(command, path=env.get("PATH")) if os.sep not in command else command
-    if not found or not os.access(found, os.X_OK) or os.path.isdir(found):
-        raise AgentUnavailable(f"command {command!r} is not installed or not executable")
-    return found
+    not_installed = f"command {command!r} is not installed or not executable"
+    return find_executable(command, path=env.get("PATH"), not_installed=not_installed)
 
 
 class TailBuffer:
@@ -100,13 +97,11 @@ class CommandRunner:
         self._spec: LaunchSpec | None = None
         self._proc: AgentProcess | None = None
         self._ended: AgentProcess | None = None  # the command, after it exited
-        self._feeder: StdinFeeder | None = None
         self._log: BinaryIO | None = None
         self._tail = TailBuffer()
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._pending: list[RunnerEvent] = []
         self._said_text = False
-        self._exit_deadline: float | None = None
         self._handle = AgentHandle()
 
     # --- AgentRunner -------------------------------------------------------------------
@@ -151,7 +146,8 @@ class CommandRunner:
         )
         log_fd = create_private(Path(spec.job_dir) / STDOUT_LOG, os.O_WRONLY | os.O_TRUNC)  # 0600
         self._log = os.fdopen(log_fd, "wb")
-        self._feeder = StdinFeeder(self._proc, command_input(spec).encode("utf-8"))
+        self._proc.send(command_input(spec).encode("utf-8"))
+        self._proc.end_input()
 
     def poll(self, timeout: float) -> list[RunnerEvent]:
         deadline = time.monotonic() + max(0.0, timeout)
@@ -173,29 +169,18 @@ class CommandRunner:
     def _kill(self) -> None:
         proc = self._proc or self._ended  # after the exit: what the command left behind
         if proc is not None:
-            proc.signal_group(signal.SIGKILL)
+            proc.kill_job()
 
     # --- internals ---------------------------------------------------------------------
 
     def _pump(self, deadline: float) -> None:
         proc = self._proc
-        assert proc is not None and self._feeder is not None
-        feeding = not self._feeder.done
-        self._feeder.pump()
-        wait = max(0.0, deadline - time.monotonic())
-        for chunk in proc.read(min(wait, _FEED_SLICE) if feeding else wait):
+        assert proc is not None
+        for chunk in proc.read(max(0.0, deadline - time.monotonic())):
             if isinstance(chunk, bytes):
                 self._on_stdout(chunk)
-        if proc.poll_exit() is None:
-            if proc.stdout_closed:  # about to exit: wait for it instead of spinning
-                proc.wait(min(0.05, max(0.0, deadline - time.monotonic())))
-            return
-        now = time.monotonic()
-        if self._exit_deadline is None:
-            self._exit_deadline = now + _DRAIN_LIMIT
-        if not proc.stdout_closed and now < self._exit_deadline:
-            return
-        self._on_exit(proc)
+        if proc.done:
+            self._on_exit(proc)
 
     def _on_stdout(self, chunk: bytes) -> None:
         assert self._log is not None
@@ -220,12 +205,6 @@ class CommandRunner:
         if returncode == 0:
             self._pending.append(RunFinished(text=self._tail.text()))
         else:
-            self._pending.append(RunFinished(text=None, error=self._error(returncode, stderr_tail)))
-        code, sig = exit_description(returncode)
+            self._pending.append(RunFinished(text=None, error=proc.describe_exit("command")))
+        code, sig = exit_status(returncode)
         self._pending.append(AgentExited(code, sig, stderr_tail))
-
-    def _error(self, returncode: int | None, stderr_tail: str) -> str:
-        code, sig = exit_description(returncode)
-        what = f"command was killed by signal {sig}" if sig else f"command exited with {code}"
-        lines = [ln.strip() for ln in stderr_tail.splitlines() if ln.strip()]
-        return f"{what}: {lines[-1]}" if lines else what

@@ -12,7 +12,6 @@ RunFinished(error=<one line>) followed by AgentExited(1), the same path as any f
 from __future__ import annotations
 
 import logging
-import os
 import queue
 import shutil
 import threading
@@ -33,6 +32,7 @@ from specialists.native.retry import RetryPolicy
 from specialists.native.session import Session
 from specialists.native.tools import ToolContext, ToolFailure, tools_for_permission
 from specialists.native.tools.bash import kill_process_groups
+from specialists.process.jobenv import agent_env
 from specialists.runners.base import (
     ALWAYS_ACCEPTED,
     Activity,
@@ -236,7 +236,7 @@ class NativeRunner:
     # --- setup --------------------------------------------------------------------------
 
     def _build(self, spec: LaunchSpec) -> AgentLoop:
-        env = {**os.environ, **spec.env}
+        env = agent_env(spec.job_dir, spec.env)  # bash inherits the job's process mark
         config = self._config or load_config(_project_root(spec))
         options = dict(spec.options)
         model_name = spec.model or config.default_model

@@ -1,29 +1,27 @@
 """What the one-process-per-run CLI runners share (claude -p, codex exec, any command).
 
-- `find_binary`: options["bin"], then an environment variable, then PATH; a missing binary
-  is an AgentUnavailable with the install hint, before anything is spawned.
-- `StdinFeeder`: writes the prompt to the agent's stdin without ever blocking the
-  supervisor (an agent that never reads a large prompt cannot hang us), then closes stdin.
-- `ResumableRunner`: one agent process per run. `follow_up` after a run spawns a new
-  process that resumes the agent's own session (`--resume`), so keep-alive jobs work with
-  agents that exit after every answer. The exit of a process that answered is held back
-  until the supervisor closes the runner: AgentExited means "no more runs", not "this
-  process ended".
+`ResumableRunner`: one agent process per run. The prompt goes to stdin through the process
+seam (never blocking us: an agent that never reads a large prompt cannot hang the
+supervisor), then stdin is closed. `follow_up` after a run spawns a new process that resumes
+the agent's own session (`--resume`), so keep-alive jobs work with agents that exit after
+every answer. The exit of a process that answered is held back until the supervisor closes
+the runner: AgentExited means "no more runs", not "this process ended".
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import os
-import shutil
 import signal
 import time
 from collections import deque
 from collections.abc import Mapping
 from typing import Any, Protocol, assert_never
 
-from specialists.errors import AgentUnavailable, SpecialistsError
+from specialists.errors import SpecialistsError
+from specialists.process.agent import AgentProcess, OversizedLine, exit_status
+from specialists.process.jobenv import agent_env
+from specialists.process.lookup import find_executable
 from specialists.runners.base import (
     ALWAYS_ACCEPTED,
     Activity,
@@ -36,88 +34,25 @@ from specialists.runners.base import (
     RunnerEvent,
     not_accepted,
 )
-from specialists.runners.proc import AgentProcess, OversizedLine, exit_description
 
-log = logging.getLogger(__name__)
-
-_WRITE_CHUNK = 1 << 16
-_FEED_SLICE = 0.02  # read timeout while a prompt is still being fed
-_DRAIN_LIMIT = 1.0  # how long to wait for the rest of stdout once the process has exited
 # A one-shot agent takes no steer; a follow-up once the run in progress has answered.
 _IN_A_RUN: frozenset[CommandKind] = ALWAYS_ACCEPTED | {"abort"}
 _BETWEEN_RUNS: frozenset[CommandKind] = ALWAYS_ACCEPTED | {"follow_up"}
 
 
-def find_binary(
-    default: str,
-    spec: LaunchSpec,
-    env_var: str,
-    not_installed: str,
-) -> str:
-    """Resolve the agent binary or raise AgentUnavailable(not_installed)."""
+def find_binary(default: str, spec: LaunchSpec, env_var: str, not_installed: str) -> str:
+    """options["bin"], then the environment variable, then `default` on the agent's PATH."""
     explicit = spec.options.get("bin") or spec.env.get(env_var) or os.environ.get(env_var)
-    if explicit:
-        path = str(explicit)
-        found = shutil.which(path) if os.sep not in path else path
-        if found and os.access(found, os.X_OK) and not os.path.isdir(found):
-            return found
-        raise AgentUnavailable(f"{not_installed} ({path!r} is not an executable file)")
     search_path = spec.env.get("PATH") or os.environ.get("PATH")
-    found = shutil.which(default, path=search_path)
-    if not found:
-        raise AgentUnavailable(not_installed)
-    return found
+    name = str(explicit) if explicit else default
+    return find_executable(
+        name, path=search_path, not_installed=not_installed, configured=bool(explicit)
+    )
 
 
 def child_env(spec: LaunchSpec, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(spec.env)
-    if extra:
-        env.update(extra)
-    return env
-
-
-def describe_exit(agent: str, returncode: int | None, stderr_tail: str) -> str:
-    """One line: how the process ended and the last thing it said on stderr."""
-    code, sig = exit_description(returncode)
-    what = f"{agent} was killed by signal {sig}" if sig else f"{agent} exited with code {code}"
-    lines = [ln.strip() for ln in stderr_tail.splitlines() if ln.strip()]
-    return f"{what}: {lines[-1]}" if lines else what
-
-
-class StdinFeeder:
-    """Feed `data` to a child's stdin with non-blocking writes, then close it."""
-
-    def __init__(self, proc: AgentProcess, data: bytes) -> None:
-        self._proc = proc
-        self._data = memoryview(data)
-        self._pos = 0
-        self.broken = False  # the child closed its stdin before reading everything
-        stdin = proc.popen.stdin
-        self.done = stdin is None
-        if stdin is not None:
-            os.set_blocking(stdin.fileno(), False)
-        self.pump()
-
-    def pump(self) -> None:
-        stdin = self._proc.popen.stdin
-        if self.done or stdin is None or stdin.closed:  # closed: the runner gave up feeding
-            self.done = True
-            return
-        fd = stdin.fileno()
-        while self._pos < len(self._data):
-            try:
-                self._pos += os.write(fd, self._data[self._pos : self._pos + _WRITE_CHUNK])
-            except BlockingIOError:
-                return
-            except BrokenPipeError:
-                # Not an error in itself: the process exited or does not read stdin. Its
-                # exit status tells the story; keep a trace for debugging.
-                log.debug("agent %s closed stdin after %d bytes", self._proc.pid, self._pos)
-                self.broken = True
-                break
-        self.done = True
-        self._proc.close_stdin()
+    """The agent's environment: ours, the job's, `extra`, and the job's process mark."""
+    return agent_env(spec.job_dir, spec.env, extra)
 
 
 def parse_line(line: bytes | OversizedLine) -> tuple[dict[str, Any] | None, Activity | None]:
@@ -156,8 +91,7 @@ class ResumableRunner:
         self._spec: LaunchSpec | None = None
         self._binary = ""
         self._proc: AgentProcess | None = None
-        self._ended: list[AgentProcess] = []  # earlier runs' processes: kill() reaches their groups
-        self._feeder: StdinFeeder | None = None
+        self._last: AgentProcess | None = None  # the last run's process, after it exited
         self._translator: Translator | None = None
         self._pending: list[RunnerEvent] = []
         self._queued: deque[str] = deque()
@@ -166,7 +100,6 @@ class ResumableRunner:
         self._exited = False  # AgentExited was reported
         self._last_returncode: int | None = None
         self._last_stderr = ""
-        self._exit_deadline: float | None = None
         self._handle = AgentHandle()
 
     # --- subclass hooks ----------------------------------------------------------------
@@ -264,7 +197,7 @@ class ResumableRunner:
     def _close(self) -> None:
         self._closing = True
         self._queued.clear()
-        if self._proc is not None and self._feeder is not None and not self._feeder.done:
+        if self._proc is not None and self._proc.input_pending:
             self._proc.close_stdin()  # nothing more to say
 
     def _terminate(self) -> None:
@@ -274,12 +207,13 @@ class ResumableRunner:
             self._proc.signal_group(signal.SIGTERM)
 
     def _kill(self) -> None:
+        """SIGKILL everything of the job: the agent's group and tree, and every process marked
+        with the job (children an earlier run left behind, a bash tool in its own session)."""
         self._closing = True
         self._queued.clear()
-        if self._proc is not None:
-            self._proc.signal_group(signal.SIGKILL)
-        for ended in self._ended:  # children an exited run left behind
-            ended.signal_group(signal.SIGKILL)
+        proc = self._proc or self._last
+        if proc is not None:
+            proc.kill_job()
 
     # --- internals ---------------------------------------------------------------------
 
@@ -289,7 +223,6 @@ class ResumableRunner:
         argv = [self._binary, *self._argv(spec, resume)]
         self._aborted = False
         self._translator = self._new_translator()
-        self._exit_deadline = None
         self._proc = AgentProcess(
             argv,
             cwd=spec.cwd,
@@ -297,16 +230,13 @@ class ResumableRunner:
             stderr_log=spec.job_dir / "stderr.log",
             stdin_pipe=True,
         )
-        self._feeder = StdinFeeder(self._proc, message.encode("utf-8"))
+        self._proc.send(message.encode("utf-8"))
+        self._proc.end_input()
 
     def _pump(self, deadline: float) -> None:
         proc, translator = self._proc, self._translator
         assert proc is not None and translator is not None
-        feeding = self._feeder is not None and not self._feeder.done
-        if self._feeder is not None:
-            self._feeder.pump()
-        wait = max(0.0, deadline - time.monotonic())
-        lines = proc.read(min(wait, _FEED_SLICE) if feeding else wait)
+        lines = proc.read(max(0.0, deadline - time.monotonic()))
         now = time.monotonic()
         for line in lines:
             obj, notice = parse_line(line)
@@ -314,26 +244,16 @@ class ResumableRunner:
                 self._pending.append(notice)
             if obj is not None:
                 self._pending.extend(translator.feed(obj, now))
-        if proc.poll_exit() is None:
-            if proc.stdout_closed:  # about to exit: wait for it instead of spinning
-                proc.wait(min(0.05, max(0.0, deadline - time.monotonic())))
-            return
-        # Exited: take what is left on stdout (bounded: a grandchild may hold the pipe).
-        if self._exit_deadline is None:
-            self._exit_deadline = now + _DRAIN_LIMIT
-        if not proc.stdout_closed and now < self._exit_deadline:
-            return
-        self._on_process_exit(proc, translator)
+        if proc.done:
+            self._on_process_exit(proc, translator)
 
     def _on_process_exit(self, proc: AgentProcess, translator: Translator) -> None:
         self._last_returncode = proc.returncode
         self._last_stderr = proc.stderr_tail
         proc.release()
-        self._proc = None
-        self._ended.append(proc)
-        self._feeder = None
+        self._proc, self._last = None, proc
         answered = translator.finished
-        description = describe_exit(self.agent, proc.returncode, proc.stderr_tail)
+        description = proc.describe_exit(self.agent)
         self._pending.extend(translator.on_exit(description, aborted=self._aborted))
         if not answered and not self._aborted:
             self._closing = True  # the agent failed before answering: no more runs
@@ -354,5 +274,5 @@ class ResumableRunner:
     def _report_exit_if_done(self) -> None:
         if self._proc is None and self._closing and not self._exited:
             self._exited = True
-            code, sig = exit_description(self._last_returncode)
+            code, sig = exit_status(self._last_returncode)
             self._pending.append(AgentExited(code, sig, self._last_stderr))

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, assert_never
 
 from specialists.errors import AgentUnavailable, Bug, ConfigError
+from specialists.process.jobenv import agent_env
 from specialists.runners.answer_format import format_instruction, format_problem
 from specialists.runners.base import (
     ALWAYS_ACCEPTED,
@@ -163,7 +164,7 @@ class PiRunner:
     def start(self, spec: LaunchSpec) -> None:
         if self._proc is not None:
             raise Bug("PiRunner.start called twice")
-        env = {**os.environ, **spec.env}
+        env = agent_env(spec.job_dir, spec.env)  # + the job's process mark and git trailers
         env.setdefault("PI_SKIP_VERSION_CHECK", "1")
         command = resolve_pi_command(spec.options, env)
         ext_tools: list[str] = []

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from specialists.errors import SpecialistsError
+from specialists.jobs.proctree import adopt_orphans
 from specialists.jobs.store import JobLock, JobStore
 from specialists.runners.registry import make_runner
 from specialists.supervise.launch import LOCK_FD_ENV
@@ -25,6 +26,7 @@ def main(argv: list[str]) -> int:
     if not fd_text and not lock.try_acquire():
         logging.error("job %s is held by another supervisor", job_dir.name)
         return 1
+    adopt_orphans(job_dir)  # descendants that leave the agent's group stay in our tree
     try:
         record = store.read_record(job_dir.name)
         runner = make_runner(record.runner)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from specialists.jobs.records import JobRecord
+from specialists.owner import JOB_ENV
 from specialists.runners.base import LaunchSpec
 
 
@@ -30,10 +31,11 @@ def launch_spec(record: JobRecord, job_dir: Path, task: str) -> LaunchSpec:
         max_tokens=record.max_tokens,
         fallback_model=record.fallback_model,
         response_format=record.response_format,
-        # Who the agent is, for what runs inside it (the pi extension's owner job-<id>, a
-        # nested `specialists` call finding this project rather than a sandbox worktree).
+        # Who the agent is, for what runs inside it: a `specialists run` inside the agent is
+        # owned by this job (owner.py; the pi extension's owner job-<id>), and a nested call
+        # finds this project rather than a sandbox worktree.
         env={
-            "SPECIALISTS_JOB_ID": record.id,
+            JOB_ENV: record.id,
             "SPECIALISTS_PROJECT_ROOT": str(job_dir.parent.parent.parent),
         },
         options=record.runner_options,

@@ -22,6 +22,7 @@ from specialists.errors import Bug, StoreError, UserError
 from specialists.jobs.atomic import write_atomic
 from specialists.jobs.files import DIR_MODE, create_private, is_out_of_space, size_text
 from specialists.jobs.liveness import process_start_time
+from specialists.jobs.proctree import MARK_ENV, job_mark
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import (
     CONTROL_DIR,
@@ -114,6 +115,7 @@ def spawn_supervisor(store: JobStore, record: JobRecord, lock: JobLock) -> int:
     job_dir = store.job_dir(record.id)
     env = dict(os.environ)
     env[LOCK_FD_ENV] = str(lock.fd)
+    env[MARK_ENV] = job_mark(job_dir)  # every process of the job inherits it (jobs/proctree.py)
     try:
         log_fd = create_private(SUPERVISOR_LOG, os.O_WRONLY | os.O_APPEND, dir_fd=lock.fd)
         try:

@@ -7,11 +7,9 @@ templates and continuation the same way.
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from specialists.errors import UserError
 from specialists.jobs.gc import collect
@@ -19,9 +17,6 @@ from specialists.jobs.paths import find_project_root, state_dir
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore, now_ms
 from specialists.runners.registry import DEFAULT_RUNNER, known_runner
-
-if TYPE_CHECKING:
-    from specialists.supervise.supervisor import Observer
 
 # Where pre-script output goes until the scripts have run (the supervisor fills it in).
 PRE_SCRIPT_TOKEN = "\u27eapre_script_output\u27eb"
@@ -48,8 +43,17 @@ def open_store(project_root: Path | None = None) -> JobStore:
     return JobStore(state_dir(project_root or find_project_root()))
 
 
-def plan_job(store: JobStore, request: JobRequest, *, foreground: bool = False) -> JobRecord:
-    """Resolve the specialist, runner, model and task into a launch record (no id yet)."""
+def plan_job(
+    store: JobStore,
+    request: JobRequest,
+    *,
+    foreground: bool = False,
+    warnings: list[str] | None = None,
+) -> JobRecord:
+    """Resolve the specialist, runner, model and task into a launch record (no id yet).
+
+    Problems that do not stop the run (a tracking bead that could not be made) are appended
+    to `warnings` for the caller to show."""
     from specialists.catalog import load_catalog
     from specialists.catalog.render import render_task
     from specialists.config import load_config
@@ -149,7 +153,9 @@ def plan_job(store: JobStore, request: JobRequest, *, foreground: bool = False) 
     if request.track_bead and not request.bead:
         from specialists.beads import track
 
-        record = track(record, spec.beads_integration)
+        record, problem = track(record, spec.beads_integration)
+        if problem and warnings is not None:
+            warnings.append(problem)
     return record
 
 
@@ -167,55 +173,24 @@ def _check_prompt(request: JobRequest) -> None:
     """Refuse a prompt the agent could never receive, before a job is created for it."""
     if not request.bead and not request.prompt.strip():
         raise UserError("the prompt is empty")
+    if "\x00" in request.prompt:  # no agent can take it: argv and C strings end there
+        raise UserError("the prompt contains a NUL byte")
     try:
         request.prompt.encode("utf-8")
     except UnicodeEncodeError as exc:  # lone surrogates, e.g. from undecodable bytes
         raise UserError(f"the prompt is not valid UTF-8 text (at character {exc.start})") from None
 
 
-def housekeeping(store: JobStore) -> None:
-    """Run-start housekeeping: gc old jobs, close the beads of crashed ones (seed 10.2-10.3)."""
+def housekeeping(store: JobStore) -> list[str]:
+    """Run-start housekeeping: gc old jobs, close the beads of crashed ones (seed 10.2-10.3),
+    drop completion notices nobody will read. Returns warnings for the caller to show."""
+    from specialists.notices import prune
+
     report = collect(store)
-    for warning in report.warnings:  # a bad SPECIALISTS_JOB_TTL_DAYS: nothing was deleted
-        print(f"warning: {warning}", file=sys.stderr)
+    problems = list(report.warnings)  # a bad SPECIALISTS_JOB_TTL_DAYS: nothing was deleted
+    problems += prune(store.root)
     if report.crashed:
         from specialists.beads import settle_crashed
 
-        for problem in settle_crashed(store, report.crashed):
-            print(f"warning: {problem}", file=sys.stderr)
-
-
-def start_background(store: JobStore, record: JobRecord) -> str:
-    """Create the job and detach its supervisor; returns the job id at once."""
-    from specialists.supervise.launch import create_job, spawn_supervisor
-
-    housekeeping(store)
-    record, lock = create_job(store, record)
-    spawn_supervisor(store, record, lock)
-    return record.id
-
-
-def run_foreground(
-    store: JobStore,
-    record: JobRecord,
-    observer: Observer | None = None,
-    *,
-    handle_signals: bool = True,
-) -> JobStatus:
-    """Create the job and supervise it in this process; returns the final status.
-
-    Pass handle_signals=False off the main thread (Python allows signal handlers only there).
-    """
-    from specialists.runners.registry import make_runner
-    from specialists.supervise.launch import create_job
-    from specialists.supervise.supervisor import Supervisor
-
-    housekeeping(store)
-    record, lock = create_job(store, record)
-    try:
-        runner = make_runner(record.runner)
-        return Supervisor(
-            store, record, runner, observer=observer, handle_signals=handle_signals
-        ).run()
-    finally:
-        lock.release()
+        problems += settle_crashed(store, report.crashed)
+    return problems

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from specialists.errors import SpecialistsError
+from specialists.jobs.proctree import kill_job
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore, now_ms
 from specialists.jobs.writer import JobWriter
@@ -94,8 +95,10 @@ class Recorder:
             st.finished_at_ms = now_ms()
             st.elapsed_s = round((st.finished_at_ms - st.started_at_ms) / 1000, 1)
             duration_ms = st.finished_at_ms - st.started_at_ms
-            # Nothing outlives the job, nor eats the room kept for its last words.
+            # Nothing of the agent outlives its job, not even what left its process group,
+            # nor eats the room kept for its last words.
             self.guard.run("final kill", lambda: self.runner.send(Kill()))
+            self.guard.run("killing the job's processes", lambda: kill_job(self.job_dir))
             if final == "done":
                 fields: dict[str, object] = {
                     "duration_ms": duration_ms,

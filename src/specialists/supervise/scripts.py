@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from specialists.process.short import run_short
 
 SCRIPT_TIMEOUT_S = 120.0
 OUTPUT_CAP = 64 * 1024
@@ -13,7 +14,7 @@ OUTPUT_CAP = 64 * 1024
 @dataclass(frozen=True)
 class ScriptOutcome:
     command: str
-    exit_code: int | None  # None: could not start or timed out
+    exit_code: int | None  # None: could not start, timed out or killed by a signal
     output: str
     error: str | None = None
 
@@ -24,25 +25,17 @@ class ScriptOutcome:
 
 def run_script(command: str, cwd: Path, env: dict[str, str] | None = None) -> ScriptOutcome:
     """Run one script line through the shell (scripts are the user's own commands)."""
-    try:
-        proc = subprocess.run(
-            command,
-            shell=True,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=SCRIPT_TIMEOUT_S,
-            start_new_session=True,
-        )
-    except subprocess.TimeoutExpired as exc:
-        partial = (exc.stdout or b"")[-OUTPUT_CAP:].decode("utf-8", "replace")
-        return ScriptOutcome(command, None, partial, f"timed out after {SCRIPT_TIMEOUT_S:.0f}s")
-    except OSError as exc:
-        return ScriptOutcome(command, None, "", f"could not start: {exc}")
-    output = proc.stdout[-OUTPUT_CAP:].decode("utf-8", "replace")
+    result = run_short(
+        ["/bin/sh", "-c", command],
+        cwd=cwd,
+        env=env,
+        timeout=SCRIPT_TIMEOUT_S,
+        output_cap=OUTPUT_CAP,
+    )
+    if result.error is not None:
+        return ScriptOutcome(command, None, result.stdout, result.error)
     error = None
-    if proc.returncode != 0:
-        last = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
-        error = f"exit {proc.returncode}: {last[0][:300]}".rstrip(": ")
-    return ScriptOutcome(command, proc.returncode, output, error)
+    if result.code != 0:
+        last = result.stderr.strip().splitlines()[-1:] or [""]
+        error = f"exit {result.code}: {last[0][:300]}".rstrip(": ")
+    return ScriptOutcome(command, result.code, result.stdout, error)

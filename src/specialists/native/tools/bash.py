@@ -1,24 +1,26 @@
-"""bash: run a command in its own process group with a timeout and bounded output.
+"""bash: run a command through the process seam with a timeout and bounded output.
 
-Output (stdout and stderr merged) is kept inline up to `bash_max_chars`; beyond that the head
-and tail stay inline and the whole output goes to a spill file (capped at 64 MiB). When the
-command exits, output still held open by a background child is not waited for.
+The command runs in its own process group, marked with its job and SIGKILLed if the loop
+thread that started it ends (process/agent.py). A timeout or an abort kills the group and
+everything below the command, also what left the group (`setsid`). Output (stdout and stderr
+merged) is kept inline up to `bash_max_chars`; beyond that the head and tail stay inline and
+the whole output goes to a spill file (capped at 64 MiB). When the command exits, output
+still held open by a background child is not waited for.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import selectors
 import signal
-import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from specialists.errors import AgentUnavailable
 from specialists.native.tools.base import ToolContext, ToolFailure, ToolOutput, arg_str
+from specialists.process.agent import AgentProcess
 
 DESCRIPTION = (
     "Execute a bash command in the current working directory. Returns stdout and stderr. "
@@ -35,8 +37,8 @@ PARAMETERS = {
 }
 MAX_TIMEOUT_S = 3600.0
 SPILL_CAP = 64 * 1024 * 1024
-_EXIT_GRACE_S = 0.2  # after exit, how long to drain a pipe a background child holds open
-_KILL_GRACE_S = 1.0
+_REAP_WAIT_S = 5.0  # after SIGKILL: a process in uninterruptible sleep dies when it wakes
+_SLICE_S = 0.1  # how often an abort is looked for while the command runs
 
 log = logging.getLogger(__name__)
 
@@ -106,20 +108,22 @@ def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
 
 def run_command(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
     try:
-        proc = subprocess.Popen(
+        proc = AgentProcess(
             ["bash", "-c", command],
-            cwd=str(ctx.cwd),
-            env=dict(ctx.env) if ctx.env is not None else None,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+            cwd=ctx.cwd,
+            env=ctx.env,
+            stdin_pipe=False,
+            raw=True,
+            merge_stderr=True,
         )
-    except OSError as exc:
-        raise ToolFailure(f"cannot start bash: {exc}") from exc
+    except AgentUnavailable as exc:
+        raise ToolFailure(f"cannot start bash: {exc.one_line()}") from exc
     ctx.process_groups.add(proc.pid)
     capture = _Capture(ctx.bash_max_chars, ctx.spill_dir)
-    outcome = _pump(proc, capture, ctx, timeout_s)
+    try:
+        outcome = _pump(proc, capture, ctx, timeout_s)
+    finally:
+        proc.release()
     text = capture.text()
     code = proc.returncode
     if outcome == "timeout":
@@ -133,67 +137,30 @@ def run_command(command: str, ctx: ToolContext, timeout_s: float) -> ToolOutput:
     return ToolOutput(text if text else "(no output)")
 
 
-def _pump(
-    proc: subprocess.Popen[bytes], capture: _Capture, ctx: ToolContext, timeout_s: float
-) -> str:
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    os.set_blocking(fd, False)
+def _pump(proc: AgentProcess, capture: _Capture, ctx: ToolContext, timeout_s: float) -> str:
+    """Read until the command has exited and its output is drained (the process seam's one
+    limit: a background child holding the pipe open is not waited for), or until the timeout
+    or an abort, which kill the command's group and every process below it."""
     deadline = time.monotonic() + timeout_s
-    exited_at: float | None = None
-    eof = False
-    outcome = "exited"
-    with selectors.DefaultSelector() as sel:
-        sel.register(fd, selectors.EVENT_READ)
-        while True:
-            now = time.monotonic()
-            if ctx.cancel.is_set():
-                outcome = "cancelled"
-                break
-            if now >= deadline:
-                outcome = "timeout"
-                break
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now
-            if exited_at is not None and (eof or now - exited_at > _EXIT_GRACE_S):
-                break
-            wait = min(0.1, max(0.0, deadline - now))
-            if eof:
-                # The command closed its output (`exec >log`) but runs on: the timeout and
-                # abort still apply, so wait here rather than in an unbounded proc.wait().
-                ctx.cancel.wait(wait)
-                continue
-            if not sel.select(wait):
-                continue
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                eof = True
-                sel.unregister(fd)
-                continue
-            capture.feed(chunk)
-    if outcome != "exited":
-        _kill_group(proc)
-    proc.stdout.close()
-    if proc.poll() is None:
-        proc.wait()
-    return outcome
+    while not proc.done:
+        if ctx.cancel.is_set():
+            _kill(proc)
+            return "cancelled"
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            _kill(proc)
+            return "timeout"
+        for chunk in proc.read(min(_SLICE_S, remaining)):
+            if isinstance(chunk, bytes):
+                capture.feed(chunk)
+    return "exited"
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    for sig, grace in ((signal.SIGTERM, _KILL_GRACE_S), (signal.SIGKILL, 5.0)):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
-        try:
-            proc.wait(grace)
-            # The leader is gone; make sure no child of the group survives it.
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+def _kill(proc: AgentProcess) -> None:
+    # SIGKILL at once, tree first: once the shell is gone, its children are orphans that can
+    # no longer be told from the job's other processes (those die with the job).
+    proc.kill_tree()
+    proc.wait(_REAP_WAIT_S)
 
 
 def kill_process_groups(groups: set[int]) -> None:

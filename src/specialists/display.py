@@ -1,0 +1,59 @@
+"""Text for people and models: one-line clipping, durations, and agent text made safe to show.
+
+Every interface (CLI, MCP server, hooks) shows job text through these, so a job reads the
+same everywhere. Standard library only and nothing imported at all: the hooks use it on
+every prompt.
+
+Agent output is untrusted: an answer or an error line can carry terminal escape sequences
+(set the title, move the cursor, hide text). `for_terminal` makes them visible instead of
+obeying them. It is for display only: `result --raw` and files keep the exact bytes.
+"""
+
+from __future__ import annotations
+
+ELLIPSIS = "…"
+
+
+def one_line(text: object, limit: int) -> str:
+    """`text` as a single line of at most `limit` characters (whitespace runs become one
+    space, newlines included); a longer one ends with an ellipsis."""
+    flat = " ".join(str(text if text is not None else "").split())
+    return flat if len(flat) <= limit else flat[: max(0, limit - 1)] + ELLIPSIS
+
+
+def duration(seconds: float | int | None) -> str:
+    """0m07s, 1m47s as in the seed's banners; from an hour on 1h02m."""
+    total = max(0, round(seconds or 0))
+    if total >= 3600:
+        return f"{total // 3600}h{total % 3600 // 60:02d}m"
+    return f"{total // 60}m{total % 60:02d}s"
+
+
+def _control_table() -> dict[int, str]:
+    """C0 controls, DEL and C1 controls -> a visible escape; newline and tab are kept."""
+    table = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
+    del table[0x0A], table[0x09]
+    table[0x1B] = "\\e"  # the one that starts every escape sequence: say so plainly
+    return table
+
+
+_CONTROLS = _control_table()
+
+
+def for_terminal(text: str, *, keep_newlines: bool = True) -> str:
+    """Agent text safe to print on a terminal: control characters (ESC, BEL, backspace,
+    carriage return, C1 controls) become visible escapes such as `\\e[31m`. With
+    keep_newlines=False newlines and tabs are escaped too."""
+    out = text.translate(_CONTROLS)
+    if not keep_newlines:
+        out = out.replace("\n", "\\n").replace("\t", "\\t")
+    try:
+        out.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates (undecodable bytes) would fail the write
+        out = out.encode("utf-8", "backslashreplace").decode("utf-8")
+    return out
+
+
+def display_line(text: object, limit: int) -> str:
+    """`one_line` of text safe for a terminal: what status, feed and banners print."""
+    return one_line(for_terminal(str(text if text is not None else "")), limit)

@@ -1,0 +1,75 @@
+"""Split a byte stream into lines on b"\\n" only, in bounded memory (pure).
+
+Agents speak JSON lines, and JSON strings may hold U+2028/U+2029, so `str.splitlines()` is
+wrong here. A line longer than `max_line` is not kept: only its head survives, as an
+`OversizedLine`, so a 100 MB line costs `max_line` bytes of buffer, not 100 MB.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+OVERSIZED_HEAD = 4096
+
+
+@dataclass(frozen=True)
+class OversizedLine:
+    head: bytes  # the first OVERSIZED_HEAD bytes of the line
+    size: int
+
+
+Line = bytes | OversizedLine
+
+
+class LineSplitter:
+    """Feed chunks, get complete lines; `finish()` returns a last line without newline."""
+
+    def __init__(self, max_line: int) -> None:
+        self._max_line = max_line
+        self._buf = bytearray()
+        self._skipping = 0  # >0 while discarding the rest of an oversized line
+        self._skip_head = b""
+
+    def feed(self, chunk: bytes, out: list[Line]) -> None:
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            if nl < 0:
+                self._keep(chunk[start:])
+                return
+            self._end_line(chunk[start:nl], out)
+            start = nl + 1
+
+    def finish(self, out: list[Line]) -> None:
+        if self._skipping:
+            out.append(OversizedLine(self._skip_head, self._skipping))
+            self._skipping = 0
+        elif self._buf:
+            out.append(bytes(self._buf))
+        self._buf.clear()
+
+    def _keep(self, rest: bytes) -> None:
+        if self._skipping:
+            self._skipping += len(rest)
+            return
+        self._buf += rest
+        if len(self._buf) > self._max_line:
+            self._skip_head = bytes(self._buf[:OVERSIZED_HEAD])
+            self._skipping = len(self._buf)
+            self._buf.clear()
+
+    def _end_line(self, piece: bytes, out: list[Line]) -> None:
+        if self._skipping:
+            out.append(OversizedLine(self._skip_head, self._skipping + len(piece)))
+            self._skipping = 0
+        elif self._buf:
+            self._buf += piece
+            if len(self._buf) > self._max_line:
+                out.append(OversizedLine(bytes(self._buf[:OVERSIZED_HEAD]), len(self._buf)))
+            else:
+                out.append(bytes(self._buf))
+            self._buf.clear()
+        elif len(piece) > self._max_line:
+            out.append(OversizedLine(piece[:OVERSIZED_HEAD], len(piece)))
+        else:
+            out.append(piece)

@@ -1,0 +1,235 @@
+"""Nothing of an agent outlives its job (issue 7 item 1), with real supervisors, the real pi
+0.73.1 against the mock LLM, real signals: `kill -9` of a supervisor, then recovery through
+`specialists status`; an agent killed under a live supervisor; the native bash tool."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from specialists.jobs import proctree
+from specialists.jobs.proctree import identify, job_mark
+from tests.integration.test_cli_pi import sp, status, wait_until
+from tests.support.mock_llm import MockLLM, Reply, ToolCall
+from tests.support.processes import alive, killed_after
+
+pytestmark = pytest.mark.integration
+
+# A command agent that starts a grandchild in its own session which ignores SIGTERM (what
+# pi's bash tool or a daemonising script does), writes the grandchild's pid, then waits.
+GRANDCHILD = "setsid sh -c 'trap \"\" TERM; echo $$ > {pid_file}; exec sleep 300' & sleep 300"
+# The same grandchild, but with a cleared environment: no job mark, only the ledger knows it.
+UNMARKED = (
+    'env -i PATH=/usr/bin:/bin setsid sh -c \'trap "" TERM; echo $$ > {pid_file}; '
+    "exec sleep 300' & sleep 300"
+)
+
+
+def root() -> Path:
+    return Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+
+
+def write_spec(name: str, execution: str) -> None:
+    (root() / "specialists").mkdir(exist_ok=True)
+    (root() / "specialists" / f"{name}.specialist.yaml").write_text(
+        f"metadata: {{name: {name}, description: t}}\n"
+        f"execution: {execution}\n"
+        'prompt: {system: "Be brief.", task_template: "$prompt"}\n'
+    )
+
+
+def command_spec(name: str, script: str) -> None:
+    args = json.dumps(["-c", script])
+    write_spec(name, f"{{runner: {{type: command, command: sh, args: {args}}}}}")
+
+
+def start(name: str, prompt: str = "go") -> str:
+    out = sp("run", name, "--prompt", prompt, "--background")
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def pid_from(path: Path) -> int:
+    wait_until(lambda: path.exists() and path.read_text().strip(), 60, f"{path.name}")
+    return int(path.read_text())
+
+
+def job_dir(job_id: str) -> Path:
+    return root() / ".specialists" / "jobs" / job_id
+
+
+def sleepers(job_id: str) -> list[int]:
+    """The job's `sleep 300` processes, found by the job's mark."""
+    found = []
+    for proc in proctree.marked(job_mark(job_dir(job_id))):
+        try:
+            cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if cmdline == b"sleep\x00300\x00":
+            found.append(proc.pid)
+    return found
+
+
+@pytest.fixture
+def strays() -> Iterator[list[int]]:
+    with killed_after() as pids:
+        yield pids
+
+
+def daemonizing_job(
+    tmp_path: Path, strays: list[int], script: str = GRANDCHILD, name: str = "daemonizer"
+) -> tuple[str, int]:
+    """A background job whose command agent has started its grandchild: (job id, its pid)."""
+    pid_file = tmp_path / "grandchild.pid"
+    command_spec(name, script.format(pid_file=pid_file))
+    job_id = start(name)
+    grandchild = pid_from(pid_file)
+    strays.append(grandchild)
+    wait_until(lambda: status(job_id)["status"] == "running", 30, "running")
+    return job_id, grandchild
+
+
+def kill_supervisor(job_id: str) -> dict:
+    st = status(job_id)
+    os.kill(st["supervisor_pid"], signal.SIGKILL)
+    wait_until(lambda: not alive(st["supervisor_pid"]), 20, "the supervisor's death")
+    return st
+
+
+def test_kill_9_of_a_supervisor_then_status_kills_a_setsid_grandchild(
+    tmp_path: Path, strays: list[int]
+) -> None:
+    """The grandchild left the agent's group and ignores SIGTERM: it outlives the supervisor
+    and the agent (which dies with the supervisor), until `status` recovers the job."""
+    job_id, grandchild = daemonizing_job(tmp_path, strays)
+    st = kill_supervisor(job_id)
+    wait_until(lambda: not alive(st["pid"]), 20, "the agent's death (PDEATHSIG)")
+    assert alive(grandchild), "the test proves nothing: the grandchild died by itself"
+    after = status(job_id)  # recovery runs here
+    assert after["status"] == "error" and after["error"] == "supervisor crashed"
+    wait_until(lambda: not alive(grandchild), 20, "the grandchild's death")
+
+
+def test_the_ledger_lets_recovery_kill_what_cleared_its_environment(
+    tmp_path: Path, strays: list[int]
+) -> None:
+    """No mark survives `env -i`; the live supervisor adopted the orphan and recorded it."""
+    job_id, grandchild = daemonizing_job(tmp_path, strays, UNMARKED, "unmarked")
+    ident = identify(grandchild)
+    wait_until(lambda: ident in proctree.read_ledger(job_dir(job_id)), 30, "the ledger")
+    kill_supervisor(job_id)
+    assert alive(grandchild)
+    assert status(job_id)["status"] == "error"
+    wait_until(lambda: not alive(grandchild), 20, "the grandchild's death")
+
+
+def test_a_live_supervisor_kills_the_grandchild_when_the_job_ends(
+    tmp_path: Path, strays: list[int]
+) -> None:
+    """The agent is killed (`kill -9`): the supervisor ends the job and reaps its tree."""
+    job_id, grandchild = daemonizing_job(tmp_path, strays)
+    st = status(job_id)
+    os.kill(st["pid"], signal.SIGKILL)
+    wait_until(lambda: status(job_id)["status"] == "error", 30, "the job's end")
+    assert "SIGKILL" in status(job_id)["error"]
+    wait_until(lambda: not alive(grandchild), 20, "the grandchild's death")
+
+
+def test_stop_kills_a_grandchild_that_ignores_sigterm(tmp_path: Path, strays: list[int]) -> None:
+    job_id, grandchild = daemonizing_job(tmp_path, strays)
+    assert sp("stop", job_id).returncode == 0
+    assert status(job_id)["status"] == "cancelled"
+    wait_until(lambda: not alive(grandchild), 20, "the grandchild's death")
+
+
+def test_kill_9_of_a_foreground_run_then_status_kills_the_grandchild(
+    tmp_path: Path, strays: list[int]
+) -> None:
+    """An in-process supervisor (the foreground CLI) marks its agent the same way."""
+    pid_file = tmp_path / "grandchild.pid"
+    command_spec("daemonizer", GRANDCHILD.format(pid_file=pid_file))
+    fg = subprocess.Popen(
+        [sys.executable, "-m", "specialists", "run", "daemonizer", "--prompt", "go"],
+        cwd=root(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    grandchild = pid_from(pid_file)
+    strays.extend([grandchild, fg.pid])
+    jobs = root() / ".specialists" / "jobs"
+    (job_id,) = [j for j in os.listdir(jobs) if not j.startswith(".")]
+    fg.kill()
+    fg.wait(20)
+    assert alive(grandchild)
+    assert status(job_id)["status"] == "error"
+    wait_until(lambda: not alive(grandchild), 20, "the grandchild's death")
+
+
+# --- the real pi 0.73.1 -------------------------------------------------------------------
+
+
+@pytest.fixture
+def pi_spec(pi_bin: Path, mock_llm: MockLLM) -> None:
+    write_spec("tester", "{runner: pi, model: mock/mock-model, permission_required: LOW}")
+
+
+def test_kill_9_of_a_pi_supervisor_then_status_kills_the_bash_tool(
+    pi_spec: None, mock_llm: MockLLM, strays: list[int]
+) -> None:
+    """pi runs its bash tool in a new session: after `kill -9` of the supervisor, pi dies
+    with it, `sleep 300` does not, until recovery finds it by the job's mark."""
+    mock_llm.enqueue(Reply(tool_calls=(ToolCall("bash", {"command": "sleep 300"}),)), "DONE")
+    job_id = start("tester", "sleep a while")
+    wait_until(lambda: sleepers(job_id), 60, "pi's bash tool running sleep 300")
+    (sleeper,) = sleepers(job_id)
+    strays.append(sleeper)
+    assert os.getsid(sleeper) != os.getsid(status(job_id)["pid"])  # it left pi's session
+    st = kill_supervisor(job_id)
+    wait_until(lambda: not alive(st["pid"]), 20, "pi's death")
+    assert alive(sleeper), "the test proves nothing: pi's bash tool died by itself"
+    assert status(job_id)["status"] == "error"
+    wait_until(lambda: not alive(sleeper), 20, "the bash tool's death")
+
+
+def test_a_pi_job_that_is_stopped_leaves_no_bash_tool_behind(
+    pi_spec: None, mock_llm: MockLLM, strays: list[int]
+) -> None:
+    command = "trap '' TERM; setsid sleep 300 & sleep 300"
+    mock_llm.enqueue(Reply(tool_calls=(ToolCall("bash", {"command": command}),)), "DONE")
+    job_id = start("tester", "sleep a while")
+    wait_until(lambda: len(sleepers(job_id)) == 2, 60, "both sleeps")
+    strays.extend(sleepers(job_id))
+    assert sp("stop", job_id).returncode == 0
+    assert status(job_id)["status"] == "cancelled"
+    wait_until(lambda: not any(alive(p) for p in strays), 20, "the sleeps' death")
+
+
+# --- the native runtime's bash tool -------------------------------------------------------
+
+
+def test_the_native_bash_tool_dies_with_its_job(mock_llm: MockLLM, strays: list[int]) -> None:
+    """A background command the model started (in its own session, ignoring SIGTERM) runs
+    while the job runs and does not outlive the native job that answered."""
+    write_spec("native", "{runner: native, model: openai/mock-model, permission_required: LOW}")
+    command = "setsid sh -c 'trap \"\" TERM; exec sleep 300' > /dev/null 2>&1 & echo started"
+    mock_llm.enqueue(
+        Reply(tool_calls=(ToolCall("bash", {"command": command}),)),
+        Reply("DONE", hang_after=1),  # the answer waits until we have seen the command run
+    )
+    job_id = start("native", "start a server")
+    wait_until(lambda: sleepers(job_id), 60, "the model's background command")
+    found = sleepers(job_id)
+    strays.extend(found)
+    mock_llm.wait_until_hanging(1, timeout=30)
+    mock_llm.release()
+    wait_until(lambda: status(job_id)["status"] == "done", 60, "done")
+    wait_until(lambda: not any(alive(p) for p in found), 20, "the background command's death")

@@ -1,0 +1,305 @@
+"""The CLI's contract: every exit code of docs/cli.md, the one error-line shape, the catch-all
+that logs a bug's traceback, agent text made safe for a terminal, and hostile arguments
+(empty, huge, NUL, undecodable, escape-laden) through every command. In-process `main`."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from specialists.cli import cmd_status
+from specialists.cli.foreground import shown
+from specialists.cli.main import COMMANDS, main
+from specialists.display import for_terminal
+from specialists.errors import Bug
+from specialists.jobs.liveness import process_start_time
+from specialists.jobs.paths import state_dir, user_state_dir
+from specialists.jobs.records import JobStatus
+from specialists.jobs.store import JobStore, JobWriter
+from tests.support.jobs import new_job
+
+ECHO = "metadata: {name: echo}\nexecution:\n  runner: {type: command, command: cat}\n"
+MISSING = (
+    "metadata: {name: gone}\nexecution:\n  runner: {type: command, command: no-such-agent-cli}\n"
+)
+ESC = "\x1b]0;pwned\x07\x1b[2J\x1b[31mred\r\x08"
+
+
+@pytest.fixture
+def root() -> Path:
+    project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    (project / "specialists").mkdir()
+    (project / "specialists" / "echo.specialist.yaml").write_text(ECHO)
+    (project / "specialists" / "gone.specialist.yaml").write_text(MISSING)
+    return project
+
+
+@pytest.fixture
+def store(root: Path) -> JobStore:
+    return JobStore(state_dir(root))
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def error_line(err: str) -> str:
+    """Exactly one line, `error: <what>`, nothing raw from a terminal's point of view."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "Traceback" not in err and "\x1b" not in err
+    return lines[0]
+
+
+def job_with(store: JobStore, cwd: Path, **fields: object) -> str:
+    record, lock = new_job(store, cwd)
+    writer = JobWriter(store, record.id)
+    writer.write_status(JobStatus(id=record.id, specialist="echo", **fields))
+    writer.close()
+    lock.release()
+    return record.id
+
+
+# --- exit codes -----------------------------------------------------------------------------
+
+
+def test_exit_0_and_1(capsys, store, root):
+    assert cli(capsys, "status")[0] == 0
+    job_id = job_with(store, root, status="error", error="boom")
+    code, _, err = cli(capsys, "result", job_id)
+    assert code == 1 and "ended error: boom" in error_line(err)
+
+
+def test_exit_2_bad_input_and_usage(capsys, root):
+    code, _, err = cli(capsys, "run", "nobody", "--prompt", "x")
+    assert code == 2 and "nobody" in error_line(err)
+    code, _, err = cli(capsys, "run")  # argparse's own error, in our shape
+    assert code == 2 and "(see: specialists run --help)" in error_line(err)
+    code, _, err = cli(capsys, "no-such-command")
+    assert code == 2 and error_line(err)
+
+
+def test_exit_3_agent_missing_before_any_job(capsys, store):
+    code, _, err = cli(capsys, "run", "gone", "--prompt", "x")
+    assert code == 3 and "no-such-agent-cli" in error_line(err)
+    code, _, err = cli(capsys, "run", "gone", "--prompt", "x", "--background")
+    assert code == 3 and store.list_ids() == []
+
+
+def test_exit_4_store_unreadable(capsys, root):
+    (root / ".specialists").write_text("a file where the store belongs")
+    code, _, err = cli(capsys, "status")
+    assert code == 4 and ".specialists" in error_line(err)
+
+
+def test_exit_70_a_bug_is_logged_with_its_traceback(capsys, root, monkeypatch):
+    def broken(args: object, project: object) -> int:
+        raise KeyError("impossible")
+
+    monkeypatch.setattr(cmd_status, "run", broken)
+    code, _, err = cli(capsys, "status")
+    line = error_line(err)
+    assert code == 70 and line.startswith("error: bug: KeyError: 'impossible' (traceback in ")
+    log = user_state_dir() / "errors.log"
+    assert str(log) in line
+    text = log.read_text()
+    assert "Traceback (most recent call last)" in text and "argv=['status']" in text
+
+    def impossible(args: object, project: object) -> int:
+        raise Bug("a state that cannot be")
+
+    monkeypatch.setattr(cmd_status, "run", impossible)
+    code, _, err = cli(capsys, "status")
+    assert code == 70 and error_line(err).startswith("error: bug: a state that cannot be")
+
+
+def test_exit_130_interrupted(capsys, root, monkeypatch):
+    def interrupted(args: object, project: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cmd_status, "run", interrupted)
+    code, _, err = cli(capsys, "status")
+    assert code == 130 and error_line(err) == "error: interrupted"
+
+
+def test_the_exit_code_table_is_documented():
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    for code in ("| 0 |", "| 1 |", "| 2 |", "| 3 |", "| 4 |", "| 70 |", "| 130 |"):
+        assert code in doc, code
+
+
+# --- values refused where they enter --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--timeout", ""],
+        ["--timeout=--"],
+        ["--timeout", "-5"],
+        ["--runner", ""],
+        ["--runner", "  "],
+        ["--model", ""],
+        ["--model", "a\x00b"],
+        ["--cwd", ""],
+        ["--prompt", "a\x00b"],
+    ],
+    ids=repr,
+)
+def test_empty_and_nul_values_are_refused(capsys, store, args):
+    argv = ["run", "echo", *(["--prompt", "x"] if "--prompt" not in args else []), *args]
+    code, _, err = cli(capsys, *argv)
+    assert code == 2, err
+    error_line(err)
+    assert store.list_ids() == []
+
+
+def test_timeout_units_follow_the_seed(capsys, store, root):
+    """A bare number is milliseconds (seed 000: `--timeout <ms>`); units are accepted."""
+    for text, ms in (("90000", 90_000), ("500ms", 500), ("30s", 30_000), ("5m", 300_000)):
+        code, out, err = cli(
+            capsys, "run", "echo", "--prompt", "x", "--timeout", text, "--json", "--no-beads"
+        )
+        assert code == 0, err
+        job_id = json.loads(out)["id"]
+        assert store.read_record(job_id).timeout_ms == ms
+    code, _, err = cli(capsys, "run", "echo", "--prompt", "x", "--timeout", "90", "--json")
+    assert code == 0 and "--timeout 90 is 90 ms" in err  # a nudge, not a refusal
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["", "x" * 100_000, "\x1b[31m\x1b]0;t\x07", "a\udcffb", "-", "../../etc/passwd"],
+    ids=["empty", "huge", "escapes", "undecodable", "dash", "path"],
+)
+@pytest.mark.parametrize(
+    "command", ["show", "result", "stop", "steer", "status --job", "feed --job"]
+)
+def test_hostile_names_and_ids_get_one_clean_line(capsys, root, value, command):
+    argv = [*command.split(), value]
+    if command == "steer":
+        argv.append("message")
+    code, out, err = cli(capsys, *argv)
+    assert code == 2, (code, err)
+    line = error_line(err)
+    assert len(line) <= 2100 and "\x1b" not in line
+    assert out == ""
+
+
+def test_every_command_answers_help(capsys):
+    for name in COMMANDS:
+        assert main([name, "--help"]) == 0, name
+        assert capsys.readouterr().out.startswith("usage: specialists")
+
+
+# --- agent text on a terminal ---------------------------------------------------------------
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_escapes_from_an_agent_are_shown_not_obeyed(capsys, store, root):
+    job_id = job_with(
+        store,
+        root,
+        status="running",
+        current_tool=f"bash({ESC})",
+        error=ESC,
+        started_at_ms=1,
+        supervisor_pid=os.getpid(),  # alive: shown as running, not recovered
+        supervisor_start_time=process_start_time(os.getpid()),
+    )
+    for argv in (["status"], ["status", "--job", job_id]):
+        code, out, _ = cli(capsys, *argv)
+        assert code == 0
+        assert "\x1b" not in out and "\x07" not in out and "\r" not in out
+        assert "\\e]0;pwned" in out
+    assert "\x1b" not in shown(ESC, Tty()) and shown(ESC, io.StringIO()) == ESC
+
+
+def test_result_raw_keeps_the_exact_text(capsys, store, root):
+    record, lock = new_job(store, root)
+    writer = JobWriter(store, record.id)
+    writer.write_result(ESC + "\n")
+    writer.write_status(JobStatus(id=record.id, specialist="echo", status="done"))
+    writer.close()
+    lock.release()
+    code, out, _ = cli(capsys, "result", record.id, "--raw")
+    assert code == 0 and out == ESC + "\n"
+
+
+def test_for_terminal_escapes_controls_and_keeps_text():
+    assert for_terminal("plain\ttext\nnext") == "plain\ttext\nnext"
+    assert for_terminal("\x1b[31mred") == "\\e[31mred"
+    assert for_terminal("\x9b2J") == "\\x9b2J"  # a C1 CSI
+    assert for_terminal("a\udcffb") == "a\\udcffb"
+    assert for_terminal("x\ny", keep_newlines=False) == "x\\ny"
+
+
+# --- feed -----------------------------------------------------------------------------------
+
+
+def _events(store: JobStore, job_id: str, count: int, *, final: str | None) -> None:
+    writer = JobWriter(store, job_id)
+    for _ in range(count):
+        writer.append_event("text")
+    if final:
+        writer.append_event(final)
+    writer.close()
+
+
+def test_feed_shows_active_jobs_and_follow_does_not_replay_finished_ones(capsys, store, root):
+    """Before: `feed --follow` printed every finished job's events (5,124 lines for one live
+    job of 8 events). Now: only the live job's, then new ones as they come."""
+    import subprocess
+    import sys
+
+    for _ in range(20):
+        done = job_with(store, root, status="done")
+        _events(store, done, 50, final="done")
+    live = job_with(
+        store,
+        root,
+        status="running",
+        supervisor_pid=os.getpid(),
+        supervisor_start_time=process_start_time(os.getpid()),
+    )
+    _events(store, live, 8, final=None)
+    code, out, _ = cli(capsys, "feed")
+    assert code == 0 and len(out.splitlines()) == 8
+    assert all(line.startswith(f"[{live}]") for line in out.splitlines())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "specialists", "feed", "--follow"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(8)]
+        assert all(line.startswith(f"[{live}]") for line in lines)
+        _events(store, live, 0, final="done")  # the live job ends: its final event follows
+        assert " done" in proc.stdout.readline()
+    finally:
+        proc.kill()
+        proc.wait(10)
+
+
+def test_a_hostile_definition_is_shown_not_obeyed(capsys, root):
+    """Definition files are anyone's text: list and show print their escapes visibly."""
+    (root / "specialists" / "evil.specialist.yaml").write_text(
+        'metadata: {name: evil, description: "\\e]0;pwned\\a\\e[2Jgone"}\n'
+        "execution:\n  runner: {type: command, command: cat}\n"
+    )
+    for argv in (["list"], ["show", "evil"]):
+        code, out, err = cli(capsys, *argv)
+        assert code == 0, err
+        assert "\x1b" not in out + err and "\x07" not in out + err
+        assert "\\e]0;pwned" in out

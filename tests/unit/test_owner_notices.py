@@ -1,0 +1,239 @@
+"""Completion notices reach the one who asked, once: owners (owner.py) and notices
+(notices.py), against real processes, real files and planted ones."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from specialists import notices
+from specialists.hooks.common import run_hook
+from specialists.owner import (
+    JOB_ENV,
+    OWNER_ENV,
+    SESSION_ENV,
+    Owner,
+    agent_ancestor,
+    is_key,
+    launching_owner,
+    reading_owner,
+)
+
+
+@pytest.fixture
+def state() -> Path:
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"]) / ".specialists"
+    (root / "jobs").mkdir(parents=True)
+    return root
+
+
+def put_job(state: Path, job_id: str, owner: list[str], status: str = "done") -> None:
+    job = state / "jobs" / job_id
+    job.mkdir()
+    (job / "job.json").write_text(json.dumps({"id": job_id, "owner": owner}))
+    (job / "status.json").write_text(
+        json.dumps({"id": job_id, "specialist": "s", "status": status, "elapsed_s": 1})
+    )
+
+
+# --- owners ---------------------------------------------------------------------------------
+
+
+def test_launcher_keys_in_order_of_precedence():
+    """SPECIALISTS_OWNER wins; a job's id wins over the session its agent inherited."""
+    env = {SESSION_ENV: "abc", JOB_ENV: "0123abcd", OWNER_ENV: "claude-mine"}
+    assert launching_owner(env).keys == ("claude-mine",)
+    del env[OWNER_ENV]
+    assert launching_owner(env).keys == ("job-0123abcd",)
+    del env[JOB_ENV]
+    assert launching_owner(env).keys[0] == "claude-abc"
+    assert launching_owner({OWNER_ENV: "none", SESSION_ENV: "abc"}).keys == ()
+
+
+@pytest.mark.parametrize(
+    "bad", ["", "x", "job-../x", "claude-a b", "claude-\x1b[31m", "agent-" + "9" * 300, "Bad-x"]
+)
+def test_malformed_keys_are_ignored(bad):
+    assert launching_owner({OWNER_ENV: bad}).keys in ((), launching_owner({}).keys)
+    assert not Owner(("claude-x",)).matches([bad])
+
+
+def test_keys_are_event_owner_keys():
+    """Wave 2's inboxes (events/owners.py) take our keys as they are."""
+    from specialists.events.owners import is_owner
+
+    keys = [
+        *launching_owner({SESSION_ENV: "9f1c-uuid/../x y"}).keys,
+        *launching_owner({JOB_ENV: "0123abcd"}).keys,
+        "agent-123.456",
+    ]
+    assert keys and all(is_owner(k) for k in keys), keys
+    assert all(is_owner(k) == is_key(k) for k in ["x-", "-x", "a-..", "ab-c..d", "A-x", "a-.x"])
+
+
+def test_job_env_must_be_a_job_id():
+    assert launching_owner({JOB_ENV: "../../etc"}).keys == launching_owner({}).keys
+
+
+def test_reader_matches_by_any_key():
+    reader = reading_owner("s1", env={SESSION_ENV: "s1"})
+    assert reader.matches(["agent-1.2", "claude-s1"])
+    assert not reader.matches(["claude-s2"])
+    assert not reader.matches("claude-s1")  # a string is not a key list
+
+
+def test_nearest_agent_ancestor_is_found_by_name_and_start_time(tmp_path):
+    """A process named `claude` above us is the owner; its pid and start time identify it."""
+    claude = tmp_path / "claude"
+    claude.symlink_to("/bin/sh")
+    probe = "from specialists.owner import agent_ancestor; print(agent_ancestor())"
+    out = subprocess.run(
+        [str(claude), "-c", f'"{sys.executable}" -c "{probe}"; true'],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    key = out.stdout.strip()
+    assert key.startswith("agent-"), (key, out.stderr)
+    pid, start = key.removeprefix("agent-").split(".")
+    assert int(pid) > 1 and int(start) > 0
+    assert agent_ancestor() != key  # not ours: pytest runs under no such process here
+
+
+# --- notices --------------------------------------------------------------------------------
+
+
+def test_post_writes_the_keys_atomically_and_replaces_a_planted_link(state, tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("keep me")
+    (state / "ready").mkdir()
+    (state / "ready" / "0000000a").symlink_to(victim)
+    put_job(state, "0000000a", ["claude-s"])
+    assert notices.post_for_job(state, "0000000a")
+    assert victim.read_text() == "keep me"
+    assert notices.read_keys(state / "ready" / "0000000a") == ["claude-s"]
+
+
+def test_no_owner_no_notice(state):
+    put_job(state, "0000000b", [])
+    assert notices.post_for_job(state, "0000000b") is False
+    assert not (state / "ready").exists()
+
+
+def test_special_files_are_never_read_and_pruned(state):
+    """A FIFO named like a notice would hang a reader that opened it blocking."""
+    ready = state / "ready"
+    ready.mkdir()
+    put_job(state, "0000000c", ["claude-s"])
+    os.mkfifo(ready / "0000000c")
+    assert notices.read_keys(ready / "0000000c") is None
+    assert call_hook("s") == ""  # the hook skips it without blocking
+    assert notices.prune(state) == []
+    assert not (ready / "0000000c").exists()
+
+
+def test_prune_bounds_the_notices(state, monkeypatch):
+    ready = state / "ready"
+    monkeypatch.setattr(notices, "MAX_NOTICES", 3)
+    for i in range(5):
+        put_job(state, f"{i:08x}", ["claude-s"])
+        notices.post_for_job(state, f"{i:08x}")
+        os.utime(ready / f"{i:08x}", (1000 + i, 1000 + i))
+    os.utime(ready / "00000004", None)  # the newest is recent; the others are old
+    notices.post(state, "0000dead", ["claude-s"])  # its job is gone
+    assert notices.prune(state, now=1001 + notices.NOTICE_TTL_S) == []  # drops 0 (expired)
+    assert sorted(os.listdir(ready)) == ["00000002", "00000003", "00000004"]
+    assert notices.prune(state) == []  # now the old ones have expired
+    assert os.listdir(ready) == ["00000004"]
+
+
+def test_clear_removes_only_that_notice(state):
+    for job_id in ("0000000d", "0000000e"):
+        put_job(state, job_id, ["claude-s"])
+        notices.post_for_job(state, job_id)
+    notices.clear(state, "0000000d")
+    notices.clear(state, "0000000d")  # twice is fine
+    notices.clear(state, "../../x")  # not an id: nothing happens
+    assert os.listdir(state / "ready") == ["0000000e"]
+
+
+# --- the hook, per session ------------------------------------------------------------------
+
+
+def call_hook(session: str) -> str:
+    out = io.StringIO()
+    data = json.dumps({"session_id": session, "hook_event_name": "UserPromptSubmit"})
+    assert run_hook("user-prompt-submit", io.StringIO(data), out) == 0
+    if not out.getvalue():
+        return ""
+    return str(json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"])
+
+
+def test_concurrent_sessions_each_get_only_their_own_notices(state):
+    """Eight sessions prompt at once over 40 notices: each sees exactly its five, once."""
+    sessions = [f"s{n}" for n in range(8)]
+    expected: dict[str, set[str]] = {s: set() for s in sessions}
+    for i in range(40):
+        job_id, session = f"{i:08x}", sessions[i % 8]
+        put_job(state, job_id, [f"claude-{session}"])
+        notices.post_for_job(state, job_id)
+        expected[session].add(job_id)
+    seen: dict[str, list[str]] = {s: [] for s in sessions}
+    start = threading.Barrier(len(sessions) * 2)
+
+    def prompt(session: str) -> None:
+        start.wait()
+        text = call_hook(session)
+        seen[session].extend(part[:8] for part in text.split("(job ")[1:])
+
+    threads = [threading.Thread(target=prompt, args=(s,)) for s in sessions * 2]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    for session in sessions:
+        assert sorted(seen[session]) == sorted(expected[session]), session
+    assert os.listdir(state / "ready") == []
+
+
+def test_a_session_that_never_closes_stdin_still_gets_its_banner(state, tmp_path):
+    """The host keeps stdin open: the hook stops waiting after a second and answers."""
+    put_job(state, "0000000f", ["claude-live"])
+    notices.post_for_job(state, "0000000f")
+    env = {**os.environ, SESSION_ENV: "live"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "specialists", "hook", "user-prompt-submit"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write('{"session_id": "live"')  # never finished, never closed
+    proc.stdin.flush()
+    started = time.monotonic()
+    out, _ = proc.communicate(timeout=30)
+    assert "0000000f" in out and time.monotonic() - started < 20
+
+
+def test_ten_megabytes_of_stdin_is_cut_not_fatal(state):
+    put_job(state, "00000010", ["claude-big"])
+    notices.post_for_job(state, "00000010")
+    env = {**os.environ, SESSION_ENV: "big"}
+    out = subprocess.run(
+        [sys.executable, "-m", "specialists", "hook", "user-prompt-submit"],
+        input="x" * (10 * 1024 * 1024),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert out.returncode == 0 and "00000010" in out.stdout
