@@ -75,11 +75,13 @@ def release_reserve(dir_fd: int) -> bool:
     return True
 
 
-def supervisor_failure(exc: BaseException) -> str:
-    """The error a job ends with when its supervisor fails on `exc`."""
-    if is_out_of_space(exc):
-        return "no space left on device: the job's files could not be written (free some space)"
-    return f"bug: supervisor failed: {exc.__class__.__name__}: {exc}"
+NO_SPACE = "no space left on device: the job's files could not be written (free some space)"
+
+
+def failure_reason(exc: BaseException | None, bug: str) -> str:
+    """The error a job ends with after its supervisor met `exc`: a full disk is named as the
+    cause (it is no bug); anything else is `bug`."""
+    return NO_SPACE if is_out_of_space(exc) else bug
 
 
 def mark_ready(store: JobStore, job_id: str) -> None:

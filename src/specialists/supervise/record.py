@@ -13,10 +13,11 @@ from collections.abc import Callable
 from typing import Protocol
 
 from specialists.errors import SpecialistsError
+from specialists.jobs.files import is_out_of_space
 from specialists.jobs.proctree import kill_job
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore, now_ms
-from specialists.jobs.writer import JobWriter
+from specialists.jobs.writer import JobWriter, failure_reason
 from specialists.runners.base import AgentExited, AgentRunner, Kill
 from specialists.supervise.script_phases import run_post_scripts
 from specialists.supervise.steps import StepGuard, StepInterrupted, signal_name
@@ -130,6 +131,16 @@ class Recorder:
                 self.guard.run("bead", lambda: self._close_bead(final, error))
             except StepInterrupted:
                 self._notice("post-scripts and bead update interrupted by a signal")
+
+    def _abandon_after(self, exc: Exception) -> None:
+        """The loop raised `exc`: a full disk is one logged line (no traceback in the
+        foreground) and the job's named cause; anything else is a bug with its traceback."""
+        if is_out_of_space(exc):
+            log.warning("job %s: %s", self.record.id, exc)
+        else:
+            log.exception("supervisor failed")
+        bug = f"bug: supervisor failed: {exc.__class__.__name__}: {exc}"
+        self._abandon(failure_reason(exc, bug))
 
     def _abandon(self, error: str) -> None:
         """Last resort after a supervisor bug: kill the agent and record the error."""

@@ -20,11 +20,10 @@ from typing import assert_never, cast
 
 from specialists.errors import SpecialistsError
 from specialists.jobs.control import ControlRequest, take_requests
-from specialists.jobs.files import is_out_of_space
 from specialists.jobs.liveness import process_start_time
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore, now_ms
-from specialists.jobs.writer import supervisor_failure
+from specialists.jobs.writer import failure_reason
 from specialists.runners.base import (
     Activity,
     AgentExited,
@@ -86,12 +85,8 @@ class Supervisor(Recorder):
             self._begin()
             while not self.finished:
                 self._step()
-        except Exception as exc:
-            if is_out_of_space(exc):  # not a bug: one line, no traceback in the foreground
-                log.warning("job %s: %s", self.record.id, exc)
-            else:
-                log.exception("supervisor failed")
-            self._abandon(supervisor_failure(exc))
+        except Exception as exc:  # noqa: BLE001 - logged (with its traceback if a bug) there
+            self._abandon_after(exc)
         finally:
             self.guard.uninstall()
             self.writer.close()
@@ -145,11 +140,8 @@ class Supervisor(Recorder):
         if not self.guard.run("runner", lambda: events.extend(self.runner.poll(self.tick))):
             self.sleep(self.tick)  # a broken runner returns at once: do not spin on it
             if self._ending is None:
-                failure = self.guard.last_failure  # a full disk is a cause, not a bug
-                reason = f"bug: the {self.record.runner} runner failed"
-                if failure is not None and is_out_of_space(failure):
-                    reason = supervisor_failure(failure)
-                self._begin_kill("error", reason)
+                bug = f"bug: the {self.record.runner} runner failed"
+                self._begin_kill("error", failure_reason(self.guard.last_failure, bug))
         for ev in events:
             handled = self.guard.run("event", lambda ev=ev: self._on_runner_event(ev))  # type: ignore[misc]
             if not handled and ev.kind in ("run_finished", "agent_exited") and self._ending is None:
