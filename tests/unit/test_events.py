@@ -369,3 +369,12 @@ def test_only_duplicates_past_the_cursor_are_consumed_by_take(root: Path) -> Non
     batch = inbox.take()
     assert batch.events == () and batch.duplicates == 1
     assert not inbox.has_pending()
+
+
+def test_dropped_ids_are_never_delivered_and_the_rest_are(root: Path) -> None:
+    inbox = Inbox(root, OWNER)
+    one, two = append(inbox, 1, "one"), append(inbox, 2, "two")
+    inbox.drop([one.id])
+    assert [e.body for e in inbox.take().events] == ["two"]
+    inbox.drop([two.id])  # already delivered: nothing changes
+    assert not inbox.has_pending()

@@ -18,12 +18,8 @@ reported (`Batch.problems`) and skipped, and the events after it are still deliv
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import json
 import os
-import stat
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -31,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from specialists.errors import StoreError
+from specialists.events.files import open_regular, owner_lock, write_all
 from specialists.events.model import Event, EventKind, EventSource, event_from_dict, event_id
 from specialists.events.owners import check_owner, owner_dir
 from specialists.events.spill import EVENT_LIMITS, SpillLimits, bound_body
@@ -139,11 +136,8 @@ class Inbox:
     # --- consuming ------------------------------------------------------------------------
 
     def has_pending(self) -> bool:
-        """Cheap: does the inbox hold a whole line past the cursor? (no parsing)
-
-        A line still being written (no newline yet) is not pending: a waiter that woke for it
-        would find nothing to take and spin.
-        """
+        """Cheap: a whole line past the cursor? (a line still being written is not pending,
+        or a waiter woken for it would find nothing to take and spin)"""
         try:
             fd = open_regular(self.events_path, os.O_RDONLY)
         except FileNotFoundError:
@@ -170,6 +164,16 @@ class Inbox:
         """The events of `batch` reached the model: move the cursor past them."""
         with self.locked():
             self._ack_locked(batch)
+
+    def drop(self, ids: list[str]) -> None:
+        """Never deliver these events (e.g. a job's notice once its result was read): their
+        ids join the seen-set; the cursor does not move."""
+        if not ids:
+            return
+        with self.locked():
+            cursor = self._read_cursor()
+            cursor.seen = (cursor.seen + [i for i in ids if i not in cursor.seen])[-self.seen_cap :]
+            self._write_cursor(cursor)
 
     def take(self, *, max_events: int = TAKE_MAX_EVENTS) -> Batch:
         """pending + ack in one step, for fronts whose output is the delivery (hooks)."""
@@ -297,48 +301,8 @@ class Inbox:
     def locked(self) -> Iterator[None]:
         """The owner's lock (appends, cursor, timers); re-entrant within this process."""
         self._ensure_dir()
-        with _owner_lock(self.dir / LOCK_FILE):
+        with owner_lock(self.dir / LOCK_FILE):
             yield
-
-
-_held: dict[str, int] = {}  # lock path -> depth, for re-entry within one process
-_held_guard = threading.RLock()
-
-
-@contextlib.contextmanager
-def _owner_lock(path: Path) -> Iterator[None]:
-    key = str(path)
-    with _held_guard:
-        if _held.get(key):
-            _held[key] += 1
-            try:
-                yield
-            finally:
-                _held[key] -= 1
-            return
-        fd = open_regular(path, os.O_RDWR | os.O_CREAT)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            _held[key] = 1
-            try:
-                yield
-            finally:
-                _held.pop(key, None)
-        finally:
-            os.close(fd)  # closing releases the flock
-
-
-def open_regular(path: Path, flags: int) -> int:
-    """Open without following a planted symlink, and only if it is a regular file."""
-    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
 
 
 def _lines(fd: int, start: int, end: int) -> Iterator[tuple[int, bytes, str | None]]:
@@ -397,9 +361,3 @@ def _bounded_details(details: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(details)
     text = json.dumps(out, default=str)
     return out if len(text) <= MAX_DETAILS_BYTES else {"truncated": True}
-
-
-def write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from specialists.errors import ConfigError, UserError
-from specialists.events.inbox import write_all
+from specialists.events.files import write_all
 from specialists.events.owners import owner_dir, owner_job_id
 from specialists.events.spill import SpillLimits, bound_stream
 from specialists.timers.store import TimerStore

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from specialists.errors import UserError
-from specialists.events.inbox import Inbox, open_regular, write_all
+from specialists.events.files import open_regular, write_all
+from specialists.events.inbox import Inbox
 from specialists.events.model import Event, EventSource
 
 TIMERS_FILE = "timers.jsonl"
