@@ -19,7 +19,7 @@ from specialists.errors import Bug, NotFound, StoreError, UserError
 from specialists.jobs.events import last_event_seq, read_event_lines
 from specialists.jobs.files import ensure_dir, read_bytes, read_object
 from specialists.jobs.ids import check_job_ref, is_job_id, new_job_id
-from specialists.jobs.locking import JobLock
+from specialists.jobs.locks import JobLock
 from specialists.jobs.records import JobRecord, JobStatus
 
 if TYPE_CHECKING:
