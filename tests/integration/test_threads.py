@@ -6,6 +6,7 @@ owner and job id), so what is proved here holds for the native, MCP and pi front
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 from specialists.jobs.records import JobRecord
 from specialists.jobs.store import JobStore
 from specialists.jobs.view import current_status
-from specialists.threads.records import MAX_DEPTH, ThreadStore, new_thread_id
+from specialists.threads.records import MAX_DEPTH, ThreadRecord, ThreadStore, new_thread_id
 from tests.support.jobs import new_job
 from tests.support.threads import (
     ROOT_OWNER,
@@ -203,8 +204,8 @@ def test_close_thread_carries_its_report_into_one_child_closed() -> None:
 
 
 def test_messages_go_only_to_running_direct_children() -> None:
-    """R-H7: unknown ids, another parent's child and a closed child are refused; a running
-    child gets the message in its control inbox."""
+    """R-H7: unknown ids, another parent's child, a message its runner cannot take and a
+    closed child are refused; a running child gets it in its control inbox."""
     project = thread_project(waiter="sleep 30")
     root = root_caller(project)
     bad = call("send_message_to_child", {"thread_id": "t-nope", "message": "x"}, root)
@@ -216,21 +217,40 @@ def test_messages_go_only_to_running_direct_children() -> None:
     stranger = root_caller(project, owner="claude-someoneelse")
     theirs = call("send_message_to_child", {"thread_id": tid, "message": "x"}, stranger)
     assert theirs.is_error and "not your direct child" in theirs.text
-    sent = call("send_message_to_child", {"thread_id": tid, "message": "focus on a.py"}, root)
-    assert not sent.is_error, sent.text
-    control = _store(project).job_dir(job_id) / "control"
-
-    def delivered() -> bool:  # the supervisor takes the request and acknowledges it
-        return any(
-            e.get("request_id") == sent.data["request_id"]
-            for e in _store(project).read_events(job_id)
-        )
-
-    wait_until(lambda: delivered() or any(control.iterdir()), what="the message arrives")
+    plain = call("send_message_to_child", {"thread_id": tid, "message": "x"}, root)
+    assert plain.is_error and "runs on command, which takes no messages" in plain.text
     _stop(project, job_id)
     wait_closed(project, tid)
     late = call("send_message_to_child", {"thread_id": tid, "message": "x"}, root)
     assert late.is_error and "is closed" in late.text and "spawn a new thread" in late.text
+
+
+def test_a_message_to_a_running_native_child_lands_in_its_control_inbox() -> None:
+    """The message travels as a control request its supervisor takes (steer or follow_up)."""
+    project = thread_project()
+    store = _store(project)
+    tid = new_thread_id()
+    record, lock = new_job(
+        store,
+        project,
+        runner="native",
+        thread={"id": tid, "parent": ROOT_OWNER, "stack": ["root", tid]},
+    )
+    threads = ThreadStore(project / ".specialists")
+    assert threads.reserve_id(tid)
+    threads.write(ThreadRecord(tid, ROOT_OWNER, ("root", tid), record.id, "x", True, "native", 1))
+    try:
+        for mode in ("steer", "follow_up"):
+            args = {"thread_id": tid, "message": f"as {mode}", "mode": mode}
+            sent = call("send_message_to_child", args, root_caller(project))
+            assert not sent.is_error, sent.text
+        requests = sorted((store.job_dir(record.id) / "control").iterdir())
+        kinds = [json.loads(p.read_text())["kind"] for p in requests]
+        assert kinds == ["steer", "follow_up"]
+        bad = {"thread_id": tid, "message": "x", "mode": "shout"}
+        assert call("send_message_to_child", bad, root_caller(project)).is_error
+    finally:
+        lock.release()
 
 
 def test_kill_9_of_a_childs_supervisor_gives_the_parent_a_failed_child_closed() -> None:

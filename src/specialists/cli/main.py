@@ -55,6 +55,8 @@ COMMANDS = {
     "install": "install",
     "uninstall": "install",
     "sidecar": "sidecar",
+    "threads": "threads",
+    "sandboxes": "sandboxes",
 }
 
 

@@ -81,7 +81,8 @@ def _record_end(store: JobStore, current: JobStatus, final: str, reason: str) ->
 def _settle_thread(store: JobStore, job_id: str) -> None:
     """A child thread's parent hears of the crash as child_closed with the error (R-S9)."""
     try:
-        if not store.read_record(job_id).thread:
+        record = store.read_record(job_id)
+        if not record.thread and not record.sandbox:
             return
     except (StoreError, OSError):
         return  # no readable launch record: nobody to tell

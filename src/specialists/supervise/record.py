@@ -111,7 +111,7 @@ class Recorder:
                 fields = {"duration_ms": duration_ms}
             # Event, status, ready marker: written once, waiting for space if they must.
             record = self.writer.write_final(st, final, **fields)
-            if self.record.thread:  # a child thread: its parent hears of the end (R-S9)
+            if self.record.thread or self.record.sandbox:  # commit; tell the parent (R-S9)
                 from specialists.threads.closing import settle_quietly
 
                 settle_quietly(self.store.root, self.record.id)

@@ -85,6 +85,8 @@ def settle(state_root: Path, job_id: str, now_ms: int) -> str | None:
     jobs = JobStore(state_root)
     job = jobs.read_record(job_id)
     if not job.thread:
+        if job.sandbox:  # a job run with --sandbox: its work is committed, nobody to tell
+            _finish_sandbox(state_root, job, None)
         return None
     threads = ThreadStore(state_root)
     record = threads.get(str(job.thread.get("id")))
@@ -156,9 +158,12 @@ def closed_body(
     return "\n".join(lines)
 
 
-def _finish_sandbox(state_root: Path, job: JobRecord, record: ThreadRecord) -> dict[str, Any]:
+def _finish_sandbox(
+    state_root: Path, job: JobRecord, record: ThreadRecord | None
+) -> dict[str, Any]:
     """R-S3 and R-S4: commit everything (hooks disabled) and take the diff stat."""
-    sandbox_id = record.sandbox or job.sandbox
+    sandbox_id = (record.sandbox if record else None) or job.sandbox
+    name = record.id if record else f"job {job.id}"
     if not sandbox_id:
         return {}
     from specialists.threads.sandboxing import backend_for
@@ -168,10 +173,10 @@ def _finish_sandbox(state_root: Path, job: JobRecord, record: ThreadRecord) -> d
         sandbox = backend.get(sandbox_id)
         if sandbox is None:
             return {"error": f"sandbox {sandbox_id} has no record; nothing was committed"}
-        outcome = backend.commit_all(sandbox, f"thread {record.id}")
+        outcome = backend.commit_all(sandbox, f"thread {record.id}" if record else None)
         stat = backend.diff_stat(sandbox)
     except (SpecialistsError, OSError) as exc:
-        log.warning("thread %s: sandbox finalization failed: %s", record.id, exc)
+        log.warning("%s: sandbox finalization failed: %s", name, exc)
         return {"error": f"sandbox finalization failed: {exc}"}
     return {
         "branch": stat.branch,

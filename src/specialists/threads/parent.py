@@ -48,6 +48,16 @@ def send_message(
             f"thread {child.record.id} {state}; it cannot receive messages",
             hint="spawn a new thread for more work",
         )
+    from specialists.threads.transports import transport
+
+    takes = transport(child.record.runner).messages
+    if mode not in takes:
+        said = " or ".join(sorted(takes)) if takes else "no messages at all"
+        raise UserError(
+            f"thread {child.record.id} runs on {child.record.runner}, which takes {said}, "
+            f"not a {mode}",
+            hint="spawn a new thread with what it needs" if not takes else f"send it as {said}",
+        )
     request = post_request(jobs.job_dir(child.record.job_id), mode, message)
     return Sent(child.record.id, request.id, mode)
 
@@ -82,7 +92,7 @@ def squash_child(
         if target_sb is None:
             raise UserError(f"your sandbox {position.sandbox} has no record")
         return sandboxes.squash_into(
-            target_sb.path, sandbox, child=_child_state(child), commit=commit
+            target_sb.path, sandbox, child=child_state(child), commit=commit
         )
     if confirm and position.job is not None:
         raise UserError(
@@ -92,11 +102,11 @@ def squash_child(
     repo = sandboxes.detect(cwd)
     target = repo.toplevel if repo is not None else cwd
     return sandboxes.squash_into(
-        target, sandbox, child=_child_state(child), commit=False, confirmed=confirm
+        target, sandbox, child=child_state(child), commit=False, confirmed=confirm
     )
 
 
-def _child_state(child: Child) -> ChildState:
+def child_state(child: Child) -> ChildState:
     """R-S5: running, finalizing (closing, or closed while its job still winds down), finished."""
     if child.phase == "running":
         return "running"

@@ -174,17 +174,23 @@ class ThreadStore:
 
     def reserve(self) -> str:
         """A fresh id with its directory made (exclusively: a collision is simply retried)."""
-        ensure_dir(self.state_root)
-        ensure_dir(self.root)
         for _ in range(5):
             thread_id = new_thread_id()
-            try:
-                os.mkdir(self.root / thread_id, DIR_MODE)
-            except FileExistsError:
-                continue
-            os.chmod(self.root / thread_id, DIR_MODE)
-            return thread_id
+            if self.reserve_id(thread_id):
+                return thread_id
         raise StoreError("could not reserve a thread id (five collisions in a row)")
+
+    def reserve_id(self, thread_id: str) -> bool:
+        """Make the directory of `thread_id`; False when it exists already."""
+        ensure_dir(self.state_root)
+        ensure_dir(self.root)
+        path = self.dir(thread_id)
+        try:
+            os.mkdir(path, DIR_MODE)
+        except FileExistsError:
+            return False
+        os.chmod(path, DIR_MODE)
+        return True
 
     def write(self, record: ThreadRecord) -> None:
         fd = open_dir(self.dir(record.id))

@@ -24,6 +24,7 @@ from specialists.sandbox.backend import Sandbox, SandboxBackend
 from specialists.threads.closing import settle
 from specialists.threads.records import MAX_DEPTH, ThreadRecord, ThreadStore
 from specialists.threads.state import Position, direct_child, position_of, stack_text
+from specialists.threads.transports import transport
 
 DEFAULT_SPECIALIST = "executor"  # a root's child, unless it names one
 FRESH_HINT = (
@@ -239,7 +240,7 @@ def _fork_source(position: Position, runner: str | None, starter: JobStarter) ->
             "so there is no copy of it to give the child",
             hint=FRESH_HINT,
         )
-    if runner != job.runner or job.runner != "native":
+    if runner != job.runner or not transport(job.runner).fork:
         raise UserError(
             f"spawn_thread cannot fork a {job.runner} conversation into a {runner} child "
             "(only a native job's session can be copied honestly today)",
