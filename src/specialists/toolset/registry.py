@@ -20,6 +20,13 @@ def tool_named(name: str) -> AgentTool | None:
     return next((t for t in TOOLS if t.name == name), None)
 
 
+def offered(*, thread: bool) -> tuple[AgentTool, ...]:
+    """The tools a caller gets: child-scoped ones (report_to_parent, close_thread) only when
+    it is a thread, i.e. its job record has a `thread` (not a `parent_id`, which a continued
+    job has too; a root session's children have a thread but no parent job)."""
+    return tuple(t for t in TOOLS if t.scope == "any" or thread)
+
+
 def prompt_guidance(tools: tuple[AgentTool, ...] = TOOLS) -> str:
     """One system-prompt section: the core rules plus each offered tool's own line."""
     lines = [GUIDANCE_HEADER, GUIDANCE_CORE]

@@ -7,15 +7,45 @@ word) and checks its arguments exactly before anything is written.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
-from specialists.errors import UserError
-from specialists.toolset.table import AgentTool, Reply, ToolCall, arg_bool, arg_str, check_known
+from specialists.errors import StoreError, UserError
+from specialists.toolset.table import (
+    AgentTool,
+    Handler,
+    Reply,
+    ToolCall,
+    arg_bool,
+    arg_str,
+    check_known,
+)
 
 MAX_INSTRUCTIONS = 100_000
 MAX_MESSAGE = 100_000
 _REPORT_KEYS = {"report", "structured"}
+
+
+def _store_errors(handler: Handler) -> Handler:
+    """A file the threads room could not write (a full disk, a damaged directory) is one
+    clear error for the model, never a traceback through the front."""
+
+    @functools.wraps(handler)
+    def run(call: ToolCall) -> Reply:
+        try:
+            return handler(call)
+        except OSError as exc:
+            from specialists.jobs.files import is_out_of_space
+
+            hint = (
+                "free some space on the disk that holds .specialists/"
+                if is_out_of_space(exc)
+                else None
+            )
+            raise StoreError(f"{handler.__name__}: {exc.strerror or exc}", hint=hint) from None
+
+    return run
 
 
 def _now_ms(call: ToolCall) -> int:
@@ -50,6 +80,7 @@ def _opt_name(args: Mapping[str, Any], key: str) -> str | None:
     return arg_str(args, key, required=False, max_len=200) or None
 
 
+@_store_errors
 def spawn_thread(call: ToolCall) -> Reply:
     from specialists.threads.launch import ProjectStarter
     from specialists.threads.spawn import SpawnRequest
@@ -101,6 +132,7 @@ class _NoSandboxes:
         raise Bug(f"a spawn without a sandbox asked the sandbox backend for {name}")
 
 
+@_store_errors
 def report_to_parent(call: ToolCall) -> Reply:
     from specialists.threads.closing import report
 
@@ -109,6 +141,7 @@ def report_to_parent(call: ToolCall) -> Reply:
     return Reply(f"Report delivered to your parent ({event}).", {"event_id": event})
 
 
+@_store_errors
 def close_thread(call: ToolCall) -> Reply:
     from specialists.threads.closing import close
 
@@ -124,6 +157,7 @@ def close_thread(call: ToolCall) -> Reply:
     )
 
 
+@_store_errors
 def send_message_to_child(call: ToolCall) -> Reply:
     from specialists.threads.parent import MessageMode, send_message
 
@@ -143,6 +177,7 @@ def send_message_to_child(call: ToolCall) -> Reply:
     return Reply(sent.describe(), {"thread_id": sent.thread_id, "request_id": sent.request_id})
 
 
+@_store_errors
 def squash_sandbox(call: ToolCall) -> Reply:
     from specialists.threads.parent import squash_child
 
