@@ -359,3 +359,28 @@ def test_bad_arguments_are_one_clear_error_and_create_nothing(tmp_path: Path) ->
     reply = spawn(root_caller(project, cwd=outside), sandbox=True)
     assert reply.is_error and "needs a git repository" in reply.text
     assert thread_dirs(project) == [] and job_dirs(project) == []
+
+
+def test_close_thread_ends_a_keep_alive_child_that_would_wait_forever() -> None:
+    """A keep-alive child would wait for a follow-up after its close: close_thread asks its
+    supervisor to stop it (a waiting job ends with its last answer)."""
+    project = thread_project()
+    store = _store(project)
+    tid = new_thread_id()
+    record, lock = new_job(
+        store,
+        project,
+        runner="native",
+        keep_alive=True,
+        thread={"id": tid, "parent": ROOT_OWNER, "stack": ["root", tid]},
+    )
+    threads = ThreadStore(project / ".specialists")
+    assert threads.reserve_id(tid)
+    threads.write(ThreadRecord(tid, ROOT_OWNER, ("root", tid), record.id, "x", True, "native", 1))
+    try:
+        reply = call("close_thread", {"report": "done"}, job_caller(project, record.id))
+        assert not reply.is_error, reply.text
+        (request,) = (store.job_dir(record.id) / "control").iterdir()
+        assert json.loads(request.read_text())["kind"] == "stop"
+    finally:
+        lock.release()

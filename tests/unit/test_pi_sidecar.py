@@ -112,11 +112,16 @@ def test_child_scoped_tools_are_offered_only_inside_a_thread_job(
     store = JobStore(root)
     parent, lock = new_job(store, isolated_env.project)
     lock.release()
-    child, lock = new_job(store, isolated_env.project, parent_id=parent.id)
+    child, lock = new_job(
+        store, isolated_env.project, parent_id=parent.id, thread={"id": "t-" + "1" * 32}
+    )
+    lock.release()
+    continued, lock = new_job(store, isolated_env.project, parent_id=parent.id)  # resume
     lock.release()
     names = lambda owner: [t.name for t in Front(root, owner, isolated_env.project).offered_tools()]  # noqa: E731
     assert "report_up" in names(f"job-{child.id}")
     assert "report_up" not in names(f"job-{parent.id}")
+    assert "report_up" not in names(f"job-{continued.id}")  # a continued job is no thread
     assert "report_up" not in names(OWNER)
 
 

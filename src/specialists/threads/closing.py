@@ -75,7 +75,14 @@ def close(state_root: Path, position: Position, args: Mapping[str, Any], now_ms:
     prepared = prepare_report(args, required=False)  # a bad report does not close
     record = own_thread(state_root, position)
     text = prepared.text if prepared else None
-    return ThreadStore(state_root).begin_close(record.id, Closing("child", text, now_ms))
+    first = ThreadStore(state_root).begin_close(record.id, Closing("child", text, now_ms))
+    if first and position.job is not None and position.job.keep_alive:
+        # A keep-alive job would wait for a follow-up forever: end it (a waiting job ends
+        # with its last answer; the report is recorded already).
+        from specialists.jobs.control import post_request
+
+        post_request(JobStore(state_root).job_dir(record.job_id), "stop", "close_thread")
+    return first
 
 
 def settle(state_root: Path, job_id: str, now_ms: int) -> str | None:
