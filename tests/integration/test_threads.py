@@ -12,7 +12,7 @@ import signal
 from pathlib import Path
 
 from specialists.jobs.records import JobRecord
-from specialists.jobs.store import JobStore
+from specialists.jobs.store import JobLock, JobStore
 from specialists.jobs.view import current_status
 from specialists.threads.records import MAX_DEPTH, ThreadRecord, ThreadStore, new_thread_id
 from tests.support.jobs import new_job
@@ -225,20 +225,28 @@ def test_messages_go_only_to_running_direct_children() -> None:
     assert late.is_error and "is closed" in late.text and "spawn a new thread" in late.text
 
 
-def test_a_message_to_a_running_native_child_lands_in_its_control_inbox() -> None:
-    """The message travels as a control request its supervisor takes (steer or follow_up)."""
-    project = thread_project()
-    store = _store(project)
+def _unsupervised_child(project: Path, **extra: object) -> tuple[str, JobRecord, JobLock]:
+    """A native child of the root whose job was created but never started: it counts as
+    running while we hold its lock (the status names us as its supervisor)."""
     tid = new_thread_id()
     record, lock = new_job(
-        store,
+        _store(project),
         project,
         runner="native",
         thread={"id": tid, "parent": ROOT_OWNER, "stack": ["root", tid]},
+        **extra,
     )
     threads = ThreadStore(project / ".specialists")
     assert threads.reserve_id(tid)
     threads.write(ThreadRecord(tid, ROOT_OWNER, ("root", tid), record.id, "x", True, "native", 1))
+    return tid, record, lock
+
+
+def test_a_message_to_a_running_native_child_lands_in_its_control_inbox() -> None:
+    """The message travels as a control request its supervisor takes (steer or follow_up)."""
+    project = thread_project()
+    store = _store(project)
+    tid, record, lock = _unsupervised_child(project)
     try:
         for mode in ("steer", "follow_up"):
             args = {"thread_id": tid, "message": f"as {mode}", "mode": mode}
@@ -366,17 +374,7 @@ def test_close_thread_ends_a_keep_alive_child_that_would_wait_forever() -> None:
     supervisor to stop it (a waiting job ends with its last answer)."""
     project = thread_project()
     store = _store(project)
-    tid = new_thread_id()
-    record, lock = new_job(
-        store,
-        project,
-        runner="native",
-        keep_alive=True,
-        thread={"id": tid, "parent": ROOT_OWNER, "stack": ["root", tid]},
-    )
-    threads = ThreadStore(project / ".specialists")
-    assert threads.reserve_id(tid)
-    threads.write(ThreadRecord(tid, ROOT_OWNER, ("root", tid), record.id, "x", True, "native", 1))
+    _, record, lock = _unsupervised_child(project, keep_alive=True)
     try:
         reply = call("close_thread", {"report": "done"}, job_caller(project, record.id))
         assert not reply.is_error, reply.text

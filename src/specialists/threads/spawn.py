@@ -24,7 +24,7 @@ from specialists.sandbox.backend import Sandbox, SandboxBackend
 from specialists.threads.closing import settle
 from specialists.threads.records import MAX_DEPTH, ThreadRecord, ThreadStore
 from specialists.threads.state import Position, direct_child, position_of, stack_text
-from specialists.threads.transports import transport
+from specialists.threads.transports import front_options, transport
 
 DEFAULT_SPECIALIST = "executor"  # a root's child, unless it names one
 FRESH_HINT = (
@@ -160,6 +160,7 @@ def spawn_thread(
             resume_session=str(session) if session else None,
             sandbox=sandbox.id if sandbox else None,
             thread={"id": thread_id, "parent": owner, "stack": list(stack)},
+            runner_options=front_options(record.runner, dict(record.runner_options)),
         )
         created = starter.create(record)
         child = created[0]

@@ -17,7 +17,14 @@ from specialists.events.owners import owner_job_id
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore
 from specialists.jobs.view import current_status
-from specialists.threads.records import ROOT, Closed, ThreadRecord, ThreadStore, is_thread_id
+from specialists.threads.records import (
+    ROOT,
+    Closed,
+    ThreadRecord,
+    ThreadStore,
+    check_thread_id,
+    is_thread_id,
+)
 
 Phase = Literal["running", "closing", "ended", "closed"]
 
@@ -96,16 +103,9 @@ def direct_child(
     threads: ThreadStore, jobs: JobStore, caller_owner: str, thread_id: object
 ) -> Child:
     """The caller's own direct child `thread_id`, or one clear error (unknown, not yours)."""
-    if not is_thread_id(thread_id):
-        shown = thread_id[:60] if isinstance(thread_id, str) else type(thread_id).__name__
-        raise UserError(
-            f"unknown thread id {shown!r}",
-            hint="thread ids are t- and 32 hex digits, as spawn_thread returned them",
-        )
-    assert isinstance(thread_id, str)
-    record = threads.get(thread_id)
+    record = threads.get(check_thread_id(thread_id))
     if record is None:
-        raise UserError(f"unknown thread {thread_id}", hint="spawn_thread returns the ids")
+        raise UserError(f"unknown thread {thread_id!r}", hint="spawn_thread returns the ids")
     if record.parent != caller_owner:
         raise UserError(
             f"thread {thread_id} is not your direct child",

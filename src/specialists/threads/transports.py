@@ -36,3 +36,13 @@ def supports(runner: str) -> str:
     can = [name for name, ok in (("tools", t.tools), ("fork", t.fork)) if ok]
     can += [f"{m} messages" for m in sorted(t.messages)]
     return f"{t.via}: " + (", ".join(can) if can else "reports by final text only")
+
+
+def front_options(runner: str, options: dict[str, object]) -> dict[str, object]:
+    """The runner options that give a child its thread tools through its runner's front.
+    pi: our extension (`-e`, runners/pi.py's `specialists_extension`). The others: native
+    serves the table itself; claude and codex need our MCP server scoped to the job (the
+    MCP front's part); command has no tools."""
+    if runner == "pi":
+        return {**options, "specialists_extension": True}
+    return options

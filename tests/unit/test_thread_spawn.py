@@ -1,0 +1,104 @@
+"""The spawn core without processes: a recording starter and the in-memory sandbox fake.
+
+Each step of a launch can fail; these tests prove that whichever one does, nothing is left
+behind (R-H7a): no thread record, no sandbox, no job that looks as if it may yet run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from specialists.errors import StoreError, UserError
+from specialists.jobs.records import JobRecord
+from specialists.sandbox.testing import FakeSandbox
+from specialists.threads.records import ThreadStore
+from specialists.threads.spawn import ChildPlan, SpawnRequest, spawn_thread
+from tests.support.jobs import make_record
+
+OWNER = "claude-tests"
+
+
+@dataclass
+class Starter:
+    fail_at: str = ""
+    plans: list[ChildPlan] = field(default_factory=list)
+    created: list[JobRecord] = field(default_factory=list)
+    started: list[str] = field(default_factory=list)
+    released: list[str] = field(default_factory=list)
+    session: Path | None = None
+
+    def plan(self, plan: ChildPlan) -> JobRecord:
+        self.plans.append(plan)
+        if self.fail_at == "plan":
+            raise UserError("unknown specialist 'x'")
+        return make_record(plan.cwd, prompt=plan.prompt, task=plan.prompt, runner="command")
+
+    def create(self, record: JobRecord) -> tuple[JobRecord, object]:
+        if self.fail_at == "create":
+            raise StoreError("could not create the job: No space left on device")
+        record = record.replace(id=f"{len(self.created):08x}")
+        self.created.append(record)
+        return record, record.id
+
+    def start(self, record: JobRecord, handle: object) -> None:
+        if self.fail_at == "start":
+            raise StoreError("could not start the job's supervisor")
+        self.started.append(record.id)
+
+    def release(self, handle: object) -> None:
+        self.released.append(str(handle))
+
+    def session_of(self, job: JobRecord) -> Path | None:
+        return self.session
+
+
+@pytest.mark.parametrize("step", ["plan", "create", "start"])
+def test_a_launch_failing_at_any_step_leaves_nothing(tmp_path: Path, step: str) -> None:
+    starter = Starter(fail_at=step)
+    sandboxes = FakeSandbox(tmp_path)
+    request = SpawnRequest("part", ("root",), fresh_context=True, sandbox=True)
+    with pytest.raises((UserError, StoreError)):
+        spawn_thread(
+            tmp_path / ".specialists",
+            OWNER,
+            None,
+            tmp_path,
+            request,
+            starter=starter,
+            sandboxes=sandboxes,
+            now_ms=1,
+        )
+    assert ThreadStore(tmp_path / ".specialists").all() == ([], [])
+    assert list((tmp_path / ".specialists" / "threads").iterdir()) == []
+    assert [s for s in sandboxes.records.values() if s.removed_at_ms is None] == []
+    assert starter.started == []
+    if step in ("create", "start") and starter.created:
+        assert starter.released == [starter.created[0].id]
+
+
+def test_the_child_record_holds_parent_stack_owner_and_sandbox(tmp_path: Path) -> None:
+    starter = Starter()
+    sandboxes = FakeSandbox(tmp_path)
+    request = SpawnRequest("part", ("root",), fresh_context=True, sandbox=True, call_id="c9")
+    spawned = spawn_thread(
+        tmp_path / ".specialists",
+        OWNER,
+        None,
+        tmp_path,
+        request,
+        starter=starter,
+        sandboxes=sandboxes,
+        now_ms=1,
+    )
+    (record,) = starter.created
+    tid = spawned.thread.id
+    assert record.thread == {"id": tid, "parent": OWNER, "stack": ["root", tid]}
+    assert record.owner == [OWNER] and record.sandbox == tid and record.parent_id is None
+    assert record.cwd == str(spawned.sandbox.path)  # type: ignore[union-attr]
+    assert starter.plans[0].prompt.startswith("[specialists thread]\nYou are thread " + tid)
+    assert starter.plans[0].prompt.endswith("\n\npart")
+    assert ThreadStore(tmp_path / ".specialists").get(tid) == spawned.thread
+    assert spawned.thread.call_id == "c9" and starter.started == [record.id]
