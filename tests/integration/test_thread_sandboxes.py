@@ -185,3 +185,42 @@ def test_a_job_at_the_root_cannot_confirm_for_the_user() -> None:
     assert reply.is_error and "a job cannot confirm" in reply.text
     assert status(project) == ""
     _stop(project, top["job_id"])
+
+
+def _definition(project: Path, name: str, script: str, extra: str) -> None:
+    (project / "specialists" / f"{name}.specialist.yaml").write_text(
+        f"metadata: {{name: {name}, description: t}}\n"
+        f"execution: {{runner: {{type: command, command: sh, args: [-c, {script!r}]}}, {extra}}}\n"
+        'prompt: {task_template: "$prompt"}\n'
+    )
+
+
+def test_requires_worktree_puts_a_child_in_a_sandbox_without_asking() -> None:
+    """The definition field `requires_worktree: true` means what it says: the child runs in a
+    sandbox (R-S1) even though spawn_thread did not ask for one, and is committed at its end."""
+    project = _project()
+    _definition(project, "isolated", "printf 'x\\n' > x.txt", "requires_worktree: true")
+    reply = spawn(root_caller(project), specialist="isolated")
+    assert not reply.is_error, reply.text
+    record = JobStore(project / ".specialists").read_record(reply.data["job_id"])
+    assert record.sandbox == reply.data["thread_id"] and record.requires_worktree
+    event = wait_closed(project, reply.data["thread_id"])
+    assert event.details["branch"] == f"sandbox-{reply.data['thread_id']}"
+    assert git(project, "show", f"{event.details['branch']}:x.txt") == "x\n"
+    assert not (project / "x.txt").exists()
+
+
+def test_auto_commit_false_leaves_the_work_uncommitted_and_a_squash_refuses_it() -> None:
+    """`auto_commit: false`: nothing is committed at the end (the stat says so), and a squash
+    refuses the dirty sandbox rather than committing or deleting its changes (R-S3, R-S5)."""
+    project = _project()
+    _definition(project, "manual", "printf 'y\\n' > y.txt", "auto_commit: false")
+    child = spawn(root_caller(project), specialist="manual", sandbox=True).data
+    event = wait_closed(project, child["thread_id"])
+    assert event.details["commit"] is None and "auto_commit is off" in event.body
+    assert (Path(child["sandbox"]) / "y.txt").exists()
+    reply = call(
+        "squash_sandbox", {"thread_id": child["thread_id"], "confirm": True}, root_caller(project)
+    )
+    assert reply.is_error and reply.data["reason"] == "dirty_sandbox"
+    assert (Path(child["sandbox"]) / "y.txt").read_text() == "y\n"

@@ -130,7 +130,7 @@ def plan_and_launch(
         record = project.plan(request, foreground=not background, warnings=warnings)
     finally:
         _warn(warnings)
-    if not sandbox:
+    if not (sandbox or record.requires_worktree):
         return launch(project, record, background=background, as_json=as_json)
     from specialists.threads.sandboxing import discard_sandbox, place_in_sandbox
 

@@ -104,17 +104,22 @@ def _squash(backend: SandboxBackend, project: Project, ref: str, *, yes: bool) -
     from specialists.threads.owning import child_state_for, sandbox_for
 
     sandbox = sandbox_for(backend, project.store.root, ref)
-    state = child_state_for(project.store.root, sandbox.id)
+    state, auto_commit = child_state_for(project.store.root, sandbox.id)
     target = sandbox.origin
-    first = backend.squash_into(target, sandbox, child=state, commit=False, confirmed=False)
+
+    def squash(confirmed: bool) -> SquashOutcome:
+        return backend.squash_into(
+            target, sandbox, child=state, commit=False, auto_commit=auto_commit, confirmed=confirmed
+        )
+
+    first = squash(False)
     if first.kind != "refused" or first.reason != "needs_confirmation":
         return _show_squash(first)
     question = f"stage the work of {sandbox.branch} in {target} (nothing is committed)?"
     if not _confirmed(question, yes):
         print("nothing changed")
         return 1
-    outcome = backend.squash_into(target, sandbox, child=state, commit=False, confirmed=True)
-    return _show_squash(outcome)
+    return _show_squash(squash(True))
 
 
 def _show_squash(outcome: SquashOutcome) -> int:

@@ -180,16 +180,24 @@ def _finish_sandbox(
         sandbox = backend.get(sandbox_id)
         if sandbox is None:
             return {"error": f"sandbox {sandbox_id} has no record; nothing was committed"}
-        outcome = backend.commit_all(sandbox, f"thread {record.id}" if record else None)
+        outcome = (  # R-S3, unless its definition says auto_commit: false
+            backend.commit_all(sandbox, f"thread {record.id}" if record else None)
+            if job.auto_commit
+            else None
+        )
         stat = backend.diff_stat(sandbox)
+        pending = not job.auto_commit and backend.has_pending_work(sandbox.path)
     except (SpecialistsError, OSError) as exc:
         log.warning("%s: sandbox finalization failed: %s", name, exc)
         return {"error": f"sandbox finalization failed: {exc}"}
+    summary = stat.summary()
+    if pending:
+        summary += " (uncommitted changes left in the worktree: auto_commit is off)"
     return {
         "branch": stat.branch,
         "diff_stat": stat.text,
-        "commit": outcome.sha,
-        "summary": stat.summary(),
+        "commit": outcome.sha if outcome else None,
+        "summary": summary,
     }
 
 

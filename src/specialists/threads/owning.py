@@ -34,19 +34,32 @@ def sandbox_for(backend: SandboxBackend, state_root: Path, ref: str) -> Sandbox:
     return sandbox
 
 
-def child_state_for(state_root: Path, sandbox_id: str) -> ChildState:
-    """R-S5's state of whatever job works in the sandbox (finished when none does)."""
+def child_state_for(state_root: Path, sandbox_id: str) -> tuple[ChildState, bool]:
+    """R-S5's state of whatever job works in the sandbox (finished when none does), and
+    whether its work may be committed for it (its definition's auto_commit)."""
     from specialists.threads.parent import child_state
 
     threads, jobs = ThreadStore(state_root), JobStore(state_root)
     for record in threads.all()[0]:
         if record.sandbox == sandbox_id:
-            return child_state(child_view(threads, jobs, record))
+            child = child_view(threads, jobs, record)
+            return child_state(child), auto_commit_of(jobs, record.job_id)
     for job_id in jobs.list_ids():
         try:
-            if jobs.read_record(job_id).sandbox != sandbox_id:
+            job = jobs.read_record(job_id)
+            if job.sandbox != sandbox_id:
                 continue
-            return "running" if current_status(jobs, job_id).active else "finished"
+            state: ChildState = "running" if current_status(jobs, job_id).active else "finished"
+            return state, job.auto_commit
         except (NotFound, StoreError, OSError):
             continue  # a damaged job is not the sandbox's owner we can speak for
-    return "finished"
+    return "finished", False  # nobody to ask: a dirty sandbox is refused, not committed
+
+
+def auto_commit_of(jobs: JobStore, job_id: str) -> bool:
+    """Its definition's auto_commit; unknown means never commit on its behalf (R-S5: with
+    auto-commit off, a dirty sandbox is refused rather than committed or deleted)."""
+    try:
+        return jobs.read_record(job_id).auto_commit
+    except (NotFound, StoreError, OSError):
+        return False

@@ -87,12 +87,19 @@ def squash_child(
     if child.phase == "ended":  # ended but never settled (a crash nobody saw): settle now
         settle(state_root, child.record.job_id, now_ms)
         child = direct_child(threads, jobs, owner, thread_id)
+    from specialists.threads.owning import auto_commit_of
+
+    auto_commit = auto_commit_of(jobs, child.record.job_id)
     if position.sandbox:
         target_sb = sandboxes.get(position.sandbox)
         if target_sb is None:
             raise UserError(f"your sandbox {position.sandbox} has no record")
         return sandboxes.squash_into(
-            target_sb.path, sandbox, child=child_state(child), commit=commit
+            target_sb.path,
+            sandbox,
+            child=child_state(child),
+            commit=commit,
+            auto_commit=auto_commit,
         )
     if confirm and position.job is not None:
         raise UserError(
@@ -102,7 +109,12 @@ def squash_child(
     repo = sandboxes.detect(cwd)
     target = repo.toplevel if repo is not None else cwd
     return sandboxes.squash_into(
-        target, sandbox, child=child_state(child), commit=False, confirmed=confirm
+        target,
+        sandbox,
+        child=child_state(child),
+        commit=False,
+        auto_commit=auto_commit,
+        confirmed=confirm,
     )
 
 

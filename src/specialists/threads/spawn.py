@@ -140,14 +140,22 @@ def spawn_thread(
     started = False
     try:
         stack = (*position.stack, thread_id)
-        where = cwd
+
+        def plan() -> JobRecord:
+            where = sandbox.path if sandbox else cwd
+            fresh = request.fresh_context
+            header = task_header(thread_id, stack, position.thread_id, fresh, sandbox)
+            text = f"{header}\n\n{request.instructions}"
+            return starter.plan(ChildPlan(specialist, text, where, runner, model))
+
         if request.sandbox:
             sandbox = sandboxes.create(thread_id, base=base, origin=origin)
-            where = sandbox.path
-        header = task_header(thread_id, stack, position.thread_id, request.fresh_context, sandbox)
-        record = starter.plan(
-            ChildPlan(specialist, f"{header}\n\n{request.instructions}", where, runner, model)
-        )
+        record = plan()
+        if record.requires_worktree and sandbox is None:  # its definition asks for one
+            base, origin = _sandbox_base(sandboxes, position, cwd)
+            sandbox = sandboxes.create(thread_id, base=base, origin=origin)
+            record = plan()
+        where = sandbox.path if sandbox else cwd
         if session is not None and record.runner != "native":
             raise UserError(
                 f"spawn_thread cannot fork your conversation into a {record.runner} child",

@@ -111,7 +111,7 @@ def spawn_thread(call: ToolCall) -> Reply:
         c.cwd,
         request,
         starter=ProjectStarter(c.state_root),
-        sandboxes=_backend(call) if request.sandbox else _NoSandboxes(),
+        sandboxes=_backend(call),  # cheap until used: no git runs without a sandbox
         now_ms=_now_ms(call),
     )
     t = spawned.thread
@@ -119,17 +119,6 @@ def spawn_thread(call: ToolCall) -> Reply:
     if spawned.sandbox is not None:
         data |= {"sandbox": str(spawned.sandbox.path), "branch": spawned.sandbox.branch}
     return Reply(spawned.describe(), data)
-
-
-class _NoSandboxes:
-    """The backend for a spawn without a sandbox: asked for nothing, it never touches git."""
-
-    name = "none"
-
-    def __getattr__(self, name: str) -> Any:
-        from specialists.errors import Bug
-
-        raise Bug(f"a spawn without a sandbox asked the sandbox backend for {name}")
 
 
 @_store_errors
