@@ -102,3 +102,28 @@ def test_the_child_record_holds_parent_stack_owner_and_sandbox(tmp_path: Path) -
     assert starter.plans[0].prompt.endswith("\n\npart")
     assert ThreadStore(tmp_path / ".specialists").get(tid) == spawned.thread
     assert spawned.thread.call_id == "c9" and starter.started == [record.id]
+
+
+def test_assess_coverage_through_the_tool_finds_gaps_and_refuses_bad_ranges(
+    tmp_path: Path,
+) -> None:
+    """R-RLM3 through the table: overlapping reads never hide a gap; a range that ends before
+    it starts and a sparse array are one clear error each."""
+    from tests.support.threads import call, root_caller
+
+    who = root_caller(tmp_path)
+    assigned = [{"source": "a.py", "start_line": 1, "end_line": 100}]
+    reports = [
+        {"coverage": [{"source": "a.py", "start_line": 1, "end_line": 40, "status": "read"}]},
+        {"coverage": [{"source": "a.py", "start_line": 30, "end_line": 60, "status": "read"}]},
+        {"coverage": [{"source": "a.py", "start_line": 61, "end_line": 70, "status": "failed"}]},
+    ]
+    reply = call("assess_coverage", {"assigned": assigned, "reports": reports}, who)
+    assert not reply.is_error, reply.text
+    assert reply.data["missing"] == [["a.py", 61, 100]] and reply.data["read_lines"] == 60
+    assert "failed" in reply.text
+    backwards = [{"source": "a.py", "start_line": 9, "end_line": 3}]
+    bad = call("assess_coverage", {"assigned": backwards, "reports": []}, who)
+    assert bad.is_error and "\n" not in bad.text
+    sparse = call("assess_coverage", {"assigned": [None], "reports": []}, who)
+    assert sparse.is_error
