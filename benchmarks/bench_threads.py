@@ -49,7 +49,7 @@ def _spawn(project: Path, sandbox: bool) -> tuple[float, float, str]:
     reply = call_tool(tool, ToolCall(args, caller, "bench"))
     returned = time.perf_counter() - t0
     assert not reply.is_error, reply.text
-    store = JobStore(project / ".specialists")
+    store = JobStore(project / ".specialists", news=None)
     job_id = reply.data["job_id"]
     while True:
         st = store.read_status(job_id)

@@ -28,7 +28,7 @@ def _parent(project: Path, capsys: pytest.CaptureFixture[str]) -> str:
     code = main(["run", "nat", "--background", "--cwd", str(project), "-p", "The secret is 4217."])
     assert code == 0
     job_id = capsys.readouterr().out.strip()
-    store = JobStore(project / ".specialists")
+    store = JobStore(project / ".specialists", news=None)
     wait_until(lambda: (st := store.read_status(job_id)) and st.status == "done", what="parent")
     return job_id
 
@@ -66,4 +66,7 @@ def test_a_forked_child_sees_the_parents_conversation_and_a_fresh_one_does_not(
     second = mock_llm.model_requests[2]
     assert "4217" not in _texts(second)
     assert "Your context is fresh" in second.last_user_text()
-    assert JobStore(project / ".specialists").read_record(forked.data["job_id"]).runner == "native"
+    assert (
+        JobStore(project / ".specialists", news=None).read_record(forked.data["job_id"]).runner
+        == "native"
+    )

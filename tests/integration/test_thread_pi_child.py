@@ -37,7 +37,7 @@ def test_a_pi_child_reports_and_closes_through_its_own_tools(
     reply = spawn(root_caller(project), specialist="pichild", instructions="do the pi part")
     assert not reply.is_error, reply.text
     tid, job_id = reply.data["thread_id"], reply.data["job_id"]
-    record = JobStore(project / ".specialists").read_record(job_id)
+    record = JobStore(project / ".specialists", news=None).read_record(job_id)
     assert record.runner == "pi" and record.runner_options["specialists_extension"] is True
     closed = wait_closed(project, tid)
     assert closed.details["by"] == "child" and closed.details["failed"] is False

@@ -40,7 +40,7 @@ def _project() -> Path:
 
 
 def _stop(project: Path, job_id: str) -> None:
-    store = JobStore(project / ".specialists")
+    store = JobStore(project / ".specialists", news=None)
 
     def pid() -> int | None:
         st = current_status(store, job_id)
@@ -202,7 +202,7 @@ def test_requires_worktree_puts_a_child_in_a_sandbox_without_asking() -> None:
     _definition(project, "isolated", "printf 'x\\n' > x.txt", "requires_worktree: true")
     reply = spawn(root_caller(project), specialist="isolated")
     assert not reply.is_error, reply.text
-    record = JobStore(project / ".specialists").read_record(reply.data["job_id"])
+    record = JobStore(project / ".specialists", news=None).read_record(reply.data["job_id"])
     assert record.sandbox == reply.data["thread_id"] and record.requires_worktree
     event = wait_closed(project, reply.data["thread_id"])
     assert event.details["branch"] == f"sandbox-{reply.data['thread_id']}"

@@ -32,7 +32,7 @@ from tests.support.waiting import wait_until
 
 
 def _store(project: Path) -> JobStore:
-    return JobStore(project / ".specialists")
+    return JobStore(project / ".specialists", news=None)
 
 
 def test_a_child_without_tools_is_closed_by_the_runtime_with_its_final_text() -> None:

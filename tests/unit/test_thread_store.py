@@ -173,7 +173,7 @@ def test_a_report_on_a_full_disk_is_an_error_the_child_can_read(tmp_path: Path) 
 
 
 def _jobs(state_root: Path) -> JobStore:
-    return JobStore(state_root)
+    return JobStore(state_root, news=None)
 
 
 def test_settling_twice_sends_one_child_closed(tmp_path: Path) -> None:
@@ -202,6 +202,6 @@ def test_settling_twice_sends_one_child_closed(tmp_path: Path) -> None:
     first = settle(state_root, job.id, 10)
     assert first == f"{tid}:child_closed:1"
     assert settle(state_root, job.id, 11) is None
-    assert settle_ended_children(state_root, ROOT_OWNER, 12) == []
+    assert settle_ended_children(state_root, ROOT_OWNER) == []
     events = Inbox(state_root, ROOT_OWNER).pending().events
     assert [e.id for e in events] == [first]

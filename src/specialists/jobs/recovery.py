@@ -72,23 +72,9 @@ def _record_end(store: JobStore, current: JobStatus, final: str, reason: str) ->
             return current
         mark_ended(current, final, reason if final == "error" else current.error, now_ms())
         writer.write_final(current, final, error=current.error, recovered=True)
-        _settle_thread(store, current.id)
         return current
     finally:
         writer.close()
-
-
-def _settle_thread(store: JobStore, job_id: str) -> None:
-    """A child thread's parent hears of the crash as child_closed with the error (R-S9)."""
-    try:
-        record = store.read_record(job_id)
-        if not record.thread and not record.sandbox:
-            return
-    except (StoreError, OSError):
-        return  # no readable launch record: nobody to tell
-    from specialists.threads.closing import settle_quietly  # seldom needed: load it then
-
-    settle_quietly(store.root, job_id)
 
 
 def settle_unstarted(store: JobStore, job_id: str) -> JobStatus:

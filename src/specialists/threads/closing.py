@@ -24,10 +24,9 @@ from specialists.errors import SpecialistsError, UserError
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
 from specialists.jobs.records import JobRecord
-from specialists.jobs.store import JobStore
 from specialists.threads.records import Closed, Closing, ThreadRecord, ThreadStore
 from specialists.threads.reports import decode_report, prepare_report, render_report
-from specialists.threads.state import Position
+from specialists.threads.state import Position, job_store
 
 log = logging.getLogger("specialists.threads")
 
@@ -81,7 +80,7 @@ def close(state_root: Path, position: Position, args: Mapping[str, Any], now_ms:
         # with its last answer; the report is recorded already).
         from specialists.jobs.control import post_request
 
-        post_request(JobStore(state_root).job_dir(record.job_id), "stop", "close_thread")
+        post_request(job_store(state_root).job_dir(record.job_id), "stop", "close_thread")
     return first
 
 
@@ -89,7 +88,7 @@ def settle(state_root: Path, job_id: str, now_ms: int) -> str | None:
     """Finish the close of a thread job that ended (see the module docstring). Returns the
     child_closed event id, or None when there was nothing to do. Never raises for a
     failure of its own: those are logged and the close records them as a failure."""
-    jobs = JobStore(state_root)
+    jobs = job_store(state_root)
     job = jobs.read_record(job_id)
     if not job.thread:
         if job.sandbox:  # a job run with --sandbox: its work is committed, nobody to tell

@@ -14,17 +14,16 @@ from pathlib import Path
 from specialists.errors import Bug
 from specialists.jobs.locks import JobLock
 from specialists.jobs.records import JobRecord
-from specialists.jobs.store import JobStore
 from specialists.threads.spawn import ChildPlan
+from specialists.threads.state import job_store
 
 
 class ProjectStarter:
     def __init__(self, state_root: Path) -> None:
-        self.store = JobStore(state_root)
+        self.store = job_store(state_root)
         self._released: set[int] = set()  # handles whose lock is already let go
 
     def plan(self, plan: ChildPlan) -> JobRecord:
-        from specialists.project import check_agent
         from specialists.supervise.plan import JobRequest, plan_job
 
         request = JobRequest(
@@ -35,9 +34,10 @@ class ProjectStarter:
             model=plan.model,
             track_bead=False,  # a thread reports to its parent, not to a bead
         )
-        record = plan_job(self.store, request)
-        check_agent(record)  # a missing agent CLI is refused before anything is created
-        return record
+        # The agent CLI is not looked up here (that lookup lives with the interfaces, above
+        # the tool table): a missing one ends the child at once, and its parent hears that
+        # as a failed child_closed naming the missing command.
+        return plan_job(self.store, request)
 
     def create(self, record: JobRecord) -> tuple[JobRecord, object]:
         from specialists.supervise.launch import create_job

@@ -5,17 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from specialists.jobs.store import JobStore
 from specialists.threads.records import ThreadStore
-from specialists.threads.state import Child, child_view
+from specialists.threads.state import Child, job_store
 from specialists.threads.transports import supports
+from specialists.threads.watch import settled_view
 
 
 def thread_rows(state_root: Path) -> tuple[list[Child], list[str]]:
     """Every thread (oldest first) with its phase, and problems with damaged records."""
-    threads, jobs = ThreadStore(state_root), JobStore(state_root)
+    threads, jobs = ThreadStore(state_root), job_store(state_root)
     records, problems = threads.all()
-    rows = [child_view(threads, jobs, r) for r in records]
+    rows = [settled_view(threads, jobs, r) for r in records]
     problems += [f"thread {c.record.id}: {c.problem}" for c in rows if c.problem]
     return rows, problems
 

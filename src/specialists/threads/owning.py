@@ -6,12 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from specialists.errors import NotFound, StoreError, UserError
-from specialists.jobs.store import JobStore
 from specialists.jobs.view import current_status
 from specialists.sandbox.backend import ChildState, Sandbox, SandboxBackend
 from specialists.sandbox.rules import is_id
 from specialists.threads.records import ThreadStore, is_thread_id
-from specialists.threads.state import child_view
+from specialists.threads.state import auto_commit_of, child_state, child_view, job_store
 
 
 def sandbox_for(backend: SandboxBackend, state_root: Path, ref: str) -> Sandbox:
@@ -37,9 +36,7 @@ def sandbox_for(backend: SandboxBackend, state_root: Path, ref: str) -> Sandbox:
 def child_state_for(state_root: Path, sandbox_id: str) -> tuple[ChildState, bool]:
     """R-S5's state of whatever job works in the sandbox (finished when none does), and
     whether its work may be committed for it (its definition's auto_commit)."""
-    from specialists.threads.parent import child_state
-
-    threads, jobs = ThreadStore(state_root), JobStore(state_root)
+    threads, jobs = ThreadStore(state_root), job_store(state_root)
     for record in threads.all()[0]:
         if record.sandbox == sandbox_id:
             child = child_view(threads, jobs, record)
@@ -54,12 +51,3 @@ def child_state_for(state_root: Path, sandbox_id: str) -> tuple[ChildState, bool
         except (NotFound, StoreError, OSError):
             continue  # a damaged job is not the sandbox's owner we can speak for
     return "finished", False  # nobody to ask: a dirty sandbox is refused, not committed
-
-
-def auto_commit_of(jobs: JobStore, job_id: str) -> bool:
-    """Its definition's auto_commit; unknown means never commit on its behalf (R-S5: with
-    auto-commit off, a dirty sandbox is refused rather than committed or deleted)."""
-    try:
-        return jobs.read_record(job_id).auto_commit
-    except (NotFound, StoreError, OSError):
-        return False

@@ -13,11 +13,16 @@ from typing import Literal
 
 from specialists.errors import UserError
 from specialists.jobs.control import post_request
-from specialists.jobs.store import JobStore
-from specialists.sandbox.backend import ChildState, SandboxBackend, SquashOutcome
-from specialists.threads.closing import settle
+from specialists.sandbox.backend import SandboxBackend, SquashOutcome
 from specialists.threads.records import ThreadStore
-from specialists.threads.state import Child, direct_child, position_of
+from specialists.threads.state import (
+    auto_commit_of,
+    child_state,
+    direct_child,
+    job_store,
+    position_of,
+)
+from specialists.threads.watch import settled_view
 
 MessageMode = Literal["steer", "follow_up"]
 
@@ -38,7 +43,7 @@ class Sent:
 def send_message(
     state_root: Path, owner: str, thread_id: object, message: str, mode: MessageMode
 ) -> Sent:
-    threads, jobs = ThreadStore(state_root), JobStore(state_root)
+    threads, jobs = ThreadStore(state_root), job_store(state_root)
     child = direct_child(threads, jobs, owner, thread_id)
     if child.phase != "running" or child.status is None or not child.status.active:
         state = {"closing": "has begun closing", "closed": "is closed"}.get(
@@ -72,9 +77,8 @@ def squash_child(
     sandboxes: SandboxBackend,
     commit: bool,
     confirm: bool,
-    now_ms: int,
 ) -> SquashOutcome:
-    threads, jobs = ThreadStore(state_root), JobStore(state_root)
+    threads, jobs = ThreadStore(state_root), job_store(state_root)
     position = position_of(state_root, owner, job_id)
     child = direct_child(threads, jobs, owner, thread_id)
     if child.record.sandbox is None:
@@ -84,11 +88,7 @@ def squash_child(
     sandbox = sandboxes.get(child.record.sandbox)
     if sandbox is None:
         raise UserError(f"thread {child.record.id}'s sandbox {child.record.sandbox} has no record")
-    if child.phase == "ended":  # ended but never settled (a crash nobody saw): settle now
-        settle(state_root, child.record.job_id, now_ms)
-        child = direct_child(threads, jobs, owner, thread_id)
-    from specialists.threads.owning import auto_commit_of
-
+    child = settled_view(threads, jobs, child.record)  # a crash nobody saw: closed now
     auto_commit = auto_commit_of(jobs, child.record.job_id)
     if position.sandbox:
         target_sb = sandboxes.get(position.sandbox)
@@ -116,12 +116,3 @@ def squash_child(
         auto_commit=auto_commit,
         confirmed=confirm,
     )
-
-
-def child_state(child: Child) -> ChildState:
-    """R-S5: running, finalizing (closing, or closed while its job still winds down), finished."""
-    if child.phase == "running":
-        return "running"
-    if child.phase == "closing" or (child.status is not None and child.status.active):
-        return "finalizing"
-    return "finished"

@@ -21,10 +21,10 @@ from specialists.errors import UserError
 from specialists.jobs.records import JobRecord
 from specialists.jobs.store import JobStore
 from specialists.sandbox.backend import Sandbox, SandboxBackend
-from specialists.threads.closing import settle
 from specialists.threads.records import MAX_DEPTH, ThreadRecord, ThreadStore
-from specialists.threads.state import Position, direct_child, position_of, stack_text
+from specialists.threads.state import Position, direct_child, job_store, position_of, stack_text
 from specialists.threads.transports import front_options, transport
+from specialists.threads.watch import settled_view
 
 DEFAULT_SPECIALIST = "executor"  # a root's child, unless it names one
 FRESH_HINT = (
@@ -121,8 +121,8 @@ def spawn_thread(
             f"{len(position.stack) - 1}, and threads go at most {MAX_DEPTH} levels below root",
             hint="do this part yourself, or report back to your parent and let it split the work",
         )
-    threads, jobs = ThreadStore(state_root), JobStore(state_root)
-    _check_prerequisites(threads, jobs, owner, request.depends_on, now_ms)
+    threads, jobs = ThreadStore(state_root), job_store(state_root)
+    _check_prerequisites(threads, jobs, owner, request.depends_on)
     parent_job = position.job
     runner = request.runner or (
         parent_job.runner if parent_job and not request.fresh_context else None
@@ -211,16 +211,13 @@ def _undo(
 
 
 def _check_prerequisites(
-    threads: ThreadStore, jobs: JobStore, owner: str, depends_on: tuple[str, ...], now_ms: int
+    threads: ThreadStore, jobs: JobStore, owner: str, depends_on: tuple[str, ...]
 ) -> None:
     """R-H6b: distinct direct children that finished and did not fail. A guard, not a queue."""
     if len(set(depends_on)) != len(depends_on):
         raise UserError("depends_on lists a thread twice", hint="give each prerequisite once")
     for thread_id in depends_on:
-        child = direct_child(threads, jobs, owner, thread_id)
-        if child.phase == "ended":  # its end was never settled (a crash): settle it now
-            settle(threads.state_root, child.record.job_id, now_ms)
-            child = direct_child(threads, jobs, owner, thread_id)
+        child = settled_view(threads, jobs, direct_child(threads, jobs, owner, thread_id).record)
         if child.phase != "closed":
             raise UserError(
                 f"prerequisite {thread_id} has not finished ({child.phase})",

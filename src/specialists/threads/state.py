@@ -17,6 +17,7 @@ from specialists.events.owners import owner_job_id
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore
 from specialists.jobs.view import current_status
+from specialists.sandbox.backend import ChildState
 from specialists.threads.records import (
     ROOT,
     Closed,
@@ -27,6 +28,14 @@ from specialists.threads.records import (
 )
 
 Phase = Literal["running", "closing", "ended", "closed"]
+
+
+def job_store(state_root: Path) -> JobStore:
+    """The job store as threads use it: a crash recovered on the way tells the job's owner
+    (notices), as any other reader's recovery does."""
+    from specialists import notices
+
+    return JobStore(state_root, news=notices)
 
 
 @dataclass(frozen=True)
@@ -44,7 +53,7 @@ def position_of(state_root: Path, owner: str, job_id: str | None) -> Position:
     if job_id is None:
         return Position(ROOT, (ROOT,), None, None)
     try:
-        job = JobStore(state_root).read_record(job_id)
+        job = job_store(state_root).read_record(job_id)
     except (NotFound, StoreError, OSError) as exc:
         raise UserError(f"cannot read your own job {job_id}'s record: {exc}") from None
     stack = _stack_of(job)
@@ -112,3 +121,21 @@ def direct_child(
             hint="only the thread that spawned a child may message or squash it",
         )
     return child_view(threads, jobs, record)
+
+
+def child_state(child: Child) -> ChildState:
+    """R-S5: running, finalizing (closing, or closed while its job still winds down), finished."""
+    if child.phase == "running":
+        return "running"
+    if child.phase == "closing" or (child.status is not None and child.status.active):
+        return "finalizing"
+    return "finished"
+
+
+def auto_commit_of(jobs: JobStore, job_id: str) -> bool:
+    """Its definition's auto_commit; unknown means never commit on its behalf (R-S5: with
+    auto-commit off, a dirty sandbox is refused rather than committed or deleted)."""
+    try:
+        return jobs.read_record(job_id).auto_commit
+    except (NotFound, StoreError, OSError):
+        return False

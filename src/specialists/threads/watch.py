@@ -1,33 +1,38 @@
-"""For a parent that waits: find its children that ended unseen and close them now.
+"""A child that ended unseen is closed when the threads room next looks at it.
 
-A child whose supervisor was killed (SIGKILL, a crash, a reboot) writes no end; crash recovery
-records it when someone looks at the job, and the close hook then sends child_closed with the
-error (R-S9). A front that lets a parent wait for events (the native supervisor, the hooks)
-calls `settle_ended_children` now and then, so a dead child wakes its parent without anyone
-running `specialists status`. Cheap when nothing is due: a directory listing and one
-status read per open child.
+A child whose supervisor was killed (SIGKILL, a crash, a reboot) writes no end. Crash recovery
+records it when anyone looks at the job (its owner, the parent, gets the store's completion
+notice then), and the threads room closes it the moment it sees the job ended without a close
+(`settled_view`): the parent's thread tools, `specialists threads`, and
+`settle_ended_children`, which a front that lets a parent wait for events (the native
+supervisor, the hooks) calls now and then, so a dead child wakes its parent with one
+`child_closed` carrying the error (R-S9). Cheap when nothing is due: one status read per
+open child.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from specialists.jobs.store import JobStore
 from specialists.threads.closing import settle
-from specialists.threads.records import ThreadStore
-from specialists.threads.state import child_view
+from specialists.threads.records import ThreadRecord, ThreadStore
+from specialists.threads.state import Child, child_view, job_store
 
 
-def settle_ended_children(state_root: Path, owner: str, now_ms: int) -> list[str]:
-    """The ids of the child_closed events this call sent (recovery may send some itself)."""
-    threads, jobs = ThreadStore(state_root), JobStore(state_root)
-    sent: list[str] = []
-    for record in threads.children_of(owner):
-        if threads.closed(record.id) is not None:
-            continue
-        child = child_view(threads, jobs, record)  # records a dead supervisor on the way
-        if child.phase in ("ended", "closing") and child.status and not child.status.active:
-            event = settle(state_root, record.job_id, now_ms)
-            if event:
-                sent.append(event)
-    return sent
+def settled_view(threads: ThreadStore, jobs: JobStore, record: ThreadRecord) -> Child:
+    """The child as it stands, after closing it if its job ended without a close."""
+    child = child_view(threads, jobs, record)  # records a dead supervisor on the way
+    ended = child.status is not None and not child.status.active
+    if child.phase == "ended" or (child.phase == "closing" and ended):
+        settle(threads.state_root, record.job_id, int(time.time() * 1000))
+        child = child_view(threads, jobs, record)
+    return child
+
+
+def settle_ended_children(state_root: Path, owner: str) -> list[str]:
+    """The ids of the children of `owner` this call closed."""
+    threads, jobs = ThreadStore(state_root), job_store(state_root)
+    open_ = [r for r in threads.children_of(owner) if threads.closed(r.id) is None]
+    return [r.id for r in open_ if settled_view(threads, jobs, r).closed is not None]

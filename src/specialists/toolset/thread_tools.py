@@ -182,7 +182,6 @@ def squash_sandbox(call: ToolCall) -> Reply:
         sandboxes=_backend(call),
         commit=True if commit is None else arg_bool(call.args, "commit"),
         confirm=arg_bool(call.args, "confirm"),
-        now_ms=_now_ms(call),
     )
     data: dict[str, Any] = {"outcome": outcome.kind}
     if outcome.kind == "squashed":
