@@ -12,9 +12,10 @@ import signal
 from pathlib import Path
 
 from specialists.jobs.records import JobRecord
-from specialists.jobs.store import JobLock, JobStore
+from specialists.jobs.store import JobStore
 from specialists.jobs.view import current_status
-from specialists.threads.records import MAX_DEPTH, ThreadRecord, ThreadStore, new_thread_id
+from specialists.threads.records import MAX_DEPTH, ThreadStore, new_thread_id
+from specialists.threads.watch import settle_ended_children
 from tests.support.jobs import new_job
 from tests.support.threads import (
     ROOT_OWNER,
@@ -26,6 +27,7 @@ from tests.support.threads import (
     spawn,
     thread_dirs,
     thread_project,
+    unsupervised_child,
     wait_closed,
 )
 from tests.support.waiting import wait_until
@@ -225,28 +227,11 @@ def test_messages_go_only_to_running_direct_children() -> None:
     assert late.is_error and "is closed" in late.text and "spawn a new thread" in late.text
 
 
-def _unsupervised_child(project: Path, **extra: object) -> tuple[str, JobRecord, JobLock]:
-    """A native child of the root whose job was created but never started: it counts as
-    running while we hold its lock (the status names us as its supervisor)."""
-    tid = new_thread_id()
-    record, lock = new_job(
-        _store(project),
-        project,
-        runner="native",
-        thread={"id": tid, "parent": ROOT_OWNER, "stack": ["root", tid]},
-        **extra,
-    )
-    threads = ThreadStore(project / ".specialists")
-    assert threads.reserve_id(tid)
-    threads.write(ThreadRecord(tid, ROOT_OWNER, ("root", tid), record.id, "x", True, "native", 1))
-    return tid, record, lock
-
-
 def test_a_message_to_a_running_native_child_lands_in_its_control_inbox() -> None:
     """The message travels as a control request its supervisor takes (steer or follow_up)."""
     project = thread_project()
     store = _store(project)
-    tid, record, lock = _unsupervised_child(project)
+    tid, record, lock = unsupervised_child(project)
     try:
         for mode in ("steer", "follow_up"):
             args = {"thread_id": tid, "message": f"as {mode}", "mode": mode}
@@ -277,6 +262,21 @@ def test_kill_9_of_a_childs_supervisor_gives_the_parent_a_failed_child_closed() 
     event = wait_closed(project, tid)
     assert event.details["failed"] is True and "supervisor crashed" in event.body
     assert sum(e.kind == "child_closed" for e in inbox_events(project)) == 1
+
+
+def test_a_waiting_parent_hears_of_a_killed_child_without_anyone_looking() -> None:
+    """The waiting front's sweep (settle_ended_children): the child's supervisor dies by
+    SIGKILL, and one sweep records the crash and sends the failed child_closed."""
+    project = thread_project(waiter="sleep 30")
+    reply = spawn(root_caller(project), specialist="waiter")
+    tid, job_id = reply.data["thread_id"], reply.data["job_id"]
+    pid = _supervisor_pid(project, job_id)
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not _alive(pid), what="the supervisor is gone")
+    assert settle_ended_children(project / ".specialists", ROOT_OWNER) == [tid]
+    event = wait_closed(project, tid)
+    assert event.details["failed"] is True and event.details["final"] == "error"
+    assert settle_ended_children(project / ".specialists", ROOT_OWNER) == []
 
 
 def _stop(project: Path, job_id: str) -> None:
@@ -374,7 +374,7 @@ def test_close_thread_ends_a_keep_alive_child_that_would_wait_forever() -> None:
     supervisor to stop it (a waiting job ends with its last answer)."""
     project = thread_project()
     store = _store(project)
-    _, record, lock = _unsupervised_child(project, keep_alive=True)
+    _, record, lock = unsupervised_child(project, keep_alive=True)
     try:
         reply = call("close_thread", {"report": "done"}, job_caller(project, record.id))
         assert not reply.is_error, reply.text

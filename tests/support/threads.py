@@ -9,9 +9,12 @@ from typing import Any
 
 from specialists.events.inbox import Inbox
 from specialists.events.model import Event
+from specialists.jobs.records import JobRecord
+from specialists.jobs.store import JobLock, JobStore
+from specialists.threads.records import ThreadRecord, ThreadStore, new_thread_id
 from specialists.toolset.registry import tool_named
 from specialists.toolset.table import Caller, Reply, ToolCall, call_tool
-from tests.support.jobs import echo_project
+from tests.support.jobs import echo_project, new_job
 from tests.support.waiting import wait_until
 
 ROOT_OWNER = "claude-tests"
@@ -79,3 +82,22 @@ def thread_dirs(project: Path) -> list[str]:
 def job_dirs(project: Path) -> list[str]:
     root = project / ".specialists" / "jobs"
     return sorted(os.listdir(root)) if root.is_dir() else []
+
+
+def unsupervised_child(
+    project: Path, runner: str = "native", **extra: Any
+) -> tuple[str, JobRecord, JobLock]:
+    """A child of the root whose job was created but never started: while the test holds
+    its lock it counts as running (its status names the test process as its supervisor)."""
+    tid = new_thread_id()
+    record, lock = new_job(
+        JobStore(project / ".specialists", news=None),
+        project,
+        runner=runner,
+        thread={"id": tid, "parent": ROOT_OWNER, "stack": ["root", tid]},
+        **extra,
+    )
+    threads = ThreadStore(project / ".specialists")
+    assert threads.reserve_id(tid)
+    threads.write(ThreadRecord(tid, ROOT_OWNER, ("root", tid), record.id, "x", True, runner, 1))
+    return tid, record, lock

@@ -15,7 +15,7 @@ from specialists.errors import StoreError, UserError
 from specialists.jobs.records import JobRecord
 from specialists.sandbox.testing import FakeSandbox
 from specialists.threads.records import ThreadStore
-from specialists.threads.spawn import ChildPlan, SpawnRequest, spawn_thread
+from specialists.threads.spawn import ChildPlan, Spawned, SpawnRequest, spawn_thread
 from tests.support.jobs import make_record
 
 OWNER = "claude-tests"
@@ -55,22 +55,22 @@ class Starter:
         return self.session
 
 
+def _spawn(
+    tmp_path: Path, request: SpawnRequest, starter: Starter, sandboxes: FakeSandbox
+) -> Spawned:
+    state_root = tmp_path / ".specialists"
+    return spawn_thread(
+        state_root, OWNER, None, tmp_path, request, starter=starter, sandboxes=sandboxes, now_ms=1
+    )
+
+
 @pytest.mark.parametrize("step", ["plan", "create", "start"])
 def test_a_launch_failing_at_any_step_leaves_nothing(tmp_path: Path, step: str) -> None:
     starter = Starter(fail_at=step)
     sandboxes = FakeSandbox(tmp_path)
     request = SpawnRequest("part", ("root",), fresh_context=True, sandbox=True)
     with pytest.raises((UserError, StoreError)):
-        spawn_thread(
-            tmp_path / ".specialists",
-            OWNER,
-            None,
-            tmp_path,
-            request,
-            starter=starter,
-            sandboxes=sandboxes,
-            now_ms=1,
-        )
+        _spawn(tmp_path, request, starter, sandboxes)
     assert ThreadStore(tmp_path / ".specialists").all() == ([], [])
     assert list((tmp_path / ".specialists" / "threads").iterdir()) == []
     assert [s for s in sandboxes.records.values() if s.removed_at_ms is None] == []
@@ -83,16 +83,7 @@ def test_the_child_record_holds_parent_stack_owner_and_sandbox(tmp_path: Path) -
     starter = Starter()
     sandboxes = FakeSandbox(tmp_path)
     request = SpawnRequest("part", ("root",), fresh_context=True, sandbox=True, call_id="c9")
-    spawned = spawn_thread(
-        tmp_path / ".specialists",
-        OWNER,
-        None,
-        tmp_path,
-        request,
-        starter=starter,
-        sandboxes=sandboxes,
-        now_ms=1,
-    )
+    spawned = _spawn(tmp_path, request, starter, sandboxes)
     (record,) = starter.created
     tid = spawned.thread.id
     assert record.thread == {"id": tid, "parent": OWNER, "stack": ["root", tid]}

@@ -18,7 +18,7 @@ from specialists.threads.records import Closing, ThreadRecord, ThreadStore, new_
 from specialists.threads.state import Position
 from specialists.threads.watch import settle_ended_children
 from tests.support.jobs import make_record, new_job
-from tests.support.threads import ROOT_OWNER, call, root_caller
+from tests.support.threads import ROOT_OWNER, call, root_caller, unsupervised_child
 from tests.support.tmpfs import fill, small_tmpfs
 
 
@@ -180,16 +180,7 @@ def test_settling_twice_sends_one_child_closed(tmp_path: Path) -> None:
     """The supervisor's end and a recovery (or a parent's check) both try: one event."""
     project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
     state_root = project / ".specialists"
-    tid = new_thread_id()
-    job, lock = new_job(
-        _jobs(state_root),
-        project,
-        runner="command",
-        thread={"id": tid, "parent": ROOT_OWNER, "stack": ["root", tid]},
-    )
-    threads = ThreadStore(state_root)
-    threads.reserve_id(tid)
-    threads.write(ThreadRecord(tid, ROOT_OWNER, ("root", tid), job.id, "x", True, "command", 1))
+    tid, job, lock = unsupervised_child(project, runner="command")
     status = _jobs(state_root).read_status(job.id)
     assert status is not None
     from specialists.jobs.writer import JobWriter, mark_ended
