@@ -273,7 +273,12 @@ def test_a_waiting_parent_hears_of_a_killed_child_without_anyone_looking() -> No
     pid = _supervisor_pid(project, job_id)
     os.kill(pid, signal.SIGKILL)
     wait_until(lambda: not _alive(pid), what="the supervisor is gone")
-    assert settle_ended_children(project / ".specialists", ROOT_OWNER) == [tid]
+    # The sweep is what a waiting front runs now and then: until recovery can prove the
+    # supervisor dead (its lock released), a sweep finds nothing to close.
+    closed = wait_until(
+        lambda: settle_ended_children(project / ".specialists", ROOT_OWNER), what="the sweep"
+    )
+    assert closed == [tid]
     event = wait_closed(project, tid)
     assert event.details["failed"] is True and event.details["final"] == "error"
     assert settle_ended_children(project / ".specialists", ROOT_OWNER) == []
@@ -382,3 +387,43 @@ def test_close_thread_ends_a_keep_alive_child_that_would_wait_forever() -> None:
         assert json.loads(request.read_text())["kind"] == "stop"
     finally:
         lock.release()
+
+
+def test_launch_and_concurrency_limits_refuse_before_anything_is_created() -> None:
+    """R-RLM4 and R-H11's fixed limit: over maxConcurrent open children, or maxLaunches in
+    all, a spawn is refused at once with what to do; concurrent spawns of one parent cannot
+    pass the limit together (they are counted under one lock)."""
+    import dataclasses
+    import threading
+
+    from specialists.toolset.settings import Settings, ThreadsSettings
+
+    project = thread_project(waiter="sleep 30")
+    limited = Settings(threads=ThreadsSettings(max_concurrent=2, max_launches=3))
+    root = dataclasses.replace(root_caller(project), settings=limited)
+    replies: list[object] = []
+    barrier = threading.Barrier(4)
+
+    def try_spawn() -> None:
+        barrier.wait()
+        replies.append(spawn(root, specialist="waiter"))
+
+    workers = [threading.Thread(target=try_spawn) for _ in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    ok = [r for r in replies if not r.is_error]  # type: ignore[attr-defined]
+    refused = [r for r in replies if r.is_error]  # type: ignore[attr-defined]
+    assert len(ok) == 2 and len(refused) == 2
+    assert all("concurrency limit reached" in r.text for r in refused)  # type: ignore[attr-defined]
+    assert len(thread_dirs(project)) == 2
+    first = ok[0].data  # type: ignore[attr-defined]
+    _stop(project, first["job_id"])
+    wait_closed(project, first["thread_id"])
+    third = spawn(root, specialist="echo")
+    assert not third.is_error, third.text
+    fourth = spawn(root, specialist="echo")
+    assert fourth.is_error and "launch limit reached" in fourth.text
+    _stop(project, ok[1].data["job_id"])  # type: ignore[attr-defined]
+    wait_closed(project, ok[1].data["thread_id"])  # type: ignore[attr-defined]

@@ -75,8 +75,9 @@ def wait_closed(project: Path, thread_id: str, owner: str = ROOT_OWNER) -> Event
 
 
 def thread_dirs(project: Path) -> list[str]:
+    """The thread directories (the spawn locks beside them are not threads)."""
     root = project / ".specialists" / "threads"
-    return sorted(os.listdir(root)) if root.is_dir() else []
+    return sorted(n for n in os.listdir(root) if n.startswith("t-")) if root.is_dir() else []
 
 
 def job_dirs(project: Path) -> list[str]:

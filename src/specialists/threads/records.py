@@ -232,6 +232,15 @@ class ThreadStore:
         records.sort(key=lambda r: (r.created_at_ms, r.id))
         return records, problems
 
+    @contextlib.contextmanager
+    def spawning(self, parent: str) -> Iterator[None]:
+        """Held while `parent` spawns: its limits are counted and its child recorded in one
+        step, so concurrent spawns of one parent cannot pass a limit together (R-RLM4)."""
+        ensure_dir(self.state_root)
+        ensure_dir(self.root)
+        with held(self.root / f"spawn-{parent}.lock"):
+            yield
+
     def children_of(self, parent: str) -> list[ThreadRecord]:
         return [r for r in self.all()[0] if r.parent == parent]
 

@@ -18,11 +18,19 @@ from pathlib import Path
 from typing import Protocol
 
 from specialists.errors import UserError
+from specialists.events.owners import check_owner
 from specialists.jobs.records import JobRecord
 from specialists.jobs.store import JobStore
 from specialists.sandbox.backend import Sandbox, SandboxBackend
 from specialists.threads.records import MAX_DEPTH, ThreadRecord, ThreadStore
-from specialists.threads.state import Position, direct_child, job_store, position_of, stack_text
+from specialists.threads.state import (
+    Position,
+    child_view,
+    direct_child,
+    job_store,
+    position_of,
+    stack_text,
+)
 from specialists.threads.transports import front_options, transport
 from specialists.threads.watch import settled_view
 
@@ -92,6 +100,37 @@ class JobStarter(Protocol):
         """The job's agent session file, when its runner keeps one we can copy."""
 
 
+@dataclass(frozen=True)
+class ChildLimits:
+    """Direct-child limits of one parent (R-RLM4, R-H11's fixed part); 0 means none."""
+
+    max_concurrent: int = 0  # launching, running or closing at once
+    max_launches: int = 0  # started, ever, by this parent (a job's life, or one session)
+
+
+def _check_limits(
+    threads: ThreadStore, jobs: JobStore, owner: str, limits: ChildLimits | None
+) -> None:
+    """Counted under the parent's spawn lock; a refusal is no failure (nothing changes)."""
+    if limits is None or not (limits.max_concurrent or limits.max_launches):
+        return
+    children = threads.children_of(owner)
+    if limits.max_launches and len(children) >= limits.max_launches:
+        raise UserError(
+            f"launch limit reached: you have started {len(children)} threads, the most one "
+            f"parent may (threads.maxLaunches = {limits.max_launches})",
+            hint="finish with the children you have; the limit does not reset while you run",
+        )
+    if limits.max_concurrent:
+        open_ = [c for c in children if child_view(threads, jobs, c).phase != "closed"]
+        if len(open_) >= limits.max_concurrent:
+            raise UserError(
+                f"concurrency limit reached: {len(open_)} of your threads are still open "
+                f"(threads.maxConcurrent = {limits.max_concurrent})",
+                hint="wait for a child_closed event, then spawn again; nothing was queued",
+            )
+
+
 def check_child_of(position: Position, child_of: tuple[str, ...]) -> None:
     """R-H1, the Infinity guard with our name: a spawn plan inherited from the parent."""
     if tuple(child_of) != position.stack:
@@ -112,6 +151,7 @@ def spawn_thread(
     starter: JobStarter,
     sandboxes: SandboxBackend,
     now_ms: int,
+    limits: ChildLimits | None = None,
 ) -> Spawned:
     position = position_of(state_root, owner, job_id)
     check_child_of(position, request.child_of)
@@ -134,64 +174,66 @@ def spawn_thread(
     model = request.model or (
         parent_job.model if parent_job and parent_job.runner == runner else None
     )
-    thread_id = threads.reserve()
-    sandbox: Sandbox | None = None
-    created: tuple[JobRecord, object] | None = None
-    started = False
-    try:
-        stack = (*position.stack, thread_id)
+    with threads.spawning(check_owner(owner)):  # the limits and the new record: one step
+        _check_limits(threads, jobs, owner, limits)
+        thread_id = threads.reserve()
+        sandbox: Sandbox | None = None
+        created: tuple[JobRecord, object] | None = None
+        started = False
+        try:
+            stack = (*position.stack, thread_id)
 
-        def plan() -> JobRecord:
-            where = sandbox.path if sandbox else cwd
-            fresh = request.fresh_context
-            header = task_header(thread_id, stack, position.thread_id, fresh, sandbox)
-            text = f"{header}\n\n{request.instructions}"
-            return starter.plan(ChildPlan(specialist, text, where, runner, model))
+            def plan() -> JobRecord:
+                where = sandbox.path if sandbox else cwd
+                fresh = request.fresh_context
+                header = task_header(thread_id, stack, position.thread_id, fresh, sandbox)
+                text = f"{header}\n\n{request.instructions}"
+                return starter.plan(ChildPlan(specialist, text, where, runner, model))
 
-        if request.sandbox:
-            sandbox = sandboxes.create(thread_id, base=base, origin=origin)
-        record = plan()
-        if record.requires_worktree and sandbox is None:  # its definition asks for one
-            base, origin = _sandbox_base(sandboxes, position, cwd)
-            sandbox = sandboxes.create(thread_id, base=base, origin=origin)
+            if request.sandbox:
+                sandbox = sandboxes.create(thread_id, base=base, origin=origin)
             record = plan()
-        where = sandbox.path if sandbox else cwd
-        if session is not None and record.runner != "native":
-            raise UserError(
-                f"spawn_thread cannot fork your conversation into a {record.runner} child",
-                hint=FRESH_HINT,
+            if record.requires_worktree and sandbox is None:  # its definition asks for one
+                base, origin = _sandbox_base(sandboxes, position, cwd)
+                sandbox = sandboxes.create(thread_id, base=base, origin=origin)
+                record = plan()
+            where = sandbox.path if sandbox else cwd
+            if session is not None and record.runner != "native":
+                raise UserError(
+                    f"spawn_thread cannot fork your conversation into a {record.runner} child",
+                    hint=FRESH_HINT,
+                )
+            record = record.replace(
+                cwd=str(where),
+                owner=[owner],
+                parent_id=parent_job.id if parent_job else None,
+                resume_session=str(session) if session else None,
+                sandbox=sandbox.id if sandbox else None,
+                thread={"id": thread_id, "parent": owner, "stack": list(stack)},
+                runner_options=front_options(record.runner, dict(record.runner_options)),
             )
-        record = record.replace(
-            cwd=str(where),
-            owner=[owner],
-            parent_id=parent_job.id if parent_job else None,
-            resume_session=str(session) if session else None,
-            sandbox=sandbox.id if sandbox else None,
-            thread={"id": thread_id, "parent": owner, "stack": list(stack)},
-            runner_options=front_options(record.runner, dict(record.runner_options)),
-        )
-        created = starter.create(record)
-        child = created[0]
-        thread = ThreadRecord(
-            id=thread_id,
-            parent=owner,
-            stack=stack,
-            job_id=child.id,
-            instructions=request.instructions,
-            fresh_context=request.fresh_context,
-            runner=child.runner,
-            created_at_ms=now_ms,
-            sandbox=sandbox.id if sandbox else None,
-            depends_on=request.depends_on,
-            call_id=request.call_id,
-        )
-        threads.write(thread)  # before launch: the child may report at once (R-H4)
-        starter.start(child, created[1])
-        started = True
-    finally:
-        if not started:
-            _undo(threads, thread_id, sandboxes, sandbox, starter, created)
-    return Spawned(thread, sandbox)
+            created = starter.create(record)
+            child = created[0]
+            thread = ThreadRecord(
+                id=thread_id,
+                parent=owner,
+                stack=stack,
+                job_id=child.id,
+                instructions=request.instructions,
+                fresh_context=request.fresh_context,
+                runner=child.runner,
+                created_at_ms=now_ms,
+                sandbox=sandbox.id if sandbox else None,
+                depends_on=request.depends_on,
+                call_id=request.call_id,
+            )
+            threads.write(thread)  # before launch: the child may report at once (R-H4)
+            starter.start(child, created[1])
+            started = True
+        finally:
+            if not started:
+                _undo(threads, thread_id, sandboxes, sandbox, starter, created)
+        return Spawned(thread, sandbox)
 
 
 def _undo(

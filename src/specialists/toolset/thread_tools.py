@@ -83,7 +83,7 @@ def _opt_name(args: Mapping[str, Any], key: str) -> str | None:
 @_store_errors
 def spawn_thread(call: ToolCall) -> Reply:
     from specialists.threads.launch import ProjectStarter
-    from specialists.threads.spawn import SpawnRequest
+    from specialists.threads.spawn import ChildLimits, SpawnRequest
     from specialists.threads.spawn import spawn_thread as spawn
 
     a = call.args
@@ -104,6 +104,7 @@ def spawn_thread(call: ToolCall) -> Reply:
         call_id=call.call_id,
     )
     c = call.caller
+    lim = c.settings.threads
     spawned = spawn(
         c.state_root,
         c.owner,
@@ -113,6 +114,7 @@ def spawn_thread(call: ToolCall) -> Reply:
         starter=ProjectStarter(c.state_root),
         sandboxes=_backend(call),  # cheap until used: no git runs without a sandbox
         now_ms=_now_ms(call),
+        limits=ChildLimits(lim.max_concurrent, lim.max_launches),
     )
     t = spawned.thread
     data: dict[str, Any] = {"thread_id": t.id, "job_id": t.job_id, "stack": list(t.stack)}
