@@ -224,3 +224,18 @@ def test_auto_commit_false_leaves_the_work_uncommitted_and_a_squash_refuses_it()
     )
     assert reply.is_error and reply.data["reason"] == "dirty_sandbox"
     assert (Path(child["sandbox"]) / "y.txt").read_text() == "y\n"
+
+
+def test_a_child_works_in_the_same_directory_inside_its_sandbox() -> None:
+    """Spawned from a subdirectory, the child's cwd is that subdirectory of its worktree; an
+    untracked directory (not in the branch) falls back to the worktree's top."""
+    project = _project()
+    commit_files(project, {"pkg/mod.py": "x = 1\n"}, "a package")
+    (project / "scratch").mkdir()
+    store = JobStore(project / ".specialists", news=None)
+    tracked = spawn(root_caller(project, cwd=project / "pkg"), sandbox=True).data
+    assert store.read_record(tracked["job_id"]).cwd == str(Path(tracked["sandbox"]) / "pkg")
+    untracked = spawn(root_caller(project, cwd=project / "scratch"), sandbox=True).data
+    assert store.read_record(untracked["job_id"]).cwd == untracked["sandbox"]
+    wait_closed(project, tracked["thread_id"])
+    wait_closed(project, untracked["thread_id"])

@@ -13,6 +13,7 @@ launcher), so this core is tested without processes.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -184,7 +185,7 @@ def spawn_thread(
             stack = (*position.stack, thread_id)
 
             def plan() -> JobRecord:
-                where = sandbox.path if sandbox else cwd
+                where = _inside(sandbox, sandboxes, position, cwd)
                 fresh = request.fresh_context
                 header = task_header(thread_id, stack, position.thread_id, fresh, sandbox)
                 text = f"{header}\n\n{request.instructions}"
@@ -197,7 +198,7 @@ def spawn_thread(
                 base, origin = _sandbox_base(sandboxes, position, cwd)
                 sandbox = sandboxes.create(thread_id, base=base, origin=origin)
                 record = plan()
-            where = sandbox.path if sandbox else cwd
+            where = _inside(sandbox, sandboxes, position, cwd)
             if session is not None and record.runner != "native":
                 raise UserError(
                     f"spawn_thread cannot fork your conversation into a {record.runner} child",
@@ -317,6 +318,23 @@ def _sandbox_base(
             hint="run from inside a repository, or spawn without a sandbox",
         )
     return None, repo.toplevel
+
+
+def _inside(
+    sandbox: Sandbox | None, sandboxes: SandboxBackend, position: Position, cwd: Path
+) -> Path:
+    """The child's cwd: the caller's own directory, inside the sandbox when it has one (the
+    same place relative to the working copy), else the sandbox's top when that directory
+    is not in the branch (an untracked one)."""
+    if sandbox is None:
+        return cwd
+    parent = sandboxes.get(position.sandbox) if position.sandbox else None
+    top = parent.path if parent is not None else sandbox.origin
+    rel = os.path.relpath(os.path.realpath(cwd), os.path.realpath(top))
+    inside = sandbox.path / rel
+    if rel.startswith("..") or not inside.is_dir():
+        return sandbox.path
+    return inside
 
 
 def task_header(
