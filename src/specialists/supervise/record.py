@@ -91,6 +91,8 @@ class Recorder:
             st.finished_at_ms = now_ms()
             st.elapsed_s = round((st.finished_at_ms - st.started_at_ms) / 1000, 1)
             duration_ms = st.finished_at_ms - st.started_at_ms
+            # Before the final status: an owner that sees the job ended finds its event too.
+            self.guard.run("telling the owners", lambda: self._tell_owners(final, error))
             if final == "done":
                 self._event("done", duration_ms=duration_ms, session_file=st.session_file)
             elif final == "error":
@@ -102,6 +104,13 @@ class Recorder:
             # Nothing of the agent outlives its job, not even what left its process group.
             self.guard.run("final kill", lambda: self.runner.send(Kill()))
             self.guard.run("killing the job's processes", lambda: kill_job(self.job_dir))
+
+    def _tell_owners(self, final: str, error: str | None) -> None:
+        """The job's end as an event in each owner's inbox (supervise/news.py)."""
+        from specialists.supervise.news import tell_owners
+
+        for problem in tell_owners(self.store.root, self.record, final, self.last_answer, error):
+            self.guard.report(problem)
 
     def _answer_stands(self, final: str, error: str | None) -> tuple[str, str | None]:
         """A later run that failed or was stopped never replaces an earlier answer."""
