@@ -14,17 +14,8 @@ from specialists.cli.main import main
 from specialists.jobs.paths import state_dir
 from specialists.jobs.records import JobStatus
 from specialists.jobs.store import JobStore, JobWriter
+from tests.support.jobs import ECHO_SPEC as ECHO
 from tests.support.jobs import new_job
-
-ECHO = """\
-metadata:
-  name: echo
-  description: echo back
-execution:
-  runner: {type: command, command: cat}
-prompt:
-  task_template: "$prompt"
-"""
 
 
 @pytest.fixture

@@ -47,7 +47,8 @@ def main(argv: list[str]) -> int:
 def _record_failure(store: JobStore, job_id: str, message: str) -> None:
     """The supervisor could not even start: end the job with the reason, not a silent hang."""
     from specialists.jobs.records import JobStatus
-    from specialists.jobs.store import JobWriter, now_ms
+    from specialists.jobs.store import now_ms
+    from specialists.jobs.writer import JobWriter, mark_ended
 
     try:
         status = store.read_status(job_id)
@@ -57,13 +58,8 @@ def _record_failure(store: JobStore, job_id: str, message: str) -> None:
     if status is None or not status.active:
         return
     writer = JobWriter(store, job_id)
-    status.status = "error"
-    status.error = message
-    status.finished_at_ms = now_ms()
-    writer.append_event("error", error=message)
-    status.events = writer.seq
-    writer.write_status(status)
-    writer.mark_ready()
+    mark_ended(status, "error", message, now_ms())
+    writer.write_final(status, "error", error=message)  # once, from the reserve if need be
     writer.close()
 
 

@@ -187,7 +187,8 @@ def housekeeping(store: JobStore) -> list[str]:
     from specialists.notices import prune
 
     report = collect(store)
-    problems = prune(store.root)
+    problems = list(report.warnings)  # a bad SPECIALISTS_JOB_TTL_DAYS: nothing was deleted
+    problems += prune(store.root)
     if report.crashed:
         from specialists.beads import settle_crashed
 
