@@ -22,7 +22,7 @@ from specialists.runners.testing import Call, ScriptedRunner
 from specialists.supervise import wake
 from specialists.supervise.supervisor import Supervisor
 from specialists.timers.store import TimerStore
-from tests.support.jobs import new_job
+from tests.support.jobs import TEST_OWNER, new_job
 from tests.support.supervising import Harness
 
 SLEEP = EventSource("sleep", "call_1", {"seconds": 60})
@@ -150,6 +150,20 @@ def test_stop_while_waiting_cancels_a_job_without_an_answer(h: Harness) -> None:
     status = h.run(runner)
     assert status.status == "cancelled" and follow_ups(runner) == []
     assert h.clock() < 1000 + 3600  # not held until the timer
+    # A job that ended cannot be woken: its timer is cancelled, on record.
+    (timer,) = TimerStore(h.store.root, owner(h)).fold().timers.values()
+    assert timer.state == "cancelled"
+
+
+def test_a_starting_supervisor_fires_the_overdue_timers_of_its_owners(h: Harness) -> None:
+    """The session that set a timer is gone; the next front that sees the owner (here a job
+    it started) fires it, late, into that owner's inbox."""
+    session = TimerStore(h.store.root, TEST_OWNER)
+    session.set(int((h.clock() - 90) * 1000), now_ms=int((h.clock() - 100) * 1000), source=SLEEP)
+    h.run(h.runner([RunFinished(text="ok")]))
+    (event,) = Inbox(h.store.root, TEST_OWNER).pending().events
+    assert event.kind == "timer" and event.body.endswith("(late by 90 s)")
+    assert session.fold().pending() == []
 
 
 def test_stop_while_waiting_ends_a_job_that_answered_with_its_answer(h: Harness) -> None:

@@ -253,3 +253,35 @@ def test_end_texts_and_proc_jobs_that_report_their_own_exit(tmp_path: Path) -> N
     proc = make_record(tmp_path, id="1a2b3c4d", runner="proc", owner=[OWNER])
     assert news.tell_owners(tmp_path, proc, "done", "", None) == []
     assert not (tmp_path / "owners").exists()
+
+
+def test_a_wake_watch_reads_the_timers_only_when_they_change_or_come_due(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long wait costs a stat per poll; a timer another process sets meanwhile is seen at
+    the next poll and fires on time."""
+    from specialists.testing import FakeClock
+    from specialists.timers import store as store_module
+    from specialists.timers.wake import WakeWatch
+
+    root = tmp_path / ".specialists"
+    clock = FakeClock(start=NOW_MS / 1000)
+    watch = WakeWatch(root, OWNER)
+    folds: list[int] = []
+    real_fold = store_module.TimerStore.fold
+
+    def counting(self: TimerStore) -> object:
+        folds.append(1)
+        return real_fold(self)
+
+    monkeypatch.setattr(store_module.TimerStore, "fold", counting)
+    assert watch.wait(5, now=clock, sleep=clock.sleep) is False
+    assert folds == []  # no timer file: nothing parsed
+    other = TimerStore(root, OWNER)  # "another process"
+    other.set(int((clock() + 30) * 1000), now_ms=int(clock() * 1000), source=SRC)
+    folds.clear()
+    assert watch.wait(10, now=clock, sleep=clock.sleep) is False
+    assert len(folds) <= 3  # read once after the change, not once per 25 ms poll
+    assert watch.wait(60, now=clock, sleep=clock.sleep) is True
+    (event,) = Inbox(root, OWNER).pending().events
+    assert event.kind == "timer" and event.ts_ms - event.details["due_ms"] < 50

@@ -25,9 +25,10 @@ from pathlib import Path
 from specialists.errors import SpecialistsError
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.events.owners import is_owner, owner_job_id
+from specialists.events.owners import is_owner, job_owner, owner_job_id
 from specialists.jobs.records import JobRecord, JobStatus
-from specialists.jobs.store import JobStore
+from specialists.jobs.store import JobStore, now_ms
+from specialists.timers.store import TimerStore
 
 log = logging.getLogger("specialists.supervisor")
 
@@ -37,12 +38,23 @@ PROMPT_CHARS = 120
 
 
 def tell_owners(
-    state_root: Path, record: JobRecord, final: str, answer: str | None, error: str | None
+    state_root: Path,
+    record: JobRecord,
+    final: str,
+    answer: str | None,
+    error: str | None,
+    *,
+    now_ms: int | None = None,
 ) -> list[str]:
-    """Append the job's end to each owner's inbox; problems as lines (never raised)."""
+    """Append the job's end to each owner's inbox; problems as lines (never raised).
+
+    With `now_ms`, first fire what is due for every owner: a front that sees an owner fires
+    its timers, even when the owner's own process is gone (a Claude Code session that
+    ended: its next hook, or this, delivers them).
+    """
+    problems = [] if now_ms is None else fire_owners_due(state_root, record.owner, now_ms)
     if record.runner in OWN_END_EVENT_RUNNERS:
-        return []
-    problems: list[str] = []
+        return problems
     body = end_text(record, final, answer, error)
     source = EventSource(
         "job", record.id, {"specialist": record.specialist, "prompt": record.prompt[:PROMPT_CHARS]}
@@ -60,6 +72,31 @@ def tell_owners(
     return problems
 
 
+def fire_owners_due(state_root: Path, owners: list[str], now_ms: int) -> list[str]:
+    """Fire the due timers of each owner key; problems as lines (never raised)."""
+    problems: list[str] = []
+    for owner in owners:
+        if not is_owner(owner):
+            continue
+        try:
+            TimerStore(state_root, owner).fire_due(now_ms)
+        except (OSError, SpecialistsError) as exc:
+            problems.append(f"could not fire the due timers of {owner}: {exc}")
+    return problems
+
+
+def close_own_timers(state_root: Path, job_id: str, *, now_ms: int) -> list[str]:
+    """A job that ended cannot be woken: its pending timers are cancelled (recorded), so
+    `timer list` and the fleet views never show a timer that will not fire."""
+    try:
+        store = TimerStore(state_root, job_owner(job_id))
+        if store.path.exists():
+            store.cancel_all(now_ms=now_ms)
+    except (OSError, SpecialistsError) as exc:
+        return [f"could not cancel the pending timers of job {job_id}: {exc}"]
+    return []
+
+
 def tell_owners_of(store: JobStore, job_id: str) -> list[str]:
     """The same, for a job that ended without its supervisor (recovered after a crash)."""
     try:
@@ -70,7 +107,9 @@ def tell_owners_of(store: JobStore, job_id: str) -> list[str]:
     if status is None or status.active:
         return []
     answer = store.read_result(job_id) if status.status == "done" else None
-    return tell_owners(store.root, record, status.status, answer, status.error)
+    now = now_ms()
+    problems = tell_owners(store.root, record, status.status, answer, status.error, now_ms=now)
+    return problems + close_own_timers(store.root, job_id, now_ms=now)
 
 
 def end_text(record: JobRecord, final: str, answer: str | None, error: str | None) -> str:

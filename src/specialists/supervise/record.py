@@ -9,6 +9,7 @@ final status and event last.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Protocol
 
@@ -59,6 +60,7 @@ class Recorder:
         self.runner = runner
         self.observer = observer
         self.clock = clock
+        self.wall: Callable[[], float] = time.time  # timers' clock (waking.py sets it)
         self.job_dir = store.job_dir(record.id)
         self.writer = JobWriter(store, record.id)
         self.guard = StepGuard(self._notice, enabled=handle_signals)
@@ -116,10 +118,13 @@ class Recorder:
             self._show(lambda observer: observer.on_event(record))
 
     def _tell_owners(self, final: str, error: str | None) -> None:
-        """The job's end as an event in each owner's inbox (supervise/news.py)."""
-        from specialists.supervise.news import tell_owners
+        """The job's end as an event in each owner's inbox; its own timers die with it
+        (supervise/news.py)."""
+        from specialists.supervise import news
 
-        for problem in tell_owners(self.store.root, self.record, final, self.last_answer, error):
+        root, record, now = self.store.root, self.record, int(self.wall() * 1000)
+        problems = news.tell_owners(root, record, final, self.last_answer, error, now_ms=now)
+        for problem in problems + news.close_own_timers(root, record.id, now_ms=now):
             self.guard.report(problem)
 
     def _answer_stands(self, final: str, error: str | None) -> tuple[str, str | None]:

@@ -106,6 +106,7 @@ class Supervisor(Controls):
         if self._startup_notice:
             self._notice(self._startup_notice)
         self._save(force=True)
+        self.guard.run("owners' timers", self._look_at_owners)
 
         task = rec.task
         try:

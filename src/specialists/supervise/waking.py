@@ -4,7 +4,7 @@
 `_after_run`, which decides (wake.py) between waiting for work, the keep-alive wait for a
 follow-up, a nudge, and the end. While the job waits, `_wake_step` runs once per loop step:
 
-- where the supervisor delivers, it waits up to one tick in `timers.wake.wait_for_wake`
+- where the supervisor delivers, it waits up to one tick in `timers.wake.WakeWatch.wait`
   (which fires due timers, sleeping exactly until the next one is due) and, when the inbox
   has events, sends them as one synthetic follow-up and acknowledges them;
 - where the agent's own front delivers (pi with our extension), it fires due timers and
@@ -33,7 +33,7 @@ from specialists.supervise import news, wake
 from specialists.supervise.pending import Pending, check_owner_dir, pending_work
 from specialists.supervise.record import Observer, Recorder
 from specialists.supervise.watch import FinalStatus
-from specialists.timers.wake import fire_due, wait_for_wake
+from specialists.timers.wake import WakeWatch
 
 log = logging.getLogger("specialists.supervisor")
 
@@ -68,6 +68,7 @@ class Waking(Recorder):
         self._idle_since: float | None = None
         self._run_started_mono = clock()
         self._emitter: Emitter | None = None
+        self._watch = WakeWatch(store.root, self.owner)
 
     # --- provided by the supervisor ---------------------------------------------------------
 
@@ -76,6 +77,12 @@ class Waking(Recorder):
 
     def _on_runner_event(self, ev: RunnerEvent) -> None:
         raise NotImplementedError
+
+    def _look_at_owners(self) -> None:
+        """On start: fire what is due for this job and for its owners (R-T4: timers whose
+        front is gone fire when any front next sees their owner)."""
+        owners = [self.owner, *self.record.owner]
+        self._report(news.fire_owners_due(self.store.root, owners, self._now_ms()))
 
     # --- after a run ------------------------------------------------------------------------
 
@@ -146,9 +153,7 @@ class Waking(Recorder):
         if self.delivery == "supervisor":
             check_owner_dir(self.store.root, self.owner)
             stop = self.guard  # a signal ends the wait at once
-            woke = wait_for_wake(
-                self.store.root,
-                self.owner,
+            woke = self._watch.wait(
                 self.tick,
                 now=self.wall,
                 sleep=self.sleep,
@@ -159,7 +164,7 @@ class Waking(Recorder):
                 return
         elif self.delivery == "agent":
             check_owner_dir(self.store.root, self.owner)
-            fire_due(self.store.root, self.owner, now=self.wall)
+            self._watch.look(self._now_ms())
         if self.waiting_for_work and self.clock() >= self._recheck_at:
             self._recheck()
 
