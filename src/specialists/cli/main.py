@@ -55,6 +55,8 @@ COMMANDS = {
     "install": "install",
     "uninstall": "install",
     "sidecar": "sidecar",
+    "events": "events",
+    "timer": "timer",
 }
 
 
