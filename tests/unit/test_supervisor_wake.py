@@ -8,6 +8,7 @@ synthetic follow-up in the stable format, and acknowledge it only once sent.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -251,3 +252,66 @@ def test_a_wake_up_that_cannot_be_sent_stays_in_the_inbox(h: Harness) -> None:
     assert status.status == "error" and "wake-up could not be delivered" in (status.error or "")
     batch = Inbox(h.store.root, owner(h)).pending()
     assert [e.kind for e in batch.events] == ["timer"]
+
+
+class Killed(BaseException):
+    """SIGKILL stand-in: nothing of the supervisor's own cleanup runs past it."""
+
+
+class KilledOnWake(ScriptedRunner):
+    def send(self, command: Command) -> None:
+        if isinstance(command, FollowUp):
+            raise Killed  # after the events were read, before they were acknowledged
+        super().send(command)
+
+
+def test_a_restarted_supervisor_fires_overdue_timers_late_and_replays_without_duplicates(
+    h: Harness,
+) -> None:
+    """Kill the supervisor mid-delivery; ten minutes later another supervisor takes the job
+    (same owner, same files): nothing to re-arm in memory (timers are records), the timer
+    that came due while nobody watched fires at once "(late by N s)", the event never
+    acknowledged is delivered again, and each event reaches the agent exactly once."""
+    first = KilledOnWake(
+        [set_timer(h, 10, "first"), set_timer(h, 100, "second"), RunFinished("", yielded=True)],
+        clock=h.clock,
+    )
+    with pytest.raises(Killed):
+        h.run(first)
+    timers = TimerStore(h.store.root, owner(h))
+    assert [t.note for t in timers.fold().pending()] == ["second"]
+    assert Inbox(h.store.root, owner(h)).has_pending()  # fired, never acknowledged
+
+    h.clock.advance(600)
+    record = h.store.read_record(h.job_id)
+    lock = JobLock(h.store.job_dir(h.job_id))
+    assert lock.try_acquire()
+    second = ScriptedRunner(
+        [RunFinished("", yielded=True)],
+        follow_up_script=[RunFinished("saw both")],
+        clock=h.clock,
+    )
+    sup = Supervisor(
+        h.store,
+        record,
+        second,
+        clock=h.clock,
+        sleep=h.clock.sleep,
+        wall=h.clock,
+        handle_signals=False,
+    )
+    try:
+        status = sup.run()
+    finally:
+        lock.release()
+    assert status.status == "done" and h.result() == "saw both"
+    (woken,) = follow_ups(second)
+    assert woken.message.count("[specialists event] timer") == 2
+    assert "fired: first" in woken.message and "fired: second (late by" in woken.message
+    late = woken.message.split("(late by ")[1].split(" s)")[0]
+    assert int(late) >= 500
+    lines = (h.store.root / "owners" / owner(h) / "events.jsonl").read_text().splitlines()
+    ids = [json.loads(line)["id"] for line in lines if line.strip()]
+    assert len(ids) == len(set(ids)) == 2  # one line per event: no duplicate append
+    fires = [r for r in timers.path.read_text().splitlines() if '"op":"fire"' in r]
+    assert len(fires) == 2 and not Inbox(h.store.root, owner(h)).has_pending()
