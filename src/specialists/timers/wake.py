@@ -1,14 +1,11 @@
 """The one waiting loop fronts use: fire due timers, return when the owner has events.
 
 Sleeps exactly until the next timer is due when that is sooner than the inbox poll, so a
-timer fires within a few milliseconds of its time (the p99 target is 50 ms). The timer file
-is read again only when it changed (a stat: inode, size, mtime) or a timer came due, so a
-long wait costs a stat and the inbox check per poll, not a parse of every timer record.
+timer fires within a few milliseconds of its time (the p99 target is 50 ms).
 """
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,65 +13,10 @@ from pathlib import Path
 from specialists.events.inbox import WAIT_INTERVAL_S
 from specialists.timers.store import TimerStore
 
-_Stamp = tuple[int, int, int] | None
-
 
 def fire_due(state_root: Path, owner: str, *, now: Callable[[], float] = time.time) -> int:
     """Fire what is due for `owner` now; the number of timers fired."""
     return len(TimerStore(state_root, owner).fire_due(int(now() * 1000)))
-
-
-class WakeWatch:
-    """One owner's wake-ups, watched across many waits (a supervisor's steps)."""
-
-    def __init__(self, state_root: Path, owner: str) -> None:
-        self.store = TimerStore(state_root, owner)
-        self._stamp: _Stamp = None
-        self._read = False
-        self._due_ms: int | None = None
-
-    @property
-    def next_due_ms(self) -> int | None:
-        """The earliest pending timer as of the last look (wall-clock ms)."""
-        return self._due_ms
-
-    def look(self, now_ms: int) -> None:
-        """Fire what is due, reading the timer file only if it changed or a timer is due."""
-        stamp = _stamp(self.store.path)
-        due = self._due_ms
-        if self._read and stamp == self._stamp and (due is None or now_ms < due):
-            return
-        self.store.fire_due(now_ms)  # a no-op (and no lock) while there is no timer file
-        self._stamp, self._read = stamp, True  # taken before the read: a later write is seen
-        self._due_ms = self.store.next_due_ms() if stamp is not None else None
-
-    def wait(
-        self,
-        timeout_s: float,
-        *,
-        now: Callable[[], float] = time.time,
-        sleep: Callable[[float], None] = time.sleep,
-        until: Callable[[], bool] | None = None,
-    ) -> bool:
-        """Up to `timeout_s`: fire due timers; True as soon as the inbox has events.
-
-        `until()` ends the wait early (False), e.g. when the waiting job was stopped.
-        """
-        deadline = now() + max(0.0, timeout_s)
-        while True:
-            current = now()
-            self.look(int(current * 1000))
-            if self.store.inbox.has_pending():
-                return True
-            if until is not None and until():
-                return False
-            left = deadline - current
-            if left <= 0:
-                return False
-            step = min(WAIT_INTERVAL_S, left)
-            if self._due_ms is not None:
-                step = min(step, max(0.0, self._due_ms / 1000 - current))
-            sleep(step)
 
 
 def wait_for_wake(
@@ -86,13 +28,24 @@ def wait_for_wake(
     sleep: Callable[[float], None] = time.sleep,
     until: Callable[[], bool] | None = None,
 ) -> bool:
-    """One wait (see WakeWatch.wait), for fronts that wait once."""
-    return WakeWatch(state_root, owner).wait(timeout_s, now=now, sleep=sleep, until=until)
+    """Up to `timeout_s`: fire due timers; True as soon as the inbox has events.
 
-
-def _stamp(path: Path) -> _Stamp:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
+    `until()` ends the wait early (False), e.g. when the waiting job was stopped.
+    """
+    store = TimerStore(state_root, owner)
+    deadline = now() + max(0.0, timeout_s)
+    while True:
+        current = now()
+        store.fire_due(int(current * 1000))
+        if store.inbox.has_pending():
+            return True
+        if until is not None and until():
+            return False
+        left = deadline - current
+        if left <= 0:
+            return False
+        step = min(WAIT_INTERVAL_S, left)
+        due = store.next_due_ms()
+        if due is not None:
+            step = min(step, max(0.0, due / 1000 - current))
+        sleep(step)
