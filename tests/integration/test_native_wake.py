@@ -21,6 +21,10 @@ __all__ = ["project"]  # the fixture, shared with the runner tests
 NATIVE = ("--runner", "native", "--model", "mockhttp/mock-model")
 
 
+def waiting_for_events(job_id: str) -> bool:
+    return status(job_id).get("current_event") == "waiting_for_events"
+
+
 def woken_reply(req: Request) -> Reply:
     """The model after the wake-up: it says what woke it (or that nothing did)."""
     text = req.last_user_text()
@@ -38,8 +42,9 @@ def test_sleep_yields_and_the_timer_wakes_the_native_agent(
     mock_llm.set_default(woken_reply)
     started = time.monotonic()
     job_id = run_bg(*NATIVE, "--prompt", "wait two seconds, then report")
-    # While the timer is pending the job waits, and the model is not called again.
-    wait_until(lambda: status(job_id)["status"] in ("waiting", "done"), 60, "the wait")
+    # While the timer is pending the job waits (still `running` for callers: its answer is
+    # not in yet), and the model is not called again.
+    wait_until(lambda: waiting_for_events(job_id) or status(job_id)["status"] == "done", 60, "wait")
     st = finished(job_id)
     assert st["status"] == "done", st
     assert time.monotonic() - started >= 2
@@ -61,7 +66,9 @@ def test_stop_ends_a_native_job_waiting_on_a_long_timer(project: Path, mock_llm:
     its timer is cancelled on record."""
     mock_llm.enqueue(Reply(tool_calls=(ToolCall("sleep", {"seconds": 3600}),)))
     job_id = run_bg(*NATIVE, "--prompt", "sleep an hour")
-    wait_until(lambda: status(job_id)["status"] == "waiting", 60, "the wait")
+    wait_until(lambda: waiting_for_events(job_id), 60, "the wait")
+    st = status(job_id)
+    assert st["status"] == "running" and st["current_tool"].startswith("1 timer in 35"), st
     assert sp("stop", job_id).returncode == 0
     st = finished(job_id)
     assert st["status"] == "cancelled", st

@@ -119,7 +119,7 @@ class Controls(Waking):
         self._save(force=True)
 
     def _phase(self) -> Phase:
-        status = self.status.status
+        status = "waiting" if self.waiting_for_work else self.status.status
         if self._ending is None and status in ("starting", "running", "waiting"):
             return cast(Phase, status)
         return "ending"

@@ -141,7 +141,7 @@ class Supervisor(Controls):
 
     def _step(self) -> None:
         events: list[RunnerEvent] = []
-        waiting = self._ending is None and self.status.status == "waiting"
+        waiting = self._ending is None and self._waiting()
         # Where the supervisor delivers events, the wait for them (below) is the step's wait.
         poll_s = 0.0 if waiting and self.delivery == "supervisor" else self.tick
         if not self.guard.run("runner", lambda: events.extend(self.runner.poll(poll_s))):
@@ -160,7 +160,7 @@ class Supervisor(Controls):
             self._begin_stop(f"stopped by {signal_name(self.guard.signal)}")
         if self.guard.signal is not None:
             self.guard.answered()  # a stop, or an ending already under way
-        waiting = self._ending is None and self.status.status == "waiting" and not self.finished
+        waiting = self._ending is None and self._waiting() and not self.finished
         if waiting and not self.guard.run("wake", self._wake_step):
             self.sleep(self.tick)  # a broken inbox must not make the wait spin
         if not self.finished:
@@ -246,7 +246,7 @@ class Supervisor(Controls):
         self.status.exit_code = ev.exit_code if ev.signal is None else -ev.signal
         if self._ending is not None:
             self._finish(self._ending.final, self._ending.error)
-        elif self.status.status == "waiting" and self.last_answer is not None:
+        elif self._waiting() and self.last_answer is not None:
             self._finish("done", None)
         else:
             self._finish("error", exit_message(ev))
@@ -259,7 +259,7 @@ class Supervisor(Controls):
         if ending is not None:
             self._ending = ending.after(now)  # taken now, whatever happens below
         timing = watch.Timing(
-            status=self.status.status,
+            status="waiting" if self.waiting_for_work else self.status.status,
             run_started=self._run_started_mono,
             last_output=self._last_event_mono,
             idle_since=self._idle_since,

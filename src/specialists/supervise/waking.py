@@ -131,7 +131,9 @@ class Waking(Recorder):
         if first or why != self.why:
             self._event("waiting", reason="events", why=why)
         self.waiting_for_work, self.why = True, why
-        st.status, st.current_event, st.current_tool = "waiting", wake.WAITING_EVENT, why
+        # Still at work for everyone outside (`result --wait` waits on, views say for what):
+        # `waiting` is the keep-alive job's wait for a follow-up, with an answer to read.
+        st.status, st.current_event, st.current_tool = "running", wake.WAITING_EVENT, why
         if first:
             self._idle_since = self.clock()
             self._recheck_at = self.clock() + wake.RECHECK_S
@@ -208,9 +210,13 @@ class Waking(Recorder):
         self._running_again(resumes_work, "woken")
         self._save(force=True)
 
+    def _waiting(self) -> bool:
+        """Between runs: waiting for a follow-up, or for events of pending work."""
+        return self.waiting_for_work or self.status.status == "waiting"
+
     def _on_agent_run(self) -> None:
         """A run the agent started by itself (pi's extension, for an event)."""
-        if self.status.status == "waiting":
+        if self._waiting():
             self._running_again(self.waiting_for_work, "woken")
             self._save(force=True)
 
