@@ -315,3 +315,19 @@ def test_a_restarted_supervisor_fires_overdue_timers_late_and_replays_without_du
     assert len(ids) == len(set(ids)) == 2  # one line per event: no duplicate append
     fires = [r for r in timers.path.read_text().splitlines() if '"op":"fire"' in r]
     assert len(fires) == 2 and not Inbox(h.store.root, owner(h)).has_pending()
+
+
+def test_a_follow_up_to_a_job_waiting_for_work_is_delivered_at_once(h: Harness) -> None:
+    """Between runs for control requests: a person's follow-up is not held until the timer;
+    it gets its run, then the job waits again and the timer still wakes it."""
+    runner = h.runner(
+        [set_timer(h, 60), RunFinished("", yielded=True), 5.0, h.post("follow_up", "status?")],
+        follow_up_script=[RunFinished(text="still waiting on CI")],
+    )
+    status = h.run(runner)
+    person, timer = follow_ups(runner)
+    assert person.message == "status?" and not person.synthetic
+    assert timer.synthetic and "timer from sleep" in timer.message
+    assert status.status == "done"
+    (ack,) = h.acks("follow_up")
+    assert ack["delivered"] is True
