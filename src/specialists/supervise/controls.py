@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable
 from typing import assert_never, cast
 
 from specialists.errors import SpecialistsError
 from specialists.jobs.control import ControlRequest, take_requests
-from specialists.jobs.records import JobRecord
-from specialists.jobs.store import JobStore
-from specialists.runners.base import AgentRunner, Command, FollowUp
-from specialists.supervise.record import Observer
+from specialists.runners.base import Command, FollowUp
 from specialists.supervise.requests import Decision, Phase, Situation, ack_fields, decide
 from specialists.supervise.waking import Waking
 from specialists.supervise.watch import Ending
@@ -27,28 +23,8 @@ log = logging.getLogger("specialists.supervisor")
 
 
 class Controls(Waking):
-    def __init__(
-        self,
-        store: JobStore,
-        record: JobRecord,
-        runner: AgentRunner,
-        *,
-        observer: Observer | None,
-        clock: Callable[[], float],
-        wall: Callable[[], float],
-        sleep: Callable[[float], None],
-        handle_signals: bool,
-    ) -> None:
-        super().__init__(
-            store,
-            record,
-            runner,
-            observer=observer,
-            clock=clock,
-            wall=wall,
-            sleep=sleep,
-            handle_signals=handle_signals,
-        )
+    def _setup_controls(self) -> None:
+        """The control side's state (called once by the supervisor's __init__)."""
         self.held: deque[tuple[str, str]] = deque()  # follow-ups for after the run: (id, text)
         self._ending: Ending | None = None
 

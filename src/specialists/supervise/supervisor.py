@@ -67,15 +67,10 @@ class Supervisor(Controls):
         """`clock` and `sleep` are the supervisor's time, `wall` the timers' (tests: one
         FakeClock for all three)."""
         super().__init__(
-            store,
-            record,
-            runner,
-            observer=observer,
-            clock=clock,
-            wall=wall,
-            sleep=sleep,
-            handle_signals=handle_signals,
+            store, record, runner, observer=observer, clock=clock, handle_signals=handle_signals
         )
+        self._setup_waking(wall=wall, sleep=sleep)
+        self._setup_controls()
         self.tick = tick
         self.limits = Limits.of(record)
         self._last_event_mono = clock()

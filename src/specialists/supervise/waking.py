@@ -26,12 +26,10 @@ from specialists.errors import SpecialistsError, StoreError
 from specialists.events.emitter import Emitter
 from specialists.events.model import EventSource
 from specialists.events.owners import check_owner
-from specialists.jobs.records import JobRecord
-from specialists.jobs.store import JobStore
-from specialists.runners.base import AgentRunner, FollowUp, RunnerEvent
+from specialists.runners.base import FollowUp, RunnerEvent
 from specialists.supervise import news, wake
 from specialists.supervise.pending import Pending, check_owner_dir, pending_work
-from specialists.supervise.record import Observer, Recorder
+from specialists.supervise.record import Recorder
 from specialists.supervise.wake_watch import WakeWatch
 from specialists.supervise.watch import FinalStatus
 
@@ -39,25 +37,12 @@ log = logging.getLogger("specialists.supervisor")
 
 
 class Waking(Recorder):
-    def __init__(
-        self,
-        store: JobStore,
-        record: JobRecord,
-        runner: AgentRunner,
-        *,
-        observer: Observer | None,
-        clock: Callable[[], float],
-        wall: Callable[[], float],
-        sleep: Callable[[float], None],
-        handle_signals: bool,
-    ) -> None:
-        super().__init__(
-            store, record, runner, observer=observer, clock=clock, handle_signals=handle_signals
-        )
+    def _setup_waking(self, *, wall: Callable[[], float], sleep: Callable[[float], None]) -> None:
+        """The waiting side's state (called once by the supervisor's __init__)."""
         self.wall = wall  # timers are wall-clock records; the rest runs on `clock`
         self.sleep = sleep
         self.tick = 0.1
-        self.owner = check_owner(f"job-{record.id}")
+        self.owner = check_owner(f"job-{self.record.id}")
         self.delivery: wake.Delivery | None = None  # known once the first run ends
         self.yielded = False  # the latest run ended on a yielding tool
         self.nudged = False
@@ -66,9 +51,9 @@ class Waking(Recorder):
         self.next_due_mono: float | None = None  # the next pending timer, on `clock`
         self._recheck_at = 0.0
         self._idle_since: float | None = None
-        self._run_started_mono = clock()
+        self._run_started_mono = self.clock()
         self._emitter: Emitter | None = None
-        self._watch = WakeWatch(store.root, self.owner)
+        self._watch = WakeWatch(self.store.root, self.owner)
 
     # --- provided by the supervisor ---------------------------------------------------------
 
