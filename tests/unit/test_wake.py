@@ -67,7 +67,7 @@ def test_any_pending_work_keeps_the_job_waiting_and_says_why(pending: Pending) -
     for answered, yielded in ((True, False), (False, True)):
         step = after_run(situation(pending, answered=answered, yielded=yielded), NOW_MS)
         assert isinstance(step, WaitForWork)
-        assert step.why in ("1 timer in 40 s", "events in the inbox", "job 1a2b3c4d")
+        assert step.why in ("1 timer due 08:00:40 UTC", "events in the inbox", "job 1a2b3c4d")
 
 
 def test_nothing_pending_and_an_answer_ends_the_job_with_it() -> None:
@@ -87,7 +87,7 @@ def test_keep_alive_jobs_wait_for_a_follow_up_when_nothing_is_pending() -> None:
     yielded = situation(keep_alive=True, answered=False, yielded=True)
     assert after_run(yielded, NOW_MS) == WaitForFollowUp()
     busy = situation(Pending(timers=2, next_due_ms=NOW_MS), keep_alive=True)
-    assert after_run(busy, NOW_MS) == WaitForWork("2 timers in 0 s")
+    assert after_run(busy, NOW_MS) == WaitForWork("2 timers due 08:00:00 UTC")
 
 
 def test_a_runner_that_takes_no_message_between_runs_ends_with_its_run() -> None:

@@ -20,6 +20,7 @@ followed, whatever it points to.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,19 +54,26 @@ class Pending:
         return bool(self.timers or self.events or self.jobs)
 
     def why(self, now_ms: int) -> str:
-        """A few words for status.json and people: `timer in 40 s, job 1a2b3c4d`."""
+        """A few words for status.json and people: `1 timer due 14:05:09 UTC, job 1a2b3c4d`.
+        A due time, not a countdown: the words change only when the pending work does, so
+        a long wait rewrites status.json and logs `waiting` once, not every second."""
         parts = []
         if self.events:
             parts.append("events in the inbox")
         if self.timers:
             due = self.next_due_ms
-            when = f" in {max(0, (due - now_ms) // 1000)} s" if due is not None else ""
+            when = f" due {_when(due, now_ms)}" if due is not None else ""
             parts.append(f"{self.timers} timer{'s' if self.timers > 1 else ''}" + when)
         if self.jobs:
             shown = ", ".join(self.jobs[:MAX_SHOWN_JOBS])
             more = f" +{len(self.jobs) - MAX_SHOWN_JOBS}" if len(self.jobs) > MAX_SHOWN_JOBS else ""
             parts.append(f"job{'s' if len(self.jobs) > 1 else ''} {shown}{more}")
         return ", ".join(parts) or "nothing"
+
+
+def _when(due_ms: int, now_ms: int) -> str:
+    shape = "%H:%M:%S UTC" if due_ms - now_ms < 86_400_000 else "%Y-%m-%d %H:%M UTC"
+    return time.strftime(shape, time.gmtime(due_ms / 1000))
 
 
 def check_owner_dir(state_root: Path, owner: str) -> None:

@@ -113,8 +113,9 @@ class Waking(Recorder):
     def _wait_for_work(self, why: str) -> None:
         st = self.status
         first = not self.waiting_for_work
-        if first or why != self.why:
-            self._event("waiting", reason="events", why=why)
+        if not first and why == self.why:
+            return  # a recheck that found the same: nothing to log or rewrite
+        self._event("waiting", reason="events", why=why)
         self.waiting_for_work, self.why = True, why
         # Still at work for everyone outside (`result --wait` waits on, views say for what):
         # `waiting` is the keep-alive job's wait for a follow-up, with an answer to read.
