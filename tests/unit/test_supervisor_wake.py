@@ -9,6 +9,7 @@ synthetic follow-up in the stable format, and acknowledge it only once sent.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -360,3 +361,32 @@ def test_a_full_disk_delays_a_wake_up_and_loses_nothing(tmp_path: Path) -> None:
         failures = [e for e in h.events() if "No space left" in str(e.get("message", ""))]
         assert len(failures) == 1  # one report, not one per poll
         assert not Inbox(h.store.root, owner(h)).has_pending()
+
+
+@pytest.mark.parametrize("planted", ["fifo", "symlink"])
+def test_a_planted_inbox_file_ends_the_wait_at_once_with_the_reason(
+    h: Harness, tmp_path: Path, planted: str
+) -> None:
+    """A FIFO or a symlink in place of the job's events.jsonl: the job cannot wait for
+    events, so it ends at once saying why: no hang on the FIFO, nothing written through the
+    link, never a wait that nothing can end."""
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text("")
+
+    def plant() -> None:
+        events = h.store.root / "owners" / owner(h) / "events.jsonl"
+        events.parent.mkdir(parents=True, exist_ok=True)
+        if planted == "fifo":
+            os.mkfifo(events)
+        else:
+            events.symlink_to(outside)
+
+    runner = h.runner(
+        [set_timer(h, 3600), Call(plant), RunFinished("", yielded=True), 20.0, h.post("stop")]
+    )
+    started = h.clock()
+    status = h.run(runner)
+    assert status.status == "error" and follow_ups(runner) == []
+    assert (status.error or "").startswith("cannot wait for events: ")
+    assert h.clock() - started < 20  # before the stop request: nothing hung
+    assert outside.read_text() == ""  # nothing written through the link
