@@ -6,6 +6,9 @@ format, and the answer mentions the wake-up.
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -75,3 +78,30 @@ def test_stop_ends_a_native_job_waiting_on_a_long_timer(project: Path, mock_llm:
     assert len(mock_llm.model_requests) == 1
     listed = sp("timer", "list", "--all", "--owner", f"job-{job_id}").stdout
     assert "cancelled" in listed
+
+
+def test_a_timer_whose_supervisor_was_killed_fires_late_for_the_next_front(
+    project: Path, mock_llm: MockLLM
+) -> None:
+    """SIGKILL the waiting job's supervisor: nothing runs for its timer any more. The next
+    front that looks at the owner (here `specialists events`) fires it once, "(late by N s)",
+    and a second look neither fires nor shows it twice."""
+    mock_llm.enqueue(Reply(tool_calls=(ToolCall("sleep", {"seconds": 8, "note": "ping"}),)))
+    job_id = run_bg(*NATIVE, "--prompt", "sleep a while")
+    wait_until(lambda: waiting_for_events(job_id), 60, "the wait")
+    owner = f"job-{job_id}"
+    (timer,) = json.loads(sp("timer", "list", "--owner", owner, "--json").stdout)
+    os.kill(status(job_id)["supervisor_pid"], signal.SIGKILL)
+    if time.time() * 1000 >= timer["due_ms"]:
+        pytest.skip("the machine was too slow to kill the supervisor before the timer was due")
+    wait_until(lambda: status(job_id)["status"] == "error", 60, "crash recovery")
+    wait_until(lambda: time.time() * 1000 > timer["due_ms"] + 2500, 30, "the timer overdue")
+    shown = sp("events", "--owner", owner)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("[specialists event] timer from sleep") == 1
+    assert "fired: ping (late by" in shown.stdout
+    again = sp("events", "--owner", owner, "--all")
+    assert again.stdout.count("[specialists event] timer") == 1  # fired once, shown once
+    listed = json.loads(sp("timer", "list", "--owner", owner, "--all", "--json").stdout)
+    assert [t["state"] for t in listed] == ["fired"]
+    assert len(mock_llm.model_requests) == 1
