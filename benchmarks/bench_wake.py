@@ -31,9 +31,11 @@ from specialists.native.testing import ScriptedModel, call, reply, reply_events
 from specialists.runners.native import NativeRunner
 from specialists.supervise.launch import create_job
 from specialists.supervise.supervisor import Supervisor
+from specialists.supervise.wake import WAITING_EVENT
 from specialists.timers.store import TimerStore
 
 SRC = EventSource("bg_run", "bench")
+TIMERS = 40
 
 
 class Stamps:
@@ -77,9 +79,7 @@ def start_job(root: Path, stamps: Stamps, n: int) -> tuple[Supervisor, threading
         idle_timeout_ms=3_600_000,
     )
     record, lock = create_job(store, record)
-    model = ScriptedModel(
-        [reply(calls=[call("sleep", seconds=3600)]), *([stamps.entry] * (n + 2))]
-    )
+    model = ScriptedModel([reply(calls=[call("sleep", seconds=3600)]), *([stamps.entry] * (n + 2))])
     runner = NativeRunner(config=Config(raw={}), clients={"test/main": model})
     supervisor = Supervisor(store, record, runner, handle_signals=False)
 
@@ -94,28 +94,29 @@ def start_job(root: Path, stamps: Stamps, n: int) -> tuple[Supervisor, threading
     return supervisor, thread, record.id
 
 
-def wait_status(store: JobStore, job_id: str, want: str, timeout: float = 30) -> None:
+def wait_idle(store: JobStore, job_id: str, timeout: float = 30) -> None:
+    """Until the job waits for its pending work (status stays running; current_event says)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         st = store.read_status(job_id)
-        if st is not None and st.status == want:
+        if st is not None and st.current_event == WAITING_EVENT:
             return
         time.sleep(0.01)
-    raise RuntimeError(f"job {job_id} never became {want}")
+    raise RuntimeError(f"job {job_id} never waited for events")
 
 
 def wake_latency(n: int = 60) -> None:
     root = Path(tempfile.mkdtemp(prefix="sp-bench-wake-"))
     stamps = Stamps()
-    supervisor, thread, job_id = start_job(root, stamps, n + 10)
+    supervisor, thread, job_id = start_job(root, stamps, n + TIMERS + 5)
     store = supervisor.store
     owner = f"job-{job_id}"
     inbox = Inbox(store.root, owner)
-    wait_status(store, job_id, "waiting")
+    wait_idle(store, job_id)
     idle_cpu = idle_cost(store, job_id)
     delays: list[float] = []
     for i in range(n):
-        wait_status(store, job_id, "waiting")
+        wait_idle(store, job_id)
         time.sleep(0.013 * (i % 8))  # land at different points of the supervisor's poll
         marker = f"bench-{i}"
         t0 = time.monotonic()
@@ -133,9 +134,10 @@ def wake_latency(n: int = 60) -> None:
         f"{statistics.median(delays):.1f} ms, p90 {p90:.1f} ms, max {delays[-1]:.1f} ms"
     )
     timer_delays.sort()
+    p99 = timer_delays[max(0, int(len(timer_delays) * 0.99) - 1)]
     print(
         f"native: timer due -> woken model request over {len(timer_delays)} timers: median "
-        f"{statistics.median(timer_delays):.1f} ms, max {timer_delays[-1]:.1f} ms"
+        f"{statistics.median(timer_delays):.1f} ms, p99 {p99:.1f} ms, max {timer_delays[-1]:.1f} ms"
     )
     print(f"native: waiting supervisor, nothing happening: {idle_cpu:.1f}% of one core")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -145,8 +147,8 @@ def wake_latency(n: int = 60) -> None:
 def timer_latency(store: JobStore, owner: str, job_id: str, stamps: Stamps) -> list[float]:
     timers = TimerStore(store.root, owner)
     out: list[float] = []
-    for i in range(10):
-        wait_status(store, job_id, "waiting")
+    for i in range(TIMERS):
+        wait_idle(store, job_id)
         marker = f"bench-t{i}"
         due = time.time() + 0.3
         timers.set(int(due * 1000), now_ms=now_ms(), note=marker, source=EventSource("sleep"))
