@@ -390,3 +390,28 @@ def test_a_planted_inbox_file_ends_the_wait_at_once_with_the_reason(
     assert (status.error or "").startswith("cannot wait for events: ")
     assert h.clock() - started < 20  # before the stop request: nothing hung
     assert outside.read_text() == ""  # nothing written through the link
+
+
+def test_a_malformed_inbox_line_is_reported_and_later_events_still_wake_the_agent(
+    h: Harness,
+) -> None:
+    def damage_then_event() -> None:
+        inbox = Inbox(h.store.root, owner(h))
+        inbox.append("notice", SRC_BG, "before", source_id="bg-1", seq=1)
+        with open(inbox.events_path, "ab") as f:
+            f.write(b'{"id": "half a line", "kind": \n')  # not JSON
+            f.write(b"\xff\xfe garbage\n")
+        inbox.append("job_exit", SRC_BG, "after the damage", source_id="bg-1", seq=2)
+
+    runner = h.runner(
+        [set_timer(h, 60), RunFinished("", yielded=True), 2.0, Call(damage_then_event)],
+        follow_up_script=[RunFinished(text="fine")],
+    )
+    h.run(runner)
+    woken = follow_ups(runner)[0]
+    assert "before" in woken.message and "after the damage" in woken.message
+    problems = [e["message"] for e in h.events() if e["event"] == "notice"]
+    assert sum(f"inbox of {owner(h)}" in p for p in problems) == 2, problems
+
+
+SRC_BG = EventSource("bg_run", "c7")
