@@ -102,6 +102,8 @@ def test_who_delivers(tmp_path: Path) -> None:
     assert delivery_mode(make_record(tmp_path, runner="pi"), True) == "supervisor"
     assert delivery_mode(make_record(tmp_path, runner="native"), True) == "supervisor"
     assert delivery_mode(make_record(tmp_path, runner="command"), False) == "none"
+    assert delivery_mode(make_record(tmp_path, runner="command"), True) == "none"
+    assert delivery_mode(make_record(tmp_path, runner="proc"), True) == "none"
 
 
 # --- delivery (R-E6) ------------------------------------------------------------------------

@@ -14,7 +14,8 @@ Who delivers the events (`Delivery`):
 - "agent": a pi job that loads our extension (`specialists_extension`): the extension
   delivers events itself; the supervisor only keeps pi alive while work is pending, fires
   due timers, and accepts the runs the extension starts;
-- "none": the command runner takes no message between runs; its job ends with its run.
+- "none": a runner that takes no message between runs, or whose next run would have no
+  conversation behind it (command, proc): its job ends with its run.
 
 This module is the pure part: the decisions, and `deliver`, the one at-least-once step
 (pending, send, then ack: a send that fails or a process that dies before the ack leaves the
@@ -46,9 +47,16 @@ YIELDED_WITH_NOTHING = (
 )
 
 
+# Runners whose "follow-up" runs the command again with no conversation behind it: an event
+# would become a fresh prompt for a script, not a wake-up of an agent that waits.
+NO_SESSION_RUNNERS = frozenset({"command", "proc"})
+
+
 def delivery_mode(record: JobRecord, takes_follow_up: bool) -> Delivery:
     if record.runner == "pi" and record.runner_options.get("specialists_extension"):
         return "agent"
+    if record.runner in NO_SESSION_RUNNERS:
+        return "none"
     return "supervisor" if takes_follow_up else "none"
 
 
