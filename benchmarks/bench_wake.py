@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from benchmarks.common import machine
+from specialists import notices
 from specialists.config import Config
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
@@ -64,7 +65,7 @@ class Stamps:
 
 
 def start_job(root: Path, stamps: Stamps, n: int) -> tuple[Supervisor, threading.Thread, str]:
-    store = JobStore(root / ".specialists")
+    store = JobStore(root / ".specialists", news=notices)
     cwd = root / "work"
     cwd.mkdir(parents=True, exist_ok=True)
     record = JobRecord(

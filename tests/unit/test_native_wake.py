@@ -80,7 +80,7 @@ def test_a_duplicated_event_reaches_the_model_once(tmp_path: Path) -> None:
     root = tmp_path / ".specialists"
 
     def plant(request: ModelRequest) -> Iterator[StreamEvent]:
-        (job_id,) = JobStore(root).list_ids()
+        (job_id,) = JobStore(root, news=None).list_ids()
         inbox = Inbox(root, f"job-{job_id}")
         for _ in range(2):
             inbox.append("job_exit", SRC, "exit 0 after 1.2 s", source_id="bg-1.ab", seq=1)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from specialists import notices
 from specialists.errors import StoreError
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
@@ -20,9 +21,9 @@ from specialists.supervise.wake import (
     YIELDED_WITH_NOTHING,
     End,
     Nudge,
-    Situation,
     WaitForFollowUp,
     WaitForWork,
+    WakeSituation,
     after_run,
     deliver,
     delivery_mode,
@@ -38,7 +39,7 @@ NOW_MS = 1_800_000_000_000
 NOTHING = Pending()
 
 
-def situation(pending: Pending = NOTHING, **kw: object) -> Situation:
+def situation(pending: Pending = NOTHING, **kw: object) -> WakeSituation:
     base: dict[str, object] = {
         "pending": pending,
         "answered": True,
@@ -48,7 +49,7 @@ def situation(pending: Pending = NOTHING, **kw: object) -> Situation:
         "mode": "supervisor",
     }
     base.update(kw)
-    return Situation(**base)  # type: ignore[arg-type]
+    return WakeSituation(**base)  # type: ignore[arg-type]
 
 
 # --- decisions ------------------------------------------------------------------------------
@@ -157,7 +158,7 @@ def test_damaged_and_duplicate_lines_are_passed_over_so_a_waiter_never_spins(
 
 @pytest.fixture
 def store(tmp_path: Path) -> JobStore:
-    return JobStore(tmp_path / ".specialists")
+    return JobStore(tmp_path / ".specialists", news=notices)
 
 
 def set_status(store: JobStore, job_id: str, **fields: object) -> None:

@@ -64,7 +64,7 @@ def delivery_mode(record: JobRecord, takes_follow_up: bool) -> Delivery:
 
 
 @dataclass(frozen=True)
-class Situation:
+class WakeSituation:
     """What the decision after a run (or during a wait) depends on."""
 
     pending: Pending
@@ -105,7 +105,7 @@ class End:
 Next = WaitForWork | WaitForFollowUp | Nudge | End
 
 
-def after_run(s: Situation, now_ms: int) -> Next:
+def after_run(s: WakeSituation, now_ms: int) -> Next:
     """What a job does once a run is over (or, while it waits, once nothing may be left)."""
     if s.mode == "none":
         return WaitForFollowUp() if s.keep_alive else End("done")

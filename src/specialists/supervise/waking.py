@@ -86,8 +86,8 @@ class Waking(Recorder):
         if pending is not None:
             self._follow(wake.after_run(self._situation(pending), self._now_ms()))
 
-    def _situation(self, pending: Pending) -> wake.Situation:
-        return wake.Situation(
+    def _situation(self, pending: Pending) -> wake.WakeSituation:
+        return wake.WakeSituation(
             pending=pending,
             answered=self.last_answer is not None,
             yielded=self.yielded,
