@@ -57,6 +57,8 @@ COMMANDS = {
     "sidecar": "sidecar",
     "threads": "threads",
     "sandboxes": "sandboxes",
+    "events": "events",
+    "timer": "timer",
 }
 
 
