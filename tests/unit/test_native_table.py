@@ -6,6 +6,7 @@ are set on a FakeClock, so nothing here waits for a timer to come due.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -104,14 +105,17 @@ def test_a_failed_yielding_call_does_not_end_the_run(tmp_path: Path) -> None:
 def test_a_steer_waiting_at_the_yield_is_answered_first(tmp_path: Path) -> None:
     """Yielding would leave the steer unread: the loop makes one more call for it."""
     runners: list[NativeRunner] = []
+    started = threading.Event()  # the loop may call the model before start() returns
 
     def steered(request: ModelRequest) -> Iterator[StreamEvent]:
+        assert started.wait(30)
         runners[0].send(Steer("also this"))  # arrives while the turn is under way
         return reply_events(reply(calls=[call("sleep_until_event")]))
 
     model = ScriptedModel([steered, reply("Read it.")])
     runner, _ = start(tmp_path, model)
     runners.append(runner)
+    started.set()
     (done,) = [e for e in collect(runner, RunFinished) if isinstance(e, RunFinished)]
     assert done.text == "Read it." and not done.yielded
     assert UserMessage("also this", source="steer") in model.requests[1].items
@@ -174,3 +178,14 @@ def test_table_tools_can_be_left_out(tmp_path: Path) -> None:
     assert "sleep" not in {t.name for t in model.requests[0].tools}
     assert GUIDANCE_HEADER not in model.requests[0].system
     assert not Inbox(tmp_path / ".specialists", OWNER).has_pending()
+
+
+@pytest.mark.parametrize("thread", [False, True])
+def test_child_tools_are_offered_to_thread_jobs_only(tmp_path: Path, thread: bool) -> None:
+    """A thread job's agent can report and close (R-H5, R-H6); any other job cannot see them."""
+    model = ScriptedModel(["plain"])
+    runner, _ = start(tmp_path, model, thread=thread)
+    collect(runner, RunFinished)
+    names = {t.name for t in model.requests[0].tools}
+    assert ({"report_to_parent", "close_thread"} <= names) is thread
+    assert "sleep" in names

@@ -48,6 +48,8 @@ class LaunchSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     # Runner-specific options from the specialist's execution.runner block.
     options: Mapping[str, Any] = field(default_factory=dict)
+    # A thread job (threads/): its agent also gets the child tools (report_to_parent, ...).
+    thread: bool = False
 
 
 # --- what a runner reports -------------------------------------------------------------

@@ -22,7 +22,7 @@ from specialists.events.spill import SpillLimits
 from specialists.jobs.paths import STATE_DIR_NAME, find_project_root, state_dir
 from specialists.native.session import Session
 from specialists.native.tools import Tool, ToolContext, ToolFailure, tools_for_permission
-from specialists.native.tools.table import offered, table_tools
+from specialists.native.tools.table import table_tools
 from specialists.runners.base import LaunchSpec
 from specialists.toolset.settings import Settings, settings_from_config
 from specialists.toolset.table import Caller
@@ -54,10 +54,11 @@ def job_tools(
     owner = check_owner(f"job-{spec.job_id}")
     system_prompt = spec.system_prompt
     if spec.options.get("table_tools", True) is not False:
-        from specialists.toolset.registry import TOOLS, prompt_guidance
+        from specialists.toolset.registry import offered, prompt_guidance
 
-        tools.update(table_tools(TOOLS))
-        guidance = prompt_guidance(offered(TOOLS))
+        table = offered(thread=spec.thread)
+        tools.update(table_tools(table))
+        guidance = prompt_guidance(table)
         system_prompt = "\n\n".join(p for p in (system_prompt, guidance) if p)
     timeout_s = float(spec.options.get("bash_timeout_s", settings.bash.default_timeout_sec))
     if "bash" in tools:  # the description names the default the model gets (R-B4)

@@ -16,17 +16,10 @@ from specialists.native.tools.base import Tool, ToolContext, ToolFailure, ToolFn
 from specialists.toolset.table import AgentTool, ToolCall, call_tool
 
 
-def table_tools(tools: Iterable[AgentTool] | None = None) -> dict[str, Tool]:
-    """The table's tools every job may use (child-scoped ones come with thread jobs)."""
-    if tools is None:
-        from specialists.toolset.registry import TOOLS
-
-        tools = TOOLS
-    return {t.name: Tool(t.name, t.description, t.schema, _adapt(t)) for t in offered(tools)}
-
-
-def offered(tools: Iterable[AgentTool]) -> tuple[AgentTool, ...]:
-    return tuple(t for t in tools if t.scope == "any")
+def table_tools(tools: Iterable[AgentTool]) -> dict[str, Tool]:
+    """`tools` (toolset.registry.offered: child-scoped ones only for thread jobs) as native
+    tools."""
+    return {t.name: Tool(t.name, t.description, t.schema, _adapt(t)) for t in tools}
 
 
 def _adapt(tool: AgentTool) -> ToolFn:
