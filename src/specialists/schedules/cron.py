@@ -15,6 +15,7 @@ Wall times are read in the schedule's zone, so DST is answered here, once:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
 
@@ -25,6 +26,8 @@ HINT = "use 5 fields: minute hour day-of-month month day-of-week, e.g. '30 2 * *
 # Far enough for the sparsest expression that fires at all: 29 February may be 8 years away.
 HORIZON_DAYS = 366 * 8 + 31
 MAX_EXPR = 200
+DST_MARGIN_H = 3  # more than any zone's clock change (the largest is 2 hours)
+HOUR_MS = 3_600_000
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
@@ -68,6 +71,7 @@ class CronExpr:
         return by_day or by_weekday
 
 
+@functools.lru_cache(maxsize=512)
 def parse_cron(text: str) -> CronExpr:
     """The expression, or one UserError naming the field and what was wrong."""
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_EXPR:
@@ -141,13 +145,25 @@ def _number(text: str, name: str, low: int, high: int, names: tuple[str, ...]) -
 def next_fire_ms(expr: CronExpr, zone: str, after_ms: int) -> int:
     """The first instant strictly after `after_ms` at which `expr` fires in `zone`."""
     tz = load_zone(zone)
-    start = datetime.fromtimestamp(after_ms / 1000, tz).date() - timedelta(days=1)
+    # Wall times before `after`'s own cannot map past it while the offset holds steady
+    # around it (no zone changes twice within hours); near a change, look DST_MARGIN_H
+    # further back, more than any zone's clock ever moves.
+    margin = DST_MARGIN_H * HOUR_MS
+    offset = _offset(after_ms, tz)
+    steady = _offset(after_ms - margin, tz) == offset == _offset(after_ms + margin, tz)
+    floor = _wall(after_ms, tz) - timedelta(hours=0 if steady else DST_MARGIN_H)
+    floor_key = (floor.date(), floor.hour, floor.minute)
+    start = floor.date()
     for offset in range(HORIZON_DAYS):
         day = start + timedelta(days=offset)
         if not expr.matches_date(day):
             continue
         for hour in expr.hours:
+            if (day, hour, 59) < floor_key:
+                continue
             for minute in expr.minutes:
+                if (day, hour, minute) < floor_key:
+                    continue
                 instant = wall_instant_ms(day, hour, minute, tz)
                 if instant > after_ms:
                     return instant
