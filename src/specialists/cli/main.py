@@ -55,6 +55,9 @@ COMMANDS = {
     "install": "install",
     "uninstall": "install",
     "sidecar": "sidecar",
+    "schedule": "schedule",
+    "scheduler": "scheduler",
+    "agents": "agents",
 }
 
 
