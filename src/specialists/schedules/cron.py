@@ -149,13 +149,13 @@ def next_fire_ms(expr: CronExpr, zone: str, after_ms: int) -> int:
     # around it (no zone changes twice within hours); near a change, look DST_MARGIN_H
     # further back, more than any zone's clock ever moves.
     margin = DST_MARGIN_H * HOUR_MS
-    offset = _offset(after_ms, tz)
-    steady = _offset(after_ms - margin, tz) == offset == _offset(after_ms + margin, tz)
+    here = _offset(after_ms, tz)
+    steady = _offset(after_ms - margin, tz) == here == _offset(after_ms + margin, tz)
     floor = _wall(after_ms, tz) - timedelta(hours=0 if steady else DST_MARGIN_H)
     floor_key = (floor.date(), floor.hour, floor.minute)
     start = floor.date()
-    for offset in range(HORIZON_DAYS):
-        day = start + timedelta(days=offset)
+    for n in range(HORIZON_DAYS):
+        day = start + timedelta(days=n)
         if not expr.matches_date(day):
             continue
         for hour in expr.hours:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
-from specialists.errors import SpecialistsError
+from specialists.errors import NotFound, SpecialistsError
 from specialists.schedules.decide import plan_firing
 from specialists.schedules.model import Schedule, ScheduleState, owner_key
 from specialists.schedules.store import ScheduleStore
@@ -69,8 +69,8 @@ def run_due(
     for schedule_id in ids:
         try:
             due = store.load_state(schedule_id).next_due_ms
-        except FileNotFoundError:
-            continue  # deleted meanwhile, or a create still being renamed in
+        except (FileNotFoundError, NotFound):
+            continue  # deleted meanwhile
         except (SpecialistsError, OSError) as exc:
             problems.append(f"schedule {schedule_id}: {_text(exc)}")
             continue

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specialists.errors import NotFound, SpecialistsError, UserError
+from specialists.errors import NotFound, SpecialistsError, StoreError, UserError
 from specialists.jobs.atomic import write_atomic
 from specialists.jobs.files import (
     create_private,
@@ -76,6 +76,15 @@ class ScheduleStore:
     def dir(self, schedule_id: str) -> Path:
         return self.root / check_id(schedule_id)
 
+    def _real_dir(self, schedule_id: str) -> Path:
+        """The schedule's directory, refused when it is missing or a planted symlink."""
+        path = self.dir(schedule_id)
+        if path.is_symlink():
+            raise StoreError(f"{path} is a symbolic link; not followed")
+        if not path.is_dir():
+            raise NotFound(f"no schedule {schedule_id!r}", hint="see: specialists schedule list")
+        return path
+
     # --- reading --------------------------------------------------------------------------
 
     def ids(self) -> list[str]:
@@ -86,9 +95,7 @@ class ScheduleStore:
         return sorted(n for n in names if not n.startswith("."))
 
     def load(self, schedule_id: str) -> tuple[Schedule, ScheduleState]:
-        path = self.dir(schedule_id)
-        if not path.is_dir():
-            raise NotFound(f"no schedule {schedule_id!r}", hint="see: specialists schedule list")
+        path = self._real_dir(schedule_id)
         try:
             schedule = schedule_from_dict(read_object(path / "definition.json", MAX_FILE))
             state = state_from_dict(read_object(path / "state.json", MAX_FILE))
@@ -101,7 +108,11 @@ class ScheduleStore:
         return schedule, state
 
     def load_state(self, schedule_id: str) -> ScheduleState:
-        return state_from_dict(read_object(self.dir(schedule_id) / "state.json", MAX_FILE))
+        try:
+            data = read_object(self._real_dir(schedule_id) / "state.json", MAX_FILE)
+            return state_from_dict(data)
+        except UserError as exc:
+            raise UserError(f"schedule {schedule_id} is damaged: {exc.message}") from None
 
     def all(self) -> Iterator[tuple[Schedule, ScheduleState] | Damaged]:
         for schedule_id in self.ids():
@@ -156,9 +167,7 @@ class ScheduleStore:
 
     @contextlib.contextmanager
     def locked(self, schedule_id: str) -> Iterator[Path]:
-        path = self.dir(schedule_id)
-        if not path.is_dir():
-            raise NotFound(f"no schedule {schedule_id!r}", hint="see: specialists schedule list")
+        path = self._real_dir(schedule_id)
         with held(path / "lock"):
             if not path.is_dir():  # deleted while we waited
                 raise NotFound(f"no schedule {schedule_id!r}")
