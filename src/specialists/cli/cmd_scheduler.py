@@ -21,7 +21,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--max-wait", type=float, default=30.0, help="seconds between looks for new schedules"
     )
-    p.add_argument("--quiet", action="store_true", help="print nothing when a pass fires nothing")
     p.set_defaults(run=run)
 
 

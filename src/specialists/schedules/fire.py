@@ -68,7 +68,7 @@ def run_due(
     ids = store.ids()
     for schedule_id in ids:
         try:
-            due = store.load_state(schedule_id).next_due_ms
+            due = store.due_ms(schedule_id)
         except (FileNotFoundError, NotFound):
             continue  # deleted meanwhile
         except (SpecialistsError, OSError) as exc:

@@ -25,7 +25,7 @@ def next_wake_s(store: ScheduleStore, now_ms: int, max_wait_s: float = MAX_WAIT_
     soonest: int | None = None
     for schedule_id in store.ids():
         try:
-            due = store.load_state(schedule_id).next_due_ms
+            due = store.due_ms(schedule_id)
         except (SpecialistsError, OSError):
             continue  # reported by run_due on its own pass
         if due is not None and due > now_ms and (soonest is None or due < soonest):
