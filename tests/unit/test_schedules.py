@@ -222,31 +222,25 @@ def test_overlap_skip_records_a_skip_while_the_last_job_is_active(store):
     assert len(os.listdir(store.dir("s1") / "runs")) == 3  # a receipt per firing
 
 
-def test_cron_schedule_across_the_berlin_spring_night_on_a_fake_clock(store):
-    """A scheduler pass every minute through the DST night: 02:30 fires once, at 03:00."""
-    clock = FakeClock(utc_ms(2026, 3, 28, 22) / 1000)
+@pytest.mark.parametrize(
+    ("expr", "zone", "start", "fired"),
+    [
+        # 02:30 does not exist that night: once, at 03:00 CEST.
+        ("30 2 * * *", "Europe/Berlin", (2026, 3, 28, 22), ["2026-03-29 03:00 +0200"]),
+        # 01:30 happens twice that night: once, at the first (-0400), not again at -0500.
+        ("30 1 * * *", "America/New_York", (2026, 11, 1, 3), ["2026-11-01 01:30 -0400"]),
+    ],
+)
+def test_a_cron_schedule_through_a_dst_night_on_a_fake_clock(store, expr, zone, start, fired):
+    """A scheduler pass every minute for six hours across the change: exactly one firing."""
+    clock = FakeClock(utc_ms(*start) / 1000)
     launcher = RecordingLauncher()
-    make(store, CronTrigger("cron", "30 2 * * *", "Europe/Berlin"), int(clock() * 1000))
+    make(store, CronTrigger("cron", expr, zone), int(clock() * 1000))
     for _ in range(6 * 60):
         clock.advance(60)
         run_due(store, launcher, int(clock() * 1000))
         launcher.finish_all()
-    assert [local(slot, "Europe/Berlin") for _, slot, _ in launcher.launched] == [
-        "2026-03-29 03:00 +0200"
-    ]
-
-
-def test_cron_schedule_across_the_new_york_autumn_night(store):
-    clock = FakeClock(utc_ms(2026, 11, 1, 3) / 1000)
-    launcher = RecordingLauncher()
-    make(store, CronTrigger("cron", "30 1 * * *", "America/New_York"), int(clock() * 1000))
-    for _ in range(5 * 60):
-        clock.advance(60)
-        run_due(store, launcher, int(clock() * 1000))
-        launcher.finish_all()
-    assert [local(s, "America/New_York") for _, s, _ in launcher.launched] == [
-        "2026-11-01 01:30 -0400"  # not again at 01:30 -0500
-    ]
+    assert [local(slot, zone) for _, slot, _ in launcher.launched] == fired
 
 
 def test_a_month_of_minute_slots_is_one_missed_line_and_one_firing(store):

@@ -75,8 +75,13 @@ def test_create_list_show_pause_resume_delete(capsys):
     assert main(["schedule", "pause", "daily"]) == 0
     assert "paused already" in capsys.readouterr().out
     assert main(["schedule", "show", "daily", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["status"] == "paused"
+    paused = json.loads(capsys.readouterr().out)
+    assert (paused["status"], paused["upcoming_ms"]) == ("paused", [])
     assert main(["schedule", "resume", "daily"]) == 0
+    capsys.readouterr()
+    assert main(["schedule", "show", "daily", "--next", "4"]) == 0
+    shown = capsys.readouterr().out
+    assert shown.count("Europe/Berlin)") == 4 and "09:00 +0100 Europe/Berlin" in shown
     assert main(["schedule", "delete", "daily"]) == 0
     capsys.readouterr()
     assert main(["schedule", "show", "daily"]) == 2

@@ -59,6 +59,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         v.add_argument("--json", action="store_true")
         if verb == "history":
             v.add_argument("--limit", type=int, default=50)
+        if verb == "show":
+            v.add_argument("--next", type=int, default=3, metavar="N", help="upcoming slots")
         v.set_defaults(run=handler)
     ls = verbs.add_parser("list", help="every schedule with its next slot")
     ls.add_argument("--json", action="store_true")
@@ -170,8 +172,10 @@ def _show(args: argparse.Namespace, project: Project) -> int:
     from specialists.schedules.ops import summary
 
     store = _store(project)
-    data = summary(*store.load(args.id))
+    schedule, state = store.load(args.id)
+    data = summary(schedule, state)
     data["history"] = store.history(args.id, 10)
+    data["upcoming_ms"] = _upcoming(schedule, state, max(0, min(args.next, 50)))
     if args.json:
         _emit(data)
         return 0
@@ -184,7 +188,12 @@ def _show(args: argparse.Namespace, project: Project) -> int:
     print(f"trigger:   {display_line(data['when'], 200)}")
     print(f"target:    {display_line(json.dumps(data['target'], ensure_ascii=False), 300)}")
     print(f"policy:    overlap {data['overlap']}, catch_up {data['catch_up']}")
-    print(f"next:      {_when(state['next_due_ms'])}")
+    zone = data["trigger"].get("zone")
+    for n, slot in enumerate(data["upcoming_ms"]):
+        label = "next:" if n == 0 else ""
+        print(f"{label:<10} {_when(slot)}" + (f"  ({_zoned(slot, zone)})" if zone else ""))
+    if not data["upcoming_ms"]:
+        print(f"next:      {_when(state['next_due_ms'])}")
     print(
         f"counts:    fired {state['fired']}, skipped {state['skipped']}, missed {state['missed']}"
         f"; last job {state['last_job'] or '-'}"
@@ -192,6 +201,24 @@ def _show(args: argparse.Namespace, project: Project) -> int:
     for entry in data["history"]:
         print("  " + _history_line(entry))
     return 0
+
+
+def _upcoming(schedule: Any, state: Any, count: int) -> list[int]:
+    """The next `count` slots from the state's next due one (none while paused)."""
+    slots: list[int] = []
+    at = None if schedule.paused else state.next_due_ms
+    while at is not None and len(slots) < count:
+        slots.append(at)
+        at = schedule.trigger.next_after(at)
+    return slots
+
+
+def _zoned(ms: int, zone: str) -> str:
+    from datetime import datetime
+
+    from specialists.timers.zone import load_zone
+
+    return datetime.fromtimestamp(ms / 1000, load_zone(zone)).strftime(f"%Y-%m-%d %H:%M %z {zone}")
 
 
 def _history_line(entry: dict[str, Any]) -> str:
