@@ -151,6 +151,10 @@ def test_triggers_need_exactly_one_and_a_zone_for_cron():
         parse_trigger(at=None, every=None, cron="* * * * *", zone="/etc/passwd", now_ms=now)
     with pytest.raises(UserError, match="no time zone"):
         parse_trigger(at="2026-12-01T15:00", every=None, cron=None, zone=None, now_ms=now)
+    with pytest.raises(UserError, match="relative"):
+        parse_trigger(at="+5m", every=None, cron=None, zone="UTC", now_ms=now)
+    with pytest.raises(UserError, match="has an offset already"):
+        parse_trigger(at="2026-12-01T15:00Z", every=None, cron=None, zone="UTC", now_ms=now)
     with pytest.raises(UserError, match="between 1m"):
         parse_trigger(at=None, every="0m", cron=None, zone=None, now_ms=now)
     with pytest.raises(UserError, match="invalid every"):
@@ -310,6 +314,33 @@ def test_a_receipted_slot_whose_state_was_lost_is_not_fired_again(store):
     again = run_due(store, launcher, start + HOUR + 5)
     assert [f.outcome for f in again.firings] == ["fired"]
     assert len(launcher.launched) == 1
+
+
+def test_a_receipted_skip_whose_state_was_lost_is_not_called_interrupted(store):
+    start = utc_ms(2026, 12, 1)
+    launcher = RecordingLauncher()
+    make(store, EveryTrigger("every", HOUR, start, "1h"), start)
+    run_due(store, launcher, start + HOUR)
+    before = (store.dir("s1") / "state.json").read_bytes()
+    assert run_due(store, launcher, start + 2 * HOUR).firings[0].outcome == "skipped"
+    (store.dir("s1") / "state.json").write_bytes(before)
+    again = run_due(store, launcher, start + 2 * HOUR + 5).firings
+    assert [(f.outcome, f.detail) for f in again] == [("skipped", "receipt found; not fired again")]
+    assert [h["outcome"] for h in store.history("s1")] == ["fired", "skipped"]
+
+
+def test_an_unreadable_last_job_does_not_block_the_schedule_forever(store):
+    start = utc_ms(2026, 12, 1)
+
+    class Unreadable(RecordingLauncher):
+        def is_active(self, job_id: str) -> bool:
+            raise UserError(f"job {job_id} status is damaged")
+
+    launcher = Unreadable()
+    make(store, EveryTrigger("every", HOUR, start, "1h"), start)
+    run_due(store, launcher, start + HOUR)
+    (second,) = run_due(store, launcher, start + 2 * HOUR).firings
+    assert second.outcome == "fired" and "could not be read" in second.detail
 
 
 def test_receipts_and_leases_are_bounded(store):

@@ -25,6 +25,7 @@ from specialists.schedules.model import Schedule, ScheduleState, owner_key
 from specialists.schedules.store import ScheduleStore
 
 Outcome = Literal["fired", "skipped", "missed", "failed", "interrupted"]
+_RECEIPTED: dict[str, Outcome] = {"fired": "fired", "skipped": "skipped", "failed": "failed"}
 
 
 class ScheduleLauncher(Protocol):
@@ -145,11 +146,13 @@ def _fire_slot(
 ) -> tuple[Firing, ScheduleState]:
     sid = schedule.id
     if not store.take_lease(sid, slot, now_ms=now_ms):
-        receipt = store.receipt(sid, slot)
-        if receipt is not None and isinstance(receipt.get("job_id"), str):
-            # Fired and receipted; only the state was not saved: catch the state up.
-            job = receipt["job_id"]
-            return Firing(sid, slot, "fired", job, "receipt found"), replace(state, last_job=job)
+        receipt = store.receipt(sid, slot) or {}
+        done = _RECEIPTED.get(str(receipt.get("outcome")))
+        if done is not None:
+            # Carried out and receipted; only the state was not saved: catch the state up.
+            job = receipt.get("job_id") if isinstance(receipt.get("job_id"), str) else None
+            firing = Firing(sid, slot, done, job, "receipt found; not fired again")
+            return firing, replace(state, last_job=job or state.last_job)
         detail = (
             "its firing stopped midway and is not retried (a job may have started: look for"
             f" jobs owned by {owner_key(sid)})"
@@ -159,7 +162,8 @@ def _fire_slot(
         return firing, state
     if after_lease is not None:
         after_lease(sid, slot)
-    if state.last_job is not None and launcher.is_active(state.last_job):
+    busy, note = _still_active(launcher, state.last_job)
+    if busy:
         firing = Firing(sid, slot, "skipped", None, f"overlap: job {state.last_job} still active")
         state = replace(state, skipped=state.skipped + 1)
     else:
@@ -168,7 +172,7 @@ def _fire_slot(
         except (SpecialistsError, OSError) as exc:
             firing = Firing(sid, slot, "failed", None, _text(exc))
         else:
-            firing = Firing(sid, slot, "fired", job)
+            firing = Firing(sid, slot, "fired", job, note)
             state = replace(state, last_job=job, fired=state.fired + 1)
     store.write_receipt(
         sid,
@@ -183,6 +187,17 @@ def _fire_slot(
     )
     _log(store, firing, now_ms)
     return firing, state
+
+
+def _still_active(launcher: ScheduleLauncher, job_id: str | None) -> tuple[bool, str]:
+    """Whether the last job still runs. One whose status cannot be read does not block the
+    schedule forever: it counts as ended, and the firing says so."""
+    if job_id is None:
+        return False, ""
+    try:
+        return launcher.is_active(job_id), ""
+    except (SpecialistsError, OSError) as exc:
+        return False, f"the last job {job_id} could not be read ({_text(exc)}); not waited for"
 
 
 def _log(store: ScheduleStore, firing: Firing, now_ms: int, *, last_ms: int | None = None) -> None:

@@ -103,6 +103,8 @@ def parse_every(text: str) -> int:
 def parse_at(text: str, zone: str | None, now_ms: int) -> int:
     text = text.strip()
     if text.startswith("+"):
+        if zone is not None:
+            raise UserError(f"at {text!r} is relative; --zone is for an ISO time")
         return now_ms + _span_ms(text[1:], "at")
     naive = _ISO_NAIVE.fullmatch(text)
     if naive:
