@@ -187,3 +187,38 @@ def test_the_cli_gives_one_line_and_exit_2(root, capsys):
     assert rows[("ok-one", "project")]["managed"] is True
     assert rows[("reviewer", "project")]["managed"] is False
     assert rows[("reviewer", "builtin")]["state"] == "shadowed by project"
+
+
+def test_the_mcp_tool_manages_definitions_and_refuses_hand_written_files(root):
+    """manage_specialist over the MCP table: the same rules, as one-line error results."""
+    import jsonschema
+
+    from specialists.mcp.handlers import ServerContext
+    from specialists.mcp.table import TOOLS_BY_NAME, call_tool
+
+    ctx = ServerContext()
+    spec = TOOLS_BY_NAME["manage_specialist"]
+    made = call_tool(
+        ctx,
+        "manage_specialist",
+        {"action": "create", "name": "helper", "fields": {"system": "Help.", "model": "a/b"}},
+    )
+    assert not made.is_error, made.text
+    jsonschema.validate(made.data, spec.output_schema)
+    assert load_catalog(root).get("helper").model == "a/b"
+    before = snapshot(root)
+    refused = call_tool(
+        ctx,
+        "manage_specialist",
+        {"action": "update", "name": "reviewer", "fields": {"model": "x/y"}},
+    )
+    assert refused.is_error and "written by hand" in refused.text
+    bad = call_tool(ctx, "manage_specialist", {"action": "explode", "name": "helper"})
+    assert bad.is_error and "action" in bad.text
+    stray = call_tool(
+        ctx, "manage_specialist", {"action": "disable", "name": "helper", "fields": {"model": "a"}}
+    )
+    assert stray.is_error and "fields are for create and update" in stray.text
+    assert snapshot(root) == before
+    off = call_tool(ctx, "manage_specialist", {"action": "disable", "name": "helper"})
+    assert not off.is_error and "helper" not in load_catalog(root)
