@@ -197,3 +197,52 @@ def test_two_schedulers_on_one_project_fire_each_slot_once():
     for n in range(4):
         assert [h["outcome"] for h in store().history(f"s{n}")] == ["fired"]
     assert len(job_ids()) == 4
+
+
+def test_the_real_scheduler_killed_again_and_again_fires_no_slot_twice():
+    """`specialists scheduler` itself, SIGKILLed as soon as it has claimed a slot, restarted,
+    killed again...: every slot ends fired once or interrupted, and the jobs on disk are
+    exactly the fired ones (none launched twice, none launched unrecorded but one per
+    interrupted slot at most)."""
+    echo_project()
+    count = 12
+    for n in range(count):
+        due_now(f"k{n:02d}", prompt=f"hello {n}")
+
+    def claimed() -> int:
+        return sum(
+            1 for n in range(count) for p in store().dir(f"k{n:02d}").iterdir()
+            if p.name.startswith("fire-")
+        )  # fmt: skip
+
+    kills = 0
+    with killed_after() as pids:
+        while claimed() < count and kills < 6:
+            before = claimed()
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "specialists", "scheduler", "--max-wait", "0.1"],
+                cwd=os.environ["SPECIALISTS_PROJECT_ROOT"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            pids.append(proc.pid)
+            wait_until(lambda b=before: claimed() > b, what="the scheduler to claim a slot")
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+            kills += 1
+        final = subprocess.run(
+            [sys.executable, "-m", "specialists", "schedule", "run-due", "--json"],
+            cwd=os.environ["SPECIALISTS_PROJECT_ROOT"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert final.returncode in (0, 1), final.stderr
+    outcomes = {
+        f"k{n:02d}": [h["outcome"] for h in store().history(f"k{n:02d}")] for n in range(count)
+    }
+    assert all(o in (["fired"], ["interrupted"]) for o in outcomes.values()), outcomes
+    fired = sum(o == ["fired"] for o in outcomes.values())
+    interrupted = count - fired
+    assert fired <= len(job_ids()) <= fired + interrupted
+    assert kills >= 1
