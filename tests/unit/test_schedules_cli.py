@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from specialists.cli.main import main
+from specialists.errors import UserError
 from specialists.schedules import ops
 from specialists.schedules.fire import run_due
 from specialists.schedules.model import SpecialistTarget
@@ -139,3 +140,33 @@ def test_history_stays_bounded_and_a_torn_line_is_skipped(tmp_path):
     assert len(lines) <= MAX_HISTORY
     assert lines[-1]["slot_ms"] == 3 * MAX_HISTORY - 1
     assert path.stat().st_size < 2 * 256 * 1024
+
+
+def test_two_creates_of_one_id_at_once_make_one_schedule(tmp_path):
+    """Racing creates (threads, each its own staging directory): one wins, one is refused,
+    and nothing half-made is left; a staging directory a crash left is swept later."""
+    import threading
+
+    store = ScheduleStore(tmp_path / ".specialists")
+    store.root.mkdir(parents=True)
+    stale = store.root / ".new-old-1-abc"
+    stale.mkdir()
+    os.utime(stale, (0, 0))
+    outcomes: list[str] = []
+    barrier = threading.Barrier(2)
+
+    def make() -> None:
+        barrier.wait()
+        try:
+            _due(store, "same", 10 * HOUR)
+            outcomes.append("made")
+        except UserError as exc:
+            outcomes.append(exc.message)
+
+    threads = [threading.Thread(target=make) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["made", "schedule 'same' exists already"]
+    assert os.listdir(store.root) == ["same"]

@@ -55,6 +55,7 @@ MAX_EVENTS = 500
 MAX_RECEIPTS = 200
 MAX_FILE = 1 << 20
 MAX_LOG = 4 << 20
+STALE_MS = 3_600_000
 TRIM_BYTES = 256 << 10  # a log past this is cut to its last MAX_HISTORY lines
 _EXCL = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -166,6 +167,7 @@ class ScheduleStore:
                 f"schedule {schedule.id!r} exists already",
                 hint="pick another id, or delete it first",
             )
+        self._sweep(now_ms)
         staging = self.root / f".new-{schedule.id}-{os.getpid()}-{os.urandom(3).hex()}"
         ensure_dir(staging)
         try:
@@ -251,6 +253,16 @@ class ScheduleStore:
             aside = self.root / f".deleted-{schedule_id}-{os.urandom(3).hex()}"
             os.rename(path, aside)
         shutil.rmtree(aside, ignore_errors=True)
+
+    def _sweep(self, now_ms: int) -> None:
+        """Remove what a create or delete killed midway left (hidden, over an hour old)."""
+        for name in os.listdir(self.root):
+            if not name.startswith((".new-", ".deleted-")):
+                continue
+            path = self.root / name
+            with contextlib.suppress(FileNotFoundError):
+                if now_ms - os.lstat(path).st_mtime * 1000 > STALE_MS and not path.is_symlink():
+                    shutil.rmtree(path, ignore_errors=True)
 
     # --- internals ------------------------------------------------------------------------
 
