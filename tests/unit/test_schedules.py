@@ -23,7 +23,7 @@ from specialists.schedules import ops
 from specialists.schedules.cron import next_fire_ms, parse_cron, wall_instant_ms
 from specialists.schedules.decide import MAX_SCAN, ON_TIME_MS, plan_firing
 from specialists.schedules.fire import run_due, run_now
-from specialists.schedules.loop import next_wake_s, serve
+from specialists.schedules.loop import serve, wake_in_s
 from specialists.schedules.model import SpecialistTarget, WorkflowTarget
 from specialists.schedules.store import MAX_RECEIPTS, ScheduleStore
 from specialists.schedules.testing import RecordingLauncher
@@ -263,8 +263,9 @@ def test_paused_schedules_do_not_fire_and_resume_from_now(store):
     launcher = RecordingLauncher()
     make(store, EveryTrigger("every", HOUR, start, "1h"), start)
     assert ops.set_paused(store, "s1", True, start).changed
-    assert run_due(store, launcher, start + 5 * HOUR).firings == ()
-    assert next_wake_s(store, start + 5 * HOUR) == 30.0  # a paused past slot is no busy loop
+    paused = run_due(store, launcher, start + 5 * HOUR)
+    assert paused.firings == ()
+    assert wake_in_s(paused, start + 5 * HOUR) == 30.0  # a paused past slot is no busy loop
     outcome = ops.set_paused(store, "s1", False, start + 5 * HOUR + 10)
     assert outcome.next_due_ms == start + 6 * HOUR
     assert run_due(store, launcher, start + 5 * HOUR + 20).firings == ()

@@ -51,6 +51,7 @@ class RunDueReport:
     checked: int
     firings: tuple[Firing, ...]
     problems: tuple[str, ...]
+    next_due_ms: int | None = None  # the soonest slot still to come (paused ones' past slots aside)
 
 
 AfterLease = Callable[[str, int], None]  # a test's hook between the lease and the launch
@@ -66,22 +67,22 @@ def run_due(
     """Fire every schedule that is due at `now_ms`, once each; never raises for one bad one."""
     firings: list[Firing] = []
     problems: list[str] = []
+    soonest: int | None = None
     ids = store.ids()
     for schedule_id in ids:
         try:
             due = store.due_ms(schedule_id)
+            if due is not None and due <= now_ms:
+                firings.extend(fire_due_one(store, launcher, schedule_id, now_ms, after_lease))
+                due = store.due_ms(schedule_id)
         except (FileNotFoundError, NotFound):
             continue  # deleted meanwhile
         except (SpecialistsError, OSError) as exc:
             problems.append(f"schedule {schedule_id}: {_text(exc)}")
             continue
-        if due is None or due > now_ms:
-            continue  # the fast path: one small file read, nothing else
-        try:
-            firings.extend(fire_due_one(store, launcher, schedule_id, now_ms, after_lease))
-        except (SpecialistsError, OSError) as exc:
-            problems.append(f"schedule {schedule_id}: {_text(exc)}")
-    return RunDueReport(len(ids), tuple(firings), tuple(problems))
+        if due is not None and due > now_ms and (soonest is None or due < soonest):
+            soonest = due
+    return RunDueReport(len(ids), tuple(firings), tuple(problems), soonest)
 
 
 def fire_due_one(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from specialists.errors import SpecialistsError
 from specialists.schedules.fire import AfterLease, RunDueReport, ScheduleLauncher, run_due
 from specialists.schedules.store import ScheduleStore
 
@@ -20,19 +19,12 @@ STEP_S = 0.5  # the longest a stop request waits to be seen
 MIN_WAIT_S = 0.01
 
 
-def next_wake_s(store: ScheduleStore, now_ms: int, max_wait_s: float = MAX_WAIT_S) -> float:
-    """Seconds until the earliest slot still to come (paused schedules' past slots ignored)."""
-    soonest: int | None = None
-    for schedule_id in store.ids():
-        try:
-            due = store.due_ms(schedule_id)
-        except (SpecialistsError, OSError):
-            continue  # reported by run_due on its own pass
-        if due is not None and due > now_ms and (soonest is None or due < soonest):
-            soonest = due
-    if soonest is None:
+def wake_in_s(report: RunDueReport, now_ms: int, max_wait_s: float = MAX_WAIT_S) -> float:
+    """Seconds until the soonest slot the pass saw still to come, at most `max_wait_s`
+    (paused schedules' past slots are not "to come": they never make the loop spin)."""
+    if report.next_due_ms is None:
         return max_wait_s
-    return max(MIN_WAIT_S, min(max_wait_s, (soonest - now_ms) / 1000))
+    return max(MIN_WAIT_S, min(max_wait_s, (report.next_due_ms - now_ms) / 1000))
 
 
 def serve(
@@ -52,7 +44,7 @@ def serve(
         report = run_due(store, launcher, int(clock() * 1000), after_lease=after_lease)
         passes += 1
         on_report(report)
-        deadline = clock() + next_wake_s(store, int(clock() * 1000), max_wait_s)
+        deadline = clock() + wake_in_s(report, int(clock() * 1000), max_wait_s)
         while not stop():
             left = deadline - clock()
             if left <= 0:
