@@ -105,3 +105,49 @@ def disabled_names(
 
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+# --- refinement overlays (written by manage/refine.py) ---------------------------------------
+
+REFINEMENTS_DIR = "refinements"
+MAX_OVERLAY = 4096
+OVERLAY_HEADER = "## Project guidance for this agent (refinement overlay, revision {n})"
+
+
+def overlay_dir(project_root: Path, name: str) -> Path:
+    return project_root / ".specialists" / REFINEMENTS_DIR / name
+
+
+def read_overlay(project_root: Path, name: str) -> tuple[int, str] | None:
+    """The current overlay of `name`: (revision, text), or None. Never raises: a damaged or
+    oversized overlay is simply not applied (`agents refine-show` says why)."""
+    path = overlay_dir(project_root, name) / "current.md"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not _is_regular(fd):
+            return None
+        raw = os.read(fd, MAX_OVERLAY + 256)
+    finally:
+        os.close(fd)
+    head, _, body = raw.partition(b"\n")
+    try:
+        revision = int(head.decode().removeprefix("revision "))
+        text = body.decode("utf-8")
+    except ValueError:
+        return None
+    if len(body) > MAX_OVERLAY or not text.strip():
+        return None
+    return revision, text.strip()
+
+
+def with_overlay(system_prompt: str, project_root: Path, name: str) -> str:
+    """`system_prompt` with the agent's project overlay appended, when there is one."""
+    overlay = read_overlay(project_root, name)
+    if overlay is None:
+        return system_prompt
+    revision, text = overlay
+    section = f"{OVERLAY_HEADER.format(n=revision)}\n{text}\n"
+    return f"{system_prompt.rstrip()}\n\n{section}" if system_prompt.strip() else section

@@ -66,21 +66,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         if verb in ("update", "delete", "reset"):
             v.add_argument("--force", action="store_true", help="even over a hand-written file")
         v.set_defaults(run=_change)
+    r = verbs.add_parser("refine", help="add project guidance to an agent's system prompt")
+    r.add_argument("name")
+    r.add_argument("--guidance", help="the guidance itself, or @FILE (default: ask a proposer)")
+    r.add_argument("--proposer", default="reviewer", help="read-only specialist that proposes it")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(run=_refine)
+    for verb, helptext in (
+        ("refine-show", "the current overlay and its history"),
+        ("refine-rollback", "restore the previous revision"),
+    ):
+        v = verbs.add_parser(verb, help=helptext)
+        v.add_argument("name")
+        v.add_argument("--json", action="store_true")
+        v.set_defaults(run=_refine)
 
 
 def _values(args: argparse.Namespace) -> dict[str, Any]:
-    from specialists.errors import UserError
 
     values: dict[str, Any] = {}
     for _, dest, _ in _VALUE_OPTIONS:
         value = getattr(args, dest, None)
         if value is None:
             continue
-        if dest == "system" and value.startswith("@"):
-            try:
-                value = Path(value[1:]).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise UserError(f"cannot read the system prompt from {value[1:]}: {exc}") from None
+        if dest == "system":
+            value = _text_or_file(value, "the system prompt")
         values[dest] = value
     if getattr(args, "timeout_ms", None) is not None:
         values["timeout_ms"] = args.timeout_ms
@@ -113,6 +123,78 @@ def _change(args: argparse.Namespace, project: Project) -> int:
         raise UserError(f"unknown verb {args.verb!r}")
     _show(change, args.json)
     return 0
+
+
+def _refine(args: argparse.Namespace, project: Project) -> int:
+    import time
+
+    from specialists.manage import refine
+
+    root = project.root
+    now = int(time.time() * 1000)
+    if args.verb == "refine-show":
+        overlay = refine.show(root, args.name)
+    elif args.verb == "refine-rollback":
+        overlay = refine.rollback(root, args.name, now_ms=now)
+    elif args.guidance is not None:
+        text = _text_or_file(args.guidance, "the guidance")
+        overlay = refine.save(root, args.name, text, source="person", now_ms=now)
+    else:
+        text, job_id = _propose(project, args.name, args.proposer)
+        overlay = refine.save(root, args.name, text, source=f"job {job_id}", now_ms=now)
+    if args.json:
+        data = {"agent": overlay.agent, "revision": overlay.revision, "text": overlay.text}
+        print(json.dumps({**data, "history": list(overlay.history)}, ensure_ascii=False))
+        return 0
+    from specialists.display import display_line, for_terminal
+
+    if overlay.revision:
+        print(f"{overlay.agent}: revision {overlay.revision}")
+        print(for_terminal(overlay.text))
+    else:
+        print(f"{overlay.agent}: no refinement overlay")
+    if args.verb == "refine-show":
+        for entry in overlay.history:
+            print("  " + display_line(json.dumps(entry, ensure_ascii=False), 300))
+    return 0
+
+
+def _propose(project: Project, agent: str, proposer: str) -> tuple[str, str]:
+    """Run the proposer read-only over the agent's recent jobs; its answer and job id."""
+    from specialists.catalog import load_catalog
+    from specialists.errors import UserError
+    from specialists.manage import refine
+    from specialists.supervise.plan import JobRequest
+
+    spec = load_catalog(project.root).get(agent)
+    prompt = refine.proposal_prompt(
+        agent, spec.system_prompt, refine.evidence(project.store, agent)
+    )
+    request = JobRequest(
+        specialist=proposer, prompt=prompt, permission="READ_ONLY", track_bead=False
+    )
+    warnings: list[str] = []
+    record = project.plan(request, foreground=True, warnings=warnings)
+    job = project.start_in_process(record, None, handle_signals=True, warnings=warnings)
+    status = job.run()
+    answer = project.store.read_result(status.id) if status.status == "done" else None
+    if not answer:
+        raise UserError(
+            f"the proposer job {status.id} ended {status.status} without guidance",
+            hint=f"see: specialists feed --job {status.id}",
+        )
+    return answer, status.id
+
+
+def _text_or_file(value: str, what: str) -> str:
+    from specialists.errors import UserError
+
+    if not value.startswith("@"):
+        return value
+    try:
+        return Path(value[1:]).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read {what} from {value[1:]}: {exc}") from None
 
 
 def _show(change: AgentChange, as_json: bool) -> None:
