@@ -27,6 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, project: Project) -> int:
     import os
     import signal
+    import time
 
     from specialists.display import display_line
     from specialists.errors import UserError
@@ -57,7 +58,8 @@ def run(args: argparse.Namespace, project: Project) -> int:
         for f in result.firings:
             job = f" job {f.job_id}" if f.job_id else ""
             detail = f" ({f.detail})" if f.detail else ""
-            print(display_line(f"{f.schedule_id} {f.slot_ms} {f.outcome}{job}{detail}", 400))
+            slot = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(f.slot_ms / 1000))
+            print(display_line(f"{f.schedule_id} {slot} {f.outcome}{job}{detail}", 400))
         sys.stdout.flush()
 
     print(f"scheduler: watching {store.root} (pid {os.getpid()})", flush=True)
