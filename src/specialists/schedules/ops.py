@@ -4,6 +4,7 @@ the store that return plain data; the CLI only renders it.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -22,8 +23,6 @@ from specialists.schedules.triggers import Trigger, describe
 
 
 def fresh_id(store: ScheduleStore) -> str:
-    import os
-
     while True:
         candidate = "sc-" + os.urandom(4).hex()
         if candidate not in store.ids():
