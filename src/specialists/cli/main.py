@@ -59,6 +59,9 @@ COMMANDS = {
     "sandboxes": "sandboxes",
     "events": "events",
     "timer": "timer",
+    "schedule": "schedule",
+    "scheduler": "scheduler",
+    "agents": "agents",
 }
 
 

@@ -56,6 +56,7 @@ def plan_job(
     Problems that do not stop the run (a tracking bead that could not be made) are appended
     to `warnings` for the caller to show."""
     from specialists.catalog import load_catalog
+    from specialists.catalog.managed import with_overlay
     from specialists.catalog.render import render_task
     from specialists.config import load_config
 
@@ -127,7 +128,7 @@ def plan_job(
         model=model,
         cwd=str(cwd),
         created_at_ms=now_ms(),
-        system_prompt=spec.system_prompt,
+        system_prompt=with_overlay(spec.system_prompt, project_root, spec.name),
         permission=request.permission or spec.permission,
         thinking_level=spec.thinking_level,
         fallback_model=spec.fallback_model,
