@@ -399,10 +399,17 @@ def test_a_missing_git_is_one_clear_error(repo, tmp_path, monkeypatch):
     assert "install git" in (err.value.hint or "")
 
 
-def test_a_git_that_times_out_is_an_error_never_a_negative_answer(repo):
-    """A timed-out `rev-parse` must not read as "not a repository" or "no such branch"."""
+def test_a_git_that_times_out_is_an_error_never_a_negative_answer(repo, tmp_path, monkeypatch):
+    """A timed-out `rev-parse` must not read as "not a repository" or "no such branch".
+    The git on PATH hangs (a real process that outlives any timeout), so the race between a
+    fast git and a tiny timeout cannot decide the test."""
+    slow = tmp_path / "slow-bin"
+    slow.mkdir()
+    (slow / "git").write_text("#!/bin/sh\nexec sleep 30\n")
+    (slow / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{slow}{os.pathsep}{os.environ['PATH']}")
     with pytest.raises(SandboxError, match="timed out"):
-        GitSandbox(repo, timeout_s=1e-6).create("t1")
+        GitSandbox(repo, timeout_s=0.5).create("t1")
     assert not (repo / ".specialists").exists()
 
 
