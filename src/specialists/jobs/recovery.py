@@ -23,6 +23,7 @@ from specialists.jobs.store import (
     now_ms,
 )
 from specialists.notices import post_for_job
+from specialists.vocab import PROC_RUNNER
 
 CRASHED = "supervisor crashed"
 
@@ -60,6 +61,12 @@ def recover_if_dead(
         current.events = seq
         write_atomic(job_dir / STATUS_FILE, json.dumps(current.to_dict()).encode())
         post_for_job(store.root, job_id)
+        if current.runner == PROC_RUNNER:
+            # A background command's owner waits for its job_exit; the supervisor that
+            # would have posted it is dead. The one call from the floor up, loaded only here.
+            from specialists.procs.exit import post_after_recovery
+
+            post_after_recovery(store, current)
         return current
     finally:
         lock.release()

@@ -16,9 +16,11 @@ from specialists.errors import SpecialistsError
 from specialists.jobs.proctree import kill_job
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import ANSWERS_DIR, JobStore, JobWriter, now_ms
+from specialists.procs.exit import post_job_exit
 from specialists.runners.base import AgentExited, AgentRunner, Kill
 from specialists.supervise.script_phases import run_post_scripts
 from specialists.supervise.steps import StepGuard, StepInterrupted, signal_name
+from specialists.vocab import PROC_RUNNER
 
 log = logging.getLogger("specialists.supervisor")
 
@@ -91,6 +93,8 @@ class Recorder:
             st.finished_at_ms = now_ms()
             st.elapsed_s = round((st.finished_at_ms - st.started_at_ms) / 1000, 1)
             duration_ms = st.finished_at_ms - st.started_at_ms
+            if self.record.runner == PROC_RUNNER:  # a background command: its one job_exit
+                self.guard.run("job_exit", lambda: self._post_job_exit(final, error))
             if final == "done":
                 self._event("done", duration_ms=duration_ms, session_file=st.session_file)
             elif final == "error":
@@ -102,6 +106,13 @@ class Recorder:
             # Nothing of the agent outlives its job, not even what left its process group.
             self.guard.run("final kill", lambda: self.runner.send(Kill()))
             self.guard.run("killing the job's processes", lambda: kill_job(self.job_dir))
+
+    def _post_job_exit(self, final: str, error: str | None) -> None:
+        """After everything of the command is dead (the owner, woken, finds it gone), and
+        before the final status (a crash between the two: recovery posts it again, same id)."""
+        self.runner.send(Kill())
+        kill_job(self.job_dir)
+        post_job_exit(self.store, self.record, self.status, final, error)
 
     def _answer_stands(self, final: str, error: str | None) -> tuple[str, str | None]:
         """A later run that failed or was stopped never replaces an earlier answer."""
