@@ -21,6 +21,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from specialists import notices
 from specialists.jobs.liveness import is_alive
 from specialists.jobs.paths import state_dir
 from specialists.jobs.store import JobStore
@@ -64,7 +65,7 @@ def project(mock_llm: MockLLM, pi_bin: Path) -> Path:
 
 
 def store_of(root: Path) -> JobStore:
-    return JobStore(state_dir(root))
+    return JobStore(state_dir(root), news=notices)
 
 
 def wait_until(pred: Callable[[], bool], timeout: float = 30, what: str = "") -> None:

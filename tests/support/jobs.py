@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,3 +32,31 @@ def make_record(cwd: Path, **overrides: Any) -> JobRecord:
 
 def new_job(store: JobStore, cwd: Path, **overrides: Any) -> tuple[JobRecord, JobLock]:
     return create_job(store, make_record(cwd, **overrides))
+
+
+# A specialist on the command runner (`cat` echoes the prompt back): real jobs, no model.
+ECHO_SPEC = """\
+metadata:
+  name: echo
+  description: echo back
+execution:
+  runner: {type: command, command: cat}
+prompt:
+  task_template: "$prompt"
+"""
+
+
+def echo_project() -> Path:
+    """The test's project (SPECIALISTS_PROJECT_ROOT) with the `echo` specialist in it."""
+    project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    (project / "specialists").mkdir(exist_ok=True)
+    (project / "specialists" / "echo.specialist.yaml").write_text(ECHO_SPEC)
+    return project
+
+
+def wait_for(predicate: Callable[[], object], timeout: float = 20.0, what: str = "") -> None:
+    """Poll `predicate` until it is true; fail the test after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what or predicate}"
+        time.sleep(0.01)

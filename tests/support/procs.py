@@ -36,7 +36,7 @@ def proc_spec(
     tmp_path: Path, command: str, env: dict[str, str] | None = None, **kw: Any
 ) -> LaunchSpec:
     """A job directory in tmp_path/.specialists and the spec the proc runner starts from."""
-    store = JobStore(state_root(tmp_path))
+    store = JobStore(state_root(tmp_path), news=None)
     job_id, job_dir = store.create_job_dir()
     options = proc_options(command, tmp_path, **kw)
     return LaunchSpec(

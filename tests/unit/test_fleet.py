@@ -6,10 +6,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from specialists import notices
 from specialists.fleet.feed import FeedTail, ended
 from specialists.fleet.jobsource import MAX_STATUS_BYTES, JobSource
 from specialists.fleet.model import Fleet, job_fleet
@@ -29,7 +31,7 @@ class FakeClock:
 
 @pytest.fixture
 def store(tmp_path: Path) -> JobStore:
-    return JobStore(tmp_path / ".specialists")
+    return JobStore(tmp_path / ".specialists", news=notices)
 
 
 def rows_by_id(source: JobSource) -> dict[str, Row]:
@@ -91,12 +93,12 @@ def test_rows_carry_tokens_cost_attention_and_parent(store):
     [
         (b"{not json", "not valid JSON"),
         (b"[1, 2]", "JSON object"),
-        (b'{"id": "x"}', "lacks id or specialist"),
-        (b'{"id": "x", "specialist": "s", "tokens": {"input": "many"}}', "'input'"),
+        (b'{"id": "x"}', "'specialist' is missing"),
+        (b'{"id": "x", "specialist": "s", "tokens": {"input": "many"}}', "'tokens'"),
         (b'{"id": "x", "specialist": "s", "started_at_ms": "noon"}', "started_at_ms"),
         (b'{"id": "x", "specialist": "s", "elapsed_s": 1e999}', "finite"),
-        (b'{"id": "x", "specialist": "s", "status": "exploded"}', "unknown status"),
-        (b'{"id": "x", "specialist": 5}', "lacks id or specialist"),
+        (b'{"id": "x", "specialist": "s", "status": "exploded"}', "'status' should be one of"),
+        (b'{"id": "x", "specialist": 5}', "'specialist' should be a string"),
         (b'{"id": "x", "specialist": "s", "schema": 99}', "newer"),
         (b"[" * 100_000 + b"]" * 100_000, "JSON"),
     ],
@@ -158,6 +160,8 @@ def test_job_dir_without_status(store):
     lock = JobLock(held)
     assert lock.try_acquire()
     (store.jobs_dir / "0000000d").mkdir()
+    old = time.time() - 120  # past the grace a launch in progress is given
+    os.utime(store.jobs_dir / "0000000d", (old, old))
     source = JobSource(store, clock=clock)
     source.refresh()
     rows = rows_by_id(source)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from specialists import notices
 from specialists.events.emitter import Emitter
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
@@ -107,7 +108,7 @@ def test_child_scoped_tools_are_offered_only_inside_a_thread_job(
         "report_up", "Report.", {"type": "object"}, lambda c: Reply("ok"), scope="child"
     )
     monkeypatch.setattr(registry, "TOOLS", (*registry.TOOLS, child_tool))
-    store = JobStore(root)
+    store = JobStore(root, news=notices)
     parent, lock = new_job(store, isolated_env.project)
     lock.release()
     child, lock = new_job(store, isolated_env.project, parent_id=parent.id)

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specialists.errors import NotFound, StoreError, UserError
+from specialists import notices
+from specialists.errors import Bug, NotFound, StoreError, UserError
 from specialists.jobs import atomic
 from specialists.jobs.control import post_request, take_requests
 from specialists.jobs.gc import collect
@@ -23,13 +24,14 @@ from specialists.jobs.ids import check_job_ref, is_job_id, new_job_id
 from specialists.jobs.liveness import is_alive, process_start_time
 from specialists.jobs.records import JobStatus
 from specialists.jobs.recovery import CRASHED, recover_if_dead
-from specialists.jobs.store import JobStore, JobWriter, read_event_lines
+from specialists.jobs.store import JobStore, read_event_lines
+from specialists.jobs.writer import JobWriter
 from tests.support.jobs import new_job
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> JobStore:
-    return JobStore(tmp_path / ".specialists")
+    return JobStore(tmp_path / ".specialists", news=notices)
 
 
 def test_ids_are_strict():
@@ -92,7 +94,7 @@ def test_result_written_once(store, tmp_path):
     record, lock = new_job(store, tmp_path)
     writer = JobWriter(store, record.id)
     writer.write_result("answer")
-    with pytest.raises(StoreError, match="twice"):
+    with pytest.raises(Bug, match="twice"):
         writer.write_result("again")
     assert store.read_result(record.id) == "answer"
     lock.release()
@@ -132,7 +134,7 @@ def test_newer_schema_is_refused(store, tmp_path):
 @settings(max_examples=20, deadline=None)
 @given(st.lists(st.text(max_size=3000), min_size=5, max_size=40))
 def test_concurrent_readers_never_see_torn_status(tmp_path_factory, errors):
-    store = JobStore(tmp_path_factory.mktemp("p") / ".specialists")
+    store = JobStore(tmp_path_factory.mktemp("p") / ".specialists", news=notices)
     record, lock = new_job(store, Path("/tmp"))
     writer = JobWriter(store, record.id)
     path = store.job_dir(record.id) / "status.json"
@@ -250,9 +252,51 @@ def test_a_job_dir_without_status_is_starting_while_locked_else_never_started(st
     from specialists.jobs.view import current_status
 
     job_id, job_dir = store.create_job_dir()
+    assert current_status(store, job_id).status == "starting"  # fresh: a launch under way
+    old = time.time() - 120
+    os.utime(job_dir, (old, old))
     lock = JobLock(job_dir)
-    assert lock.try_acquire()  # a launcher mid-creation
+    assert lock.try_acquire()  # a slow launcher mid-creation
     assert current_status(store, job_id).status == "starting"
     lock.release()  # the launcher died before writing status.json
     st = current_status(store, job_id)
-    assert st.status == "error" and st.error == "the job was never started"
+    assert st.status == "error" and st.error.startswith("the job was never started")
+    assert store.read_status(job_id) == st  # recorded: status lists it, gc can remove it
+    assert collect(store, days=0).removed == [job_id]
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "", "abc", "1e999", "nan", "-inf", "1e6"])
+def test_a_bad_ttl_deletes_nothing_and_says_so_once(store, tmp_path, monkeypatch, value):
+    """SPECIALISTS_JOB_TTL_DAYS=-1 used to delete every finished job on the next run."""
+    record, lock = new_job(store, tmp_path)
+    lock.release()
+    st = store.read_status(record.id)
+    st.status, st.started_at_ms = "done", 1000  # ended long ago
+    JobWriter(store, record.id).write_status(st)
+    monkeypatch.setenv("SPECIALISTS_JOB_TTL_DAYS", value)
+    report = collect(store)
+    assert report.removed == [] and store.list_ids() == [record.id]
+    assert len(report.warnings) == 1
+    assert report.warnings[0].startswith(f"SPECIALISTS_JOB_TTL_DAYS={value!r} is not a number")
+    monkeypatch.setenv("SPECIALISTS_JOB_TTL_DAYS", "0.5")  # half a day is a fine value
+    assert collect(store).removed == [record.id]
+
+
+def test_a_bad_ttl_is_one_warning_line_for_run_and_gc(tmp_path, monkeypatch, capsys):
+    from specialists.cli.main import main
+
+    project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    (project / "specialists").mkdir()
+    (project / "specialists" / "echo.specialist.yaml").write_text(
+        "metadata: {name: echo}\nexecution:\n  runner: {type: command, command: cat}\n"
+    )
+    assert main(["run", "echo", "--prompt", "hi"]) == 0
+    monkeypatch.setenv("SPECIALISTS_JOB_TTL_DAYS", "-1")
+    for argv in (["run", "echo", "--prompt", "again"], ["gc"]):
+        capsys.readouterr()
+        assert main(argv) == 0
+        err = capsys.readouterr().err
+        warnings = [ln for ln in err.splitlines() if ln.startswith("warning: ")]
+        assert len(warnings) == 1, err
+        assert warnings[0].startswith("warning: SPECIALISTS_JOB_TTL_DAYS='-1' is not a number")
+    assert len(JobStore(project / ".specialists", news=notices).list_ids()) == 2

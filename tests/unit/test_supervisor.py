@@ -259,18 +259,26 @@ def test_an_answer_that_arrives_while_closing_is_the_result(h: Harness) -> None:
 def test_result_that_cannot_be_written_ends_in_error_not_stuck(
     h: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from specialists.jobs import store as store_module
+    """A result that still finds no space once the reserve is spent and the wait is over
+    ends the job `error` naming the cause, recorded on disk (not left `running`)."""
+    from specialists.jobs import writer as writer_module
 
-    def disk_full(*args: object, **kwargs: object) -> None:
-        raise OSError(28, "No space left on device")
+    real = writer_module.write_atomic
 
-    monkeypatch.setattr(store_module, "write_atomic", disk_full)
+    def no_room_for_results(path: object, data: bytes, **kwargs: object) -> None:
+        if str(path).endswith("result.txt"):
+            raise OSError(28, "No space left on device")
+        real(path, data, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writer_module, "write_atomic", no_room_for_results)
+    monkeypatch.setattr(writer_module, "FINAL_PATIENCE_S", 0.2)
     status = h.run(h.runner([RunFinished(text="x")]))
     assert (status.status, status.error) == (
         "error",
         "could not write result.txt: No space left on device",
     )
     assert h.kinds()[-1] == "error"
+    assert h.store.read_status(h.job_id).status == "error"
 
 
 def test_status_json_is_always_whole_while_supervisor_writes(h: Harness) -> None:
@@ -292,7 +300,7 @@ def test_status_json_is_always_whole_while_supervisor_writes(h: Harness) -> None
 
 
 def test_feed_lines_render_usage_and_values_compactly() -> None:
-    from specialists.cli.render import feed_line
+    from specialists.jobs.lines import feed_line
 
     line = feed_line(
         "abcd1234",

@@ -127,8 +127,9 @@ def test_a_damaged_status_json_at_start_is_replaced_and_said(h: Harness) -> None
     assert any(n.startswith("status.json was unreadable") for n in notices(h))
 
 
-def test_a_planted_result_txt_ends_the_job_in_error_not_running(h: Harness) -> None:
-    """A result.txt put there by someone else: the job says why it cannot finish, and ends."""
+def test_a_planted_result_txt_is_moved_aside_and_the_answer_kept(h: Harness) -> None:
+    """A result.txt put there by someone else neither ends the job in error nor costs the
+    answer: it is moved aside (kept) and reported, and the job's own answer is written."""
     runner = h.runner([RunFinished(text="mine")])
     record, lock = new_job(h.store, h.tmp_path)
     h.job_id = record.id
@@ -138,10 +139,13 @@ def test_a_planted_result_txt_ends_the_job_in_error_not_running(h: Harness) -> N
         status = sup.run()
     finally:
         lock.release()
-    assert status.status == "error" and status.error is not None
-    assert status.error.startswith("could not write result.txt")
+    assert status.status == "done", status.error
+    assert h.store.read_result(record.id) == "mine"
     on_disk = h.store.read_status(record.id)
-    assert on_disk is not None and on_disk.status == "error"
+    assert on_disk is not None and on_disk.status == "done"
+    aside = [p for p in h.store.job_dir(record.id).iterdir() if ".displaced-" in p.name]
+    assert [p.read_text() for p in aside] == ["planted"]
+    assert any("result.txt" in n for n in notices(h))
 
 
 def test_failing_post_scripts_and_bead_never_keep_the_job_from_ending(

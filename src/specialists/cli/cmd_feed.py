@@ -58,22 +58,42 @@ def _ts(event: dict[str, Any]) -> int:
 class _Tail:
     """One job's events file, read incrementally by byte offset."""
 
-    def __init__(self, store: JobStore, job_id: str, from_seq: int) -> None:
+    def __init__(
+        self, store: JobStore, job_id: str, from_seq: int, *, strict: bool = False
+    ) -> None:
+        from specialists.errors import StoreError
+
         self.job_id = job_id
         self.path = store.events_path(job_id)
         self.offset = 0
         self.from_seq = from_seq
         self.ended = False
-        st = store.read_status(job_id)
+        self.strict = strict  # the one job asked for: its damage is the error, not a warning
+        self.problems: list[str] = []  # damaged lines or files, each reported once
+        try:
+            st = store.read_status(job_id)
+        except StoreError as exc:
+            if strict:
+                raise
+            st = None
+            self.problems.append(exc.message)
         self.specialist = st.specialist if st else "?"
         self.started_ms = st.started_at_ms if st else 0
 
     def read(self) -> list[dict[str, Any]]:
+        from specialists.errors import StoreError
         from specialists.jobs.store import read_event_lines
 
         if self.ended:
             return []
-        events, self.offset = read_event_lines(self.path, self.offset)
+        try:
+            events, self.offset = read_event_lines(self.path, self.offset, problems=self.problems)
+        except StoreError as exc:
+            if self.strict:
+                raise
+            self.problems.append(exc.message)
+            self.ended = True  # the other jobs' events keep coming
+            return []
         fresh = [e for e in events if _seq(e) >= self.from_seq]
         if any(e.get("event") in TERMINAL_EVENTS for e in events):
             self.ended = True
@@ -88,7 +108,7 @@ def run(args: argparse.Namespace, project: Project) -> int:
     store = project.store
     seen_at_start = set(store.list_ids()) if args.job is None else set()
     if args.job is not None:
-        tails = [_Tail(store, store.resolve(args.job), args.from_seq)]
+        tails = [_Tail(store, store.resolve(args.job), args.from_seq, strict=True)]
     else:
         statuses, _ = all_statuses(store)
         active = sorted((s for s in statuses if s.active), key=lambda s: s.started_at_ms)
@@ -123,11 +143,14 @@ def run(args: argparse.Namespace, project: Project) -> int:
 
 
 def _emit(tails: list[_Tail], as_json: bool) -> None:
-    from specialists.cli.render import feed_line
+    from specialists.jobs.lines import feed_line
 
     batch: list[tuple[int, _Tail, dict[str, Any]]] = []
     for tail in tails:
         batch.extend((_ts(e), tail, e) for e in tail.read())
+        for problem in tail.problems:
+            print(f"warning: {problem}", file=sys.stderr)
+        tail.problems.clear()
     batch.sort(key=lambda item: item[0])
     for _, tail, ev in batch:
         if as_json:

@@ -26,6 +26,8 @@ def run(args: argparse.Namespace, project: Project) -> int:
     if args.days is not None and not args.days >= 0:  # also refuses nan
         raise UserError("--days must be zero or more")
     report = collect(project.store, days=args.days)
+    for line in report.warnings + report.problems:  # a bad TTL, damaged jobs left in place
+        print(f"warning: {display_line(line, 300)}", file=sys.stderr)
     for problem in prune(project.store.root):
         print(f"warning: {display_line(problem, 300)}", file=sys.stderr)
     print(f"removed {len(report.removed)} finished job(s); {report.kept_active} active kept")

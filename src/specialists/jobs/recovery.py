@@ -1,31 +1,37 @@
-"""Crash recovery: an active job whose supervisor is dead becomes `error`.
+"""Crash recovery: an active job whose supervisor is dead gets the end it could not write.
 
 Proof of death is twofold: the recorded supervisor pid is gone (or is another process,
 by its start time) AND the job's lock can be taken (the supervisor holds it for its whole
 life). Only then does another process write the job's files, and only under that lock.
 Before that, everything the dead supervisor left running is killed (jobs/proctree.py).
+
+Recovery is idempotent. Under the lock it looks at what events.jsonl already ends with: a
+terminal event there (the supervisor wrote its last event but not its status: a full disk,
+or a kill between the two) is the job's end, and only the status is completed from it.
+Otherwise one recovered final event is appended. A reader that finds no space leaves nothing
+half-written and shows the recovered state without recording it; the next one tries again.
+
+A job directory without status.json is a launch in progress while its launcher holds the
+lock or for LAUNCH_GRACE_S after its last change; after that it is a launch that failed
+half-way, recorded as never started, so `status` shows it and gc removes it in time.
 """
 
 from __future__ import annotations
 
-import json
+import os
+import time
 from pathlib import Path
 
-from specialists.jobs.atomic import write_atomic
+from specialists.errors import StoreError
+from specialists.jobs.events import TERMINAL_EVENTS, last_event
 from specialists.jobs.liveness import is_alive
 from specialists.jobs.records import JobStatus
-from specialists.jobs.store import (
-    EVENTS_FILE,
-    STATUS_FILE,
-    JobLock,
-    JobStore,
-    last_event_seq,
-    now_ms,
-)
-from specialists.notices import post_for_job
+from specialists.jobs.store import JobLock, JobStore, now_ms
 from specialists.vocab import PROC_RUNNER
 
 CRASHED = "supervisor crashed"
+UNSTARTED = "the job was never started (its launcher stopped before writing status.json)"
+LAUNCH_GRACE_S = 30.0
 
 
 def supervisor_alive(status: JobStatus) -> bool:
@@ -38,38 +44,73 @@ def recover_if_dead(
     """Return the status to show; if the supervisor died, first record that durably."""
     if not status.active or supervisor_alive(status):
         return status
-    job_dir = store.job_dir(job_id)
-    lock = JobLock(job_dir)
+    lock = JobLock(store.job_dir(job_id))
     try:
         if not lock.try_acquire():
             return status  # a supervisor (maybe just starting) holds the job
         current = store.read_status(job_id)
         if current is None or not current.active or supervisor_alive(current):
             return current or status
-        kill_agent(current, job_dir)
-        now = now_ms()
-        current.status = final
-        current.error = reason if final == "error" else current.error
-        current.finished_at_ms = now
-        if current.started_at_ms:
-            current.elapsed_s = round((now - current.started_at_ms) / 1000, 1)
-        current.current_event = final
-        seq = last_event_seq(job_dir / EVENTS_FILE) + 1
-        event = {"seq": seq, "ts": now, "event": final, "error": current.error, "recovered": True}
-        with open(job_dir / EVENTS_FILE, "ab") as f:
-            f.write((json.dumps(event, separators=(",", ":")) + "\n").encode())
-        current.events = seq
-        write_atomic(job_dir / STATUS_FILE, json.dumps(current.to_dict()).encode())
-        post_for_job(store.root, job_id)
-        if current.runner == PROC_RUNNER:
+        kill_agent(current, store.job_dir(job_id))
+        ended = _record_end(store, current, final, reason)
+        if ended.runner == PROC_RUNNER:
             # A background command's owner waits for its job_exit; the supervisor that
-            # would have posted it is dead. The one call from the floor up, loaded only here.
+            # would have posted it is dead. Same event id as the supervisor's: posted once.
             from specialists.procs.exit import post_after_recovery
 
-            post_after_recovery(store, current)
-        return current
+            post_after_recovery(store, ended)
+        return ended
     finally:
         lock.release()
+
+
+def _record_end(store: JobStore, current: JobStatus, final: str, reason: str) -> JobStatus:
+    from specialists.jobs.writer import JobWriter, mark_ended  # seldom needed: load it then
+
+    writer = JobWriter(store, current.id, patience_s=0)
+    try:
+        last = last_event(store.events_path(current.id))
+        if last is not None and last["event"] in TERMINAL_EVENTS:
+            # The supervisor's own end: adopt it, append nothing.
+            error = last.get("error")
+            kind = last["event"]
+            mark_ended(current, kind, error if isinstance(error, str) else None, last["ts"])
+            current.events = last["seq"]
+            writer.complete(current)
+            return current
+        mark_ended(current, final, reason if final == "error" else current.error, now_ms())
+        writer.write_final(current, final, error=current.error, recovered=True)
+        return current
+    finally:
+        writer.close()
+
+
+def settle_unstarted(store: JobStore, job_id: str) -> JobStatus:
+    """The status of a job directory that has no status.json (see the module docstring)."""
+    job_dir = store.job_dir(job_id)
+    changed_ms = int(os.lstat(job_dir).st_mtime * 1000)
+    starting = JobStatus(id=job_id, specialist="?", status="starting", started_at_ms=changed_ms)
+    if time.time() * 1000 - changed_ms < LAUNCH_GRACE_S * 1000:
+        return starting
+    lock = JobLock(job_dir)
+    try:
+        if not lock.try_acquire():
+            return starting  # its launcher is still at work
+        written = store.read_status(job_id)
+        if written is not None:
+            return written  # it was written meanwhile
+        status = JobStatus(id=job_id, specialist=_specialist_of(store, job_id))
+        status.started_at_ms = changed_ms
+        return _record_end(store, status, "error", UNSTARTED)
+    finally:
+        lock.release()
+
+
+def _specialist_of(store: JobStore, job_id: str) -> str:
+    try:
+        return store.read_record(job_id).specialist
+    except StoreError:
+        return "?"  # job.json is missing or damaged too
 
 
 def kill_agent(status: JobStatus, job_dir: Path | None = None) -> None:

@@ -1,36 +1,52 @@
 """The job store: one directory per job under .specialists/jobs/.
 
 Readers (`JobStore`) never write, except crash recovery under the job's lock (recovery.py).
-The supervisor writes through `JobWriter`, the only writer of status.json and events.jsonl.
+The supervisor writes through `JobWriter` (writer.py), the only writer of status.json and
+events.jsonl. Every record read here is checked field by field (fields.py) and read with the
+care of files.py: no symlink followed, no FIFO opened, no more than a cap read.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import fcntl
-import json
 import os
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from specialists.errors import NotFound, StoreError, UserError
-from specialists.jobs.atomic import write_atomic
+from specialists.errors import Bug, NotFound, StoreError, UserError
+from specialists.jobs.events import last_event_seq, read_event_lines
+from specialists.jobs.files import ensure_dir, read_bytes, read_object
 from specialists.jobs.ids import check_job_ref, is_job_id, new_job_id
+from specialists.jobs.locks import JobLock
 from specialists.jobs.records import JobRecord, JobStatus
+
+__all__ = [
+    "JobLock",
+    "JobStore",
+    "iter_statuses",
+    "last_event_seq",
+    "now_ms",
+    "read_event_lines",
+]
 
 JOB_FILE = "job.json"
 STATUS_FILE = "status.json"
 EVENTS_FILE = "events.jsonl"
 RESULT_FILE = "result.txt"
-LOCK_FILE = "lock"
+RESERVE_FILE = ".reserve"
 CONTROL_DIR = "control"
 SPILL_DIR = "spill"
 ANSWERS_DIR = "answers"
 STDERR_LOG = "stderr.log"
 SUPERVISOR_LOG = "supervisor.log"
+
+# Caps on what is read (a bigger file is damage, not data). job.json holds the prompt, the
+# rendered task and the system prompt; the launcher refuses a record past its cap.
+MAX_RECORD = 32 * 1024 * 1024
+MAX_STATUS = 1024 * 1024
+MAX_RESULT = 64 * 1024 * 1024
 
 # One event line is capped; longer string fields are cut (the agent's session keeps detail).
 MAX_EVENT_FIELD = 2000
@@ -40,11 +56,22 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+class OwnerNews(Protocol):
+    """How a job's owner hears that the job has news (an answer, its end): `notices.py`,
+    which sits above this room, so whoever opens the store hands it in (`news=notices`).
+    Required, so that no caller forgets it: `news=None` says "nobody is told", on purpose."""
+
+    def post_for_job(self, state_dir: Path, job_id: str) -> bool: ...
+
+    def clear(self, state_dir: Path, job_id: str) -> None: ...
+
+
 class JobStore:
     """Read access to `.specialists/` plus job creation."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, news: OwnerNews | None) -> None:
         self.root = root
+        self.news = news
         self.jobs_dir = root / "jobs"
         self.ready_dir = root / "ready"
 
@@ -56,15 +83,19 @@ class JobStore:
         return self.jobs_dir / job_id
 
     def list_ids(self) -> list[str]:
+        """Ids of the job directories; a symlink named like a job is not one."""
         try:
-            return [e.name for e in os.scandir(self.jobs_dir) if is_job_id(e.name)]
+            with os.scandir(self.jobs_dir) as entries:
+                return [
+                    e.name for e in entries if is_job_id(e.name) and e.is_dir(follow_symlinks=False)
+                ]
         except FileNotFoundError:
             return []
 
     def resolve(self, ref: str) -> str:
         """A full id or unique prefix -> the full id. One clear error otherwise."""
         ref = check_job_ref(ref)
-        if len(ref) == 8 and (self.jobs_dir / ref).is_dir():
+        if len(ref) == 8 and _is_real_dir(self.jobs_dir / ref):
             return ref
         matches = sorted(i for i in self.list_ids() if i.startswith(ref))
         if not matches:
@@ -78,31 +109,45 @@ class JobStore:
 
     # --- creating ----------------------------------------------------------------------
 
+    def ensure_dirs(self) -> None:
+        """.specialists/ and jobs/ as private directories (0700)."""
+        if not os.path.lexists(self.root):
+            self.root.parent.mkdir(parents=True, exist_ok=True)
+        ensure_dir(self.root)
+        ensure_dir(self.jobs_dir)
+
     def create_job_dir(self) -> tuple[str, Path]:
         """Reserve a fresh id with an exclusive mkdir (no two launchers get the same id)."""
-        self.jobs_dir.mkdir(parents=True, exist_ok=True)
+        self.ensure_dirs()
         for _ in range(100):
             job_id = new_job_id()
             path = self.jobs_dir / job_id
             try:
-                path.mkdir()
+                path.mkdir(mode=0o700)
             except FileExistsError:
                 continue
+            os.chmod(path, 0o700)  # exactly, whatever the umask
             return job_id, path
-        raise StoreError("bug: could not find a free job id after 100 tries")
+        raise Bug("could not find a free job id after 100 tries")
 
     # --- reading ---------------------------------------------------------------------------
 
     def read_record(self, job_id: str) -> JobRecord:
-        return JobRecord.from_dict(self._read_json(self.job_dir(job_id) / JOB_FILE))
+        path = self.job_dir(job_id) / JOB_FILE
+        try:
+            record = JobRecord.from_dict(read_object(path, MAX_RECORD), source=str(path))
+        except FileNotFoundError:
+            raise StoreError(f"{path} is missing", hint="the job was never fully created") from None
+        return _same_id(record, job_id, path)
 
     def read_status(self, job_id: str) -> JobStatus | None:
         """The job's status, or None while the job is still being created."""
         path = self.job_dir(job_id) / STATUS_FILE
         try:
-            return JobStatus.from_dict(self._read_json(path))
+            data = read_object(path, MAX_STATUS)
         except FileNotFoundError:
             return None
+        return _same_id(JobStatus.from_dict(data, source=str(path)), job_id, path)
 
     def read_result(self, job_id: str) -> str | None:
         """result.txt: the final answer of a done job (None until there is one)."""
@@ -110,176 +155,54 @@ class JobStore:
 
     def latest_answer(self, job_id: str) -> str | None:
         """A keep-alive job's most recent answer (answers/NNN.txt), or None."""
-        answers = sorted((self.job_dir(job_id) / ANSWERS_DIR).glob("*.txt"))
+        answers_dir = self.job_dir(job_id) / ANSWERS_DIR
+        if not _is_real_dir(answers_dir):
+            return None
+        answers = sorted(answers_dir.glob("[0-9]*.txt"))
         return _read_text(answers[-1]) if answers else None
 
     def events_path(self, job_id: str) -> Path:
         return self.job_dir(job_id) / EVENTS_FILE
 
-    def read_events(self, job_id: str, from_seq: int = 0) -> list[dict[str, Any]]:
-        events, _ = read_event_lines(self.events_path(job_id), 0)
-        return [e for e in events if e.get("seq", 0) >= from_seq]
+    def read_events(
+        self, job_id: str, from_seq: int = 0, *, problems: list[str] | None = None
+    ) -> list[dict[str, Any]]:
+        events, _ = read_event_lines(self.events_path(job_id), 0, problems=problems)
+        return [e for e in events if e["seq"] >= from_seq]
 
     def ready_ids(self) -> list[str]:
         try:
-            return [e.name for e in os.scandir(self.ready_dir) if is_job_id(e.name)]
+            with os.scandir(self.ready_dir) as entries:
+                return [e.name for e in entries if is_job_id(e.name)]
         except FileNotFoundError:
             return []
 
-    @staticmethod
-    def _read_json(path: Path) -> dict[str, Any]:
-        try:
-            raw = path.read_bytes()
-        except IsADirectoryError as exc:
-            raise StoreError(f"{path} is a directory, not a file") from exc
-        try:
-            data = json.loads(raw)
-        except ValueError as exc:
-            raise StoreError(f"{path} is not valid JSON: {exc}") from exc
-        if not isinstance(data, dict):
-            raise StoreError(f"{path} does not hold a JSON object")
-        return data
+
+def _is_real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+
+
+def _same_id(record: Any, job_id: str, path: object) -> Any:
+    # A record filed under another job's directory must not act on that job (gc, recovery).
+    if record.id != job_id:
+        raise StoreError(
+            f"{path}: field 'id' should be {job_id} (its directory), not {record.id[:40]!r}"
+        )
+    return record
 
 
 def _read_text(path: Path) -> str | None:
     try:
-        # Bytes, then decode: read_text would turn "\r" and "\r\n" into "\n" (result --raw).
-        return path.read_bytes().decode("utf-8")
+        raw = read_bytes(path, MAX_RESULT)
     except FileNotFoundError:
         return None
+    try:
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise StoreError(f"{path} is not valid UTF-8 (byte {exc.start}); left as it is") from exc
-
-
-def read_event_lines(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
-    """Whole event lines from byte `offset`; returns them and the offset after the last one.
-
-    A trailing partial line (a writer mid-append) is left for the next call. A line that is
-    not JSON (a damaged file) is skipped rather than stopping the reader.
-    """
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            data = f.read()
-    except FileNotFoundError:
-        return [], offset
-    end = data.rfind(b"\n")
-    if end < 0:
-        return [], offset
-    events = []
-    for line in data[: end + 1].split(b"\n"):
-        if not line:
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(obj, dict):
-            events.append(obj)
-    return events, offset + end + 1
-
-
-def last_event_seq(path: Path) -> int:
-    """The seq of the last whole line in events.jsonl (0 when empty)."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - 65536))
-            tail = f.read()
-    except FileNotFoundError:
-        return 0
-    for line in reversed(tail.split(b"\n")):
-        with contextlib.suppress(ValueError, AttributeError):
-            seq = json.loads(line).get("seq")
-            if isinstance(seq, int):
-                return seq
-    return 0
-
-
-def _clip(value: Any) -> Any:
-    if isinstance(value, str) and len(value) > MAX_EVENT_FIELD:
-        return value[:MAX_EVENT_FIELD] + f"… [{len(value) - MAX_EVENT_FIELD} more chars]"
-    return value
-
-
-class JobLock:
-    """An exclusive flock on <job>/lock. The supervisor holds it for its whole life."""
-
-    def __init__(self, job_dir: Path, fd: int | None = None) -> None:
-        self.path = job_dir / LOCK_FILE
-        self.fd = fd if fd is not None else os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-
-    def try_acquire(self) -> bool:
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                return False
-            raise
-        return True
-
-    def release(self) -> None:
-        with contextlib.suppress(OSError):
-            os.close(self.fd)
-
-
-class JobWriter:
-    """The supervisor's pen: status.json (atomic), events.jsonl (append), result.txt (once)."""
-
-    def __init__(self, store: JobStore, job_id: str) -> None:
-        self.store = store
-        self.job_id = job_id
-        self.dir = store.job_dir(job_id)
-        self.seq = last_event_seq(self.dir / EVENTS_FILE)
-        self._events_fd = os.open(
-            self.dir / EVENTS_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
-        )
-        self.status_write_failures = 0
-
-    def write_status(self, status: JobStatus) -> bool:
-        """Replace status.json. On a full disk the old file stays whole; returns False."""
-        data = json.dumps(status.to_dict(), separators=(",", ":")).encode()
-        try:
-            write_atomic(self.dir / STATUS_FILE, data)
-        except OSError as exc:
-            self.status_write_failures += 1
-            if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
-                raise
-            return False
-        return True
-
-    def append_event(self, event: str, **fields: Any) -> dict[str, Any]:
-        """Append one whole line with the next seq. Returns the event written."""
-        self.seq += 1
-        record: dict[str, Any] = {"seq": self.seq, "ts": now_ms(), "event": event}
-        for key, value in fields.items():
-            if value is not None:
-                record[key] = _clip(value)
-        line = (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode()
-        try:
-            os.write(self._events_fd, line)  # one write on O_APPEND: a whole line or none
-        except OSError as exc:
-            if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
-                raise
-            self.seq -= 1
-        return record
-
-    def write_result(self, text: str) -> None:
-        path = self.dir / RESULT_FILE
-        if path.exists():
-            raise StoreError(f"bug: result.txt of job {self.job_id} written twice")
-        write_atomic(path, text.encode("utf-8"), durable=True)
-
-    def mark_ready(self) -> None:
-        """Tell the job's owner it has news (notices.py): an answer, or its end."""
-        from specialists.notices import post_for_job
-
-        post_for_job(self.store.root, self.job_id)
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            os.close(self._events_fd)
+        raise StoreError(f"{path} is not valid UTF-8 (byte {exc.start}); left as it is") from None
 
 
 def iter_statuses(store: JobStore) -> Iterator[tuple[str, JobStatus | None, str | None]]:
@@ -291,14 +214,11 @@ def iter_statuses(store: JobStore) -> Iterator[tuple[str, JobStatus | None, str 
     for job_id in store.list_ids():
         path = os.path.join(jobs_dir, job_id, STATUS_FILE)
         try:
-            with open(path, "rb") as f:
-                data = json.loads(f.read())
-            if not isinstance(data, dict):
-                raise StoreError(f"{path} does not hold a JSON object")
-            yield job_id, JobStatus.from_dict(data), None
+            status = JobStatus.from_dict(read_object(path, MAX_STATUS), source=path)
+            yield job_id, _same_id(status, job_id, path), None
         except FileNotFoundError:
             yield job_id, None, None
-        except ValueError as exc:
-            yield job_id, None, f"{path} is not valid JSON: {exc}"
-        except (StoreError, OSError) as exc:
-            yield job_id, None, str(exc)
+        except StoreError as exc:
+            yield job_id, None, exc.message
+        except OSError as exc:
+            yield job_id, None, f"{path}: {exc.strerror or exc}"

@@ -9,12 +9,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from specialists import notices
 from specialists.errors import StoreError
 from specialists.jobs import index
 from specialists.jobs.records import JobStatus
-from specialists.jobs.recovery import recover_if_dead
-from specialists.jobs.store import ANSWERS_DIR, RESULT_FILE, JobLock, JobStore, iter_statuses
+from specialists.jobs.recovery import recover_if_dead, settle_unstarted
+from specialists.jobs.store import ANSWERS_DIR, RESULT_FILE, JobStore, iter_statuses
 
 WAITING_DOING = "waiting for a follow-up"
 
@@ -57,8 +56,8 @@ def read_answer(store: JobStore, st: JobStatus) -> str | None:
         text = store.latest_answer(st.id)
     else:
         return None
-    if text is not None:
-        notices.clear(store.root, st.id)
+    if text is not None and store.news is not None:
+        store.news.clear(store.root, st.id)
     return text
 
 
@@ -73,20 +72,8 @@ def current_status(store: JobStore, job_id: str) -> JobStatus:
     """The job's status, after recording a dead supervisor. Raises StoreError if unreadable."""
     status = store.read_status(job_id)
     if status is None:
-        return _unstarted(store, job_id)
+        return settle_unstarted(store, job_id)
     return recover_if_dead(store, job_id, status)
-
-
-def _unstarted(store: JobStore, job_id: str) -> JobStatus:
-    """A job directory without status.json: being created (its launcher holds the lock),
-    or abandoned by a launcher that died before writing it."""
-    lock = JobLock(store.job_dir(job_id))
-    try:
-        if not lock.try_acquire():
-            return JobStatus(id=job_id, specialist="?", status="starting")
-    finally:
-        lock.release()
-    return JobStatus(id=job_id, specialist="?", status="error", error="the job was never started")
 
 
 def all_statuses(store: JobStore) -> tuple[list[JobStatus], list[str]]:
@@ -97,36 +84,35 @@ def all_statuses(store: JobStore) -> tuple[list[JobStatus], list[str]]:
         if problem is not None:
             problems.append(f"job {job_id}: {problem}")
             continue
-        if status is None:
-            continue
         try:
+            if status is None:
+                status = settle_unstarted(store, job_id)
             out.append(recover_if_dead(store, job_id, status) if status.active else status)
         except (StoreError, OSError) as exc:
             problems.append(f"job {job_id}: {exc}")
-            out.append(status)
+            if status is not None:
+                out.append(status)
     return out, problems
 
 
 def overview(store: JobStore) -> tuple[list[JobStatus], list[index.Finished], list[str]]:
     """(active statuses, finished summaries, problems), reading only unfinished jobs' files."""
-    known = index.load(store)
+    problems: list[str] = []
+    known = index.load(store, problems)
     ids = store.list_ids()
     present = set(ids)
     changed = any(job_id not in present for job_id in known)  # gc removed some
     finished = {k: v for k, v in known.items() if k in present}
     active: list[JobStatus] = []
-    problems: list[str] = []
     for job_id in ids:
         if job_id in finished:
             continue
         try:
-            status = store.read_status(job_id)
-            if status is not None and status.active:
+            status = store.read_status(job_id) or settle_unstarted(store, job_id)
+            if status.active:
                 status = recover_if_dead(store, job_id, status)
         except (StoreError, OSError) as exc:
             problems.append(f"job {job_id}: {exc}")
-            continue
-        if status is None:
             continue
         if status.active:
             active.append(status)

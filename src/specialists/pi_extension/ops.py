@@ -136,7 +136,7 @@ class Front:
         from specialists.jobs.store import JobStore
 
         try:
-            return JobStore(self.state_root).read_record(job_id).parent_id is not None
+            return JobStore(self.state_root, news=None).read_record(job_id).parent_id is not None
         except (OSError, UserError, ValueError, KeyError):
             return False  # no readable record: treat as a root job
 

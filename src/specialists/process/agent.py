@@ -27,6 +27,7 @@ from pathlib import Path
 
 from specialists.errors import AgentUnavailable
 from specialists.jobs import proctree
+from specialists.jobs.files import create_private
 from specialists.jobs.liveness import pid_exists
 from specialists.process.lines import Line, LineSplitter, OversizedLine
 from specialists.process.orphans import tend_orphans
@@ -109,7 +110,9 @@ class AgentProcess:
             raise AgentUnavailable(f"cannot start agent: '{self.argv[0]}' {exc.reason}") from exc
         self.ident = proctree.identify(self.popen.pid)
         assert self.popen.stdout is not None
-        self._stderr_log = open(stderr_log, "ab") if stderr_log else None  # noqa: SIM115
+        # 0600 and never through a symlink planted in the job directory.
+        log_fd = create_private(stderr_log, os.O_WRONLY | os.O_APPEND) if stderr_log else None
+        self._stderr_log = os.fdopen(log_fd, "ab") if log_fd is not None else None
         self._sel = selectors.DefaultSelector()
         self._stderr_eof = self.popen.stderr is None  # merged into stdout
         for stream in (self.popen.stdout, self.popen.stderr):

@@ -120,7 +120,7 @@ def start_proc(
     `max_jobs` is jobs.max; `settings` the jobs.* and events.maxChars values in force."""
     check_owner(owner)
     options = _checked_options(request, owner, base_cwd, settings, source, tether)
-    store = JobStore(state_root)
+    store = JobStore(state_root, news=None)
     from specialists.jobs.gc import collect  # old jobs go first, as at every run start
 
     collect(store)
@@ -156,7 +156,9 @@ def proc_record(options: ProcOptions) -> JobRecord:
         created_at_ms=now_ms(),
         permission="HIGH",  # it is the caller's own shell command
         runner_options=options.to_dict(),
-        owner=[options.owner],
+        # No completion-notice owner: the owner (runner_options.owner) hears of the end
+        # through the job_exit event, and one event per job is the rule (R-J4).
+        owner=[],
     )
 
 
@@ -285,7 +287,7 @@ def list_jobs(store: JobStore, owner: str | None) -> list[ProcJob]:
 
 def running_count(state_root: Path, owner: str) -> int:
     """How many of the owner's proc jobs run (the pi status line's `jobs N`)."""
-    return sum(1 for _ in owned_jobs(JobStore(state_root), owner))
+    return sum(1 for _ in owned_jobs(JobStore(state_root, news=None), owner))
 
 
 # --- cancelling ---------------------------------------------------------------------------

@@ -44,7 +44,7 @@ def tether_alive(tether: Tether, state_root: Path) -> bool:
     if tether.kind == "process":
         return is_alive(tether.pid, tether.start)
     try:
-        status = JobStore(state_root).read_status(tether.job_id)
+        status = JobStore(state_root, news=None).read_status(tether.job_id)
     except (StoreError, UserError, OSError, ValueError):
         return True  # unreadable for a moment (being replaced): not proof that it ended
     return status is None or (status.active and supervisor_alive(status))

@@ -13,6 +13,7 @@ its group or out of it).
 from __future__ import annotations
 
 import codecs
+import os
 import signal
 import time
 from collections.abc import Mapping, Sequence
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, assert_never
 
 from specialists.errors import ConfigError, SpecialistsError
+from specialists.jobs.files import create_private
 from specialists.process.agent import AgentProcess, exit_status
 from specialists.process.lines import TailBuffer
 from specialists.process.lookup import find_executable
@@ -121,7 +123,8 @@ class CommandRunner:
             raw=True,
             stderr_cap=None,
         )
-        self._log = open(Path(spec.job_dir) / STDOUT_LOG, "wb")  # noqa: SIM115 - closed at exit
+        log_fd = create_private(Path(spec.job_dir) / STDOUT_LOG, os.O_WRONLY | os.O_TRUNC)  # 0600
+        self._log = os.fdopen(log_fd, "wb")
         self._proc.send(command_input(spec).encode("utf-8"))
         self._proc.end_input()
 

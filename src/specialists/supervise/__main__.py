@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from specialists import notices
 from specialists.errors import SpecialistsError
 from specialists.jobs.proctree import adopt_orphans
 from specialists.jobs.store import JobLock, JobStore
@@ -20,7 +21,7 @@ def main(argv: list[str]) -> int:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     job_dir = Path(argv[0])
-    store = JobStore(job_dir.parent.parent)
+    store = JobStore(job_dir.parent.parent, news=notices)
     fd_text = os.environ.pop(LOCK_FD_ENV, "")
     lock = JobLock(job_dir, int(fd_text)) if fd_text else JobLock(job_dir)
     if not fd_text and not lock.try_acquire():
@@ -47,7 +48,8 @@ def main(argv: list[str]) -> int:
 def _record_failure(store: JobStore, job_id: str, message: str) -> None:
     """The supervisor could not even start: end the job with the reason, not a silent hang."""
     from specialists.jobs.records import JobStatus
-    from specialists.jobs.store import JobWriter, now_ms
+    from specialists.jobs.store import now_ms
+    from specialists.jobs.writer import JobWriter, mark_ended
 
     try:
         status = store.read_status(job_id)
@@ -57,13 +59,8 @@ def _record_failure(store: JobStore, job_id: str, message: str) -> None:
     if status is None or not status.active:
         return
     writer = JobWriter(store, job_id)
-    status.status = "error"
-    status.error = message
-    status.finished_at_ms = now_ms()
-    writer.append_event("error", error=message)
-    status.events = writer.seq
-    writer.write_status(status)
-    writer.mark_ready()
+    mark_ended(status, "error", message, now_ms())
+    writer.write_final(status, "error", error=message)  # once, from the reserve if need be
     writer.close()
 
 

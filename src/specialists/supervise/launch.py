@@ -3,6 +3,10 @@
 The launcher takes the job's lock before writing any state and hands the locked file
 descriptor to the detached supervisor, so from the first status.json on, some live process
 always holds the lock: recovery can never mistake a starting job for a dead one.
+
+A launch that fails half-way (a full disk, a session that cannot be copied) removes what it
+made and raises one StoreError: it leaves no directory that `status` cannot show. A launcher
+killed half-way leaves one that recovery records as never started after a grace period.
 """
 
 from __future__ import annotations
@@ -14,26 +18,71 @@ import subprocess
 import sys
 from pathlib import Path
 
+from specialists.errors import Bug, StoreError, UserError
 from specialists.jobs.atomic import write_atomic
+from specialists.jobs.files import DIR_MODE, create_private, is_out_of_space, size_text
 from specialists.jobs.liveness import process_start_time
 from specialists.jobs.proctree import MARK_ENV, job_mark
 from specialists.jobs.records import JobRecord, JobStatus
-from specialists.jobs.store import JOB_FILE, STATUS_FILE, SUPERVISOR_LOG, JobLock, JobStore, now_ms
+from specialists.jobs.store import (
+    CONTROL_DIR,
+    EVENTS_FILE,
+    JOB_FILE,
+    MAX_RECORD,
+    STATUS_FILE,
+    STDERR_LOG,
+    SUPERVISOR_LOG,
+    JobLock,
+    JobStore,
+    now_ms,
+)
+from specialists.jobs.writer import JobWriter, make_reserve, mark_ended
 
 LOCK_FD_ENV = "SPECIALISTS_LOCK_FD"
+_SPACE_HINT = "free some space on the disk that holds .specialists/"
 
 
 def create_job(store: JobStore, record: JobRecord) -> tuple[JobRecord, JobLock]:
-    """Reserve an id, lock it, write job.json and the first status.json."""
+    """Reserve an id, lock it, write job.json, the reserve and the first status.json."""
     job_id, job_dir = store.create_job_dir()
-    lock = JobLock(job_dir)
-    if not lock.try_acquire():
-        raise RuntimeError(f"bug: fresh job {job_id} is already locked")
-    record = record.replace(id=job_id, created_at_ms=record.created_at_ms or now_ms())
-    record = _carry_session(store, record, job_dir)
-    write_atomic(job_dir / JOB_FILE, json.dumps(record.to_dict(), indent=1).encode())
+    lock: JobLock | None = None
+    try:
+        lock = JobLock(job_dir)
+        if not lock.try_acquire():
+            raise Bug(f"fresh job {job_id} is already locked")
+        record = record.replace(id=job_id, created_at_ms=record.created_at_ms or now_ms())
+        record = _carry_session(store, record, job_dir)
+        _write_files(lock.fd, record)
+    except BaseException as exc:
+        if lock is not None:
+            lock.release()
+        shutil.rmtree(job_dir, ignore_errors=True)
+        if isinstance(exc, OSError):
+            hint = _SPACE_HINT if is_out_of_space(exc) else None
+            raise StoreError(
+                f"could not create the job: {exc.strerror or exc}", hint=hint
+            ) from None
+        raise
+    return record, lock
+
+
+def _write_files(dir_fd: int, record: JobRecord) -> None:
+    """Everything a job directory holds before its supervisor starts, all private."""
+    data = json.dumps(record.to_dict(), indent=1).encode()
+    if len(data) > MAX_RECORD:
+        raise UserError(
+            f"the job's launch record would be {size_text(len(data))} "
+            f"(at most {size_text(MAX_RECORD)})",
+            hint="give a shorter prompt; put long material in a file and name it",
+        )
+    write_atomic(JOB_FILE, data, dir_fd=dir_fd)
+    make_reserve(dir_fd)  # room for the job's last words on a disk that fills up
+    for name in (EVENTS_FILE, STDERR_LOG):
+        os.close(create_private(name, os.O_WRONLY, dir_fd=dir_fd))  # 0600 from the start
+    os.mkdir(CONTROL_DIR, DIR_MODE, dir_fd=dir_fd)
+    os.chmod(CONTROL_DIR, DIR_MODE, dir_fd=dir_fd)
     status = JobStatus(
-        id=job_id,
+        id=record.id,
         specialist=record.specialist,
         status="starting",
         current_event="starting",
@@ -47,8 +96,7 @@ def create_job(store: JobStore, record: JobRecord) -> tuple[JobRecord, JobLock]:
         bead_id=record.bead_id,
         keep_alive=record.keep_alive,
     )
-    write_atomic(job_dir / STATUS_FILE, json.dumps(status.to_dict()).encode())
-    return record, lock
+    write_atomic(STATUS_FILE, json.dumps(status.to_dict()).encode(), dir_fd=dir_fd)
 
 
 def _carry_session(store: JobStore, record: JobRecord, job_dir: Path) -> JobRecord:
@@ -58,6 +106,7 @@ def _carry_session(store: JobStore, record: JobRecord, job_dir: Path) -> JobReco
         return record
     target = job_dir / Path(ref).name
     shutil.copyfile(ref, target)
+    os.chmod(target, 0o600)
     return record.replace(resume_session=str(target))
 
 
@@ -67,19 +116,38 @@ def spawn_supervisor(store: JobStore, record: JobRecord, lock: JobLock) -> int:
     env = dict(os.environ)
     env[LOCK_FD_ENV] = str(lock.fd)
     env[MARK_ENV] = job_mark(job_dir)  # every process of the job inherits it (jobs/proctree.py)
-    log = open(job_dir / SUPERVISOR_LOG, "ab")  # noqa: SIM115 - handed to the child
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "specialists.supervise", str(job_dir)],
-            cwd=record.cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            pass_fds=(lock.fd,),
-            start_new_session=True,  # no terminal signals; the caller may exit at once
-        )
-    finally:
-        log.close()
-        lock.release()  # the child holds the same lock through its inherited descriptor
+        log_fd = create_private(SUPERVISOR_LOG, os.O_WRONLY | os.O_APPEND, dir_fd=lock.fd)
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "specialists.supervise", str(job_dir)],
+                cwd=record.cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log_fd,
+                stderr=log_fd,
+                pass_fds=(lock.fd,),
+                start_new_session=True,  # no terminal signals; the caller may exit at once
+            )
+        finally:
+            os.close(log_fd)
+    except OSError as exc:
+        message = f"could not start the job's supervisor: {exc.strerror or exc}"
+        _record_launch_failure(store, record.id, message)
+        lock.release()
+        raise StoreError(message, hint=_SPACE_HINT if is_out_of_space(exc) else None) from None
+    lock.release()  # the child holds the same lock through its inherited descriptor
     return proc.pid
+
+
+def _record_launch_failure(store: JobStore, job_id: str, message: str) -> None:
+    """End a job whose supervisor never started, under the lock we still hold."""
+    status = store.read_status(job_id)
+    if status is None:
+        return
+    writer = JobWriter(store, job_id, patience_s=0)
+    try:
+        mark_ended(status, "error", message, now_ms())
+        writer.write_final(status, "error", error=message)
+    finally:
+        writer.close()

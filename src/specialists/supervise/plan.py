@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from specialists import notices
 from specialists.errors import UserError
 from specialists.jobs.gc import collect
 from specialists.jobs.paths import find_project_root, state_dir
@@ -40,7 +41,7 @@ class JobRequest:
 
 
 def open_store(project_root: Path | None = None) -> JobStore:
-    return JobStore(state_dir(project_root or find_project_root()))
+    return JobStore(state_dir(project_root or find_project_root()), news=notices)
 
 
 def plan_job(
@@ -187,7 +188,8 @@ def housekeeping(store: JobStore) -> list[str]:
     from specialists.notices import prune
 
     report = collect(store)
-    problems = prune(store.root)
+    problems = list(report.warnings)  # a bad SPECIALISTS_JOB_TTL_DAYS: nothing was deleted
+    problems += prune(store.root)
     if report.crashed:
         from specialists.beads import settle_crashed
 

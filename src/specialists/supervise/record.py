@@ -13,9 +13,11 @@ from collections.abc import Callable
 from typing import Protocol
 
 from specialists.errors import SpecialistsError
+from specialists.jobs.files import is_out_of_space
 from specialists.jobs.proctree import kill_job
 from specialists.jobs.records import JobRecord, JobStatus
-from specialists.jobs.store import ANSWERS_DIR, JobStore, JobWriter, now_ms
+from specialists.jobs.store import JobStore, now_ms
+from specialists.jobs.writer import JobWriter, failure_reason
 from specialists.procs.exit import post_job_exit
 from specialists.runners.base import AgentExited, AgentRunner, Kill
 from specialists.supervise.script_phases import run_post_scripts
@@ -80,10 +82,13 @@ class Recorder:
             st = self.status
             if final == "done":
                 try:
-                    self.writer.write_result(self.last_answer or "")
-                except (OSError, SpecialistsError) as exc:  # a full disk, a planted result.txt
+                    notice = self.writer.write_result(self.last_answer or "")
+                except (OSError, SpecialistsError) as exc:  # a disk still full after waiting
                     why = exc.strerror if isinstance(exc, OSError) else None
                     final, error = "error", f"could not write result.txt: {why or exc}"
+                else:
+                    if notice:  # a result.txt it did not write was there: moved aside
+                        self._notice(notice)
             self._settle(final, error)
             st.status = final
             st.error = error if final == "error" else None
@@ -93,25 +98,28 @@ class Recorder:
             st.finished_at_ms = now_ms()
             st.elapsed_s = round((st.finished_at_ms - st.started_at_ms) / 1000, 1)
             duration_ms = st.finished_at_ms - st.started_at_ms
+            # Nothing of the agent outlives its job, not even what left its process group,
+            # nor eats the room kept for its last words.
+            self.guard.run("final kill", lambda: self.runner.send(Kill()))
+            self.guard.run("killing the job's processes", lambda: kill_job(self.job_dir))
             if self.record.runner == PROC_RUNNER:  # a background command: its one job_exit
                 self.guard.run("job_exit", lambda: self._post_job_exit(final, error))
             if final == "done":
-                self._event("done", duration_ms=duration_ms, session_file=st.session_file)
+                fields: dict[str, object] = {
+                    "duration_ms": duration_ms,
+                    "session_file": st.session_file,
+                }
             elif final == "error":
-                self._event("error", error=error, duration_ms=duration_ms)
+                fields = {"error": error, "duration_ms": duration_ms}
             else:
-                self._event("cancelled", duration_ms=duration_ms)
-            self._save(force=True)
-            self.writer.mark_ready()
-            # Nothing of the agent outlives its job, not even what left its process group.
-            self.guard.run("final kill", lambda: self.runner.send(Kill()))
-            self.guard.run("killing the job's processes", lambda: kill_job(self.job_dir))
+                fields = {"duration_ms": duration_ms}
+            # Event, status, ready marker: written once, waiting for space if they must.
+            record = self.writer.write_final(st, final, **fields)
+            self._show(lambda observer: observer.on_event(record))
 
     def _post_job_exit(self, final: str, error: str | None) -> None:
         """After everything of the command is dead (the owner, woken, finds it gone), and
         before the final status (a crash between the two: recovery posts it again, same id)."""
-        self.runner.send(Kill())
-        kill_job(self.job_dir)
         post_job_exit(self.store, self.record, self.status, final, error)
 
     def _answer_stands(self, final: str, error: str | None) -> tuple[str, str | None]:
@@ -132,6 +140,16 @@ class Recorder:
                 self.guard.run("bead", lambda: self._close_bead(final, error))
             except StepInterrupted:
                 self._notice("post-scripts and bead update interrupted by a signal")
+
+    def _abandon_after(self, exc: Exception) -> None:
+        """The loop raised `exc`: a full disk is one logged line (no traceback in the
+        foreground) and the job's named cause; anything else is a bug with its traceback."""
+        if is_out_of_space(exc):
+            log.warning("job %s: %s", self.record.id, exc)
+        else:
+            log.exception("supervisor failed")
+        bug = f"bug: supervisor failed: {exc.__class__.__name__}: {exc}"
+        self._abandon(failure_reason(exc, bug))
 
     def _abandon(self, error: str) -> None:
         """Last resort after a supervisor bug: kill the agent and record the error."""
@@ -181,17 +199,15 @@ class Recorder:
         if st.started_at_ms and not self.finished:
             st.elapsed_s = round((now_ms() - st.started_at_ms) / 1000, 1)
         if force or self._dirty:
-            if not self.writer.write_status(st):
-                log.warning("status.json not written (disk full?); keeping state in memory")
+            if not self.writer.write_status(st) and self.writer.failures_in_a_row == 1:
+                log.warning(
+                    "status.json not written (%s); kept in memory", self.writer.last_failure
+                )
             self._saved_at = self.clock()
             self._dirty = False
 
     def _write_answer(self, text: str) -> None:
-        answers = self.job_dir / ANSWERS_DIR
-        answers.mkdir(exist_ok=True)
-        from specialists.jobs.atomic import write_atomic
-
-        write_atomic(answers / f"{self._answers:03d}.txt", text.encode("utf-8"))
+        self.writer.write_answer(self._answers, text)
 
 
 def _previous_status(store: JobStore, job_id: str) -> tuple[JobStatus | None, str | None]:

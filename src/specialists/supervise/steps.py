@@ -24,6 +24,8 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
+from specialists.jobs.files import is_out_of_space
+
 log = logging.getLogger("specialists.supervisor")
 
 SIGNAL_RESPONSE_S = 1.0  # how long a signal may wait for the loop before a step is cut
@@ -61,6 +63,7 @@ class StepGuard:
         self._timer_before: tuple[float, float] = (0.0, 0.0)
         self._installed_at = 0.0
         self._took_timer = False
+        self.last_failure: Exception | None = None  # what the last failed step raised
 
     # --- signals ------------------------------------------------------------------------
 
@@ -130,9 +133,12 @@ class StepGuard:
         except StepInterrupted:
             self.report(f"{name} interrupted by {signal_name(self.signal)}")
         except Exception as exc:
+            self.last_failure = exc
             message = f"{name} failed: {type(exc).__name__}: {exc}"[:500]
             if message in self._reported:
                 log.debug("supervisor step %r failed again: %s", name, exc)
+            elif is_out_of_space(exc):  # not a bug: one line, no traceback in the foreground
+                log.warning("supervisor step %r: %s", name, exc)
             else:
                 log.exception("supervisor step %r failed", name)
             self.report(message)

@@ -23,6 +23,7 @@ from specialists.jobs.control import ControlRequest, take_requests
 from specialists.jobs.liveness import process_start_time
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore, now_ms
+from specialists.jobs.writer import failure_reason
 from specialists.runners.base import (
     Activity,
     AgentExited,
@@ -84,9 +85,8 @@ class Supervisor(Recorder):
             self._begin()
             while not self.finished:
                 self._step()
-        except Exception as exc:
-            log.exception("supervisor failed")
-            self._abandon(f"bug: supervisor failed: {exc.__class__.__name__}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - logged (with its traceback if a bug) there
+            self._abandon_after(exc)
         finally:
             self.guard.uninstall()
             self.writer.close()
@@ -140,7 +140,8 @@ class Supervisor(Recorder):
         if not self.guard.run("runner", lambda: events.extend(self.runner.poll(self.tick))):
             self.sleep(self.tick)  # a broken runner returns at once: do not spin on it
             if self._ending is None:
-                self._begin_kill("error", f"bug: the {self.record.runner} runner failed")
+                bug = f"bug: the {self.record.runner} runner failed"
+                self._begin_kill("error", failure_reason(self.guard.last_failure, bug))
         for ev in events:
             handled = self.guard.run("event", lambda ev=ev: self._on_runner_event(ev))  # type: ignore[misc]
             if not handled and ev.kind in ("run_finished", "agent_exited") and self._ending is None:

@@ -56,7 +56,7 @@ def watch_settings(settings: Settings) -> WatchSettings:
 def _store(call: ToolCall) -> Any:
     from specialists.jobs.store import JobStore
 
-    return JobStore(call.caller.state_root)
+    return JobStore(call.caller.state_root, news=None)
 
 
 def bg_run(call: ToolCall) -> Reply:

@@ -1,0 +1,55 @@
+"""A small tmpfs for full-disk tests (we run as root in CI; elsewhere the tests skip)."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@contextlib.contextmanager
+def small_tmpfs(path: Path, size: str = "256k") -> Iterator[Path]:
+    """Mount a tmpfs of `size` at `path` for the block; skip the test where mount fails."""
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        pytest.skip(f"cannot mount a tmpfs here ({exc}): full-disk behaviour is not tested")
+    if done.returncode != 0:
+        pytest.skip(
+            f"cannot mount a tmpfs here (needs root: {done.stderr.strip()[:200]}); "
+            "full-disk behaviour is not tested"
+        )
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=30)
+
+
+def fill(directory: Path, name: str = "filler") -> Path:
+    """Write into `directory` until the filesystem is full; returns the filler file."""
+    path = directory / name
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        for size in (65536, 4096, 512, 1):
+            block = b"f" * size
+            while True:
+                try:
+                    os.write(fd, block)
+                except OSError as exc:
+                    if exc.errno != errno.ENOSPC:
+                        raise
+                    break
+    finally:
+        os.close(fd)
+    return path
