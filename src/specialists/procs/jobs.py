@@ -35,18 +35,23 @@ from specialists.jobs.store import CONTROL_DIR, JobStore, now_ms
 from specialists.procs.exit import ExitSummary, read_summary, seconds_text
 from specialists.procs.isolate import check_isolation, find_bwrap
 from specialists.procs.output import read_since, read_tail
-from specialists.procs.spec import OUTPUT_LOG, ProcOptions, Tether, WatchSettings
+from specialists.procs.spec import (
+    MAX_COMMAND_CHARS,
+    MAX_NAME_CHARS,
+    MAX_SINCE,
+    MAX_TAIL_LINES,
+    MAX_TIMEOUT_S,
+    OUTPUT_BYTES,
+    OUTPUT_LOG,
+    ProcOptions,
+    Tether,
+    WatchSettings,
+)
 from specialists.procs.watch import compile_watch
 from specialists.reader import Invalid, check_text
 from specialists.vocab import PROC_RUNNER
 
 BG_SPECIALIST = "bg"  # a proc job's `specialist` in job.json and status (it has none)
-MAX_COMMAND_CHARS = 100_000
-MAX_NAME_CHARS = 100
-MAX_TIMEOUT_S = 30 * 86400
-MAX_TAIL_LINES = 10_000
-MAX_SINCE = 2**53 - 1  # larger offsets are not exact in JSON
-OUTPUT_BYTES = 32 * 1024  # one bg_output read: under the 40,000-character result guard
 LIST_FINISHED = 20  # bg_list shows this many finished jobs after the running ones
 
 

@@ -20,6 +20,13 @@ from specialists.events.owners import is_owner
 
 OUTPUT_LOG = "output.log"  # the job's merged stdout and stderr
 SPEC_VERSION = 1
+# Bounds on what a caller may ask (the tools' schemas show them too).
+MAX_COMMAND_CHARS = 100_000
+MAX_NAME_CHARS = 100
+MAX_TIMEOUT_S = 30 * 86400
+MAX_TAIL_LINES = 10_000
+MAX_SINCE = 2**53 - 1  # larger offsets are not exact in JSON
+OUTPUT_BYTES = 32 * 1024  # one bg_output read: under the 40,000-character result guard
 
 
 @dataclass(frozen=True)

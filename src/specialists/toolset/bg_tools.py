@@ -1,31 +1,24 @@
 """bg_run, bg_output, bg_cancel, bg_list (seed 001 section 5.1) on the procs room.
 
 The caller's owner (Caller.owner) owns every job it starts: its job_exit and job_match
-events go to that inbox, and bg_output, bg_cancel and bg_list see only its own jobs.
+events go to that inbox, and bg_output, bg_cancel and bg_list see only its own jobs. The
+core (procs/jobs.py) is imported when a tool is called, not when the table is read.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specialists.errors import UserError
 from specialists.events.model import EventSource
-from specialists.procs.jobs import (
+from specialists.procs.spec import (
     MAX_COMMAND_CHARS,
     MAX_NAME_CHARS,
     MAX_SINCE,
     MAX_TAIL_LINES,
     MAX_TIMEOUT_S,
-    ProcJob,
-    ProcRequest,
-    cancel_all,
-    cancel_proc,
-    list_jobs,
-    read_output,
-    start_proc,
+    WatchSettings,
 )
-from specialists.procs.spec import WatchSettings
-from specialists.procs.tether import session_tether
 from specialists.procs.watch import MAX_PATTERN_CHARS, MAX_PATTERNS
 from specialists.toolset.settings import Settings
 from specialists.toolset.table import (
@@ -37,6 +30,9 @@ from specialists.toolset.table import (
     arg_str,
     check_known,
 )
+
+if TYPE_CHECKING:
+    from specialists.procs.jobs import ProcJob
 
 RUN_ARGS = {"command", "name", "cwd", "watch", "associative", "timeout_seconds", "isolate"}
 RUN_ARGS |= {"cancel_on_exit"}
@@ -60,6 +56,9 @@ def _store(call: ToolCall) -> Any:
 
 
 def bg_run(call: ToolCall) -> Reply:
+    from specialists.procs.jobs import ProcRequest, start_proc
+    from specialists.procs.tether import session_tether
+
     a, c = call.args, call.caller
     check_known(a, RUN_ARGS)
     timeout = arg_number(a, "timeout_seconds", low=1, high=MAX_TIMEOUT_S, required=False)
@@ -103,6 +102,8 @@ def bg_run(call: ToolCall) -> Reply:
 
 
 def bg_output(call: ToolCall) -> Reply:
+    from specialists.procs.jobs import read_output
+
     a = call.args
     check_known(a, {"id", "tail", "since"})
     got = read_output(
@@ -130,6 +131,8 @@ def bg_output(call: ToolCall) -> Reply:
 
 
 def bg_cancel(call: ToolCall) -> Reply:
+    from specialists.procs.jobs import cancel_all, cancel_proc
+
     a, store, owner = call.args, _store(call), call.caller.owner
     check_known(a, {"id", "all"})
     if arg_bool(a, "all"):
@@ -152,6 +155,8 @@ def bg_cancel(call: ToolCall) -> Reply:
 
 
 def bg_list(call: ToolCall) -> Reply:
+    from specialists.procs.jobs import list_jobs
+
     check_known(call.args, set())
     jobs = list_jobs(_store(call), call.caller.owner)
     return Reply(jobs_table(jobs), {"jobs": [job_row(j) for j in jobs]})
