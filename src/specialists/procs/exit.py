@@ -17,17 +17,17 @@ from __future__ import annotations
 import json
 import logging
 import os
-import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from specialists.display import duration
-from specialists.errors import SpecialistsError
+from specialists.errors import SpecialistsError, StoreError
 from specialists.events.inbox import Inbox
 from specialists.events.model import Event
 from specialists.events.spill import SpillLimits
 from specialists.jobs.atomic import write_atomic
+from specialists.jobs.files import open_regular, read_object
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore, now_ms
 from specialists.procs.output import read_tail
@@ -79,18 +79,8 @@ def write_summary(job_dir: Path, summary: ExitSummary) -> None:
 def read_summary(job_dir: Path) -> ExitSummary | None:
     """The runner's summary; None when absent, planted (a link, a FIFO) or damaged."""
     try:
-        fd = os.open(job_dir / SUMMARY_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        raw = os.read(fd, MAX_SUMMARY_BYTES + 1)
-    finally:
-        os.close(fd)
-    try:
-        return ExitSummary.from_dict(json.loads(raw)) if len(raw) <= MAX_SUMMARY_BYTES else None
-    except ValueError:
+        return ExitSummary.from_dict(read_object(job_dir / SUMMARY_FILE, MAX_SUMMARY_BYTES))
+    except (OSError, StoreError):
         return None
 
 
@@ -252,12 +242,10 @@ def _counted(log_path: Path, base: ExitSummary) -> ExitSummary:
     lines = size = 0
     last = b"\n"
     try:
-        fd = os.open(log_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+        fd = open_regular(log_path)
+    except (OSError, StoreError):
         return base
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return base
         while chunk := os.read(fd, COUNT_CHUNK):
             lines += chunk.count(b"\n")
             size += len(chunk)

@@ -16,19 +16,19 @@ Bad input raises `UserError` before anything is created or signalled.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from specialists.errors import SpecialistsError, UserError
+from specialists.errors import SpecialistsError, StoreError, UserError
 from specialists.events.emitter import new_nonce
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
 from specialists.events.owners import check_owner
 from specialists.jobs import index
 from specialists.jobs.control import post_request
+from specialists.jobs.files import read_object
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.recovery import recover_if_dead
 from specialists.jobs.store import CONTROL_DIR, JobStore, now_ms
@@ -343,18 +343,11 @@ def _stop_pending(job_dir: Path) -> bool:
         return False
     for name in names:
         try:
-            fd = os.open(control / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            continue  # taken meanwhile
-        try:
-            raw = os.read(fd, 4096)
-        finally:
-            os.close(fd)
-        try:
-            if json.loads(raw).get("kind") == "stop":
-                return True
-        except (ValueError, AttributeError):
-            continue
+            request = read_object(control / name, 4096)
+        except (OSError, StoreError):
+            continue  # taken meanwhile, or not a request
+        if request.get("kind") == "stop":
+            return True
     return False
 
 
