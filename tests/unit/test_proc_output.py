@@ -100,3 +100,20 @@ def test_job_exit_posted_by_the_supervisor_and_again_by_recovery_is_delivered_on
     (event,) = Inbox(store.root, OWNER).pending().events
     assert event.body.startswith(f"job {record.id} (echo hi) exited with code 0")
     assert event.body.endswith("--- last 40 lines ---\nhi")
+
+
+def test_a_command_that_never_started_still_gets_its_one_job_exit(tmp_path: Path) -> None:
+    """The runner raised before the command ran (no proc.json): the supervisor's ending posts
+    an `error` job_exit with the reason, so the owner is never left waiting."""
+    from specialists.procs.exit import post_job_exit
+
+    store = JobStore(tmp_path / ".specialists", news=None)
+    record, lock = create_job(store, proc_record(proc_options("echo hi", tmp_path)))
+    lock.release()
+    status = store.read_status(record.id) or JobStatus(id=record.id, specialist="bg")
+    why = "the command could not start: cwd vanished"
+    assert post_job_exit(store, record, status, "error", why) is not None
+    (event,) = Inbox(store.root, OWNER).pending().events
+    assert event.details["status"] == "error"
+    assert f"job {record.id} (echo hi) failed" in event.body and why in event.body
+    assert event.body.endswith("(no output)")
