@@ -208,6 +208,34 @@ def test_too_many_jobs_is_refused_with_the_running_ones_listed(tmp_path: Path) -
     assert not tool("bg_run", {"command": "true"}, who).is_error  # the slot is free again
 
 
+def test_concurrent_bg_runs_cannot_both_take_the_last_slot(tmp_path: Path) -> None:
+    """Four `specialists bg run` at once against jobs.max = 1 (config.toml): the count and
+    the creation are one step under the owner's lock, so exactly one starts."""
+    import subprocess
+    import sys
+
+    state = root() / ".specialists"
+    state.mkdir(exist_ok=True)
+    (state / "config.toml").write_text("[jobs]\nmax = 1\n")
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    argv = [sys.executable, "-m", "specialists", "bg", "run", "--owner", OWNER, f"cat {gate}"]
+    racers = [
+        subprocess.Popen(argv, cwd=root(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+        for _ in range(4)
+    ]  # fmt: skip
+    results = [(p.wait(60), p.stderr.read() if p.stderr else "") for p in racers]
+    assert sorted(code for code, _ in results) == [0, 2, 2, 2], results
+    refusals = [err for code, err in results if code]
+    assert all(e.startswith("error: too many background jobs: 1 of jobs.max 1") for e in refusals)
+    assert job_count() == 1
+    with open(gate, "w") as f:
+        f.write("x")
+    (job_id,) = JobStore(state, news=None).list_ids()
+    job_exit_of(job_id)
+
+
 def test_watched_lines_arrive_as_one_job_match_before_the_job_exit(tmp_path: Path) -> None:
     """R-J6 with the real supervisor: two matches in one burst become one batch."""
     gate = tmp_path / "gate"
