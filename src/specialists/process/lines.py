@@ -27,7 +27,7 @@ class LineSplitter:
 
     def __init__(self, max_line: int, *, head: int = OVERSIZED_HEAD) -> None:
         self._max_line = max_line
-        self._head = min(head, max_line)  # what an OversizedLine keeps of its line
+        self._head = head  # what an OversizedLine keeps of its line
         self._buf = bytearray()
         self._skipping = 0  # >0 while discarding the rest of an oversized line
         self._skip_head = b""
