@@ -161,12 +161,14 @@ def test_cancel_reaches_a_grandchild_that_ignores_sigterm_and_a_second_cancel_se
     assert raw_job_exits(job_id) == 1
 
 
+@pytest.mark.parametrize("looker", ["bg_list", "specialists status"])
 def test_kill_9_of_the_supervisor_then_recovery_writes_the_one_job_exit(
-    tmp_path: Path, strays: list[int]
+    tmp_path: Path, strays: list[int], looker: str
 ) -> None:
     """The supervisor dies by SIGKILL: its command dies with it (PDEATHSIG) or is killed by
-    recovery, which bg_list runs, and which posts the job_exit the supervisor could not.
-    Looking again (bg_list, `specialists status`) posts nothing more."""
+    recovery, which whoever looks runs (bg_list, or `specialists status` through the news
+    seam), and which posts the job_exit the supervisor could not. Looking again posts
+    nothing more."""
     pid_file = tmp_path / "cmd.pid"
     job_id = started({"command": f"echo $$ > {pid_file}; echo working; exec sleep 300"})
     command = pid_in(pid_file)
@@ -175,8 +177,11 @@ def test_kill_9_of_the_supervisor_then_recovery_writes_the_one_job_exit(
     supervisor = status(job_id)["supervisor_pid"]
     os.kill(supervisor, signal.SIGKILL)
     wait_until(lambda: not alive(supervisor), what="the supervisor's death")
-    listed = tool("bg_list", {})  # recovery happens here
-    assert listed.data["jobs"][0]["state"] == "error"
+    if looker == "bg_list":
+        listed = tool("bg_list", {})  # recovery happens here
+        assert listed.data["jobs"][0]["state"] == "error"
+    else:
+        assert status(job_id)["status"] == "error"  # and here
     event = job_exit_of(job_id)
     assert event.details["status"] == "error"
     assert "supervisor crashed; the command was killed" in event.body

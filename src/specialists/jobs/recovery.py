@@ -27,7 +27,6 @@ from specialists.jobs.events import TERMINAL_EVENTS, last_event
 from specialists.jobs.liveness import is_alive
 from specialists.jobs.records import JobStatus
 from specialists.jobs.store import JobLock, JobStore, now_ms
-from specialists.vocab import PROC_RUNNER
 
 CRASHED = "supervisor crashed"
 UNSTARTED = "the job was never started (its launcher stopped before writing status.json)"
@@ -52,14 +51,7 @@ def recover_if_dead(
         if current is None or not current.active or supervisor_alive(current):
             return current or status
         kill_agent(current, store.job_dir(job_id))
-        ended = _record_end(store, current, final, reason)
-        if ended.runner == PROC_RUNNER:
-            # A background command's owner waits for its job_exit; the supervisor that
-            # would have posted it is dead. Same event id as the supervisor's: posted once.
-            from specialists.procs.exit import post_after_recovery
-
-            post_after_recovery(store, ended)
-        return ended
+        return _record_end(store, current, final, reason)
     finally:
         lock.release()
 

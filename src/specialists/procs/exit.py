@@ -27,11 +27,13 @@ from specialists.events.inbox import Inbox
 from specialists.events.model import Event
 from specialists.events.spill import SpillLimits
 from specialists.jobs.atomic import write_atomic
+from specialists.jobs.events import last_event
 from specialists.jobs.files import open_regular, read_object
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore, now_ms
 from specialists.procs.output import read_tail
 from specialists.procs.spec import OUTPUT_LOG, ProcOptions
+from specialists.vocab import PROC_RUNNER
 
 log = logging.getLogger("specialists.procs")
 
@@ -102,6 +104,24 @@ def post_job_exit(
     summary = read_summary(job_dir)
     kind, reason = _kind(summary, final, error)
     return _post(store, record.id, options, kind, reason, summary, status)
+
+
+def post_if_recovered(state_root: Path, job_id: str) -> Event | None:
+    """The news seam (procs/news.py): crash recovery wrote this job's end. Only a proc job
+    whose last event is recovery's gets its job_exit here; anything else costs one read of
+    the end of events.jsonl. Never raises (the owner's other news goes on)."""
+    store = JobStore(state_root, news=None)
+    try:
+        last = last_event(store.events_path(job_id))
+        if last is None or last.get("recovered") is not True:
+            return None
+        status = store.read_status(job_id)
+    except (OSError, SpecialistsError) as exc:
+        log.warning("job %s: not checked for a job_exit after recovery: %s", job_id, exc)
+        return None
+    if status is None or status.runner != PROC_RUNNER or status.active:
+        return None
+    return post_after_recovery(store, status)
 
 
 def post_after_recovery(store: JobStore, status: JobStatus) -> Event | None:

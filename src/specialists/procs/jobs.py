@@ -34,6 +34,7 @@ from specialists.jobs.recovery import recover_if_dead
 from specialists.jobs.store import CONTROL_DIR, JobStore, now_ms
 from specialists.procs.exit import ExitSummary, read_summary, seconds_text
 from specialists.procs.isolate import check_isolation, find_bwrap
+from specialists.procs.news import ProcNews
 from specialists.procs.output import read_since, read_tail
 from specialists.procs.spec import (
     MAX_COMMAND_CHARS,
@@ -80,13 +81,16 @@ class ProcJob:
 
     @property
     def active(self) -> bool:
-        return self.status.active
+        """The command runs. Its account of the end (proc.json) is written before the job_exit
+        and the supervisor's final status, so an owner woken by the job_exit never finds the
+        job still counted against jobs.max or cancellable."""
+        return self.status.active and (self.summary is None or self.summary.kind is None)
 
     @property
     def state(self) -> str:
         """running, cancelling, exited 0, exited 2, killed (SIGSEGV), cancelled, timeout, error."""
         st = self.status
-        if st.active:
+        if self.active:
             return "cancelling" if st.current_event == "stopping" else st.status
         s = self.summary
         kind = s.kind if s is not None and s.kind else None
@@ -125,7 +129,7 @@ def start_proc(
     `max_jobs` is jobs.max; `settings` the jobs.* and events.maxChars values in force."""
     check_owner(owner)
     options = _checked_options(request, owner, base_cwd, settings, source, tether)
-    store = JobStore(state_root, news=None)
+    store = proc_store(state_root)
     from specialists.jobs.gc import collect  # old jobs go first, as at every run start
 
     collect(store)
@@ -147,6 +151,12 @@ def start_proc(
     status = store.read_status(record.id) or JobStatus(id=record.id, specialist=BG_SPECIALIST)
     job = ProcJob(record.id, status, options, None, store.job_dir(record.id) / OUTPUT_LOG)
     return Started(job, pid)
+
+
+def proc_store(state_root: Path) -> JobStore:
+    """The store as the bg tools open it: a proc job recovered on the way gets its job_exit
+    (procs/news.py); proc jobs have no completion notices."""
+    return JobStore(state_root, news=ProcNews(None))
 
 
 def proc_record(options: ProcOptions) -> JobRecord:
@@ -292,7 +302,7 @@ def list_jobs(store: JobStore, owner: str | None) -> list[ProcJob]:
 
 def running_count(state_root: Path, owner: str) -> int:
     """How many of the owner's proc jobs run (the pi status line's `jobs N`)."""
-    return sum(1 for _ in owned_jobs(JobStore(state_root, news=None), owner))
+    return sum(1 for _ in owned_jobs(proc_store(state_root), owner))
 
 
 # --- cancelling ---------------------------------------------------------------------------

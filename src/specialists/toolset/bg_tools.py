@@ -50,9 +50,9 @@ def watch_settings(settings: Settings) -> WatchSettings:
 
 
 def _store(call: ToolCall) -> Any:
-    from specialists.jobs.store import JobStore
+    from specialists.procs.jobs import proc_store
 
-    return JobStore(call.caller.state_root, news=None)
+    return proc_store(call.caller.state_root)
 
 
 def bg_run(call: ToolCall) -> Reply:
