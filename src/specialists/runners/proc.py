@@ -26,6 +26,7 @@ bwrap, and the command can clean up as it would unsandboxed.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import time
 from collections.abc import Callable
@@ -143,7 +144,7 @@ class ProcRunner:
         if options.isolate:  # fails closed: no bwrap, no command (R-J13)
             argv = bwrap_argv(find_bwrap(spec.env.get("PATH")), Path(options.cwd), argv)
         feed = OutputFeed(spec.job_dir / OUTPUT_LOG, batcher)
-        env = {**_inherited_env(), **spec.env, OWNER_ENV: options.owner}
+        env = {**os.environ, **spec.env, OWNER_ENV: options.owner}
         env.pop("SPECIALISTS_JOB_ID", None)  # the command is not a job's agent: its owner is
         try:
             self._proc = AgentProcess(
@@ -323,9 +324,3 @@ class ProcRunner:
             write_summary(self._spec.job_dir, self._summary(feed, None, "", None, None, now))
         except OSError as exc:
             log.debug("job %s: proc.json snapshot not written: %s", self._spec.job_id, exc)
-
-
-def _inherited_env() -> dict[str, str]:
-    import os
-
-    return dict(os.environ)
