@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 from collections.abc import Iterator
 from dataclasses import replace
@@ -294,6 +295,21 @@ def test_isolate_without_bubblewrap_fails_closed(
     reply = tool("bg_run", {"command": "touch made", "cwd": str(tmp_path), "isolate": True})
     assert reply.is_error and "bubblewrap (bwrap), which is not installed" in reply.text
     assert job_count() == before and not (tmp_path / "made").exists()
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_isolate_lets_the_command_write_only_inside_its_cwd(tmp_path: Path) -> None:
+    """R-J13 through bg_run and the supervisor: the probe passes, the command runs under
+    bwrap, its write outside cwd fails, its write inside lands."""
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    work.mkdir()
+    outside.mkdir()
+    script = f"echo in > inside.txt; (echo out > {outside}/x.txt) 2>/dev/null || echo blocked"
+    job_id = started({"command": script, "cwd": str(work), "isolate": True})
+    event = job_exit_of(job_id)
+    assert event.details["exit_code"] == 0 and event.body.splitlines()[-1] == "blocked"
+    assert (work / "inside.txt").read_text() == "in\n"
+    assert list(outside.iterdir()) == []
 
 
 @pytest.mark.parametrize(
