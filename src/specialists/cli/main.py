@@ -56,6 +56,10 @@ COMMANDS = {
     "uninstall": "install",
     "sidecar": "sidecar",
     "bg": "bg",
+    "threads": "threads",
+    "sandboxes": "sandboxes",
+    "events": "events",
+    "timer": "timer",
 }
 
 

@@ -18,7 +18,8 @@ import os
 from pathlib import Path
 
 from specialists.display import display_line, duration
-from specialists.hooks.common import hook_reply, is_job_id, log, read_json_object
+from specialists.hooks.common import hook_reply, log, read_json_object
+from specialists.jobs.ids import is_job_id
 from specialists.jobs.liveness import pid_exists
 from specialists.notices import NOTICE_TTL_S, read_keys
 from specialists.owner import Owner, reading_owner

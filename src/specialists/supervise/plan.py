@@ -138,6 +138,8 @@ def plan_job(
         idle_timeout_ms=spec.idle_timeout_ms,
         max_turns=spec.max_turns,
         max_tokens=spec.max_tokens,
+        requires_worktree=spec.requires_worktree,
+        auto_commit=spec.auto_commit,
         response_format=spec.response_format,
         # Missing ones too: the runner reports each as a notice in events.jsonl (seed 000 4.1).
         skill_paths=[str(p) for p in spec.skill_paths],
