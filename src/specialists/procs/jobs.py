@@ -309,7 +309,7 @@ def running_count(state_root: Path, owner: str) -> int:
 
 
 @dataclass(frozen=True)
-class CancelOutcome:
+class ProcCancel:
     job: ProcJob
     asked: bool  # True: this call asked the supervisor to stop; False: nothing was sent
 
@@ -325,23 +325,23 @@ class CancelOutcome:
         return f"job {j.id} ({j.options.label}) already ended ({j.state}); nothing to cancel"
 
 
-def cancel_proc(store: JobStore, owner: str | None, ref: str) -> CancelOutcome:
+def cancel_proc(store: JobStore, owner: str | None, ref: str) -> ProcCancel:
     job = find_job(store, owner, ref)
     return _cancel(store, job)
 
 
-def cancel_all(store: JobStore, owner: str | None) -> list[CancelOutcome]:
+def cancel_all(store: JobStore, owner: str | None) -> list[ProcCancel]:
     return [_cancel(store, job) for job in owned_jobs(store, owner)]
 
 
-def _cancel(store: JobStore, job: ProcJob) -> CancelOutcome:
+def _cancel(store: JobStore, job: ProcJob) -> ProcCancel:
     if not job.active or job.status.current_event == "stopping":
-        return CancelOutcome(job, asked=False)
+        return ProcCancel(job, asked=False)
     job_dir = store.job_dir(job.id)
     if _stop_pending(job_dir):
-        return CancelOutcome(job, asked=False)
+        return ProcCancel(job, asked=False)
     post_request(job_dir, "stop", "bg_cancel")
-    return CancelOutcome(job, asked=True)
+    return ProcCancel(job, asked=True)
 
 
 def _stop_pending(job_dir: Path) -> bool:
