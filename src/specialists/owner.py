@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 
 OWNER_ENV = "SPECIALISTS_OWNER"
+PERSON_KIND = "cli"  # `cli-<login name>`: a person at a terminal (person_key)
 NO_OWNER = "none"  # SPECIALISTS_OWNER=none: jobs started here have no owner, post no notice
 JOB_ENV = "SPECIALISTS_JOB_ID"
 SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
@@ -115,6 +116,22 @@ def launching_owner(env: dict[str, str] | None = None, pid: int | None = None) -
         return Owner((job,))
     keys = [k for k in (session_key(env_map.get(SESSION_ENV)), agent_ancestor(pid)) if k]
     return Owner(tuple(keys))
+
+
+def person_key(env: dict[str, str] | None = None) -> str:
+    """`cli-<login name>`: the owner of what a person starts at a terminal with no session
+    around it (`specialists bg run`), and the inbox `specialists events` reads for them.
+    One per user, not per terminal: a job started in one terminal is heard in another."""
+    env_map = os.environ if env is None else env
+    name = env_map.get("LOGNAME") or env_map.get("USER") or ""
+    if not name:
+        try:
+            import pwd
+
+            name = pwd.getpwuid(os.getuid()).pw_name
+        except (ImportError, KeyError):
+            name = f"uid{os.getuid()}"
+    return session_key(name, PERSON_KIND) or f"{PERSON_KIND}-uid{os.getuid()}"
 
 
 def reading_owner(

@@ -53,8 +53,9 @@ class Project:
     def store(self) -> JobStore:
         if self._store is None:
             from specialists.jobs.store import JobStore
+            from specialists.procs.news import ProcNews  # a recovered proc job's job_exit
 
-            self._store = JobStore(state_dir(self.root), news=notices)
+            self._store = JobStore(state_dir(self.root), news=ProcNews(notices))
         return self._store
 
     @property

@@ -11,7 +11,12 @@ PERMISSION_TIERS = ("READ_ONLY", "BASH_ONLY", "LOW", "MEDIUM", "HIGH")
 DEFAULT_PERMISSION = "MEDIUM"
 
 # Runner names, in the order help texts list them. The classes live in runners/registry.py.
+# These are the runners a person (`--runner`), a definition or config.toml may pick.
 RUNNER_NAMES = ("pi", "claude", "codex", "command", "native")
+# Background commands (procs/): a job of this runner is started only by bg_run or
+# `specialists bg run`, which give it what no specialist has (the command, watch patterns,
+# the owner to wake). Never pickable: `run --runner proc` would hand a prompt to `sh -c`.
+PROC_RUNNER = "proc"
 RUNNER_ALIASES = {"external-cli": "command", "external_cli": "command"}  # other tools' names
 DEFAULT_RUNNER = "pi"
 

@@ -59,8 +59,7 @@ def wakes_with_event(
     """The model makes `calls` (the last one yields); the `kind` event from `tool` must then
     arrive as a steer message that is the model's next request, with no model call between.
 
-    One helper for every yielding path: sleep today, bg_run + sleep_until_event once the
-    table has bg_run (one more test).
+    One helper for every yielding path: sleep, and bg_run + sleep_until_event.
     """
     mock_llm.enqueue(*(Reply(tool_calls=[c]) for c in calls), Reply("Woke up. DONE."))
     session.prompt("Start the work, then yield until it reports back.")
@@ -97,6 +96,25 @@ def test_sleep_yields_and_the_timer_wakes_pi_with_a_steer_message(
     first = mock_llm.model_requests[0]
     assert {"sleep", "sleep_until", "sleep_until_event", "timer_cancel"} <= set(first.tool_names())
     assert "Never poll or sleep in a loop" in first.system_text()
+
+
+def test_bg_run_then_sleep_until_event_wakes_pi_with_the_job_exit(
+    pi_session: Callable[..., PiSession], mock_llm: MockLLM, isolated_env: AgentEnv
+) -> None:
+    """bg_run returns at once (a proc job under its own supervisor); sleep_until_event
+    yields; the command's job_exit arrives as the steer message of pi's next request."""
+    session = pi_session()
+    calls = [
+        ToolCall("bg_run", {"command": "sleep 1; echo built it", "name": "build"}),
+        ToolCall("sleep_until_event", {"note": "waiting for the build"}),
+    ]
+    woken = wakes_with_event(session, mock_llm, calls, "job_exit", "bg_run")
+    text = woken.last_user_text()
+    assert "(build) exited with code 0 after " in text and text.endswith("built it")
+    assert woken.tool_results()[0].startswith("Started background job ")
+    assert {"bg_run", "bg_output", "bg_cancel", "bg_list"} <= set(
+        mock_llm.model_requests[0].tool_names()
+    )
 
 
 def test_an_event_during_a_turn_is_steered_into_the_next_model_call(

@@ -248,7 +248,7 @@ def test_status_and_command_answer_for_this_owner(side: InProcess, root: Path) -
     )
     assert "Cancelled 1 pending timer(s)." in side.peer.result("command", args="cancel all")["text"]
     assert side.peer.result("command", args="timers")["text"] == "no pending timers"
-    assert "not available in this version yet" in side.peer.result("command", args="jobs")["text"]
+    assert side.peer.result("command", args="jobs")["text"] == "No background jobs."
     assert (
         "not available in this version yet" in side.peer.result("command", args="threads")["text"]
     )

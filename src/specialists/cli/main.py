@@ -55,6 +55,7 @@ COMMANDS = {
     "install": "install",
     "uninstall": "install",
     "sidecar": "sidecar",
+    "bg": "bg",
     "threads": "threads",
     "sandboxes": "sandboxes",
     "events": "events",

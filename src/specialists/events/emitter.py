@@ -19,6 +19,7 @@ from typing import Any
 from specialists.errors import SpecialistsError
 from specialists.events.inbox import Inbox
 from specialists.events.model import Event, EventKind, EventSource
+from specialists.events.spill import EVENT_LIMITS, SpillLimits
 
 log = logging.getLogger("specialists.events")
 
@@ -28,9 +29,17 @@ def new_nonce() -> str:
 
 
 class Emitter:
-    def __init__(self, state_root: Path, base: str, *, nonce: str | None = None) -> None:
+    def __init__(
+        self,
+        state_root: Path,
+        base: str,
+        *,
+        nonce: str | None = None,
+        limits: SpillLimits = EVENT_LIMITS,
+    ) -> None:
         self.state_root = state_root
         self.source_id = f"{base}.{nonce or new_nonce()}"
+        self.limits = limits  # bodies past limits.max_chars are spilled (events.maxChars)
         self._seq: Counter[str] = Counter()
 
     def emit(
@@ -43,7 +52,7 @@ class Emitter:
     ) -> Event | None:
         self._seq[kind] += 1
         try:
-            inbox = Inbox(self.state_root, owner)
+            inbox = Inbox(self.state_root, owner, limits=self.limits)
             return inbox.append(
                 kind, source, body, source_id=self.source_id, seq=self._seq[kind], details=details
             )

@@ -184,6 +184,30 @@ def _send(fd: int, proc: Proc, sig: int) -> None:
             os.kill(proc.pid, sig)
 
 
+def group_members(pgid: int) -> list[Proc]:
+    """Live (not zombie) processes of process group `pgid` (one pass over /proc)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            st = _stat(int(name))
+            if st is not None and st.pgrp == pgid and st.state != b"Z":
+                found.append(Proc(int(name), st.start))
+    return found
+
+
+def signal_each(procs: Iterable[Proc], sig: int) -> None:
+    """Send `sig` to each of `procs` that is still that very process (checked by pidfd)."""
+    for proc in procs:
+        fd = _open_checked(proc)
+        if fd is None:
+            continue
+        try:
+            _send(fd, proc, sig)
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+
 def kill_all(find: Callable[[], Iterable[Proc]], *, spare: Iterable[int] = ()) -> list[Proc]:
     """Stop everything `find()` returns, again until it returns nothing new, then SIGKILL it.
 

@@ -269,9 +269,13 @@ class Front:
         return {**self.counts(), "pending_events": pending}
 
     def counts(self) -> dict[str, Any]:
-        """R-U1's numbers. Jobs and threads read 0 until their rooms exist (see docs/pi.md)."""
+        """R-U1's numbers. Threads read 0 until their room exists (see docs/pi.md). Counting
+        jobs also records a background job whose supervisor died (its job_exit goes out)."""
+        from specialists.procs.jobs import running_count
+
         timers = len(TimerStore(self.state_root, self.owner).pending())
-        return {"jobs": 0, "timers": timers, "threads": 0}
+        jobs = running_count(self.state_root, self.owner)
+        return {"jobs": jobs, "timers": timers, "threads": 0}
 
     def command(self, req: Mapping[str, Any]) -> dict[str, Any]:
         from specialists.pi_extension.commands import run_command

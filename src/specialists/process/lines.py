@@ -1,8 +1,9 @@
-"""Split a byte stream into lines on b"\\n" only, in bounded memory (pure).
+"""A byte stream in bounded memory (pure): split into lines, or its last bytes kept.
 
 Agents speak JSON lines, and JSON strings may hold U+2028/U+2029, so `str.splitlines()` is
 wrong here. A line longer than `max_line` is not kept: only its head survives, as an
 `OversizedLine`, so a 100 MB line costs `max_line` bytes of buffer, not 100 MB.
+`TailBuffer` keeps the last bytes of a stream (a command's answer, a log's tail).
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ Line = bytes | OversizedLine
 class LineSplitter:
     """Feed chunks, get complete lines; `finish()` returns a last line without newline."""
 
-    def __init__(self, max_line: int) -> None:
+    def __init__(self, max_line: int, *, head: int = OVERSIZED_HEAD) -> None:
         self._max_line = max_line
+        self._head = head  # what an OversizedLine keeps of its line
         self._buf = bytearray()
         self._skipping = 0  # >0 while discarding the rest of an oversized line
         self._skip_head = b""
@@ -54,7 +56,7 @@ class LineSplitter:
             return
         self._buf += rest
         if len(self._buf) > self._max_line:
-            self._skip_head = bytes(self._buf[:OVERSIZED_HEAD])
+            self._skip_head = bytes(self._buf[: self._head])
             self._skipping = len(self._buf)
             self._buf.clear()
 
@@ -65,11 +67,33 @@ class LineSplitter:
         elif self._buf:
             self._buf += piece
             if len(self._buf) > self._max_line:
-                out.append(OversizedLine(bytes(self._buf[:OVERSIZED_HEAD]), len(self._buf)))
+                out.append(OversizedLine(bytes(self._buf[: self._head]), len(self._buf)))
             else:
                 out.append(bytes(self._buf))
             self._buf.clear()
         elif len(piece) > self._max_line:
-            out.append(OversizedLine(piece[:OVERSIZED_HEAD], len(piece)))
+            out.append(OversizedLine(piece[: self._head], len(piece)))
         else:
             out.append(piece)
+
+
+class TailBuffer:
+    """Keeps the last `limit` bytes of a stream."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._buf = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self._buf += chunk
+        if len(self._buf) > self.limit:
+            del self._buf[: len(self._buf) - self.limit]
+
+    def text(self) -> str:
+        data = bytes(self._buf)
+        if self.total > self.limit:
+            # The cut may fall inside a UTF-8 sequence: drop its continuation bytes.
+            data = data.lstrip(bytes(range(0x80, 0xC0)))
+        return data.decode("utf-8", "replace")

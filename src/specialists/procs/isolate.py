@@ -31,7 +31,9 @@ def bwrap_argv(bwrap: str, cwd: Path, shell_argv: list[str]) -> list[str]:
         "--bind", real, real,
         "--chdir", real,
         "--die-with-parent",
-        "--new-session",
+        # No --new-session: the sandboxed processes stay in bwrap's process group, so the
+        # group's SIGTERM and SIGKILL (R-J8) reach them. There is no terminal to protect:
+        # stdin is /dev/null and the detached supervisor has no controlling terminal.
         "--",
         *shell_argv,
     ]  # fmt: skip

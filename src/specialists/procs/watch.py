@@ -4,7 +4,9 @@
   (R-J5). Patterns use Python's `regex` syntax (close to JavaScript's for everyday use).
 - Only the first 65,536 characters of a line are inspected; longer lines still count once.
 - A pathological pattern cannot freeze the supervisor: each match is bounded (50 ms); a line
-  whose matching timed out is counted in `timeouts` and treated as not matching.
+  whose matching timed out is counted in `timeouts` and treated as not matching, and after
+  MAX_TIMEOUTS such lines watching stops for good (`stopped` says why), so a pattern that
+  times out on every line costs 150 ms in all, not 50 ms a line.
 - Matching lines are batched: a batch is flushed after `debounce_ms` without a new match, or
   at `batch_lines` lines (R-J6). At most `per_min` batches become events in any 60 seconds;
   the lines of the rest are counted in `suppressed` (reported in job_exit). `associative`
@@ -28,6 +30,7 @@ LINE_INSPECT_CHARS = 65_536
 MATCH_TIMEOUT_S = 0.05
 RATE_WINDOW_MS = 60_000
 MAX_BATCH_LINE_CHARS = 1_000  # a matched line as shown in an event
+MAX_TIMEOUTS = 3  # lines whose matching ran out of time before watching stops
 
 
 def compile_watch(patterns: object) -> list[Any]:
@@ -82,6 +85,7 @@ class WatchBatcher:
         self.matched = 0
         self.suppressed = 0  # matching lines not delivered because of the rate limit
         self.timeouts = 0  # lines whose matching ran out of time
+        self.stopped: str | None = None  # why watching stopped early, if it did
         self._batch: list[str] = []
         self._first = 0
         self._last = 0
@@ -122,6 +126,13 @@ class WatchBatcher:
                     return True
             except TimeoutError:
                 self.timeouts += 1
+                if self.timeouts >= MAX_TIMEOUTS:
+                    self.patterns = []
+                    self.stopped = (
+                        f"watching stopped: {self.timeouts} lines took over "
+                        f"{MATCH_TIMEOUT_S * 1000:g} ms to match (a pattern too slow for "
+                        "this output)"
+                    )
                 return False
         return False
 

@@ -23,6 +23,7 @@ from typing import Any, BinaryIO, assert_never
 from specialists.errors import ConfigError, SpecialistsError
 from specialists.jobs.files import create_private
 from specialists.process.agent import AgentProcess, exit_status
+from specialists.process.lines import TailBuffer
 from specialists.process.lookup import find_executable
 from specialists.runners.base import (
     ALWAYS_ACCEPTED,
@@ -68,28 +69,6 @@ def resolve_command(command: str, env: Mapping[str, str]) -> str:
     return find_executable(command, path=env.get("PATH"), not_installed=not_installed)
 
 
-class TailBuffer:
-    """Keeps the last `limit` bytes of a stream."""
-
-    def __init__(self, limit: int = ANSWER_TAIL) -> None:
-        self.limit = limit
-        self._buf = bytearray()
-        self.total = 0
-
-    def add(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        self._buf += chunk
-        if len(self._buf) > self.limit:
-            del self._buf[: len(self._buf) - self.limit]
-
-    def text(self) -> str:
-        data = bytes(self._buf)
-        if self.total > self.limit:
-            # The cut may fall inside a UTF-8 sequence: drop its continuation bytes.
-            data = data.lstrip(bytes(range(0x80, 0xC0)))
-        return data.decode("utf-8", "replace")
-
-
 class CommandRunner:
     name = "command"
 
@@ -98,7 +77,7 @@ class CommandRunner:
         self._proc: AgentProcess | None = None
         self._ended: AgentProcess | None = None  # the command, after it exited
         self._log: BinaryIO | None = None
-        self._tail = TailBuffer()
+        self._tail = TailBuffer(ANSWER_TAIL)
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._pending: list[RunnerEvent] = []
         self._said_text = False

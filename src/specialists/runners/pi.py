@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any, assert_never
 
 from specialists.errors import AgentUnavailable, Bug, ConfigError
+from specialists.process.agent import AgentProcess
 from specialists.process.jobenv import agent_env
+from specialists.process.spawn import exit_status as exit_description
 from specialists.runners.answer_format import format_instruction, format_problem
 from specialists.runners.base import (
     ALWAYS_ACCEPTED,
@@ -45,7 +47,6 @@ from specialists.runners.base import (
 )
 from specialists.runners.pi_extensions import chosen_extensions
 from specialists.runners.pi_protocol import DEFAULT_FINAL_GRACE_S, PiProtocol, split_pi_model
-from specialists.runners.proc import AgentProcess, exit_description
 from specialists.runners.tiers import pi_tools
 from specialists.vocab import THINKING_LEVELS
 

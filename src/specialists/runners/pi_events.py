@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from specialists.process.lines import OversizedLine
 from specialists.runners.base import Activity, AnswerDelta, RunnerEvent, Usage, toolcall
 from specialists.runners.pi_lines import (
     AGENT_END,
@@ -38,7 +39,6 @@ from specialists.runners.pi_signals import (
     TurnEnded,
     UiRequest,
 )
-from specialists.runners.proc import OversizedLine
 
 Clock = Callable[[], float]
 Translated = RunnerEvent | Signal

@@ -26,6 +26,7 @@ from dataclasses import replace
 from typing import Any, assert_never
 
 from specialists.errors import Bug
+from specialists.process.lines import OversizedLine
 from specialists.runners.base import (
     Activity,
     AgentExited,
@@ -48,7 +49,6 @@ from specialists.runners.pi_states import (
     Settling,
     SwitchingModel,
 )
-from specialists.runners.proc import OversizedLine
 
 DEFAULT_FINAL_GRACE_S = 0.3
 DEFAULT_QUERY_TIMEOUT_S = 10.0

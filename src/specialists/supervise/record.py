@@ -19,9 +19,11 @@ from specialists.jobs.proctree import kill_job
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore, now_ms
 from specialists.jobs.writer import JobWriter, failure_reason
+from specialists.procs.exit import post_job_exit
 from specialists.runners.base import AgentExited, AgentRunner, Kill
 from specialists.supervise.script_phases import run_post_scripts
 from specialists.supervise.steps import StepGuard, StepInterrupted, signal_name
+from specialists.vocab import PROC_RUNNER
 
 log = logging.getLogger("specialists.supervisor")
 
@@ -102,6 +104,8 @@ class Recorder:
             # nor eats the room kept for its last words.
             self.guard.run("final kill", lambda: self.runner.send(Kill()))
             self.guard.run("killing the job's processes", lambda: kill_job(self.job_dir))
+            if self.record.runner == PROC_RUNNER:  # a background command: its one job_exit
+                self.guard.run("job_exit", lambda: self._post_job_exit(final, error))
             if final == "done":
                 fields: dict[str, object] = {
                     "duration_ms": duration_ms,
@@ -120,6 +124,11 @@ class Recorder:
 
                 settle_quietly(self.store.root, self.record.id)
             self._show(lambda observer: observer.on_event(record))
+
+    def _post_job_exit(self, final: str, error: str | None) -> None:
+        """After everything of the command is dead (the owner, woken, finds it gone), and
+        before the final status (a crash between the two: recovery posts it again, same id)."""
+        post_job_exit(self.store, self.record, self.status, final, error)
 
     def _tell_owners(self, final: str, error: str | None) -> None:
         """The job's end as an event in each owner's inbox; its own timers die with it

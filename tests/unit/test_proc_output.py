@@ -1,0 +1,119 @@
+"""A proc job's output and its account of the end, under a hostile world: a full disk, the
+log cap, planted or damaged proc.json files, and a job_exit posted twice."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from specialists.events.inbox import Inbox
+from specialists.jobs.records import JobStatus
+from specialists.jobs.store import JobStore
+from specialists.procs.exit import SUMMARY_FILE, ExitSummary, read_summary, write_summary
+from specialists.procs.feed import OutputFeed
+from specialists.procs.jobs import proc_record
+from specialists.procs.watch import WatchBatcher, compile_watch
+from specialists.supervise.launch import create_job
+from tests.support.procs import OWNER, proc_options
+from tests.support.tmpfs import fill, small_tmpfs
+
+
+def batcher(*patterns: str) -> WatchBatcher:
+    return WatchBatcher(compile_watch(list(patterns)), batch_lines=1)
+
+
+def test_a_full_disk_stops_the_log_but_not_the_counts_the_tail_or_the_watch(
+    tmp_path: Path,
+) -> None:
+    """The log stops for good at ENOSPC (no hole in it); lines are still counted and watched,
+    and the in-memory tail still has the last output for the job's result and job_exit."""
+    with small_tmpfs(tmp_path / "disk") as disk:
+        feed = OutputFeed(disk / "output.log", batcher("ERROR"))
+        fill(disk)
+        batches = feed.add(b"line one\nERROR after the disk filled\n", 0)
+        feed.add(b"last words\n", 1)
+        assert feed.log_problem == "the disk is full"
+        assert feed.lines == 3 and feed.bytes == 48 and feed.logged < feed.bytes
+        assert [list(b.lines) for b in batches] == [["ERROR after the disk filled"]]
+        assert feed.tail_text().endswith("last words\n")
+        feed.close()
+
+
+def test_the_log_cap_keeps_the_first_bytes_and_counts_the_rest(tmp_path: Path) -> None:
+    feed = OutputFeed(tmp_path / "output.log", batcher(), log_cap=10)
+    feed.add(b"0123456789abc\n", 0)
+    feed.add(b"more\n", 0)
+    feed.finish(0)
+    feed.close()
+    assert (tmp_path / "output.log").read_bytes() == b"0123456789"
+    assert feed.log_problem == "output.log reached its cap of 10 bytes"
+    assert (feed.lines, feed.bytes, feed.logged) == (2, 19, 10)
+
+
+def test_a_last_line_without_newline_counts_once_with_or_without_watch(tmp_path: Path) -> None:
+    for patterns in ((), ("x",)):
+        feed = OutputFeed(tmp_path / f"log{len(patterns)}", batcher(*patterns))
+        feed.add(b"a\nb", 0)
+        feed.add(b"c", 0)
+        feed.finish(0)
+        feed.close()
+        assert feed.lines == 2, patterns
+
+
+def test_a_planted_or_damaged_proc_json_is_no_summary(tmp_path: Path) -> None:
+    """A FIFO (reading it must not block), a symlink, garbage, an unknown kind: all None."""
+    target = tmp_path / "elsewhere.json"
+    write_summary(tmp_path, ExitSummary(kind="exited", exit_code=0))
+    target.write_bytes((tmp_path / SUMMARY_FILE).read_bytes())
+    assert read_summary(tmp_path) == ExitSummary(kind="exited", exit_code=0)
+    for plant in ("fifo", "link", "garbage", "kind"):
+        (tmp_path / SUMMARY_FILE).unlink()
+        if plant == "fifo":
+            os.mkfifo(tmp_path / SUMMARY_FILE)
+        elif plant == "link":
+            (tmp_path / SUMMARY_FILE).symlink_to(target)
+        elif plant == "garbage":
+            (tmp_path / SUMMARY_FILE).write_bytes(b"\x00{not json")
+        else:
+            (tmp_path / SUMMARY_FILE).write_text('{"kind": "vanished"}')
+        assert read_summary(tmp_path) is None, plant
+
+
+def test_job_exit_posted_by_the_supervisor_and_again_by_recovery_is_delivered_once(
+    tmp_path: Path,
+) -> None:
+    """A supervisor killed between posting job_exit and writing its final status: recovery
+    posts it again with the same id; the owner reads it once."""
+    from specialists.procs.exit import post_after_recovery, post_job_exit
+
+    store = JobStore(tmp_path / ".specialists", news=None)
+    record, lock = create_job(store, proc_record(proc_options("echo hi", tmp_path)))
+    lock.release()
+    job_dir = store.job_dir(record.id)
+    (job_dir / "output.log").write_bytes(b"hi\n")
+    write_summary(job_dir, ExitSummary(kind="exited", exit_code=0, lines=1, bytes=3, logged=3))
+    status = store.read_status(record.id) or JobStatus(id=record.id, specialist="bg")
+    first = post_job_exit(store, record, status, "done", None)
+    status.status = "error"
+    again = post_after_recovery(store, status)
+    assert first is not None and again is not None and first.id == again.id
+    (event,) = Inbox(store.root, OWNER).pending().events
+    assert event.body.startswith(f"job {record.id} (echo hi) exited with code 0")
+    assert event.body.endswith("--- last 40 lines ---\nhi")
+
+
+def test_a_command_that_never_started_still_gets_its_one_job_exit(tmp_path: Path) -> None:
+    """The runner raised before the command ran (no proc.json): the supervisor's ending posts
+    an `error` job_exit with the reason, so the owner is never left waiting."""
+    from specialists.procs.exit import post_job_exit
+
+    store = JobStore(tmp_path / ".specialists", news=None)
+    record, lock = create_job(store, proc_record(proc_options("echo hi", tmp_path)))
+    lock.release()
+    status = store.read_status(record.id) or JobStatus(id=record.id, specialist="bg")
+    why = "the command could not start: cwd vanished"
+    assert post_job_exit(store, record, status, "error", why) is not None
+    (event,) = Inbox(store.root, OWNER).pending().events
+    assert event.details["status"] == "error"
+    assert f"job {record.id} (echo hi) failed" in event.body and why in event.body
+    assert event.body.endswith("(no output)")
