@@ -17,9 +17,9 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from specialists import notices
 from specialists.errors import Bug
 from specialists.jobs.paths import find_project_root, state_dir
+from specialists.news import NEWS
 
 # `typing` and the store cost milliseconds; `hook` never needs them, so only type checkers
 # (and the commands that touch the store) import them.
@@ -53,9 +53,8 @@ class Project:
     def store(self) -> JobStore:
         if self._store is None:
             from specialists.jobs.store import JobStore
-            from specialists.procs.news import ProcNews  # a recovered proc job's job_exit
 
-            self._store = JobStore(state_dir(self.root), news=ProcNews(notices))
+            self._store = JobStore(state_dir(self.root), news=NEWS)
         return self._store
 
     @property

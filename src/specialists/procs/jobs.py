@@ -32,9 +32,9 @@ from specialists.jobs.files import read_object
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.recovery import recover_if_dead
 from specialists.jobs.store import CONTROL_DIR, JobStore, now_ms
+from specialists.news import NEWS
 from specialists.procs.exit import ExitSummary, read_summary, seconds_text
 from specialists.procs.isolate import check_isolation, find_bwrap
-from specialists.procs.news import ProcNews
 from specialists.procs.output import read_since, read_tail
 from specialists.procs.spec import (
     MAX_COMMAND_CHARS,
@@ -156,7 +156,7 @@ def start_proc(
 def proc_store(state_root: Path) -> JobStore:
     """The store as the bg tools open it: a proc job recovered on the way gets its job_exit
     (procs/news.py); proc jobs have no completion notices."""
-    return JobStore(state_root, news=ProcNews(None))
+    return JobStore(state_root, news=NEWS)
 
 
 def proc_record(options: ProcOptions) -> JobRecord:

@@ -29,10 +29,11 @@ from specialists.events.owners import is_owner, job_owner, owner_job_id
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore, now_ms
 from specialists.timers.store import TimerStore
+from specialists.vocab import PROC_RUNNER
 
 log = logging.getLogger("specialists.supervisor")
 
-OWN_END_EVENT_RUNNERS = frozenset({"proc"})  # jobs that send their own job_exit
+OWN_END_EVENT_RUNNERS = frozenset({PROC_RUNNER})  # jobs that send their own job_exit
 ANSWER_HEAD_CHARS = 2000  # the answer inline; the rest through `specialists result <id>`
 PROMPT_CHARS = 120
 

@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from specialists import notices
 from specialists.errors import UserError
 from specialists.jobs.gc import collect
 from specialists.jobs.paths import find_project_root, state_dir
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore, now_ms
+from specialists.news import NEWS
 from specialists.runners.registry import DEFAULT_RUNNER, known_runner
 
 # Where pre-script output goes until the scripts have run (the supervisor fills it in).
@@ -41,7 +41,7 @@ class JobRequest:
 
 
 def open_store(project_root: Path | None = None) -> JobStore:
-    return JobStore(state_dir(project_root or find_project_root()), news=notices)
+    return JobStore(state_dir(project_root or find_project_root()), news=NEWS)
 
 
 def plan_job(

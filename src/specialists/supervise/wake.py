@@ -32,6 +32,7 @@ from specialists.events.inbox import Batch, Inbox
 from specialists.events.render import render_events
 from specialists.jobs.records import JobRecord
 from specialists.supervise.pending import Pending
+from specialists.vocab import PROC_RUNNER
 
 Delivery = Literal["supervisor", "agent", "none"]
 
@@ -49,7 +50,7 @@ YIELDED_WITH_NOTHING = (
 
 # Runners whose "follow-up" runs the command again with no conversation behind it: an event
 # would become a fresh prompt for a script, not a wake-up of an agent that waits.
-NO_SESSION_RUNNERS = frozenset({"command", "proc"})
+NO_SESSION_RUNNERS = frozenset({"command", PROC_RUNNER})
 
 
 def delivery_mode(record: JobRecord, takes_follow_up: bool) -> Delivery:

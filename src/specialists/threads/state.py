@@ -17,6 +17,7 @@ from specialists.events.owners import owner_job_id
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore
 from specialists.jobs.view import current_status
+from specialists.news import NEWS
 from specialists.sandbox.backend import ChildState
 from specialists.threads.records import (
     ROOT,
@@ -33,9 +34,8 @@ Phase = Literal["running", "closing", "ended", "closed"]
 def job_store(state_root: Path) -> JobStore:
     """The job store as threads use it: a crash recovered on the way tells the job's owner
     (notices), as any other reader's recovery does."""
-    from specialists import notices
 
-    return JobStore(state_root, news=notices)
+    return JobStore(state_root, news=NEWS)
 
 
 @dataclass(frozen=True)
