@@ -1,0 +1,173 @@
+"""The remote executor's own code (RemoteJobRunner, RemoteHost, RemoteProcess, the node core,
+the code's trip there and back) on the in-process loopback node: no Ray, real processes,
+real git. The same code runs under Ray in tests/integration/test_ray_executor.py."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from specialists.executors.job import EXECUTOR_FILE, RemoteJobRunner, read_executor_record
+from specialists.executors.testing import LoopbackConnector, LoopbackNode
+from specialists.jobs.liveness import pid_exists
+from specialists.runners.base import (
+    Abort,
+    AgentExited,
+    Kill,
+    LaunchSpec,
+    RunFinished,
+)
+from specialists.runners.command import CommandRunner
+from tests.support.driving import acts, drive, exited, of
+from tests.support.jobs import wait_for
+
+PY = sys.executable
+SETTINGS: dict[str, Any] = {"kind": "ray", "workspace": "bundle", "lease_s": 300.0}
+
+
+def git(cwd: Path, *args: str) -> str:
+    out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return out.stdout
+
+
+@pytest.fixture
+def project() -> Path:
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    (root / "tracked.txt").write_text("committed\n")
+    (root / ".gitignore").write_text(".env\n.specialists/\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    return root
+
+
+@pytest.fixture
+def node(tmp_path: Path) -> Iterator[LoopbackNode]:
+    n = LoopbackNode(tmp_path / "node")
+    yield n
+    n.close()
+
+
+def job_spec(project: Path, code: str, job_id: str = "j1") -> LaunchSpec:
+    job_dir = project / ".specialists" / "jobs" / job_id
+    job_dir.mkdir(parents=True)
+    return LaunchSpec(
+        job_id=job_id,
+        job_dir=job_dir,
+        cwd=project,
+        prompt="the task",
+        system_prompt="",
+        model=None,
+        env={"SPECIALISTS_JOB_DIR": str(job_dir)},
+        options={"command": PY, "args": ["-c", code]},
+    )
+
+
+def remote(node: LoopbackNode, **settings: Any) -> tuple[RemoteJobRunner, LoopbackConnector]:
+    connector = LoopbackConnector(node)
+    return RemoteJobRunner(CommandRunner(), {**SETTINGS, **settings}, connector), connector
+
+
+def test_a_job_runs_on_the_node_in_a_copy_and_its_changes_land_as_a_sandbox(project, node):
+    """The agent sees committed, uncommitted and untracked files but not ignored ones, works
+    in the node's checkout (not ours), and what it changed comes back as sandbox <id>."""
+    (project / "tracked.txt").write_text("uncommitted edit\n")
+    (project / "new.txt").write_text("untracked\n")
+    (project / ".env").write_text("SECRET=1\n")
+    code = (
+        "import os,sys; print(os.getcwd()); sys.stdin.read();"
+        "print(open('tracked.txt').read().strip(), open('new.txt').read().strip(),"
+        " os.path.exists('.env'));"
+        "open('made.txt','w').write('by the agent\\n')"
+    )
+    runner, connector = remote(node)
+    runner.start(job_spec(project, code))
+    events = drive(runner, exited)
+    answer = of(events, RunFinished)[0].text
+    assert "uncommitted edit untracked False" in answer
+    assert str(node.core.root) in answer  # it ran in the node's checkout
+    assert not (project / "made.txt").exists()  # our working copy is untouched
+    notices = [a.fields["message"] for a in acts(events, "notice")]
+    assert any("2 uncommitted or untracked paths" in n for n in notices), notices
+    landed = next(a for a in acts(events, "notice") if "sandbox" in a.fields)
+    sandbox = project / ".specialists" / "sandboxes" / landed.fields["sandbox"]
+    assert (sandbox / "made.txt").read_text() == "by the agent\n"
+    assert (sandbox / "new.txt").read_text() == "untracked\n"
+    assert connector.placements[0].released == 1
+    record = read_executor_record(project / ".specialists" / "jobs" / "j1")
+    assert record is not None and record["node"] == "loopback node"
+    assert of(events, AgentExited)[-1].exit_code == 0
+    work = node.core.workspaces.work(runner._key)
+    wait_for(lambda: not work.exists(), what="the node's checkout removed")
+
+
+def test_abort_and_kill_reach_the_whole_tree_on_the_node(project, node):
+    """A stop ends the agent and a grandchild it started in a session of its own."""
+    code = (
+        "import subprocess,time;"
+        "p=subprocess.Popen(['sleep','300'], start_new_session=True);"
+        "print(p.pid, flush=True); time.sleep(300)"
+    )
+    runner, _ = remote(node)
+    spec = job_spec(project, code)
+    runner.start(spec)
+    stdout = spec.job_dir / "stdout.log"
+    drive(runner, lambda _: stdout.exists() and stdout.read_text().strip() != "")
+    grandchild = int(stdout.read_text().split()[0])
+    assert pid_exists(grandchild)
+    runner.send(Abort())
+    runner.send(Kill())
+    drive(runner, exited)
+    wait_for(lambda: not pid_exists(grandchild) or _zombie(grandchild), what="grandchild gone")
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def test_a_node_that_dies_ends_the_job_killed_naming_the_node(project, node):
+    runner, _ = remote(node)
+    runner.start(job_spec(project, "import time; print('up', flush=True); time.sleep(300)"))
+    drive(runner, lambda evs: bool(acts(evs, "text")) or bool(node.core.procs))
+    node.kill()
+    events = drive(runner, exited)
+    assert "died mid-job" in of(events, AgentExited)[-1].stderr_tail
+    notices = [a.fields["message"] for a in acts(events, "notice")]
+    assert any("changes and session on it are lost" in n for n in notices), notices
+
+
+def test_output_is_never_lost_or_repeated_across_many_reads(project, node):
+    """20,000 numbered lines arrive once each and in order (acknowledged reads)."""
+    code = "import sys; sys.stdin.read(); [print(i) for i in range(20000)]"
+    runner, _ = remote(node)
+    runner.start(job_spec(project, code))
+    events = drive(runner, exited)
+    lines = (project / ".specialists" / "jobs" / "j1" / "stdout.log").read_text().split()
+    assert lines == [str(i) for i in range(20000)]
+    assert of(events, AgentExited)[-1].exit_code == 0
+
+
+def test_the_lease_kills_an_agent_nobody_reads(project, node):
+    """A supervisor that crashed stops reading: once lease_s has passed the node kills the
+    agent (the lease check is called with a later time: no waiting)."""
+    runner, _ = remote(node, lease_s=5.0)
+    runner.start(job_spec(project, "import time; time.sleep(300)"))
+    pid = next(iter(node.core.procs.values())).pid
+    later = time.monotonic() + 10
+    killed = asyncio.run_coroutine_threadsafe(node.core.expire(later), node._loop).result(10)
+    assert killed == ["p1"]
+    events = drive(runner, exited)
+    assert of(events, AgentExited)[-1].signal == signal.SIGKILL
+    wait_for(lambda: not pid_exists(pid) or _zombie(pid), what="agent gone")
+    assert (project / ".specialists" / "jobs" / "j1" / EXECUTOR_FILE).exists()
