@@ -242,6 +242,11 @@ def specialist_from_data(
     runner, runner_options = parse_runner(execution.raw("runner"), execution.field("runner"))
     max_turns = positive_int(execution.raw("max_turns"), execution.field("max_turns"))
     max_tokens = positive_int(execution.raw("max_tokens"), execution.field("max_tokens"))
+    executor = execution.raw("executor")
+    if isinstance(executor, str):
+        executor = {"kind": executor}
+    if executor is not None and not isinstance(executor, dict):
+        raise Invalid(execution.field("executor"), "must be local, ray or a mapping")
     execution.finish()
 
     prompt = top.section("prompt", ignored=_IGNORED_PROMPT) or Fields({}, "prompt", warnings)
@@ -288,6 +293,7 @@ def specialist_from_data(
         idle_timeout_ms=idle_timeout_ms,
         runner=runner,
         runner_options=runner_options,
+        executor=executor or {},
         max_turns=max_turns,
         max_tokens=max_tokens,
         system_prompt=system_prompt,
