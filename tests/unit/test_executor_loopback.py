@@ -171,3 +171,64 @@ def test_the_lease_kills_an_agent_nobody_reads(project, node):
     assert of(events, AgentExited)[-1].signal == signal.SIGKILL
     wait_for(lambda: not pid_exists(pid) or _zombie(pid), what="agent gone")
     assert (project / ".specialists" / "jobs" / "j1" / EXECUTOR_FILE).exists()
+
+
+# --- choosing the executor, and bad input -----------------------------------------------
+
+
+def test_without_ray_installed_the_hint_says_how_to_install_it(monkeypatch):
+    """`--executor ray` without the extra: one line naming the extra, no job planned."""
+    from specialists.errors import AgentUnavailable
+    from specialists.executors.settings import resolve
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # what an absent package looks like
+    with pytest.raises(AgentUnavailable) as caught:
+        resolve("ray", None, None)
+    assert caught.value.hint == "pip install 'specialists[ray]'"
+
+
+def test_the_cli_says_the_install_line_when_ray_is_missing(monkeypatch, capsys):
+    from specialists.cli.main import main
+    from tests.support.jobs import echo_project
+
+    echo_project()
+    monkeypatch.setitem(sys.modules, "ray", None)
+    code = main(["run", "echo", "--prompt", "x", "--executor", "ray"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0
+    assert err[-1].startswith("error: ") and "pip install 'specialists[ray]'" in err[-1]
+    assert not (
+        Path(os.environ["SPECIALISTS_PROJECT_ROOT"]) / ".specialists" / "jobs"
+    ).exists() or not any(
+        (Path(os.environ["SPECIALISTS_PROJECT_ROOT"]) / ".specialists" / "jobs").iterdir()
+    )
+
+
+def test_the_choice_order_is_run_then_specialist_then_config():
+    from specialists.executors.settings import resolve
+
+    assert resolve(None, None, None) is None
+    assert resolve("local", {"kind": "ray"}, {"kind": "ray"}) is None
+    chosen = resolve(None, {"kind": "ray", "namespace": "mine"}, {"address": "h:1"})
+    assert chosen is not None
+    assert (chosen["namespace"], chosen["address"], chosen["lease_s"]) == ("mine", "h:1", 60.0)
+    assert resolve(None, None, {"kind": "local", "address": "h:1"}) is None
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        ({"kind": "kubernetes"}, "[executor].kind"),
+        ({"resources": {"CPU": -1}}, "[executor].resources.CPU"),
+        ({"lease_s": 0}, "[executor].lease_s"),
+        ({"workspace": "nfs"}, "[executor].workspace"),
+        ({"adress": "x"}, "adress"),
+    ],
+)
+def test_a_bad_executor_table_names_the_field(table, problem):
+    from specialists.errors import ConfigError
+    from specialists.executors.settings import resolve
+
+    with pytest.raises(ConfigError) as caught:
+        resolve("ray", None, table)
+    assert problem in str(caught.value)

@@ -139,7 +139,7 @@ class RemoteJobRunner:
             forward_env=list(self.settings.get("forward_env") or ()),
             job_dir=None if shared else spec.job_dir,
             job_key=self._key,
-            lease_s=float(self.settings.get("lease_s", 300.0)),
+            lease_s=float(self.settings.get("lease_s", 60.0)),
         )
 
     def _stage(self, spec: LaunchSpec, client: NodeClient) -> dict[str, Any]:

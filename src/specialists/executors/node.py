@@ -14,6 +14,7 @@ import itertools
 import logging
 import os
 import shutil
+import socket
 import sys
 import time
 from pathlib import Path
@@ -42,6 +43,7 @@ class NodeCore:
         self._ids = itertools.count(1)
         self._watchdog: asyncio.Task[None] | None = None
         self.workspaces = nodework.Workspaces(root)
+        self.marks: set[str] = set()  # the job marks of the agents started here
         self.expired: list[str] = []  # processes killed because their lease ran out
 
     # --- about the node ----------------------------------------------------------------
@@ -95,6 +97,8 @@ class NodeCore:
             )
         except SpawnFailed as exc:
             return {"error": f"'{argv[0]}' {exc.reason}", "missing": exc.missing}
+        if proc.mark:
+            self.marks.add(proc.mark)
         proc_id = f"p{next(self._ids)}"
         self.procs[proc_id] = proc
         self.leases[proc_id] = float(request.get("lease_s", DEFAULT_LEASE_S))
@@ -121,17 +125,25 @@ class NodeCore:
         if proc is not None:
             proc.signal_group(sig)
 
-    async def kill(self, proc_id: str, scope: str, mark: str | None = None) -> int:
+    async def kill(
+        self, proc_id: str, scope: str, mark: str | None = None, caller: Any = None
+    ) -> int:
         """SIGKILL a process's tree ("tree") or everything of its job ("job"); `mark` reaches
-        the job's processes also after the process was forgotten. Returns how many died."""
+        the job's processes also after the process was forgotten, but only a mark this node
+        gave an agent of its own, and never the caller (a supervisor on this machine in a
+        shared filesystem carries the same mark). Returns how many died."""
         proc = self.procs.get(proc_id)
         if proc is not None and scope == "tree":
             proc.kill_tree()
             return 1
+        spare = _caller_pid(caller)
         if proc is not None:
             proc.signal_group(9)
-            return len(await asyncio.to_thread(kill_marked, proc.mark or mark, proc.ident))
-        return len(await asyncio.to_thread(kill_marked, mark, None))
+            mark = proc.mark or mark
+        if mark not in self.marks:
+            mark = None
+        agent = proc.ident if proc is not None else None
+        return len(await asyncio.to_thread(kill_marked, mark, agent, spare))
 
     async def forget(self, proc_id: str) -> None:
         proc = self.procs.pop(proc_id, None)
@@ -197,6 +209,13 @@ def resolve_program(program: str, path: str | None, cwd: Path) -> str | None:
     if os.path.isabs(program) and os.access(program, os.X_OK) and os.path.isfile(program):
         return program
     return shutil.which(os.path.basename(program), path=path)
+
+
+def _caller_pid(caller: Any) -> tuple[int, ...]:
+    """The caller's pid when it runs on this machine ([hostname, pid]), to spare it."""
+    if isinstance(caller, list | tuple) and len(caller) == 2 and caller[0] == socket.gethostname():
+        return (int(caller[1]),)
+    return ()
 
 
 def _rss_bytes() -> int:

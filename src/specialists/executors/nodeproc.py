@@ -327,7 +327,9 @@ class NodeProcess:
         self.buffered = 0
 
 
-def kill_marked(mark: str | None, agent: proctree.Proc | None = None) -> list[proctree.Proc]:
+def kill_marked(
+    mark: str | None, agent: proctree.Proc | None = None, spare: tuple[int, ...] = ()
+) -> list[proctree.Proc]:
     """Kill everything of one job on this node: the agent's tree and every process carrying
     the job's mark (jobs/proctree.py), with what is below those."""
     killed: list[proctree.Proc] = []
@@ -340,7 +342,7 @@ def kill_marked(mark: str | None, agent: proctree.Proc | None = None) -> list[pr
         roots = proctree.marked(mark)
         return [*roots, *proctree.descendants([p.pid for p in roots], mark)]
 
-    return killed + proctree.kill_all(find)
+    return killed + proctree.kill_all(find, spare=spare)
 
 
 def _size(kind: str, payload: Any) -> int:

@@ -1,6 +1,6 @@
 """The Ray actor: one per node, a thin async shell over the node core (node.py).
 
-Named `specialists-node-<node id>` in the executor's namespace, detached (it outlives the
+Named `specialists-node-<version>-<node id>` in the executor's namespace, detached (it outlives the
 supervisor that created it, so the next job on that node finds it), pinned to its node, never
 restarted and never retrying a call (`max_restarts=0`, `max_task_retries=0`): an agent has side
 effects, and a node that dies takes its jobs down with an error rather than running them twice.
@@ -57,8 +57,10 @@ class NodeAgent:
     async def signal(self, proc_id: str, sig: int) -> None:
         await self.core.signal(proc_id, sig)
 
-    async def kill(self, proc_id: str, scope: str, mark: str | None = None) -> int:
-        return await self.core.kill(proc_id, scope, mark)
+    async def kill(
+        self, proc_id: str, scope: str, mark: str | None = None, caller: Any = None
+    ) -> int:
+        return await self.core.kill(proc_id, scope, mark, caller)
 
     async def forget(self, proc_id: str) -> None:
         await self.core.forget(proc_id)

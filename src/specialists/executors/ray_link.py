@@ -136,7 +136,11 @@ def alive_nodes() -> dict[str, str]:
 
 
 def actor_name(node_id: str) -> str:
-    return ACTOR_PREFIX + node_id
+    """One actor per node and specialists version: a detached actor keeps the code it was
+    started with, so a new version gets an actor of its own."""
+    from specialists import __version__
+
+    return f"{ACTOR_PREFIX}{__version__}-{node_id}"
 
 
 def node_actor(node_id: str, namespace: str, root: str) -> Any:

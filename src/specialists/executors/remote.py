@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any, BinaryIO, Protocol
 
 from specialists.errors import AgentUnavailable
 from specialists.executors.travel import PathMap, remote_env
+from specialists.jobs.proctree import MARK_ENV
 from specialists.process.agent import DEFAULT_MAX_LINE, STDERR_LOG_CAP, STDERR_TAIL, describe_exit
 from specialists.process.lines import Line, OversizedLine
 from specialists.process.spawn import exit_status
@@ -137,7 +139,7 @@ class RemoteHost:
             paths=self.paths,
             stderr_log=stderr_log,
             raw=raw,
-            mark=job_env.get("SPECIALISTS_JOB_DIR"),
+            mark=self.paths.to_node(job_env.get(MARK_ENV) or "") or None,
         )
 
     def sync_job_files(self) -> None:
@@ -319,7 +321,8 @@ class RemoteProcess:
     def _kill(self, scope: str) -> None:
         """Wait for the node to say it killed them: a stop is over when the tree is gone."""
         try:
-            self._client.call_sync("kill", self._id, scope, self._mark, timeout=KILL_WAIT_S)
+            caller = [socket.gethostname(), os.getpid()]
+            self._client.call_sync("kill", self._id, scope, self._mark, caller, timeout=KILL_WAIT_S)
         except NodeGone:
             return  # the node and everything on it are gone already
         except Exception as exc:  # noqa: BLE001 - a lost node: its lease ends the agent

@@ -13,7 +13,7 @@ from `[executor]` with the specialist's mapping over them key by key:
     forward_env = ["*_API_KEY", "*_AUTH_TOKEN"]
     connect_timeout_s = 15
     schedule_timeout_s = 120          # waiting for a node with the resources free
-    lease_s = 300                     # a node kills an agent unread this long
+    lease_s = 60                      # a node kills an agent unread this long
     node_root = ""                    # where a node keeps checkouts ("" = its temp dir)
 
 A job's settings are resolved once, when it is planned, and kept in job.json (`executor`),
@@ -44,7 +44,7 @@ DEFAULTS: dict[str, Any] = {
     "forward_env": list(DEFAULT_FORWARD_ENV),
     "connect_timeout_s": 15.0,
     "schedule_timeout_s": 120.0,
-    "lease_s": 300.0,
+    "lease_s": 60.0,
     "node_root": "",
 }
 
@@ -88,7 +88,7 @@ def parse_table(data: object, where: str) -> dict[str, Any]:
                 raise Invalid.wrong(resources.field(name), "a resource name", repr(name[:40]))
             if amount:
                 out["resources"][name] = float(amount)
-    fields.finish()
+    fields.finish_strict()  # a typo here would run the job somewhere unintended
     return out
 
 
