@@ -130,6 +130,26 @@ def test_a_native_job_runs_on_the_worker_node_to_done(cluster, mock_llm: MockLLM
     assert "toolcall" in kinds or "tool_execution_end" in kinds, kinds
 
 
+def test_a_pi_job_runs_on_the_worker_node_to_done(cluster, mock_llm: MockLLM, pi_bin: Path):
+    """The real pi on the node, its session written there and brought back, so the job can
+    be continued; pi's config (the mock's address) is forwarded by name."""
+    forward = 'forward_env = ["*_API_KEY", "PI_*"]\n'
+    project(cluster, "true", config=forward, runner="{runner: pi, model: mock/mock-model}")
+    mock_llm.enqueue(
+        Reply(tool_calls=(ToolCall("bash", {"command": "echo pi-on-the-node"}),)),
+        Reply("DONE from pi"),
+    )
+    job_id = run_bg("use bash once")
+    wait_until(lambda: status(job_id)["status"] not in ACTIVE, 180, "the pi job")
+    st = status(job_id)
+    assert st["status"] == "done", (st, events(job_id)[-3:])
+    assert sp("result", job_id).stdout.strip() == "DONE from pi"
+    assert placed_on(job_id) in worker_ids(cluster)
+    assert mock_llm.wait_for_requests(2)[-1].tool_results() == ["pi-on-the-node\n"]
+    session = Path(st["session_file"])
+    assert session.is_file() and session.parent == job_dir(job_id)
+
+
 GRANDCHILD = "setsid sh -c 'trap \"\" TERM; echo $$ > grandchild.pid; exec sleep 300' & sleep 300"
 
 

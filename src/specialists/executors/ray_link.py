@@ -106,6 +106,8 @@ def connect(address: str, namespace: str, timeout: float) -> None:
             except Exception as exc:  # noqa: BLE001 - reported below, as one line
                 failure.append(exc)
 
+        # Ray warns that it set no SIGTERM handler off the main thread: that is the point.
+        logging.getLogger("ray._private.worker").setLevel(logging.ERROR)
         thread = threading.Thread(target=init, name="ray-connect", daemon=True)
         thread.start()
         thread.join(timeout)

@@ -71,6 +71,7 @@ class LoopbackNode:
             self._loop.call_soon_threadsafe(watchdog.cancel)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+        self._loop.close()
 
 
 class LoopbackPlacement:
