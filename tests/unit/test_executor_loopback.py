@@ -232,3 +232,42 @@ def test_a_bad_executor_table_names_the_field(table, problem):
     with pytest.raises(ConfigError) as caught:
         resolve("ray", None, table)
     assert problem in str(caught.value)
+
+
+# --- hostile input from the other side ----------------------------------------------------
+
+
+def test_a_node_refuses_file_names_and_keys_that_leave_its_root(tmp_path):
+    """A supervisor (or anything that can call the actor) cannot make the node write outside
+    its root: '..', absolute names and odd keys are refused."""
+    from specialists.executors.nodework import WorkspaceError, Workspaces
+
+    spaces = Workspaces(tmp_path / "root")
+    for name in ("../evil", "/etc/evil", "a/../../evil", "nul\x00"):
+        with pytest.raises(WorkspaceError):
+            spaces.write_files("job1", {name: b"x"})
+    for key in ("../up", "", "a/b", "x" * 200):
+        with pytest.raises(WorkspaceError):
+            spaces.job_dir(key)
+    assert not (tmp_path / "evil").exists()
+
+
+def test_an_oversized_line_arrives_as_its_head_and_size(project, node):
+    """A line longer than max_line is cut on the node (bounded memory there and here)."""
+    from specialists.executors.remote import RemoteHost
+    from specialists.executors.travel import PathMap
+    from specialists.process.lines import OVERSIZED_HEAD, OversizedLine
+
+    host = RemoteHost(node, paths=PathMap(), forward_env=[], job_dir=None, job_key="j1", lease_s=60)
+    code = "import sys; sys.stdout.write('x' * 100000 + '\\nshort\\n')"
+    proc = host.spawn([PY, "-c", code], cwd=project, stdin_pipe=False, max_line=1024)
+    lines: list[Any] = []
+    while not proc.done:
+        lines += proc.read(1.0)
+    proc.release()
+    assert (
+        isinstance(lines[0], OversizedLine) and lines[0].size == 100000
+    )  # as LineSplitter counts it here
+    assert len(lines[0].head) == OVERSIZED_HEAD
+    assert lines[1:] == [b"short"] or lines[1:] == [b"short\n"]
+    assert proc.returncode == 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -66,12 +67,17 @@ class LoopbackNode:
     def close(self) -> None:
         for proc_id in list(self.core.procs):
             asyncio.run_coroutine_threadsafe(self.core.kill(proc_id, "job"), self._loop).result(10)
-        watchdog = self.core._watchdog
-        if watchdog is not None:
-            self._loop.call_soon_threadsafe(watchdog.cancel)
+        asyncio.run_coroutine_threadsafe(self._stop_watchdog(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
         self._loop.close()
+
+    async def _stop_watchdog(self) -> None:
+        watchdog = self.core._watchdog
+        if watchdog is not None:
+            watchdog.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watchdog
 
 
 class LoopbackPlacement:
