@@ -177,6 +177,17 @@ def grandchild(job_id: str) -> int:
     return int(found[0].read_text())
 
 
+def test_a_timeout_ends_the_remote_job_and_its_tree_as_locally(cluster):
+    """`--timeout 8s` (room for placing and staging under load): the job ends `error` "timeout after 8s" and the node's tree is gone."""
+    project(cluster, GRANDCHILD)
+    job_id = run_bg("x", "--timeout", "8s")
+    pid = grandchild(job_id)
+    wait_until(lambda: status(job_id)["status"] not in ACTIVE, 120, "the timeout")
+    st = status(job_id)
+    assert (st["status"], st["error"]) == ("error", "timeout after 8s"), st
+    wait_until(lambda: not alive(pid), 30, "the grandchild's death")
+
+
 def test_kill_9_of_the_supervisor_then_recovery_and_the_lease(cluster):
     """The supervisor dies without a word: `status` records the crash (recovery), and the
     node's lease kills the agent's tree once nobody reads it (lease_s = 2)."""
