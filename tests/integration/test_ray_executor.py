@@ -178,7 +178,8 @@ def grandchild(job_id: str) -> int:
 
 
 def test_a_timeout_ends_the_remote_job_and_its_tree_as_locally(cluster):
-    """`--timeout 8s` (room for placing and staging under load): the job ends `error` "timeout after 8s" and the node's tree is gone."""
+    """`--timeout 8s` (room for placing and staging under load): the job ends `error`
+    "timeout after 8s" and the node's tree is gone."""
     project(cluster, GRANDCHILD)
     job_id = run_bg("x", "--timeout", "8s")
     pid = grandchild(job_id)
