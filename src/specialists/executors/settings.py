@@ -1,6 +1,6 @@
 """Which executor a job uses and how it is set up (pure; config.toml, definitions, the CLI).
 
-Chosen, first match wins: the run's `--executor` (MCP `run`'s `executor`), the specialist's
+Chosen, first match wins: the run's `--executor`, the specialist's
 `execution.executor`, config.toml's `[executor] kind`, else `local`. The Ray settings come
 from `[executor]` with the specialist's mapping over them key by key:
 
