@@ -46,6 +46,7 @@ TOOL_NAMES = {
     "run", "status", "result", "feed", "steer", "follow_up", "stop",
     "specialist_init", "list_specialists", "specialist_status", "use_specialist",
     "start_specialist", "poll_specialist", "stop_specialist", "run_parallel",
+    "manage_specialist", "schedule",
 }  # fmt: skip
 
 

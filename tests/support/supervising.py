@@ -53,6 +53,7 @@ class Harness:
             tick=0.1,
             clock=self.clock,
             sleep=self.clock.sleep,
+            wall=self.clock,  # timers run on the same fake time
             handle_signals=False,
         )
         try:

@@ -63,8 +63,6 @@ _IGNORED_EXECUTION = frozenset(
     {
         "max_retries",
         "output_type",
-        "requires_worktree",
-        "auto_commit",
         "extensions",
         "preferred_profile",
         "approval_mode",
@@ -247,6 +245,8 @@ def specialist_from_data(
         executor = {"kind": executor}
     if executor is not None and not isinstance(executor, dict):
         raise Invalid(execution.field("executor"), "must be local, ray or a mapping")
+    requires_worktree = bool(execution.flag("requires_worktree"))  # run it in a sandbox
+    auto_commit = execution.flag("auto_commit") is not False  # commit its sandbox at its end
     execution.finish()
 
     prompt = top.section("prompt", ignored=_IGNORED_PROMPT) or Fields({}, "prompt", warnings)
@@ -296,6 +296,8 @@ def specialist_from_data(
         executor=executor or {},
         max_turns=max_turns,
         max_tokens=max_tokens,
+        requires_worktree=requires_worktree,
+        auto_commit=auto_commit,
         system_prompt=system_prompt,
         task_template="$prompt" if task_template is None else task_template,
         skill_inherit=skill_inherit,
