@@ -33,9 +33,10 @@ API_KINDS: tuple[ApiKind, ...] = ("openai-chat", "openai-responses", "anthropic"
 CONFIG_FILE_NAME = "config.toml"
 
 _TOP_LEVEL_KEYS = ("default_runner", "default_model", "providers")
-# Tables read by other rooms from `raw`: [runners.pi] (supervise/plan.py) and the wave-2
-# tool settings [bash], [jobs], [events], [overflow], [timers] (toolset/settings.py).
-_ROOM_TABLES = ("runners", "bash", "jobs", "events", "overflow", "timers")
+# Tables read by other rooms from `raw`: [runners.pi] (supervise/plan.py), the wave-2
+# tool settings [bash], [jobs], [events], [overflow], [timers] (toolset/settings.py) and
+# [executor] (executors/settings.py).
+_ROOM_TABLES = ("runners", "bash", "jobs", "events", "overflow", "timers", "executor")
 _PRICE_KEYS = (
     "input_price_per_mtok",
     "output_price_per_mtok",
@@ -91,12 +92,17 @@ def project_config_path(project_root: Path) -> Path:
 
 def load_config(project_root: Path) -> Config:
     """Read and merge the user and project config files (both optional)."""
+    return merge_layers(config_layers(project_root))
+
+
+def config_layers(project_root: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """The user and project config files that exist, parsed, user first (not merged)."""
     layers: list[tuple[Path, dict[str, Any]]] = []
     for path in (user_config_path(), project_config_path(project_root)):
         data = _read_toml(path)
         if data is not None:
             layers.append((path, data))
-    return merge_layers(layers)
+    return layers
 
 
 def merge_layers(layers: list[tuple[Path, dict[str, Any]]]) -> Config:

@@ -102,11 +102,11 @@ class Project:
         disk. Pass handle_signals=False off the main thread (Python allows signal handlers
         only there); the MCP server always does, its signals are its own.
         """
-        from specialists.runners.registry import make_runner
+        from specialists.executors.choose import job_runner
         from specialists.supervise.launch import create_job
         from specialists.supervise.supervisor import Supervisor
 
-        runner = make_runner(record.runner)
+        runner = job_runner(record.runner, record.executor)
         check_agent(record)
         _housekeeping(self.store, warnings)
         record, lock = create_job(self.store, record)

@@ -61,6 +61,8 @@ class Specialist:
     idle_timeout_ms: int | None = None  # keep-alive idle limit
     runner: str | None = None  # pi | claude | codex | command | native; None = config default
     runner_options: Mapping[str, Any] = field(default_factory=dict)
+    # execution.executor as written (a kind, or a table); checked when a job is planned
+    executor: Mapping[str, Any] = field(default_factory=dict)
     max_turns: int | None = None
     max_tokens: int | None = None
     requires_worktree: bool = False  # always run in a sandbox (git worktree)
@@ -124,6 +126,7 @@ def specialist_to_dict(spec: Specialist) -> dict[str, Any]:
     out["tools"] = list(spec.tools)
     out["warnings"] = list(spec.warnings)
     out["runner_options"] = dict(spec.runner_options)  # plain data: checked when loaded
+    out["executor"] = dict(spec.executor)
     out["variables"] = dict(spec.variables)
     out["scripts"] = [asdict(s) for s in spec.scripts]
     return out

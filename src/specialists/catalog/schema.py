@@ -240,6 +240,11 @@ def specialist_from_data(
     runner, runner_options = parse_runner(execution.raw("runner"), execution.field("runner"))
     max_turns = positive_int(execution.raw("max_turns"), execution.field("max_turns"))
     max_tokens = positive_int(execution.raw("max_tokens"), execution.field("max_tokens"))
+    executor = execution.raw("executor")
+    if isinstance(executor, str):
+        executor = {"kind": executor}
+    if executor is not None and not isinstance(executor, dict):
+        raise Invalid(execution.field("executor"), "must be local, ray or a mapping")
     requires_worktree = bool(execution.flag("requires_worktree"))  # run it in a sandbox
     auto_commit = execution.flag("auto_commit") is not False  # commit its sandbox at its end
     execution.finish()
@@ -288,6 +293,7 @@ def specialist_from_data(
         idle_timeout_ms=idle_timeout_ms,
         runner=runner,
         runner_options=runner_options,
+        executor=executor or {},
         max_turns=max_turns,
         max_tokens=max_tokens,
         requires_worktree=requires_worktree,

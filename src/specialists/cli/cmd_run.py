@@ -38,6 +38,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run a specialist (foreground, or --background)")
     p.add_argument("name", help="specialist name (see `specialists list`)")
     add_common_run_args(p)
+    p.add_argument("--executor", type=nonempty, help="where the agent runs: local or ray")
     p.add_argument(
         "--continue", dest="continue_from", metavar="JOB", help="continue a job's session"
     )
@@ -110,6 +111,7 @@ def run(args: argparse.Namespace, project: Project) -> int:
         bead=args.bead,
         context_depth=args.context_depth,
         track_bead=not args.no_beads,
+        executor=args.executor,
     )
     return plan_and_launch(
         project, request, background=args.background, as_json=args.json, sandbox=args.sandbox

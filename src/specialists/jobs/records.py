@@ -70,6 +70,7 @@ class JobRecord(_Versioned):
     owns_bead: bool = False
     foreground: bool = False
     source: str | None = None  # definition file, for provenance
+    executor: dict[str, Any] = EMPTY  # {}: this machine; else where it runs (executors/)
     owner: list[str] = EMPTY  # who asked: keys its completion notice is addressed to (owner.py)
     thread: dict[str, Any] = EMPTY  # a thread job: id, parent owner, stack (threads/records.py)
     sandbox: str | None = None  # the sandbox (git worktree) the job runs in (sandbox/)

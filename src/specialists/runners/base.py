@@ -19,10 +19,13 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol
 
 from specialists.errors import Bug
 from specialists.jobs.liveness import process_start_time
+
+if TYPE_CHECKING:
+    from specialists.executors.base import ProcessHost
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,8 @@ class LaunchSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     # Runner-specific options from the specialist's execution.runner block.
     options: Mapping[str, Any] = field(default_factory=dict)
+    # Where the agent's processes run (executors/); None: on this machine.
+    host: ProcessHost | None = None
     # A thread job (threads/): its agent also gets the child tools (report_to_parent, ...).
     thread: bool = False
 

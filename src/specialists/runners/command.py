@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any, BinaryIO, assert_never
 
 from specialists.errors import ConfigError, SpecialistsError
+from specialists.executors.base import HostedProcess, spawn_agent
 from specialists.jobs.files import create_private
-from specialists.process.agent import AgentProcess, exit_status
+from specialists.process.agent import exit_status
 from specialists.process.lines import TailBuffer
 from specialists.process.lookup import find_executable
 from specialists.runners.base import (
@@ -74,8 +75,8 @@ class CommandRunner:
 
     def __init__(self) -> None:
         self._spec: LaunchSpec | None = None
-        self._proc: AgentProcess | None = None
-        self._ended: AgentProcess | None = None  # the command, after it exited
+        self._proc: HostedProcess | None = None
+        self._ended: HostedProcess | None = None  # the command, after it exited
         self._log: BinaryIO | None = None
         self._tail = TailBuffer(ANSWER_TAIL)
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -115,7 +116,8 @@ class CommandRunner:
         env = child_env(spec)
         argv[0] = resolve_command(argv[0], env)
         self._spec = spec
-        self._proc = AgentProcess(
+        self._proc = spawn_agent(
+            spec.host,
             argv,
             cwd=spec.cwd,
             env=env,
@@ -173,7 +175,7 @@ class CommandRunner:
         if text:
             self._pending.append(AnswerDelta(text))
 
-    def _on_exit(self, proc: AgentProcess) -> None:
+    def _on_exit(self, proc: HostedProcess) -> None:
         stderr_tail = proc.stderr_tail
         returncode = proc.returncode
         proc.release()

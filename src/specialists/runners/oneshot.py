@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from typing import Any, Protocol, assert_never
 
 from specialists.errors import SpecialistsError
-from specialists.process.agent import AgentProcess, OversizedLine, exit_status
+from specialists.executors.base import HostedProcess, spawn_agent
+from specialists.process.agent import OversizedLine, exit_status
 from specialists.process.jobenv import agent_env
 from specialists.process.lookup import find_executable
 from specialists.runners.base import (
@@ -90,8 +91,8 @@ class ResumableRunner:
     def __init__(self) -> None:
         self._spec: LaunchSpec | None = None
         self._binary = ""
-        self._proc: AgentProcess | None = None
-        self._last: AgentProcess | None = None  # the last run's process, after it exited
+        self._proc: HostedProcess | None = None
+        self._last: HostedProcess | None = None  # the last run's process, after it exited
         self._translator: Translator | None = None
         self._pending: list[RunnerEvent] = []
         self._queued: deque[str] = deque()
@@ -223,7 +224,8 @@ class ResumableRunner:
         argv = [self._binary, *self._argv(spec, resume)]
         self._aborted = False
         self._translator = self._new_translator()
-        self._proc = AgentProcess(
+        self._proc = spawn_agent(
+            spec.host,
             argv,
             cwd=spec.cwd,
             env=self._env(spec),
@@ -247,7 +249,7 @@ class ResumableRunner:
         if proc.done:
             self._on_process_exit(proc, translator)
 
-    def _on_process_exit(self, proc: AgentProcess, translator: Translator) -> None:
+    def _on_process_exit(self, proc: HostedProcess, translator: Translator) -> None:
         self._last_returncode = proc.returncode
         self._last_stderr = proc.stderr_tail
         proc.release()

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, assert_never
 
 from specialists.errors import AgentUnavailable, Bug, ConfigError
-from specialists.process.agent import AgentProcess
+from specialists.executors.base import HostedProcess, spawn_agent
 from specialists.process.jobenv import agent_env
 from specialists.process.spawn import exit_status as exit_description
 from specialists.runners.answer_format import format_instruction, format_problem
@@ -62,7 +62,6 @@ _EXIT_DRAIN_S = 2.0
 # `write`, a final message_end) stay far below; agent_end can be larger, and it is recognised
 # from its head alone.
 MAX_LINE_BYTES = 16 * 1024 * 1024
-_WRITE_CHUNK = 1 << 16
 _WRITE_RETRY_S = 0.02  # poll slice while commands wait for room in pi's stdin pipe
 
 
@@ -147,13 +146,12 @@ class PiRunner:
     name = "pi"
 
     def __init__(self) -> None:
-        self._proc: AgentProcess | None = None
+        self._proc: HostedProcess | None = None
         self._protocol = PiProtocol()
         self._pending: list[RunnerEvent] = []
         self._session_file: str | None = None
         self._close_requested = False
         self._stdin_closed = False
-        self._outbuf = bytearray()  # commands not yet accepted by pi's stdin pipe
         self._exited = False
         self._exit_seen_at: float | None = None
         self.startup_s: float | None = None  # spawn -> first stdout line
@@ -203,18 +201,15 @@ class PiRunner:
             fallback_model=spec.fallback_model,
         )
         self._spawned_at = time.monotonic()
-        self._proc = AgentProcess(
+        self._proc = spawn_agent(
+            spec.host,
             argv,
             cwd=spec.cwd,
             env=env,
             stderr_log=spec.job_dir / "stderr.log",
             max_line=int(spec.options.get("max_line_bytes", MAX_LINE_BYTES)),
         )
-        stdin = self._proc.popen.stdin
-        if stdin is None:
-            raise Bug("pi spawned without a stdin pipe")
-        # Writes never block us: what the pipe does not take now waits in _outbuf.
-        os.set_blocking(stdin.fileno(), False)
+        # Writes never block us: what the pipe does not take now goes out on later reads.
         # pi buffers commands written before it is ready, so the prompt can go at once.
         self._protocol.prompt(spec.prompt)
         self._flush()
@@ -296,14 +291,14 @@ class PiRunner:
         return out
 
     def _bounded_wait(self, timeout: float) -> float:
-        if self._outbuf:
+        if self._proc is not None and self._proc.input_pending:
             timeout = min(timeout, _WRITE_RETRY_S)
         deadline = self._protocol.next_deadline()
         if deadline is None:
             return timeout
         return max(0.0, min(timeout, deadline - time.monotonic()))
 
-    def _check_exit(self, proc: AgentProcess) -> list[RunnerEvent]:
+    def _check_exit(self, proc: HostedProcess) -> list[RunnerEvent]:
         if proc.poll_exit() is None:
             return []
         now = time.monotonic()
@@ -325,31 +320,19 @@ class PiRunner:
         for command in self._protocol.take_outbox():
             if not self._stdin_closed:
                 line = json.dumps(command, ensure_ascii=False, separators=(",", ":")) + "\n"
-                self._outbuf += line.encode("utf-8")
-        stdin = proc.popen.stdin
-        while self._outbuf and not self._stdin_closed and stdin is not None:
-            try:
-                written = os.write(stdin.fileno(), self._outbuf[:_WRITE_CHUNK])
-            except BlockingIOError:
-                return  # the pipe is full; poll retries
-            except (OSError, ValueError):
-                # pi is gone; its exit (and exit code) is reported by poll.
-                self._stdin_closed = True
-                self._outbuf.clear()
-                return
-            del self._outbuf[:written]
+                proc.send(line.encode("utf-8"))
 
     def _close_if_done(self) -> None:
         if (
             self._close_requested
             and not self._stdin_closed
-            and not self._outbuf
+            and not self._require_proc().input_pending
             and not self._protocol.busy
         ):
             self._stdin_closed = True
             self._require_proc().close_stdin()
 
-    def _require_proc(self) -> AgentProcess:
+    def _require_proc(self) -> HostedProcess:
         if self._proc is None:
             raise Bug("PiRunner used before start()")
         return self._proc

@@ -29,7 +29,16 @@ NOTHING_CHANGED = "nothing was created or changed"
 EXCLUDE_COMMENT = b"# specialists sandboxes (R-S2)\n"
 
 
-def create(gs: GitSandbox, id: str, *, base: Sandbox | None, origin: Path | None) -> Sandbox:
+def create(
+    gs: GitSandbox,
+    id: str,
+    *,
+    base: Sandbox | None,
+    origin: Path | None,
+    start: str | None = None,
+) -> Sandbox:
+    """`start`: a commit to start from instead of the origin's HEAD (a remote job's
+    snapshot of the working tree, executors/workspace.py)."""
     check_id(id)
     project_repo = gs.repo(gs.project)
     if base is not None:
@@ -40,8 +49,8 @@ def create(gs: GitSandbox, id: str, *, base: Sandbox | None, origin: Path | None
         origin_repo = gs.repo(origin or gs.project)
         if origin_repo.common_dir != project_repo.common_dir:
             raise SandboxError(f"{origin} is not a working copy of {gs.project}")
-        sha = gs.rev(origin_repo.toplevel, "HEAD^{commit}")
-        label, origin_path = "HEAD", origin_repo.toplevel
+        sha = gs.rev(origin_repo.toplevel, f"{start or 'HEAD'}^{{commit}}")
+        label, origin_path = ("HEAD" if start is None else start), origin_repo.toplevel
     if sha is None:
         raise SandboxError(
             f"no commit to start sandbox {id} from ({label} does not name one)",

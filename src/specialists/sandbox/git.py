@@ -163,10 +163,16 @@ class GitSandbox:
         return Repo(toplevel=top, common_dir=common, linked=(top / ".git").is_file())
 
     def create(
-        self, id: str, *, base: Sandbox | None = None, origin: Path | None = None
+        self,
+        id: str,
+        *,
+        base: Sandbox | None = None,
+        origin: Path | None = None,
+        start: str | None = None,
     ) -> Sandbox:
-        """R-S1, R-S2 (create.py). `base` is the parent's sandbox, else HEAD of `origin`."""
-        return create_mod.create(self, id, base=base, origin=origin)
+        """R-S1, R-S2 (create.py). `base` is the parent's sandbox, else HEAD of `origin`
+        (or the commit `start`)."""
+        return create_mod.create(self, id, base=base, origin=origin, start=start)
 
     def get(self, id: str) -> Sandbox | None:
         sandbox, problem = self.meta.read(check_id(id))

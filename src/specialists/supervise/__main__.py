@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 from specialists.errors import SpecialistsError
+from specialists.executors.choose import job_runner
 from specialists.jobs.proctree import adopt_orphans
 from specialists.jobs.store import JobLock, JobStore
 from specialists.news import NEWS
-from specialists.runners.registry import make_runner
 from specialists.supervise.launch import LOCK_FD_ENV
 from specialists.supervise.supervisor import Supervisor
 
@@ -30,7 +30,7 @@ def main(argv: list[str]) -> int:
     adopt_orphans(job_dir)  # descendants that leave the agent's group stay in our tree
     try:
         record = store.read_record(job_dir.name)
-        runner = make_runner(record.runner)
+        runner = job_runner(record.runner, record.executor)
     except SpecialistsError as exc:
         logging.exception("cannot supervise %s: %s", job_dir.name, exc.one_line())
         _record_failure(store, job_dir.name, exc.one_line())

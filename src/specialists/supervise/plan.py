@@ -38,6 +38,7 @@ class JobRequest:
     context_depth: int = 1  # levels of the bead's blockers to include
     track_bead: bool = True  # False: never create or update a bead for this run
     permission: str | None = None
+    executor: str | None = None  # local | ray; None: the specialist's, else config.toml's
 
 
 def open_store(project_root: Path | None = None) -> JobStore:
@@ -119,6 +120,9 @@ def plan_job(
         spec, prompt, cwd, pre_script_output=PRE_SCRIPT_TOKEN, variables=request.variables
     )
     keep_alive = spec.interactive if request.keep_alive is None else request.keep_alive
+    from specialists.executors.settings import resolve as resolve_executor
+
+    executor = resolve_executor(request.executor, spec.executor, config.raw.get("executor"))
     record = JobRecord(
         id="",
         specialist=spec.name,
@@ -153,6 +157,7 @@ def plan_job(
         owns_bead=False,  # an input bead belongs to the orchestrator: notes, never closed
         foreground=foreground,
         source=str(spec.source) if spec.source else None,
+        executor=executor or {},
     )
     if request.track_bead and not request.bead:
         from specialists.beads import track

@@ -1,0 +1,36 @@
+"""The runner a job's supervisor drives: the job's own runner, here or on a cluster node."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from specialists.runners import registry
+from specialists.runners.base import AgentRunner
+
+
+def job_runner(runner: str, executor: Mapping[str, Any] | None) -> AgentRunner:
+    """`executor`: job.json's settings ({} or None: this machine). Ray is imported only for
+    a job that runs on it, and only once the job starts (ray_place.py)."""
+    if not executor or executor.get("kind", "local") == "local":
+        return registry.make_runner(runner)  # looked up now: tests replace it
+    from specialists.executors.job import RemoteJobRunner
+    from specialists.executors.settings import require_ray
+
+    require_ray()
+    if runner == "native":  # an in-process loop: it runs on the node as a relay process
+        from specialists.executors.relay import RelayRunner
+
+        inner: AgentRunner = RelayRunner()
+    else:
+        inner = registry.make_runner(runner)
+    return RemoteJobRunner(inner, executor, _RayConnectorLazy())
+
+
+class _RayConnectorLazy:
+    """Imports Ray when the job is placed, not when its runner is made."""
+
+    def place(self, job_key: str, settings: Mapping[str, Any]) -> Any:
+        from specialists.executors.ray_place import RayConnector
+
+        return RayConnector().place(job_key, settings)

@@ -1,0 +1,249 @@
+"""A job whose agent runs on another node: the runner the supervisor gets (`RemoteJobRunner`).
+
+It wraps the job's own runner (pi, claude, codex, command; the native loop through the relay)
+and changes only where its processes run:
+
+- `start`: place the job (a `Connector`: Ray's in ray_place.py, the loopback in testing.py),
+  send the code (workspace.py; nothing with `workspace = "shared"`), record where it runs in
+  `executor.json` (for crash recovery), then start the inner runner with a `RemoteHost`.
+- `poll`: the inner runner's events; before the agent's last exit is passed on, the job's
+  changes come back (landed as a sandbox) with the files the agent wrote in its job directory
+  (its session, so `--continue` works), each said in a notice.
+- `handle`: no pid. status.json's pid is a process on *this* machine (recovery kills it);
+  the node's pid is in executor.json.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import sys
+import zlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from specialists.errors import AgentUnavailable, SpecialistsError
+from specialists.executors.remote import LOCAL_DIRS, LOCAL_ONLY, NodeClient, NodeGone, RemoteHost
+from specialists.executors.travel import PathMap
+from specialists.jobs.atomic import write_atomic
+from specialists.jobs.proctree import job_mark
+from specialists.runners.base import (
+    Activity,
+    AgentExited,
+    AgentHandle,
+    AgentRunner,
+    Command,
+    CommandKind,
+    LaunchSpec,
+    RunnerEvent,
+)
+
+log = logging.getLogger(__name__)
+
+EXECUTOR_FILE = "executor.json"
+COLLECT_WAIT_S = 600.0
+STAGE_WAIT_S = 600.0
+
+
+class Placement(Protocol):
+    client: NodeClient
+    node: str  # "Ray node 1a2b3c4d5e6f (10.0.0.7)"
+    node_id: str
+
+    def release(self) -> None: ...
+
+
+class Connector(Protocol):
+    def place(self, job_key: str, settings: Mapping[str, Any]) -> Placement: ...
+
+
+def job_key(job_dir: Path) -> str:
+    """Names the job on a node: its id and a hash of where it lives (ids repeat across
+    projects)."""
+    return f"{job_dir.name}-{zlib.crc32(job_mark(job_dir).encode()):08x}"
+
+
+class RemoteJobRunner:
+    def __init__(self, inner: AgentRunner, settings: Mapping[str, Any], connector: Connector):
+        self.inner = inner
+        self.name = getattr(inner, "name", "remote")
+        self.settings = dict(settings)
+        self._connector = connector
+        self._placement: Placement | None = None
+        self._snapshot: Any = None
+        self._job_dir: Path | None = None
+        self._key = ""
+        self._collected = False
+        self._notes: list[RunnerEvent] = []
+
+    # --- AgentRunner -------------------------------------------------------------------
+
+    @property
+    def handle(self) -> AgentHandle:
+        return AgentHandle(session_ref=self.inner.handle.session_ref)
+
+    def accepts(self) -> frozenset[CommandKind]:
+        return self.inner.accepts()
+
+    def send(self, command: Command) -> None:
+        self.inner.send(command)
+
+    def start(self, spec: LaunchSpec) -> None:
+        self._job_dir, self._key = spec.job_dir, job_key(spec.job_dir)
+        placement = self._connector.place(self._key, self.settings)
+        self._placement = placement
+        try:
+            host = self._prepare(spec, placement)
+            self.inner.start(dataclasses.replace(spec, host=host))
+        except BaseException:
+            placement.release()
+            raise
+
+    def poll(self, timeout: float) -> list[RunnerEvent]:
+        events = self._notes + self.inner.poll(timeout)
+        self._notes = []
+        for at, event in enumerate(events):
+            if isinstance(event, AgentExited) and not self._collected:
+                self._collected = True
+                return [*events[:at], *self._collect(), *events[at:]]
+        return events
+
+    # --- out ---------------------------------------------------------------------------
+
+    def _prepare(self, spec: LaunchSpec, placement: Placement) -> RemoteHost:
+        client = placement.client
+        info = client.call_sync("info")
+        pairs = [(str(Path(__file__).parent.parent), info["package"])]
+        pairs.append((sys.executable, info["python"]))
+        shared = self.settings.get("workspace") == "shared"
+        where = f"the job runs on the {placement.node}"
+        if shared:
+            self._note(f"{where}; it works on the shared filesystem at {spec.cwd}")
+        else:
+            staged = self._stage(spec, client)
+            pairs += [(str(self._snapshot.toplevel), staged["work"])]
+            pairs += [(str(spec.job_dir), staged["job_dir"])]
+            carried = self._snapshot.carried
+            extra = f", with {carried} uncommitted or untracked paths" if carried else ""
+            self._note(
+                f"{where}; its code travels as {self._snapshot.base[:12]}{extra} "
+                "(ignored files stay here)"
+            )
+        self._record(placement)
+        return RemoteHost(
+            client,
+            paths=PathMap.of(pairs),
+            forward_env=list(self.settings.get("forward_env") or ()),
+            job_dir=None if shared else spec.job_dir,
+            job_key=self._key,
+            lease_s=float(self.settings.get("lease_s", 60.0)),
+        )
+
+    def _stage(self, spec: LaunchSpec, client: NodeClient) -> dict[str, Any]:
+        from specialists.executors.workspace import make_bundle, take_snapshot
+
+        snapshot = take_snapshot(spec.cwd, spec.job_id)
+        self._snapshot = snapshot
+        have = client.call_sync("has_commit", snapshot.repo_key, snapshot.base)
+        request = {
+            "job_key": self._key,
+            "repo_key": snapshot.repo_key,
+            "base": snapshot.base,
+            "bundle": None if have else make_bundle(snapshot, spec.job_id),
+            "subdir": snapshot.subdir,
+        }
+        staged: dict[str, Any] = client.call_sync("stage", request, timeout=STAGE_WAIT_S)
+        if "error" in staged:
+            raise AgentUnavailable(
+                f"the job's code could not be set up on the node: {staged['error']}"
+            )
+        return staged
+
+    def _record(self, placement: Placement) -> None:
+        """executor.json: enough for a later process to reach and kill the job's agent."""
+        assert self._job_dir is not None
+        record = {
+            "v": 1,
+            "kind": "ray",
+            "address": self.settings.get("address"),
+            "namespace": self.settings.get("namespace"),
+            "node_id": placement.node_id,
+            "node": placement.node,
+            "job_key": self._key,
+            "mark": job_mark(self._job_dir),
+        }
+        write_atomic(self._job_dir / EXECUTOR_FILE, json.dumps(record).encode())
+
+    def _note(self, message: str, **fields: object) -> None:
+        self._notes.append(Activity("notice", {"message": message, **fields}))
+
+    # --- back --------------------------------------------------------------------------
+
+    def _collect(self) -> list[RunnerEvent]:
+        placement = self._placement
+        if placement is None:
+            return []
+        notes: list[RunnerEvent] = []
+
+        def note(message: str, **fields: object) -> None:
+            notes.append(Activity("notice", {"message": message, **fields}))
+
+        try:
+            if self.settings.get("workspace") != "shared":
+                self._bring_back(placement, note)
+        except NodeGone as exc:
+            note(f"{exc}: the job's changes and session on it are lost", level="warning")
+        except (SpecialistsError, OSError) as exc:
+            note(f"could not bring the job's changes back: {exc}", level="warning")
+        finally:
+            placement.release()
+        return notes
+
+    def _bring_back(self, placement: Placement, note: Any) -> None:
+        client, job_dir = placement.client, self._job_dir
+        assert job_dir is not None
+        job_id = job_dir.name
+        result = client.call_sync("collect", self._key, job_id, timeout=COLLECT_WAIT_S)
+        for name, data in result.get("files", {}).items():
+            rel = Path(name)
+            if rel.is_absolute() or ".." in rel.parts or rel.parts[0] in LOCAL_DIRS:
+                continue
+            if rel.name in LOCAL_ONLY:
+                continue
+            (job_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(job_dir / rel, data)
+        for problem in result.get("problems", ()):
+            note(f"from the node: {problem}", level="warning")
+        bundle = result.get("bundle")
+        if bundle:
+            from specialists.executors.workspace import land
+
+            project = job_dir.parent.parent.parent
+            landed = land(project, self._snapshot, job_id, bundle, placement.node)
+            fields = {"sandbox": landed.name} if landed.kind == "sandbox" else {}
+            if landed.kind == "branch":
+                fields = {"branch": landed.name}
+            note(landed.message, **fields)
+        elif result.get("tip"):
+            note("the job changed no file in its checkout")
+        client.fire("cleanup", self._key)
+
+
+def read_executor_record(job_dir: Path) -> dict[str, Any] | None:
+    """executor.json, or None (a local job); stdlib only, for recovery."""
+    try:
+        fd = os.open(job_dir / EXECUTOR_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        raw = os.read(fd, 1 << 16)
+    finally:
+        os.close(fd)
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None

@@ -1,0 +1,300 @@
+"""An in-process runner (the native loop) as an agent process, so it can run on a node.
+
+`python -m specialists.executors.relay --job-dir D --cwd C [--resume S]` reads one JSON line
+(the launch spec without its paths, and the config layers), runs the runner, and speaks JSON
+lines: events out (`{"event": {...}}`, `{"accepts": [...]}`), commands in (`{"command": kind,
+"message": ...}`). Paths travel as arguments, so the process host rewrites them for the node
+like any agent's. `RelayRunner` is the supervisor's side: an `AgentRunner` over that process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import selectors
+import signal
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, assert_never
+
+from specialists.errors import Bug
+from specialists.executors.base import HostedProcess, spawn_agent
+from specialists.process.jobenv import agent_env
+from specialists.runners.base import (
+    ALWAYS_ACCEPTED,
+    Activity,
+    AgentExited,
+    AgentHandle,
+    AnswerDelta,
+    Command,
+    CommandKind,
+    FollowUp,
+    LaunchSpec,
+    RunFinished,
+    RunnerEvent,
+    Steer,
+    Usage,
+    not_accepted,
+)
+
+SPEC_FIELDS = (
+    "job_id",
+    "prompt",
+    "system_prompt",
+    "model",
+    "permission",
+    "thinking_level",
+    "max_turns",
+    "max_tokens",
+    "fallback_model",
+    "response_format",
+    "options",
+)
+_SIMPLE = {"follow_up": FollowUp, "steer": Steer}
+
+
+def event_to_dict(event: RunnerEvent) -> dict[str, Any]:
+    if isinstance(event, Activity):
+        return {
+            "kind": "activity",
+            "event": event.event,
+            "fields": dict(event.fields),
+            "log": event.log,
+            "current_tool": event.current_tool,
+        }
+    if isinstance(event, AnswerDelta):
+        return {"kind": "answer_delta", "text": event.text}
+    if isinstance(event, Usage):
+        return {"kind": "usage", **_usage(event)}
+    if isinstance(event, RunFinished):
+        usage = _usage(event.usage) if event.usage else None
+        return {
+            "kind": "run_finished",
+            "text": event.text,
+            "error": event.error,
+            "session_file": event.session_file,
+            "usage": usage,
+        }
+    if isinstance(event, AgentExited):
+        return {
+            "kind": "agent_exited",
+            "exit_code": event.exit_code,
+            "signal": event.signal,
+            "stderr_tail": event.stderr_tail,
+        }
+    assert_never(event)
+
+
+def _usage(u: Usage) -> dict[str, Any]:
+    return {
+        "input_tokens": u.input_tokens,
+        "output_tokens": u.output_tokens,
+        "cache_read_tokens": u.cache_read_tokens,
+        "cache_write_tokens": u.cache_write_tokens,
+        "cost_usd": u.cost_usd,
+    }
+
+
+def event_from_dict(data: Mapping[str, Any]) -> RunnerEvent:
+    kind = data.get("kind")
+    if kind == "activity":
+        return Activity(
+            str(data["event"]),
+            dict(data.get("fields") or {}),
+            log=bool(data.get("log", True)),
+            current_tool=data.get("current_tool"),
+        )
+    if kind == "answer_delta":
+        return AnswerDelta(str(data["text"]))
+    if kind == "usage":
+        return Usage(**{k: v for k, v in data.items() if k != "kind"})
+    if kind == "run_finished":
+        usage = data.get("usage")
+        return RunFinished(
+            data.get("text"),
+            error=data.get("error"),
+            session_file=data.get("session_file"),
+            usage=Usage(**usage) if usage else None,
+        )
+    if kind == "agent_exited":
+        return AgentExited(data.get("exit_code"), data.get("signal"), data.get("stderr_tail", ""))
+    raise ValueError(f"unknown event kind {kind!r}")
+
+
+# --- the supervisor's side -------------------------------------------------------------------
+
+
+class RelayRunner:
+    """The native runner, run as a relay process through the job's host."""
+
+    name = "native"
+
+    def __init__(self) -> None:
+        self._proc: HostedProcess | None = None
+        self._accepts: frozenset[CommandKind] = ALWAYS_ACCEPTED
+        self._session: str | None = None
+        self._exited = False
+        self._pending: list[RunnerEvent] = []
+
+    @property
+    def handle(self) -> AgentHandle:
+        return AgentHandle(session_ref=self._session)
+
+    def accepts(self) -> frozenset[CommandKind]:
+        return ALWAYS_ACCEPTED if self._exited else self._accepts
+
+    def start(self, spec: LaunchSpec) -> None:
+        if self._proc is not None:
+            raise Bug("RelayRunner.start called twice")
+        from specialists.config import config_layers
+
+        argv = [sys.executable, "-m", "specialists.executors.relay"]
+        argv += ["--job-dir", str(spec.job_dir), "--cwd", str(spec.cwd)]
+        if spec.resume_session:
+            argv += ["--resume", spec.resume_session]
+        self._session = str(spec.job_dir / "session.jsonl")
+        root = spec.job_dir.parent.parent.parent
+        layers = [[str(path), data] for path, data in config_layers(root)]
+        # The job's variables are in the relay's own environment, rewritten for the node by
+        # the host; only their names travel here.
+        fields = {k: getattr(spec, k) for k in SPEC_FIELDS}
+        head = {"spec": fields, "env_keys": sorted(spec.env), "config": layers}
+        self._proc = spawn_agent(
+            spec.host,
+            argv,
+            cwd=spec.cwd,
+            env=agent_env(spec.job_dir, spec.env),
+            stderr_log=spec.job_dir / "stderr.log",
+        )
+        self._proc.send(json.dumps(head, default=str).encode() + b"\n")
+        self._accepts = ALWAYS_ACCEPTED | {"follow_up", "steer", "abort"}
+
+    def poll(self, timeout: float) -> list[RunnerEvent]:
+        proc = self._proc
+        if proc is None:
+            raise Bug("RelayRunner used before start()")
+        out, self._pending = self._pending, []
+        if self._exited:
+            return out
+        for line in proc.read(0.0 if out else timeout):
+            if not isinstance(line, bytes) or not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+                if "accepts" in message:
+                    self._accepts = frozenset(message["accepts"]) | ALWAYS_ACCEPTED
+                    continue
+                event = event_from_dict(message["event"])
+            except (ValueError, KeyError, TypeError) as exc:
+                head = line[:200].decode("utf-8", "replace")
+                out.append(
+                    Activity("notice", {"message": f"relay: unreadable line ({exc}): {head}"})
+                )
+                continue
+            if isinstance(event, RunFinished) and event.session_file:
+                self._session = event.session_file
+            if isinstance(event, AgentExited):
+                self._exited = True
+            out.append(event)
+        if proc.done and not self._exited:
+            self._exited = True
+            code = proc.returncode
+            out.append(
+                AgentExited(
+                    code if code and code > 0 else None,
+                    -code if code and code < 0 else None,
+                    proc.stderr_tail,
+                )
+            )
+        if self._exited:
+            proc.release()
+        return out
+
+    def send(self, command: Command) -> None:
+        if command.kind not in self.accepts():
+            not_accepted(self.name, command)
+        proc = self._proc
+        if proc is None:
+            return
+        message: dict[str, Any] = {"command": command.kind}
+        if isinstance(command, FollowUp | Steer):
+            message["message"] = command.message
+        if not self._exited:
+            proc.send(json.dumps(message).encode() + b"\n")
+        if command.kind == "kill":
+            proc.kill_job()
+
+
+# --- the node's side -------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="specialists.executors.relay")
+    parser.add_argument("--job-dir", required=True)
+    parser.add_argument("--cwd", required=True)
+    parser.add_argument("--resume")
+    args = parser.parse_args(argv)
+    head = json.loads(sys.stdin.buffer.readline())
+    from specialists.config import merge_layers
+    from specialists.runners.native import NativeRunner
+
+    config = merge_layers([(Path(p), data) for p, data in head.get("config", [])])
+    spec = LaunchSpec(
+        job_dir=Path(args.job_dir),
+        cwd=Path(args.cwd),
+        resume_session=args.resume,
+        env={k: os.environ[k] for k in head.get("env_keys", ()) if k in os.environ},
+        **head["spec"],
+    )
+    runner = NativeRunner(config=config)
+    runner.start(spec)
+    return _serve(runner)
+
+
+def _serve(runner: Any) -> int:
+    signal.signal(signal.SIGTERM, lambda *_: runner.send(_command({"command": "terminate"})))
+    os.set_blocking(sys.stdin.fileno(), False)
+    selector = selectors.DefaultSelector()
+    selector.register(sys.stdin.fileno(), selectors.EVENT_READ)
+    buffer, said = b"", None
+    while True:
+        for event in runner.poll(0.02):
+            _say({"event": event_to_dict(event)})
+            if isinstance(event, AgentExited):
+                return 0
+        accepts = sorted(runner.accepts())
+        if accepts != said:
+            said = accepts
+            _say({"accepts": accepts})
+        if selector.select(0):
+            chunk = os.read(sys.stdin.fileno(), 1 << 16)
+            if not chunk:
+                selector.unregister(sys.stdin.fileno())
+                runner.send(_command({"command": "close"}))
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                command = _command(json.loads(line))
+                if command.kind in runner.accepts():
+                    runner.send(command)
+
+
+def _command(message: Mapping[str, Any]) -> Command:
+    from specialists.runners.base import Abort, Close, Kill, Terminate
+
+    kind = message.get("command")
+    if kind in _SIMPLE:
+        return _SIMPLE[kind](str(message.get("message", "")))
+    simple = {"abort": Abort, "close": Close, "terminate": Terminate, "kill": Kill}
+    return simple[str(kind)]()
+
+
+def _say(message: Mapping[str, Any]) -> None:
+    sys.stdout.write(json.dumps(message, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,335 @@
+"""An agent process on another node, as the runners see it: `RemoteHost` and `RemoteProcess`.
+
+Both talk to the node through a `NodeClient` (Ray refs in ray_link.py, the in-process loopback
+in testing.py), so the same code is tested with and without Ray.
+
+- Output: one read is always in flight (`read(after=<last seq>)`, which waits on the node up
+  to NODE_WAIT_S), so a line reaches the runner one round trip after the agent wrote it. The
+  reply acknowledges what came before; after a lost connection the next read starts from the
+  last sequence number seen, and nothing is lost or seen twice.
+- stdin: writes are numbered and sent without waiting; the node applies them in order.
+- stderr goes to the local stderr.log (capped on the node); its tail is kept for messages.
+- A node that dies ends the process as killed (SIGKILL) with the node named in the stderr
+  tail, so the job ends `error` saying which node died.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, BinaryIO, Protocol
+
+from specialists.errors import AgentUnavailable
+from specialists.executors.travel import PathMap, remote_env
+from specialists.jobs.proctree import MARK_ENV
+from specialists.process.agent import DEFAULT_MAX_LINE, STDERR_LOG_CAP, STDERR_TAIL, describe_exit
+from specialists.process.lines import Line, OversizedLine
+from specialists.process.spawn import exit_status
+
+log = logging.getLogger(__name__)
+
+NODE_WAIT_S = 5.0  # how long one read waits on the node for output
+KILL_WAIT_S = 15.0
+START_WAIT_S = 60.0
+KILLED = -9
+# Job-directory files that are the supervisor's own, never sent to a node.
+LOCAL_ONLY = frozenset(
+    {
+        "status.json",
+        "events.jsonl",
+        "lock",
+        "supervisor.log",
+        "stderr.log",
+        "stdout.log",
+        "processes.json",
+        "executor.json",
+        "result.txt",
+    }
+)
+LOCAL_DIRS = frozenset({"control", "answers", "spill", "git-hooks"})
+SYNC_FILE_MAX = 64 * 1024 * 1024
+
+
+class NodeGone(Exception):
+    """The node (or its actor) is dead; the message names it."""
+
+
+class LinkLost(Exception):
+    """The connection was lost and has been made again: ask again."""
+
+
+class NodeClient(Protocol):
+    name: str
+
+    def call(self, method: str, *args: Any) -> Any: ...
+
+    def wait(self, pending: Any, timeout: float) -> bool: ...
+
+    def result(self, pending: Any, timeout: float | None = None) -> Any: ...
+
+    def fire(self, method: str, *args: Any) -> None: ...
+
+    def reap(self) -> None: ...
+
+    def call_sync(self, method: str, *args: Any, timeout: float = 60.0) -> Any: ...
+
+
+class RemoteHost:
+    """A `ProcessHost` whose processes run on one node (base.py)."""
+
+    def __init__(
+        self,
+        client: NodeClient,
+        *,
+        paths: PathMap,
+        forward_env: Sequence[str],
+        job_dir: Path | None,
+        job_key: str,
+        lease_s: float,
+    ) -> None:
+        self.client = client
+        self.paths = paths
+        self.forward_env = tuple(forward_env)
+        self.job_dir = job_dir  # None: shared filesystem, nothing to send
+        self.job_key = job_key
+        self.lease_s = lease_s
+        self._sent: dict[str, tuple[int, int]] = {}
+
+    def spawn(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str] | None = None,
+        stderr_log: Path | None = None,
+        stdin_pipe: bool = True,
+        max_line: int = DEFAULT_MAX_LINE,
+        raw: bool = False,
+        stderr_cap: int | None = STDERR_LOG_CAP,
+    ) -> RemoteProcess:
+        self.sync_job_files()
+        job_env = dict(env if env is not None else os.environ)
+        extra = remote_env(job_env, os.environ, self.forward_env, self.paths)
+        request = {
+            "argv": self.paths.to_node_all([str(a) for a in argv]),
+            "cwd": self.paths.to_node(str(cwd)),
+            "env": extra.set,
+            "unset": list(extra.unset),
+            "stdin_pipe": stdin_pipe,
+            "max_line": max_line,
+            "raw": raw,
+            "stderr_cap": stderr_cap,
+            "lease_s": self.lease_s,
+        }
+        try:
+            started = self.client.call_sync("start", request, timeout=START_WAIT_S)
+        except NodeGone as exc:
+            raise AgentUnavailable(f"cannot start agent: {exc}") from exc
+        if "error" in started:
+            raise AgentUnavailable(
+                f"cannot start agent on the {self.client.name}: {started['error']}"
+            )
+        return RemoteProcess(
+            self.client,
+            started,
+            paths=self.paths,
+            stderr_log=stderr_log,
+            raw=raw,
+            mark=self.paths.to_node(job_env.get(MARK_ENV) or "") or None,
+        )
+
+    def sync_job_files(self) -> None:
+        """Send the job directory's files the runner wrote since the last spawn (the system
+        prompt, a session being continued), so the agent finds them on the node."""
+        if self.job_dir is None or not self.job_dir.is_dir():
+            return
+        files: dict[str, bytes] = {}
+        for path in sorted(self.job_dir.rglob("*")):
+            rel = path.relative_to(self.job_dir)
+            if rel.parts[0] in LOCAL_DIRS or rel.name in LOCAL_ONLY or rel.name.startswith("."):
+                continue
+            if path.is_symlink() or not path.is_file():
+                continue
+            st = path.stat()
+            key = rel.as_posix()
+            if self._sent.get(key) == (st.st_size, st.st_mtime_ns) or st.st_size > SYNC_FILE_MAX:
+                continue
+            files[key] = path.read_bytes()
+            self._sent[key] = (st.st_size, st.st_mtime_ns)
+        if files:
+            self.client.call_sync("sync_files", self.job_key, files, timeout=START_WAIT_S)
+
+
+class RemoteProcess:
+    """`HostedProcess` (base.py) for an agent on a node; see the module docstring."""
+
+    def __init__(
+        self,
+        client: NodeClient,
+        started: Mapping[str, Any],
+        *,
+        paths: PathMap,
+        stderr_log: Path | None,
+        raw: bool,
+        mark: str | None,
+    ) -> None:
+        self._client = client
+        self._id = str(started["proc"])
+        self.pid = int(started["pid"])
+        self._paths = paths
+        self._raw = raw
+        self._mark = mark
+        self._seq = 0  # the last item taken
+        self._pending: Any = None  # the read in flight
+        self._wseq = 0
+        self._input_closed = False
+        self.returncode: int | None = None
+        self._done = False
+        self._carry: list[Line] = []  # read by wait() before anyone asked for it
+        self._tail = bytearray()
+        self._log: BinaryIO | None = open(stderr_log, "ab") if stderr_log else None  # noqa: SIM115
+        self.input_broken = False
+
+    # --- stdin ---------------------------------------------------------------------------
+
+    def send(self, data: bytes) -> None:
+        if self._input_closed or not data:
+            return
+        self._wseq += 1
+        self._client.fire("write", self._id, self._wseq, bytes(data), False)
+
+    def end_input(self) -> None:
+        if not self._input_closed:
+            self._input_closed = True
+            self._wseq += 1
+            self._client.fire("write", self._id, self._wseq, b"", True)
+
+    def close_stdin(self) -> None:
+        if not self._input_closed:
+            self._input_closed = True
+            self._client.fire("close_stdin", self._id)
+
+    @property
+    def input_pending(self) -> bool:
+        return False  # sent at once; the node writes it as the pipe takes it
+
+    # --- output --------------------------------------------------------------------------
+
+    def read(self, timeout: float) -> list[Line]:
+        if self._carry:
+            out, self._carry = self._carry, []
+            return out
+        if self._done:
+            time.sleep(max(0.0, timeout))
+            return []
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            if self._pending is None:
+                self._pending = self._client.call("read", self._id, self._seq, NODE_WAIT_S)
+            if not self._client.wait(self._pending, max(0.0, deadline - time.monotonic())):
+                return []
+            pending, self._pending = self._pending, None
+            try:
+                batch = self._client.result(pending)
+            except LinkLost as exc:
+                log.warning("connection to the %s lost, reading again: %s", self._client.name, exc)
+                continue
+            except NodeGone as exc:
+                self._end(KILLED, str(exc))
+                return []
+            out = self._take(batch)
+            self._client.reap()
+            if out or self._done or time.monotonic() >= deadline:
+                return out
+
+    def _take(self, batch: Mapping[str, Any]) -> list[Line]:
+        out: list[Line] = []
+        if batch.get("gone"):
+            self._end(KILLED, f"the {self._client.name} no longer knows the agent")
+            return out
+        for seq, kind, payload in batch.get("items", ()):
+            if seq <= self._seq:
+                continue  # seen before a reconnect
+            self._seq = seq
+            if kind == "l":
+                out.append(self._paths.line_to_local(payload) if self._paths.pairs else payload)
+            elif kind == "c":
+                out.append(payload)
+            elif kind == "L":
+                out.append(OversizedLine(payload[0], payload[1]))
+            elif kind == "e":
+                self._stderr(payload)
+            elif kind == "x":
+                returncode, _tail = payload
+                self._end(int(returncode), "")
+        return out
+
+    def _stderr(self, chunk: bytes) -> None:
+        self._tail += chunk
+        del self._tail[:-STDERR_TAIL]
+        if self._log is not None:
+            self._log.write(chunk)
+            self._log.flush()
+
+    def _end(self, returncode: int, why: str) -> None:
+        if why:
+            self._stderr(f"\n{why}\n".encode())
+        self.returncode = returncode
+        self._done = True
+
+    @property
+    def done(self) -> bool:
+        return self._done and not self._carry
+
+    @property
+    def stdout_closed(self) -> bool:
+        return self._done
+
+    @property
+    def stderr_tail(self) -> str:
+        return self._tail.decode("utf-8", "replace")
+
+    def poll_exit(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float) -> int | None:
+        deadline = time.monotonic() + max(0.0, timeout)
+        while not self._done and time.monotonic() < deadline:
+            self._carry.extend(self.read(deadline - time.monotonic()))
+        return self.returncode
+
+    def describe_exit(self, who: str) -> str:
+        code, sig = exit_status(self.returncode)
+        return describe_exit(who, code, sig, self.stderr_tail)
+
+    # --- signals -------------------------------------------------------------------------
+
+    def signal_group(self, sig: int) -> None:
+        if not self._done:
+            self._client.fire("signal", self._id, int(sig))
+
+    def kill_tree(self) -> None:
+        self._kill("tree")
+
+    def kill_job(self) -> None:
+        self._kill("job")
+
+    def _kill(self, scope: str) -> None:
+        """Wait for the node to say it killed them: a stop is over when the tree is gone."""
+        try:
+            caller = [socket.gethostname(), os.getpid()]
+            self._client.call_sync("kill", self._id, scope, self._mark, caller, timeout=KILL_WAIT_S)
+        except NodeGone:
+            return  # the node and everything on it are gone already
+        except Exception as exc:  # noqa: BLE001 - a lost node: its lease ends the agent
+            log.warning("killing the agent on the %s failed: %s", self._client.name, exc)
+
+    def release(self) -> None:
+        self._client.fire("forget", self._id)
+        if self._log is not None:
+            self._log.close()
+            self._log = None

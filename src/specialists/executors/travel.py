@@ -1,0 +1,134 @@
+"""What crosses to a node and back, as pure functions: paths, and the agent's environment.
+
+Paths. The runners build command lines and environments with this machine's paths (the job
+directory, the working directory, the installed package). `PathMap` rewrites them into the
+node's paths on the way out, and rewrites the node's paths in the agent's stdout lines back
+into ours, so events, tool arguments and the session file name read as they would locally.
+A path is replaced only as a whole path (not inside a longer name), and only when it can be
+written in JSON as it is (no quote, backslash or control character), so a JSON line stays
+valid after the rewrite.
+
+Environment. The node's agent starts from the node's own environment (its PATH, its HOME),
+plus what the job adds to ours (the job mark, the job id, git trailer hooks, the runner's
+variables), plus the variables named in `forward_env` (shell patterns; API keys by default).
+Nothing else of this machine's environment travels.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from specialists.jobs.proctree import MARK_ENV
+from specialists.process.jobenv import (
+    BEAD_ID_ENV,
+    GIT_PARAMETERS_ENV,
+    JOB_ID_ENV,
+    SAVED_GIT_PARAMETERS_ENV,
+)
+
+# The job's own variables travel even when the supervisor's environment already has them (a
+# detached supervisor carries the job mark itself).
+JOB_VARIABLES = (MARK_ENV, JOB_ID_ENV, BEAD_ID_ENV, GIT_PARAMETERS_ENV, SAVED_GIT_PARAMETERS_ENV)
+DEFAULT_FORWARD_ENV = ("*_API_KEY", "*_AUTH_TOKEN")
+
+
+def _json_plain(text: str) -> bool:
+    return json.dumps(text, ensure_ascii=False)[1:-1] == text
+
+
+@dataclass(frozen=True)
+class PathMap:
+    """(local, node) directory pairs; the longest local path is tried first."""
+
+    pairs: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, pairs: Iterable[tuple[str, str]]) -> PathMap:
+        kept = [
+            (local.rstrip("/") or "/", node.rstrip("/") or "/")
+            for local, node in pairs
+            if local and node and local != node
+        ]
+        kept.sort(key=lambda pair: -len(pair[0]))
+        return cls(tuple(kept))
+
+    def to_node(self, text: str) -> str:
+        return _replace(text, self.pairs)
+
+    def to_node_all(self, items: Sequence[str]) -> list[str]:
+        return [self.to_node(item) for item in items]
+
+    def to_local(self, text: str) -> str:
+        return _replace(text, tuple((node, local) for local, node in self.pairs))
+
+    def line_to_local(self, line: bytes) -> bytes:
+        """A stdout line with the node's paths made ours (JSON-safe pairs only)."""
+        pairs = tuple(
+            (node.encode(), local.encode())
+            for local, node in self.pairs
+            if _json_plain(local) and _json_plain(node)
+        )
+        if not any(node in line for node, _ in pairs):
+            return line
+        pattern, table = _compiled_bytes(pairs)
+        return pattern.sub(lambda m: table[m.group(0)], line)
+
+
+def _replace(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
+    if not any(old in text for old, _ in pairs):
+        return text
+    pattern, table = _compiled_text(pairs)
+    return pattern.sub(lambda m: table[m.group(0)], text)
+
+
+# One pass over every pair, longest first, so a replacement is never replaced again.
+@functools.lru_cache(maxsize=32)
+def _compiled_text(pairs: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[str], dict[str, str]]:
+    olds = sorted((old for old, _ in pairs), key=len, reverse=True)
+    body = "|".join(re.escape(old) for old in olds)
+    return re.compile(rf"(?<![\w.\-])(?:{body})(?![\w.\-])"), dict(pairs)
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled_bytes(
+    pairs: tuple[tuple[bytes, bytes], ...],
+) -> tuple[re.Pattern[bytes], dict[bytes, bytes]]:
+    olds = sorted((old for old, _ in pairs), key=len, reverse=True)
+    body = b"|".join(re.escape(old) for old in olds)
+    return re.compile(rb"(?<![\w.\-])(?:" + body + rb")(?![\w.\-])"), dict(pairs)
+
+
+@dataclass(frozen=True)
+class RemoteEnv:
+    """What the node's agent gets on top of the node's environment."""
+
+    set: dict[str, str]
+    unset: tuple[str, ...]
+
+    def names(self) -> list[str]:
+        return sorted(self.set)
+
+
+def remote_env(
+    job_env: Mapping[str, str],
+    ours: Mapping[str, str],
+    forward: Sequence[str],
+    paths: PathMap,
+) -> RemoteEnv:
+    """The job's additions to `ours`, the forwarded variables, with paths made the node's;
+    `unset`: variables of ours that the job removed (an outer job's bead id)."""
+    chosen: dict[str, str] = {}
+    for key, value in job_env.items():
+        if key in JOB_VARIABLES or ours.get(key) != value or _matches(key, forward):
+            chosen[key] = paths.to_node(value)
+    unset = tuple(sorted(key for key in ours if key not in job_env))
+    return RemoteEnv(chosen, unset)
+
+
+def _matches(key: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(key, pattern) for pattern in patterns)

@@ -1,0 +1,267 @@
+"""The Ray executor on a real local cluster (ray.cluster_utils.Cluster: a head node and a
+worker node, no dashboard, small object stores, RAY_AUTH_MODE=disabled). Jobs are started
+with the real CLI; `resources = {worker = 1}` puts them on the worker node, so each test proves
+the agent ran on the non-head node, inside the node's one actor, with output streamed back.
+
+The cluster is started once per test process (xdist group "ray": one cluster, one worker).
+Run these alone with `pytest -m ray`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.test_cli_pi import sp, status, wait_until
+from tests.support.mock_llm import MockLLM, Reply, ToolCall
+from tests.support.processes import alive
+
+ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]')")
+from ray.cluster_utils import Cluster  # noqa: E402
+
+pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.xdist_group("ray")]
+
+STORE = 80 * 1024 * 1024
+SCRIPT = "job.sh"
+ACTIVE = ("starting", "running", "waiting")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    os.environ["RAY_AUTH_MODE"] = "disabled"
+    node: dict[str, Any] = {"object_store_memory": STORE, "include_dashboard": False}
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, **node})
+    c.add_node(num_cpus=2, resources={"worker": 1000}, object_store_memory=STORE)
+    c.wait_for_nodes()
+    yield c
+    c.shutdown()
+
+
+def worker_ids(c: Cluster) -> set[str]:
+    return {n.node_id for n in c.worker_nodes}
+
+
+def project(c: Cluster, script: str, *, config: str = "", runner: str = "") -> Path:
+    """The test's project: a committed `job.sh` run by the `job` specialist, on Ray."""
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    (root / SCRIPT).write_text("#!/bin/sh\n" + script + "\n")
+    (root / SCRIPT).chmod(0o755)
+    (root / ".gitignore").write_text(".specialists/\n")
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-qm", "job"], cwd=root, check=True)
+    (root / "specialists").mkdir(exist_ok=True)
+    execution = runner or "{runner: {type: command, command: ./job.sh}}"
+    (root / "specialists" / "job.specialist.yaml").write_text(
+        f"metadata: {{name: job, description: t}}\nexecution: {execution}\n"
+        'prompt: {task_template: "$prompt"}\n'
+    )
+    (root / ".specialists").mkdir(exist_ok=True)
+    (root / ".specialists" / "config.toml").write_text(
+        f'[executor]\naddress = "{c.address}"\nnamespace = "tests"\n'
+        f"resources = {{ worker = 1 }}\n{config}"
+    )
+    return root
+
+
+def job_dir(job_id: str) -> Path:
+    return Path(os.environ["SPECIALISTS_PROJECT_ROOT"]) / ".specialists" / "jobs" / job_id
+
+
+def events(job_id: str) -> list[dict[str, Any]]:
+    lines = (job_dir(job_id) / "events.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def placed_on(job_id: str) -> str:
+    return json.loads((job_dir(job_id) / "executor.json").read_text())["node_id"]
+
+
+def run_bg(prompt: str, *extra: str) -> str:
+    out = sp("run", "job", "--prompt", prompt, "--background", "--executor", "ray", *extra)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def test_a_command_job_runs_on_the_worker_node_and_its_changes_come_back(cluster):
+    """Foreground run to `done`: the answer streamed back, the job ran on the non-head node,
+    and the file it wrote is in sandbox <id>, not in our working copy."""
+    root = project(cluster, "cat; echo made > made.txt")
+    out = sp("run", "job", "--prompt", "hello from ray", "--executor", "ray", timeout=180)
+    assert out.returncode == 0, out.stderr
+    job_id = next(p.name for p in (root / ".specialists" / "jobs").iterdir())
+    assert status(job_id)["status"] == "done"
+    assert sp("result", job_id).stdout.strip() == "hello from ray"
+    assert placed_on(job_id) in worker_ids(cluster)
+    assert not (root / "made.txt").exists()
+    sandbox = root / ".specialists" / "sandboxes" / job_id / "made.txt"
+    assert sandbox.read_text() == "made\n"
+    notices = [e["message"] for e in events(job_id) if e["event"] == "notice"]
+    assert any("landed as sandbox" in n for n in notices), notices
+
+
+def test_a_native_job_runs_on_the_worker_node_to_done(cluster, mock_llm: MockLLM):
+    """The native loop runs on the node as a relay process; its tool call and answer come
+    back as events, and the model (the mock) is reached from the node."""
+    # Only API keys travel by default; the mock's address is one more variable to send.
+    forward = 'forward_env = ["*_API_KEY", "OPENAI_BASE_URL"]\n'
+    project(cluster, "true", config=forward, runner="{runner: native, model: openai/mock-model}")
+    mock_llm.enqueue(
+        Reply(tool_calls=(ToolCall("bash", {"command": "echo from-the-node"}),)),
+        Reply("DONE remotely"),
+    )
+    job_id = run_bg("use bash once")
+    wait_until(lambda: status(job_id)["status"] in ("done", "error"), 180, "the native job")
+    st = status(job_id)
+    assert st["status"] == "done", (
+        st,
+        events(job_id),
+        (job_dir(job_id) / "supervisor.log").read_text()[-3000:],
+    )
+    assert sp("result", job_id).stdout.strip() == "DONE remotely"
+    assert placed_on(job_id) in worker_ids(cluster)
+    assert mock_llm.wait_for_requests(2)[-1].tool_results() == ["from-the-node\n"]
+    kinds = [e["event"] for e in events(job_id)]
+    assert "toolcall" in kinds or "tool_execution_end" in kinds, kinds
+
+
+def test_a_pi_job_runs_on_the_worker_node_to_done(cluster, mock_llm: MockLLM, pi_bin: Path):
+    """The real pi on the node, its session written there and brought back, so the job can
+    be continued; pi's config (the mock's address) is forwarded by name."""
+    forward = 'forward_env = ["*_API_KEY", "PI_*"]\n'
+    project(cluster, "true", config=forward, runner="{runner: pi, model: mock/mock-model}")
+    mock_llm.enqueue(
+        Reply(tool_calls=(ToolCall("bash", {"command": "echo pi-on-the-node"}),)),
+        Reply("DONE from pi"),
+    )
+    job_id = run_bg("use bash once")
+    wait_until(lambda: status(job_id)["status"] not in ACTIVE, 180, "the pi job")
+    st = status(job_id)
+    assert st["status"] == "done", (st, events(job_id)[-3:])
+    assert sp("result", job_id).stdout.strip() == "DONE from pi"
+    assert placed_on(job_id) in worker_ids(cluster)
+    assert mock_llm.wait_for_requests(2)[-1].tool_results() == ["pi-on-the-node\n"]
+    session = Path(st["session_file"])
+    assert session.is_file() and session.parent == job_dir(job_id)
+
+
+GRANDCHILD = "setsid sh -c 'trap \"\" TERM; echo $$ > grandchild.pid; exec sleep 300' & sleep 300"
+
+
+def test_stop_mid_run_kills_the_remote_tree(cluster):
+    """`specialists stop` ends the job `cancelled` and kills, on the node, a grandchild that
+    left the agent's session and ignores SIGTERM."""
+    project(cluster, GRANDCHILD)
+    job_id = run_bg("x")
+    pid = grandchild(job_id)
+    assert alive(pid)
+    assert sp("stop", job_id, timeout=120).returncode == 0
+    wait_until(lambda: status(job_id)["status"] == "cancelled", 60, "cancelled")
+    wait_until(lambda: not alive(pid), 30, "the grandchild's death")
+
+
+def grandchild(job_id: str) -> int:
+    """The grandchild's pid, from the node's checkout (same machine in this cluster)."""
+    found: list[Path] = []
+
+    def written() -> bool:
+        found[:] = list(Path("/tmp/specialists-ray/tests/work").glob(f"{job_id}-*/grandchild.pid"))
+        return bool(found) and found[0].read_text().strip() != ""
+
+    wait_until(written, 120, "the grandchild's pid file on the node")
+    return int(found[0].read_text())
+
+
+def test_a_timeout_ends_the_remote_job_and_its_tree_as_locally(cluster):
+    """`--timeout 8s` (room for placing and staging under load): the job ends `error`
+    "timeout after 8s" and the node's tree is gone."""
+    project(cluster, GRANDCHILD)
+    job_id = run_bg("x", "--timeout", "8s")
+    pid = grandchild(job_id)
+    wait_until(lambda: status(job_id)["status"] not in ACTIVE, 120, "the timeout")
+    st = status(job_id)
+    assert (st["status"], st["error"]) == ("error", "timeout after 8s"), st
+    wait_until(lambda: not alive(pid), 30, "the grandchild's death")
+
+
+def test_kill_9_of_the_supervisor_then_recovery_and_the_lease(cluster):
+    """The supervisor dies without a word: `status` records the crash (recovery), and the
+    node's lease kills the agent's tree once nobody reads it (lease_s = 2)."""
+    project(cluster, GRANDCHILD, config="lease_s = 2\n")
+    job_id = run_bg("x")
+    pid = grandchild(job_id)
+    supervisor = status(job_id)["supervisor_pid"]
+    os.kill(supervisor, signal.SIGKILL)
+    wait_until(lambda: status(job_id)["status"] == "error", 60, "recovery")
+    assert "supervisor crashed" in (status(job_id)["error"] or "")
+    wait_until(lambda: not alive(pid), 60, "the lease killing the remote tree")
+
+
+def test_concurrent_jobs_across_two_nodes_lose_no_event(cluster):
+    """Eight jobs, no resources asked (spread over both nodes by key): each prints 2,000
+    numbered lines; every job ends done with every line, in order."""
+    project(cluster, "cat > /dev/null; seq 1 2000", config="")
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    config = root / ".specialists" / "config.toml"
+    config.write_text(config.read_text().replace("resources = { worker = 1 }", "resources = {}"))
+    ids = [run_bg(f"job {i}") for i in range(8)]
+    for job_id in ids:
+        wait_until(lambda j=job_id: status(j)["status"] not in ACTIVE, 240, f"job {job_id}")
+    nodes = set()
+    for job_id in ids:
+        assert status(job_id)["status"] == "done", status(job_id)
+        lines = (job_dir(job_id) / "stdout.log").read_text().split()
+        assert lines == [str(i) for i in range(1, 2001)]
+        seqs = [e["seq"] for e in events(job_id)]
+        assert seqs == list(range(1, len(seqs) + 1))
+        nodes.add(placed_on(job_id))
+    assert len(nodes) == 2, nodes
+
+
+def test_an_unreachable_address_is_one_clear_error():
+    """No cluster there: the job ends error within the connect timeout, saying so."""
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    (root / "specialists").mkdir(exist_ok=True)
+    (root / "specialists" / "job.specialist.yaml").write_text(
+        "metadata: {name: job, description: t}\n"
+        "execution: {runner: {type: command, command: cat}, executor: ray}\n"
+    )
+    (root / ".specialists").mkdir(exist_ok=True)
+    (root / ".specialists" / "config.toml").write_text(
+        '[executor]\naddress = "127.0.0.1:9"\nconnect_timeout_s = 3\n'
+    )
+    out = sp("run", "job", "--prompt", "x", timeout=60)
+    assert out.returncode != 0
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and "cannot reach the Ray cluster at 127.0.0.1:9" in last
+    assert "Traceback" not in out.stderr
+
+
+def test_a_node_that_dies_mid_job_ends_the_job_error_naming_it(cluster):
+    """A third node (resource `doomed`) is removed while the job runs on it: the job ends
+    `error`, and the error names that node."""
+    doomed = cluster.add_node(num_cpus=1, resources={"doomed": 10}, object_store_memory=STORE)
+    cluster.wait_for_nodes()
+    root = project(cluster, "cat > /dev/null; echo up; exec sleep 300")
+    config = root / ".specialists" / "config.toml"
+    config.write_text(config.read_text().replace("worker = 1", "doomed = 1"))
+    job_id = run_bg("x")
+    wait_until(
+        lambda: (
+            (job_dir(job_id) / "stdout.log").exists()
+            and b"up" in (job_dir(job_id) / "stdout.log").read_bytes()
+        ),
+        120,
+        "the job running",
+    )
+    assert placed_on(job_id) == doomed.node_id
+    cluster.remove_node(doomed, allow_graceful=False)
+    wait_until(lambda: status(job_id)["status"] == "error", 120, "the job's end")
+    error = status(job_id)["error"] or ""
+    assert doomed.node_id[:12] in error, error
+    assert "died" in error, error
