@@ -91,10 +91,8 @@ def build_app(ctx: ServerContext, token: str, host: str) -> Any:
 
 def serve_http(ctx: ServerContext, host: str, port: int) -> int:
     """Serve until Ctrl-C or SIGTERM; jobs this server runs itself are stopped on the way out."""
-    import uvicorn
-
     from specialists.mcp.server import SHUTDOWN_GRACE_S
-    from specialists.web.server import bind, is_loopback
+    from specialists.web.server import bind, is_loopback, run_app
 
     token = chosen_token(os.environ)
     sock = bind(host, port)
@@ -112,18 +110,8 @@ def serve_http(ctx: ServerContext, host: str, port: int) -> int:
     else:
         print(f"token: {token}", flush=True)
     print("send Authorization: Bearer <token>; Ctrl-C stops it", file=sys.stderr, flush=True)
-    config = uvicorn.Config(
-        build_app(ctx, token, host),
-        log_level="warning",
-        access_log=False,
-        lifespan="on",
-        timeout_graceful_shutdown=2,
-        server_header=False,
-    )
     try:
-        uvicorn.Server(config).run(sockets=[sock])
-    except KeyboardInterrupt:
-        pass  # uvicorn re-raises the Ctrl-C it handled; for a server that is how it stops
+        run_app(build_app(ctx, token, host), sock, lifespan=True)  # lifespan: the SDK's sessions
     finally:
         stopped = ctx.jobs.stop_all(SHUTDOWN_GRACE_S)
         if stopped:

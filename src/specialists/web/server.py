@@ -11,6 +11,7 @@ import ipaddress
 import os
 import socket
 import sys
+from typing import Any
 
 from specialists.errors import UserError
 from specialists.jobs.store import JobStore
@@ -72,8 +73,6 @@ def url_of(sock: socket.socket, host: str, token: str) -> str:
 
 
 def serve(store: JobStore, host: str, port: int) -> int:
-    import uvicorn
-
     from specialists.web.app import build_app
 
     sock = bind(host, port)
@@ -86,11 +85,20 @@ def serve(store: JobStore, host: str, port: int) -> int:
         )
     print(f"specialists web: {url_of(sock, host, token)}", flush=True)
     print("read-only dashboard; Ctrl-C stops it", file=sys.stderr, flush=True)
+    run_app(build_app(store, token), sock, lifespan=False)
+    print("specialists web: stopped", file=sys.stderr)
+    return 0
+
+
+def run_app(app: Any, sock: socket.socket, *, lifespan: bool) -> None:
+    """Serve the ASGI `app` on the bound `sock` with uvicorn until Ctrl-C or SIGTERM."""
+    import uvicorn
+
     config = uvicorn.Config(
-        build_app(store, token),
+        app,
         log_level="warning",
         access_log=False,
-        lifespan="off",
+        lifespan="on" if lifespan else "off",
         timeout_graceful_shutdown=2,
         server_header=False,
     )
@@ -98,5 +106,3 @@ def serve(store: JobStore, host: str, port: int) -> int:
         uvicorn.Server(config).run(sockets=[sock])
     except KeyboardInterrupt:
         pass  # uvicorn re-raises the Ctrl-C it handled; for a server that is how it stops
-    print("specialists web: stopped", file=sys.stderr)
-    return 0
