@@ -208,13 +208,13 @@ def test_hooks_never_fail_their_host_on_a_broken_store(project):
     (project / ".specialists").mkdir()
     (project / ".specialists" / "owners").write_text("not a directory")
     (project / ".specialists" / "jobs").write_text("not a directory")
-    for event in ("user-prompt-submit", "session-start"):
+    for event in ("user-prompt-submit", "session-start", "pre-tool-use", "post-tool-use", "stop"):
         proc = sp("hook", event, input="{}")
         assert proc.returncode == 0 and proc.stderr == ""
 
 
 def test_hook_imports_stay_light(project):
-    for event in ("user-prompt-submit", "session-start"):
+    for event in ("user-prompt-submit", "session-start", "pre-tool-use", "post-tool-use", "stop"):
         proc = subprocess.run(
             [sys.executable, "-X", "importtime", "-m", "specialists", "hook", event],
             cwd=project,

@@ -81,7 +81,7 @@ def parse_input(raw: str) -> tuple[dict[str, Any], str | None]:
         return {}, None
     try:
         data = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: "[[[[..." nested too deep
         return {}, f"stdin is not JSON ({exc}); first bytes: {raw[:60]!r}"
     if not isinstance(data, dict):
         return {}, f"stdin is JSON but not an object: {type(data).__name__}"
@@ -174,6 +174,9 @@ def read_json_object(path: Path) -> dict[str, Any]:
 EVENTS = {
     "user-prompt-submit": "specialists.hooks.user_prompt_submit",
     "session-start": "specialists.hooks.session_start",
+    "pre-tool-use": "specialists.hooks.pre_tool_use",
+    "post-tool-use": "specialists.hooks.post_tool_use",
+    "stop": "specialists.hooks.stop",
 }
 
 
