@@ -26,6 +26,7 @@ from specialists.jobs.paths import state_dir
 from specialists.jobs.store import JobStore
 from specialists.mcp.handlers import ServerContext
 from specialists.mcp.server import build_server
+from specialists.toolset import registry
 from tests.support.mock_llm import MockLLM, Reply
 
 pytestmark = pytest.mark.integration
@@ -45,7 +46,10 @@ TOOL_NAMES = {
     "run", "status", "result", "feed", "steer", "follow_up", "stop",
     "specialist_init", "list_specialists", "specialist_status", "use_specialist",
     "start_specialist", "poll_specialist", "stop_specialist", "run_parallel",
+    "events",  # collecting events without hooks
 }  # fmt: skip
+# and the agent tool table, as a root session is offered it (no thread-only tools)
+TOOL_NAMES |= {t.name for t in registry.TOOLS if t.scope == "any"}
 
 
 def _answer(req: Any) -> Reply:
