@@ -20,7 +20,15 @@ from typing import Any
 
 from specialists import __version__
 from specialists.mcp.handlers import ServerContext
-from specialists.mcp.table import ERROR_META, ToolOutcome, UnknownTool, call_tool, served_tools
+from specialists.mcp.table import (
+    DATA_META,
+    ERROR_META,
+    TOOLS_BY_NAME,
+    ToolOutcome,
+    UnknownTool,
+    call_tool,
+    served_tools,
+)
 
 log = logging.getLogger("specialists.mcp")
 
@@ -48,7 +56,7 @@ def build_server(ctx: ServerContext | None = None) -> Any:
             name=spec.name,
             description=spec.description,
             input_schema=spec.input_schema,
-            output_schema=spec.output_schema,
+            output_schema=spec.served_output_schema,
             annotations=types.ToolAnnotations(
                 read_only_hint=spec.read_only,
                 destructive_hint=False,
@@ -82,6 +90,8 @@ def build_server(ctx: ServerContext | None = None) -> Any:
             return types.CallToolResult(
                 content=content, is_error=True, _meta={ERROR_META: outcome.data}
             )
+        if TOOLS_BY_NAME[params.name].text_first:  # see McpTool.text_first
+            return types.CallToolResult(content=content, _meta={DATA_META: outcome.data})
         return types.CallToolResult(content=content, structured_content=outcome.data)
 
     return Server(

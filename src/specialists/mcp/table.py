@@ -39,6 +39,14 @@ class McpTool:
     read_only: bool = False
     deprecated: bool = False
     agent_tool: AgentTool | None = None  # a tool of the agent tool table (agent_tools.py)
+    # The model must read the text (a yield's "end your turn", an event): Claude Code shows a
+    # result's structuredContent instead of its text when there is one, so such a tool has no
+    # output schema and its data travels in `_meta` under DATA_META.
+    text_first: bool = False
+
+    @property
+    def served_output_schema(self) -> dict[str, Any] | None:
+        return None if self.text_first else self.output_schema
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,7 @@ class ToolOutcome:
 
 
 ERROR_META = "specialists/error"
+DATA_META = "specialists/data"
 
 
 class UnknownTool(UserError):
@@ -171,9 +180,25 @@ def _unserved(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
 
 # The agent tool table (toolset/registry.py) and `events`, next to the job tools above.
 TOOLS += (
-    McpTool("events", a.EVENTS_DESCRIPTION, a.EVENTS_SCHEMA, a.ANY_RESULT, _unserved, True),
+    McpTool(
+        "events",
+        a.EVENTS_DESCRIPTION,
+        a.EVENTS_SCHEMA,
+        a.ANY_RESULT,
+        _unserved,
+        True,
+        text_first=True,
+    ),
     *(
-        McpTool(t.name, t.description, dict(t.schema), a.ANY_RESULT, _unserved, agent_tool=t)
+        McpTool(
+            t.name,
+            t.description,
+            dict(t.schema),
+            a.ANY_RESULT,
+            _unserved,
+            agent_tool=t,
+            text_first=True,
+        )
         for t in registry.TOOLS
     ),
 )
