@@ -104,9 +104,7 @@ def test_an_event_reaches_the_model_mid_turn_after_a_tool_call(project, mock_llm
     assert len(requests) == 3  # delivered mid-turn, so the Stop hook had nothing to add
 
 
-def test_the_bash_guard_refuses_a_blocking_command_with_the_way_out(
-    project, mock_llm, claude_bin
-):
+def test_the_bash_guard_refuses_a_blocking_command_with_the_way_out(project, mock_llm, claude_bin):
     mock_llm.enqueue(
         Reply(tool_calls=[ToolCall("Bash", {"command": "sleep 120"})]),
         Reply("Understood."),
