@@ -337,7 +337,7 @@ def _existing_inboxes(state_dir: Path, keys: list[str]) -> list[Inbox]:
 
 def _read_json(path: Path, limit: int) -> dict | None:
     """A JSON object from a regular file (no link followed, no FIFO opened), else None."""
-    raw = _read_regular(path, limit)
+    raw = read_regular(path, limit)
     if raw is None:
         return None
     try:
@@ -347,7 +347,9 @@ def _read_json(path: Path, limit: int) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def _read_regular(path: Path, limit: int) -> bytes | None:
+def read_regular(path: Path, limit: int) -> bytes | None:
+    """At most `limit` bytes of a regular file; None when it is missing, a link, a FIFO or
+    unreadable (a planted FIFO must never block a reader; the hooks use this too)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
@@ -356,5 +358,7 @@ def _read_regular(path: Path, limit: int) -> bytes | None:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
         return os.read(fd, limit)
+    except OSError:
+        return None
     finally:
         os.close(fd)

@@ -19,7 +19,7 @@ import pytest
 
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.hooks import stop
+from specialists.hooks import delivery, stop
 from specialists.hooks.common import run_hook
 from specialists.jobs.paths import user_state_dir
 from specialists.owner import SESSION_ENV
@@ -335,3 +335,32 @@ def test_twenty_megabytes_of_post_tool_use_input_is_cut_not_fatal(state):
     reply = call("post-tool-use", huge)
     assert reply is not None and "after the flood" in json.dumps(reply)
     assert "not JSON" in hook_log()
+
+
+def test_the_hooks_cheap_look_agrees_with_the_inbox(state):
+    """hooks/delivery.py decides without importing the events room whether to look at all;
+    for every inbox state it must say what Inbox.has_pending says."""
+    inbox = Inbox(state, KEY)
+    owner = state / "owners" / KEY
+
+    def agree() -> bool:
+        cheap = delivery.has_pending(state, (KEY,))
+        assert cheap == inbox.has_pending()
+        return cheap
+
+    assert agree() is False  # no inbox at all
+    post_event(state, "one")
+    assert agree() is True
+    inbox.ack(inbox.pending())
+    assert agree() is False  # acknowledged
+    with open(owner / "events.jsonl", "ab") as f:
+        f.write(b'{"id": "a line still being wr')
+    assert agree() is False  # a partial last line is not pending yet
+    with open(owner / "events.jsonl", "ab") as f:
+        f.write(b"itten\n")
+    assert agree() is True  # a whole (damaged) line: the full read reports it
+    inbox.ack(inbox.pending())
+    (owner / "cursor.json").write_text("{not json")
+    assert agree() is True  # a damaged cursor means "from the start"
+    (owner / "cursor.json").write_text('{"offset": 99999999, "seen": []}')
+    assert agree() is True  # past the end: the inbox was emptied, read from its start

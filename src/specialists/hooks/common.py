@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
 import time
 from pathlib import Path
@@ -123,23 +122,6 @@ def reader_keys(data: dict[str, Any]) -> tuple[str, ...]:
     from specialists.owner import reading_owner
 
     return reading_owner(data.get("session_id")).keys
-
-
-def read_regular(path: Path, limit: int) -> bytes | None:
-    """At most `limit` bytes of a regular file; None when it is missing, a link, a FIFO or
-    unreadable (a planted FIFO must never block a hook)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.read(fd, limit)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def write_small(path: Path, data: bytes, event: str) -> None:

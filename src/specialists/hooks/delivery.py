@@ -20,8 +20,8 @@ import os
 import time
 from pathlib import Path
 
-from specialists.hooks.common import HOOKS_DIR_NAME, log, read_regular, write_small
-from specialists.notices import NOTICE_TTL_S
+from specialists.hooks.common import HOOKS_DIR_NAME, log, write_small
+from specialists.notices import NOTICE_TTL_S, read_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

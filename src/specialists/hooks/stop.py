@@ -36,12 +36,12 @@ from pathlib import Path
 from specialists.hooks.common import (
     HOOKS_DIR_NAME,
     log,
-    read_regular,
     reader_keys,
     write_reply,
     write_small,
 )
 from specialists.hooks.delivery import deliver
+from specialists.notices import read_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

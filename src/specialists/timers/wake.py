@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from specialists.errors import SpecialistsError
@@ -46,13 +46,9 @@ def wait_for_wake(
             return True
         if until is not None and until():
             return False
-        left = deadline - current
-        if left <= 0:
+        step = _step(current, deadline, (store.next_due_ms(),))
+        if step is None:
             return False
-        step = min(WAIT_INTERVAL_S, left)
-        due = store.next_due_ms()
-        if due is not None:
-            step = min(step, max(0.0, due / 1000 - current))
         sleep(step)
 
 
@@ -82,11 +78,20 @@ def wait_for_any(
             return True
         if until is not None and until():
             return False
-        left = deadline - current
-        if left <= 0:
+        step = _step(current, deadline, dues)
+        if step is None:
             return False
-        step = min(WAIT_INTERVAL_S, left)
-        for due in dues:
-            if due is not None:
-                step = min(step, max(0.0, due / 1000 - current))
         sleep(step)
+
+
+def _step(current: float, deadline: float, dues: Iterable[int | None]) -> float | None:
+    """How long to sleep before the next look (None: the wait is over): at most
+    WAIT_INTERVAL_S, and never past the deadline or the next timer's due time."""
+    left = deadline - current
+    if left <= 0:
+        return None
+    step = min(WAIT_INTERVAL_S, left)
+    for due in dues:
+        if due is not None:
+            step = min(step, max(0.0, due / 1000 - current))
+    return step
