@@ -288,3 +288,30 @@ def test_client_going_away_ends_synchronous_jobs(project, mock_llm):
     final = store.read_status(job_id)
     assert final is not None and final.status == "cancelled", final
     assert not is_alive(st.pid, st.agent_start_time)
+
+
+def test_a_client_without_hooks_sleeps_and_collects_its_wake_up_with_events(tmp_path):
+    """Over stdio, as Codex or Cursor would: `sleep` answers in text (end your turn), then
+    `events` waits, fires the timer and returns its event once; the data rides in `_meta`.
+    The client is no Claude Code session: the server names it by its process."""
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_CODE_SESSION_ID"}
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "specialists", "mcp"], env=env, cwd=str(tmp_path)
+    )
+
+    async def main() -> None:
+        async with Client(params) as client:
+            slept = await client.call_tool("sleep", {"seconds": 1, "note": "poll CI"})
+            assert not slept.is_error and slept.structured_content is None
+            assert "end it now" in slept.content[0].text  # type: ignore[union-attr]
+            with anyio.fail_after(90):
+                got = await client.call_tool("events", {"wait_s": 30})
+            text = got.content[0].text  # type: ignore[union-attr]
+            assert text.startswith("[specialists event] timer from sleep (mcp-")
+            assert "poll CI" in text
+            data = (got.meta or {})["specialists/data"]
+            assert [e["kind"] for e in data["events"]] == ["timer"]
+            again = await client.call_tool("events", {"wait_s": 0})
+            assert again.content[0].text == "No events after 0 s; nothing is pending."  # type: ignore[union-attr]
+
+    anyio.run(main)
