@@ -58,6 +58,17 @@ def session_of(out: subprocess.CompletedProcess[str]) -> str:
     return str(first["session_id"])
 
 
+def mcp_servers(out: subprocess.CompletedProcess[str]) -> object:
+    """What Claude Code's init line says of the MCP servers (for a failure message)."""
+    first = next(json.loads(line) for line in out.stdout.splitlines() if line.startswith("{"))
+    return first.get("mcp_servers")
+
+
+def hooks_log() -> str:
+    path = Path(os.environ["XDG_STATE_HOME"]) / "specialists" / "hooks.log"
+    return path.read_text() if path.exists() else ""
+
+
 def result_of(out: subprocess.CompletedProcess[str]) -> dict:
     lines = [json.loads(ln) for ln in out.stdout.splitlines() if ln.startswith("{")]
     return next(d for d in reversed(lines) if d.get("type") == "result")
@@ -77,7 +88,7 @@ def test_sleep_through_mcp_ends_the_turn_and_the_stop_hook_wakes_the_session(
     out = claude(claude_bin, project, "wait two seconds, then finish", "mcp__specialists__sleep")
     assert out.returncode == 0, out.stderr[-2000:]
     requests = mock_llm.model_requests
-    assert "mcp__specialists__sleep" in requests[0].tool_names()
+    assert "mcp__specialists__sleep" in requests[0].tool_names(), mcp_servers(out)
     assert "end it now" in " ".join(requests[1].tool_results())  # the yield, said in MCP terms
     woken = json.dumps(requests[2].json)
     assert TIMER_EVENT in woken and "CI" in woken
@@ -99,8 +110,9 @@ def test_an_event_reaches_the_model_mid_turn_after_a_tool_call(project, mock_llm
     out = claude(claude_bin, project, "go", "mcp__specialists__sleep", "Bash")
     assert out.returncode == 0, out.stderr[-2000:]
     requests = mock_llm.model_requests
+    assert "mcp__specialists__sleep" in requests[0].tool_names(), mcp_servers(out)
     assert "slept" in " ".join(requests[2].tool_results())
-    assert TIMER_EVENT in json.dumps(requests[2].json)
+    assert TIMER_EVENT in json.dumps(requests[2].json), (hooks_log(), out.stdout[-3000:])
     assert len(requests) == 3  # delivered mid-turn, so the Stop hook had nothing to add
 
 

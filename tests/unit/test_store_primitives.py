@@ -32,7 +32,6 @@ NOT_YET_CONVERTED = {
         "install.py",
         "logfile.py",
         "native/breaker.py",
-        "notices.py",
     },
     "file locking": {"events/files.py", "native/breaker.py", "sandbox/meta.py"},
 }

@@ -127,21 +127,13 @@ def reader_keys(data: dict[str, Any]) -> tuple[str, ...]:
 def write_small(path: Path, data: bytes, event: str) -> None:
     """Replace a small file of the hooks' own (a cache, a counter) atomically, never through
     a planted link. A failure is logged: such a file only saves work or counts."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    from specialists.jobs.atomic import write_atomic  # only when there is something to save
+
     try:
         path.parent.mkdir(mode=0o700, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
+        write_atomic(path, data)
     except OSError as exc:
         log(event, f"cannot write {path}: {exc}")
-        try:
-            os.unlink(tmp)
-        except OSError:
-            return
 
 
 def read_json_object(path: Path) -> dict[str, Any]:
