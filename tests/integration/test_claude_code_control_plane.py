@@ -43,9 +43,11 @@ def claude(
 ) -> subprocess.CompletedProcess[str]:
     argv = [str(claude_bin), "-p", prompt, "--output-format", "stream-json", "--verbose"]
     # Claude Code 2.1.197 -p sends its first model request without waiting for MCP servers
-    # (they show as "pending"): MCP_CONNECTION_NONBLOCKING=false makes it wait, MCP_TIMEOUT
-    # (ms) bounds the wait. Ours imports the mcp SDK: seconds on a loaded machine (mcp.md).
-    env = {**os.environ, "MCP_TIMEOUT": "90000", "MCP_CONNECTION_NONBLOCKING": "false"}
+    # (they show as "pending"): MCP_CONNECTION_NONBLOCKING=false makes it wait, for at most
+    # MCP_CONNECT_TIMEOUT_MS (default 5,000 ms: too short for our `import mcp` under load;
+    # MCP_TIMEOUT does not bound this wait). See docs/mcp.md.
+    env = {**os.environ, "MCP_CONNECT_TIMEOUT_MS": "90000", "MCP_TIMEOUT": "90000"}
+    env["MCP_CONNECTION_NONBLOCKING"] = "false"
     return subprocess.run(
         [*argv, "--model", "claude-sonnet-4-5", *extra],
         env=env,

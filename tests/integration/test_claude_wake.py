@@ -39,9 +39,10 @@ def claude(
     claude_bin: Path, project: Path, prompt: str, *allowed: str
 ) -> subprocess.CompletedProcess[str]:
     argv = [str(claude_bin), "-p", prompt, "--output-format", "stream-json", "--verbose"]
-    # MCP_CONNECTION_NONBLOCKING=false: -p waits for our MCP server (see test_claude_code_
-    # control_plane.py); MCP_TIMEOUT bounds that wait on a loaded machine.
-    env = {**os.environ, "MCP_TIMEOUT": "90000", "MCP_CONNECTION_NONBLOCKING": "false"}
+    # MCP_CONNECTION_NONBLOCKING=false: -p waits for our MCP server, at most
+    # MCP_CONNECT_TIMEOUT_MS (default 5 s, too short under load; docs/mcp.md).
+    env = {**os.environ, "MCP_CONNECT_TIMEOUT_MS": "90000", "MCP_TIMEOUT": "90000"}
+    env["MCP_CONNECTION_NONBLOCKING"] = "false"
     return subprocess.run(
         [*argv, "--model", "claude-sonnet-4-5", "--allowedTools", *allowed],
         env=env,
@@ -60,8 +61,9 @@ def session_of(out: subprocess.CompletedProcess[str]) -> str:
 
 def mcp_servers(out: subprocess.CompletedProcess[str]) -> object:
     """What Claude Code's init line says of the MCP servers (for a failure message)."""
-    first = next(json.loads(line) for line in out.stdout.splitlines() if line.startswith("{"))
-    return first.get("mcp_servers")
+    lines = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    init = next((d for d in lines if d.get("subtype") == "init"), {})
+    return init.get("mcp_servers"), hooks_log()[-2000:], out.stderr[-2000:]
 
 
 def hooks_log() -> str:
