@@ -9,7 +9,9 @@ import time
 from pathlib import Path
 
 from benchmarks.common import isolated_project, machine, median_ms, p90_ms, sp_argv
-from specialists.jobs.store import JobStore, JobWriter
+from specialists import notices
+from specialists.jobs.store import JobStore
+from specialists.jobs.writer import JobWriter
 from tests.support.jobs import new_job
 
 EVENTS = 60
@@ -18,7 +20,7 @@ EVENTS = 60
 def main() -> None:
     print(f"# feed --follow latency — {machine()}")
     layout = isolated_project()
-    store = JobStore(layout.project / ".specialists")
+    store = JobStore(layout.project / ".specialists", news=notices)
     record, lock = new_job(store, Path(layout.project))  # we play the live supervisor
     writer = JobWriter(store, record.id)
     st = store.read_status(record.id)

@@ -25,6 +25,7 @@ from mcp import Client, StdioServerParameters
 
 from benchmarks.bench_status import fill
 from benchmarks.common import isolated_project, machine, median_ms, p90_ms
+from specialists import notices
 from specialists.jobs.paths import state_dir
 from specialists.jobs.store import JobStore
 from specialists.mcp.handlers import ServerContext
@@ -68,7 +69,7 @@ def main() -> int:
             f"({p90_ms(all_jobs):5.2f} p90); one job {median_ms(one_job):5.2f} ms median "
             f"({p90_ms(one_job):5.2f} p90)"
         )
-    figures = anyio.run(lifecycle_bytes, stdio, JobStore(state_dir(root)))
+    figures = anyio.run(lifecycle_bytes, stdio, JobStore(state_dir(root), news=notices))
     text_bytes = figures["text"]
     print("bytes beyond the result over one job (run + banner + status + result):")
     for key in ("text", "structured", "wire"):

@@ -19,6 +19,7 @@ import urllib.request
 from pathlib import Path
 
 from benchmarks.common import isolated_project, machine
+from specialists import notices
 from specialists.jobs.store import JobStore
 from tests.support.fleet import fill_fleet, write_status
 
@@ -29,7 +30,7 @@ STARTED_MS = int(time.time() * 1000)
 
 
 def _store(root: Path) -> tuple[JobStore, list[str]]:
-    store = JobStore(root / ".specialists")
+    store = JobStore(root / ".specialists", news=notices)
     ids = fill_fleet(store.jobs_dir, JOBS, active=ACTIVE, now_ms=STARTED_MS)
     for job_id in ids[-ACTIVE:]:  # no parent links among the active: their place stays put
         write_status(

@@ -21,12 +21,12 @@ import copy
 import json
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from specialists.errors import UserError
+from specialists.jobs.atomic import write_atomic
 
 MCP_NAME = "specialists"
 MCP_ENTRY: dict[str, Any] = {"type": "stdio", "command": "specialists", "args": ["mcp"], "env": {}}
@@ -229,15 +229,7 @@ def write_json_object(path: Path, doc: Doc) -> None:
     except FileNotFoundError:
         mode = None
     data = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(data)
-        os.chmod(tmp, mode if mode is not None else 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(target, data.encode(), mode=mode if mode is not None else 0o644)
 
 
 # --------------------------------------------------------------------------- targets

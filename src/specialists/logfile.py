@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from specialists.jobs.atomic import rename_over
 from specialists.jobs.paths import user_state_dir
 
 LOG_MAX_BYTES = 512 * 1024  # then <name> is rotated to <name>.1 (one old log kept)
@@ -31,7 +32,7 @@ def append(name: str, text: str) -> Path:
     except FileNotFoundError:
         size = 0  # no log yet
     if size > LOG_MAX_BYTES:
-        os.replace(path, path.with_name(name + ".1"))
+        rename_over(path, path.with_name(name + ".1"))
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace") as f:
         f.write(text if text.endswith("\n") else text + "\n")

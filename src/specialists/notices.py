@@ -41,6 +41,7 @@ import time
 from pathlib import Path
 
 from specialists.display import display_line, duration
+from specialists.jobs.ids import is_job_id
 from specialists.owner import is_key
 
 TYPE_CHECKING = False
@@ -65,12 +66,6 @@ MAX_ANSWER_IDS = 50  # answers whose notices reading the result drops (the newes
 OWN_END_EVENT_RUNNERS = frozenset({"proc"})
 ACTIVE = frozenset({"starting", "running"})
 READY_DIR = "ready"  # wave 1's marker directory, migrated by `prune`
-_HEX = frozenset("0123456789abcdef")
-
-
-def is_job_id(name: str) -> bool:
-    """As jobs.ids.is_job_id, without importing re and secrets."""
-    return len(name) == 8 and _HEX.issuperset(name)
 
 
 def end_source(job_id: str) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+from specialists import notices
 from specialists.errors import Bug
 from specialists.jobs.paths import find_project_root, state_dir
 
@@ -53,7 +54,7 @@ class Project:
         if self._store is None:
             from specialists.jobs.store import JobStore
 
-            self._store = JobStore(state_dir(self.root))
+            self._store = JobStore(state_dir(self.root), news=notices)
         return self._store
 
     @property

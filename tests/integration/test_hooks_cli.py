@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from specialists import notices
 from specialists.events.inbox import Inbox
 from specialists.jobs.paths import state_dir
-from specialists.jobs.store import JobStore, JobWriter
+from specialists.jobs.store import JobStore
+from specialists.jobs.writer import JobWriter
 from specialists.owner import agent_ancestor
 from specialists.supervise.launch import create_job
 from tests.support import fake_bd
@@ -162,7 +164,7 @@ def test_a_job_without_an_owner_posts_no_notice(project):
 
 
 def test_a_notice_from_a_writer_and_non_json_stdin(project):
-    store = JobStore(state_dir(project))
+    store = JobStore(state_dir(project), news=notices)
     record, lock = create_job(store, make_record(project, specialist="overthinker"))
     writer = JobWriter(store, record.id)
     status = store.read_status(record.id)

@@ -21,6 +21,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from specialists import notices
 from specialists.jobs.liveness import is_alive
 from specialists.jobs.paths import state_dir
 from specialists.jobs.store import JobStore
@@ -47,6 +48,7 @@ TOOL_NAMES = {
     "run", "status", "result", "feed", "steer", "follow_up", "stop",
     "specialist_init", "list_specialists", "specialist_status", "use_specialist",
     "start_specialist", "poll_specialist", "stop_specialist", "run_parallel",
+    "manage_specialist", "schedule",
     "events",  # collecting events without hooks
 }  # fmt: skip
 # and the agent tool table, as a root session is offered it (no thread-only tools)
@@ -69,7 +71,7 @@ def project(mock_llm: MockLLM, pi_bin: Path) -> Path:
 
 
 def store_of(root: Path) -> JobStore:
-    return JobStore(state_dir(root))
+    return JobStore(state_dir(root), news=notices)
 
 
 def wait_until(pred: Callable[[], bool], timeout: float = 30, what: str = "") -> None:

@@ -78,7 +78,9 @@ def test_streaming_text(tmp_path: Path, mock_llm: MockLLM, model: str) -> None:
     assert finished.error is None and finished.text == "Streaming works fine."
     (req,) = mock_llm.model_requests
     assert req.stream and req.model == "mock-model"
-    assert req.system_text() == "You are a test."
+    # The specialist's prompt, then the agent tool table's one section (R-G1).
+    system = req.system_text()
+    assert system.startswith("You are a test.\n\n## Working without blocking (specialists)")
     assert req.last_user_text() == "please help"
     assert "bash" in req.tool_names()
     usage = [e for e in events if isinstance(e, Usage)]

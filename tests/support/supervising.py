@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from specialists import notices
 from specialists.jobs.control import post_request
 from specialists.jobs.records import JobStatus
 from specialists.jobs.store import JobStore
@@ -25,7 +26,7 @@ class Harness:
 
     def __init__(self, tmp_path: Path) -> None:
         self.tmp_path = tmp_path
-        self.store = JobStore(tmp_path / ".specialists")
+        self.store = JobStore(tmp_path / ".specialists", news=notices)
         self.clock = FakeClock()
         self.job_id = ""
         self.supervisor: Supervisor | None = None
@@ -52,6 +53,7 @@ class Harness:
             tick=0.1,
             clock=self.clock,
             sleep=self.clock.sleep,
+            wall=self.clock,  # timers run on the same fake time
             handle_signals=False,
         )
         try:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from specialists import beads
+from specialists import beads, notices
 from specialists.beads import Bead, BeadsClient, BeadsError
 from specialists.errors import UserError
 from specialists.jobs.paths import state_dir
@@ -165,7 +165,7 @@ def project() -> Path:
 
 @pytest.fixture
 def store(project) -> JobStore:
-    return JobStore(state_dir(project))
+    return JobStore(state_dir(project), news=notices)
 
 
 def test_client_round_trip_against_the_stand_in(bd, tmp_path):
@@ -328,7 +328,7 @@ def test_no_bead_id_means_no_bd_call(bd, project):
 def test_crashed_jobs_get_their_beads_closed_once_at_the_next_run_start(bd, store, project):
     from specialists.jobs.gc import collect
     from specialists.jobs.recovery import recover_if_dead
-    from specialists.jobs.store import JobWriter
+    from specialists.jobs.writer import JobWriter
     from tests.support.jobs import new_job
 
     fake_bd.seed(bd.state, [{"id": "bd-3", "title": "tracked run"}])

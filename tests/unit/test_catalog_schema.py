@@ -289,3 +289,16 @@ def test_runner_options_are_kept(tmp_path: Path) -> None:
         tmp_path, "metadata: {name: x}\nexecution: {runner: {type: pi, extra: [1, {a: b}]}}\n"
     )
     assert spec.runner == "pi" and spec.runner_options == {"extra": [1, {"a": "b"}]}
+
+
+def test_the_sandbox_fields_of_the_node_original_mean_what_they_say(tmp_path: Path) -> None:
+    """requires_worktree and auto_commit are read (no longer ignored); a wrong type is one
+    clear error naming the field."""
+    spec = load(
+        tmp_path, "metadata: {name: x}\nexecution: {requires_worktree: true, auto_commit: false}\n"
+    )
+    assert spec.requires_worktree is True and spec.auto_commit is False  # type: ignore[attr-defined]
+    plain = load(tmp_path, "metadata: {name: x}\n")
+    assert plain.requires_worktree is False and plain.auto_commit is True  # type: ignore[attr-defined]
+    line = error_of(tmp_path, "metadata: {name: x}\nexecution: {requires_worktree: 'yes'}\n")
+    assert "requires_worktree" in line and "true or false" in line

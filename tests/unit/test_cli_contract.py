@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from specialists import notices
 from specialists.cli import cmd_status
 from specialists.cli.foreground import shown
 from specialists.cli.main import COMMANDS, main
@@ -19,7 +20,8 @@ from specialists.errors import Bug
 from specialists.jobs.liveness import process_start_time
 from specialists.jobs.paths import state_dir, user_state_dir
 from specialists.jobs.records import JobStatus
-from specialists.jobs.store import JobStore, JobWriter
+from specialists.jobs.store import JobStore
+from specialists.jobs.writer import JobWriter
 from tests.support.jobs import new_job
 
 ECHO = "metadata: {name: echo}\nexecution:\n  runner: {type: command, command: cat}\n"
@@ -40,7 +42,7 @@ def root() -> Path:
 
 @pytest.fixture
 def store(root: Path) -> JobStore:
-    return JobStore(state_dir(root))
+    return JobStore(state_dir(root), news=notices)
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from specialists import notices
 from specialists.cli.main import main
 from specialists.jobs.paths import state_dir
 from specialists.jobs.records import JobStatus
-from specialists.jobs.store import JobStore, JobWriter
+from specialists.jobs.store import JobStore
+from specialists.jobs.writer import JobWriter
 from tests.support.jobs import ECHO_SPEC as ECHO
 from tests.support.jobs import new_job
 
@@ -28,7 +30,7 @@ def root() -> Path:
 
 @pytest.fixture
 def store(root: Path) -> JobStore:
-    return JobStore(state_dir(root))
+    return JobStore(state_dir(root), news=notices)
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from specialists import notices
 from specialists.fleet.feed import FeedTail, ended
 from specialists.fleet.jobsource import MAX_STATUS_BYTES, JobSource
 from specialists.fleet.model import Fleet, job_fleet
@@ -30,7 +31,7 @@ class FakeClock:
 
 @pytest.fixture
 def store(tmp_path: Path) -> JobStore:
-    return JobStore(tmp_path / ".specialists")
+    return JobStore(tmp_path / ".specialists", news=notices)
 
 
 def rows_by_id(source: JobSource) -> dict[str, Row]:

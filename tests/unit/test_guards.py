@@ -59,6 +59,8 @@ ALLOWED = [
     "docker compose up --detach",
     "docker compose up -dV",
     "npm run dev &",
+    "sleep 300 & echo $! > pid",  # the sleep runs in the background
+    "npm run dev & sleep 5",
     "nohup npm run dev > log 2>&1 &",
     "nohup sleep 600",
     "setsid vite",

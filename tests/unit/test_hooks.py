@@ -280,12 +280,13 @@ def test_format_elapsed(seconds, text):
 
 
 def test_session_start_reads_the_finished_jobs_index_as_status_writes_it(state):
+    from specialists import notices
     from specialists.jobs import index
     from specialists.jobs.records import JobStatus
     from specialists.jobs.store import JobStore
 
     put_job(state, "a1b2c3d4", ready=False, status="done")
-    store = JobStore(state)
+    store = JobStore(state, news=notices)
     index.save(
         store,
         {

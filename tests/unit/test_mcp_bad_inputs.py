@@ -71,7 +71,7 @@ def test_empty_continue_from_means_none(ctx):
 
 def test_result_that_is_not_utf8_is_one_line_and_kept(ctx):
     from specialists.jobs.records import JobStatus
-    from specialists.jobs.store import JobWriter
+    from specialists.jobs.writer import JobWriter
     from tests.support.jobs import new_job
 
     store = ctx.store()

@@ -170,7 +170,10 @@ def test_resume_session_copies_and_continues(tmp_path: Path) -> None:
 
 def test_abort_ends_run_and_runner_stays_usable(tmp_path: Path) -> None:
     model = ScriptedModel([reply(calls=[call("bash", command="sleep 30")]), "after abort"])
-    runner = NativeRunner(config=Config(), clients={"test/main": model})
+    # The bash guard would refuse `sleep 30` (R-B1); this test needs a command that blocks.
+    runner = NativeRunner(
+        config=Config(raw={"bash": {"guard": "off"}}), clients={"test/main": model}
+    )
     runner.start(make_spec(tmp_path))
     events: list[RunnerEvent] = []
     deadline = time.monotonic() + 10

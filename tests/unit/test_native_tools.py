@@ -175,11 +175,14 @@ def test_bash_default_timeout_applies(tmp_path: Path) -> None:
 
 
 def test_bash_output_is_capped_with_head_tail_and_spill(tmp_path: Path) -> None:
+    """bash output passes the one result guard as it arrives: head, marker, tail inline, the
+    whole output in one spill file (never a second spill of the already bounded text)."""
     work = tmp_path / "w"
     work.mkdir()
-    ctx = ToolContext(cwd=work, spill_dir=tmp_path / "s", bash_max_chars=2000)
+    limits = SpillLimits(max_chars=2000, head_chars=400, tail_chars=1600)
+    ctx = ToolContext(cwd=work, spill_dir=tmp_path / "s", result_limits=limits)
     result = run(ctx, "bash", command="seq 1 200000")
-    assert len(result.text) < 3000
+    assert len(result.text) < 2300 and "characters omitted" in result.text
     assert result.text.startswith("1\n2\n3\n")
     assert result.text.rstrip().endswith("200000")
     (spill,) = list((tmp_path / "s").glob("bash-*.txt"))

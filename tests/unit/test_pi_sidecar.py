@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from specialists import notices
 from specialists.events.emitter import Emitter
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
@@ -73,7 +74,9 @@ def test_hello_and_tools_describe_the_session_and_the_whole_tool_table(side: InP
     assert hello["settings"]["bash"]["guard"] == "block"
     assert hello["settings"]["overflow"]["max_chars"] == 40_000
     listed = side.peer.result("tools")
-    assert [t["name"] for t in listed["tools"]] == [t.name for t in registry.TOOLS]
+    assert [t["name"] for t in listed["tools"]] == [
+        t.name for t in registry.TOOLS if t.scope == "any"
+    ]
     sleep = next(t for t in listed["tools"] if t["name"] == "sleep")
     assert sleep["schema"]["required"] == ["seconds"] and sleep["guidance"]
     assert "dispatch it and yield" in listed["guidance_core"]
@@ -107,14 +110,19 @@ def test_child_scoped_tools_are_offered_only_inside_a_thread_job(
         "report_up", "Report.", {"type": "object"}, lambda c: Reply("ok"), scope="child"
     )
     monkeypatch.setattr(registry, "TOOLS", (*registry.TOOLS, child_tool))
-    store = JobStore(root)
+    store = JobStore(root, news=notices)
     parent, lock = new_job(store, isolated_env.project)
     lock.release()
-    child, lock = new_job(store, isolated_env.project, parent_id=parent.id)
+    child, lock = new_job(
+        store, isolated_env.project, parent_id=parent.id, thread={"id": "t-" + "1" * 32}
+    )
+    lock.release()
+    continued, lock = new_job(store, isolated_env.project, parent_id=parent.id)  # resume
     lock.release()
     names = lambda owner: [t.name for t in Front(root, owner, isolated_env.project).offered_tools()]  # noqa: E731
     assert "report_up" in names(f"job-{child.id}")
     assert "report_up" not in names(f"job-{parent.id}")
+    assert "report_up" not in names(f"job-{continued.id}")  # a continued job is no thread
     assert "report_up" not in names(OWNER)
 
 

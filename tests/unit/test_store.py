@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from specialists import notices
 from specialists.errors import Bug, NotFound, StoreError, UserError
 from specialists.jobs import atomic
 from specialists.jobs.control import post_request, take_requests
@@ -23,13 +24,14 @@ from specialists.jobs.ids import check_job_ref, is_job_id, new_job_id
 from specialists.jobs.liveness import is_alive, process_start_time
 from specialists.jobs.records import JobStatus
 from specialists.jobs.recovery import CRASHED, recover_if_dead
-from specialists.jobs.store import JobStore, JobWriter, read_event_lines
+from specialists.jobs.store import JobStore, read_event_lines
+from specialists.jobs.writer import JobWriter
 from tests.support.jobs import new_job, notice_ids
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> JobStore:
-    return JobStore(tmp_path / ".specialists")
+    return JobStore(tmp_path / ".specialists", news=notices)
 
 
 def test_ids_are_strict():
@@ -132,7 +134,7 @@ def test_newer_schema_is_refused(store, tmp_path):
 @settings(max_examples=20, deadline=None)
 @given(st.lists(st.text(max_size=3000), min_size=5, max_size=40))
 def test_concurrent_readers_never_see_torn_status(tmp_path_factory, errors):
-    store = JobStore(tmp_path_factory.mktemp("p") / ".specialists")
+    store = JobStore(tmp_path_factory.mktemp("p") / ".specialists", news=notices)
     record, lock = new_job(store, Path("/tmp"))
     writer = JobWriter(store, record.id)
     path = store.job_dir(record.id) / "status.json"
@@ -297,4 +299,4 @@ def test_a_bad_ttl_is_one_warning_line_for_run_and_gc(tmp_path, monkeypatch, cap
         warnings = [ln for ln in err.splitlines() if ln.startswith("warning: ")]
         assert len(warnings) == 1, err
         assert warnings[0].startswith("warning: SPECIALISTS_JOB_TTL_DAYS='-1' is not a number")
-    assert len(JobStore(project / ".specialists").list_ids()) == 2
+    assert len(JobStore(project / ".specialists", news=notices).list_ids()) == 2

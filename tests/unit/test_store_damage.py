@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from specialists import notices
 from specialists.cli.main import main
 from specialists.jobs import index
 from specialists.jobs.events import read_event_lines
@@ -39,7 +40,7 @@ def root() -> Path:
 
 @pytest.fixture
 def store(root: Path) -> JobStore:
-    return JobStore(state_dir(root))
+    return JobStore(state_dir(root), news=notices)
 
 
 def finished(store: JobStore, cwd: Path, state: str = "done") -> str:

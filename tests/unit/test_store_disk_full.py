@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from specialists import notices
 from specialists.errors import StoreError
 from specialists.jobs import writer as writer_module
 from specialists.jobs.recovery import CRASHED
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.timeout(90)
 @pytest.fixture
 def store(tmp_path: Path):
     with small_tmpfs(tmp_path / "fs") as fs:
-        yield JobStore(fs / ".specialists")
+        yield JobStore(fs / ".specialists", news=notices)
 
 
 def terminal_events(store: JobStore, job_id: str) -> list[dict]:

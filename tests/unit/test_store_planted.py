@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from specialists import notices as owner_news
 from specialists.errors import StoreError
 from specialists.jobs.atomic import write_atomic
 from specialists.jobs.control import post_request, take_requests
@@ -33,7 +34,7 @@ pytestmark = pytest.mark.timeout(60)  # a regression here hangs the supervisor
 
 @pytest.fixture
 def store(tmp_path: Path) -> JobStore:
-    return JobStore(tmp_path / ".specialists")
+    return JobStore(tmp_path / ".specialists", news=owner_news)
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from specialists import notices
 from specialists.cli.main import main
 from specialists.jobs.control import post_request
 from specialists.jobs.paths import state_dir
@@ -43,7 +44,7 @@ def wanted_mode(path: Path) -> int:
 
 @pytest.mark.parametrize("umask", [0o000, 0o022], ids=["umask 000", "umask 022"])
 def test_everything_in_the_store_is_private_whatever_the_umask(capsys, root, umask):
-    store = JobStore(state_dir(root))
+    store = JobStore(state_dir(root), news=notices)
     old = os.umask(umask)
     try:
         assert main(["run", "echo", "--prompt", "in the foreground"]) == 0
@@ -74,7 +75,7 @@ def test_everything_in_the_store_is_private_whatever_the_umask(capsys, root, uma
 
 
 def test_an_older_open_store_is_tightened(capsys, root):
-    store = JobStore(state_dir(root))
+    store = JobStore(state_dir(root), news=notices)
     (store.jobs_dir).mkdir(parents=True)
     os.chmod(store.root, 0o755)
     os.chmod(store.jobs_dir, 0o755)

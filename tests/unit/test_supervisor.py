@@ -304,7 +304,7 @@ def test_status_json_is_always_whole_while_supervisor_writes(h: Harness) -> None
 
 
 def test_feed_lines_render_usage_and_values_compactly() -> None:
-    from specialists.cli.render import feed_line
+    from specialists.jobs.lines import feed_line
 
     line = feed_line(
         "abcd1234",

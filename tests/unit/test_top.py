@@ -15,6 +15,7 @@ pytest.importorskip("textual", reason="the tui extra is not installed: pip insta
 
 from textual.widgets import DataTable, RichLog
 
+from specialists import notices as owner_news
 from specialists.fleet.model import job_fleet
 from specialists.jobs.store import JobStore
 from specialists.tui.app import TopApp
@@ -27,7 +28,7 @@ NOW_MS = BASE_MS + 90_000
 
 @pytest.fixture
 def store(tmp_path: Path) -> JobStore:
-    return JobStore(tmp_path / ".specialists")
+    return JobStore(tmp_path / ".specialists", news=owner_news)
 
 
 def make_app(store: JobStore, **kwargs: Any) -> TopApp:

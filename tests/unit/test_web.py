@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from specialists import notices
 from specialists.errors import UserError
 from specialists.fleet.model import job_fleet
 from specialists.fleet.rows import Row
@@ -28,7 +29,7 @@ TOKEN = "t0k3n-for-tests-0123456789abcdef"
 
 @pytest.fixture
 def store(tmp_path: Path) -> JobStore:
-    return JobStore(tmp_path / ".specialists")
+    return JobStore(tmp_path / ".specialists", news=notices)
 
 
 def get(app: Any, path: str, token: str | None = TOKEN, query: str = "") -> tuple[int, dict, bytes]:

@@ -162,6 +162,9 @@ class Catalog:
     by_name: dict[str, Specialist] = field(default_factory=dict)
     problems: list[LoadProblem] = field(default_factory=list)
     shadowed: list[tuple[Specialist, Specialist]] = field(default_factory=list)
+    # Hidden by `specialists agents disable` (catalog/managed.py): name -> (the scope whose
+    # setting disables it, the definition that would otherwise win).
+    disabled: dict[str, tuple[Scope, Specialist]] = field(default_factory=dict)
 
     def all(self) -> list[Specialist]:
         return [self.by_name[n] for n in sorted(self.by_name)]
@@ -178,6 +181,12 @@ class Catalog:
         builtin in place of a broken project override could grant more than the override
         meant to (a READ_ONLY reviewer becoming the MEDIUM builtin)."""
         spec = self.by_name.get(name)
+        if spec is None and name in self.disabled:
+            scope = self.disabled[name][0]
+            raise NotFound(
+                f"specialist {name!r} is disabled in {scope} scope",
+                hint=f"specialists agents enable {name} --scope {scope}",
+            )
         if spec is None:
             raise NotFound(f"unknown specialist {name!r}", hint=self._hint(name))
         rank = SCOPE_ORDER.index(spec.scope)
@@ -238,4 +247,17 @@ def load_catalog(project_root: Path, *, dirs: Sequence[SourceDir] | None = None)
                 catalog.by_name[name] = spec
             else:
                 catalog.shadowed.append((winner, spec))
+    _hide_disabled(catalog, project_root)
     return catalog
+
+
+def _hide_disabled(catalog: Catalog, project_root: Path) -> None:
+    from specialists.catalog.managed import disabled_names
+
+    names, problems = disabled_names(project_root)
+    for path, problem in problems:
+        catalog.problems.append(LoadProblem(path, None, f"{problem}; nothing is disabled by it"))
+    for name, scope in names.items():
+        spec = catalog.by_name.pop(name, None)
+        if spec is not None:
+            catalog.disabled[name] = (scope, spec)

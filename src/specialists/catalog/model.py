@@ -63,6 +63,8 @@ class Specialist:
     runner_options: Mapping[str, Any] = field(default_factory=dict)
     max_turns: int | None = None
     max_tokens: int | None = None
+    requires_worktree: bool = False  # always run in a sandbox (git worktree)
+    auto_commit: bool = True  # commit the sandbox's work when the job ends (R-S3)
     # tool allowlist declared by an agent file (names as written, e.g. Read, grep); () means
     # "whatever the permission tier allows". The tier is always set and is the floor to enforce.
     tools: tuple[str, ...] = ()

@@ -63,8 +63,6 @@ _IGNORED_EXECUTION = frozenset(
     {
         "max_retries",
         "output_type",
-        "requires_worktree",
-        "auto_commit",
         "extensions",
         "preferred_profile",
         "approval_mode",
@@ -242,6 +240,8 @@ def specialist_from_data(
     runner, runner_options = parse_runner(execution.raw("runner"), execution.field("runner"))
     max_turns = positive_int(execution.raw("max_turns"), execution.field("max_turns"))
     max_tokens = positive_int(execution.raw("max_tokens"), execution.field("max_tokens"))
+    requires_worktree = bool(execution.flag("requires_worktree"))  # run it in a sandbox
+    auto_commit = execution.flag("auto_commit") is not False  # commit its sandbox at its end
     execution.finish()
 
     prompt = top.section("prompt", ignored=_IGNORED_PROMPT) or Fields({}, "prompt", warnings)
@@ -290,6 +290,8 @@ def specialist_from_data(
         runner_options=runner_options,
         max_turns=max_turns,
         max_tokens=max_tokens,
+        requires_worktree=requires_worktree,
+        auto_commit=auto_commit,
         system_prompt=system_prompt,
         task_template="$prompt" if task_template is None else task_template,
         skill_inherit=skill_inherit,

@@ -6,7 +6,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -32,18 +31,13 @@ def tool_version(name: str, env_var: str) -> tuple[str | None, str | None]:
     path = os.environ.get(env_var) or shutil.which(name)
     if not path:
         return None, None
-    try:
-        out = subprocess.run(
-            [path, "--version"],
-            capture_output=True,
-            text=True,
-            timeout=15,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return path, f"unusable: {exc}"
+    from specialists.process.short import run_short
+
+    out = run_short([path, "--version"], timeout=15)
+    if out.error is not None:
+        return path, f"unusable: {out.error}"
     text = (out.stdout or out.stderr).strip().splitlines()
-    return path, (text[0] if text else f"exit {out.returncode}")
+    return path, (text[0] if text else f"exit {out.code}")
 
 
 def run(args: argparse.Namespace, project: Project) -> int:

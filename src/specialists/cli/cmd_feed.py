@@ -143,7 +143,7 @@ def run(args: argparse.Namespace, project: Project) -> int:
 
 
 def _emit(tails: list[_Tail], as_json: bool) -> None:
-    from specialists.cli.render import feed_line
+    from specialists.jobs.lines import feed_line
 
     batch: list[tuple[int, _Tail, dict[str, Any]]] = []
     for tail in tails:

@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from specialists.cli.values import DURATION_HELP, Duration, nonempty
-from specialists.errors import UserError
+from specialists.errors import SpecialistsError, UserError
 
 if TYPE_CHECKING:
     from specialists.jobs.records import JobRecord
@@ -45,6 +45,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--bead", help="run a bead (issue) as the prompt")
     p.add_argument("--context-depth", type=int, default=1, help="blocker levels for --bead")
     p.add_argument("--no-beads", action="store_true", help="do not track this run as a bead")
+    p.add_argument(
+        "--sandbox", action="store_true", help="run in a new git worktree (sandbox-<id> branch)"
+    )
     p.set_defaults(run=run)
 
 
@@ -108,11 +111,18 @@ def run(args: argparse.Namespace, project: Project) -> int:
         context_depth=args.context_depth,
         track_bead=not args.no_beads,
     )
-    return plan_and_launch(project, request, background=args.background, as_json=args.json)
+    return plan_and_launch(
+        project, request, background=args.background, as_json=args.json, sandbox=args.sandbox
+    )
 
 
 def plan_and_launch(
-    project: Project, request: JobRequest, *, background: bool, as_json: bool
+    project: Project,
+    request: JobRequest,
+    *,
+    background: bool,
+    as_json: bool,
+    sandbox: bool = False,
 ) -> int:
     """Plan the job, start it, and show what happened (shared by `run` and `resume`)."""
     warnings: list[str] = []
@@ -120,7 +130,19 @@ def plan_and_launch(
         record = project.plan(request, foreground=not background, warnings=warnings)
     finally:
         _warn(warnings)
-    return launch(project, record, background=background, as_json=as_json)
+    if not (sandbox or record.requires_worktree):
+        return launch(project, record, background=background, as_json=as_json)
+    from specialists.threads.sandboxing import discard_sandbox, place_in_sandbox
+
+    record, made = place_in_sandbox(project.root, record)
+    print(f"sandbox {made.id}: {made.path} on {made.branch}", file=sys.stderr)
+    try:
+        return launch(project, record, background=background, as_json=as_json)
+    except SpecialistsError:
+        # The launch failed (a missing agent, a full disk): no sandbox is left behind. A
+        # worktree with changes in it is never removed (the backend refuses), so nothing is lost.
+        discard_sandbox(project.root, made)
+        raise
 
 
 def launch(project: Project, record: JobRecord, *, background: bool, as_json: bool) -> int:

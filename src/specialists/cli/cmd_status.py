@@ -8,8 +8,8 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from specialists.cli.render import clip, status_line
 from specialists.display import duration
+from specialists.jobs.lines import clip, status_line
 
 if TYPE_CHECKING:
     from specialists.project import Project

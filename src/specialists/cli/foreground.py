@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from specialists.cli.render import event_detail
 from specialists.display import display_line, for_terminal
+from specialists.jobs.lines import event_detail
 
 _QUIET_EVENTS = {"run_end", "follow_up_sent"}
 

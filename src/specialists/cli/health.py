@@ -16,6 +16,7 @@ import json
 import os
 from pathlib import Path
 
+from specialists.jobs.atomic import write_atomic
 from specialists.jobs.paths import user_state_dir
 
 AGENTS = ("pi", "claude", "codex")
@@ -112,9 +113,8 @@ def _user_registered() -> bool:
     registered = _registered(path)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_name(f".{CACHE_NAME}.{os.getpid()}")
-        tmp.write_text(json.dumps({"claude_json": [str(path), *stamp], "registered": registered}))
-        os.replace(tmp, cache)
+        doc = {"claude_json": [str(path), *stamp], "registered": registered}
+        write_atomic(cache, json.dumps(doc).encode())
     except OSError:
         return registered  # a read-only state dir only costs the next status the same read
     return registered

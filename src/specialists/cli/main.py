@@ -55,6 +55,13 @@ COMMANDS = {
     "install": "install",
     "uninstall": "install",
     "sidecar": "sidecar",
+    "threads": "threads",
+    "sandboxes": "sandboxes",
+    "events": "events",
+    "timer": "timer",
+    "schedule": "schedule",
+    "scheduler": "scheduler",
+    "agents": "agents",
 }
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import os
 import stat
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+
+from specialists.jobs.locks import lock
 
 _held: dict[str, int] = {}  # lock path -> depth, for re-entry within one process
 _held_guard = threading.RLock()
@@ -34,7 +35,7 @@ def owner_lock(path: Path) -> Iterator[None]:
             return
         fd = open_regular(path, os.O_RDWR | os.O_CREAT)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            lock(fd)
             _held[key] = 1
             try:
                 yield

@@ -160,6 +160,11 @@ class Inbox:
         """Events past the cursor, deduplicated, in order; the cursor does not move."""
         return self._scan(self._read_cursor(), max_events)
 
+    def since(self, offset: int, *, max_events: int = TAKE_MAX_EVENTS) -> Batch:
+        """Events from byte `offset` on, acknowledged or not, for a reader that keeps its own
+        place (`specialists events --all/--follow`); the cursor does not move."""
+        return self._scan(_Cursor(max(0, offset)), max_events)
+
     def ack(self, batch: Batch) -> None:
         """The events of `batch` reached the model: move the cursor past them."""
         with self.locked():

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from specialists.jobs.atomic import write_atomic
+from specialists.jobs.atomic import rename_over, write_atomic
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ def bound_stream(
         fd = -1
         assert tmp is not None
         path = spill_dir / f"{_safe_label(label)}-{digest.hexdigest()[:16]}.txt"
-        os.replace(tmp, path)
+        rename_over(tmp, path)
         tmp = None
         return _marked(head, tail, total, path)
     finally:

@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from specialists.fleet.rows import printable
+from specialists.jobs.lines import FEED_NAMES, clip, event_detail
 from specialists.jobs.store import read_event_lines
 
 TAIL_BYTES = 256 * 1024  # where the first read starts, from the end
@@ -57,3 +59,17 @@ class FeedTail:
 def ended(events: list[dict[str, Any]]) -> bool:
     """True when the batch holds a job's final event."""
     return any(ev.get("event") in TERMINAL_EVENTS for ev in events)
+
+
+def feed_parts(ev: dict[str, Any], started_ms: int) -> tuple[str, str, str]:
+    """(clock since the job started, event name, detail) for one event line."""
+    kind = printable(str(ev.get("event", "?")))
+    ts = ev.get("ts")
+    offset = (int(ts) - started_ms) // 1000 if isinstance(ts, int) and started_ms else 0
+    offset = max(0, offset)
+    clock = f"{offset // 60:02d}:{offset % 60:02d}"
+    try:
+        detail = event_detail(ev)
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        detail = f"(malformed event: {type(exc).__name__})"  # a damaged line stays visible
+    return clock, clip(FEED_NAMES.get(kind, kind), 11), printable(detail)

@@ -27,12 +27,6 @@ STDIN_LIMIT = 1024 * 1024  # Claude Code sends a few KB; never buffer more than 
 # PostToolUse carries the tool's whole result, which its result guard needs to see.
 STDIN_LIMITS = {"post-tool-use": 16 * 1024 * 1024}
 STDIN_WAIT_S = 1.0  # a host that never closes stdin must not hang the hook
-_HEX = frozenset("0123456789abcdef")
-
-
-def is_job_id(name: str) -> bool:
-    """Same rule as jobs.ids.is_job_id, without importing re and secrets on the hot path."""
-    return len(name) == 8 and _HEX.issuperset(name)
 
 
 def log(event: str, message: str) -> None:

@@ -17,8 +17,9 @@ import time
 from pathlib import Path
 
 from specialists.display import display_line, duration
-from specialists.hooks.common import hook_reply, is_job_id, log, read_json_object
+from specialists.hooks.common import hook_reply, log, read_json_object
 from specialists.hooks.delivery import has_pending
+from specialists.jobs.ids import is_job_id
 from specialists.owner import Owner, reading_owner
 from specialists.vocab import SPEC_SUFFIXES
 

@@ -26,24 +26,26 @@ def write_atomic(
     durable: bool = False,
     dir_fd: int | None = None,
     displace_dir: bool = False,
+    mode: int = FILE_MODE,
 ) -> None:
     """Write `data` to a temp file beside `path`, then rename it over `path`.
 
     On any failure (a full disk included) the temp file is removed and `path` is untouched.
     `durable` adds an fsync, for files written once that must survive a power cut. With
     `dir_fd`, `path` is relative to that directory. `displace_dir` moves a directory that
-    stands where the file belongs aside instead of failing.
+    stands where the file belongs aside instead of failing. `mode` is for files that are not
+    ours alone (a user's settings file keeps the mode it had).
     """
     head, tail = os.path.split(os.fspath(path))
     # pid and thread: two threads of one process (the MCP server) may write the same file.
     tmp = os.path.join(head, f".{tail}.{os.getpid()}.{get_ident()}.tmp")
     try:
-        fd = os.open(tmp, _FLAGS, FILE_MODE, dir_fd=dir_fd)
+        fd = os.open(tmp, _FLAGS, mode, dir_fd=dir_fd)
     except FileExistsError:  # left by a crashed writer with our pid, or planted
         os.unlink(tmp, dir_fd=dir_fd)
-        fd = os.open(tmp, _FLAGS, FILE_MODE, dir_fd=dir_fd)
+        fd = os.open(tmp, _FLAGS, mode, dir_fd=dir_fd)
     try:
-        os.fchmod(fd, FILE_MODE)  # the umask may have taken bits away
+        os.fchmod(fd, mode)  # the umask may have taken bits away
         view = memoryview(data)
         while view:
             written = os.write(fd, view)
@@ -68,3 +70,9 @@ def write_atomic(
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp, dir_fd=dir_fd)
         raise
+
+
+def rename_over(src: str | Path, dst: str | Path) -> None:
+    """Give the finished file `src` the name `dst` in one step (a temp file streamed to the
+    end, a log rotated): readers of `dst` see the old file or the new one."""
+    os.replace(src, dst)

@@ -28,6 +28,11 @@ def try_lock(fd: int) -> bool:
     return True
 
 
+def lock(fd: int) -> None:
+    """Wait for an exclusive flock on `fd`; it is released when `fd` is closed."""
+    fcntl.flock(fd, fcntl.LOCK_EX)
+
+
 class JobLock:
     """An exclusive flock on the job directory. Its supervisor holds it for its whole life;
     the launcher takes it first and hands the descriptor over (`fd`)."""
@@ -49,7 +54,7 @@ def held(path: Path) -> Iterator[None]:
     """Hold an exclusive flock on the file `path` (created 0600) for a read-modify-write."""
     fd = create_private(path, os.O_RDWR)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        lock(fd)
         yield
     finally:
         os.close(fd)  # closing releases the lock

@@ -71,6 +71,10 @@ class JobRecord(_Versioned):
     foreground: bool = False
     source: str | None = None  # definition file, for provenance
     owner: list[str] = EMPTY  # who asked: keys its completion notice is addressed to (owner.py)
+    thread: dict[str, Any] = EMPTY  # a thread job: id, parent owner, stack (threads/records.py)
+    sandbox: str | None = None  # the sandbox (git worktree) the job runs in (sandbox/)
+    requires_worktree: bool = False  # its definition asks for a sandbox
+    auto_commit: bool = True  # its sandbox's work is committed when it ends (R-S3)
     schema: int = SCHEMA_VERSION
 
     def __setattr__(self, name: str, value: Any) -> None:

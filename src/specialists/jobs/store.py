@@ -13,7 +13,7 @@ import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from specialists.errors import Bug, NotFound, StoreError, UserError
 from specialists.jobs.events import last_event_seq, read_event_lines
@@ -22,13 +22,9 @@ from specialists.jobs.ids import check_job_ref, is_job_id, new_job_id
 from specialists.jobs.locks import JobLock
 from specialists.jobs.records import JobRecord, JobStatus
 
-if TYPE_CHECKING:
-    from specialists.jobs.writer import JobWriter
-
 __all__ = [
     "JobLock",
     "JobStore",
-    "JobWriter",
     "iter_statuses",
     "last_event_seq",
     "now_ms",
@@ -60,20 +56,22 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def __getattr__(name: str) -> Any:
-    # JobWriter moved to writer.py; kept importable from here for existing callers.
-    if name == "JobWriter":
-        from specialists.jobs.writer import JobWriter
+class OwnerNews(Protocol):
+    """How a job's owner hears that the job has news (an answer, its end): `notices.py`,
+    which sits above this room, so whoever opens the store hands it in (`news=notices`).
+    Required, so that no caller forgets it: `news=None` says "nobody is told", on purpose."""
 
-        return JobWriter
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    def post_for_job(self, state_dir: Path, job_id: str) -> bool: ...
+
+    def clear(self, state_dir: Path, job_id: str) -> None: ...
 
 
 class JobStore:
     """Read access to `.specialists/` plus job creation."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, news: OwnerNews | None) -> None:
         self.root = root
+        self.news = news
         self.jobs_dir = root / "jobs"
         self.ready_dir = root / "ready"
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from specialists import notices
 from specialists.errors import StoreError
 from specialists.jobs import index
 from specialists.jobs.records import JobStatus
@@ -57,8 +56,8 @@ def read_answer(store: JobStore, st: JobStatus) -> str | None:
         text = store.latest_answer(st.id)
     else:
         return None
-    if text is not None:
-        notices.clear(store.root, st.id)
+    if text is not None and store.news is not None:
+        store.news.clear(store.root, st.id)
     return text
 
 

@@ -85,11 +85,10 @@ def failure_reason(exc: BaseException | None, bug: str) -> str:
 
 
 def mark_ready(store: JobStore, job_id: str) -> None:
-    """Tell the job's owner it has news (notices.py: ready/<id>, written without following a
-    link; a job without an owner gets none). Raises OSError."""
-    from specialists.notices import post_for_job  # the interfaces' room: loaded when needed
-
-    post_for_job(store.root, job_id)
+    """Tell the job's owner it has news, through the store's `news` (a job without an owner
+    gets none). Raises OSError."""
+    if store.news is not None:
+        store.news.post_for_job(store.root, job_id)
 
 
 def mark_ended(status: JobStatus, final: str, error: str | None, at_ms: int) -> None:

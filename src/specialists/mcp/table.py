@@ -18,6 +18,8 @@ from specialists.display import one_line
 from specialists.errors import Bug, SpecialistsError, UserError
 from specialists.mcp import agent_tools as a
 from specialists.mcp import handlers as h
+from specialists.mcp import manage_tool as m
+from specialists.mcp import schedule_tool as sched
 from specialists.mcp import schemas as s
 from specialists.mcp.args import check_arguments
 from specialists.toolset import registry
@@ -171,6 +173,8 @@ TOOLS: tuple[McpTool, ...] = (
     McpTool(
         "run_parallel", _PARALLEL, s.PARALLEL_ARGS, s.PARALLEL_RESULT, h.run_parallel, False, True
     ),
+    McpTool("manage_specialist", m.DESCRIPTION, m.ARGS, m.RESULT, m.manage_specialist),
+    McpTool("schedule", sched.DESCRIPTION, sched.ARGS, sched.RESULT, sched.schedule),
 )
 
 

@@ -14,19 +14,18 @@ Only retryable failures count: a bad API key is not a sick provider.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import logging
-import os
 import re
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from specialists.jobs.atomic import write_atomic
+from specialists.jobs.locks import held
 from specialists.jobs.paths import user_state_dir
 
 log = logging.getLogger(__name__)
@@ -152,25 +151,13 @@ class CircuitBreaker:
     def _write(self, state: dict[str, Any]) -> None:
         state["updated_at"] = self._clock()
         state["version"] = SCHEMA_VERSION
-        fd, tmp = tempfile.mkstemp(dir=self._dir, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(state, fh)
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        write_atomic(self.path, json.dumps(state).encode())
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         self._dir.mkdir(parents=True, exist_ok=True)
-        with open(self._lock_path, "a+b") as fh:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        with held(self._lock_path):
+            yield
 
 
 def breaker_health(directory: Path | None = None) -> list[dict[str, Any]]:

@@ -38,9 +38,13 @@ class Spent:
 
 @dataclass(frozen=True)
 class Finished:
+    """The run is over. `yielded`: it ended on a yielding tool (the agent waits for an
+    event), so `text` is not an answer."""
+
     text: str
     error: str | None = None
     turns: int = 0
+    yielded: bool = False
     kind: Literal["finished"] = "finished"
 
 

@@ -2,7 +2,13 @@
 
     run(prompt): record the prompt -> [steers] -> model turn (recorded with its tool calls
     before they run, P3) -> each tool call -> result recorded -> ... until the model answers
-    without tool calls, the turn budget is spent, an error ends it, or it is aborted.
+    without tool calls, a tool yields, the turn budget is spent, an error ends it, or it is
+    aborted.
+
+A yielding tool (sleep, sleep_until_event, ...: the answer comes later as an event) ends the
+run once every call of its turn has its result, without another model call (R-T1, R-T2);
+`Finished.yielded` tells the runner, and the supervisor wakes the loop with the event. A
+steer that is waiting when the turn ends is answered first: yielding would leave it unread.
 
 Thread-safety: `run` executes on one thread (the runner's); `steer` and `abort` may be called
 from any other thread and take effect at the next safe point (between stream events, between
@@ -35,7 +41,7 @@ from specialists.native.messages import (
 from specialists.native.model import ModelError, ModelRequest
 from specialists.native.retry import RetryPolicy
 from specialists.native.session import Session
-from specialists.native.tools import Tool, ToolContext, execute, tool_specs
+from specialists.native.tools import Tool, ToolContext, execute_call, tool_specs
 
 SKIPPED_TEXT = "skipped: a new user message arrived before this tool call ran"
 ABORTED_TEXT = "aborted: the run was stopped before this tool call ran"
@@ -74,7 +80,10 @@ class AgentLoop:
         # Makes "is a run going?" and "hand it this steer" one step, so a steer cannot land
         # in the deque just after the run ended and its caller stopped looking (a lost steer).
         self._lock = threading.Lock()
-        self.tool_context = dataclasses.replace(tool_context, cancel=self._abort)
+        # One set of limits for every tool result, bash output included (R-O1..R-O3).
+        self.tool_context = dataclasses.replace(
+            tool_context, cancel=self._abort, result_limits=settings.spill
+        )
         self.caller = ModelCaller(
             models, policy=settings.retry, emit=emit, abort=self._abort, breaker_for=breaker_for
         )
@@ -174,8 +183,7 @@ class AgentLoop:
             if text:
                 last_text = text
             calls = tool_calls_of(turn.items)
-            if calls:
-                self._run_tools(calls)
+            yielded = self._run_tools(calls) if calls else ()
             if turn.stop_reason == "max_tokens" and not calls:
                 self.emit(Progress("notice", {"message": "the model hit its max_tokens limit"}))
             self.emit(
@@ -184,20 +192,27 @@ class AgentLoop:
                     {"turn": turns, "stop_reason": turn.stop_reason, "tool_calls": len(calls)},
                 )
             )
+            if yielded and not self._steers and not self._abort.is_set():
+                self.emit(Progress("yielded", {"tools": list(yielded)}))
+                return self._finish(last_text, None, turns, yielded=True)
 
-    def _run_tools(self, calls: list[ToolCall]) -> None:
+    def _run_tools(self, calls: list[ToolCall]) -> tuple[str, ...]:
+        """Run a turn's calls in order; the names of those that yielded."""
+        yielded: list[str] = []
         for index, call in enumerate(calls):
             if self._abort.is_set():
                 self._close_rest(calls[index:], ABORTED_TEXT)
-                return
+                break
             if index and self._steers:
                 self._close_rest(calls[index:], SKIPPED_TEXT)
-                return
+                break
             self.emit(
                 Progress("tool_execution", {"tool": call.name, "call_id": call.id}, log=False)
             )
             started = time.monotonic()
-            result = execute(call, self.tools, self.tool_context, self.settings.spill)
+            result, yields = execute_call(call, self.tools, self.tool_context)
+            if yields and not result.is_error:
+                yielded.append(call.name)
             self.session.append([result])
             self.emit(
                 Progress(
@@ -210,6 +225,7 @@ class AgentLoop:
                     },
                 )
             )
+        return tuple(yielded)
 
     def _close_rest(self, calls: list[ToolCall], text: str) -> None:
         for call in calls:
@@ -244,7 +260,9 @@ class AgentLoop:
                 return text_of([items[start]])
         return ""
 
-    def _finish(self, text: str, error: str | None, turns: int) -> Finished:
-        finished = Finished(text, error, turns)
+    def _finish(
+        self, text: str, error: str | None, turns: int, *, yielded: bool = False
+    ) -> Finished:
+        finished = Finished(text, error, turns, yielded)
         self.emit(finished)
         return finished

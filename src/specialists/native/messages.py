@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, assert_never
+from typing import Any, Literal, assert_never, get_args
 
-UserSource = Literal["prompt", "steer", "follow_up", "system"]
+# "event": inbox events the supervisor hands the agent (P2: the synthetic tag; the model
+# reads them as a user message in the one event format).
+UserSource = Literal["prompt", "steer", "follow_up", "system", "event"]
+USER_SOURCES: tuple[str, ...] = get_args(UserSource)
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ def item_from_dict(data: Mapping[str, Any]) -> Item:
     try:
         if kind == "user":
             source = data.get("source", "prompt")
-            if source not in ("prompt", "steer", "follow_up", "system"):
+            if source not in USER_SOURCES:
                 raise ValueError(f"unknown user source {source!r}")
             return UserMessage(str(data["text"]), source=source)
         if kind == "assistant":

@@ -136,7 +136,8 @@ class Front:
         from specialists.jobs.store import JobStore
 
         try:
-            return JobStore(self.state_root).read_record(job_id).parent_id is not None
+            record = JobStore(self.state_root, news=None).read_record(job_id)
+            return bool(record.thread)  # a thread job (a continued job has a parent_id too)
         except (OSError, UserError, ValueError, KeyError):
             return False  # no readable record: treat as a root job
 

@@ -33,13 +33,21 @@ class CommandResult:
 
     argv: tuple[str, ...]
     code: int | None  # the exit code; None when it never started, timed out or was killed
-    stdout: str
-    stderr: str
+    out: bytes  # the streams as written (git paths need not be UTF-8)
+    err: bytes
     error: str | None = None  # "not installed or not on PATH", "timed out after 5s", ...
 
     @property
     def ok(self) -> bool:
         return self.error is None and self.code == 0
+
+    @property
+    def stdout(self) -> str:
+        return self.out.decode("utf-8", "replace")
+
+    @property
+    def stderr(self) -> str:
+        return self.err.decode("utf-8", "replace")
 
     def describe(self, shown: str | None = None) -> str:
         """One line for a message: "`git rev-parse` exited with code 128: fatal: ..."."""
@@ -64,7 +72,7 @@ def run_short(
     """Run `argv` (no shell) with stdin from `input` or /dev/null; see the module docstring."""
     shown = tuple(argv)
     if not shown:
-        return CommandResult(shown, None, "", "", "is an empty command")
+        return CommandResult(shown, None, b"", b"", "is an empty command")
     try:
         proc = spawning.spawn(
             shown,
@@ -75,7 +83,7 @@ def run_short(
             stderr=subprocess.PIPE,
         )
     except spawning.SpawnFailed as exc:
-        return CommandResult(shown, None, "", "", exc.reason)
+        return CommandResult(shown, None, b"", b"", exc.reason)
     try:
         out, err, timed_out = _collect(proc, input, timeout, output_cap)
     finally:
@@ -86,15 +94,12 @@ def run_short(
         if proc.poll() is None:  # only when _collect itself failed: never leave it behind
             _kill_group(proc)
         spawning.reaped(proc)
-    stdout, stderr = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
     code, sig = spawning.exit_status(proc.returncode)
     if timed_out:
-        return CommandResult(shown, None, stdout, stderr, f"timed out after {timeout:g}s")
+        return CommandResult(shown, None, out, err, f"timed out after {timeout:g}s")
     if sig is not None:
-        return CommandResult(
-            shown, None, stdout, stderr, f"was killed by {spawning.signal_name(sig)}"
-        )
-    return CommandResult(shown, code, stdout, stderr)
+        return CommandResult(shown, None, out, err, f"was killed by {spawning.signal_name(sig)}")
+    return CommandResult(shown, code, out, err)
 
 
 def _collect(

@@ -31,6 +31,9 @@ _lock = threading.Lock()
 _live: set[int] = set()  # pids started here whose Popen has not reaped them yet
 
 
+MISSING = "not installed or not on PATH"  # the reason a missing executable is given
+
+
 class SpawnFailed(Exception):
     """The process could not be started; `reason` says why in a few words."""
 
@@ -87,7 +90,7 @@ def spawn(
     except FileNotFoundError as exc:
         if cwd is not None and exc.filename == str(cwd):
             raise SpawnFailed(f"its working directory {str(cwd)!r} does not exist") from exc
-        raise SpawnFailed("not installed or not on PATH", missing=True) from exc
+        raise SpawnFailed(MISSING, missing=True) from exc
     except PermissionError as exc:
         raise SpawnFailed("not executable (a directory, a special file, or no x bit)") from exc
     except ValueError as exc:  # "embedded null byte"

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 from specialists.errors import UserError
+from specialists.process.short import run_short
 
 PROBE_TIMEOUT_S = 10.0
 
@@ -51,17 +51,11 @@ def check_isolation(bwrap: str, cwd: Path) -> None:
     """Fail closed: prove bwrap can build the sandbox here before the real command runs."""
     if not cwd.is_dir():
         raise UserError(f"isolate: working directory {cwd} is not a directory; nothing was started")
-    try:
-        probe = subprocess.run(
-            bwrap_argv(bwrap, cwd, ["/bin/true"]),
-            capture_output=True,
-            timeout=PROBE_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise UserError(f"isolate: bubblewrap could not run ({exc}); nothing was started") from None
-    if probe.returncode != 0:
-        lines = probe.stderr.decode("utf-8", "replace").strip().splitlines()
+    probe = run_short(bwrap_argv(bwrap, cwd, ["/bin/true"]), timeout=PROBE_TIMEOUT_S)
+    if probe.error is not None:
+        raise UserError(f"isolate: bubblewrap {probe.error}; nothing was started")
+    if probe.code != 0:
+        lines = probe.stderr.strip().splitlines()
         why = lines[-1][:200] if lines else "no reason given"
         raise UserError(
             f"isolate: bubblewrap cannot build a sandbox here ({why}); nothing was started",

@@ -48,6 +48,8 @@ class LaunchSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     # Runner-specific options from the specialist's execution.runner block.
     options: Mapping[str, Any] = field(default_factory=dict)
+    # A thread job (threads/): its agent also gets the child tools (report_to_parent, ...).
+    thread: bool = False
 
 
 # --- what a runner reports -------------------------------------------------------------
@@ -103,12 +105,15 @@ class RunFinished:
     `text` is the final assistant text ("" when the agent said nothing). `error` is set when
     the run failed (provider error, max turns, agent-side error). `usage` is informational:
     the supervisor accounts tokens and cost from `Usage` events only, so report each once.
+    `yielded` says the run ended on a yielding tool (sleep, sleep_until_event): the agent is
+    waiting for an event, and `text` is not its answer.
     """
 
     text: str | None
     error: str | None = None
     session_file: str | None = None
     usage: Usage | None = None
+    yielded: bool = False
     kind: Literal["run_finished"] = "run_finished"
 
 
@@ -159,9 +164,14 @@ def toolcall(name: str, args: object) -> Activity:
 
 @dataclass(frozen=True)
 class FollowUp:
-    """Another user message, answered by a run of its own (queued behind a run in progress)."""
+    """Another user message, answered by a run of its own (queued behind a run in progress).
+
+    `synthetic`: the message is not a person's but the supervisor's (inbox events waking the
+    agent, P2); runners that can tell the two apart in their session do.
+    """
 
     message: str
+    synthetic: bool = False
     kind: Literal["follow_up"] = "follow_up"
 
 

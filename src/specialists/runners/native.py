@@ -5,6 +5,13 @@ answers the prompt, then waits for follow-ups until `close`. Everything the loop
 through a queue that `poll` drains, so the single-threaded supervisor never shares state with
 the loop. steer/follow_up/abort/close are thread-safe hand-offs.
 
+The agent gets the built-in tools of its tier and the agent tool table (native/tools/table.py,
+owner `job-<id>`) with the table's prompt section (R-G1); option `table_tools: false` leaves
+the table out. The wave-2 settings ([bash], [overflow] in config.toml) set the bash guard,
+the default bash timeout and the result guard. A run that ends on a yielding tool reports
+`RunFinished(yielded=True)`; the supervisor wakes the loop with a synthetic follow-up
+(`FollowUp(synthetic=True)`, recorded in the session as a user message of source "event").
+
 A setup failure (no API key, unknown provider, bad config) is not raised: it arrives as one
 RunFinished(error=<one line>) followed by AgentExited(1), the same path as any failed run.
 """
@@ -13,24 +20,23 @@ from __future__ import annotations
 
 import logging
 import queue
-import shutil
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, assert_never
 
 from specialists.config import Config, load_config
 from specialists.errors import Bug, ConfigError, SpecialistsError
-from specialists.jobs.paths import STATE_DIR_NAME, find_project_root
 from specialists.native.breaker import BreakerConfig, CircuitBreaker
 from specialists.native.calling import ModelSlot
 from specialists.native.events import Finished, LoopEvent, Progress, Spent, TextOut
 from specialists.native.loop import AgentLoop, LoopSettings
+from specialists.native.messages import UserSource
 from specialists.native.model import ModelClient, ModelInfo
 from specialists.native.providers.registry import make_client, resolve_model
 from specialists.native.retry import RetryPolicy
 from specialists.native.session import Session
-from specialists.native.tools import ToolContext, ToolFailure, tools_for_permission
 from specialists.native.tools.bash import kill_process_groups
 from specialists.process.jobenv import agent_env
 from specialists.runners.base import (
@@ -48,10 +54,16 @@ from specialists.runners.base import (
     not_accepted,
     toolcall,
 )
+from specialists.runners.native_setup import (
+    SESSION_FILE,
+    job_tools,
+    load_settings,
+    open_session,
+    project_root,
+)
 
 log = logging.getLogger(__name__)
 
-SESSION_FILE = "session.jsonl"
 _CLOSE = object()
 _OPEN: frozenset[CommandKind] = ALWAYS_ACCEPTED | {"follow_up", "steer", "abort"}
 
@@ -65,8 +77,11 @@ class NativeRunner:
         config: Config | None = None,
         clients: Mapping[str, ModelClient] | None = None,
         breaker_dir: Path | None = None,
+        wall: Callable[[], float] = time.time,
     ) -> None:
-        """`clients` maps a model name to a ready client (tests: a ScriptedModel)."""
+        """`clients` maps a model name to a ready client (tests: a ScriptedModel); `wall` is
+        the clock the table's tools set timers by (tests: a FakeClock)."""
+        self._wall = wall
         self._config = config
         self._clients = dict(clients or {})
         self._breaker_dir = breaker_dir
@@ -105,7 +120,7 @@ class NativeRunner:
         if command.kind not in self.accepts():
             not_accepted(self.name, command)
         if command.kind == "follow_up":
-            self._follow_up(command.message)
+            self._follow_up(command.message, "event" if command.synthetic else "follow_up")
         elif command.kind == "steer":
             self._steer(command.message)
         elif command.kind == "abort":
@@ -141,10 +156,10 @@ class NativeRunner:
             except queue.Empty:
                 return out
 
-    def _follow_up(self, message: str) -> None:
+    def _follow_up(self, message: str, source: UserSource = "follow_up") -> None:
         with self._lock:
             self._requested += 1
-            self._commands.put(message)
+            self._commands.put((message, source))
 
     def _steer(self, message: str) -> None:
         loop = self._loop
@@ -184,7 +199,8 @@ class NativeRunner:
                 command = self._commands.get()
                 if command is _CLOSE:
                     break
-                self._run(loop, str(command), "follow_up")
+                message, source = command
+                self._run(loop, message, source)
             exit_code = 0
         except SpecialistsError as exc:
             self._events.put(RunFinished(None, error=exc.one_line(), session_file=self.session_ref))
@@ -230,14 +246,19 @@ class NativeRunner:
             )
         elif isinstance(event, Finished):
             self._events.put(
-                RunFinished(event.text, error=event.error, session_file=self.session_ref)
+                RunFinished(
+                    event.text,
+                    error=event.error,
+                    session_file=self.session_ref,
+                    yielded=event.yielded,
+                )
             )
 
     # --- setup --------------------------------------------------------------------------
 
     def _build(self, spec: LaunchSpec) -> AgentLoop:
         env = agent_env(spec.job_dir, spec.env)  # bash inherits the job's process mark
-        config = self._config or load_config(_project_root(spec))
+        config = self._config or load_config(project_root(spec))
         options = dict(spec.options)
         model_name = spec.model or config.default_model
         if not model_name:
@@ -253,21 +274,13 @@ class NativeRunner:
             except SpecialistsError as exc:
                 message = f"fallback model {spec.fallback_model} unusable: {exc.one_line()}"
                 self._events.put(Activity("notice", {"message": message}))
-        try:
-            tools = tools_for_permission(spec.permission)
-        except ToolFailure as exc:
-            raise ConfigError(str(exc)) from exc
-        session = self._open_session(spec)
-        tool_context = ToolContext(
-            cwd=spec.cwd,
-            spill_dir=spec.job_dir / "spill",
-            permission=spec.permission,
-            bash_timeout_s=float(options.get("bash_timeout_s", 120.0)),
-            env=env,
-        )
+        settings = load_settings(config, self._notify)
+        job = job_tools(spec, settings, env, notify=self._notify, wall=self._wall)
+        tool_context = job.context
+        session = open_session(spec)
         self._process_groups = tool_context.process_groups
-        settings = LoopSettings(
-            system_prompt=spec.system_prompt,
+        loop_settings = LoopSettings(
+            system_prompt=job.system_prompt,
             max_turns=spec.max_turns,
             max_tokens=spec.max_tokens,
             thinking=spec.thinking_level,
@@ -276,6 +289,7 @@ class NativeRunner:
                 base_delay_s=float(options.get("retry_base_delay_s", 1.0)),
                 max_delay_s=float(options.get("retry_max_delay_s", 30.0)),
             ),
+            spill=job.limits,
         )
         breaker_config = BreakerConfig(
             failure_threshold=int(options.get("breaker_threshold", 3)),
@@ -295,12 +309,15 @@ class NativeRunner:
         return AgentLoop(
             session=session,
             models=slots,
-            tools=tools,
+            tools=job.tools,
             tool_context=tool_context,
-            settings=settings,
+            settings=loop_settings,
             emit=self._emit,
             breaker_for=breaker_for,
         )
+
+    def _notify(self, message: str) -> None:
+        self._events.put(Activity("notice", {"message": message}))
 
     def _slot(
         self, name: str, config: Config, env: Mapping[str, str], cwd: Path, timeout_s: float
@@ -311,25 +328,6 @@ class NativeRunner:
             return ModelSlot(ModelInfo(name, provider, model_id or name), lambda: client)
         resolved = resolve_model(name, config, env, cwd)
         return ModelSlot(resolved.info, make_client(resolved, timeout_s=timeout_s))
-
-    def _open_session(self, spec: LaunchSpec) -> Session:
-        path = spec.job_dir / SESSION_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if spec.resume_session and not path.exists():
-            source = Path(spec.resume_session)
-            if not source.is_file():
-                raise ConfigError(f"session to resume not found: {source}")
-            shutil.copyfile(source, path)
-        meta = {"job_id": spec.job_id, "cwd": str(spec.cwd), "model": spec.model}
-        return Session.open_or_create(path, meta)
-
-
-def _project_root(spec: LaunchSpec) -> Path:
-    """<root>/.specialists/jobs/<id> -> <root>; otherwise search upward from cwd."""
-    jobs = spec.job_dir.parent
-    if jobs.name == "jobs" and jobs.parent.name == STATE_DIR_NAME:
-        return jobs.parent.parent
-    return find_project_root(spec.cwd)
 
 
 def _activity(progress: Progress) -> Activity:

@@ -1,18 +1,23 @@
-"""The one place the sandbox room starts a short command (git) and waits for it.
+"""The one place the sandbox room runs a short command (git), over the process seam.
 
-Kept to one function so it can be swapped for the shared short-command helper: a missing
-executable, a timeout or an OS error comes back as a result with `problem` set, never as an
-exception, and the caller decides what that means.
+A missing executable, a timeout or an OS error comes back as a result with `problem` set,
+never as an exception, and the caller decides what that means. Output stays bytes: git
+paths need not be UTF-8.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
+from specialists.process.short import run_short
+from specialists.process.spawn import MISSING
+
+# git's answers are parsed whole (paths, trees): never keep only a tail of them.
+OUTPUT_CAP = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -59,22 +64,8 @@ def run_command(
     args = tuple(argv)
     if not os.path.isdir(cwd):
         return CommandResult(args, None, problem=f"not found: {cwd}")
-    try:
-        proc = subprocess.run(
-            args,
-            cwd=cwd,
-            input=stdin if stdin is not None else b"",
-            capture_output=True,
-            timeout=timeout_s,
-            env=dict(env) if env is not None else None,
-            check=False,
-        )
-    except FileNotFoundError:
-        return CommandResult(args, None, problem=f"not found: {args[0]}")
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout if isinstance(exc.stdout, bytes) else b""
-        err = exc.stderr if isinstance(exc.stderr, bytes) else b""
-        return CommandResult(args, None, out, err, problem=f"timed out after {timeout_s:g} s")
-    except OSError as exc:
-        return CommandResult(args, None, problem=f"cannot run: {exc}")
-    return CommandResult(args, proc.returncode, proc.stdout, proc.stderr)
+    done = run_short(args, cwd=cwd, env=env, timeout=timeout_s, input=stdin, output_cap=OUTPUT_CAP)
+    if done.error is not None:
+        problem = f"not found: {args[0]}" if done.error == MISSING else done.error
+        return CommandResult(args, None, done.out, done.err, problem=problem)
+    return CommandResult(args, done.code, done.out, done.err)

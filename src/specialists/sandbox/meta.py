@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import json
 import os
 import stat
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from specialists.jobs.atomic import write_atomic
+from specialists.jobs.locks import held
 from specialists.sandbox.backend import Problem, Sandbox, SandboxError, SquashMarker
 from specialists.sandbox.rules import branch_name, is_id
 
@@ -67,14 +67,8 @@ class MetaStore:
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         self.ensure_root()
-        fd = os.open(
-            self.root / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
-        )
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with held(self.root / LOCK_NAME):
             yield
-        finally:
-            os.close(fd)  # closing releases the lock
 
     # --- reading ----------------------------------------------------------------------------
 

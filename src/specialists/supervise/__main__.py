@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from specialists import notices
 from specialists.errors import SpecialistsError
 from specialists.jobs.proctree import adopt_orphans
 from specialists.jobs.store import JobLock, JobStore
@@ -20,7 +21,7 @@ def main(argv: list[str]) -> int:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     job_dir = Path(argv[0])
-    store = JobStore(job_dir.parent.parent)
+    store = JobStore(job_dir.parent.parent, news=notices)
     fd_text = os.environ.pop(LOCK_FD_ENV, "")
     lock = JobLock(job_dir, int(fd_text)) if fd_text else JobLock(job_dir)
     if not fd_text and not lock.try_acquire():

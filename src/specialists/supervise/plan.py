@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from specialists import notices
 from specialists.errors import UserError
 from specialists.jobs.gc import collect
 from specialists.jobs.paths import find_project_root, state_dir
@@ -40,7 +41,7 @@ class JobRequest:
 
 
 def open_store(project_root: Path | None = None) -> JobStore:
-    return JobStore(state_dir(project_root or find_project_root()))
+    return JobStore(state_dir(project_root or find_project_root()), news=notices)
 
 
 def plan_job(
@@ -55,6 +56,7 @@ def plan_job(
     Problems that do not stop the run (a tracking bead that could not be made) are appended
     to `warnings` for the caller to show."""
     from specialists.catalog import load_catalog
+    from specialists.catalog.managed import with_overlay
     from specialists.catalog.render import render_task
     from specialists.config import load_config
 
@@ -126,7 +128,7 @@ def plan_job(
         model=model,
         cwd=str(cwd),
         created_at_ms=now_ms(),
-        system_prompt=spec.system_prompt,
+        system_prompt=with_overlay(spec.system_prompt, project_root, spec.name),
         permission=request.permission or spec.permission,
         thinking_level=spec.thinking_level,
         fallback_model=spec.fallback_model,
@@ -137,6 +139,8 @@ def plan_job(
         idle_timeout_ms=spec.idle_timeout_ms,
         max_turns=spec.max_turns,
         max_tokens=spec.max_tokens,
+        requires_worktree=spec.requires_worktree,
+        auto_commit=spec.auto_commit,
         response_format=spec.response_format,
         # Missing ones too: the runner reports each as a notice in events.jsonl (seed 000 4.1).
         skill_paths=[str(p) for p in spec.skill_paths],

@@ -9,6 +9,7 @@ final status and event last.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Protocol
 
@@ -59,6 +60,7 @@ class Recorder:
         self.runner = runner
         self.observer = observer
         self.clock = clock
+        self.wall: Callable[[], float] = time.time  # timers' clock (waking.py sets it)
         self.job_dir = store.job_dir(record.id)
         self.writer = JobWriter(store, record.id)
         self.guard = StepGuard(self._notice, enabled=handle_signals)
@@ -109,9 +111,25 @@ class Recorder:
                 fields = {"error": error, "duration_ms": duration_ms}
             else:
                 fields = {"duration_ms": duration_ms}
+            # Before the final status: an owner that sees the job ended finds its event too.
+            self.guard.run("telling the owners", lambda: self._tell_owners(final, error))
             # Event, status, ready marker: written once, waiting for space if they must.
             record = self.writer.write_final(st, final, **fields)
+            if self.record.thread or self.record.sandbox:  # commit; tell the parent (R-S9)
+                from specialists.threads.closing import settle_quietly
+
+                settle_quietly(self.store.root, self.record.id)
             self._show(lambda observer: observer.on_event(record))
+
+    def _tell_owners(self, final: str, error: str | None) -> None:
+        """The job's end as an event in each owner's inbox; its own timers die with it
+        (supervise/news.py)."""
+        from specialists.supervise import news
+
+        root, record, now = self.store.root, self.record, int(self.wall() * 1000)
+        problems = news.tell_owners(root, record, final, self.last_answer, error, now_ms=now)
+        for problem in problems + news.close_own_timers(root, record.id, now_ms=now):
+            self.guard.report(problem)
 
     def _answer_stands(self, final: str, error: str | None) -> tuple[str, str | None]:
         """A later run that failed or was stopped never replaces an earlier answer."""

@@ -27,6 +27,7 @@ class Situation:
     keep_alive: bool
     runner: str  # the runner's name, for reasons
     accepts: frozenset[CommandKind]  # what the runner takes now
+    answered: bool = True  # the job has an answer (a job waiting for events may have none)
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,11 @@ def decide(request_kind: str, message: str, s: Situation) -> Decision:
     if s.phase == "ending":
         return Refuse("job is ending")
     if request_kind == "stop":
-        return EndWaiting() if s.phase == "waiting" else StopJob("stopped by request")
+        # A waiting job with an answer ends with it; one that waits for events before it
+        # answered anything is stopped (cancelled).
+        if s.phase == "waiting" and s.answered:
+            return EndWaiting()
+        return StopJob("stopped by request")
     if request_kind == "abort":
         if s.phase == "waiting":
             return NothingToDo()

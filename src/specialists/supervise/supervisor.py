@@ -7,6 +7,9 @@ No step can kill the loop, and a stuck step still lets SIGTERM through (steps.py
 
 Once a run has answered, that answer is the job's result until a later run answers: a later
 run that fails, times out or is stopped is recorded (`run_error`), never the job's end state.
+
+A run that ends with pending work (timers, inbox events, jobs the job owns) does not end the
+job: it waits, and events wake the agent (waking.py, wake.py).
 """
 
 from __future__ import annotations
@@ -14,12 +17,10 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections import deque
 from collections.abc import Callable
-from typing import assert_never, cast
+from typing import assert_never
 
 from specialists.errors import SpecialistsError
-from specialists.jobs.control import ControlRequest, take_requests
 from specialists.jobs.liveness import process_start_time
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore, now_ms
@@ -30,8 +31,6 @@ from specialists.runners.base import (
     AgentRunner,
     AnswerDelta,
     Close,
-    Command,
-    FollowUp,
     Kill,
     RunFinished,
     RunnerEvent,
@@ -40,18 +39,18 @@ from specialists.runners.base import (
 from specialists.supervise import watch
 from specialists.supervise.agent_spec import launch_spec
 from specialists.supervise.bookkeeping import add_usage, note_activity, open_status
-from specialists.supervise.record import Observer, Recorder, exit_message
-from specialists.supervise.requests import Decision, Phase, Situation, ack_fields, decide
+from specialists.supervise.controls import Controls
+from specialists.supervise.record import Observer, exit_message
 from specialists.supervise.script_phases import run_pre_scripts
 from specialists.supervise.steps import StepInterrupted, signal_name
-from specialists.supervise.watch import Ending, FinalStatus, Limits
+from specialists.supervise.watch import FinalStatus, Limits
 
 __all__ = ["Observer", "Supervisor", "exit_message"]
 
 log = logging.getLogger("specialists.supervisor")
 
 
-class Supervisor(Recorder):
+class Supervisor(Controls):
     def __init__(
         self,
         store: JobStore,
@@ -62,20 +61,19 @@ class Supervisor(Recorder):
         tick: float = 0.1,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        wall: Callable[[], float] = time.time,
         handle_signals: bool = True,
     ) -> None:
-        """`clock` and `sleep` are the supervisor's time (tests: a FakeClock's)."""
+        """`clock` and `sleep` are the supervisor's time, `wall` the timers' (tests: one
+        FakeClock for all three)."""
         super().__init__(
             store, record, runner, observer=observer, clock=clock, handle_signals=handle_signals
         )
+        self._setup_waking(wall=wall, sleep=sleep)
+        self._setup_controls()
         self.tick = tick
-        self.sleep = sleep
         self.limits = Limits.of(record)
-        self.held: deque[tuple[str, str]] = deque()  # follow-ups for after the run: (id, text)
-        self._ending: Ending | None = None
         self._last_event_mono = clock()
-        self._idle_since: float | None = None
-        self._run_started_mono = clock()
 
     # --- entry ------------------------------------------------------------------------
 
@@ -103,6 +101,7 @@ class Supervisor(Recorder):
         if self._startup_notice:
             self._notice(self._startup_notice)
         self._save(force=True)
+        self.guard.run("owners' timers", self._look_at_owners)
 
         task = rec.task
         try:
@@ -137,7 +136,10 @@ class Supervisor(Recorder):
 
     def _step(self) -> None:
         events: list[RunnerEvent] = []
-        if not self.guard.run("runner", lambda: events.extend(self.runner.poll(self.tick))):
+        waiting = self._ending is None and self._waiting()
+        # Where the supervisor delivers events, the wait for them (below) is the step's wait.
+        poll_s = 0.0 if waiting and self.delivery == "supervisor" else self.tick
+        if not self.guard.run("runner", lambda: events.extend(self.runner.poll(poll_s))):
             self.sleep(self.tick)  # a broken runner returns at once: do not spin on it
             if self._ending is None:
                 bug = f"bug: the {self.record.runner} runner failed"
@@ -153,7 +155,11 @@ class Supervisor(Recorder):
             self._begin_stop(f"stopped by {signal_name(self.guard.signal)}")
         if self.guard.signal is not None:
             self.guard.answered()  # a stop, or an ending already under way
-        self.guard.run("timers", self._act_on_due)
+        waiting = self._ending is None and self._waiting() and not self.finished
+        if waiting and not self.guard.run("wake", self._wake_step):
+            self.sleep(self.tick)  # a broken inbox must not make the wait spin
+        if not self.finished:
+            self.guard.run("timers", self._act_on_due)
 
     def _on_runner_event(self, ev: RunnerEvent) -> None:
         self._last_event_mono = self.clock()
@@ -180,6 +186,8 @@ class Supervisor(Recorder):
             assert_never(ev)
 
     def _on_activity(self, ev: Activity) -> None:
+        if ev.event == "run_start":
+            self._on_agent_run()
         note_activity(self.status, ev)
         # Control acknowledgements are the supervisor's to log, with the request id.
         if ev.log and ev.event != "steer_ack":
@@ -202,17 +210,19 @@ class Supervisor(Recorder):
             self._on_run_failed(ev.error)
             return
         text = ev.text or ""
-        self.last_answer = text
-        self._answers += 1
-        self._event("run_end", chars=len(text), runs=self._answers)
-        if self.record.keep_alive:
-            self._write_answer(text)
+        self.yielded = ev.yielded
+        if ev.yielded:  # the agent waits for an event: not an answer
+            self._event("run_end", chars=len(text), yielded=True)
+        else:
+            self.last_answer = text
+            self._answers += 1
+            self.nudged = False
+            self._event("run_end", chars=len(text), runs=self._answers)
+            if self.record.keep_alive:
+                self._write_answer(text)
         if self.held and self._send_held_follow_up():
             return
-        if self.record.keep_alive:
-            self._wait_for_follow_up()
-        else:
-            self._begin_end("done", None)
+        self._after_run()
 
     def _on_run_failed(self, error: str) -> None:
         self._drop_held(f"the run before it ended: {error}")
@@ -231,97 +241,10 @@ class Supervisor(Recorder):
         self.status.exit_code = ev.exit_code if ev.signal is None else -ev.signal
         if self._ending is not None:
             self._finish(self._ending.final, self._ending.error)
-        elif self.status.status == "waiting" and self.last_answer is not None:
+        elif self._waiting() and self.last_answer is not None:
             self._finish("done", None)
         else:
             self._finish("error", exit_message(ev))
-
-    def _wait_for_follow_up(self) -> None:
-        self.status.status = self.status.current_event = "waiting"
-        self.status.current_tool = None
-        self._idle_since = self.clock()
-        self._event("waiting")
-        self._save(force=True)
-        self.writer.mark_ready()  # the orchestrator hears of each answer, not only the end
-
-    def _send_held_follow_up(self) -> bool:
-        request_id, message = self.held.popleft()
-        if "follow_up" not in self.runner.accepts():
-            self.held.appendleft((request_id, message))
-            self._drop_held(f"the {self.record.runner} runner takes no follow-up after this run")
-            return False
-        self._send_follow_up(request_id, message)
-        return True
-
-    def _send_follow_up(self, request_id: str, message: str) -> None:
-        try:
-            self._send(FollowUp(message))  # one-shot runners start a new process here
-        except SpecialistsError as exc:
-            self._on_run_failed(f"the follow-up could not start: {exc.one_line()}")
-            return
-        self.status.status = "running"
-        self.status.current_event = "follow_up"
-        self._idle_since = None
-        self._run_started_mono = self.clock()
-        self._event("follow_up_sent", request=request_id)
-        self._save(force=True)
-
-    def _drop_held(self, why: str) -> None:
-        while self.held:
-            request_id, _ = self.held.popleft()
-            self._event("follow_up_dropped", request=request_id, reason=why)
-
-    def _send(self, command: Command) -> bool:
-        """Send `command` if the runner takes it now (a ladder step it refuses is skipped)."""
-        if command.kind not in self.runner.accepts():
-            log.debug("runner does not take %s now; skipped", command.kind)
-            return False
-        self.runner.send(command)
-        return True
-
-    # --- control inbox ----------------------------------------------------------------
-
-    def _read_inbox(self) -> None:
-        requests, problems = take_requests(self.job_dir)
-        for problem in problems:
-            self._notice(problem)
-        for request in requests:
-            self.guard.run("request", lambda r=request: self._on_request(r))  # type: ignore[misc]
-
-    def _on_request(self, req: ControlRequest) -> None:
-        situation = Situation(
-            phase=self._phase(),
-            keep_alive=self.record.keep_alive,
-            runner=self.record.runner,
-            accepts=self.runner.accepts(),
-        )
-        decision = decide(req.kind, req.message, situation)
-        if decision.kind == "deliver" and decision.command.kind != "follow_up":
-            self._send(decision.command)  # sent before the ack, so the ack tells the truth
-        self._event(f"{req.kind}_ack", **ack_fields(req.id, decision))
-        self._act(req.id, decision)
-        self._save(force=True)
-
-    def _phase(self) -> Phase:
-        status = self.status.status
-        if self._ending is None and status in ("starting", "running", "waiting"):
-            return cast(Phase, status)
-        return "ending"
-
-    def _act(self, request_id: str, d: Decision) -> None:
-        if d.kind == "refuse" or d.kind == "nothing_to_do":
-            return
-        if d.kind == "deliver":
-            if isinstance(d.command, FollowUp):
-                self._send_follow_up(request_id, d.command.message)
-        elif d.kind == "hold":
-            self.held.append((request_id, d.message))
-        elif d.kind == "stop_job":
-            self._begin_stop(d.why)
-        elif d.kind == "end_waiting":
-            self._begin_end("done", None)
-        else:
-            assert_never(d)
 
     # --- timers -----------------------------------------------------------------------
 
@@ -331,13 +254,15 @@ class Supervisor(Recorder):
         if ending is not None:
             self._ending = ending.after(now)  # taken now, whatever happens below
         timing = watch.Timing(
-            status=self.status.status,
+            status="waiting" if self.waiting_for_work else self.status.status,
             run_started=self._run_started_mono,
             last_output=self._last_event_mono,
             idle_since=self._idle_since,
             stalled=self.status.stalled,
             saved_at=self._saved_at,
             unsaved=self._dirty,
+            waiting_for_work=self.waiting_for_work,
+            wake_due=self.next_due_mono,
         )
         for item in watch.due(timing, self.limits, ending, now):
             self._on_due(item)
@@ -364,7 +289,11 @@ class Supervisor(Recorder):
                 )
         elif isinstance(item, watch.IdleTimedOut):
             self._event("idle_timeout", idle_ms=item.idle_ms)
-            self._begin_end("done", None)
+            if self.waiting_for_work and self.last_answer is None:
+                limit = f"{item.idle_ms / 1000:g} s"
+                self._begin_end("error", f"no event within the idle limit ({limit}): {self.why}")
+            else:
+                self._begin_end("done", None)
         elif isinstance(item, watch.SaveDue):
             self._save(force=True)
         else:

@@ -1,10 +1,14 @@
 """What is due now: the supervisor's timers as one pure function.
 
 Given when things last happened (`Timing`), the job's limits and the time, `due` lists what
-must happen now: a run over its time limit, the start of a stall, a keep-alive job idle for
-too long, a status rewrite (heartbeat), or the next steps of an ending ladder. The supervisor
-acts on each; nothing here reads a clock or touches a file, so every timer is tested with
-plain numbers.
+must happen now: a run over its time limit, the start of a stall, a waiting job idle for
+too long, a status rewrite (heartbeat), or the next steps of an ending ladder. The
+supervisor acts on each; nothing here reads a clock or touches a file, so every timer is
+tested with plain numbers.
+
+A job that waits for its own pending work (waking.py) is still doing that piece of work: its
+time limit counts the wait. Its idle limit counts from the later of the start of the wait
+and its next timer's due time (a pending timer is a promise of an event, not idleness).
 
 An ending is decided once (`plan_ending`): its final status, and a ladder of commands for the
 agent at fixed delays (close, then SIGTERM, then SIGKILL), then a moment to give up waiting
@@ -49,7 +53,9 @@ KILL_LADDER: tuple[Ladder, float] = (
 class Limits:
     """The job's timers, from its launch record."""
 
-    timeout_ms: int | None = None  # per run; a keep-alive job's waits do not count
+    # per piece of work (the prompt, a follow-up): its waits for pending work count, a
+    # keep-alive job's waits for a follow-up do not
+    timeout_ms: int | None = None
     stall_timeout_ms: int | None = None
     stall_kill: bool = False
     idle_timeout_ms: int = DEFAULT_IDLE_TIMEOUT_MS
@@ -75,6 +81,8 @@ class Timing:
     stalled: bool = False
     saved_at: float = 0.0
     unsaved: bool = False  # status-only changes not written yet
+    waiting_for_work: bool = False  # waiting for events of its own pending work
+    wake_due: float | None = None  # the next pending timer's due time, on the same clock
 
 
 @dataclass(frozen=True)
@@ -171,15 +179,18 @@ def due(timing: Timing, limits: Limits, ending: Ending | None, now: float) -> li
 
 
 def _limits_due(t: Timing, limits: Limits, now: float) -> list[Due]:
+    working = t.status == "running" or (t.status == "waiting" and t.waiting_for_work)
+    if working and limits.timeout_ms and (now - t.run_started) * 1000 >= limits.timeout_ms:
+        return [RunTimedOut(limits.timeout_ms)]
     if t.status == "running":
-        elapsed_ms = (now - t.run_started) * 1000
-        if limits.timeout_ms and elapsed_ms >= limits.timeout_ms:
-            return [RunTimedOut(limits.timeout_ms)]
         if limits.stall_timeout_ms and not t.stalled:
             quiet_ms = (now - t.last_output) * 1000
             if quiet_ms >= limits.stall_timeout_ms:
                 return [StallBegan(int(quiet_ms), kill=limits.stall_kill)]
     elif t.status == "waiting" and t.idle_since is not None:
-        idle_ms = (now - t.idle_since) * 1000
+        since = t.idle_since
+        if t.waiting_for_work and t.wake_due is not None:
+            since = max(since, t.wake_due)
+        idle_ms = (now - since) * 1000
         return [IdleTimedOut(limits.idle_timeout_ms)] if idle_ms >= limits.idle_timeout_ms else []
     return []

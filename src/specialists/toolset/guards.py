@@ -3,7 +3,9 @@
 - The bash guard (R-B1..R-B5) spots commands that would block the turn (long sleeps,
   followers, watch loops, dev servers, attached `docker compose up`) and says to use
   `bg_run` or `sleep` instead. It tokenizes first, so quoted text is never scanned; a
-  command that ends with a lone `&`, or starts with nohup, setsid or timeout, is left alone.
+  command that ends with a lone `&`, or starts with nohup, setsid or timeout, is left alone,
+  and so is each part of a list sent to the background by its own `&` (`sleep 300 & echo
+  $!` returns at once).
 - The oversized-result guard (R-O1..R-O3) spills any tool result over the limit, except
   `read`'s own output, and hands back head, tail and the path.
 """
@@ -93,9 +95,13 @@ def _tokens(command: str) -> list[str] | None:
 
 
 def _simple_commands(tokens: list[str]) -> list[list[str]]:
+    """The simple commands that run in the foreground (one that a lone `&` ends does not)."""
     out: list[list[str]] = [[]]
     for token in tokens:
-        if token in _OPERATORS:
+        if token == "&":
+            out[-1] = []  # sent to the background: it cannot hold the turn
+            out.append([])
+        elif token in _OPERATORS:
             out.append([])
         else:
             out[-1].append(token)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from specialists.toolset.table import AgentTool
+from specialists.toolset.thread_tools import THREAD_TOOLS
 from specialists.toolset.timer_tools import TIMER_TOOLS
 
-TOOLS: tuple[AgentTool, ...] = (*TIMER_TOOLS,)
+TOOLS: tuple[AgentTool, ...] = (*TIMER_TOOLS, *THREAD_TOOLS)
 
 GUIDANCE_HEADER = "## Working without blocking (specialists)"
 GUIDANCE_CORE = (
@@ -17,6 +18,13 @@ GUIDANCE_CORE = (
 
 def tool_named(name: str) -> AgentTool | None:
     return next((t for t in TOOLS if t.name == name), None)
+
+
+def offered(*, thread: bool) -> tuple[AgentTool, ...]:
+    """The tools a caller gets: child-scoped ones (report_to_parent, close_thread) only when
+    it is a thread, i.e. its job record has a `thread` (not a `parent_id`, which a continued
+    job has too; a root session's children have a thread but no parent job)."""
+    return tuple(t for t in TOOLS if t.scope == "any" or thread)
 
 
 def prompt_guidance(tools: tuple[AgentTool, ...] = TOOLS) -> str:

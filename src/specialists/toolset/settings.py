@@ -54,12 +54,21 @@ class TimersSettings:
 
 
 @dataclass(frozen=True)
+class ThreadsSettings:
+    """Direct-child limits per parent (R-H11's fixed part, R-RLM4); 0 means no limit."""
+
+    max_concurrent: int = 0  # children launching, running or closing at once
+    max_launches: int = 0  # children ever started by one parent (a job, or one session)
+
+
+@dataclass(frozen=True)
 class Settings:
     bash: BashSettings = field(default_factory=BashSettings)
     jobs: JobsSettings = field(default_factory=JobsSettings)
     events: EventsSettings = field(default_factory=EventsSettings)
     overflow: OverflowSettings = field(default_factory=OverflowSettings)
     timers: TimersSettings = field(default_factory=TimersSettings)
+    threads: ThreadsSettings = field(default_factory=ThreadsSettings)
 
 
 _SECTIONS = tuple(f.name for f in fields(Settings))

@@ -17,7 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.events import Resize
 from textual.widgets import DataTable, Footer, RichLog, Static
 
-from specialists.fleet.feed import FeedTail
+from specialists.fleet.feed import FeedTail, feed_parts
 from specialists.fleet.model import Fleet
 from specialists.fleet.rows import Row, printable_block
 from specialists.fleet.tree import TreeLine
@@ -27,7 +27,6 @@ from specialists.tui.cells import (
     COLUMNS,
     STATUS_STYLE,
     activity_width,
-    feed_parts,
     row_cells,
     row_title,
     summary_text,

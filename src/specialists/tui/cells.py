@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from specialists.cli.render import FEED_NAMES, duration, event_detail
-from specialists.fleet.rows import Row, printable
+from specialists.fleet.rows import Row
 from specialists.fleet.tree import TreeLine
+from specialists.jobs.lines import duration
 
 # (key, label, width): None lets the column take what its longest cell needs.
 COLUMNS: tuple[tuple[str, str, int | None], ...] = (
@@ -89,20 +89,6 @@ def summary_text(root: str, totals: Any, active_only: bool) -> str:
     parts.append(money(totals.cost_usd) if totals.cost_usd else "$0")
     shown = "  [active only]" if active_only else ""
     return f"specialists top · {root} · " + " · ".join(parts) + shown
-
-
-def feed_parts(ev: dict[str, Any], started_ms: int) -> tuple[str, str, str]:
-    """(clock since the job started, event name, detail) for one event line."""
-    kind = printable(str(ev.get("event", "?")))
-    ts = ev.get("ts")
-    offset = (int(ts) - started_ms) // 1000 if isinstance(ts, int) and started_ms else 0
-    offset = max(0, offset)
-    clock = f"{offset // 60:02d}:{offset % 60:02d}"
-    try:
-        detail = event_detail(ev)
-    except (TypeError, ValueError, KeyError, AttributeError) as exc:
-        detail = f"(malformed event: {type(exc).__name__})"  # a damaged line stays visible
-    return clock, clip(FEED_NAMES.get(kind, kind), 11), printable(detail)
 
 
 def row_title(row: Row) -> str:

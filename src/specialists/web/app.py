@@ -18,12 +18,11 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from specialists.errors import SpecialistsError
-from specialists.fleet.feed import FeedTail
+from specialists.fleet.feed import FeedTail, feed_parts
 from specialists.fleet.model import Fleet, job_fleet
 from specialists.fleet.rows import Row
 from specialists.jobs.ids import is_job_id
 from specialists.jobs.store import JobStore
-from specialists.tui.cells import feed_parts
 from specialists.web import pages
 from specialists.web.auth import TokenGate
 from specialists.web.payload import FleetDiff, snapshot

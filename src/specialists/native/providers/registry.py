@@ -15,6 +15,7 @@ from typing import Literal
 from specialists.config import ApiKind, Config, ProviderConfig
 from specialists.errors import AgentUnavailable, ConfigError
 from specialists.native.model import ModelClient, ModelInfo, Prices
+from specialists.vocab import split_model
 
 Api = ApiKind | Literal["replay"]
 
@@ -61,9 +62,10 @@ class ResolvedModel:
     api_key_env: str | None
 
 
-def split_model(name: str) -> tuple[str, str]:
-    provider, sep, model = name.strip().partition("/")
-    if not sep or not provider or not model:
+def require_provider(name: str) -> tuple[str, str]:
+    """`vocab.split_model` for the native runtime, which cannot guess a provider."""
+    provider, model = split_model(name.strip())
+    if provider is None:
         raise ConfigError(
             f"model {name!r} must be written provider/model",
             hint="e.g. openai/gpt-4.1, anthropic/claude-sonnet-4-5, ollama/qwen3",
@@ -74,7 +76,7 @@ def split_model(name: str) -> tuple[str, str]:
 def resolve_model(
     name: str, config: Config, env: Mapping[str, str], cwd: Path | None = None
 ) -> ResolvedModel:
-    provider, model_id = split_model(name)
+    provider, model_id = require_provider(name)
     builtin = BUILTINS.get(provider)
     custom = config.providers.get(provider)
     if builtin is None and custom is None:

@@ -1,20 +1,24 @@
-"""The native tool set: read, write, edit, bash, grep, find, ls, chosen by permission tier.
+"""The native tool set: read, write, edit, bash, grep, find, ls, chosen by permission tier,
+plus the agent tool table (table.py: sleep, timers, and whatever toolset/registry.py holds).
 
-`execute` is the only entry the loop uses: it never raises for a tool's own failure (bad
-arguments, missing file, unknown tool): those come back as error results the model reads
-(P11), and oversized output from any tool but read is spilled (P8).
+`execute_call` is the only entry the loop uses: it never raises for a tool's own failure
+(bad arguments, missing file, unknown tool): those come back as error results the model reads
+(P11), and oversized output from any tool but read is spilled (P8, toolset.guards, the same
+guard every front applies).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping
 
-from specialists.events.spill import SpillLimits, bound_body
+from specialists.events.spill import SpillLimits
 from specialists.native.messages import ToolCall, ToolResult
 from specialists.native.model import ToolSpec
 from specialists.native.tools import bash, edit, find, grep, ls, read, write
 from specialists.native.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
+from specialists.toolset.guards import guard_result
 
 __all__ = [
     "ALL_TOOLS",
@@ -24,6 +28,7 @@ __all__ = [
     "ToolFailure",
     "ToolOutput",
     "execute",
+    "execute_call",
     "tool_specs",
     "tools_for_permission",
 ]
@@ -46,7 +51,6 @@ TIER_TOOLS: Mapping[str, tuple[str, ...]] = {
     "MEDIUM": _ALL,
     "HIGH": _ALL,
 }
-UNGUARDED = frozenset({"read"})  # bounded by itself; reading a spill file must not re-spill
 
 
 def tools_for_permission(permission: str) -> dict[str, Tool]:
@@ -68,11 +72,21 @@ def execute(
     ctx: ToolContext,
     limits: SpillLimits | None = None,
 ) -> ToolResult:
-    output = _run(call, tools, ctx)
+    return execute_call(call, tools, ctx, limits)[0]
+
+
+def execute_call(
+    call: ToolCall,
+    tools: Mapping[str, Tool],
+    ctx: ToolContext,
+    limits: SpillLimits | None = None,
+) -> tuple[ToolResult, bool]:
+    """The call's result (bounded by the result guard, R-O1..R-O3) and whether it yields."""
+    output = _run(call, tools, dataclasses.replace(ctx, call_id=call.id))
     text = output.text
-    if call.name not in UNGUARDED:
-        text = bound_body(text, ctx.spill_dir, f"{call.name}-{call.id}", limits)
-    return ToolResult(call.id, call.name, text, is_error=output.is_error)
+    if not output.bounded:
+        text = guard_result(call.name, text, ctx.spill_dir, limits=limits or ctx.result_limits)
+    return ToolResult(call.id, call.name, text, is_error=output.is_error), output.yields
 
 
 def _run(call: ToolCall, tools: Mapping[str, Tool], ctx: ToolContext) -> ToolOutput:

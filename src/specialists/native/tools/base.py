@@ -6,7 +6,13 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from specialists.toolset.guards import DEFAULT_SLEEP_LIMIT_S, RESULT_LIMITS, GuardMode
+
+if TYPE_CHECKING:
+    from specialists.events.spill import SpillLimits
+    from specialists.toolset.table import Caller
 
 
 @dataclass(frozen=True)
@@ -14,20 +20,30 @@ class ToolContext:
     cwd: Path
     spill_dir: Path
     permission: str = "MEDIUM"
-    bash_timeout_s: float = 120.0
-    bash_max_chars: int = 50_000  # shown inline; the rest is spilled (head + tail kept)
+    bash_timeout_s: float = 120.0  # a call without `timeout` gets this (R-B4)
     read_max_lines: int = 2000
     read_max_chars: int = 50_000
     env: Mapping[str, str] | None = None  # bash environment; None = inherit
     cancel: threading.Event = field(default_factory=threading.Event)
     # Process groups bash started; whatever still runs in them dies when the job ends.
     process_groups: set[int] = field(default_factory=set)
+    # The oversized-result guard (R-O1..R-O3): every result but read's, bash output included.
+    result_limits: SpillLimits = RESULT_LIMITS
+    bash_guard: GuardMode = "off"  # the runner sets bash.guard from the settings (R-B1)
+    bash_sleep_limit_s: float = DEFAULT_SLEEP_LIMIT_S
+    # Where the agent tool table's tools report (owner job-<id>); None: no table tools.
+    caller: Caller | None = None
+    call_id: str = ""  # the call being run (execute sets it), for events that answer it
+    read_roots: tuple[Path, ...] = ()  # more directories read may open (the owner's spill/)
+    notify: Callable[[str], None] | None = None  # a notice for people, not the model
 
 
 @dataclass(frozen=True)
 class ToolOutput:
     text: str
     is_error: bool = False
+    yields: bool = False  # end the run after this turn's calls: the answer comes as an event
+    bounded: bool = False  # already passed the result guard as it streamed (bash)
 
 
 class ToolFailure(Exception):
@@ -54,7 +70,7 @@ def resolve_inside(ctx: ToolContext, raw: Any, *, for_read: bool = False) -> Pat
     resolved = (path if path.is_absolute() else root / path).resolve()
     roots = [root]
     if for_read:
-        roots.append(ctx.spill_dir.resolve())
+        roots += [ctx.spill_dir.resolve(), *(r.resolve() for r in ctx.read_roots)]
     if not any(resolved == r or resolved.is_relative_to(r) for r in roots):
         raise ToolFailure(f"path {raw!r} is outside the working directory {root}; refused")
     return resolved

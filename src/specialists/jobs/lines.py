@@ -1,7 +1,7 @@
-"""Plain-text rendering shared by the commands (no rich: output is often read by agents).
+"""One line for people: a status row, a feed line, an event's detail (the CLI, `top`, `web`).
 
-Everything here that carries agent text goes through `display_line`: one line, clipped,
-terminal escapes made visible.
+Plain text, no rich: the output is often read by agents. Everything here that carries agent
+text goes through `display_line`: one line, clipped, terminal escapes made visible.
 """
 
 from __future__ import annotations

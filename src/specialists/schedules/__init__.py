@@ -1,0 +1,15 @@
+"""Schedules: durable records that start specialist runs on time (issue 12 item 2).
+
+    triggers.py  at / every / cron in a zone -> the next slot after an instant
+    cron.py      five-field cron, DST-correct in a named IANA zone
+    decide.py    the pure catch-up decision for one schedule at one instant
+    store.py     .specialists/schedules/<id>/: definition, state, history, events, receipts,
+                 leases
+    fire.py      firing what is due (run-due), once per slot; run-now
+    ops.py       create, pause/resume, summaries
+    launch.py    the real launcher: a background job owned by the schedule
+    loop.py      the long-running scheduler
+    testing.py   a recording launcher for tests
+
+See docs/schedules.md.
+"""

@@ -1,0 +1,143 @@
+"""A job's pending work: what can still wake it (Infinity P1, P2).
+
+A job `<id>` has pending work while its owner key `job-<id>` has
+
+- pending timers (`timers.jsonl`: set, neither fired nor cancelled),
+- inbox events not yet acknowledged (`events.jsonl` past the cursor), or
+- jobs it owns that are starting or running (`JobRecord.owner` holds `job-<id>`): proc jobs
+  from bg_run, child jobs it started with `specialists run`. A job that waits for a
+  follow-up has answered: it is not pending work for its owner.
+
+A running owned job always ends with an event for its owner (its `job_exit`, or the
+"job ended" notice of supervise/news.py), so waiting for one never waits for nothing. An
+owned job whose supervisor died is recorded as crashed here (jobs/recovery.py) and its
+owners told, since its supervisor never will.
+
+The owner directory is untrusted: a symlink in its place is refused (StoreError), never
+followed, whatever it points to.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from specialists.errors import SpecialistsError, StoreError
+from specialists.events.inbox import Inbox
+from specialists.events.owners import owner_dir
+from specialists.jobs import index
+from specialists.jobs.recovery import recover_if_dead
+from specialists.jobs.store import JobStore
+from specialists.timers.store import TimerStore
+
+log = logging.getLogger("specialists.supervisor")
+
+RUNNING_STATES = frozenset({"starting", "running"})
+MAX_SHOWN_JOBS = 5
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A snapshot of what can still wake a job."""
+
+    timers: int = 0
+    next_due_ms: int | None = None  # the earliest pending timer (wall-clock ms)
+    events: bool = False  # unacknowledged inbox events
+    jobs: tuple[str, ...] = ()  # owned jobs still starting or running
+    problems: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def any(self) -> bool:
+        return bool(self.timers or self.events or self.jobs)
+
+    def why(self, now_ms: int) -> str:
+        """A few words for status.json and people: `1 timer due 14:05:09 UTC, job 1a2b3c4d`.
+        A due time, not a countdown: the words change only when the pending work does, so
+        a long wait rewrites status.json and logs `waiting` once, not every second."""
+        parts = []
+        if self.events:
+            parts.append("events in the inbox")
+        if self.timers:
+            due = self.next_due_ms
+            when = f" due {_when(due, now_ms)}" if due is not None else ""
+            parts.append(f"{self.timers} timer{'s' if self.timers > 1 else ''}" + when)
+        if self.jobs:
+            shown = ", ".join(self.jobs[:MAX_SHOWN_JOBS])
+            more = f" +{len(self.jobs) - MAX_SHOWN_JOBS}" if len(self.jobs) > MAX_SHOWN_JOBS else ""
+            parts.append(f"job{'s' if len(self.jobs) > 1 else ''} {shown}{more}")
+        return ", ".join(parts) or "nothing"
+
+
+def _when(due_ms: int, now_ms: int) -> str:
+    shape = "%H:%M:%S UTC" if due_ms - now_ms < 86_400_000 else "%Y-%m-%d %H:%M UTC"
+    return time.strftime(shape, time.gmtime(due_ms / 1000))
+
+
+def check_owner_dir(state_root: Path, owner: str) -> None:
+    """Refuse an owner directory that is a symlink (reads would follow it)."""
+    directory = owner_dir(state_root, owner)
+    if directory.is_symlink():
+        raise StoreError(
+            f"{directory} is a symlink; its events and timers are not read",
+            hint="remove the link; the job's inbox is made again when needed",
+        )
+
+
+def pending_work(
+    store: JobStore,
+    owner: str,
+    *,
+    own_id: str | None = None,
+    on_recovered: Callable[[str], None] | None = None,
+) -> Pending:
+    """What `owner` still waits for. Raises StoreError for a planted owner directory."""
+    check_owner_dir(store.root, owner)
+    fold = TimerStore(store.root, owner).fold()
+    timers = fold.pending()
+    jobs, problems = owned_running_jobs(store, owner, skip=own_id, on_recovered=on_recovered)
+    return Pending(
+        timers=len(timers),
+        next_due_ms=timers[0].due_ms if timers else None,
+        events=Inbox(store.root, owner).has_pending(),
+        jobs=tuple(jobs),
+        problems=tuple(fold.problems) + tuple(problems),
+    )
+
+
+def owned_running_jobs(
+    store: JobStore,
+    owner: str,
+    *,
+    skip: str | None = None,
+    on_recovered: Callable[[str], None] | None = None,
+) -> tuple[list[str], list[str]]:
+    """(ids of jobs owned by `owner` that are starting or running, problems).
+
+    Finished jobs are skipped through the finished-jobs index; only unfinished jobs' status
+    files are read, and only running ones' records. `on_recovered(id)` is called for an owned
+    job found with a dead supervisor (recorded as crashed here).
+    """
+    finished = index.load(store)
+    out: list[str] = []
+    problems: list[str] = []
+    for job_id in store.list_ids():
+        if job_id == skip or job_id in finished:
+            continue
+        try:
+            status = store.read_status(job_id)
+            if status is None or status.status not in RUNNING_STATES:
+                continue
+            if owner not in store.read_record(job_id).owner:
+                continue
+            status = recover_if_dead(store, job_id, status)
+        except (SpecialistsError, OSError, ValueError, TypeError) as exc:
+            problems.append(f"job {job_id}: {exc}")
+            continue
+        if status.status in RUNNING_STATES:
+            out.append(job_id)
+        elif on_recovered is not None:
+            on_recovered(job_id)
+    return out, problems

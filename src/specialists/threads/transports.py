@@ -1,0 +1,48 @@
+"""What each runner's transport supports for a thread (seed 001 section 11: every transport
+says what it can do): how the child gets the thread tools, whether a forked context can be
+given to it honestly, and which messages a running child can take."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Transport:
+    via: str  # how the child gets the thread tools
+    tools: bool  # report_to_parent / close_thread reach it
+    fork: bool  # a forked context can be given to it honestly
+    messages: frozenset[str]  # the send_message_to_child modes its runner takes
+
+
+_BOTH = frozenset({"steer", "follow_up"})
+TRANSPORTS: dict[str, Transport] = {
+    "native": Transport("native tool table", tools=True, fork=True, messages=_BOTH),
+    "pi": Transport("pi extension", tools=True, fork=False, messages=_BOTH),
+    # One-shot CLIs: a message can only start the next run of a keep-alive job.
+    "claude": Transport("MCP server", tools=True, fork=False, messages=frozenset({"follow_up"})),
+    "codex": Transport("MCP server", tools=True, fork=False, messages=frozenset({"follow_up"})),
+    "command": Transport("none (its final output is its close)", False, False, frozenset()),
+}
+UNKNOWN = Transport("unknown runner", tools=False, fork=False, messages=frozenset())
+
+
+def transport(runner: str) -> Transport:
+    return TRANSPORTS.get(runner, UNKNOWN)
+
+
+def supports(runner: str) -> str:
+    t = transport(runner)
+    can = [name for name, ok in (("tools", t.tools), ("fork", t.fork)) if ok]
+    can += [f"{m} messages" for m in sorted(t.messages)]
+    return f"{t.via}: " + (", ".join(can) if can else "reports by final text only")
+
+
+def front_options(runner: str, options: dict[str, object]) -> dict[str, object]:
+    """The runner options that give a child its thread tools through its runner's front.
+    pi: our extension (`-e`, runners/pi.py's `specialists_extension`). The others: native
+    serves the table itself; claude and codex need our MCP server scoped to the job (the
+    MCP front's part); command has no tools."""
+    if runner == "pi":
+        return {**options, "specialists_extension": True}
+    return options

@@ -1,0 +1,66 @@
+"""Atomic replace, file locking and starting a process each live in one module (issue 8 item 6).
+
+A second copy of a primitive is where its guarantees quietly stop holding: for a replace, no
+torn file, a temp file that cannot be redirected, 0600; for a lock, one that cannot be
+planted; for a process, its own session, the registry that keeps a subreaper from stealing
+an exit status, and not-found and timeouts as results. Exceptions are listed with the reason
+they are not one; an entry that no longer matches fails the test, so the list only shrinks.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "specialists"
+
+RULES = {
+    "atomic replace": (
+        # os.rename stays free: it moves a name aside or claims one, and never replaces.
+        re.compile(r"\bos\.replace\(|from os import [^\n]*\breplace\b"),
+        {"jobs/atomic.py"},
+    ),
+    "file locking": (
+        re.compile(r"\bfcntl\.(flock|lockf)\(|\bimport fcntl\b"),
+        {"jobs/locks.py"},
+    ),
+    "starting a process": (
+        re.compile(
+            r"\bsubprocess\.(Popen|run|call|check_call|check_output)\("
+            r"|\bos\.(fork|forkpty|exec\w*|spawn\w*|posix_spawn\w*|system|popen)\("
+            r"|create_subprocess_(exec|shell)\("
+        ),
+        {"process/spawn.py"},
+    ),
+}
+
+EXCEPTIONS = {
+    "atomic replace": {},
+    "file locking": {},
+    "starting a process": {
+        # The detached supervisor is handed the job lock's descriptor and is never waited
+        # for by its launcher: neither the agent seam's registry nor its session rules fit.
+        "supervise/launch.py": "the detached supervisor (pass_fds, not waited for)",
+    },
+}
+
+
+def _users(pattern: re.Pattern[str]) -> set[str]:
+    return {
+        str(path.relative_to(SRC))
+        for path in SRC.rglob("*.py")
+        if pattern.search(path.read_text(encoding="utf-8"))
+    }
+
+
+@pytest.mark.parametrize("rule", list(RULES))
+def test_each_primitive_lives_in_one_module(rule):
+    pattern, homes = RULES[rule]
+    users = _users(pattern)
+    assert homes <= users, f"the pattern for {rule} no longer finds its own home {homes}"
+    strays = users - homes - set(EXCEPTIONS[rule])
+    assert not strays, f"{rule} outside {sorted(homes)}: {sorted(strays)}; use the one there"
+    stale = set(EXCEPTIONS[rule]) - users
+    assert not stale, f"remove {sorted(stale)} from EXCEPTIONS[{rule!r}]: they are clean now"

@@ -1,0 +1,290 @@
+"""supervise/wake.py, pending.py, news.py: the wait/wake decisions, at-least-once delivery,
+what counts as pending work, and the "job ended" event (pure, over temp files)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from specialists import notices
+from specialists.errors import StoreError
+from specialists.events.inbox import Inbox
+from specialists.events.model import EventSource
+from specialists.jobs.records import JobStatus
+from specialists.jobs.store import JobStore
+from specialists.supervise import news
+from specialists.supervise.pending import Pending, pending_work
+from specialists.supervise.wake import (
+    YIELDED_WITH_NOTHING,
+    End,
+    Nudge,
+    WaitForFollowUp,
+    WaitForWork,
+    WakeSituation,
+    after_run,
+    deliver,
+    delivery_mode,
+)
+from specialists.timers.store import TimerStore
+from tests.support.jobs import make_record, new_job
+
+OWNER = "job-0123abcd"
+SRC = EventSource("sleep", "call_1", {"seconds": 5})
+NOW_MS = 1_800_000_000_000
+
+
+NOTHING = Pending()
+
+
+def situation(pending: Pending = NOTHING, **kw: object) -> WakeSituation:
+    base: dict[str, object] = {
+        "pending": pending,
+        "answered": True,
+        "yielded": False,
+        "nudged": False,
+        "keep_alive": False,
+        "mode": "supervisor",
+    }
+    base.update(kw)
+    return WakeSituation(**base)  # type: ignore[arg-type]
+
+
+# --- decisions ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "pending",
+    [
+        Pending(timers=1, next_due_ms=NOW_MS + 40_000),
+        Pending(events=True),
+        Pending(jobs=("1a2b3c4d",)),
+    ],
+    ids=["a timer", "events", "an owned job"],
+)
+def test_any_pending_work_keeps_the_job_waiting_and_says_why(pending: Pending) -> None:
+    for answered, yielded in ((True, False), (False, True)):
+        step = after_run(situation(pending, answered=answered, yielded=yielded), NOW_MS)
+        assert isinstance(step, WaitForWork)
+        assert step.why in ("1 timer due 08:00:40 UTC", "events in the inbox", "job 1a2b3c4d")
+
+
+def test_nothing_pending_and_an_answer_ends_the_job_with_it() -> None:
+    assert after_run(situation(), NOW_MS) == End("done")
+
+
+def test_a_yield_with_nothing_pending_is_nudged_once_then_ends() -> None:
+    assert after_run(situation(answered=False, yielded=True), NOW_MS) == Nudge()
+    nudged = situation(answered=False, yielded=True, nudged=True)
+    assert after_run(nudged, NOW_MS) == End("error", YIELDED_WITH_NOTHING)
+    answered_before = situation(answered=True, yielded=True, nudged=True)
+    assert after_run(answered_before, NOW_MS) == End("done")
+
+
+def test_keep_alive_jobs_wait_for_a_follow_up_when_nothing_is_pending() -> None:
+    assert after_run(situation(keep_alive=True), NOW_MS) == WaitForFollowUp()
+    yielded = situation(keep_alive=True, answered=False, yielded=True)
+    assert after_run(yielded, NOW_MS) == WaitForFollowUp()
+    busy = situation(Pending(timers=2, next_due_ms=NOW_MS), keep_alive=True)
+    assert after_run(busy, NOW_MS) == WaitForWork("2 timers due 08:00:00 UTC")
+
+
+def test_a_runner_that_takes_no_message_between_runs_ends_with_its_run() -> None:
+    busy = Pending(timers=1, next_due_ms=NOW_MS)
+    assert after_run(situation(busy, mode="none"), NOW_MS) == End("done")
+    assert after_run(situation(busy, mode="none", keep_alive=True), NOW_MS) == WaitForFollowUp()
+
+
+def test_who_delivers(tmp_path: Path) -> None:
+    pi_ext = make_record(tmp_path, runner="pi", runner_options={"specialists_extension": True})
+    assert delivery_mode(pi_ext, True) == "agent"
+    assert delivery_mode(make_record(tmp_path, runner="pi"), True) == "supervisor"
+    assert delivery_mode(make_record(tmp_path, runner="native"), True) == "supervisor"
+    assert delivery_mode(make_record(tmp_path, runner="command"), False) == "none"
+    assert delivery_mode(make_record(tmp_path, runner="command"), True) == "none"
+    assert delivery_mode(make_record(tmp_path, runner="proc"), True) == "none"
+
+
+# --- delivery (R-E6) ------------------------------------------------------------------------
+
+
+def emit(root: Path, body: str, seq: int, owner: str = OWNER) -> None:
+    Inbox(root, owner).append("timer", SRC, body, source_id="tm-1", seq=seq)
+
+
+def test_a_crash_between_take_and_acceptance_redelivers_the_same_events(tmp_path: Path) -> None:
+    """The send fails (a process that died before acknowledging is the same: the cursor has
+    not moved): the next delivery sends exactly those events again, once."""
+    root = tmp_path / ".specialists"
+    emit(root, "first", 1)
+    emit(root, "second", 2)
+    inbox = Inbox(root, OWNER)
+
+    def crash(text: str) -> None:
+        raise KeyboardInterrupt("the supervisor died here")
+
+    with pytest.raises(KeyboardInterrupt):
+        deliver(inbox, crash)
+    sent: list[str] = []
+    done = deliver(Inbox(root, OWNER), sent.append)
+    assert done.ids == ("tm-1:timer:1", "tm-1:timer:2")
+    assert sent[0].count("[specialists event] timer from sleep (call_1)") == 2
+    assert "first" in sent[0] and "second" in sent[0]
+    assert deliver(Inbox(root, OWNER), sent.append).ids == () and len(sent) == 1
+
+
+def test_damaged_and_duplicate_lines_are_passed_over_so_a_waiter_never_spins(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / ".specialists"
+    emit(root, "one", 1)
+    inbox = Inbox(root, OWNER)
+    with open(inbox.events_path, "ab") as f:
+        f.write(b"{not json\n")
+        f.write(inbox.events_path.read_bytes().splitlines()[0] + b"\n")  # the same id again
+    deliver(inbox, lambda text: None)
+    with open(inbox.events_path, "ab") as f:
+        f.write(b'{"id": 5}\n')
+    sent: list[str] = []
+    done = deliver(inbox, sent.append)
+    assert sent == [] and done.ids == () and done.skipped == 1 and done.problems
+    assert not inbox.has_pending()
+
+
+# --- pending work ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> JobStore:
+    return JobStore(tmp_path / ".specialists", news=notices)
+
+
+def set_status(store: JobStore, job_id: str, **fields: object) -> None:
+    status = store.read_status(job_id)
+    assert status is not None
+    for key, value in fields.items():
+        setattr(status, key, value)
+    path = store.job_dir(job_id) / "status.json"
+    path.write_text(json.dumps(status.to_dict()))
+
+
+def test_pending_work_counts_timers_events_and_running_owned_jobs(
+    store: JobStore, tmp_path: Path
+) -> None:
+    assert not pending_work(store, OWNER).any
+    TimerStore(store.root, OWNER).set(NOW_MS + 5000, now_ms=NOW_MS, source=SRC)
+    assert pending_work(store, OWNER) == Pending(timers=1, next_due_ms=NOW_MS + 5000)
+    emit(store.root, "fired", 1)
+    assert pending_work(store, OWNER).events
+
+    child, lock = new_job(store, tmp_path, owner=[OWNER])
+    other, other_lock = new_job(store, tmp_path, owner=["job-99999999"])
+    try:
+        set_status(store, child.id, status="running", supervisor_pid=os.getpid())
+        set_status(store, other.id, status="running", supervisor_pid=os.getpid())
+        assert pending_work(store, OWNER).jobs == (child.id,)
+        set_status(store, child.id, status="waiting")  # answered, waits for its owner
+        assert pending_work(store, OWNER).jobs == ()
+    finally:
+        lock.release()
+        other_lock.release()
+
+
+def test_an_owned_job_whose_supervisor_died_is_recorded_and_its_owners_told(
+    store: JobStore, tmp_path: Path
+) -> None:
+    child, lock = new_job(store, tmp_path, owner=[OWNER])
+    lock.release()  # nobody holds it: its supervisor is gone
+    set_status(store, child.id, status="running", supervisor_pid=2**22 + 12345)
+    told: list[str] = []
+
+    def recovered(job_id: str) -> None:
+        told.append(job_id)
+        assert news.tell_owners_of(store, job_id) == []
+
+    assert pending_work(store, OWNER, on_recovered=recovered).jobs == ()
+    assert told == [child.id]
+    status = store.read_status(child.id)
+    assert isinstance(status, JobStatus) and status.status == "error"
+    (event,) = Inbox(store.root, OWNER).pending().events
+    assert event.kind == "notice" and "supervisor crashed" in event.body
+
+
+def test_a_symlinked_owner_directory_is_refused_and_not_followed(
+    store: JobStore, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "events.jsonl").write_text('{"planted": true}\n')
+    (store.root / "owners").mkdir(parents=True)
+    (store.root / "owners" / OWNER).symlink_to(elsewhere)
+    with pytest.raises(StoreError, match="is a symlink"):
+        pending_work(store, OWNER)
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["events.jsonl"]
+
+
+# --- the "job ended" event ------------------------------------------------------------------
+
+
+def test_a_job_end_is_one_notice_per_owner_deduplicated_by_its_fixed_id(tmp_path: Path) -> None:
+    """Each job owner hears once, however many reporters; outside sessions hear through the
+    completion notice their own front turns into an event, never twice."""
+    root = tmp_path / ".specialists"
+    second = "job-9f8e7d6c"
+    record = make_record(tmp_path, id="1a2b3c4d", owner=[OWNER, second, "claude-s1", "not a key"])
+    assert news.tell_owners(root, record, "done", "All green.", None) == []
+    assert news.tell_owners(root, record, "error", None, "crashed") == []  # a second report
+    assert not Inbox(root, "claude-s1").has_pending()
+    for owner in (OWNER, second):
+        (event,) = Inbox(root, owner).pending().events
+        assert event.id == "job-1a2b3c4d:notice:1"
+        assert event.body == "Job 1a2b3c4d (tester) done. Its answer:\nAll green."
+        assert event.source == EventSource(
+            "job", "1a2b3c4d", {"specialist": "tester", "prompt": "do it"}
+        )
+
+
+def test_end_texts_and_proc_jobs_that_report_their_own_exit(tmp_path: Path) -> None:
+    record = make_record(tmp_path, id="1a2b3c4d")
+    assert news.end_text(record, "error", None, "timeout after 5s").endswith(": timeout after 5s")
+    assert news.end_text(record, "cancelled", None, None) == "Job 1a2b3c4d (tester) cancelled."
+    assert "empty answer" in news.end_text(record, "done", "  ", None)
+    long = news.end_text(record, "done", "x" * 10_000, None)
+    assert len(long) < 2200 and "specialists result 1a2b3c4d" in long
+    proc = make_record(tmp_path, id="1a2b3c4d", runner="proc", owner=[OWNER])
+    assert news.tell_owners(tmp_path, proc, "done", "", None) == []
+    assert not (tmp_path / "owners").exists()
+
+
+def test_a_wake_watch_reads_the_timers_only_when_they_change_or_come_due(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long wait costs a stat per poll; a timer another process sets meanwhile is seen at
+    the next poll and fires on time."""
+    from specialists.supervise.wake_watch import WakeWatch
+    from specialists.testing import FakeClock
+    from specialists.timers import store as store_module
+
+    root = tmp_path / ".specialists"
+    clock = FakeClock(start=NOW_MS / 1000)
+    watch = WakeWatch(root, OWNER)
+    folds: list[int] = []
+    real_fold = store_module.TimerStore.fold
+
+    def counting(self: TimerStore) -> object:
+        folds.append(1)
+        return real_fold(self)
+
+    monkeypatch.setattr(store_module.TimerStore, "fold", counting)
+    assert watch.wait(5, now=clock, sleep=clock.sleep) is False
+    assert folds == []  # no timer file: nothing parsed
+    other = TimerStore(root, OWNER)  # "another process"
+    other.set(int((clock() + 30) * 1000), now_ms=int(clock() * 1000), source=SRC)
+    folds.clear()
+    assert watch.wait(10, now=clock, sleep=clock.sleep) is False
+    assert len(folds) <= 3  # read once after the change, not once per 25 ms poll
+    assert watch.wait(60, now=clock, sleep=clock.sleep) is True
+    (event,) = Inbox(root, OWNER).pending().events
+    assert event.kind == "timer" and event.ts_ms - event.details["due_ms"] < 50
