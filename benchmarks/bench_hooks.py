@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/bench_hooks.py [--runs 30]
 
 Scenarios: an empty project; 1,000 finished jobs (plus 3 live ones), before and after
-`specialists status` built its finished-jobs index; 1,000 jobs and 50 ready markers
-(recreated before every run, so each run reports 10 and consumes them). Each is
+`specialists status` built its finished-jobs index; 1,000 jobs and 50 notice events
+(posted before every run, so each run delivers 10 of the waiting ones). Each is
 timed for `specialists hook user-prompt-submit` and `... session-start`, through the
 console script when it is installed next to this interpreter (what settings.json runs),
 else `python -m specialists`. Each hook run is paired with a bare `python -c pass` run just
@@ -53,11 +53,21 @@ def make_jobs(state: Path, count: int, live: int = 3) -> None:
         (d / "job.json").write_text(json.dumps({"id": job_id, "prompt": "p" * 200}))
 
 
-def make_markers(state: Path, count: int) -> None:
-    ready = state / "ready"
-    ready.mkdir(parents=True, exist_ok=True)
+def make_notices(state: Path, count: int) -> None:
+    """`count` notice events for the session (finished jobs: ids >= 0x64 are "done")."""
+    from specialists.events.inbox import Inbox
+    from specialists.events.model import EventSource
+
+    inbox = Inbox(state, "claude-bench")
     for i in range(count):
-        (ready / f"{i + 100:08x}").touch()  # finished jobs (ids >= 0x64 are "done")
+        job_id = f"{i + 100:08x}"
+        inbox.append(
+            "notice",
+            EventSource("run", job_id, {"specialist": "overthinker"}),
+            f"Specialist 'overthinker' completed (job {job_id}, 1m47s). Run: ...",
+            source_id=f"job-{job_id}.{time.monotonic_ns()}",  # a fresh id every run
+            seq=1,
+        )
 
 
 def hook_command() -> list[str]:
@@ -128,10 +138,10 @@ def main() -> int:
         big = root / "big"
         (big / ".git").mkdir(parents=True)
         make_jobs(big / ".specialists", 1000)
-        markers = lambda: make_markers(big / ".specialists", 50)  # noqa: E731
+        markers = lambda: make_notices(big / ".specialists", 50)  # noqa: E731
         cases.append(("1000 jobs, no index", big, None, False))
         cases.append(("1000 jobs (indexed)", big, None, True))
-        cases.append(("1000 jobs (indexed) + 50 markers", big, markers, True))
+        cases.append(("1000 jobs (indexed) + 50 notices", big, markers, True))
         for label, project, before, indexed in cases:
             run_env = dict(env, SPECIALISTS_PROJECT_ROOT=str(project))
             if indexed:  # `specialists status` keeps jobs/.finished.json, as in real use

@@ -1,4 +1,4 @@
-"""Register specialists with Claude Code: the MCP server and the two hooks.
+"""Register specialists with Claude Code: the MCP server and the hooks.
 
 Pure merge/unmerge functions on the parsed JSON documents, plus file IO that refuses to
 rewrite a file it cannot parse. What we add is recognisable, so uninstall removes exactly
@@ -6,9 +6,10 @@ that and nothing a user wrote:
 
 - MCP: the key "specialists" in `mcpServers` with command "specialists" and args ["mcp"]
   (project: <root>/.mcp.json; user: ~/.claude.json, or $CLAUDE_CONFIG_DIR/.claude.json).
-- Hooks: hook entries whose command is exactly `specialists hook user-prompt-submit` or
-  `specialists hook session-start` (project: <root>/.claude/settings.json; user:
-  ~/.claude/settings.json, or $CLAUDE_CONFIG_DIR/settings.json).
+- Hooks: hook entries whose command is exactly one of HOOKS' (`specialists hook <event>` for
+  UserPromptSubmit, SessionStart, PreToolUse on Bash, PostToolUse and Stop; project:
+  <root>/.claude/settings.json; user: ~/.claude/settings.json, or
+  $CLAUDE_CONFIG_DIR/settings.json).
 
 A container we emptied by removing our entry (a matcher group, an event list, `hooks`,
 `mcpServers`) is removed too; a file left as `{}` is deleted.
@@ -30,10 +31,25 @@ from specialists.jobs.atomic import write_atomic
 MCP_NAME = "specialists"
 MCP_ENTRY: dict[str, Any] = {"type": "stdio", "command": "specialists", "args": ["mcp"], "env": {}}
 HOOK_TIMEOUT_S = 10
-HOOK_COMMANDS = {
-    "UserPromptSubmit": "specialists hook user-prompt-submit",
-    "SessionStart": "specialists hook session-start",
-}
+
+
+@dataclass(frozen=True)
+class HookEntry:
+    event: str  # Claude Code's hook event
+    command: str
+    matcher: str | None = None  # tool names for PreToolUse/PostToolUse; None: every tool
+    timeout_s: int = HOOK_TIMEOUT_S
+
+
+HOOKS: tuple[HookEntry, ...] = (
+    HookEntry("UserPromptSubmit", "specialists hook user-prompt-submit"),
+    HookEntry("SessionStart", "specialists hook session-start"),
+    HookEntry("PreToolUse", "specialists hook pre-tool-use", matcher="Bash"),
+    HookEntry("PostToolUse", "specialists hook post-tool-use"),
+    # The Stop hook may wait up to 540 s for an event (hooks/stop.py): its timeout is above.
+    HookEntry("Stop", "specialists hook stop", timeout_s=600),
+)
+HOOK_COMMANDS = {h.event: h.command for h in HOOKS}
 
 Doc = dict[str, Any]
 
@@ -102,7 +118,7 @@ def _hook_lists(doc: Doc, where: str) -> dict[str, Any] | None:
             f"{where}: `hooks` is a {type(hooks).__name__}, expected an object",
             hint="fix the file by hand; nothing was changed",
         )
-    for event in HOOK_COMMANDS:
+    for event in {h.event for h in HOOKS}:
         groups = hooks.get(event)
         if groups is not None and not isinstance(groups, list):
             raise UserError(
@@ -122,21 +138,21 @@ def _has_command(groups: list[Any], command: str) -> bool:
 
 
 def merge_hooks(doc: Doc, where: str = ".claude/settings.json") -> tuple[Doc, list[str]]:
-    """Append one matcher group per event holding our command, unless it is already there."""
+    """Append one matcher group per hook holding our command, unless it is already there."""
     out = copy.deepcopy(doc)
     hooks = _hook_lists(out, where)
     if hooks is None:
         hooks = out["hooks"] = {}
     notes = []
-    for event, command in HOOK_COMMANDS.items():
-        groups = hooks.setdefault(event, [])
-        if _has_command(groups, command):
-            notes.append(f"{event} hook already in {where}")
+    for entry in HOOKS:
+        groups = hooks.setdefault(entry.event, [])
+        if _has_command(groups, entry.command):
+            notes.append(f"{entry.event} hook already in {where}")
             continue
-        groups.append(
-            {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]}
-        )
-        notes.append(f"added {event} hook `{command}` to {where}")
+        group: dict[str, Any] = {"matcher": entry.matcher} if entry.matcher else {}
+        group["hooks"] = [{"type": "command", "command": entry.command, "timeout": entry.timeout_s}]
+        groups.append(group)
+        notes.append(f"added {entry.event} hook `{entry.command}` to {where}")
     return out, notes
 
 
@@ -145,7 +161,7 @@ def unmerge_hooks(doc: Doc, where: str = ".claude/settings.json") -> tuple[Doc, 
     out = copy.deepcopy(doc)
     hooks = _hook_lists(out, where)
     notes = []
-    for event, command in HOOK_COMMANDS.items():
+    for event, command in ((h.event, h.command) for h in HOOKS):
         groups = hooks.get(event) if hooks else None
         if not groups or not _has_command(groups, command):
             notes.append(f"no {event} hook of ours in {where}")

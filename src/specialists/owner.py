@@ -151,6 +151,14 @@ def reading_owner(
     return Owner(tuple(dict.fromkeys(k for k in keys if k)))
 
 
+def process_key(kind: str, pid: int) -> str | None:
+    """`<kind>-<pid>.<start time>` for a live process (a reused pid never matches), or None
+    when /proc cannot tell: the MCP server names a client it knows nothing else about so."""
+    info = _stat(pid)
+    key = f"{kind}-{pid}.{info[2]}" if info else None
+    return key if key and is_key(key) else None
+
+
 def agent_ancestor(pid: int | None = None) -> str | None:
     """`agent-<pid>.<start>` of the nearest agent CLI process above `pid` (default: this
     process), or None when there is none or /proc cannot tell."""

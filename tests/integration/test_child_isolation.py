@@ -11,10 +11,12 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from specialists.events.inbox import Inbox
 from tests.integration.test_job_processes import root, sp, start, status, wait_until, write_spec
 from tests.support.agent_env import CLAUDE_MOCK_MODEL, AgentEnv
 from tests.support.mock_llm import MockLLM, Reply
@@ -45,14 +47,19 @@ def started(marks: Path) -> list[str]:
     return sorted(p.name for p in marks.glob("mcp-started.*"))
 
 
-def finished_echo_job() -> Path:
-    """A done job whose completion marker the orchestrator's hook would consume."""
+def finished_echo_job() -> Callable[[], bool]:
+    """A done job whose notice event the orchestrator's hook would take; returns "is it
+    still pending in the orchestrator's inbox?"."""
     write_spec("echo", ECHO)
     job_id = start("echo", "hello")
     wait_until(lambda: status(job_id)["status"] == "done", 30, "the echo job")
-    marker = root() / ".specialists" / "ready" / job_id
-    assert marker.exists()
-    return marker
+
+    def pending() -> bool:
+        inbox = Inbox(root() / ".specialists", "claude-orchestrator")
+        return f"job-{job_id}:notice:1" in inbox.pending().ids
+
+    assert pending()
+    return pending
 
 
 def finish(job_id: str) -> dict:
@@ -103,7 +110,7 @@ def test_a_claude_child_runs_no_hook_and_no_mcp_server_of_the_orchestrator(
     # Notices go to the session that asked (issue 7 item 10): one owner for the orchestrator,
     # inherited by the child, so a hook that ran in the child would take this notice.
     monkeypatch.setenv("SPECIALISTS_OWNER", "claude-orchestrator")
-    marker = finished_echo_job()
+    notice_pending = finished_echo_job()
     write_spec("child", f"{{runner: claude, model: anthropic/{CLAUDE_MOCK_MODEL}}}")
     mock_llm.set_default(Reply("child answer"))
 
@@ -113,7 +120,7 @@ def test_a_claude_child_runs_no_hook_and_no_mcp_server_of_the_orchestrator(
     assert sp("result", child["id"]).stdout.strip() == "child answer"
     requests = list(mock_llm.model_requests)
     assert requests and all(r.headers.get("x-api-key") == "dummy-from-helper" for r in requests)
-    assert marker.exists(), "the child ran the orchestrator's UserPromptSubmit hook"
+    assert notice_pending(), "the child ran the orchestrator's UserPromptSubmit hook"
     assert not (marks / "user-hook").exists(), "the child ran the user's hook"
     assert started(marks) == [], "the child started an MCP server"
     assert not any(n.startswith("mcp__") for r in requests for n in r.tool_names())
@@ -128,7 +135,7 @@ def test_a_claude_child_runs_no_hook_and_no_mcp_server_of_the_orchestrator(
         timeout=120,
     )
     assert out.returncode == 0, out.stderr[-2000:]
-    assert not marker.exists() and (marks / "user-hook").exists()
+    assert not notice_pending() and (marks / "user-hook").exists()
     assert "mcp-started.project" in started(marks)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from specialists import notices
+from specialists.events.inbox import Inbox
 from specialists.jobs.paths import state_dir
 from specialists.jobs.store import JobStore
 from specialists.jobs.writer import JobWriter
@@ -81,6 +82,11 @@ def in_session(session: str) -> dict[str, str]:
     return {**os.environ, "CLAUDE_CODE_SESSION_ID": session}
 
 
+def notice_ids(project: Path, session: str) -> list[str]:
+    inbox = Inbox(state_dir(project), f"claude-{session}")
+    return [e.id for e in inbox.pending().events]
+
+
 def prompt_hook(project: Path, session: str) -> subprocess.CompletedProcess:
     hook_input = json.dumps(
         {
@@ -103,7 +109,7 @@ def wait_done(job_id: str) -> None:
     raise AssertionError(f"job {job_id} did not finish")
 
 
-def test_finished_jobs_from_real_runs_produce_banners_once(project):
+def test_finished_jobs_from_real_runs_are_announced_once(project):
     """Jobs started in session s are announced to s, once; session t hears nothing of them."""
     ok = sp("run", "echoer", "--prompt", "hello", "--no-beads", "-b", env=in_session("s"))
     bad = sp("run", "failer", "--prompt", "x", "--no-beads", "-b", env=in_session("s"))
@@ -116,16 +122,17 @@ def test_finished_jobs_from_real_runs_produce_banners_once(project):
     lines = text.splitlines()
     assert any(
         re.fullmatch(
-            rf"\[Specialist 'echoer' completed \(job {ok_id}, 0m0\ds\). "
-            rf"Run: specialists result {ok_id}\]",
+            rf"Specialist 'echoer' completed \(job {ok_id}, 0m0\ds\). "
+            rf"Run: specialists result {ok_id} \(MCP tool: result\)",
             line,
         )
         for line in lines
     ), lines
-    failed = next(ln for ln in lines if bad_id in ln)
+    assert f"[specialists event] notice from run ({ok_id})" in lines
+    failed = next(ln for ln in lines if bad_id in ln and ln.startswith("Specialist"))
     assert re.fullmatch(
-        rf"\[Specialist 'failer' failed \(job {bad_id}, 0m0\ds\): .*exit.* 3.*boom.*\. "
-        rf"Run: specialists feed --job {bad_id}\]",
+        rf"Specialist 'failer' failed \(job {bad_id}, 0m0\ds\): .*exit.* 3.*boom.*\. "
+        rf"Run: specialists feed --job {bad_id} \(MCP tool: feed\)",
         failed,
     ), failed
     again = prompt_hook(project, "s")
@@ -138,9 +145,9 @@ def test_reading_a_result_clears_its_notice(project):
     job_id = sp("run", "echoer", "--prompt", "hi", "--no-beads", "-b", env=in_session("s"))
     job_id_text = job_id.stdout.strip()
     wait_done(job_id_text)
-    assert (project / ".specialists" / "ready" / job_id_text).exists()
+    assert job_id_text in "".join(notice_ids(project, "s"))
     assert sp("result", job_id_text).stdout.endswith("hi\n")
-    assert not (project / ".specialists" / "ready" / job_id_text).exists()
+    assert notice_ids(project, "s") == []
     fg = sp("run", "echoer", "--prompt", "fg", "--no-beads", "--json", env=in_session("s"))
     assert json.loads(fg.stdout)["result"].endswith("fg")
     assert prompt_hook(project, "s").stdout == ""  # neither job is announced
@@ -153,10 +160,10 @@ def test_a_job_without_an_owner_posts_no_notice(project):
     env = {k: v for k, v in os.environ.items() if k != "CLAUDE_CODE_SESSION_ID"}
     job_id = sp("run", "echoer", "--prompt", "x", "--no-beads", "-b", env=env).stdout.strip()
     wait_done(job_id)
-    assert not (project / ".specialists" / "ready" / job_id).exists()
+    assert not (project / ".specialists" / "owners").exists()
 
 
-def test_markers_from_a_writer_and_non_json_stdin(project):
+def test_a_notice_from_a_writer_and_non_json_stdin(project):
     store = JobStore(state_dir(project), news=notices)
     record, lock = create_job(store, make_record(project, specialist="overthinker"))
     writer = JobWriter(store, record.id)
@@ -169,9 +176,9 @@ def test_markers_from_a_writer_and_non_json_stdin(project):
     lock.release()
     session = TEST_OWNER.removeprefix("claude-")
     proc = sp("hook", "user-prompt-submit", input="this is not json", env=in_session(session))
-    assert context(proc, "UserPromptSubmit") == (
-        f"[Specialist 'overthinker' completed (job {record.id}, 1m47s). "
-        f"Run: specialists result {record.id}]"
+    assert context(proc, "UserPromptSubmit").endswith(
+        f"Specialist 'overthinker' completed (job {record.id}, 1m47s). "
+        f"Run: specialists result {record.id} (MCP tool: result)"
     )
     log = Path(os.environ["XDG_STATE_HOME"]) / "specialists" / "hooks.log"
     assert "stdin is not JSON" in log.read_text()
@@ -201,15 +208,15 @@ def test_session_start_lists_a_running_job_and_specialists(project):
 
 def test_hooks_never_fail_their_host_on_a_broken_store(project):
     (project / ".specialists").mkdir()
-    (project / ".specialists" / "ready").write_text("not a directory")
+    (project / ".specialists" / "owners").write_text("not a directory")
     (project / ".specialists" / "jobs").write_text("not a directory")
-    for event in ("user-prompt-submit", "session-start"):
+    for event in ("user-prompt-submit", "session-start", "pre-tool-use", "post-tool-use", "stop"):
         proc = sp("hook", event, input="{}")
         assert proc.returncode == 0 and proc.stderr == ""
 
 
 def test_hook_imports_stay_light(project):
-    for event in ("user-prompt-submit", "session-start"):
+    for event in ("user-prompt-submit", "session-start", "pre-tool-use", "post-tool-use", "stop"):
         proc = subprocess.run(
             [sys.executable, "-X", "importtime", "-m", "specialists", "hook", event],
             cwd=project,

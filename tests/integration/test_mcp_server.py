@@ -27,6 +27,8 @@ from specialists.jobs.paths import state_dir
 from specialists.jobs.store import JobStore
 from specialists.mcp.handlers import ServerContext
 from specialists.mcp.server import build_server
+from specialists.mcp.table import TOOLS_BY_NAME
+from specialists.toolset import registry
 from tests.support.mock_llm import MockLLM, Reply
 
 pytestmark = pytest.mark.integration
@@ -47,7 +49,10 @@ TOOL_NAMES = {
     "specialist_init", "list_specialists", "specialist_status", "use_specialist",
     "start_specialist", "poll_specialist", "stop_specialist", "run_parallel",
     "manage_specialist", "schedule",
+    "events",  # collecting events without hooks
 }  # fmt: skip
+# and the agent tool table, as a root session is offered it (no thread-only tools)
+TOOL_NAMES |= {t.name for t in registry.TOOLS if t.scope == "any"}
 
 
 def _answer(req: Any) -> Reply:
@@ -97,7 +102,10 @@ async def lifecycle(client: Client) -> None:
     """What every transport must do: list, dispatch, check, read, page events, bad input."""
     listed = await client.list_tools()
     assert {t.name for t in listed.tools} == TOOL_NAMES
-    assert all(len(t.description or "") < 900 and t.output_schema for t in listed.tools)
+    assert all(len(t.description or "") < 900 for t in listed.tools)
+    # A text-first tool (the table's, events) has none: Claude Code would show the model
+    # its structured data instead of the text (mcp/table.py McpTool.text_first).
+    assert all(bool(t.output_schema) != TOOLS_BY_NAME[t.name].text_first for t in listed.tools)
 
     started = await call(client, "run", specialist="tester", prompt="say hi")
     job_id = started["job_id"]
@@ -282,3 +290,30 @@ def test_client_going_away_ends_synchronous_jobs(project, mock_llm):
     final = store.read_status(job_id)
     assert final is not None and final.status == "cancelled", final
     assert not is_alive(st.pid, st.agent_start_time)
+
+
+def test_a_client_without_hooks_sleeps_and_collects_its_wake_up_with_events(tmp_path):
+    """Over stdio, as Codex or Cursor would: `sleep` answers in text (end your turn), then
+    `events` waits, fires the timer and returns its event once; the data rides in `_meta`.
+    The client is no Claude Code session: the server names it by its process."""
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_CODE_SESSION_ID"}
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "specialists", "mcp"], env=env, cwd=str(tmp_path)
+    )
+
+    async def main() -> None:
+        async with Client(params) as client:
+            slept = await client.call_tool("sleep", {"seconds": 1, "note": "poll CI"})
+            assert not slept.is_error and slept.structured_content is None
+            assert "end it now" in slept.content[0].text  # type: ignore[union-attr]
+            with anyio.fail_after(90):
+                got = await client.call_tool("events", {"wait_s": 30})
+            text = got.content[0].text  # type: ignore[union-attr]
+            assert text.startswith("[specialists event] timer from sleep (mcp-")
+            assert "poll CI" in text
+            data = (got.meta or {})["specialists/data"]
+            assert [e["kind"] for e in data["events"]] == ["timer"]
+            again = await client.call_tool("events", {"wait_s": 0})
+            assert again.content[0].text == "No events after 0 s; nothing is pending."  # type: ignore[union-attr]
+
+    anyio.run(main)

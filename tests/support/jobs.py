@@ -15,6 +15,14 @@ from specialists.supervise.launch import create_job
 TEST_OWNER = "claude-tests"  # the owner test jobs are launched for
 
 
+def notice_ids(store: JobStore, job_id: str, owner: str = TEST_OWNER) -> list[str]:
+    """The ids of `job_id`'s notice events waiting in `owner`'s inbox (notices.py)."""
+    from specialists.events.inbox import Inbox
+
+    events = Inbox(store.root, owner).pending().events
+    return [e.id for e in events if e.details.get("job_id") == job_id]
+
+
 def make_record(cwd: Path, **overrides: Any) -> JobRecord:
     base = JobRecord(
         id="",

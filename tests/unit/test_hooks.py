@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from specialists import notices
 from specialists.catalog.discovery import source_dirs
 from specialists.display import duration
-from specialists.hooks import session_start
+from specialists.events.inbox import Inbox
+from specialists.hooks import delivery, session_start
 from specialists.hooks.common import run_hook
 from specialists.jobs.paths import user_state_dir
 from specialists.owner import SESSION_ENV
@@ -40,16 +42,21 @@ def state(project: Path) -> Path:
 def put_job(
     state: Path, job_id: str, *, ready: bool = True, owner: str = SESSION, **status: object
 ) -> Path:
-    """A job with a status and (ready=True) a notice addressed to Claude Code session `owner`."""
+    """A job with a status and (ready=True) its notice event for Claude Code session `owner`."""
     job = state / "jobs" / job_id
     job.mkdir(parents=True, exist_ok=True)
     data = {"id": job_id, "specialist": "overthinker", "status": "done", "elapsed_s": 107.2}
     data.update(status)
     (job / "status.json").write_text(json.dumps(data))
+    record = {"id": job_id, "specialist": "overthinker", "runner": "pi"}
+    (job / "job.json").write_text(json.dumps({**record, "owner": [f"claude-{owner}"]}))
     if ready:
-        (state / "ready").mkdir(parents=True, exist_ok=True)
-        (state / "ready" / job_id).write_text(f"claude-{owner}\n")
+        assert notices.post_for_job(state, job_id)
     return job
+
+
+def pending(state: Path, owner: str = SESSION) -> list[str]:
+    return [e.id for e in Inbox(state, f"claude-{owner}").pending().events]
 
 
 def call(event: str, stdin: str = "{}") -> tuple[int, str]:
@@ -79,90 +86,92 @@ def hook_log() -> str:
 
 def test_nothing_to_say_prints_nothing_at_all(state):
     assert call("user-prompt-submit") == (0, "")
-    state.mkdir()
-    (state / "ready").mkdir()
+    (state / "owners" / f"claude-{SESSION}").mkdir(parents=True)
     assert call("user-prompt-submit") == (0, "")
 
 
-def test_completed_job_banner_matches_the_seed_and_consumes_the_marker(state):
+def test_a_finished_job_is_one_event_in_the_seed_format_delivered_once(state):
     put_job(state, "a1b2c3d4")
     code, out = call(
         "user-prompt-submit", '{"prompt": "hi", "hook_event_name": "UserPromptSubmit"}'
     )
     assert code == 0
     assert reply(out, "UserPromptSubmit") == (
-        "[Specialist 'overthinker' completed (job a1b2c3d4, 1m47s). "
-        "Run: specialists result a1b2c3d4]"
+        "[specialists event] notice from run (a1b2c3d4)\n"
+        'original_args: {"specialist":"overthinker"}\n'
+        "---\n"
+        "Specialist 'overthinker' completed (job a1b2c3d4, 1m47s). "
+        "Run: specialists result a1b2c3d4 (MCP tool: result)"
     )
-    assert os.listdir(state / "ready") == []
+    assert pending(state) == []
     assert call("user-prompt-submit") == (0, "")  # never repeated
 
 
 def test_a_keep_alive_answer_is_announced_once_then_the_end_again(state):
-    put_job(state, "a1b2c3d4", status="waiting", elapsed_s=30)
-    assert reply(call("user-prompt-submit")[1], "UserPromptSubmit") == (
-        "[Specialist 'overthinker' answered (job a1b2c3d4, 0m30s) and waits for a follow-up. "
-        "Run: specialists result a1b2c3d4]"
+    job = put_job(state, "a1b2c3d4", ready=False, status="waiting", elapsed_s=30)
+    (job / "answers").mkdir()
+    (job / "answers" / "1.txt").write_text("first answer")
+    notices.post_for_job(state, "a1b2c3d4")
+    assert "answered (job a1b2c3d4, 0m30s) and waits for a follow-up" in reply(
+        call("user-prompt-submit")[1], "UserPromptSubmit"
     )
     assert call("user-prompt-submit") == (0, "")
-    put_job(state, "a1b2c3d4", status="done", elapsed_s=95)  # the job ends: a new marker
+    put_job(state, "a1b2c3d4", status="done", elapsed_s=95)  # the job ends: a new event
     assert "completed (job a1b2c3d4, 1m35s)" in reply(
         call("user-prompt-submit")[1], "UserPromptSubmit"
     )
 
 
-def test_failed_and_cancelled_banners_point_at_feed(state):
+def test_failed_and_cancelled_events_point_at_feed_in_inbox_order(state):
     put_job(
         state, "0badc0de", status="error", elapsed_s=12, error="agent exited with code 3\nTrace"
     )
-    time.sleep(0.01)
     put_job(state, "0cafe000", status="cancelled", specialist="reviewer", elapsed_s=3)
-    lines = reply(call("user-prompt-submit")[1], "UserPromptSubmit").splitlines()
-    assert lines == [
-        "[Specialist 'overthinker' failed (job 0badc0de, 0m12s): agent exited with code 3 Trace. "
-        "Run: specialists feed --job 0badc0de]",
-        "[Specialist 'reviewer' cancelled (job 0cafe000, 0m03s). "
-        "Run: specialists feed --job 0cafe000]",
-    ]
+    text = reply(call("user-prompt-submit")[1], "UserPromptSubmit")
+    first, second = text.split("\n\n")
+    assert first.endswith(
+        "Specialist 'overthinker' failed (job 0badc0de, 0m12s): agent exited with code 3 Trace. "
+        "Run: specialists feed --job 0badc0de (MCP tool: feed)"
+    )
+    assert second.endswith(
+        "Specialist 'reviewer' was cancelled (job 0cafe000, 0m03s). "
+        "Run: specialists feed --job 0cafe000 (MCP tool: feed)"
+    )
 
 
-def test_banner_plus_dispatch_fits_the_orchestrator_budget(state):
+def test_a_long_error_stays_short(state):
     put_job(state, "a1b2c3d4", status="error", error="x" * 5000)
-    out = call("user-prompt-submit")[1]
-    assert len(out.encode()) <= 400  # dispatch + banner + one status check must fit 600 bytes
+    assert len(call("user-prompt-submit")[1].encode()) <= 600
 
 
-def test_marker_of_a_collected_job_is_dropped_silently(state):
-    (state / "ready").mkdir(parents=True)
-    (state / "ready" / "deadbeef").write_text(f"claude-{SESSION}\n")
+def test_an_expired_notice_is_acknowledged_unseen(state, monkeypatch):
+    put_job(state, "a1b2c3d4")
+    later = time.time() + notices.NOTICE_TTL_S + 60
+    monkeypatch.setattr(time, "time", lambda: later)
     assert call("user-prompt-submit") == (0, "")
-    assert os.listdir(state / "ready") == []
+    assert pending(state) == [] and "older than 48 h" in hook_log()
 
 
-def test_unreadable_status_still_reports_and_logs(state):
-    job = put_job(state, "a1b2c3d4")
+def test_unreadable_status_still_reports(state):
+    job = put_job(state, "a1b2c3d4", ready=False)
     (job / "status.json").write_text("{not json")
+    notices.post_for_job(state, "a1b2c3d4")
     text = reply(call("user-prompt-submit")[1], "UserPromptSubmit")
     assert "a1b2c3d4" in text and "unreadable" in text
-    assert "status.json is unreadable" in hook_log()
 
 
-def test_active_job_marker_is_kept_for_later(state):
-    put_job(state, "a1b2c3d4", status="running")
-    assert call("user-prompt-submit") == (0, "")
-    assert os.listdir(state / "ready") == ["a1b2c3d4"]
-
-
-def test_at_most_ten_banners_then_a_summary_and_the_rest_next_time(state):
+def test_at_most_ten_events_then_a_line_and_the_rest_next_time(state):
     for i in range(13):
         put_job(state, f"{i:08x}")
-    lines = reply(call("user-prompt-submit")[1], "UserPromptSubmit").splitlines()
-    assert len(lines) == 11 and lines[-1].startswith("[3 more specialist jobs finished")
-    assert len(os.listdir(state / "ready")) == 3
-    assert len(reply(call("user-prompt-submit")[1], "UserPromptSubmit").splitlines()) == 3
+    text = reply(call("user-prompt-submit")[1], "UserPromptSubmit")
+    assert text.count("[specialists event]") == 10
+    assert text.endswith(delivery.MORE)
+    assert len(pending(state)) == 3
+    assert reply(call("user-prompt-submit")[1], "UserPromptSubmit").count("(job ") == 3
 
 
-def test_markers_survive_when_the_output_cannot_be_written(state):
+def test_events_stay_pending_when_the_output_cannot_be_written(state):
+    """At-least-once: nothing is acknowledged unless the reply reached stdout."""
     put_job(state, "a1b2c3d4")
 
     class Broken(io.StringIO):
@@ -170,20 +179,25 @@ def test_markers_survive_when_the_output_cannot_be_written(state):
             raise BrokenPipeError
 
     assert run_hook("user-prompt-submit", io.StringIO("{}"), Broken()) == 0
-    assert os.listdir(state / "ready") == ["a1b2c3d4"]
+    assert pending(state) == ["job-a1b2c3d4:notice:1"]
     assert "closed stdout" in hook_log()
 
 
-def test_claims_are_exclusive_and_stale_claims_requeue(state):
-    put_job(state, "a1b2c3d4")
-    ready = state / "ready"
-    os.rename(ready / "a1b2c3d4", ready / ".a1b2c3d4.999999999.claim")  # a dead hook's claim
-    assert "a1b2c3d4" in reply(call("user-prompt-submit")[1], "UserPromptSubmit")
-    assert os.listdir(ready) == []
+def test_a_damaged_inbox_line_is_logged_and_later_events_still_arrive(state):
+    put_job(state, "0000000a")
+    inbox = state / "owners" / f"claude-{SESSION}" / "events.jsonl"
+    with open(inbox, "ab") as f:
+        f.write(b'{"id": "half a line, then garbage\xff\n[1, 2]\n')
     put_job(state, "0000000b")
-    os.rename(ready / "0000000b", ready / f".0000000b.{os.getpid()}.claim")  # a live claimant
+    text = reply(call("user-prompt-submit")[1], "UserPromptSubmit")
+    assert "(job 0000000a" in text and "(job 0000000b" in text
+    assert pending(state) == [] and "at byte" in hook_log()
+
+
+def test_only_this_sessions_events_are_taken(state):
+    put_job(state, "0000000a", owner="another-session")
     assert call("user-prompt-submit") == (0, "")
-    assert os.listdir(ready) == [f".0000000b.{os.getpid()}.claim"]
+    assert pending(state, "another-session") == ["job-0000000a:notice:1"]
 
 
 @pytest.mark.parametrize("stdin", ["", "not json at all", "[1, 2]", "\x00\xff"])
@@ -205,11 +219,10 @@ def test_cwd_from_hook_input_finds_the_project(tmp_path, monkeypatch):
     assert "a1b2c3d4" in reply(out, "UserPromptSubmit")
 
 
-def test_broken_store_prints_nothing_exits_zero_and_logs(state):
+def test_broken_store_prints_nothing_exits_zero(state):
     state.mkdir()
-    (state / "ready").write_text("a file where a directory belongs")
+    (state / "owners").write_text("a file where a directory belongs")
     assert call("user-prompt-submit") == (0, "")
-    assert "NotADirectoryError" in hook_log()
 
 
 # --------------------------------------------------------------------------- SessionStart
@@ -238,8 +251,8 @@ def test_session_start_shows_live_jobs_only(state):
     first = text.splitlines()[0]
     assert first.startswith("[specialists] 1 active job(s): a1b2c3d4 overthinker running 1m0")
     assert "0000dead" not in text
-    assert "1 finished job(s) not yet reported" in text
-    assert os.listdir(state / "ready") == ["0000d0e0"]  # session-start consumes nothing
+    assert "events for this session are waiting" in text
+    assert pending(state) == ["job-0000d0e0:notice:1"]  # session-start consumes nothing
 
 
 def test_session_start_dirs_mirror_the_catalog(project):

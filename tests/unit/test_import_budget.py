@@ -19,6 +19,9 @@ FAST_COMMANDS = [
     ["result", "00000000"],
     ["hook", "user-prompt-submit"],
     ["hook", "session-start"],
+    ["hook", "pre-tool-use"],
+    ["hook", "post-tool-use"],
+    ["hook", "stop"],
     ["steer", "00000000", "x"],
     ["stop", "00000000"],
 ]

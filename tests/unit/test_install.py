@@ -13,6 +13,7 @@ import pytest
 from specialists import install
 from specialists.cli.main import main
 from specialists.errors import UserError
+from specialists.hooks import stop as stop_mod
 
 USER_SETTINGS = {
     "permissions": {"allow": ["Bash(npm test)"]},
@@ -61,6 +62,33 @@ def test_merge_hooks_appends_and_is_idempotent():
     assert all(n.startswith("added") for n in notes)
     again, notes = install.merge_hooks(merged)
     assert again == merged and all("already" in n for n in notes)
+
+
+def test_the_turn_hooks_are_registered_beside_a_users_own():
+    """PreToolUse on Bash (the guard), PostToolUse on every tool (events, result guard), and
+    Stop with a timeout above its longest wait; a wave-1 install gains them on re-install."""
+    theirs = {"matcher": "Edit", "hooks": [{"type": "command", "command": "fmt"}]}
+    wave1, _ = install.merge_hooks({"hooks": {"PostToolUse": [theirs]}})
+    for event in ("PreToolUse", "PostToolUse", "Stop"):
+        wave1["hooks"][event] = [g for g in wave1["hooks"][event] if g == theirs]
+        if not wave1["hooks"][event]:
+            del wave1["hooks"][event]
+    merged, notes = install.merge_hooks(wave1)
+    assert merged["hooks"]["PreToolUse"] == [
+        {
+            "matcher": "Bash",
+            "hooks": [
+                {"type": "command", "command": "specialists hook pre-tool-use", "timeout": 10}
+            ],
+        }
+    ]
+    post = merged["hooks"]["PostToolUse"]
+    assert post[0] == theirs and "matcher" not in post[1]
+    assert post[1]["hooks"][0]["command"] == "specialists hook post-tool-use"
+    (stop_group,) = merged["hooks"]["Stop"]
+    assert stop_group["hooks"][0]["timeout"] > stop_mod.STOP_WAIT_S
+    assert sum("already" in n for n in notes) == 2
+    assert install.unmerge_hooks(merged)[0] == {"hooks": {"PostToolUse": [theirs]}}
 
 
 def test_unmerge_hooks_restores_the_original_exactly():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -14,6 +15,8 @@ import jsonschema
 import pytest
 
 from specialists.errors import Bug
+from specialists.events.inbox import Inbox
+from specialists.events.model import EventSource
 from specialists.jobs.actions import send_message, stop_job
 from specialists.jobs.store import JobStore
 from specialists.mcp import table
@@ -24,6 +27,8 @@ from specialists.mcp.table import TOOLS, TOOLS_BY_NAME, ToolOutcome, UnknownTool
 from specialists.mcp.views import bounded_result
 from specialists.runners.base import Activity, RunFinished
 from specialists.runners.testing import ScriptedRunner, Step
+from specialists.timers.store import TimerStore
+from specialists.toolset import registry
 from tests.support.jobs import make_record
 
 SPEC = """\
@@ -41,6 +46,7 @@ EXPECTED_TOOLS = {
     "specialist_init", "list_specialists", "specialist_status", "use_specialist",
     "start_specialist", "poll_specialist", "stop_specialist", "run_parallel",
     "manage_specialist", "schedule",
+    "events",  # collecting events without hooks (mcp/agent_tools.py)
 }  # fmt: skip
 LONG = 30.0  # a scripted wait longer than any test
 
@@ -115,7 +121,8 @@ def _status(store: JobStore, job_id: str) -> str | None:
 
 
 def test_the_table_has_every_tool_with_schemas_and_short_descriptions():
-    assert {t.name for t in TOOLS} == EXPECTED_TOOLS
+    """The job tools, `events`, and every tool of the agent tool table (served as it is)."""
+    assert {t.name for t in TOOLS} == EXPECTED_TOOLS | {t.name for t in registry.TOOLS}
     for tool in TOOLS:
         assert 80 < len(tool.description) < 900, tool.name
         assert tool.input_schema["type"] == "object"
@@ -352,3 +359,70 @@ def test_actions_leave_finished_jobs_alone(ctx):
     assert (outcome.was_active, outcome.stopped, outcome.status.status) == (False, False, "done")
     sent = send_message(store, job_id, "follow_up", "more")
     assert (sent.ok, sent.state, sent.reason) == (False, "refused", f"job {job_id} is done")
+
+
+# --- the agent tool table and `events` ------------------------------------------------------
+
+
+@pytest.fixture
+def session_ctx(monkeypatch: pytest.MonkeyPatch) -> ServerContext:
+    """A server started by Claude Code session `mcp-test` (it exports the id to its servers)."""
+    monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "mcp-test")
+    return ServerContext()
+
+
+def test_a_table_tool_runs_for_the_calling_session_and_says_to_end_the_turn(session_ctx):
+    outcome = call(session_ctx, "sleep", seconds=60, note="check CI")
+    assert not outcome.is_error, outcome.text
+    assert outcome.data["yields"] is True and "end it now" in outcome.text
+    assert session_ctx.keys()[0] == "claude-mcp-test"
+    (timer,) = TimerStore(session_ctx.store().root, "claude-mcp-test").pending()
+    assert timer.id == outcome.data["timer_id"]
+    bad = call(session_ctx, "sleep", seconds=0)
+    assert bad.is_error and bad.text.startswith("error: ") and "\n" not in bad.text
+
+
+def test_a_client_without_a_session_is_known_by_its_process(monkeypatch):
+    monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
+    monkeypatch.setattr("specialists.owner.agent_ancestor", lambda pid=None: None)
+    keys = ServerContext().keys()
+    assert len(keys) == 1 and keys[0].startswith(f"mcp-{os.getppid()}.")
+
+
+def test_events_returns_at_once_when_nothing_is_pending_or_the_wait_is_zero(session_ctx):
+    started = time.monotonic()
+    outcome = call(session_ctx, "events", wait_s=0)
+    assert not outcome.is_error and outcome.data["events"] == []
+    assert outcome.text == "No events after 0 s; nothing is pending."
+    call(session_ctx, "sleep", seconds=3600)
+    outcome = call(session_ctx, "events", wait_s=0.2)
+    assert outcome.text.endswith("still pending: 1 timer(s).")
+    assert time.monotonic() - started < 10
+
+
+def test_events_waits_for_a_timer_fires_it_and_returns_it_once(session_ctx):
+    """The client without hooks: sleep, then events wakes when the timer falls due."""
+    TimerStore(session_ctx.store().root, "claude-mcp-test").set(
+        int((time.time() + 0.5) * 1000),
+        now_ms=int(time.time() * 1000),
+        source=EventSource("sleep", "call-1", {"seconds": 0.5}),
+    )
+    outcome = call(session_ctx, "events", wait_s=30)
+    assert not outcome.is_error, outcome.text
+    (event,) = outcome.data["events"]
+    assert event["kind"] == "timer" and event["call_id"] == "call-1"
+    assert outcome.text.startswith("[specialists event] timer from sleep (call-1)")
+    assert call(session_ctx, "events", wait_s=0).data["events"] == []
+
+
+def test_events_is_bounded_and_a_cancelled_call_takes_nothing(session_ctx):
+    assert call(session_ctx, "events", wait_s=61).is_error  # never an unbounded wait
+    assert call(session_ctx, "events", nonsense=1).is_error
+    Inbox(session_ctx.store().root, "claude-mcp-test").append(
+        "job_exit", EventSource("bg_run", "c1", {}), "exit 0", source_id="bg-x.1", seq=1
+    )
+    cancelled = threading.Event()
+    cancelled.set()
+    outcome = call_tool(session_ctx, "events", {"wait_s": 5}, cancelled=cancelled)
+    assert outcome.is_error and "cancelled" in outcome.text
+    assert call(session_ctx, "events", wait_s=0).data["events"][0]["id"] == "bg-x.1:job_exit:1"

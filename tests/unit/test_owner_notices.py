@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -15,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from specialists import notices
+from specialists.events.inbox import Inbox
+from specialists.events.model import EventSource
 from specialists.hooks.common import run_hook
 from specialists.owner import (
     JOB_ENV,
@@ -35,10 +38,12 @@ def state() -> Path:
     return root
 
 
-def put_job(state: Path, job_id: str, owner: list[str], status: str = "done") -> None:
+def put_job(
+    state: Path, job_id: str, owner: list[str], status: str = "done", runner: str = "pi"
+) -> None:
     job = state / "jobs" / job_id
-    job.mkdir()
-    (job / "job.json").write_text(json.dumps({"id": job_id, "owner": owner}))
+    job.mkdir(exist_ok=True)
+    (job / "job.json").write_text(json.dumps({"id": job_id, "owner": owner, "runner": runner}))
     (job / "status.json").write_text(
         json.dumps({"id": job_id, "specialist": "s", "status": status, "elapsed_s": 1})
     )
@@ -108,61 +113,107 @@ def test_nearest_agent_ancestor_is_found_by_name_and_start_time(tmp_path):
     assert agent_ancestor() != key  # not ours: pytest runs under no such process here
 
 
-# --- notices --------------------------------------------------------------------------------
+# --- notices ---------------------------------------------------------------------------------
 
 
-def test_post_writes_the_keys_atomically_and_replaces_a_planted_link(state, tmp_path):
-    victim = tmp_path / "victim"
-    victim.write_text("keep me")
-    (state / "ready").mkdir()
-    (state / "ready" / "0000000a").symlink_to(victim)
-    put_job(state, "0000000a", ["claude-s"])
+def inbox_events(state: Path, key: str) -> list:
+    return list(Inbox(state, key).pending().events)
+
+
+def test_a_notice_is_one_event_in_every_owner_key_inbox(state):
+    """The end of a job reaches each key of its owner as the same `notice` event."""
+    put_job(state, "0000000a", ["claude-s", "agent-1.2"])
     assert notices.post_for_job(state, "0000000a")
-    assert victim.read_text() == "keep me"
-    assert notices.read_keys(state / "ready" / "0000000a") == ["claude-s"]
+    for key in ("claude-s", "agent-1.2"):
+        (event,) = inbox_events(state, key)
+        assert event.id == "job-0000000a:notice:1" and event.kind == "notice"
+        assert event.body.startswith("Specialist 's' completed (job 0000000a, 0m01s).")
+        assert "specialists result 0000000a" in event.body
+        assert event.details["job_id"] == "0000000a"
 
 
-def test_no_owner_no_notice(state):
+def test_no_owner_no_notice_and_proc_jobs_report_their_own_end(state):
     put_job(state, "0000000b", [])
     assert notices.post_for_job(state, "0000000b") is False
-    assert not (state / "ready").exists()
+    put_job(state, "0000000c", ["claude-s"], runner="proc")
+    assert notices.post_for_job(state, "0000000c") is False  # procs/ posts its job_exit
+    assert not (state / "owners").exists()
 
 
-def test_special_files_are_never_read_and_pruned(state):
-    """A FIFO named like a notice would hang a reader that opened it blocking."""
-    ready = state / "ready"
-    ready.mkdir()
-    put_job(state, "0000000c", ["claude-s"])
-    os.mkfifo(ready / "0000000c")
-    assert notices.read_keys(ready / "0000000c") is None
-    assert call_hook("s") == ""  # the hook skips it without blocking
-    assert notices.prune(state) == []
-    assert not (ready / "0000000c").exists()
+def test_the_supervisor_and_recovery_wake_the_owner_once(state):
+    """The end is posted twice (a supervisor, then crash recovery), or first by
+    supervise/news.py under the same id: the owner hears of it once."""
+    put_job(state, "0000000d", ["claude-s"])
+    Inbox(state, "claude-s").append(
+        "notice", EventSource("job", "0000000d", {}), "ended", source_id="job-0000000d", seq=1
+    )
+    notices.post_for_job(state, "0000000d")
+    notices.post_for_job(state, "0000000d")
+    assert [e.body for e in inbox_events(state, "claude-s")] == ["ended"]
+
+
+def test_a_keep_alive_answer_is_a_notice_of_its_own(state):
+    put_job(state, "0000000e", ["claude-s"], status="waiting")
+    (state / "jobs" / "0000000e" / "answers").mkdir()
+    (state / "jobs" / "0000000e" / "answers" / "1.txt").write_text("an answer")
+    notices.post_for_job(state, "0000000e")
+    put_job(state, "0000000e", ["claude-s"], status="done")
+    notices.post_for_job(state, "0000000e")
+    ids = [e.id for e in inbox_events(state, "claude-s")]
+    assert ids == ["0000000e.answer:notice:1", "job-0000000e:notice:1"]
+    assert "waits for a follow-up" in inbox_events(state, "claude-s")[0].body
+
+
+def test_an_unreadable_status_still_tells_the_owner(state):
+    put_job(state, "0000000f", ["claude-s"])
+    (state / "jobs" / "0000000f" / "status.json").write_text("{not json")
+    notices.post_for_job(state, "0000000f")
+    (event,) = inbox_events(state, "claude-s")
+    assert "status is unreadable" in event.body and "feed --job 0000000f" in event.body
 
 
 def test_prune_bounds_the_notices(state, monkeypatch):
-    ready = state / "ready"
+    """Expired notices, those of collected jobs, and the oldest past MAX_NOTICES go."""
     monkeypatch.setattr(notices, "MAX_NOTICES", 3)
     for i in range(5):
         put_job(state, f"{i:08x}", ["claude-s"])
         notices.post_for_job(state, f"{i:08x}")
-        os.utime(ready / f"{i:08x}", (1000 + i, 1000 + i))
-    os.utime(ready / "00000004", None)  # the newest is recent; the others are old
-    notices.post(state, "0000dead", ["claude-s"])  # its job is gone
-    assert notices.prune(state, now=1001 + notices.NOTICE_TTL_S) == []  # drops 0 (expired)
-    assert sorted(os.listdir(ready)) == ["00000002", "00000003", "00000004"]
-    assert notices.prune(state) == []  # now the old ones have expired
-    assert os.listdir(ready) == ["00000004"]
+    put_job(state, "0000dead", ["claude-s"])
+    notices.post_for_job(state, "0000dead")
+    shutil.rmtree(state / "jobs" / "0000dead")  # collected
+    assert notices.prune(state) == []
+    assert [e.details["job_id"] for e in inbox_events(state, "claude-s")] == [
+        "00000002",
+        "00000003",
+        "00000004",
+    ]
+    assert notices.prune(state, now=time.time() + notices.NOTICE_TTL_S + 1) == []
+    assert inbox_events(state, "claude-s") == []
 
 
-def test_clear_removes_only_that_notice(state):
-    for job_id in ("0000000d", "0000000e"):
+def test_clear_drops_only_that_jobs_notice(state):
+    for job_id in ("00000011", "00000012"):
         put_job(state, job_id, ["claude-s"])
         notices.post_for_job(state, job_id)
-    notices.clear(state, "0000000d")
-    notices.clear(state, "0000000d")  # twice is fine
+    notices.clear(state, "00000011")
+    notices.clear(state, "00000011")  # twice is fine
     notices.clear(state, "../../x")  # not an id: nothing happens
-    assert os.listdir(state / "ready") == ["0000000e"]
+    assert [e.details["job_id"] for e in inbox_events(state, "claude-s")] == ["00000012"]
+
+
+def test_wave_one_markers_become_events_and_planted_files_never_hang(state):
+    """`.specialists/ready/` of wave 1: a marker of a live job becomes its notice event; a
+    FIFO named like a marker (which would hang a blocking open) and a stale claim are
+    removed; the directory goes."""
+    ready = state / "ready"
+    ready.mkdir()
+    put_job(state, "00000013", ["claude-s"])
+    (ready / "00000013").write_text("claude-s\n")
+    os.mkfifo(ready / "00000014")
+    (ready / ".00000015.99.claim").write_text("claude-s\n")
+    assert notices.prune(state) == []
+    assert not ready.exists()
+    assert [e.details["job_id"] for e in inbox_events(state, "claude-s")] == ["00000013"]
 
 
 # --- the hook, per session ------------------------------------------------------------------
@@ -201,10 +252,10 @@ def test_concurrent_sessions_each_get_only_their_own_notices(state):
         t.join(30)
     for session in sessions:
         assert sorted(seen[session]) == sorted(expected[session]), session
-    assert os.listdir(state / "ready") == []
+        assert inbox_events(state, f"claude-{session}") == []
 
 
-def test_a_session_that_never_closes_stdin_still_gets_its_banner(state, tmp_path):
+def test_a_session_that_never_closes_stdin_still_gets_its_events(state, tmp_path):
     """The host keeps stdin open: the hook stops waiting after a second and answers."""
     put_job(state, "0000000f", ["claude-live"])
     notices.post_for_job(state, "0000000f")

@@ -37,9 +37,7 @@ RULES = {
 }
 
 EXCEPTIONS = {
-    "atomic replace": {
-        "notices.py": "rewritten by the Claude Code front (notices become inbox events)",
-    },
+    "atomic replace": {},
     "file locking": {},
     "starting a process": {
         # The detached supervisor is handed the job lock's descriptor and is never waited

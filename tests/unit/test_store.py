@@ -26,7 +26,7 @@ from specialists.jobs.records import JobStatus
 from specialists.jobs.recovery import CRASHED, recover_if_dead
 from specialists.jobs.store import JobStore, read_event_lines
 from specialists.jobs.writer import JobWriter
-from tests.support.jobs import new_job
+from tests.support.jobs import new_job, notice_ids
 
 
 @pytest.fixture
@@ -195,7 +195,7 @@ def test_recovery_marks_dead_supervisor_and_kills_agent(store, tmp_path):
     assert after.status == "error" and after.error == CRASHED
     assert agent.wait(5) == -9
     assert store.read_events(record.id)[-1]["event"] == "error"
-    assert (store.ready_dir / record.id).exists()
+    assert notice_ids(store, record.id) == [f"job-{record.id}:notice:1"]  # the owner is told
 
 
 def test_recovery_is_not_fooled_by_reused_pid(store, tmp_path):

@@ -22,7 +22,7 @@ from specialists.jobs.recovery import CRASHED
 from specialists.jobs.store import JobStore
 from specialists.jobs.view import current_status, overview
 from specialists.jobs.writer import JobWriter, mark_ended
-from tests.support.jobs import make_record, new_job
+from tests.support.jobs import make_record, new_job, notice_ids
 from tests.support.tmpfs import fill, small_tmpfs
 
 pytestmark = pytest.mark.timeout(90)
@@ -65,7 +65,7 @@ def test_the_last_words_land_from_the_reserve_on_a_full_disk(store, tmp_path):
     assert store.read_result(record.id) == "the answer"
     final = terminal_events(store, record.id)
     assert len(final) == 1 and final[0]["unrecorded_events"] == 1
-    assert (store.ready_dir / record.id).exists()
+    assert notice_ids(store, record.id) == [f"job-{record.id}:notice:1"]
     assert not (store.job_dir(record.id) / ".reserve").exists()
     filler.unlink()
     assert current_status(store, record.id).status == "done"  # and nothing more appended

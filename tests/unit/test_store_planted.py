@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from specialists.jobs.writer import JobWriter
 from specialists.runners.base import Activity, RunFinished
 from specialists.runners.testing import ScriptedRunner
 from specialists.supervise.supervisor import Supervisor
-from tests.support.jobs import new_job, wait_for
+from tests.support.jobs import TEST_OWNER, new_job, wait_for
 
 pytestmark = pytest.mark.timeout(60)  # a regression here hangs the supervisor
 
@@ -121,22 +122,22 @@ def test_a_symlinked_control_dir_is_neither_written_nor_emptied(store, tmp_path,
     lock.release()
 
 
-def test_a_symlinked_ready_marker_or_ready_dir_is_never_followed(store, tmp_path, outside):
+def test_a_symlinked_inbox_or_owner_dir_is_never_followed(store, tmp_path, outside):
+    """The notice goes to the owner's inbox (notices.py): a link planted as its events file
+    or as the owner's directory is refused, never written through, and never raised into
+    the supervisor (R-E5)."""
     record, lock = new_job(store, tmp_path)
-    store.ready_dir.mkdir(exist_ok=True)
-    (store.ready_dir / record.id).symlink_to(outside / "precious.txt")
-    writer = JobWriter(store, record.id)
-    writer.mark_ready()
+    owner_dir = store.root / "owners" / TEST_OWNER
+    owner_dir.mkdir(parents=True)
+    (owner_dir / "events.jsonl").symlink_to(outside / "precious.txt")
+    JobWriter(store, record.id).mark_ready()
     assert untouched(outside)
-    assert (store.ready_dir / record.id).is_file()
-    assert not (store.ready_dir / record.id).is_symlink()
+    assert (owner_dir / "events.jsonl").is_symlink()  # left for a person to look at
     other, other_lock = new_job(store, tmp_path)
-    for p in store.ready_dir.iterdir():
-        p.unlink()
-    store.ready_dir.rmdir()
-    store.ready_dir.symlink_to(outside)
-    with pytest.raises(OSError, match="not a directory"):  # refused, never followed
-        JobWriter(store, other.id).mark_ready()
+    (owner_dir / "events.jsonl").unlink()
+    shutil.rmtree(owner_dir)  # its lock and cursor files
+    owner_dir.symlink_to(outside)
+    JobWriter(store, other.id).mark_ready()  # refused, logged, not raised
     assert untouched(outside)
     lock.release()
     other_lock.release()

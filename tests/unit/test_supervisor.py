@@ -29,7 +29,7 @@ from specialists.runners.base import (
 )
 from specialists.runners.testing import ONE_SHOT_RUNNING, ScriptedRunner, Step
 from specialists.supervise.supervisor import Supervisor
-from tests.support.jobs import new_job
+from tests.support.jobs import new_job, notice_ids
 from tests.support.supervising import Harness
 
 
@@ -41,7 +41,7 @@ def h(tmp_path: Path) -> Harness:
 # --- whole runs ----------------------------------------------------------------------------
 
 
-def test_successful_run_writes_result_events_and_ready_marker(h: Harness) -> None:
+def test_successful_run_writes_result_events_and_a_notice(h: Harness) -> None:
     runner = h.runner(
         [
             Activity("thinking"),
@@ -73,7 +73,7 @@ def test_successful_run_writes_result_events_and_ready_marker(h: Harness) -> Non
     assert on_disk.cost_usd == pytest.approx(0.03)
     assert on_disk.tool_calls == 1
     assert on_disk.events == 7
-    assert (h.store.ready_dir / h.job_id).exists()
+    assert notice_ids(h.store, h.job_id) == [f"job-{h.job_id}:notice:1"]
     assert [e["seq"] for e in h.events()] == list(range(1, 8))
     assert runner.commands[0] == Close() and runner.commands[-1] == Kill()
 
@@ -166,7 +166,11 @@ def test_keep_alive_waits_then_accepts_follow_up_then_idles_out(h: Harness) -> N
     assert h.result() == "re: two"
     kinds = h.kinds()
     assert kinds.count("waiting") == 2 and "idle_timeout" in kinds
-    assert (h.store.ready_dir / h.job_id).exists()
+    assert notice_ids(h.store, h.job_id) == [
+        f"{h.job_id}.answer:notice:1",
+        f"{h.job_id}.answer:notice:2",
+        f"job-{h.job_id}:notice:1",
+    ]
 
 
 def test_timeout_counts_per_run_not_across_keep_alive_waits(h: Harness) -> None:

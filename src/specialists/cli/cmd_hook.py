@@ -15,8 +15,11 @@ if TYPE_CHECKING:
     from specialists.project import Project
 
 EVENT_HELP = {
-    "user-prompt-submit": "banners for finished jobs (UserPromptSubmit)",
+    "user-prompt-submit": "this session's events with the next prompt (UserPromptSubmit)",
     "session-start": "active jobs and available specialists (SessionStart)",
+    "pre-tool-use": "the bash guard and default timeout for Bash calls (PreToolUse)",
+    "post-tool-use": "events mid-turn and the oversized-result guard (PostToolUse)",
+    "stop": "wake the session with its next event while its work is pending (Stop)",
 }
 
 

@@ -43,7 +43,7 @@ def init_project(root: Path) -> list[str]:
 
     done = []
     base = state_dir(root)
-    for sub in ("jobs", "ready"):
+    for sub in ("jobs",):  # notices are inbox events (notices.py): no ready/ any more
         path = base / sub
         if not path.is_dir():
             path.mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""What both Claude Code hooks share: stdin, the project, the hook JSON reply, the log.
+"""What the Claude Code hooks share: stdin, the project, the hook JSON reply, the log.
 
 Hooks run on every prompt, so this module imports only the standard library's cheapest
 parts (json, os, sys, time, pathlib via jobs.paths). A hook never fails its host: every
@@ -21,8 +21,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
+HOOKS_DIR_NAME = "hooks"  # .specialists/hooks/: the hooks' own small caches and counters
 LOG_NAME = "hooks.log"  # in $XDG_STATE_HOME/specialists/, rotated by logfile.py
 STDIN_LIMIT = 1024 * 1024  # Claude Code sends a few KB; never buffer more than this
+# PostToolUse carries the tool's whole result, which its result guard needs to see.
+STDIN_LIMITS = {"post-tool-use": 16 * 1024 * 1024}
 STDIN_WAIT_S = 1.0  # a host that never closes stdin must not hang the hook
 
 
@@ -36,7 +39,7 @@ def log(event: str, message: str) -> None:
         print(f"specialists hook: cannot write {LOG_NAME}: {exc}; {line}", file=sys.stderr)
 
 
-def read_stdin(stream: TextIO | None) -> str:
+def read_stdin(stream: TextIO | None, limit: int = STDIN_LIMIT) -> str:
     """Whatever the host wrote on stdin, or '' (a terminal, no stdin, or a silent host)."""
     if stream is None:
         return ""
@@ -46,13 +49,13 @@ def read_stdin(stream: TextIO | None) -> str:
         fd = stream.fileno()
     except (OSError, ValueError):
         # A replaced sys.stdin (tests, embedding) without a descriptor: read it directly.
-        return stream.read(STDIN_LIMIT)
+        return stream.read(limit)
     import select
 
     chunks: list[bytes] = []
     size = 0
     deadline = time.monotonic() + STDIN_WAIT_S
-    while size < STDIN_LIMIT:
+    while size < limit:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
             log("stdin", f"stopped reading stdin after {STDIN_WAIT_S}s without end of input")
@@ -71,7 +74,7 @@ def parse_input(raw: str) -> tuple[dict[str, Any], str | None]:
         return {}, None
     try:
         data = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: "[[[[..." nested too deep
         return {}, f"stdin is not JSON ({exc}); first bytes: {raw[:60]!r}"
     if not isinstance(data, dict):
         return {}, f"stdin is JSON but not an object: {type(data).__name__}"
@@ -101,6 +104,32 @@ def hook_reply(event: str, context: str) -> str:
     )
 
 
+def write_reply(out: TextIO, reply: dict[str, Any]) -> None:
+    """One JSON line on stdout, flushed (Claude Code reads it when the hook exits)."""
+    out.write(json.dumps(reply, ensure_ascii=False) + "\n")
+    out.flush()
+
+
+def reader_keys(data: dict[str, Any]) -> tuple[str, ...]:
+    """The session's owner keys (owner.py): the hook input's session id, the session
+    variables, and the Claude Code process above the hook."""
+    from specialists.owner import reading_owner
+
+    return reading_owner(data.get("session_id")).keys
+
+
+def write_small(path: Path, data: bytes, event: str) -> None:
+    """Replace a small file of the hooks' own (a cache, a counter) atomically, never through
+    a planted link. A failure is logged: such a file only saves work or counts."""
+    from specialists.jobs.atomic import write_atomic  # only when there is something to save
+
+    try:
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        write_atomic(path, data)
+    except OSError as exc:
+        log(event, f"cannot write {path}: {exc}")
+
+
 def read_json_object(path: Path) -> dict[str, Any]:
     """A JSON object file. Raises FileNotFoundError, or ValueError when it is damaged."""
     with open(path, "rb") as f:
@@ -113,13 +142,16 @@ def read_json_object(path: Path) -> dict[str, Any]:
 EVENTS = {
     "user-prompt-submit": "specialists.hooks.user_prompt_submit",
     "session-start": "specialists.hooks.session_start",
+    "pre-tool-use": "specialists.hooks.pre_tool_use",
+    "post-tool-use": "specialists.hooks.post_tool_use",
+    "stop": "specialists.hooks.stop",
 }
 
 
 def run_hook(name: str, stdin: TextIO | None, stdout: TextIO) -> int:
     """Entry point of `specialists hook <name>`: always 0, problems go to hooks.log."""
     try:
-        raw = read_stdin(stdin)
+        raw = read_stdin(stdin, STDIN_LIMITS.get(name, STDIN_LIMIT))
         data, problem = parse_input(raw)
         if problem:
             log(name, problem)  # carry on: the hook does not need the input to be useful

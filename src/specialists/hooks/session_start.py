@@ -18,8 +18,8 @@ from pathlib import Path
 
 from specialists.display import display_line, duration
 from specialists.hooks.common import hook_reply, log, read_json_object
+from specialists.hooks.delivery import has_pending
 from specialists.jobs.ids import is_job_id
-from specialists.notices import read_keys
 from specialists.owner import Owner, reading_owner
 from specialists.vocab import SPEC_SUFFIXES
 
@@ -144,16 +144,6 @@ def finished_ids(jobs_dir: Path) -> frozenset[str]:
         return frozenset()
 
 
-def pending_reports(state_dir: Path, owner: Owner) -> int:
-    """How many notices wait for this session (the next prompt's banners)."""
-    ready = state_dir / "ready"
-    try:
-        names = [e.name for e in os.scandir(ready) if is_job_id(e.name)]
-    except (FileNotFoundError, NotADirectoryError):
-        return 0
-    return sum(1 for name in names if owner.matches(read_keys(ready / name) or ()))
-
-
 def context(
     state_dir: Path, project_root: Path, now: float | None = None, owner: Owner | None = None
 ) -> str:
@@ -174,11 +164,10 @@ def context(
             f"[specialists] {len(jobs)} active job(s): {'; '.join(shown)}{extra}. "
             "Check: specialists status"
         )
-    pending = pending_reports(state_dir, owner)
-    if pending:
+    if has_pending(state_dir, owner.keys):
         lines.append(
-            f"[specialists] {pending} finished job(s) not yet reported; "
-            "banners come with the next prompt."
+            "[specialists] events for this session are waiting (finished jobs, timers); "
+            "they come with the next prompt."
         )
     names = specialist_names(project_root)
     if names:
@@ -193,6 +182,11 @@ def context(
 
 
 def run(data: dict[str, Any], state_dir: Path, out: TextIO) -> None:
+    if os.path.lexists(state_dir / "ready"):  # wave 1's notice files: events from now on
+        from specialists.notices import migrate_ready
+
+        for problem in migrate_ready(state_dir):
+            log("session-start", problem)
     # source (startup/resume/clear/compact) does not change what we say; the session does.
     owner = reading_owner(data.get("session_id"))
     text = context(state_dir, state_dir.parent, owner=owner)

@@ -7,6 +7,7 @@ No MCP types here: the table (table.py) names and describes these, the server ad
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from specialists.mcp.views import (
     job_detail,
     job_list,
 )
+from specialists.owner import NO_OWNER, OWNER_ENV
 from specialists.project import Project
 
 FEED_DEFAULT_LIMIT = 50
@@ -55,9 +57,24 @@ class ServerContext:
     jobs: InProcessJobs = field(default_factory=InProcessJobs)
     # Warnings the last call produced (a bead that could not be made): shown in its result.
     warnings: list[str] = field(default_factory=list)
+    # Whose jobs, timers and events these are (owner.py); found on first use: client_keys().
+    owner_keys: tuple[str, ...] = ()
 
     def root(self) -> Path:
         return self.project.root
+
+    def keys(self) -> tuple[str, ...]:
+        """The client's owner keys: the launcher's (a Claude Code session's id, which it
+        exports to its MCP servers, and the agent process above us), else a key for the
+        client process that started this server (`mcp-<pid>.<start>`): stable for that
+        client's life, shared by a server it restarts, distinct for every other client."""
+        if not self.owner_keys:
+            from specialists.owner import process_key
+
+            keys = self.project.owner.keys
+            fallback = process_key("mcp", os.getppid())
+            self.owner_keys = keys or ((fallback,) if fallback else ("mcp-unknown",))
+        return self.owner_keys
 
     def store(self) -> JobStore:
         return self.project.store
@@ -165,7 +182,10 @@ def _plan(ctx: ServerContext, store: JobStore, args: Args, *, foreground: bool =
         continue_from=args.get("continue_from") or None,  # agents send "" for "none"
         bead=args.get("bead"),
     )
-    return ctx.project.plan(request, foreground=foreground, warnings=ctx.warnings)
+    record = ctx.project.plan(request, foreground=foreground, warnings=ctx.warnings)
+    if not record.owner and os.environ.get(OWNER_ENV) != NO_OWNER:
+        record = record.replace(owner=list(ctx.keys()))  # a client known by its process
+    return record
 
 
 def run(ctx: ServerContext, args: Args) -> dict[str, Any]:

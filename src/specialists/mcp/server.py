@@ -14,12 +14,21 @@ import logging
 import os
 import signal
 import sys
+import threading
 from types import FrameType
 from typing import Any
 
 from specialists import __version__
 from specialists.mcp.handlers import ServerContext
-from specialists.mcp.table import ERROR_META, TOOLS, UnknownTool, call_tool
+from specialists.mcp.table import (
+    DATA_META,
+    ERROR_META,
+    TOOLS_BY_NAME,
+    ToolOutcome,
+    UnknownTool,
+    call_tool,
+    served_tools,
+)
 
 log = logging.getLogger("specialists.mcp")
 
@@ -27,7 +36,8 @@ SERVER_NAME = "specialists"
 INSTRUCTIONS = (
     "Delegate work to specialist coding agents. Dispatch with run (returns a job id at once), "
     "keep working, and read the answer with result once the job's end is announced. "
-    "Do not poll status in a loop."
+    "Do not poll status in a loop. To wait, use sleep or sleep_until_event and end your "
+    "turn; the wake-up comes as a [specialists event] message (without hooks: call events)."
 )
 SHUTDOWN_GRACE_S = 2.0
 
@@ -40,38 +50,48 @@ def build_server(ctx: ServerContext | None = None) -> Any:
     from mcp.shared.exceptions import MCPError
 
     context = ctx or ServerContext()
+    context.keys()  # the client's owner, found once (calls work on copies of the context)
     tools = [
         types.Tool(
             name=spec.name,
             description=spec.description,
             input_schema=spec.input_schema,
-            output_schema=spec.output_schema,
+            output_schema=spec.served_output_schema,
             annotations=types.ToolAnnotations(
                 read_only_hint=spec.read_only,
                 destructive_hint=False,
                 open_world_hint=False,
             ),
         )
-        for spec in TOOLS
+        for spec in served_tools(context)
     ]
 
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
-    async def handle_call(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def handle_call(req: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         arguments = dict(params.arguments or {})
+        cancelled = threading.Event()  # tells a waiting `events` call to take nothing
+
+        def call() -> ToolOutcome:
+            call_id = f"mcp-{getattr(req, 'request_id', None) or id(cancelled)}"
+            return call_tool(context, params.name, arguments, call_id=call_id, cancelled=cancelled)
+
         try:
             # Abandoned on cancellation: a synchronous job then ends with the server (stop_all).
-            outcome = await anyio.to_thread.run_sync(
-                call_tool, context, params.name, arguments, abandon_on_cancel=True
-            )
+            outcome = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
         except UnknownTool as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=exc.one_line()) from exc
+        except anyio.get_cancelled_exc_class():
+            cancelled.set()
+            raise
         content: list[Any] = [types.TextContent(type="text", text=outcome.text)]
         if outcome.is_error:  # no structuredContent: see ToolOutcome
             return types.CallToolResult(
                 content=content, is_error=True, _meta={ERROR_META: outcome.data}
             )
+        if TOOLS_BY_NAME[params.name].text_first:  # see McpTool.text_first
+            return types.CallToolResult(content=content, _meta={DATA_META: outcome.data})
         return types.CallToolResult(content=content, structured_content=outcome.data)
 
     return Server(

@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from specialists.display import one_line
 from specialists.errors import Bug, SpecialistsError, UserError
+from specialists.mcp import agent_tools as a
 from specialists.mcp import handlers as h
 from specialists.mcp import manage_tool as m
 from specialists.mcp import schedule_tool as sched
 from specialists.mcp import schemas as s
 from specialists.mcp.args import check_arguments
+from specialists.toolset import registry
+from specialists.toolset.table import AgentTool
 
 log = logging.getLogger("specialists.mcp")
 
@@ -36,6 +40,15 @@ class McpTool:
     handler: Callable[[h.ServerContext, dict[str, Any]], dict[str, Any]]
     read_only: bool = False
     deprecated: bool = False
+    agent_tool: AgentTool | None = None  # a tool of the agent tool table (agent_tools.py)
+    # The model must read the text (a yield's "end your turn", an event): Claude Code shows a
+    # result's structuredContent instead of its text when there is one, so such a tool has no
+    # output schema and its data travels in `_meta` under DATA_META.
+    text_first: bool = False
+
+    @property
+    def served_output_schema(self) -> dict[str, Any] | None:
+        return None if self.text_first else self.output_schema
 
 
 @dataclass(frozen=True)
@@ -52,6 +65,7 @@ class ToolOutcome:
 
 
 ERROR_META = "specialists/error"
+DATA_META = "specialists/data"
 
 
 class UnknownTool(UserError):
@@ -162,24 +176,83 @@ TOOLS: tuple[McpTool, ...] = (
     McpTool("manage_specialist", m.DESCRIPTION, m.ARGS, m.RESULT, m.manage_specialist),
     McpTool("schedule", sched.DESCRIPTION, sched.ARGS, sched.RESULT, sched.schedule),
 )
+
+
+def _unserved(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
+    raise Bug("a table tool is served by agent_tools.run_agent_tool, not a handler")
+
+
+# The agent tool table (toolset/registry.py) and `events`, next to the job tools above.
+TOOLS += (
+    McpTool(
+        "events",
+        a.EVENTS_DESCRIPTION,
+        a.EVENTS_SCHEMA,
+        a.ANY_RESULT,
+        _unserved,
+        True,
+        text_first=True,
+    ),
+    *(
+        McpTool(
+            t.name,
+            t.description,
+            dict(t.schema),
+            a.ANY_RESULT,
+            _unserved,
+            agent_tool=t,
+            text_first=True,
+        )
+        for t in registry.TOOLS
+    ),
+)
 TOOLS_BY_NAME: Mapping[str, McpTool] = {t.name: t for t in TOOLS}
 
 
-def call_tool(ctx: h.ServerContext, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome:
+def served_tools(ctx: h.ServerContext) -> tuple[McpTool, ...]:
+    """The tools this server offers its client (the table's "child" tools only to a thread
+    job's agent)."""
+    offered = {t.name for t in a.offered_tools(ctx)}
+    return tuple(t for t in TOOLS if t.agent_tool is None or t.name in offered)
+
+
+def _names(ctx: h.ServerContext) -> set[str]:
+    return {t.name for t in served_tools(ctx)}
+
+
+def call_tool(
+    ctx: h.ServerContext,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    *,
+    call_id: str = "",
+    cancelled: threading.Event | None = None,
+) -> ToolOutcome:
     """Check the arguments, run the handler, and shape the outcome. Only UnknownTool raises."""
     spec = TOOLS_BY_NAME.get(name)
-    if spec is None:
+    if spec is None or (spec.agent_tool is not None and spec.name not in _names(ctx)):
         raise UnknownTool(f"unknown tool {name[:60]!r}", hint="see tools/list")
     call_ctx = replace(ctx, warnings=[])  # this call's own warnings (calls run in threads)
     try:
-        args = check_arguments(name, spec.input_schema, arguments)
-        data = spec.handler(call_ctx, args)
+        if spec.agent_tool is not None:  # the table's handlers check their own arguments
+            data, text, is_error = a.run_agent_tool(
+                spec.agent_tool, call_ctx, dict(arguments or {}), call_id
+            )
+            if is_error:
+                line = one_line(text.removeprefix("error: "), 2000)
+                return ToolOutcome({"error": line}, f"error: {line}", is_error=True)
+        elif name == "events":
+            args = check_arguments(name, spec.input_schema, arguments)
+            data, text = a.collect_events(call_ctx, args, cancelled)
+        else:
+            args = check_arguments(name, spec.input_schema, arguments)
+            data = spec.handler(call_ctx, args)
+            text = render(name, data)
     except SpecialistsError as exc:
         return failure(exc)
     except Exception as exc:  # the model gets one line; the trace goes to the log
         log.exception("tool %s failed", name)
         return failure(Bug(f"{name} failed: {type(exc).__name__}: {exc}"))
-    text = render(name, data)
     for warning in call_ctx.warnings:
         log.warning("tool %s: %s", name, warning)
         text += f"\nwarning: {one_line(warning, 300)}"

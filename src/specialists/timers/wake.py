@@ -6,12 +6,17 @@ timer fires within a few milliseconds of its time (the p99 target is 50 ms).
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from specialists.errors import SpecialistsError
 from specialists.events.inbox import WAIT_INTERVAL_S
+from specialists.events.multi import OwnerSet
 from specialists.timers.store import TimerStore
+
+log = logging.getLogger("specialists.timers")
 
 
 def fire_due(state_root: Path, owner: str, *, now: Callable[[], float] = time.time) -> int:
@@ -41,11 +46,52 @@ def wait_for_wake(
             return True
         if until is not None and until():
             return False
-        left = deadline - current
-        if left <= 0:
+        step = _step(current, deadline, (store.next_due_ms(),))
+        if step is None:
             return False
-        step = min(WAIT_INTERVAL_S, left)
-        due = store.next_due_ms()
+        sleep(step)
+
+
+def wait_for_any(
+    owners: OwnerSet,
+    timeout_s: float,
+    *,
+    now: Callable[[], float] = time.time,
+    sleep: Callable[[float], None] = time.sleep,
+    until: Callable[[], bool] | None = None,
+) -> bool:
+    """`wait_for_wake` for a reader with several keys (events.multi): fires every key's due
+    timers, True as soon as any of the inboxes has events."""
+    stores = [TimerStore(owners.state_root, key) for key in owners.keys]
+    deadline = now() + max(0.0, timeout_s)
+    while True:
+        current = now()
+        dues = []
+        for store in list(stores):
+            try:
+                store.fire_due(int(current * 1000))
+                dues.append(store.next_due_ms())
+            except (OSError, SpecialistsError) as exc:  # a planted file: the other keys go on
+                log.warning("timers of %s left out of the wait: %s", store.owner, exc)
+                stores.remove(store)
+        if owners.has_pending():
+            return True
+        if until is not None and until():
+            return False
+        step = _step(current, deadline, dues)
+        if step is None:
+            return False
+        sleep(step)
+
+
+def _step(current: float, deadline: float, dues: Iterable[int | None]) -> float | None:
+    """How long to sleep before the next look (None: the wait is over): at most
+    WAIT_INTERVAL_S, and never past the deadline or the next timer's due time."""
+    left = deadline - current
+    if left <= 0:
+        return None
+    step = min(WAIT_INTERVAL_S, left)
+    for due in dues:
         if due is not None:
             step = min(step, max(0.0, due / 1000 - current))
-        sleep(step)
+    return step

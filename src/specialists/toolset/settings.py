@@ -7,8 +7,12 @@ beside snake_case ones, so a pi-infinity config reads the same).
 
 from __future__ import annotations
 
+import os
+import stat
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any
 
 from specialists.errors import ConfigError
@@ -111,3 +115,32 @@ def settings_from_config(config: Mapping[str, Any], *, where: str = "config.toml
             f"{where}: bash.guard must be one of {', '.join(GUARD_MODES)}; got {out.bash.guard!r}"
         )
     return out
+
+
+CONFIG_FILE = "config.toml"
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
+def load_project_settings(state_root: Path) -> tuple[Settings, str | None]:
+    """The project's settings (`.specialists/config.toml`; the defaults when it is absent).
+    A broken file gives the defaults and the problem in one line: a typo must not break a
+    session, and the R-B5 escape is editing this very file."""
+    path = state_root / CONFIG_FILE
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return Settings(), None
+    except OSError as exc:
+        return Settings(), f"{path}: {exc.strerror or exc}; using the default settings"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return Settings(), f"{path} is not a regular file; using the default settings"
+        raw = os.read(fd, MAX_CONFIG_BYTES)
+    finally:
+        os.close(fd)
+    try:
+        return settings_from_config(tomllib.loads(raw.decode("utf-8")), where=str(path)), None
+    except ConfigError as exc:
+        return Settings(), f"{exc.one_line()}; using the default settings"
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        return Settings(), f"{path}: not valid TOML ({exc}); using the default settings"
