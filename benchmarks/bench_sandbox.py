@@ -14,7 +14,7 @@ from pathlib import Path
 
 from benchmarks.common import isolated_project, machine
 from specialists.sandbox.backend import Squashed
-from specialists.sandbox.cmd import CommandResult, run_command
+from specialists.sandbox.cmd import GitResult, run_command
 from specialists.sandbox.git import GitSandbox
 
 FILES = 10_000
@@ -41,7 +41,7 @@ class TimedRunner:
     def __init__(self) -> None:
         self.checkout = 0.0
 
-    def __call__(self, argv, **kw) -> CommandResult:  # type: ignore[no-untyped-def]
+    def __call__(self, argv, **kw) -> GitResult:  # type: ignore[no-untyped-def]
         t0 = time.perf_counter()
         result = run_command(argv, **kw)
         if "worktree" in argv and ("add" in argv or "remove" in argv):

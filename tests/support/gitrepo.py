@@ -6,7 +6,7 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from specialists.sandbox.cmd import CommandResult, run_command
+from specialists.sandbox.cmd import GitResult, run_command
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -61,7 +61,7 @@ class RecordingRunner:
         timeout_s: float,
         stdin: bytes | None = None,
         env: Mapping[str, str] | None = None,
-    ) -> CommandResult:
+    ) -> GitResult:
         args = tuple(argv)
         self.calls.append(args)
         self._fire(self.before, args)

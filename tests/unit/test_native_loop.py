@@ -11,7 +11,7 @@ import pytest
 
 from specialists.events.spill import SpillLimits
 from specialists.native.calling import ModelSlot
-from specialists.native.events import Finished, LoopEvent, Progress, Spent, TextOut
+from specialists.native.events import LoopEvent, LoopFinished, Progress, Spent, TextOut
 from specialists.native.loop import SKIPPED_TEXT, AgentLoop, LoopSettings
 from specialists.native.messages import AssistantText, ToolCall, ToolResult, UserMessage
 from specialists.native.model import (
@@ -73,7 +73,7 @@ def test_text_reply_streams_and_finishes(tmp_path: Path) -> None:
     model = ScriptedModel([reply("Hello there, this is a longer answer.")])
     h = Harness(tmp_path, model)
     finished = h.loop.run("hi")
-    assert finished == Finished("Hello there, this is a longer answer.", None, 1)
+    assert finished == LoopFinished("Hello there, this is a longer answer.", None, 1)
     assert "".join(e.text for e in h.events if isinstance(e, TextOut)) == finished.text
     assert model.requests[0].system == "be brief"
     assert model.requests[0].items == (UserMessage("hi"),)
@@ -161,7 +161,7 @@ def test_transient_errors_retry_then_succeed(tmp_path: Path) -> None:
         [ModelError("boom", category="transient"), ModelError("slow", category="throttled"), "ok"]
     )
     h = Harness(tmp_path, model)
-    assert h.loop.run("x") == Finished("ok", None, 1)
+    assert h.loop.run("x") == LoopFinished("ok", None, 1)
     retries = [e for e in h.events if isinstance(e, Progress) and e.event == "retry"]
     assert [r.fields["attempt"] for r in retries] == [1, 2]
 
@@ -226,7 +226,7 @@ def test_abort_during_stream_returns_promptly(tmp_path: Path) -> None:
     gate, started = threading.Event(), threading.Event()
     model = ScriptedModel([_blocking(gate, started)])
     h = Harness(tmp_path, model)
-    out: list[Finished] = []
+    out: list[LoopFinished] = []
     t = threading.Thread(target=lambda: out.append(h.loop.run("x")))
     t.start()
     assert started.wait(5)
@@ -240,7 +240,7 @@ def test_abort_during_stream_returns_promptly(tmp_path: Path) -> None:
 def test_abort_kills_running_bash(tmp_path: Path) -> None:
     model = ScriptedModel([reply(calls=[call("bash", command="sleep 30"), call("ls")])])
     h = Harness(tmp_path, model)
-    out: list[Finished] = []
+    out: list[LoopFinished] = []
     t = threading.Thread(target=lambda: out.append(h.loop.run("x")))
     t.start()
     for _ in range(200):
@@ -340,7 +340,7 @@ def test_run_on_a_finished_session_without_prompt_does_nothing(tmp_path: Path) -
     model = ScriptedModel(["only"])
     h = Harness(tmp_path, model)
     h.loop.run("one")
-    assert h.loop.run(None) == Finished("only", None, 0)
+    assert h.loop.run(None) == LoopFinished("only", None, 0)
     assert len(model.requests) == 1
 
 

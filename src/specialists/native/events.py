@@ -37,7 +37,7 @@ class Spent:
 
 
 @dataclass(frozen=True)
-class Finished:
+class LoopFinished:
     """The run is over. `yielded`: it ended on a yielding tool (the agent waits for an
     event), so `text` is not an answer."""
 
@@ -48,5 +48,5 @@ class Finished:
     kind: Literal["finished"] = "finished"
 
 
-LoopEvent = Progress | TextOut | Spent | Finished
+LoopEvent = Progress | TextOut | Spent | LoopFinished
 Emit = Callable[[LoopEvent], None]

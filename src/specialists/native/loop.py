@@ -7,7 +7,7 @@
 
 A yielding tool (sleep, sleep_until_event, ...: the answer comes later as an event) ends the
 run once every call of its turn has its result, without another model call (R-T1, R-T2);
-`Finished.yielded` tells the runner, and the supervisor wakes the loop with the event. A
+`LoopFinished.yielded` tells the runner, and the supervisor wakes the loop with the event. A
 steer that is waiting when the turn ends is answered first: yielding would leave it unread.
 
 Thread-safety: `run` executes on one thread (the runner's); `steer` and `abort` may be called
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from specialists.events.spill import SpillLimits, bound_body
 from specialists.native.calling import Aborted, BreakerFor, ModelCaller, ModelSlot
-from specialists.native.events import Emit, Finished, Progress, Spent
+from specialists.native.events import Emit, LoopFinished, Progress, Spent
 from specialists.native.messages import (
     MODEL_SIDE,
     Item,
@@ -125,7 +125,7 @@ class AgentLoop:
 
     # --- the loop (one thread) ------------------------------------------------------------
 
-    def run(self, prompt: str | None, source: UserSource = "prompt") -> Finished:
+    def run(self, prompt: str | None, source: UserSource = "prompt") -> LoopFinished:
         """Answer `prompt` (None: continue the session as it stands)."""
         if not self._running.is_set():  # not armed by the caller
             self.arm()
@@ -135,7 +135,7 @@ class AgentLoop:
             with self._lock:
                 self._running.clear()
 
-    def _run(self, prompt: str | None, source: UserSource) -> Finished:
+    def _run(self, prompt: str | None, source: UserSource) -> LoopFinished:
         interrupted = self.session.close_interrupted()
         if interrupted:
             names = ", ".join(f"{c.name} ({c.id})" for c in interrupted)
@@ -262,7 +262,7 @@ class AgentLoop:
 
     def _finish(
         self, text: str, error: str | None, turns: int, *, yielded: bool = False
-    ) -> Finished:
-        finished = Finished(text, error, turns, yielded)
+    ) -> LoopFinished:
+        finished = LoopFinished(text, error, turns, yielded)
         self.emit(finished)
         return finished

@@ -30,7 +30,7 @@ from specialists.config import Config, load_config
 from specialists.errors import Bug, ConfigError, SpecialistsError
 from specialists.native.breaker import BreakerConfig, CircuitBreaker
 from specialists.native.calling import ModelSlot
-from specialists.native.events import Finished, LoopEvent, Progress, Spent, TextOut
+from specialists.native.events import LoopEvent, LoopFinished, Progress, Spent, TextOut
 from specialists.native.loop import AgentLoop, LoopSettings
 from specialists.native.messages import UserSource
 from specialists.native.model import ModelClient, ModelInfo
@@ -244,7 +244,7 @@ class NativeRunner:
                     event.cost_usd,
                 )
             )
-        elif isinstance(event, Finished):
+        elif isinstance(event, LoopFinished):
             self._events.put(
                 RunFinished(
                     event.text,

@@ -21,7 +21,7 @@ OUTPUT_CAP = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
-class CommandResult:
+class GitResult:
     argv: tuple[str, ...]
     code: int | None  # None when the command did not run to an exit
     stdout: bytes = b""
@@ -39,7 +39,7 @@ class CommandResult:
         return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-class Runner(Protocol):
+class GitRunner(Protocol):
     """The signature of `run_command`, so tests can wrap it (to simulate a race)."""
 
     def __call__(
@@ -50,7 +50,7 @@ class Runner(Protocol):
         timeout_s: float,
         stdin: bytes | None = None,
         env: Mapping[str, str] | None = None,
-    ) -> CommandResult: ...
+    ) -> GitResult: ...
 
 
 def run_command(
@@ -60,12 +60,12 @@ def run_command(
     timeout_s: float,
     stdin: bytes | None = None,
     env: Mapping[str, str] | None = None,
-) -> CommandResult:
+) -> GitResult:
     args = tuple(argv)
     if not os.path.isdir(cwd):
-        return CommandResult(args, None, problem=f"not found: {cwd}")
+        return GitResult(args, None, problem=f"not found: {cwd}")
     done = run_short(args, cwd=cwd, env=env, timeout=timeout_s, input=stdin, output_cap=OUTPUT_CAP)
     if done.error is not None:
         problem = f"not found: {args[0]}" if done.error == MISSING else done.error
-        return CommandResult(args, None, done.out, done.err, problem=problem)
-    return CommandResult(args, done.code, done.out, done.err)
+        return GitResult(args, None, done.out, done.err, problem=problem)
+    return GitResult(args, done.code, done.out, done.err)

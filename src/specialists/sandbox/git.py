@@ -41,7 +41,7 @@ from specialists.sandbox.backend import (
     SandboxError,
     SquashOutcome,
 )
-from specialists.sandbox.cmd import CommandResult, Runner, run_command
+from specialists.sandbox.cmd import GitResult, GitRunner, run_command
 from specialists.sandbox.meta import MetaStore
 from specialists.sandbox.rules import (
     StatusEntry,
@@ -94,7 +94,7 @@ class GitSandbox:
         self,
         project: Path,
         *,
-        runner: Runner = run_command,
+        runner: GitRunner = run_command,
         clock: Callable[[], int] = _now_ms,
         timeout_s: float = GIT_TIMEOUT_S,
     ) -> None:
@@ -108,7 +108,7 @@ class GitSandbox:
 
     # --- git --------------------------------------------------------------------------------
 
-    def run(self, cwd: Path, *args: str, stdin: bytes | None = None) -> CommandResult:
+    def run(self, cwd: Path, *args: str, stdin: bytes | None = None) -> GitResult:
         """One git command; a missing git is an error here, anything else the caller's."""
         result = self.runner(
             ("git", *GIT_SAFETY, *args),
