@@ -43,6 +43,7 @@ from pathlib import Path
 from specialists.display import display_line, duration
 from specialists.jobs.ids import is_job_id
 from specialists.owner import is_key
+from specialists.vocab import PROC_RUNNER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ MAX_JOB_FILE_BYTES = 4 * 1024 * 1024  # job.json holds the prompt: bounded like 
 MAX_STATUS_BYTES = 1024 * 1024
 MAX_ANSWER_IDS = 50  # answers whose notices reading the result drops (the newest)
 # Runners whose jobs report their own end (procs: R-J4's one job_exit, procs/exit.py).
-OWN_END_EVENT_RUNNERS = frozenset({"proc"})
+OWN_END_EVENT_RUNNERS = frozenset({PROC_RUNNER})
 ACTIVE = frozenset({"starting", "running"})
 READY_DIR = "ready"  # wave 1's marker directory, migrated by `prune`
 

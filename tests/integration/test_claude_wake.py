@@ -102,6 +102,31 @@ def test_sleep_through_mcp_ends_the_turn_and_the_stop_hook_wakes_the_session(
     assert Inbox(project / ".specialists", key).pending().events == ()  # acknowledged
 
 
+def test_bg_run_through_mcp_then_the_stop_hook_wakes_the_session_with_job_exit(
+    project, mock_llm, claude_bin
+):
+    """Issue 9 item 6 as written: the orchestrator dispatches a background command with
+    `bg_run` and ends its turn; the Stop hook waits while the command runs and blocks the
+    stop with its job_exit; the model's next request carries the exit and the last lines."""
+    mock_llm.enqueue(
+        Reply(
+            tool_calls=[ToolCall("mcp__specialists__bg_run", {"command": "sleep 2; echo BUILT"})]
+        ),
+        Reply("Waiting for the build."),
+        Reply("The build finished; done."),
+    )
+    out = claude(claude_bin, project, "build in the background", "mcp__specialists__bg_run")
+    assert out.returncode == 0, out.stderr[-2000:]
+    requests = mock_llm.model_requests
+    assert "mcp__specialists__bg_run" in requests[0].tool_names(), mcp_servers(out)
+    assert "job_exit from bg_run (" not in json.dumps(requests[1].json)  # returned at once
+    woken = json.dumps(requests[2].json)
+    assert "[specialists event] job_exit from bg_run (" in woken, (hooks_log(), woken[-2000:])
+    assert "BUILT" in woken
+    assert result_of(out)["result"] == "The build finished; done."
+    assert len(requests) == 3
+
+
 def test_an_event_reaches_the_model_mid_turn_after_a_tool_call(project, mock_llm, claude_bin):
     """A timer fires while a Bash call runs: PostToolUse adds it to that call's context."""
     mock_llm.enqueue(

@@ -64,6 +64,29 @@ def test_sleep_yields_and_the_timer_wakes_the_native_agent(
     assert "late by" not in woken  # fired on time
 
 
+def test_bg_run_keeps_a_native_job_waiting_until_its_job_exit_wakes_it(
+    project: Path, mock_llm: MockLLM
+) -> None:
+    """The agent dispatches a command and ends its turn without yielding; the command is
+    pending work of the job, so the job waits; its one job_exit wakes the loop."""
+
+    def after_exit(req: Request) -> Reply:
+        text = req.last_user_text()
+        if text.startswith("[specialists event] job_exit from bg_run ("):
+            return Reply("The command finished: " + ("BUILT" if "BUILT" in text else "?"))
+        return Reply("Dispatched; waiting for it.")
+
+    mock_llm.enqueue(Reply(tool_calls=(ToolCall("bg_run", {"command": "sleep 2; echo BUILT"}),)))
+    mock_llm.set_default(after_exit)
+    job_id = run_bg(*NATIVE, "--prompt", "build in the background")
+    st = finished(job_id)
+    assert st["status"] == "done", st
+    assert sp("result", job_id).stdout.strip() == "The command finished: BUILT"
+    requests = mock_llm.model_requests
+    assert len(requests) == 3  # call, "waiting" answer, the wake with the job_exit
+    assert "job_exit from bg_run (" in requests[2].last_user_text()
+
+
 def test_stop_ends_a_native_job_waiting_on_a_long_timer(project: Path, mock_llm: MockLLM) -> None:
     """Bounded: a stop request ends a job that waits for an hour-long timer, at once, and
     its timer is cancelled on record."""

@@ -171,9 +171,10 @@ def proc_record(options: ProcOptions) -> JobRecord:
         created_at_ms=now_ms(),
         permission="HIGH",  # it is the caller's own shell command
         runner_options=options.to_dict(),
-        # No completion-notice owner: the owner (runner_options.owner) hears of the end
-        # through the job_exit event, and one event per job is the rule (R-J4).
-        owner=[],
+        # Its owner waits for it (pending work: supervise/pending.py, the Stop hook) and hears
+        # of its end through the one job_exit (R-J4): the generic end notice skips proc jobs
+        # (notices.OWN_END_EVENT_RUNNERS, supervise/news.py).
+        owner=[options.owner],
     )
 
 
