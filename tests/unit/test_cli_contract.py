@@ -14,7 +14,8 @@ import pytest
 from specialists import notices
 from specialists.cli import cmd_status
 from specialists.cli.foreground import shown
-from specialists.cli.main import COMMANDS, main
+from specialists.cli.commands import COMMANDS
+from specialists.cli.main import main
 from specialists.display import for_terminal
 from specialists.errors import Bug
 from specialists.jobs.liveness import process_start_time

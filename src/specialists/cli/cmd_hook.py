@@ -10,23 +10,17 @@ from __future__ import annotations
 import argparse
 import sys
 
+from specialists.cli.commands import HOOK_EVENTS
+
 TYPE_CHECKING = False  # `typing` costs ~5 ms on every hook run; annotations are strings
 if TYPE_CHECKING:
     from specialists.project import Project
-
-EVENT_HELP = {
-    "user-prompt-submit": "this session's events with the next prompt (UserPromptSubmit)",
-    "session-start": "active jobs and available specialists (SessionStart)",
-    "pre-tool-use": "the bash guard and default timeout for Bash calls (PreToolUse)",
-    "post-tool-use": "events mid-turn and the oversized-result guard (PostToolUse)",
-    "stop": "wake the session with its next event while its work is pending (Stop)",
-}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("hook", help="Claude Code hook entry points (read hook JSON on stdin)")
     events = p.add_subparsers(dest="hook_event", metavar="EVENT", required=True)
-    for name, text in EVENT_HELP.items():
+    for name, text in HOOK_EVENTS.items():
         events.add_parser(name, help=text).set_defaults(run=run)
 
 

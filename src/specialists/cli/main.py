@@ -13,11 +13,10 @@ file that holds its traceback; no traceback reaches the terminal.
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
 
 from specialists import __version__
+from specialists.cli.commands import HOOK_EVENTS, error_text
 from specialists.errors import Bug, SpecialistsError, StoreError, UserError
 
 # `typing` costs ~5 ms and every hook run starts here: annotations are strings, so only
@@ -25,7 +24,6 @@ from specialists.errors import Bug, SpecialistsError, StoreError, UserError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any, NoReturn
 
 # Exit codes (docs/cli.md): 0 ok, 1 the job (or check) did not succeed, 2 bad input,
 # 3 agent CLI or credential missing, 4 job store unreadable, 70 a bug, 130 interrupted.
@@ -33,83 +31,17 @@ EXIT_BUG = Bug.exit_code
 EXIT_INTERRUPTED = 130
 ERROR_LOG = "errors.log"
 
-# Command -> the module (cli/cmd_<module>.py) that registers it; one module may add several.
-COMMANDS = {
-    "init": "init",
-    "list": "list",
-    "show": "show",
-    "run": "run",
-    "status": "status",
-    "result": "result",
-    "feed": "feed",
-    "stop": "stop",
-    "steer": "steer",
-    "follow-up": "steer",
-    "resume": "resume",
-    "gc": "gc",
-    "top": "top",
-    "web": "web",
-    "doctor": "doctor",
-    "mcp": "mcp",
-    "hook": "hook",
-    "install": "install",
-    "uninstall": "install",
-    "sidecar": "sidecar",
-    "bg": "bg",
-    "threads": "threads",
-    "sandboxes": "sandboxes",
-    "events": "events",
-    "timer": "timer",
-    "schedule": "schedule",
-    "scheduler": "scheduler",
-    "agents": "agents",
-}
-
-
-MAX_ERROR_CHARS = 2000
-
-
-def error_text(text: str) -> str:
-    """An error message as one line safe for a terminal: it may quote user or agent input."""
-    from specialists.display import display_line
-
-    return display_line(text, MAX_ERROR_CHARS)
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse with our error line: `error: <what> (see: specialists <cmd> --help)`, exit 2."""
-
-    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
-        # argparse drops a lone "--" even from `--timeout=--`, leaving [] as the option's
-        # value: give the option its text instead, for its type to judge (and refuse).
-        if action.option_strings and action.nargs is None and arg_strings == ["--"]:
-            return self._get_value(action, "--")
-        return super()._get_values(action, arg_strings)
-
-    def error(self, message: str) -> NoReturn:
-        hint = f"see: {self.prog} --help"
-        print(f"error: {error_text(message)} ({hint})", file=sys.stderr)
-        raise SystemExit(UserError.exit_code)
-
-
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The parser; with `only`, just that command's (the other modules stay unimported)."""
-    parser = Parser(
-        prog="specialists",
-        description="Run specialist coding agents as supervised background jobs.",
-    )
-    parser.add_argument("--version", action="version", version=f"specialists {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    modules = [COMMANDS[only]] if only in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
-    for name in modules:
-        importlib.import_module(f"specialists.cli.cmd_{name}").add_parser(sub)
-    return parser
-
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    hook = hook_event(args_list)
+    if hook is not None:  # Claude Code waits on every hook: skip argparse and the project
+        from specialists.hooks.common import run_hook
+
+        return run_hook(hook, sys.stdin, sys.stdout)
+    from specialists.cli.parser import build_parser
     from specialists.project import Project
 
-    args_list = list(sys.argv[1:] if argv is None else argv)
     first = next((a for a in args_list if not a.startswith("-")), None)
     parser = build_parser(first)
     try:
@@ -140,6 +72,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the catch-all: logged with its traceback
         return report_bug(exc, args_list)
     return code
+
+
+def hook_event(args: list[str]) -> str | None:
+    """`hook <event>` exactly, for a known event: the hooks' fast path (anything else,
+    `--help` included, goes through argparse and its errors)."""
+    if len(args) != 2 or args[0] != "hook":
+        return None
+    return args[1] if args[1] in HOOK_EVENTS else None
 
 
 def report_bug(exc: BaseException, argv: list[str]) -> int:

@@ -9,7 +9,6 @@ it is written to the spill file as it comes and never held whole in memory.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -36,6 +35,8 @@ def _safe_label(label: str) -> str:
 def spill_text(text: str, spill_dir: Path, label: str = "output") -> Path:
     """Write `text` to spill_dir/<label>-<hash>.txt (atomic, 0600; same body, same file)."""
     data = text.encode("utf-8", "surrogatepass")
+    import hashlib  # OpenSSL costs ~8 ms to load: only a body that is spilled pays it
+
     digest = hashlib.sha256(data).hexdigest()[:16]
     _make_private_dir(spill_dir)
     path = spill_dir / f"{_safe_label(label)}-{digest}.txt"
@@ -68,6 +69,8 @@ def bound_stream(
     head = ""
     tail = ""
     total = 0
+    import hashlib
+
     digest = hashlib.sha256()
     tmp: Path | None = None
     fd = -1

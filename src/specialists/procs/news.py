@@ -12,8 +12,8 @@ its final status (supervise/record.py). Kept small: `status` loads this module.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # `typing` costs ~10 ms, and the hooks' path loads this module
 if TYPE_CHECKING:
     from specialists.jobs.store import OwnerNews
 
