@@ -88,16 +88,21 @@ def test_codex_runner_through_cli(project: Path, mock_llm: MockLLM, codex_bin: P
 
 
 def test_command_runner_and_steer_refused(project: Path) -> None:
+    # The command runs until the test releases it, so the steer always meets it running
+    # (a fixed `sleep 1` lost that race on a loaded machine).
+    release = project / "release"
     (project / "specialists" / "slowcat.specialist.yaml").write_text(
         "metadata: {name: slowcat}\n"
         "execution:\n"
-        "  runner: {type: command, command: sh, args: ['-c', 'sleep 1; cat']}\n"
+        "  runner: {type: command, command: sh, args: ['-c', "
+        f"'while [ ! -e {release} ]; do sleep 0.05; done; cat']}}\n"
     )
     out = sp("run", "slowcat", "--prompt", "echo me", "--background")
     job_id = out.stdout.strip()
     wait_until(lambda: status(job_id)["status"] == "running", 20, "running")
     refused = sp("steer", job_id, "hurry")
     assert refused.returncode == 1 and "cannot be steered" in refused.stderr
+    release.touch()
     assert finished(job_id)["status"] == "done"
     assert "echo me" in sp("result", job_id).stdout
 

@@ -13,8 +13,8 @@ import pytest
 
 from specialists import notices
 from specialists.cli import cmd_status
-from specialists.cli.foreground import shown
 from specialists.cli.commands import COMMANDS
+from specialists.cli.foreground import shown
 from specialists.cli.main import main
 from specialists.display import for_terminal
 from specialists.errors import Bug
