@@ -378,3 +378,22 @@ def test_dropped_ids_are_never_delivered_and_the_rest_are(root: Path) -> None:
     assert [e.body for e in inbox.take().events] == ["two"]
     inbox.drop([two.id])  # already delivered: nothing changes
     assert not inbox.has_pending()
+
+
+def test_the_kinds_at_run_time_are_the_kinds_type_checkers_see():
+    """EVENT_KINDS (run time) and the EventKind Literal (type checkers only, so the hooks do
+    not import typing) are written twice: they must not drift."""
+    import ast
+    from pathlib import Path
+
+    from specialists.events import model
+
+    tree = ast.parse(Path(model.__file__).read_text(encoding="utf-8"))
+    literal = next(
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "EventKind" for t in node.targets)
+    )
+    assert isinstance(literal, ast.Subscript) and isinstance(literal.slice, ast.Tuple)
+    assert tuple(ast.literal_eval(e) for e in literal.slice.elts) == model.EVENT_KINDS

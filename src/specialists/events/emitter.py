@@ -18,8 +18,12 @@ from typing import Any
 
 from specialists.errors import SpecialistsError
 from specialists.events.inbox import Inbox
-from specialists.events.model import Event, EventKind, EventSource
+from specialists.events.model import Event, EventSource
 from specialists.events.spill import EVENT_LIMITS, SpillLimits
+
+TYPE_CHECKING = False  # no `typing` at run time: the hooks load this module
+if TYPE_CHECKING:
+    from specialists.events.model import EventKind
 
 log = logging.getLogger("specialists.events")
 

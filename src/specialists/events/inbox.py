@@ -24,14 +24,19 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from specialists.errors import StoreError
 from specialists.events.files import open_regular, owner_lock, write_all
-from specialists.events.model import Event, EventKind, EventSource, event_from_dict, event_id
+from specialists.events.model import Event, EventSource, event_from_dict, event_id
 from specialists.events.owners import check_owner, owner_dir
 from specialists.events.spill import EVENT_LIMITS, SpillLimits, bound_body
 from specialists.jobs.atomic import write_atomic
+
+TYPE_CHECKING = False  # no `typing` at run time: the hooks load this module
+if TYPE_CHECKING:
+    from typing import Any
+
+    from specialists.events.model import EventKind
 
 EVENTS_FILE = "events.jsonl"
 CURSOR_FILE = "cursor.json"

@@ -24,9 +24,12 @@ import os
 import stat
 import time
 from pathlib import Path
-from typing import Any
 
 from specialists.errors import StoreError
+
+TYPE_CHECKING = False  # no `typing` at run time: every hook loads this module (logfile)
+if TYPE_CHECKING:
+    from typing import Any
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
