@@ -437,4 +437,12 @@ def test_a_definition_rewritten_while_it_is_read_never_breaks_a_load() -> None:
         stop.set()
         thread.join(timeout=30)
     assert not errors, errors
-    assert "loaded" in seen and len(seen) > 1, seen
+    assert len(seen) > 1, seen  # the race was met: more than one outcome was seen
+    # Whether a load fell between the writer's steps is up to the scheduler (under load it
+    # may never); once the writer is done, the same file loads.
+    if target.is_dir():
+        target.rmdir()
+    else:
+        target.unlink(missing_ok=True)
+    target.write_bytes(body)
+    assert "moving" in load_catalog(project())
