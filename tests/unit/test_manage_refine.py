@@ -13,7 +13,7 @@ import pytest
 
 from specialists.catalog.managed import overlay_dir, read_overlay
 from specialists.cli.main import main
-from specialists.errors import UserError
+from specialists.errors import StoreError, UserError
 from specialists.manage import refine
 from specialists.project import Project
 from specialists.supervise.plan import JobRequest
@@ -106,3 +106,25 @@ def test_an_evil_proposal_is_refused_and_nothing_is_stored(capsys):
     assert read_overlay(root, "echo") is None
     assert main(["agents", "refine-show", "echo"]) == 0
     assert "no refinement overlay" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("plant", ["symlink", "fifo"])
+def test_a_planted_history_file_is_refused_not_followed_or_waited_on(tmp_path, plant):
+    """refine-show reads history.jsonl like a store file: a link to a secret is not followed
+    and a FIFO does not hang the command; one clear error instead."""
+    root = echo_project()
+    refine.save(root, "echo", "Use tabs.", source="person", now_ms=1)
+    history = overlay_dir(root, "echo") / "history.jsonl"
+    history.unlink()
+    if plant == "symlink":
+        secret = tmp_path / "secret"
+        secret.write_text('{"event": "leaked"}\n')
+        history.symlink_to(secret)
+    else:
+        os.mkfifo(history)
+    with pytest.raises(StoreError, match=r"not followed|FIFO"):
+        refine.show(root, "echo")
+
+
+def test_no_history_before_the_first_refinement():
+    assert refine.show(echo_project(), "echo").history == ()

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from specialists.catalog.managed import MAX_OVERLAY, overlay_dir, read_overlay
 from specialists.errors import UserError
 from specialists.jobs.atomic import write_atomic
-from specialists.jobs.files import ensure_dir
+from specialists.jobs.files import ensure_dir, read_bytes
 from specialists.jobs.locks import held
 
 if TYPE_CHECKING:
@@ -119,22 +119,32 @@ def rollback(project_root: Path, agent: str, *, now_ms: int) -> Overlay:
     return show(project_root, agent)
 
 
+MAX_HISTORY_BYTES = 4 * 1024 * 1024  # years of revisions; more is damage, not history
+
+
 def show(project_root: Path, agent: str) -> Overlay:
     base = overlay_dir(project_root, agent)
     current = read_overlay(project_root, agent)
-    history: list[dict[str, Any]] = []
-    try:
-        for line in (base / "history.jsonl").read_text(encoding="utf-8").splitlines()[-50:]:
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue  # a torn last line: the rest still shows
-            if isinstance(entry, dict):
-                history.append(entry)
-    except FileNotFoundError:
-        pass
     revision, text = current if current else (0, "")
-    return Overlay(agent, revision, text, tuple(history))
+    return Overlay(agent, revision, text, tuple(_history(base / "history.jsonl")))
+
+
+def _history(path: Path) -> list[dict[str, Any]]:
+    """The last 50 entries of history.jsonl; none before the first refinement. Read like
+    every store file (no link followed, no FIFO opened, bounded): a bad one is StoreError."""
+    try:
+        raw = read_bytes(path, MAX_HISTORY_BYTES)
+    except FileNotFoundError:
+        return []  # never refined or rolled back yet
+    history: list[dict[str, Any]] = []
+    for line in raw.decode("utf-8", "replace").splitlines()[-50:]:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # a torn last line: the rest still shows
+        if isinstance(entry, dict):
+            history.append(entry)
+    return history
 
 
 def proposal_prompt(agent: str, system_prompt: str, evidence: list[dict[str, Any]]) -> str:
