@@ -263,9 +263,9 @@ def test_a_wake_watch_reads_the_timers_only_when_they_change_or_come_due(
 ) -> None:
     """A long wait costs a stat per poll; a timer another process sets meanwhile is seen at
     the next poll and fires on time."""
-    from specialists.supervise.wake_watch import WakeWatch
     from specialists.testing import FakeClock
     from specialists.timers import store as store_module
+    from specialists.timers.wake import WakeWatch
 
     root = tmp_path / ".specialists"
     clock = FakeClock(start=NOW_MS / 1000)

@@ -63,7 +63,7 @@ def owner_key(given: str | None, project: Project) -> str:
 def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.events.inbox import Inbox
     from specialists.supervise.pending import check_owner_dir
-    from specialists.supervise.wake_watch import WakeWatch
+    from specialists.timers.wake import WakeWatch
 
     owner = owner_key(args.owner, project)
     root = project.store.root

@@ -4,7 +4,7 @@
 `_after_run`, which decides (wake.py) between waiting for work, the keep-alive wait for a
 follow-up, a nudge, and the end. While the job waits, `_wake_step` runs once per loop step:
 
-- where the supervisor delivers, it waits up to one tick in `wake_watch.WakeWatch.wait`
+- where the supervisor delivers, it waits up to one tick in `timers.wake.WakeWatch.wait`
   (which fires due timers, sleeping exactly until the next one is due) and, when the inbox
   has events, sends them as one synthetic follow-up and acknowledges them;
 - where the agent's own front delivers (pi with our extension), it fires due timers and
@@ -30,8 +30,8 @@ from specialists.runners.base import FollowUp, RunnerEvent
 from specialists.supervise import news, wake
 from specialists.supervise.pending import Pending, check_owner_dir, pending_work
 from specialists.supervise.record import Recorder
-from specialists.supervise.wake_watch import WakeWatch
 from specialists.supervise.watch import FinalStatus
+from specialists.timers.wake import WakeWatch
 
 log = logging.getLogger("specialists.supervisor")
 
