@@ -59,6 +59,9 @@ class ServerContext:
     warnings: list[str] = field(default_factory=list)
     # Whose jobs, timers and events these are (owner.py); found on first use: client_keys().
     owner_keys: tuple[str, ...] = ()
+    # `specialists mcp --job <id>`: the server of one job's agent (a thread child of a
+    # Claude Code or Codex runner). It acts as that job only and serves only its agent tools.
+    job_scope: str | None = None
 
     def root(self) -> Path:
         return self.project.root
@@ -68,6 +71,8 @@ class ServerContext:
         exports to its MCP servers, and the agent process above us), else a key for the
         client process that started this server (`mcp-<pid>.<start>`): stable for that
         client's life, shared by a server it restarts, distinct for every other client."""
+        if not self.owner_keys and self.job_scope is not None:
+            self.owner_keys = (f"job-{self.job_scope}",)
         if not self.owner_keys:
             from specialists.owner import process_key
 

@@ -211,8 +211,11 @@ TOOLS_BY_NAME: Mapping[str, McpTool] = {t.name: t for t in TOOLS}
 
 def served_tools(ctx: h.ServerContext) -> tuple[McpTool, ...]:
     """The tools this server offers its client (the table's "child" tools only to a thread
-    job's agent)."""
+    job's agent). A job-scoped server (`--job`) serves the agent tool table alone: never the
+    orchestrator's job tools, nor `events` (the job's supervisor delivers its events)."""
     offered = {t.name for t in a.offered_tools(ctx)}
+    if ctx.job_scope is not None:
+        return tuple(t for t in TOOLS if t.agent_tool is not None and t.name in offered)
     return tuple(t for t in TOOLS if t.agent_tool is None or t.name in offered)
 
 
@@ -230,7 +233,9 @@ def call_tool(
 ) -> ToolOutcome:
     """Check the arguments, run the handler, and shape the outcome. Only UnknownTool raises."""
     spec = TOOLS_BY_NAME.get(name)
-    if spec is None or (spec.agent_tool is not None and spec.name not in _names(ctx)):
+    if spec is None or (
+        (spec.agent_tool is not None or ctx.job_scope is not None) and name not in _names(ctx)
+    ):
         raise UnknownTool(f"unknown tool {name[:60]!r}", hint="see tools/list")
     call_ctx = replace(ctx, warnings=[])  # this call's own warnings (calls run in threads)
     try:

@@ -26,6 +26,8 @@ from typing import Any
 from specialists.errors import ConfigError
 from specialists.runners.base import LaunchSpec
 from specialists.runners.claude_events import ClaudeTranslator
+from specialists.runners.job_mcp import SERVER_NAME as JOB_SERVER
+from specialists.runners.job_mcp import STARTUP_TIMEOUT_S, job_server, wants_job_server
 from specialists.runners.oneshot import ResumableRunner, Translator, child_env, find_binary
 from specialists.runners.tiers import claude_controls
 
@@ -40,6 +42,13 @@ SETTING_SOURCES = ("user", "project", "local")
 NO_HOOKS = json.dumps({"disableAllHooks": True})
 ANY_JSON_OBJECT: dict[str, Any] = {"type": "object"}
 STRUCTURED_OUTPUT_TOOL = "StructuredOutput"  # the tool --json-schema adds (2.1.197)
+# `claude -p` (2.1.197) sends its first request without waiting for a starting MCP server
+# unless told to, and then waits at most MCP_CONNECT_TIMEOUT_MS (docs/mcp.md, Start-up time):
+# a thread must have report_to_parent on its first turn.
+WAIT_FOR_OUR_SERVER = {
+    "MCP_CONNECTION_NONBLOCKING": "false",
+    "MCP_CONNECT_TIMEOUT_MS": str(STARTUP_TIMEOUT_S * 1000),
+}
 
 
 def claude_model(model: str | None) -> str | None:
@@ -60,14 +69,18 @@ def claude_argv(
     """The arguments after the binary. `resume` continues `session_id`."""
     argv = ["-p", "--output-format", "stream-json", "--verbose"]
     argv += ["--resume", session_id] if resume else ["--session-id", session_id]
-    argv += isolation_args(spec.options)
+    ours = job_server(spec) if wants_job_server(spec) else None
+    argv += isolation_args(spec.options, ours)
     schema = output_schema(spec)
     controls = claude_controls(spec.permission, as_root=as_root)
     answer_tool = (STRUCTURED_OUTPUT_TOOL,) if schema is not None else ()
     if controls.tools is not None:
         argv.append("--tools=" + ",".join((*controls.tools, *answer_tool)))
-    if controls.allowed:
-        argv.append("--allowedTools=" + ",".join((*controls.allowed, *answer_tool)))
+    # Nobody can answer a permission prompt in -p mode: our server's tools are granted.
+    our_tools = (f"mcp__{JOB_SERVER}",) if ours is not None else ()
+    allowed = (*controls.allowed, *answer_tool, *our_tools)
+    if allowed:
+        argv.append("--allowedTools=" + ",".join(allowed))
     if controls.disallowed:
         argv.append("--disallowedTools=" + ",".join(controls.disallowed))
     argv += ["--permission-mode", controls.permission_mode]
@@ -92,9 +105,9 @@ def claude_argv(
     return argv
 
 
-def isolation_args(options: Mapping[str, Any]) -> list[str]:
+def isolation_args(options: Mapping[str, Any], ours: Mapping[str, Any] | None = None) -> list[str]:
     """Settings, hooks and MCP servers of the child: the user's settings, no hook, only the
-    job's own MCP servers (see the module docstring)."""
+    job's own MCP servers (see the module docstring), and `ours` (runners/job_mcp.py)."""
     sources = options.get("setting_sources", "user")
     if not isinstance(sources, str) or not set(filter(None, sources.split(","))) <= set(
         SETTING_SOURCES
@@ -105,16 +118,17 @@ def isolation_args(options: Mapping[str, Any]) -> list[str]:
         )
     args = ["--setting-sources", sources, "--settings", NO_HOOKS, "--strict-mcp-config"]
     servers = options.get("mcp_servers")
-    if servers is not None:
-        if not isinstance(servers, Mapping) or not all(
-            isinstance(v, Mapping) for v in servers.values()
-        ):
-            raise ConfigError(
-                "claude runner: mcp_servers must map each server name to its settings",
-                hint='e.g. {docs: {command: docs-mcp, args: ["--stdio"]}}',
-            )
-        if servers:
-            args += ["--mcp-config", json.dumps({"mcpServers": servers}, separators=(",", ":"))]
+    if servers is not None and not (
+        isinstance(servers, Mapping) and all(isinstance(v, Mapping) for v in servers.values())
+    ):
+        raise ConfigError(
+            "claude runner: mcp_servers must map each server name to its settings",
+            hint='e.g. {docs: {command: docs-mcp, args: ["--stdio"]}}',
+        )
+    if ours is not None:
+        servers = {**(servers or {}), JOB_SERVER: ours}  # ours wins the name
+    if servers:
+        args += ["--mcp-config", json.dumps({"mcpServers": servers}, separators=(",", ":"))]
     return args
 
 
@@ -170,6 +184,8 @@ class ClaudeRunner(ResumableRunner):
 
     def _env(self, spec: LaunchSpec) -> dict[str, str]:
         extra = {"CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(spec.max_tokens)} if spec.max_tokens else {}
+        if wants_job_server(spec):
+            extra.update(WAIT_FOR_OUR_SERVER)
         return child_env(spec, extra)
 
     def _new_translator(self) -> Translator:

@@ -40,9 +40,11 @@ def supports(runner: str) -> str:
 
 def front_options(runner: str, options: dict[str, object]) -> dict[str, object]:
     """The runner options that give a child its thread tools through its runner's front.
-    pi: our extension (`-e`, runners/pi.py's `specialists_extension`). The others: native
-    serves the table itself; claude and codex need our MCP server scoped to the job (the
-    MCP front's part); command has no tools."""
+    pi: our extension (`-e`, runners/pi.py's `specialists_extension`); claude and codex:
+    `specialists mcp --job <id>` among their MCP servers (runners/job_mcp.py); native serves
+    the table itself; command has no tools."""
     if runner == "pi":
         return {**options, "specialists_extension": True}
+    if runner in ("claude", "codex"):
+        return {**options, "specialists_mcp": True}  # runners/job_mcp.py
     return options
