@@ -194,10 +194,15 @@ def _plan(ctx: ServerContext, store: JobStore, args: Args, *, foreground: bool =
 
 
 def run(ctx: ServerContext, args: Args) -> dict[str, Any]:
-    store = ctx.store()
-    record = _plan(ctx, store, args)
-    job_id = ctx.project.start_background(record, ctx.warnings)
-    return {"job_id": job_id, "specialist": record.specialist}
+    from specialists.threads.sandboxing import launch_in_sandbox  # as `run --sandbox`
+
+    record = _plan(ctx, ctx.store(), args)
+    start = ctx.project.start_background
+    job_id, sandbox = launch_in_sandbox(
+        ctx.root(), record, lambda r: start(r, ctx.warnings), wanted=bool(args.get("sandbox"))
+    )
+    out = {"job_id": job_id, "specialist": record.specialist}
+    return {**out, "sandbox": sandbox} if sandbox else out
 
 
 def use_specialist(ctx: ServerContext, args: Args) -> dict[str, Any]:
@@ -259,12 +264,18 @@ def status(ctx: ServerContext, args: Args) -> dict[str, Any]:
     from specialists.jobs.view import all_statuses, current_status
 
     store = ctx.store()
+    out: dict[str, Any] = {}
     if args.get("job_id"):
-        return {"job": job_detail(current_status(store, store.resolve(args["job_id"])))}
-    statuses, problems = all_statuses(store)
-    out = job_list(statuses)
-    if problems:
-        out["problems"] = [clip(p, 300) for p in problems[:5]]
+        out["job"] = job_detail(current_status(store, store.resolve(args["job_id"])))
+    else:
+        statuses, problems = all_statuses(store)
+        out = job_list(statuses)
+        if problems:
+            out["problems"] = [clip(p, 300) for p in problems[:5]]
+    if args.get("threads"):  # the caller's, with their transports
+        from specialists.threads.listing import threads_of
+
+        out.update(threads_of(store.root, set(ctx.keys())))
     return out
 
 

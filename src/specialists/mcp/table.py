@@ -80,14 +80,16 @@ _RUN = (
     "(the specialist sees nothing else of this conversation): say what to do, where, and "
     "what the answer must contain. Optional: model overrides the specialist's model, cwd the "
     "working directory, timeout_s a time limit, continue_from a finished job whose session to "
-    "continue. Names: list_specialists."
+    "continue, sandbox: true a new git worktree (merge it later: specialists sandboxes "
+    "squash). Names: list_specialists."
 )
 _STATUS = (
     "Check jobs once. With job_id: that job (status, elapsed_s, what it is doing, error). "
     "Without: active jobs, counts of finished ones and the few most recent. Statuses: "
-    "starting, running, waiting (idle, takes follow_up), done, error, cancelled. Do not call "
-    "this in a loop to wait: dispatch, keep working, and call result when the job's end is "
-    "announced."
+    "starting, running, waiting (idle, takes follow_up), done, error, cancelled. With "
+    "threads: true, also your child threads (spawn_thread): phase, runner, and its transport "
+    "with what it supports (tools, fork, messages). Do not call this in a loop to wait: "
+    "dispatch, keep working, and call result when the job's end is announced."
 )
 _RESULT = (
     "The final answer of a finished job (or the latest answer of a job waiting for "
