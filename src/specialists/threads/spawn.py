@@ -24,10 +24,10 @@ from specialists.jobs.records import JobRecord
 from specialists.jobs.store import JobStore
 from specialists.sandbox.backend import Sandbox, SandboxBackend
 from specialists.threads.forks import fork_options, fork_pi_session, snapshot_claude_session
+from specialists.threads.limits import ChildLimits, check_limits, record_failed_launch
 from specialists.threads.records import MAX_DEPTH, ThreadRecord, ThreadStore
 from specialists.threads.state import (
     Position,
-    child_view,
     direct_child,
     job_store,
     position_of,
@@ -103,37 +103,6 @@ class JobStarter(Protocol):
         own session id (claude, codex); None when there is none."""
 
 
-@dataclass(frozen=True)
-class ChildLimits:
-    """Direct-child limits of one parent (R-RLM4, R-H11's fixed part); 0 means none."""
-
-    max_concurrent: int = 0  # launching, running or closing at once
-    max_launches: int = 0  # started, ever, by this parent (a job's life, or one session)
-
-
-def _check_limits(
-    threads: ThreadStore, jobs: JobStore, owner: str, limits: ChildLimits | None
-) -> None:
-    """Counted under the parent's spawn lock; a refusal is no failure (nothing changes)."""
-    if limits is None or not (limits.max_concurrent or limits.max_launches):
-        return
-    children = threads.children_of(owner)
-    if limits.max_launches and len(children) >= limits.max_launches:
-        raise UserError(
-            f"launch limit reached: you have started {len(children)} threads, the most one "
-            f"parent may (threads.maxLaunches = {limits.max_launches})",
-            hint="finish with the children you have; the limit does not reset while you run",
-        )
-    if limits.max_concurrent:
-        open_ = [c for c in children if child_view(threads, jobs, c).phase != "closed"]
-        if len(open_) >= limits.max_concurrent:
-            raise UserError(
-                f"concurrency limit reached: {len(open_)} of your threads are still open "
-                f"(threads.maxConcurrent = {limits.max_concurrent})",
-                hint="wait for a child_closed event, then spawn again; nothing was queued",
-            )
-
-
 def check_child_of(position: Position, child_of: tuple[str, ...]) -> None:
     """R-H1, the Infinity guard with our name: a spawn plan inherited from the parent."""
     if tuple(child_of) != position.stack:
@@ -180,7 +149,7 @@ def spawn_thread(
         else None
     )
     with threads.spawning(check_owner(owner)):  # the limits and the new record: one step
-        _check_limits(threads, jobs, owner, limits)
+        check_limits(threads, jobs, owner, limits)
         thread_id = threads.reserve()
         sandbox: Sandbox | None = None
         created: tuple[JobRecord, object] | None = None
@@ -243,6 +212,8 @@ def spawn_thread(
         finally:
             if not started:
                 _undo(threads, thread_id, sandboxes, sandbox, starter, created)
+                if limits is not None and limits.adaptive is not None:
+                    record_failed_launch(threads, check_owner(owner), now_ms)  # R-H11
         return Spawned(thread, sandbox)
 
 
