@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from specialists.errors import ConfigError
+from specialists.errors import ConfigError, StoreError, UserError
 from specialists.threads.limits import current_limit, limit_after, record_failed_launch
 from specialists.threads.records import Closed, ThreadRecord, ThreadStore, new_thread_id
 from specialists.toolset.settings import AdaptiveConcurrency, settings_from_config
@@ -86,3 +86,31 @@ def test_settings_are_read_in_the_seeds_names() -> None:
     ).threads.adaptive_concurrency
     assert got == AdaptiveConcurrency(True, 1, 2, 5, 4, 0.25)
     assert not settings_from_config({}).threads.adaptive_concurrency.enabled  # off by default
+
+
+@pytest.mark.parametrize(("step", "counted"), [("create", True), ("start", True), ("plan", False)])
+def test_a_failed_launch_lowers_the_limit_and_a_refusal_does_not(
+    tmp_path: Path, step: str, counted: bool
+) -> None:
+    """A launch that broke (the job could not be created or started) is a failure for R-H11;
+    a refusal (here: an unknown specialist) is not. Either way nothing of the launch is left."""
+    from specialists.sandbox.testing import FakeSandbox
+    from specialists.threads.spawn import ChildLimits, SpawnRequest, spawn_thread
+    from tests.unit.test_thread_spawn import OWNER, Starter
+
+    state_root = tmp_path / ".specialists"
+    with pytest.raises((UserError, StoreError)):
+        spawn_thread(
+            state_root,
+            OWNER,
+            None,
+            tmp_path,
+            SpawnRequest("part", ("root",), fresh_context=True),
+            starter=Starter(fail_at=step),
+            sandboxes=FakeSandbox(tmp_path),
+            now_ms=5,
+            limits=ChildLimits(adaptive=CFG),
+        )
+    threads = ThreadStore(state_root)
+    assert threads.all()[0] == []
+    assert current_limit(threads, OWNER, CFG) == (1 if counted else 2)

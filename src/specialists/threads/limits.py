@@ -11,6 +11,7 @@ refusal by the limit is no failure and changes nothing; a reduction stops no chi
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 from collections.abc import Iterable
@@ -23,6 +24,7 @@ from specialists.threads.records import ThreadStore
 from specialists.threads.state import child_view
 from specialists.toolset.settings import AdaptiveConcurrency
 
+log = logging.getLogger("specialists.threads")
 FAILURES_SUFFIX = ".launch-failures"  # threads/spawn-<owner>.launch-failures: one line each
 MAX_FAILURE_LINES = 10_000  # a longer journal is read from its end
 
@@ -46,12 +48,17 @@ def _failures_path(threads: ThreadStore, owner: str) -> Path:
 
 
 def record_failed_launch(threads: ThreadStore, owner: str, at_ms: int) -> None:
-    """A launch that failed (R-H7a left nothing of it): one line, under the spawn lock."""
-    fd = os.open(_failures_path(threads, owner), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    """A launch that failed (R-H7a left nothing of it): one line, under the spawn lock. A
+    line that cannot be written is logged, never raised over the launch's own error."""
+    path = _failures_path(threads, owner)
     try:
-        os.write(fd, (json.dumps({"at_ms": at_ms}) + "\n").encode())
-    finally:
-        os.close(fd)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, (json.dumps({"at_ms": at_ms}) + "\n").encode())
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        log.warning("%s: a failed launch could not be recorded: %s", path, exc)
 
 
 def _failed_launches(threads: ThreadStore, owner: str) -> list[int]:

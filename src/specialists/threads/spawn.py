@@ -209,11 +209,15 @@ def spawn_thread(
             threads.write(thread)  # before launch: the child may report at once (R-H4)
             starter.start(child, created[1])
             started = True
+        except UserError:
+            raise  # a refusal (a bad specialist, a fork across runners) is no failed launch
+        except BaseException:
+            if limits is not None and limits.adaptive is not None:  # R-H11: a failed launch
+                record_failed_launch(threads, check_owner(owner), now_ms)
+            raise
         finally:
             if not started:
                 _undo(threads, thread_id, sandboxes, sandbox, starter, created)
-                if limits is not None and limits.adaptive is not None:
-                    record_failed_launch(threads, check_owner(owner), now_ms)  # R-H11
         return Spawned(thread, sandbox)
 
 
