@@ -18,7 +18,9 @@ from tests.support.mock_llm import MockLLM, Reply, Request, ToolCall
 from tests.support.threads import thread_project
 from tests.support.waiting import wait_until
 
-pytestmark = pytest.mark.integration
+# Two or three real agents, each waiting for our MCP server or pi extension to start (the
+# mcp SDK import alone took 10-28 s at load 50): more than the default 120 s under load.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(420)]
 
 SECRET = "The secret is 4217."
 FORKED, FRESH = "What is the secret? (forked)", "What is the secret? (fresh)"

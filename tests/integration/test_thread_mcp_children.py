@@ -16,7 +16,9 @@ from tests.support.agent_env import CLAUDE_MOCK_MODEL, MOCK_MODEL
 from tests.support.mock_llm import MockLLM, Reply, Request, ToolCall
 from tests.support.threads import inbox_events, root_caller, spawn, thread_project, wait_closed
 
-pytestmark = pytest.mark.integration
+# Two or three real agents, each waiting for our MCP server or pi extension to start (the
+# mcp SDK import alone took 10-28 s at load 50): more than the default 120 s under load.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(420)]
 
 CLAUDE_CHILD = (
     "metadata: {name: cchild, description: t}\n"
