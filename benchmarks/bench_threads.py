@@ -7,6 +7,10 @@
   must be delivered exactly once; then the parent's cost of reading its inbox (pending) with
   50 and with 1,000 events in it.
 
+- the job-scoped MCP server (`specialists mcp --job <id>`, what a Claude Code or Codex child
+  gets): start until its tools/list answer, the wait its agent adds before the first model
+  request.
+
 Sandbox creation and squash on 10,000 files: benchmarks/bench_sandbox.py.
     .venv/bin/python -m benchmarks.bench_threads
 """
@@ -83,6 +87,43 @@ def _children(state_root: Path, n: int) -> list[ThreadRecord]:
     return out
 
 
+def _job_server_ready(project: Path, job_id: str) -> tuple[float, int]:
+    """Seconds from the server's start to its tools/list answer, and the tools it served."""
+    import json
+    import subprocess
+    import sys
+
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]  # fmt: skip
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "specialists", "mcp", "--job", job_id],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=project,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("".join(json.dumps(m) + "\n" for m in lines))
+    proc.stdin.flush()
+    tools = -1
+    for line in proc.stdout:
+        reply = json.loads(line)
+        if reply.get("id") == 2:
+            tools = len(reply["result"]["tools"])
+            break
+    ready = time.perf_counter() - t0
+    proc.stdin.close()
+    proc.wait(30)
+    return ready, tools
+
+
 def main() -> None:
     layout = isolated_project()
     os.environ.update(layout.env)
@@ -149,6 +190,14 @@ def main() -> None:
         Inbox(state_root, PARENT).pending(max_events=10_000)
         samples.append(time.perf_counter() - t0)
     print(f"parent inbox read with ~1,050 events: {statistics.median(samples) * 1000:.1f} ms")
+
+    record = JobStore(state_root, news=None).read_record(_spawn(project, False)[2])
+    served = [_job_server_ready(project, record.id) for _ in range(5)]
+    print(
+        f"specialists mcp --job (a Claude Code / Codex child's tools): tools/list answered "
+        f"{statistics.median(s for s, _ in served) * 1000:.0f} ms after the start (median of "
+        f"5, min {min(s for s, _ in served) * 1000:.0f} ms), {served[0][1]} tools"
+    )
 
 
 if __name__ == "__main__":

@@ -19,6 +19,9 @@ RUNNER_NAMES = ("pi", "claude", "codex", "command", "native")
 PROC_RUNNER = "proc"
 RUNNER_ALIASES = {"external-cli": "command", "external_cli": "command"}  # other tools' names
 DEFAULT_RUNNER = "pi"
+# A runner option a thread's spawn sets (threads/forks.py): the job's first run forks its
+# resume_session (claude --fork-session, codex exec fork) instead of continuing it.
+FORK_SESSION_OPTION = "fork_session"
 
 # Reasoning effort, as pi names it; other runners map or ignore it.
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")

@@ -276,7 +276,7 @@ def test_client_going_away_ends_synchronous_jobs(project, mock_llm):
         server.stdin.write((json.dumps(message) + "\n").encode())
     server.stdin.flush()
     try:
-        mock_llm.wait_until_hanging(1, 30.0)
+        mock_llm.wait_until_hanging(1, 120.0)  # a server start plus pi: ~30 s at load 50
         job_id = store.list_ids()[0]
         wait_until(lambda: bool(_pid(store, job_id)), what="agent pid")
         st = store.read_status(job_id)

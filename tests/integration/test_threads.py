@@ -24,6 +24,7 @@ from tests.support.threads import (
     job_caller,
     job_dirs,
     root_caller,
+    shell_spec,
     spawn,
     thread_dirs,
     thread_project,
@@ -427,3 +428,35 @@ def test_launch_and_concurrency_limits_refuse_before_anything_is_created() -> No
     assert fourth.is_error and "launch limit reached" in fourth.text
     _stop(project, ok[1].data["job_id"])  # type: ignore[attr-defined]
     wait_closed(project, ok[1].data["thread_id"])  # type: ignore[attr-defined]
+
+
+def test_adaptive_concurrency_refuses_over_the_current_limit_and_grows_with_successes() -> None:
+    """R-H11: initial 1, one success to grow. With one child open a second spawn is refused
+    (nothing created, not counted as a failure); once that child has closed well, two may
+    run at once."""
+    import dataclasses
+
+    from specialists.toolset.settings import AdaptiveConcurrency, Settings, ThreadsSettings
+
+    project = thread_project(waiter="sleep 30")
+    gate = project / "gate"
+    (project / "specialists" / "gated.specialist.yaml").write_text(
+        shell_spec("gated", f"while [ ! -e {gate} ]; do sleep 0.05; done; echo through")
+    )
+    adaptive = AdaptiveConcurrency(True, 1, 1, 3, 1, 0.5)
+    settings = Settings(threads=ThreadsSettings(adaptive_concurrency=adaptive))
+    root = dataclasses.replace(root_caller(project), settings=settings)
+    first = spawn(root, specialist="gated")
+    assert not first.is_error, first.text
+    refused = spawn(root, specialist="waiter")
+    assert refused.is_error and "adaptive concurrency limit reached" in refused.text
+    assert "now 1" in refused.text and len(thread_dirs(project)) == 1
+    gate.touch()
+    wait_closed(project, first.data["thread_id"])
+    a, b = spawn(root, specialist="waiter"), spawn(root, specialist="waiter")
+    assert not a.is_error and not b.is_error, (a.text, b.text)
+    third = spawn(root, specialist="waiter")
+    assert third.is_error and "now 2" in third.text
+    for reply in (a, b):
+        _stop(project, reply.data["job_id"])
+        wait_closed(project, reply.data["thread_id"])

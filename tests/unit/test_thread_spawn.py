@@ -51,8 +51,8 @@ class Starter:
     def release(self, handle: object) -> None:
         self.released.append(str(handle))
 
-    def session_of(self, job: JobRecord) -> Path | None:
-        return self.session
+    def session_of(self, job: JobRecord) -> str | None:
+        return str(self.session) if self.session else None
 
 
 def _spawn(

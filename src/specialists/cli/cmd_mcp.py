@@ -26,12 +26,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--http", action="store_true", help="serve over streamable HTTP, not stdio")
     p.add_argument("--host", help="with --http: the address to serve on (default 127.0.0.1)")
     p.add_argument("--port", type=int, help=f"with --http: the port (default {HTTP_PORT}; 0: any)")
+    p.add_argument(
+        "--job",
+        metavar="ID",
+        help="serve one job's agent (stdio): only its agent tools, acting as that job "
+        "(how a Claude Code or Codex thread gets report_to_parent and close_thread)",
+    )
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.mcp.handlers import ServerContext
 
+    if args.job is not None:
+        if args.http:
+            from specialists.errors import UserError
+
+            raise UserError("--job serves one job's agent on stdio", hint="drop --http")
+        from specialists.mcp.server import serve_stdio
+
+        return serve_stdio(ServerContext(project=project, job_scope=_scoped_job(project, args.job)))
     if args.http:
         from specialists.mcp.http import serve_http
 
@@ -45,3 +59,21 @@ def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.mcp.server import serve_stdio
 
     return serve_stdio(ServerContext(project=project))
+
+
+def _scoped_job(project: Project, job_id: str) -> str:
+    """The full id of an existing job, or one clear refusal (never a prefix: a job's agent
+    is told its exact id, and a prefix could name another job later)."""
+    from specialists.errors import SpecialistsError, UserError
+    from specialists.jobs.ids import is_job_id
+
+    if not is_job_id(job_id):
+        raise UserError(f"--job {job_id[:40]!r} is not a job id", hint="8 hex characters")
+    try:
+        project.store.read_record(job_id)
+    except (OSError, SpecialistsError) as exc:
+        raise UserError(
+            f"--job {job_id}: no such job in {project.store.root}",
+            hint="the job's supervisor passes its own id and SPECIALISTS_PROJECT_ROOT",
+        ) from exc
+    return job_id

@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from specialists.errors import UserError
@@ -68,7 +69,10 @@ def caller(ctx: ServerContext) -> Caller:
         ctx.warnings.append(problem)
     keys = ctx.keys()
     job = keys[0][4:] if keys[0].startswith("job-") else None
-    return Caller(ctx.store().root, keys[0], ctx.root(), job_id=job, settings=settings)
+    cwd = ctx.root()
+    if ctx.job_scope is not None:  # the job's agent works in the job's directory (a sandbox)
+        cwd = Path(ctx.store().read_record(ctx.job_scope).cwd)
+    return Caller(ctx.store().root, keys[0], cwd, job_id=job, settings=settings)
 
 
 def run_agent_tool(
@@ -146,10 +150,12 @@ def _pending(ctx: ServerContext) -> str:
 
 
 def _in_thread_job(ctx: ServerContext) -> bool:
+    """A thread job's agent: its record has a `thread` (a continued job has a parent_id too,
+    and a root session's child has a thread but no parent job)."""
     keys = ctx.keys()
     if not keys[0].startswith("job-"):
         return False
     try:
-        return ctx.store().read_record(keys[0][4:]).parent_id is not None
+        return bool(ctx.store().read_record(keys[0][4:]).thread)
     except (OSError, UserError, ValueError, KeyError):
         return False  # no readable record: treat as a root job

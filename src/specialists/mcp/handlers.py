@@ -59,6 +59,9 @@ class ServerContext:
     warnings: list[str] = field(default_factory=list)
     # Whose jobs, timers and events these are (owner.py); found on first use: client_keys().
     owner_keys: tuple[str, ...] = ()
+    # `specialists mcp --job <id>`: the server of one job's agent (a thread child of a
+    # Claude Code or Codex runner). It acts as that job only and serves only its agent tools.
+    job_scope: str | None = None
 
     def root(self) -> Path:
         return self.project.root
@@ -68,6 +71,8 @@ class ServerContext:
         exports to its MCP servers, and the agent process above us), else a key for the
         client process that started this server (`mcp-<pid>.<start>`): stable for that
         client's life, shared by a server it restarts, distinct for every other client."""
+        if not self.owner_keys and self.job_scope is not None:
+            self.owner_keys = (f"job-{self.job_scope}",)
         if not self.owner_keys:
             from specialists.owner import process_key
 
@@ -189,10 +194,15 @@ def _plan(ctx: ServerContext, store: JobStore, args: Args, *, foreground: bool =
 
 
 def run(ctx: ServerContext, args: Args) -> dict[str, Any]:
-    store = ctx.store()
-    record = _plan(ctx, store, args)
-    job_id = ctx.project.start_background(record, ctx.warnings)
-    return {"job_id": job_id, "specialist": record.specialist}
+    from specialists.threads.sandboxing import launch_in_sandbox  # as `run --sandbox`
+
+    record = _plan(ctx, ctx.store(), args)
+    start = ctx.project.start_background
+    job_id, sandbox = launch_in_sandbox(
+        ctx.root(), record, lambda r: start(r, ctx.warnings), wanted=bool(args.get("sandbox"))
+    )
+    out = {"job_id": job_id, "specialist": record.specialist}
+    return {**out, "sandbox": sandbox} if sandbox else out
 
 
 def use_specialist(ctx: ServerContext, args: Args) -> dict[str, Any]:
@@ -254,12 +264,18 @@ def status(ctx: ServerContext, args: Args) -> dict[str, Any]:
     from specialists.jobs.view import all_statuses, current_status
 
     store = ctx.store()
+    out: dict[str, Any] = {}
     if args.get("job_id"):
-        return {"job": job_detail(current_status(store, store.resolve(args["job_id"])))}
-    statuses, problems = all_statuses(store)
-    out = job_list(statuses)
-    if problems:
-        out["problems"] = [clip(p, 300) for p in problems[:5]]
+        out["job"] = job_detail(current_status(store, store.resolve(args["job_id"])))
+    else:
+        statuses, problems = all_statuses(store)
+        out = job_list(statuses)
+        if problems:
+            out["problems"] = [clip(p, 300) for p in problems[:5]]
+    if args.get("threads"):  # the caller's, with their transports
+        from specialists.threads.listing import threads_of
+
+        out.update(threads_of(store.root, set(ctx.keys())))
     return out
 
 

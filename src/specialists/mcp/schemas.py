@@ -74,6 +74,10 @@ RUN_ARGS = obj(
         },
         "continue_from": text("a finished job id whose agent session to continue", max_length=64),
         "bead": text("run this beads issue as the task (its blockers as context)", max_length=128),
+        "sandbox": {
+            "type": "boolean",
+            "description": "run in a new git worktree on a sandbox-<id> branch",
+        },
     },
     ("specialist", "prompt"),
 )
@@ -97,7 +101,15 @@ PARALLEL_ARGS = obj(
 )
 
 JOB_ARGS = obj({"job_id": JOB_ID}, ("job_id",))
-OPTIONAL_JOB_ARGS = obj({"job_id": JOB_ID})
+OPTIONAL_JOB_ARGS = obj(
+    {
+        "job_id": JOB_ID,
+        "threads": {
+            "type": "boolean",
+            "description": "also list your child threads, each with its transport",
+        },
+    }
+)
 MESSAGE_ARGS = obj(
     {
         "job_id": JOB_ID,
@@ -161,11 +173,27 @@ ANSWER = obj(
     ("job_id", "status", "result"),
 )
 
+THREAD_ROW = obj(
+    {
+        "id": {"type": "string"},
+        "job_id": {"type": "string"},
+        "parent": {"type": "string"},
+        "phase": {"type": "string"},
+        "failed": {"type": "boolean"},
+        "runner": {"type": "string"},
+        "transport": {"type": "string"},
+        "sandbox": {"type": ["string", "null"]},
+        "instructions": {"type": "string"},
+    },
+    ("id", "job_id", "phase", "runner", "transport"),
+    closed=False,
+)
 STATUS_RESULT = {
     "type": "object",
     "properties": {
         "job": JOB_BRIEF,
         **JOB_LIST["properties"],
+        "threads": {"type": "array", "items": THREAD_ROW},
     },
 }
 

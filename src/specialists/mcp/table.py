@@ -80,14 +80,16 @@ _RUN = (
     "(the specialist sees nothing else of this conversation): say what to do, where, and "
     "what the answer must contain. Optional: model overrides the specialist's model, cwd the "
     "working directory, timeout_s a time limit, continue_from a finished job whose session to "
-    "continue. Names: list_specialists."
+    "continue, sandbox: true a new git worktree (merge it later: specialists sandboxes "
+    "squash). Names: list_specialists."
 )
 _STATUS = (
     "Check jobs once. With job_id: that job (status, elapsed_s, what it is doing, error). "
     "Without: active jobs, counts of finished ones and the few most recent. Statuses: "
-    "starting, running, waiting (idle, takes follow_up), done, error, cancelled. Do not call "
-    "this in a loop to wait: dispatch, keep working, and call result when the job's end is "
-    "announced."
+    "starting, running, waiting (idle, takes follow_up), done, error, cancelled. With "
+    "threads: true, also your child threads (spawn_thread): phase, runner, and its transport "
+    "with what it supports (tools, fork, messages). Do not call this in a loop to wait: "
+    "dispatch, keep working, and call result when the job's end is announced."
 )
 _RESULT = (
     "The final answer of a finished job (or the latest answer of a job waiting for "
@@ -211,8 +213,11 @@ TOOLS_BY_NAME: Mapping[str, McpTool] = {t.name: t for t in TOOLS}
 
 def served_tools(ctx: h.ServerContext) -> tuple[McpTool, ...]:
     """The tools this server offers its client (the table's "child" tools only to a thread
-    job's agent)."""
+    job's agent). A job-scoped server (`--job`) serves the agent tool table alone: never the
+    orchestrator's job tools, nor `events` (the job's supervisor delivers its events)."""
     offered = {t.name for t in a.offered_tools(ctx)}
+    if ctx.job_scope is not None:
+        return tuple(t for t in TOOLS if t.agent_tool is not None and t.name in offered)
     return tuple(t for t in TOOLS if t.agent_tool is None or t.name in offered)
 
 
@@ -230,7 +235,9 @@ def call_tool(
 ) -> ToolOutcome:
     """Check the arguments, run the handler, and shape the outcome. Only UnknownTool raises."""
     spec = TOOLS_BY_NAME.get(name)
-    if spec is None or (spec.agent_tool is not None and spec.name not in _names(ctx)):
+    if spec is None or (
+        (spec.agent_tool is not None or ctx.job_scope is not None) and name not in _names(ctx)
+    ):
         raise UnknownTool(f"unknown tool {name[:60]!r}", hint="see tools/list")
     call_ctx = replace(ctx, warnings=[])  # this call's own warnings (calls run in threads)
     try:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,8 +27,11 @@ from typing import Any
 from specialists.errors import ConfigError
 from specialists.runners.base import LaunchSpec
 from specialists.runners.claude_events import ClaudeTranslator
+from specialists.runners.job_mcp import SERVER_NAME as JOB_SERVER
+from specialists.runners.job_mcp import STARTUP_TIMEOUT_S, job_server, wants_job_server
 from specialists.runners.oneshot import ResumableRunner, Translator, child_env, find_binary
 from specialists.runners.tiers import claude_controls
+from specialists.vocab import FORK_SESSION_OPTION as FORK_OPTION
 
 NOT_INSTALLED = "claude is not installed: npm install -g @anthropic-ai/claude-code"
 BIN_ENV = "SPECIALISTS_CLAUDE_BIN"
@@ -37,9 +41,18 @@ SYSTEM_PROMPT_FILE = "claude-system-prompt.md"
 
 EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh"}
 SETTING_SOURCES = ("user", "project", "local")
+# Longer project directory names are shortened with a hash by Claude Code: not ours to copy.
+PROJECT_DIR_MAX = 200
 NO_HOOKS = json.dumps({"disableAllHooks": True})
 ANY_JSON_OBJECT: dict[str, Any] = {"type": "object"}
 STRUCTURED_OUTPUT_TOOL = "StructuredOutput"  # the tool --json-schema adds (2.1.197)
+# `claude -p` (2.1.197) sends its first request without waiting for a starting MCP server
+# unless told to, and then waits at most MCP_CONNECT_TIMEOUT_MS (docs/mcp.md, Start-up time):
+# a thread must have report_to_parent on its first turn.
+WAIT_FOR_OUR_SERVER = {
+    "MCP_CONNECTION_NONBLOCKING": "false",
+    "MCP_CONNECT_TIMEOUT_MS": str(STARTUP_TIMEOUT_S * 1000),
+}
 
 
 def claude_model(model: str | None) -> str | None:
@@ -56,18 +69,27 @@ def claude_argv(
     resume: bool,
     as_root: bool,
     system_prompt_file: Path | None = None,
+    fork_from: str | None = None,
 ) -> list[str]:
-    """The arguments after the binary. `resume` continues `session_id`."""
+    """The arguments after the binary. `resume` continues `session_id`; `fork_from` makes
+    this run a fork of that session, under the new id `session_id`."""
     argv = ["-p", "--output-format", "stream-json", "--verbose"]
-    argv += ["--resume", session_id] if resume else ["--session-id", session_id]
-    argv += isolation_args(spec.options)
+    if fork_from is not None:
+        argv += ["--resume", fork_from, "--fork-session", "--session-id", session_id]
+    else:
+        argv += ["--resume", session_id] if resume else ["--session-id", session_id]
+    ours = job_server(spec) if wants_job_server(spec) else None
+    argv += isolation_args(spec.options, ours)
     schema = output_schema(spec)
     controls = claude_controls(spec.permission, as_root=as_root)
     answer_tool = (STRUCTURED_OUTPUT_TOOL,) if schema is not None else ()
     if controls.tools is not None:
         argv.append("--tools=" + ",".join((*controls.tools, *answer_tool)))
-    if controls.allowed:
-        argv.append("--allowedTools=" + ",".join((*controls.allowed, *answer_tool)))
+    # Nobody can answer a permission prompt in -p mode: our server's tools are granted.
+    our_tools = (f"mcp__{JOB_SERVER}",) if ours is not None else ()
+    allowed = (*controls.allowed, *answer_tool, *our_tools)
+    if allowed:
+        argv.append("--allowedTools=" + ",".join(allowed))
     if controls.disallowed:
         argv.append("--disallowedTools=" + ",".join(controls.disallowed))
     argv += ["--permission-mode", controls.permission_mode]
@@ -92,9 +114,53 @@ def claude_argv(
     return argv
 
 
-def isolation_args(options: Mapping[str, Any]) -> list[str]:
+def projects_dir(env: Mapping[str, str]) -> Path:
+    """Where Claude Code keeps its sessions: `<config>/projects/<directory name>/<id>.jsonl`."""
+    home = Path(env.get("HOME") or Path.home())
+    return Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude") / "projects"
+
+
+def session_file(session_id: str, env: Mapping[str, str]) -> Path | None:
+    """The file of a Claude Code session, in whichever directory it ran."""
+    if not is_uuid(session_id):
+        return None
+    return next(iter(sorted(projects_dir(env).glob(f"*/{session_id}.jsonl"))), None)
+
+
+def stage_fork(snapshot: Path, cwd: Path, env: Mapping[str, str]) -> str:
+    """Put a snapshot of a parent's session (threads/forks.py took it when the thread was
+    spawned) where Claude Code (2.1.197) looks for a session to resume: among the sessions
+    of the directory it runs in (`<projects>/<cwd with each character but a letter or digit
+    made '-'>/`). Returns the id to `--resume ... --fork-session` from; the fork itself
+    writes a new file."""
+    import uuid
+
+    name = "".join(c if c.isascii() and c.isalnum() else "-" for c in os.path.realpath(cwd))
+    if len(name) > PROJECT_DIR_MAX:
+        raise ConfigError(
+            f"cannot fork a Claude Code session into {cwd}: its path is too long",
+            hint="spawn the thread with fresh_context: true and self-contained instructions",
+        )
+    staged = str(uuid.uuid4())
+    target = projects_dir(env) / name / f"{staged}.jsonl"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        shutil.copyfile(snapshot, target)
+    except OSError as exc:
+        raise ConfigError(f"cannot fork: the parent's session snapshot: {exc.strerror}") from exc
+    return staged
+
+
+def is_uuid(text: str) -> bool:
+    parts = text.split("-")
+    return [len(p) for p in parts] == [8, 4, 4, 4, 12] and all(
+        c in "0123456789abcdef" for c in text.replace("-", "")
+    )
+
+
+def isolation_args(options: Mapping[str, Any], ours: Mapping[str, Any] | None = None) -> list[str]:
     """Settings, hooks and MCP servers of the child: the user's settings, no hook, only the
-    job's own MCP servers (see the module docstring)."""
+    job's own MCP servers (see the module docstring), and `ours` (runners/job_mcp.py)."""
     sources = options.get("setting_sources", "user")
     if not isinstance(sources, str) or not set(filter(None, sources.split(","))) <= set(
         SETTING_SOURCES
@@ -105,16 +171,17 @@ def isolation_args(options: Mapping[str, Any]) -> list[str]:
         )
     args = ["--setting-sources", sources, "--settings", NO_HOOKS, "--strict-mcp-config"]
     servers = options.get("mcp_servers")
-    if servers is not None:
-        if not isinstance(servers, Mapping) or not all(
-            isinstance(v, Mapping) for v in servers.values()
-        ):
-            raise ConfigError(
-                "claude runner: mcp_servers must map each server name to its settings",
-                hint='e.g. {docs: {command: docs-mcp, args: ["--stdio"]}}',
-            )
-        if servers:
-            args += ["--mcp-config", json.dumps({"mcpServers": servers}, separators=(",", ":"))]
+    if servers is not None and not (
+        isinstance(servers, Mapping) and all(isinstance(v, Mapping) for v in servers.values())
+    ):
+        raise ConfigError(
+            "claude runner: mcp_servers must map each server name to its settings",
+            hint='e.g. {docs: {command: docs-mcp, args: ["--stdio"]}}',
+        )
+    if ours is not None:
+        servers = {**(servers or {}), JOB_SERVER: ours}  # ours wins the name
+    if servers:
+        args += ["--mcp-config", json.dumps({"mcpServers": servers}, separators=(",", ":"))]
     return args
 
 
@@ -136,6 +203,7 @@ class ClaudeRunner(ResumableRunner):
         super().__init__()
         self._session_id: str | None = None
         self._system_prompt_file: Path | None = None
+        self._fork_from: str | None = None  # the session the first run forks (then None)
 
     @property
     def session_ref(self) -> str | None:
@@ -147,7 +215,10 @@ class ClaudeRunner(ResumableRunner):
     def start(self, spec: LaunchSpec) -> None:
         import uuid  # ~15 ms; only a starting job needs it
 
-        self._session_id = spec.resume_session or str(uuid.uuid4())
+        if spec.options.get(FORK_OPTION) and spec.resume_session:  # a thread's forked context
+            snapshot = Path(spec.resume_session)
+            self._fork_from = stage_fork(snapshot, spec.cwd, child_env(spec))
+        self._session_id = (None if self._fork_from else spec.resume_session) or str(uuid.uuid4())
         super().start(spec)
 
     def _resolve_binary(self, spec: LaunchSpec) -> str:
@@ -158,7 +229,8 @@ class ClaudeRunner(ResumableRunner):
         if too_long and self._system_prompt_file is None:
             self._system_prompt_file = spec.job_dir / SYSTEM_PROMPT_FILE
             self._system_prompt_file.write_text(spec.system_prompt, encoding="utf-8")
-        session_id = resume or self._session_id
+        fork_from, self._fork_from = self._fork_from, None  # only the first run forks
+        session_id = self._session_id if fork_from else resume or self._session_id
         assert session_id is not None
         return claude_argv(
             spec,
@@ -166,10 +238,13 @@ class ClaudeRunner(ResumableRunner):
             resume=resume is not None,
             as_root=os.geteuid() == 0,
             system_prompt_file=self._system_prompt_file,
+            fork_from=fork_from,
         )
 
     def _env(self, spec: LaunchSpec) -> dict[str, str]:
         extra = {"CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(spec.max_tokens)} if spec.max_tokens else {}
+        if wants_job_server(spec):
+            extra.update(WAIT_FOR_OUR_SERVER)
         return child_env(spec, extra)
 
     def _new_translator(self) -> Translator:

@@ -29,6 +29,7 @@ from specialists.errors import ConfigError
 from specialists.runners.base import LaunchSpec
 from specialists.runners.codex_config import isolation_args, read_user_config, toml_string
 from specialists.runners.codex_events import CodexTranslator
+from specialists.runners.job_mcp import job_server, wants_job_server
 from specialists.runners.oneshot import ResumableRunner, Translator, find_binary
 from specialists.runners.tiers import codex_sandbox
 
@@ -74,7 +75,8 @@ def codex_argv(
     argv += ["--json", "--skip-git-repo-check"]
     if not resume:
         argv += ["-C", str(spec.cwd)]  # `exec resume` has no -C; it runs in our cwd anyway
-    argv += isolation_args(user_config or {}, spec.options)
+    ours = job_server(spec) if wants_job_server(spec) else None
+    argv += isolation_args(user_config or {}, spec.options, ours)
     argv += ["-c", f"sandbox_mode={toml_string(codex_sandbox(spec.permission))}"]
     argv += ["-c", 'approval_policy="never"']  # nobody can answer; refuse, never wait
     model = codex_model(spec.model)

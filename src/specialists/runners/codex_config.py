@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from specialists.errors import ConfigError
+from specialists.runners.job_mcp import SERVER_NAME, STARTUP_TIMEOUT_S
 
 # Parts of the user's config.toml that are the orchestrator's, not a child's.
 ORCHESTRATOR_KEYS = frozenset({"mcp_servers", "hooks", "notify", "projects"})
@@ -28,9 +29,14 @@ def toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
-def isolation_args(user_config: Mapping[str, Any], options: Mapping[str, Any]) -> list[str]:
+def isolation_args(
+    user_config: Mapping[str, Any],
+    options: Mapping[str, Any],
+    ours: Mapping[str, Any] | None = None,
+) -> list[str]:
     """No user config file, no hooks; the user's settings back as overrides, minus the
-    orchestrator's; the job's own MCP servers."""
+    orchestrator's; the job's own MCP servers, and `ours` (runners/job_mcp.py), which Codex
+    must wait for before its first request (`required`) and which wins the name."""
     args = ["--ignore-user-config", "--disable", "hooks"]
     for key, value in user_config.items():
         if key in ORCHESTRATOR_KEYS or not _bare_key(key):
@@ -48,7 +54,13 @@ def isolation_args(user_config: Mapping[str, Any], options: Mapping[str, Any]) -
                 hint='e.g. {docs: {command: docs-mcp, args: ["--stdio"]}}',
             )
         for name, server in servers.items():
-            args += ["-c", f"mcp_servers.{name}={toml_value(server)}"]
+            if ours is None or name != SERVER_NAME:
+                args += ["-c", f"mcp_servers.{name}={toml_value(server)}"]
+    if ours is not None:
+        # `codex exec` 0.171.0 sends its first request about 1.5 s after starting its MCP
+        # servers unless one is `required` (docs/mcp.md, Start-up time).
+        server = {**ours, "required": True, "startup_timeout_sec": STARTUP_TIMEOUT_S}
+        args += ["-c", f"mcp_servers.{SERVER_NAME}={toml_value(server)}"]
     return args
 
 

@@ -115,14 +115,16 @@ class Recorder:
                 fields = {"error": error, "duration_ms": duration_ms}
             else:
                 fields = {"duration_ms": duration_ms}
+            if self.record.thread or self.record.sandbox:  # commit; tell the parent (R-S9)
+                from specialists.threads.closing import settle_quietly
+
+                # Before the final status too: a parent that sees its child ended must find
+                # the child_closed already in its inbox, or it could end without it.
+                settle_quietly(self.store.root, self.record.id, ended=(final, error))
             # Before the final status: an owner that sees the job ended finds its event too.
             self.guard.run("telling the owners", lambda: self._tell_owners(final, error))
             # Event, status, ready marker: written once, waiting for space if they must.
             record = self.writer.write_final(st, final, **fields)
-            if self.record.thread or self.record.sandbox:  # commit; tell the parent (R-S9)
-                from specialists.threads.closing import settle_quietly
-
-                settle_quietly(self.store.root, self.record.id)
             self._show(lambda observer: observer.on_event(record))
 
     def _post_job_exit(self, final: str, error: str | None) -> None:

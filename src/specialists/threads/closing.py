@@ -84,10 +84,14 @@ def close(state_root: Path, position: Position, args: Mapping[str, Any], now_ms:
     return first
 
 
-def settle(state_root: Path, job_id: str, now_ms: int) -> str | None:
+def settle(
+    state_root: Path, job_id: str, now_ms: int, ended: tuple[str, str | None] | None = None
+) -> str | None:
     """Finish the close of a thread job that ended (see the module docstring). Returns the
     child_closed event id, or None when there was nothing to do. Never raises for a
-    failure of its own: those are logged and the close records them as a failure."""
+    failure of its own: those are logged and the close records them as a failure.
+    `ended` is the job's final state and error when its supervisor settles it just before
+    writing them (its agent is dead by then); otherwise they are read from its status."""
     jobs = job_store(state_root)
     job = jobs.read_record(job_id)
     if not job.thread:
@@ -98,9 +102,12 @@ def settle(state_root: Path, job_id: str, now_ms: int) -> str | None:
     record = threads.get(str(job.thread.get("id")))
     if record is None or record.job_id != job_id or threads.closed(record.id) is not None:
         return None
-    status = jobs.read_status(job_id)
-    final = status.status if status is not None else "error"
-    error = status.error if status is not None else "the job's status is unreadable"
+    if ended is not None:
+        final, error = ended
+    else:
+        status = jobs.read_status(job_id)
+        final = status.status if status is not None else "error"
+        error = status.error if status is not None else "the job's status is unreadable"
     if threads.closing(record.id) is None:
         answer = jobs.read_result(job_id) or jobs.latest_answer(job_id)
         threads.begin_close(record.id, Closing("runtime", answer, now_ms))
@@ -200,12 +207,14 @@ def _finish_sandbox(
     }
 
 
-def settle_quietly(state_root: Path, job_id: str) -> None:
+def settle_quietly(
+    state_root: Path, job_id: str, ended: tuple[str, str | None] | None = None
+) -> None:
     """`settle` where a job ends: its failure is logged with context, never raised into the
     job's own ending (the parent can still settle it later: squash and depends_on do)."""
     import time
 
     try:
-        settle(state_root, job_id, int(time.time() * 1000))
+        settle(state_root, job_id, int(time.time() * 1000), ended)
     except (SpecialistsError, OSError) as exc:
         log.warning("job %s: its thread could not be closed: %s", job_id, exc)

@@ -64,11 +64,17 @@ class ProjectStarter:
         finally:
             lock.release()
 
-    def session_of(self, job: JobRecord) -> Path | None:
+    def session_of(self, job: JobRecord) -> str | None:
         status = self.store.read_status(job.id)
         ref = status.session_file if status else None
+        if job.runner in AGENT_SESSION_IDS:
+            return ref or None
         path = Path(ref) if ref else self.store.job_dir(job.id) / "session.jsonl"
-        return path if path.is_file() else None
+        return str(path) if path.is_file() else None
+
+
+# Runners whose session is the agent's own id (its files live in the agent's own home).
+AGENT_SESSION_IDS = frozenset({"claude", "codex"})
 
 
 def _lock(handle: object) -> JobLock:

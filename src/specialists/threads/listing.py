@@ -20,6 +20,48 @@ def thread_rows(state_root: Path) -> tuple[list[Child], list[str]]:
     return rows, problems
 
 
+MAX_LISTED = 100  # threads in one MCP status answer (the model's context is precious)
+
+
+def rows_of(state_root: Path, owners: set[str]) -> tuple[list[Child], list[str]]:
+    """The threads of one caller: its children and theirs (any depth), oldest first, at most
+    MAX_LISTED (the newest ones)."""
+    rows, problems = thread_rows(state_root)
+    mine: set[str] = set()
+    out = []
+    for c in rows:  # oldest first: a parent thread comes before its children
+        if c.record.parent in owners or c.record.parent_thread in mine:
+            mine.add(c.record.id)
+            out.append(c)
+    return out[-MAX_LISTED:], problems
+
+
+def threads_of(state_root: Path, owners: set[str]) -> dict[str, Any]:
+    """`rows_of` as compact rows, for the MCP server's `status {threads: true}`, with the
+    first few problems of damaged records."""
+    rows, problems = rows_of(state_root, owners)
+    out: dict[str, Any] = {"threads": [compact_row(c) for c in rows]}
+    if problems:
+        out["thread_problems"] = [p[:300] for p in problems[:5]]
+    return out
+
+
+def compact_row(child: Child) -> dict[str, Any]:
+    """A row for the model: what it needs to act on a child, nothing more."""
+    r = child.record
+    return {
+        "id": r.id,
+        "job_id": r.job_id,
+        "parent": r.parent if r.parent_thread == "root" else r.parent_thread,
+        "phase": child.phase,
+        "failed": child.failed,
+        "runner": r.runner,
+        "transport": supports(r.runner),
+        "sandbox": r.sandbox,
+        "instructions": r.instructions[:80],
+    }
+
+
 def row_dict(child: Child) -> dict[str, Any]:
     r = child.record
     return {

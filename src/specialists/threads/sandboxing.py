@@ -5,11 +5,15 @@ a jj backend would map onto the seam."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
-from specialists.errors import UserError
+from specialists.errors import SpecialistsError, UserError
 from specialists.jobs.records import JobRecord
 from specialists.sandbox.backend import Sandbox, SandboxBackend
+
+T = TypeVar("T")
 
 
 def backend_for(project: Path) -> SandboxBackend:
@@ -31,8 +35,8 @@ def place_in_sandbox(project: Path, record: JobRecord) -> tuple[JobRecord, Sandb
     repo = backend.detect(cwd)
     if repo is None:
         raise UserError(
-            f"--sandbox needs a git repository, and {cwd} is not in one",
-            hint="run from inside a repository, or without --sandbox",
+            f"a sandbox needs a git repository, and {cwd} is not in one",
+            hint="run from inside a repository, or without a sandbox",
         )
     sandbox = backend.create(new_sandbox_id(), origin=repo.toplevel)
     inside = sandbox.path / os.path.relpath(os.path.realpath(cwd), repo.toplevel)
@@ -42,3 +46,20 @@ def place_in_sandbox(project: Path, record: JobRecord) -> tuple[JobRecord, Sandb
 def discard_sandbox(project: Path, sandbox: Sandbox) -> None:
     """Undo `place_in_sandbox` after a launch that failed: worktree and fresh branch go."""
     backend_for(project).remove(sandbox, keep_branch=False)
+
+
+def launch_in_sandbox(
+    project: Path, record: JobRecord, launch: Callable[[JobRecord], T], *, wanted: bool
+) -> tuple[T, dict[str, str] | None]:
+    """Launch the job, in a new sandbox when `wanted` or its definition asks for one
+    (requires_worktree): (what `launch` returned, the sandbox's id, path and branch, or
+    None). A launch that fails leaves no sandbox (a worktree with changes in it is never
+    removed: the backend refuses)."""
+    if not (wanted or record.requires_worktree):
+        return launch(record), None
+    record, made = place_in_sandbox(project, record)
+    try:
+        return launch(record), {"id": made.id, "path": str(made.path), "branch": made.branch}
+    except SpecialistsError:
+        discard_sandbox(project, made)
+        raise

@@ -23,10 +23,11 @@ from specialists.events.owners import check_owner
 from specialists.jobs.records import JobRecord
 from specialists.jobs.store import JobStore
 from specialists.sandbox.backend import Sandbox, SandboxBackend
+from specialists.threads.forks import fork_options, fork_pi_session, snapshot_claude_session
+from specialists.threads.limits import ChildLimits, check_limits, record_failed_launch
 from specialists.threads.records import MAX_DEPTH, ThreadRecord, ThreadStore
 from specialists.threads.state import (
     Position,
-    child_view,
     direct_child,
     job_store,
     position_of,
@@ -97,39 +98,9 @@ class JobStarter(Protocol):
     def release(self, handle: object) -> None:
         """Give up a created job that will not be started."""
 
-    def session_of(self, job: JobRecord) -> Path | None:
-        """The job's agent session file, when its runner keeps one we can copy."""
-
-
-@dataclass(frozen=True)
-class ChildLimits:
-    """Direct-child limits of one parent (R-RLM4, R-H11's fixed part); 0 means none."""
-
-    max_concurrent: int = 0  # launching, running or closing at once
-    max_launches: int = 0  # started, ever, by this parent (a job's life, or one session)
-
-
-def _check_limits(
-    threads: ThreadStore, jobs: JobStore, owner: str, limits: ChildLimits | None
-) -> None:
-    """Counted under the parent's spawn lock; a refusal is no failure (nothing changes)."""
-    if limits is None or not (limits.max_concurrent or limits.max_launches):
-        return
-    children = threads.children_of(owner)
-    if limits.max_launches and len(children) >= limits.max_launches:
-        raise UserError(
-            f"launch limit reached: you have started {len(children)} threads, the most one "
-            f"parent may (threads.maxLaunches = {limits.max_launches})",
-            hint="finish with the children you have; the limit does not reset while you run",
-        )
-    if limits.max_concurrent:
-        open_ = [c for c in children if child_view(threads, jobs, c).phase != "closed"]
-        if len(open_) >= limits.max_concurrent:
-            raise UserError(
-                f"concurrency limit reached: {len(open_)} of your threads are still open "
-                f"(threads.maxConcurrent = {limits.max_concurrent})",
-                hint="wait for a child_closed event, then spawn again; nothing was queued",
-            )
+    def session_of(self, job: JobRecord) -> str | None:
+        """The job's agent session to fork: a file (native, pi) that exists, or the agent's
+        own session id (claude, codex); None when there is none."""
 
 
 def check_child_of(position: Position, child_of: tuple[str, ...]) -> None:
@@ -165,18 +136,20 @@ def spawn_thread(
     threads, jobs = ThreadStore(state_root), job_store(state_root)
     _check_prerequisites(threads, jobs, owner, request.depends_on)
     parent_job = position.job
-    runner = request.runner or (
-        parent_job.runner if parent_job and not request.fresh_context else None
-    )
-    session = None if request.fresh_context else _fork_source(position, runner, starter)
+    runner = request.runner
+    session = None if request.fresh_context else _fork_source(position, starter)
     base, origin = _sandbox_base(sandboxes, position, cwd) if request.sandbox else (None, None)
 
     specialist = request.specialist or (parent_job.specialist if parent_job else DEFAULT_SPECIALIST)
     model = request.model or (
-        parent_job.model if parent_job and parent_job.runner == runner else None
+        parent_job.model
+        if parent_job
+        and (runner or parent_job.runner) == parent_job.runner
+        and specialist == parent_job.specialist
+        else None
     )
     with threads.spawning(check_owner(owner)):  # the limits and the new record: one step
-        _check_limits(threads, jobs, owner, limits)
+        check_limits(threads, jobs, owner, limits)
         thread_id = threads.reserve()
         sandbox: Sandbox | None = None
         created: tuple[JobRecord, object] | None = None
@@ -199,11 +172,14 @@ def spawn_thread(
                 sandbox = sandboxes.create(thread_id, base=base, origin=origin)
                 record = plan()
             where = _inside(sandbox, sandboxes, position, cwd)
-            if session is not None and record.runner != "native":
-                raise UserError(
-                    f"spawn_thread cannot fork your conversation into a {record.runner} child",
-                    hint=FRESH_HINT,
-                )
+            options = front_options(record.runner, dict(record.runner_options))
+            if session is not None:
+                assert parent_job is not None  # _fork_source refuses a root session
+                check_same_runner(parent_job.runner, record.runner)
+                options = fork_options(record.runner, options)
+                if record.runner == "claude":  # the parent's session as it is now
+                    target = threads.dir(thread_id) / "claude-fork.jsonl"
+                    session = str(snapshot_claude_session(session, target, os.environ))
             record = record.replace(
                 cwd=str(where),
                 owner=[owner],
@@ -211,10 +187,12 @@ def spawn_thread(
                 resume_session=str(session) if session else None,
                 sandbox=sandbox.id if sandbox else None,
                 thread={"id": thread_id, "parent": owner, "stack": list(stack)},
-                runner_options=front_options(record.runner, dict(record.runner_options)),
+                runner_options=options,
             )
             created = starter.create(record)
             child = created[0]
+            if session is not None and child.runner == "pi":
+                fork_pi_session(Path(child.resume_session or ""), Path(child.cwd), session)
             thread = ThreadRecord(
                 id=thread_id,
                 parent=owner,
@@ -231,6 +209,12 @@ def spawn_thread(
             threads.write(thread)  # before launch: the child may report at once (R-H4)
             starter.start(child, created[1])
             started = True
+        except UserError:
+            raise  # a refusal (a bad specialist, a fork across runners) is no failed launch
+        except BaseException:
+            if limits is not None and limits.adaptive is not None:  # R-H11: a failed launch
+                record_failed_launch(threads, check_owner(owner), now_ms)
+            raise
         finally:
             if not started:
                 _undo(threads, thread_id, sandboxes, sandbox, starter, created)
@@ -280,7 +264,7 @@ def _check_prerequisites(
             )
 
 
-def _fork_source(position: Position, runner: str | None, starter: JobStarter) -> Path | None:
+def _fork_source(position: Position, starter: JobStarter) -> str | None:
     """The session a forked child starts from, or a refusal saying to pass fresh_context."""
     job = position.job
     if job is None:
@@ -289,16 +273,27 @@ def _fork_source(position: Position, runner: str | None, starter: JobStarter) ->
             "so there is no copy of it to give the child",
             hint=FRESH_HINT,
         )
-    if runner != job.runner or not transport(job.runner).fork:
+    if not transport(job.runner).fork:
         raise UserError(
-            f"spawn_thread cannot fork a {job.runner} conversation into a {runner} child "
-            "(only a native job's session can be copied honestly today)",
+            f"spawn_thread cannot fork a {job.runner} conversation honestly "
+            f"({transport(job.runner).no_fork})",
             hint=FRESH_HINT,
         )
     session = starter.session_of(job)
     if session is None:
-        raise UserError("spawn_thread cannot fork: your session file is missing", hint=FRESH_HINT)
+        raise UserError("spawn_thread cannot fork: your session is not recorded", hint=FRESH_HINT)
     return session
+
+
+def check_same_runner(parent: str, child: str) -> None:
+    """A fork gives the child its parent's session: only an agent of the same runner reads
+    that session format."""
+    if child != parent:
+        raise UserError(
+            f"spawn_thread cannot fork your {parent} conversation into a {child} child: a "
+            f"fork needs the child on your own runner ({parent}), which reads your session",
+            hint=f"{FRESH_HINT}; or fork onto runner {parent!r}",
+        )
 
 
 def _sandbox_base(

@@ -54,11 +54,58 @@ class TimersSettings:
 
 
 @dataclass(frozen=True)
+class AdaptiveConcurrency:
+    """R-H11: `[threads.adaptiveConcurrency]`, off unless `enabled` (threads/adaptive.py)."""
+
+    enabled: bool = False
+    min: int = 1
+    initial: int = 4
+    max: int = 8
+    successes_to_increase: int = 3
+    decrease_factor: float = 0.5
+
+
+@dataclass(frozen=True)
 class ThreadsSettings:
-    """Direct-child limits per parent (R-H11's fixed part, R-RLM4); 0 means no limit."""
+    """Direct-child limits per parent (R-H11, R-RLM4); 0 means no limit."""
 
     max_concurrent: int = 0  # children launching, running or closing at once
     max_launches: int = 0  # children ever started by one parent (a job, or one session)
+    adaptive_concurrency: AdaptiveConcurrency = field(default_factory=AdaptiveConcurrency)
+
+
+def adaptive_from(raw: object, where: str) -> AdaptiveConcurrency:
+    """The table, checked as R-H11 says: positive integers, min <= initial <= max, a factor
+    strictly between 0 and 1."""
+    name = "threads.adaptiveConcurrency"
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: [{name}] must be a table")
+    known = {f.name for f in fields(AdaptiveConcurrency)}
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        field_name = _snake(str(key))
+        if field_name not in known:
+            raise ConfigError(
+                f"{where}: unknown key {name}.{key}", hint="known: " + ", ".join(sorted(known))
+            )
+        if field_name == "enabled":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: {name}.enabled must be true or false")
+        elif field_name == "decrease_factor":
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+                raise ConfigError(
+                    f"{where}: {name}.{key} must be strictly between 0 and 1; got {value!r}"
+                )
+        elif isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= 10**6:
+            raise ConfigError(f"{where}: {name}.{key} must be a positive integer; got {value!r}")
+        values[field_name] = value
+    out = AdaptiveConcurrency(**values)
+    if not out.min <= out.initial <= out.max:
+        raise ConfigError(
+            f"{where}: {name} needs min <= initial <= max",
+            hint=f"got {out.min}, {out.initial}, {out.max}",
+        )
+    return out
 
 
 @dataclass(frozen=True)
@@ -98,7 +145,9 @@ def settings_from_config(config: Mapping[str, Any], *, where: str = "config.toml
                     hint="known: " + ", ".join(sorted(known)),
                 )
             expected = type(getattr(current, name))
-            if expected is int:
+            if expected is AdaptiveConcurrency:
+                value = adaptive_from(value, where)
+            elif expected is int:
                 if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                     raise ConfigError(
                         f"{where}: {section_name}.{key} must be a non-negative integer",

@@ -114,7 +114,11 @@ def spawn_thread(call: ToolCall) -> Reply:
         starter=ProjectStarter(c.state_root),
         sandboxes=_backend(call),  # cheap until used: no git runs without a sandbox
         now_ms=_now_ms(call),
-        limits=ChildLimits(lim.max_concurrent, lim.max_launches),
+        limits=ChildLimits(
+            lim.max_concurrent,
+            lim.max_launches,
+            lim.adaptive_concurrency if lim.adaptive_concurrency.enabled else None,
+        ),
     )
     t = spawned.thread
     data: dict[str, Any] = {"thread_id": t.id, "job_id": t.job_id, "stack": list(t.stack)}
