@@ -33,6 +33,8 @@ COMMANDS = {
     "schedule": "schedule",
     "scheduler": "scheduler",
     "agents": "agents",
+    "asks": "asks",
+    "reply": "asks",
 }
 
 
