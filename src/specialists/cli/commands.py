@@ -35,6 +35,9 @@ COMMANDS = {
     "agents": "agents",
     "asks": "asks",
     "reply": "asks",
+    "interrupt": "control",
+    "wait": "control",
+    "children": "control",
 }
 
 
