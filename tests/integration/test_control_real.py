@@ -154,3 +154,57 @@ def test_wait_next_all_one_and_timeout(project: Path, mock_llm: MockLLM) -> None
     assert {json.loads(x)["id"] for x in both.stdout.splitlines()} == {quick, slow}
     one = sp("wait", quick)
     assert one.returncode == 0 and one.stdout.startswith(f"{quick} done")
+
+
+def test_an_attached_run_detaches_on_ctrl_c_and_the_job_goes_on(
+    project: Path, mock_llm: MockLLM
+) -> None:
+    """`run --attach` follows a detached job; SIGINT detaches (exit 0, how to follow it is
+    printed) and the job still ends done on its own."""
+    import subprocess
+    import sys
+
+    mock_llm.enqueue(Reply(tool_calls=(ToolCall("bash", {"command": "sleep 3; echo x"}),)))
+    mock_llm.set_default(Reply("finished alone"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "specialists", "run", "tester", "--attach", *NATIVE,
+         "--prompt", "slow"],
+        cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    first = proc.stderr.readline()
+    assert "started; Ctrl-C detaches" in first, first
+    job_id = first.split()[1]
+    wait_until(lambda: in_tool(job_id), 60, "the tool call")
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert f"detached: job {job_id} keeps running" in err
+    assert f"specialists feed --job {job_id} --follow" in err
+    assert finished(job_id)["status"] == "done"
+    assert sp("result", job_id).stdout.strip() == "finished alone"
+    attached = sp("run", "tester", "--attach", *NATIVE, "--prompt", "quick")
+    assert attached.returncode == 0 and attached.stdout.strip() == "finished alone"
+
+
+def test_subscribe_puts_the_completion_event_in_the_owners_inbox(
+    project: Path, mock_llm: MockLLM
+) -> None:
+    """Not blocking: the subscriber gets the job's one completion notice (the generic end
+    notice, same id), also when it subscribes after the end."""
+    mock_llm.enqueue(Reply(tool_calls=(ToolCall("bash", {"command": "sleep 2; echo x"}),)))
+    mock_llm.set_default(Reply("ok"))
+    job_id = run_bg(*NATIVE, "--prompt", "slow")
+    out = sp("wait", job_id, "--subscribe", "--owner", "cli-watcher")
+    assert out.returncode == 0 and "when it ends" in out.stdout, out.stdout + out.stderr
+    finished(job_id)
+
+    def inbox(owner: str) -> str:
+        return sp("events", "--owner", owner).stdout
+
+    wait_until(lambda: f"job-{job_id}:notice:1" in inbox("cli-watcher"), 30, "the notice")
+    assert inbox("cli-watcher").count("completed (job") == 1
+    late = sp("wait", job_id, "--subscribe", "--owner", "cli-late")
+    assert "it has ended" in late.stdout
+    assert f"job-{job_id}:notice:1" in inbox("cli-late")

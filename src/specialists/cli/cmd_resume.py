@@ -40,7 +40,13 @@ def run(args: argparse.Namespace, project: Project) -> int:
         keep_alive=args.keep_alive,
         continue_from=job_id,
     )
-    return plan_and_launch(project, request, background=args.background, as_json=args.json)
+    return plan_and_launch(
+        project,
+        request,
+        background=args.background or args.attach,
+        as_json=args.json,
+        attach=args.attach,
+    )
 
 
 def _resume_paused(project: Project, job_id: str, args: argparse.Namespace) -> int | None:
