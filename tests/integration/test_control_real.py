@@ -208,3 +208,25 @@ def test_subscribe_puts_the_completion_event_in_the_owners_inbox(
     late = sp("wait", job_id, "--subscribe", "--owner", "cli-late")
     assert "it has ended" in late.stdout
     assert f"job-{job_id}:notice:1" in inbox("cli-late")
+
+
+@pytest.mark.parametrize("runner,model", [("claude", "claude-sonnet-4-5"), ("codex", "mock-model")])
+def test_interrupt_then_resume_on_the_one_shot_runners(
+    project: Path, mock_llm: MockLLM, runner: str, model: str, request: pytest.FixtureRequest
+) -> None:
+    """The real Claude Code and Codex: SIGINT ends the turn mid-stream (the session is kept),
+    the job pauses, and resume's follow-up starts a new process that continues the session."""
+    request.getfixturevalue(f"{runner}_bin")
+    mock_llm.enqueue(Reply("never finished " * 50, hang_after=3))
+    mock_llm.set_default(Reply("resumed after the interrupt"))
+    job_id = run_bg("--runner", runner, "--model", model, "--prompt", "hello")
+    mock_llm.wait_until_hanging(timeout=60)
+    out = sp("interrupt", job_id)
+    mock_llm.release()
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"interrupted: job {job_id} is paused"), out.stdout
+    resumed = sp("resume", job_id, "--prompt", "go on")
+    assert resumed.returncode == 0, resumed.stderr
+    st = finished(job_id)
+    assert st["status"] == "done", st
+    assert sp("result", job_id).stdout.strip() == "resumed after the interrupt"
