@@ -258,3 +258,54 @@ def test_planted_symlink_and_fifo_in_the_asks_dir(store: JobStore, tmp_path: Pat
     (ask_dir / "ask.json").symlink_to("/etc/passwd")
     with pytest.raises(StoreError, match="symbolic link"):
         files.read_ask(store.job_dir(child.id), seq)
+
+
+def test_a_full_disk_is_one_clear_error_and_leaves_no_half_made_ask(
+    store: JobStore, tmp_path: Path
+) -> None:
+    from tests.support.tmpfs import fill, small_tmpfs
+
+    child = _job(store, tmp_path, owner=[BOSS])
+    with small_tmpfs(store.job_dir(child.id) / "asks", "64k") as asks_dir:
+        fill(asks_dir)
+        with pytest.raises(StoreError, match="could not be written") as caught:
+            ask(store.root, child.id, "progress_update", "x" * 60_000, timeout_s=5)
+        assert "free some space" in (caught.value.hint or "")
+        assert files.list_seqs(store.job_dir(child.id)) == []
+    assert not Inbox(store.root, BOSS).has_pending()
+
+
+# --- the tools, as every front calls them -------------------------------------------------
+
+
+def _call(name: str, args: dict, caller) -> object:
+    from specialists.toolset.registry import tool_named
+    from specialists.toolset.table import ToolCall, call_tool
+
+    tool = tool_named(name)
+    assert tool is not None
+    return call_tool(tool, ToolCall(args, caller, call_id="c1"))
+
+
+def test_the_tools_offered_and_their_refusals(store: JobStore, tmp_path: Path) -> None:
+    from specialists.toolset.registry import offered
+    from specialists.toolset.table import Caller
+
+    assert "contact_supervisor" not in {t.name for t in offered(thread=False, job=False)}
+    assert {"contact_supervisor", "list_asks", "reply_to_ask"} <= {
+        t.name for t in offered(thread=False, job=True)
+    }
+    root = Caller(store.root, BOSS, tmp_path)
+    refused = _call("contact_supervisor", {"kind": "need_decision", "message": "?"}, root)
+    assert refused.is_error and "you are not one" in refused.text  # type: ignore[attr-defined]
+    child = _job(store, tmp_path, owner=[BOSS])
+    me = Caller(store.root, f"job-{child.id}", tmp_path, job_id=child.id)
+    bad = _call("contact_supervisor", {"kind": "gossip", "message": "?"}, me)
+    assert bad.is_error and "must be one of" in bad.text  # type: ignore[attr-defined]
+    sent = _call("contact_supervisor", {"kind": "progress_update", "message": "half"}, me)
+    assert not sent.is_error and sent.data["ask_id"] == f"ask-{child.id}-1"  # type: ignore[attr-defined]
+    listed = _call("list_asks", {"all": True}, root)
+    assert f"ask-{child.id}-1" in listed.text and "half" in listed.text  # type: ignore[attr-defined]
+    assert "No open asks" in _call("list_asks", {}, root).text  # type: ignore[attr-defined]
+    wrong = _call("reply_to_ask", {"ask_id": f"ask-{child.id}-1", "answer": "ok"}, me)
+    assert wrong.is_error and "not addressed to you" in wrong.text  # type: ignore[attr-defined]

@@ -63,8 +63,12 @@ def create(job_dir: Path, make: Callable[[int], Ask]) -> Ask:
             sub = open_dir(str(seq), dir_fd=fd)
             try:
                 write_atomic(ASK_FILE, _encode(ask.to_dict()), dir_fd=sub)
-            finally:
+            except BaseException:
                 os.close(sub)
+                with contextlib.suppress(OSError):  # no half-made ask is left behind
+                    os.rmdir(str(seq), dir_fd=fd)
+                raise
+            os.close(sub)
             return ask
     finally:
         os.close(fd)

@@ -9,8 +9,9 @@ race, the reply is what it gets. Nothing here prints; callers render the outcome
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from specialists.asks import files
 from specialists.asks.model import Ask, AskKind, Outcome, ask_id, check_message, parse_ask_id
 from specialists.asks.route import gone_reason, post
 from specialists.errors import NotFound, StoreError, UserError
+from specialists.jobs.files import is_out_of_space
 from specialists.jobs.recovery import supervisor_alive
 from specialists.jobs.store import JobStore
 
@@ -51,6 +53,17 @@ class Asked:
         raise AssertionError(o.kind)
 
 
+@contextlib.contextmanager
+def _disk_errors(what: str) -> Iterator[None]:
+    try:
+        yield
+    except OSError as exc:
+        hint = (
+            "free some space on the disk that holds .specialists/" if is_out_of_space(exc) else None
+        )
+        raise StoreError(f"{what} could not be written: {exc.strerror or exc}", hint=hint) from None
+
+
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -68,7 +81,23 @@ def ask(
     sleep: Callable[[float], None] = time.sleep,
 ) -> Asked:
     """Ask the supervisors of job `job_id`. Refuses before writing anything: a message over
-    64 KiB, a job nobody supervises, supervisors that are all gone."""
+    64 KiB, a job nobody supervises, supervisors that are all gone. A file that cannot be
+    written (a full disk) is one StoreError, never a traceback through the front."""
+    with _disk_errors("the ask"):
+        return _ask(state_root, job_id, kind, message, timeout_s, call_id, cancelled, clock, sleep)
+
+
+def _ask(
+    state_root: Path,
+    job_id: str,
+    kind: AskKind,
+    message: str,
+    timeout_s: float,
+    call_id: str,
+    cancelled: Callable[[], bool],
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+) -> Asked:
     check_message(message)
     store = JobStore(state_root, news=None)
     record = store.read_record(job_id)
@@ -90,7 +119,15 @@ def ask(
             call_id,
         ),
     )
-    post(state_root, made, record.specialist)
+    try:
+        post(state_root, made, record.specialist)
+    except StoreError:
+        # Nobody heard it: settle it, so no supervisor later answers a child that is not
+        # waiting (the listing shows it as given up).
+        files.claim(
+            store.job_dir(job_id), parse_ask_id(made.id)[1], Outcome("cancelled", _now_ms())
+        )
+        raise
     if not waits:
         return Asked(made, None)
     return _wait(state_root, store.job_dir(job_id), made, cancelled, clock, sleep)
@@ -145,6 +182,13 @@ def reply(
     """Answer an open ask. `owners`: the replier's keys, one of which must be among the
     ask's supervisors (None: a person at the CLI, who may answer any ask of the project).
     An unknown ask, one already settled, or a progress update is one clear error."""
+    with _disk_errors("the reply"):
+        return _reply(state_root, ask_ref, answer, by, owners)
+
+
+def _reply(
+    state_root: Path, ask_ref: str, answer: str, by: str, owners: tuple[str, ...] | None
+) -> Replied:
     check_message(answer, "answer")
     job_id, seq = parse_ask_id(ask_ref)
     store = JobStore(state_root, news=None)
