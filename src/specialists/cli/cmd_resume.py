@@ -40,12 +40,9 @@ def run(args: argparse.Namespace, project: Project) -> int:
         keep_alive=args.keep_alive,
         continue_from=job_id,
     )
+    background, attach = args.background, args.attach
     return plan_and_launch(
-        project,
-        request,
-        background=args.background or args.attach,
-        as_json=args.json,
-        attach=args.attach,
+        project, request, background=background, as_json=args.json, attach=attach
     )
 
 

@@ -121,7 +121,7 @@ def run(args: argparse.Namespace, project: Project) -> int:
     return plan_and_launch(
         project,
         request,
-        background=args.background or args.attach,
+        background=args.background,
         as_json=args.json,
         sandbox=args.sandbox,
         attach=args.attach,
@@ -138,6 +138,7 @@ def plan_and_launch(
     attach: bool = False,
 ) -> int:
     """Plan the job, start it, and show what happened (shared by `run` and `resume`)."""
+    background = background or attach  # --attach: its own supervisor, followed here
     warnings: list[str] = []
     try:
         record = project.plan(request, foreground=not background, warnings=warnings)
