@@ -178,7 +178,7 @@ TOOLS: tuple[McpTool, ...] = (
     ),
     McpTool("manage_specialist", m.DESCRIPTION, m.ARGS, m.RESULT, m.manage_specialist),
     McpTool("schedule", sched.DESCRIPTION, sched.ARGS, sched.RESULT, sched.schedule),
-    McpTool("wait", ctl.WAIT_DESCRIPTION, ctl.WAIT_ARGS, ctl.RESULT, ctl.wait, True),
+    McpTool("wait", ctl.WAIT_DESCRIPTION, ctl.WAIT_ARGS, ctl.RESULT, ctl.wait),  # subscribe writes
     McpTool("interrupt", ctl.INTERRUPT_DESCRIPTION, s.JOB_ARGS, ctl.RESULT, ctl.interrupt),
     McpTool(
         "children", ctl.CHILDREN_DESCRIPTION, ctl.CHILDREN_ARGS, ctl.RESULT, ctl.children, True
