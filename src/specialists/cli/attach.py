@@ -17,6 +17,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from specialists.jobs.records import JobStatus
     from specialists.project import Project
 
 POLL_S = 0.05
@@ -31,8 +32,8 @@ def _raise(signum: int, frame: FrameType | None) -> None:
     raise _Detach(signum)
 
 
-def follow(project: Project, job_id: str, *, as_json: bool) -> int:
-    from specialists.cli.cmd_run import EXIT_BY_STATUS
+def follow(project: Project, job_id: str, *, as_json: bool) -> JobStatus | None:
+    """Follow the job to its end (its final status) or until detached (None)."""
     from specialists.jobs.lines import feed_line
     from specialists.jobs.store import read_event_lines
     from specialists.jobs.view import current_status, read_answer
@@ -56,7 +57,7 @@ def follow(project: Project, job_id: str, *, as_json: bool) -> int:
             f"{job_id} --follow; its answer: specialists result {job_id} --wait",
             file=sys.stderr,
         )
-        return 0
+        return None
     finally:
         for s, handler in before.items():
             signal.signal(s, handler)
@@ -74,4 +75,4 @@ def follow(project: Project, job_id: str, *, as_json: bool) -> int:
             f"job {job_id} waits for a follow-up: specialists follow-up {job_id} ...",
             file=sys.stderr,
         )
-    return EXIT_BY_STATUS.get(st.status, 0 if st.status == "waiting" else 1)
+    return st

@@ -173,7 +173,10 @@ def launch(
         if attach:
             from specialists.cli.attach import follow
 
-            return follow(project, job_id, as_json=as_json)
+            ended = follow(project, job_id, as_json=as_json)
+            if ended is None or ended.status == "waiting":  # detached, or answered and waits
+                return 0
+            return EXIT_BY_STATUS.get(ended.status, 1)
         print(json.dumps({"id": job_id}) if as_json else job_id)
         return 0
     from specialists.cli.foreground import ForegroundObserver
