@@ -141,6 +141,7 @@ def test_steer_waits_for_the_agents_acknowledgement(project: Path, mock_llm: Moc
 def test_wait_next_all_one_and_timeout(project: Path, mock_llm: MockLLM) -> None:
     mock_llm.set_default(Reply("quick"))
     quick = run_bg(*NATIVE, "--prompt", "quick")
+    finished(quick)  # before the slow job's reply is queued: both read one queue
     mock_llm.enqueue(Reply(tool_calls=(ToolCall("bash", {"command": "sleep 8; echo x"}),)))
     slow = run_bg(*NATIVE, "--prompt", "slow")
     wait_until(lambda: in_tool(slow), 60, "the slow job's tool call")
