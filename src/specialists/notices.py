@@ -125,7 +125,7 @@ def post_for_job(state_dir: Path, job_id: str) -> bool:
         return False
     job_dir = state_dir / "jobs" / job_id
     record = _read_json(job_dir / "job.json", MAX_JOB_FILE_BYTES) or {}
-    keys = _keys(record.get("owner"))
+    keys = _keys([*(record.get("owner") or []), *subscribers(job_dir)])
     if not keys:
         return False
     status = _read_json(job_dir / "status.json", MAX_STATUS_BYTES)
@@ -312,6 +312,26 @@ def job_owner(job_dir: Path) -> list[str]:
     """The `owner` keys of a job's job.json; [] when absent or unreadable (then no one is
     told, which is what a job without an owner gets anyway)."""
     return _keys((_read_json(job_dir / "job.json", MAX_JOB_FILE_BYTES) or {}).get("owner"))
+
+
+SUBSCRIBERS_DIR = "subscribers"  # jobs/<id>/subscribers/<owner key>: `specialists wait --subscribe`
+
+
+def subscribers(job_dir: Path) -> list[str]:
+    """Owner keys that subscribed to the job's end after it was launched (empty files named
+    by the key, supervise/waiting.py); a symlinked directory is not followed."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(job_dir / SUBSCRIBERS_DIR, flags)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:  # ELOOP: a planted symlink
+        _warn("subscribers of %s not read: %s", job_dir.name, exc)
+        return []
+    try:
+        return sorted(name for name in os.listdir(fd) if is_key(name))
+    finally:
+        os.close(fd)
 
 
 def _keys(raw: object) -> list[str]:

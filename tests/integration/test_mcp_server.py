@@ -49,6 +49,7 @@ TOOL_NAMES = {
     "specialist_init", "list_specialists", "specialist_status", "use_specialist",
     "start_specialist", "poll_specialist", "stop_specialist", "run_parallel",
     "manage_specialist", "schedule",
+    "wait", "interrupt", "children",  # control (mcp/control_tool.py)
     "events",  # collecting events without hooks
 }  # fmt: skip
 # and the agent tool table, as a root session is offered it (no thread-only tools)

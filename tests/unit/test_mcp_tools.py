@@ -46,6 +46,7 @@ EXPECTED_TOOLS = {
     "specialist_init", "list_specialists", "specialist_status", "use_specialist",
     "start_specialist", "poll_specialist", "stop_specialist", "run_parallel",
     "manage_specialist", "schedule",
+    "wait", "interrupt", "children",  # control (mcp/control_tool.py)
     "events",  # collecting events without hooks (mcp/agent_tools.py)
 }  # fmt: skip
 LONG = 30.0  # a scripted wait longer than any test

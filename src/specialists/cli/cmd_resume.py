@@ -26,6 +26,9 @@ def run(args: argparse.Namespace, project: Project) -> int:
 
     store = project.store
     job_id = store.resolve(args.job)
+    paused = _resume_paused(project, job_id, args)
+    if paused is not None:
+        return paused
     parent = store.read_record(job_id)
     request = JobRequest(
         specialist=parent.specialist,
@@ -37,4 +40,27 @@ def run(args: argparse.Namespace, project: Project) -> int:
         keep_alive=args.keep_alive,
         continue_from=job_id,
     )
-    return plan_and_launch(project, request, background=args.background, as_json=args.json)
+    background, attach = args.background, args.attach
+    return plan_and_launch(
+        project, request, background=background, as_json=args.json, attach=attach
+    )
+
+
+def _resume_paused(project: Project, job_id: str, args: argparse.Namespace) -> int | None:
+    """A job that waits (paused by `interrupt`, or keep-alive) is resumed in place: the
+    prompt goes to it as a follow-up. None: the job has ended; resume it as a new job."""
+    import sys
+
+    from specialists.cli.cmd_run import read_prompt
+    from specialists.jobs.actions import send_message
+    from specialists.jobs.view import current_status
+
+    if current_status(project.store, job_id).status != "waiting":
+        return None
+    outcome = send_message(project.store, job_id, "follow_up", read_prompt(args))
+    if outcome.state == "refused":
+        print(f"error: resume refused: {outcome.reason} (see: specialists feed --job {job_id})",
+              file=sys.stderr)  # fmt: skip
+        return 1
+    print(f"resumed: job {job_id} continues in place (follow-up {outcome.state})")
+    return 0

@@ -22,6 +22,11 @@ EXIT_BY_STATUS = {"done": 0, "cancelled": 130}
 def add_common_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prompt", "-p", help="the task; read from stdin when omitted or '-'")
     p.add_argument("--background", "-b", action="store_true", help="return the job id at once")
+    p.add_argument(
+        "--attach",
+        action="store_true",
+        help="run in the background and follow it here; Ctrl-C detaches (cli/attach.py)",
+    )
     p.add_argument("--model", type=nonempty, help="override the model (provider/model)")
     p.add_argument("--runner", type=nonempty, help="pi, claude, codex, command or native")
     p.add_argument(
@@ -114,7 +119,12 @@ def run(args: argparse.Namespace, project: Project) -> int:
         executor=args.executor,
     )
     return plan_and_launch(
-        project, request, background=args.background, as_json=args.json, sandbox=args.sandbox
+        project,
+        request,
+        background=args.background,
+        as_json=args.json,
+        sandbox=args.sandbox,
+        attach=args.attach,
     )
 
 
@@ -125,21 +135,23 @@ def plan_and_launch(
     background: bool,
     as_json: bool,
     sandbox: bool = False,
+    attach: bool = False,
 ) -> int:
     """Plan the job, start it, and show what happened (shared by `run` and `resume`)."""
+    background = background or attach  # --attach: its own supervisor, followed here
     warnings: list[str] = []
     try:
         record = project.plan(request, foreground=not background, warnings=warnings)
     finally:
         _warn(warnings)
     if not (sandbox or record.requires_worktree):
-        return launch(project, record, background=background, as_json=as_json)
+        return launch(project, record, background=background, as_json=as_json, attach=attach)
     from specialists.threads.sandboxing import discard_sandbox, place_in_sandbox
 
     record, made = place_in_sandbox(project.root, record)
     print(f"sandbox {made.id}: {made.path} on {made.branch}", file=sys.stderr)
     try:
-        return launch(project, record, background=background, as_json=as_json)
+        return launch(project, record, background=background, as_json=as_json, attach=attach)
     except SpecialistsError:
         # The launch failed (a missing agent, a full disk): no sandbox is left behind. A
         # worktree with changes in it is never removed (the backend refuses), so nothing is lost.
@@ -147,15 +159,24 @@ def plan_and_launch(
         raise
 
 
-def launch(project: Project, record: JobRecord, *, background: bool, as_json: bool) -> int:
+def launch(
+    project: Project, record: JobRecord, *, background: bool, as_json: bool, attach: bool = False
+) -> int:
     from specialists.jobs.view import read_answer
 
     warnings: list[str] = []
-    if background:
+    if background:  # --attach runs in the background too, and follows the job here
         try:
             job_id = project.start_background(record, warnings)
         finally:
             _warn(warnings)
+        if attach:
+            from specialists.cli.attach import follow
+
+            ended = follow(project, job_id, as_json=as_json)
+            if ended is None or ended.status == "waiting":  # detached, or answered and waits
+                return 0
+            return EXIT_BY_STATUS.get(ended.status, 1)
         print(json.dumps({"id": job_id}) if as_json else job_id)
         return 0
     from specialists.cli.foreground import ForegroundObserver

@@ -28,6 +28,8 @@ def run(args: argparse.Namespace, project: Project) -> int:
 
     store = project.store
     job_id = store.resolve(args.job)
+    if args.kind == "steer" and not args.no_wait:
+        return _steer(project, job_id, " ".join(args.message))
     what = args.kind.replace("_", "-")
     outcome = send_message(store, job_id, args.kind, " ".join(args.message), wait=not args.no_wait)
     if outcome.state == "refused":
@@ -44,4 +46,20 @@ def run(args: argparse.Namespace, project: Project) -> int:
         print(f"queued until the current run ends: {what} to job {job_id}")
     else:
         print(f"delivered: {what} to job {job_id}")
+    return 0
+
+
+def _steer(project: Project, job_id: str, message: str) -> int:
+    """Acknowledged steering: wait up to 3 s for the agent's own ack, say the state."""
+    from specialists.supervise.steering import steer_job
+
+    outcome = steer_job(project.store, job_id, message)
+    if outcome.state == "failed":
+        if outcome.request_id is None:  # the job had already ended
+            hint = f"continue it with: specialists resume {job_id} --prompt ..."
+        else:
+            hint = f"see: specialists feed --job {job_id}"
+        print(f"error: steer {outcome.describe()} ({hint})", file=sys.stderr)
+        return 1
+    print(outcome.describe())
     return 0

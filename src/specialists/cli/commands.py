@@ -33,6 +33,11 @@ COMMANDS = {
     "schedule": "schedule",
     "scheduler": "scheduler",
     "agents": "agents",
+    "asks": "asks",
+    "reply": "asks",
+    "interrupt": "control",
+    "wait": "control",
+    "children": "control",
 }
 
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         "child_report",  # a child thread reported (R-H5)
         "child_closed",  # a child thread closed (R-H6)
         "notice",  # anything else the owner must hear of (a job ended, attention needed)
+        "ask",  # a child asks its supervisor or reports progress (asks/, contact_supervisor)
     ]
 
 EVENT_KINDS: tuple[str, ...] = (
@@ -36,6 +37,7 @@ EVENT_KINDS: tuple[str, ...] = (
     "child_report",
     "child_closed",
     "notice",
+    "ask",
 )
 
 MAX_ARGS_CHARS = 300  # original_args shown to the model: one line, at most this long

@@ -34,8 +34,8 @@ from specialists.jobs.files import (
 )
 from specialists.jobs.store import CONTROL_DIR
 
-ControlKind = Literal["steer", "follow_up", "abort", "stop"]
-CONTROL_KINDS: tuple[str, ...] = ("steer", "follow_up", "abort", "stop")
+ControlKind = Literal["steer", "follow_up", "abort", "stop", "interrupt"]
+CONTROL_KINDS: tuple[str, ...] = ("steer", "follow_up", "abort", "stop", "interrupt")
 MAX_REQUEST = 1024 * 1024
 MAX_BATCH = 100  # requests handled per look at the inbox; the rest wait for the next
 

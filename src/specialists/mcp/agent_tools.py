@@ -57,8 +57,8 @@ ANY_RESULT: dict[str, Any] = {"type": "object"}  # the table's replies carry too
 
 def offered_tools(ctx: ServerContext) -> tuple[AgentTool, ...]:
     """The table's tools for this client ("child" ones only to a thread job's agent)."""
-    in_thread = _in_thread_job(ctx)
-    return tuple(t for t in registry.TOOLS if t.scope == "any" or in_thread)
+    in_job = ctx.keys()[0].startswith("job-")
+    return registry.offered(thread=in_job and _in_thread_job(ctx), job=in_job)
 
 
 def caller(ctx: ServerContext) -> Caller:

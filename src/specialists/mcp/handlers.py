@@ -342,10 +342,6 @@ def feed(ctx: ServerContext, args: Args) -> dict[str, Any]:
 # --- control ------------------------------------------------------------------------------------
 
 
-def steer(ctx: ServerContext, args: Args) -> dict[str, Any]:
-    return _send(ctx, args, "steer")
-
-
 def follow_up(ctx: ServerContext, args: Args) -> dict[str, Any]:
     return _send(ctx, args, "follow_up")
 

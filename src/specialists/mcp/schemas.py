@@ -218,7 +218,7 @@ FEED_RESULT = obj(
 SENT = obj(
     {
         "job_id": {"type": "string"},
-        "state": {"type": "string", "enum": ["delivered", "queued", "pending"]},
+        "state": {"type": "string", "enum": ["delivered", "scheduled", "queued", "pending"]},
     },
     ("job_id", "state"),
 )

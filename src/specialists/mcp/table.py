@@ -17,6 +17,7 @@ from typing import Any
 from specialists.display import one_line
 from specialists.errors import Bug, SpecialistsError, UserError
 from specialists.mcp import agent_tools as a
+from specialists.mcp import control_tool as ctl
 from specialists.mcp import handlers as h
 from specialists.mcp import manage_tool as m
 from specialists.mcp import schedule_tool as sched
@@ -105,9 +106,11 @@ _FEED = (
 )
 _STEER = (
     "Inject guidance into a running job's current turn (the agent reads it before its next "
-    "step): use it when a specialist is heading the wrong way. Returns state delivered, or "
-    "pending if the supervisor has not picked it up yet. Refused when the job is not running "
-    "or its runner cannot be steered (then use follow_up). Then keep working. " + NO_POLL
+    "step): use it when a specialist is heading the wrong way. Waits up to 3 s for the "
+    "agent's acknowledgement; returns state delivered (acknowledged), scheduled (handed to "
+    "the agent, not acknowledged yet) or pending (not picked up yet). Refused when the job is "
+    "not running or its runner cannot be steered (then use follow_up). Then keep working. "
+    + NO_POLL
 )
 _FOLLOW_UP = (
     "Send another message to a live job: delivered when its current run ends, or at once to a "
@@ -162,7 +165,7 @@ TOOLS: tuple[McpTool, ...] = (
     McpTool("status", _STATUS, s.OPTIONAL_JOB_ARGS, s.STATUS_RESULT, h.status, read_only=True),
     McpTool("result", _RESULT, s.JOB_ARGS, s.ANSWER, h.result, read_only=True),
     McpTool("feed", _FEED, s.FEED_ARGS, s.FEED_RESULT, h.feed, read_only=True),
-    McpTool("steer", _STEER, s.MESSAGE_ARGS, s.SENT, h.steer),
+    McpTool("steer", _STEER, s.MESSAGE_ARGS, s.SENT, ctl.steer),
     McpTool("follow_up", _FOLLOW_UP, s.MESSAGE_ARGS, s.SENT, h.follow_up),
     McpTool("stop", _STOP, s.JOB_ARGS, s.STOPPED, h.stop),
     McpTool("specialist_init", _INIT, s.NO_ARGS, s.INIT_RESULT, h.specialist_init, True),
@@ -177,6 +180,11 @@ TOOLS: tuple[McpTool, ...] = (
     ),
     McpTool("manage_specialist", m.DESCRIPTION, m.ARGS, m.RESULT, m.manage_specialist),
     McpTool("schedule", sched.DESCRIPTION, sched.ARGS, sched.RESULT, sched.schedule),
+    McpTool("wait", ctl.WAIT_DESCRIPTION, ctl.WAIT_ARGS, ctl.RESULT, ctl.wait),  # subscribe writes
+    McpTool("interrupt", ctl.INTERRUPT_DESCRIPTION, s.JOB_ARGS, ctl.RESULT, ctl.interrupt),
+    McpTool(
+        "children", ctl.CHILDREN_DESCRIPTION, ctl.CHILDREN_ARGS, ctl.RESULT, ctl.children, True
+    ),
 )
 
 

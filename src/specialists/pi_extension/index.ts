@@ -168,11 +168,19 @@ export default function specialists(pi: ExtensionAPI): void {
 
   async function runTool(name: string, callId: string, params: unknown, signal: AbortSignal | undefined, ctx: ExtensionContext) {
     if (!client || client.closed) throw new Error(`the specialists sidecar is not running (see ${log.path})`);
-    const reply = await client.request("call", { tool: name, args: params ?? {}, call_id: callId }, { timeoutMs: 120_000, signal });
+    const reply = await client.request("call", { tool: name, args: params ?? {}, call_id: callId }, { timeoutMs: callTimeoutMs(name, params), signal });
     if (reply.is_error) throw new Error(String(reply.text)); // pi marks a thrown error isError
     let terminate = reply.yields === true;
     if (terminate && !ctx.hasUI && (await waitInPlace(signal))) terminate = false;
     return { content: [{ type: "text", text: String(reply.text) }], details: reply.data ?? {}, terminate };
+  }
+
+  // contact_supervisor waits for its reply up to timeout_s (default 300, asks/model.py): the
+  // sidecar answers when it is in or the ask gave up, so wait a little longer than that.
+  function callTimeoutMs(name: string, params: unknown): number {
+    if (name !== "contact_supervisor") return 120_000;
+    const asked = (params as { timeout_s?: unknown } | undefined)?.timeout_s;
+    return ((typeof asked === "number" && asked > 0 ? asked : 300) + 30) * 1000;
   }
 
   // Print mode: pi exits when the prompt is done, so a yield would lose the wake-up. If work

@@ -126,8 +126,8 @@ class Front:
 
     def offered_tools(self) -> tuple[AgentTool, ...]:
         """The registry's tools this caller may use ("child" ones only inside a thread job)."""
-        in_thread = self._has_parent()
-        return tuple(t for t in registry.TOOLS if t.scope == "any" or in_thread)
+        in_job = owner_job_id(self.owner) is not None
+        return registry.offered(thread=in_job and self._has_parent(), job=in_job)
 
     def _has_parent(self) -> bool:
         job_id = owner_job_id(self.owner)

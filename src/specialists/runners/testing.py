@@ -21,6 +21,7 @@ from typing import Literal, assert_never
 from specialists.errors import AgentUnavailable
 from specialists.runners.base import (
     ALWAYS_ACCEPTED,
+    Activity,
     AgentExited,
     AgentHandle,
     Command,
@@ -76,6 +77,7 @@ class ScriptedRunner:
         self.alive = False
         self.running = False  # a run is going (between start/follow-up and its RunFinished)
         self.closed = False
+        self._acks: list[RunnerEvent] = []  # the agent's acknowledgement of each steer
 
     # AgentRunner --------------------------------------------------------------------------
 
@@ -95,6 +97,9 @@ class ScriptedRunner:
         return self._while_running if self.running else self._between_runs
 
     def poll(self, timeout: float) -> list[RunnerEvent]:
+        if self._acks:  # acknowledged at once, as pi and the native loop do between steps
+            acks, self._acks = self._acks, []
+            return acks
         now = self._clock()
         if now < self._wait_until:
             self._clock.sleep(min(timeout, self._wait_until - now))
@@ -125,7 +130,8 @@ class ScriptedRunner:
                 self._follow_up_script or [RunFinished(text=f"re: {command.message}")]
             )
         elif command.kind == "steer":
-            pass  # recorded; the script says what the agent does with it
+            # Recorded and acknowledged; the script says what the agent does with it.
+            self._acks.append(Activity("steer_ack", {"message": command.message[:80]}))
         elif command.kind == "abort":
             self._replace_rest([RunFinished(text="", error="aborted")])
         elif command.kind == "close":

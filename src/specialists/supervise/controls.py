@@ -14,7 +14,7 @@ from typing import assert_never, cast
 
 from specialists.errors import SpecialistsError
 from specialists.jobs.control import ControlRequest, take_requests
-from specialists.runners.base import Command, FollowUp
+from specialists.runners.base import Abort, Command, FollowUp
 from specialists.supervise.requests import Decision, Phase, Situation, ack_fields, decide
 from specialists.supervise.waking import Waking
 from specialists.supervise.watch import Ending
@@ -27,6 +27,10 @@ class Controls(Waking):
         """The control side's state (called once by the supervisor's __init__)."""
         self.held: deque[tuple[str, str]] = deque()  # follow-ups for after the run: (id, text)
         self._ending: Ending | None = None
+        self._interrupted = False  # a soft interrupt is under way: the aborted run pauses the job
+        # Steers handed to the agent and not yet acknowledged by it, oldest first: agents
+        # acknowledge steers in the order they got them (pi's responses, the native loop).
+        self._steers_out: deque[str] = deque()
 
     # --- provided by the supervisor ---------------------------------------------------------
 
@@ -54,6 +58,7 @@ class Controls(Waking):
             self._on_run_failed(f"the follow-up could not start: {exc.one_line()}")
             return
         self._running_again(False, "follow_up")
+        self._interrupted = False  # resumed: this run ends the job as any run would
         self._event("follow_up_sent", request=request_id)
         self._save(force=True)
 
@@ -69,6 +74,16 @@ class Controls(Waking):
             return False
         self.runner.send(command)
         return True
+
+    def _agent_took_steer(self, accepted: bool, why: str = "") -> None:
+        """The agent acknowledged (or rejected) the oldest steer it was handed."""
+        if not self._steers_out:
+            return  # a steer of its own making (an event delivered as a steer by pi's extension)
+        request_id = self._steers_out.popleft()
+        if accepted:
+            self._event("steer_delivered", request=request_id)
+        else:
+            self._event("steer_failed", request=request_id, reason=why or "the agent rejected it")
 
     # --- the control inbox -------------------------------------------------------------------
 
@@ -90,6 +105,8 @@ class Controls(Waking):
         decision = decide(req.kind, req.message, situation)
         if decision.kind == "deliver" and decision.command.kind != "follow_up":
             self._send(decision.command)  # sent before the ack, so the ack tells the truth
+            if decision.command.kind == "steer":
+                self._steers_out.append(req.id)
         self._event(f"{req.kind}_ack", **ack_fields(req.id, decision))
         self._act(req.id, decision)
         self._save(force=True)
@@ -112,5 +129,8 @@ class Controls(Waking):
             self._begin_stop(d.why)
         elif d.kind == "end_waiting":
             self._begin_end("done", None)
+        elif d.kind == "pause":
+            self._interrupted = True
+            self._send(Abort())
         else:
             assert_never(d)

@@ -37,6 +37,8 @@ from specialists.jobs.store import (
     now_ms,
 )
 from specialists.jobs.writer import JobWriter, make_reserve, mark_ended
+from specialists.supervise.lease import claim as claim_lease
+from specialists.supervise.lease import continues_session
 
 LOCK_FD_ENV = "SPECIALISTS_LOCK_FD"
 _SPACE_HINT = "free some space on the disk that holds .specialists/"
@@ -51,8 +53,11 @@ def create_job(store: JobStore, record: JobRecord) -> tuple[JobRecord, JobLock]:
         if not lock.try_acquire():
             raise Bug(f"fresh job {job_id} is already locked")
         record = record.replace(id=job_id, created_at_ms=record.created_at_ms or now_ms())
+        continued = continues_session(store, record)
         record = _carry_session(store, record, job_dir)
         _write_files(lock.fd, record)
+        if continued is not None:  # before any agent starts: one resume of a session at a time
+            claim_lease(store, continued, job_id)
     except BaseException as exc:
         if lock is not None:
             lock.release()

@@ -87,6 +87,11 @@ def plan_job(
                 f"job {parent_id} is {state}; only a finished job can be continued",
                 hint="use `specialists follow-up` for a job that is still running",
             )
+        if parent_status.status == "cancelled":
+            raise UserError(
+                f"job {parent_id} was stopped; a stopped job is not resumable (stop is final)",
+                hint="start a new job with `specialists run`; `interrupt` pauses a job instead",
+            )
         session = parent_status.session_file
         if not session:
             raise UserError(f"job {parent_id} has no agent session to continue")

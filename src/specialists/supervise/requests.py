@@ -64,13 +64,24 @@ class EndWaiting:
 
 
 @dataclass(frozen=True)
+class Pause:
+    """A soft interrupt: abort the run in progress; the job then waits for a follow-up (or a
+    resume) instead of ending, whether or not it is keep-alive."""
+
+    kind: Literal["pause"] = "pause"
+
+
+@dataclass(frozen=True)
 class NothingToDo:
     """Acknowledged, nothing to act on (an abort while no run is going)."""
 
     kind: Literal["nothing_to_do"] = "nothing_to_do"
 
 
-Decision = Refuse | Deliver | Hold | StopJob | EndWaiting | NothingToDo
+Decision = Refuse | Deliver | Hold | StopJob | EndWaiting | Pause | NothingToDo
+
+# Runners whose run cannot be continued after an abort: a plain command has no session.
+NO_PAUSE_RUNNERS = frozenset({"command", "proc"})
 
 _WORDS: dict[CommandKind, str] = {"follow_up": "follow-up", "steer": "steer", "abort": "abort"}
 
@@ -91,6 +102,16 @@ def decide(request_kind: str, message: str, s: Situation) -> Decision:
         if not s.keep_alive:
             return StopJob("aborted by request")  # the run is the job: abort ends it
         return Deliver(Abort()) if "abort" in s.accepts else _cannot("abort", s)
+    if request_kind == "interrupt":
+        if s.phase == "waiting":
+            return NothingToDo()  # no turn is running: the job already waits
+        if s.phase == "starting":
+            return Refuse("job is starting; no turn to interrupt yet")
+        if s.runner in NO_PAUSE_RUNNERS:
+            return Refuse(f"a {s.runner} job cannot pause (it has no session); use stop")
+        if "abort" not in s.accepts:
+            return Refuse(f"the {s.runner} runner cannot interrupt its run now; use stop")
+        return Pause()
     if request_kind == "steer":
         if s.phase != "running":
             return Refuse("job is not running a turn; use follow-up")
@@ -111,6 +132,8 @@ def ack_fields(request_id: str, decision: Decision) -> dict[str, object]:
         ack["reason"] = decision.reason
     elif decision.kind == "hold":
         ack["queued"] = True
+    elif decision.kind == "nothing_to_do":
+        ack["nothing_to_do"] = True
     return ack
 
 

@@ -188,6 +188,10 @@ class Supervisor(Controls):
     def _on_activity(self, ev: Activity) -> None:
         if ev.event == "run_start":
             self._on_agent_run()
+        elif ev.event == "steer_ack":
+            self._agent_took_steer(True)
+        elif ev.event == "notice" and ev.fields.get("message") == "steer rejected":
+            self._agent_took_steer(False, str(ev.fields.get("error") or ""))
         note_activity(self.status, ev)
         # Control acknowledgements are the supervisor's to log, with the request id.
         if ev.log and ev.event != "steer_ack":
@@ -210,6 +214,7 @@ class Supervisor(Controls):
             self._on_run_failed(ev.error)
             return
         text = ev.text or ""
+        self._interrupted = False  # the run ended before the interrupt took: nothing paused
         self.yielded = ev.yielded
         if ev.yielded:  # the agent waits for an event: not an answer
             self._event("run_end", chars=len(text), yielded=True)
@@ -226,6 +231,11 @@ class Supervisor(Controls):
 
     def _on_run_failed(self, error: str) -> None:
         self._drop_held(f"the run before it ended: {error}")
+        if error == "aborted" and self._interrupted:
+            # A soft interrupt: the job pauses, resumable with a follow-up or `resume`.
+            self._event("interrupted")
+            self._wait_for_follow_up()
+            return
         if self.record.keep_alive and (error == "aborted" or self.last_answer is not None):
             # The job lives on: an aborted run, or a later run failing, leaves it waiting
             # with its answers as they were.
@@ -289,8 +299,10 @@ class Supervisor(Controls):
                 )
         elif isinstance(item, watch.IdleTimedOut):
             self._event("idle_timeout", idle_ms=item.idle_ms)
-            if self.waiting_for_work and self.last_answer is None:
-                limit = f"{item.idle_ms / 1000:g} s"
+            limit = f"{item.idle_ms / 1000:g} s"
+            if self._interrupted and self.last_answer is None:
+                self._begin_end("error", f"interrupted, and not resumed within {limit}")
+            elif self.waiting_for_work and self.last_answer is None:
                 self._begin_end("error", f"no event within the idle limit ({limit}): {self.why}")
             else:
                 self._begin_end("done", None)

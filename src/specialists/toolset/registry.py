@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from specialists.toolset.ask_tools import ASK_TOOLS
 from specialists.toolset.bg_tools import BG_TOOLS
 from specialists.toolset.table import AgentTool
 from specialists.toolset.thread_tools import THREAD_TOOLS
 from specialists.toolset.timer_tools import TIMER_TOOLS
 
-TOOLS: tuple[AgentTool, ...] = (*BG_TOOLS, *TIMER_TOOLS, *THREAD_TOOLS)
+TOOLS: tuple[AgentTool, ...] = (*BG_TOOLS, *TIMER_TOOLS, *THREAD_TOOLS, *ASK_TOOLS)
 
 GUIDANCE_HEADER = "## Working without blocking (specialists)"
 GUIDANCE_CORE = (
@@ -21,11 +22,16 @@ def tool_named(name: str) -> AgentTool | None:
     return next((t for t in TOOLS if t.name == name), None)
 
 
-def offered(*, thread: bool) -> tuple[AgentTool, ...]:
+def offered(*, thread: bool, job: bool = True) -> tuple[AgentTool, ...]:
     """The tools a caller gets: child-scoped ones (report_to_parent, close_thread) only when
     it is a thread, i.e. its job record has a `thread` (not a `parent_id`, which a continued
-    job has too; a root session's children have a thread but no parent job)."""
-    return tuple(t for t in TOOLS if t.scope == "any" or thread)
+    job has too; a root session's children have a thread but no parent job); job-scoped ones
+    (contact_supervisor) only when it is one of our jobs."""
+    return tuple(
+        t
+        for t in TOOLS
+        if t.scope == "any" or (t.scope == "child" and thread) or (t.scope == "job" and job)
+    )
 
 
 def prompt_guidance(tools: tuple[AgentTool, ...] = TOOLS) -> str:

@@ -33,6 +33,8 @@ class Caller:
     stack: tuple[str, ...] = ("root",)  # thread stack from root to the caller (threads)
     settings: Settings = field(default_factory=Settings)
     clock: Callable[[], float] = time.time  # wall seconds; tests pass a fake
+    # True once the caller's turn is interrupted: a tool that waits (an ask) gives up then.
+    cancelled: Callable[[], bool] = field(default=lambda: False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ class AgentTool:
     schema: Mapping[str, Any]  # JSON schema of the arguments
     handler: Handler
     guidance: str = ""  # a line for the shared system prompt section (R-G1)
-    scope: Literal["any", "child"] = "any"  # child: only thread agents get it
+    scope: Literal["any", "child", "job"] = "any"  # child: thread agents; job: any of our jobs
 
 
 def call_tool(tool: AgentTool, call: ToolCall) -> Reply:

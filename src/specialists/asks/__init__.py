@@ -1,0 +1,1 @@
+"""Asking the supervisor: a child job's questions to whoever supervises it, and the replies."""

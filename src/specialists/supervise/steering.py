@@ -1,0 +1,164 @@
+"""Acknowledged steering and the soft interrupt, for every interface (CLI, MCP).
+
+A steer is *acknowledged delivery*, not a send attempt (seed 004 "Subagent control"): it is
+posted to the job's control inbox, the supervisor decides and hands it to the agent, and the
+agent acknowledges it (pi answers the steer command; the native loop adds it to the
+conversation). `steer_job` waits up to STEER_WAIT_S for that and says which state it reached:
+
+    delivered   the agent acknowledged it: it is in its conversation
+    scheduled   the supervisor handed it to the agent, which has not acknowledged it yet (it
+                takes steers between steps; a long tool call delays it); its ack, when it
+                comes, is in the feed as `steer_delivered`
+    pending     the supervisor has not read the request yet (busy, a pre-script running): it
+                stays in the control inbox and is decided when read
+    failed      refused (no turn is running, the runner cannot be steered, the job ended) or
+                rejected by the agent, with the reason
+
+The seed's `partial` and `recovered` belong to multi-child steering and automatic
+pause-and-revive recovery, which are not built: a steer here has one target and is never
+turned into a resume behind the caller's back.
+
+`interrupt_job` cancels the run in progress and leaves the job paused (status `waiting`),
+resumable with a follow-up or `specialists resume`; `stop` stays final.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from specialists.errors import UserError
+from specialists.jobs.control import post_request
+from specialists.jobs.store import JobStore, read_event_lines
+from specialists.jobs.view import current_status
+
+STEER_WAIT_S = 3.0
+INTERRUPT_WAIT_S = 10.0
+_POLL_S = 0.03
+
+SteerState = Literal["delivered", "scheduled", "pending", "failed"]
+
+
+@dataclass(frozen=True)
+class SteerOutcome:
+    job_id: str
+    state: SteerState
+    request_id: str | None = None
+    reason: str | None = None
+
+    def describe(self) -> str:
+        rid = f" (request {self.request_id})" if self.request_id else ""
+        if self.state == "delivered":
+            return f"delivered: job {self.job_id}'s agent acknowledged the steer{rid}"
+        if self.state == "scheduled":
+            return (
+                f"scheduled: handed to job {self.job_id}'s agent, not acknowledged yet{rid}; "
+                "it reads steers between steps"
+            )
+        if self.state == "pending":
+            return f"pending: job {self.job_id} has not picked up the steer yet{rid}"
+        return f"failed: {self.reason or 'refused'}{rid}"
+
+
+def _events_for(
+    store: JobStore, job_id: str, request_id: str, kinds: set[str], until: float
+) -> dict | None:
+    """The first event of `kinds` for `request_id`, or None by the monotonic time `until`."""
+    path = store.events_path(job_id)
+    offset = 0
+    while True:
+        events, offset = read_event_lines(path, offset)
+        for ev in events:
+            if ev.get("request") == request_id and ev.get("event") in kinds:
+                return ev
+        if time.monotonic() >= until:
+            return None
+        time.sleep(_POLL_S)
+
+
+def steer_job(
+    store: JobStore, job_id: str, message: str, *, wait_s: float = STEER_WAIT_S
+) -> SteerOutcome:
+    if not message.strip():
+        raise UserError("the message is empty")
+    st = current_status(store, job_id)
+    if not st.active:
+        return SteerOutcome(job_id, "failed", reason=f"job {job_id} is {st.status}")
+    request = post_request(store.job_dir(job_id), "steer", message)
+    until = time.monotonic() + wait_s
+    ack = _events_for(store, job_id, request.id, {"steer_ack"}, until)
+    if ack is None:
+        return SteerOutcome(job_id, "pending", request.id)
+    if not ack.get("delivered"):
+        return SteerOutcome(job_id, "failed", request.id, str(ack.get("reason") or "refused"))
+    took = _events_for(store, job_id, request.id, {"steer_delivered", "steer_failed"}, until)
+    if took is None:
+        return SteerOutcome(job_id, "scheduled", request.id)
+    if took.get("event") == "steer_failed":
+        return SteerOutcome(job_id, "failed", request.id, str(took.get("reason") or "rejected"))
+    return SteerOutcome(job_id, "delivered", request.id)
+
+
+InterruptState = Literal["paused", "interrupting", "already_paused", "pending", "refused"]
+
+
+@dataclass(frozen=True)
+class InterruptOutcome:
+    job_id: str
+    state: InterruptState
+    request_id: str | None = None
+    reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.state != "refused"
+
+    def describe(self) -> str:
+        j = self.job_id
+        resume = (
+            f"resume it with: specialists resume {j} --prompt ...; "
+            f"end it with: specialists stop {j}"
+        )
+        if self.state == "paused":
+            return f"interrupted: job {j} is paused; {resume}"
+        if self.state == "already_paused":
+            return f"job {j} runs no turn (it waits); nothing to interrupt"
+        if self.state == "interrupting":
+            return f"interrupting: job {j}'s run was told to stop and has not paused yet"
+        if self.state == "pending":
+            return f"pending: job {j} has not picked up the interrupt yet"
+        return f"interrupt refused: {self.reason or 'refused'}"
+
+
+def interrupt_job(
+    store: JobStore,
+    job_id: str,
+    *,
+    wait_s: float = INTERRUPT_WAIT_S,
+    sleep: Callable[[float], None] = time.sleep,
+) -> InterruptOutcome:
+    """Post an interrupt and wait (bounded) until the job has paused."""
+    st = current_status(store, job_id)
+    if not st.active:
+        return InterruptOutcome(job_id, "refused", reason=f"job {job_id} is {st.status}")
+    request = post_request(store.job_dir(job_id), "interrupt")
+    until = time.monotonic() + wait_s
+    ack = _events_for(store, job_id, request.id, {"interrupt_ack"}, until)
+    if ack is None:
+        return InterruptOutcome(job_id, "pending", request.id)
+    if not ack.get("delivered"):
+        return InterruptOutcome(job_id, "refused", request.id, str(ack.get("reason") or ""))
+    if ack.get("nothing_to_do"):
+        return InterruptOutcome(job_id, "already_paused", request.id)
+    while True:
+        st = current_status(store, job_id)
+        if st.status == "waiting":
+            return InterruptOutcome(job_id, "paused", request.id)
+        if not st.active:
+            why = f"job {job_id} ended {st.status} before it could pause"
+            return InterruptOutcome(job_id, "refused", request.id, why)
+        if time.monotonic() >= until:
+            return InterruptOutcome(job_id, "interrupting", request.id)
+        sleep(_POLL_S)

@@ -1,0 +1,311 @@
+"""The asks room over a temp store: asking, waiting, replying, listing, and what a hostile
+directory or a racing second replier can do to it (on a fake clock, no real waits)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from specialists.asks import files
+from specialists.asks.model import MAX_MESSAGE_BYTES, Ask, Outcome, parse_ask_id
+from specialists.asks.ops import ask, list_asks, reply
+from specialists.errors import NotFound, StoreError, UserError
+from specialists.events.inbox import Inbox
+from specialists.jobs.records import JobRecord
+from specialists.jobs.store import JobStore
+from specialists.testing import FakeClock
+from tests.support.fleet import write_status
+from tests.support.jobs import new_job
+
+BOSS = "cli-boss"
+
+
+def _job(store: JobStore, tmp_path: Path, **over: object) -> JobRecord:
+    record, lock = new_job(store, tmp_path, **over)
+    lock.release()
+    write_status(store.jobs_dir, record.id, status="running")
+    return record
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> JobStore:
+    s = JobStore(tmp_path / ".specialists", news=None)
+    s.ensure_dirs()
+    return s
+
+
+def _reply_soon(store: JobStore, job_id: str, answer: str, clock: FakeClock):
+    """A fake sleep that answers the ask the first time the child waits."""
+
+    def sleep(seconds: float) -> None:
+        for seq in files.list_seqs(store.job_dir(job_id)):
+            if files.read_outcome(store.job_dir(job_id), seq) is None:
+                reply(store.root, f"ask-{job_id}-{seq}", answer, by=BOSS, owners=(BOSS,))
+        clock.sleep(seconds)
+
+    return sleep
+
+
+def test_an_ask_waits_for_the_reply_and_returns_it(store: JobStore, tmp_path: Path) -> None:
+    child = _job(store, tmp_path, owner=[BOSS])
+    clock = FakeClock()
+    asked = ask(
+        store.root, child.id, "need_decision", "A or B?", timeout_s=60,
+        clock=clock, sleep=_reply_soon(store, child.id, "B", clock),
+    )  # fmt: skip
+    assert asked.outcome is not None and asked.outcome.kind == "reply"
+    assert asked.outcome.answer == "B" and "Your supervisor replied" in asked.describe()
+    (event,) = Inbox(store.root, BOSS).pending().events
+    assert event.kind == "ask" and event.id == f"{asked.ask.id}:ask:1"
+    assert "A or B?" in event.body and f"specialists reply {asked.ask.id}" in event.body
+    assert list_asks(store.root, (BOSS,), include_settled=False)[0] == []
+
+
+def test_an_ask_times_out_on_the_clock_and_a_late_reply_is_refused(
+    store: JobStore, tmp_path: Path
+) -> None:
+    child = _job(store, tmp_path, owner=[BOSS])
+    clock = FakeClock()
+    asked = ask(
+        store.root, child.id, "need_decision", "?", timeout_s=5, clock=clock, sleep=clock.sleep
+    )
+    assert asked.outcome is not None and asked.outcome.kind == "timeout"
+    assert "No reply in 5 s" in asked.describe()
+    assert clock() >= 5
+    with pytest.raises(UserError, match="already settled: timed out"):
+        reply(store.root, asked.ask.id, "late", by=BOSS, owners=(BOSS,))
+
+
+def test_progress_update_returns_at_once(store: JobStore, tmp_path: Path) -> None:
+    child = _job(store, tmp_path, owner=[BOSS])
+
+    def no_sleep(_: float) -> None:
+        raise AssertionError("a progress update must not wait")
+
+    asked = ask(store.root, child.id, "progress_update", "half", timeout_s=60, sleep=no_sleep)
+    assert asked.outcome is None and asked.ask.timeout_s == 0
+    with pytest.raises(UserError, match="progress update"):
+        reply(store.root, asked.ask.id, "ok", by=BOSS, owners=None)
+
+
+def test_an_interrupted_turn_gives_the_ask_up(store: JobStore, tmp_path: Path) -> None:
+    child = _job(store, tmp_path, owner=[BOSS])
+    clock = FakeClock()
+    asked = ask(
+        store.root, child.id, "need_decision", "?", timeout_s=60,
+        cancelled=lambda: clock() > 1, clock=clock, sleep=clock.sleep,
+    )  # fmt: skip
+    assert asked.outcome is not None and asked.outcome.kind == "cancelled"
+
+
+def test_an_ask_to_a_parent_that_is_gone_is_one_clear_error(
+    store: JobStore, tmp_path: Path
+) -> None:
+    """Refused before anything is written: no asks/ directory, no event."""
+    parent = _job(store, tmp_path, owner=[BOSS])
+    write_status(store.jobs_dir, parent.id, status="done")
+    child = _job(store, tmp_path, owner=[f"job-{parent.id}"])
+    with pytest.raises(UserError, match=f"your supervisor is gone: job {parent.id} has ended"):
+        ask(store.root, child.id, "need_decision", "?", timeout_s=60)
+    assert files.list_seqs(store.job_dir(child.id)) == []
+    dead = _job(store, tmp_path, owner=["agent-999999999.1"])
+    with pytest.raises(UserError, match=r"agent-999999999\.1 has exited"):
+        ask(store.root, dead.id, "progress_update", "x", timeout_s=60)
+    nobody = _job(store, tmp_path, owner=[])
+    with pytest.raises(UserError, match="no supervisor"):
+        ask(store.root, nobody.id, "need_decision", "x", timeout_s=60)
+
+
+def test_a_parent_that_ends_while_the_child_waits_ends_the_wait(
+    store: JobStore, tmp_path: Path
+) -> None:
+    parent = _job(store, tmp_path, owner=[BOSS])
+    child = _job(store, tmp_path, owner=[f"job-{parent.id}"])
+    clock = FakeClock()
+
+    def sleep(s: float) -> None:
+        write_status(store.jobs_dir, parent.id, status="error")
+        clock.sleep(s)
+
+    asked = ask(store.root, child.id, "need_decision", "?", timeout_s=60, clock=clock, sleep=sleep)
+    assert asked.outcome is not None and asked.outcome.kind == "supervisor_gone"
+    assert f"job {parent.id} has ended (error)" in asked.describe()
+
+
+def test_a_message_over_64_kib_is_refused_before_anything_is_written(
+    store: JobStore, tmp_path: Path
+) -> None:
+    child = _job(store, tmp_path, owner=[BOSS])
+    with pytest.raises(UserError, match="at most 65,536"):
+        ask(store.root, child.id, "need_decision", "é" * (MAX_MESSAGE_BYTES // 2 + 1), timeout_s=5)
+    assert files.list_seqs(store.job_dir(child.id)) == []
+    assert not Inbox(store.root, BOSS).has_pending()
+    ask(store.root, child.id, "progress_update", "x" * MAX_MESSAGE_BYTES, timeout_s=5)  # the cap
+
+
+def test_unknown_and_malformed_ask_ids_and_strangers_are_refused(
+    store: JobStore, tmp_path: Path
+) -> None:
+    child = _job(store, tmp_path, owner=[BOSS])
+    with pytest.raises(UserError, match="invalid ask id"):
+        reply(store.root, "../../etc", "x", by=BOSS, owners=None)
+    with pytest.raises(NotFound, match="no ask"):
+        reply(store.root, f"ask-{child.id}-7", "x", by=BOSS, owners=None)
+    clock = FakeClock()
+    seen: list[str] = []
+
+    def sleep(s: float) -> None:
+        if not seen:
+            (row,), _ = list_asks(store.root, None, include_settled=False)
+            seen.append(row.ask.id)
+            with pytest.raises(UserError, match="not addressed to you"):
+                reply(store.root, row.ask.id, "x", by="claude-other", owners=("claude-other",))
+        clock.sleep(s)
+
+    ask(store.root, child.id, "need_decision", "?", timeout_s=1, clock=clock, sleep=sleep)
+    assert parse_ask_id(seen[0]) == (child.id, 1)
+
+
+def _race(root: str, ask_id: str, answer: str, go: multiprocessing.synchronize.Event, out) -> None:
+    go.wait()
+    try:
+        reply(Path(root), ask_id, answer, by=BOSS, owners=None)
+        out.put(answer)
+    except UserError:
+        out.put(None)
+
+
+def test_concurrent_replies_from_processes_exactly_one_wins(
+    store: JobStore, tmp_path: Path
+) -> None:
+    """Eight processes reply to one open ask at once: exactly one reply is taken, the other
+    seven are told it is settled, and the outcome on disk is the winner's."""
+    child = _job(store, tmp_path, owner=[BOSS])
+    made = files.create(
+        store.job_dir(child.id),
+        lambda seq: Ask(f"ask-{child.id}-{seq}", child.id, "need_decision", "?", 1, 60.0, (BOSS,)),
+    )
+    ctx = multiprocessing.get_context("fork")
+    go, out = ctx.Event(), ctx.Queue()
+    procs = [
+        ctx.Process(target=_race, args=(str(store.root), made.id, f"answer {n}", go, out))
+        for n in range(8)
+    ]
+    for p in procs:
+        p.start()
+    go.set()
+    results = [out.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(60)
+    winners = [r for r in results if r is not None]
+    assert len(winners) == 1
+    settled = files.read_outcome(store.job_dir(child.id), 1)
+    assert settled is not None and settled.answer == winners[0]
+
+
+def test_a_reply_racing_the_timeout_one_of_them_wins(store: JobStore, tmp_path: Path) -> None:
+    child = _job(store, tmp_path, owner=[BOSS])
+    for _ in range(20):
+        made = files.create(
+            store.job_dir(child.id),
+            lambda seq: Ask(
+                f"ask-{child.id}-{seq}", child.id, "need_decision", "?", 1, 60.0, (BOSS,)
+            ),
+        )
+        seq = parse_ask_id(made.id)[1]
+        got: list[object] = []
+
+        def give_up(seq: int = seq, got: list[object] = got) -> None:
+            got.append(files.claim(store.job_dir(child.id), seq, Outcome("timeout", 2)))
+
+        t = threading.Thread(target=give_up)
+        t.start()
+        try:
+            reply(store.root, made.id, "x", by=BOSS, owners=None)
+            replied = True
+        except UserError:
+            replied = False
+        t.join()
+        (won_timeout, final) = got[0]  # type: ignore[misc]
+        assert replied != won_timeout
+        assert final.kind == ("reply" if replied else "timeout")
+
+
+def test_planted_symlink_and_fifo_in_the_asks_dir(store: JobStore, tmp_path: Path) -> None:
+    """asks/ as a symlink is refused (nothing written through it); a FIFO planted as an
+    ask's outcome cannot hang a reader; a symlinked ask.json is not followed."""
+    child = _job(store, tmp_path, owner=[BOSS])
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, store.job_dir(child.id) / "asks")
+    with pytest.raises(StoreError, match="not a directory"):
+        ask(store.root, child.id, "progress_update", "x", timeout_s=5)
+    assert list(outside.iterdir()) == []
+    os.unlink(store.job_dir(child.id) / "asks")
+    asked = ask(store.root, child.id, "progress_update", "x", timeout_s=5)
+    seq = parse_ask_id(asked.ask.id)[1]
+    ask_dir = store.job_dir(child.id) / "asks" / str(seq)
+    os.mkfifo(ask_dir / "outcome.json")
+    with pytest.raises(StoreError, match="FIFO"):
+        files.read_outcome(store.job_dir(child.id), seq)
+    rows, problems = list_asks(store.root, None, include_settled=True)
+    assert rows == [] and "FIFO" in problems[0]
+    (ask_dir / "ask.json").unlink()
+    (ask_dir / "ask.json").symlink_to("/etc/passwd")
+    with pytest.raises(StoreError, match="symbolic link"):
+        files.read_ask(store.job_dir(child.id), seq)
+
+
+def test_a_full_disk_is_one_clear_error_and_leaves_no_half_made_ask(
+    store: JobStore, tmp_path: Path
+) -> None:
+    from tests.support.tmpfs import fill, small_tmpfs
+
+    child = _job(store, tmp_path, owner=[BOSS])
+    with small_tmpfs(store.job_dir(child.id) / "asks", "64k") as asks_dir:
+        fill(asks_dir)
+        with pytest.raises(StoreError, match="could not be written") as caught:
+            ask(store.root, child.id, "progress_update", "x" * 60_000, timeout_s=5)
+        assert "free some space" in (caught.value.hint or "")
+        assert files.list_seqs(store.job_dir(child.id)) == []
+    assert not Inbox(store.root, BOSS).has_pending()
+
+
+# --- the tools, as every front calls them -------------------------------------------------
+
+
+def _call(name: str, args: dict, caller) -> object:
+    from specialists.toolset.registry import tool_named
+    from specialists.toolset.table import ToolCall, call_tool
+
+    tool = tool_named(name)
+    assert tool is not None
+    return call_tool(tool, ToolCall(args, caller, call_id="c1"))
+
+
+def test_the_tools_offered_and_their_refusals(store: JobStore, tmp_path: Path) -> None:
+    from specialists.toolset.registry import offered
+    from specialists.toolset.table import Caller
+
+    assert "contact_supervisor" not in {t.name for t in offered(thread=False, job=False)}
+    assert {"contact_supervisor", "list_asks", "reply_to_ask"} <= {
+        t.name for t in offered(thread=False, job=True)
+    }
+    root = Caller(store.root, BOSS, tmp_path)
+    refused = _call("contact_supervisor", {"kind": "need_decision", "message": "?"}, root)
+    assert refused.is_error and "you are not one" in refused.text  # type: ignore[attr-defined]
+    child = _job(store, tmp_path, owner=[BOSS])
+    me = Caller(store.root, f"job-{child.id}", tmp_path, job_id=child.id)
+    bad = _call("contact_supervisor", {"kind": "gossip", "message": "?"}, me)
+    assert bad.is_error and "must be one of" in bad.text  # type: ignore[attr-defined]
+    sent = _call("contact_supervisor", {"kind": "progress_update", "message": "half"}, me)
+    assert not sent.is_error and sent.data["ask_id"] == f"ask-{child.id}-1"  # type: ignore[attr-defined]
+    listed = _call("list_asks", {"all": True}, root)
+    assert f"ask-{child.id}-1" in listed.text and "half" in listed.text  # type: ignore[attr-defined]
+    assert "No open asks" in _call("list_asks", {}, root).text  # type: ignore[attr-defined]
+    wrong = _call("reply_to_ask", {"ask_id": f"ask-{child.id}-1", "answer": "ok"}, me)
+    assert wrong.is_error and "not addressed to you" in wrong.text  # type: ignore[attr-defined]

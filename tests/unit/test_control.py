@@ -1,0 +1,169 @@
+"""Control on a fake clock and a temp store: the interrupt decision, a paused job, the agent's
+steer acknowledgement, resume leases (held, stale, planted, raced) and retained children."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from pathlib import Path
+
+import pytest
+
+from specialists.errors import UserError
+from specialists.jobs.store import JobStore
+from specialists.runners.base import ALWAYS_ACCEPTED, RunFinished
+from specialists.runners.testing import STEERABLE
+from specialists.supervise import lease
+from specialists.supervise.requests import NothingToDo, Pause, Refuse, Situation, decide
+from specialists.supervise.retained import retained_children
+from tests.support.fleet import write_status
+from tests.support.supervising import Harness
+
+
+def sit(phase: str, runner: str = "pi", accepts: frozenset = STEERABLE) -> Situation:
+    return Situation(phase=phase, keep_alive=False, runner=runner, accepts=accepts)  # type: ignore[arg-type]
+
+
+def test_the_interrupt_decision() -> None:
+    assert isinstance(decide("interrupt", "", sit("running")), Pause)
+    assert isinstance(decide("interrupt", "", sit("waiting")), NothingToDo)
+    starting = decide("interrupt", "", sit("starting"))
+    assert isinstance(starting, Refuse) and "starting" in starting.reason
+    command = decide("interrupt", "", sit("running", runner="command"))
+    assert isinstance(command, Refuse) and "cannot pause" in command.reason
+    cannot = decide("interrupt", "", sit("running", accepts=ALWAYS_ACCEPTED))
+    assert isinstance(cannot, Refuse) and "use stop" in cannot.reason
+    assert isinstance(decide("interrupt", "", sit("ending")), Refuse)
+
+
+def test_an_interrupted_job_pauses_then_ends_at_its_idle_limit(tmp_path: Path) -> None:
+    """Not keep-alive, and yet the aborted run leaves the job waiting (paused); nobody
+    resumes it, so the idle limit ends it with an error that says so."""
+    h = Harness(tmp_path)
+    runner = h.runner([h.post("interrupt"), 30.0, RunFinished("never reached")])
+    st = h.run(runner, idle_timeout_ms=2000)
+    kinds = [e["event"] for e in h.events()]
+    assert "interrupt_ack" in kinds and "interrupted" in kinds and "waiting" in kinds
+    assert st.status == "error" and "interrupted, and not resumed within 2 s" in (st.error or "")
+    assert any(c.kind == "abort" for c in runner.commands)
+
+
+def test_steer_is_logged_when_the_agent_acknowledges_it(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    st = h.run(h.runner([h.post("steer", "look left"), 1.0, RunFinished("ok")]))
+    assert st.status == "done"
+    evs = h.events()
+    ack = next(e for e in evs if e["event"] == "steer_ack")
+    took = next(e for e in evs if e["event"] == "steer_delivered")
+    assert ack["delivered"] is True and took["request"] == ack["request"]
+
+
+# --- leases ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> JobStore:
+    s = JobStore(tmp_path / ".specialists", news=None)
+    s.ensure_dirs()
+    return s
+
+
+def _job(store: JobStore, job_id: str, **fields: object) -> str:
+    write_status(store.jobs_dir, job_id, **fields)
+    return job_id
+
+
+def test_a_live_holder_refuses_a_second_claim_and_its_end_releases_it(store: JobStore) -> None:
+    source = _job(store, "aaaaaaaa", status="done", session_file="/x")
+    holder = _job(store, "bbbbbbbb", status="running")  # names this live process
+    lease.claim(store, source, holder)
+    with pytest.raises(UserError, match="being resumed by job bbbbbbbb"):
+        lease.claim(store, source, _job(store, "cccccccc", status="starting"))
+    write_status(store.jobs_dir, holder, status="done")
+    took = lease.claim(store, source, "cccccccc")
+    assert took.reclaimed is not None and took.reclaimed.holder == holder
+
+
+def test_a_holder_whose_supervisor_is_gone_is_reclaimed(store: JobStore) -> None:
+    """Status still says running, but the pid and start time name no live process."""
+    source = _job(store, "aaaaaaaa", status="done")
+    _job(store, "bbbbbbbb", status="running", supervisor_pid=2**22 + 7, supervisor_start_time=1)
+    (store.job_dir(source) / lease.LEASE_FILE).write_text(
+        '{"holder": "bbbbbbbb", "pid": 4194311, "start_time": 1, "since_ms": 1}'
+    )
+    took = lease.claim(store, source, "cccccccc")
+    assert took.reclaimed is not None and "no longer running" in (took.warning() or "")
+    assert lease.read_lease(store, source).holder == "cccccccc"  # type: ignore[union-attr]
+
+
+def test_a_planted_fifo_or_symlink_lease_is_never_followed(store: JobStore, tmp_path: Path) -> None:
+    source = _job(store, "aaaaaaaa", status="done")
+    path = store.job_dir(source) / lease.LEASE_FILE
+    os.mkfifo(path)
+    assert lease.read_lease(store, source) is None  # did not hang
+    lease.claim(store, source, "bbbbbbbb")
+    assert path.is_file() and not path.is_symlink()
+    path.unlink()
+    target = tmp_path / "elsewhere"
+    target.write_text("keep")
+    path.symlink_to(target)
+    assert lease.read_lease(store, source) is None
+    lease.claim(store, source, "cccccccc")
+    assert target.read_text() == "keep" and not path.is_symlink()
+
+
+def _claim(root: str, holder: str, go, out) -> None:
+    go.wait()
+    try:
+        lease.claim(JobStore(Path(root), news=None), "aaaaaaaa", holder)
+        out.put(holder)
+    except UserError:
+        out.put(None)
+
+
+def test_concurrent_claims_from_processes_exactly_one_wins(store: JobStore) -> None:
+    _job(store, "aaaaaaaa", status="done")
+    holders = [_job(store, f"{n:08x}", status="running") for n in range(0xB0, 0xB6)]
+    ctx = multiprocessing.get_context("fork")
+    go, out = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_claim, args=(str(store.root), h, go, out)) for h in holders]
+    for p in procs:
+        p.start()
+    go.set()
+    won = [r for r in (out.get(timeout=60) for _ in procs) if r is not None]
+    for p in procs:
+        p.join(60)
+    assert len(won) == 1 and lease.read_lease(store, "aaaaaaaa").holder == won[0]  # type: ignore[union-attr]
+
+
+def test_retained_children_say_why_each_is_resumable_or_not(
+    store: JobStore, tmp_path: Path
+) -> None:
+    from tests.support.jobs import new_job
+
+    session = tmp_path / "s.jsonl"
+    session.write_text("{}\n")
+    rows = {}
+    for name, fields in {
+        "ok": {"status": "done", "session_file": str(session)},
+        "stopped": {"status": "cancelled", "session_file": str(session)},
+        "nosession": {"status": "error"},
+        "gone": {"status": "done", "session_file": str(tmp_path / "missing.jsonl")},
+        "running": {"status": "running"},
+    }.items():
+        record, lock = new_job(store, tmp_path, owner=["cli-boss"], specialist=name)
+        lock.release()
+        write_status(store.jobs_dir, record.id, specialist=name, **fields)
+        rows[name] = record.id
+    listed, problems = retained_children(store, "cli-boss")
+    assert problems == []
+    got = {r.specialist: (r.resumable, r.reason) for r in listed}
+    assert "running" not in got
+    assert got["ok"] == (True, f"specialists resume {rows['ok']} --prompt ...")
+    assert got["stopped"] == (False, "it was stopped (stop is final)")
+    assert got["nosession"] == (False, "no agent session was recorded")
+    assert got["gone"][0] is False and "is gone" in got["gone"][1]
+    lease.claim(store, rows["ok"], _job(store, "dddddddd", status="running"))
+    again = {r.specialist: r for r in retained_children(store, "cli-boss")[0]}
+    assert again["ok"].resumable is False and "being resumed by job dddddddd" in again["ok"].reason
+    assert len(retained_children(store, "cli-boss", last=2)[0]) == 2
