@@ -189,10 +189,16 @@ def _plan(ctx: ServerContext, store: JobStore, args: Args, *, foreground: bool =
 
 
 def run(ctx: ServerContext, args: Args) -> dict[str, Any]:
+    from specialists.missions.launch import Launched, check_before_launch, choose, link_after_launch
+
     store = ctx.store()
+    mission = choose(mission_id=args.get("mission_id"), disabled=args.get("mission") is False)
+    check_before_launch(store.root, mission)  # strict: nothing starts for a bad mission_id
     record = _plan(ctx, store, args)
     job_id = ctx.project.start_background(record, ctx.warnings)
-    return {"job_id": job_id, "specialist": record.specialist}
+    launched = Launched.of(record.replace(id=job_id))
+    mission_id = link_after_launch(store.root, mission, launched, ctx.warnings)
+    return {"job_id": job_id, "specialist": record.specialist, "mission_id": mission_id}
 
 
 def use_specialist(ctx: ServerContext, args: Args) -> dict[str, Any]:

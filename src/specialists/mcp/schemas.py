@@ -74,6 +74,8 @@ RUN_ARGS = obj(
         },
         "continue_from": text("a finished job id whose agent session to continue", max_length=64),
         "bead": text("run this beads issue as the task (its blockers as context)", max_length=128),
+        "mission": {"type": "boolean", "description": "false: create no mission for this run"},
+        "mission_id": text("attach to this existing mission (strict)", max_length=48),
     },
     ("specialist", "prompt"),
 )
@@ -149,7 +151,14 @@ JOB_LIST = obj(
     ("active", "finished", "recent"),
 )
 
-STARTED = obj({"job_id": {"type": "string"}, "specialist": {"type": "string"}}, ("job_id",))
+STARTED = obj(
+    {
+        "job_id": {"type": "string"},
+        "specialist": {"type": "string"},
+        "mission_id": {"type": ["string", "null"]},
+    },
+    ("job_id",),
+)
 
 ANSWER = obj(
     {

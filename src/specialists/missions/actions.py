@@ -72,6 +72,7 @@ def mission_action(
             owner=owner,
             labels=args.get("labels", []),
             goal_budget=budget,
+            mission_id=args.get("id"),
         )
         return {**summary(mission), "warnings": store.warnings}
     mid = model.check_id(_need(args, "mission_id"))
@@ -112,6 +113,7 @@ def change(
         job_id = _need(args, "job_id")
         if not isinstance(job_id, str) or not is_job_id(job_id):
             raise UserError(f"invalid job id {str(job_id)[:40]!r}")
+        store.load(mid)  # a missing mission is named first
         if not os.path.isdir(jobs_store.job_dir(job_id)):
             raise NotFound(f"no job {job_id}", hint="see: specialists status")
         step = lambda m: model.link_run(m, job_id, "", now)  # noqa: E731

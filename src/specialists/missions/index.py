@@ -50,7 +50,7 @@ def _name(state_root: Path, mission_id: str) -> str:
 
 
 def record(index_dir: Path, state_root: Path, mission: Mission) -> None:
-    ensure_dir(index_dir.parent)
+    os.makedirs(index_dir.parent, 0o700, exist_ok=True)  # $XDG_STATE_HOME/specialists
     ensure_dir(index_dir)
     data = {
         "id": mission.id,

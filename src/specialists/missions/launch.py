@@ -16,12 +16,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from specialists.errors import SpecialistsError, UserError
 from specialists.missions import model, ops
 from specialists.missions.model import Run
 from specialists.missions.store import MissionStore
+
+if TYPE_CHECKING:
+    from specialists.jobs.records import JobRecord
 
 TITLE_CHARS = 80
 
@@ -43,6 +46,13 @@ class Launched:
     prompt: str
     owner: tuple[str, ...]
     continue_from: str | None = None
+
+    @classmethod
+    def of(cls, record: JobRecord) -> Launched:
+        """The launched job as its launch record tells it (`parent_id`: the job it continues)."""
+        return cls(
+            record.id, record.specialist, record.prompt, tuple(record.owner), record.parent_id
+        )
 
 
 def choose(
