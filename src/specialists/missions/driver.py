@@ -40,8 +40,8 @@ def idle_turn(state_dir: Path, job_id: str, *, store: MissionStore | None = None
         return None
     jobs = JobStore(state_dir, news=None)  # reads only: recovery is not run from here
     status = jobs.read_status(job_id)
-    if status is None:
-        return None
+    if status is None or status.status in ("starting", "running"):
+        return None  # not idle: no turn to count
     turn = turn_key(state_dir, job_id, status.status)
     mission = store.load(mission_id)
     if mission.goal is None or mission.goal.ended is not None or mission.terminal:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from specialists.errors import SpecialistsError, UserError
 from specialists.missions import model, ops
 from specialists.missions.model import Run
+from specialists.missions.news import drive_goal
 from specialists.missions.store import MissionStore
 
 if TYPE_CHECKING:
@@ -137,6 +138,9 @@ def link_after_launch(
         return None
     finally:
         warnings.extend(store.warnings)
+    # A fast job may have gone idle before its link was written, so its news found no
+    # mission: take that turn now (counted once either way, goal.py).
+    drive_goal(state_root, job.job_id)
     return mission_id
 
 
