@@ -36,13 +36,13 @@ def dump(data: dict[str, Any]) -> bytes:
 
 
 def mission_to_dict(m: Mission) -> dict[str, Any]:
+    # schema, id and status first: the SessionStart hook reads only a file's head for them.
     return {
-        **m.extra,
         "schema": SCHEMA,
         "id": m.id,
+        "status": m.status,
         "title": m.title,
         "objective": m.objective,
-        "status": m.status,
         "created_ms": m.created_ms,
         "updated_ms": m.updated_ms,
         "project_root": m.project_root,
@@ -85,6 +85,7 @@ def mission_to_dict(m: Mission) -> dict[str, Any]:
         "goal": goal_to_dict(m.goal),
         "summary": m.summary,
         "closed_ms": m.closed_ms,
+        **m.extra,
     }
 
 
