@@ -19,7 +19,13 @@ from specialists.jobs.store import JobStore
 from specialists.jobs.writer import JobWriter
 from specialists.missions import index, model, ops
 from specialists.missions.actions import mission_action
-from specialists.missions.launch import Launched, check_before_launch, choose, link_after_launch
+from specialists.missions.launch import (
+    Launched,
+    MissionChoice,
+    check_before_launch,
+    choose,
+    link_after_launch,
+)
 from specialists.missions.state import MAX_STATE, state_get, state_set
 from specialists.missions.store import MissionStore
 from specialists.news import NEWS
@@ -294,6 +300,10 @@ def test_a_launch_creates_a_mission_a_continued_job_joins_it(tmp_path):
     assert link_after_launch(root, choose(), follow, warnings) == mid
     assert [r.job_id for r in store.load(mid).runs] == ["0123abcd", "4567abcd"]
     assert link_after_launch(root, choose(disabled=True), first, warnings) is None
+    resumed = Launched("89abcdef", "echo", "go on", (), continue_from="4567abcd")
+    assert link_after_launch(root, MissionChoice("follow"), resumed, warnings) == mid
+    alone = Launched("00000001", "echo", "go on", (), continue_from="0badf00d")
+    assert link_after_launch(root, MissionChoice("follow"), alone, warnings) is None
 
 
 # --- the index and retention ----------------------------------------------------------------

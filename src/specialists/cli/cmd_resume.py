@@ -37,4 +37,9 @@ def run(args: argparse.Namespace, project: Project) -> int:
         keep_alive=args.keep_alive,
         continue_from=job_id,
     )
-    return plan_and_launch(project, request, background=args.background, as_json=args.json)
+    from specialists.missions.launch import MissionChoice
+
+    follow = MissionChoice("follow")  # it joins the resumed job's mission, if it had one
+    return plan_and_launch(
+        project, request, background=args.background, as_json=args.json, mission=follow
+    )

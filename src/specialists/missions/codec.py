@@ -54,6 +54,7 @@ def mission_to_dict(m: Mission) -> dict[str, Any]:
                 "linked_ms": r.linked_ms,
                 "specialist": r.specialist,
                 "status": r.status,
+                "tokens": r.tokens,
             }
             for r in m.runs
         ],
@@ -179,6 +180,7 @@ def mission_from_dict(data: dict[str, Any]) -> Mission:
                 _int(r, "linked_ms"),
                 _str(r, "specialist", ""),
                 _str(r, "status", "?"),
+                _int({"tokens": r.get("tokens", 0)}, "tokens"),
             )
             for r in _objects(data, "runs")
         ),

@@ -16,9 +16,15 @@ from specialists.missions.store import MissionStore
 
 
 def spent_tokens(jobs: JobStore, mission: Mission) -> int:
-    """Input plus output tokens of every linked job that can still be read."""
+    """Input plus output tokens of every linked job: as recorded for a run last seen
+    finished (final), read live for the others (those that can still be read)."""
+    from specialists.jobs.records import TERMINAL_STATES
+
     total = 0
     for run in mission.runs:
+        if run.status in TERMINAL_STATES:
+            total += run.tokens
+            continue
         try:
             st = jobs.read_status(run.job_id)
         except (SpecialistsError, OSError):
@@ -50,7 +56,10 @@ def idle_turn(state_dir: Path, job_id: str, *, store: MissionStore | None = None
     state = read_state(store, mission_id)
 
     def step(m: Mission) -> tuple[Mission, Step]:
-        runs = tuple(replace(r, status=status.status) if r.job_id == job_id else r for r in m.runs)
+        runs = tuple(
+            replace(r, status=status.status, tokens=job_tokens(status)) if r.job_id == job_id else r
+            for r in m.runs
+        )
         after, taken = goal_step(replace(m, runs=runs), turn, job_id, spent, state)
         return (after if isinstance(taken, Notify) else m), taken
 

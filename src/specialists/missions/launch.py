@@ -3,7 +3,8 @@
 An ordinary launch with a task creates a mission for it, with the job linked, unless the
 caller says `mission: false` (`--no-mission`). `mission_id` attaches the job to an existing
 mission instead, and is strict: a missing or closed mission fails before anything starts. A
-continued job (`--continue JOB`) joins the mission of the job it continues. Creating the
+continued job (`--continue JOB`, `resume`: choice "follow") joins the mission of the job it
+continues. Creating the
 automatic mission never stops a run: a failure (a full disk, a damaged store) is a warning.
 
     choice = choose(mission_id=..., disabled=..., options=...)
@@ -32,7 +33,7 @@ TITLE_CHARS = 80
 
 @dataclass(frozen=True)
 class MissionChoice:
-    kind: Literal["auto", "attach", "none"]
+    kind: Literal["auto", "attach", "follow", "none"]  # follow: only the continued job's
     mission_id: str | None = None
     title: str | None = None  # auto: the title (default: the task's first line)
     objective: str | None = None
@@ -128,6 +129,8 @@ def link_after_launch(
                 lambda m: (model.link_run(m, job.job_id, job.specialist, ops.now_ms()), None),
             )
             mission_id: str | None = target
+        elif choice.kind == "follow":
+            return None  # `resume` of a job on no mission: it stays on none
         elif not job.prompt.strip():
             return None  # no task (a bead run from its issue): nothing to give a mission
         else:

@@ -47,6 +47,7 @@ class Run:
     linked_ms: int
     specialist: str = ""
     status: str = "starting"  # as last seen (mission show refreshes it)
+    tokens: int = 0  # input + output tokens, as last seen (final once the job ended)
 
 
 @dataclass(frozen=True)

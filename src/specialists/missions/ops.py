@@ -98,20 +98,29 @@ def job_tokens(status: JobStatus) -> int:
 
 
 def read_run(jobs: JobStore, run: Run) -> tuple[RunView, str | None]:
-    """One linked job's live status, or its last-seen one and the reason it is not live."""
-    from specialists.jobs.view import current_status
+    """One linked job's status, or its last-seen one and the reason it is not live. A run
+    last seen finished is not read again (a finished job never changes; only gc removes
+    it), so 500 finished runs cost 500 lstat calls."""
+    from specialists.jobs.records import TERMINAL_STATES
+    from specialists.jobs.recovery import recover_if_dead, settle_unstarted
 
+    last = RunView(run.job_id, run.specialist, run.status, run.tokens, live=False)
     try:
-        if not os.path.isdir(jobs.job_dir(run.job_id)):
-            return RunView(run.job_id, run.specialist, run.status, live=False), (
-                f"job {run.job_id} is gone (collected by gc?); last seen {run.status}"
-            )
-        st = current_status(jobs, run.job_id)
+        job_dir = jobs.job_dir(run.job_id)
+        if run.status in TERMINAL_STATES:
+            if os.path.lexists(job_dir):
+                return replace(last, live=True), None
+            st = None
+        else:
+            st = jobs.read_status(run.job_id)
+        if st is None:
+            if not os.path.lexists(job_dir):
+                return last, f"job {run.job_id} is gone (collected by gc?); last seen {run.status}"
+            st = settle_unstarted(jobs, run.job_id)
+        st = recover_if_dead(jobs, run.job_id, st)
     except (SpecialistsError, OSError) as exc:
         why = exc.message if isinstance(exc, SpecialistsError) else str(exc)
-        return RunView(run.job_id, run.specialist, run.status, live=False), (
-            f"job {run.job_id}: status unreadable ({why}); last seen {run.status}"
-        )
+        return last, f"job {run.job_id}: status unreadable ({why}); last seen {run.status}"
     specialist = run.specialist or st.specialist
     return RunView(run.job_id, specialist, st.status, job_tokens(st)), None
 
@@ -129,8 +138,8 @@ def show(store: MissionStore, jobs: JobStore, mission_id: str) -> Shown:
         views.append(view)
         if warning:
             warnings.append(warning)
-    seen = {v.job_id: v.status for v in views if v.live}
-    if any(seen.get(r.job_id, r.status) != r.status for r in mission.runs):
+    seen = {v.job_id: (v.status, v.tokens) for v in views if v.live}
+    if any(seen.get(r.job_id, (r.status, r.tokens)) != (r.status, r.tokens) for r in mission.runs):
         try:
             mission = store.update(mission_id, lambda m: _refreshed(m, seen))
         except (SpecialistsError, OSError) as exc:
@@ -147,8 +156,11 @@ def show(store: MissionStore, jobs: JobStore, mission_id: str) -> Shown:
     return Shown(mission, views, state, warnings + store.warnings)
 
 
-def _refreshed(m: Mission, seen: dict[str, str]) -> tuple[Mission, Mission]:
-    runs = tuple(replace(r, status=seen.get(r.job_id, r.status)) for r in m.runs)
+def _refreshed(m: Mission, seen: dict[str, tuple[str, int]]) -> tuple[Mission, Mission]:
+    runs = tuple(
+        replace(r, status=seen[r.job_id][0], tokens=seen[r.job_id][1]) if r.job_id in seen else r
+        for r in m.runs
+    )
     after = replace(m, runs=runs)
     return after, after
 
