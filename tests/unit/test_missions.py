@@ -343,3 +343,34 @@ def test_terminal_missions_are_pruned_past_retention_and_open_ones_never(tmp_pat
     assert bad.removed == [] and "no mission was pruned" in bad.warnings[0]
     with pytest.raises(NotFound):
         store.load("old")
+
+
+# --- the pi front ---------------------------------------------------------------------------
+
+
+def test_the_pi_sidecar_serves_the_mission_tool_for_its_session():
+    """pi reaches missions through the tool table: a mission made there is owned by the pi
+    session (its goal notices go to that session), and a refusal is an error result."""
+    from specialists.pi_extension.ops import Front
+    from tests.support.sidecar import InProcess
+
+    project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    side = InProcess(Front(project / ".specialists", "pi-session-9", project))
+    try:
+        assert "mission" in [t["name"] for t in side.peer.result("tools")["tools"]]
+        args = {"action": "new", "title": "From pi", "goal": True, "budget_tokens": 9}
+        made = side.peer.result("call", tool="mission", args=args, call_id="c1")
+        assert not made["is_error"], made
+        mission = MissionStore(project / ".specialists").load(made["data"]["id"])
+        assert mission.owner == ("pi-session-9",) and mission.goal is not None
+        twice = {"action": "resolve", "mission_id": mission.id, "decision_id": "d1", "summary": "x"}
+        bad = side.peer.result("call", tool="mission", args=twice, call_id="c2")
+        assert bad["is_error"] and "no decision 'd1'" in bad["text"]
+    finally:
+        side.close()
+
+
+def test_a_goal_mission_without_an_owner_says_its_notices_reach_nobody(capsys, monkeypatch):
+    monkeypatch.setenv("SPECIALISTS_OWNER", "none")
+    code, _, err = cli(capsys, "new", "g", "--goal", "--budget-tokens", "10")
+    assert code == 0 and "no owner" in err

@@ -74,7 +74,13 @@ def mission_action(
             goal_budget=budget,
             mission_id=args.get("id"),
         )
-        return {**summary(mission), "warnings": store.warnings}
+        warnings = list(store.warnings)
+        if mission.goal is not None and not mission.owner:
+            warnings.append(
+                f"goal mission {mission.id} has no owner (no session key): its notices reach "
+                "nobody; create it from the session that should be nudged"
+            )
+        return {**summary(mission), "warnings": warnings}
     mid = model.check_id(_need(args, "mission_id"))
     if action == "show":
         shown = ops.show(store, jobs_store, mid)
