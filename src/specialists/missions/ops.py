@@ -5,13 +5,12 @@ interfaces print.
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from specialists.errors import SpecialistsError, UserError
+from specialists.errors import SpecialistsError
 from specialists.missions.model import (
     Goal,
     Mission,
@@ -29,7 +28,6 @@ if TYPE_CHECKING:
 
 DEFAULT_RETENTION_DAYS = 30.0
 RETENTION_ENV = "SPECIALISTS_MISSION_TTL_DAYS"
-MAX_RETENTION_DAYS = 36_500.0
 
 
 def now_ms() -> int:
@@ -184,19 +182,10 @@ def listing(
 
 
 def retention_days() -> float:
-    raw = os.environ.get(RETENTION_ENV)
-    if raw is None:
-        return DEFAULT_RETENTION_DAYS
-    try:
-        days = float(raw)
-    except ValueError:
-        days = math.nan
-    if not 0 < days <= MAX_RETENTION_DAYS:
-        raise UserError(
-            f"{RETENTION_ENV}={raw[:40]!r} is not a number of days; no mission was pruned",
-            hint=f"use a positive number of days, e.g. {DEFAULT_RETENTION_DAYS:g} (the default)",
-        )
-    return days
+    """SPECIALISTS_MISSION_TTL_DAYS (default 30); StoreError for a bad value."""
+    from specialists.jobs.gc import env_days
+
+    return env_days(RETENTION_ENV, DEFAULT_RETENTION_DAYS, "no mission was pruned")
 
 
 @dataclass(frozen=True)
@@ -211,7 +200,7 @@ def prune(store: MissionStore, *, days: float | None = None, at_ms: int | None =
     at = now_ms() if at_ms is None else at_ms
     try:
         limit = retention_days() if days is None else days
-    except UserError as exc:
+    except SpecialistsError as exc:
         return Pruned([], [exc.one_line()])
     removed, warnings = [], []
     for item in store.all():

@@ -18,17 +18,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 from specialists.errors import NotFound, SpecialistsError, StoreError, UserError
+from specialists.jobs import recorddirs
 from specialists.jobs.atomic import write_atomic
 from specialists.jobs.files import ensure_dir, read_bytes, read_object
 from specialists.jobs.ids import is_job_id
-from specialists.jobs.locks import held
 from specialists.missions import index
 from specialists.missions.codec import dump, mission_from_dict, mission_to_dict
 from specialists.missions.model import Mission, check_id
@@ -37,7 +36,6 @@ MISSIONS_DIR = "missions"
 BY_JOB = ".by-job"
 MISSION_FILE = "mission.json"
 MAX_MISSION_FILE = 8 << 20
-STALE_MS = 3_600_000
 T = TypeVar("T")
 
 
@@ -59,12 +57,7 @@ class MissionStore:
         return self.root / check_id(mission_id)
 
     def _real_dir(self, mission_id: str) -> Path:
-        path = self.dir(mission_id)
-        if path.is_symlink():
-            raise StoreError(f"{path} is a symbolic link; not followed")
-        if not path.is_dir():
-            raise NotFound(f"no mission {mission_id!r}", hint="see: specialists mission list")
-        return path
+        return recorddirs.real_dir(self.dir(mission_id), _missing(mission_id))
 
     # --- reading --------------------------------------------------------------------------
 
@@ -115,36 +108,18 @@ class MissionStore:
 
     def create(self, mission: Mission, *, now_ms: int) -> None:
         """Write a new mission whole, or nothing (an existing id is refused)."""
-        ensure_dir(self.root.parent)
-        ensure_dir(self.root)
-        final = self.dir(mission.id)
-        if os.path.lexists(final):
-            raise UserError(f"mission {mission.id!r} exists already", hint="pick another id")
-        self._sweep(now_ms)
-        staging = self.root / f".new-{mission.id}-{os.getpid()}-{os.urandom(3).hex()}"
-        ensure_dir(staging)
-        try:
+
+        def fill(staging: Path) -> None:
             write_atomic(staging / MISSION_FILE, dump(mission_to_dict(mission)))
-            try:
-                os.rename(staging, final)  # a directory rename never replaces a full one
-            except OSError as exc:
-                if not os.path.lexists(final):
-                    raise
-                raise UserError(f"mission {mission.id!r} exists already") from exc
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
+
+        exists = UserError(f"mission {mission.id!r} exists already", hint="pick another id")
+        recorddirs.create_whole(self.dir(mission.id), fill, exists, now_ms=now_ms)
         for run in mission.runs:
             self._point(run.job_id, mission.id)
         self._index(mission)
 
-    @contextlib.contextmanager
-    def locked(self, mission_id: str) -> Iterator[Path]:
-        path = self._real_dir(mission_id)
-        with held(path / "lock"):
-            if not path.is_dir():  # removed while we waited
-                raise NotFound(f"no mission {mission_id!r}")
-            yield path
+    def locked(self, mission_id: str) -> contextlib.AbstractContextManager[Path]:
+        return recorddirs.locked(self.dir(mission_id), _missing(mission_id))
 
     def update(self, mission_id: str, change: Callable[[Mission], tuple[Mission, T]]) -> T:
         """Load, change and save the mission under its lock; returns what `change` returned.
@@ -163,11 +138,8 @@ class MissionStore:
     def remove(self, mission_id: str) -> None:
         """Delete a mission (gc): renamed aside under its lock, then removed, with the
         pointers of its runs and its line in the user index."""
-        with self.locked(mission_id) as path:
-            mission = self.load(mission_id)
-            aside = self.root / f".deleted-{mission_id}-{os.urandom(3).hex()}"
-            os.rename(path, aside)
-        shutil.rmtree(aside, ignore_errors=True)
+        mission = self.load(mission_id)
+        recorddirs.remove_whole(self.dir(mission_id), _missing(mission_id))
         for job_id in mission.run_ids():
             with contextlib.suppress(FileNotFoundError):
                 if self.mission_of_job(job_id) == mission_id:
@@ -193,12 +165,6 @@ class MissionStore:
             what = exc.message if isinstance(exc, SpecialistsError) else str(exc)
             self.warnings.append(f"the user-level mission index was not updated: {what}")
 
-    def _sweep(self, now_ms: int) -> None:
-        """Remove what a create or remove killed midway left (hidden, over an hour old)."""
-        for name in os.listdir(self.root):
-            if not name.startswith((".new-", ".deleted-")):
-                continue
-            path = self.root / name
-            with contextlib.suppress(FileNotFoundError):
-                if now_ms - os.lstat(path).st_mtime * 1000 > STALE_MS and not path.is_symlink():
-                    shutil.rmtree(path, ignore_errors=True)
+
+def _missing(mission_id: str) -> NotFound:
+    return NotFound(f"no mission {mission_id!r}", hint="see: specialists mission list")
