@@ -27,6 +27,15 @@ STALE_MS = 3_600_000
 LOCK_FILE = "lock"
 
 
+def ids(root: Path) -> list[str]:
+    """The record names under `root`, sorted (hidden staging and removal names left out)."""
+    try:
+        names = os.listdir(root)
+    except FileNotFoundError:
+        return []
+    return sorted(n for n in names if not n.startswith("."))
+
+
 def real_dir(path: Path, missing: NotFound) -> Path:
     """`path` if it is a real directory; StoreError for a planted symlink, `missing` else."""
     if path.is_symlink():

@@ -62,11 +62,7 @@ class MissionStore:
     # --- reading --------------------------------------------------------------------------
 
     def ids(self) -> list[str]:
-        try:
-            names = os.listdir(self.root)
-        except FileNotFoundError:
-            return []
-        return sorted(n for n in names if not n.startswith("."))
+        return recorddirs.ids(self.root)
 
     def load(self, mission_id: str) -> Mission:
         path = self._real_dir(mission_id) / MISSION_FILE

@@ -84,11 +84,7 @@ class ScheduleStore:
     # --- reading --------------------------------------------------------------------------
 
     def ids(self) -> list[str]:
-        try:
-            names = os.listdir(self.root)
-        except FileNotFoundError:
-            return []
-        return sorted(n for n in names if not n.startswith("."))
+        return recorddirs.ids(self.root)
 
     def load(self, schedule_id: str) -> tuple[Schedule, ScheduleState]:
         path = self._real_dir(schedule_id)
