@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -366,6 +367,17 @@ def test_the_pi_sidecar_serves_the_mission_tool_for_its_session():
         twice = {"action": "resolve", "mission_id": mission.id, "decision_id": "d1", "summary": "x"}
         bad = side.peer.result("call", tool="mission", args=twice, call_id="c2")
         assert bad["is_error"] and "no decision 'd1'" in bad["text"]
+        many = tuple(model.Run(f"{n:08x}", 1, "w", "done") for n in range(60))
+        store = MissionStore(project / ".specialists")
+        store.update(mission.id, lambda m: (replace(m, runs=many), None))
+        for n in range(60):
+            (project / ".specialists" / "jobs" / f"{n:08x}").mkdir(parents=True)
+        shown = side.peer.result(
+            "call", tool="mission", args={"action": "show", "mission_id": mission.id}, call_id="c3"
+        )
+        text = json.loads(shown["text"])
+        assert len(text["runs"]) == 50 and text["runs_not_shown"] == 10
+        assert "seen" not in text["goal"] and len(shown["data"]["runs"]) == 60
     finally:
         side.close()
 

@@ -13,6 +13,7 @@ from specialists.news import NEWS
 from specialists.toolset.table import AgentTool, Reply, ToolCall, check_known
 
 _TEXT = {"type": "string", "maxLength": 4000}
+MAX_RUNS_SHOWN = 50
 _KNOWN = {
     "action", "mission_id", "title", "objective", "labels", "goal", "budget_tokens", "id",
     "scope", "all", "job_id", "question", "decision_id", "summary", "kind", "url", "status",
@@ -66,7 +67,20 @@ def mission(call: ToolCall) -> Reply:
     check_known(call.args, _KNOWN)
     root = call.caller.state_root
     data = mission_action(root, JobStore(root, news=NEWS), call.args, owner=(call.caller.owner,))
-    return Reply(json.dumps(data, ensure_ascii=False, separators=(",", ":")), data)
+    return Reply(json.dumps(_for_the_model(data), ensure_ascii=False, separators=(",", ":")), data)
+
+
+def _for_the_model(data: dict) -> dict:
+    """The text the model reads stays small: the last MAX_RUNS_SHOWN runs of a big mission
+    (the count says so; `data` keeps them all) and no goal bookkeeping."""
+    shown = dict(data)
+    runs = data.get("runs")
+    if isinstance(runs, list) and len(runs) > MAX_RUNS_SHOWN:
+        shown["runs"] = runs[-MAX_RUNS_SHOWN:]
+        shown["runs_not_shown"] = len(runs) - MAX_RUNS_SHOWN
+    if isinstance(data.get("goal"), dict):
+        shown["goal"] = {k: v for k, v in data["goal"].items() if k != "seen"}
+    return shown
 
 
 MISSION_TOOLS = (AgentTool("mission", DESCRIPTION, SCHEMA, mission, guidance=GUIDANCE),)
