@@ -300,3 +300,22 @@ def test_session_start_reads_the_finished_jobs_index_as_status_writes_it(state):
     assert session_start.finished_ids(state / "jobs") == frozenset({"a1b2c3d4"})
     (state / "jobs" / index.INDEX_NAME).write_text("{damaged")
     assert session_start.finished_ids(state / "jobs") == frozenset()
+
+
+def test_session_start_names_open_missions_for_recovery_after_compaction(state, tmp_path):
+    """The head of each mission.json, as the missions store writes it, says which are open;
+    a closed, a damaged or a FIFO mission is left out and never blocks the hook."""
+    from specialists.missions import model, ops
+    from specialists.missions.store import MissionStore
+
+    store = MissionStore(state, index_dir=tmp_path / "index")
+    for mid in ("open1", "done1", "paused1", "fifo1"):
+        ops.create(store, title="t" * 200, objective="o" * 4000, mission_id=mid)
+    store.update("done1", lambda m: (model.close(m, "completed", "ok", 1), None))
+    store.update("paused1", lambda m: (model.set_paused(m, True, 1), None))
+    (store.dir("fifo1") / "mission.json").unlink()
+    os.mkfifo(store.dir("fifo1") / "mission.json")
+    text = reply(call("session-start")[1], "SessionStart")
+    line = next(x for x in text.splitlines() if "mission" in x)
+    assert line.startswith("[specialists] 2 open mission(s): open1, paused1.")
+    assert "specialists mission list, then specialists mission show <id>" in line

@@ -31,4 +31,20 @@ def run(args: argparse.Namespace, project: Project) -> int:
     for problem in prune(project.store.root):
         print(f"warning: {display_line(problem, 300)}", file=sys.stderr)
     print(f"removed {len(report.removed)} finished job(s); {report.kept_active} active kept")
+    _prune_missions(project)
     return 0
+
+
+def _prune_missions(project: Project) -> None:
+    """Closed missions past SPECIALISTS_MISSION_TTL_DAYS (30) go too (docs/missions.md)."""
+    import sys
+
+    from specialists.display import display_line
+    from specialists.missions.ops import prune
+    from specialists.missions.store import MissionStore
+
+    pruned = prune(MissionStore(project.store.root))
+    for line in pruned.warnings:
+        print(f"warning: {display_line(line, 300)}", file=sys.stderr)
+    if pruned.removed:
+        print(f"removed {len(pruned.removed)} closed mission(s)")

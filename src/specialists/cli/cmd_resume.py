@@ -40,9 +40,16 @@ def run(args: argparse.Namespace, project: Project) -> int:
         keep_alive=args.keep_alive,
         continue_from=job_id,
     )
-    background, attach = args.background, args.attach
+    from specialists.missions.launch import MissionChoice
+
+    follow = MissionChoice("follow")  # it joins the resumed job's mission, if it had one
     return plan_and_launch(
-        project, request, background=background, as_json=args.json, attach=attach
+        project,
+        request,
+        background=args.background,
+        as_json=args.json,
+        attach=args.attach,
+        mission=follow,
     )
 
 

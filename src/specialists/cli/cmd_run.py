@@ -12,6 +12,7 @@ from specialists.errors import SpecialistsError, UserError
 
 if TYPE_CHECKING:
     from specialists.jobs.records import JobRecord
+    from specialists.missions.launch import MissionChoice
     from specialists.project import Project
     from specialists.supervise.plan import JobRequest
 
@@ -54,6 +55,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--sandbox", action="store_true", help="run in a new git worktree (sandbox-<id> branch)"
     )
+    p.add_argument("--mission", metavar="ID", help="attach to this mission (it must exist)")
+    p.add_argument("--no-mission", action="store_true", help="create no mission for this run")
     p.set_defaults(run=run)
 
 
@@ -94,8 +97,11 @@ def timeout_ms(args: argparse.Namespace) -> int | None:
 def run(args: argparse.Namespace, project: Project) -> int:
     from pathlib import Path
 
+    from specialists.missions.launch import check_before_launch, choose
     from specialists.supervise.plan import JobRequest
 
+    mission = choose(mission_id=args.mission, disabled=args.no_mission)
+    check_before_launch(project.store.root, mission)  # strict: nothing starts for a bad id
     variables = {}
     for item in args.var:
         key, sep, value = item.partition("=")
@@ -125,6 +131,7 @@ def run(args: argparse.Namespace, project: Project) -> int:
         as_json=args.json,
         sandbox=args.sandbox,
         attach=args.attach,
+        mission=mission,
     )
 
 
@@ -136,6 +143,7 @@ def plan_and_launch(
     as_json: bool,
     sandbox: bool = False,
     attach: bool = False,
+    mission: MissionChoice | None = None,
 ) -> int:
     """Plan the job, start it, and show what happened (shared by `run` and `resume`)."""
     background = background or attach  # --attach: its own supervisor, followed here
@@ -145,13 +153,17 @@ def plan_and_launch(
     finally:
         _warn(warnings)
     if not (sandbox or record.requires_worktree):
-        return launch(project, record, background=background, as_json=as_json, attach=attach)
+        return launch(
+            project, record, background=background, as_json=as_json, attach=attach, mission=mission
+        )
     from specialists.threads.sandboxing import discard_sandbox, place_in_sandbox
 
     record, made = place_in_sandbox(project.root, record)
     print(f"sandbox {made.id}: {made.path} on {made.branch}", file=sys.stderr)
     try:
-        return launch(project, record, background=background, as_json=as_json, attach=attach)
+        return launch(
+            project, record, background=background, as_json=as_json, attach=attach, mission=mission
+        )
     except SpecialistsError:
         # The launch failed (a missing agent, a full disk): no sandbox is left behind. A
         # worktree with changes in it is never removed (the backend refuses), so nothing is lost.
@@ -160,7 +172,13 @@ def plan_and_launch(
 
 
 def launch(
-    project: Project, record: JobRecord, *, background: bool, as_json: bool, attach: bool = False
+    project: Project,
+    record: JobRecord,
+    *,
+    background: bool,
+    as_json: bool,
+    attach: bool = False,
+    mission: MissionChoice | None = None,
 ) -> int:
     from specialists.jobs.view import read_answer
 
@@ -168,6 +186,7 @@ def launch(
     if background:  # --attach runs in the background too, and follows the job here
         try:
             job_id = project.start_background(record, warnings)
+            _link_mission(project, mission, record.replace(id=job_id), warnings, as_json)
         finally:
             _warn(warnings)
         if attach:
@@ -184,6 +203,7 @@ def launch(
     observer = ForegroundObserver(quiet=as_json)
     try:
         job = project.start_in_process(record, observer, handle_signals=True, warnings=warnings)
+        _link_mission(project, mission, job.record, warnings, as_json)
     finally:
         _warn(warnings)
     status = job.run()
@@ -201,6 +221,22 @@ def launch(
         elif status.status == "cancelled":
             observer.fail(f"job {status.id} cancelled")
     return EXIT_BY_STATUS.get(status.status, 1)
+
+
+def _link_mission(
+    project: Project,
+    mission: MissionChoice | None,
+    record: JobRecord,
+    warnings: list[str],
+    quiet: bool,
+) -> None:
+    """Link the started job to its mission (missions/launch.py); a failure only warns."""
+    from specialists.missions.launch import Launched, link_after_launch
+
+    if mission is not None:
+        mission_id = link_after_launch(project.store.root, mission, Launched.of(record), warnings)
+        if mission_id and not quiet:
+            print(f"mission {mission_id}", file=sys.stderr)
 
 
 def _warn(warnings: list[str]) -> None:

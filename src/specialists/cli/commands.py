@@ -38,6 +38,7 @@ COMMANDS = {
     "interrupt": "control",
     "wait": "control",
     "children": "control",
+    "mission": "mission",
 }
 
 

@@ -37,6 +37,8 @@ BUILTIN_DIR = Path(__file__).resolve().parent.parent / "catalog" / "builtin"
 ACTIVE = frozenset({"starting", "running", "waiting"})
 INDEX_NAME = ".finished.json"  # as jobs.index.INDEX_NAME
 INDEX_VERSION = 1  # as jobs.index.INDEX_VERSION
+MAX_MISSIONS_READ = 200
+MISSION_HEAD = 256  # missions/codec.py writes schema, id and status first
 
 
 def definition_dirs(project_root: Path) -> list[tuple[Path, str]]:
@@ -144,6 +146,33 @@ def finished_ids(jobs_dir: Path) -> frozenset[str]:
         return frozenset()
 
 
+def open_missions(state_dir: Path) -> list[str]:
+    """Ids of active or paused missions, from the head of each mission.json (no JSON parse:
+    a bounded read of MISSION_HEAD bytes, no link followed, no FIFO opened)."""
+    folder = state_dir / "missions"
+    try:
+        names = sorted(n for n in os.listdir(folder) if not n.startswith("."))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    found = []
+    for name in names[:MAX_MISSIONS_READ]:
+        try:
+            fd = os.open(
+                folder / name / "mission.json", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+            )
+        except OSError:
+            continue  # missing or planted: `mission list` names it
+        try:
+            head = os.read(fd, MISSION_HEAD)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        if b'"status": "active"' in head or b'"status": "paused"' in head:
+            found.append(name)
+    return found
+
+
 def context(
     state_dir: Path, project_root: Path, now: float | None = None, owner: Owner | None = None
 ) -> str:
@@ -168,6 +197,12 @@ def context(
         lines.append(
             "[specialists] events for this session are waiting (finished jobs, timers); "
             "they come with the next prompt."
+        )
+    missions = open_missions(state_dir)
+    if missions:
+        lines.append(
+            f"[specialists] {len(missions)} open mission(s): {', '.join(missions[:5])}. After "
+            "compaction recover with: specialists mission list, then specialists mission show <id>"
         )
     names = specialist_names(project_root)
     if names:

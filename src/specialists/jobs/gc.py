@@ -31,17 +31,23 @@ MAX_TTL_DAYS = 36_500.0
 
 def ttl_days() -> float:
     """The TTL from the environment; raises StoreError (one line) for a bad value."""
-    raw = os.environ.get(TTL_ENV)
+    return env_days(TTL_ENV, DEFAULT_TTL_DAYS, "no job was deleted")
+
+
+def env_days(name: str, default: float, nothing_done: str) -> float:
+    """A number of days from the environment variable `name` (`default` when unset); a bad
+    value raises StoreError saying `nothing_done`."""
+    raw = os.environ.get(name)
     if raw is None:
-        return DEFAULT_TTL_DAYS
+        return default
     try:
         days = float(raw)
     except ValueError:
         days = math.nan
     if not 0 < days <= MAX_TTL_DAYS:  # also refuses nan and infinities
         raise StoreError(
-            f"{TTL_ENV}={raw[:40]!r} is not a number of days; no job was deleted",
-            hint=f"use a positive number of days, e.g. {DEFAULT_TTL_DAYS:g} (the default)",
+            f"{name}={raw[:40]!r} is not a number of days; {nothing_done}",
+            hint=f"use a positive number of days, e.g. {default:g} (the default)",
         )
     return days
 

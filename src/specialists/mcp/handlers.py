@@ -194,14 +194,20 @@ def _plan(ctx: ServerContext, store: JobStore, args: Args, *, foreground: bool =
 
 
 def run(ctx: ServerContext, args: Args) -> dict[str, Any]:
+    from specialists.missions.launch import Launched, check_before_launch, choose, link_after_launch
     from specialists.threads.sandboxing import launch_in_sandbox  # as `run --sandbox`
 
-    record = _plan(ctx, ctx.store(), args)
+    store = ctx.store()
+    mission = choose(mission_id=args.get("mission_id"), disabled=args.get("mission") is False)
+    check_before_launch(store.root, mission)  # strict: nothing starts for a bad mission_id
+    record = _plan(ctx, store, args)
     start = ctx.project.start_background
     job_id, sandbox = launch_in_sandbox(
         ctx.root(), record, lambda r: start(r, ctx.warnings), wanted=bool(args.get("sandbox"))
     )
-    out = {"job_id": job_id, "specialist": record.specialist}
+    launched = Launched.of(record.replace(id=job_id))
+    mission_id = link_after_launch(store.root, mission, launched, ctx.warnings)
+    out = {"job_id": job_id, "specialist": record.specialist, "mission_id": mission_id}
     return {**out, "sandbox": sandbox} if sandbox else out
 
 

@@ -78,6 +78,8 @@ RUN_ARGS = obj(
             "type": "boolean",
             "description": "run in a new git worktree on a sandbox-<id> branch",
         },
+        "mission": {"type": "boolean", "description": "false: create no mission for this run"},
+        "mission_id": text("attach to this existing mission (strict)", max_length=48),
     },
     ("specialist", "prompt"),
 )
@@ -161,7 +163,14 @@ JOB_LIST = obj(
     ("active", "finished", "recent"),
 )
 
-STARTED = obj({"job_id": {"type": "string"}, "specialist": {"type": "string"}}, ("job_id",))
+STARTED = obj(
+    {
+        "job_id": {"type": "string"},
+        "specialist": {"type": "string"},
+        "mission_id": {"type": ["string", "null"]},
+    },
+    ("job_id",),
+)
 
 ANSWER = obj(
     {

@@ -82,7 +82,8 @@ _RUN = (
     "what the answer must contain. Optional: model overrides the specialist's model, cwd the "
     "working directory, timeout_s a time limit, continue_from a finished job whose session to "
     "continue, sandbox: true a new git worktree (merge it later: specialists sandboxes "
-    "squash). Names: list_specialists."
+    "squash). Names: list_specialists. Each run gets a mission record (recover it after "
+    "compaction with the mission tool) unless mission is false; mission_id attaches one."
 )
 _STATUS = (
     "Check jobs once. With job_id: that job (status, elapsed_s, what it is doing, error). "
@@ -288,6 +289,7 @@ def render(name: str, data: dict[str, Any]) -> str:
         return (
             f"started job {data['job_id']} ({data.get('specialist', '?')}). Keep working; "
             "call result when its end is announced."
+            + (f" Mission: {data['mission_id']}." if data.get("mission_id") else "")
         )
     if name in ("result", "use_specialist") and data.get("result") is not None:
         clipped = " (clipped)" if data.get("truncated") else ""

@@ -21,13 +21,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specialists.errors import NotFound, SpecialistsError, StoreError, UserError
+from specialists.errors import NotFound, SpecialistsError, UserError
+from specialists.jobs import recorddirs
 from specialists.jobs.atomic import write_atomic
 from specialists.jobs.files import (
     create_private,
@@ -38,7 +38,6 @@ from specialists.jobs.files import (
     read_bytes,
     read_object,
 )
-from specialists.jobs.locks import held
 from specialists.schedules.model import (
     Schedule,
     ScheduleState,
@@ -55,7 +54,6 @@ MAX_EVENTS = 500
 MAX_RECEIPTS = 200
 MAX_FILE = 1 << 20
 MAX_LOG = 4 << 20
-STALE_MS = 3_600_000
 TRIM_BYTES = 256 << 10  # a log past this is cut to its last MAX_HISTORY lines
 _EXCL = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -81,21 +79,12 @@ class ScheduleStore:
 
     def _real_dir(self, schedule_id: str) -> Path:
         """The schedule's directory, refused when it is missing or a planted symlink."""
-        path = self.dir(schedule_id)
-        if path.is_symlink():
-            raise StoreError(f"{path} is a symbolic link; not followed")
-        if not path.is_dir():
-            raise NotFound(f"no schedule {schedule_id!r}", hint="see: specialists schedule list")
-        return path
+        return recorddirs.real_dir(self.dir(schedule_id), _missing(schedule_id))
 
     # --- reading --------------------------------------------------------------------------
 
     def ids(self) -> list[str]:
-        try:
-            names = os.listdir(self.root)
-        except FileNotFoundError:
-            return []
-        return sorted(n for n in names if not n.startswith("."))
+        return recorddirs.ids(self.root)
 
     def load(self, schedule_id: str) -> tuple[Schedule, ScheduleState]:
         path = self._real_dir(schedule_id)
@@ -159,39 +148,20 @@ class ScheduleStore:
 
     def create(self, schedule: Schedule, state: ScheduleState, *, now_ms: int) -> None:
         """Write a new schedule whole, or nothing (an existing id is refused)."""
-        ensure_dir(self.root.parent)
-        ensure_dir(self.root)
-        final = self.dir(schedule.id)
-        if os.path.lexists(final):
-            raise UserError(
-                f"schedule {schedule.id!r} exists already",
-                hint="pick another id, or delete it first",
-            )
-        self._sweep(now_ms)
-        staging = self.root / f".new-{schedule.id}-{os.getpid()}-{os.urandom(3).hex()}"
-        ensure_dir(staging)
-        try:
+
+        def fill(staging: Path) -> None:
             ensure_dir(staging / "runs")
             write_atomic(staging / "definition.json", _dump(schedule_to_dict(schedule)))
             write_atomic(staging / "state.json", _dump(state_to_dict(state)))
             _append(staging / "events.jsonl", {"ts": now_ms, "event": "created"})
-            try:
-                os.rename(staging, final)  # a directory rename never replaces a full one
-            except OSError as exc:
-                if not os.path.lexists(final):
-                    raise
-                raise UserError(f"schedule {schedule.id!r} exists already") from exc
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
 
-    @contextlib.contextmanager
-    def locked(self, schedule_id: str) -> Iterator[Path]:
-        path = self._real_dir(schedule_id)
-        with held(path / "lock"):
-            if not path.is_dir():  # deleted while we waited
-                raise NotFound(f"no schedule {schedule_id!r}")
-            yield path
+        exists = UserError(
+            f"schedule {schedule.id!r} exists already", hint="pick another id, or delete it first"
+        )
+        recorddirs.create_whole(self.dir(schedule.id), fill, exists, now_ms=now_ms)
+
+    def locked(self, schedule_id: str) -> contextlib.AbstractContextManager[Path]:
+        return recorddirs.locked(self.dir(schedule_id), _missing(schedule_id))
 
     def save_definition(self, schedule: Schedule) -> None:
         write_atomic(self.dir(schedule.id) / "definition.json", _dump(schedule_to_dict(schedule)))
@@ -249,20 +219,7 @@ class ScheduleStore:
     def delete(self, schedule_id: str) -> None:
         """Remove a schedule: renamed aside under its lock (no firing can start after), then
         removed. Jobs it launched are not touched."""
-        with self.locked(schedule_id) as path:
-            aside = self.root / f".deleted-{schedule_id}-{os.urandom(3).hex()}"
-            os.rename(path, aside)
-        shutil.rmtree(aside, ignore_errors=True)
-
-    def _sweep(self, now_ms: int) -> None:
-        """Remove what a create or delete killed midway left (hidden, over an hour old)."""
-        for name in os.listdir(self.root):
-            if not name.startswith((".new-", ".deleted-")):
-                continue
-            path = self.root / name
-            with contextlib.suppress(FileNotFoundError):
-                if now_ms - os.lstat(path).st_mtime * 1000 > STALE_MS and not path.is_symlink():
-                    shutil.rmtree(path, ignore_errors=True)
+        recorddirs.remove_whole(self.dir(schedule_id), _missing(schedule_id))
 
     # --- internals ------------------------------------------------------------------------
 
@@ -281,6 +238,10 @@ class ScheduleStore:
                 if isinstance(value, dict):
                     out.append(value)
         return out
+
+
+def _missing(schedule_id: str) -> NotFound:
+    return NotFound(f"no schedule {schedule_id!r}", hint="see: specialists schedule list")
 
 
 def _append(path: Path, entry: dict[str, Any]) -> None:

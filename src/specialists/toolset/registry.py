@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from specialists.toolset.ask_tools import ASK_TOOLS
 from specialists.toolset.bg_tools import BG_TOOLS
+from specialists.toolset.mission_tools import MISSION_TOOLS
 from specialists.toolset.table import AgentTool
 from specialists.toolset.thread_tools import THREAD_TOOLS
 from specialists.toolset.timer_tools import TIMER_TOOLS
 
-TOOLS: tuple[AgentTool, ...] = (*BG_TOOLS, *TIMER_TOOLS, *THREAD_TOOLS, *ASK_TOOLS)
+TOOLS: tuple[AgentTool, ...] = (
+    *BG_TOOLS,
+    *TIMER_TOOLS,
+    *THREAD_TOOLS,
+    *ASK_TOOLS,
+    *MISSION_TOOLS,
+)
 
 GUIDANCE_HEADER = "## Working without blocking (specialists)"
 GUIDANCE_CORE = (
