@@ -33,6 +33,7 @@ COMMANDS = {
     "schedule": "schedule",
     "scheduler": "scheduler",
     "agents": "agents",
+    "workflow": "workflow",
 }
 
 

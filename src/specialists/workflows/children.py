@@ -1,0 +1,227 @@
+"""The real `Children`: each child an ordinary job, planned and started as `specialists run`
+plans and starts one, whose record names the workflow job as its parent.
+
+A child's record: `parent_id` = the workflow's job id, `owner` = [`job-<workflow id>`],
+`thread` = {id, parent, stack, workflow_key, continues}, with a thread record in `threads/`
+written before it starts (as spawn_thread does), so `status`, `feed`, `threads --tree`, `top`
+and `web` show it with no code of their own. Planning happens before anything is created; a
+launch that fails removes what it made (no thread record, no job that looks as if it may run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from specialists.errors import StoreError, UserError
+from specialists.jobs.control import post_request
+from specialists.jobs.records import JobRecord
+from specialists.jobs.store import JobStore, now_ms
+from specialists.jobs.view import current_status
+from specialists.news import NEWS
+from specialists.threads.records import ThreadRecord, ThreadStore
+from specialists.threads.transports import front_options, transport
+from specialists.workflows.options import KeyedResume
+from specialists.workflows.results import Launch, Outcome
+
+RECHECK_S = 2.0  # a child whose status has not moved is still looked at this often (a
+# supervisor killed with SIGKILL writes nothing: recovery records it when someone looks)
+SCHEMA_NOTE = (
+    "Give your final answer as one JSON value that satisfies this JSON schema, and nothing "
+    "else (no prose, no code fence):\n"
+)
+
+
+class JobChildren:
+    def __init__(self, state_root: Path, workflow: JobRecord) -> None:
+        self.state_root = state_root
+        self.store = JobStore(state_root, news=NEWS)
+        self.threads = ThreadStore(state_root)
+        self.workflow = workflow
+        self.owner = f"job-{workflow.id}"
+        stack = workflow.thread.get("stack") if workflow.thread else None
+        self.stack = tuple(stack) if isinstance(stack, list) else ("root",)
+        self._seen: dict[str, tuple[int, float]] = {}  # job -> (status mtime, last look)
+
+    # --- launching -----------------------------------------------------------------------
+
+    def launch(self, launch: Launch, on_created: Callable[[str, str], None]) -> str:
+        from specialists.project import check_agent
+        from specialists.threads.launch import ProjectStarter
+
+        record, resolved = self._plan(launch)
+        check_agent(record)
+        starter = ProjectStarter(self.state_root)
+        sandbox = None
+        if launch.options.sandbox and launch.nested is None and launch.continue_from is None:
+            from specialists.threads.sandboxing import place_in_sandbox
+
+            record, sandbox = place_in_sandbox(self.state_root.parent, record)
+        thread_id = self.threads.reserve()
+        created: tuple[JobRecord, object] | None = None
+        started = False
+        try:
+            stack = (*self.stack, thread_id)
+            record = record.replace(
+                owner=[self.owner],
+                parent_id=self.workflow.id,
+                thread={
+                    "id": thread_id,
+                    "parent": self.owner,
+                    "stack": list(stack),
+                    "workflow_key": launch.options.key,
+                    "continues": launch.continue_from,
+                },
+                runner_options=front_options(record.runner, dict(record.runner_options)),
+            )
+            created = starter.create(record)
+            child = created[0]
+            self.threads.write(
+                ThreadRecord(
+                    id=thread_id,
+                    parent=self.owner,
+                    stack=stack,
+                    job_id=child.id,
+                    instructions=launch.prompt[:4000],
+                    fresh_context=resolved == "fresh",
+                    runner=child.runner,
+                    created_at_ms=now_ms(),
+                    sandbox=child.sandbox,
+                )
+            )
+            on_created(child.id, resolved)  # journaled before the child can start
+            starter.start(child, created[1])
+            started = True
+            return child.id
+        finally:
+            if not started:
+                if created is not None:
+                    starter.release(created[1])
+                self.threads.discard(thread_id)
+                if sandbox is not None:
+                    from specialists.threads.sandboxing import discard_sandbox
+
+                    discard_sandbox(self.state_root.parent, sandbox)
+
+    def _plan(self, launch: Launch) -> tuple[JobRecord, str]:
+        from specialists.supervise.plan import JobRequest, plan_job
+
+        opts = launch.options
+        cwd = Path(self.workflow.cwd)
+        if launch.nested is not None:
+            from specialists.workflows.launch import nested_record
+
+            name, args = launch.nested
+            return nested_record(self.state_root.parent, self.workflow, name, args), "fresh"
+        prompt = launch.prompt
+        if opts.schema is not None and launch.prompt == opts.task:
+            prompt = f"{prompt}\n\n{SCHEMA_NOTE}{json.dumps(opts.schema)}"
+        request = JobRequest(
+            opts.agent or "",
+            prompt,
+            cwd=cwd,
+            runner=opts.runner,
+            model=opts.model,
+            timeout_ms=int(opts.timeout_s * 1000) if opts.timeout_s else None,
+            continue_from=launch.continue_from,
+            track_bead=False,  # a workflow child reports to its workflow, not to a bead
+        )
+        if launch.continue_from is not None:  # keep the agent, model and runner it ran with
+            before = self.store.read_record(launch.continue_from)
+            request = JobRequest(
+                before.specialist,
+                prompt,
+                cwd=Path(before.cwd),
+                continue_from=launch.continue_from,
+                timeout_ms=request.timeout_ms,
+                track_bead=False,
+            )
+        record = plan_job(self.store, request)
+        resolved = "fresh" if launch.continue_from is None else "continued"
+        if opts.context == "fork" and launch.continue_from is None:
+            record, resolved = self._fork(record), "fork"
+        changes: dict[str, Any] = {}
+        if opts.max_turns is not None:
+            changes["max_turns"] = opts.max_turns
+        if opts.max_tokens is not None:
+            changes["max_tokens"] = opts.max_tokens
+        if opts.schema is not None:
+            changes["response_format"] = "json"
+        return (record.replace(**changes) if changes else record), resolved
+
+    def _fork(self, record: JobRecord) -> JobRecord:
+        """context: fork copies the session of the job that started the workflow, where
+        that is honest (a native job's session, into a native child); else refused."""
+        origin = self.workflow.runner_options.get("origin_job")
+        hint = "use context: fresh with a self-contained task"
+        if not isinstance(origin, str):
+            raise UserError(
+                "context: fork needs a workflow started by an agent job of ours (this one "
+                "was started from outside, so there is no conversation to copy)",
+                hint=hint,
+            )
+        parent = self.store.read_record(origin)
+        status = self.store.read_status(origin)
+        session = status.session_file if status else None
+        if record.runner != parent.runner or not transport(parent.runner).fork:
+            raise UserError(
+                f"context: fork cannot copy a {parent.runner} conversation into a "
+                f"{record.runner} child (only a native job's session can be copied honestly)",
+                hint=hint,
+            )
+        if not session or not os.path.isfile(session):
+            raise UserError(f"context: fork: job {origin}'s session file is missing", hint=hint)
+        return record.replace(resume_session=session)
+
+    # --- watching ------------------------------------------------------------------------
+
+    def outcome(self, job_id: str) -> Outcome | None:
+        import time
+
+        path = self.store.job_dir(job_id) / "status.json"
+        try:
+            mtime = os.stat(path).st_mtime_ns
+        except OSError:
+            mtime = -1
+        seen = self._seen.get(job_id)
+        now = time.monotonic()
+        if seen is not None and seen[0] == mtime and now - seen[1] < RECHECK_S:
+            return None
+        self._seen[job_id] = (mtime, now)
+        try:
+            st = current_status(self.store, job_id)
+        except StoreError as exc:
+            return Outcome("error", "", f"its status cannot be read: {exc.one_line()}")
+        if st.active:
+            return None
+        self._seen.pop(job_id, None)
+        output = self.store.read_result(job_id) or ""
+        return Outcome(st.status, output, st.error)
+
+    def stop(self, job_id: str) -> None:
+        try:
+            post_request(self.store.job_dir(job_id), "stop", "its workflow stopped")
+        except (OSError, UserError, StoreError) as exc:  # gone already: nothing to stop
+            import logging
+
+            logging.getLogger("specialists.workflows").warning("stop %s: %s", job_id, exc)
+
+    def can_continue(self, job_id: str) -> bool:
+        from specialists.workflows.receipt import resumability
+
+        return resumability(self.store, job_id)[0]
+
+    def keyed_resume(self, resume: KeyedResume) -> tuple[str, str]:
+        from specialists.workflows.receipt import keyed_resume
+
+        job, agent, _entry = keyed_resume(self.store, resume.workflow, resume.key)
+        return job, agent
+
+    def read_output(self, job_id: str) -> str | None:
+        try:
+            return self.store.read_result(job_id)
+        except (StoreError, OSError):
+            return None
