@@ -37,6 +37,7 @@ from specialists.workflows.results import (
     Outcome,
     schema_problem,
 )
+from specialists.workflows.slots import STAGE, Slots
 
 POLL_S = 0.05  # how often running children are looked at (a stat each, mostly)
 Emit = Callable[[dict[str, Any]], None]
@@ -59,7 +60,7 @@ class Runs:
         self._journal = journal
         self._prior = dict(prior or {})
         self._accept = accept_changed
-        self._slots = asyncio.Semaphore(max(1, concurrency))
+        self._slots = Slots(concurrency)
         self._emit = emit or (lambda _e: None)
         self._nested_ok = nested_ok
         self._max_children = max_children
@@ -110,7 +111,8 @@ class Runs:
 
         async def through(item: Any) -> Any:
             value: Any = None
-            for stage in stages:
+            for depth, stage in enumerate(stages):
+                STAGE.set(depth)  # this item's task only: a later stage gets slots first
                 got = stage(item, value)
                 if isinstance(got, Mapping):
                     got = self._run(child_options(got))
