@@ -248,3 +248,24 @@ def test_an_unknown_agent_fails_the_workflow_with_one_line(
     assert "unknown specialist" in err.lower() or "nobody" in err
     assert "Traceback" not in err
     assert project.exists()
+
+
+def test_a_schedule_starts_a_workflow_owned_by_the_schedule(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The schedules' typed workflow target is wired: `schedule run` starts the workflow as
+    a job owned by the schedule, and it runs its children to the end."""
+    project = workflow_project(
+        {"nightly.yaml": "steps:\n  - run: {key: one, agent: echo, task: nightly run}\n"}
+    )
+    assert main(["schedule", "create", "nightly", "--every", "1d", "--workflow", "nightly"]) == 0
+    assert main(["schedule", "run", "nightly"]) == 0
+    capsys.readouterr()
+    (wf,) = [
+        j for j in store(project).list_ids() if store(project).read_record(j).runner == "workflow"
+    ]
+    assert store(project).read_record(wf).owner == ["schedule-nightly"]
+    assert wait_ended(project, wf).status == "done"
+    assert result(project, wf)["one"]["output"] == "nightly run"
+    assert main(["schedule", "create", "bad", "--every", "1d", "--workflow", "missing"]) == 2
+    assert "unknown workflow 'missing'" in capsys.readouterr().err
