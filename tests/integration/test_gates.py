@@ -249,3 +249,31 @@ def test_memo_off_always_runs(repo: Path, tmp_path: Path):
 def test_bad_gate_options_are_one_clear_error(value: object, message: str):
     with pytest.raises(GateError, match=message):
         parse_gate(value)
+
+
+def test_the_clean_and_the_overlaid_key_agree_on_tricky_names(repo: Path):
+    """A clean tree's key hashes git's listing as it is; a dirty one re-serializes it sorted.
+    They must agree byte for byte (names whose order differs between git's tree order and a
+    naive sort, a space, an executable bit, a symlink), or the key would not be
+    content-only."""
+    from specialists.gates import state
+
+    for name in ("a-b", "a.c", "a0", "a b", "z"):
+        (repo / name).write_text(name)
+    (repo / "a").mkdir()
+    (repo / "a" / "b").write_text("in a dir")
+    (repo / "run.sh").write_text("#!/bin/sh\n")
+    (repo / "run.sh").chmod(0o755)
+    (repo / "link").symlink_to("a/b")
+    uncommitted = workspace_state(repo)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "tricky")
+    listing = subprocess.run(
+        ["git", "ls-tree", "-r", "-z", "--full-tree", "HEAD"],
+        cwd=repo, capture_output=True, check=True,
+    ).stdout  # fmt: skip
+    entries = state._parse_ls_tree(listing)
+    assert b"".join(b"%s\t%s\0" % (entries[p], p) for p in sorted(entries)) == listing
+    committed = workspace_state(repo)
+    assert committed.changed == 0 and uncommitted.changed > 0
+    assert committed.key == uncommitted.key

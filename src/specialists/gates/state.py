@@ -50,31 +50,40 @@ class WorkspaceState:
 def workspace_state(cwd: Path) -> WorkspaceState:
     """The state key of the working copy holding `cwd` (see the module docstring)."""
     env = git_env()
-    top = _git(cwd, env, "rev-parse", "--show-toplevel")
-    if top is None:
+    # One call for both: on an unborn HEAD git prints the top level, then fails on the tree.
+    found = run_short(
+        ("git", *GIT_SAFETY, "rev-parse", "--show-toplevel", "HEAD^{tree}"),
+        cwd=cwd, env=env, timeout=GIT_TIMEOUT_S,
+    )  # fmt: skip
+    lines = found.out.splitlines()
+    if found.error is not None or not lines or not lines[0].startswith(b"/"):
         return WorkspaceState(None, reason=f"{cwd} is not in a git working copy")
-    toplevel = Path(os.path.realpath(os.fsdecode(top.rstrip(b"\n"))))
+    toplevel = Path(os.path.realpath(os.fsdecode(lines[0])))
     relative = os.path.relpath(os.path.realpath(cwd), toplevel)
-    tree = _git(toplevel, env, "rev-parse", "--verify", "--quiet", "HEAD^{tree}")
-    entries: dict[bytes, tuple[bytes, bytes]] = {}
+    tree = lines[1].strip() if found.ok and len(lines) == 2 else None
+    listing = b""
     if tree:  # an unborn HEAD starts from the empty tree
-        listing = _git(toplevel, env, "ls-tree", "-r", "-z", "--full-tree", tree.strip())
-        if listing is None:
+        got = _git(toplevel, env, "ls-tree", "-r", "-z", "--full-tree", tree)
+        if got is None:
             return WorkspaceState(None, toplevel, relative, reason="git ls-tree failed")
-        entries = _parse_ls_tree(listing)
+        listing = got
     status = _git(
         toplevel,
         env,
         *("status", "--porcelain=v2", "-z", "--no-renames", "--untracked-files=all"),
-        *("--", ":(top)", f":(top,exclude){STATE_DIR_NAME}"),
+        *("--", f":(top,exclude){STATE_DIR_NAME}"),
     )
     if status is None:
         return WorkspaceState(None, toplevel, relative, reason="git status failed")
-    changed = _overlay(entries, status, toplevel)
     digest = hashlib.sha256(_KEY_VERSION)
+    if not status:  # clean: the listing is the effective tree, in git's (bytewise) order
+        digest.update(listing)
+        files = listing.count(b"\0")
+        return WorkspaceState(digest.hexdigest(), toplevel, relative, files, 0)
+    entries = _parse_ls_tree(listing)
+    changed = _overlay(entries, status, toplevel)
     for path in sorted(entries):
-        mode, blob = entries[path]
-        digest.update(b"%s\0%s\0%s\n" % (path, mode, blob))
+        digest.update(b"%s\t%s\0" % (entries[path], path))
     return WorkspaceState(digest.hexdigest(), toplevel, relative, len(entries), changed)
 
 
@@ -84,20 +93,20 @@ def _git(cwd: Path, env: dict[str, str], *args: str | bytes) -> bytes | None:
     return done.out if done.ok else None
 
 
-def _parse_ls_tree(raw: bytes) -> dict[bytes, tuple[bytes, bytes]]:
-    """`<mode> <type> <object>\\t<path>` NUL-terminated -> path -> (mode, object)."""
+def _parse_ls_tree(raw: bytes) -> dict[bytes, bytes]:
+    """`<mode> <type> <object>\\t<path>` NUL-terminated -> path -> `<mode> <type> <object>`."""
     entries = {}
     for record in raw.split(b"\0"):
-        if not record:
-            continue
-        meta, _, path = record.partition(b"\t")
-        mode, _kind, obj = meta.split(b" ", 2)
-        entries[path] = (mode, obj)
+        if record:
+            meta, _, path = record.partition(b"\t")
+            entries[path] = meta
     return entries
 
 
-def _overlay(entries: dict[bytes, tuple[bytes, bytes]], raw: bytes, top: Path) -> int:
-    """Apply `git status --porcelain=v2 -z` to the HEAD listing; returns the paths changed."""
+def _overlay(entries: dict[bytes, bytes], raw: bytes, top: Path) -> int:
+    """Apply `git status --porcelain=v2 -z` to the HEAD listing; returns the paths changed.
+    Entries keep ls-tree's form, so a clean tree and a dirty one with the same files hash
+    alike."""
     changed = 0
     for record in raw.split(b"\0"):
         if not record or record[:1] == b"#":
@@ -115,16 +124,21 @@ def _overlay(entries: dict[bytes, tuple[bytes, bytes]], raw: bytes, top: Path) -
             continue
         changed += 1
         if sub[:1] == b"S":  # a submodule: its recorded commit and what git says of it
-            entries[path] = (b"160000", b"%s:%s:%s" % (sub, xy, h_index))
+            entries[path] = b"160000 commit %s:%s:%s" % (sub, xy, h_index)
         elif xy[1:2] == b"." and m_index not in (b"", b"000000"):
-            entries[path] = (m_index, h_index)  # the working tree matches the index
+            entries[path] = _meta(m_index, h_index)  # the working tree matches the index
         else:
             found = hash_path(top / os.fsdecode(path))
             if found is None:
                 entries.pop(path, None)
             else:
-                entries[path] = found
+                entries[path] = _meta(*found)
     return changed
+
+
+def _meta(mode: bytes, obj: bytes) -> bytes:
+    kind = b"commit" if mode == b"160000" else b"tree" if mode == b"040000" else b"blob"
+    return b"%s %s %s" % (mode, kind, obj)
 
 
 def hash_path(path: Path) -> tuple[bytes, bytes] | None:
