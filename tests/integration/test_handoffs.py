@@ -205,7 +205,9 @@ def test_an_owner_killed_mid_handoff_leaves_every_path_recoverable(repo: Path, t
     done = sp("worktree", "discard", "wf-kill", "--yes")
     assert done.returncode == 0, done.stdout + done.stderr
     assert not any(p.exists() for p in paths) and "sandbox-hw-" not in git(repo, "branch")
-    assert all(c.state == "discarded" for c in read_manifest(manifest_path(repo, "wf-kill")).children)
+    assert all(
+        c.state == "discarded" for c in read_manifest(manifest_path(repo, "wf-kill")).children
+    )
 
 
 def _states(path: Path) -> list[str]:

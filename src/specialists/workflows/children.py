@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from specialists.errors import StoreError, UserError
+from specialists.gates.acceptance import report_instructions
 from specialists.jobs.control import post_request
 from specialists.jobs.records import JobRecord
 from specialists.jobs.store import JobStore, now_ms
@@ -24,7 +25,7 @@ from specialists.jobs.view import current_status
 from specialists.news import NEWS
 from specialists.threads.records import ThreadRecord, ThreadStore
 from specialists.threads.transports import front_options, transport
-from specialists.workflows.options import KeyedResume
+from specialists.workflows.options import ChildOptions, KeyedResume
 from specialists.workflows.results import Launch, Outcome
 
 RECHECK_S = 2.0  # a child whose status has not moved is still looked at this often (a
@@ -55,11 +56,16 @@ class JobChildren:
         record, resolved = self._plan(launch)
         check_agent(record)
         starter = ProjectStarter(self.state_root)
-        sandbox = None
-        if launch.options.sandbox and launch.nested is None and launch.continue_from is None:
-            from specialists.threads.sandboxing import place_in_sandbox
-
-            record, sandbox = place_in_sandbox(self.state_root.parent, record)
+        handoff: dict[str, str] = {}
+        before = launch.continue_from or launch.retry_of
+        if before is not None:  # a follow-up works where the attempt before it did
+            earlier = self.store.read_record(before)
+            handoff = {
+                k: earlier.thread[k] for k in ("handoff", "handoff_key") if k in earlier.thread
+            }
+            record = record.replace(cwd=earlier.cwd, sandbox=earlier.sandbox)
+        elif launch.options.sandbox and launch.nested is None:
+            record, handoff = self._worktree(record, launch.options.key)
         thread_id = self.threads.reserve()
         created: tuple[JobRecord, object] | None = None
         started = False
@@ -74,6 +80,7 @@ class JobChildren:
                     "stack": list(stack),
                     "workflow_key": launch.options.key,
                     "continues": launch.continue_from,
+                    **handoff,
                 },
                 runner_options=front_options(record.runner, dict(record.runner_options)),
             )
@@ -101,10 +108,30 @@ class JobChildren:
                 if created is not None:
                     starter.release(created[1])
                 self.threads.discard(thread_id)
-                if sandbox is not None:
-                    from specialists.threads.sandboxing import discard_sandbox
+                # A worktree made for it stays in the handoff manifest (never deleted here):
+                # `specialists worktree show/discard <workflow id>` reviews and removes it.
 
-                    discard_sandbox(self.state_root.parent, sandbox)
+    def _worktree(self, record: JobRecord, key: str) -> tuple[JobRecord, dict[str, str]]:
+        """A worktree child: journaled in the workflow's handoff manifest, then created
+        (gates' begin_handoff: a clean tree required, the setup hook, dependency links)."""
+        from specialists.config import load_config
+        from specialists.sandbox.handoff import begin_handoff, worktree_settings
+
+        project = self.state_root.parent
+        setup, link = worktree_settings(load_config(project).raw)
+        started = begin_handoff(
+            project, self.workflow.id, [key], owner=self.workflow.id, setup=setup, link=link
+        )
+        child = started.children[0]
+        if not child.ready:
+            raise UserError(f"child {key!r}: its worktree is not ready: {child.problem}")
+        rel = os.path.relpath(os.path.realpath(record.cwd), os.path.realpath(project))
+        inside = child.path / rel  # the same place inside the worktree, when it is there
+        where = inside if not rel.startswith("..") and inside.is_dir() else child.path
+        return record.replace(cwd=str(where), sandbox=child.sandbox_id), {
+            "handoff": self.workflow.id,
+            "handoff_key": key,
+        }
 
     def _plan(self, launch: Launch) -> tuple[JobRecord, str]:
         from specialists.supervise.plan import JobRequest, plan_job
@@ -144,6 +171,9 @@ class JobChildren:
         if opts.context == "fork" and launch.continue_from is None:
             record, resolved = self._fork(record), "fork"
         changes: dict[str, Any] = {}
+        instructions = report_instructions(opts.policy()) if launch.continue_from is None else None
+        if instructions:
+            changes["task"] = f"{record.task}\n\n{instructions}"
         if opts.max_turns is not None:
             changes["max_turns"] = opts.max_turns
         if opts.max_tokens is not None:
@@ -219,6 +249,43 @@ class JobChildren:
 
         job, agent, _entry = keyed_resume(self.store, resume.workflow, resume.key)
         return job, agent
+
+    def finish(
+        self, job_id: str, options: ChildOptions, outcome: Outcome
+    ) -> tuple[Outcome, Mapping[str, Any] | None]:
+        from specialists.gates.acceptance import judge
+
+        details: dict[str, Any] = {}
+        record = self.store.read_record(job_id)
+        project = self.state_root.parent
+        handoff = record.thread.get("handoff")
+        if isinstance(handoff, str):
+            from specialists.sandbox.handoff import child_ended
+
+            ended = child_ended(
+                project, handoff, str(record.thread.get("handoff_key")), job_id=job_id
+            )
+            details["handoff"] = {
+                "id": handoff,
+                "state": ended.state,
+                "patch": str(ended.patch) if ended.patch else None,
+                "summary": ended.summary,
+                "warnings": list(ended.warnings),
+            }
+        if outcome.status == "done" and (
+            options.gate is not None or options.acceptance is not None
+        ):
+            verdict = judge(
+                options.policy(),
+                answer=outcome.output,
+                cwd=Path(record.cwd),
+                project=project,
+                job_dir=self.store.job_dir(job_id),
+            )
+            details["acceptance"] = verdict.to_dict()
+            if not verdict.accepted:
+                outcome = Outcome("error", outcome.output, verdict.reason)
+        return outcome, details or None
 
     def read_output(self, job_id: str) -> str | None:
         try:

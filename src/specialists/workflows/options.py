@@ -25,7 +25,6 @@ MAX_CONCURRENCY = 64  # the most a person may ask for
 MAX_TASK_BYTES = 256 * 1024
 MAX_SCHEMA_BYTES = 64 * 1024
 MAX_TIMEOUT_S = 7 * 24 * 3600
-ACCEPTANCE_LEVELS = ("auto", "none", "attested", "checked", "verified")
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}")
 _KNOWN = frozenset(
     {
@@ -75,9 +74,15 @@ class ChildOptions:
     timeout_s: float | None = None
     max_turns: int | None = None
     max_tokens: int | None = None
-    gate: str | None = None
-    acceptance: Mapping[str, Any] | None = None
+    gate: Any = None  # a command, or {command, timeout_s?, env?, memo?} (gates/spec.py)
+    acceptance: Any = None  # a level, or {level?, verify?, reason?, report?}
     resume: KeyedResume | None = None
+
+    def policy(self) -> Any:
+        """The gates room's AcceptancePolicy for this child (auto when neither is given)."""
+        from specialists.gates.acceptance import policy_for
+
+        return policy_for(gate=self.gate, acceptance=self.acceptance)
 
     def input_hash(self) -> str:
         inputs = {
@@ -204,27 +209,22 @@ def _resume(raw: object, where: str) -> KeyedResume | None:
     return KeyedResume(workflow, check_key(raw.get("key")))
 
 
-def _gate(gate: object, acceptance: object, where: str) -> tuple[str | None, Any]:
-    if gate is not None and acceptance is not None:
-        raise UserError(
-            f"{where}: gate cannot be combined with acceptance",
-            hint="use acceptance.verify for several commands",
-        )
-    if gate is not None:
-        return _required(gate, f"{where}: gate"), None
-    if acceptance is None:
+def _gate(gate: object, acceptance: object, where: str) -> tuple[Any, Any]:
+    """Checked by the gates room's own parser (docs/gates.md), so a workflow child and
+    `specialists run --gate` accept exactly the same options."""
+    if gate is None and acceptance is None:
         return None, None
-    if isinstance(acceptance, str):
-        acceptance = {"level": acceptance}
-    if not isinstance(acceptance, Mapping):
-        raise UserError(f"{where}: acceptance must be a level or a mapping with level")
-    level = acceptance.get("level", "auto")
-    if level not in ACCEPTANCE_LEVELS:
-        raise UserError(
-            f"{where}: acceptance level {level!r} is unknown",
-            hint="one of: " + ", ".join(ACCEPTANCE_LEVELS),
-        )
-    return None, dict(acceptance)
+    from specialists.gates.acceptance import policy_for
+
+    try:
+        policy_for(gate=gate, acceptance=acceptance)
+    except UserError as exc:
+        raise UserError(f"{where}: {exc.message}", hint=exc.hint) from None
+    try:
+        json.dumps([gate, acceptance])
+    except (TypeError, ValueError):
+        raise UserError(f"{where}: gate and acceptance must be JSON values") from None
+    return gate, acceptance
 
 
 def _text(value: object, what: str) -> str | None:

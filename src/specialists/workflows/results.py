@@ -31,6 +31,7 @@ class Launch:
     options: ChildOptions
     prompt: str  # the task as sent (a retry's prompt says what was wrong)
     continue_from: str | None = None  # a job whose session this attempt continues
+    retry_of: str | None = None  # a fresh retry of this job (it works where that one did)
     nested: tuple[str, Mapping[str, Any]] | None = None  # (workflow, args): a nested workflow
 
 
@@ -50,6 +51,13 @@ class Children(Protocol):
         """(job id to continue, its agent) from the named workflow's receipt, revalidated."""
 
     def read_output(self, job_id: str) -> str | None: ...
+
+    def finish(
+        self, job_id: str, options: ChildOptions, outcome: Outcome
+    ) -> tuple[Outcome, Mapping[str, Any] | None]:
+        """After the child's last attempt: capture its worktree, run its gate and judge its
+        acceptance. A rejected child comes back as an error with the reason; the details
+        (the acceptance outcome, the handoff capture) go to the journal."""
 
 
 class ChildFailed(UserError):

@@ -216,10 +216,17 @@ class Runs:
             return None  # it failed or was stopped: run it again
         self._emit({"kind": "adopt", "key": opts.key, "job": job})
         outcome = await self._wait(opts.key, job)
-        self._end(opts, prior.hash, job, outcome)
+        data = None
+        if outcome.status == "done" and opts.schema is not None:
+            data, problem = schema_problem(opts.schema, outcome.output)
+            if problem is not None:  # the engine died before asking again: run the key anew
+                self._end(opts, prior.hash, job, Outcome("error", outcome.output, problem))
+                return None
+        outcome, details = await asyncio.to_thread(self._children.finish, job, opts, outcome)
+        self._end(opts, prior.hash, job, outcome, details)
         if outcome.status != "done":
             return None
-        return _result(opts, "done", outcome.output, None, tuple(prior.jobs))
+        return _result(opts, "done", outcome.output, None, tuple(prior.jobs), data=data)
 
     async def _launch_and_wait(
         self, opts: ChildOptions, h: str, nested: tuple[str, Mapping[str, Any]] | None
@@ -235,17 +242,15 @@ class Runs:
             if outcome.status == "done" and opts.schema is not None:
                 data, problem = schema_problem(opts.schema, outcome.output)
                 if problem is not None:
-                    retry = self._retry(opts, job, problem)
                     self._emit({"kind": "schema_retry", "key": opts.key, "problem": problem})
-                    outcome, job = await self._attempt(retry, h, 2, jobs, end=False)
+                    outcome, job = await self._attempt(self._retry(opts, job, problem), h, 2, jobs)
                     data, problem = schema_problem(opts.schema, outcome.output)
                     if outcome.status == "done" and problem is not None:
-                        outcome = Outcome(
-                            "error",
-                            outcome.output,
-                            f"the answer does not satisfy the schema: {problem}",
-                        )
-                    self._end(opts, h, job, outcome)
+                        why = f"the answer does not satisfy the schema: {problem}"
+                        outcome = Outcome("error", outcome.output, why)
+            # The gate and acceptance judge the last attempt (its worktree is captured too).
+            outcome, details = await asyncio.to_thread(self._children.finish, job, opts, outcome)
+            self._end(opts, h, job, outcome, details)
             if nested is not None and outcome.status == "done":
                 data = _json_or_none(outcome.output)
         return _result(opts, outcome.status, outcome.output, outcome.error, tuple(jobs), data=data)
@@ -258,10 +263,10 @@ class Runs:
         )
         if self._children.can_continue(job):
             return Launch(opts, note, continue_from=job)
-        return Launch(opts, f"{opts.task}\n\n{note}")
+        return Launch(opts, f"{opts.task}\n\n{note}", retry_of=job)
 
     async def _attempt(
-        self, launch: Launch, h: str, attempt: int, jobs: list[str], *, end: bool = True
+        self, launch: Launch, h: str, attempt: int, jobs: list[str]
     ) -> tuple[Outcome, str]:
         opts = launch.options
         if self._launched >= self._max_children:
@@ -292,10 +297,7 @@ class Runs:
         job = self._children.launch(launch, created)
         jobs.append(job)
         self._emit({"kind": "launch", "key": opts.key, "job": job, "attempt": attempt})
-        outcome = await self._wait(opts.key, job)
-        if end:
-            self._end(opts, h, job, outcome)
-        return outcome, job
+        return await self._wait(opts.key, job), job
 
     async def _wait(self, key: str, job: str) -> Outcome:
         self._running[key] = job
@@ -311,7 +313,14 @@ class Runs:
         finally:
             self._running.pop(key, None)
 
-    def _end(self, opts: ChildOptions, h: str, job: str, outcome: Outcome) -> None:
+    def _end(
+        self,
+        opts: ChildOptions,
+        h: str,
+        job: str,
+        outcome: Outcome,
+        details: Mapping[str, Any] | None = None,
+    ) -> None:
         entry: dict[str, Any] = {
             "e": "end",
             "key": opts.key,
@@ -324,6 +333,8 @@ class Runs:
             entry.update(output_fields(outcome.output, f"{job}/result.txt"))
         if outcome.error:
             entry["error"] = outcome.error[:2000]
+        if details:
+            entry["acceptance"] = dict(details)
         self._journal.append(entry)
         self._emit({"kind": "end", "key": opts.key, "job": job, "status": outcome.status})
 

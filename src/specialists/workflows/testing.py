@@ -7,11 +7,12 @@ for `polls` looks before it ends. `launches` records every Launch with its job i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from specialists.errors import UserError
-from specialists.workflows.options import KeyedResume
+from specialists.workflows.options import ChildOptions, KeyedResume
 from specialists.workflows.results import Launch, Outcome
 
 Answer = Callable[[Launch], Outcome | str]
@@ -24,6 +25,7 @@ class FakeChildren:
     sessions: bool = False  # every ended child keeps a session (can be continued)
     launches: list[tuple[str, Launch]] = field(default_factory=list)
     stopped: list[str] = field(default_factory=list)
+    gate: Callable[[object], bool] = lambda command: True
     receipts: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     _left: dict[str, int] = field(default_factory=dict)
     _outcomes: dict[str, Outcome] = field(default_factory=dict)
@@ -61,6 +63,17 @@ class FakeChildren:
     def read_output(self, job_id: str) -> str | None:
         o = self._outcomes.get(job_id)
         return o.output if o else None
+
+    def finish(
+        self, job_id: str, options: ChildOptions, outcome: Outcome
+    ) -> tuple[Outcome, Mapping[str, Any] | None]:
+        if options.gate is not None and outcome.status == "done":
+            passed = self.gate(options.gate)
+            detail = {"kind": "accepted" if passed else "rejected"}
+            if not passed:
+                return Outcome("error", outcome.output, f"gate `{options.gate}` failed"), detail
+            return outcome, detail
+        return outcome, None
 
     @property
     def keys(self) -> list[str]:
