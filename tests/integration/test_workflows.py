@@ -12,7 +12,7 @@ import pytest
 
 from specialists.cli.main import main
 from specialists.threads.records import ThreadStore
-from tests.support.mock_llm import MockLLM, Reply
+from tests.support.mock_llm import MockLLM, Reply, ToolCall
 from tests.support.waiting import wait_until
 from tests.support.workflows import (
     journal,
@@ -269,3 +269,25 @@ def test_a_schedule_starts_a_workflow_owned_by_the_schedule(
     assert result(project, wf)["one"]["output"] == "nightly run"
     assert main(["schedule", "create", "bad", "--every", "1d", "--workflow", "missing"]) == 2
     assert "unknown workflow 'missing'" in capsys.readouterr().err
+
+
+def test_a_native_child_with_a_schema_must_answer_through_the_final_answer_tool(
+    mock_llm: MockLLM, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The native runtime forces a structured-output tool: every request of the child says a
+    tool call is required and offers final_answer with the schema; an invalid call is an
+    error result the model fixes in the same run, a valid one ends it. One job, no retry."""
+    mock_llm.enqueue(
+        Reply(tool_calls=[ToolCall("final_answer", {"count": "three"})]),
+        Reply(tool_calls=[ToolCall("final_answer", {"count": 3})]),
+    )
+    project = workflow_project({"schema.py": SCHEMA_FLOW})
+    wf = _run(capsys, "schema")
+    status = wait_ended(project, wf)
+    assert status.status == "done", status.error
+    out = result(project, wf)
+    assert out["data"] == {"count": 3} and len(out["jobs"]) == 1
+    first, second = mock_llm.model_requests[:2]
+    assert first.json["tool_choice"] == "required" and "final_answer" in first.tool_names()
+    assert "'three' is not of type 'integer'" in " ".join(second.tool_results())
+    assert len(mock_llm.model_requests) == 2

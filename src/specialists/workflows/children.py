@@ -180,6 +180,8 @@ class JobChildren:
             changes["max_tokens"] = opts.max_tokens
         if opts.schema is not None:
             changes["response_format"] = "json"
+            if record.runner == "native":  # structured output: the final_answer tool, forced
+                changes["runner_options"] = {**record.runner_options, "answer_schema": opts.schema}
         return (record.replace(**changes) if changes else record), resolved
 
     def _fork(self, record: JobRecord) -> JobRecord:
