@@ -136,3 +136,28 @@ def test_bad_run_settings_are_refused(tmp_path: Path, change: dict[str, Any], me
     fields: dict[str, Any] = {"source": Source("declarative", "d", None, doc), "args": {}}
     with pytest.raises(UserError, match=message):
         workflow_record(tmp_path, WorkflowRequest(**{**fields, **change}))
+
+
+def test_the_mcp_tools_never_run_or_schedule_a_python_workflow() -> None:
+    """The rule of docs/workflows.md at the MCP edge: a Python workflow named over MCP is
+    refused by the workflow tool and by the schedule tool, and nothing is created."""
+    from specialists.mcp.handlers import ServerContext
+    from specialists.mcp.table import call_tool
+    from tests.support.jobs import echo_project
+
+    project = echo_project()
+    folder = project / ".specialists" / "workflows"
+    folder.mkdir(parents=True)
+    (folder / "py.py").write_text("async def main(runs, args):\n    return 1\n")
+    ctx = ServerContext()
+    for name, args, says in (
+        ("workflow", {"action": "run", "name": "py"}, "is Python, which the workflow tool"),
+        ("workflow", {"action": "run"}, "give exactly one of document or name"),
+        ("workflow", {"action": "run", "document": {"steps": []}}, "steps must be a non-empty"),
+        ("workflow", {"action": "show"}, "action show needs id"),
+        ("schedule", {"action": "create", "every": "1h", "workflow": "py"}, "is Python"),
+    ):
+        out = call_tool(ctx, name, args)
+        assert out.is_error and says in out.text, out.text
+    jobs = project / ".specialists" / "jobs"
+    assert not jobs.exists() or not [p for p in jobs.iterdir() if not p.name.startswith(".")]
