@@ -277,3 +277,18 @@ def test_the_clean_and_the_overlaid_key_agree_on_tricky_names(repo: Path):
     committed = workspace_state(repo)
     assert committed.changed == 0 and uncommitted.changed > 0
     assert committed.key == uncommitted.key
+
+
+def test_a_full_disk_under_the_memo_keeps_the_verdict(repo: Path, tmp_path: Path):
+    """No room for the memo or the evidence: the gate still passes, and each store that could
+    not be written is a warning, never an exception."""
+    from tests.support.tmpfs import fill, small_tmpfs
+
+    (repo / "ok.txt").write_text("pass\n")
+    ensure_dir(repo / ".specialists")
+    with small_tmpfs(repo / ".specialists" / "gates", size="64k") as full:
+        fill(full)
+        result = run_gate(counting_gate(tmp_path), repo, project=repo)
+        assert result.passed and result.memo == "miss"
+        assert any("memo not written" in w for w in result.warnings)
+        assert not list(memo_mod.memo_dir(repo).glob("*.json"))
