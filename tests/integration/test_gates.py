@@ -25,16 +25,22 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
+def new_repo(root: Path, files: dict[str, str]) -> Path:
+    """A git repository at `root` with `files` committed on `main`."""
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
-    (root / ".gitignore").write_text("build/\n.specialists/\n")
-    (root / "ok.txt").write_text("fail\n")
+    for name, text in files.items():
+        (root / name).write_text(text)
     git(root, "add", "-A")
     git(root, "commit", "-qm", "start")
     return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return new_repo(
+        tmp_path / "repo", {".gitignore": "build/\n.specialists/\n", "ok.txt": "fail\n"}
+    )
 
 
 def job_dir(repo: Path, name: str = "job-1") -> Path:
