@@ -306,3 +306,14 @@ def test_worktree_settings_come_from_config_and_are_checked():
     ):
         with pytest.raises(HandoffError, match=message):
             worktree_settings(bad)
+
+
+def test_a_symlinked_handoffs_folder_is_refused_before_any_worktree(repo: Path, tmp_path: Path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (repo / ".specialists").mkdir(exist_ok=True)
+    (repo / ".specialists" / "handoffs").symlink_to(elsewhere)
+    with pytest.raises(HandoffError, match="not written.*symbolic link"):
+        begin_handoff(repo, "wf-12", ["a"])
+    assert not any(elsewhere.iterdir())
+    assert "sandbox-" not in git(repo, "branch")
