@@ -5,7 +5,6 @@ paths that really changed, and `verified` running its commands as memoized gates
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,24 +18,14 @@ from specialists.gates.acceptance import (
 )
 from specialists.gates.report import extract_report
 from specialists.gates.spec import GateError, GateSpec
+from tests.integration.test_gates import new_repo
 
 pytestmark = pytest.mark.integration
 
 
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=repo, capture_output=True, check=True)
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / ".gitignore").write_text(".specialists/\n")
-    (root / "a.py").write_text("x = 1\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "start")
-    return root
+    return new_repo(tmp_path / "repo", {".gitignore": ".specialists/\n", "a.py": "x = 1\n"})
 
 
 def job(repo: Path, name: str = "j") -> Path:

@@ -76,3 +76,17 @@ def test_a_bad_gate_is_one_clear_error_and_no_job():
     assert "Traceback" not in out.stderr
     jobs = root / ".specialists" / "jobs"
     assert not jobs.exists() or not any(jobs.iterdir())
+
+
+def test_a_sandboxed_job_is_gated_in_its_worktree():
+    """With --sandbox the gate runs in the job's worktree (on its sandbox branch), not in the
+    root working copy."""
+    root = echo_project()
+    (root / ".gitignore").write_text(".specialists/\n")
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-qm", "spec"], cwd=root, check=True)
+    gate = "git rev-parse --abbrev-ref HEAD; pwd; exit 9"
+    out = sp("run", "echo", "-p", "hi", "--json", "--sandbox", "--gate", gate)
+    failed = json.loads(out.stdout)
+    assert failed["status"] == "error", out.stderr
+    assert "sandbox-s-" in failed["error"] and "/.specialists/sandboxes/s-" in failed["error"]

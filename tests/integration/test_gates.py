@@ -25,16 +25,22 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
+def new_repo(root: Path, files: dict[str, str]) -> Path:
+    """A git repository at `root` with `files` committed on `main`."""
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
-    (root / ".gitignore").write_text("build/\n.specialists/\n")
-    (root / "ok.txt").write_text("fail\n")
+    for name, text in files.items():
+        (root / name).write_text(text)
     git(root, "add", "-A")
     git(root, "commit", "-qm", "start")
     return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return new_repo(
+        tmp_path / "repo", {".gitignore": "build/\n.specialists/\n", "ok.txt": "fail\n"}
+    )
 
 
 def job_dir(repo: Path, name: str = "job-1") -> Path:
@@ -277,3 +283,18 @@ def test_the_clean_and_the_overlaid_key_agree_on_tricky_names(repo: Path):
     committed = workspace_state(repo)
     assert committed.changed == 0 and uncommitted.changed > 0
     assert committed.key == uncommitted.key
+
+
+def test_a_full_disk_under_the_memo_keeps_the_verdict(repo: Path, tmp_path: Path):
+    """No room for the memo or the evidence: the gate still passes, and each store that could
+    not be written is a warning, never an exception."""
+    from tests.support.tmpfs import fill, small_tmpfs
+
+    (repo / "ok.txt").write_text("pass\n")
+    ensure_dir(repo / ".specialists")
+    with small_tmpfs(repo / ".specialists" / "gates", size="64k") as full:
+        fill(full)
+        result = run_gate(counting_gate(tmp_path), repo, project=repo)
+        assert result.passed and result.memo == "miss"
+        assert any("memo not written" in w for w in result.warnings)
+        assert not list(memo_mod.memo_dir(repo).glob("*.json"))

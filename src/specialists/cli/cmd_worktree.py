@@ -82,8 +82,11 @@ def _show(view: HandoffView, *, as_json: bool) -> int:
 
     m = view.manifest
     if as_json:
-        children = [{**m.to_dict()["children"][i], **_now(c)} for i, c in enumerate(view.children)]
-        print(json.dumps({**m.to_dict(), "path": str(view.path), "children": children}))
+        data = m.to_dict()
+        children = [
+            {**row, **_now(c)} for row, c in zip(data["children"], view.children, strict=True)
+        ]
+        print(json.dumps({**data, "path": str(view.path), "children": children}))
         return 0
     owner = f", owner {m.owner}" if m.owner else ""
     print(f"handoff {m.id}{owner}: {len(m.children)} children from {m.base_sha[:12]} in {m.origin}")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from specialists.errors import StoreError
+from specialists.jobs.files import ensure_dir
 from specialists.jobs.locks import held
 from specialists.process.short import run_short
 from specialists.sandbox import handoff_capture as capture_mod
@@ -228,8 +229,8 @@ def update(
     path = manifest_path(project, handoff_id)
     folder = handoffs_dir(project)
     try:
-        folder.parent.mkdir(mode=0o700, exist_ok=True)
-        folder.mkdir(mode=0o700, exist_ok=True)
+        ensure_dir(folder.parent)  # never through a planted link
+        ensure_dir(folder)
         with held(folder / f"{handoff_id}.lock"):
             current = read_manifest(path) if os.path.lexists(path) else None
             return write_manifest(project, change(current))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from specialists.errors import StoreError
 from specialists.jobs.atomic import write_atomic
-from specialists.jobs.files import ensure_dir
+from specialists.jobs.files import create_private, ensure_dir
 from specialists.jobs.paths import STATE_DIR_NAME
 from specialists.sandbox.backend import SandboxError
 from specialists.sandbox.cmd import OUTPUT_CAP, run_command
@@ -69,8 +69,7 @@ def _snapshot(gs: GitSandbox, manifest: HandoffManifest, entry: ChildEntry) -> s
     ensure_dir(folder)
     scratch = folder / f".index-{entry.sandbox}-{os.getpid()}"
     try:
-        with contextlib.suppress(FileNotFoundError):
-            shutil.copyfile(os.fsdecode(real_index.rstrip(b"\n")), scratch)
+        _copy_index(os.fsdecode(real_index.rstrip(b"\n")), scratch)
         env = {**git_env(), "GIT_INDEX_FILE": str(scratch)}
         for args in (
             ("add", "-A", "--", ":(top)", f":(top,exclude){STATE_DIR_NAME}"),
@@ -85,6 +84,18 @@ def _snapshot(gs: GitSandbox, manifest: HandoffManifest, entry: ChildEntry) -> s
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(scratch)
+
+
+def _copy_index(source: str, scratch: Path) -> None:
+    """The worktree's index as the scratch index's start (none yet: git starts empty); the
+    scratch file is ours alone (a planted link there is moved aside, never written through)."""
+    fd = create_private(scratch, os.O_WRONLY | os.O_TRUNC)
+    with os.fdopen(fd, "wb") as out:
+        try:
+            with open(source, "rb") as index:
+                shutil.copyfileobj(index, out)
+        except FileNotFoundError:
+            return
 
 
 def _patch(gs: GitSandbox, base: str, tree: str) -> tuple[bytes, dict[str, object]]:
