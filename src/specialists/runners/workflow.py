@@ -11,6 +11,7 @@ group, which the engine takes as "stop my children, write the receipt, exit".
 
 from __future__ import annotations
 
+import collections
 import json
 import sys
 from collections.abc import Mapping
@@ -85,21 +86,17 @@ class WorkflowRunner(CommandRunner):
         return RunFinished(text=None, error=self._error or proc.describe_exit("workflow engine"))
 
 
+_TEXTS = {
+    "phase": "workflow phase {name}",
+    "log": "workflow: {message}",
+    "launch": "workflow child {key} launched as job {job}",
+    "end": "workflow child {key} {status} (job {job})",
+    "cached": "workflow child {key} done in an earlier run (job {job}); not re-run",
+    "adopt": "workflow child {key}: waiting for job {job} from the earlier run",
+    "schema_retry": "workflow child {key}: answer does not satisfy its schema, asked once more",
+}
+
+
 def _event_text(event: dict[str, object]) -> str:
-    kind = event.get("kind")
-    key = event.get("key")
-    if kind == "phase":
-        return f"workflow phase {event.get('name')}"
-    if kind == "log":
-        return f"workflow: {event.get('message')}"
-    if kind == "launch":
-        return f"workflow child {key} launched as job {event.get('job')}"
-    if kind == "end":
-        return f"workflow child {key} {event.get('status')} (job {event.get('job')})"
-    if kind == "cached":
-        return f"workflow child {key} done in an earlier run (job {event.get('job')}); not re-run"
-    if kind == "adopt":
-        return f"workflow child {key}: waiting for job {event.get('job')} from the earlier run"
-    if kind == "schema_retry":
-        return f"workflow child {key}: answer does not satisfy its schema, asked once more"
-    return f"workflow {kind}"
+    text = _TEXTS.get(str(event.get("kind")), "workflow {kind}")
+    return text.format_map(collections.defaultdict(str, {k: str(v) for k, v in event.items()}))

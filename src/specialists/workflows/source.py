@@ -96,20 +96,16 @@ def _source(path: Path, name: str) -> Source:
 
 
 def read_text(path: Path) -> str:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise UserError(f"cannot read workflow {path}: {exc.strerror}") from None
-    import stat
+    """A workflow file as text: a regular file (never a FIFO or a device) of at most 1 MiB."""
+    from specialists.reader import Invalid
+    from specialists.reader.textfile import read_file_bytes
 
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UserError(f"workflow {path} is not a regular file")
-        data = os.read(fd, MAX_SOURCE_BYTES + 1)
-    finally:
-        os.close(fd)
-    if len(data) > MAX_SOURCE_BYTES:
-        raise UserError(f"workflow {path} is over 1 MiB")
+        data = read_file_bytes(path, limit=MAX_SOURCE_BYTES)
+    except FileNotFoundError:
+        raise UserError(f"workflow {path} does not exist") from None
+    except Invalid as exc:
+        raise UserError(f"workflow {path} {exc.problem}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
