@@ -57,6 +57,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--mission", metavar="ID", help="attach to this mission (it must exist)")
     p.add_argument("--no-mission", action="store_true", help="create no mission for this run")
+    p.add_argument(
+        "--gate",
+        metavar="CMD",
+        type=nonempty,
+        help="a verification command run in the job's tree when it ends; failing fails it",
+    )
+    p.add_argument(
+        "--gate-timeout", type=Duration, help=f"kill the gate after this long ({DURATION_HELP})"
+    )
     p.set_defaults(run=run)
 
 
@@ -124,6 +133,14 @@ def run(args: argparse.Namespace, project: Project) -> int:
         track_bead=not args.no_beads,
         executor=args.executor,
     )
+    gate = None
+    if args.gate is not None:
+        from specialists.gates.spec import DEFAULT_TIMEOUT_S, parse_gate
+
+        seconds = DEFAULT_TIMEOUT_S if args.gate_timeout is None else args.gate_timeout.ms / 1000
+        gate = parse_gate({"command": args.gate, "timeout_s": seconds}, where="--gate").to_dict()
+    elif args.gate_timeout is not None:
+        raise UserError("--gate-timeout needs --gate", hint='e.g. --gate "pytest -q"')
     return plan_and_launch(
         project,
         request,
@@ -132,6 +149,7 @@ def run(args: argparse.Namespace, project: Project) -> int:
         sandbox=args.sandbox,
         attach=args.attach,
         mission=mission,
+        gate=gate,
     )
 
 
@@ -144,6 +162,7 @@ def plan_and_launch(
     sandbox: bool = False,
     attach: bool = False,
     mission: MissionChoice | None = None,
+    gate: dict[str, object] | None = None,
 ) -> int:
     """Plan the job, start it, and show what happened (shared by `run` and `resume`)."""
     background = background or attach  # --attach: its own supervisor, followed here
@@ -152,6 +171,8 @@ def plan_and_launch(
         record = project.plan(request, foreground=not background, warnings=warnings)
     finally:
         _warn(warnings)
+    if gate is not None:
+        record = record.replace(gate=gate)
     if not (sandbox or record.requires_worktree):
         return launch(
             project, record, background=background, as_json=as_json, attach=attach, mission=mission

@@ -28,6 +28,7 @@ COMMANDS = {
     "bg": "bg",
     "threads": "threads",
     "sandboxes": "sandboxes",
+    "worktree": "worktree",
     "events": "events",
     "timer": "timer",
     "schedule": "schedule",
@@ -39,6 +40,7 @@ COMMANDS = {
     "wait": "control",
     "children": "control",
     "mission": "mission",
+    "workflow": "workflow",
 }
 
 

@@ -22,6 +22,7 @@ from specialists.mcp import handlers as h
 from specialists.mcp import manage_tool as m
 from specialists.mcp import schedule_tool as sched
 from specialists.mcp import schemas as s
+from specialists.mcp import workflow_tool as wf
 from specialists.mcp.args import check_arguments
 from specialists.toolset import registry
 from specialists.toolset.table import AgentTool
@@ -186,6 +187,7 @@ TOOLS: tuple[McpTool, ...] = (
     McpTool(
         "children", ctl.CHILDREN_DESCRIPTION, ctl.CHILDREN_ARGS, ctl.RESULT, ctl.children, True
     ),
+    McpTool("workflow", wf.DESCRIPTION, wf.ARGS, wf.RESULT, wf.workflow),
 )
 
 
