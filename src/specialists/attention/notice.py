@@ -28,7 +28,9 @@ def summary(item: Attention) -> str:
         return f"no activity for {_dur(item.quiet_ms)} (threshold {_dur(item.threshold_ms)})"
     if isinstance(item, ToolOpen):
         tool = display_line(item.tool, 120)
-        return f"tool call {tool} open for {_dur(item.open_ms)} (threshold {_dur(item.threshold_ms)})"
+        return (
+            f"tool call {tool} open for {_dur(item.open_ms)} (threshold {_dur(item.threshold_ms)})"
+        )
     if isinstance(item, Failures):
         return f"{item.count} failed mutating tool calls in a row ({', '.join(item.tools)})"
     assert_never(item)

@@ -110,9 +110,7 @@ class AttentionWatch:
         """The oldest open tool call and since when, if any."""
         return self._open[0] if self._open else None
 
-    def saw(
-        self, now: float, event: str, tool: str | None = None, *, error: bool = False
-    ) -> bool:
+    def saw(self, now: float, event: str, tool: str | None = None, *, error: bool = False) -> bool:
         """One event of the agent. True when it ended a raised state (activity resumed, the
         raised call closed, the streak ended): the owner's view should clear."""
         self.last_at = now

@@ -78,6 +78,24 @@ def _finished_line(entry: Any) -> str:
     )
 
 
+def _activity(st: Any) -> list[str]:
+    """When the agent was last heard from, and the call open now: facts (docs/attention.md)."""
+    import time
+
+    def at(ms: int) -> str:
+        ago = duration(max(0.0, time.time() - ms / 1000))
+        return f"{time.strftime('%H:%M:%S', time.localtime(ms / 1000))} ({ago} ago)"
+
+    lines = []
+    if st.last_event_at_ms:
+        lines.append(f"  Last activity: {at(st.last_event_at_ms)}")
+    elif st.started_at_ms:
+        lines.append(f"  Last activity: none since the start at {at(st.started_at_ms)}")
+    if st.tool_open_since_ms and st.current_tool:
+        lines.append(f"  Open tool: {clip(st.current_tool, 100)} since {at(st.tool_open_since_ms)}")
+    return lines
+
+
 def _detail(st: Any) -> str:
     from specialists.jobs.view import doing, elapsed_s
 
@@ -90,6 +108,7 @@ def _detail(st: Any) -> str:
         if st.current_tool and st.current_event:
             current = f"{st.current_event} {current}"
         lines.append(f"  Current: {clip(current, 100)}" + ("  (STALLED)" if st.stalled else ""))
+        lines += _activity(st)
     if st.error:
         lines.append(f"  Error: {clip(st.error, 2000)}")
     if st.needs_attention:

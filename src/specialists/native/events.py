@@ -29,7 +29,7 @@ class TextOut:
 
 
 @dataclass(frozen=True)
-class Spent:
+class BudgetSpent:
     usage: UsageReport
     cost_usd: float
     model: str
@@ -48,5 +48,5 @@ class LoopFinished:
     kind: Literal["finished"] = "finished"
 
 
-LoopEvent = Progress | TextOut | Spent | LoopFinished
+LoopEvent = Progress | TextOut | BudgetSpent | LoopFinished
 Emit = Callable[[LoopEvent], None]
