@@ -23,7 +23,7 @@ from specialists.attention.watch import (
     ToolOpen,
     mutating_tools,
 )
-from specialists.attention.watchdog import BudgetSpent, Busy, Review, Unchanged, Watchdog
+from specialists.attention.watchdog import ReviewBudgetSpent, Busy, Review, Unchanged, Watchdog
 from specialists.errors import UserError
 from specialists.testing import FakeClock
 
@@ -260,5 +260,5 @@ def test_watchdog_reviews_a_change_once_and_never_an_unchanged_or_reverted_tree(
     decision = dog.turn_ended("D", review_active=False)  # C and D reviewed together
     assert decision == Review("B", "D", 2)
     dog.launched(decision, "r2")
-    assert dog.turn_ended("E", review_active=False) == BudgetSpent(2, first=True)
-    assert dog.turn_ended("F", review_active=False) == BudgetSpent(2, first=False)
+    assert dog.turn_ended("E", review_active=False) == ReviewBudgetSpent(2, first=True)
+    assert dog.turn_ended("F", review_active=False) == ReviewBudgetSpent(2, first=False)

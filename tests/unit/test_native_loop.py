@@ -11,7 +11,7 @@ import pytest
 
 from specialists.events.spill import SpillLimits
 from specialists.native.calling import ModelSlot
-from specialists.native.events import LoopEvent, LoopFinished, Progress, BudgetSpent, TextOut
+from specialists.native.events import LoopEvent, LoopFinished, Progress, Spent, TextOut
 from specialists.native.loop import SKIPPED_TEXT, AgentLoop, LoopSettings
 from specialists.native.messages import AssistantText, ToolCall, ToolResult, UserMessage
 from specialists.native.model import (
@@ -77,7 +77,7 @@ def test_text_reply_streams_and_finishes(tmp_path: Path) -> None:
     assert "".join(e.text for e in h.events if isinstance(e, TextOut)) == finished.text
     assert model.requests[0].system == "be brief"
     assert model.requests[0].items == (UserMessage("hi"),)
-    spent = [e for e in h.events if isinstance(e, BudgetSpent)]
+    spent = [e for e in h.events if isinstance(e, Spent)]
     assert spent[0].usage.input_tokens == 10
     assert spent[0].cost_usd == pytest.approx((10 * 1.0 + 5 * 2.0) / 1e6)
     assert h.events[-1] == finished

@@ -7,7 +7,7 @@ review (or of the start):
 - the same key: nothing changed, or what changed was reverted: `Unchanged`;
 - a review of this job is still running: `Busy` (the key of the last review stays, so the
   next end of turn reviews both turns' change together);
-- the job's budget of reviews is spent: `BudgetSpent`, said once;
+- the job's budget of reviews is spent: `ReviewBudgetSpent`, said once;
 - otherwise `Review(base, head)`; the supervisor starts the reviewer and calls `launched`.
 
 Bounded: one review at a time, at most `max_reviews` per job, and a review job is never
@@ -34,7 +34,7 @@ class Busy:
 
 
 @dataclass(frozen=True)
-class BudgetSpent:
+class ReviewBudgetSpent:
     reviews: int
     first: bool  # the first time it is spent: tell the owner once
     kind: Literal["spent"] = "spent"
@@ -48,7 +48,7 @@ class Review:
     kind: Literal["review"] = "review"
 
 
-Decision = Unchanged | Busy | BudgetSpent | Review
+Decision = Unchanged | Busy | ReviewBudgetSpent | Review
 
 
 class Watchdog:
@@ -75,7 +75,7 @@ class Watchdog:
         if self.reviews >= self.settings.max_reviews:
             first = not self._told_spent
             self._told_spent = True
-            return BudgetSpent(self.reviews, first)
+            return ReviewBudgetSpent(self.reviews, first)
         return Review(self.reviewed, key, self.reviews + 1)
 
     def launched(self, review: Review, job_id: str) -> None:

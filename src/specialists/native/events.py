@@ -29,7 +29,7 @@ class TextOut:
 
 
 @dataclass(frozen=True)
-class BudgetSpent:
+class Spent:
     usage: UsageReport
     cost_usd: float
     model: str
@@ -48,5 +48,5 @@ class LoopFinished:
     kind: Literal["finished"] = "finished"
 
 
-LoopEvent = Progress | TextOut | BudgetSpent | LoopFinished
+LoopEvent = Progress | TextOut | Spent | LoopFinished
 Emit = Callable[[LoopEvent], None]

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from specialists.events.spill import SpillLimits, bound_body
 from specialists.native.calling import Aborted, BreakerFor, ModelCaller, ModelSlot
-from specialists.native.events import BudgetSpent, Emit, LoopFinished, Progress
+from specialists.native.events import Emit, LoopFinished, Progress, Spent
 from specialists.native.messages import (
     MODEL_SIDE,
     Item,
@@ -178,7 +178,7 @@ class AgentLoop:
                 if usage.input_tokens or usage.output_tokens
                 else None,
             )
-            self.emit(BudgetSpent(usage, turn.model.prices.cost(usage), turn.model.label))
+            self.emit(Spent(usage, turn.model.prices.cost(usage), turn.model.label))
             text = text_of(turn.items)
             if text:
                 last_text = text

@@ -30,7 +30,7 @@ from specialists.config import Config, load_config
 from specialists.errors import Bug, ConfigError, SpecialistsError
 from specialists.native.breaker import BreakerConfig, CircuitBreaker
 from specialists.native.calling import ModelSlot
-from specialists.native.events import BudgetSpent, LoopEvent, LoopFinished, Progress, TextOut
+from specialists.native.events import LoopEvent, LoopFinished, Progress, Spent, TextOut
 from specialists.native.loop import AgentLoop, LoopSettings
 from specialists.native.messages import UserSource
 from specialists.native.model import ModelClient, ModelInfo
@@ -233,7 +233,7 @@ class NativeRunner:
             self._events.put(_activity(event))
         elif isinstance(event, TextOut):
             self._events.put(AnswerDelta(event.text))
-        elif isinstance(event, BudgetSpent):
+        elif isinstance(event, Spent):
             u = event.usage
             self._events.put(
                 Usage(

@@ -21,7 +21,7 @@ from specialists.attention import notice
 from specialists.attention.review import JobReviewLauncher, ReviewLauncher
 from specialists.attention.settings import AttentionSettings, WatchdogSettings
 from specialists.attention.watch import AttentionWatch, mutating_tools
-from specialists.attention.watchdog import BudgetSpent, Busy, Review, Unchanged, Watchdog
+from specialists.attention.watchdog import ReviewBudgetSpent, Busy, Review, Unchanged, Watchdog
 from specialists.errors import SpecialistsError
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore
@@ -130,7 +130,7 @@ class Attendant:
             return
         if isinstance(decision, Busy):
             self._event("watchdog", outcome="busy", review=decision.review_id)
-        elif isinstance(decision, BudgetSpent):
+        elif isinstance(decision, ReviewBudgetSpent):
             if decision.first:
                 self._event("watchdog", outcome="budget_spent", reviews=decision.reviews)
                 text = (
