@@ -212,6 +212,7 @@ def test_the_watchdog_reviews_a_changed_tree(tmp_path: Path):
     reviews = RecordingReviews()
     script: list[Step] = [write(repo / "kept.txt", "two\n"), RunFinished("edited")]
     run_job(h, script, reviews, cwd=str(repo), watchdog=DOG, attention=OFF)
+    assert len(reviews.launched) == 1, h.events()
     [launched] = reviews.launched
     assert launched.worker == h.job_id and "+two" in launched.diff and "kept.txt" in launched.stat
     [event] = [e for e in h.events() if e["event"] == "watchdog"]
@@ -305,5 +306,6 @@ def test_a_review_that_cannot_start_is_told_and_the_job_goes_on(tmp_path: Path):
     script: list[Step] = [write(repo / "kept.txt", "two\n"), RunFinished("edited")]
     st = run_job(h, script, reviews, cwd=str(repo), watchdog=DOG, attention=OFF)
     assert st.status == "done"
+    assert len(notices(h)) == 1, h.events()
     [notice] = notices(h)
     assert "could not start its review" in notice.body and "critic" in notice.body

@@ -48,7 +48,10 @@ def tree_key(cwd: Path) -> str:
     try:
         private = os.path.join(scratch, "index")
         if index.is_file():
-            shutil.copyfile(index, private)
+            # copy2 keeps the index's mtime, which git's racy-entry check compares file
+            # times with: a fresh mtime would let a same-size rewrite in the same clock
+            # tick as the last index write pass as unchanged.
+            shutil.copy2(index, private)
         env = {**os.environ, "GIT_INDEX_FILE": private}
         _git(["add", "-A", "--", ".", EXCLUDED], top, env=env)
         # A tracked file under .specialists/ (a project that commits its config) keeps the

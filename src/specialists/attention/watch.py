@@ -41,6 +41,8 @@ MUTATING_TOOLS: dict[str, frozenset[str]] = {
     "proc": frozenset(),
 }
 DEFAULT_MUTATING = frozenset({"bash", "edit", "write", "Bash", "Edit", "Write", "MultiEdit"})
+# The events that open or close tool calls; every other one only marks activity.
+TOOL_EVENTS = frozenset({"toolcall", "tool_execution_end", "turn_end"})
 
 
 def mutating_tools(runner: str) -> frozenset[str]:
@@ -79,13 +81,13 @@ class AttentionWatch:
     __slots__ = (
         "_failures_raised",
         "_open",
-        "_quiet_raised",
         "_tool_raised",
         "failures",
         "last_at",
         "last_event",
         "mutating",
         "quiet_ms",
+        "quiet_raised",
         "raised",
         "streak",
         "tool_ms",
@@ -101,7 +103,7 @@ class AttentionWatch:
         self.streak: list[str] = []  # the failed mutating calls of the current streak
         self.raised = 0
         self._open: list[tuple[str, float]] = []  # (tool, since), oldest first
-        self._quiet_raised = False
+        self.quiet_raised = False
         self._tool_raised: float | None = None  # the `since` of the call raised for
         self._failures_raised = False
 
@@ -115,8 +117,12 @@ class AttentionWatch:
         raised call closed, the streak ended): the owner's view should clear."""
         self.last_at = now
         self.last_event = event
-        ended = self._quiet_raised
-        self._quiet_raised = False
+        ended = self.quiet_raised
+        if event not in TOOL_EVENTS:  # most events: thinking, text, heartbeats
+            if ended:
+                self.quiet_raised = False
+            return ended
+        self.quiet_raised = False
         if event == "toolcall" and tool is not None:
             if len(self._open) < MAX_OPEN:
                 self._open.append((tool, now))
@@ -140,7 +146,7 @@ class AttentionWatch:
         """The run is over: calls it left open (an abort) are not open any more."""
         self._open.clear()
         self._tool_raised = None
-        self._quiet_raised = False
+        self.quiet_raised = False
 
     def due(self, now: float, *, running: bool) -> Attention | None:
         """What to raise now, if anything (at most one per call)."""
@@ -166,8 +172,8 @@ class AttentionWatch:
                 return ToolOpen(tool, int((now - since) * 1000), self.tool_ms)
             return None
         quiet_s = now - self.last_at
-        if self.quiet_ms and not self._quiet_raised and quiet_s >= self.quiet_ms / 1000:
-            self._quiet_raised = True
+        if self.quiet_ms and not self.quiet_raised and quiet_s >= self.quiet_ms / 1000:
+            self.quiet_raised = True
             return Quiet(int(quiet_s * 1000), self.quiet_ms, self.last_event)
         return None
 

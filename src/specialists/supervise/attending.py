@@ -20,7 +20,7 @@ from typing import assert_never
 from specialists.attention import notice
 from specialists.attention.review import JobReviewLauncher, ReviewLauncher
 from specialists.attention.settings import AttentionSettings, WatchdogSettings
-from specialists.attention.watch import AttentionWatch, mutating_tools
+from specialists.attention.watch import TOOL_EVENTS, AttentionWatch, mutating_tools
 from specialists.attention.watchdog import ReviewBudgetSpent, Busy, Review, Unchanged, Watchdog
 from specialists.errors import SpecialistsError
 from specialists.jobs.records import JobRecord, JobStatus
@@ -28,6 +28,7 @@ from specialists.jobs.store import JobStore
 from specialists.runners.base import Activity, RunnerEvent
 
 EventSink = Callable[..., None]
+_SLOW = TOOL_EVENTS | {"run_finished"}  # events that move more than the activity clock
 
 
 class Attendant:
@@ -59,6 +60,10 @@ class Attendant:
     def saw(self, ev: RunnerEvent, now: float) -> bool:
         """Feed one event; True when status.json changed."""
         watch = self.watch
+        kind = ev.event if isinstance(ev, Activity) else ev.kind
+        if kind not in _SLOW and not watch.quiet_raised:
+            watch.last_at, watch.last_event = now, kind  # the common case: activity only
+            return False
         if isinstance(ev, Activity):
             fields = ev.fields
             tool = fields.get("tool") if ev.log or ev.event != "toolcall" else None
