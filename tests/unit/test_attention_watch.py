@@ -23,7 +23,7 @@ from specialists.attention.watch import (
     ToolOpen,
     mutating_tools,
 )
-from specialists.attention.watchdog import ReviewBudgetSpent, Busy, Review, Unchanged, Watchdog
+from specialists.attention.watchdog import Busy, Review, ReviewBudgetSpent, Unchanged, Watchdog
 from specialists.errors import UserError
 from specialists.testing import FakeClock
 

@@ -21,7 +21,7 @@ from specialists.attention import notice
 from specialists.attention.review import JobReviewLauncher, ReviewLauncher
 from specialists.attention.settings import AttentionSettings, WatchdogSettings
 from specialists.attention.watch import TOOL_EVENTS, AttentionWatch, mutating_tools
-from specialists.attention.watchdog import ReviewBudgetSpent, Busy, Review, Unchanged, Watchdog
+from specialists.attention.watchdog import Busy, Review, ReviewBudgetSpent, Unchanged, Watchdog
 from specialists.errors import SpecialistsError
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore
