@@ -101,12 +101,10 @@ class Attendant:
     # --- the watchdog ------------------------------------------------------------------
 
     def began(self) -> None:
-        """Before the agent starts: the tree's key the first review compares against."""
+        """Before the agent starts: the tree's key the first review compares against (a
+        review job has no watchdog: WatchdogSettings.of_record)."""
         dog = self.watchdog
         if dog is None:
-            return
-        if WatchdogSettings.of_record(self.record.watchdog).reviews:
-            self.watchdog = None  # a review job is never reviewed
             return
         from specialists.attention.tree import TreeError, tree_key
 
