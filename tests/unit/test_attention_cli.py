@@ -72,3 +72,25 @@ def test_the_resolved_settings_are_in_job_json(root, capsys):
     record = json.loads((job / "job.json").read_text())
     assert record["attention"] == {"quiet_ms": 90_000, "tool_ms": 600_000, "failures": 5}
     assert record["watchdog"] == {"enabled": True, "reviewer": "echo", "max_reviews": 3}
+
+
+def test_the_mcp_run_tool_takes_the_same_settings(root):
+    """MCP `run`: a bad attention_after is one clear error and no job; good settings land in
+    job.json as the CLI's do."""
+    from specialists.mcp.handlers import ServerContext
+    from specialists.mcp.table import call_tool
+
+    ctx = ServerContext()
+    bad = call_tool(ctx, "run", {"specialist": "echo", "prompt": "hi", "attention_after": "soon"})
+    assert bad.is_error and bad.text.startswith("error: --attention-after: invalid duration")
+    assert jobs(root) == []
+    good = call_tool(
+        ctx,
+        "run",
+        {"specialist": "echo", "prompt": "hi", "attention_after": "2m", "watchdog": True},
+    )
+    assert not good.is_error, good.text
+    record = json.loads(
+        (root / ".specialists" / "jobs" / good.data["job_id"] / "job.json").read_text()
+    )
+    assert record["attention"]["quiet_ms"] == 120_000 and record["watchdog"]["enabled"] is True

@@ -74,6 +74,14 @@ RUN_ARGS = obj(
         },
         "continue_from": text("a finished job id whose agent session to continue", max_length=64),
         "bead": text("run this beads issue as the task (its blockers as context)", max_length=128),
+        "attention_after": text(
+            "tell you when the job shows no activity this long: 30s, 5m, 1h; off for never",
+            max_length=16,
+        ),
+        "watchdog": {
+            "type": "boolean",
+            "description": "have each turn's change to the working tree reviewed (a child job)",
+        },
     },
     ("specialist", "prompt"),
 )
