@@ -110,9 +110,10 @@ class Attendant:
 
         try:
             dog.began(tree_key(Path(self.record.cwd)))
-        except TreeError as exc:
+        except (TreeError, OSError) as exc:  # OSError: the scratch index could not be made
             self.watchdog = None
-            self._event("notice", message=f"watchdog off for this job: {exc.one_line()}")
+            why = exc.one_line() if isinstance(exc, TreeError) else str(exc)
+            self._event("notice", message=f"watchdog off for this job: {why}")
 
     def turn_ended(self) -> None:
         """A safe end of turn: review the tree's change, if any (bounded by the watchdog)."""
@@ -124,8 +125,9 @@ class Attendant:
         cwd = Path(self.record.cwd)
         try:
             key = tree_key(cwd)
-        except TreeError as exc:
-            self._event("notice", message=f"watchdog skipped this turn: {exc.one_line()}")
+        except (TreeError, OSError) as exc:
+            why = exc.one_line() if isinstance(exc, TreeError) else str(exc)
+            self._event("notice", message=f"watchdog skipped this turn: {why}")
             return
         active = dog.active is not None and self.reviews.is_active(dog.active)
         decision = dog.turn_ended(key, review_active=active)
