@@ -36,7 +36,10 @@ _TOP_LEVEL_KEYS = ("default_runner", "default_model", "providers")
 # Tables read by other rooms from `raw`: [runners.pi] (supervise/plan.py), the wave-2
 # tool settings [bash], [jobs], [events], [overflow], [timers] (toolset/settings.py) and
 # [executor] (executors/settings.py), [worktree] (sandbox/handoff.py).
-_ROOM_TABLES = ("runners", "bash", "jobs", "events", "overflow", "timers", "executor", "worktree")
+_ROOM_TABLES = (
+    *("runners", "bash", "jobs", "events", "overflow", "timers", "executor", "worktree"),
+    *("attention", "watchdog"),
+)
 _PRICE_KEYS = (
     "input_price_per_mtok",
     "output_price_per_mtok",

@@ -67,6 +67,9 @@ class Specialist:
     max_tokens: int | None = None
     requires_worktree: bool = False  # always run in a sandbox (git worktree)
     auto_commit: bool = True  # commit the sandbox's work when the job ends (R-S3)
+    # execution.attention / execution.watchdog as written; checked when a job is planned
+    attention: Any = None
+    watchdog: Any = None
     # tool allowlist declared by an agent file (names as written, e.g. Read, grep); () means
     # "whatever the permission tier allows". The tier is always set and is the floor to enforce.
     tools: tuple[str, ...] = ()

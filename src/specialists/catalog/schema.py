@@ -247,6 +247,7 @@ def specialist_from_data(
         raise Invalid(execution.field("executor"), "must be local, ray or a mapping")
     requires_worktree = bool(execution.flag("requires_worktree"))  # run it in a sandbox
     auto_commit = execution.flag("auto_commit") is not False  # commit its sandbox at its end
+    attention, watchdog = execution.raw("attention"), execution.raw("watchdog")  # plan checks
     execution.finish()
 
     prompt = top.section("prompt", ignored=_IGNORED_PROMPT) or Fields({}, "prompt", warnings)
@@ -298,6 +299,8 @@ def specialist_from_data(
         max_tokens=max_tokens,
         requires_worktree=requires_worktree,
         auto_commit=auto_commit,
+        attention=attention,
+        watchdog=watchdog,
         system_prompt=system_prompt,
         task_template="$prompt" if task_template is None else task_template,
         skill_inherit=skill_inherit,

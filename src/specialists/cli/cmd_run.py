@@ -66,6 +66,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--gate-timeout", type=Duration, help=f"kill the gate after this long ({DURATION_HELP})"
     )
+    p.add_argument(
+        "--attention-after",
+        metavar="DURATION",
+        type=nonempty,
+        help="tell the owner after this long without activity (30s, 5m, 1h), or off",
+    )
+    p.add_argument(
+        "--watchdog",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="review each turn's change to the working tree (docs/attention.md)",
+    )
     p.set_defaults(run=run)
 
 
@@ -132,6 +144,8 @@ def run(args: argparse.Namespace, project: Project) -> int:
         context_depth=args.context_depth,
         track_bead=not args.no_beads,
         executor=args.executor,
+        attention_after=args.attention_after,
+        watchdog=args.watchdog,
     )
     gate = None
     if args.gate is not None:

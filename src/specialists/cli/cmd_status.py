@@ -9,6 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from specialists.display import duration
+from specialists.errors import UserError
 from specialists.jobs.lines import clip, status_line
 
 if TYPE_CHECKING:
@@ -20,6 +21,7 @@ RECENT_FINISHED = 5
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("status", help="show health and jobs (or one job with --job)")
     p.add_argument("--job", "-j", help="one job, by id or unique prefix")
+    p.add_argument("job_id", nargs="?", metavar="JOB", help="the same as --job JOB")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--all", "-a", action="store_true", help="list every finished job too")
     p.set_defaults(run=run)
@@ -30,8 +32,11 @@ def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.jobs.view import current_status, outcome_counts, overview
 
     store = project.store
-    if args.job is not None:
-        st = current_status(store, store.resolve(args.job))
+    if args.job is not None and args.job_id is not None and args.job != args.job_id:
+        raise UserError("two different jobs given", hint="give one job, as JOB or --job JOB")
+    job = args.job if args.job is not None else args.job_id
+    if job is not None:
+        st = current_status(store, store.resolve(job))
         print(json.dumps(st.to_dict()) if args.json else _detail(st))
         return 0
     active, finished, problems = overview(store)
@@ -78,6 +83,24 @@ def _finished_line(entry: Any) -> str:
     )
 
 
+def _activity(st: Any) -> list[str]:
+    """When the agent was last heard from, and the call open now: facts (docs/attention.md)."""
+    import time
+
+    def at(ms: int) -> str:
+        ago = duration(max(0.0, time.time() - ms / 1000))
+        return f"{time.strftime('%H:%M:%S', time.localtime(ms / 1000))} ({ago} ago)"
+
+    lines = []
+    if st.last_event_at_ms:
+        lines.append(f"  Last activity: {at(st.last_event_at_ms)}")
+    elif st.started_at_ms:
+        lines.append(f"  Last activity: none since the start at {at(st.started_at_ms)}")
+    if st.tool_open_since_ms and st.current_tool:
+        lines.append(f"  Open tool: {clip(st.current_tool, 100)} since {at(st.tool_open_since_ms)}")
+    return lines
+
+
 def _detail(st: Any) -> str:
     from specialists.jobs.view import doing, elapsed_s
 
@@ -90,6 +113,7 @@ def _detail(st: Any) -> str:
         if st.current_tool and st.current_event:
             current = f"{st.current_event} {current}"
         lines.append(f"  Current: {clip(current, 100)}" + ("  (STALLED)" if st.stalled else ""))
+        lines += _activity(st)
     if st.error:
         lines.append(f"  Error: {clip(st.error, 2000)}")
     if st.needs_attention:

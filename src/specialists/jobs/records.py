@@ -77,6 +77,8 @@ class JobRecord(_Versioned):
     requires_worktree: bool = False  # its definition asks for a sandbox
     auto_commit: bool = True  # its sandbox's work is committed when it ends (R-S3)
     gate: dict[str, Any] = EMPTY  # a command run after it ends done; failing fails it (gates/)
+    attention: dict[str, Any] = EMPTY  # resolved attention thresholds (attention/settings.py)
+    watchdog: dict[str, Any] = EMPTY  # resolved watchdog settings; `reviews` on a review job
     schema: int = SCHEMA_VERSION
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -117,6 +119,7 @@ class JobStatus(_Versioned):
     tokens: dict[str, int] = EMPTY
     cost_usd: float = 0.0
     needs_attention: str | None = None
+    tool_open_since_ms: int | None = None  # when the oldest open tool call started
     keep_alive: bool = False
     events: int = 0
     tool_calls: int = 0

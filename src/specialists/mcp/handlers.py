@@ -186,6 +186,8 @@ def _plan(ctx: ServerContext, store: JobStore, args: Args, *, foreground: bool =
         timeout_ms=int(timeout_s * 1000) if timeout_s else None,
         continue_from=args.get("continue_from") or None,  # agents send "" for "none"
         bead=args.get("bead"),
+        attention_after=args.get("attention_after"),
+        watchdog=args.get("watchdog"),
     )
     record = ctx.project.plan(request, foreground=foreground, warnings=ctx.warnings)
     if not record.owner and os.environ.get(OWNER_ENV) != NO_OWNER:

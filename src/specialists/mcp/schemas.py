@@ -80,6 +80,14 @@ RUN_ARGS = obj(
         },
         "mission": {"type": "boolean", "description": "false: create no mission for this run"},
         "mission_id": text("attach to this existing mission (strict)", max_length=48),
+        "attention_after": text(
+            "tell you when the job shows no activity this long: 30s, 5m, 1h; off for never",
+            max_length=16,
+        ),
+        "watchdog": {
+            "type": "boolean",
+            "description": "have each turn's change to the working tree reviewed (a child job)",
+        },
     },
     ("specialist", "prompt"),
 )

@@ -39,6 +39,8 @@ class JobRequest:
     track_bead: bool = True  # False: never create or update a bead for this run
     permission: str | None = None
     executor: str | None = None  # local | ray; None: the specialist's, else config.toml's
+    attention_after: str | None = None  # `--attention-after`: a duration, or off
+    watchdog: bool | None = None  # `--watchdog` / `--no-watchdog`; None: definition, config
 
 
 def open_store(project_root: Path | None = None) -> JobStore:
@@ -128,6 +130,12 @@ def plan_job(
     from specialists.executors.settings import resolve as resolve_executor
 
     executor = resolve_executor(request.executor, spec.executor, config.raw.get("executor"))
+    from specialists.attention.settings import resolve_attention, resolve_watchdog
+
+    attention = resolve_attention(
+        config.raw.get("attention"), spec.attention, request.attention_after, spec.thinking_level
+    )
+    watchdog = resolve_watchdog(config.raw.get("watchdog"), spec.watchdog, request.watchdog)
     record = JobRecord(
         id="",
         specialist=spec.name,
@@ -163,6 +171,8 @@ def plan_job(
         foreground=foreground,
         source=str(spec.source) if spec.source else None,
         executor=executor or {},
+        attention=attention.to_dict(),
+        watchdog=watchdog.to_dict(),
     )
     if request.track_bead and not request.bead:
         from specialists.beads import track

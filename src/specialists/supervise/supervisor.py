@@ -38,6 +38,7 @@ from specialists.runners.base import (
 )
 from specialists.supervise import watch
 from specialists.supervise.agent_spec import launch_spec
+from specialists.supervise.attending import Attendant
 from specialists.supervise.bookkeeping import add_usage, note_activity, open_status
 from specialists.supervise.controls import Controls
 from specialists.supervise.record import Observer, exit_message
@@ -74,6 +75,9 @@ class Supervisor(Controls):
         self.tick = tick
         self.limits = Limits.of(record)
         self._last_event_mono = clock()
+        self.attendant = Attendant(
+            store, record, self.status, clock=clock, wall=wall, event=self._event
+        )
 
     # --- entry ------------------------------------------------------------------------
 
@@ -114,6 +118,7 @@ class Supervisor(Controls):
         if self.guard.signal is not None:
             self._finish("cancelled", None)
             return
+        self.guard.run("watchdog", self.attendant.began)
         try:
             self.runner.start(launch_spec(rec, self.job_dir, task))
         except SpecialistsError as exc:
@@ -160,6 +165,13 @@ class Supervisor(Controls):
             self.sleep(self.tick)  # a broken inbox must not make the wait spin
         if not self.finished:
             self.guard.run("timers", self._act_on_due)
+        if not self.finished and self._ending is None:
+            self.guard.run("attention", self._attend)
+
+    def _attend(self) -> None:
+        running = self.status.status == "running" and not self.waiting_for_work
+        if self.attendant.tick(running=running):
+            self._save(force=True)
 
     def _on_runner_event(self, ev: RunnerEvent) -> None:
         self._last_event_mono = self.clock()
@@ -167,6 +179,8 @@ class Supervisor(Controls):
         st.last_event_at_ms = now_ms()
         if st.stalled:
             st.stalled = False
+            self._dirty = True
+        if self.attendant.saw(ev, self._last_event_mono):
             self._dirty = True
         if isinstance(ev, AnswerDelta):
             self._show(lambda observer: observer.on_text(ev.text))
@@ -216,6 +230,7 @@ class Supervisor(Controls):
         text = ev.text or ""
         self._interrupted = False  # the run ended before the interrupt took: nothing paused
         self.yielded = ev.yielded
+        self.guard.run("watchdog", self.attendant.turn_ended)  # a safe end of turn
         if ev.yielded:  # the agent waits for an event: not an answer
             self._event("run_end", chars=len(text), yielded=True)
         else:

@@ -1,0 +1,188 @@
+"""The supervisor's hook into attention/: feed it events, act on what it raises.
+
+`Attendant` is held by the supervisor. On every runner event `saw` updates the pure watch
+(attention/watch.py) and the facts status.json shows (last activity, the open tool call
+and since when); at each loop step `tick` asks the watch what is due and, for a raised
+state, appends `needs_attention` to events.jsonl, sets status.json's `needs_attention` and
+posts the notice to the owner's inbox; activity that ends the state clears the status.
+At a safe end of turn (a run that answered or yielded) `turn_ended` runs the watchdog.
+
+Nothing here runs after the job's end: the supervisor stops calling once an ending is
+under way, so a notice that was about to be due is never posted for a finished job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import assert_never
+
+from specialists.attention import notice
+from specialists.attention.review import JobReviewLauncher, ReviewLauncher
+from specialists.attention.settings import AttentionSettings, WatchdogSettings
+from specialists.attention.watch import TOOL_EVENTS, AttentionWatch, mutating_tools
+from specialists.attention.watchdog import Busy, Review, ReviewBudgetSpent, Unchanged, Watchdog
+from specialists.errors import SpecialistsError
+from specialists.jobs.records import JobRecord, JobStatus
+from specialists.jobs.store import JobStore
+from specialists.runners.base import Activity, RunnerEvent
+
+EventSink = Callable[..., None]
+_SLOW = TOOL_EVENTS | {"run_finished"}  # events that move more than the activity clock
+
+
+class Attendant:
+    def __init__(
+        self,
+        store: JobStore,
+        record: JobRecord,
+        status: JobStatus,
+        *,
+        clock: Callable[[], float],
+        wall: Callable[[], float],
+        event: EventSink,
+        reviews: ReviewLauncher | None = None,
+    ) -> None:
+        self.store, self.record, self.status = store, record, status
+        self.clock, self.wall, self._event = clock, wall, event
+        settings = AttentionSettings.of_record(record.attention)
+        self.watch = AttentionWatch(settings, mutating_tools(record.runner), clock())
+        self.watchdog: Watchdog | None = None
+        dog = WatchdogSettings.of_record(record.watchdog)
+        if dog.enabled:
+            self.watchdog = Watchdog(dog)
+        self.reviews: ReviewLauncher = reviews or JobReviewLauncher(store)
+        self.seq = 0  # notices posted: the n of `<job id>.attention:notice:<n>`
+        self._open_since: float | None = None
+
+    # --- the hot path: every runner event -----------------------------------------------
+
+    def saw(self, ev: RunnerEvent, now: float) -> bool:
+        """Feed one event; True when status.json changed."""
+        watch = self.watch
+        kind = ev.event if isinstance(ev, Activity) else ev.kind
+        if kind not in _SLOW and not watch.quiet_raised:
+            watch.last_at, watch.last_event = now, kind  # the common case: activity only
+            return False
+        if isinstance(ev, Activity):
+            fields = ev.fields
+            tool = fields.get("tool") if ev.log or ev.event != "toolcall" else None
+            ended = watch.saw(now, ev.event, tool, error=fields.get("is_error") is True)
+        else:
+            ended = watch.saw(now, ev.kind)
+            if ev.kind == "run_finished":
+                watch.run_ended()
+        changed = False
+        if ended and self.status.needs_attention is not None:
+            self.status.needs_attention = None
+            changed = True
+        opened = watch.open_tool
+        since = opened[1] if opened else None
+        if since != self._open_since:
+            self._open_since = since
+            self.status.tool_open_since_ms = self._wall_ms(since)
+            changed = True
+        return changed
+
+    # --- each loop step ----------------------------------------------------------------
+
+    def tick(self, running: bool) -> bool:
+        """Raise what is due now; True when status.json changed."""
+        item = self.watch.due(self.clock(), running=running)
+        if item is None:
+            return False
+        text = notice.summary(item)
+        facts = notice.details(item)
+        self._event("needs_attention", attention=item.kind, summary=text, **facts)
+        self.status.needs_attention = text
+        self._post(item.kind, notice.body(self.record, item, self.status.last_event_at_ms), facts)
+        return True
+
+    # --- the watchdog ------------------------------------------------------------------
+
+    def began(self) -> None:
+        """Before the agent starts: the tree's key the first review compares against (a
+        review job has no watchdog: WatchdogSettings.of_record)."""
+        dog = self.watchdog
+        if dog is None:
+            return
+        from specialists.attention.tree import TreeError, tree_key
+
+        try:
+            dog.began(tree_key(Path(self.record.cwd)))
+        except (TreeError, OSError) as exc:  # OSError: the scratch index could not be made
+            self.watchdog = None
+            why = exc.one_line() if isinstance(exc, TreeError) else str(exc)
+            self._event("notice", message=f"watchdog off for this job: {why}")
+
+    def turn_ended(self) -> None:
+        """A safe end of turn: review the tree's change, if any (bounded by the watchdog)."""
+        dog = self.watchdog
+        if dog is None:
+            return
+        from specialists.attention.tree import TreeError, diff, tree_key
+
+        cwd = Path(self.record.cwd)
+        try:
+            key = tree_key(cwd)
+        except (TreeError, OSError) as exc:
+            why = exc.one_line() if isinstance(exc, TreeError) else str(exc)
+            self._event("notice", message=f"watchdog skipped this turn: {why}")
+            return
+        active = dog.active is not None and self.reviews.is_active(dog.active)
+        decision = dog.turn_ended(key, review_active=active)
+        if isinstance(decision, Unchanged):
+            return
+        if isinstance(decision, Busy):
+            self._event("watchdog", outcome="busy", review=decision.review_id)
+        elif isinstance(decision, ReviewBudgetSpent):
+            if decision.first:
+                self._event("watchdog", outcome="budget_spent", reviews=decision.reviews)
+                text = (
+                    f"Job {self.record.id}: the watchdog's budget of {decision.reviews} "
+                    "review(s) is spent; later changes are not reviewed."
+                )
+                self._post("watchdog", text, {"outcome": "budget_spent"})
+        elif isinstance(decision, Review):
+            self._start_review(dog, cwd, decision, diff)
+        else:
+            assert_never(decision)
+
+    def _start_review(
+        self, dog: Watchdog, cwd: Path, review: Review, diff: Callable[..., tuple[str, str]]
+    ) -> None:
+        try:
+            text, stat = diff(cwd, review.base, review.head)
+            job_id = self.reviews.launch(self.record, review, text, stat)
+        except SpecialistsError as exc:
+            self._event("watchdog", outcome="failed", error=exc.one_line())
+            why = f"Job {self.record.id}: the watchdog could not start its review: "
+            self._post("watchdog", why + exc.one_line(), {"outcome": "failed"})
+            return
+        dog.launched(review, job_id)
+        facts = {
+            "outcome": "review",
+            "review_job": job_id,
+            "base": review.base,
+            "head": review.head,
+            "number": review.number,
+        }
+        self._event("watchdog", **facts)
+        body = (
+            f"Job {self.record.id} ({self.record.specialist}) changed its working tree; the "
+            f"watchdog started review {review.number} as job {job_id}. Its answer comes as "
+            f"that job's notice.\n{stat.strip()}\n"
+            f"Run: specialists result {job_id} --wait (MCP tool: result)"
+        )
+        self._post("watchdog", body, facts)
+
+    # --- helpers -----------------------------------------------------------------------
+
+    def _post(self, kind: str, body: str, facts: dict[str, object]) -> None:
+        self.seq += 1
+        notice.post(self.store.root, self.record, self.seq, kind, body, facts)
+
+    def _wall_ms(self, mono: float | None) -> int | None:
+        if mono is None:
+            return None
+        return int((self.wall() - (self.clock() - mono)) * 1000)

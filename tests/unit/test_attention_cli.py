@@ -1,0 +1,96 @@
+"""Attention and watchdog settings through `specialists run` and definitions: bad values are
+one clear line and no job; good ones land resolved in job.json. `main(argv)` in-process;
+the echo specialist (command runner) needs no model."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from specialists.cli.main import main
+from tests.support.jobs import ECHO_SPEC
+
+
+@pytest.fixture
+def root() -> Path:
+    project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    (project / "specialists").mkdir()
+    (project / "specialists" / "echo.specialist.yaml").write_text(ECHO_SPEC)
+    return project
+
+
+def jobs(root: Path) -> list[Path]:
+    where = root / ".specialists" / "jobs"
+    return [p for p in where.iterdir() if p.is_dir()] if where.is_dir() else []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--attention-after", "5 minutes"], "--attention-after: invalid duration '5 minutes'"),
+        (["--attention-after", "10ms"], "--attention-after: '10ms' is under a second"),
+        (["--attention-after", "9d"], "longer than a week"),
+    ],
+)
+def test_a_bad_attention_after_is_one_line_and_no_job(root, capsys, args, message):
+    code = main(["run", "echo", "--prompt", "hi", *args])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: ") and message in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) <= 2
+    assert jobs(root) == []
+
+
+def test_a_bad_definition_field_names_it(root, capsys):
+    spec = ECHO_SPEC.replace("execution:\n", "execution:\n  attention: {after: 5m, tol: 1}\n")
+    (root / "specialists" / "echo.specialist.yaml").write_text(spec)
+    code = main(["run", "echo", "--prompt", "hi"])
+    err = capsys.readouterr().err
+    assert code == 2 and "execution.attention: unknown key 'tol'" in err
+    assert jobs(root) == []
+
+
+def test_a_bad_config_table_names_it(root, capsys):
+    (root / ".specialists").mkdir(exist_ok=True)
+    (root / ".specialists" / "config.toml").write_text("[watchdog]\nmax_reviews = 0\n")
+    code = main(["run", "echo", "--prompt", "hi", "--watchdog"])
+    err = capsys.readouterr().err
+    assert code == 2 and "config.toml [watchdog].max_reviews: expected 1 to 50" in err
+    assert jobs(root) == []
+
+
+def test_the_resolved_settings_are_in_job_json(root, capsys):
+    (root / ".specialists").mkdir(exist_ok=True)
+    (root / ".specialists" / "config.toml").write_text(
+        '[attention]\nfailures = 5\n[watchdog]\nreviewer = "echo"\n'
+    )
+    assert main(["run", "echo", "--prompt", "hi", "--attention-after", "90s", "--watchdog"]) == 0
+    capsys.readouterr()
+    [job] = jobs(root)
+    record = json.loads((job / "job.json").read_text())
+    assert record["attention"] == {"quiet_ms": 90_000, "tool_ms": 600_000, "failures": 5}
+    assert record["watchdog"] == {"enabled": True, "reviewer": "echo", "max_reviews": 3}
+
+
+def test_the_mcp_run_tool_takes_the_same_settings(root):
+    """MCP `run`: a bad attention_after is one clear error and no job; good settings land in
+    job.json as the CLI's do."""
+    from specialists.mcp.handlers import ServerContext
+    from specialists.mcp.table import call_tool
+
+    ctx = ServerContext()
+    bad = call_tool(ctx, "run", {"specialist": "echo", "prompt": "hi", "attention_after": "soon"})
+    assert bad.is_error and bad.text.startswith("error: --attention-after: invalid duration")
+    assert jobs(root) == []
+    good = call_tool(
+        ctx,
+        "run",
+        {"specialist": "echo", "prompt": "hi", "attention_after": "2m", "watchdog": True},
+    )
+    assert not good.is_error, good.text
+    record = json.loads(
+        (root / ".specialists" / "jobs" / good.data["job_id"] / "job.json").read_text()
+    )
+    assert record["attention"]["quiet_ms"] == 120_000 and record["watchdog"]["enabled"] is True
