@@ -32,6 +32,9 @@ SCRIPT = "job.sh"
 ACTIVE = ("starting", "running", "waiting")
 
 
+_CLUSTER: list[Cluster] = []
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
     os.environ["RAY_AUTH_MODE"] = "disabled"
@@ -39,8 +42,14 @@ def cluster() -> Iterator[Cluster]:
     c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, **node})
     c.add_node(num_cpus=2, resources={"worker": 1000}, object_store_memory=STORE)
     c.wait_for_nodes()
+    _CLUSTER.append(c)
     yield c
+    _CLUSTER.remove(c)
     c.shutdown()
+
+
+def cluster_of() -> Cluster:
+    return _CLUSTER[-1]
 
 
 def worker_ids(c: Cluster) -> set[str]:
@@ -148,6 +157,43 @@ def test_a_pi_job_runs_on_the_worker_node_to_done(cluster, mock_llm: MockLLM, pi
     assert mock_llm.wait_for_requests(2)[-1].tool_results() == ["pi-on-the-node\n"]
     session = Path(st["session_file"])
     assert session.is_file() and session.parent == job_dir(job_id)
+
+
+def agent_job_on_the_node(mock_llm: MockLLM, runner: str, forward: str, tool: ToolCall) -> str:
+    """A job of `runner` (the real CLI, mock model) on the worker node, one tool call then an
+    answer: its id once it is `done`, with the tool's output from the node and the session
+    brought back."""
+    project(cluster_of(), "true", config=f"forward_env = {forward}\n", runner=runner)
+    mock_llm.enqueue(Reply(tool_calls=(tool,)), Reply("DONE on the node"))
+    job_id = run_bg("use your shell tool once")
+    wait_until(lambda: status(job_id)["status"] not in ACTIVE, 240, f"the {runner} job")
+    st = status(job_id)
+    log = (job_dir(job_id) / "supervisor.log").read_text()[-2000:]
+    assert st["status"] == "done", (st, events(job_id)[-4:], log)
+    assert sp("result", job_id).stdout.strip() == "DONE on the node"
+    assert mock_llm.wait_for_requests(2)[-1].tool_results()[0].strip().endswith("on-the-node")
+    return job_id
+
+
+def test_a_claude_job_runs_on_the_worker_node_to_done(cluster, mock_llm: MockLLM, claude_bin):
+    """The real Claude Code on the node: its config dir, the mock's address and its key
+    forwarded by name; its Bash tool runs there, and its session comes back."""
+    forward = '["*_API_KEY", "ANTHROPIC_*", "CLAUDE_*", "DISABLE_*"]'
+    runner = "{runner: claude, model: anthropic/claude-sonnet-4-5}"
+    bash = ToolCall("Bash", {"command": "echo claude-on-the-node"})
+    job_id = agent_job_on_the_node(mock_llm, runner, forward, bash)
+    assert placed_on(job_id) in worker_ids(cluster)
+    assert status(job_id)["session_file"]
+
+
+def test_a_codex_job_runs_on_the_worker_node_to_done(cluster, mock_llm: MockLLM, codex_bin):
+    """The real Codex on the node: CODEX_HOME (the mock provider) and the key forwarded by
+    name; its exec_command runs there."""
+    forward = '["*_API_KEY", "CODEX_*", "OPENAI_*", "TMPDIR"]'
+    runner = "{runner: codex, model: mock-model}"
+    shell = ToolCall("exec_command", {"cmd": "echo codex-on-the-node"})
+    job_id = agent_job_on_the_node(mock_llm, runner, forward, shell)
+    assert placed_on(job_id) in worker_ids(cluster)
 
 
 GRANDCHILD = "setsid sh -c 'trap \"\" TERM; echo $$ > grandchild.pid; exec sleep 300' & sleep 300"
