@@ -159,10 +159,12 @@ def test_a_pi_job_runs_on_the_worker_node_to_done(cluster, mock_llm: MockLLM, pi
     assert session.is_file() and session.parent == job_dir(job_id)
 
 
-def agent_job_on_the_node(mock_llm: MockLLM, runner: str, forward: str, tool: ToolCall) -> str:
-    """A job of `runner` (the real CLI, mock model) on the worker node, one tool call then an
-    answer: its id once it is `done`, with the tool's output from the node and the session
-    brought back."""
+def agent_job_on_the_node(
+    mock_llm: MockLLM, runner: str, forward: str, tool: ToolCall, *, first: int = 0
+) -> str:
+    """A job of `runner` (the real CLI, mock model) on the worker node, after `first` replies
+    already queued: one tool call then an answer. Its id once it is `done`, with the tool's
+    output from the node."""
     project(cluster_of(), "true", config=f"forward_env = {forward}\n", runner=runner)
     mock_llm.enqueue(Reply(tool_calls=(tool,)), Reply("DONE on the node"))
     job_id = run_bg("use your shell tool once")
@@ -171,19 +173,48 @@ def agent_job_on_the_node(mock_llm: MockLLM, runner: str, forward: str, tool: To
     log = (job_dir(job_id) / "supervisor.log").read_text()[-2000:]
     assert st["status"] == "done", (st, events(job_id)[-4:], log)
     assert sp("result", job_id).stdout.strip() == "DONE on the node"
-    assert mock_llm.wait_for_requests(2)[-1].tool_results()[0].strip().endswith("on-the-node")
+    results = mock_llm.wait_for_requests(first + 2)[-1].tool_results()
+    assert results[-1].strip().endswith("on-the-node"), results
     return job_id
+
+
+# A stdio MCP server with one tool, `where`: the directory it runs in.
+PROBE_MCP = """import json, os, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method, result = msg["method"], {}
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities":
+                  {"tools": {}}, "serverInfo": {"name": "probe", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "where", "description": "where the server runs",
+                             "inputSchema": {"type": "object", "properties": {}}}]}
+    elif method == "tools/call":
+        result = {"content": [{"type": "text", "text": "mcp-at " + os.getcwd()}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"""
 
 
 def test_a_claude_job_runs_on_the_worker_node_to_done(cluster, mock_llm: MockLLM, claude_bin):
     """The real Claude Code on the node: its config dir, the mock's address and its key
-    forwarded by name; its Bash tool runs there, and its session comes back."""
+    forwarded by name; its Bash tool runs there, and its session comes back. Its MCP server
+    is named by a path of this machine's checkout, rewritten to the node's copy, and starts
+    there (the model sees the node's directory)."""
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    (root / "probe_mcp.py").write_text(PROBE_MCP)
     forward = '["*_API_KEY", "ANTHROPIC_*", "CLAUDE_*", "DISABLE_*"]'
-    runner = "{runner: claude, model: anthropic/claude-sonnet-4-5}"
+    server = json.dumps({"command": "python3", "args": [str(root / "probe_mcp.py")]})
+    options = f"mcp_servers: {{probe: {server}}}, args: [--allowedTools=mcp__probe__where]"
+    runner = f"{{runner: {{type: claude, {options}}}, model: anthropic/claude-sonnet-4-5}}"
+    mock_llm.enqueue(Reply(tool_calls=(ToolCall("mcp__probe__where", {}),)))
     bash = ToolCall("Bash", {"command": "echo claude-on-the-node"})
-    job_id = agent_job_on_the_node(mock_llm, runner, forward, bash)
+    job_id = agent_job_on_the_node(mock_llm, runner, forward, bash, first=1)
     assert placed_on(job_id) in worker_ids(cluster)
     assert status(job_id)["session_file"]
+    where = mock_llm.model_requests[1].tool_results()[0]
+    assert "mcp-at /tmp/specialists-ray/tests/work/" in where, where
 
 
 def test_a_codex_job_runs_on_the_worker_node_to_done(cluster, mock_llm: MockLLM, codex_bin):
