@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -321,25 +322,80 @@ def test_kill_9_of_the_supervisor_past_the_lease_ends_the_job_saying_so(cluster)
     assert "lease" in error, error
 
 
-def test_concurrent_jobs_across_two_nodes_lose_no_event(cluster):
-    """Eight jobs, no resources asked (spread over both nodes by key): each prints 2,000
-    numbered lines; every job ends done with every line, in order."""
-    project(cluster, "cat > /dev/null; seq 1 2000", config="")
+CONCURRENT = int(os.environ.get("SPECIALISTS_RAY_CONCURRENT", "16"))
+
+
+@pytest.mark.timeout(900)
+def test_concurrent_jobs_across_two_nodes_lose_no_event(cluster, tmp_path):
+    """CONCURRENT jobs, no resources asked (spread over both nodes by key), all running at
+    once (each waits for a file before it prints), then each prints 2,000 numbered lines:
+    every job ends done with every line in order and no gap in seq.
+
+    16, not the issue's 100: each supervisor is a Ray driver (91 MiB, about a second of CPU
+    to connect). On this 2-core machine shared with other work (load 30-50), 100 at once
+    took 9 GiB and a third failed (start calls unanswered in 60 s, leases run out, a connect
+    over 15 s); 32 had a connect over 15 s; 16 passed in 36 s. See docs/executors.md."""
+    os.environ["GO"] = str(tmp_path / "go")
+    hold = 'cat > /dev/null; while [ ! -e "$GO" ]; do sleep 0.2; done; seq 1 2000'
+    project(cluster, hold, config='forward_env = ["GO"]\nconnect_timeout_s = 60\n')
     root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
     config = root / ".specialists" / "config.toml"
     config.write_text(config.read_text().replace("resources = { worker = 1 }", "resources = {}"))
-    ids = [run_bg(f"job {i}") for i in range(8)]
-    for job_id in ids:
-        wait_until(lambda j=job_id: status(j)["status"] not in ACTIVE, 240, f"job {job_id}")
+    ids = launch_many(CONCURRENT)
+    wait_until(
+        lambda: all(running(j) for j in ids) or any(ended(j) for j in ids),
+        600,
+        f"{CONCURRENT} jobs running at once",
+    )
+    early = {j: _status_of(j).get("error") for j in ids if ended(j)}
+    assert not early, early
+    (tmp_path / "go").touch()
+    wait_until(lambda: all(ended(j) for j in ids), 600, f"{CONCURRENT} jobs' ends")
     nodes = set()
     for job_id in ids:
-        assert status(job_id)["status"] == "done", status(job_id)
+        st = json.loads((job_dir(job_id) / "status.json").read_text())
+        assert st["status"] == "done", st
         lines = (job_dir(job_id) / "stdout.log").read_text().split()
         assert lines == [str(i) for i in range(1, 2001)]
         seqs = [e["seq"] for e in events(job_id)]
         assert seqs == list(range(1, len(seqs) + 1))
         nodes.add(placed_on(job_id))
     assert len(nodes) == 2, nodes
+
+
+def launch_many(count: int, at_once: int = 4) -> list[str]:
+    """`run --background` `count` times, `at_once` launchers at a time."""
+    argv = [sys.executable, "-m", "specialists", "run", "job", "--background"]
+    argv += ["--executor", "ray", "--prompt"]
+    root = os.environ["SPECIALISTS_PROJECT_ROOT"]
+    ids: list[str] = []
+    for first in range(0, count, at_once):
+        batch = [
+            subprocess.Popen([*argv, f"job {i}"], cwd=root, stdout=subprocess.PIPE, text=True)
+            for i in range(first, min(count, first + at_once))
+        ]
+        for proc in batch:
+            out, _ = proc.communicate(timeout=300)
+            assert proc.returncode == 0
+            ids.append(out.strip())
+    return ids
+
+
+def _status_of(job_id: str) -> dict[str, Any]:
+    try:
+        return json.loads((job_dir(job_id) / "status.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def running(job_id: str) -> bool:
+    """Its agent runs on a node (executor.json names its process) and it has not ended."""
+    record = job_dir(job_id) / "executor.json"
+    return _status_of(job_id).get("status") == "running" and record.exists()
+
+
+def ended(job_id: str) -> bool:
+    return _status_of(job_id).get("status") not in (None, *ACTIVE)
 
 
 def test_an_unreachable_address_is_one_clear_error():

@@ -29,14 +29,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from specialists.errors import AgentUnavailable, SpecialistsError
 from specialists.executors.base import AdoptedProcess
-from specialists.executors.remote import (
-    LOCAL_DIRS,
-    LOCAL_ONLY,
-    NodeClient,
-    NodeGone,
-    RemoteHost,
-    RemoteProcess,
-)
+from specialists.executors.jobfiles import LOCAL_DIRS, LOCAL_ONLY
+from specialists.executors.remote import NodeClient, NodeGone, RemoteHost, RemoteProcess
 from specialists.executors.travel import PathMap
 from specialists.jobs.atomic import write_atomic
 from specialists.jobs.proctree import job_mark

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
 from specialists.errors import AgentUnavailable
+from specialists.executors.jobfiles import SentFiles
 from specialists.executors.travel import PathMap, remote_env
 from specialists.jobs.proctree import MARK_ENV
 from specialists.process.agent import DEFAULT_MAX_LINE, STDERR_LOG_CAP, STDERR_TAIL, describe_exit
@@ -36,23 +37,6 @@ NODE_WAIT_S = 5.0  # how long one read waits on the node for output
 KILL_WAIT_S = 15.0
 START_WAIT_S = 60.0
 KILLED = -9
-# Job-directory files that are the supervisor's own, never sent to a node.
-LOCAL_ONLY = frozenset(
-    {
-        "status.json",
-        "events.jsonl",
-        "lock",
-        "supervisor.log",
-        "stderr.log",
-        "stdout.log",
-        "processes.json",
-        "executor.json",
-        "reattach.json",
-        "result.txt",
-    }
-)
-LOCAL_DIRS = frozenset({"control", "answers", "spill", "git-hooks"})
-SYNC_FILE_MAX = 64 * 1024 * 1024
 
 
 class NodeGone(Exception):
@@ -98,7 +82,7 @@ class RemoteHost:
         self.job_dir = job_dir  # None: shared filesystem, nothing to send
         self.job_key = job_key
         self.lease_s = lease_s
-        self._sent: dict[str, tuple[int, int]] = {}
+        self._files = SentFiles(job_dir)
         self.latest: RemoteProcess | None = None  # the last process started or adopted
         self.checkpointed = False  # acknowledge only what a checkpoint recorded (reattach.py)
 
@@ -182,33 +166,16 @@ class RemoteHost:
     def sync_job_files(self) -> None:
         """Send the job directory's files the runner wrote since the last spawn (the system
         prompt, a session being continued), so the agent finds them on the node."""
-        changed = self._changed()
+        changed = self._files.changed()
         if changed:
             files = {key: path.read_bytes() for key, path, _ in changed}
             self.client.call_sync("sync_files", self.job_key, files, timeout=START_WAIT_S)
-        self._sent.update((key, stamp) for key, _, stamp in changed)
+        self._files.mark(changed)
 
     def mark_sent(self) -> None:
         """A job taken over: its predecessor sent these files already (and the agent may
         have changed its own copies on the node since)."""
-        self._sent.update((key, stamp) for key, _, stamp in self._changed())
-
-    def _changed(self) -> list[tuple[str, Path, tuple[int, int]]]:
-        """The job-directory files not sent as they are now: (name, path, size and mtime)."""
-        if self.job_dir is None or not self.job_dir.is_dir():
-            return []
-        out = []
-        for path in sorted(self.job_dir.rglob("*")):
-            rel = path.relative_to(self.job_dir)
-            if rel.parts[0] in LOCAL_DIRS or rel.name in LOCAL_ONLY or rel.name.startswith("."):
-                continue
-            if path.is_symlink() or not path.is_file():
-                continue
-            st = path.stat()
-            key, stamp = rel.as_posix(), (st.st_size, st.st_mtime_ns)
-            if self._sent.get(key) != stamp and st.st_size <= SYNC_FILE_MAX:
-                out.append((key, path, stamp))
-        return out
+        self._files.mark(self._files.changed())
 
 
 class RemoteProcess:
