@@ -17,6 +17,9 @@ RUNNER_NAMES = ("pi", "claude", "codex", "command", "native")
 # `specialists bg run`, which give it what no specialist has (the command, watch patterns,
 # the owner to wake). Never pickable: `run --runner proc` would hand a prompt to `sh -c`.
 PROC_RUNNER = "proc"
+# A workflow run (workflows/): started only by `specialists workflow run`, the MCP workflow
+# tool or a schedule; its agent is our engine. Never pickable either.
+WORKFLOW_RUNNER = "workflow"
 RUNNER_ALIASES = {"external-cli": "command", "external_cli": "command"}  # other tools' names
 DEFAULT_RUNNER = "pi"
 

@@ -45,7 +45,7 @@ EXPECTED_TOOLS = {
     "run", "status", "result", "feed", "steer", "follow_up", "stop",
     "specialist_init", "list_specialists", "specialist_status", "use_specialist",
     "start_specialist", "poll_specialist", "stop_specialist", "run_parallel",
-    "manage_specialist", "schedule",
+    "manage_specialist", "schedule", "workflow",
     "events",  # collecting events without hooks (mcp/agent_tools.py)
 }  # fmt: skip
 LONG = 30.0  # a scripted wait longer than any test

@@ -387,11 +387,11 @@ def test_files_are_private_and_a_refused_create_leaves_nothing(store):
         assert mode == (0o700 if path.is_dir() else 0o600), path
     with pytest.raises(UserError, match="exists already"):
         make(store, EveryTrigger("every", HOUR, start, "1h"), start)
-    with pytest.raises(UserError, match="workflow targets are not available"):
+    with pytest.raises(UserError, match="the target has no workflow name"):
         ops.create(
             store,
             trigger=EveryTrigger("every", HOUR, start, "1h"),
-            target=WorkflowTarget("workflow", "nightly"),
+            target=WorkflowTarget("workflow", " "),
             now_ms=start,
             schedule_id="wf",
         )

@@ -46,7 +46,7 @@ def left_behind() -> list[str]:
         (["--at", "tomorrow", *TARGET], "invalid at"),
         (["--at", "2026-12-01T10:00", *TARGET], "has no time zone"),
         (["--every", "1h", "--specialist", "nobody", "--prompt", "x"], "unknown specialist"),
-        (["--every", "1h", "--workflow", "nightly"], "workflow targets are not available"),
+        (["--every", "1h", "--workflow", "nightly"], "unknown workflow 'nightly'"),
         (["--every", "1h", "--workflow", "w", *TARGET], "exactly one target"),
         (["--every", "1h"], "needs a target"),
         (["--every", "1h", "--specialist", "echo"], "no prompt"),
@@ -197,7 +197,7 @@ def test_the_mcp_schedule_tool_creates_runs_and_refuses_like_the_cli():
     for bad, says in (
         ({"action": "create", "every": "1h", "cron": "* * * * *", "specialist": "echo",
           "prompt": "x"}, "two triggers"),
-        ({"action": "create", "every": "1h", "workflow": "w"}, "workflow targets"),
+        ({"action": "create", "every": "1h", "workflow": "w"}, "unknown workflow 'w'"),
         ({"action": "create", "cron": "* * * * *", "zone": "Nowhere/X", "specialist": "echo",
           "prompt": "x"}, "unknown time zone"),
         ({"action": "show", "id": "nope"}, "no schedule"),

@@ -9,7 +9,7 @@ from specialists.runners.registry import RUNNER_CLASSES
 
 
 def test_every_runner_name_has_a_class_and_the_default_is_one_of_them() -> None:
-    assert tuple(RUNNER_CLASSES) == (*vocab.RUNNER_NAMES, vocab.PROC_RUNNER)
+    assert tuple(RUNNER_CLASSES) == (*vocab.RUNNER_NAMES, vocab.PROC_RUNNER, vocab.WORKFLOW_RUNNER)
     assert vocab.DEFAULT_RUNNER in vocab.RUNNER_NAMES
 
 

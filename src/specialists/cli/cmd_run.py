@@ -49,6 +49,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--sandbox", action="store_true", help="run in a new git worktree (sandbox-<id> branch)"
     )
+    p.add_argument(
+        "--gate",
+        metavar="CMD",
+        type=nonempty,
+        help="a verification command run in the job's tree when it ends; failing fails it",
+    )
+    p.add_argument(
+        "--gate-timeout", type=Duration, help=f"kill the gate after this long ({DURATION_HELP})"
+    )
     p.set_defaults(run=run)
 
 
@@ -113,8 +122,21 @@ def run(args: argparse.Namespace, project: Project) -> int:
         track_bead=not args.no_beads,
         executor=args.executor,
     )
+    gate = None
+    if args.gate is not None:
+        from specialists.gates.spec import DEFAULT_TIMEOUT_S, parse_gate
+
+        seconds = DEFAULT_TIMEOUT_S if args.gate_timeout is None else args.gate_timeout.ms / 1000
+        gate = parse_gate({"command": args.gate, "timeout_s": seconds}, where="--gate").to_dict()
+    elif args.gate_timeout is not None:
+        raise UserError("--gate-timeout needs --gate", hint='e.g. --gate "pytest -q"')
     return plan_and_launch(
-        project, request, background=args.background, as_json=args.json, sandbox=args.sandbox
+        project,
+        request,
+        background=args.background,
+        as_json=args.json,
+        sandbox=args.sandbox,
+        gate=gate,
     )
 
 
@@ -125,6 +147,7 @@ def plan_and_launch(
     background: bool,
     as_json: bool,
     sandbox: bool = False,
+    gate: dict[str, object] | None = None,
 ) -> int:
     """Plan the job, start it, and show what happened (shared by `run` and `resume`)."""
     warnings: list[str] = []
@@ -132,6 +155,8 @@ def plan_and_launch(
         record = project.plan(request, foreground=not background, warnings=warnings)
     finally:
         _warn(warnings)
+    if gate is not None:
+        record = record.replace(gate=gate)
     if not (sandbox or record.requires_worktree):
         return launch(project, record, background=background, as_json=as_json)
     from specialists.threads.sandboxing import discard_sandbox, place_in_sandbox

@@ -34,7 +34,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--cron", help="five cron fields, e.g. '30 2 * * 1-5' (needs --zone)")
     c.add_argument("--zone", type=nonempty, help="IANA zone for --cron / --at, e.g. Europe/Berlin")
     c.add_argument("--specialist", type=nonempty, help="the specialist to run")
-    c.add_argument("--workflow", type=nonempty, help="a workflow to start (not available yet)")
+    c.add_argument(
+        "--workflow", type=nonempty, help="a workflow to start (.specialists/workflows/<name>)"
+    )
     c.add_argument("--prompt", "-p", help="the task for the specialist")
     c.add_argument("--model", type=nonempty, help="override the model")
     c.add_argument("--runner", type=nonempty, help="override the runner")
@@ -101,6 +103,10 @@ def _create(args: argparse.Namespace, project: Project) -> int:
         raise UserError("a schedule has exactly one target", hint="--specialist or --workflow")
     target: Target
     if args.workflow:
+        from specialists.workflows.launch import check_source
+        from specialists.workflows.source import find_workflow
+
+        check_source(find_workflow(project.root, args.workflow, cwd=project.root))
         target = WorkflowTarget("workflow", args.workflow)
     elif args.specialist:
         if args.prompt is None:

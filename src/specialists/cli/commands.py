@@ -28,11 +28,13 @@ COMMANDS = {
     "bg": "bg",
     "threads": "threads",
     "sandboxes": "sandboxes",
+    "worktree": "worktree",
     "events": "events",
     "timer": "timer",
     "schedule": "schedule",
     "scheduler": "scheduler",
     "agents": "agents",
+    "workflow": "workflow",
 }
 
 

@@ -76,6 +76,7 @@ class JobRecord(_Versioned):
     sandbox: str | None = None  # the sandbox (git worktree) the job runs in (sandbox/)
     requires_worktree: bool = False  # its definition asks for a sandbox
     auto_commit: bool = True  # its sandbox's work is committed when it ends (R-S3)
+    gate: dict[str, Any] = EMPTY  # a command run after it ends done; failing fails it (gates/)
     schema: int = SCHEMA_VERSION
 
     def __setattr__(self, name: str, value: Any) -> None:

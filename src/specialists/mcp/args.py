@@ -109,6 +109,8 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 
 def _check_object(schema: Mapping[str, Any], value: Any, path: str) -> dict[str, Any]:
     fields = Fields(value, path, describe=describe_json, what="an object")
+    if "properties" not in schema:  # a free-form object (a workflow document): its own
+        return dict(fields.data)  # handler checks it whole
     props: Mapping[str, Any] = schema.get("properties", {})
     if schema.get("additionalProperties") is False:
         unknown = [k for k in fields.data if k not in props]

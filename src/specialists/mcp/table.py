@@ -21,6 +21,7 @@ from specialists.mcp import handlers as h
 from specialists.mcp import manage_tool as m
 from specialists.mcp import schedule_tool as sched
 from specialists.mcp import schemas as s
+from specialists.mcp import workflow_tool as wf
 from specialists.mcp.args import check_arguments
 from specialists.toolset import registry
 from specialists.toolset.table import AgentTool
@@ -175,6 +176,7 @@ TOOLS: tuple[McpTool, ...] = (
     ),
     McpTool("manage_specialist", m.DESCRIPTION, m.ARGS, m.RESULT, m.manage_specialist),
     McpTool("schedule", sched.DESCRIPTION, sched.ARGS, sched.RESULT, sched.schedule),
+    McpTool("workflow", wf.DESCRIPTION, wf.ARGS, wf.RESULT, wf.workflow),
 )
 
 

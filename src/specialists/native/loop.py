@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from specialists.events.spill import SpillLimits, bound_body
 from specialists.native.calling import Aborted, BreakerFor, ModelCaller, ModelSlot
@@ -56,6 +57,9 @@ class LoopSettings:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     spill: SpillLimits = field(default_factory=SpillLimits)
     user_max_chars: int = 200_000  # larger user messages are spilled too (P8)
+    # A schema for the final answer: the final_answer tool is offered, every request
+    # requires a tool call, and a valid final_answer call ends the run (tools/answer.py).
+    answer_schema: Mapping[str, Any] | None = None
 
 
 class AgentLoop:
@@ -161,6 +165,7 @@ class AgentLoop:
                 tools=self._specs,
                 max_tokens=self.settings.max_tokens,
                 thinking=self.settings.thinking,
+                tool_choice="required" if self.settings.answer_schema is not None else "auto",
             )
             try:
                 turn = self.caller.call(request)
@@ -184,6 +189,15 @@ class AgentLoop:
                 last_text = text
             calls = tool_calls_of(turn.items)
             yielded = self._run_tools(calls) if calls else ()
+            answered = self._answered(calls)
+            if answered is not None:
+                self.emit(
+                    Progress(
+                        "turn_end",
+                        {"turn": turns, "stop_reason": "answer", "tool_calls": len(calls)},
+                    )
+                )
+                return self._finish(answered, None, turns)
             if turn.stop_reason == "max_tokens" and not calls:
                 self.emit(Progress("notice", {"message": "the model hit its max_tokens limit"}))
             self.emit(
@@ -226,6 +240,20 @@ class AgentLoop:
                 )
             )
         return tuple(yielded)
+
+    def _answered(self, calls: list[ToolCall]) -> str | None:
+        """The final answer, when this turn made a final_answer call that was accepted."""
+        schema = self.settings.answer_schema
+        if schema is None:
+            return None
+        from specialists.native.tools.answer import ANSWER_TOOL, answer_text
+
+        results = {i.call_id: i for i in self.session.items if isinstance(i, ToolResult)}
+        for call in calls:
+            result = results.get(call.id)
+            if call.name == ANSWER_TOOL and result is not None and not result.is_error:
+                return answer_text(schema, call.arguments)
+        return None
 
     def _close_rest(self, calls: list[ToolCall], text: str) -> None:
         for call in calls:

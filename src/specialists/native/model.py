@@ -57,6 +57,7 @@ class ModelRequest:
     tools: tuple[ToolSpec, ...] = ()
     max_tokens: int | None = None
     thinking: str | None = None  # off | minimal | low | medium | high | xhigh; None = default
+    tool_choice: Literal["auto", "required"] = "auto"  # required: the reply must call a tool
 
 
 # --- stream events -----------------------------------------------------------------------

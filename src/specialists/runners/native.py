@@ -280,6 +280,7 @@ class NativeRunner:
         session = open_session(spec)
         self._process_groups = tool_context.process_groups
         loop_settings = LoopSettings(
+            answer_schema=job.answer_schema,
             system_prompt=job.system_prompt,
             max_turns=spec.max_turns,
             max_tokens=spec.max_tokens,

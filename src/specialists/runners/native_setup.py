@@ -14,6 +14,7 @@ import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from specialists.config import Config
 from specialists.errors import ConfigError
@@ -36,6 +37,7 @@ class JobTools:
     context: ToolContext
     system_prompt: str
     limits: SpillLimits  # the result guard's, for tool results and long user messages
+    answer_schema: Mapping[str, Any] | None = None  # the final_answer tool's (tools/answer.py)
 
 
 def job_tools(
@@ -66,6 +68,13 @@ def job_tools(
         tools["bash"] = dataclasses.replace(
             bash, description=f"{bash.description} Default timeout: {timeout_s:g} s."
         )
+    answer_schema = spec.options.get("answer_schema")
+    if isinstance(answer_schema, Mapping):  # a workflow child's schema: structured output
+        from specialists.native.tools.answer import ANSWER_TOOL, answer_tool
+
+        tools[ANSWER_TOOL] = answer_tool(answer_schema)
+    else:
+        answer_schema = None
     o = settings.overflow
     limits = SpillLimits(o.max_chars, o.head_chars, o.tail_chars)
     context = ToolContext(
@@ -83,7 +92,7 @@ def job_tools(
         read_roots=(owner_dir(state_root, owner) / "spill",),  # spilled event bodies
         notify=notify,
     )
-    return JobTools(tools, context, system_prompt, limits)
+    return JobTools(tools, context, system_prompt, limits, answer_schema)
 
 
 def load_settings(config: Config, notify: Callable[[str], None]) -> Settings:

@@ -6,7 +6,7 @@ import importlib
 
 from specialists.errors import UserError
 from specialists.runners.base import AgentRunner
-from specialists.vocab import DEFAULT_RUNNER, PROC_RUNNER
+from specialists.vocab import DEFAULT_RUNNER, PROC_RUNNER, WORKFLOW_RUNNER
 
 __all__ = ["DEFAULT_RUNNER", "RUNNER_CLASSES", "known_runner", "make_runner"]
 
@@ -17,6 +17,7 @@ RUNNER_CLASSES: dict[str, tuple[str, str]] = {
     "command": ("specialists.runners.command", "CommandRunner"),
     "native": ("specialists.runners.native", "NativeRunner"),
     PROC_RUNNER: ("specialists.runners.proc", "ProcRunner"),
+    WORKFLOW_RUNNER: ("specialists.runners.workflow", "WorkflowRunner"),
 }
 
 
@@ -27,8 +28,13 @@ def known_runner(name: str) -> str:
             f"the {PROC_RUNNER} runner cannot be picked; it runs background commands",
             hint="start one with `specialists bg run` or the bg_run tool",
         )
+    if name == WORKFLOW_RUNNER:
+        raise UserError(
+            f"the {WORKFLOW_RUNNER} runner cannot be picked; it runs workflows",
+            hint="start one with `specialists workflow run`",
+        )
     if name not in RUNNER_CLASSES:
-        pickable = [n for n in RUNNER_CLASSES if n != PROC_RUNNER]
+        pickable = [n for n in RUNNER_CLASSES if n not in (PROC_RUNNER, WORKFLOW_RUNNER)]
         raise UserError(f"unknown runner {name!r}", hint="choose one of: " + ", ".join(pickable))
     return name
 

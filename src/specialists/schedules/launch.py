@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, assert_never
 
-from specialists.errors import Bug
 from specialists.schedules.model import Schedule, check_target, owner_key
 
 if TYPE_CHECKING:
@@ -29,7 +28,14 @@ class JobLauncher:
         target = schedule.target
         check_target(target)
         if target.kind == "workflow":
-            raise Bug("check_target let a workflow target through")
+            from specialists.workflows.launch import WorkflowRequest, workflow_record
+            from specialists.workflows.source import find_workflow
+
+            root = self.project.root
+            source = find_workflow(root, target.workflow, cwd=root)
+            record = workflow_record(root, WorkflowRequest(source, {}))
+            record = record.replace(owner=[owner_key(schedule.id)])
+            return self.project.start_background(record, self.warnings)
         if target.kind != "specialist":
             assert_never(target)
         request = JobRequest(

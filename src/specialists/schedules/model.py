@@ -41,7 +41,7 @@ class SpecialistTarget:
 
 @dataclass(frozen=True)
 class WorkflowTarget:
-    """Start a workflow by name. The slot is typed now; the workflows issue fills it in."""
+    """Start a workflow by name (.specialists/workflows/<name>.*, or a recipe) with no args."""
 
     kind: Literal["workflow"]
     workflow: str
@@ -52,10 +52,10 @@ Target = SpecialistTarget | WorkflowTarget
 
 def check_target(target: Target) -> None:
     if target.kind == "workflow":
-        raise UserError(
-            f"workflow targets are not available yet (workflow {target.workflow!r})",
-            hint="schedule a specialist run: --specialist NAME --prompt TEXT",
-        )
+        name = target.workflow
+        if not name.strip() or len(name) > 200 or "\x00" in name:
+            raise UserError("the target has no workflow name", hint="--workflow NAME")
+        return
     if target.kind == "specialist":
         if not target.specialist.strip():
             raise UserError("the target has no specialist name", hint="--specialist NAME")

@@ -85,6 +85,8 @@ class Recorder:
         self.finished = True
         with self.guard.interruptible(allowed=False):
             final, error = self._answer_stands(final, error)
+            if final == "done" and self.record.gate:
+                final, error = self._gate()
             st = self.status
             if final == "done":
                 try:
@@ -128,6 +130,23 @@ class Recorder:
 
                 settle_quietly(self.store.root, self.record.id)
             self._show(lambda observer: observer.on_event(record))
+
+    def _gate(self) -> tuple[str, str | None]:
+        """`run --gate`: the agent is stopped first, so nothing writes while the gate looks."""
+        from specialists.gates.job import gate_verdict
+
+        self.guard.run("stopping the agent for its gate", lambda: self.runner.send(Kill()))
+        self._event("gate_start", command=self.record.gate.get("command"))
+        failure, result = gate_verdict(self.store.root, self.record, self.job_dir)
+        if result is not None:
+            evidence = None if result.evidence is None else str(result.evidence)
+            self._event(
+                "gate", outcome=result.outcome, memo=result.memo, evidence=evidence,
+                reason=result.reason(),
+            )  # fmt: skip
+            for warning in result.warnings:
+                self._notice(warning)
+        return ("error", failure) if failure else ("done", None)
 
     def _post_job_exit(self, final: str, error: str | None) -> None:
         """After everything of the command is dead (the owner, woken, finds it gone), and

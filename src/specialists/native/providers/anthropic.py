@@ -100,6 +100,8 @@ def anthropic_params(request: ModelRequest) -> dict[str, Any]:
             {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
             for t in request.tools
         ]
+        if request.tool_choice == "required":
+            params["tool_choice"] = {"type": "any"}  # Anthropic's name for "some tool"
     budget = THINKING_BUDGET.get(request.thinking or "")
     if budget:
         params["thinking"] = {"type": "enabled", "budget_tokens": budget}

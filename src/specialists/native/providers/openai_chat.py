@@ -98,6 +98,8 @@ def chat_params(request: ModelRequest, *, provider: str) -> dict[str, Any]:
             }
             for t in request.tools
         ]
+        if request.tool_choice == "required":
+            params["tool_choice"] = "required"
     if request.max_tokens:
         # OpenAI's reasoning models refuse max_tokens; compatible servers may not know the new name.
         key = "max_completion_tokens" if provider == "openai" else "max_tokens"

@@ -79,6 +79,8 @@ def responses_params(request: ModelRequest) -> dict[str, Any]:
             }
             for t in request.tools
         ]
+        if request.tool_choice == "required":
+            params["tool_choice"] = "required"
     if request.max_tokens:
         params["max_output_tokens"] = request.max_tokens
     effort = _EFFORT.get(request.thinking or "")

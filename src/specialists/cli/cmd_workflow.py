@@ -1,0 +1,187 @@
+"""`specialists workflow run|list|show|resume`: scripted fan-outs as jobs (docs/workflows.md)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from specialists.jobs.store import JobStore
+    from specialists.project import Project
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("workflow", help="run, list, show and resume workflows")
+    wsub = p.add_subparsers(dest="workflow_command", required=True)
+    r = wsub.add_parser("run", help="start a workflow (a job; it survives this command)")
+    r.add_argument("workflow", help="a name (.specialists/workflows/<name>.*) or a path")
+    r.add_argument("--arg", action="append", default=[], metavar="K=V", help="an argument")
+    r.add_argument("--args-json", metavar="JSON", help="arguments as one JSON object")
+    r.add_argument("--concurrency", type=int, help="children at once (default min(16, cores-2))")
+    r.add_argument("--detach", action="store_true", help="print the job id and return at once")
+    r.add_argument("--json", action="store_true", help="machine-readable output")
+    r.set_defaults(run=run)
+    lst = wsub.add_parser("list", help="workflow runs and the workflows you can run")
+    lst.add_argument("--json", action="store_true", help="machine-readable output")
+    lst.set_defaults(run=run)
+    s = wsub.add_parser("show", help="a workflow's keys, children, phases and receipt")
+    s.add_argument("id", help="the workflow's job id (or a unique prefix)")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.set_defaults(run=run)
+    re_ = wsub.add_parser("resume", help="run a workflow again, skipping its finished keys")
+    re_.add_argument("id", help="the workflow's job id (or a unique prefix)")
+    re_.add_argument(
+        "--rerun-changed",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="run KEY again although it finished with other inputs ('all' for every key)",
+    )
+    re_.add_argument("--detach", action="store_true", help="print the job id and return at once")
+    re_.add_argument("--json", action="store_true", help="machine-readable output")
+    re_.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, project: Project) -> int:
+    command = args.workflow_command
+    if command == "list":
+        return _list(args, project)
+    if command == "show":
+        return _show(args, project)
+    from specialists.workflows.launch import (
+        origin_from_env,
+        resume_request,
+        workflow_record,
+    )
+
+    if command == "run":
+        from specialists.workflows.launch import WorkflowRequest
+        from specialists.workflows.source import find_workflow
+
+        source = find_workflow(project.root, args.workflow)
+        request = WorkflowRequest(source, _args(args), args.concurrency)
+    else:
+        rerun: Any = True if "all" in args.rerun_changed else tuple(args.rerun_changed)
+        request, _old = resume_request(project.store, args.id, rerun_changed=rerun)
+    record = workflow_record(project.root, request, origin_job=origin_from_env())
+    record = record.replace(owner=list(project.owner.keys))
+    job_id = project.start_background(record)
+    if args.detach:
+        print(job_id if not args.json else f'{{"id": "{job_id}"}}')
+        return 0
+    return _follow(project.store, job_id, as_json=args.json)
+
+
+def _args(args: argparse.Namespace) -> dict[str, Any]:
+    import json
+
+    from specialists.errors import UserError
+
+    out: dict[str, Any] = {}
+    if args.args_json:
+        try:
+            loaded = json.loads(args.args_json)
+        except ValueError as exc:
+            raise UserError(f"--args-json is not JSON: {exc}") from None
+        if not isinstance(loaded, dict):
+            raise UserError("--args-json must be a JSON object")
+        out.update(loaded)
+    for item in args.arg:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"--arg {item!r} is not K=V")
+        out[key.strip()] = value
+    return out
+
+
+def _follow(store: JobStore, job_id: str, *, as_json: bool) -> int:
+    """Print the workflow's progress until it ends; Ctrl-C leaves it running."""
+    import json
+    import sys
+    import time
+
+    from specialists.display import display_line
+    from specialists.jobs.view import current_status
+
+    seq = 0
+    if not as_json:
+        print(f"workflow {job_id} started (Ctrl-C leaves it running)", file=sys.stderr)
+    try:
+        while True:
+            status = current_status(store, job_id)
+            for event in store.read_events(job_id, seq + 1):
+                seq = max(seq, int(event.get("seq", 0)))
+                if event.get("event") == "notice" and not as_json:
+                    print(display_line(str(event.get("message", "")), 300), file=sys.stderr)
+            if not status.active:
+                break
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        print(f"\nworkflow {job_id} keeps running; `specialists workflow show {job_id}`")
+        return 130
+    result = store.read_result(job_id)
+    if as_json:
+        print(
+            json.dumps(
+                {"id": job_id, "status": status.status, "error": status.error, "result": result}
+            )
+        )
+    elif status.status == "done":
+        print(result or "")
+    else:
+        print(f"error: workflow {job_id} {status.status}: {status.error}", file=sys.stderr)
+    return 0 if status.status == "done" else 1
+
+
+def _list(args: argparse.Namespace, project: Project) -> int:
+    import json
+
+    from specialists.workflows.source import list_workflows
+    from specialists.workflows.views import workflow_jobs
+
+    runs = workflow_jobs(project.store)
+    files = list_workflows(project.root)
+    if args.json:
+        print(json.dumps({"runs": runs, "workflows": [{"name": n, "path": p} for n, p in files]}))
+        return 0
+    for name, path in files:
+        print(f"{name:<24} {path}")
+    if files and runs:
+        print()
+    for r in runs:
+        extra = f" (resumes {r['resume_of']})" if r["resume_of"] else ""
+        print(f"{r['id']}  {r['status']:<9} {r['name']}{extra}")
+    if not files and not runs:
+        print("no workflows")
+    return 0
+
+
+def _show(args: argparse.Namespace, project: Project) -> int:
+    import json
+
+    from specialists.display import display_line
+    from specialists.workflows.views import show_workflow
+
+    view = show_workflow(project.store, args.id)
+    if args.json:
+        print(json.dumps(view))
+        return 0
+    print(f"workflow {view['id']} {view['name']}: {view['status']}")
+    if view["error"]:
+        print(f"  error: {display_line(view['error'], 300)}")
+    if view["phases"]:
+        print("  phases: " + " > ".join(str(p) for p in view["phases"]))
+    receipt = (view.get("receipt") or {}).get("children") or {}
+    for child in view["children"]:
+        more = receipt.get(child["key"]) or {}
+        resumable = ""
+        if more:
+            resumable = (
+                " resumable" if more.get("resumable") else f" not resumable ({more.get('why')})"
+            )
+        jobs = f" ({len(child['jobs'])} jobs)" if len(child["jobs"]) > 1 else ""
+        print(
+            f"  {child['key']:<28} {child['journal']:<9} job {child['job']} {child['agent']}"
+            f" [{child['context']}]{jobs}{resumable}"
+        )
+    return 0

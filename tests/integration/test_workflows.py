@@ -1,0 +1,293 @@
+"""Workflows end to end: a workflow job and its children are real jobs with real supervisors;
+children run on the command runner, the native runtime and pi against the mock LLM."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from specialists.cli.main import main
+from specialists.threads.records import ThreadStore
+from tests.support.mock_llm import MockLLM, Reply, ToolCall
+from tests.support.waiting import wait_until
+from tests.support.workflows import (
+    journal,
+    keys,
+    launched_keys,
+    receipt,
+    result,
+    store,
+    wait_ended,
+    workflow_project,
+)
+
+pytestmark = pytest.mark.integration
+
+PIPELINE = """
+async def main(runs, args):
+    items = [f"i{n:02d}" for n in range(int(args["n"]))]
+    runs.phase("pipeline")
+
+    def first(item, prev):
+        return {"key": f"echo-{item}", "agent": "echo", "task": f"item {item}"}
+
+    def second(item, prev):
+        return {"key": f"nat-{item}", "agent": "nat", "task": f"check <{prev.output}>"}
+
+    def third(item, prev):
+        agent = "pichild" if item == args.get("pi_item") else "echo"
+        return {"key": f"last-{item}", "agent": agent, "task": f"final <{prev.output}>"}
+
+    return await runs.pipeline(items, first, second, third)
+"""
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    assert main(["workflow", "run", *argv, "--detach"]) == 0
+    return capsys.readouterr().out.strip()
+
+
+def test_a_three_stage_pipeline_over_20_items_with_mixed_runners(
+    mock_llm: MockLLM, pi_bin: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 11 item 9: 20 items through command -> native -> command (pi for one item),
+    no barrier between stages; every child is an ordinary job whose record names the
+    workflow as parent, with a thread record under job-<workflow>."""
+    os.environ["PATH"] = f"{pi_bin.parent}{os.pathsep}{os.environ['PATH']}"
+    mock_llm.set_default(lambda req: Reply(f"native saw {req.last_user_text()[-30:]}"))
+    project = workflow_project({"pipe.py": PIPELINE})
+    wf = _run(capsys, "pipe", "--arg", "n=20", "--arg", "pi_item=i07", "--concurrency", "6")
+    status = wait_ended(project, wf, timeout=600)
+    assert status.status == "done", status.error
+    out = result(project, wf)
+    assert [r["key"] for r in out] == [f"last-i{n:02d}" for n in range(20)]
+    assert all(r["status"] == "done" for r in out)
+    assert "native saw" in out[3]["output"] and "item i03" in out[3]["output"]
+    s = store(project)
+    runners = {}
+    for key, state in keys(project, wf).items():
+        record = s.read_record(state.job)
+        assert record.parent_id == wf and record.owner == [f"job-{wf}"]
+        assert record.thread["workflow_key"] == key
+        runners[key] = record.runner
+    assert len(runners) == 60
+    assert runners["nat-i05"] == "native" and runners["last-i07"] == "pi"
+    assert runners["echo-i00"] == "command" and runners["last-i08"] == "command"
+    threads = [t for t in ThreadStore(project / ".specialists").all()[0] if t.parent == f"job-{wf}"]
+    assert len(threads) == 60
+    lines = journal(project, wf)
+    launches = [e["key"] for e in lines if e.get("e") == "launch"]
+    # No barrier: item 0's second stage launched before the last item's first stage.
+    assert launches.index("nat-i00") < launches.index("echo-i19")
+    assert receipt(project, wf)["status"] == "done"
+
+
+SCHEMA_FLOW = """
+SCHEMA = {"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}
+
+async def main(runs, args):
+    r = await runs.run("count", agent="nat", task="How many files?", schema=SCHEMA)
+    return {"data": r.data, "jobs": list(r.jobs)}
+"""
+
+
+def test_a_child_that_answers_badly_once_is_asked_again_and_then_passes(
+    mock_llm: MockLLM, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Schema enforcement: the first answer is not valid, so the child is continued in its
+    own session with the validation error; the second answer satisfies the schema."""
+    mock_llm.enqueue('{"count": "three"}', '{"count": 3}')
+    project = workflow_project({"schema.py": SCHEMA_FLOW})
+    wf = _run(capsys, "schema")
+    status = wait_ended(project, wf)
+    assert status.status == "done", status.error
+    out = result(project, wf)
+    assert out["data"] == {"count": 3} and len(out["jobs"]) == 2
+    second = store(project).read_record(out["jobs"][1])
+    assert second.resume_session  # a continuation of the first child's session
+    retry_text = mock_llm.model_requests[1].last_user_text()
+    assert "'three' is not of type 'integer'" in retry_text
+    assert "How many files?" in json.dumps(mock_llm.model_requests[1].messages())
+
+
+BLOCKING = """
+async def main(runs, args):
+    await runs.all([
+        {"key": "a0", "agent": "echo", "task": "zero"},
+        {"key": "a1", "agent": "echo", "task": "one"},
+        {"key": "a2", "agent": "wait", "task": "two"},
+    ])
+    await runs.all([{"key": f"b{n}", "agent": "echo", "task": f"b {n}"} for n in range(2)])
+    return "finished"
+"""
+
+
+def test_kill_9_of_the_workflow_then_resume_runs_only_unfinished_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The workflow's supervisor and engine die by SIGKILL while a2 runs and b0/b1 never
+    launched. The children are jobs of their own and live on. Resume takes a0 and a1 from
+    the journal (not relaunched), adopts a2's job (waits for it, not relaunched) and
+    launches only b0 and b1."""
+    flag = tmp_path / "go"
+    wait = f"cat >/dev/null; while [ ! -e {flag} ]; do sleep 0.05; done; echo waited"
+    project = workflow_project({"block.py": BLOCKING}, wait=wait)
+    wf = _run(capsys, "block", "--concurrency", "3")
+    wait_until(
+        lambda: (
+            {"a0", "a1"} <= {e["key"] for e in journal(project, wf) if e["e"] == "end"}
+            and "a2" in launched_keys(project, wf)
+        ),
+        timeout=120,
+        what="a0, a1 done, a2 running",
+    )
+    st = store(project).read_status(wf)
+    assert st is not None and st.pid and st.supervisor_pid
+    a2_job = keys(project, wf)["a2"].job
+    os.kill(st.supervisor_pid, signal.SIGKILL)
+    os.kill(st.pid, signal.SIGKILL)
+    dead = wait_ended(project, wf)
+    assert dead.status == "error"
+    assert main(["workflow", "resume", wf, "--detach"]) == 0
+    again = capsys.readouterr().out.strip()
+    wait_until(lambda: any(e.get("e") == "start" for e in journal(project, again)), what="resumed")
+    flag.write_text("")
+    status = wait_ended(project, again)
+    assert status.status == "done", status.error
+    assert launched_keys(project, again) == ["b0", "b1"]
+    assert keys(project, again)["a2"].job == a2_job  # adopted, not relaunched
+    children = receipt(project, again)["children"]
+    assert set(children) == {"a0", "a1", "a2", "b0", "b1"}
+    assert children["a2"]["latest_job"] == a2_job and children["a2"]["status"] == "done"
+
+
+ORACLE = """
+async def main(runs, args):
+    return await runs.run("oracle", agent="nat", task="Remember the word: heron.")
+"""
+FOLLOW = """
+async def main(runs, args):
+    return await runs.run("again", task="Which word?",
+                          resume={"workflow": args["from"], "key": "oracle", "latest": True})
+"""
+
+
+def test_keyed_resume_continues_the_child_named_by_another_workflows_receipt(
+    mock_llm: MockLLM, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The second workflow reads the first one's receipt, revalidates the oracle child at
+    launch and continues its session; a second keyed resume from the same receipt is stale."""
+    mock_llm.enqueue("Noted.", "heron")
+    project = workflow_project({"oracle.py": ORACLE, "follow.py": FOLLOW})
+    first = _run(capsys, "oracle")
+    assert wait_ended(project, first).status == "done"
+    entry = receipt(project, first)["children"]["oracle"]
+    assert entry["resumable"] is True and entry["agent"] == "nat"
+    second = _run(capsys, "follow", "--arg", f"from={first}")
+    assert wait_ended(project, second).status == "done"
+    assert result(project, second)["output"] == "heron"
+    assert "Remember the word: heron." in json.dumps(mock_llm.model_requests[1].messages())
+    lineage = receipt(project, second)["children"]["again"]["lineage"]
+    assert lineage[0] == {"continues": entry["latest_job"]}
+    third = _run(capsys, "follow", "--arg", f"from={first}")
+    status = wait_ended(project, third)
+    assert status.status == "error" and "is stale" in (status.error or "")
+
+
+def test_keyed_resume_of_a_child_without_a_session_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    project = workflow_project(
+        {
+            "one.py": "async def main(runs, args):\n"
+            '    return await runs.run("oracle", agent="echo", task="x")\n',
+            "follow.py": FOLLOW,
+        }
+    )
+    first = _run(capsys, "one")
+    assert wait_ended(project, first).status == "done"
+    second = _run(capsys, "follow", "--arg", f"from={first}")
+    status = wait_ended(project, second)
+    assert status.status == "error"
+    assert "is not resumable: its runner (command) keeps no session" in (status.error or "")
+
+
+def test_stopping_a_workflow_stops_its_children_and_it_cannot_be_resumed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flag = tmp_path / "never"
+    wait = f"cat >/dev/null; while [ ! -e {flag} ]; do sleep 0.05; done"
+    project = workflow_project({"block.py": BLOCKING}, wait=wait)
+    wf = _run(capsys, "block", "--concurrency", "3")
+    wait_until(lambda: "a2" in launched_keys(project, wf), timeout=120, what="a2 launched")
+    a2 = keys(project, wf)["a2"].job
+    assert main(["stop", wf]) == 0
+    assert wait_ended(project, wf).status == "cancelled"
+    assert wait_ended(project, a2).status == "cancelled"
+    assert receipt(project, wf)["status"] == "cancelled"
+    capsys.readouterr()
+    assert main(["workflow", "resume", wf]) == 2
+    assert "a stopped run is final" in capsys.readouterr().err
+
+
+def test_an_unknown_agent_fails_the_workflow_with_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    project = workflow_project(
+        {
+            "bad.py": "async def main(runs, args):\n"
+            '    await runs.run("k", agent="nobody", task="x")\n'
+        }
+    )
+    assert main(["workflow", "run", "bad"]) == 1
+    err = capsys.readouterr().err
+    assert "unknown specialist" in err.lower() or "nobody" in err
+    assert "Traceback" not in err
+    assert project.exists()
+
+
+def test_a_schedule_starts_a_workflow_owned_by_the_schedule(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The schedules' typed workflow target is wired: `schedule run` starts the workflow as
+    a job owned by the schedule, and it runs its children to the end."""
+    project = workflow_project(
+        {"nightly.yaml": "steps:\n  - run: {key: one, agent: echo, task: nightly run}\n"}
+    )
+    assert main(["schedule", "create", "nightly", "--every", "1d", "--workflow", "nightly"]) == 0
+    assert main(["schedule", "run", "nightly"]) == 0
+    capsys.readouterr()
+    (wf,) = [
+        j for j in store(project).list_ids() if store(project).read_record(j).runner == "workflow"
+    ]
+    assert store(project).read_record(wf).owner == ["schedule-nightly"]
+    assert wait_ended(project, wf).status == "done"
+    assert result(project, wf)["one"]["output"] == "nightly run"
+    assert main(["schedule", "create", "bad", "--every", "1d", "--workflow", "missing"]) == 2
+    assert "unknown workflow 'missing'" in capsys.readouterr().err
+
+
+def test_a_native_child_with_a_schema_must_answer_through_the_final_answer_tool(
+    mock_llm: MockLLM, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The native runtime forces a structured-output tool: every request of the child says a
+    tool call is required and offers final_answer with the schema; an invalid call is an
+    error result the model fixes in the same run, a valid one ends it. One job, no retry."""
+    mock_llm.enqueue(
+        Reply(tool_calls=[ToolCall("final_answer", {"count": "three"})]),
+        Reply(tool_calls=[ToolCall("final_answer", {"count": 3})]),
+    )
+    project = workflow_project({"schema.py": SCHEMA_FLOW})
+    wf = _run(capsys, "schema")
+    status = wait_ended(project, wf)
+    assert status.status == "done", status.error
+    out = result(project, wf)
+    assert out["data"] == {"count": 3} and len(out["jobs"]) == 1
+    first, second = mock_llm.model_requests[:2]
+    assert first.json["tool_choice"] == "required" and "final_answer" in first.tool_names()
+    assert "'three' is not of type 'integer'" in " ".join(second.tool_results())
+    assert len(mock_llm.model_requests) == 2

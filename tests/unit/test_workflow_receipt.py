@@ -1,0 +1,85 @@
+"""Receipts and keyed resume over a real store (no processes): each refusal is one clear
+line, and a resumable child is found (issue 11 items 4 and 11)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from specialists.errors import UserError
+from specialists.jobs.store import JobStore, now_ms
+from specialists.jobs.writer import JobWriter, mark_ended
+from specialists.workflows.journal import KeyState
+from specialists.workflows.receipt import build_receipt, keyed_resume, write_receipt
+from tests.support.jobs import new_job
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> JobStore:
+    return JobStore(tmp_path / ".specialists", news=None)
+
+
+def _ended(store: JobStore, tmp_path: Path, final: str, session: bool = True, **extra) -> str:  # type: ignore[no-untyped-def]
+    record, lock = new_job(store, tmp_path, **extra)
+    status = store.read_status(record.id)
+    assert status is not None
+    if session:
+        path = store.job_dir(record.id) / "session.jsonl"
+        path.write_text("{}\n")
+        status.session_file = str(path)
+    writer = JobWriter(store, record.id, patience_s=0)
+    mark_ended(status, final, "boom" if final == "error" else None, now_ms())
+    writer.write_final(status, final)
+    writer.close()
+    lock.release()
+    return record.id
+
+
+def _workflow(store: JobStore, tmp_path: Path, children: dict[str, str]) -> str:
+    wf = _ended(store, tmp_path, "done", session=False)
+    keys = {
+        k: KeyState(k, "h", jobs=[job], status="done", agent="oracle")
+        for k, job in children.items()
+    }
+    write_receipt(store.job_dir(wf), build_receipt(store, wf, "done", keys, {}))
+    return wf
+
+
+def test_a_resumable_child_is_found_and_explained(store: JobStore, tmp_path: Path) -> None:
+    child = _ended(store, tmp_path, "done")
+    wf = _workflow(store, tmp_path, {"oracle": child})
+    job, agent, entry = keyed_resume(store, wf, "oracle")
+    assert (job, agent) == (child, "oracle")
+    assert entry["resumable"] is True and entry["why"] == "done, with its session kept"
+
+
+def test_keyed_resume_refusals_are_one_line_each(store: JobStore, tmp_path: Path) -> None:
+    stopped = _ended(store, tmp_path, "cancelled")
+    no_session = _ended(store, tmp_path, "done", session=False)
+    fine = _ended(store, tmp_path, "done")
+    wf = _workflow(store, tmp_path, {"stopped": stopped, "plain": no_session, "fine": fine})
+    bare = _ended(store, tmp_path, "done", session=False)
+    with pytest.raises(UserError, match=f"workflow {bare} has no receipt"):
+        keyed_resume(store, bare, "fine")
+    with pytest.raises(UserError, match="has no key 'missing'"):
+        keyed_resume(store, wf, "missing")
+    with pytest.raises(UserError, match="a stopped run is final"):
+        keyed_resume(store, wf, "stopped")
+    with pytest.raises(UserError, match="keeps no session to continue"):
+        keyed_resume(store, wf, "plain")
+    with pytest.raises(UserError, match="invalid job id"):
+        keyed_resume(store, "../etc", "fine")
+    _ended(store, tmp_path, "done", thread={"continues": fine})  # continued since
+    with pytest.raises(UserError, match="is stale"):
+        keyed_resume(store, wf, "fine")
+
+
+def test_a_damaged_receipt_is_refused(store: JobStore, tmp_path: Path) -> None:
+    wf = _workflow(store, tmp_path, {})
+    (store.job_dir(wf) / "workflow-receipt.json").write_text('{"version": 99, "children": {}}')
+    with pytest.raises(UserError, match="unknown shape"):
+        keyed_resume(store, wf, "k")
+    (store.job_dir(wf) / "workflow-receipt.json").write_text("not json")
+    with pytest.raises(UserError, match="cannot be read"):
+        keyed_resume(store, wf, "k")
