@@ -313,7 +313,7 @@ def test_a_symlinked_handoffs_folder_is_refused_before_any_worktree(repo: Path, 
     elsewhere.mkdir()
     (repo / ".specialists").mkdir(exist_ok=True)
     (repo / ".specialists" / "handoffs").symlink_to(elsewhere)
-    with pytest.raises(HandoffError, match="not written.*symbolic link"):
+    with pytest.raises(HandoffError, match=r"not written.*symbolic link"):
         begin_handoff(repo, "wf-12", ["a"])
     assert not any(elsewhere.iterdir())
     assert "sandbox-" not in git(repo, "branch")

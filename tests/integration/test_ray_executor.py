@@ -26,7 +26,13 @@ from tests.support.processes import alive
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]')")
 from ray.cluster_utils import Cluster  # noqa: E402
 
-pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.xdist_group("ray")]
+# A test's timeout also covers the cluster's start or shutdown when it is the first or last.
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.ray,
+    pytest.mark.xdist_group("ray"),
+    pytest.mark.timeout(600),
+]
 
 STORE = 80 * 1024 * 1024
 SCRIPT = "job.sh"
@@ -396,6 +402,44 @@ def running(job_id: str) -> bool:
 
 def ended(job_id: str) -> bool:
     return _status_of(job_id).get("status") not in (None, *ACTIVE)
+
+
+FAN_OUT = """
+async def main(runs, args):
+    children = await runs.all(
+        [{"key": f"c{i}", "agent": "job", "task": f"child {i}"} for i in range(3)]
+    )
+    return [c.output for c in children]
+"""
+
+
+def test_a_workflow_fans_its_children_out_over_the_cluster(cluster):
+    """A workflow (a job, here on this machine) whose three children use a specialist with
+    `executor: ray`: each child is an ordinary job named by the workflow as parent, runs on
+    the worker node, and its answer comes back into the workflow's result."""
+    root = project(
+        cluster, "cat", runner="{runner: {type: command, command: ./job.sh}, executor: ray}"
+    )
+    folder = root / ".specialists" / "workflows"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "fan.py").write_text(FAN_OUT)
+    out = sp("workflow", "run", "fan", "--detach", timeout=120)
+    assert out.returncode == 0, out.stderr
+    workflow = out.stdout.strip().split()[-1]
+    wait_until(lambda: status(workflow)["status"] not in ACTIVE, 300, "the workflow")
+    st = status(workflow)
+    assert st["status"] == "done", (st, events(workflow)[-5:])
+    assert json.loads(sp("result", workflow).stdout) == ["child 0", "child 1", "child 2"]
+    children = [
+        d.name
+        for d in (root / ".specialists" / "jobs").iterdir()
+        if json.loads((d / "job.json").read_text()).get("parent_id") == workflow
+    ]
+    assert len(children) == 3
+    for child in children:
+        assert status(child)["status"] == "done"
+        assert placed_on(child) in worker_ids(cluster)
+    assert not (job_dir(workflow) / "executor.json").exists()  # the workflow ran here
 
 
 def test_an_unreachable_address_is_one_clear_error():
