@@ -204,3 +204,118 @@ def test_a_relay_successor_sends_its_launch_line_only_if_the_node_never_applied_
     wait_for(lambda: lines.extend(adopted.read(0.2)) or adopted.done, what="the exit")
     assert lines == [b"'write one\\n'", b"'write two\\n'"]
     assert RelayRunner().adopt_state() is None  # not started: nothing to adopt
+
+
+def dead_supervisor_job(store: JobStore, project: Path, tmp_path: Path, checkpoint: object):
+    """A job whose status says running under a supervisor that no longer exists, with
+    `checkpoint` (a dict written as JSON, bytes as they are, None for none)."""
+    record, lock = command_job(store, project, tmp_path)
+    job_dir = store.job_dir(record.id)
+    if isinstance(checkpoint, dict):
+        (job_dir / CHECKPOINT_FILE).write_text(json.dumps(checkpoint))
+    elif isinstance(checkpoint, bytes):
+        (job_dir / CHECKPOINT_FILE).write_bytes(checkpoint)
+    (job_dir / "executor.json").write_text(json.dumps({"v": 1, "proc": "p1", "node_id": "n"}))
+    status = store.read_status(record.id)
+    assert status is not None
+    status.status, status.supervisor_pid, status.supervisor_start_time = "running", 2**22, 1
+    (job_dir / "status.json").write_text(json.dumps(status.to_dict()))
+    lock.release()
+    return record, status
+
+
+class RecordingNews:
+    """News whose revive records its calls and plays a started supervisor: it keeps a copy
+    of the lock's descriptor open, as the child that inherits it would."""
+
+    def __init__(self, answer: int | str | None) -> None:
+        self.answer = answer
+        self.calls: list[str] = []
+        self.held: list[int] = []
+
+    def post_for_job(self, state_dir: Path, job_id: str) -> bool:
+        return False
+
+    def clear(self, state_dir: Path, job_id: str) -> None:
+        return None
+
+    def revive(self, state_dir: Path, job_id: str, lock_fd: int) -> int | str | None:
+        self.calls.append(job_id)
+        if isinstance(self.answer, int):
+            self.held.append(os.dup(lock_fd))
+        return self.answer
+
+
+def test_recovery_hands_the_job_to_a_new_supervisor_and_a_second_reader_waits(project, tmp_path):
+    """Revive says a supervisor took the job (its pid): recovery records nothing and kills
+    nothing; a second reader meanwhile finds the lock held (by the new supervisor) and
+    leaves the job alone, so the job is taken over once."""
+    news = RecordingNews(4242)
+    store = JobStore(project / ".specialists", news=news)
+    record, status = dead_supervisor_job(store, project, tmp_path, {"v": 1, "adoptable": True})
+    shown = recover_if_dead(store, record.id, status)
+    assert shown.active and shown.supervisor_pid == 4242
+    assert recover_if_dead(store, record.id, status).active
+    assert news.calls == [record.id]  # the second reader could not take the lock
+    saved = store.read_status(record.id)
+    assert saved is not None and saved.status == "running"
+    for fd in news.held:
+        os.close(fd)
+
+
+@pytest.mark.parametrize(
+    "checkpoint",
+    [None, b"{not json", b"\xff" * 10],
+    ids=["none", "damaged", "binary"],
+)
+def test_without_a_readable_checkpoint_the_job_ends_as_a_plain_crash(project, tmp_path, checkpoint):
+    """No checkpoint (a local job, or a crash before the first one) or a damaged one: the
+    job ends `error` "supervisor crashed" as before, no supervisor started."""
+    store = JobStore(project / ".specialists", news=NEWS)
+    record, status = dead_supervisor_job(store, project, tmp_path, checkpoint)
+    ended = recover_if_dead(store, record.id, status)
+    assert (ended.status, ended.error) == ("error", CRASHED)
+
+
+def test_a_checkpoint_planted_as_a_symlink_is_not_followed(project, tmp_path):
+    """reattach.json as a link to an adoptable-looking file elsewhere: not read, so no
+    supervisor is started on its word; the job ends as a plain crash."""
+    store = JobStore(project / ".specialists", news=NEWS)
+    record, status = dead_supervisor_job(store, project, tmp_path, None)
+    elsewhere = tmp_path / "planted.json"
+    elsewhere.write_text(json.dumps({"v": 1, "adoptable": True}))
+    (store.job_dir(record.id) / CHECKPOINT_FILE).symlink_to(elsewhere)
+    ended = recover_if_dead(store, record.id, status)
+    assert (ended.status, ended.error) == ("error", CRASHED)
+
+
+def test_a_checkpoint_that_cannot_be_written_is_removed_and_output_still_flows(
+    project, node, tmp_path, monkeypatch
+):
+    """A full disk when the checkpoint is due: the old checkpoint goes (it would send a
+    successor back to output the node then drops), a warning is logged, and the job still
+    reads everything to `done` (no backpressure stall)."""
+    import errno
+
+    from specialists.supervise import reattach
+
+    store = JobStore(project / ".specialists", news=NEWS)
+    record, lock = command_job(store, project, tmp_path)
+    first = supervisor(store, record, node, CommandRunner())
+    first._begin()
+    first._step()
+    path = store.job_dir(record.id) / CHECKPOINT_FILE
+    assert path.exists()
+
+    def full(*args: Any, **kwargs: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(reattach, "write_atomic", full)
+    (tmp_path / "go").touch()
+    while not first.finished:
+        first._step()
+    first.writer.close()
+    lock.release()
+    assert not path.exists()
+    assert first.status.status == "done"
+    assert store.read_result(record.id) == "first line\nsecond line\n"

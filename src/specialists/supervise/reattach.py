@@ -18,6 +18,7 @@ why not, and recovery ends the job as before, with that reason.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -103,9 +104,22 @@ class Checkpoints(Controls):
             "run_started_ms": run_ms,
             **taken,
         }
-        write_atomic(self.job_dir / CHECKPOINT_FILE, json.dumps(checkpoint).encode())
+        try:
+            write_atomic(self.job_dir / CHECKPOINT_FILE, json.dumps(checkpoint).encode())
+        except OSError as exc:
+            self._no_checkpoint(exc)
+        else:
+            self._checkpointed = mark
         runner.committed(taken)
-        self._checkpointed = mark
+
+    def _no_checkpoint(self, exc: OSError) -> None:
+        """The checkpoint cannot be written (a full disk): the old one would send a successor
+        back to output the node has dropped, so it goes, and a crash ends the job as before."""
+        if self._checkpointed != "unwritable":
+            log.warning("job %s: no checkpoint (%s): it cannot be taken over", self.record.id, exc)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.job_dir / CHECKPOINT_FILE)
+        self._checkpointed = "unwritable"
 
     def _why_not_adoptable(self, runner: RemoteJobRunner) -> str | None:
         if not runner.adoptable:
@@ -122,7 +136,11 @@ class Checkpoints(Controls):
         if self._checkpointed == why:
             return
         checkpoint = {"v": 1, "adoptable": False, "why": why}
-        write_atomic(self.job_dir / CHECKPOINT_FILE, json.dumps(checkpoint).encode())
+        try:
+            write_atomic(self.job_dir / CHECKPOINT_FILE, json.dumps(checkpoint).encode())
+        except OSError as exc:
+            self._no_checkpoint(exc)
+            return
         self._checkpointed = why
 
     # --- the successor -------------------------------------------------------------------
