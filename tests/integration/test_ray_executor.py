@@ -313,6 +313,39 @@ def test_kill_9_of_the_supervisor_then_a_new_one_reattaches(cluster, tmp_path):
     assert (tmp_path / "starts").read_text() == "start\n"
 
 
+def test_kill_9_mid_native_job_then_the_relay_is_taken_over(cluster, mock_llm: MockLLM):
+    """A native job (the relay on the node) whose supervisor dies while the model is
+    answering its second request: the successor reads the relay's events on, the job ends
+    `done` with the answer, every event once, and the model was asked twice (the loop on
+    the node was not restarted)."""
+    forward = 'forward_env = ["*_API_KEY", "OPENAI_BASE_URL"]\n'
+    project(cluster, "true", config=forward, runner="{runner: native, model: openai/mock-model}")
+    mock_llm.enqueue(
+        Reply(tool_calls=(ToolCall("bash", {"command": "echo before-the-crash"}),)),
+        Reply("DONE after the crash", hang_after=0),
+    )
+    job_id = run_bg("use bash once")
+    mock_llm.wait_for_requests(2, timeout=180)
+    pid = json.loads((job_dir(job_id) / "executor.json").read_text())["pid"]
+    first = status(job_id)["supervisor_pid"]
+    os.kill(first, signal.SIGKILL)
+    wait_until(lambda: not alive(first), 30, "the supervisor's death")
+    mock_llm.release()
+    wait_until(lambda: status(job_id)["status"] not in ACTIVE, 180, "the job's end")
+    st = status(job_id)
+    assert st["status"] == "done", (st, events(job_id)[-5:])
+    assert sp("result", job_id).stdout.strip() == "DONE after the crash"
+    assert len(mock_llm.model_requests) == 2
+    assert json.loads((job_dir(job_id) / "executor.json").read_text())["pid"] == pid
+    seqs = [e["seq"] for e in events(job_id)]
+    assert seqs == list(range(1, len(seqs) + 1))
+    kinds = [e["event"] for e in events(job_id)]
+    assert kinds.count("starting") == 1 and kinds.count("run_end") == 1, kinds
+    assert kinds.count("tool_execution_end") == 1, kinds
+    notices = [e["message"] for e in events(job_id) if e["event"] == "notice"]
+    assert any("reattached to the agent" in n for n in notices), notices
+
+
 def test_kill_9_of_the_supervisor_past_the_lease_ends_the_job_saying_so(cluster):
     """Nobody looks for longer than the lease (lease_s = 2): the node kills the agent's
     tree; the next `status` starts a supervisor that finds the agent killed or forgotten,
