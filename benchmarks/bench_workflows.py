@@ -37,8 +37,8 @@ ECHO = (
 )
 FAN = """
 async def main(runs, args):
-    n = int(args["n"])
-    return len(await runs.all([{"key": f"k{i}", "agent": "echo", "task": f"t{i}"} for i in range(n)]))
+    items = [{"key": f"k{i}", "agent": "echo", "task": f"t{i}"} for i in range(int(args["n"]))]
+    return len(await runs.all(items))
 """
 
 

@@ -291,3 +291,18 @@ def test_a_native_child_with_a_schema_must_answer_through_the_final_answer_tool(
     assert first.json["tool_choice"] == "required" and "final_answer" in first.tool_names()
     assert "'three' is not of type 'integer'" in " ".join(second.tool_results())
     assert len(mock_llm.model_requests) == 2
+
+
+def test_a_fork_without_a_conversation_to_copy_is_refused_before_launch(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """context: fork is honest or refused: a workflow started from the CLI has no agent
+    conversation to copy, so the child is refused with the advice, and no child job exists."""
+    doc = "steps:\n  - run: {key: k, agent: nat, task: go on, context: fork}\n"
+    project = workflow_project({"fork.yaml": doc})
+    assert main(["workflow", "run", "fork"]) == 1
+    err = capsys.readouterr().err
+    assert "context: fork needs a workflow started by an agent job" in err
+    assert [
+        j for j in store(project).list_ids() if store(project).read_record(j).runner != "workflow"
+    ] == []

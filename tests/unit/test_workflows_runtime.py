@@ -246,3 +246,30 @@ def test_a_freed_slot_goes_to_the_deepest_stage_waiting(tmp_path: Path) -> None:
         )
     )
     assert children.keys == ["1-a", "2-a", "1-b", "2-b"]
+
+
+def test_a_declarative_pipeline_fills_item_index_and_prev(tmp_path: Path) -> None:
+    """Placeholders: {item}, {index} and {prev.output} per item, {args.X}, {results.K.output};
+    the same item twice keeps its own index."""
+    from specialists.workflows.declarative import run_document
+
+    children = FakeChildren(answer=lambda launch: launch.prompt.upper())
+    doc = {
+        "defaults": {"agent": "echo"},
+        "steps": [
+            {"run": {"key": "first", "task": "about {args.topic}"}},
+            {
+                "pipeline": {
+                    "items": "{args.items}",
+                    "stages": [
+                        {"key": "a-{index}", "task": "{item}#{index} {results.first.output}"},
+                        {"key": "b-{index}", "task": "then {prev.output}"},
+                    ],
+                }
+            },
+        ],
+    }
+    runs = make(tmp_path, children, concurrency=2)
+    out = go(run_document(runs, doc, {"topic": "x", "items": ["p", "p"]}))
+    assert out["b-1"]["output"] == "THEN P#1 ABOUT X"
+    assert out["first"]["output"] == "ABOUT X" and set(out) == {"first", "a-0", "a-1", "b-0", "b-1"}

@@ -111,10 +111,9 @@ class CommandRunner:
 
     def start(self, spec: LaunchSpec) -> None:
         if self._spec is not None:
-            raise SpecialistsError("bug: command runner started twice")
-        argv = command_argv(spec.options)
+            raise SpecialistsError(f"bug: {self.name} runner started twice")
         env = child_env(spec)
-        argv[0] = resolve_command(argv[0], env)
+        argv = self._argv(spec, env)
         self._spec = spec
         self._proc = spawn_agent(
             spec.host,
@@ -127,8 +126,18 @@ class CommandRunner:
         )
         log_fd = create_private(Path(spec.job_dir) / STDOUT_LOG, os.O_WRONLY | os.O_TRUNC)  # 0600
         self._log = os.fdopen(log_fd, "wb")
-        self._proc.send(command_input(spec).encode("utf-8"))
+        stdin = self._stdin(spec)
+        if stdin:
+            self._proc.send(stdin)
         self._proc.end_input()
+
+    def _argv(self, spec: LaunchSpec, env: Mapping[str, str]) -> list[str]:
+        argv = command_argv(spec.options)
+        argv[0] = resolve_command(argv[0], env)
+        return argv
+
+    def _stdin(self, spec: LaunchSpec) -> bytes:
+        return command_input(spec).encode("utf-8")
 
     # --- a successor supervisor takes the command over (executors/job.py) ---------------
 
@@ -159,7 +168,9 @@ class CommandRunner:
         self._said_text = bool(state.get("said_text"))
         self._decoder.setstate((bytes.fromhex(str(state.get("undecoded", ""))), 0))
         proc.renumber_input(0)
-        proc.send(command_input(spec).encode("utf-8"))
+        stdin = self._stdin(spec)
+        if stdin:
+            proc.send(stdin)
         proc.end_input()
 
     def poll(self, timeout: float) -> list[RunnerEvent]:
@@ -207,6 +218,11 @@ class CommandRunner:
         if text:
             self._pending.append(AnswerDelta(text))
 
+    def _finished(self, returncode: int | None, proc: HostedProcess) -> RunFinished:
+        if returncode == 0:
+            return RunFinished(text=self._tail.text())
+        return RunFinished(text=None, error=proc.describe_exit("command"))
+
     def _on_exit(self, proc: HostedProcess) -> None:
         stderr_tail = proc.stderr_tail
         returncode = proc.returncode
@@ -215,9 +231,6 @@ class CommandRunner:
             self._log.close()
             self._log = None
         self._proc, self._ended = None, proc
-        if returncode == 0:
-            self._pending.append(RunFinished(text=self._tail.text()))
-        else:
-            self._pending.append(RunFinished(text=None, error=proc.describe_exit("command")))
+        self._pending.append(self._finished(returncode, proc))
         code, sig = exit_status(returncode)
         self._pending.append(AgentExited(code, sig, stderr_tail))

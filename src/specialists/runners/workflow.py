@@ -3,28 +3,27 @@
 The engine (`python -m specialists.workflows.engine <job_dir>`) is started through the same
 process seam as any command agent, in its own process group. Its stdout is one JSON object
 per line: `{"wf": "event", ...}` becomes a notice in events.jsonl (phases, launches, ends,
-log lines), `{"wf": "result", "text": ...}` the job's answer, `{"wf": "error", "message":
-...}` its error. Stop and timeout are the supervisor's, as for a command: SIGTERM to the
+log lines); `{"wf": "result", "file": ...}` says the job's answer is in workflow-result.json
+(a result can be far larger than a line should be); `{"wf": "error", "message": ...}` is its
+error. Stop and timeout are the supervisor's, as for a command: SIGTERM to the
 group, which the engine takes as "stop my children, write the receipt, exit".
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
-from pathlib import Path
+from collections.abc import Mapping
 
-from specialists.errors import SpecialistsError
-from specialists.executors.base import HostedProcess, spawn_agent
-from specialists.jobs.files import create_private
-from specialists.process.agent import exit_status
-from specialists.runners.base import Activity, AgentExited, LaunchSpec, RunFinished
-from specialists.runners.command import STDOUT_LOG, CommandRunner
-from specialists.runners.oneshot import child_env
+from specialists.errors import StoreError
+from specialists.executors.base import HostedProcess
+from specialists.runners.base import Activity, LaunchSpec, RunFinished
+from specialists.runners.command import CommandRunner
 from specialists.vocab import WORKFLOW_RUNNER
 
 MAX_LINE = 1024 * 1024
+MAX_RESULT = 256 * 1024 * 1024
+RESULT_FILE = "workflow-result.json"  # the engine's (workflows/engine.py)
 
 
 class WorkflowRunner(CommandRunner):
@@ -36,23 +35,11 @@ class WorkflowRunner(CommandRunner):
         self._result: str | None = None
         self._error: str | None = None
 
-    def start(self, spec: LaunchSpec) -> None:
-        if self._spec is not None:
-            raise SpecialistsError("bug: workflow runner started twice")
-        self._spec = spec
-        argv = [sys.executable, "-m", "specialists.workflows.engine", str(spec.job_dir)]
-        self._proc = spawn_agent(
-            spec.host,
-            argv,
-            cwd=spec.cwd,
-            env=child_env(spec),
-            stderr_log=spec.job_dir / "stderr.log",
-            raw=True,
-            stderr_cap=None,
-        )
-        log_fd = create_private(Path(spec.job_dir) / STDOUT_LOG, os.O_WRONLY | os.O_TRUNC)
-        self._log = os.fdopen(log_fd, "wb")
-        self._proc.end_input()
+    def _argv(self, spec: LaunchSpec, env: Mapping[str, str]) -> list[str]:
+        return [sys.executable, "-m", "specialists.workflows.engine", str(spec.job_dir)]
+
+    def _stdin(self, spec: LaunchSpec) -> bytes:
+        return b""  # the engine reads its workflow from job.json
 
     def _on_stdout(self, chunk: bytes) -> None:
         assert self._log is not None
@@ -74,27 +61,28 @@ class WorkflowRunner(CommandRunner):
             return
         kind = obj.pop("wf", None)
         if kind == "result":
-            self._result = str(obj.get("text", ""))
+            self._result = self._read_result()
         elif kind == "error":
             self._error = str(obj.get("message", "the workflow failed"))
         elif kind == "event":
             self._pending.append(Activity("notice", {"message": _event_text(obj), "workflow": obj}))
 
-    def _on_exit(self, proc: HostedProcess) -> None:
-        stderr_tail = proc.stderr_tail
-        returncode = proc.returncode
-        proc.release()
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-        self._proc, self._ended = None, proc
+    def _read_result(self) -> str | None:
+        """The engine's result file (its own job dir; never a link, at most 256 MiB)."""
+        from specialists.jobs.files import read_bytes
+
+        assert self._spec is not None
+        path = self._spec.job_dir / RESULT_FILE
+        try:
+            return read_bytes(path, MAX_RESULT).decode("utf-8", "replace")
+        except (OSError, StoreError) as exc:
+            self._error = f"the workflow's result cannot be read: {exc}"
+            return None
+
+    def _finished(self, returncode: int | None, proc: HostedProcess) -> RunFinished:
         if returncode == 0 and self._result is not None:
-            self._pending.append(RunFinished(text=self._result))
-        else:
-            error = self._error or proc.describe_exit("workflow engine")
-            self._pending.append(RunFinished(text=None, error=error))
-        code, sig = exit_status(returncode)
-        self._pending.append(AgentExited(code, sig, stderr_tail))
+            return RunFinished(text=self._result)
+        return RunFinished(text=None, error=self._error or proc.describe_exit("workflow engine"))
 
 
 def _event_text(event: dict[str, object]) -> str:

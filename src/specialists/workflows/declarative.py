@@ -220,14 +220,14 @@ async def run_document(runs: Runs, doc: Mapping[str, Any], args: Mapping[str, An
             values = _items(body["items"], scope(), n)
             stages = body["stages"]
 
-            def stage_of(template: Mapping[str, Any], values: list[Any] = values) -> Any:
-                def stage(item: Any, prev: Any) -> dict[str, Any]:
-                    index = values.index(item) if item in values else 0
+            def stage_of(template: Mapping[str, Any]) -> Any:
+                def stage(pair: tuple[int, Any], prev: Any) -> dict[str, Any]:
+                    index, item = pair
                     return child(template, scope(item=item, index=index, prev=prev))
 
                 return stage
 
-            ends = await runs.pipeline(values, *(stage_of(t) for t in stages))
+            ends = await runs.pipeline(list(enumerate(values)), *(stage_of(t) for t in stages))
             for r in ends:
                 if isinstance(r, ChildResult):
                     results[r.key] = r

@@ -3,9 +3,10 @@
 The supervisor runs this like any agent (runners/workflow.py): it owns status.json and
 events.jsonl; the engine owns the journal and the receipt. Progress goes to stdout as one
 JSON object per line (`{"wf": "event", ...}`), the runner turns each into a notice, and the
-last line is the result (`{"wf": "result", "text": ...}`) or the error (`{"wf": "error",
-"message": ...}`). SIGTERM (a stop, a timeout) cancels the script: every running child is
-asked to stop, the journal says so, and the receipt is written before the engine exits.
+result is written to workflow-result.json and announced by the last line (`{"wf": "result",
+"file": ...}`), or the last line gives the error (`{"wf": "error", "message": ...}`).
+SIGTERM (a stop, a timeout) cancels the script: every running child is asked to stop, the
+journal says so, and the receipt is written before the engine exits.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from specialists.errors import SpecialistsError, UserError
+from specialists.jobs.atomic import write_atomic
 from specialists.jobs.records import JobRecord
 from specialists.jobs.store import JobStore
 from specialists.news import NEWS
@@ -29,6 +31,8 @@ from specialists.workflows.receipt import build_receipt, write_receipt
 from specialists.workflows.results import to_jsonable
 from specialists.workflows.runtime import Runs
 from specialists.workflows.source import Source, load_document, load_python
+
+RESULT_FILE = "workflow-result.json"
 
 
 def say(wf: str, **fields: Any) -> None:
@@ -59,7 +63,9 @@ def main(argv: list[str]) -> int:
     status, code = "done", 0
     try:
         value = asyncio.run(_run(runs, record))
-        say("result", text=json.dumps(to_jsonable(value), indent=1, ensure_ascii=False))
+        text = json.dumps(to_jsonable(value), indent=1, ensure_ascii=False)
+        write_atomic(job_dir / RESULT_FILE, text.encode("utf-8"))  # too big for a line
+        say("result", file=RESULT_FILE)
     except asyncio.CancelledError:
         status, code = "cancelled", 1
         say("error", message="the workflow was stopped; its running children were asked to stop")
