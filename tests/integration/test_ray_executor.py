@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,11 +26,20 @@ from tests.support.processes import alive
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]')")
 from ray.cluster_utils import Cluster  # noqa: E402
 
-pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.xdist_group("ray")]
+# A test's timeout also covers the cluster's start or shutdown when it is the first or last.
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.ray,
+    pytest.mark.xdist_group("ray"),
+    pytest.mark.timeout(600),
+]
 
 STORE = 80 * 1024 * 1024
 SCRIPT = "job.sh"
 ACTIVE = ("starting", "running", "waiting")
+
+
+_CLUSTER: list[Cluster] = []
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +49,14 @@ def cluster() -> Iterator[Cluster]:
     c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, **node})
     c.add_node(num_cpus=2, resources={"worker": 1000}, object_store_memory=STORE)
     c.wait_for_nodes()
+    _CLUSTER.append(c)
     yield c
+    _CLUSTER.remove(c)
     c.shutdown()
+
+
+def cluster_of() -> Cluster:
+    return _CLUSTER[-1]
 
 
 def worker_ids(c: Cluster) -> set[str]:
@@ -150,6 +166,74 @@ def test_a_pi_job_runs_on_the_worker_node_to_done(cluster, mock_llm: MockLLM, pi
     assert session.is_file() and session.parent == job_dir(job_id)
 
 
+def agent_job_on_the_node(
+    mock_llm: MockLLM, runner: str, forward: str, tool: ToolCall, *, first: int = 0
+) -> str:
+    """A job of `runner` (the real CLI, mock model) on the worker node, after `first` replies
+    already queued: one tool call then an answer. Its id once it is `done`, with the tool's
+    output from the node."""
+    project(cluster_of(), "true", config=f"forward_env = {forward}\n", runner=runner)
+    mock_llm.enqueue(Reply(tool_calls=(tool,)), Reply("DONE on the node"))
+    job_id = run_bg("use your shell tool once")
+    wait_until(lambda: status(job_id)["status"] not in ACTIVE, 240, f"the {runner} job")
+    st = status(job_id)
+    log = (job_dir(job_id) / "supervisor.log").read_text()[-2000:]
+    assert st["status"] == "done", (st, events(job_id)[-4:], log)
+    assert sp("result", job_id).stdout.strip() == "DONE on the node"
+    results = mock_llm.wait_for_requests(first + 2)[-1].tool_results()
+    assert results[-1].strip().endswith("on-the-node"), results
+    return job_id
+
+
+# A stdio MCP server with one tool, `where`: the directory it runs in.
+PROBE_MCP = """import json, os, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method, result = msg["method"], {}
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities":
+                  {"tools": {}}, "serverInfo": {"name": "probe", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "where", "description": "where the server runs",
+                             "inputSchema": {"type": "object", "properties": {}}}]}
+    elif method == "tools/call":
+        result = {"content": [{"type": "text", "text": "mcp-at " + os.getcwd()}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"""
+
+
+def test_a_claude_job_runs_on_the_worker_node_to_done(cluster, mock_llm: MockLLM, claude_bin):
+    """The real Claude Code on the node: its config dir, the mock's address and its key
+    forwarded by name; its Bash tool runs there, and its session comes back. Its MCP server
+    is named by a path of this machine's checkout, rewritten to the node's copy, and starts
+    there (the model sees the node's directory)."""
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    (root / "probe_mcp.py").write_text(PROBE_MCP)
+    forward = '["*_API_KEY", "ANTHROPIC_*", "CLAUDE_*", "DISABLE_*"]'
+    server = json.dumps({"command": "python3", "args": [str(root / "probe_mcp.py")]})
+    options = f"mcp_servers: {{probe: {server}}}, args: [--allowedTools=mcp__probe__where]"
+    runner = f"{{runner: {{type: claude, {options}}}, model: anthropic/claude-sonnet-4-5}}"
+    mock_llm.enqueue(Reply(tool_calls=(ToolCall("mcp__probe__where", {}),)))
+    bash = ToolCall("Bash", {"command": "echo claude-on-the-node"})
+    job_id = agent_job_on_the_node(mock_llm, runner, forward, bash, first=1)
+    assert placed_on(job_id) in worker_ids(cluster)
+    assert status(job_id)["session_file"]
+    where = mock_llm.model_requests[1].tool_results()[0]
+    assert "mcp-at /tmp/specialists-ray/tests/work/" in where, where
+
+
+def test_a_codex_job_runs_on_the_worker_node_to_done(cluster, mock_llm: MockLLM, codex_bin):
+    """The real Codex on the node: CODEX_HOME (the mock provider) and the key forwarded by
+    name; its exec_command runs there."""
+    forward = '["*_API_KEY", "CODEX_*", "OPENAI_*", "TMPDIR"]'
+    runner = "{runner: codex, model: mock-model}"
+    shell = ToolCall("exec_command", {"cmd": "echo codex-on-the-node"})
+    job_id = agent_job_on_the_node(mock_llm, runner, forward, shell)
+    assert placed_on(job_id) in worker_ids(cluster)
+
+
 GRANDCHILD = "setsid sh -c 'trap \"\" TERM; echo $$ > grandchild.pid; exec sleep 300' & sleep 300"
 
 
@@ -189,38 +273,206 @@ def test_a_timeout_ends_the_remote_job_and_its_tree_as_locally(cluster):
     wait_until(lambda: not alive(pid), 30, "the grandchild's death")
 
 
-def test_kill_9_of_the_supervisor_then_recovery_and_the_lease(cluster):
-    """The supervisor dies without a word: `status` records the crash (recovery), and the
-    node's lease kills the agent's tree once nobody reads it (lease_s = 2)."""
+# The agent: counts its starts outside the checkout, prints a line, waits for a file,
+# prints 500 more, and exits 0.
+STEADY = (
+    'cat > /dev/null; echo start >> "$STARTS"; echo first; '
+    'while [ ! -e "$GO" ]; do sleep 0.05; done; seq 1 500'
+)
+
+
+def test_kill_9_of_the_supervisor_then_a_new_one_reattaches(cluster, tmp_path):
+    """The supervisor dies without a word mid-job; the next `status` finds it dead, and
+    recovery starts a supervisor that reattaches to the agent on its node and reads on from
+    its last checkpoint: the job ends `done` with every line, every event once (seq with no
+    gap and no repeat), and the agent started once. executor.json names the node's process."""
+    os.environ["STARTS"], os.environ["GO"] = str(tmp_path / "starts"), str(tmp_path / "go")
+    forward = 'forward_env = ["STARTS", "GO"]\n'
+    project(cluster, STEADY, config=forward)
+    job_id = run_bg("x")
+    stdout = job_dir(job_id) / "stdout.log"
+    wait_until(lambda: stdout.exists() and b"first" in stdout.read_bytes(), 120, "the agent")
+    record = json.loads((job_dir(job_id) / "executor.json").read_text())
+    assert record["proc"] and record["pid"] > 0 and record["node_id"] in worker_ids(cluster)
+    first = status(job_id)["supervisor_pid"]
+    os.kill(first, signal.SIGKILL)
+    wait_until(lambda: not alive(first), 30, "the supervisor's death")
+    (tmp_path / "go").touch()
+    wait_until(lambda: status(job_id)["status"] not in ACTIVE, 180, "the job's end")
+    st = status(job_id)
+    assert st["status"] == "done", (st, events(job_id)[-5:])
+    assert st["supervisor_pid"] != first
+    assert stdout.read_text().split() == ["first", *(str(i) for i in range(1, 501))]
+    seqs = [e["seq"] for e in events(job_id)]
+    assert seqs == list(range(1, len(seqs) + 1))
+    kinds = [e["event"] for e in events(job_id)]
+    assert kinds.count("starting") == 1 and kinds.count("text") == 1, kinds
+    assert kinds.count("done") == 1, kinds
+    notices = [e["message"] for e in events(job_id) if e["event"] == "notice"]
+    assert any("reattached to the agent" in n for n in notices), notices
+    assert (tmp_path / "starts").read_text() == "start\n"
+
+
+def test_kill_9_mid_native_job_then_the_relay_is_taken_over(cluster, mock_llm: MockLLM):
+    """A native job (the relay on the node) whose supervisor dies while the model is
+    answering its second request: the successor reads the relay's events on, the job ends
+    `done` with the answer, every event once, and the model was asked twice (the loop on
+    the node was not restarted)."""
+    forward = 'forward_env = ["*_API_KEY", "OPENAI_BASE_URL"]\n'
+    project(cluster, "true", config=forward, runner="{runner: native, model: openai/mock-model}")
+    mock_llm.enqueue(
+        Reply(tool_calls=(ToolCall("bash", {"command": "echo before-the-crash"}),)),
+        Reply("DONE after the crash", hang_after=0),
+    )
+    job_id = run_bg("use bash once")
+    mock_llm.wait_for_requests(2, timeout=180)
+    pid = json.loads((job_dir(job_id) / "executor.json").read_text())["pid"]
+    first = status(job_id)["supervisor_pid"]
+    os.kill(first, signal.SIGKILL)
+    wait_until(lambda: not alive(first), 30, "the supervisor's death")
+    mock_llm.release()
+    wait_until(lambda: status(job_id)["status"] not in ACTIVE, 180, "the job's end")
+    st = status(job_id)
+    assert st["status"] == "done", (st, events(job_id)[-5:])
+    assert sp("result", job_id).stdout.strip() == "DONE after the crash"
+    assert len(mock_llm.model_requests) == 2
+    assert json.loads((job_dir(job_id) / "executor.json").read_text())["pid"] == pid
+    seqs = [e["seq"] for e in events(job_id)]
+    assert seqs == list(range(1, len(seqs) + 1))
+    kinds = [e["event"] for e in events(job_id)]
+    assert kinds.count("starting") == 1 and kinds.count("run_end") == 1, kinds
+    assert kinds.count("tool_execution_end") == 1, kinds
+    notices = [e["message"] for e in events(job_id) if e["event"] == "notice"]
+    assert any("reattached to the agent" in n for n in notices), notices
+
+
+def test_kill_9_of_the_supervisor_past_the_lease_ends_the_job_saying_so(cluster):
+    """Nobody looks for longer than the lease (lease_s = 2): the node kills the agent's
+    tree; the next `status` starts a supervisor that finds the agent killed or forgotten,
+    and the job ends `error` saying the lease ran out."""
     project(cluster, GRANDCHILD, config="lease_s = 2\n")
     job_id = run_bg("x")
     pid = grandchild(job_id)
     supervisor = status(job_id)["supervisor_pid"]
     os.kill(supervisor, signal.SIGKILL)
-    wait_until(lambda: status(job_id)["status"] == "error", 60, "recovery")
-    assert "supervisor crashed" in (status(job_id)["error"] or "")
     wait_until(lambda: not alive(pid), 60, "the lease killing the remote tree")
+    wait_until(lambda: status(job_id)["status"] == "error", 120, "the job's end")
+    error = status(job_id)["error"] or ""
+    assert "lease" in error, error
 
 
-def test_concurrent_jobs_across_two_nodes_lose_no_event(cluster):
-    """Eight jobs, no resources asked (spread over both nodes by key): each prints 2,000
-    numbered lines; every job ends done with every line, in order."""
-    project(cluster, "cat > /dev/null; seq 1 2000", config="")
+CONCURRENT = int(os.environ.get("SPECIALISTS_RAY_CONCURRENT", "16"))
+
+
+@pytest.mark.timeout(900)
+def test_concurrent_jobs_across_two_nodes_lose_no_event(cluster, tmp_path):
+    """CONCURRENT jobs, no resources asked (spread over both nodes by key), all running at
+    once (each waits for a file before it prints), then each prints 2,000 numbered lines:
+    every job ends done with every line in order and no gap in seq.
+
+    16, not the issue's 100: each supervisor is a Ray driver (91 MiB, about a second of CPU
+    to connect). On this 2-core machine shared with other work (load 30-50), 100 at once
+    took 9 GiB and a third failed (start calls unanswered in 60 s, leases run out, a connect
+    over 15 s); 32 had a connect over 15 s; 16 passed in 36 s. See docs/executors.md."""
+    os.environ["GO"] = str(tmp_path / "go")
+    hold = 'cat > /dev/null; while [ ! -e "$GO" ]; do sleep 0.2; done; seq 1 2000'
+    project(cluster, hold, config='forward_env = ["GO"]\nconnect_timeout_s = 60\n')
     root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
     config = root / ".specialists" / "config.toml"
     config.write_text(config.read_text().replace("resources = { worker = 1 }", "resources = {}"))
-    ids = [run_bg(f"job {i}") for i in range(8)]
-    for job_id in ids:
-        wait_until(lambda j=job_id: status(j)["status"] not in ACTIVE, 240, f"job {job_id}")
+    ids = launch_many(CONCURRENT)
+    wait_until(
+        lambda: all(running(j) for j in ids) or any(ended(j) for j in ids),
+        600,
+        f"{CONCURRENT} jobs running at once",
+    )
+    early = {j: _status_of(j).get("error") for j in ids if ended(j)}
+    assert not early, early
+    (tmp_path / "go").touch()
+    wait_until(lambda: all(ended(j) for j in ids), 600, f"{CONCURRENT} jobs' ends")
     nodes = set()
     for job_id in ids:
-        assert status(job_id)["status"] == "done", status(job_id)
+        st = json.loads((job_dir(job_id) / "status.json").read_text())
+        assert st["status"] == "done", st
         lines = (job_dir(job_id) / "stdout.log").read_text().split()
         assert lines == [str(i) for i in range(1, 2001)]
         seqs = [e["seq"] for e in events(job_id)]
         assert seqs == list(range(1, len(seqs) + 1))
         nodes.add(placed_on(job_id))
     assert len(nodes) == 2, nodes
+
+
+def launch_many(count: int, at_once: int = 4) -> list[str]:
+    """`run --background` `count` times, `at_once` launchers at a time."""
+    argv = [sys.executable, "-m", "specialists", "run", "job", "--background"]
+    argv += ["--executor", "ray", "--prompt"]
+    root = os.environ["SPECIALISTS_PROJECT_ROOT"]
+    ids: list[str] = []
+    for first in range(0, count, at_once):
+        batch = [
+            subprocess.Popen([*argv, f"job {i}"], cwd=root, stdout=subprocess.PIPE, text=True)
+            for i in range(first, min(count, first + at_once))
+        ]
+        for proc in batch:
+            out, _ = proc.communicate(timeout=300)
+            assert proc.returncode == 0
+            ids.append(out.strip())
+    return ids
+
+
+def _status_of(job_id: str) -> dict[str, Any]:
+    try:
+        return json.loads((job_dir(job_id) / "status.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def running(job_id: str) -> bool:
+    """Its agent runs on a node (executor.json names its process) and it has not ended."""
+    record = job_dir(job_id) / "executor.json"
+    return _status_of(job_id).get("status") == "running" and record.exists()
+
+
+def ended(job_id: str) -> bool:
+    return _status_of(job_id).get("status") not in (None, *ACTIVE)
+
+
+FAN_OUT = """
+async def main(runs, args):
+    children = await runs.all(
+        [{"key": f"c{i}", "agent": "job", "task": f"child {i}"} for i in range(3)]
+    )
+    return [c.output for c in children]
+"""
+
+
+def test_a_workflow_fans_its_children_out_over_the_cluster(cluster):
+    """A workflow (a job, here on this machine) whose three children use a specialist with
+    `executor: ray`: each child is an ordinary job named by the workflow as parent, runs on
+    the worker node, and its answer comes back into the workflow's result."""
+    root = project(
+        cluster, "cat", runner="{runner: {type: command, command: ./job.sh}, executor: ray}"
+    )
+    folder = root / ".specialists" / "workflows"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "fan.py").write_text(FAN_OUT)
+    out = sp("workflow", "run", "fan", "--detach", timeout=120)
+    assert out.returncode == 0, out.stderr
+    workflow = out.stdout.strip().split()[-1]
+    wait_until(lambda: status(workflow)["status"] not in ACTIVE, 300, "the workflow")
+    st = status(workflow)
+    assert st["status"] == "done", (st, events(workflow)[-5:])
+    assert json.loads(sp("result", workflow).stdout) == ["child 0", "child 1", "child 2"]
+    children = [
+        d.name
+        for d in (root / ".specialists" / "jobs").iterdir()
+        if json.loads((d / "job.json").read_text()).get("parent_id") == workflow
+    ]
+    assert len(children) == 3
+    for child in children:
+        assert status(child)["status"] == "done"
+        assert placed_on(child) in worker_ids(cluster)
+    assert not (job_dir(workflow) / "executor.json").exists()  # the workflow ran here
 
 
 def test_an_unreachable_address_is_one_clear_error():

@@ -85,7 +85,7 @@ def test_a_quiet_agent_is_noticed_once_with_next_actions(tmp_path: Path):
     [notice] = notices(h)
     assert notice.kind == "notice" and notice.details["attention"] == "quiet"
     assert notice.id == f"{h.job_id}.attention:notice:1"
-    for command in ("status", "steer", "stop"):
+    for command in ("status --job", "steer", "interrupt", "stop"):
         assert f"specialists {command} {h.job_id}" in notice.body
     assert "not diagnosed" in notice.body
 

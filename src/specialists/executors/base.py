@@ -61,6 +61,12 @@ class HostedProcess(Protocol):
     def release(self) -> None: ...
 
 
+class AdoptedProcess(HostedProcess, Protocol):
+    """A running agent that a restarted supervisor took over (executors/job.py `adopt`)."""
+
+    def renumber_input(self, wseq: int) -> int: ...
+
+
 class ProcessHost(Protocol):
     """Where a job's agent processes run. Raises AgentUnavailable when one cannot start."""
 

@@ -34,3 +34,8 @@ class _RayConnectorLazy:
         from specialists.executors.ray_place import RayConnector
 
         return RayConnector().place(job_key, settings)
+
+    def attach(self, node_id: str, settings: Mapping[str, Any]) -> Any:
+        from specialists.executors.ray_place import RayConnector
+
+        return RayConnector().attach(node_id, settings)

@@ -10,7 +10,9 @@ and changes only where its processes run:
   changes come back (landed as a sandbox) with the files the agent wrote in its job directory
   (its session, so `--continue` works), each said in a notice.
 - `handle`: no pid. status.json's pid is a process on *this* machine (recovery kills it);
-  the node's pid is in executor.json.
+  the node's pid and process id are in executor.json.
+- `checkpoint` / `adopt`: what a restarted supervisor needs to take the running agent over
+  (supervise/reattach.py), for inner runners that can be adopted (`Adoptable`).
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ import sys
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from specialists.errors import AgentUnavailable, SpecialistsError
-from specialists.executors.remote import LOCAL_DIRS, LOCAL_ONLY, NodeClient, NodeGone, RemoteHost
+from specialists.executors.base import AdoptedProcess
+from specialists.executors.jobfiles import LOCAL_DIRS, LOCAL_ONLY
+from specialists.executors.remote import NodeClient, NodeGone, RemoteHost, RemoteProcess
 from specialists.executors.travel import PathMap
 from specialists.jobs.atomic import write_atomic
 from specialists.jobs.proctree import job_mark
@@ -59,6 +63,20 @@ class Placement(Protocol):
 class Connector(Protocol):
     def place(self, job_key: str, settings: Mapping[str, Any]) -> Placement: ...
 
+    def attach(self, node_id: str, settings: Mapping[str, Any]) -> Placement:
+        """The node a job already runs on (no new reservation)."""
+        ...
+
+
+@runtime_checkable
+class Adoptable(Protocol):
+    """A runner whose running agent a restarted supervisor can take over: its state is
+    small and follows from the agent's output alone (command, the native relay)."""
+
+    def adopt_state(self) -> dict[str, Any] | None: ...
+
+    def adopt(self, spec: LaunchSpec, state: Mapping[str, Any], proc: AdoptedProcess) -> None: ...
+
 
 def job_key(job_dir: Path) -> str:
     """Names the job on a node: its id and a hash of where it lives (ids repeat across
@@ -74,10 +92,13 @@ class RemoteJobRunner:
         self._connector = connector
         self._placement: Placement | None = None
         self._snapshot: Any = None
+        self._pairs: list[tuple[str, str]] = []
         self._job_dir: Path | None = None
         self._key = ""
         self._collected = False
         self._notes: list[RunnerEvent] = []
+        self._host: RemoteHost | None = None
+        self._recorded: RemoteProcess | None = None  # the process executor.json names
 
     # --- AgentRunner -------------------------------------------------------------------
 
@@ -101,6 +122,60 @@ class RemoteJobRunner:
         except BaseException:
             placement.release()
             raise
+        self._record(placement)
+
+    # --- a restarted supervisor ----------------------------------------------------------
+
+    @property
+    def node(self) -> str:
+        return self._placement.node if self._placement is not None else "unplaced job"
+
+    @property
+    def adoptable(self) -> bool:
+        return isinstance(self.inner, Adoptable)
+
+    def checkpoint(self, *, adoptable: bool) -> dict[str, Any] | None:
+        """The running agent's state for a successor: where its output was read to and the
+        inner runner's state, or None (nothing to adopt: ack what was read at once)."""
+        proc = self._host.latest if self._host is not None else None
+        if proc is None or proc.done or self._collected:
+            return None
+        if proc is not self._recorded and self._placement is not None:
+            self._record(self._placement)  # a runner that starts a process per run
+        state = (
+            self.inner.adopt_state() if adoptable and isinstance(self.inner, Adoptable) else None
+        )
+        cursor = proc.cursor() if state is not None else None
+        if cursor is None or state is None:
+            proc.commit_all()
+            return None
+        return {"cursor": cursor, "runner": state}
+
+    def committed(self, checkpoint: Mapping[str, Any]) -> None:
+        """`checkpoint` is on disk: the node may drop what it covers."""
+        proc = self._host.latest if self._host is not None else None
+        if proc is not None:
+            proc.commit(int(checkpoint["cursor"]["seq"]))
+
+    def adopt(self, spec: LaunchSpec, checkpoint: Mapping[str, Any]) -> None:
+        """Take over the agent a dead supervisor left on its node, from its checkpoint."""
+        if not isinstance(self.inner, Adoptable):
+            raise AgentUnavailable(f"the {self.name} runner cannot take over a running agent")
+        record = read_executor_record(spec.job_dir) or {}
+        self._job_dir, self._key = spec.job_dir, str(record.get("job_key") or job_key(spec.job_dir))
+        node_id = str(record.get("node_id") or "")
+        if not node_id:
+            raise AgentUnavailable("executor.json names no node to reattach to")
+        placement = self._connector.attach(node_id, self.settings)
+        self._placement = placement
+        host = self._host_for(spec, placement, record)
+        proc = host.adopt(checkpoint["cursor"], stderr_log=spec.job_dir / "stderr.log")
+        self._recorded = proc
+        if not record.get("shared"):
+            from specialists.executors.workspace import Snapshot
+
+            self._snapshot = Snapshot.of_record(record["snapshot"])
+        self.inner.adopt(dataclasses.replace(spec, host=host), checkpoint["runner"], proc)
 
     def poll(self, timeout: float) -> list[RunnerEvent]:
         events = self._notes + self.inner.poll(timeout)
@@ -132,15 +207,31 @@ class RemoteJobRunner:
                 f"{where}; its code travels as {self._snapshot.base[:12]}{extra} "
                 "(ignored files stay here)"
             )
+        self._pairs = pairs
         self._record(placement)
-        return RemoteHost(
-            client,
-            paths=PathMap.of(pairs),
+        return self._new_host(spec, placement)
+
+    def _new_host(self, spec: LaunchSpec, placement: Placement) -> RemoteHost:
+        shared = self.settings.get("workspace") == "shared"
+        self._host = RemoteHost(
+            placement.client,
+            paths=PathMap.of(self._pairs),
             forward_env=list(self.settings.get("forward_env") or ()),
             job_dir=None if shared else spec.job_dir,
             job_key=self._key,
             lease_s=float(self.settings.get("lease_s", 60.0)),
         )
+        self._host.checkpointed = self.adoptable
+        return self._host
+
+    def _host_for(
+        self, spec: LaunchSpec, placement: Placement, record: Mapping[str, Any]
+    ) -> RemoteHost:
+        """The host of a job being taken over: its path pairs as executor.json kept them."""
+        self._pairs = [(str(a), str(b)) for a, b in record.get("paths") or ()]
+        host = self._new_host(spec, placement)
+        host.mark_sent()
+        return host
 
     def _stage(self, spec: LaunchSpec, client: NodeClient) -> dict[str, Any]:
         from specialists.executors.workspace import make_bundle, take_snapshot
@@ -165,7 +256,9 @@ class RemoteJobRunner:
     def _record(self, placement: Placement) -> None:
         """executor.json: enough for a later process to reach and kill the job's agent."""
         assert self._job_dir is not None
-        record = {
+        proc = self._host.latest if self._host is not None else None
+        self._recorded = proc
+        record: dict[str, Any] = {
             "v": 1,
             "kind": "ray",
             "address": self.settings.get("address"),
@@ -174,7 +267,13 @@ class RemoteJobRunner:
             "node": placement.node,
             "job_key": self._key,
             "mark": job_mark(self._job_dir),
+            "paths": self._pairs,
+            "shared": self.settings.get("workspace") == "shared",
         }
+        if self._snapshot is not None:
+            record["snapshot"] = self._snapshot.to_record()
+        if proc is not None:  # the agent's process on the node
+            record["proc"], record["pid"] = proc.proc_id, proc.pid
         write_atomic(self._job_dir / EXECUTOR_FILE, json.dumps(record).encode())
 
     def _note(self, message: str, **fields: object) -> None:

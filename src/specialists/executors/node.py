@@ -104,11 +104,21 @@ class NodeCore:
         self.leases[proc_id] = float(request.get("lease_s", DEFAULT_LEASE_S))
         return {"proc": proc_id, "pid": proc.pid}
 
-    async def read(self, proc_id: str, after: int, wait_s: float) -> dict[str, Any]:
+    async def read(
+        self, proc_id: str, after: int, wait_s: float, ack: int | None = None
+    ) -> dict[str, Any]:
         proc = self.procs.get(proc_id)
         if proc is None:
             return {"items": [], "gone": True}
-        return await proc.read(after, wait_s)
+        return await proc.read(after, wait_s, ack)
+
+    async def adopt(self, proc_id: str) -> dict[str, Any]:
+        """A restarted supervisor takes the process over (nodeproc.py `adopt`); says whether
+        its lease ran out first (then it was killed, and its exit is still to be read)."""
+        proc = self.procs.get(proc_id)
+        if proc is None:
+            return {"gone": True}
+        return {**proc.adopt(), "expired": proc_id in self.expired}
 
     async def write(self, proc_id: str, seq: int, data: bytes, end: bool) -> None:
         proc = self.procs.get(proc_id)

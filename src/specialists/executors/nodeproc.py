@@ -225,11 +225,13 @@ class NodeProcess:
 
     # --- the supervisor's side ---------------------------------------------------------
 
-    async def read(self, after: int, wait_s: float) -> dict[str, Any]:
-        """Items after `after` (at least one unless `wait_s` passed first); `after`
-        acknowledges everything up to it."""
+    async def read(self, after: int, wait_s: float, ack: int | None = None) -> dict[str, Any]:
+        """Items after `after` (at least one unless `wait_s` passed first); `ack` (default
+        `after`) acknowledges everything up to it: a supervisor that checkpoints acknowledges
+        only what it has recorded, so a successor can ask again from there."""
         self.touched = time.monotonic()
-        while self.items and self.items[0][0] <= after:
+        ack = after if ack is None else min(ack, after)
+        while self.items and self.items[0][0] <= ack:
             _, kind, payload = self.items.popleft()
             self.buffered -= _size(kind, payload)
         if self.paused and self.buffered <= self._buffer_cap // 2 and not self.done:
@@ -252,7 +254,10 @@ class NodeProcess:
         return {"items": batch}
 
     def write(self, seq: int, data: bytes, end: bool) -> None:
-        """Stdin write number `seq`; writes are applied in their numbered order."""
+        """Stdin write number `seq`; writes are applied in their numbered order, each once
+        (a successor supervisor may send again what its predecessor sent)."""
+        if seq < self._next_in:
+            return
         self._early[seq] = (data, end)
         while self._next_in in self._early:
             data, end = self._early.pop(self._next_in)
@@ -260,6 +265,14 @@ class NodeProcess:
             self._outbox += data
             self._end_input = self._end_input or end
         self._write_stdin()
+
+    def adopt(self) -> dict[str, Any]:
+        """A new supervisor takes this process over: stdin writes its predecessor numbered
+        and that never arrived are given up (the successor numbers on from the last one
+        applied), and the lease starts again."""
+        self._early.clear()
+        self.touched = time.monotonic()
+        return {"pid": self.pid, "wseq": self._next_in - 1, "done": self.done}
 
     def close_stdin(self) -> None:
         self._outbox.clear()

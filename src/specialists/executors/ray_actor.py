@@ -45,8 +45,13 @@ class NodeAgent:
     async def start(self, request: dict[str, Any]) -> dict[str, Any]:
         return await self.core.start(request)
 
-    async def read(self, proc_id: str, after: int, wait_s: float) -> dict[str, Any]:
-        return await self.core.read(proc_id, after, wait_s)
+    async def read(
+        self, proc_id: str, after: int, wait_s: float, ack: int | None = None
+    ) -> dict[str, Any]:
+        return await self.core.read(proc_id, after, wait_s, ack)
+
+    async def adopt(self, proc_id: str) -> dict[str, Any]:
+        return await self.core.adopt(proc_id)
 
     async def write(self, proc_id: str, seq: int, data: bytes, end: bool) -> None:
         await self.core.write(proc_id, seq, data, end)

@@ -221,7 +221,13 @@ class RayNodeClient:
                 ray.get(ref)
 
     def call_sync(self, method: str, *args: Any, timeout: float = 60.0) -> Any:
-        return self.result(self.call(method, *args), timeout)
+        try:
+            return self.result(self.call(method, *args), timeout)
+        except rex.GetTimeoutError:
+            raise AgentUnavailable(
+                f"the {self.name} did not answer `{method}` within {timeout:g}s",
+                hint="the node (or this machine) is overloaded: run fewer jobs at once",
+            ) from None
 
     def _reattach(self) -> None:
         """The connection is gone: make it again and find the node's actor by name."""

@@ -79,3 +79,18 @@ class RayConnector:
                 remove_placement_group(group)
             raise
         return RayPlacement(client, group)
+
+    def attach(self, node_id: str, settings: Mapping[str, Any]) -> RayPlacement:
+        """The node a job already runs on, for its restarted supervisor. Its reservation
+        died with the first supervisor's Ray job; the agent keeps running without one."""
+        address, namespace, timeout = options_of(settings)
+        connect(address, namespace, timeout)
+        nodes = alive_nodes()
+        if node_id not in nodes:
+            raise AgentUnavailable(
+                f"the Ray node {node_id[:12]} the job ran on is gone: its agent died with it"
+            )
+        root = str(settings.get("node_root") or "")
+        return RayPlacement(
+            RayNodeClient(node_id, nodes[node_id], namespace, root, address, timeout), None
+        )

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, assert_never
 
 from specialists.errors import Bug
-from specialists.executors.base import HostedProcess, spawn_agent
+from specialists.executors.base import AdoptedProcess, HostedProcess, spawn_agent
 from specialists.process.jobenv import agent_env
 from specialists.runners.base import (
     ALWAYS_ACCEPTED,
@@ -148,19 +148,11 @@ class RelayRunner:
     def start(self, spec: LaunchSpec) -> None:
         if self._proc is not None:
             raise Bug("RelayRunner.start called twice")
-        from specialists.config import config_layers
-
         argv = [sys.executable, "-m", "specialists.executors.relay"]
         argv += ["--job-dir", str(spec.job_dir), "--cwd", str(spec.cwd)]
         if spec.resume_session:
             argv += ["--resume", spec.resume_session]
         self._session = str(spec.job_dir / "session.jsonl")
-        root = spec.job_dir.parent.parent.parent
-        layers = [[str(path), data] for path, data in config_layers(root)]
-        # The job's variables are in the relay's own environment, rewritten for the node by
-        # the host; only their names travel here.
-        fields = {k: getattr(spec, k) for k in SPEC_FIELDS}
-        head = {"spec": fields, "env_keys": sorted(spec.env), "config": layers}
         self._proc = spawn_agent(
             spec.host,
             argv,
@@ -168,8 +160,28 @@ class RelayRunner:
             env=agent_env(spec.job_dir, spec.env),
             stderr_log=spec.job_dir / "stderr.log",
         )
-        self._proc.send(json.dumps(head, default=str).encode() + b"\n")
+        self._proc.send(_head(spec))
         self._accepts = ALWAYS_ACCEPTED | {"follow_up", "steer", "abort"}
+
+    # --- a successor supervisor takes the relay over (executors/job.py) -----------------
+
+    def adopt_state(self) -> dict[str, Any] | None:
+        """Each line is one whole event, so only what the relay said last is state."""
+        if self._proc is None or self._exited:
+            return None
+        return {"accepts": sorted(self._accepts), "session": self._session}
+
+    def adopt(self, spec: LaunchSpec, state: Mapping[str, Any], proc: AdoptedProcess) -> None:
+        """Read on from the checkpoint; the launch line is sent again as write 1 (the node
+        applies each numbered write once, so only a relay that never got it takes it)."""
+        if self._proc is not None:
+            raise Bug("RelayRunner.adopt after start")
+        self._proc = proc
+        self._accepts = frozenset(state.get("accepts") or ()) | ALWAYS_ACCEPTED
+        self._session = state.get("session") or str(spec.job_dir / "session.jsonl")
+        applied = proc.renumber_input(0)
+        proc.send(_head(spec))
+        proc.renumber_input(max(applied, 1))
 
     def poll(self, timeout: float) -> list[RunnerEvent]:
         proc = self._proc
@@ -225,6 +237,19 @@ class RelayRunner:
             proc.send(json.dumps(message).encode() + b"\n")
         if command.kind == "kill":
             proc.kill_job()
+
+
+def _head(spec: LaunchSpec) -> bytes:
+    """The relay's first line: the spec without its paths, and the config layers. The job's
+    variables are in the relay's own environment, rewritten for the node by the host; only
+    their names travel here."""
+    from specialists.config import config_layers
+
+    root = spec.job_dir.parent.parent.parent
+    layers = [[str(path), data] for path, data in config_layers(root)]
+    fields = {k: getattr(spec, k) for k in SPEC_FIELDS}
+    head = {"spec": fields, "env_keys": sorted(spec.env), "config": layers}
+    return json.dumps(head, default=str).encode() + b"\n"
 
 
 # --- the node's side -------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
 from specialists.errors import AgentUnavailable
+from specialists.executors.jobfiles import SentFiles
 from specialists.executors.travel import PathMap, remote_env
 from specialists.jobs.proctree import MARK_ENV
 from specialists.process.agent import DEFAULT_MAX_LINE, STDERR_LOG_CAP, STDERR_TAIL, describe_exit
@@ -36,22 +37,6 @@ NODE_WAIT_S = 5.0  # how long one read waits on the node for output
 KILL_WAIT_S = 15.0
 START_WAIT_S = 60.0
 KILLED = -9
-# Job-directory files that are the supervisor's own, never sent to a node.
-LOCAL_ONLY = frozenset(
-    {
-        "status.json",
-        "events.jsonl",
-        "lock",
-        "supervisor.log",
-        "stderr.log",
-        "stdout.log",
-        "processes.json",
-        "executor.json",
-        "result.txt",
-    }
-)
-LOCAL_DIRS = frozenset({"control", "answers", "spill", "git-hooks"})
-SYNC_FILE_MAX = 64 * 1024 * 1024
 
 
 class NodeGone(Exception):
@@ -97,7 +82,9 @@ class RemoteHost:
         self.job_dir = job_dir  # None: shared filesystem, nothing to send
         self.job_key = job_key
         self.lease_s = lease_s
-        self._sent: dict[str, tuple[int, int]] = {}
+        self._files = SentFiles(job_dir)
+        self.latest: RemoteProcess | None = None  # the last process started or adopted
+        self.checkpointed = False  # acknowledge only what a checkpoint recorded (reattach.py)
 
     def spawn(
         self,
@@ -133,35 +120,62 @@ class RemoteHost:
             raise AgentUnavailable(
                 f"cannot start agent on the {self.client.name}: {started['error']}"
             )
-        return RemoteProcess(
+        self.latest = RemoteProcess(
             self.client,
             started,
             paths=self.paths,
             stderr_log=stderr_log,
             raw=raw,
             mark=self.paths.to_node(job_env.get(MARK_ENV) or "") or None,
+            checkpointed=self.checkpointed,
         )
+        return self.latest
+
+    def adopt(self, cursor: Mapping[str, Any], *, stderr_log: Path | None) -> RemoteProcess:
+        """Take over the running agent a dead supervisor left (`cursor`: what its last
+        checkpoint recorded): read on from its last recorded item, number stdin on from the
+        last write the node applied, and cut stderr.log back to what the checkpoint saw (the
+        rest comes again)."""
+        proc_id = str(cursor["proc"])
+        try:
+            adopted = self.client.call_sync("adopt", proc_id, timeout=START_WAIT_S)
+        except NodeGone as exc:
+            raise AgentUnavailable(f"cannot reattach to the agent: {exc}") from exc
+        if adopted.get("gone"):
+            raise AgentUnavailable(
+                f"the {self.client.name} no longer knows the agent "
+                f"(its lease of {self.lease_s:g}s ran out before a supervisor came back)"
+            )
+        if stderr_log is not None:
+            with open(stderr_log, "r+b") as f:
+                f.truncate(min(int(cursor.get("stderr_bytes", 0)), os.fstat(f.fileno()).st_size))
+        self.latest = RemoteProcess(
+            self.client,
+            {"proc": proc_id, "pid": adopted["pid"]},
+            paths=self.paths,
+            stderr_log=stderr_log,
+            raw=bool(cursor.get("raw")),
+            mark=cursor.get("mark"),
+            checkpointed=True,
+        )
+        self.latest.resume_at(int(cursor["seq"]), int(adopted["wseq"]))
+        if adopted.get("expired"):
+            self.latest.expired = True
+        return self.latest
 
     def sync_job_files(self) -> None:
         """Send the job directory's files the runner wrote since the last spawn (the system
         prompt, a session being continued), so the agent finds them on the node."""
-        if self.job_dir is None or not self.job_dir.is_dir():
-            return
-        files: dict[str, bytes] = {}
-        for path in sorted(self.job_dir.rglob("*")):
-            rel = path.relative_to(self.job_dir)
-            if rel.parts[0] in LOCAL_DIRS or rel.name in LOCAL_ONLY or rel.name.startswith("."):
-                continue
-            if path.is_symlink() or not path.is_file():
-                continue
-            st = path.stat()
-            key = rel.as_posix()
-            if self._sent.get(key) == (st.st_size, st.st_mtime_ns) or st.st_size > SYNC_FILE_MAX:
-                continue
-            files[key] = path.read_bytes()
-            self._sent[key] = (st.st_size, st.st_mtime_ns)
-        if files:
+        changed = self._files.changed()
+        if changed:
+            files = {key: path.read_bytes() for key, path, _ in changed}
             self.client.call_sync("sync_files", self.job_key, files, timeout=START_WAIT_S)
+        self._files.mark(changed)
+
+    def mark_sent(self) -> None:
+        """A job taken over: its predecessor sent these files already (and the agent may
+        have changed its own copies on the node since)."""
+        self._files.mark(self._files.changed())
 
 
 class RemoteProcess:
@@ -176,6 +190,7 @@ class RemoteProcess:
         stderr_log: Path | None,
         raw: bool,
         mark: str | None,
+        checkpointed: bool = False,
     ) -> None:
         self._client = client
         self._id = str(started["proc"])
@@ -184,6 +199,9 @@ class RemoteProcess:
         self._raw = raw
         self._mark = mark
         self._seq = 0  # the last item taken
+        # The last item the node may drop: with checkpoints, only what one recorded.
+        self._ack: int | None = 0 if checkpointed else None
+        self.expired = False  # adopted after the node's lease killed it
         self._pending: Any = None  # the read in flight
         self._wseq = 0
         self._input_closed = False
@@ -229,7 +247,8 @@ class RemoteProcess:
         deadline = time.monotonic() + max(0.0, timeout)
         while True:
             if self._pending is None:
-                self._pending = self._client.call("read", self._id, self._seq, NODE_WAIT_S)
+                ack = self._seq if self._ack is None else self._ack
+                self._pending = self._client.call("read", self._id, self._seq, NODE_WAIT_S, ack)
             if not self._client.wait(self._pending, max(0.0, deadline - time.monotonic())):
                 return []
             pending, self._pending = self._pending, None
@@ -245,6 +264,47 @@ class RemoteProcess:
             self._client.reap()
             if out or self._done or time.monotonic() >= deadline:
                 return out
+
+    # --- checkpoints (supervise/reattach.py) ----------------------------------------------
+
+    def cursor(self) -> dict[str, Any] | None:
+        """What a successor needs to read on exactly where this one stopped (None while
+        output read ahead by wait() is not handed out yet)."""
+        if self._carry:
+            return None
+        return {
+            "proc": self._id,
+            "pid": self.pid,
+            "seq": self._seq,
+            "raw": self._raw,
+            "mark": self._mark,
+            "stderr_bytes": os.fstat(self._log.fileno()).st_size if self._log is not None else 0,
+        }
+
+    def commit(self, seq: int) -> None:
+        """A checkpoint recorded everything up to `seq`: the node may drop it."""
+        if self._ack is not None:
+            self._ack = max(self._ack, seq)
+
+    def commit_all(self) -> None:
+        """No more checkpoints: the node may drop whatever has been read."""
+        self._ack = None
+
+    @property
+    def proc_id(self) -> str:
+        return self._id
+
+    def renumber_input(self, wseq: int) -> int:
+        """Number stdin writes on from `wseq` (a successor sends its predecessor's input
+        again from 0: the node applies each number once); returns the number it had."""
+        before, self._wseq = self._wseq, wseq
+        self._input_closed = False
+        return before
+
+    def resume_at(self, seq: int, wseq: int) -> None:
+        self._seq = seq
+        self._ack = seq
+        self._wseq = wseq
 
     def _take(self, batch: Mapping[str, Any]) -> list[Line]:
         out: list[Line] = []
@@ -276,6 +336,11 @@ class RemoteProcess:
             self._log.flush()
 
     def _end(self, returncode: int, why: str) -> None:
+        if self.expired and returncode == KILLED:
+            why = why or (
+                f"the {self._client.name} killed the agent: its lease ran out while no "
+                "supervisor was reading"
+            )
         if why:
             self._stderr(f"\n{why}\n".encode())
         self.returncode = returncode

@@ -100,3 +100,6 @@ class LoopbackConnector:
         placement = LoopbackPlacement(self.node)
         self.placements.append(placement)
         return placement
+
+    def attach(self, node_id: str, settings: Mapping[str, Any]) -> LoopbackPlacement:
+        return self.place(node_id, settings)

@@ -21,9 +21,10 @@ import os
 import shutil
 import socket
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from specialists.errors import UserError
 from specialists.process.short import run_short
@@ -52,6 +53,28 @@ class Snapshot:
     head: str  # HEAD when the snapshot was taken
     carried: int  # uncommitted or untracked paths in the snapshot
     repo_key: str  # names this repository's cache on a node
+
+    def to_record(self) -> dict[str, object]:
+        """For executor.json: a restarted supervisor lands the job's changes from it."""
+        return {
+            "toplevel": str(self.toplevel),
+            "subdir": self.subdir,
+            "base": self.base,
+            "head": self.head,
+            "carried": self.carried,
+            "repo_key": self.repo_key,
+        }
+
+    @classmethod
+    def of_record(cls, data: Mapping[str, Any]) -> Snapshot:
+        return cls(
+            toplevel=Path(str(data["toplevel"])),
+            subdir=str(data["subdir"]),
+            base=str(data["base"]),
+            head=str(data["head"]),
+            carried=int(data["carried"]),
+            repo_key=str(data["repo_key"]),
+        )
 
 
 def ref_of(job_id: str, what: str) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from specialists.errors import StoreError
 from specialists.jobs import index
 from specialists.jobs.files import open_dir
-from specialists.jobs.recovery import CRASHED
+from specialists.jobs.recovery import is_crash
 from specialists.jobs.store import JobStore
 from specialists.jobs.view import overview
 
@@ -88,7 +88,7 @@ def collect(store: JobStore, *, days: float | None = None, now: float | None = N
         _remove_markers(store, removed)
     if removed or wrong:
         index.save(store, {e.id: e for e in finished if e.id not in gone | wrong})
-    crashed = [e.id for e in finished if e.error == CRASHED and e.id not in gone]
+    crashed = [e.id for e in finished if is_crash(e.error) and e.id not in gone]
     return GcReport(
         removed=removed,
         kept_active=len(active),

@@ -5,6 +5,10 @@ by its start time) AND the job's lock can be taken (the supervisor holds it for 
 life). Only then does another process write the job's files, and only under that lock.
 Before that, everything the dead supervisor left running is killed (jobs/proctree.py).
 
+A job that can be taken over (a remote agent still running on its node, supervise/revive.py)
+is not ended: the store's news starts a supervisor that reattaches to it, handing it the lock.
+One that cannot ends with the reason appended to CRASHED.
+
 Recovery is idempotent. Under the lock it looks at what events.jsonl already ends with: a
 terminal event there (the supervisor wrote its last event but not its status: a full disk,
 or a kill between the two) is the job's end, and only the status is completed from it.
@@ -26,7 +30,7 @@ from specialists.errors import StoreError
 from specialists.jobs.events import TERMINAL_EVENTS, last_event
 from specialists.jobs.liveness import is_alive
 from specialists.jobs.records import JobStatus
-from specialists.jobs.store import JobLock, JobStore, now_ms
+from specialists.jobs.store import JobLock, JobStore, Reviver, now_ms
 
 CRASHED = "supervisor crashed"
 UNSTARTED = "the job was never started (its launcher stopped before writing status.json)"
@@ -50,10 +54,32 @@ def recover_if_dead(
         current = store.read_status(job_id)
         if current is None or not current.active or supervisor_alive(current):
             return current or status
+        revived = _revive(store, current, lock.fd) if reason == CRASHED else None
+        if isinstance(revived, int):
+            current.supervisor_pid, current.supervisor_start_time = revived, None
+            return current  # a new supervisor holds the job (and the lock) now
+        if revived:
+            reason = f"{CRASHED} ({revived})"
         kill_agent(current, store.job_dir(job_id))
         return _record_end(store, current, final, reason)
     finally:
         lock.release()
+
+
+def is_crash(error: str | None) -> bool:
+    """Did recovery end the job (CRASHED, maybe with why it could not be taken over)?"""
+    return error is not None and (error == CRASHED or error.startswith(CRASHED + " ("))
+
+
+def _revive(store: JobStore, current: JobStatus, lock_fd: int) -> int | str | None:
+    """Under the job's lock: a supervisor that takes the job over, or why there is none."""
+    news = store.news
+    if not isinstance(news, Reviver):
+        return None
+    last = last_event(store.events_path(current.id))
+    if last is not None and last["event"] in TERMINAL_EVENTS:
+        return None  # its supervisor wrote its end: only the status is to be completed
+    return news.revive(store.root, current.id, lock_fd)
 
 
 def _record_end(store: JobStore, current: JobStatus, final: str, reason: str) -> JobStatus:

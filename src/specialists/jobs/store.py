@@ -13,7 +13,7 @@ import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from specialists.errors import Bug, NotFound, StoreError, UserError
 from specialists.jobs.events import last_event_seq, read_event_lines
@@ -64,6 +64,17 @@ class OwnerNews(Protocol):
     def post_for_job(self, state_dir: Path, job_id: str) -> bool: ...
 
     def clear(self, state_dir: Path, job_id: str) -> None: ...
+
+
+@runtime_checkable
+class Reviver(Protocol):
+    """News that can also take a job over (news.py): recovery asks it before ending a job."""
+
+    def revive(self, state_dir: Path, job_id: str, lock_fd: int) -> int | str | None:
+        """Recovery found the job's supervisor dead (holding its lock on `lock_fd`): start
+        one that takes the job over and return its pid, or say why it cannot be (the job
+        ends), or None (an ordinary crash)."""
+        ...
 
 
 class JobStore:

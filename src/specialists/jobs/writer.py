@@ -25,7 +25,7 @@ import logging
 import os
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from specialists.errors import Bug, StoreError
@@ -107,6 +107,11 @@ def _clip(value: Any) -> Any:
     if isinstance(value, str) and len(value) > MAX_EVENT_FIELD:
         return value[:MAX_EVENT_FIELD] + f"… [{len(value) - MAX_EVENT_FIELD} more chars]"
     return value
+
+
+def event_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """An event's fields as they are written: no None, long strings cut."""
+    return {key: _clip(value) for key, value in fields.items() if value is not None}
 
 
 def encode_event(record: dict[str, Any]) -> bytes:
@@ -232,11 +237,7 @@ class JobWriter:
 
     def _next(self, event: str, fields: dict[str, Any]) -> dict[str, Any]:
         self.seq += 1
-        record: dict[str, Any] = {"seq": self.seq, "ts": now_ms(), "event": event}
-        for key, value in fields.items():
-            if value is not None:
-                record[key] = _clip(value)
-        return record
+        return {"seq": self.seq, "ts": now_ms(), "event": event, **event_fields(fields)}
 
     def _failed(self, exc: OSError) -> None:
         self.failures_in_a_row += 1

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, assert_never
 
 from specialists.errors import ConfigError, SpecialistsError
-from specialists.executors.base import HostedProcess, spawn_agent
+from specialists.executors.base import AdoptedProcess, HostedProcess, spawn_agent
 from specialists.jobs.files import create_private
 from specialists.process.agent import exit_status
 from specialists.process.lines import TailBuffer
@@ -138,6 +138,40 @@ class CommandRunner:
 
     def _stdin(self, spec: LaunchSpec) -> bytes:
         return command_input(spec).encode("utf-8")
+
+    # --- a successor supervisor takes the command over (executors/job.py) ---------------
+
+    def adopt_state(self) -> dict[str, Any] | None:
+        """What the command's output has come to so far: stdout.log's size (its tail is
+        the answer) and the bytes of a character still cut in two."""
+        if self._proc is None or self._log is None:
+            return None
+        undecoded, _ = self._decoder.getstate()
+        size = os.fstat(self._log.fileno()).st_size
+        return {"stdout_bytes": size, "said_text": self._said_text, "undecoded": undecoded.hex()}
+
+    def adopt(self, spec: LaunchSpec, state: Mapping[str, Any], proc: AdoptedProcess) -> None:
+        """Go on where a dead supervisor's last checkpoint stopped: stdout.log cut back to
+        what it had recorded (the rest comes again), the answer's tail read back from it.
+        The input is sent again: the node applies each numbered write once."""
+        if self._spec is not None:
+            raise SpecialistsError("bug: command runner started twice")
+        self._spec, self._proc = spec, proc
+        fd = os.open(spec.job_dir / STDOUT_LOG, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        self._log = os.fdopen(fd, "r+b")
+        size = min(int(state["stdout_bytes"]), os.fstat(fd).st_size)
+        self._log.truncate(size)
+        self._log.seek(max(0, size - ANSWER_TAIL))
+        self._tail.add(self._log.read())
+        self._tail.total = size
+        self._log.seek(size)
+        self._said_text = bool(state.get("said_text"))
+        self._decoder.setstate((bytes.fromhex(str(state.get("undecoded", ""))), 0))
+        proc.renumber_input(0)
+        stdin = self._stdin(spec)
+        if stdin:
+            proc.send(stdin)
+        proc.end_input()
 
     def poll(self, timeout: float) -> list[RunnerEvent]:
         deadline = time.monotonic() + max(0.0, timeout)

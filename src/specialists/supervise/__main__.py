@@ -1,4 +1,5 @@
-"""Entry point of a detached supervisor: `python -m specialists.supervise <job_dir>`."""
+"""Entry point of a detached supervisor: `python -m specialists.supervise <job_dir>`, or with
+`--reattach` one that takes over a running job whose supervisor died (reattach.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from specialists.executors.choose import job_runner
 from specialists.jobs.proctree import adopt_orphans
 from specialists.jobs.store import JobLock, JobStore
 from specialists.news import NEWS
-from specialists.supervise.launch import LOCK_FD_ENV
+from specialists.supervise.launch import LOCK_FD_ENV, REATTACH_FLAG
 from specialists.supervise.supervisor import Supervisor
 
 
@@ -40,7 +41,8 @@ def main(argv: list[str]) -> int:
         logging.exception("cannot supervise %s: %s", job_dir.name, message)
         _record_failure(store, job_dir.name, message)
         return 1
-    status = Supervisor(store, record, runner).run()
+    reattach = REATTACH_FLAG in argv[1:]
+    status = Supervisor(store, record, runner, reattach=reattach).run()
     lock.release()
     return 0 if status.status == "done" else 1
 

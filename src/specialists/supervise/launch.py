@@ -41,6 +41,7 @@ from specialists.supervise.lease import claim as claim_lease
 from specialists.supervise.lease import continues_session
 
 LOCK_FD_ENV = "SPECIALISTS_LOCK_FD"
+REATTACH_FLAG = "--reattach"
 _SPACE_HINT = "free some space on the disk that holds .specialists/"
 
 
@@ -118,30 +119,41 @@ def _carry_session(store: JobStore, record: JobRecord, job_dir: Path) -> JobReco
 def spawn_supervisor(store: JobStore, record: JobRecord, lock: JobLock) -> int:
     """Start `python -m specialists.supervise <job_dir>` detached; returns its pid."""
     job_dir = store.job_dir(record.id)
-    env = dict(os.environ)
-    env[LOCK_FD_ENV] = str(lock.fd)
-    env[MARK_ENV] = job_mark(job_dir)  # every process of the job inherits it (jobs/proctree.py)
     try:
-        log_fd = create_private(SUPERVISOR_LOG, os.O_WRONLY | os.O_APPEND, dir_fd=lock.fd)
-        try:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "specialists.supervise", str(job_dir)],
-                cwd=record.cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log_fd,
-                stderr=log_fd,
-                pass_fds=(lock.fd,),
-                start_new_session=True,  # no terminal signals; the caller may exit at once
-            )
-        finally:
-            os.close(log_fd)
+        pid = _start_supervisor(job_dir, lock.fd, record.cwd, ())
     except OSError as exc:
         message = f"could not start the job's supervisor: {exc.strerror or exc}"
         _record_launch_failure(store, record.id, message)
         lock.release()
         raise StoreError(message, hint=_SPACE_HINT if is_out_of_space(exc) else None) from None
     lock.release()  # the child holds the same lock through its inherited descriptor
+    return pid
+
+
+def spawn_reattaching(job_dir: Path, lock_fd: int) -> int:
+    """Start a supervisor that takes over the running job in `job_dir` (supervise/revive.py),
+    holding the lock on `lock_fd` as the caller does. Raises OSError."""
+    return _start_supervisor(job_dir, lock_fd, str(job_dir.parent.parent.parent), (REATTACH_FLAG,))
+
+
+def _start_supervisor(job_dir: Path, lock_fd: int, cwd: str, extra: tuple[str, ...]) -> int:
+    env = dict(os.environ)
+    env[LOCK_FD_ENV] = str(lock_fd)
+    env[MARK_ENV] = job_mark(job_dir)  # every process of the job inherits it (jobs/proctree.py)
+    log_fd = create_private(SUPERVISOR_LOG, os.O_WRONLY | os.O_APPEND, dir_fd=lock_fd)
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "specialists.supervise", str(job_dir), *extra],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log_fd,
+            stderr=log_fd,
+            pass_fds=(lock_fd,),
+            start_new_session=True,  # no terminal signals; the caller may exit at once
+        )
+    finally:
+        os.close(log_fd)
     return proc.pid
 
 

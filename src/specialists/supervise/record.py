@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from specialists.errors import SpecialistsError
 from specialists.jobs.files import is_out_of_space
@@ -24,6 +24,9 @@ from specialists.runners.base import AgentExited, AgentRunner, Kill
 from specialists.supervise.script_phases import run_post_scripts
 from specialists.supervise.steps import StepGuard, StepInterrupted, signal_name
 from specialists.vocab import PROC_RUNNER
+
+if TYPE_CHECKING:
+    from specialists.supervise.reattach import Replay
 
 log = logging.getLogger("specialists.supervisor")
 
@@ -74,6 +77,7 @@ class Recorder:
         self._answers = 0
         self._saved_at = 0.0
         self._dirty = False
+        self.replay: Replay | None = None  # a successor's events written before (reattach.py)
 
     def _finish(self, final: str, error: str | None) -> None:
         if self.finished:
@@ -209,6 +213,8 @@ class Recorder:
     # --- recording ----------------------------------------------------------------------
 
     def _event(self, kind: str, **fields: object) -> None:
+        if self.replay is not None and self.replay.seen(kind, fields):
+            return  # written by the supervisor before us (reattach.py)
         record = self.writer.append_event(kind, **fields)
         self.status.events = self.writer.seq
         if self.observer:

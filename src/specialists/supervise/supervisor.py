@@ -40,7 +40,7 @@ from specialists.supervise import watch
 from specialists.supervise.agent_spec import launch_spec
 from specialists.supervise.attending import Attendant
 from specialists.supervise.bookkeeping import add_usage, note_activity, open_status
-from specialists.supervise.controls import Controls
+from specialists.supervise.reattach import Checkpoints
 from specialists.supervise.record import Observer, exit_message
 from specialists.supervise.script_phases import run_pre_scripts
 from specialists.supervise.steps import StepInterrupted, signal_name
@@ -51,7 +51,7 @@ __all__ = ["Observer", "Supervisor", "exit_message"]
 log = logging.getLogger("specialists.supervisor")
 
 
-class Supervisor(Controls):
+class Supervisor(Checkpoints):
     def __init__(
         self,
         store: JobStore,
@@ -64,14 +64,16 @@ class Supervisor(Controls):
         sleep: Callable[[float], None] = time.sleep,
         wall: Callable[[], float] = time.time,
         handle_signals: bool = True,
+        reattach: bool = False,
     ) -> None:
         """`clock` and `sleep` are the supervisor's time, `wall` the timers' (tests: one
-        FakeClock for all three)."""
+        FakeClock for all three). `reattach`: take over a running job (reattach.py)."""
         super().__init__(
             store, record, runner, observer=observer, clock=clock, handle_signals=handle_signals
         )
         self._setup_waking(wall=wall, sleep=sleep)
         self._setup_controls()
+        self._setup_checkpoints(reattach=reattach)
         self.tick = tick
         self.limits = Limits.of(record)
         self._last_event_mono = clock()
@@ -84,7 +86,7 @@ class Supervisor(Controls):
     def run(self) -> JobStatus:
         self.guard.install(on_second_interrupt=lambda: self.runner.send(Kill()))
         try:
-            self._begin()
+            self._resume() if self.reattach else self._begin()
             while not self.finished:
                 self._step()
         except Exception as exc:  # noqa: BLE001 - logged (with its traceback if a bug) there
@@ -165,6 +167,7 @@ class Supervisor(Controls):
             self.sleep(self.tick)  # a broken inbox must not make the wait spin
         if not self.finished:
             self.guard.run("timers", self._act_on_due)
+        self.guard.run("checkpoint", self._checkpoint)
         if not self.finished and self._ending is None:
             self.guard.run("attention", self._attend)
 

@@ -1,0 +1,190 @@
+"""A supervisor that takes over a running remote job whose supervisor died (kill -9, a crash).
+
+Only a remote job (executors/) can be taken over: its agent runs under the node's actor, not
+as our child, and its output waits on the node until it is acknowledged. After each loop step
+that read or wrote something, the supervisor writes a *checkpoint* (reattach.json, atomic):
+the job's status, how many events it has written, where the agent's output was read to, and
+the runner's own state at that point. Only then may the node drop that output. A successor,
+started by crash recovery (jobs/recovery.py, through news.py and revive.py), restores the
+status from the checkpoint, reads on from its item and feeds the runner the same output
+again. The events that output produces a second time are in events.jsonl already: `Replay`
+recognises them and they are not written again, so each event is there exactly once.
+
+A job can be taken over while its first run is going, with no follow-up held and no ending
+under way, and when its runner's state follows from the agent's output alone
+(executors/job.py `Adoptable`: command and the native relay). Otherwise the checkpoint says
+why not, and recovery ends the job as before, with that reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from specialists.errors import SpecialistsError
+from specialists.executors.job import RemoteJobRunner
+from specialists.jobs.atomic import write_atomic
+from specialists.jobs.events import read_event_lines
+from specialists.jobs.liveness import process_start_time
+from specialists.jobs.records import JobStatus
+from specialists.jobs.store import now_ms
+from specialists.jobs.writer import event_fields
+from specialists.supervise.agent_spec import launch_spec
+from specialists.supervise.controls import Controls
+from specialists.supervise.revive import CHECKPOINT_FILE, read_json
+
+log = logging.getLogger("specialists.supervisor")
+
+_NOT_COMPARED = ("seq", "ts")
+
+
+def _key(event: Mapping[str, Any]) -> str:
+    return json.dumps(
+        {k: v for k, v in event.items() if k not in _NOT_COMPARED}, sort_keys=True, default=str
+    )
+
+
+class Replay:
+    """The events written after the checkpoint, which the replayed output produces again.
+
+    Each event the successor would write is looked for among them: found, it is dropped
+    (it is there already); not found, the replay is over and it is written. The search is by
+    content, not position, so an event the dead supervisor wrote of its own accord in between
+    (a control request's ack) does not end the replay."""
+
+    def __init__(self, written: list[dict[str, Any]]) -> None:
+        self._left = [_key(e) for e in written]
+
+    @property
+    def over(self) -> bool:
+        return not self._left
+
+    def seen(self, kind: str, fields: Mapping[str, Any]) -> bool:
+        if not self._left:
+            return False
+        key = _key({"event": kind, **event_fields(fields)})
+        if key in self._left:
+            self._left.remove(key)
+            return True
+        log.info("replay over: %d written event(s) not produced again", len(self._left))
+        self._left = []
+        return False
+
+
+class Checkpoints(Controls):
+    def _setup_checkpoints(self, *, reattach: bool) -> None:
+        self.reattach = reattach
+        self._checkpointed: tuple[int, int] | str | None = None  # (item, events) or why not
+
+    # --- while the job runs -------------------------------------------------------------
+
+    def _checkpoint(self) -> None:
+        """After a loop step: record what a successor needs, then let the node drop it."""
+        runner = self.runner
+        if not isinstance(runner, RemoteJobRunner) or self.finished:
+            return
+        why = self._why_not_adoptable(runner)
+        taken = runner.checkpoint(adoptable=why is None)
+        if taken is None:
+            self._cannot_adopt(why or "the agent's process had ended")
+            return
+        mark = (int(taken["cursor"]["seq"]), self.writer.seq)
+        if mark == self._checkpointed:
+            return
+        run_ms = now_ms() - int((self.clock() - self._run_started_mono) * 1000)
+        checkpoint = {
+            "v": 1,
+            "adoptable": True,
+            "events": self.writer.seq,
+            "status": self.status.to_dict(),
+            "run_started_ms": run_ms,
+            **taken,
+        }
+        try:
+            write_atomic(self.job_dir / CHECKPOINT_FILE, json.dumps(checkpoint).encode())
+        except OSError as exc:
+            self._no_checkpoint(exc)
+        else:
+            self._checkpointed = mark
+        runner.committed(taken)
+
+    def _no_checkpoint(self, exc: OSError) -> None:
+        """The checkpoint cannot be written (a full disk): the old one would send a successor
+        back to output the node has dropped, so it goes, and a crash ends the job as before."""
+        if self._checkpointed != "unwritable":
+            log.warning("job %s: no checkpoint (%s): it cannot be taken over", self.record.id, exc)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.job_dir / CHECKPOINT_FILE)
+        self._checkpointed = "unwritable"
+
+    def _why_not_adoptable(self, runner: RemoteJobRunner) -> str | None:
+        if not runner.adoptable:
+            return f"the {self.record.runner} runner cannot take over a running agent"
+        if self._ending is not None:
+            return "the job was ending"
+        if self.last_answer is not None or self._answers:
+            return "a run had answered: only a first run is taken over"
+        if self.held or self.waiting_for_work or self.status.status != "running":
+            return "the job was not in its first run"
+        return None
+
+    def _cannot_adopt(self, why: str) -> None:
+        if self._checkpointed == why:
+            return
+        checkpoint = {"v": 1, "adoptable": False, "why": why}
+        try:
+            write_atomic(self.job_dir / CHECKPOINT_FILE, json.dumps(checkpoint).encode())
+        except OSError as exc:
+            self._no_checkpoint(exc)
+            return
+        self._checkpointed = why
+
+    # --- the successor -------------------------------------------------------------------
+
+    def _resume(self) -> None:
+        """Take the job over from its last checkpoint (instead of `_begin`)."""
+        checkpoint = read_json(self.job_dir / CHECKPOINT_FILE)
+        if checkpoint is None or not checkpoint.get("adoptable"):
+            self._finish("error", "supervisor crashed (its checkpoint is gone or damaged)")
+            return
+        try:
+            self.status = JobStatus.from_dict(dict(checkpoint["status"]), source=CHECKPOINT_FILE)
+        except (SpecialistsError, KeyError, TypeError, ValueError) as exc:
+            self._finish("error", f"supervisor crashed (its checkpoint is unreadable: {exc})")
+            return
+        st, pid = self.status, os.getpid()
+        st.supervisor_pid, st.supervisor_start_time = pid, process_start_time(pid)
+        since = max(0, now_ms() - int(checkpoint.get("run_started_ms") or st.started_at_ms))
+        self._run_started_mono = self.clock() - since / 1000
+        written = [e for e in self._written_events() if e["seq"] > int(checkpoint["events"])]
+        runner = self.runner
+        assert isinstance(runner, RemoteJobRunner)
+        try:
+            runner.adopt(launch_spec(self.record, self.job_dir, self.record.task), checkpoint)
+        except (SpecialistsError, OSError) as exc:
+            why = exc.one_line() if isinstance(exc, SpecialistsError) else str(exc)
+            self._finish("error", f"supervisor crashed; reattaching to the agent failed: {why}")
+            return
+        cursor = checkpoint["cursor"]
+        self._notice(
+            f"the supervisor restarted and reattached to the agent (pid {cursor['pid']}) on "
+            f"the {runner.node}; its output is read again from item {cursor['seq']} "
+            f"({len(written)} event(s) after the checkpoint are not written twice)"
+        )
+        self.replay = Replay(written)
+        self._checkpointed = None
+        self._save(force=True)
+
+    def _written_events(self) -> list[dict[str, Any]]:
+        events: list[dict[str, Any]] = []
+        offset = 0
+        while True:
+            more, after = read_event_lines(self.job_dir / "events.jsonl", offset)
+            events += [e for e in more if isinstance(e.get("seq"), int)]
+            if after == offset:
+                return events
+            offset = after
