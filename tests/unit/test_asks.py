@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from specialists.asks import files
-from specialists.asks.model import MAX_MESSAGE_BYTES, Ask, Outcome, parse_ask_id
+from specialists.asks.model import MAX_MESSAGE_BYTES, Ask, AskOutcome, parse_ask_id
 from specialists.asks.ops import ask, list_asks, reply
 from specialists.errors import NotFound, StoreError, UserError
 from specialists.events.inbox import Inbox
@@ -220,7 +220,7 @@ def test_a_reply_racing_the_timeout_one_of_them_wins(store: JobStore, tmp_path: 
         got: list[object] = []
 
         def give_up(seq: int = seq, got: list[object] = got) -> None:
-            got.append(files.claim(store.job_dir(child.id), seq, Outcome("timeout", 2)))
+            got.append(files.claim(store.job_dir(child.id), seq, AskOutcome("timeout", 2)))
 
         t = threading.Thread(target=give_up)
         t.start()

@@ -13,7 +13,7 @@ from specialists.jobs.records import JobStatus
 from specialists.jobs.store import JobStore
 from specialists.jobs.writer import JobWriter
 from specialists.missions import model, ops
-from specialists.missions.goal import Quiet, goal_step
+from specialists.missions.goal import GoalQuiet, goal_step
 from specialists.missions.news import MissionNews
 from specialists.missions.state import state_set
 from specialists.missions.store import MissionStore
@@ -121,6 +121,6 @@ def test_goal_step_is_pure_and_names_what_to_do():
     after, step = goal_step(mission, "j:end", "j", 10, {})
     assert step.kind == "notify" and "No next action is recorded" in step.body
     again, quiet = goal_step(after, "j:end", "j", 10, {})
-    assert isinstance(quiet, Quiet) and quiet.reason == "seen" and again is after
+    assert isinstance(quiet, GoalQuiet) and quiet.reason == "seen" and again is after
     _, nothing = goal_step(model.Mission("m", "T", 0, 0, "/p"), "j:end", "j", 0, {})
-    assert isinstance(nothing, Quiet) and nothing.reason == "no goal"
+    assert isinstance(nothing, GoalQuiet) and nothing.reason == "no goal"

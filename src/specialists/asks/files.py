@@ -23,7 +23,7 @@ from specialists.asks.model import (
     MAX_ASKS_PER_JOB,
     MAX_MESSAGE_BYTES,
     Ask,
-    Outcome,
+    AskOutcome,
     ask_from_dict,
     outcome_from_dict,
 )
@@ -94,7 +94,7 @@ def read_ask(job_dir: Path, seq: int) -> Ask:
         os.close(fd)
 
 
-def read_outcome(job_dir: Path, seq: int) -> Outcome | None:
+def read_outcome(job_dir: Path, seq: int) -> AskOutcome | None:
     """How the ask ended, or None while it is open."""
     fd = _ask_dir_fd(job_dir, seq)
     try:
@@ -103,7 +103,7 @@ def read_outcome(job_dir: Path, seq: int) -> Outcome | None:
         os.close(fd)
 
 
-def _read_outcome(fd: int, where: str) -> Outcome | None:
+def _read_outcome(fd: int, where: str) -> AskOutcome | None:
     try:
         raw = read_bytes(OUTCOME_FILE, MAX_FILE, dir_fd=fd, label=f"{where}: {OUTCOME_FILE}")
     except FileNotFoundError:
@@ -111,7 +111,7 @@ def _read_outcome(fd: int, where: str) -> Outcome | None:
     return outcome_from_dict(parse_object(raw, where), where)
 
 
-def claim(job_dir: Path, seq: int, outcome: Outcome) -> tuple[bool, Outcome]:
+def claim(job_dir: Path, seq: int, outcome: AskOutcome) -> tuple[bool, AskOutcome]:
     """Settle the ask with `outcome` unless it is settled already.
 
     Returns (True, outcome) when this call won, else (False, the outcome that did).

@@ -90,7 +90,7 @@ class Ask:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class AskOutcome:
     kind: OutcomeKind
     at_ms: int
     answer: str = ""  # the reply (kind "reply")
@@ -143,11 +143,11 @@ def ask_from_dict(data: dict[str, Any], where: str) -> Ask:
     )
 
 
-def outcome_from_dict(data: dict[str, Any], where: str) -> Outcome:
+def outcome_from_dict(data: dict[str, Any], where: str) -> AskOutcome:
     kind, at = data.get("kind"), data.get("at_ms")
     answer, by = data.get("answer", ""), data.get("by", "")
     if kind not in OUTCOME_KINDS or type(at) is not int or type(answer) is not str:
         raise StoreError(f"{where} is damaged (a field is missing or of the wrong type)")
     if type(by) is not str:
         raise StoreError(f"{where} is damaged (field 'by')")
-    return Outcome(kind, at, answer, by)
+    return AskOutcome(kind, at, answer, by)

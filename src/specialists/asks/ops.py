@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specialists.asks import files
-from specialists.asks.model import Ask, AskKind, Outcome, ask_id, check_message, parse_ask_id
+from specialists.asks.model import Ask, AskKind, AskOutcome, ask_id, check_message, parse_ask_id
 from specialists.asks.route import gone_reason, post
 from specialists.errors import NotFound, StoreError, UserError
 from specialists.jobs.files import is_out_of_space
@@ -32,7 +32,7 @@ class Asked:
     """What the child hears back."""
 
     ask: Ask
-    outcome: Outcome | None  # None for a progress update
+    outcome: AskOutcome | None  # None for a progress update
     gone: str | None = None  # why the supervisor is gone (outcome supervisor_gone)
 
     def describe(self) -> str:
@@ -125,7 +125,7 @@ def _ask(
         # Nobody heard it: settle it, so no supervisor later answers a child that is not
         # waiting (the listing shows it as given up).
         files.claim(
-            store.job_dir(job_id), parse_ask_id(made.id)[1], Outcome("cancelled", _now_ms())
+            store.job_dir(job_id), parse_ask_id(made.id)[1], AskOutcome("cancelled", _now_ms())
         )
         raise
     if not waits:
@@ -150,17 +150,17 @@ def _wait(
         if settled is not None:
             return Asked(made, settled)
         now = clock()
-        give_up: Outcome | None = None
+        give_up: AskOutcome | None = None
         gone: str | None = None
         if cancelled():
-            give_up = Outcome("cancelled", _now_ms())
+            give_up = AskOutcome("cancelled", _now_ms())
         elif now >= deadline:
-            give_up = Outcome("timeout", _now_ms())
+            give_up = AskOutcome("timeout", _now_ms())
         elif now >= next_gone_check:
             next_gone_check = now + GONE_CHECK_S
             gone = gone_reason(state_root, made.to)
             if gone is not None:
-                give_up = Outcome("supervisor_gone", _now_ms())
+                give_up = AskOutcome("supervisor_gone", _now_ms())
         if give_up is not None:
             _, final = files.claim(job_dir, seq, give_up)
             return Asked(made, final, gone if final.kind == "supervisor_gone" else None)
@@ -170,7 +170,7 @@ def _wait(
 @dataclass(frozen=True)
 class Replied:
     ask: Ask
-    outcome: Outcome
+    outcome: AskOutcome
 
     def describe(self) -> str:
         return f"Reply delivered to job {self.ask.job_id} ({self.ask.id})."
@@ -210,7 +210,7 @@ def _reply(
             f"ask {made.id} is abandoned: job {job_id} ended while it waited",
             hint=f"continue it with: specialists resume {job_id} --prompt ...",
         )
-    won, final = files.claim(job_dir, seq, Outcome("reply", _now_ms(), answer, by))
+    won, final = files.claim(job_dir, seq, AskOutcome("reply", _now_ms(), answer, by))
     if not won:
         raise UserError(
             f"ask {made.id} is already settled: {final.describe()}",
@@ -230,7 +230,7 @@ def _asker_alive(store: JobStore, job_id: str) -> bool:
 @dataclass(frozen=True)
 class AskRow:
     ask: Ask
-    outcome: Outcome | None
+    outcome: AskOutcome | None
     job_active: bool
 
     @property

@@ -15,7 +15,7 @@ from specialists.jobs.records import JobRecord
 
 
 @dataclass(frozen=True)
-class Launched:
+class LaunchedReview:
     worker: str
     review: Review
     diff: str
@@ -24,14 +24,14 @@ class Launched:
 
 @dataclass
 class RecordingReviews:
-    launched: list[Launched] = field(default_factory=list)
+    launched: list[LaunchedReview] = field(default_factory=list)
     active: set[str] = field(default_factory=set)
     fail_with: str | None = None
 
     def launch(self, worker: JobRecord, review: Review, diff: str, stat: str) -> str:
         if self.fail_with is not None:
             raise SpecialistsError(self.fail_with)
-        self.launched.append(Launched(worker.id, review, diff, stat))
+        self.launched.append(LaunchedReview(worker.id, review, diff, stat))
         job_id = f"{len(self.launched):08x}"
         self.active.add(job_id)
         return job_id

@@ -38,12 +38,12 @@ class Notify:
 
 
 @dataclass(frozen=True)
-class Quiet:
+class GoalQuiet:
     kind: Literal["quiet"]
     reason: str  # no goal, closed, budget-exhausted, paused, seen
 
 
-Step = Notify | Quiet
+Step = Notify | GoalQuiet
 
 
 def next_action(mission: Mission, state: dict[str, Any]) -> tuple[Where, str]:
@@ -64,15 +64,15 @@ def goal_step(
     """The pure decision for one idle turn `turn` of linked job `job_id`."""
     goal = mission.goal
     if goal is None:
-        return mission, Quiet("quiet", "no goal")
+        return mission, GoalQuiet("quiet", "no goal")
     if mission.terminal:
-        return mission, Quiet("quiet", "closed")
+        return mission, GoalQuiet("quiet", "closed")
     if goal.ended is not None:
-        return mission, Quiet("quiet", goal.ended)
+        return mission, GoalQuiet("quiet", goal.ended)
     if mission.status == "paused":
-        return mission, Quiet("quiet", "paused")
+        return mission, GoalQuiet("quiet", "paused")
     if turn in goal.seen:
-        return mission, Quiet("quiet", "seen")
+        return mission, GoalQuiet("quiet", "seen")
     seen = (*goal.seen, turn)[-MAX_SEEN:]
     seq = goal.notices + 1
     where, action = next_action(mission, state)
