@@ -20,6 +20,7 @@ from specialists.jobs.store import JobStore
 from specialists.mcp.inprocess import InProcessJobs
 from specialists.mcp.views import (
     bounded_result,
+    breakers,
     clip,
     compact_event,
     job_brief,
@@ -138,25 +139,9 @@ def specialist_status(ctx: ServerContext, args: Args) -> dict[str, Any]:
     from specialists.jobs.view import all_statuses
 
     statuses, problems = all_statuses(ctx.store())
-    out: dict[str, Any] = {"breakers": _breakers(), "jobs": job_list(statuses)}
+    out: dict[str, Any] = {"breakers": breakers(), "jobs": job_list(statuses)}
     if problems:
         out["problems"] = [clip(p, 300) for p in problems[:5]]
-    return out
-
-
-def _breakers() -> list[dict[str, Any]]:
-    try:
-        from specialists.native.breaker import breaker_health
-    except ImportError as exc:
-        return [{"key": "?", "state": "unknown", "last_error": f"breakers unavailable: {exc}"}]
-    out = []
-    for item in breaker_health():
-        entry = {"key": str(item.get("key")), "state": str(item.get("state", "?"))}
-        if item.get("failures"):
-            entry["failures"] = item["failures"]
-        if item.get("last_error"):
-            entry["last_error"] = clip(str(item["last_error"]), 200)
-        out.append(entry)
     return out
 
 

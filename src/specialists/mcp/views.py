@@ -89,3 +89,20 @@ def bounded_result(text: str, path: object, limit: int = RESULT_CHARS) -> tuple[
         return text, False
     rest = len(text) - limit
     return text[:limit] + f"\n…[{rest} more characters; full text in {path}]", True
+
+
+def breakers() -> list[dict[str, Any]]:
+    """The native providers' circuit breakers, for specialist_status."""
+    try:
+        from specialists.native.breaker import breaker_health
+    except ImportError as exc:
+        return [{"key": "?", "state": "unknown", "last_error": f"breakers unavailable: {exc}"}]
+    out = []
+    for item in breaker_health():
+        entry = {"key": str(item.get("key")), "state": str(item.get("state", "?"))}
+        if item.get("failures"):
+            entry["failures"] = item["failures"]
+        if item.get("last_error"):
+            entry["last_error"] = clip(str(item["last_error"]), 200)
+        out.append(entry)
+    return out

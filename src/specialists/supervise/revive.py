@@ -11,10 +11,14 @@ every reader that finds a dead supervisor comes through here.
 
 from __future__ import annotations
 
-import json
-import os
+import logging
 from pathlib import Path
 from typing import Any
+
+from specialists.errors import StoreError
+from specialists.jobs.files import read_object
+
+log = logging.getLogger("specialists.supervise")
 
 CHECKPOINT_FILE = "reattach.json"
 EXECUTOR_FILE = "executor.json"  # as executors/job.py writes it
@@ -22,30 +26,15 @@ MAX_CHECKPOINT = 4 * 1024 * 1024
 
 
 def read_json(path: Path, cap: int = MAX_CHECKPOINT) -> dict[str, Any] | None:
-    """A small JSON object file, or None (missing, a link, not a regular file, damaged)."""
+    """A small JSON object file, or None: missing, or damaged (a link, not a regular file,
+    too big, not JSON: logged, and the job is then ended as an ordinary crash)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+        return read_object(path, cap)
+    except FileNotFoundError:
         return None
-    try:
-        if not _is_regular(fd):
-            return None
-        raw = os.read(fd, cap + 1)
-    finally:
-        os.close(fd)
-    if len(raw) > cap:
+    except (StoreError, OSError) as exc:
+        log.warning("%s not used: %s", path, exc)
         return None
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _is_regular(fd: int) -> bool:
-    import stat
-
-    return stat.S_ISREG(os.fstat(fd).st_mode)
 
 
 def revive(state_dir: Path, job_id: str, lock_fd: int) -> int | str | None:
