@@ -27,12 +27,14 @@ from tests.unit.test_executor_loopback import SETTINGS, git
 
 PY = sys.executable
 
-# The agent: says it started (once per start, outside the checkout), prints a line, waits
-# for a file, prints another, and exits 0.
+# The agent: says it started (once per start, outside the checkout), prints a line once a
+# file is there, waits for another file, prints another line, and exits 0.
 AGENT = """
 import os, sys, time
 open(os.environ["STARTS"], "a").write("start\\n")
 sys.stdin.read()
+while not os.path.exists(os.environ["FIRST"]):
+    time.sleep(0.02)
 print("first line", flush=True)
 while not os.path.exists(os.environ["GO"]):
     time.sleep(0.02)
@@ -64,8 +66,9 @@ def events_of(store: JobStore, job_id: str) -> list[dict[str, Any]]:
 
 def command_job(store: JobStore, project: Path, tmp_path: Path):
     os.environ["STARTS"], os.environ["GO"] = str(tmp_path / "starts"), str(tmp_path / "go")
+    os.environ["FIRST"] = str(tmp_path / "first")
     options = {"command": PY, "args": ["-c", AGENT]}
-    settings = {**SETTINGS, "forward_env": ["STARTS", "GO"]}
+    settings = {**SETTINGS, "forward_env": ["STARTS", "GO", "FIRST"]}
     return new_job(store, project, runner="command", runner_options=options, executor=settings)
 
 
@@ -91,6 +94,7 @@ def test_a_successor_takes_over_the_running_command_and_each_event_is_written_on
     assert checkpoint["adoptable"] and checkpoint["cursor"]["seq"] == 0
     assert json.loads((store.job_dir(record.id) / "executor.json").read_text())["proc"]
     # It reads the first line and records its event, then dies before checkpointing it.
+    (tmp_path / "first").touch()
     seen: list[Any] = []
     wait_for(lambda: seen.extend(first.runner.poll(0.2)) or seen, what="the first line")
     for ev in seen:
@@ -151,6 +155,7 @@ def test_a_runner_that_cannot_be_adopted_says_why_in_its_checkpoint(project, nod
         "adoptable": False,
         "why": "the command runner cannot take over a running agent",
     }
+    (tmp_path / "first").touch()
     (tmp_path / "go").touch()
     while not first.finished:
         first._step()
@@ -311,11 +316,15 @@ def test_a_checkpoint_that_cannot_be_written_is_removed_and_output_still_flows(
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(reattach, "write_atomic", full)
+    (tmp_path / "first").touch()
+    stdout = store.job_dir(record.id) / "stdout.log"
+    while b"first line" not in stdout.read_bytes():
+        first._step()  # the step that reads it tries to checkpoint it, and cannot
+    assert not path.exists()
     (tmp_path / "go").touch()
     while not first.finished:
         first._step()
     first.writer.close()
     lock.release()
-    assert not path.exists()
     assert first.status.status == "done"
     assert store.read_result(record.id) == "first line\nsecond line\n"
