@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -306,3 +309,63 @@ def test_a_fork_without_a_conversation_to_copy_is_refused_before_launch(
     assert [
         j for j in store(project).list_ids() if store(project).read_record(j).runner != "workflow"
     ] == []
+
+
+ON_A_MISSION = """
+async def main(runs, args):
+    first = await runs.run("plan", agent="echo", task="plan it")
+    runs.mission.set("nextReadyAction", "build after " + first.key)
+    await runs.run("build", agent="wait", task="build it")
+    return runs.mission.get("nextReadyAction")
+"""
+
+
+def test_a_mission_recovers_its_workflow_after_a_compaction_and_resumes_it_by_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 12 item 6: a workflow runs on a mission and writes the mission's shared state;
+    its process dies by SIGKILL mid-run. A new process that knows nothing but the files finds
+    the mission (`mission list`), its workflow run and state (`mission show`), and resumes the
+    workflow: the finished key is not run again, the running child is adopted, the resumed
+    run joins the same mission and reads the state the first run wrote."""
+    flag = tmp_path / "go"
+    wait = f"cat >/dev/null; while [ ! -e {flag} ]; do sleep 0.05; done; echo built"
+    project = workflow_project({"onm.py": ON_A_MISSION}, wait=wait)
+    assert main(["mission", "new", "Ship the build", "--id", "ms-build01"]) == 0
+    capsys.readouterr()
+    wf = _run(capsys, "onm", "--mission", "ms-build01")
+    wait_until(lambda: "build" in launched_keys(project, wf), timeout=120, what="build runs")
+    st = store(project).read_status(wf)
+    assert st is not None and st.pid and st.supervisor_pid
+    os.kill(st.supervisor_pid, signal.SIGKILL)
+    os.kill(st.pid, signal.SIGKILL)
+    assert wait_ended(project, wf).status == "error"
+
+    def cli(*argv: str) -> Any:  # a new process: the orchestrator's context is gone
+        out = subprocess.run(
+            [sys.executable, "-m", "specialists", *argv, "--json"],
+            cwd=project, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    [mission] = cli("mission", "list")["missions"]
+    assert mission["id"] == "ms-build01"
+    shown = cli("mission", "show", "ms-build01")
+    assert [r["job_id"] for r in shown["runs"]] == [wf]
+    assert shown["state"] == {"nextReadyAction": "build after plan"}
+    resumed = cli("workflow", "resume", wf, "--detach")["id"]
+    flag.write_text("")
+    status = wait_ended(project, resumed)
+    assert status.status == "done", status.error
+    assert launched_keys(project, resumed) == []  # plan from the journal, build adopted
+    assert result(project, resumed) == "build after plan"
+    runs = cli("mission", "show", "ms-build01")["runs"]
+    assert [r["job_id"] for r in runs] == [wf, resumed]
+
+
+def test_a_workflow_on_a_missing_mission_starts_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    project = workflow_project({"onm.py": ON_A_MISSION})
+    assert main(["workflow", "run", "onm", "--mission", "ms-nothere", "--detach"]) == 2
+    assert "ms-nothere" in capsys.readouterr().err
+    assert store(project).list_ids() == []

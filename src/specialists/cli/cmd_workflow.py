@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from specialists.jobs.records import JobRecord
     from specialists.jobs.store import JobStore
     from specialists.project import Project
 
@@ -19,6 +21,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--args-json", metavar="JSON", help="arguments as one JSON object")
     r.add_argument("--concurrency", type=int, help="children at once (default min(16, cores-2))")
     r.add_argument("--detach", action="store_true", help="print the job id and return at once")
+    r.add_argument("--mission", metavar="ID", help="run it on this mission (it must exist)")
     r.add_argument("--json", action="store_true", help="machine-readable output")
     r.set_defaults(run=run)
     lst = wsub.add_parser("list", help="workflow runs and the workflows you can run")
@@ -60,16 +63,49 @@ def run(args: argparse.Namespace, project: Project) -> int:
 
         source = find_workflow(project.root, args.workflow)
         request = WorkflowRequest(source, _args(args), args.concurrency)
+        mission = _mission(project, args.mission, None)
     else:
         rerun: Any = True if "all" in args.rerun_changed else tuple(args.rerun_changed)
-        request, _old = resume_request(project.store, args.id, rerun_changed=rerun)
+        request, old = resume_request(project.store, args.id, rerun_changed=rerun)
+        mission = _mission(project, None, old.id)
     record = workflow_record(project.root, request, origin_job=origin_from_env())
     record = record.replace(owner=list(project.owner.keys))
+    if mission is not None:
+        record = record.replace(runner_options={**record.runner_options, "mission_id": mission})
     job_id = project.start_background(record)
+    if mission is not None:
+        _link(project, mission, record.replace(id=job_id), quiet=args.json)
     if args.detach:
         print(job_id if not args.json else f'{{"id": "{job_id}"}}')
         return 0
     return _follow(project.store, job_id, as_json=args.json)
+
+
+def _mission(project: Project, attach: str | None, resumed: str | None) -> str | None:
+    """The mission the run goes on: `--mission ID` (strict: it must exist and be open), or the
+    resumed workflow's own; none otherwise (a workflow makes no mission by itself)."""
+    from specialists.missions.launch import MissionChoice, check_before_launch
+    from specialists.missions.model import check_id
+    from specialists.missions.store import MissionStore
+
+    root = project.store.root
+    if attach is not None:
+        choice = MissionChoice("attach", check_id(attach))
+        check_before_launch(root, choice)
+        return choice.mission_id
+    return MissionStore(root).mission_of_job(resumed) if resumed else None
+
+
+def _link(project: Project, mission_id: str, record: JobRecord, *, quiet: bool) -> None:
+    from specialists.missions.launch import Launched, MissionChoice, link_after_launch
+
+    warnings: list[str] = []
+    choice = MissionChoice("attach", mission_id)
+    link_after_launch(project.store.root, choice, Launched.of(record), warnings)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if not quiet and not warnings:
+        print(f"mission {mission_id}", file=sys.stderr)
 
 
 def _args(args: argparse.Namespace) -> dict[str, Any]:
@@ -97,7 +133,6 @@ def _args(args: argparse.Namespace) -> dict[str, Any]:
 def _follow(store: JobStore, job_id: str, *, as_json: bool) -> int:
     """Print the workflow's progress until it ends; Ctrl-C leaves it running."""
     import json
-    import sys
     import time
 
     from specialists.display import display_line

@@ -27,6 +27,7 @@ from specialists.jobs.store import JobStore
 from specialists.news import NEWS
 from specialists.workflows.children import JobChildren
 from specialists.workflows.journal import JOURNAL_FILE, Journal, fold, read_entries
+from specialists.workflows.mission import mission_of
 from specialists.workflows.receipt import build_receipt, write_receipt
 from specialists.workflows.results import to_jsonable
 from specialists.workflows.runtime import Runs
@@ -58,6 +59,7 @@ def main(argv: list[str]) -> int:
         concurrency=int(options.get("concurrency") or 1),
         emit=lambda e: say("event", **e),
         nested_ok=int(options.get("depth", 0)) < 1,
+        mission=mission_of(store.root, options),
     )
     journal.append({"e": "start", "workflow": record.prompt, "resume_of": options.get("resume_of")})
     status, code = "done", 0

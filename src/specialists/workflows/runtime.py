@@ -28,6 +28,7 @@ from typing import Any
 
 from specialists.errors import UserError
 from specialists.workflows.journal import Journal, KeyState, output_fields
+from specialists.workflows.mission import MissionHandle
 from specialists.workflows.options import MAX_CHILDREN, MAX_ITEMS, ChildOptions, child_options
 from specialists.workflows.results import (
     ChildFailed,
@@ -55,6 +56,7 @@ class Runs:
         emit: Emit | None = None,
         nested_ok: bool = True,
         max_children: int = MAX_CHILDREN,
+        mission: MissionHandle | None = None,
     ) -> None:
         self._children = children
         self._journal = journal
@@ -64,6 +66,7 @@ class Runs:
         self._emit = emit or (lambda _e: None)
         self._nested_ok = nested_ok
         self._max_children = max_children
+        self.mission = mission  # its shared state, when the run is on a mission (mission.py)
         self._keys: set[str] = set()
         self._launched = 0
         self._results: dict[str, ChildResult] = {}
