@@ -273,3 +273,26 @@ def test_a_declarative_pipeline_fills_item_index_and_prev(tmp_path: Path) -> Non
     out = go(run_document(runs, doc, {"topic": "x", "items": ["p", "p"]}))
     assert out["b-1"]["output"] == "THEN P#1 ABOUT X"
     assert out["first"]["output"] == "ABOUT X" and set(out) == {"first", "a-0", "a-1", "b-0", "b-1"}
+
+
+def test_no_child_launches_once_the_token_budget_is_spent(tmp_path: Path) -> None:
+    """The budget counts the tokens of the run's ended children: under it a child launches,
+    at or over it the next launch is refused with the figures, and nothing more starts."""
+    children = FakeChildren(answer=lambda launch: Outcome("done", "ok", None, tokens=60))
+    runs = make(tmp_path, children, budget_tokens=100)
+
+    async def script() -> None:
+        await runs.run("a", agent="echo", task="one")
+        await runs.run("b", agent="echo", task="two")  # 60 spent: under the budget
+        await runs.run("c", agent="echo", task="three")  # 120 spent: refused
+
+    with pytest.raises(UserError, match="token budget spent: its children used 120 of 100"):
+        go(script())
+    assert children.keys == ["a", "b"]
+
+
+def test_a_run_without_a_budget_launches_whatever_its_children_spend(tmp_path: Path) -> None:
+    children = FakeChildren(answer=lambda launch: Outcome("done", "ok", None, tokens=10**9))
+    runs = make(tmp_path, children)
+    go(runs.all([{"key": f"k{n}", "agent": "echo", "task": "t"} for n in range(3)]))
+    assert len(children.keys) == 3

@@ -22,6 +22,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--concurrency", type=int, help="children at once (default min(16, cores-2))")
     r.add_argument("--detach", action="store_true", help="print the job id and return at once")
     r.add_argument("--mission", metavar="ID", help="run it on this mission (it must exist)")
+    r.add_argument(
+        "--budget-tokens", type=int, metavar="N", help="launch no child once children used N"
+    )
     r.add_argument("--json", action="store_true", help="machine-readable output")
     r.set_defaults(run=run)
     lst = wsub.add_parser("list", help="workflow runs and the workflows you can run")
@@ -39,6 +42,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=[],
         metavar="KEY",
         help="run KEY again although it finished with other inputs ('all' for every key)",
+    )
+    re_.add_argument(
+        "--budget-tokens", type=int, metavar="N", help="a new token budget for the resumed run"
     )
     re_.add_argument("--detach", action="store_true", help="print the job id and return at once")
     re_.add_argument("--json", action="store_true", help="machine-readable output")
@@ -62,11 +68,15 @@ def run(args: argparse.Namespace, project: Project) -> int:
         from specialists.workflows.source import find_workflow
 
         source = find_workflow(project.root, args.workflow)
-        request = WorkflowRequest(source, _args(args), args.concurrency)
+        request = WorkflowRequest(source, _args(args), args.concurrency, args.budget_tokens)
         mission = _mission(project, args.mission, None)
     else:
         rerun: Any = True if "all" in args.rerun_changed else tuple(args.rerun_changed)
         request, old = resume_request(project.store, args.id, rerun_changed=rerun)
+        if args.budget_tokens is not None:
+            import dataclasses
+
+            request = dataclasses.replace(request, budget_tokens=args.budget_tokens)
         mission = _mission(project, None, old.id)
     record = workflow_record(project.root, request, origin_job=origin_from_env())
     record = record.replace(owner=list(project.owner.keys))

@@ -30,6 +30,11 @@ ARGS = s.obj(
         "name": s.text("a YAML/JSON workflow in .specialists/workflows/", max_length=200),
         "args": {"type": "object", "description": "the workflow's arguments"},
         "concurrency": s.integer("children at once", 4, 1, 64),
+        "budget_tokens": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "no child launches once the run's children used this many tokens",
+        },
         "id": s.JOB_ID,
         "rerun_changed": {"type": "array", "items": s.text("a key", max_length=128)},
     },
@@ -69,7 +74,12 @@ def workflow(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
             source = find_workflow(project.root, str(name))
             if source.kind == "python":
                 raise _python_refused(source.name)
-        request = WorkflowRequest(source, dict(args.get("args") or {}), args.get("concurrency"))
+        request = WorkflowRequest(
+            source,
+            dict(args.get("args") or {}),
+            args.get("concurrency"),
+            args.get("budget_tokens"),
+        )
     record = workflow_record(project.root, request, origin_job=origin_from_env())
     record = record.replace(owner=list(ctx.keys()))
     job_id = project.start_background(record, ctx.warnings)

@@ -231,7 +231,8 @@ class JobChildren:
             return None
         self._seen.pop(job_id, None)
         output = self.store.read_result(job_id) or ""
-        return Outcome(st.status, output, st.error)
+        tokens = sum(int(st.tokens.get(k, 0)) for k in ("input", "output"))
+        return Outcome(st.status, output, st.error, tokens)
 
     def stop(self, job_id: str) -> None:
         try:

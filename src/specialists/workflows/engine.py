@@ -60,6 +60,7 @@ def main(argv: list[str]) -> int:
         emit=lambda e: say("event", **e),
         nested_ok=int(options.get("depth", 0)) < 1,
         mission=mission_of(store.root, options),
+        budget_tokens=options.get("budget_tokens"),
     )
     journal.append({"e": "start", "workflow": record.prompt, "resume_of": options.get("resume_of")})
     status, code = "done", 0

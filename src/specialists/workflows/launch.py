@@ -32,6 +32,7 @@ class WorkflowRequest:
     source: Source
     args: Mapping[str, Any]
     concurrency: int | None = None
+    budget_tokens: int | None = None  # no child launches once its children spent this many
     resume_of: str | None = None
     rerun_changed: Sequence[str] | bool = ()
 
@@ -71,6 +72,9 @@ def workflow_record(
         raise UserError(
             f"concurrency must be a whole number from 1 to {MAX_CONCURRENCY}; got {c!r}"
         )
+    b = request.budget_tokens
+    if b is not None and (isinstance(b, bool) or not isinstance(b, int) or b < 1):
+        raise UserError(f"budget_tokens must be a whole number of at least 1; got {b!r}")
     rerun: list[str] | bool = (
         True if request.rerun_changed is True else [str(k) for k in request.rerun_changed or ()]
     )
@@ -87,6 +91,7 @@ def workflow_record(
             "source": request.source.to_dict(),
             "args": args,
             "concurrency": c or default_concurrency(),
+            "budget_tokens": b,
             "depth": depth,
             "origin_job": origin_job,
             "resume_of": request.resume_of,
@@ -132,6 +137,7 @@ def resume_request(
         source,
         dict(options.get("args") or {}),
         options.get("concurrency"),
+        options.get("budget_tokens"),
         resume_of=job_id,
         rerun_changed=rerun_changed,
     )

@@ -22,6 +22,7 @@ class Outcome:
     status: str  # done | error | cancelled
     output: str = ""
     error: str | None = None
+    tokens: int = 0  # input + output tokens the child's job spent (a workflow's budget)
 
 
 @dataclass(frozen=True)

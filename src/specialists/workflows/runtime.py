@@ -57,6 +57,7 @@ class Runs:
         nested_ok: bool = True,
         max_children: int = MAX_CHILDREN,
         mission: MissionHandle | None = None,
+        budget_tokens: int | None = None,
     ) -> None:
         self._children = children
         self._journal = journal
@@ -67,6 +68,8 @@ class Runs:
         self._nested_ok = nested_ok
         self._max_children = max_children
         self.mission = mission  # its shared state, when the run is on a mission (mission.py)
+        self._budget = budget_tokens
+        self._spent = 0  # tokens of this run's ended children
         self._keys: set[str] = set()
         self._launched = 0
         self._results: dict[str, ChildResult] = {}
@@ -278,6 +281,13 @@ class Runs:
                 f"one run may launch is {self._max_children} (at key {opts.key!r})",
                 hint="split the work into several workflows, or batch items into fewer children",
             )
+        if self._budget is not None and self._spent >= self._budget:
+            raise UserError(
+                f"workflow token budget spent: its children used {self._spent:,} of "
+                f"{self._budget:,} tokens (no more children launch; at key {opts.key!r})",
+                hint="resume it with a larger budget: specialists workflow resume ID "
+                "--budget-tokens N",
+            )
         self._launched += 1
 
         def created(job_id: str, resolved: str) -> None:  # journaled before the child starts
@@ -308,6 +318,7 @@ class Runs:
             while True:
                 outcome = self._children.outcome(job)
                 if outcome is not None:
+                    self._spent += outcome.tokens
                     return outcome
                 await asyncio.sleep(POLL_S)
         except asyncio.CancelledError:
