@@ -48,7 +48,7 @@ TOOL_NAMES = {
     "run", "status", "result", "feed", "steer", "follow_up", "stop",
     "specialist_init", "list_specialists", "specialist_status", "use_specialist",
     "start_specialist", "poll_specialist", "stop_specialist", "run_parallel",
-    "manage_specialist", "schedule",
+    "manage_specialist", "schedule", "workflow",
     "wait", "interrupt", "children",  # control (mcp/control_tool.py)
     "events",  # collecting events without hooks
 }  # fmt: skip
