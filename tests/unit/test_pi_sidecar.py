@@ -249,9 +249,7 @@ def test_status_and_command_answer_for_this_owner(side: InProcess, root: Path) -
     assert "Cancelled 1 pending timer(s)." in side.peer.result("command", args="cancel all")["text"]
     assert side.peer.result("command", args="timers")["text"] == "no pending timers"
     assert side.peer.result("command", args="jobs")["text"] == "No background jobs."
-    assert (
-        "not available in this version yet" in side.peer.result("command", args="threads")["text"]
-    )
+    assert side.peer.result("command", args="threads")["text"] == "no threads"
     config = side.peer.result("command", args="config")["text"]
     assert "config.toml (absent: the defaults apply)" in config and "guard = 'block'" in config
     overview = side.peer.result("command", args="")["text"]

@@ -3,7 +3,7 @@
     /specialists                the overview: timers, jobs, threads, undelivered events
     /specialists timers         pending timers
     /specialists jobs           background jobs (the bg_list tool, once the table has it)
-    /specialists threads        child threads (once the table has them)
+    /specialists threads        this session's threads as a tree (workflow children too)
     /specialists cancel <id|all> cancel a timer (tm-...) or a background job, or all of them
     /specialists config         the settings in force and where they come from
 
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 SUBCOMMANDS = ("jobs", "timers", "threads", "cancel", "config")
 USAGE = "usage: /specialists [jobs | timers | threads | cancel <id|all> | config]"
 NO_JOBS = "background jobs: not available in this version yet (the tool table has no bg_list)"
-NO_THREADS = "threads: not available in this version yet"
 
 
 def run_command(front: Front, args: str) -> str:
@@ -41,7 +40,7 @@ def run_command(front: Front, args: str) -> str:
     if sub == "jobs" and not rest:
         return jobs_text(front)
     if sub == "threads" and not rest:
-        return NO_THREADS
+        return threads_text(front)
     if sub == "cancel" and len(rest) == 1:
         return cancel(front, rest[0])
     if sub == "config" and not rest:
@@ -56,11 +55,31 @@ def overview(front: Front) -> str:
         f"specialists for {front.owner} ({front.state_root})",
         f"  timers: {counts['timers']} pending",
         f"  jobs: {counts['jobs']} running" if _tool(front, "bg_list") else f"  {NO_JOBS}",
-        f"  {NO_THREADS}",
+        "  threads: /specialists threads",
         f"  inbox: {'events waiting for delivery' if pending else 'nothing undelivered'}",
         f"  bash guard: {front.settings.bash.guard}",
     ]
     return "\n".join(lines + [f"  problem: {p}" for p in front.problems])
+
+
+def threads_text(front: Front) -> str:
+    """This session's threads as a tree: its children, theirs, and those of the jobs it
+    started (a workflow's children under the workflow)."""
+    from specialists.threads.listing import rows_of, tree_order
+
+    rows, problems = rows_of(front.state_root, {front.owner})
+    if not rows:
+        return "no threads" + "".join(f"\n  problem: {p[:200]}" for p in problems[:3])
+    lines = [f"{len(rows)} thread(s):"]
+    for depth, child in tree_order(rows):
+        r = child.record
+        phase = child.phase + (" (failed)" if child.failed else "")
+        text = " ".join(r.instructions.split())[:60]
+        under = f" (of {r.parent})" if depth == 0 and r.parent != front.owner else ""
+        lines.append(
+            f"{'  ' * (depth + 1)}{r.id[:12]}  {phase}  job {r.job_id} {r.runner}{under}  {text}"
+        )
+    return "\n".join(lines + [f"  problem: {p[:200]}" for p in problems[:3]])
 
 
 def timers_text(front: Front) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from specialists.errors import SpecialistsError
 from specialists.threads.records import ThreadStore
 from specialists.threads.state import Child, job_store
 from specialists.threads.transports import supports
@@ -24,14 +25,31 @@ MAX_LISTED = 100  # threads in one MCP status answer (the model's context is pre
 
 
 def rows_of(state_root: Path, owners: set[str]) -> tuple[list[Child], list[str]]:
-    """The threads of one caller: its children and theirs (any depth), oldest first, at most
-    MAX_LISTED (the newest ones)."""
+    """The threads of one caller: its children and theirs (any depth), and the children of
+    the jobs it owns (a workflow's children are threads of the workflow's job), oldest first,
+    at most MAX_LISTED (the newest ones)."""
     rows, problems = thread_rows(state_root)
+    jobs = job_store(state_root)
     mine: set[str] = set()
+    owned: dict[str, bool] = {}  # parent key job-<id> -> that job is the caller's
+
+    def caller_owns(parent: str) -> bool:
+        if parent not in owned:
+            owned[parent] = False
+            if parent.startswith("job-"):
+                try:
+                    owner = jobs.read_record(parent[len("job-") :]).owner
+                except (SpecialistsError, OSError):
+                    owner = []  # a job gone or damaged: its threads are not the caller's
+                owned[parent] = bool(owners & set(owner))
+        return owned[parent]
+
     out = []
     for c in rows:  # oldest first: a parent thread comes before its children
-        if c.record.parent in owners or c.record.parent_thread in mine:
-            mine.add(c.record.id)
+        r = c.record
+        if r.parent in owners or r.parent_thread in mine or caller_owns(r.parent):
+            mine.add(r.id)
+            owned[f"job-{r.job_id}"] = True  # what its job starts is the caller's too
             out.append(c)
     return out[-MAX_LISTED:], problems
 
