@@ -13,24 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-FINDINGS = {
-    "type": "object",
-    "properties": {
-        "findings": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string"},
-                    "where": {"type": "string"},
-                    "problem": {"type": "string"},
-                },
-                "required": ["id", "problem"],
-            },
-        }
-    },
-    "required": ["findings"],
-}
+from specialists.workflows.recipes.parallel_review import FINDINGS  # the same finding shape
 
 
 def _rounds(raw: object) -> int:
