@@ -149,5 +149,13 @@ def test_events_follow_prints_new_events_as_they_arrive(root: Path) -> None:
         read_until(proc, "second event")  # only following can show this one
     finally:
         proc.send_signal(2)
-        proc.wait(timeout=30)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            status = Path(f"/proc/{proc.pid}/status").read_text()
+            masks = [line for line in status.splitlines() if line.startswith("Sig")]
+            proc.kill()
+            raise AssertionError(
+                f"SIGINT did not end events --follow; its signals: {masks}"
+            ) from None
     assert proc.returncode == 0
