@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -139,6 +140,9 @@ def test_events_follow_prints_new_events_as_they_arrive(root: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        # A suite started in the background by a shell (`scripts/check &`) inherits SIGINT
+        # ignored, and Python then installs no handler: give the child a terminal's default.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert proc.stdout is not None
