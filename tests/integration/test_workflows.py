@@ -320,6 +320,7 @@ async def main(runs, args):
 """
 
 
+@pytest.mark.timeout(420)  # three CLI processes and two workflow runs: slow on a loaded machine
 def test_a_mission_recovers_its_workflow_after_a_compaction_and_resumes_it_by_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
