@@ -3,7 +3,7 @@
 Each time a job has news its owner must hear of, one `notice` event is appended to the
 inbox of every key of the job's owner (job.json `owner`, owner.py; events/ for inboxes):
 
-- the end of a job, from its supervisor (`JobWriter.mark_ready`) and from crash recovery;
+- the end of a job, from its supervisor (`JobWriter.tell_owner`) and from crash recovery;
 - each answer of a keep-alive job that then waits for a follow-up.
 
 The body names the job, its specialist, its outcome and the command that reads it:

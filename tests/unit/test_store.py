@@ -231,7 +231,7 @@ def test_gc_removes_old_finished_keeps_active_and_recent(store, tmp_path, monkey
         writer = JobWriter(store, record.id)
         writer.write_status(st)
         if state == "done":
-            writer.mark_ready()
+            writer.tell_owner()
         return record.id
 
     old = job_in("done", ten_days_ago_ms)
@@ -241,7 +241,6 @@ def test_gc_removes_old_finished_keeps_active_and_recent(store, tmp_path, monkey
     report = collect(store)
     assert report.removed == [old]
     assert report.kept_active == 1
-    assert not (store.ready_dir / old).exists()
     assert set(store.list_ids()) == {recent, active}
     assert collect(store).removed == []  # the index no longer lists it either
     assert collect(store, days=0).removed == [recent]

@@ -130,32 +130,34 @@ def test_a_symlinked_inbox_or_owner_dir_is_never_followed(store, tmp_path, outsi
     owner_dir = store.root / "owners" / TEST_OWNER
     owner_dir.mkdir(parents=True)
     (owner_dir / "events.jsonl").symlink_to(outside / "precious.txt")
-    JobWriter(store, record.id).mark_ready()
+    JobWriter(store, record.id).tell_owner()
     assert untouched(outside)
     assert (owner_dir / "events.jsonl").is_symlink()  # left for a person to look at
     other, other_lock = new_job(store, tmp_path)
     (owner_dir / "events.jsonl").unlink()
     shutil.rmtree(owner_dir)  # its lock and cursor files
     owner_dir.symlink_to(outside)
-    JobWriter(store, other.id).mark_ready()  # refused, logged, not raised
+    JobWriter(store, other.id).tell_owner()  # refused, logged, not raised
     assert untouched(outside)
     lock.release()
     other_lock.release()
 
 
-def test_gc_never_deletes_through_a_symlinked_ready_dir(store, tmp_path, outside):
+def test_a_symlinked_wave1_ready_dir_is_named_and_nothing_behind_it_is_touched(
+    store, tmp_path, outside
+):
+    """Wave 1's `ready/` is migrated by prune; planted as a symlink, it is one warning and
+    neither it nor the files it points at are deleted or read as notices."""
+    from specialists.notices import prune
+
     record, lock = new_job(store, tmp_path)
-    writer = JobWriter(store, record.id)
-    st = store.read_status(record.id)
-    st.status = "done"
-    writer.write_status(st)
     lock.release()
     (outside / record.id).write_text("not a marker")
-    if store.ready_dir.exists():
-        store.ready_dir.rmdir()
-    store.ready_dir.symlink_to(outside)
-    assert collect(store, days=0).removed == [record.id]
+    (store.root / "ready").symlink_to(outside)
+    problems = prune(store.root)
+    assert problems == [f"{store.root / 'ready'} is not a directory; remove it"]
     assert (outside / record.id).read_text() == "not a marker"
+    assert (store.root / "ready").is_symlink()
 
 
 def test_a_planted_lock_symlink_is_not_followed(store, tmp_path, outside):

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 
 from specialists.errors import StoreError
 from specialists.jobs import index
-from specialists.jobs.files import open_dir
 from specialists.jobs.recovery import is_crash
 from specialists.jobs.store import JobStore
 from specialists.jobs.view import overview
@@ -84,8 +83,6 @@ def collect(store: JobStore, *, days: float | None = None, now: float | None = N
             elif verdict == "not finished":
                 wrong.add(entry.id)
     gone = set(removed)
-    if removed:
-        _remove_markers(store, removed)
     if removed or wrong:
         index.save(store, {e.id: e for e in finished if e.id not in gone | wrong})
     crashed = [e.id for e in finished if is_crash(e.error) and e.id not in gone]
@@ -111,18 +108,3 @@ def _verdict(store: JobStore, job_id: str, limit: float) -> str:
         return "not finished"
     ended_ms = status.finished_at_ms or status.started_at_ms + status.elapsed_s * 1000
     return "delete" if ended_ms / 1000 < limit else "keep"
-
-
-def _remove_markers(store: JobStore, job_ids: list[str]) -> None:
-    try:
-        ready_fd = open_dir(store.ready_dir)
-    except (FileNotFoundError, StoreError):
-        return  # no ready/ (or not a real directory: nothing of ours is in it)
-    try:
-        for job_id in job_ids:
-            try:
-                os.unlink(job_id, dir_fd=ready_fd)
-            except FileNotFoundError:
-                continue
-    finally:
-        os.close(ready_fd)

@@ -84,7 +84,6 @@ class JobStore:
         self.root = root
         self.news = news
         self.jobs_dir = root / "jobs"
-        self.ready_dir = root / "ready"
 
     # --- naming --------------------------------------------------------------------------
 
@@ -180,13 +179,6 @@ class JobStore:
     ) -> list[dict[str, Any]]:
         events, _ = read_event_lines(self.events_path(job_id), 0, problems=problems)
         return [e for e in events if e["seq"] >= from_seq]
-
-    def ready_ids(self) -> list[str]:
-        try:
-            with os.scandir(self.ready_dir) as entries:
-                return [e.name for e in entries if is_job_id(e.name)]
-        except FileNotFoundError:
-            return []
 
 
 def _is_real_dir(path: Path) -> bool:

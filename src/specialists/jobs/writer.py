@@ -1,11 +1,11 @@
 """The supervisor's pen: status.json (atomic), events.jsonl (whole lines), result.txt (once),
-answers, the ready marker, and the job's last words, which a full disk cannot stop.
+answers, the owner's news, and the job's last words, which a full disk cannot stop.
 
 A full disk, while the job runs, is not fatal: status.json keeps its last whole version, an
 event that does not fit is counted and dropped (seq stays gapless), and once space returns a
 notice says how many were lost.
 
-The last words (result.txt, the final event, the final status, the ready marker) must land,
+The last words (result.txt, the final event, the final status, the owner's news) must land,
 once. The launcher reserves room for them when it creates the job (`.reserve`, real blocks);
 the first of them that finds no space releases it and tries again, and after that the writer
 waits for space (`patience_s`). The final event is written before the final status, so a
@@ -84,7 +84,7 @@ def failure_reason(exc: BaseException | None, bug: str) -> str:
     return NO_SPACE if is_out_of_space(exc) else bug
 
 
-def mark_ready(store: JobStore, job_id: str) -> None:
+def tell_owner(store: JobStore, job_id: str) -> None:
     """Tell the job's owner it has news, through the store's `news` (a job without an owner
     gets none). Raises OSError."""
     if store.news is not None:
@@ -255,8 +255,8 @@ class JobWriter:
         # ANSWERS_DIR was just checked to be a real directory under our own dir fd.
         write_atomic(name, text.encode("utf-8", "replace"), dir_fd=self.dir_fd)
 
-    def mark_ready(self) -> None:
-        mark_ready(self.store, self.job_id)
+    def tell_owner(self) -> None:
+        tell_owner(self.store, self.job_id)
 
     # --- the last words ------------------------------------------------------------------
 
@@ -275,7 +275,7 @@ class JobWriter:
         return notice
 
     def write_final(self, status: JobStatus, event: str, **fields: Any) -> dict[str, Any]:
-        """The final event, then the final status, then the ready marker: each waits for
+        """The final event, then the final status, then the owner's news: each waits for
         space if it must (the reserve first), and each lands at most once."""
         if self.lost_events:
             fields = {**fields, "unrecorded_events": self.lost_events}
@@ -292,11 +292,11 @@ class JobWriter:
         return record
 
     def complete(self, status: JobStatus) -> None:
-        """The final status, then the ready marker (last words, best effort), and the
+        """The final status, then the owner's news (last words, best effort), and the
         reserve released: a finished job keeps no room it does not need."""
         for what, action in (
             ("status.json", lambda: self._put_status(status)),
-            ("its ready marker", self.mark_ready),
+            ("its news for the owner", self.tell_owner),
         ):
             try:
                 self._last_words(action)

@@ -129,7 +129,7 @@ class Recorder:
                 settle_quietly(self.store.root, self.record.id, ended=(final, error))
             # Before the final status: an owner that sees the job ended finds its event too.
             self.guard.run("telling the owners", lambda: self._tell_owners(final, error))
-            # Event, status, ready marker: written once, waiting for space if they must.
+            # Event, status, news for the owner: written once, waiting for space if they must.
             record = self.writer.write_final(st, final, **fields)
             self._show(lambda observer: observer.on_event(record))
 

@@ -132,7 +132,7 @@ class Waking(Recorder):
         self._idle_since = self.clock()
         self._event("waiting")
         self._save(force=True)
-        self.writer.mark_ready()  # the orchestrator hears of each answer, not only the end
+        self.writer.tell_owner()  # the orchestrator hears of each answer, not only the end
 
     # --- while waiting ----------------------------------------------------------------------
 
