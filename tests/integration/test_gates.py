@@ -247,6 +247,8 @@ def test_memo_off_always_runs(repo: Path, tmp_path: Path):
         ({"command": "x", "timeout_s": 0}, "timeout_s"),
         ({"command": "x", "timeout_s": True}, "timeout_s"),
         ({"command": "x", "bogus": 1}, "unknown field 'bogus'"),
+        ({"command": "x", "timeout": 2, "timeout_s": 3}, "both timeout and timeout_s"),
+        ({"command": "x", "timeout": "2s"}, "timeout_s must be a number of seconds"),
         ({"command": "x", "env": ["A=B"]}, "not a variable name"),
         (["x"], "command string or an object"),
         ("a\0b", "NUL"),
@@ -255,6 +257,12 @@ def test_memo_off_always_runs(repo: Path, tmp_path: Path):
 def test_bad_gate_options_are_one_clear_error(value: object, message: str):
     with pytest.raises(GateError, match=message):
         parse_gate(value)
+
+
+def test_a_gate_timeout_is_in_seconds_under_either_name():
+    """`timeout` reads as a child's own option does; `timeout_s` is the same field."""
+    assert parse_gate({"command": "x", "timeout": 2}).timeout_s == 2.0
+    assert parse_gate({"command": "x", "timeout_s": 3}).timeout_s == 3.0
 
 
 def test_the_clean_and_the_overlaid_key_agree_on_tricky_names(repo: Path):

@@ -98,6 +98,34 @@ def test_python_workflows_come_only_from_the_project(tmp_path: Path) -> None:
         find_workflow(project, "nope")
 
 
+def test_a_declarative_workflow_may_come_from_any_path(tmp_path: Path) -> None:
+    """Declarative files need no interpreter, so their place is not policed; a link dressed
+    as one that leads to Python outside the project is still refused (judged by its target)."""
+    project = tmp_path / "p"
+    project.mkdir()
+    outside = tmp_path / "fan.yaml"
+    outside.write_text("steps: []\n")
+    assert find_workflow(project, str(outside)).kind == "declarative"
+    with pytest.raises(UserError, match="outside the project"):  # as the MCP tool asks
+        find_workflow(project, str(outside), any_path=False)
+    evil = tmp_path / "evil.py"
+    evil.write_text("async def main(runs, args):\n    return 1\n")
+    (project / "dressed.yaml").symlink_to(evil)
+    with pytest.raises(UserError, match="outside the project"):
+        find_workflow(project, "dressed.yaml", cwd=project)
+    with pytest.raises(UserError, match="does not exist"):
+        find_workflow(project, str(tmp_path / "gone.yaml"))
+
+
+def test_a_python_file_beside_the_recipes_is_not_a_recipe(tmp_path: Path) -> None:
+    """The recipes folder is compared as a folder, not as a string prefix."""
+    from specialists.workflows.source import RECIPES, _inside
+
+    sibling = Path(str(RECIPES) + "_evil") / "x.py"
+    with pytest.raises(UserError, match="outside the project"):
+        _inside(tmp_path, sibling, "x.py")
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -66,17 +66,20 @@ class GateSpec:
 
 
 def parse_gate(value: object, *, where: str = "gate") -> GateSpec:
-    """A gate from its option: a command string, or {command, timeout_s?, env?, memo?}."""
+    """A gate from its option: a command string, or {command, timeout_s?, env?, memo?}
+    (`timeout`, in seconds as a child's own, is the same field as `timeout_s`)."""
     if isinstance(value, str):
         return GateSpec(_command(value, where))
     if not isinstance(value, Mapping):
         raise GateError(f"{where} must be a command string or an object with a command")
-    unknown = sorted(set(value) - {"command", "timeout_s", "env", "memo"})
+    unknown = sorted(set(value) - {"command", "timeout_s", "timeout", "env", "memo"})
     if unknown:
         raise GateError(
             f"{where} has unknown field {unknown[0]!r}", hint="use command, timeout_s, env, memo"
         )
-    timeout = value.get("timeout_s", DEFAULT_TIMEOUT_S)
+    if "timeout" in value and "timeout_s" in value:
+        raise GateError(f"{where} has both timeout and timeout_s", hint="give one of them")
+    timeout = value.get("timeout_s", value.get("timeout", DEFAULT_TIMEOUT_S))
     if type(timeout) not in (int, float) or not 0 < timeout <= MAX_TIMEOUT_S:
         raise GateError(f"{where}.timeout_s must be a number of seconds in (0, {MAX_TIMEOUT_S:g}]")
     names = value.get("env", [])

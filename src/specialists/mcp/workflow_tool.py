@@ -71,7 +71,7 @@ def workflow(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
         if document is not None:
             source = Source("declarative", str(document.get("name") or "inline"), None, document)
         else:
-            source = find_workflow(project.root, str(name))
+            source = find_workflow(project.root, str(name), any_path=False)
             if source.kind == "python":
                 raise _python_refused(source.name)
         request = WorkflowRequest(

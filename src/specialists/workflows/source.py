@@ -4,8 +4,8 @@ A Python workflow is code run on the host with the user's rights, so it is taken
 file inside the project: `.specialists/workflows/<name>.py`, a path inside the project, or a
 recipe shipped in this package (`specialists.workflows.recipes`). A declarative workflow
 (YAML or JSON: sequence, all, pipeline) needs no interpreter; it may come from the same
-places or inline, and it is the only kind the MCP `workflow` tool accepts, because a model
-must never get more power through a workflow than it was granted (docs/workflows.md).
+places, any path, or inline, and it is the only kind the MCP `workflow` tool accepts, because
+a model must never get more power through a workflow than it was granted (docs/workflows.md).
 """
 
 from __future__ import annotations
@@ -44,14 +44,21 @@ class Source:
         return Source(kind, str(data.get("name") or ""), data.get("path"), data.get("document"))
 
 
-def find_workflow(project_root: Path, ref: str, *, cwd: Path | None = None) -> Source:
-    """A name (.specialists/workflows/<name>.*, then the recipes) or a path in the project."""
+def find_workflow(
+    project_root: Path, ref: str, *, cwd: Path | None = None, any_path: bool = True
+) -> Source:
+    """A name (.specialists/workflows/<name>.*, then the recipes) or a path: one inside the
+    project (or a recipe) for a Python file; any path for a declarative one, unless
+    `any_path` is False (a model over MCP names files of the project only)."""
     if not isinstance(ref, str) or not ref.strip() or "\x00" in ref:
         raise UserError("the workflow name is empty")
     looks_like_path = "/" in ref or ref.endswith(SUFFIXES)
     if looks_like_path:
         path = ((cwd or Path.cwd()) / ref).resolve()
-        _inside(project_root, path, ref)
+        if path.suffix == ".py" or not any_path:
+            _inside(project_root, path, ref)
+        elif not path.is_file():
+            raise UserError(f"workflow file {ref!r} does not exist")
         return _source(path, path.stem)
     for base in (project_root / ".specialists" / WORKFLOWS_DIR, RECIPES):
         for suffix in SUFFIXES:
@@ -80,10 +87,11 @@ def list_workflows(project_root: Path) -> list[tuple[str, str]]:
 def _inside(project_root: Path, path: Path, ref: str) -> None:
     root = os.path.realpath(project_root)
     real = os.path.realpath(path)
-    if os.path.commonpath([root, real]) != root and not real.startswith(str(RECIPES)):
+    if not any(os.path.commonpath([base, real]) == base for base in (root, str(RECIPES))):
         raise UserError(
             f"workflow {ref!r} is outside the project ({root})",
-            hint="Python workflows run only from files inside the project",
+            hint="Python workflows run only from files inside the project; a declarative "
+            "(YAML or JSON) one may come from anywhere",
         )
     if not os.path.isfile(real):
         raise UserError(f"workflow file {ref!r} does not exist")
