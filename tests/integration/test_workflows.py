@@ -370,3 +370,37 @@ def test_a_workflow_on_a_missing_mission_starts_nothing(capsys: pytest.CaptureFi
     assert main(["workflow", "run", "onm", "--mission", "ms-nothere", "--detach"]) == 2
     assert "ms-nothere" in capsys.readouterr().err
     assert store(project).list_ids() == []
+
+
+def test_feed_tree_is_the_workflows_transcript_with_its_childrens(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 11 item 5 (transcript view): `feed WF --tree --follow`, started while the
+    first children run, takes in the children launched later (b0, b1 come after a2 is
+    released) and ends by itself once the workflow and every child ended; each job's final
+    event is there once."""
+    flag = tmp_path / "go"
+    wait = f"cat >/dev/null; while [ ! -e {flag} ]; do sleep 0.05; done; echo waited"
+    project = workflow_project({"block.py": BLOCKING}, wait=wait)
+    wf = _run(capsys, "block", "--concurrency", "3")
+    wait_until(lambda: "a2" in launched_keys(project, wf), timeout=120, what="a2 launched")
+    follow = subprocess.Popen(
+        [sys.executable, "-m", "specialists", "feed", wf, "--tree", "--follow", "--json"],
+        cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    flag.touch()
+    out, err = follow.communicate(timeout=300)
+    assert follow.returncode == 0, err
+    assert wait_ended(project, wf).status == "done"
+    events = [json.loads(line) for line in out.splitlines()]
+    children = {state.job for state in keys(project, wf).values()}
+    assert len(children) == 5
+    finals = [e["job"] for e in events if e["event"] in ("done", "error", "cancelled")]
+    assert sorted(finals) == sorted([wf, *children])
+    assert finals[-1] == wf  # the workflow ends after its last child
+    capsys.readouterr()
+    assert main(["feed", "--job", wf, "--tree", "--json"]) == 0
+    again = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {e["job"] for e in again} == {wf, *children}
+    assert main(["feed", "--tree"]) == 2
+    assert "--tree needs a job" in capsys.readouterr().err

@@ -212,6 +212,25 @@ def test_an_owned_job_whose_supervisor_died_is_recorded_and_its_owners_told(
     assert event.kind == "notice" and "supervisor crashed" in event.body
 
 
+def test_another_owners_damaged_job_is_not_this_jobs_problem(
+    store: JobStore, tmp_path: Path
+) -> None:
+    """A damaged status.json of a job someone else owns used to become a notice in every
+    ending job's events; it is `status`'s to report. One this owner owns is still named."""
+    from specialists.supervise.pending import owned_running_jobs
+
+    theirs, lock_a = new_job(store, tmp_path, owner=["job-99999999"])
+    mine, lock_b = new_job(store, tmp_path, owner=[OWNER])
+    lock_a.release()
+    lock_b.release()
+    for job in (theirs, mine):
+        path = store.job_dir(job.id) / "status.json"
+        path.write_text(path.read_text().replace('"status": "', '"status": 7, "x": "'))
+    running, problems = owned_running_jobs(store, OWNER)
+    assert running == []
+    assert len(problems) == 1 and problems[0].startswith(f"job {mine.id}: ")
+
+
 def test_a_symlinked_owner_directory_is_refused_and_not_followed(
     store: JobStore, tmp_path: Path
 ) -> None:

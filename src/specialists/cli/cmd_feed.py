@@ -1,8 +1,12 @@
-"""`specialists feed [--job ID] [--follow] [--from SEQ]`: job events, formatted.
+"""`specialists feed [JOB | --job ID] [--tree] [--follow] [--from SEQ]`: job events, formatted.
 
-Without --job: the events of the active jobs, interleaved (seed 000, 3.4); finished jobs
+Without a job: the events of the active jobs, interleaved (seed 000, 3.4); finished jobs
 are not replayed (`--job ID` shows one of them). With --follow it keeps printing, taking in
 jobs that start meanwhile; on one job it ends after that job's final event.
+
+`--tree` is one job's transcript with its descendants' (a workflow's children, a thread's
+children, theirs), interleaved by time; with --follow it takes in children launched
+meanwhile and ends once the job and every child it knows of have ended.
 """
 
 from __future__ import annotations
@@ -32,6 +36,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("--job", "-j", help="one job, by id or unique prefix")
+    p.add_argument("job_id", nargs="?", metavar="JOB", help="the same as --job JOB")
+    p.add_argument(
+        "--tree", action="store_true", help="the job's descendants too (a workflow's children)"
+    )
     p.add_argument("--follow", "-f", action="store_true", help="keep printing new events")
     p.add_argument(
         "--from",
@@ -102,13 +110,42 @@ class _Tail:
         return fresh
 
 
+def _descendants(store: JobStore, root: str, known: set[str]) -> list[str]:
+    """Jobs below `root` by their status's parent_id, not in `known`, oldest first."""
+    from specialists.jobs.view import all_statuses
+
+    statuses, _ = all_statuses(store)
+    below: dict[str, list[tuple[int, str]]] = {}
+    for st in statuses:
+        if st.parent_id and st.parent_id != st.id:
+            below.setdefault(st.parent_id, []).append((st.started_at_ms, st.id))
+    found: list[tuple[int, str]] = []
+    stack, seen = [root], {root}
+    while stack:
+        for item in below.get(stack.pop(), ()):
+            if item[1] not in seen:
+                seen.add(item[1])
+                stack.append(item[1])
+                found.append(item)
+    return [job_id for _, job_id in sorted(found) if job_id not in known]
+
+
 def run(args: argparse.Namespace, project: Project) -> int:
+    from specialists.errors import UserError
     from specialists.jobs.view import all_statuses, current_status
 
+    if args.job is not None and args.job_id is not None and args.job != args.job_id:
+        raise UserError("two different jobs given", hint="give one job, as JOB or --job JOB")
+    job = args.job if args.job is not None else args.job_id
+    if args.tree and job is None:
+        raise UserError("--tree needs a job", hint="specialists feed JOB --tree")
     store = project.store
-    seen_at_start = set(store.list_ids()) if args.job is None else set()
-    if args.job is not None:
-        tails = [_Tail(store, store.resolve(args.job), args.from_seq, strict=True)]
+    seen_at_start = set(store.list_ids()) if job is None else set()
+    root = store.resolve(job) if job is not None else None
+    if root is not None:
+        tails = [_Tail(store, root, args.from_seq, strict=True)]
+        if args.tree:
+            tails += [_Tail(store, i, 0) for i in _descendants(store, root, {root})]
     else:
         statuses, _ = all_statuses(store)
         active = sorted((s for s in statuses if s.active), key=lambda s: s.started_at_ms)
@@ -120,11 +157,12 @@ def run(args: argparse.Namespace, project: Project) -> int:
     _emit(tails, args.json)
     if not args.follow:
         return 0
-    # One job: stop after its final event. All jobs: keep watching, new jobs included.
-    watch_new = args.job is None
+    # One job: stop after its final event (a tree: after every known job's). All jobs: keep
+    # watching, new jobs included.
+    watch_new = job is None
     known = {t.job_id for t in tails} | seen_at_start
     last_health = time.monotonic()
-    while watch_new or not all(t.ended for t in tails):
+    while watch_new or not all(t.ended for t in tails) or _more_below(args, store, root, tails):
         time.sleep(FOLLOW_POLL_S)
         _emit(tails, args.json)
         if time.monotonic() - last_health > HEALTH_CHECK_S:
@@ -133,6 +171,9 @@ def run(args: argparse.Namespace, project: Project) -> int:
                 # A dead supervisor never writes its final event: recovery writes it for us.
                 if not tail.ended:
                     current_status(store, tail.job_id)
+            if root is not None and args.tree:
+                tails += [_Tail(store, i, 0) for i in _descendants(store, root, known)]
+                known.update(t.job_id for t in tails)
             if watch_new:
                 fresh = [i for i in store.list_ids() if i not in known]
                 known.update(fresh)
@@ -140,6 +181,17 @@ def run(args: argparse.Namespace, project: Project) -> int:
             tails = [t for t in tails if not t.ended] if watch_new else tails
     _emit(tails, args.json)
     return 0
+
+
+def _more_below(
+    args: argparse.Namespace, store: JobStore, root: str | None, tails: list[_Tail]
+) -> bool:
+    """A tree whose known jobs all ended may still have a child that started at the end."""
+    if root is None or not args.tree:
+        return False
+    fresh = _descendants(store, root, {t.job_id for t in tails})
+    tails += [_Tail(store, i, 0) for i in fresh]
+    return bool(fresh)
 
 
 def _emit(tails: list[_Tail], as_json: bool) -> None:

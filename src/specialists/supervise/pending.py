@@ -134,10 +134,19 @@ def owned_running_jobs(
                 continue
             status = recover_if_dead(store, job_id, status)
         except (SpecialistsError, OSError, ValueError, TypeError) as exc:
-            problems.append(f"job {job_id}: {exc}")
+            if _owned_by(store, job_id, owner):  # another's damage is `status`'s to report
+                problems.append(f"job {job_id}: {exc}")
             continue
         if status.status in RUNNING_STATES:
             out.append(job_id)
         elif on_recovered is not None:
             on_recovered(job_id)
     return out, problems
+
+
+def _owned_by(store: JobStore, job_id: str, owner: str) -> bool:
+    """Whether `owner` owns the job; True when its record cannot tell (unreadable)."""
+    try:
+        return owner in store.read_record(job_id).owner
+    except (SpecialistsError, OSError, ValueError, TypeError):
+        return True
