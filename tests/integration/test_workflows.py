@@ -18,6 +18,7 @@ from specialists.threads.records import ThreadStore
 from tests.support.mock_llm import MockLLM, Reply, ToolCall
 from tests.support.waiting import wait_until
 from tests.support.workflows import (
+    agent_started,
     journal,
     keys,
     launched_keys,
@@ -143,7 +144,7 @@ def test_kill_9_of_the_workflow_then_resume_runs_only_unfinished_keys(
     wait_until(
         lambda: (
             {"a0", "a1"} <= {e["key"] for e in journal(project, wf) if e["e"] == "end"}
-            and "a2" in launched_keys(project, wf)
+            and agent_started(project, wf, "a2")
         ),
         timeout=120,
         what="a0, a1 done, a2 running",
@@ -157,10 +158,16 @@ def test_kill_9_of_the_workflow_then_resume_runs_only_unfinished_keys(
     assert dead.status == "error"
     assert main(["workflow", "resume", wf, "--detach"]) == 0
     again = capsys.readouterr().out.strip()
+    # A second resume of the same run while the first is going launches nothing.
+    assert main(["workflow", "resume", wf, "--detach"]) == 2
+    assert f"being resumed by job {again}" in capsys.readouterr().err
     wait_until(lambda: any(e.get("e") == "start" for e in journal(project, again)), what="resumed")
     flag.write_text("")
     status = wait_ended(project, again)
     assert status.status == "done", status.error
+    assert main(["workflow", "resume", wf, "--detach"]) == 2  # the newest run is the one to resume
+    err = capsys.readouterr().err
+    assert f"resumed already, as job {again}" in err and f"workflow resume {again}" in err
     assert launched_keys(project, again) == ["b0", "b1"]
     assert keys(project, again)["a2"].job == a2_job  # adopted, not relaunched
     children = receipt(project, again)["children"]
@@ -335,7 +342,7 @@ def test_a_mission_recovers_its_workflow_after_a_compaction_and_resumes_it_by_ke
     assert main(["mission", "new", "Ship the build", "--id", "ms-build01"]) == 0
     capsys.readouterr()
     wf = _run(capsys, "onm", "--mission", "ms-build01")
-    wait_until(lambda: "build" in launched_keys(project, wf), timeout=120, what="build runs")
+    wait_until(lambda: agent_started(project, wf, "build"), timeout=120, what="build runs")
     st = store(project).read_status(wf)
     assert st is not None and st.pid and st.supervisor_pid
     os.kill(st.supervisor_pid, signal.SIGKILL)

@@ -56,6 +56,17 @@ def launched_keys(project: Path, job_id: str) -> list[str]:
     return [e["key"] for e in journal(project, job_id) if e.get("e") == "launch"]
 
 
+def agent_started(project: Path, job_id: str, key: str) -> bool:
+    """The key's child job runs its own agent: its supervisor took over from the launcher.
+    A kill of the workflow before that point ends the child as never started (a resume then
+    launches it again, rightly), so a test that wants the child adopted waits for this."""
+    job = keys(project, job_id).get(key)
+    if job is None or job.job is None:
+        return False
+    st = store(project).read_status(job.job)
+    return st is not None and st.status == "running" and bool(st.pid)
+
+
 def wait_ended(project: Path, job_id: str, timeout: float = 180) -> JobStatus:
     s = store(project)
     wait_until(lambda: not current_status(s, job_id).active, timeout=timeout, what=f"{job_id} ends")

@@ -38,7 +38,7 @@ from specialists.jobs.store import (
 )
 from specialists.jobs.writer import JobWriter, make_reserve, mark_ended
 from specialists.supervise.lease import claim as claim_lease
-from specialists.supervise.lease import continues_session
+from specialists.supervise.lease import continues_session, resumes_workflow
 
 LOCK_FD_ENV = "SPECIALISTS_LOCK_FD"
 REATTACH_FLAG = "--reattach"
@@ -55,10 +55,13 @@ def create_job(store: JobStore, record: JobRecord) -> tuple[JobRecord, JobLock]:
             raise Bug(f"fresh job {job_id} is already locked")
         record = record.replace(id=job_id, created_at_ms=record.created_at_ms or now_ms())
         continued = continues_session(store, record)
+        resumed = resumes_workflow(record)
         record = _carry_session(store, record, job_dir)
         _write_files(lock.fd, record)
         if continued is not None:  # before any agent starts: one resume of a session at a time
             claim_lease(store, continued, job_id)
+        if resumed is not None:  # one resume of a workflow run at a time
+            claim_lease(store, resumed, job_id, what="workflow run")
     except BaseException as exc:
         if lock is not None:
             lock.release()

@@ -1,8 +1,10 @@
 """The resume lease: at most one live job continues a given job's session at a time.
 
 Two jobs resuming one session would both append to (or fork from) the same conversation, and
-neither result could be trusted. So a continuation claims `jobs/<source>/resume.lease` when it
-is created, before its agent starts; the claim names the new job and the process that made it:
+neither result could be trusted. A workflow resume holds the same lease on the run it
+resumes: two resumes of one run would launch each unfinished key twice. So a continuation
+claims `jobs/<source>/resume.lease` when it is created, before its agent starts; the claim
+names the new job and the process that made it:
 
     {"holder": "<new job id>", "pid": 4242, "start_time": 123456, "since_ms": ...}
 
@@ -29,6 +31,7 @@ from specialists.jobs.liveness import is_alive, process_start_time
 from specialists.jobs.locks import held
 from specialists.jobs.records import JobRecord
 from specialists.jobs.store import JobStore, now_ms
+from specialists.vocab import WORKFLOW_RUNNER
 
 LEASE_FILE = "resume.lease"
 LOCK_FILE = "resume.lock"
@@ -93,14 +96,14 @@ def live_holder(store: JobStore, source_id: str) -> Lease | None:
     return lease if lease is not None and holder_alive(store, lease) else None
 
 
-def claim(store: JobStore, source_id: str, holder_id: str) -> LeaseClaim:
+def claim(store: JobStore, source_id: str, holder_id: str, *, what: str = "session") -> LeaseClaim:
     """Take the lease for job `holder_id`; UserError naming the live holder otherwise."""
     job_dir = store.job_dir(source_id)
     with held(job_dir / LOCK_FILE):
         old = read_lease(store, source_id)
         if old is not None and old.holder != holder_id and holder_alive(store, old):
             raise UserError(
-                f"job {source_id}'s session is being resumed by job {old.holder} "
+                f"job {source_id}'s {what} is being resumed by job {old.holder} "
                 f"(pid {old.pid}); one resume at a time",
                 hint=f"wait for it or stop it: specialists status --job {old.holder}",
             )
@@ -117,6 +120,14 @@ def claim(store: JobStore, source_id: str, holder_id: str) -> LeaseClaim:
             fields["took_over"] = {"holder": taken.holder, "pid": taken.pid}
         write_atomic(job_dir / LEASE_FILE, json.dumps(fields).encode())
     return LeaseClaim(lease, taken)
+
+
+def resumes_workflow(record: JobRecord) -> str | None:
+    """The workflow run `record` resumes (`workflow resume`), or None."""
+    if record.runner != WORKFLOW_RUNNER:
+        return None
+    source = record.runner_options.get("resume_of")
+    return source if isinstance(source, str) and source else None
 
 
 def continues_session(store: JobStore, record: JobRecord) -> str | None:

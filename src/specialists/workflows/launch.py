@@ -129,6 +129,7 @@ def resume_request(
             f"workflow {job_id} was stopped, and a stopped run is final",
             hint="start it again with `specialists workflow run`",
         )
+    _not_resumed_already(store, job_id)
     options = record.runner_options
     source = Source.from_dict(dict(options.get("source") or {}))
     if source.path is not None and not os.path.isfile(source.path):
@@ -142,6 +143,31 @@ def resume_request(
         rerun_changed=rerun_changed,
     )
     return request, record
+
+
+def _not_resumed_already(store: JobStore, job_id: str) -> None:
+    """A run resumed once is continued from its newest resume: resuming an older one again
+    would re-run what the newer finished (and two resumes at once, everything twice)."""
+    from specialists.supervise.lease import holder_alive, read_lease
+
+    lease = read_lease(store, job_id)
+    if lease is None or not store.job_dir(lease.holder).is_dir():
+        return  # never resumed, or the resume failed before it was created
+    if holder_alive(store, lease):
+        raise UserError(
+            f"workflow {job_id} is being resumed by job {lease.holder}; one resume at a time",
+            hint=f"wait for it or stop it: specialists status {lease.holder}",
+        )
+    latest = lease.holder
+    for _ in range(100):  # a chain of resumes, newest last (bounded: a planted loop)
+        after = read_lease(store, latest)
+        if after is None or not store.job_dir(after.holder).is_dir():
+            break
+        latest = after.holder
+    raise UserError(
+        f"workflow {job_id} was resumed already, as job {lease.holder}",
+        hint=f"resume the newest run of it: specialists workflow resume {latest}",
+    )
 
 
 def origin_from_env() -> str | None:
