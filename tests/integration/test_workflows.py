@@ -233,7 +233,7 @@ def test_stopping_a_workflow_stops_its_children_and_it_cannot_be_resumed(
     wait = f"cat >/dev/null; while [ ! -e {flag} ]; do sleep 0.05; done"
     project = workflow_project({"block.py": BLOCKING}, wait=wait)
     wf = _run(capsys, "block", "--concurrency", "3")
-    wait_until(lambda: "a2" in launched_keys(project, wf), timeout=120, what="a2 launched")
+    wait_until(lambda: agent_started(project, wf, "a2"), timeout=120, what="a2 runs")
     a2 = keys(project, wf)["a2"].job
     assert main(["stop", wf]) == 0
     assert wait_ended(project, wf).status == "cancelled"
