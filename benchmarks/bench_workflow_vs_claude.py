@@ -21,7 +21,6 @@ Run: .venv/bin/python -m benchmarks.bench_workflow_vs_claude [--sizes 10,50,100]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import signal
@@ -43,8 +42,15 @@ from specialists.jobs.view import current_status
 from specialists.news import NEWS
 from specialists.workflows.journal import JOURNAL_FILE, read_entries
 from tests.support.agent_env import CLAUDE_MOCK_MODEL, AgentEnv, find_agent_bin
-from tests.support.claude_workflow import WorkflowMock, child_tag, claude_workflow_argv, fan_script
-from tests.support.mock_llm import MockLLM, Reply, Request, ToolCall
+from tests.support.claude_workflow import (
+    WorkflowMock,
+    child_tag,
+    claude_workflow_argv,
+    fan_script,
+    journaled_results,
+    launch_of,
+)
+from tests.support.mock_llm import MockLLM, Reply, Request
 
 CORES = os.cpu_count() or 2
 CONCURRENCY = min(16, max(2, CORES - 2))  # Claude Code's cap (its Nyf), given to ours too
@@ -83,14 +89,13 @@ class Counter:
     plus our children (any request whose task is a `bench child <tag>`). Children whose
     tag is in `hold` wait for `release` (the kill -9 runs)."""
 
-    def __init__(self, script: str = "") -> None:
-        self.flow = WorkflowMock(script)
+    def __init__(self, call: dict[str, Any] | None = None) -> None:
+        self.flow = WorkflowMock(call or {})
         self.tags: dict[str, int] = {}
         self.other = 0
         self.hold: set[str] = set()
         self.held: set[str] = set()
         self.release = threading.Event()
-        self.on_top: Callable[[Request], Reply | None] | None = None
         self._lock = threading.Lock()
 
     def __call__(self, req: Request) -> Reply:
@@ -106,10 +111,8 @@ class Counter:
             self.release.wait(600)
         if tag and tag.startswith(("p", "a", "b")) and child_tag(req) is None:
             return Reply(f"ok-{tag}")
-        if child_tag(req) is None and self.on_top is not None:
-            first = self.on_top(req)
-            if first is not None:
-                return first
+        if not self.flow.call:  # ours: no Workflow conversation to play
+            return Reply("not a bench child")
         return self.flow(req)
 
 
@@ -194,7 +197,7 @@ class Bench:
         return run_id, {**self.env, MARK: run_id}
 
     def measure(self, mode: str, shape: str, n: int) -> Figures:
-        counter = Counter(fan_script(n, shape))  # type: ignore[arg-type]
+        counter = Counter({"script": fan_script(n, shape)})  # type: ignore[arg-type]
         self.mock.set_default(counter)
         run_id, env = self._env()
         sampler = Sampler(run_id)
@@ -250,42 +253,27 @@ def _wait(condition: Callable[[], bool], what: str, timeout: float = 600) -> Non
 def kill_cc(bench: Bench, n: int, *, same_session: bool) -> str:
     """kill -9 of `claude -p` while its workflow runs (p0..p2 answered, p3.. held), then
     the Workflow tool with `resumeFromRunId` from a new session or the same one (--resume)."""
-    counter = Counter(fan_script(n, "parallel"))
+    counter = Counter({"script": fan_script(n, "parallel")})
     counter.hold = {f"p{i}" for i in range(3, n)}
     bench.mock.set_default(counter)
     _, env = bench._env()
+    config = bench.layout.claude_config_dir
+    finished = journaled_results(config)
     proc = subprocess.Popen(
         claude_workflow_argv(bench.claude), env=env, cwd=bench.layout.project,
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         stdin=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
-    # Every slot held by p3.. means p0..p2 were answered and their slots freed.
-    _wait(lambda: len(counter.held) >= min(CONCURRENCY, n - 3), "p0..p2 answered")
+    _wait(lambda: journaled_results(config) - finished >= 3, "p0..p2 journaled")
     os.killpg(proc.pid, signal.SIGKILL)
     out, _ = proc.communicate()
     counter.release.set()
-    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    text = json.dumps(lines)
-    run = re.search(r"Run ID: (wf_[0-9a-f-]+)", text)
-    script = re.search(r"Script file: (\S+?\.js)", text)
-    assert run and script, "the Workflow launch result names its run id and script"
-    again = Counter()
-    resume = {"scriptPath": script.group(1), "resumeFromRunId": run.group(1)}
-    called: list[bool] = []
-
-    def top(req: Request) -> Reply | None:
-        """The first top-level request (with --resume, Claude Code's own notice that the
-        workflow had no completion record) gets the resuming Workflow call."""
-        if called:
-            return None
-        called.append(True)
-        return Reply(tool_calls=[ToolCall("Workflow", resume)])
-
-    again.on_top = top
+    launch = launch_of(out)
+    again = Counter(launch.resume_call())
     bench.mock.set_default(again)
     argv = claude_workflow_argv(bench.claude)
     if same_session:
-        argv += ["--resume", str(lines[0]["session_id"])]
+        argv += ["--resume", launch.session]
     t0 = time.perf_counter()
     subprocess.run(
         argv, env=env, cwd=bench.layout.project, capture_output=True,
@@ -307,7 +295,11 @@ def kill_ours(bench: Bench, mode: str, n: int) -> str:
     bench.mock.set_default(counter)
     _, env = bench._env()
     job = bench._ours(env, mode, "parallel", n)
-    _wait(lambda: len(counter.held) >= min(CONCURRENCY, n - 3), "p0..p2 answered")
+
+    def ended_keys() -> set[str]:
+        return {e["key"] for e in bench.journal(job) if e.get("e") == "end"}
+
+    _wait(lambda: {"p0", "p1", "p2"} <= ended_keys() and bool(counter.held), "p0..p2 ended")
     status = bench.store.read_status(job)
     assert status is not None and status.pid and status.supervisor_pid
     os.kill(status.supervisor_pid, signal.SIGKILL)

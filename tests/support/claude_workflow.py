@@ -18,6 +18,7 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from tests.support.mock_llm import Reply, Request, ToolCall
@@ -73,13 +74,14 @@ def child_tag(req: Request) -> str | None:
 
 @dataclass
 class WorkflowMock:
-    """A mock rule (`mock.set_default(rule)`) for one Workflow run of `script`.
+    """A mock rule (`mock.set_default(rule)`) for one Workflow run: the first top-level
+    request (a fresh prompt, or with `--resume` Claude Code's notice about an unfinished
+    workflow) gets the Workflow tool_use `call` ({"script": ...} or `Launch.resume_call()`).
 
     `children` counts the subagent requests per child tag; `results` collects the
-    `<result>` of every task notification the top-level conversation received."""
+    `<result>` of every completed task notification the top-level conversation received."""
 
-    script: str
-    args: dict[str, Any] | None = None
+    call: dict[str, Any]
     children: dict[str, int] = field(default_factory=dict)
     results: list[str] = field(default_factory=list)
     top_level: int = 0
@@ -90,18 +92,15 @@ class WorkflowMock:
             return self._child(req)
         with self._lock:
             self.top_level += 1
-        text = req.last_user_text()
-        if "<task-notification>" in text:
-            found = _RESULT.search(text)
+            first = self.top_level == 1
+        if first:
+            return Reply(tool_calls=[ToolCall("Workflow", self.call)])
+        found = _RESULT.search(req.last_user_text())
+        if found:
             with self._lock:
-                self.results.append(found.group(1) if found else "")
-            return Reply(f"workflow finished: {found.group(1) if found else text[-400:]}")
-        if req.tool_results():
-            return Reply("workflow launched")
-        call: dict[str, Any] = {"script": self.script}
-        if self.args is not None:
-            call["args"] = self.args
-        return Reply(tool_calls=[ToolCall("Workflow", call)])
+                self.results.append(found.group(1))
+            return Reply(f"workflow finished: {found.group(1)}")
+        return Reply("workflow launched")
 
     def _child(self, req: Request) -> Reply:
         tag = child_tag(req) or "?"
@@ -116,6 +115,43 @@ class WorkflowMock:
     def subagent_requests(self) -> int:
         with self._lock:
             return sum(self.children.values())
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What `claude -p --output-format stream-json` printed about a Workflow launch."""
+
+    session: str
+    run_id: str
+    script_path: str
+
+    def resume_call(self) -> dict[str, str]:
+        return {"scriptPath": self.script_path, "resumeFromRunId": self.run_id}
+
+
+def launch_of(stdout: str) -> Launch:
+    """The session, run id and persisted script of the Workflow call in a stream-json log."""
+    events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    text = json.dumps(events)
+    run = re.search(r"Run ID: (wf_[0-9a-f-]+)", text)
+    script = re.search(r"Script file: (\S+?\.js)", text)
+    if not (events and run and script):
+        raise AssertionError(f"no Workflow launch in Claude Code's output: {stdout[-800:]}")
+    return Launch(str(events[0]["session_id"]), run.group(1), script.group(1))
+
+
+def journaled_results(config_dir: Path) -> int:
+    """How many agents Claude Code has journaled as finished, over every workflow run under
+    its config dir (`projects/<project>/<session>/subagents/workflows/<run>/journal.jsonl`).
+    A crash cut a line short at worst: only whole lines count."""
+    count = 0
+    for journal in config_dir.glob("projects/*/*/subagents/workflows/*/journal.jsonl"):
+        for line in journal.read_text().splitlines():
+            try:
+                count += json.loads(line).get("type") == "result"
+            except ValueError:
+                continue  # the line a kill cut short
+    return count
 
 
 def claude_workflow_argv(claude: str, *, model: str = "claude-sonnet-4-5") -> list[str]:
