@@ -254,7 +254,7 @@ def call_tool(
     try:
         if spec.agent_tool is not None:  # the table's handlers check their own arguments
             data, text, is_error = a.run_agent_tool(
-                spec.agent_tool, call_ctx, dict(arguments or {}), call_id
+                spec.agent_tool, call_ctx, dict(arguments or {}), call_id, cancelled
             )
             if is_error:
                 line = one_line(text.removeprefix("error: "), 2000)
