@@ -85,3 +85,54 @@ def test_a_steer_of_several_jobs_reports_each_state_and_partial(
     none = sp("steer", f"{ended},{ended[:6]}", "hello")
     assert none.returncode == 1 and none.stderr.startswith("error: steer failed:")
     assert sp("stop", native).returncode == 0 and sp("stop", pi).returncode == 0
+
+
+BLOCKER = """\
+import { execSync } from "node:child_process";
+// Blocks pi's one thread in a bash call that says PI_BLOCK: pi reads no stdin meanwhile,
+// so a steer cannot be acknowledged (a tool that hogs the event loop).
+export default function (pi) {
+  pi.on("tool_call", (event) => {
+    if (event.toolName === "bash" && String(event.input?.command ?? "").includes("PI_BLOCK")) {
+      execSync("sleep 8");
+    }
+  });
+}
+"""
+BLOCKED_PI = """\
+metadata:
+  name: blockedpi
+  description: pi with an extension that blocks its event loop
+execution:
+  runner: {type: pi, extensions: [./blocker.mjs]}
+  model: mock/mock-model
+  permission_required: LOW
+prompt:
+  system: You are a careful tester.
+  task_template: "$prompt"
+"""
+
+
+def test_recover_interrupts_a_pi_job_that_cannot_ack_and_resumes_it(
+    project: Path, mock_llm: MockLLM, pi_bin: Path
+) -> None:
+    """pi stuck in a call that blocks its event loop cannot acknowledge in 3 s: it is
+    interrupted, pauses once it can read again, and resumes with the message; the model's
+    next request carries the steer; the job ends done."""
+    (project / "blocker.mjs").write_text(BLOCKER)
+    (project / "specialists" / "blockedpi.specialist.yaml").write_text(BLOCKED_PI)
+    mock_llm.enqueue(Reply(tool_calls=(ToolCall("bash", {"command": "echo PI_BLOCK"}),)))
+    mock_llm.set_default(echo_user)
+    out = sp("run", "blockedpi", "--background", "--prompt", "block yourself")
+    assert out.returncode == 0, out.stderr
+    job_id = out.stdout.strip()
+    wait_until(lambda: in_tool(job_id), 90, "the blocking tool call")
+    steered = sp("steer", job_id, "--recover", "mind", "the", "docs")
+    assert steered.returncode == 0, (steered.stdout, steered.stderr)
+    assert steered.stdout.startswith(f"recovered: job {job_id} missed"), steered.stdout
+    st = finished(job_id)
+    assert st["status"] == "done", st
+    kinds = [e["event"] for e in events(job_id)]
+    assert "interrupted" in kinds and "follow_up_sent" in kinds, kinds
+    last = mock_llm.model_requests[-1]
+    assert "mind the docs" in json.dumps(last.json), last.json

@@ -223,3 +223,41 @@ def test_a_refused_interrupt_or_a_follow_up_not_taken_fails_with_the_reason(
     )
     assert out.state == "failed" and "is paused but the follow-up" in (out.reason or "")
     assert "job ended" in (out.reason or "")
+
+
+def test_mcp_steer_children_and_job_ids_say_each_state(
+    supervisors: list[FakeSupervisor],
+) -> None:
+    """The MCP tool: children=true and job_ids fan out with per-job `each`; all refused is
+    an error result carrying `each`; recover with several jobs, or children with job_ids, is
+    one clear error; recover on a workflow names --children."""
+    import os
+
+    from specialists.mcp.handlers import ServerContext
+    from specialists.mcp.table import call_tool
+    from specialists.project import Project
+
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    ctx = ServerContext(project=Project(root))
+    store = ctx.store()
+    store.ensure_dirs()
+    parent = _job(store, root, runner="workflow")
+    kids = [_job(store, root, parent_id=parent, owner=[f"job-{parent}"]) for _ in range(2)]
+    for kid, answer in zip(kids, ("deliver", "refuse"), strict=True):
+        supervisors.append(FakeSupervisor(store, kid, answer))
+        supervisors[-1].thread.start()
+    out = call_tool(ctx, "steer", {"job_id": parent, "message": "hi", "children": True})
+    assert not out.is_error, out.text
+    assert out.data["state"] == "partial"
+    assert [(e["job_id"], e["state"]) for e in out.data["each"]] == [
+        (kids[0], "delivered"),
+        (kids[1], "failed"),
+    ]
+    refused = call_tool(ctx, "steer", {"job_id": kids[1], "message": "x", "job_ids": [kids[1]]})
+    assert refused.is_error and refused.data["each"][0]["state"] == "failed"
+    both = {"job_id": kids[0], "message": "x", "job_ids": [kids[1]], "recover": True}
+    assert "not several" in call_tool(ctx, "steer", both).text
+    mixed = {"job_id": parent, "message": "x", "job_ids": [kids[1]], "children": True}
+    assert "drop job_ids" in call_tool(ctx, "steer", mixed).text
+    flow = call_tool(ctx, "steer", {"job_id": parent, "message": "x", "recover": True})
+    assert flow.is_error and "is a workflow" in flow.text and "--children" in flow.text
