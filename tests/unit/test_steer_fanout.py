@@ -261,3 +261,37 @@ def test_mcp_steer_children_and_job_ids_say_each_state(
     assert "drop job_ids" in call_tool(ctx, "steer", mixed).text
     flow = call_tool(ctx, "steer", {"job_id": parent, "message": "x", "recover": True})
     assert flow.is_error and "is a workflow" in flow.text and "--children" in flow.text
+
+
+def test_cli_steer_children_exits_5_on_partial_and_refuses_bad_mixes(
+    supervisors: list[FakeSupervisor], capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    from specialists.cli.main import main
+
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    store = JobStore(root / ".specialists", news=None)
+    store.ensure_dirs()
+    parent = _job(store, root, runner="workflow")
+    kids = [_job(store, root, parent_id=parent, owner=[f"job-{parent}"]) for _ in range(2)]
+    for kid, answer in zip(kids, ("deliver", "hand"), strict=True):
+        supervisors.append(FakeSupervisor(store, kid, answer))
+        supervisors[-1].thread.start()
+    assert main(["steer", parent, "--children", "look", "again"]) == 5
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"partial: 1 of 2 of job {parent}'s children acknowledged the steer"
+    assert out[1].split()[:2] == [kids[0], "delivered:"]
+    assert out[2].split()[:2] == [kids[1], "scheduled:"]
+    for argv, line in (
+        (["steer", f"{kids[0]},{kids[1]}", "--recover", "x"], "not several"),
+        (["steer", f"{kids[0]},{kids[1]}", "--children", "x"], "--children takes one parent"),
+        (["steer", kids[0], "--recover", "--no-wait", "x"], "drop --no-wait"),
+        (["steer", parent, "--recover", "x"], "is a workflow"),
+    ):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and line in err and "Traceback" not in err
+    nobody = _job(store, root)
+    assert main(["steer", nobody, "--children", "x"]) == 1
+    assert f"job {nobody} has no running children" in capsys.readouterr().err
