@@ -8,9 +8,10 @@ import json
 
 import pytest
 
+from tests.integration.test_asks_real import echo_tool_result
 from tests.integration.test_cli_pi import events, sp, status, wait_until
 from tests.integration.test_control_pi import _project, finished, start
-from tests.support.mock_llm import MockLLM, Reply, Request, ToolCall
+from tests.support.mock_llm import MockLLM, Reply, ToolCall
 
 pytestmark = pytest.mark.integration
 __all__ = ["_project"]
@@ -21,13 +22,9 @@ def asks(*flags: str) -> list[dict]:
 
 
 def _asking_job(mock_llm: MockLLM) -> tuple[str, dict]:
-    def answer(req: Request) -> Reply:
-        results = req.tool_results()
-        return Reply("final: " + (results[-1] if results else "none"))
-
     ask = {"kind": "need_decision", "message": "tabs or spaces?", "timeout_s": 900}
     mock_llm.enqueue(Reply(tool_calls=(ToolCall("contact_supervisor", ask),)))
-    mock_llm.set_default(answer)
+    mock_llm.set_default(echo_tool_result)
     job_id = start("ask your supervisor")
     row = wait_until(lambda: (asks() or [None])[0], 90, "the ask")
     return job_id, row
