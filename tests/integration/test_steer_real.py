@@ -117,8 +117,9 @@ def test_recover_interrupts_a_pi_job_that_cannot_ack_and_resumes_it(
     project: Path, mock_llm: MockLLM, pi_bin: Path
 ) -> None:
     """pi stuck in a call that blocks its event loop cannot acknowledge in 3 s: it is
-    interrupted, pauses once it can read again, and resumes with the message; the model's
-    next request carries the steer; the job ends done."""
+    interrupted, pauses once it can read again (taking the steer late, which pi keeps through
+    the abort), and resumes with a follow-up that says go on; the model's next request has
+    the steer once; the job ends done."""
     (project / "blocker.mjs").write_text(BLOCKER)
     (project / "specialists" / "blockedpi.specialist.yaml").write_text(BLOCKED_PI)
     mock_llm.enqueue(Reply(tool_calls=(ToolCall("bash", {"command": "echo PI_BLOCK"}),)))
@@ -130,9 +131,11 @@ def test_recover_interrupts_a_pi_job_that_cannot_ack_and_resumes_it(
     steered = sp("steer", job_id, "--recover", "mind", "the", "docs")
     assert steered.returncode == 0, (steered.stdout, steered.stderr)
     assert steered.stdout.startswith(f"recovered: job {job_id} missed"), steered.stdout
+    # pi reads its stdin in order once it can: the steer (its late ack), then the abort.
+    assert "took the steer late" in steered.stdout
     st = finished(job_id)
     assert st["status"] == "done", st
     kinds = [e["event"] for e in events(job_id)]
     assert "interrupted" in kinds and "follow_up_sent" in kinds, kinds
     last = mock_llm.model_requests[-1]
-    assert "mind the docs" in json.dumps(last.json), last.json
+    assert json.dumps(last.json).count("mind the docs") == 1, last.json  # kept, not doubled
