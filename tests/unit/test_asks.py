@@ -12,7 +12,7 @@ import pytest
 
 from specialists.asks import files
 from specialists.asks.model import MAX_MESSAGE_BYTES, Ask, AskOutcome, parse_ask_id
-from specialists.asks.ops import ask, list_asks, reply
+from specialists.asks.ops import ask, cancel_open, list_asks, reply
 from specialists.errors import NotFound, StoreError, UserError
 from specialists.events.inbox import Inbox
 from specialists.jobs.records import JobRecord
@@ -100,6 +100,43 @@ def test_an_interrupted_turn_gives_the_ask_up(store: JobStore, tmp_path: Path) -
         cancelled=lambda: clock() > 1, clock=clock, sleep=clock.sleep,
     )  # fmt: skip
     assert asked.outcome is not None and asked.outcome.kind == "cancelled"
+    assert asked.outcome.why == "its turn was interrupted"
+    assert "cancelled by you: its turn was interrupted" in asked.describe()
+
+
+def test_cancel_open_settles_only_open_waiting_asks_once(store: JobStore, tmp_path: Path) -> None:
+    """What the supervisor does when its job pauses or ends: the open ask is cancelled with
+    the reason (the child's wait returns it, the parent no longer lists it, a late reply is
+    refused); an answered ask keeps its reply, a progress update is left alone, a second call
+    settles nothing."""
+    child = _job(store, tmp_path, owner=[BOSS])
+    clock = FakeClock()
+    answered = ask(
+        store.root, child.id, "need_decision", "1?", timeout_s=60,
+        clock=clock, sleep=_reply_soon(store, child.id, "yes", clock),
+    )  # fmt: skip
+    ask(store.root, child.id, "progress_update", "half", timeout_s=60)
+    settled: list[list[str]] = []
+
+    def sleep(seconds: float) -> None:
+        if not settled:
+            settled.append(cancel_open(store.root, child.id, "the asking job ended cancelled"))
+        clock.sleep(seconds)
+
+    began = clock()
+    waiting = ask(
+        store.root, child.id, "interview_request", "2?", timeout_s=600, clock=clock, sleep=sleep
+    )
+    assert settled == [[waiting.ask.id]]
+    assert waiting.outcome is not None and waiting.outcome.kind == "cancelled"
+    assert waiting.outcome.why == "the asking job ended cancelled"
+    assert clock() - began < 1  # ended by the claim, not the timeout
+    assert cancel_open(store.root, child.id, "again") == []
+    outcome = files.read_outcome(store.job_dir(child.id), parse_ask_id(answered.ask.id)[1])
+    assert outcome is not None and outcome.kind == "reply"
+    assert list_asks(store.root, (BOSS,), include_settled=False)[0] == []
+    with pytest.raises(UserError, match=r"already settled: cancelled by the asker \(the asking"):
+        reply(store.root, waiting.ask.id, "late", by=BOSS, owners=(BOSS,))
 
 
 def test_an_ask_to_a_parent_that_is_gone_is_one_clear_error(

@@ -94,3 +94,61 @@ def test_the_mcp_run_tool_takes_the_same_settings(root):
         (root / ".specialists" / "jobs" / good.data["job_id"] / "job.json").read_text()
     )
     assert record["attention"]["quiet_ms"] == 120_000 and record["watchdog"]["enabled"] is True
+
+
+def _record(root: Path, job_id: str) -> dict:
+    return json.loads((root / ".specialists" / "jobs" / job_id / "job.json").read_text())
+
+
+def test_resume_takes_the_attention_settings(root, capsys, monkeypatch):
+    """`resume` of an ended job makes a new job with the flags (the request it plans carries
+    them); a paused job continues in place and says the flags do not apply to it."""
+    from specialists.jobs.store import JobStore
+    from tests.support.fleet import write_status
+    from tests.support.jobs import new_job
+
+    store = JobStore(root / ".specialists", news=None)
+    record, lock = new_job(store, root, specialist="echo")
+    lock.release()
+    session = root / "session.jsonl"
+    session.write_text("")
+    write_status(store.jobs_dir, record.id, status="done", session_file=str(session))
+    planned = []
+    monkeypatch.setattr(
+        "specialists.cli.cmd_run.plan_and_launch",
+        lambda _p, request, **_: planned.append(request) or 0,
+    )
+    args = ["resume", record.id, "--prompt", "more", "--attention-after", "3m", "--no-watchdog"]
+    assert main(args) == 0, capsys.readouterr().err
+    (request,) = planned
+    assert (request.attention_after, request.watchdog) == ("3m", False)
+    write_status(store.jobs_dir, record.id, status="waiting")
+    monkeypatch.setattr(
+        "specialists.jobs.actions.send_message",
+        lambda *a, **k: type("Sent", (), {"state": "delivered", "reason": None})(),
+    )
+    assert main(args) == 0
+    assert "apply to a new job; job " in capsys.readouterr().err
+
+
+def test_the_deprecated_and_synchronous_mcp_tools_take_them_too(root):
+    """start_specialist shares run's arguments; use_specialist and run_parallel's tasks take
+    attention_after and watchdog as well, checked the same way."""
+    from specialists.mcp.handlers import ServerContext
+    from specialists.mcp.table import call_tool
+
+    ctx = ServerContext()
+    task = {"specialist": "echo", "prompt": "hi", "attention_after": "4m", "watchdog": False}
+    started = call_tool(ctx, "start_specialist", task)
+    assert not started.is_error, started.text
+    assert _record(root, started.data["job_id"])["attention"]["quiet_ms"] == 240_000
+    used = call_tool(ctx, "use_specialist", task)
+    assert not used.is_error, used.text
+    assert _record(root, used.data["job_id"])["attention"]["quiet_ms"] == 240_000
+    parallel = call_tool(ctx, "run_parallel", {"tasks": [task]})
+    assert not parallel.is_error, parallel.text
+    (entry,) = parallel.data["results"] if "results" in parallel.data else parallel.data["jobs"]
+    assert _record(root, entry["job_id"])["attention"]["quiet_ms"] == 240_000
+    bad = call_tool(ctx, "run_parallel", {"tasks": [{**task, "attention_after": "soon"}]})
+    assert bad.is_error and "--attention-after: invalid duration" in bad.text
+    ctx.jobs.stop_all(grace=2.0)

@@ -3,7 +3,8 @@
 A child job asks its supervisor (`contact_supervisor`): `need_decision` and
 `interview_request` wait for one reply, bounded by a timeout; `progress_update` only tells.
 Every ask ends exactly once, by whichever outcome claims it first: the supervisor's reply,
-the child giving up (its timeout, an interrupt of its turn), or the supervisor being gone.
+the child giving up (its timeout; `cancelled` with the reason: its turn was interrupted, its
+MCP client cancelled the call, the asking job paused or ended), or the supervisor being gone.
 """
 
 from __future__ import annotations
@@ -95,11 +96,14 @@ class AskOutcome:
     at_ms: int
     answer: str = ""  # the reply (kind "reply")
     by: str = ""  # who replied: an owner key, or "cli" for a person
+    why: str = ""  # why the asker gave up (kind "cancelled"): its turn, its MCP client, its end
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "at_ms": self.at_ms}
         if self.kind == "reply":
             out |= {"answer": self.answer, "by": self.by}
+        if self.why:
+            out["why"] = self.why
         return out
 
     def describe(self) -> str:
@@ -108,7 +112,7 @@ class AskOutcome:
         if self.kind == "timeout":
             return "timed out (no reply in time)"
         if self.kind == "cancelled":
-            return "given up (the asking turn was interrupted)"
+            return f"cancelled by the asker ({self.why or 'its turn was interrupted'})"
         if self.kind == "supervisor_gone":
             return "given up (the supervisor is gone)"
         raise AssertionError(self.kind)
@@ -145,9 +149,9 @@ def ask_from_dict(data: dict[str, Any], where: str) -> Ask:
 
 def outcome_from_dict(data: dict[str, Any], where: str) -> AskOutcome:
     kind, at = data.get("kind"), data.get("at_ms")
-    answer, by = data.get("answer", ""), data.get("by", "")
+    answer, by, why = data.get("answer", ""), data.get("by", ""), data.get("why", "")
     if kind not in OUTCOME_KINDS or type(at) is not int or type(answer) is not str:
         raise StoreError(f"{where} is damaged (a field is missing or of the wrong type)")
-    if type(by) is not str:
-        raise StoreError(f"{where} is damaged (field 'by')")
-    return AskOutcome(kind, at, answer, by)
+    if type(by) is not str or type(why) is not str:
+        raise StoreError(f"{where} is damaged (field 'by' or 'why')")
+    return AskOutcome(kind, at, answer, by, why)

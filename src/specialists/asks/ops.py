@@ -25,6 +25,8 @@ from specialists.jobs.store import JobStore
 
 POLL_S = 0.05
 GONE_CHECK_S = 1.0
+INTERRUPTED = "its turn was interrupted"
+MCP_CANCELLED = "its MCP client cancelled the call"
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class Asked:
                 "in your answer what you decided and why; a late reply is refused."
             )
         if o.kind == "cancelled":
-            return f"The ask {a.id} was given up: your turn was interrupted."
+            return f"The ask {a.id} was cancelled by you: {o.why or 'your turn was interrupted'}."
         if o.kind == "supervisor_gone":
             return f"The ask {a.id} was given up: {self.gone or 'your supervisor is gone'}."
         raise AssertionError(o.kind)
@@ -77,14 +79,27 @@ def ask(
     timeout_s: float,
     call_id: str = "",
     cancelled: Callable[[], bool] = lambda: False,
+    cancel_why: str = INTERRUPTED,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> Asked:
     """Ask the supervisors of job `job_id`. Refuses before writing anything: a message over
     64 KiB, a job nobody supervises, supervisors that are all gone. A file that cannot be
-    written (a full disk) is one StoreError, never a traceback through the front."""
+    written (a full disk) is one StoreError, never a traceback through the front.
+    `cancelled` turning true ends the wait with outcome `cancelled` and `cancel_why`."""
     with _disk_errors("the ask"):
-        return _ask(state_root, job_id, kind, message, timeout_s, call_id, cancelled, clock, sleep)
+        waiting = _Waiting(cancelled, cancel_why, clock, sleep)
+        return _ask(state_root, job_id, kind, message, timeout_s, call_id, waiting)
+
+
+@dataclass(frozen=True)
+class _Waiting:
+    """How the asker's wait ends besides a reply: its cancel flag, and its clock."""
+
+    cancelled: Callable[[], bool]
+    why: str
+    clock: Callable[[], float]
+    sleep: Callable[[float], None]
 
 
 def _ask(
@@ -94,9 +109,7 @@ def _ask(
     message: str,
     timeout_s: float,
     call_id: str,
-    cancelled: Callable[[], bool],
-    clock: Callable[[], float],
-    sleep: Callable[[float], None],
+    waiting: _Waiting,
 ) -> Asked:
     check_message(message)
     store = JobStore(state_root, news=None)
@@ -125,22 +138,18 @@ def _ask(
         # Nobody heard it: settle it, so no supervisor later answers a child that is not
         # waiting (the listing shows it as given up).
         files.claim(
-            store.job_dir(job_id), parse_ask_id(made.id)[1], AskOutcome("cancelled", _now_ms())
+            store.job_dir(job_id),
+            parse_ask_id(made.id)[1],
+            AskOutcome("cancelled", _now_ms(), why="nobody could be told of it"),
         )
         raise
     if not waits:
         return Asked(made, None)
-    return _wait(state_root, store.job_dir(job_id), made, cancelled, clock, sleep)
+    return _wait(state_root, store.job_dir(job_id), made, waiting)
 
 
-def _wait(
-    state_root: Path,
-    job_dir: Path,
-    made: Ask,
-    cancelled: Callable[[], bool],
-    clock: Callable[[], float],
-    sleep: Callable[[float], None],
-) -> Asked:
+def _wait(state_root: Path, job_dir: Path, made: Ask, waiting: _Waiting) -> Asked:
+    clock, sleep = waiting.clock, waiting.sleep
     seq = parse_ask_id(made.id)[1]
     start = clock()
     deadline = start + made.timeout_s
@@ -152,8 +161,8 @@ def _wait(
         now = clock()
         give_up: AskOutcome | None = None
         gone: str | None = None
-        if cancelled():
-            give_up = AskOutcome("cancelled", _now_ms())
+        if waiting.cancelled():
+            give_up = AskOutcome("cancelled", _now_ms(), why=waiting.why)
         elif now >= deadline:
             give_up = AskOutcome("timeout", _now_ms())
         elif now >= next_gone_check:
@@ -165,6 +174,27 @@ def _wait(
             _, final = files.claim(job_dir, seq, give_up)
             return Asked(made, final, gone if final.kind == "supervisor_gone" else None)
         sleep(min(POLL_S, max(0.0, deadline - now)))
+
+
+def cancel_open(state_root: Path, job_id: str, why: str) -> list[str]:
+    """Settle every open waiting ask of job `job_id` as cancelled with `why` (the job paused
+    or ended: nobody waits for a reply any more). The ids it settled; an ask a reply won
+    meanwhile keeps its reply. Called by the job's supervisor, so a pi or Claude Code job's
+    ask ends with its turn even when the tool call that waits cannot be reached."""
+    job_dir = JobStore(state_root, news=None).job_dir(job_id)
+    settled: list[str] = []
+    with _disk_errors("the ask's outcome"):
+        for seq in files.list_seqs(job_dir):
+            try:
+                made = files.read_ask(job_dir, seq)
+                if not made.waits or files.read_outcome(job_dir, seq) is not None:
+                    continue
+            except (FileNotFoundError, StoreError):
+                continue  # half made or damaged: nobody can be waiting on it
+            won, _ = files.claim(job_dir, seq, AskOutcome("cancelled", _now_ms(), why=why))
+            if won:
+                settled.append(made.id)
+    return settled
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,12 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from specialists.cli.cmd_run import add_common_run_args
+    from specialists.cli.cmd_run import add_attention_args, add_common_run_args
 
     p = sub.add_parser("resume", help="continue a finished job's session as a new job")
     p.add_argument("job", help="job id or unique prefix")
     add_common_run_args(p)
+    add_attention_args(p)
     p.set_defaults(run=run)
 
 
@@ -39,6 +40,8 @@ def run(args: argparse.Namespace, project: Project) -> int:
         timeout_ms=timeout_ms(args),
         keep_alive=args.keep_alive,
         continue_from=job_id,
+        attention_after=args.attention_after,
+        watchdog=args.watchdog,
     )
     from specialists.missions.launch import MissionChoice
 
@@ -64,6 +67,12 @@ def _resume_paused(project: Project, job_id: str, args: argparse.Namespace) -> i
 
     if current_status(project.store, job_id).status != "waiting":
         return None
+    if args.attention_after is not None or args.watchdog is not None:
+        print(
+            f"warning: --attention-after and --watchdog apply to a new job; job {job_id} "
+            "continues in place with its own",
+            file=sys.stderr,
+        )
     outcome = send_message(project.store, job_id, "follow_up", read_prompt(args))
     if outcome.state == "refused":
         print(f"error: resume refused: {outcome.reason} (see: specialists feed --job {job_id})",

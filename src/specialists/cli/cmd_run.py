@@ -66,6 +66,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--gate-timeout", type=Duration, help=f"kill the gate after this long ({DURATION_HELP})"
     )
+    add_attention_args(p)
+    p.set_defaults(run=run)
+
+
+def add_attention_args(p: argparse.ArgumentParser) -> None:
+    """`--attention-after` and `--watchdog` (docs/attention.md): run and resume."""
     p.add_argument(
         "--attention-after",
         metavar="DURATION",
@@ -78,7 +84,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="review each turn's change to the working tree (docs/attention.md)",
     )
-    p.set_defaults(run=run)
 
 
 def read_prompt(args: argparse.Namespace, *, required: bool = True) -> str:

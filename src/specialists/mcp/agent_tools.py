@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -76,10 +77,20 @@ def caller(ctx: ServerContext) -> Caller:
 
 
 def run_agent_tool(
-    tool: AgentTool, ctx: ServerContext, args: Mapping[str, Any], call_id: str
+    tool: AgentTool,
+    ctx: ServerContext,
+    args: Mapping[str, Any],
+    call_id: str,
+    cancelled: threading.Event | None = None,
 ) -> tuple[dict[str, Any], str, bool]:
-    """(structured data, text, is_error) of one table tool call."""
-    reply = call_agent_tool(tool, ToolCall(args, caller(ctx), call_id=call_id))
+    """(structured data, text, is_error) of one table tool call. `cancelled` is set when the
+    client cancels the call (notifications/cancelled): a waiting tool (an ask) ends then."""
+    who = caller(ctx)
+    if cancelled is not None:
+        from specialists.asks.ops import MCP_CANCELLED
+
+        who = replace(who, cancelled=cancelled.is_set, cancel_why=MCP_CANCELLED)
+    reply = call_agent_tool(tool, ToolCall(args, who, call_id=call_id))
     if reply.is_error:
         return dict(reply.data), reply.text, True
     data = dict(reply.data)

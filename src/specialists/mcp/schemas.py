@@ -63,6 +63,17 @@ _TASK_PROPS: Schema = {
     "cwd": text("working directory (relative paths are under the project root)"),
 }
 
+_ATTENTION_PROPS: Schema = {  # docs/attention.md; run, use_specialist, the deprecated tools
+    "attention_after": text(
+        "tell you when the job shows no activity this long: 30s, 5m, 1h; off for never",
+        max_length=16,
+    ),
+    "watchdog": {
+        "type": "boolean",
+        "description": "have each turn's change to the working tree reviewed (a child job)",
+    },
+}
+
 RUN_ARGS = obj(
     {
         **_TASK_PROPS,
@@ -80,20 +91,17 @@ RUN_ARGS = obj(
         },
         "mission": {"type": "boolean", "description": "false: create no mission for this run"},
         "mission_id": text("attach to this existing mission (strict)", max_length=48),
-        "attention_after": text(
-            "tell you when the job shows no activity this long: 30s, 5m, 1h; off for never",
-            max_length=16,
-        ),
-        "watchdog": {
-            "type": "boolean",
-            "description": "have each turn's change to the working tree reviewed (a child job)",
-        },
+        **_ATTENTION_PROPS,
     },
     ("specialist", "prompt"),
 )
 
 USE_ARGS = obj(
-    {**_TASK_PROPS, "timeout_s": integer("seconds to wait before stopping it", 120, 1, 1800)},
+    {
+        **_TASK_PROPS,
+        **_ATTENTION_PROPS,
+        "timeout_s": integer("seconds to wait before stopping it", 120, 1, 1800),
+    },
     ("specialist", "prompt"),
 )
 
@@ -103,7 +111,7 @@ PARALLEL_ARGS = obj(
             "type": "array",
             "minItems": 1,
             "maxItems": 8,
-            "items": obj(_TASK_PROPS, ("specialist", "prompt")),
+            "items": obj({**_TASK_PROPS, **_ATTENTION_PROPS}, ("specialist", "prompt")),
         },
         "timeout_s": integer("seconds to wait for all of them", 300, 1, 3600),
     },

@@ -106,14 +106,6 @@ _FEED = (
     "max 200): tool calls, turns, steering acks, errors. Returns events and next_seq to "
     "continue from. For diagnosing a stuck or failing job, not for waiting on one. " + NO_POLL
 )
-_STEER = (
-    "Inject guidance into a running job's current turn (the agent reads it before its next "
-    "step): use it when a specialist is heading the wrong way. Waits up to 3 s for the "
-    "agent's acknowledgement; returns state delivered (acknowledged), scheduled (handed to "
-    "the agent, not acknowledged yet) or pending (not picked up yet). Refused when the job is "
-    "not running or its runner cannot be steered (then use follow_up). Then keep working. "
-    + NO_POLL
-)
 _FOLLOW_UP = (
     "Send another message to a live job: delivered when its current run ends, or at once to a "
     "job that is waiting (keep-alive specialists answer, then wait). The new answer arrives "
@@ -167,7 +159,7 @@ TOOLS: tuple[McpTool, ...] = (
     McpTool("status", _STATUS, s.OPTIONAL_JOB_ARGS, s.STATUS_RESULT, h.status, read_only=True),
     McpTool("result", _RESULT, s.JOB_ARGS, s.ANSWER, h.result, read_only=True),
     McpTool("feed", _FEED, s.FEED_ARGS, s.FEED_RESULT, h.feed, read_only=True),
-    McpTool("steer", _STEER, s.MESSAGE_ARGS, s.SENT, ctl.steer),
+    McpTool("steer", ctl.STEER_DESCRIPTION, ctl.STEER_ARGS, ctl.STEERED, ctl.steer),
     McpTool("follow_up", _FOLLOW_UP, s.MESSAGE_ARGS, s.SENT, h.follow_up),
     McpTool("stop", _STOP, s.JOB_ARGS, s.STOPPED, h.stop),
     McpTool("specialist_init", _INIT, s.NO_ARGS, s.INIT_RESULT, h.specialist_init, True),
@@ -254,7 +246,7 @@ def call_tool(
     try:
         if spec.agent_tool is not None:  # the table's handlers check their own arguments
             data, text, is_error = a.run_agent_tool(
-                spec.agent_tool, call_ctx, dict(arguments or {}), call_id
+                spec.agent_tool, call_ctx, dict(arguments or {}), call_id, cancelled
             )
             if is_error:
                 line = one_line(text.removeprefix("error: "), 2000)

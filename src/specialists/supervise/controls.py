@@ -28,6 +28,7 @@ class Controls(Waking):
         self.held: deque[tuple[str, str]] = deque()  # follow-ups for after the run: (id, text)
         self._ending: Ending | None = None
         self._interrupted = False  # a soft interrupt is under way: the aborted run pauses the job
+        self._paused_mono: float | None = None  # when an interrupt paused the run (its clock)
         # Steers handed to the agent and not yet acknowledged by it, oldest first: agents
         # acknowledge steers in the order they got them (pi's responses, the native loop).
         self._steers_out: deque[str] = deque()
@@ -57,8 +58,12 @@ class Controls(Waking):
         except SpecialistsError as exc:
             self._on_run_failed(f"the follow-up could not start: {exc.one_line()}")
             return
-        self._running_again(False, "follow_up")
+        paused = self._paused_mono if self._interrupted else None
+        if paused is not None:  # the pause stopped the run's clock: the rest of its deadline
+            self._run_started_mono += self.clock() - paused
+        self._running_again(paused is not None, "follow_up")
         self._interrupted = False  # resumed: this run ends the job as any run would
+        self._paused_mono = None
         self._event("follow_up_sent", request=request_id)
         self._save(force=True)
 

@@ -12,9 +12,10 @@ The event id is fixed per job (`job-<id>:notice:1`): a job ends once, so a super
 crash recovery that both report the same end wake the owner once (the inbox's seen-set).
 It is appended before the job's final status is written, so an owner that sees the job
 finished also finds the event. Proc jobs (bg_run) report their own `job_exit` instead.
-Outside sessions (claude-..., pi-...) hear of a job's end through its completion notice
-(notices.py), which their own front turns into an event: telling them here too would wake
-them twice.
+A thread's parent whose inbox has the child's `child_closed` for this end already
+(threads/closing.py; notices.told_by_child_closed) gets no second word of it. Outside
+sessions (claude-..., pi-...) hear of a job's end through its completion notice (notices.py),
+which their own front turns into an event: telling them here too would wake them twice.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from specialists.events.model import EventSource
 from specialists.events.owners import is_owner, job_owner, owner_job_id
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore, now_ms
+from specialists.notices import told_by_child_closed
 from specialists.timers.store import TimerStore
 from specialists.vocab import PROC_RUNNER
 
@@ -61,8 +63,9 @@ def tell_owners(
         "job", record.id, {"specialist": record.specialist, "prompt": record.prompt[:PROMPT_CHARS]}
     )
     details = {"job_id": record.id, "status": final, "error": error}
+    closed_to = told_by_child_closed(state_root, record.thread)
     for owner in record.owner:
-        if not is_owner(owner) or owner_job_id(owner) is None:
+        if not is_owner(owner) or owner_job_id(owner) is None or owner == closed_to:
             continue
         try:
             Inbox(state_root, owner).append(

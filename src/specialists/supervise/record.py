@@ -110,6 +110,7 @@ class Recorder:
             # nor eats the room kept for its last words.
             self.guard.run("final kill", lambda: self.runner.send(Kill()))
             self.guard.run("killing the job's processes", lambda: kill_job(self.job_dir))
+            self._cancel_asks(f"the asking job ended {final}")
             if self.record.runner == PROC_RUNNER:  # a background command: its one job_exit
                 self.guard.run("job_exit", lambda: self._post_job_exit(final, error))
             if final == "done":
@@ -132,6 +133,16 @@ class Recorder:
             # Event, status, news for the owner: written once, waiting for space if they must.
             record = self.writer.write_final(st, final, **fields)
             self._show(lambda observer: observer.on_event(record))
+
+    def _cancel_asks(self, why: str) -> None:
+        """Nobody waits for a reply to this job's open asks any more (asks/ops.py)."""
+        from specialists.asks.ops import cancel_open
+
+        def cancel() -> None:
+            for ask_id in cancel_open(self.store.root, self.record.id, why):
+                self._event("ask_cancelled", ask=ask_id, reason=why)
+
+        self.guard.run("ending the job's asks", cancel)
 
     def _gate(self) -> tuple[str, str | None]:
         """`run --gate`: the agent is stopped first, so nothing writes while the gate looks."""

@@ -14,9 +14,11 @@ conversation). `steer_job` waits up to STEER_WAIT_S for that and says which stat
     failed      refused (no turn is running, the runner cannot be steered, the job ended) or
                 rejected by the agent, with the reason
 
-The seed's `partial` and `recovered` belong to multi-child steering and automatic
-pause-and-revive recovery, which are not built: a steer here has one target and is never
-turned into a resume behind the caller's back.
+Here a steer has one target and is never turned into a resume. The seed's other two states
+live beside it: `partial` is the overall state of a steer of several jobs (a workflow's or a
+parent's running children, or a list; steer_fanout.py), and `recovered` is the opt-in
+`--recover` of a top-level job that missed the acknowledgement: interrupted, then resumed
+with the message (steer_recover.py).
 
 `interrupt_job` cancels the run in progress and leaves the job paused (status `waiting`),
 resumable with a follow-up or `specialists resume`; `stop` stays final.
@@ -38,7 +40,7 @@ STEER_WAIT_S = 3.0
 INTERRUPT_WAIT_S = 10.0
 _POLL_S = 0.03
 
-SteerState = Literal["delivered", "scheduled", "pending", "failed"]
+SteerState = Literal["delivered", "scheduled", "pending", "recovered", "failed"]
 
 
 @dataclass(frozen=True)
@@ -59,10 +61,16 @@ class SteerOutcome:
             )
         if self.state == "pending":
             return f"pending: job {self.job_id} has not picked up the steer yet{rid}"
+        if self.state == "recovered":
+            return (
+                f"recovered: job {self.job_id} missed the steer's acknowledgement, was "
+                f"interrupted and resumed with the message{rid}"
+                + (f"; {self.reason}" if self.reason else "")
+            )
         return f"failed: {self.reason or 'refused'}{rid}"
 
 
-def _events_for(
+def events_for(
     store: JobStore, job_id: str, request_id: str, kinds: set[str], until: float
 ) -> dict | None:
     """The first event of `kinds` for `request_id`, or None by the monotonic time `until`."""
@@ -81,24 +89,35 @@ def _events_for(
 def steer_job(
     store: JobStore, job_id: str, message: str, *, wait_s: float = STEER_WAIT_S
 ) -> SteerOutcome:
+    posted = post_steer(store, job_id, message)
+    if isinstance(posted, SteerOutcome):
+        return posted
+    return await_steer(store, job_id, posted, time.monotonic() + wait_s)
+
+
+def post_steer(store: JobStore, job_id: str, message: str) -> str | SteerOutcome:
+    """The steer's request id, or the outcome `failed` when the job is not live."""
     if not message.strip():
         raise UserError("the message is empty")
     st = current_status(store, job_id)
     if not st.active:
         return SteerOutcome(job_id, "failed", reason=f"job {job_id} is {st.status}")
-    request = post_request(store.job_dir(job_id), "steer", message)
-    until = time.monotonic() + wait_s
-    ack = _events_for(store, job_id, request.id, {"steer_ack"}, until)
+    return post_request(store.job_dir(job_id), "steer", message).id
+
+
+def await_steer(store: JobStore, job_id: str, request_id: str, until: float) -> SteerOutcome:
+    """The state the steer `request_id` reached by the monotonic time `until`."""
+    ack = events_for(store, job_id, request_id, {"steer_ack"}, until)
     if ack is None:
-        return SteerOutcome(job_id, "pending", request.id)
+        return SteerOutcome(job_id, "pending", request_id)
     if not ack.get("delivered"):
-        return SteerOutcome(job_id, "failed", request.id, str(ack.get("reason") or "refused"))
-    took = _events_for(store, job_id, request.id, {"steer_delivered", "steer_failed"}, until)
+        return SteerOutcome(job_id, "failed", request_id, str(ack.get("reason") or "refused"))
+    took = events_for(store, job_id, request_id, {"steer_delivered", "steer_failed"}, until)
     if took is None:
-        return SteerOutcome(job_id, "scheduled", request.id)
+        return SteerOutcome(job_id, "scheduled", request_id)
     if took.get("event") == "steer_failed":
-        return SteerOutcome(job_id, "failed", request.id, str(took.get("reason") or "rejected"))
-    return SteerOutcome(job_id, "delivered", request.id)
+        return SteerOutcome(job_id, "failed", request_id, str(took.get("reason") or "rejected"))
+    return SteerOutcome(job_id, "delivered", request_id)
 
 
 InterruptState = Literal["paused", "interrupting", "already_paused", "pending", "refused"]
@@ -145,7 +164,7 @@ def interrupt_job(
         return InterruptOutcome(job_id, "refused", reason=f"job {job_id} is {st.status}")
     request = post_request(store.job_dir(job_id), "interrupt")
     until = time.monotonic() + wait_s
-    ack = _events_for(store, job_id, request.id, {"interrupt_ack"}, until)
+    ack = events_for(store, job_id, request.id, {"interrupt_ack"}, until)
     if ack is None:
         return InterruptOutcome(job_id, "pending", request.id)
     if not ack.get("delivered"):

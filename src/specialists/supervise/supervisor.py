@@ -252,6 +252,8 @@ class Supervisor(Checkpoints):
         if error == "aborted" and self._interrupted:
             # A soft interrupt: the job pauses, resumable with a follow-up or `resume`.
             self._event("interrupted")
+            self._paused_mono = self.clock()
+            self._cancel_asks("the asking job was interrupted")
             self._wait_for_follow_up()
             return
         if self.record.keep_alive and (error == "aborted" or self.last_answer is not None):

@@ -56,6 +56,7 @@ def contact_supervisor(call: ToolCall) -> Reply:
         timeout_s=DEFAULT_TIMEOUT_S if timeout is None else timeout,
         call_id=call.call_id,
         cancelled=c.cancelled,
+        cancel_why=c.cancel_why,
     )
     data: dict[str, Any] = {"ask_id": asked.ask.id}
     if asked.outcome is not None:

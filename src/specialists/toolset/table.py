@@ -35,6 +35,7 @@ class Caller:
     clock: Callable[[], float] = time.time  # wall seconds; tests pass a fake
     # True once the caller's turn is interrupted: a tool that waits (an ask) gives up then.
     cancelled: Callable[[], bool] = field(default=lambda: False, compare=False)
+    cancel_why: str = "its turn was interrupted"  # said when `cancelled` ends a wait
 
 
 @dataclass(frozen=True)
