@@ -70,6 +70,7 @@ def translator_state(t: PiTranslator, now: float) -> dict[str, Any]:
         "saw_thinking": t._saw_thinking,
         "saw_text": t._saw_text,
         "tools": ages(t._tool_started, now),
+        "heartbeat": ages(t._heartbeat, now),
         "turn_usage": None if usage is None else _usage(usage),
         "turns": t.turns,
         "malformed": t.malformed,
@@ -80,6 +81,7 @@ def translator_state(t: PiTranslator, now: float) -> dict[str, Any]:
 def restore_translator(t: PiTranslator, raw: Mapping[str, Any], now: float) -> None:
     t._saw_thinking, t._saw_text = bool(raw["saw_thinking"]), bool(raw["saw_text"])
     t._tool_started = times(raw["tools"], now)
+    t._heartbeat = times(raw["heartbeat"], now)
     usage = raw["turn_usage"]
     t._turn_usage = None if usage is None else Usage(**usage)
     t.turns, t.malformed, t.oversized = (
