@@ -221,3 +221,75 @@ def test_a_claude_job_waiting_between_runs_is_taken_over_and_answers_a_follow_up
     assert runs[1]["argv"][runs[1]["argv"].index("--resume") + 1] == session
     kinds = assert_each_event_once(store, record.id)
     assert kinds.count("starting") == 1 and kinds.count("run_end") == 2, kinds
+
+
+def checkpointed_command_job(store: JobStore, root: Path, on: Any, tmp_path: Path) -> Any:
+    """A command job on the node, its first checkpoint written, its supervisor gone."""
+    from specialists.runners.command import CommandRunner
+    from tests.unit.test_executor_reattach import command_job
+
+    record, lock = command_job(store, root, tmp_path)
+    first = supervisor(store, record, on, CommandRunner())
+    first._begin()
+    first._step()
+    first.writer.close()
+    path = store.job_dir(record.id) / CHECKPOINT_FILE
+    return record, lock, path, json.loads(path.read_text())
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        (lambda c: c["runner"].pop("stdout_bytes"), "its checkpoint is damaged: KeyError"),
+        (lambda c: c.update(runner_name="pi"), "is of the 'pi' runner, not 'command'"),
+        (lambda c: c["runner"].update(runner="native"), "state of the 'native' runner"),
+        (lambda c: c.update(v=1), "is of version 1, not 2"),
+        (lambda c: c["cursor"].update(seq=10**6), "from item 1000000, past the"),
+        (lambda c: c.pop("job"), "its checkpoint is unreadable: KeyError('job')"),
+    ],
+    ids=["damaged", "other-runner", "other-runner-state", "old-version", "cursor-past", "no-job"],
+)
+def test_a_checkpoint_that_does_not_fit_ends_the_job_saying_why(
+    project,  # noqa: F811
+    node,  # noqa: F811
+    tmp_path,
+    damage,
+    said,
+):
+    """A damaged checkpoint, one of another runner or version, or a cursor past what the
+    node holds of the agent's output: the successor does not guess. The job ends `error`
+    with the reason (the agent's lease then ends it, as after any crash)."""
+    from specialists.runners.command import CommandRunner
+
+    store = JobStore(project / ".specialists", news=NEWS)
+    record, lock, path, checkpoint = checkpointed_command_job(store, project, node, tmp_path)
+    damage(checkpoint)
+    path.write_text(json.dumps(checkpoint))
+    status = supervisor(store, record, node, CommandRunner(), reattach=True).run()
+    lock.release()
+    assert status.status == "error"
+    assert said in (status.error or ""), status.error
+    assert (status.error or "").startswith("supervisor crashed")
+
+
+def test_output_the_node_dropped_after_the_cursor_is_refused(
+    project,  # noqa: F811
+    node,  # noqa: F811
+    tmp_path,
+):
+    """The node acknowledged past the checkpoint (a supervisor that read without
+    checkpointing): the output after the cursor is gone, so the successor refuses rather
+    than read on with a hole."""
+    from specialists.runners.command import CommandRunner
+
+    store = JobStore(project / ".specialists", news=NEWS)
+    record, lock, _, checkpoint = checkpointed_command_job(store, project, node, tmp_path)
+    (tmp_path / "first").touch()
+    proc_id = checkpoint["cursor"]["proc"]
+    proc = node.core.procs[proc_id]
+    wait_for(lambda: proc.seq > 0, what="output on the node")
+    node.call_sync("read", proc_id, proc.seq, 0.0, proc.seq)  # acknowledges all of it
+    status = supervisor(store, record, node, CommandRunner(), reattach=True).run()
+    lock.release()
+    assert status.status == "error"
+    assert "has dropped the agent's output after item 0" in (status.error or ""), status.error
