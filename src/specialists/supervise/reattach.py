@@ -133,7 +133,7 @@ class Checkpoints(Controls):
         runner.committed(taken)
 
     def _before_control_writes(self) -> None:
-        self._checkpoint("requests")
+        self.guard.run("checkpoint", lambda: self._checkpoint("requests"))
 
     def _job_state(self) -> dict[str, Any]:
         """The supervisor's part of a checkpoint: what is not in status.json."""
