@@ -161,3 +161,82 @@ def test_not_started_runners_have_nothing_to_take_over() -> None:
     assert PiRunner().adopt_state() is None
     assert ClaudeRunner().adopt_state() is None
     assert CodexRunner().adopt_state() is None
+
+
+# --- pi's stdin numbering after a takeover --------------------------------------------------
+
+
+class NodeInput:
+    """The adopted process's stdin as the node numbers it: `applied` writes arrived."""
+
+    def __init__(self, applied: int) -> None:
+        self.applied = applied
+        self.wseq = applied
+        self.sent: list[tuple[int, bytes]] = []
+        self.pid = 4242
+
+    def renumber_input(self, wseq: int) -> int:
+        before, self.wseq = self.wseq, wseq
+        return before
+
+    def send(self, data: bytes) -> None:
+        self.wseq += 1
+        self.sent.append((self.wseq, data))
+
+
+def pi_with_three_writes() -> dict[str, Any]:
+    """A pi runner that wrote its prompt and two steers: its state at the checkpoint."""
+    runner = PiRunner()
+    runner._proc = NodeInput(0)  # type: ignore[assignment]
+    runner._protocol.prompt("task")
+    runner._flush()
+    for steer in ("left", "right"):
+        runner._protocol.steer(steer)
+        runner._flush()
+    state = runner.adopt_state()
+    assert state is not None and state["writes"] == 3 and len(state["recent"]) == 3
+    return through_json(state)
+
+
+def adopted_pi(tmp_path: Path, state: dict[str, Any], applied: int) -> tuple[PiRunner, NodeInput]:
+    runner, node_input = PiRunner(), NodeInput(applied)
+    runner.adopt(spec(tmp_path), state, node_input)  # type: ignore[arg-type]
+    return runner, node_input
+
+
+def test_pi_writes_the_replay_makes_again_keep_their_numbers(tmp_path: Path) -> None:
+    """After an output checkpoint, writes the node applied beyond it are ones the replay of
+    the output makes again: numbered on from the checkpoint, so the node drops the copies."""
+    state = pi_with_three_writes()
+    runner, node_input = adopted_pi(tmp_path, {**state, "then": "output"}, applied=5)
+    assert node_input.wseq == 3 and node_input.sent == []
+    assert runner._protocol.next_id == 4
+
+
+def test_pi_writes_for_requests_after_the_checkpoint_are_numbered_past(tmp_path: Path) -> None:
+    """After a checkpoint taken before control writes, the node's extra writes are requests
+    nobody will make again: the successor numbers on after them and gives up their ids, so
+    no later request is dropped by the node or answered with another's response."""
+    state = pi_with_three_writes()
+    runner, node_input = adopted_pi(tmp_path, {**state, "then": "requests"}, applied=5)
+    assert node_input.wseq == 5
+    assert runner._protocol.next_id == 6
+    runner._protocol.steer("again")
+    runner._flush()
+    assert node_input.sent[-1][0] == 6 and b'"id":"sp-6"' in node_input.sent[-1][1]
+
+
+def test_pi_writes_the_node_never_got_are_sent_again(tmp_path: Path) -> None:
+    """The node applied one of the three writes the checkpoint counted (the others were lost
+    with the dead supervisor's connection): the two are sent again, as writes 2 and 3."""
+    state = pi_with_three_writes()
+    _, node_input = adopted_pi(tmp_path, {**state, "then": "output"}, applied=1)
+    assert [n for n, _ in node_input.sent] == [2, 3]
+    assert b'"left"' in node_input.sent[0][1] and b'"right"' in node_input.sent[1][1]
+
+
+def test_pi_writes_lost_beyond_the_copies_kept_are_refused(tmp_path: Path) -> None:
+    state = pi_with_three_writes()
+    state["recent"] = state["recent"][-1:]
+    with pytest.raises(AgentUnavailable, match="never got the last 3 writes"):
+        adopted_pi(tmp_path, {**state, "then": "output"}, applied=0)
