@@ -293,3 +293,49 @@ def test_output_the_node_dropped_after_the_cursor_is_refused(
     lock.release()
     assert status.status == "error"
     assert "has dropped the agent's output after item 0" in (status.error or ""), status.error
+
+
+def test_a_job_waiting_for_a_timer_is_taken_over_and_the_timer_wakes_it(
+    project,  # noqa: F811
+    node,  # noqa: F811
+    tmp_path,
+):
+    """A Claude job answered with a timer of its own pending, so it waits for work (no
+    process runs); its supervisor dies. The successor comes back waiting for the same work,
+    the timer fires and wakes the agent (a second run, resuming the session, told of the
+    timer), and that answer ends the job."""
+    import time
+
+    from specialists.events.model import EventSource
+    from specialists.timers.store import TimerStore
+
+    store = JobStore(project / ".specialists", news=NEWS)
+    log = tmp_path / "claude.jsonl"
+    os.environ.update(FAKE_CLAUDE_SCENARIO="text", FAKE_CLAUDE_LOG=str(log))
+    agent = fake_claude.install(tmp_path / "bin")
+    record, lock = new_job(
+        store, project, runner="claude", runner_options={"bin": str(agent)}, executor=SETTINGS
+    )
+    now = time.time()
+    TimerStore(store.root, f"job-{record.id}").set(
+        int((now + 4) * 1000),
+        now_ms=int(now * 1000),
+        note="look again",
+        source=EventSource("sleep"),
+    )
+    first = supervisor(store, record, node, ClaudeRunner())
+    first._begin()
+    inner = first.runner.inner  # type: ignore[attr-defined]
+    waiting = lambda: first.waiting_for_work and inner._proc is None  # noqa: E731
+    wait_for(lambda: first._step() or waiting(), what="the wait, with the run's process gone")
+    first._step()
+    first.writer.close()
+    checkpoint = json.loads((store.job_dir(record.id) / CHECKPOINT_FILE).read_text())
+    assert checkpoint["job"]["waiting_for_work"] and checkpoint["cursor"] is None, checkpoint
+    status = supervisor(store, record, node, ClaudeRunner(), reattach=True).run()
+    lock.release()
+    assert status.status == "done", (status.error, events_of(store, record.id))
+    runs = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(runs) == 2 and "look again" in runs[1]["stdin"], runs
+    kinds = assert_each_event_once(store, record.id)
+    assert kinds.count("woken") == 1 and kinds.count("run_end") == 2, kinds
