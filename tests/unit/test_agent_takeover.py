@@ -339,3 +339,32 @@ def test_a_job_waiting_for_a_timer_is_taken_over_and_the_timer_wakes_it(
     assert len(runs) == 2 and "look again" in runs[1]["stdin"], runs
     kinds = assert_each_event_once(store, record.id)
     assert kinds.count("woken") == 1 and kinds.count("run_end") == 2, kinds
+
+
+def test_a_second_successor_racing_the_first_leaves_the_job_alone(
+    project,  # noqa: F811
+    node,  # noqa: F811
+    tmp_path,
+):
+    """While one successor holds the job's lock (recovery hands it its descriptor), a second
+    `python -m specialists.supervise <job> --reattach` cannot take the lock: it exits 1
+    without adopting the agent or writing a line (so events are not read and written twice).
+    That recovery starts one successor only is test_executor_reattach.py's
+    test_recovery_hands_the_job_to_a_new_supervisor_and_a_second_reader_waits."""
+    import subprocess
+
+    store = JobStore(project / ".specialists", news=NEWS)
+    record, lock, path, _ = checkpointed_command_job(store, project, node, tmp_path)
+    job_dir = store.job_dir(record.id)
+    before = [(job_dir / name).read_bytes() for name in ("events.jsonl", "status.json")]
+    second = subprocess.run(
+        [PY, "-m", "specialists.supervise", str(job_dir), "--reattach"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    lock.release()
+    assert second.returncode == 1, second.stderr
+    assert "held by another supervisor" in second.stderr
+    assert [(job_dir / name).read_bytes() for name in ("events.jsonl", "status.json")] == before
+    assert json.loads(path.read_text())["adoptable"]
