@@ -72,16 +72,7 @@ def die_after_events(first: Supervisor, want: str) -> None:
     """One checkpointed step, then events recorded past it up to `want`, then death."""
     first._begin()
     first._step()
-    seen: list[Any] = []
-
-    def read() -> bool:
-        for ev in first.runner.poll(0.2):
-            first._on_runner_event(ev)
-            seen.append(ev)
-        return any(getattr(ev, "event", None) == want for ev in seen)
-
-    wait_for(read, what=f"a {want} event")
-    first.writer.close()
+    die_after_events_now(first, want)
 
 
 VARY = ("seq", "ts", "duration_ms", "id")  # what differs between two runs of one job
@@ -199,7 +190,9 @@ def test_a_claude_job_waiting_between_runs_is_taken_over_and_answers_a_follow_up
     )
     first = supervisor(store, record, node, ClaudeRunner())
     first._begin()
-    wait_for(lambda: first._step() or first.status.status == "waiting", what="the first answer")
+    inner = first.runner.inner  # type: ignore[attr-defined]
+    waiting = lambda: first.status.status == "waiting" and inner._proc is None  # noqa: E731
+    wait_for(lambda: first._step() or waiting(), what="the first answer, its process gone")
     first._step()  # the idle checkpoint
     first.writer.close()
     checkpoint = json.loads((store.job_dir(record.id) / CHECKPOINT_FILE).read_text())
@@ -368,3 +361,54 @@ def test_a_second_successor_racing_the_first_leaves_the_job_alone(
     assert "held by another supervisor" in second.stderr
     assert [(job_dir / name).read_bytes() for name in ("events.jsonl", "status.json")] == before
     assert json.loads(path.read_text())["adoptable"]
+
+
+def test_a_pi_job_is_taken_over_in_its_second_run(project, node, tmp_path):  # noqa: F811
+    """A keep-alive pi job answered, took a follow-up, and is streaming the second answer
+    when its supervisor dies (its `text` written past the checkpoint). The successor knows
+    the first answer and the run count, reads the second run on, and comes back waiting
+    with both answers; pi got two prompts, no request twice."""
+    store = JobStore(project / ".specialists", news=NEWS)
+    log = tmp_path / "commands.jsonl"
+    os.environ.update(FAKE_PI_SCENARIO="slow", FAKE_PI_CHUNKS="60", FAKE_PI_DELAY="0.02")
+    os.environ["FAKE_PI_LOG"] = str(log)
+    options = {"pi_bin": [PY, str(FAKE_PI)]}
+    record, lock = new_job(
+        store, project, runner="pi", runner_options=options, executor=SETTINGS, keep_alive=True
+    )
+    first = supervisor(store, record, node, PiRunner())
+    first._begin()
+    wait_for(lambda: first._step() or first.status.status == "waiting", what="the first answer")
+    post_request(store.job_dir(record.id), "follow_up", "and once more")
+    wait_for(lambda: first._step() or first.status.status == "running", what="the second run")
+    die_after_events_now(first, "text")
+    second = supervisor(store, record, node, PiRunner(), reattach=True)
+    second._resume()
+    assert second._answers == 1 and second.last_answer is not None
+    wait_for(lambda: second._step() or second._answers == 2, what="the second answer")
+    post_request(store.job_dir(record.id), "stop")
+    while not second.finished:
+        second._step()
+    second.writer.close()
+    lock.release()
+    assert store.read_status(record.id).status == "done"  # type: ignore[union-attr]
+    kinds = assert_each_event_once(store, record.id)
+    assert kinds.count("run_end") == 2 and kinds.count("text") == 2, kinds
+    commands = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [c["type"] for c in commands].count("prompt") == 2, commands
+    ids = [c.get("id") for c in commands if c.get("id")]
+    assert len(ids) == len(set(ids)), ids
+
+
+def die_after_events_now(first: Supervisor, want: str) -> None:
+    """Events recorded past the last checkpoint up to `want`, then death."""
+    seen: list[Any] = []
+
+    def read() -> bool:
+        for ev in first.runner.poll(0.2):
+            first._on_runner_event(ev)
+            seen.append(ev)
+        return any(getattr(ev, "event", None) == want for ev in seen)
+
+    wait_for(read, what=f"a {want} event")
+    first.writer.close()
