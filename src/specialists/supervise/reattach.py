@@ -33,7 +33,7 @@ import logging
 import os
 from collections import deque
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specialists.errors import SpecialistsError
 from specialists.executors.job import RemoteJobRunner
@@ -46,6 +46,9 @@ from specialists.jobs.writer import event_fields
 from specialists.supervise.agent_spec import launch_spec
 from specialists.supervise.controls import Controls
 from specialists.supervise.revive import CHECKPOINT_FILE, read_json
+
+if TYPE_CHECKING:
+    from specialists.supervise.attending import Attendant
 
 log = logging.getLogger("specialists.supervisor")
 
@@ -90,6 +93,8 @@ class Replay:
 
 
 class Checkpoints(Controls):
+    attendant: Attendant  # the supervisor's
+
     def _setup_checkpoints(self, *, reattach: bool) -> None:
         self.reattach = reattach
         self._checkpointed: tuple[Any, ...] | str | None = None  # a mark, or why not
@@ -204,6 +209,7 @@ class Checkpoints(Controls):
             self._finish("error", f"supervisor crashed (its checkpoint is unreadable: {exc!r})")
             return
         st, pid = self.status, os.getpid()
+        self.attendant.status = st  # it marks attention on the status the job writes
         st.supervisor_pid, st.supervisor_start_time = pid, process_start_time(pid)
         since = max(0, now_ms() - int(checkpoint.get("run_started_ms") or st.started_at_ms))
         self._run_started_mono = self.clock() - since / 1000
