@@ -15,6 +15,7 @@ import pytest
 
 from specialists.executors.job import RemoteJobRunner
 from specialists.executors.relay import RelayRunner
+from specialists.executors.takeover import adopt_process
 from specialists.executors.testing import LoopbackConnector, LoopbackNode
 from specialists.jobs.recovery import CRASHED, is_crash, recover_if_dead
 from specialists.jobs.store import JobStore
@@ -151,7 +152,7 @@ def test_a_runner_that_cannot_be_adopted_says_why_in_its_checkpoint(project, nod
     first._step()
     checkpoint = json.loads((store.job_dir(record.id) / CHECKPOINT_FILE).read_text())
     assert checkpoint == {
-        "v": 1,
+        "v": 2,
         "adoptable": False,
         "why": "the command runner cannot take over a running agent",
     }
@@ -199,7 +200,7 @@ def test_a_relay_successor_sends_its_launch_line_only_if_the_node_never_applied_
     proc = host.spawn([PY, "-c", code], cwd=tmp_path)
     proc.send(b"write one\n")
     wait_for(lambda: node.core.procs[proc.proc_id]._next_in == 2, what="write 1 applied")
-    adopted = host.adopt({**proc.cursor(), "seq": 0}, stderr_log=None)
+    adopted = adopt_process(host, {**proc.cursor(), "seq": 0}, stderr_log=None)
     assert adopted.renumber_input(0) == 1
     adopted.send(b"write one again\n")  # number 1: already applied, dropped
     adopted.renumber_input(1)

@@ -31,6 +31,7 @@ from specialists.errors import AgentUnavailable, SpecialistsError
 from specialists.executors.base import AdoptedProcess
 from specialists.executors.jobfiles import LOCAL_DIRS, LOCAL_ONLY
 from specialists.executors.remote import NodeClient, NodeGone, RemoteHost, RemoteProcess
+from specialists.executors.takeover import adopt_process
 from specialists.executors.travel import PathMap
 from specialists.jobs.atomic import write_atomic
 from specialists.jobs.proctree import job_mark
@@ -70,12 +71,20 @@ class Connector(Protocol):
 
 @runtime_checkable
 class Adoptable(Protocol):
-    """A runner whose running agent a restarted supervisor can take over: its state is
-    small and follows from the agent's output alone (command, the native relay)."""
+    """A runner whose agent a restarted supervisor can take over.
+
+    `adopt_state()`: what its parser had after the output read so far (small, JSON-able;
+    None: nothing to take over now). With `"idle": true` the runner needs no running process
+    (a one-shot agent between runs). `adopt(spec, state, proc)` goes on from that state, on
+    the adopted process (None for an idle state); the output after the checkpoint is then
+    fed to it again. The state it gets also says `then`: what came after the checkpoint
+    (reattach.py)."""
 
     def adopt_state(self) -> dict[str, Any] | None: ...
 
-    def adopt(self, spec: LaunchSpec, state: Mapping[str, Any], proc: AdoptedProcess) -> None: ...
+    def adopt(
+        self, spec: LaunchSpec, state: Mapping[str, Any], proc: AdoptedProcess | None
+    ) -> None: ...
 
 
 def job_key(job_dir: Path) -> str:
@@ -135,27 +144,35 @@ class RemoteJobRunner:
         return isinstance(self.inner, Adoptable)
 
     def checkpoint(self, *, adoptable: bool) -> dict[str, Any] | None:
-        """The running agent's state for a successor: where its output was read to and the
-        inner runner's state, or None (nothing to adopt: ack what was read at once)."""
+        """The agent's state for a successor: where its output was read to (None between
+        the runs of a one-shot agent) and the inner runner's state; or None (nothing to
+        adopt: ack what was read at once)."""
         proc = self._host.latest if self._host is not None else None
-        if proc is None or proc.done or self._collected:
+        if self._collected:
             return None
-        if proc is not self._recorded and self._placement is not None:
+        if proc is not None and not proc.done and proc is not self._recorded:
+            assert self._placement is not None
             self._record(self._placement)  # a runner that starts a process per run
         state = (
             self.inner.adopt_state() if adoptable and isinstance(self.inner, Adoptable) else None
         )
-        cursor = proc.cursor() if state is not None else None
+        if state is not None and state.get("idle"):
+            return {"cursor": None, "runner": state}
+        cursor = proc.cursor() if state is not None and proc is not None and not proc.done else None
         if cursor is None or state is None:
-            proc.commit_all()
+            if proc is not None:
+                proc.commit_all()
             return None
         return {"cursor": cursor, "runner": state}
 
     def committed(self, checkpoint: Mapping[str, Any]) -> None:
-        """`checkpoint` is on disk: the node may drop what it covers."""
+        """`checkpoint` is on disk: the node may drop what it covers, and forget a process
+        that ended before it (a successor no longer needs its output)."""
         proc = self._host.latest if self._host is not None else None
-        if proc is not None:
+        if proc is not None and checkpoint["cursor"] is not None:
             proc.commit(int(checkpoint["cursor"]["seq"]))
+        if self._host is not None:
+            self._host.forget_recorded(keep=proc if checkpoint["cursor"] is not None else None)
 
     def adopt(self, spec: LaunchSpec, checkpoint: Mapping[str, Any]) -> None:
         """Take over the agent a dead supervisor left on its node, from its checkpoint."""
@@ -169,13 +186,17 @@ class RemoteJobRunner:
         placement = self._connector.attach(node_id, self.settings)
         self._placement = placement
         host = self._host_for(spec, placement, record)
-        proc = host.adopt(checkpoint["cursor"], stderr_log=spec.job_dir / "stderr.log")
+        cursor = checkpoint["cursor"]
+        proc = None
+        if cursor is not None:
+            proc = adopt_process(host, cursor, stderr_log=spec.job_dir / "stderr.log")
         self._recorded = proc
         if not record.get("shared"):
             from specialists.executors.workspace import Snapshot
 
             self._snapshot = Snapshot.of_record(record["snapshot"])
-        self.inner.adopt(dataclasses.replace(spec, host=host), checkpoint["runner"], proc)
+        state = {**checkpoint["runner"], "then": checkpoint.get("then", "output")}
+        self.inner.adopt(dataclasses.replace(spec, host=host), state, proc)
 
     def poll(self, timeout: float) -> list[RunnerEvent]:
         events = self._notes + self.inner.poll(timeout)
@@ -298,6 +319,8 @@ class RemoteJobRunner:
         except (SpecialistsError, OSError) as exc:
             note(f"could not bring the job's changes back: {exc}", level="warning")
         finally:
+            if self._host is not None:
+                self._host.forget_recorded(keep=None)
             placement.release()
         return notes
 

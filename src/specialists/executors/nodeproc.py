@@ -272,7 +272,14 @@ class NodeProcess:
         applied), and the lease starts again."""
         self._early.clear()
         self.touched = time.monotonic()
-        return {"pid": self.pid, "wseq": self._next_in - 1, "done": self.done}
+        first = self.items[0][0] if self.items else self.seq + 1  # the oldest item kept
+        return {
+            "pid": self.pid,
+            "wseq": self._next_in - 1,
+            "done": self.done,
+            "seq": self.seq,
+            "first": first,
+        }
 
     def close_stdin(self) -> None:
         self._outbox.clear()

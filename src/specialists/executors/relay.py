@@ -22,6 +22,7 @@ from typing import Any, assert_never
 from specialists.errors import Bug
 from specialists.executors.base import AdoptedProcess, HostedProcess, spawn_agent
 from specialists.process.jobenv import agent_env
+from specialists.runners.adopting import check_runner
 from specialists.runners.base import (
     ALWAYS_ACCEPTED,
     Activity,
@@ -169,13 +170,16 @@ class RelayRunner:
         """Each line is one whole event, so only what the relay said last is state."""
         if self._proc is None or self._exited:
             return None
-        return {"accepts": sorted(self._accepts), "session": self._session}
+        return {"runner": self.name, "accepts": sorted(self._accepts), "session": self._session}
 
-    def adopt(self, spec: LaunchSpec, state: Mapping[str, Any], proc: AdoptedProcess) -> None:
+    def adopt(
+        self, spec: LaunchSpec, state: Mapping[str, Any], proc: AdoptedProcess | None
+    ) -> None:
         """Read on from the checkpoint; the launch line is sent again as write 1 (the node
         applies each numbered write once, so only a relay that never got it takes it)."""
-        if self._proc is not None:
-            raise Bug("RelayRunner.adopt after start")
+        check_runner(state, self.name)
+        if self._proc is not None or proc is None:
+            raise Bug("RelayRunner.adopt after start, or without a process")
         self._proc = proc
         self._accepts = frozenset(state.get("accepts") or ()) | ALWAYS_ACCEPTED
         self._session = state.get("session") or str(spec.job_dir / "session.jsonl")

@@ -19,7 +19,7 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
@@ -84,6 +84,7 @@ class RemoteHost:
         self.lease_s = lease_s
         self._files = SentFiles(job_dir)
         self.latest: RemoteProcess | None = None  # the last process started or adopted
+        self.ended: list[RemoteProcess] = []  # released, kept on the node until a checkpoint
         self.checkpointed = False  # acknowledge only what a checkpoint recorded (reattach.py)
 
     def spawn(
@@ -128,40 +129,17 @@ class RemoteHost:
             raw=raw,
             mark=self.paths.to_node(job_env.get(MARK_ENV) or "") or None,
             checkpointed=self.checkpointed,
+            on_release=self.ended.append,
         )
         return self.latest
 
-    def adopt(self, cursor: Mapping[str, Any], *, stderr_log: Path | None) -> RemoteProcess:
-        """Take over the running agent a dead supervisor left (`cursor`: what its last
-        checkpoint recorded): read on from its last recorded item, number stdin on from the
-        last write the node applied, and cut stderr.log back to what the checkpoint saw (the
-        rest comes again)."""
-        proc_id = str(cursor["proc"])
-        try:
-            adopted = self.client.call_sync("adopt", proc_id, timeout=START_WAIT_S)
-        except NodeGone as exc:
-            raise AgentUnavailable(f"cannot reattach to the agent: {exc}") from exc
-        if adopted.get("gone"):
-            raise AgentUnavailable(
-                f"the {self.client.name} no longer knows the agent "
-                f"(its lease of {self.lease_s:g}s ran out before a supervisor came back)"
-            )
-        if stderr_log is not None:
-            with open(stderr_log, "r+b") as f:
-                f.truncate(min(int(cursor.get("stderr_bytes", 0)), os.fstat(f.fileno()).st_size))
-        self.latest = RemoteProcess(
-            self.client,
-            {"proc": proc_id, "pid": adopted["pid"]},
-            paths=self.paths,
-            stderr_log=stderr_log,
-            raw=bool(cursor.get("raw")),
-            mark=cursor.get("mark"),
-            checkpointed=True,
-        )
-        self.latest.resume_at(int(cursor["seq"]), int(adopted["wseq"]))
-        if adopted.get("expired"):
-            self.latest.expired = True
-        return self.latest
+    def forget_recorded(self, keep: RemoteProcess | None) -> None:
+        """A checkpoint is on disk: the node may forget the ended processes it no longer
+        covers (a successor will not read them again)."""
+        for proc in self.ended:
+            if proc is not keep:
+                proc.forget_now()
+        self.ended = [p for p in self.ended if p is keep]
 
     def sync_job_files(self) -> None:
         """Send the job directory's files the runner wrote since the last spawn (the system
@@ -191,8 +169,11 @@ class RemoteProcess:
         raw: bool,
         mark: str | None,
         checkpointed: bool = False,
+        on_release: Callable[[RemoteProcess], None] | None = None,
     ) -> None:
         self._client = client
+        self._on_release = on_release
+        self._forget_due = False
         self._id = str(started["proc"])
         self.pid = int(started["pid"])
         self._paths = paths
@@ -278,6 +259,7 @@ class RemoteProcess:
             "seq": self._seq,
             "raw": self._raw,
             "mark": self._mark,
+            "wseq": self._wseq,
             "stderr_bytes": os.fstat(self._log.fileno()).st_size if self._log is not None else 0,
         }
 
@@ -289,6 +271,12 @@ class RemoteProcess:
     def commit_all(self) -> None:
         """No more checkpoints: the node may drop whatever has been read."""
         self._ack = None
+        self.forget_now()
+
+    def forget_now(self) -> None:
+        if self._forget_due:
+            self._forget_due = False
+            self._client.fire("forget", self._id)
 
     @property
     def proc_id(self) -> str:
@@ -394,7 +382,14 @@ class RemoteProcess:
             log.warning("killing the agent on the %s failed: %s", self._client.name, exc)
 
     def release(self) -> None:
-        self._client.fire("forget", self._id)
+        """Done with the process. Under checkpoints the node keeps it until the next one is
+        on disk (a successor of a supervisor that dies first reads its last output again)."""
+        if self._ack is None:
+            self._client.fire("forget", self._id)
+        elif not self._forget_due:
+            self._forget_due = True
+            if self._on_release is not None:
+                self._on_release(self)
         if self._log is not None:
             self._log.close()
             self._log = None

@@ -252,3 +252,9 @@ class ClaudeRunner(ResumableRunner):
 
     def _resume_id(self) -> str | None:
         return self.session_ref
+
+    def _own_state(self) -> dict[str, Any]:
+        return {"session_id": self._session_id}
+
+    def _restore_own(self, state: Mapping[str, Any]) -> None:
+        self._session_id = str(state["session_id"])

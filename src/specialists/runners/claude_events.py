@@ -85,6 +85,29 @@ class ClaudeTranslator:
         self._streamed: set[str] = set()  # messages whose text came as stream deltas
         self._tools: dict[str, tuple[str, float]] = {}  # tool_use id -> (name, started)
 
+    # --- a successor supervisor (runners/oneshot.py `adopt_state`) ----------------------
+
+    def adopt_state(self, now: float) -> dict[str, Any]:
+        tools = {k: [name, round(now - at, 3)] for k, (name, at) in self._tools.items()}
+        return {
+            "session_id": self.session_id,
+            "finished": self.finished,
+            "aborting": self.aborting,
+            "message_id": self._message_id,
+            "texted": sorted(self._texted),
+            "thought": sorted(self._thought),
+            "streamed": sorted(self._streamed),
+            "tools": tools,
+        }
+
+    def restore(self, state: Mapping[str, Any], now: float) -> None:
+        self.session_id = state["session_id"]
+        self.finished, self.aborting = bool(state["finished"]), bool(state["aborting"])
+        self._message_id = state["message_id"]
+        self._texted, self._thought = set(state["texted"]), set(state["thought"])
+        self._streamed = set(state["streamed"])
+        self._tools = {str(k): (str(n), now - float(a)) for k, (n, a) in state["tools"].items()}
+
     def feed(self, obj: Mapping[str, Any], now: float) -> list[RunnerEvent]:
         kind = obj.get("type")
         if isinstance(obj.get("session_id"), str) and obj["session_id"]:

@@ -155,3 +155,9 @@ class CodexRunner(ResumableRunner):
 
     def _resume_id(self) -> str | None:
         return self.session_ref
+
+    def _own_state(self) -> dict[str, Any]:
+        return {"thread_id": self.session_ref}
+
+    def _restore_own(self, state: Mapping[str, Any]) -> None:
+        self._thread_id = state["thread_id"]

@@ -103,6 +103,24 @@ class CodexTranslator:
         self.last_error: str | None = None
         self._started: dict[str, float] = {}  # tool item id -> start time
 
+    # --- a successor supervisor (runners/oneshot.py `adopt_state`) ----------------------
+
+    def adopt_state(self, now: float) -> dict[str, Any]:
+        return {
+            "thread_id": self.thread_id,
+            "finished": self.finished,
+            "aborting": self.aborting,
+            "last_text": self.last_text,
+            "last_error": self.last_error,
+            "started": {k: round(now - at, 3) for k, at in self._started.items()},
+        }
+
+    def restore(self, state: Mapping[str, Any], now: float) -> None:
+        self.thread_id = state["thread_id"]
+        self.finished, self.aborting = bool(state["finished"]), bool(state["aborting"])
+        self.last_text, self.last_error = str(state["last_text"]), state["last_error"]
+        self._started = {str(k): now - float(a) for k, a in state["started"].items()}
+
     def feed(self, obj: Mapping[str, Any], now: float) -> list[RunnerEvent]:
         kind = obj.get("type")
         if kind == "thread.started":

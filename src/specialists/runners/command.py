@@ -26,6 +26,7 @@ from specialists.jobs.files import create_private
 from specialists.process.agent import exit_status
 from specialists.process.lines import TailBuffer
 from specialists.process.lookup import find_executable
+from specialists.runners.adopting import check_runner
 from specialists.runners.base import (
     ALWAYS_ACCEPTED,
     Activity,
@@ -148,14 +149,24 @@ class CommandRunner:
             return None
         undecoded, _ = self._decoder.getstate()
         size = os.fstat(self._log.fileno()).st_size
-        return {"stdout_bytes": size, "said_text": self._said_text, "undecoded": undecoded.hex()}
+        return {
+            "runner": self.name,
+            "stdout_bytes": size,
+            "said_text": self._said_text,
+            "undecoded": undecoded.hex(),
+        }
 
-    def adopt(self, spec: LaunchSpec, state: Mapping[str, Any], proc: AdoptedProcess) -> None:
+    def adopt(
+        self, spec: LaunchSpec, state: Mapping[str, Any], proc: AdoptedProcess | None
+    ) -> None:
         """Go on where a dead supervisor's last checkpoint stopped: stdout.log cut back to
         what it had recorded (the rest comes again), the answer's tail read back from it.
         The input is sent again: the node applies each numbered write once."""
-        if self._spec is not None:
-            raise SpecialistsError("bug: command runner started twice")
+        check_runner(state, self.name)
+        if self._spec is not None or proc is None:
+            raise SpecialistsError(
+                "bug: command runner started twice, or adopted without a process"
+            )
         self._spec, self._proc = spec, proc
         fd = os.open(spec.job_dir / STDOUT_LOG, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
         self._log = os.fdopen(fd, "r+b")

@@ -19,10 +19,11 @@ from collections.abc import Mapping
 from typing import Any, Protocol, assert_never
 
 from specialists.errors import SpecialistsError
-from specialists.executors.base import HostedProcess, spawn_agent
+from specialists.executors.base import AdoptedProcess, HostedProcess, spawn_agent
 from specialists.process.agent import OversizedLine, exit_status
 from specialists.process.jobenv import agent_env
 from specialists.process.lookup import find_executable
+from specialists.runners.adopting import check_runner, events_held, held_events
 from specialists.runners.base import (
     ALWAYS_ACCEPTED,
     Activity,
@@ -81,6 +82,10 @@ class Translator(Protocol):
 
     def on_exit(self, description: str, *, aborted: bool) -> list[RunnerEvent]: ...
 
+    def adopt_state(self, now: float) -> dict[str, Any]: ...
+
+    def restore(self, state: Mapping[str, Any], now: float) -> None: ...
+
 
 class ResumableRunner:
     """Base for agents run as one process per prompt, resumed by session id."""
@@ -102,6 +107,8 @@ class ResumableRunner:
         self._last_returncode: int | None = None
         self._last_stderr = ""
         self._handle = AgentHandle()
+        self._runs = 0  # processes started (the first answers the task)
+        self._message = ""  # what the run in progress answers, after the first
 
     # --- subclass hooks ----------------------------------------------------------------
 
@@ -120,6 +127,13 @@ class ResumableRunner:
     def _resume_id(self) -> str | None:
         """The agent session to resume for a follow-up."""
         raise NotImplementedError
+
+    def _own_state(self) -> dict[str, Any]:
+        """The subclass's part of `adopt_state` (its session id)."""
+        return {}
+
+    def _restore_own(self, state: Mapping[str, Any]) -> None:
+        return None
 
     def _first_message(self, spec: LaunchSpec) -> str:
         return spec.prompt
@@ -166,6 +180,62 @@ class ResumableRunner:
         self._binary = self._resolve_binary(spec)
         self._spec = spec
         self._spawn(self._first_message(spec), spec.resume_session)
+
+    # --- a successor supervisor takes the agent over (executors/job.py `Adoptable`) ------
+
+    def adopt_state(self) -> dict[str, Any] | None:
+        """The translator of the run in progress (or of the last one, between runs: the
+        session to resume), the follow-ups queued behind it, and what the run answers."""
+        held = held_events(self._pending)
+        if self._spec is None or self._exited or self._closing or held is None:
+            return None
+        now = time.monotonic()
+        translator = self._translator
+        return {
+            "runner": self.name,
+            "idle": self._proc is None,
+            "runs": self._runs,
+            "message": self._message if self._runs > 1 else None,
+            "queued": list(self._queued),
+            "aborted": self._aborted,
+            "last_returncode": self._last_returncode,
+            "last_stderr": self._last_stderr,
+            "pending": held,
+            "translator": None if translator is None else translator.adopt_state(now),
+            **self._own_state(),
+        }
+
+    def adopt(
+        self, spec: LaunchSpec, state: Mapping[str, Any], proc: AdoptedProcess | None
+    ) -> None:
+        """Go on from a dead supervisor's checkpoint: between runs, nothing runs (the next
+        follow-up resumes the session); in a run, on its process, read on from the
+        checkpoint. Its input is sent again only if the node never applied it."""
+        check_runner(state, self.name)
+        if self._spec is not None:
+            raise SpecialistsError(f"bug: {self.name} runner started twice")
+        if state["idle"] != (proc is None):
+            raise SpecialistsError(f"bug: {self.name} runner adopted with the wrong process")
+        self._binary = self._resolve_binary(spec)
+        self._spec = spec
+        self._runs, self._message = int(state["runs"]), str(state.get("message") or "")
+        self._queued = deque(str(m) for m in state["queued"])
+        self._aborted = bool(state["aborted"])
+        self._last_returncode, self._last_stderr = state["last_returncode"], state["last_stderr"]
+        self._pending = events_held(state["pending"])
+        self._restore_own(state)
+        if state["translator"] is not None:
+            self._translator = self._new_translator()
+            self._translator.restore(state["translator"], time.monotonic())
+        if proc is None:
+            return
+        if self._translator is None:
+            raise SpecialistsError(f"bug: {self.name} runner adopted a run without its state")
+        self._proc = proc
+        if proc.renumber_input(0) < 2:  # the message, then the end of input: writes 1 and 2
+            first = self._runs <= 1
+            proc.send((self._first_message(spec) if first else self._message).encode("utf-8"))
+            proc.end_input()
 
     def poll(self, timeout: float) -> list[RunnerEvent]:
         deadline = time.monotonic() + max(0.0, timeout)
@@ -223,6 +293,8 @@ class ResumableRunner:
         assert spec is not None
         argv = [self._binary, *self._argv(spec, resume)]
         self._aborted = False
+        self._runs += 1
+        self._message = message if self._runs > 1 else ""
         self._translator = self._new_translator()
         self._proc = spawn_agent(
             spec.host,

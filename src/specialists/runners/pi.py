@@ -24,12 +24,13 @@ import os
 import shutil
 import signal
 import time
+from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, assert_never
 
 from specialists.errors import AgentUnavailable, Bug, ConfigError
-from specialists.executors.base import HostedProcess, spawn_agent
+from specialists.executors.base import AdoptedProcess, HostedProcess, spawn_agent
 from specialists.process.jobenv import agent_env
 from specialists.process.spawn import exit_status as exit_description
 from specialists.runners.answer_format import format_instruction, format_problem
@@ -45,6 +46,7 @@ from specialists.runners.base import (
     RunnerEvent,
     not_accepted,
 )
+from specialists.runners.pi_adopt import RECENT_WRITES, adopt_runner, runner_state
 from specialists.runners.pi_extensions import chosen_extensions
 from specialists.runners.pi_protocol import DEFAULT_FINAL_GRACE_S, PiProtocol, split_pi_model
 from specialists.runners.tiers import pi_tools
@@ -158,6 +160,8 @@ class PiRunner:
         self._spawned_at = 0.0
         self._handle = AgentHandle()
         self._response_format: str | None = None
+        self._writes = 0  # stdin writes made, and the last few (pi_adopt.py)
+        self._recent: deque[bytes] = deque(maxlen=RECENT_WRITES)
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self, spec: LaunchSpec) -> None:
@@ -213,6 +217,15 @@ class PiRunner:
         # pi buffers commands written before it is ready, so the prompt can go at once.
         self._protocol.prompt(spec.prompt)
         self._flush()
+
+    # A successor supervisor takes pi over (executors/job.py `Adoptable`; pi_adopt.py).
+    def adopt_state(self) -> dict[str, Any] | None:
+        return runner_state(self, time.monotonic())
+
+    def adopt(
+        self, spec: LaunchSpec, state: Mapping[str, Any], proc: AdoptedProcess | None
+    ) -> None:
+        adopt_runner(self, spec, state, proc)
 
     def _write_system_prompt(self, spec: LaunchSpec) -> Path | None:
         """The system prompt goes through a file (see the module docstring)."""
@@ -320,7 +333,10 @@ class PiRunner:
         for command in self._protocol.take_outbox():
             if not self._stdin_closed:
                 line = json.dumps(command, ensure_ascii=False, separators=(",", ":")) + "\n"
-                proc.send(line.encode("utf-8"))
+                data = line.encode("utf-8")
+                proc.send(data)
+                self._writes += 1
+                self._recent.append(data)
 
     def _close_if_done(self) -> None:
         if (

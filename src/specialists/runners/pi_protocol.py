@@ -19,7 +19,6 @@ the fallback model sees the conversation as it was. The switch is logged as a no
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -88,7 +87,7 @@ class PiProtocol:
         self.outbox: list[dict[str, Any]] = []
         self.state: PiState = Idle()
         self.session_file = session_file
-        self._ids = itertools.count(1)
+        self.next_id = 1  # of our request ids, sp-<n> (a successor goes on from it)
         self._pending: dict[str, tuple[str, str]] = {}  # request id -> (purpose, note)
         self._queued: list[str] = []  # follow-ups to send as prompts once the run is over
         self._run = RunFacts()
@@ -132,7 +131,7 @@ class PiProtocol:
             self._send("abort", {}, purpose="abort")
 
     def _send(self, kind: str, body: Mapping[str, Any], *, purpose: str, note: str = "") -> str:
-        rid = f"sp-{next(self._ids)}"
+        rid, self.next_id = f"sp-{self.next_id}", self.next_id + 1
         self._pending[rid] = (purpose, note)
         self.outbox.append({"id": rid, "type": kind, **body})
         return rid

@@ -96,6 +96,8 @@ class Controls(Waking):
         requests, problems = take_requests(self.job_dir)
         for problem in problems:
             self._notice(problem)
+        if requests:
+            self._before_control_writes()
         for request in requests:
             self.guard.run("request", lambda r=request: self._on_request(r))  # type: ignore[misc]
 

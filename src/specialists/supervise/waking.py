@@ -63,6 +63,9 @@ class Waking(Recorder):
     def _on_runner_event(self, ev: RunnerEvent) -> None:
         raise NotImplementedError
 
+    def _before_control_writes(self) -> None:
+        """A checkpoint before the agent is written to for a request (reattach.py)."""
+
     def _look_at_owners(self) -> None:
         """On start: fire what is due for this job and for its owners (R-T4: timers whose
         front is gone fire when any front next sees their owner)."""
@@ -179,6 +182,7 @@ class Waking(Recorder):
         from specialists.events.inbox import Inbox
 
         resumes_work = self.waiting_for_work
+        self._before_control_writes()
         try:
             done = wake.deliver(
                 Inbox(self.store.root, self.owner),
