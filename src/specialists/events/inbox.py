@@ -44,6 +44,7 @@ LOCK_FILE = "lock"
 SPILL_DIR = "spill"
 
 SEEN_CAP = 2000  # events.seenCap in seed 001
+RECENT_TAIL_BYTES = 1 << 20  # where `holds_recent` looks for an event just appended
 MAX_LINE_BYTES = 64 * 1024  # a body is bounded to a few KB; a longer line is damage
 READ_CHUNK = 64 * 1024
 MAX_DETAILS_BYTES = 16 * 1024
@@ -137,6 +138,23 @@ class Inbox:
             finally:
                 os.close(fd)
         return event
+
+    def holds_recent(self, event_id: str, tail_bytes: int = RECENT_TAIL_BYTES) -> bool:
+        """Whether the event `event_id` is among the inbox's last `tail_bytes` (for a check
+        right after its append). False when the file is absent or not a regular file."""
+        try:
+            fd = open_regular(self.events_path, os.O_RDONLY)
+        except OSError:
+            return False
+        try:
+            size = os.fstat(fd).st_size
+            start = max(0, size - tail_bytes)
+            tail = os.pread(fd, size - start, start)
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+        return json.dumps(event_id).encode() in tail  # the id, quoted: never part of another
 
     # --- consuming ------------------------------------------------------------------------
 

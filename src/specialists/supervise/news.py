@@ -13,7 +13,7 @@ crash recovery that both report the same end wake the owner once (the inbox's se
 It is appended before the job's final status is written, so an owner that sees the job
 finished also finds the event. Proc jobs (bg_run) report their own `job_exit` instead.
 A thread's parent whose inbox has the child's `child_closed` for this end already
-(threads/closing.py; notices.told_by_child_closed) gets no second word of it. Outside
+(threads/closing.py; threads/told.py) gets no second word of it. Outside
 sessions (claude-..., pi-...) hear of a job's end through its completion notice (notices.py),
 which their own front turns into an event: telling them here too would wake them twice.
 """
@@ -29,7 +29,7 @@ from specialists.events.model import EventSource
 from specialists.events.owners import is_owner, job_owner, owner_job_id
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore, now_ms
-from specialists.notices import told_by_child_closed
+from specialists.threads.told import told_by_child_closed
 from specialists.timers.store import TimerStore
 from specialists.vocab import PROC_RUNNER
 
