@@ -23,6 +23,7 @@ from specialists.executors.bridge_home import BridgeKey, Home, home_path
 from specialists.executors.bridge_wire import HEADER, frame
 from specialists.executors.remote import LinkLost, RemoteHost
 from specialists.executors.travel import PathMap
+from tests.support.fake_bridge import fake_command
 from tests.support.processes import alive, killed_after, wait_dead
 from tests.support.waiting import wait_until
 
@@ -45,14 +46,7 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, 
 
 
 def command(fake: dict[str, Any], **extra: str):  # type: ignore[no-untyped-def]
-    def build(key: BridgeKey, home: Home, timeout: float, idle_s: float) -> list[str]:
-        argv = [sys.executable, "-m", "tests.support.fake_bridge", "--dir", str(home.path)]
-        argv += ["--name", key.name, "--idle", f"{idle_s:g}"]
-        for k, v in {**{k: v for k, v in fake.items() if k.startswith("--")}, **extra}.items():
-            argv += [k, str(v)]
-        return argv
-
-    return build
+    return fake_command({**{k: v for k, v in fake.items() if k.startswith("--")}, **extra})
 
 
 def link(
@@ -99,6 +93,40 @@ def test_two_clients_starting_at_once_get_one_bridge(fake):
         t.join(60)
     fake["pids"].extend(pids)
     assert len(pids) == len(links) and len(set(pids)) == 1, pids
+
+
+def test_ending_the_job_whose_supervisor_started_the_bridge_leaves_the_bridge_alive(fake, tmp_path):
+    """A supervisor adopts its job's orphans (a subreaper) and kills its whole tree when the
+    job ends; the bridge it started carries a mark of its own, so it is not in that tree's
+    reach and goes on serving the other jobs."""
+    job_dir = tmp_path / "job"
+    job_dir.mkdir()
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from specialists.executors.bridge_client import BridgeLink\n"
+        "from specialists.executors.bridge_home import BridgeKey\n"
+        "from specialists.jobs import proctree\n"
+        "from tests.support.fake_bridge import fake_command\n"
+        f"job = Path({str(job_dir)!r})\n"
+        "assert proctree.adopt_orphans(job)\n"
+        f"link = BridgeLink(BridgeKey({KEY.address!r}, 'tests'), timeout=10, "
+        f"command=fake_command({{'--root': {fake['--root']!r}}}))\n"
+        "print(link.bridge_pid(), flush=True)\n"
+        "proctree.kill_job(job)\n"
+        "print('ended', flush=True)\n"
+    )
+    env = {**os.environ, "SPECIALISTS_JOB_DIR": str(job_dir)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    pid_text, ended = out.stdout.split()
+    fake["pids"].append(int(pid_text))
+    assert ended == "ended"
+    assert alive(int(pid_text))
+    assert client(link(fake)).call_sync("info")["node_id"] == "loopback"
+    assert link(fake).bridge_pid() == int(pid_text)
 
 
 def test_the_bridge_ends_after_its_idle_time_with_no_client_and_removes_its_socket(fake):

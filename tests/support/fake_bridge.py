@@ -19,9 +19,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-from specialists.executors.bridge_home import Home
+from specialists.executors.bridge_home import BridgeKey, Home
 from specialists.executors.bridge_serve import run_bridge
 from specialists.executors.node import NodeCore
+
+
+def fake_command(options: dict[str, str]):  # type: ignore[no-untyped-def]
+    """A `Command` (bridge_start.py) that starts this fake with `options` (`--root` ...)."""
+
+    def build(key: BridgeKey, home: Home, timeout: float, idle_s: float) -> list[str]:
+        argv = [sys.executable, "-m", "tests.support.fake_bridge", "--dir", str(home.path)]
+        argv += ["--name", key.name, "--idle", f"{idle_s:g}"]
+        for k, v in options.items():
+            argv += [k, str(v)]
+        return argv
+
+    return build
 
 
 class LoopbackBackend:

@@ -6,9 +6,11 @@ and only then removes a stale socket and starts the bridge, waiting for its `rea
 Two supervisors starting at once therefore get one bridge. Every step is bounded: the
 connect and the hello by `timeout`, the lock and the start by `timeout + START_GRACE_S`.
 
-The bridge is started in its own session and without the job's mark in its environment, so
-stopping a job (which kills every process carrying its mark) never kills the bridge other
-jobs use. The starting supervisor reaps it if it ends first.
+The bridge is started in its own session, and with a mark of its own in place of the job's
+(MARK_ENV, jobs/proctree.py): ending a job kills what carries the job's mark and what lies
+below its supervisor, which is a subreaper, but never a subtree marked for something else,
+so the job that happened to start the bridge does not take it down with it. The starting
+supervisor reaps it if it ends first.
 """
 
 from __future__ import annotations
@@ -160,9 +162,11 @@ def connect_or_start(
             ) from None
 
 
-def bridge_env(env: Mapping[str, str]) -> dict[str, str]:
-    """The supervisor's environment without what ties a process to its job."""
-    return {k: v for k, v in env.items() if k != MARK_ENV and not k.startswith("SPECIALISTS_JOB")}
+def bridge_env(env: Mapping[str, str], mark: str) -> dict[str, str]:
+    """The supervisor's environment, the job's variables out and the bridge's own mark in."""
+    out = {k: v for k, v in env.items() if not k.startswith("SPECIALISTS_JOB")}
+    out[MARK_ENV] = mark
+    return out
 
 
 def start(argv: Sequence[str], home: Home, name: str, within: float) -> None:
@@ -173,7 +177,7 @@ def start(argv: Sequence[str], home: Home, name: str, within: float) -> None:
         proc = spawn(
             argv,
             cwd=home.path,
-            env=bridge_env(os.environ),
+            env=bridge_env(os.environ, str(home.path / name)),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=log_fd,
