@@ -76,28 +76,30 @@ class _Connection:
     def request(self, op: str, args: tuple[Any, ...], within: float, what: str) -> Pending:
         future: Pending = concurrent.futures.Future()
         with self._lock:
+            call_id = next(self._ids)
+        data = _encoded([op, call_id, *args])  # outside the lock: a bundle takes a while
+        with self._lock:
             if self.dead:
                 future.set_exception(LinkLost(self.dead))
                 return future
-            call_id = next(self._ids)
             now = time.monotonic()
             self._pending[call_id] = (future, now, now + within, what)
-            failed = self._send_locked([op, call_id, *args])
+            failed = self._send_locked(data)
         if failed:
             self.close(failed)
         return future
 
     def send(self, op: str, args: tuple[Any, ...]) -> None:
+        data = _encoded([op, 0, *args])
         with self._lock:
-            failed = "" if self.dead else self._send_locked([op, 0, *args])
+            failed = "" if self.dead else self._send_locked(data)
         if failed:
             self.close(failed)
 
-    def _send_locked(self, message: list[Any]) -> str:
+    def _send_locked(self, data: bytes) -> str:
         try:
-            self.sock.sendall(frame(message))
-        except WireError as exc:
-            raise UserError(f"cannot send to the Ray bridge: {exc}") from None
+            self.sock.settimeout(SEND_TIMEOUT_S + len(data) / 2**20)  # 1 s more per MiB
+            self.sock.sendall(data)
         except OSError as exc:
             return f"sending to the Ray bridge failed: {exc}"
         return ""
@@ -169,6 +171,16 @@ class _Connection:
             )
         if stuck:
             self.close(f"the Ray bridge (pid {self.pid}) has said nothing since a call it left")
+
+
+def _encoded(message: list[Any]) -> bytes:
+    try:
+        return frame(message)
+    except WireError as exc:  # a bundle over the cap, say: nothing was sent
+        raise UserError(
+            f"cannot send to the Ray bridge: {exc}",
+            hint='use workspace = "shared" for a tree this large, or connection = "direct"',
+        ) from None
 
 
 class BridgeLink:
