@@ -293,3 +293,20 @@ def test_two_clusters_get_two_bridges(fake):
     assert one.bridge_pid() != two.bridge_pid()
     assert alive(one.bridge_pid()) and alive(two.bridge_pid())
     assert client(one).call_sync("info") and client(two).call_sync("info")
+
+
+def test_a_supervisors_way_to_the_bridge_imports_no_ray():
+    """What a shared-connection supervisor loads to place a job (the executor choice, the
+    client, the starter, the frames) never imports Ray: that import is a driver's memory.
+    `direct` still reaches Ray itself."""
+    code = (
+        "import sys\n"
+        "from specialists.executors import choose\n"
+        "connector = choose._connector({'connection': 'shared'})\n"
+        "import specialists.executors.bridge_client, specialists.executors.bridge_start\n"
+        "ray = sorted(m for m in sys.modules if m.split('.')[0] == 'ray')\n"
+        "print(type(connector).__name__, ray)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split(" ", 1) == ["BridgeConnector", "[]\n"]
