@@ -63,8 +63,9 @@ class RayBackend:
             return await getattr(actor, method).remote(*args)
         except rex.ActorUnavailableError as exc:
             raise LinkLost(str(exc)) from exc
-        except rex.RayActorError as exc:
-            self._actors.pop((node_id, root), None)
+        except (rex.RayActorError, rex.ActorUnschedulableError) as exc:
+            # The dead actor's handle stays: every later call is NodeGone too (a new actor
+            # could not be placed on a node that is gone anyway).
             raise NodeGone(
                 await asyncio.to_thread(ray_link.death_message, node_id, ip, exc)
             ) from exc
