@@ -1,6 +1,7 @@
 """The Ray executor on a local 2-node cluster (head + one worker node, on this machine):
 per-job overhead remote vs local, agent-output latency (p50/p90), actor memory per 100
-sessions, a supervisor's memory, and many jobs' wall time remote vs local.
+sessions, a supervisor's memory (local, on the shared connection, direct), the shared
+connection's memory with 100 supervisors on it, and many jobs' wall time remote vs local.
 
     .venv/bin/python -m benchmarks.bench_ray            (BENCH_RAY_JOBS=40 by default)
 """
@@ -22,6 +23,7 @@ from benchmarks.common import isolated_project, machine, median_ms, p90_ms, sp_a
 RUNS = 5
 JOBS = int(os.environ.get("BENCH_RAY_JOBS", "40"))
 SESSIONS = 100
+HELD = int(os.environ.get("BENCH_RAY_HELD", "100"))
 LINES = 200
 STORE = 80 * 1024 * 1024
 SPEC = """\
@@ -86,6 +88,7 @@ def latency(address: str) -> None:
     later), through the node actor; the same through a local AgentProcess."""
     import ray
 
+    from specialists.executors.bridge_client import BridgeNodeClient, link_for
     from specialists.executors.ray_link import RayNodeClient, alive_nodes, connect
     from specialists.executors.remote import RemoteHost
     from specialists.executors.travel import PathMap
@@ -104,8 +107,19 @@ def latency(address: str) -> None:
         client, paths=PathMap(), forward_env=[], job_dir=None, job_key="bench", lease_s=60
     )
     tmp = Path(tempfile.mkdtemp())
+    bridged = RemoteHost(
+        BridgeNodeClient(
+            link_for({"address": address, "namespace": "bench"}), worker, alive_nodes()[worker], ""
+        ),
+        paths=PathMap(),
+        forward_env=[],
+        job_dir=None,
+        job_key="bench",
+        lease_s=60,
+    )
     starts = (
-        ("ray", lambda: host.spawn(argv, cwd=tmp, stdin_pipe=False)),
+        ("ray, direct", lambda: host.spawn(argv, cwd=tmp, stdin_pipe=False)),
+        ("ray, shared", lambda: bridged.spawn(argv, cwd=tmp, stdin_pipe=False)),
         ("local", lambda: AgentProcess(argv, cwd=tmp, stdin_pipe=False)),
     )
     for label, start in starts:
@@ -117,7 +131,7 @@ def latency(address: str) -> None:
             delays.extend(now - float(x) for x in lines if isinstance(x, bytes) and x.strip())
         proc.release()
         print(
-            f"agent line -> runner, {label:5}: p50 {median_ms(delays):6.2f} ms, "
+            f"agent line -> runner, {label:11}: p50 {median_ms(delays):6.2f} ms, "
             f"p90 {p90_ms(delays):6.2f} ms ({len(delays)} lines)"
         )
     memory(client, host, tmp)
@@ -139,16 +153,34 @@ def memory(client, host, tmp: Path) -> None:  # type: ignore[no-untyped-def]
         proc.release()
 
 
-def supervisor_rss(env: dict[str, str], root: Path) -> None:
-    (root / "slow.sh").write_text("#!/bin/sh\ncat > /dev/null; sleep 3\n")
-    (root / "slow.sh").chmod(0o755)
-    spec = root / "specialists" / "slow.specialist.yaml"
-    spec.write_text(SPEC.replace("./agent.sh", "./slow.sh").replace("echo", "slow"))
+def add_specialist(env: dict[str, str], root: Path, name: str, script: str) -> None:
+    """`name` runs `./<name>.sh` (`script`), committed so that its code can travel."""
+    (root / f"{name}.sh").write_text("#!/bin/sh\n" + script + "\n")
+    (root / f"{name}.sh").chmod(0o755)
+    spec = root / "specialists" / f"{name}.specialist.yaml"
+    spec.write_text(SPEC.replace("./agent.sh", f"./{name}.sh").replace("echo", name))
     subprocess.run(["git", "-C", str(root), "add", "-A"], check=True, env=env)
-    subprocess.run(["git", "-C", str(root), "commit", "-qm", "slow"], check=True, env=env)
-    for label, extra in (("local", []), ("ray", ["--executor", "ray"])):
+    subprocess.run(["git", "-C", str(root), "commit", "-qm", name], check=True, env=env)
+
+
+def supervisor_rss(env: dict[str, str], root: Path) -> None:
+    add_specialist(env, root, "slow", "cat > /dev/null; sleep 3")
+    direct = root / "specialists" / "slowdirect.specialist.yaml"
+    direct.write_text(
+        SPEC.replace("./agent.sh", "./slow.sh")
+        .replace("echo", "slowdirect")
+        .replace("execution:\n", "execution:\n  executor: {kind: ray, connection: direct}\n")
+    )
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True, env=env)
+    subprocess.run(["git", "-C", str(root), "commit", "-qm", "direct"], check=True, env=env)
+    runs: tuple[tuple[str, str, list[str]], ...] = (
+        ("local", "slow", []),
+        ("ray, shared", "slow", ["--executor", "ray"]),
+        ("ray, direct", "slowdirect", []),
+    )
+    for label, name, extra in runs:
         out = subprocess.run(
-            sp_argv("run", "slow", "--prompt", "x", "--background", *extra),
+            sp_argv("run", name, "--prompt", "x", "--background", *extra),
             env=env,
             cwd=root,
             capture_output=True,
@@ -169,7 +201,7 @@ def supervisor_rss(env: dict[str, str], root: Path) -> None:
             if pid:
                 peak = max(peak, _rss_kib(pid))
             time.sleep(0.1)
-        print(f"supervisor RSS, {label:5}: {peak / 1024:.0f} MiB (peak while its job ran)")
+        print(f"supervisor RSS, {label:11}: {peak / 1024:.0f} MiB (peak while its job ran)")
 
 
 def _rss_kib(pid: int) -> int:
@@ -180,6 +212,62 @@ def _rss_kib(pid: int) -> int:
     except OSError:
         return 0
     return 0
+
+
+def bridge_pids() -> list[int]:
+    """The shared connections' processes running now."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and "bridge_ray" in (entry / "cmdline").read_text():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def held(env: dict[str, str], root: Path) -> None:
+    """HELD jobs running at once (each waits for a file): the bridge's RSS with HELD
+    supervisors connected, and theirs."""
+    go = root.parent / "go"
+    add_specialist(env, root, "hold", f'cat > /dev/null; while [ ! -e "{go}" ]; do sleep 0.2; done')
+    jobs_dir = root / ".specialists" / "jobs"
+    t0 = time.perf_counter()
+    ids = []
+    for i in range(HELD):
+        argv = sp_argv("run", "hold", "--prompt", f"h{i}", "--background", "--executor", "ray")
+        out = subprocess.run(argv, env=env, cwd=root, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        ids.append(out.stdout.strip())
+    pids: dict[str, int] = {}
+    deadline = time.monotonic() + 900
+    while len(pids) < HELD and time.monotonic() < deadline:
+        for job_id in ids:
+            try:
+                st = json.loads((jobs_dir / job_id / "status.json").read_text())
+            except (OSError, ValueError):
+                continue
+            if st["status"] == "running" and (jobs_dir / job_id / "executor.json").exists():
+                pids[job_id] = st["supervisor_pid"]
+        time.sleep(0.5)
+    running_s = time.perf_counter() - t0
+    sups = sorted(_rss_kib(p) for p in pids.values())
+    bridges = [(p, _rss_kib(p)) for p in bridge_pids()]
+    print(
+        f"{len(pids)} of {HELD} jobs running at once after {running_s:.0f} s; supervisors "
+        f"median {sups[len(sups) // 2] / 1024:.0f} MiB, total {sum(sups) / 1024:.0f} MiB; "
+        f"bridge RSS {', '.join(f'{r / 1024:.0f} MiB' for _, r in bridges)}; "
+        f"load {os.getloadavg()[0]:.1f}"
+    )
+    go.touch()
+    wait_all_terminal(jobs_dir, ids, timeout=900)
+    not_done = sum(
+        json.loads((jobs_dir / j / "status.json").read_text())["status"] != "done" for j in ids
+    )
+    print(
+        f"  all {HELD} ended {time.perf_counter() - t0:.0f} s after the first launch; "
+        f"not done: {not_done}"
+    )
 
 
 def many(env: dict[str, str], root: Path) -> None:
@@ -208,7 +296,8 @@ def many(env: dict[str, str], root: Path) -> None:
             lost += 0 if ok else 1
         print(
             f"{JOBS} background jobs, {label:5}: {wall:6.1f} s to all terminal "
-            f"({wall / JOBS * 1000:.0f} ms/job), jobs with a gap or not done: {lost}"
+            f"({wall / JOBS * 1000:.0f} ms/job), jobs with a gap or not done: {lost} "
+            f"(load {os.getloadavg()[0]:.1f})"
         )
 
 
@@ -219,6 +308,8 @@ def main() -> None:
         env, root = project(cluster.address)
         per_job(env, root)
         supervisor_rss(env, root)
+        if "--skip-held" not in sys.argv:
+            held(env, root)
         many(env, root)
         latency(cluster.address)
     finally:

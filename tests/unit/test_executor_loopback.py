@@ -213,6 +213,9 @@ def test_the_choice_order_is_run_then_specialist_then_config():
     assert chosen is not None
     assert (chosen["namespace"], chosen["address"], chosen["lease_s"]) == ("mine", "h:1", 60.0)
     assert resolve(None, None, {"kind": "local", "address": "h:1"}) is None
+    assert chosen["connection"] == "shared"  # one Ray driver per machine unless told
+    direct = resolve("ray", {"connection": "direct"}, {"bridge_idle_s": 5})
+    assert direct is not None and (direct["connection"], direct["bridge_idle_s"]) == ("direct", 5)
 
 
 @pytest.mark.parametrize(
@@ -222,6 +225,8 @@ def test_the_choice_order_is_run_then_specialist_then_config():
         ({"resources": {"CPU": -1}}, "[executor].resources.CPU"),
         ({"lease_s": 0}, "[executor].lease_s"),
         ({"workspace": "nfs"}, "[executor].workspace"),
+        ({"connection": "gateway"}, "[executor].connection"),
+        ({"bridge_idle_s": 0}, "[executor].bridge_idle_s"),
         ({"adress": "x"}, "adress"),
     ],
 )

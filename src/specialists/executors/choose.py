@@ -28,14 +28,21 @@ def job_runner(runner: str, executor: Mapping[str, Any] | None) -> AgentRunner:
 
 
 class _RayConnectorLazy:
-    """Imports Ray when the job is placed, not when its runner is made."""
+    """Imports what reaches Ray when the job is placed, not when its runner is made: the
+    machine's shared connection (no Ray in this process), or Ray itself (`direct`)."""
 
     def place(self, job_key: str, settings: Mapping[str, Any]) -> Any:
-        from specialists.executors.ray_place import RayConnector
-
-        return RayConnector().place(job_key, settings)
+        return _connector(settings).place(job_key, settings)
 
     def attach(self, node_id: str, settings: Mapping[str, Any]) -> Any:
+        return _connector(settings).attach(node_id, settings)
+
+
+def _connector(settings: Mapping[str, Any]) -> Any:
+    if settings.get("connection", "shared") == "direct":
         from specialists.executors.ray_place import RayConnector
 
-        return RayConnector().attach(node_id, settings)
+        return RayConnector()
+    from specialists.executors.bridge_client import BridgeConnector
+
+    return BridgeConnector()

@@ -19,61 +19,23 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import socket
 import threading
 import time
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import ray
 import ray.exceptions as rex
 
 from specialists.errors import AgentUnavailable, UserError
+from specialists.executors.ray_address import describe_node, probe, resolve_address
 from specialists.executors.remote import LinkLost, NodeGone
 
 log = logging.getLogger(__name__)
 
 ACTOR_PREFIX = "specialists-node-"
-CURRENT_CLUSTER = Path("/tmp/ray/ray_current_cluster")
 RECONNECT_TRIES = 3
 _lock = threading.Lock()
 _connected: tuple[str, str] | None = None  # (address, namespace) this process is connected to
-
-
-def resolve_address(address: str) -> str:
-    """host:port for `address` ("auto": $RAY_ADDRESS, else the cluster `ray start` made)."""
-    if address != "auto":
-        return address
-    found = os.environ.get("RAY_ADDRESS", "").strip()
-    if not found:
-        try:
-            found = CURRENT_CLUSTER.read_text().strip().splitlines()[0]
-        except (OSError, IndexError):
-            found = ""
-    if not found:
-        raise AgentUnavailable(
-            "no Ray cluster is running on this machine (executor address 'auto')",
-            hint="start one with `ray start --head`, or set address in [executor]",
-        )
-    return found
-
-
-def probe(address: str, timeout: float) -> None:
-    """A TCP connect to the cluster's address, within `timeout`; AgentUnavailable if not."""
-    target = address.removeprefix("ray://")
-    host, _, port = target.rpartition(":")
-    if not host or not port.isdigit():
-        raise UserError(f"bad Ray address {address!r}", hint="use host:port, ray://host:port")
-    try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
-            pass
-    except OSError as exc:
-        why = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
-        raise AgentUnavailable(
-            f"cannot reach the Ray cluster at {address}: {why}",
-            hint="is it running? check address in [executor] or --executor",
-        ) from None
 
 
 def connect(address: str, namespace: str, timeout: float) -> None:
@@ -161,10 +123,6 @@ def node_actor(node_id: str, namespace: str, root: str) -> Any:
     ).remote(root, namespace)
 
 
-def describe_node(node_id: str, ip: str) -> str:
-    return f"Ray node {node_id[:12]} ({ip})"
-
-
 class RayNodeClient:
     """Calls to one node's actor; see the module docstring."""
 
@@ -243,20 +201,18 @@ class RayNodeClient:
         raise NodeGone(f"the {self.name} cannot be reached again after the connection was lost")
 
     def _death(self, exc: BaseException) -> str:
-        try:
-            alive = self.node_id in alive_nodes()
-        except Exception:  # the control store itself is gone: say what we know
-            log.exception("could not ask the cluster which nodes are alive")
-            alive = False
-        if not alive:
-            return f"the {self.name} died mid-job"
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        return f"the specialists actor on the {self.name} died mid-job: {first[:200]}"
+        return death_message(self.node_id, self.ip, exc)
 
 
-def options_of(settings: Mapping[str, Any]) -> tuple[str, str, float]:
-    return (
-        str(settings.get("address", "auto")),
-        str(settings.get("namespace", "specialists")),
-        float(settings.get("connect_timeout_s", 15.0)),
-    )
+def death_message(node_id: str, ip: str, exc: BaseException) -> str:
+    """What a dead actor means: its node died, or only the actor did (its first line)."""
+    name = describe_node(node_id, ip)
+    try:
+        alive = node_id in alive_nodes()
+    except Exception:  # the control store itself is gone: say what we know
+        log.exception("could not ask the cluster which nodes are alive")
+        alive = False
+    if not alive:
+        return f"the {name} died mid-job"
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return f"the specialists actor on the {name} died mid-job: {first[:200]}"

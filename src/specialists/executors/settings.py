@@ -15,6 +15,8 @@ from `[executor]` with the specialist's mapping over them key by key:
     schedule_timeout_s = 120          # waiting for a node with the resources free
     lease_s = 60                      # a node kills an agent unread this long
     node_root = ""                    # where a node keeps checkouts ("" = its temp dir)
+    connection = "shared"             # shared: one Ray driver per machine; direct: per job
+    bridge_idle_s = 120               # the shared connection ends this long after its last job
 
 A job's settings are resolved once, when it is planned, and kept in job.json (`executor`),
 so a job always runs where it was planned to.
@@ -33,6 +35,7 @@ from specialists.reader import Fields, Invalid
 
 EXECUTORS = ("local", "ray")
 WORKSPACES = ("bundle", "shared")
+CONNECTIONS = ("shared", "direct")
 RAY_EXTRA_HINT = "pip install 'specialists[ray]'"
 RESOURCE_NAME_MAX = 128
 DEFAULTS: dict[str, Any] = {
@@ -46,6 +49,8 @@ DEFAULTS: dict[str, Any] = {
     "schedule_timeout_s": 120.0,
     "lease_s": 60.0,
     "node_root": "",
+    "connection": "shared",
+    "bridge_idle_s": 120.0,
 }
 
 
@@ -73,7 +78,10 @@ def parse_table(data: object, where: str) -> dict[str, Any]:
     workspace = fields.choice("workspace", WORKSPACES)
     if workspace is not None:
         out["workspace"] = workspace
-    for key in ("connect_timeout_s", "schedule_timeout_s", "lease_s"):
+    connection = fields.choice("connection", CONNECTIONS)
+    if connection is not None:
+        out["connection"] = connection
+    for key in ("connect_timeout_s", "schedule_timeout_s", "lease_s", "bridge_idle_s"):
         number = fields.number(key, low=0.1, what="a number of seconds >= 0.1")
         if number is not None:
             out[key] = float(number)
