@@ -131,6 +131,8 @@ def post_for_job(state_dir: Path, job_id: str) -> bool:
     status = _read_json(job_dir / "status.json", MAX_STATUS_BYTES)
     waiting = status is not None and status.get("status") == "waiting"
     if not waiting:  # a thread's parent that has the child's child_closed: once is enough
+        from specialists.closed_notice import told_by_child_closed
+
         keys = [k for k in keys if k != told_by_child_closed(state_dir, record.get("thread"))]
         if not keys:
             return False
@@ -161,40 +163,6 @@ def post_for_job(state_dir: Path, job_id: str) -> bool:
         )
         > 0
     )
-
-
-CHILD_CLOSED_TAIL_BYTES = 1 << 20  # where a child_closed just appended is looked for
-
-
-def told_by_child_closed(state_dir: Path, thread: object) -> str | None:
-    """The parent key of a thread job whose `child_closed` is in that parent's inbox already
-    (threads/closing.py appends it just before the job's end is told): for that parent the
-    generic end notice would say the same thing twice. None otherwise, and whenever it cannot
-    be shown (no thread, no inbox, an unreadable file): then the notice goes as before."""
-    if not isinstance(thread, dict):
-        return None
-    tid, parent = thread.get("id"), thread.get("parent")
-    if not (isinstance(tid, str) and isinstance(parent, str) and is_key(parent)):
-        return None
-    if not tid.replace("-", "").isalnum() or len(tid) > 80:
-        return None
-    path = state_dir / "owners" / parent / "events.jsonl"  # events/owners.py, inbox.py
-    needle = json.dumps(f"{tid}:child_closed:1").encode()
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None
-        start = max(0, info.st_size - CHILD_CLOSED_TAIL_BYTES)
-        tail = os.pread(fd, info.st_size - start, start)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return parent if needle in tail else None
 
 
 def post_to_owners(

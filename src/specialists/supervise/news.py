@@ -23,13 +23,13 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from specialists.closed_notice import told_by_child_closed
 from specialists.errors import SpecialistsError
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
 from specialists.events.owners import is_owner, job_owner, owner_job_id
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore, now_ms
-from specialists.notices import told_by_child_closed
 from specialists.timers.store import TimerStore
 from specialists.vocab import PROC_RUNNER
 
