@@ -7,22 +7,28 @@ explicit confirmation, which a job of ours (nobody at a terminal) can never give
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from specialists.errors import UserError
 from specialists.jobs.control import post_request
 from specialists.sandbox.backend import SandboxBackend, SquashOutcome
 from specialists.threads.records import ThreadStore
 from specialists.threads.state import (
+    Child,
     auto_commit_of,
     child_state,
+    child_view,
     direct_child,
     job_store,
     position_of,
 )
 from specialists.threads.watch import settled_view
+
+if TYPE_CHECKING:
+    from specialists.jobs.store import JobStore
 
 MessageMode = Literal["steer", "follow_up"]
 
@@ -67,6 +73,22 @@ def send_message(
     return Sent(child.record.id, request.id, mode)
 
 
+WIND_DOWN_WAIT_S = 15.0  # a closed child's job writes its final status right after the close
+
+
+def _wound_down(threads: ThreadStore, jobs: JobStore, child: Child) -> Child:
+    """A child whose close completed sends child_closed before its job's final status (so a
+    parent woken by the end finds it): a squash asked for in between waits for that status,
+    bounded, instead of refusing the child as still finalizing."""
+    deadline = time.monotonic() + WIND_DOWN_WAIT_S
+    while child.phase == "closed" and child.status is not None and child.status.active:
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+        child = child_view(threads, jobs, child.record)
+    return child
+
+
 def squash_child(
     state_root: Path,
     owner: str,
@@ -89,6 +111,7 @@ def squash_child(
     if sandbox is None:
         raise UserError(f"thread {child.record.id}'s sandbox {child.record.sandbox} has no record")
     child = settled_view(threads, jobs, child.record)  # a crash nobody saw: closed now
+    child = _wound_down(threads, jobs, child)
     auto_commit = auto_commit_of(jobs, child.record.job_id)
     if position.sandbox:
         target_sb = sandboxes.get(position.sandbox)
