@@ -107,7 +107,7 @@ def test_text_run_then_follow_up_in_the_same_process(launch: Any, mock_llm: Mock
     assert "".join(e.text for e in d.events if isinstance(e, AnswerDelta)) == first.text
     assert [k for k, _ in d.logged()] == ["text", "turn_end"]
     assert any(isinstance(e, Usage) and e.output_tokens > 0 for e in d.events)
-    assert d.runner.startup_s is not None and d.runner.startup_s < 10
+    assert d.runner.startup_s is not None and d.runner.startup_s > 0  # a figure, not a target
     print(f"pi startup (spawn -> first stdout line): {d.runner.startup_s:.2f} s")
 
     [request] = mock_llm.model_requests
