@@ -209,7 +209,7 @@ def test_unreachable_base_url_fails_fast(
     finished, _ = until_finished(runner, timeout=60)
     assert finished.error and "connection to http://127.0.0.1:9" in finished.error
     assert "gave up after 3 attempts" in finished.error
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 30  # its retries back off seconds, not minutes
     finish(runner)
 
 
