@@ -48,7 +48,7 @@ from specialists.runners.base import (
 )
 from specialists.runners.pi_adopt import RECENT_WRITES, adopt_runner, runner_state
 from specialists.runners.pi_extensions import chosen_extensions
-from specialists.runners.pi_protocol import DEFAULT_FINAL_GRACE_S, PiProtocol, split_pi_model
+from specialists.runners.pi_protocol import PiProtocol, job_protocol, split_pi_model
 from specialists.runners.tiers import pi_tools
 from specialists.vocab import THINKING_LEVELS
 
@@ -196,14 +196,7 @@ class PiRunner:
             argv[at] = ",".join([argv[at], *ext_tools])
         self._session_file = str(session_file)
         self._response_format = spec.response_format
-        grace = float(spec.options.get("final_grace_s", DEFAULT_FINAL_GRACE_S))
-        self._protocol = PiProtocol(
-            final_grace_s=grace,
-            max_turns=spec.max_turns,
-            session_file=self._session_file,
-            model=spec.model,
-            fallback_model=spec.fallback_model,
-        )
+        self._protocol = job_protocol(spec, self._session_file)
         self._spawned_at = time.monotonic()
         self._proc = spawn_agent(
             spec.host,

@@ -20,7 +20,7 @@ from specialists.errors import AgentUnavailable, Bug
 from specialists.runners.adopting import ages, check_runner, events_held, held_events, times
 from specialists.runners.base import LaunchSpec, Usage
 from specialists.runners.pi_events import PiTranslator
-from specialists.runners.pi_protocol import DEFAULT_FINAL_GRACE_S, PiProtocol
+from specialists.runners.pi_protocol import PiProtocol, job_protocol
 from specialists.runners.pi_states import (
     Compacting,
     Finalizing,
@@ -173,14 +173,7 @@ def adopt_runner(
     now = time.monotonic()
     runner._session_file = state["session_file"]
     runner._response_format = spec.response_format
-    grace = float(spec.options.get("final_grace_s", DEFAULT_FINAL_GRACE_S))
-    runner._protocol = PiProtocol(
-        final_grace_s=grace,
-        max_turns=spec.max_turns,
-        session_file=runner._session_file,
-        model=spec.model,
-        fallback_model=spec.fallback_model,
-    )
+    runner._protocol = job_protocol(spec, runner._session_file)
     restore_protocol(runner._protocol, state["protocol"], now)
     runner._pending = events_held(state["pending"])
     runner.startup_s, runner._spawned_at = state["startup_s"], now

@@ -30,6 +30,7 @@ from specialists.runners.base import (
     Activity,
     AgentExited,
     AnswerDelta,
+    LaunchSpec,
     RunFinished,
     RunnerEvent,
     Usage,
@@ -61,6 +62,17 @@ def split_pi_model(model: str | None) -> tuple[str | None, str | None]:
     if sep and provider and name:
         return provider, name
     return None, model
+
+
+def job_protocol(spec: LaunchSpec, session_file: str | None) -> PiProtocol:
+    """The conversation of one job's pi, with the job's limits and models."""
+    return PiProtocol(
+        final_grace_s=float(spec.options.get("final_grace_s", DEFAULT_FINAL_GRACE_S)),
+        max_turns=spec.max_turns,
+        session_file=session_file,
+        model=spec.model,
+        fallback_model=spec.fallback_model,
+    )
 
 
 class PiProtocol:
