@@ -20,6 +20,9 @@ PROC_RUNNER = "proc"
 # A workflow run (workflows/): started only by `specialists workflow run`, the MCP workflow
 # tool or a schedule; its agent is our engine. Never pickable either.
 WORKFLOW_RUNNER = "workflow"
+# Set for an agent on a Ray node that works in a copy (workspace "bundle"): the job's store is
+# on the supervisor's machine, so no agent tool that keeps state there is offered.
+NODE_COPY_ENV = "SPECIALISTS_NODE_COPY"
 RUNNER_ALIASES = {"external-cli": "command", "external_cli": "command"}  # other tools' names
 DEFAULT_RUNNER = "pi"
 # A runner option a thread's spawn sets (threads/forks.py): the job's first run forks its

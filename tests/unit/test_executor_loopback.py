@@ -276,3 +276,20 @@ def test_an_oversized_line_arrives_as_its_head_and_size(project, node):
     assert len(lines[0].head) == OVERSIZED_HEAD
     assert lines[1:] == [b"short"] or lines[1:] == [b"short\n"]
     assert proc.returncode == 0
+
+
+def test_an_agent_working_in_a_copy_is_told_so_and_gets_no_agent_tool_table(project, node):
+    """With workspace "bundle" the job's store stays on this machine, so a tool that keeps
+    its state there (bg_*, timers, threads, asks, missions) would write to nothing anyone
+    reads: the agent's environment says it works in a copy and the table is then empty."""
+    from specialists.toolset.registry import offered
+    from specialists.vocab import NODE_COPY_ENV
+
+    code = (
+        f"import os,sys; sys.stdin.read(); print('copy=' + os.environ.get({NODE_COPY_ENV!r}, ''))"
+    )
+    runner, _ = remote(node)
+    runner.start(job_spec(project, code))
+    assert "copy=1" in of(drive(runner, exited), RunFinished)[0].text
+    assert offered(thread=True, env={NODE_COPY_ENV: "1"}) == ()
+    assert offered(thread=True, env={}) != ()

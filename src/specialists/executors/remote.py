@@ -30,6 +30,7 @@ from specialists.jobs.proctree import MARK_ENV
 from specialists.process.agent import DEFAULT_MAX_LINE, STDERR_LOG_CAP, STDERR_TAIL, describe_exit
 from specialists.process.lines import Line, OversizedLine
 from specialists.process.spawn import exit_status
+from specialists.vocab import NODE_COPY_ENV
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +102,8 @@ class RemoteHost:
     ) -> RemoteProcess:
         self.sync_job_files()
         job_env = dict(env if env is not None else os.environ)
+        if self.job_dir is not None:  # a copy: the job's store stays here (vocab.NODE_COPY_ENV)
+            job_env[NODE_COPY_ENV] = "1"
         extra = remote_env(job_env, os.environ, self.forward_env, self.paths)
         request = {
             "argv": self.paths.to_node_all([str(a) for a in argv]),

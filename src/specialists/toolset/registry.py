@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+
 from specialists.toolset.ask_tools import ASK_TOOLS
 from specialists.toolset.bg_tools import BG_TOOLS
 from specialists.toolset.mission_tools import MISSION_TOOLS
 from specialists.toolset.table import AgentTool
 from specialists.toolset.thread_tools import THREAD_TOOLS
 from specialists.toolset.timer_tools import TIMER_TOOLS
+from specialists.vocab import NODE_COPY_ENV
 
 TOOLS: tuple[AgentTool, ...] = (
     *BG_TOOLS,
@@ -29,11 +33,16 @@ def tool_named(name: str) -> AgentTool | None:
     return next((t for t in TOOLS if t.name == name), None)
 
 
-def offered(*, thread: bool, job: bool = True) -> tuple[AgentTool, ...]:
+def offered(
+    *, thread: bool, job: bool = True, env: Mapping[str, str] = os.environ
+) -> tuple[AgentTool, ...]:
     """The tools a caller gets: child-scoped ones (report_to_parent, close_thread) only when
     it is a thread, i.e. its job record has a `thread` (not a `parent_id`, which a continued
     job has too; a root session's children have a thread but no parent job); job-scoped ones
-    (contact_supervisor) only when it is one of our jobs."""
+    (contact_supervisor) only when it is one of our jobs. None on a Ray node that works in a
+    copy: every tool here keeps its state in the job's store, which is not on that node."""
+    if env.get(NODE_COPY_ENV):
+        return ()
     return tuple(
         t
         for t in TOOLS
