@@ -353,6 +353,9 @@ def test_kill_9_of_the_supervisor_past_the_lease_ends_the_job_saying_so(cluster)
     project(cluster, GRANDCHILD, config="lease_s = 2\n")
     job_id = run_bg("x")
     pid = grandchild(job_id)
+    # A crash before the first checkpoint ends the job as a plain crash (nothing to take
+    # over); this test is about the one after it, so it waits for the checkpoint.
+    wait_until(lambda: (job_dir(job_id) / "reattach.json").exists(), 60, "a checkpoint")
     supervisor = status(job_id)["supervisor_pid"]
     os.kill(supervisor, signal.SIGKILL)
     wait_until(lambda: not alive(pid), 60, "the lease killing the remote tree")

@@ -402,9 +402,10 @@ def test_feed_tree_is_the_workflows_transcript_with_its_childrens(
     events = [json.loads(line) for line in out.splitlines()]
     children = {state.job for state in keys(project, wf).values()}
     assert len(children) == 5
-    finals = [e["job"] for e in events if e["event"] in ("done", "error", "cancelled")]
-    assert sorted(finals) == sorted([wf, *children])
-    assert finals[-1] == wf  # the workflow ends after its last child
+    ended = [e for e in events if e["event"] in ("done", "error", "cancelled")]
+    finals = {e["job"]: e["ts"] for e in ended}
+    assert sorted(finals) == sorted([wf, *children]) and len(ended) == 6  # once each
+    assert max(finals, key=lambda job: finals[job]) == wf  # it ends after its last child
     capsys.readouterr()
     assert main(["feed", "--job", wf, "--tree", "--json"]) == 0
     again = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
