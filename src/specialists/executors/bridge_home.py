@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import logging
 import os
 import socket
 import stat
@@ -24,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specialists.errors import AgentUnavailable
+
+log = logging.getLogger(__name__)
 
 HOME_NAME = "specialists"
 _PEERCRED = struct.Struct("3i")  # pid, uid, gid
@@ -60,7 +63,7 @@ class Home:
         try:
             os.mkdir(self.path, 0o700)
         except FileExistsError:
-            pass
+            log.debug("the Ray bridge directory %s exists; it is checked next", self.path)
         except OSError as exc:
             raise AgentUnavailable(
                 f"cannot make the Ray bridge directory {self.path}: {exc.strerror or exc}"
@@ -113,7 +116,7 @@ class Home:
             try:
                 os.unlink(name, dir_fd=self.fd)
             except FileNotFoundError:
-                pass
+                log.debug("stale bridge socket %s was removed meanwhile", name)
 
     def close(self) -> None:
         os.close(self.fd)
