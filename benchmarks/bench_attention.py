@@ -12,13 +12,13 @@ import time
 from pathlib import Path
 
 from benchmarks.common import machine
-from specialists.attention.settings import AttentionSettings
-from specialists.attention.watch import AttentionWatch, mutating_tools
-from specialists.jobs.records import JobStatus
-from specialists.jobs.store import JobStore
+from specialists.base.clock import FakeClock
+from specialists.features.attention.settings import AttentionSettings
+from specialists.features.attention.watch import AttentionWatch, mutating_tools
 from specialists.runners.base import Activity, RunnerEvent, toolcall
+from specialists.store.jobs import JobStore
+from specialists.store.records import JobStatus
 from specialists.supervise.attending import Attendant
-from specialists.testing import FakeClock
 
 N = 100_000
 EVENTS: list[RunnerEvent] = [
@@ -89,7 +89,7 @@ def hook() -> None:
 
 def share() -> None:
     """A real Supervisor's `_on_runner_event` with the hook, and with it replaced by a no-op."""
-    from specialists import notices
+    from specialists.events import notices
     from specialists.runners.testing import ScriptedRunner
     from specialists.supervise.supervisor import Supervisor
     from tests.support.jobs import new_job

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import machine
-from specialists.jobs.atomic import write_atomic
 from specialists.runners.claude_events import ClaudeTranslator
 from specialists.runners.codex_events import CodexTranslator
 from specialists.runners.pi_adopt import protocol_state
 from specialists.runners.pi_protocol import PiProtocol
+from specialists.store.atomic import write_atomic
 from tests.support import fake_claude, fake_codex
 
 ROUNDS = 7

@@ -123,7 +123,7 @@ def stop_woken(layout: AgentEnv, seq: int) -> float:
 
 
 def in_process(layout: AgentEnv, seq: int) -> float:
-    from specialists.hooks.delivery import deliver
+    from specialists.fronts.hooks.delivery import deliver
 
     state = layout.project / ".specialists"
     t0 = append_event(state, seq)
@@ -155,7 +155,7 @@ def main() -> int:
     layout.env.pop("CLAUDE_CODE_SESSION_ID", None)
     os.environ.update(layout.env)
     from specialists.events.model import EventSource
-    from specialists.timers.store import TimerStore
+    from specialists.features.timers.store import TimerStore
 
     state = layout.project / ".specialists"
     state.mkdir(exist_ok=True)

@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 from benchmarks.common import isolated_project, machine, median_ms, p90_ms, sp_argv
-from specialists import notices
-from specialists.jobs.store import JobStore
-from specialists.jobs.writer import JobWriter
+from specialists.events import notices
+from specialists.store.jobs import JobStore
+from specialists.store.writer import JobWriter
 from tests.support.jobs import new_job
 
 EVENTS = 60

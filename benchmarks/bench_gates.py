@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 
 from benchmarks.common import isolated_project, machine
-from specialists.gates.run import run_gate
-from specialists.gates.spec import GateSpec
-from specialists.gates.state import workspace_state
+from specialists.features.gates.run import run_gate
+from specialists.features.gates.spec import GateSpec
+from specialists.features.gates.state import workspace_state
 from specialists.process.short import run_short
 
 ROUNDS = 7

@@ -25,11 +25,11 @@ from mcp import Client, StdioServerParameters
 
 from benchmarks.bench_status import fill
 from benchmarks.common import isolated_project, machine, median_ms, p90_ms
-from specialists import notices
-from specialists.jobs.paths import state_dir
-from specialists.jobs.store import JobStore
-from specialists.mcp.handlers import ServerContext
-from specialists.mcp.server import build_server
+from specialists.events import notices
+from specialists.fronts.mcp.handlers import ServerContext
+from specialists.fronts.mcp.server import build_server
+from specialists.store.jobs import JobStore
+from specialists.store.paths import state_dir
 
 TARGET_BYTES = 600
 ANSWER = "The answer. " * 100  # 1,200 characters of result
@@ -148,7 +148,7 @@ def _wait_done(store: JobStore, job_id: str) -> None:
 def _banner(store: JobStore, job_id: str) -> str:
     """The hook's completion banner for the job (an estimate if the hook is not built)."""
     try:
-        from specialists.hooks.user_prompt_submit import banner
+        from specialists.fronts.hooks.user_prompt_submit import banner
     except ImportError:
         return f"[specialists] job {job_id} (quick) done in 0m01s — specialists result {job_id}"
     status = json.loads((store.job_dir(job_id) / "status.json").read_text())

@@ -20,7 +20,7 @@ import threading
 import time
 from pathlib import Path
 
-from specialists.config import Config
+from specialists.catalog.config import Config
 from specialists.native.calling import ModelSlot
 from specialists.native.events import LoopEvent
 from specialists.native.loop import AgentLoop, LoopSettings

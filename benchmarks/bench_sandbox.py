@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 from benchmarks.common import isolated_project, machine
-from specialists.sandbox.backend import Squashed
-from specialists.sandbox.cmd import GitResult, run_command
-from specialists.sandbox.git import GitSandbox
+from specialists.features.sandbox.backend import Squashed
+from specialists.features.sandbox.cmd import GitResult, run_command
+from specialists.features.sandbox.git import GitSandbox
 
 FILES = 10_000
 ROUNDS = 7

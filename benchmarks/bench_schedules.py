@@ -12,12 +12,12 @@ import time
 from pathlib import Path
 
 from benchmarks.common import isolated_project, machine, peak_rss_of, sp_argv, timed
-from specialists.schedules import ops
-from specialists.schedules.fire import run_due
-from specialists.schedules.model import SpecialistTarget
-from specialists.schedules.store import ScheduleStore
-from specialists.schedules.testing import RecordingLauncher
-from specialists.schedules.triggers import CronTrigger, EveryTrigger
+from specialists.features.schedules import ops
+from specialists.features.schedules.fire import run_due
+from specialists.features.schedules.model import SpecialistTarget
+from specialists.features.schedules.store import ScheduleStore
+from specialists.features.schedules.testing import RecordingLauncher
+from specialists.features.schedules.triggers import CronTrigger, EveryTrigger
 
 HOUR = 3_600_000
 ECHO = """\

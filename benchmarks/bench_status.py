@@ -11,7 +11,7 @@ import sys
 import time
 
 from benchmarks.common import isolated_project, machine, median_ms, peak_rss_of, sp_argv, timed
-from specialists.jobs.records import JobStatus
+from specialists.store.records import JobStatus
 
 RUNS = 25
 

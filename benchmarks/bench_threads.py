@@ -28,12 +28,12 @@ from pathlib import Path
 from benchmarks.common import isolated_project, machine
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.jobs.store import JobStore
-from specialists.threads.closing import report
-from specialists.threads.records import ThreadRecord, ThreadStore, new_thread_id
-from specialists.threads.state import Position
-from specialists.toolset.registry import tool_named
-from specialists.toolset.table import Caller, ToolCall, call_tool
+from specialists.features.threads.closing import report
+from specialists.features.threads.records import ThreadRecord, ThreadStore, new_thread_id
+from specialists.features.threads.state import Position
+from specialists.features.toolset.registry import tool_named
+from specialists.native.agent_tools import Caller, ToolCall, call_tool
+from specialists.store.jobs import JobStore
 from tests.support.jobs import make_record
 from tests.support.threads import shell_spec
 

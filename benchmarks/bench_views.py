@@ -19,8 +19,8 @@ import urllib.request
 from pathlib import Path
 
 from benchmarks.common import isolated_project, machine
-from specialists import notices
-from specialists.jobs.store import JobStore
+from specialists.events import notices
+from specialists.store.jobs import JobStore
 from tests.support.fleet import fill_fleet, write_status
 
 JOBS = 1000
@@ -66,8 +66,8 @@ def _rss_mb() -> float:
 
 
 def part_fleet() -> dict[str, float]:
-    from specialists.fleet.model import job_fleet
-    from specialists.web.payload import FleetDiff
+    from specialists.fronts.fleet.model import job_fleet
+    from specialists.fronts.web.payload import FleetDiff
 
     store, active = _store(Path(tempfile.mkdtemp()))
     fleet = job_fleet(store)
@@ -100,8 +100,8 @@ def part_fleet() -> dict[str, float]:
 
 
 def part_top() -> dict[str, float]:
-    from specialists.fleet.model import job_fleet
-    from specialists.tui.app import TopApp
+    from specialists.fronts.fleet.model import job_fleet
+    from specialists.fronts.tui.app import TopApp
 
     store, active = _store(Path(tempfile.mkdtemp()))
     out: dict[str, float] = {}

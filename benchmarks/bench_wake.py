@@ -21,19 +21,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from benchmarks.common import machine
-from specialists import notices
-from specialists.config import Config
+from specialists.catalog.config import Config
+from specialists.events import notices
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.jobs.records import JobRecord
-from specialists.jobs.store import JobStore, now_ms
+from specialists.features.timers.store import TimerStore
 from specialists.native.model import ModelRequest, StreamEvent
 from specialists.native.testing import ScriptedModel, call, reply, reply_events
 from specialists.runners.native import NativeRunner
+from specialists.store.jobs import JobStore, now_ms
+from specialists.store.records import JobRecord
 from specialists.supervise.launch import create_job
 from specialists.supervise.supervisor import Supervisor
 from specialists.supervise.wake import WAITING_EVENT
-from specialists.timers.store import TimerStore
 
 SRC = EventSource("bg_run", "bench")
 TIMERS = 40
@@ -124,7 +124,7 @@ def wake_latency(n: int = 60) -> None:
         inbox.append("job_exit", SRC, f"exit 0 {marker}", source_id="bench", seq=i + 1)
         delays.append((stamps.wait(marker) - t0) * 1000)
     timer_delays = timer_latency(store, owner, job_id, stamps)
-    from specialists.jobs.control import post_request
+    from specialists.store.control import post_request
 
     post_request(store.job_dir(job_id), "stop", "")
     thread.join(30)

@@ -25,10 +25,10 @@ import time
 from pathlib import Path
 
 from benchmarks.common import isolated_project, machine
-from specialists.workflows.journal import JOURNAL_FILE, Journal, fold, read_entries
-from specialists.workflows.receipt import RECEIPT_FILE
-from specialists.workflows.runtime import Runs
-from specialists.workflows.testing import FakeChildren
+from specialists.features.workflows.journal import JOURNAL_FILE, Journal, fold, read_entries
+from specialists.features.workflows.receipt import RECEIPT_FILE
+from specialists.features.workflows.runtime import Runs
+from specialists.features.workflows.testing import FakeChildren
 
 ECHO = (
     "metadata: {name: echo, description: b}\n"

@@ -1,3 +1,3 @@
-from specialists.cli.main import entry
+from specialists.fronts.cli.main import entry
 
 entry()

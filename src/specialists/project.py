@@ -1,6 +1,6 @@
 """The project one command (or one MCP server) works in, opened once and passed in.
 
-`specialists.cli.main` builds a `Project` before dispatching and hands it to the command;
+`specialists.fronts.cli.main` builds a `Project` before dispatching and hands it to the command;
 the MCP server builds one at start and keeps it in its context. Everything an interface does
 to a project goes through here: planning a job (with its owner), starting it in the
 background, or running it in this very process (a foreground run, the MCP server's
@@ -17,17 +17,17 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from specialists.errors import Bug
-from specialists.jobs.paths import find_project_root, state_dir
-from specialists.news import NEWS
+from specialists.base.errors import Bug
+from specialists.events.news import NEWS
+from specialists.store.paths import find_project_root, state_dir
 
 # `typing` and the store cost milliseconds; `hook` never needs them, so only type checkers
 # (and the commands that touch the store) import them.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from specialists.jobs.records import JobRecord, JobStatus
-    from specialists.jobs.store import JobLock, JobStore
-    from specialists.owner import Owner
+    from specialists.base.owner import Owner
+    from specialists.store.jobs import JobLock, JobStore
+    from specialists.store.records import JobRecord, JobStatus
     from specialists.supervise.plan import JobRequest
     from specialists.supervise.supervisor import Observer, Supervisor
 
@@ -52,7 +52,7 @@ class Project:
     @property
     def store(self) -> JobStore:
         if self._store is None:
-            from specialists.jobs.store import JobStore
+            from specialists.store.jobs import JobStore
 
             self._store = JobStore(state_dir(self.root), news=NEWS)
         return self._store
@@ -61,7 +61,7 @@ class Project:
     def owner(self) -> Owner:
         """Who this process launches jobs for (see owner.py): found once, on first use."""
         if self._owner is None:
-            from specialists.owner import launching_owner
+            from specialists.base.owner import launching_owner
 
             self._owner = launching_owner()
         return self._owner

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from specialists.gates.acceptance import (
+from specialists.features.gates.acceptance import (
     AcceptancePolicy,
     judge,
     parse_acceptance,
     policy_for,
     report_instructions,
 )
-from specialists.gates.report import extract_report
-from specialists.gates.spec import GateError, GateSpec
+from specialists.features.gates.report import extract_report
+from specialists.features.gates.spec import GateError, GateSpec
 from tests.integration.test_gates import new_repo
 
 pytestmark = pytest.mark.integration

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from specialists.asks.ops import list_asks, reply
-from specialists.errors import UserError
-from specialists.jobs.store import JobStore
+from specialists.base.errors import UserError
+from specialists.features.asks.ops import list_asks, reply
+from specialists.store.jobs import JobStore
 from specialists.supervise.steering import interrupt_job
 from tests.integration.test_thread_mcp_children import CLAUDE_CHILD, _on_path
 from tests.support.mock_llm import MockLLM, Reply, ToolCall

@@ -15,10 +15,10 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from specialists.asks.ops import list_asks, reply
-from specialists.errors import UserError
-from specialists.jobs.paths import state_dir
-from specialists.jobs.store import JobStore
+from specialists.base.errors import UserError
+from specialists.features.asks.ops import list_asks, reply
+from specialists.store.jobs import JobStore
+from specialists.store.paths import state_dir
 from tests.support.jobs import new_job
 
 pytestmark = pytest.mark.integration

@@ -19,10 +19,10 @@ import pytest
 
 from specialists.events.inbox import Inbox
 from specialists.events.model import Event
-from specialists.jobs.store import JobStore
-from specialists.toolset.registry import tool_named
-from specialists.toolset.settings import JobsSettings, Settings
-from specialists.toolset.table import AgentTool, Caller, Reply, ToolCall, call_tool
+from specialists.features.toolset.registry import tool_named
+from specialists.native.agent_tools import AgentTool, Caller, Reply, ToolCall, call_tool
+from specialists.native.tool_settings import JobsSettings, Settings
+from specialists.store.jobs import JobStore
 from tests.integration.test_cli_pi import sp, status
 from tests.support.processes import alive, killed_after, wait_dead
 from tests.support.waiting import wait_until

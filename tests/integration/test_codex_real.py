@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from specialists.errors import AgentUnavailable
+from specialists.base.errors import AgentUnavailable
 from specialists.runners.base import (
     Abort,
     AgentExited,

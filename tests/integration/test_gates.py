@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from specialists.gates import memo as memo_mod
-from specialists.gates.run import OUTPUT_CAP, TAIL_BYTES, run_gate
-from specialists.gates.spec import GateError, GateSpec, parse_gate
-from specialists.gates.state import changed_paths, workspace_state
-from specialists.jobs.files import ensure_dir
+from specialists.features.gates import memo as memo_mod
+from specialists.features.gates.run import OUTPUT_CAP, TAIL_BYTES, run_gate
+from specialists.features.gates.spec import GateError, GateSpec, parse_gate
+from specialists.features.gates.state import changed_paths, workspace_state
+from specialists.store.files import ensure_dir
 
 pytestmark = pytest.mark.integration
 
@@ -270,7 +270,7 @@ def test_the_clean_and_the_overlaid_key_agree_on_tricky_names(repo: Path):
     They must agree byte for byte (names whose order differs between git's tree order and a
     naive sort, a space, an executable bit, a symlink), or the key would not be
     content-only."""
-    from specialists.gates import state
+    from specialists.features.gates import state
 
     for name in ("a-b", "a.c", "a0", "a b", "z"):
         (repo / name).write_text(name)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from specialists.sandbox import handoff_capture
-from specialists.sandbox.handoff import SetupHook, begin_handoff, child_ended, parse_setup
-from specialists.sandbox.handoff_manifest import HandoffError, manifest_path, read_manifest
+from specialists.features.sandbox import handoff_capture
+from specialists.features.sandbox.handoff import SetupHook, begin_handoff, child_ended, parse_setup
+from specialists.features.sandbox.handoff_manifest import HandoffError, manifest_path, read_manifest
 from tests.integration.test_cli_pi import sp
 from tests.support.waiting import wait_until
 
@@ -158,7 +158,7 @@ def test_work_that_cannot_be_captured_is_committed_to_its_branch(
 OWNER = """
 import sys
 from pathlib import Path
-from specialists.sandbox.handoff import SetupHook, begin_handoff
+from specialists.features.sandbox.handoff import SetupHook, begin_handoff
 repo, marker, waiting, release = map(Path, sys.argv[1:5])
 hook = SetupHook(
     f"if [ -f {marker} ]; then touch {waiting}; while [ ! -f {release} ]; do sleep 0.05; done;"
@@ -275,7 +275,7 @@ def test_two_children_ending_at_once_are_both_recorded(repo: Path):
 
 
 def test_discard_keeps_a_branch_that_moved_after_it_was_shown(repo: Path):
-    from specialists.sandbox.handoff_discard import discard, inspect
+    from specialists.features.sandbox.handoff_discard import discard, inspect
 
     started = begin_handoff(repo, "wf-11", ["a"])
     (child,) = started.children
@@ -292,7 +292,7 @@ def test_discard_keeps_a_branch_that_moved_after_it_was_shown(repo: Path):
 
 
 def test_worktree_settings_come_from_config_and_are_checked():
-    from specialists.sandbox.handoff import worktree_settings
+    from specialists.features.sandbox.handoff import worktree_settings
 
     setup, link = worktree_settings(
         {"worktree": {"setup": "npm ci", "setup_timeout_s": 90, "link": ["node_modules"]}}

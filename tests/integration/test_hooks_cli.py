@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from specialists import notices
+from specialists.base.owner import agent_ancestor
+from specialists.events import notices
 from specialists.events.inbox import Inbox
-from specialists.jobs.paths import state_dir
-from specialists.jobs.store import JobStore
-from specialists.jobs.writer import JobWriter
-from specialists.owner import agent_ancestor
+from specialists.store.jobs import JobStore
+from specialists.store.paths import state_dir
+from specialists.store.writer import JobWriter
 from specialists.supervise.launch import create_job
 from tests.support import fake_bd
 from tests.support.jobs import TEST_OWNER, make_record

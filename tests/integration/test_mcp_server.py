@@ -21,14 +21,14 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from specialists import notices
-from specialists.jobs.liveness import is_alive
-from specialists.jobs.paths import state_dir
-from specialists.jobs.store import JobStore
-from specialists.mcp.handlers import ServerContext
-from specialists.mcp.server import build_server
-from specialists.mcp.table import TOOLS_BY_NAME
-from specialists.toolset import registry
+from specialists.events import notices
+from specialists.features.toolset import registry
+from specialists.fronts.mcp.handlers import ServerContext
+from specialists.fronts.mcp.server import build_server
+from specialists.fronts.mcp.table import TOOLS_BY_NAME
+from specialists.store.jobs import JobStore
+from specialists.store.liveness import is_alive
+from specialists.store.paths import state_dir
 from tests.support.mock_llm import MockLLM, Reply
 
 pytestmark = pytest.mark.integration

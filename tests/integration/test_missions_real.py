@@ -73,7 +73,7 @@ def test_a_mission_is_recovered_after_compaction_by_list_and_show_and_continued(
 SETTER = """
 import sys
 from pathlib import Path
-from specialists.missions.state import state_set
+from specialists.features.missions.state import state_set
 root, mid, tag = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 print("ready", flush=True)
 sys.stdin.readline()
@@ -134,8 +134,8 @@ def test_a_goal_mission_on_a_real_pi_job_stops_at_its_budget_without_claiming_su
 
 
 def test_mcp_run_with_and_without_a_mission_and_the_mission_tool():
-    from specialists.mcp.handlers import ServerContext
-    from specialists.mcp.table import call_tool
+    from specialists.fronts.mcp.handlers import ServerContext
+    from specialists.fronts.mcp.table import call_tool
 
     echo_project()
     ctx = ServerContext()

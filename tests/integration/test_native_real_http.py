@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from specialists.config import Config, ProviderConfig
+from specialists.catalog.config import Config, ProviderConfig
 from specialists.runners.base import (
     Abort,
     Activity,

@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from specialists.cli.main import main
 from specialists.events.inbox import Inbox
-from specialists.pi_extension import EXTENSION_FILE
+from specialists.fronts.cli.main import main
+from specialists.runners.pi_extension import EXTENSION_FILE
 from tests.support.agent_env import AgentEnv
 from tests.support.mock_llm import MockLLM, Reply, Request, ToolCall
 from tests.support.pi_rpc import PiSession, eventually, extension_env

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from specialists.errors import AgentUnavailable
+from specialists.base.errors import AgentUnavailable
 from specialists.executors.bridge_client import BridgeLink, BridgeNodeClient, BridgePlacement
 from specialists.executors.bridge_home import BridgeKey, Home, home_path
 from specialists.executors.bridge_wire import HEADER, frame

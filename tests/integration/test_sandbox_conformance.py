@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from specialists.sandbox.backend import (
+from specialists.features.sandbox.backend import (
     SandboxBackend,
     SandboxError,
     SquashConflict,
     Squashed,
     SquashRefused,
 )
-from specialists.sandbox.git import GitSandbox
-from specialists.sandbox.testing import FakeSandbox
+from specialists.features.sandbox.git import GitSandbox
+from specialists.features.sandbox.testing import FakeSandbox
 from tests.support.gitrepo import commit_files, git
 
 pytestmark = pytest.mark.integration

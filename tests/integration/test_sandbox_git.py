@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from specialists.sandbox.backend import Removed, RemoveRefused, SandboxError
-from specialists.sandbox.git import GitSandbox
-from specialists.sandbox.rules import check_id
+from specialists.features.sandbox.backend import Removed, RemoveRefused, SandboxError
+from specialists.features.sandbox.git import GitSandbox
+from specialists.features.sandbox.rules import check_id
 from tests.support.gitrepo import RecordingRunner, commit_files, git, sha, status
 
 pytestmark = pytest.mark.integration

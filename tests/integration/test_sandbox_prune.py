@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from specialists.sandbox.backend import Sandbox, Squashed
-from specialists.sandbox.git import GitSandbox
+from specialists.features.sandbox.backend import Sandbox, Squashed
+from specialists.features.sandbox.git import GitSandbox
 from tests.support.gitrepo import RecordingRunner, commit_files, git, sha
 
 pytestmark = pytest.mark.integration

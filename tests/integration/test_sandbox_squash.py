@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from specialists.sandbox.backend import Sandbox, SquashConflict, Squashed, SquashRefused
-from specialists.sandbox.git import GitSandbox
+from specialists.features.sandbox.backend import Sandbox, SquashConflict, Squashed, SquashRefused
+from specialists.features.sandbox.git import GitSandbox
 from tests.support.gitrepo import RecordingRunner, commit_files, git, sha, status
 
 pytestmark = pytest.mark.integration

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from specialists.schedules import ops
-from specialists.schedules.model import SpecialistTarget
-from specialists.schedules.store import ScheduleStore
-from specialists.schedules.triggers import EveryTrigger
+from specialists.features.schedules import ops
+from specialists.features.schedules.model import SpecialistTarget
+from specialists.features.schedules.store import ScheduleStore
+from specialists.features.schedules.triggers import EveryTrigger
 from tests.integration.test_cli_pi import sp
 from tests.support.jobs import echo_project
 from tests.support.processes import killed_after, wait_dead
@@ -106,9 +106,9 @@ HOLDER = """
 import os, sys, time
 from pathlib import Path
 from specialists.project import Project
-from specialists.schedules.fire import run_due
-from specialists.schedules.launch import JobLauncher
-from specialists.schedules.store import ScheduleStore
+from specialists.features.schedules.fire import run_due
+from specialists.features.schedules.launch import JobLauncher
+from specialists.features.schedules.store import ScheduleStore
 
 marker, phase = Path(sys.argv[1]), sys.argv[2]
 project = Project()

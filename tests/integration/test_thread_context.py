@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from specialists.cli.main import main
-from specialists.jobs.store import JobStore
+from specialists.fronts.cli.main import main
+from specialists.store.jobs import JobStore
 from tests.support.mock_llm import MockLLM
 from tests.support.threads import job_caller, spawn, thread_project, wait_closed
 from tests.support.waiting import wait_until

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from specialists.cli.main import main
-from specialists.jobs.store import JobStore
+from specialists.fronts.cli.main import main
+from specialists.store.jobs import JobStore
 from tests.support.agent_env import CLAUDE_MOCK_MODEL
 from tests.support.mock_llm import MockLLM, Reply, Request, ToolCall
 from tests.support.threads import thread_project

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from specialists.jobs.store import JobStore
-from specialists.pi_extension.commands import run_command
-from specialists.pi_extension.ops import Front
-from specialists.threads.listing import rows_of
+from specialists.features.threads.listing import rows_of
+from specialists.fronts.pi.commands import run_command
+from specialists.fronts.pi.ops import Front
+from specialists.store.jobs import JobStore
 from tests.support.jobs import new_job
 from tests.support.threads import job_caller, root_caller, spawn, thread_project, wait_closed
 

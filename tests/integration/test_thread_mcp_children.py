@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from specialists.jobs.store import JobStore
+from specialists.store.jobs import JobStore
 from tests.support.agent_env import CLAUDE_MOCK_MODEL, MOCK_MODEL
 from tests.support.mock_llm import MockLLM, Reply, Request, ToolCall
 from tests.support.threads import inbox_events, root_caller, spawn, thread_project, wait_closed

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from specialists.jobs.store import JobStore
+from specialists.store.jobs import JobStore
 from tests.support.mock_llm import MockLLM, Reply, ToolCall
 from tests.support.threads import inbox_events, root_caller, spawn, thread_project, wait_closed
 

@@ -11,11 +11,11 @@ import os
 import signal
 from pathlib import Path
 
-from specialists.jobs.records import JobRecord
-from specialists.jobs.store import JobStore
-from specialists.jobs.view import current_status
-from specialists.threads.records import MAX_DEPTH, ThreadStore, new_thread_id
-from specialists.threads.watch import settle_ended_children
+from specialists.features.threads.records import MAX_DEPTH, ThreadStore, new_thread_id
+from specialists.features.threads.watch import settle_ended_children
+from specialists.fronts.view import current_status
+from specialists.store.jobs import JobStore
+from specialists.store.records import JobRecord
 from tests.support.jobs import new_job
 from tests.support.threads import (
     ROOT_OWNER,
@@ -397,7 +397,7 @@ def test_launch_and_concurrency_limits_refuse_before_anything_is_created() -> No
     import dataclasses
     import threading
 
-    from specialists.toolset.settings import Settings, ThreadsSettings
+    from specialists.native.tool_settings import Settings, ThreadsSettings
 
     project = thread_project(waiter="sleep 30")
     limited = Settings(threads=ThreadsSettings(max_concurrent=2, max_launches=3))
@@ -436,7 +436,7 @@ def test_adaptive_concurrency_refuses_over_the_current_limit_and_grows_with_succ
     run at once."""
     import dataclasses
 
-    from specialists.toolset.settings import AdaptiveConcurrency, Settings, ThreadsSettings
+    from specialists.native.tool_settings import AdaptiveConcurrency, Settings, ThreadsSettings
 
     project = thread_project(waiter="sleep 30")
     gate = project / "gate"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from specialists.cli import cmd_sandboxes
-from specialists.cli.main import main
+from specialists.fronts.cli import cmd_sandboxes
+from specialists.fronts.cli.main import main
 from tests.support.gitrepo import commit_files, git, sha, status
 from tests.support.threads import (
     job_caller,

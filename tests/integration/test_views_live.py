@@ -167,11 +167,11 @@ def test_a_port_in_use_is_one_clear_line() -> None:
 
 def _top_app():
     pytest.importorskip("textual")
-    from specialists import notices
-    from specialists.fleet.model import job_fleet
-    from specialists.jobs.paths import state_dir
-    from specialists.jobs.store import JobStore
-    from specialists.tui.app import TopApp
+    from specialists.events import notices
+    from specialists.fronts.fleet.model import job_fleet
+    from specialists.fronts.tui.app import TopApp
+    from specialists.store.jobs import JobStore
+    from specialists.store.paths import state_dir
 
     store = JobStore(state_dir(project()), news=notices)
     return TopApp(store, job_fleet(store), root_label="test", refresh_s=0.2, feed_s=0.1)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from specialists.cli.main import main
-from specialists.sandbox.handoff_manifest import manifest_path, read_manifest
+from specialists.features.sandbox.handoff_manifest import manifest_path, read_manifest
+from specialists.fronts.cli.main import main
 from tests.support.workflows import journal, store, wait_ended, workflow_project
 
 pytestmark = pytest.mark.integration

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from specialists.cli.main import main
-from specialists.threads.records import ThreadStore
+from specialists.features.threads.records import ThreadStore
+from specialists.fronts.cli.main import main
 from tests.support.mock_llm import MockLLM, Reply, ToolCall
 from tests.support.waiting import wait_until
 from tests.support.workflows import (

@@ -1,4 +1,4 @@
-// The pi extension's pure logic (src/specialists/pi_extension/core.mjs), with node:test only.
+// The pi extension's pure logic (src/specialists/runners/pi_extension/core.mjs), with node:test only.
 // Run: node --test tests/node/   (tests/unit/test_pi_extension_core.py runs it in the gate)
 
 import assert from "node:assert/strict";
@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import * as core from "../../src/specialists/pi_extension/core.mjs";
+import * as core from "../../src/specialists/runners/pi_extension/core.mjs";
 
 // --- who we are ------------------------------------------------------------------------
 

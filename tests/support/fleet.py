@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from specialists.jobs.liveness import process_start_time
-from specialists.jobs.records import JobStatus
-from specialists.jobs.store import EVENTS_FILE, STATUS_FILE
+from specialists.store.jobs import EVENTS_FILE, STATUS_FILE
+from specialists.store.liveness import process_start_time
+from specialists.store.records import JobStatus
 
 BASE_MS = 1_760_000_000_000  # a fixed clock for snapshots: 2025-10-09T08:53:20Z
 

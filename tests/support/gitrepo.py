@@ -6,7 +6,7 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from specialists.sandbox.cmd import GitResult, run_command
+from specialists.features.sandbox.cmd import GitResult, run_command
 
 
 def git(cwd: Path, *args: str) -> str:

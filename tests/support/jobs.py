@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from specialists.jobs.records import JobRecord
-from specialists.jobs.store import JobLock, JobStore, now_ms
+from specialists.store.jobs import JobLock, JobStore, now_ms
+from specialists.store.records import JobRecord
 from specialists.supervise.launch import create_job
 
 TEST_OWNER = "claude-tests"  # the owner test jobs are launched for

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from specialists.pi_extension import EXTENSION_FILE
+from specialists.runners.pi_extension import EXTENSION_FILE
 from tests.support.collect import Collected
 
 Line = dict[str, Any]

@@ -7,9 +7,9 @@ from typing import Any
 
 from specialists.events.inbox import Inbox
 from specialists.events.model import Event, EventSource
-from specialists.jobs.store import JobStore
-from specialists.procs.spec import ProcOptions, WatchSettings
+from specialists.features.procs.spec import ProcOptions, WatchSettings
 from specialists.runners.base import LaunchSpec
+from specialists.store.jobs import JobStore
 
 OWNER = "cli-tests"
 

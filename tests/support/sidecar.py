@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from specialists.pi_extension.ops import Front
-from specialists.pi_extension.sidecar import Sidecar
+from specialists.fronts.pi.ops import Front
+from specialists.fronts.pi.sidecar import Sidecar
 from tests.support.collect import Collected
 
 Message = dict[str, Any]

@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from specialists import notices
-from specialists.jobs.control import post_request
-from specialists.jobs.records import JobStatus
-from specialists.jobs.store import JobStore
+from specialists.base.clock import FakeClock
+from specialists.events import notices
 from specialists.runners.testing import Call, ScriptedRunner, Step
+from specialists.store.control import post_request
+from specialists.store.jobs import JobStore
+from specialists.store.records import JobStatus
 from specialists.supervise.supervisor import Supervisor
-from specialists.testing import FakeClock
 from tests.support.jobs import new_job
 
 

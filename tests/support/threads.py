@@ -9,11 +9,11 @@ from typing import Any
 
 from specialists.events.inbox import Inbox
 from specialists.events.model import Event
-from specialists.jobs.records import JobRecord
-from specialists.jobs.store import JobLock, JobStore
-from specialists.threads.records import ThreadRecord, ThreadStore, new_thread_id
-from specialists.toolset.registry import tool_named
-from specialists.toolset.table import Caller, Reply, ToolCall, call_tool
+from specialists.features.threads.records import ThreadRecord, ThreadStore, new_thread_id
+from specialists.features.toolset.registry import tool_named
+from specialists.native.agent_tools import Caller, Reply, ToolCall, call_tool
+from specialists.store.jobs import JobLock, JobStore
+from specialists.store.records import JobRecord
 from tests.support.jobs import echo_project, new_job
 from tests.support.waiting import wait_until
 

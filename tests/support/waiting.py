@@ -3,7 +3,7 @@
 The machine that runs the suite may be busy (two cores, several suites at once), so a
 deadline is a bound on a hang, not a speed target: `wait_until` returns as soon as the
 condition holds and fails only when it has not held for `timeout` seconds. Timer logic does
-not belong here at all: it runs on `specialists.testing.FakeClock`.
+not belong here at all: it runs on `specialists.base.clock.FakeClock`.
 """
 
 from __future__ import annotations

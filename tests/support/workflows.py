@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from specialists.jobs.records import JobStatus
-from specialists.jobs.store import JobStore
-from specialists.jobs.view import current_status
-from specialists.workflows.journal import JOURNAL_FILE, fold, read_entries
-from specialists.workflows.receipt import RECEIPT_FILE
+from specialists.features.workflows.journal import JOURNAL_FILE, fold, read_entries
+from specialists.features.workflows.receipt import RECEIPT_FILE
+from specialists.fronts.view import current_status
+from specialists.store.jobs import JobStore
+from specialists.store.records import JobStatus
 from tests.support.threads import thread_project
 from tests.support.waiting import wait_until
 

@@ -260,7 +260,7 @@ def test_signals_interrupting_the_reader_lose_nothing(spawned: list[AgentProcess
 @pytest.mark.parametrize("kind", ["directory", "no x bit", "fifo", "missing"])
 def test_a_binary_that_cannot_run_is_one_clear_error(tmp_path: Path, kind: str) -> None:
     """Neither spawning nor looking the binary up hangs on a FIFO or crashes on a directory."""
-    from specialists.errors import AgentUnavailable
+    from specialists.base.errors import AgentUnavailable
     from specialists.process.lookup import find_executable
 
     target = tmp_path / "agent"
@@ -280,7 +280,7 @@ def test_a_binary_that_cannot_run_is_one_clear_error(tmp_path: Path, kind: str) 
 
 
 def test_a_script_whose_interpreter_is_missing_is_named(tmp_path: Path) -> None:
-    from specialists.errors import AgentUnavailable
+    from specialists.base.errors import AgentUnavailable
     from specialists.process.lookup import find_executable
 
     script = tmp_path / "agent"

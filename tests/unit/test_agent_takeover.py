@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from specialists.jobs.control import post_request
-from specialists.jobs.store import JobStore
-from specialists.news import NEWS
+from specialists.events.news import NEWS
 from specialists.runners.claude import ClaudeRunner
 from specialists.runners.codex import CodexRunner
 from specialists.runners.pi import PiRunner
+from specialists.store.control import post_request
+from specialists.store.jobs import JobStore
 from specialists.supervise.revive import CHECKPOINT_FILE
 from specialists.supervise.supervisor import Supervisor
 from tests.support import fake_claude, fake_codex
@@ -300,7 +300,7 @@ def test_a_job_waiting_for_a_timer_is_taken_over_and_the_timer_wakes_it(
     import time
 
     from specialists.events.model import EventSource
-    from specialists.timers.store import TimerStore
+    from specialists.features.timers.store import TimerStore
 
     store = JobStore(project / ".specialists", news=NEWS)
     log = tmp_path / "claude.jsonl"

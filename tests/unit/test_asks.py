@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from specialists.asks import files
-from specialists.asks.model import MAX_MESSAGE_BYTES, Ask, AskOutcome, parse_ask_id
-from specialists.asks.ops import ask, cancel_open, list_asks, reply
-from specialists.errors import NotFound, StoreError, UserError
+from specialists.base.clock import FakeClock
+from specialists.base.errors import NotFound, StoreError, UserError
 from specialists.events.inbox import Inbox
-from specialists.jobs.records import JobRecord
-from specialists.jobs.store import JobStore
-from specialists.testing import FakeClock
+from specialists.features.asks import files
+from specialists.features.asks.model import MAX_MESSAGE_BYTES, Ask, AskOutcome, parse_ask_id
+from specialists.features.asks.ops import ask, cancel_open, list_asks, reply
+from specialists.store.jobs import JobStore
+from specialists.store.records import JobRecord
 from tests.support.fleet import write_status
 from tests.support.jobs import new_job
 
@@ -316,8 +316,8 @@ def test_a_full_disk_is_one_clear_error_and_leaves_no_half_made_ask(
 
 
 def _call(name: str, args: dict, caller) -> object:
-    from specialists.toolset.registry import tool_named
-    from specialists.toolset.table import ToolCall, call_tool
+    from specialists.features.toolset.registry import tool_named
+    from specialists.native.agent_tools import ToolCall, call_tool
 
     tool = tool_named(name)
     assert tool is not None
@@ -325,8 +325,8 @@ def _call(name: str, args: dict, caller) -> object:
 
 
 def test_the_tools_offered_and_their_refusals(store: JobStore, tmp_path: Path) -> None:
-    from specialists.toolset.registry import offered
-    from specialists.toolset.table import Caller
+    from specialists.features.toolset.registry import offered
+    from specialists.native.agent_tools import Caller
 
     assert "contact_supervisor" not in {t.name for t in offered(thread=False, job=False)}
     assert {"contact_supervisor", "list_asks", "reply_to_ask"} <= {

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from specialists.cli.main import main
+from specialists.fronts.cli.main import main
 from tests.support.jobs import ECHO_SPEC
 
 
@@ -77,8 +77,8 @@ def test_the_resolved_settings_are_in_job_json(root, capsys):
 def test_the_mcp_run_tool_takes_the_same_settings(root):
     """MCP `run`: a bad attention_after is one clear error and no job; good settings land in
     job.json as the CLI's do."""
-    from specialists.mcp.handlers import ServerContext
-    from specialists.mcp.table import call_tool
+    from specialists.fronts.mcp.handlers import ServerContext
+    from specialists.fronts.mcp.table import call_tool
 
     ctx = ServerContext()
     bad = call_tool(ctx, "run", {"specialist": "echo", "prompt": "hi", "attention_after": "soon"})
@@ -103,7 +103,7 @@ def _record(root: Path, job_id: str) -> dict:
 def test_resume_takes_the_attention_settings(root, capsys, monkeypatch):
     """`resume` of an ended job makes a new job with the flags (the request it plans carries
     them); a paused job continues in place and says the flags do not apply to it."""
-    from specialists.jobs.store import JobStore
+    from specialists.store.jobs import JobStore
     from tests.support.fleet import write_status
     from tests.support.jobs import new_job
 
@@ -115,7 +115,7 @@ def test_resume_takes_the_attention_settings(root, capsys, monkeypatch):
     write_status(store.jobs_dir, record.id, status="done", session_file=str(session))
     planned = []
     monkeypatch.setattr(
-        "specialists.cli.cmd_run.plan_and_launch",
+        "specialists.fronts.cli.cmd_run.plan_and_launch",
         lambda _p, request, **_: planned.append(request) or 0,
     )
     args = ["resume", record.id, "--prompt", "more", "--attention-after", "3m", "--no-watchdog"]
@@ -124,7 +124,7 @@ def test_resume_takes_the_attention_settings(root, capsys, monkeypatch):
     assert (request.attention_after, request.watchdog) == ("3m", False)
     write_status(store.jobs_dir, record.id, status="waiting")
     monkeypatch.setattr(
-        "specialists.jobs.actions.send_message",
+        "specialists.supervise.actions.send_message",
         lambda *a, **k: type("Sent", (), {"state": "delivered", "reason": None})(),
     )
     assert main(args) == 0
@@ -134,8 +134,8 @@ def test_resume_takes_the_attention_settings(root, capsys, monkeypatch):
 def test_the_deprecated_and_synchronous_mcp_tools_take_them_too(root):
     """start_specialist shares run's arguments; use_specialist and run_parallel's tasks take
     attention_after and watchdog as well, checked the same way."""
-    from specialists.mcp.handlers import ServerContext
-    from specialists.mcp.table import call_tool
+    from specialists.fronts.mcp.handlers import ServerContext
+    from specialists.fronts.mcp.table import call_tool
 
     ctx = ServerContext()
     task = {"specialist": "echo", "prompt": "hi", "attention_after": "4m", "watchdog": False}

@@ -8,11 +8,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from specialists.attention.testing import RecordingReviews
 from specialists.events.inbox import Inbox
-from specialists.jobs.records import JobStatus
+from specialists.features.attention.testing import RecordingReviews
 from specialists.runners.base import Activity, RunFinished, toolcall
 from specialists.runners.testing import Call, ScriptedRunner, Step
+from specialists.store.records import JobStatus
 from specialists.supervise.supervisor import Supervisor
 from tests.support.jobs import TEST_OWNER, new_job
 from tests.support.supervising import Harness
@@ -173,7 +173,7 @@ def test_a_flood_of_events_does_not_flood_the_inbox(tmp_path: Path):
             script += [6.0]
     script += [RunFinished("ok")]
     run_job(h, script, attention={"quiet_ms": 5000, "tool_ms": None, "failures": 3})
-    from specialists.attention.watch import MAX_RAISED
+    from specialists.features.attention.watch import MAX_RAISED
 
     got = notices(h)
     assert 0 < len(got) <= MAX_RAISED
@@ -242,8 +242,8 @@ def test_the_watchdog_ignores_unchanged_reverted_ignored_and_own_state(tmp_path:
 def test_the_watchdog_is_bounded(tmp_path: Path):
     """One review at a time (a busy review defers, and the next covers both turns), a
     budget per job (said once to the owner). Drives the supervisor's hook turn by turn."""
+    from specialists.base.clock import FakeClock
     from specialists.supervise.attending import Attendant
-    from specialists.testing import FakeClock
     from tests.support.jobs import make_record
 
     repo = git_repo(tmp_path / "repo")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from specialists.attention.settings import (
+from specialists.base.clock import FakeClock
+from specialists.base.errors import UserError
+from specialists.features.attention.settings import (
     OFF,
     QUIET_AFTER_MS,
     TOOL_OPEN_AFTER_MS,
@@ -14,7 +16,7 @@ from specialists.attention.settings import (
     resolve_attention,
     resolve_watchdog,
 )
-from specialists.attention.watch import (
+from specialists.features.attention.watch import (
     MAX_OPEN,
     MAX_RAISED,
     AttentionWatch,
@@ -23,9 +25,13 @@ from specialists.attention.watch import (
     ToolOpen,
     mutating_tools,
 )
-from specialists.attention.watchdog import Busy, Review, ReviewBudgetSpent, Unchanged, Watchdog
-from specialists.errors import UserError
-from specialists.testing import FakeClock
+from specialists.features.attention.watchdog import (
+    Busy,
+    Review,
+    ReviewBudgetSpent,
+    Unchanged,
+    Watchdog,
+)
 
 SETTINGS = AttentionSettings(quiet_ms=60_000, tool_ms=120_000, failures=3)
 

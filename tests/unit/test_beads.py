@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from specialists import beads, notices
-from specialists.beads import Bead, BeadsClient, BeadsError
-from specialists.errors import UserError
-from specialists.jobs.paths import state_dir
-from specialists.jobs.records import JobStatus
-from specialists.jobs.store import JobStore
+from specialists.base.errors import UserError
+from specialists.events import notices
+from specialists.features import beads
+from specialists.features.beads import Bead, BeadsClient, BeadsError
+from specialists.store.jobs import JobStore
+from specialists.store.paths import state_dir
+from specialists.store.records import JobStatus
 from tests.support import fake_bd
 from tests.support.jobs import make_record
 
@@ -326,9 +327,9 @@ def test_no_bead_id_means_no_bd_call(bd, project):
 
 
 def test_crashed_jobs_get_their_beads_closed_once_at_the_next_run_start(bd, store, project):
-    from specialists.jobs.gc import collect
-    from specialists.jobs.recovery import recover_if_dead
-    from specialists.jobs.writer import JobWriter
+    from specialists.store.gc import collect
+    from specialists.store.writer import JobWriter
+    from specialists.supervise.recovery import recover_if_dead
     from tests.support.jobs import new_job
 
     fake_bd.seed(bd.state, [{"id": "bd-3", "title": "tracked run"}])
@@ -350,7 +351,7 @@ def test_crashed_jobs_get_their_beads_closed_once_at_the_next_run_start(bd, stor
 
 def test_a_hanging_or_missing_bd_is_one_line_not_a_hang(tmp_path, monkeypatch):
     """bd is run by the short-command helper: a timeout kills it and is a BeadsError line."""
-    from specialists.beads import client as bd_client
+    from specialists.features.beads import client as bd_client
 
     hang = tmp_path / "bd"
     hang.write_text("#!/bin/sh\nsleep 30\n")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from specialists.cli import cmd_list, cmd_show
-from specialists.errors import NotFound
+from specialists.base.errors import NotFound
+from specialists.fronts.cli import cmd_list, cmd_show
 from specialists.project import Project
 
 
@@ -94,7 +94,7 @@ def test_cli_modules_do_not_import_yaml_or_catalog() -> None:
     import sys
 
     code = (
-        "import sys, specialists.cli.cmd_list, specialists.cli.cmd_show;"
+        "import sys, specialists.fronts.cli.cmd_list, specialists.fronts.cli.cmd_show;"
         "bad = [m for m in ('yaml', 'specialists.catalog') if m in sys.modules];"
         "print(bad)"
     )

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from specialists.base.errors import NotFound
 from specialists.catalog import load_catalog, source_dirs
 from specialists.catalog.discovery import BUILTIN_DIR
-from specialists.errors import NotFound
 
 REQUIRED_BUILTINS = {
     "explorer",

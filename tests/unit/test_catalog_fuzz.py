@@ -12,13 +12,13 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from specialists.base.errors import ConfigError, UserError
+from specialists.base.reader import Fields, Invalid, check_tree, plain_data, text_value
 from specialists.catalog import load_catalog
+from specialists.catalog.config import merge_layers
 from specialists.catalog.discovery import SourceDir
-from specialists.config import merge_layers
-from specialists.errors import ConfigError, UserError
-from specialists.mcp.args import check_arguments
-from specialists.mcp.table import TOOLS
-from specialists.reader import Fields, Invalid, check_tree, plain_data, text_value
+from specialists.fronts.mcp.args import check_arguments
+from specialists.fronts.mcp.table import TOOLS
 
 ARG_NAMES = sorted({name for tool in TOOLS for name in tool.input_schema.get("properties", {})})
 

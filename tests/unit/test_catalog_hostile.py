@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from specialists.base.errors import ConfigError
 from specialists.catalog import load_catalog
 from specialists.catalog.model import LoadProblem
-from specialists.errors import ConfigError
 
 OK = "metadata: {name: ok}\n"
 
@@ -344,8 +344,8 @@ CONFIG_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
 def test_a_planted_config_toml_is_one_error_line(
     case: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from specialists.cli.main import main
-    from specialists.config import load_config
+    from specialists.catalog.config import load_config
+    from specialists.fronts.cli.main import main
 
     maker, message = CONFIG_CASES[case]
     config = project() / ".specialists" / "config.toml"
@@ -373,8 +373,8 @@ def test_doctor_reports_a_fifo_config_and_goes_on() -> None:
 
 
 def test_mcp_tools_do_not_hang_on_planted_files() -> None:
-    from specialists.mcp.handlers import ServerContext
-    from specialists.mcp.table import call_tool
+    from specialists.fronts.mcp.handlers import ServerContext
+    from specialists.fronts.mcp.table import call_tool
 
     plant_everything()
     ctx = ServerContext()

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from specialists.base.errors import ConfigError
 from specialists.catalog import load_specialist_file
 from specialists.catalog.markdown import permission_for_tools
-from specialists.errors import ConfigError
 
 
 def agent(tmp_path: Path, text: str, name: str = "agent.md") -> Path:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from specialists.base.errors import ConfigError
 from specialists.catalog import load_specialist_file
 from specialists.catalog.model import ScriptSpec, specialist_to_dict
-from specialists.errors import ConfigError
 
 FULL = """\
 specialist:

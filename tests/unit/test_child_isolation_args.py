@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from specialists.errors import ConfigError
+from specialists.base.errors import ConfigError
 from specialists.runners.base import LaunchSpec
 from specialists.runners.claude import NO_HOOKS, claude_argv
 from specialists.runners.claude_events import ClaudeTranslator

@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from specialists import notices
-from specialists.cli import cmd_status
-from specialists.cli.commands import COMMANDS
-from specialists.cli.foreground import shown
-from specialists.cli.main import main
-from specialists.display import for_terminal
-from specialists.errors import Bug
-from specialists.jobs.liveness import process_start_time
-from specialists.jobs.paths import state_dir, user_state_dir
-from specialists.jobs.records import JobStatus
-from specialists.jobs.store import JobStore
-from specialists.jobs.writer import JobWriter
+from specialists.base.display import for_terminal
+from specialists.base.errors import Bug
+from specialists.events import notices
+from specialists.fronts.cli import cmd_status
+from specialists.fronts.cli.commands import COMMANDS
+from specialists.fronts.cli.foreground import shown
+from specialists.fronts.cli.main import main
+from specialists.store.jobs import JobStore
+from specialists.store.liveness import process_start_time
+from specialists.store.paths import state_dir, user_state_dir
+from specialists.store.records import JobStatus
+from specialists.store.writer import JobWriter
 from tests.support.jobs import new_job
 
 ECHO = "metadata: {name: echo}\nexecution:\n  runner: {type: command, command: cat}\n"

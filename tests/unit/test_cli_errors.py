@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from specialists import notices
-from specialists.cli.main import main
-from specialists.jobs.paths import state_dir
-from specialists.jobs.records import JobStatus
-from specialists.jobs.store import JobStore
-from specialists.jobs.writer import JobWriter
+from specialists.events import notices
+from specialists.fronts.cli.main import main
+from specialists.store.jobs import JobStore
+from specialists.store.paths import state_dir
+from specialists.store.records import JobStatus
+from specialists.store.writer import JobWriter
 from tests.support.jobs import ECHO_SPEC as ECHO
 from tests.support.jobs import new_job
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from specialists.cli.main import main
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.timers.store import TimerStore
+from specialists.features.timers.store import TimerStore
+from specialists.fronts.cli.main import main
 
 OWNER = "cli-tester"
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from specialists.errors import AgentUnavailable, Bug, ConfigError
+from specialists.base.errors import AgentUnavailable, Bug, ConfigError
 from specialists.runners.base import (
     Activity,
     AgentExited,

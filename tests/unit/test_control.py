@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from specialists.errors import UserError
-from specialists.jobs.store import JobStore
+from specialists.base.errors import UserError
 from specialists.runners.base import ALWAYS_ACCEPTED, RunFinished
 from specialists.runners.testing import STEERABLE
+from specialists.store.jobs import JobStore
 from specialists.supervise import lease
 from specialists.supervise.requests import NothingToDo, Pause, Refuse, Situation, decide
 from specialists.supervise.retained import retained_children

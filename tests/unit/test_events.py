@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from specialists.errors import UserError
+from specialists.base.errors import UserError
 from specialists.events.emitter import Emitter
 from specialists.events.inbox import COMPACT_BYTES, MAX_LINE_BYTES, Inbox
 from specialists.events.model import Event, EventSource, event_from_dict, event_id

@@ -18,7 +18,6 @@ import pytest
 
 from specialists.executors.job import EXECUTOR_FILE, RemoteJobRunner, read_executor_record
 from specialists.executors.testing import LoopbackConnector, LoopbackNode
-from specialists.jobs.liveness import pid_exists
 from specialists.runners.base import (
     Abort,
     AgentExited,
@@ -27,6 +26,7 @@ from specialists.runners.base import (
     RunFinished,
 )
 from specialists.runners.command import CommandRunner
+from specialists.store.liveness import pid_exists
 from tests.support.driving import acts, drive, exited, of
 from tests.support.jobs import wait_for
 
@@ -178,7 +178,7 @@ def test_the_lease_kills_an_agent_nobody_reads(project, node):
 
 def test_without_ray_installed_the_hint_says_how_to_install_it(monkeypatch):
     """`--executor ray` without the extra: one line naming the extra, no job planned."""
-    from specialists.errors import AgentUnavailable
+    from specialists.base.errors import AgentUnavailable
     from specialists.executors.settings import resolve
 
     monkeypatch.setitem(sys.modules, "ray", None)  # what an absent package looks like
@@ -188,7 +188,7 @@ def test_without_ray_installed_the_hint_says_how_to_install_it(monkeypatch):
 
 
 def test_the_cli_says_the_install_line_when_ray_is_missing(monkeypatch, capsys):
-    from specialists.cli.main import main
+    from specialists.fronts.cli.main import main
     from tests.support.jobs import echo_project
 
     echo_project()
@@ -231,7 +231,7 @@ def test_the_choice_order_is_run_then_specialist_then_config():
     ],
 )
 def test_a_bad_executor_table_names_the_field(table, problem):
-    from specialists.errors import ConfigError
+    from specialists.base.errors import ConfigError
     from specialists.executors.settings import resolve
 
     with pytest.raises(ConfigError) as caught:
@@ -282,8 +282,8 @@ def test_an_agent_working_in_a_copy_is_told_so_and_gets_no_agent_tool_table(proj
     """With workspace "bundle" the job's store stays on this machine, so a tool that keeps
     its state there (bg_*, timers, threads, asks, missions) would write to nothing anyone
     reads: the agent's environment says it works in a copy and the table is then empty."""
-    from specialists.toolset.registry import offered
-    from specialists.vocab import NODE_COPY_ENV
+    from specialists.base.vocab import NODE_COPY_ENV
+    from specialists.features.toolset.registry import offered
 
     code = (
         f"import os,sys; sys.stdin.read(); print('copy=' + os.environ.get({NODE_COPY_ENV!r}, ''))"

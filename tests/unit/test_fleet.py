@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from specialists import notices
-from specialists.fleet.feed import FeedTail, ended
-from specialists.fleet.jobsource import MAX_STATUS_BYTES, JobSource
-from specialists.fleet.model import Fleet, job_fleet
-from specialists.fleet.rows import Row, printable
-from specialists.fleet.tree import MAX_DEPTH, build_tree
-from specialists.jobs.store import JobLock, JobStore
+from specialists.events import notices
+from specialists.fronts.fleet.feed import FeedTail, ended
+from specialists.fronts.fleet.jobsource import MAX_STATUS_BYTES, JobSource
+from specialists.fronts.fleet.model import Fleet, job_fleet
+from specialists.fronts.fleet.rows import Row, printable
+from specialists.fronts.fleet.tree import MAX_DEPTH, build_tree
+from specialists.store.jobs import JobLock, JobStore
 from tests.support.fleet import BASE_MS, append_events, fill_fleet, write_status
 
 
@@ -297,8 +297,8 @@ def test_pending_timers_are_rows_under_their_owner(store):
     """A job's timer sits under the job; a session's timer is a root; cancelled or fired ones
     go; a damaged timers file skips its bad lines; an unchanged file is not folded again."""
     from specialists.events.model import EventSource
-    from specialists.fleet.timersource import TimerSource
-    from specialists.timers.store import TimerStore
+    from specialists.features.timers.store import TimerStore
+    from specialists.fronts.fleet.timersource import TimerSource
 
     write_status(store.jobs_dir, "0000000a", status="waiting", keep_alive=True)
     job_timers = TimerStore(store.root, "job-0000000a")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from specialists.events.spill import SpillLimits
-from specialists.toolset.guards import classify_bash, guard_result
+from specialists.native.guards import classify_bash, guard_result
 
 BLOCKED = [
     ("sleep 60", "sleep 60"),

@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
+from specialists.base.owner import SESSION_ENV
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.hooks import delivery, stop
-from specialists.hooks.common import run_hook
-from specialists.jobs.paths import user_state_dir
-from specialists.owner import SESSION_ENV
-from specialists.timers.store import TimerStore
+from specialists.features.timers.store import TimerStore
+from specialists.fronts.hooks import delivery, stop
+from specialists.fronts.hooks.common import run_hook
+from specialists.store.paths import user_state_dir
 from tests.support.tmpfs import fill, small_tmpfs
 
 INPUTS = json.loads((Path(__file__).parents[1] / "support" / "claude_hook_inputs.json").read_text())

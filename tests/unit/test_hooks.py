@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from specialists import notices
+from specialists.base.display import duration
+from specialists.base.owner import SESSION_ENV
 from specialists.catalog.discovery import source_dirs
-from specialists.display import duration
+from specialists.events import notices
 from specialists.events.inbox import Inbox
-from specialists.hooks import delivery, session_start
-from specialists.hooks.common import run_hook
-from specialists.jobs.paths import user_state_dir
-from specialists.owner import SESSION_ENV
+from specialists.fronts.hooks import delivery, session_start
+from specialists.fronts.hooks.common import run_hook
+from specialists.store.paths import user_state_dir
 
 SESSION = "test-session"  # the Claude Code session these hooks run in (see `session`)
 
@@ -280,10 +280,10 @@ def test_format_elapsed(seconds, text):
 
 
 def test_session_start_reads_the_finished_jobs_index_as_status_writes_it(state):
-    from specialists import notices
-    from specialists.jobs import index
-    from specialists.jobs.records import JobStatus
-    from specialists.jobs.store import JobStore
+    from specialists.events import notices
+    from specialists.store import index
+    from specialists.store.jobs import JobStore
+    from specialists.store.records import JobStatus
 
     put_job(state, "a1b2c3d4", ready=False, status="done")
     store = JobStore(state, news=notices)
@@ -305,8 +305,8 @@ def test_session_start_reads_the_finished_jobs_index_as_status_writes_it(state):
 def test_session_start_names_open_missions_for_recovery_after_compaction(state, tmp_path):
     """The head of each mission.json, as the missions store writes it, says which are open;
     a closed, a damaged or a FIFO mission is left out and never blocks the hook."""
-    from specialists.missions import model, ops
-    from specialists.missions.store import MissionStore
+    from specialists.features.missions import model, ops
+    from specialists.features.missions.store import MissionStore
 
     store = MissionStore(state, index_dir=tmp_path / "index")
     for mid in ("open1", "done1", "paused1", "fifo1"):

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from specialists import install
-from specialists.cli.main import main
-from specialists.errors import UserError
-from specialists.hooks import stop as stop_mod
+from specialists.base.errors import UserError
+from specialists.fronts import install
+from specialists.fronts.cli.main import main
+from specialists.fronts.hooks import stop as stop_mod
 
 USER_SETTINGS = {
     "permissions": {"allow": ["Bash(npm test)"]},

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from specialists.jobs.control import post_request
-from specialists.jobs.records import JobStatus
+from specialists.base.clock import FakeClock
 from specialists.runners.base import Activity, RunFinished
-from specialists.testing import FakeClock
+from specialists.store.control import post_request
+from specialists.store.records import JobStatus
 from tests.support.supervising import Harness
 
 

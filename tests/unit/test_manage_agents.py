@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from specialists.base.errors import NotFound, UserError
 from specialists.catalog import load_catalog
 from specialists.catalog.discovery import BUILTIN_DIR
 from specialists.catalog.managed import settings_path
-from specialists.cli.main import main
-from specialists.errors import NotFound, UserError
-from specialists.manage import agents
+from specialists.features.manage import agents
+from specialists.fronts.cli.main import main
 
 HAND_YAML = """\
 # my own reviewer, tuned by hand
@@ -193,8 +193,8 @@ def test_the_mcp_tool_manages_definitions_and_refuses_hand_written_files(root):
     """manage_specialist over the MCP table: the same rules, as one-line error results."""
     import jsonschema
 
-    from specialists.mcp.handlers import ServerContext
-    from specialists.mcp.table import TOOLS_BY_NAME, call_tool
+    from specialists.fronts.mcp.handlers import ServerContext
+    from specialists.fronts.mcp.table import TOOLS_BY_NAME, call_tool
 
     ctx = ServerContext()
     spec = TOOLS_BY_NAME["manage_specialist"]

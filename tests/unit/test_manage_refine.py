@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from specialists.base.errors import StoreError, UserError
 from specialists.catalog.managed import overlay_dir, read_overlay
-from specialists.cli.main import main
-from specialists.errors import StoreError, UserError
-from specialists.manage import refine
+from specialists.features.manage import refine
+from specialists.fronts.cli.main import main
 from specialists.project import Project
 from specialists.supervise.plan import JobRequest
 from tests.support.jobs import echo_project

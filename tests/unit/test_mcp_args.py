@@ -8,9 +8,9 @@ import re
 import jsonschema
 import pytest
 
-from specialists.errors import UserError
-from specialists.mcp.args import ONE_LINE_PATTERN, check_arguments
-from specialists.mcp.schemas import FEED_ARGS, PARALLEL_ARGS, RUN_ARGS
+from specialists.base.errors import UserError
+from specialists.fronts.mcp.args import ONE_LINE_PATTERN, check_arguments
+from specialists.fronts.mcp.schemas import FEED_ARGS, PARALLEL_ARGS, RUN_ARGS
 
 
 def refused(schema: dict[str, object], arguments: dict[str, object], tool: str = "run") -> str:

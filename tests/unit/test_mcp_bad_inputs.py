@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from specialists.mcp import handlers
-from specialists.mcp.handlers import ServerContext
-from specialists.mcp.table import call_tool
+from specialists.fronts.mcp import handlers
+from specialists.fronts.mcp.handlers import ServerContext
+from specialists.fronts.mcp.table import call_tool
 
 SPEC = """\
 metadata:
@@ -70,8 +70,8 @@ def test_empty_continue_from_means_none(ctx):
 
 
 def test_result_that_is_not_utf8_is_one_line_and_kept(ctx):
-    from specialists.jobs.records import JobStatus
-    from specialists.jobs.writer import JobWriter
+    from specialists.store.records import JobStatus
+    from specialists.store.writer import JobWriter
     from tests.support.jobs import new_job
 
     store = ctx.store()

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from specialists.cli.main import main
-from specialists.jobs.store import JobStore
-from specialists.mcp.handlers import ServerContext
-from specialists.mcp.table import UnknownTool, call_tool, served_tools
+from specialists.features.threads.transports import front_options
+from specialists.fronts.cli.main import main
+from specialists.fronts.mcp.handlers import ServerContext
+from specialists.fronts.mcp.table import UnknownTool, call_tool, served_tools
 from specialists.project import Project
 from specialists.runners.base import LaunchSpec
 from specialists.runners.claude import claude_argv
 from specialists.runners.codex import codex_argv
-from specialists.threads.transports import front_options
+from specialists.store.jobs import JobStore
 from tests.support.jobs import new_job
 from tests.support.threads import (
     ROOT_OWNER,

@@ -14,21 +14,21 @@ from typing import Any
 import jsonschema
 import pytest
 
-from specialists.errors import Bug
+from specialists.base.errors import Bug
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.jobs.actions import send_message, stop_job
-from specialists.jobs.store import JobStore
-from specialists.mcp import table
-from specialists.mcp.args import check_arguments
-from specialists.mcp.handlers import ServerContext
-from specialists.mcp.schemas import FEED_ARGS
-from specialists.mcp.table import TOOLS, TOOLS_BY_NAME, ToolOutcome, UnknownTool, call_tool
-from specialists.mcp.views import bounded_result
+from specialists.features.timers.store import TimerStore
+from specialists.features.toolset import registry
+from specialists.fronts.mcp import table
+from specialists.fronts.mcp.args import check_arguments
+from specialists.fronts.mcp.handlers import ServerContext
+from specialists.fronts.mcp.schemas import FEED_ARGS
+from specialists.fronts.mcp.table import TOOLS, TOOLS_BY_NAME, ToolOutcome, UnknownTool, call_tool
+from specialists.fronts.mcp.views import bounded_result
 from specialists.runners.base import Activity, RunFinished
 from specialists.runners.testing import ScriptedRunner, Step
-from specialists.timers.store import TimerStore
-from specialists.toolset import registry
+from specialists.store.jobs import JobStore
+from specialists.supervise.actions import send_message, stop_job
 from tests.support.jobs import make_record
 
 SPEC = """\
@@ -385,7 +385,7 @@ def test_a_table_tool_runs_for_the_calling_session_and_says_to_end_the_turn(sess
 
 def test_a_client_without_a_session_is_known_by_its_process(monkeypatch):
     monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
-    monkeypatch.setattr("specialists.owner.agent_ancestor", lambda pid=None: None)
+    monkeypatch.setattr("specialists.base.owner.agent_ancestor", lambda pid=None: None)
     keys = ServerContext().keys()
     assert len(keys) == 1 and keys[0].startswith(f"mcp-{os.getppid()}.")
 

@@ -13,23 +13,23 @@ from pathlib import Path
 
 import pytest
 
-from specialists.cli.main import main
-from specialists.errors import NotFound, StoreError, UserError
-from specialists.jobs.records import JobStatus
-from specialists.jobs.store import JobStore
-from specialists.jobs.writer import JobWriter
-from specialists.missions import index, model, ops
-from specialists.missions.actions import mission_action
-from specialists.missions.launch import (
+from specialists.base.errors import NotFound, StoreError, UserError
+from specialists.events.news import NEWS
+from specialists.features.missions import index, model, ops
+from specialists.features.missions.actions import mission_action
+from specialists.features.missions.launch import (
     Launched,
     MissionChoice,
     check_before_launch,
     choose,
     link_after_launch,
 )
-from specialists.missions.state import MAX_STATE, state_get, state_set
-from specialists.missions.store import MissionStore
-from specialists.news import NEWS
+from specialists.features.missions.state import MAX_STATE, state_get, state_set
+from specialists.features.missions.store import MissionStore
+from specialists.fronts.cli.main import main
+from specialists.store.jobs import JobStore
+from specialists.store.records import JobStatus
+from specialists.store.writer import JobWriter
 from tests.support.jobs import echo_project, new_job
 from tests.support.tmpfs import fill, small_tmpfs
 
@@ -352,7 +352,7 @@ def test_terminal_missions_are_pruned_past_retention_and_open_ones_never(tmp_pat
 def test_the_pi_sidecar_serves_the_mission_tool_for_its_session():
     """pi reaches missions through the tool table: a mission made there is owned by the pi
     session (its goal notices go to that session), and a refusal is an error result."""
-    from specialists.pi_extension.ops import Front
+    from specialists.fronts.pi.ops import Front
     from tests.support.sidecar import InProcess
 
     project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])

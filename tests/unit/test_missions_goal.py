@@ -9,14 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from specialists.events.inbox import Inbox
-from specialists.jobs.records import JobStatus
-from specialists.jobs.store import JobStore
-from specialists.jobs.writer import JobWriter
-from specialists.missions import model, ops
-from specialists.missions.goal import GoalQuiet, goal_step
-from specialists.missions.news import MissionNews
-from specialists.missions.state import state_set
-from specialists.missions.store import MissionStore
+from specialists.features.missions import model, ops
+from specialists.features.missions.goal import GoalQuiet, goal_step
+from specialists.features.missions.news import MissionNews
+from specialists.features.missions.state import state_set
+from specialists.features.missions.store import MissionStore
+from specialists.store.jobs import JobStore
+from specialists.store.records import JobStatus
+from specialists.store.writer import JobWriter
 from tests.support.jobs import new_job
 
 OWNER = "claude-goal"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from specialists.config import load_config, merge_layers
-from specialists.errors import ConfigError
+from specialists.base.errors import ConfigError
+from specialists.catalog.config import load_config, merge_layers
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from specialists.config import Config, ModelConfig, ProviderConfig
-from specialists.errors import AgentUnavailable, ConfigError
+from specialists.base.errors import AgentUnavailable, ConfigError
+from specialists.catalog.config import Config, ModelConfig, ProviderConfig
 from specialists.native.messages import AssistantText, Thinking, ToolCall, ToolResult, UserMessage
 from specialists.native.model import (
     Done,
@@ -320,7 +320,7 @@ def test_resolving_does_not_import_sdks() -> None:
     resolve_model("anthropic/g", Config(), {"ANTHROPIC_API_KEY": "k"})
     code = (
         "import sys\n"
-        "from specialists.config import Config\n"
+        "from specialists.catalog.config import Config\n"
         "from specialists.runners.native import NativeRunner\n"
         "from specialists.native.providers.registry import resolve_model, make_client\n"
         "make_client(resolve_model('openai/g', Config(), {'OPENAI_API_KEY': 'k'}))\n"

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from specialists.config import Config
-from specialists.errors import ConfigError, StoreError
+from specialists.base.errors import ConfigError, StoreError
+from specialists.catalog.config import Config
 from specialists.native.loop import AgentLoop
 from specialists.native.messages import AssistantText, ToolCall, ToolResult, UserMessage
 from specialists.native.model import ModelRequest, StreamEvent

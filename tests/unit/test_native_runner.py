@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from specialists.config import Config
+from specialists.catalog.config import Config
 from specialists.native.model import ModelError
 from specialists.native.testing import ScriptedModel, call, reply
 from specialists.runners.base import (

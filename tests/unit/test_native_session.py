@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specialists.errors import StoreError
+from specialists.base.errors import StoreError
 from specialists.native.messages import (
     AssistantText,
     Item,

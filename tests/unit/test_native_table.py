@@ -12,8 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from specialists.config import Config
+from specialists.base.clock import FakeClock
+from specialists.catalog.config import Config
 from specialists.events.inbox import Inbox
+from specialists.features.timers.store import TimerStore
+from specialists.features.toolset.registry import GUIDANCE_HEADER
 from specialists.native.messages import UserMessage
 from specialists.native.model import ModelRequest, StreamEvent
 from specialists.native.testing import (
@@ -25,9 +28,6 @@ from specialists.native.testing import (
 )
 from specialists.runners.base import Activity, FollowUp, RunFinished, Steer
 from specialists.runners.native import NativeRunner
-from specialists.testing import FakeClock
-from specialists.timers.store import TimerStore
-from specialists.toolset.registry import GUIDANCE_HEADER
 from tests.unit.test_native_runner import collect, make_spec
 
 OWNER = "job-1a2b3c4d"

@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from specialists.config import Config
+from specialists.base.clock import FakeClock
+from specialists.catalog.config import Config
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.jobs.store import JobStore
+from specialists.features.timers.store import TimerStore
 from specialists.native.messages import UserMessage
 from specialists.native.model import ModelRequest, StreamEvent
 from specialists.native.testing import ScriptedModel, call, reply, reply_events
 from specialists.runners.native import NativeRunner
+from specialists.store.jobs import JobStore
 from specialists.supervise.supervisor import Supervisor
-from specialists.testing import FakeClock
-from specialists.timers.store import TimerStore
 from tests.support.jobs import new_job
 from tests.support.supervising import Harness
 

@@ -15,11 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from specialists import notices
-from specialists.events.inbox import Inbox
-from specialists.events.model import EventSource
-from specialists.hooks.common import run_hook
-from specialists.owner import (
+from specialists.base.owner import (
     JOB_ENV,
     OWNER_ENV,
     SESSION_ENV,
@@ -29,6 +25,10 @@ from specialists.owner import (
     launching_owner,
     reading_owner,
 )
+from specialists.events import notices
+from specialists.events.inbox import Inbox
+from specialists.events.model import EventSource
+from specialists.fronts.hooks.common import run_hook
 
 
 @pytest.fixture
@@ -99,7 +99,7 @@ def test_nearest_agent_ancestor_is_found_by_name_and_start_time(tmp_path):
     """A process named `claude` above us is the owner; its pid and start time identify it."""
     claude = tmp_path / "claude"
     claude.symlink_to("/bin/sh")
-    probe = "from specialists.owner import agent_ancestor; print(agent_ancestor())"
+    probe = "from specialists.base.owner import agent_ancestor; print(agent_ancestor())"
     out = subprocess.run(
         [str(claude), "-c", f'"{sys.executable}" -c "{probe}"; true'],
         capture_output=True,

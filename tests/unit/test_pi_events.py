@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from specialists.base.clock import FakeClock
 from specialists.process.lines import OversizedLine
 from specialists.runners.base import Activity, AnswerDelta, RunFinished, RunnerEvent, Usage
 from specialists.runners.pi_events import MALFORMED_LOGGED, PiTranslator
 from specialists.runners.pi_lines import extract_delta, update_kind
 from specialists.runners.pi_protocol import PiProtocol
-from specialists.testing import FakeClock
 from tests.support.fake_pi import AssistantMessage, long_answer_lines, text_answer_lines
 
 # Recorded stdout of the real pi 0.73.1 (copied from shared/reference/pi-0.73.1).

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from specialists.pi_extension import EXTENSION_DIR, EXTENSION_FILE
+from specialists.runners.pi_extension import EXTENSION_DIR, EXTENSION_FILE
 
 NODE_TESTS = Path(__file__).resolve().parents[1] / "node"
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from specialists.cli.main import main
-from specialists.errors import UserError
-from specialists.pi_extension import EXTENSION_FILE
-from specialists.pi_extension.install import merge, unmerge, user_settings
+from specialists.base.errors import UserError
+from specialists.fronts.cli.main import main
+from specialists.fronts.pi.install import merge, unmerge, user_settings
+from specialists.runners.pi_extension import EXTENSION_FILE
 from tests.support.agent_env import AgentEnv
 
 OLD = "/old/venv/lib/python3.11/site-packages/specialists/pi_extension/index.ts"

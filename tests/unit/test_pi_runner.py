@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from specialists.errors import AgentUnavailable, UserError
+from specialists.base.errors import AgentUnavailable, UserError
 from specialists.runners.base import (
     Abort,
     Activity,

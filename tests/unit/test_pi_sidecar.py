@@ -20,16 +20,16 @@ from pathlib import Path
 
 import pytest
 
-from specialists import notices
+from specialists.events import notices
 from specialists.events.emitter import Emitter
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.jobs.store import JobStore
-from specialists.pi_extension.ops import Front
-from specialists.pi_extension.sidecar import MAX_BUSY, MAX_REQUEST_BYTES
-from specialists.timers.store import TimerStore
-from specialists.toolset import registry
-from specialists.toolset.table import AgentTool, Reply, ToolCall
+from specialists.features.timers.store import TimerStore
+from specialists.features.toolset import registry
+from specialists.fronts.pi.ops import Front
+from specialists.fronts.pi.sidecar import MAX_BUSY, MAX_REQUEST_BYTES
+from specialists.native.agent_tools import AgentTool, Reply, ToolCall
+from specialists.store.jobs import JobStore
 from tests.support.agent_env import AgentEnv
 from tests.support.jobs import new_job
 from tests.support.sidecar import InProcess, spawn
@@ -475,7 +475,7 @@ def test_owner_keys_match_what_the_extension_computes() -> None:
     if node is None:
         pytest.skip("node is not installed")
     ids = ["01a230b9-c1bb-7754", "a b/c", "..x..", "", "ü" * 3, "x" * 300, "a..b", ".hidden."]
-    core = Path(__file__).resolve().parents[2] / "src/specialists/pi_extension/core.mjs"
+    core = Path(__file__).resolve().parents[2] / "src/specialists/runners/pi_extension/core.mjs"
     script = (
         f"import {{ ownerKey }} from {json.dumps(str(core))};"
         f"console.log(JSON.stringify({json.dumps(ids)}.map((s) => ownerKey({{}}, s))));"

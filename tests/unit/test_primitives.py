@@ -20,11 +20,11 @@ RULES = {
     "atomic replace": (
         # os.rename stays free: it moves a name aside or claims one, and never replaces.
         re.compile(r"\bos\.replace\(|from os import [^\n]*\breplace\b"),
-        {"jobs/atomic.py"},
+        {"store/atomic.py"},
     ),
     "file locking": (
         re.compile(r"\bfcntl\.(flock|lockf)\(|\bimport fcntl\b"),
-        {"jobs/locks.py"},
+        {"store/locks.py"},
     ),
     "starting a process": (
         re.compile(

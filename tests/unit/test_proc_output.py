@@ -7,12 +7,12 @@ import os
 from pathlib import Path
 
 from specialists.events.inbox import Inbox
-from specialists.jobs.records import JobStatus
-from specialists.jobs.store import JobStore
-from specialists.procs.exit import SUMMARY_FILE, ExitSummary, read_summary, write_summary
-from specialists.procs.feed import OutputFeed
-from specialists.procs.jobs import proc_record
-from specialists.procs.watch import WatchBatcher, compile_watch
+from specialists.features.procs.exit import SUMMARY_FILE, ExitSummary, read_summary, write_summary
+from specialists.features.procs.feed import OutputFeed
+from specialists.features.procs.jobs import proc_record
+from specialists.features.procs.watch import WatchBatcher, compile_watch
+from specialists.store.jobs import JobStore
+from specialists.store.records import JobStatus
 from specialists.supervise.launch import create_job
 from tests.support.procs import OWNER, proc_options
 from tests.support.tmpfs import fill, small_tmpfs
@@ -84,7 +84,7 @@ def test_job_exit_posted_by_the_supervisor_and_again_by_recovery_is_delivered_on
 ) -> None:
     """A supervisor killed between posting job_exit and writing its final status: recovery
     posts it again with the same id; the owner reads it once."""
-    from specialists.procs.exit import post_after_recovery, post_job_exit
+    from specialists.features.procs.exit import post_after_recovery, post_job_exit
 
     store = JobStore(tmp_path / ".specialists", news=None)
     record, lock = create_job(store, proc_record(proc_options("echo hi", tmp_path)))
@@ -105,7 +105,7 @@ def test_job_exit_posted_by_the_supervisor_and_again_by_recovery_is_delivered_on
 def test_a_command_that_never_started_still_gets_its_one_job_exit(tmp_path: Path) -> None:
     """The runner raised before the command ran (no proc.json): the supervisor's ending posts
     an `error` job_exit with the reason, so the owner is never left waiting."""
-    from specialists.procs.exit import post_job_exit
+    from specialists.features.procs.exit import post_job_exit
 
     store = JobStore(tmp_path / ".specialists", news=None)
     record, lock = create_job(store, proc_record(proc_options("echo hi", tmp_path)))

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from specialists.errors import UserError
-from specialists.jobs.liveness import process_start_time
-from specialists.procs.exit import read_summary
-from specialists.procs.spec import OUTPUT_LOG, Tether, WatchSettings
+from specialists.base.clock import FakeClock
+from specialists.base.errors import UserError
+from specialists.features.procs.exit import read_summary
+from specialists.features.procs.runner import CANCEL_GRACE_S, ProcRunner
+from specialists.features.procs.spec import OUTPUT_LOG, Tether, WatchSettings
 from specialists.runners.base import Abort, AgentExited, Kill, RunFinished, RunnerEvent, Terminate
-from specialists.runners.proc import CANCEL_GRACE_S, ProcRunner
-from specialists.testing import FakeClock
+from specialists.store.liveness import process_start_time
 from tests.support.driving import acts, of
 from tests.support.processes import alive, killed_after, wait_dead
 from tests.support.procs import events, proc_spec
@@ -250,7 +250,7 @@ def test_matches_wait_for_quiet_then_arrive_as_one_job_match(tmp_path: Path) -> 
 
 
 def _label(p: Pumped) -> str:
-    from specialists.procs.spec import ProcOptions
+    from specialists.features.procs.spec import ProcOptions
 
     return ProcOptions.from_dict(p.spec.options).label
 

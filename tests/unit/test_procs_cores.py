@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from specialists.errors import UserError
-from specialists.procs.isolate import bwrap_argv, check_isolation, find_bwrap
-from specialists.procs.output import read_since, read_tail
-from specialists.procs.watch import LINE_INSPECT_CHARS, WatchBatcher, compile_watch
+from specialists.base.errors import UserError
+from specialists.features.procs.isolate import bwrap_argv, check_isolation, find_bwrap
+from specialists.features.procs.output import read_since, read_tail
+from specialists.features.procs.watch import LINE_INSPECT_CHARS, WatchBatcher, compile_watch
 
 # --- watch patterns -------------------------------------------------------------------------
 

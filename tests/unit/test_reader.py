@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from specialists.reader import (
+from specialists.base.reader import (
     Fields,
     Invalid,
     check_tree,
@@ -18,7 +18,7 @@ from specialists.reader import (
     plain_data,
     text_value,
 )
-from specialists.reader.textfile import MAX_FILE_BYTES, read_text_file
+from specialists.base.reader.textfile import MAX_FILE_BYTES, read_text_file
 
 
 def problem(call: object, *args: object, **kwargs: object) -> Invalid:
@@ -173,10 +173,10 @@ def test_the_reader_imports_nothing_slow() -> None:
     import subprocess
     import sys
 
-    code = "import specialists.reader, specialists.reader.textfile"
+    code = "import specialists.base.reader, specialists.base.reader.textfile"
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True, timeout=60
     )
     names = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
-    assert "specialists.reader.fields" in names, proc.stderr[-300:]
+    assert "specialists.base.reader.fields" in names, proc.stderr[-300:]
     assert not {"yaml", "typing", "pathlib", "difflib", "dataclasses"} & names

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specialists.errors import StoreError
+from specialists.base.errors import StoreError
 from specialists.store.memory import MemoryRecord
 from specialists.store.record import FileRecord, Record
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from specialists.errors import Bug
+from specialists.base.errors import Bug
 from specialists.native.testing import ScriptedModel, reply
 from specialists.runners.base import (
     ALWAYS_ACCEPTED,

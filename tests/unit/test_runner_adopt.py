@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from specialists.errors import AgentUnavailable
+from specialists.base.clock import FakeClock
+from specialists.base.errors import AgentUnavailable
 from specialists.runners.adopting import check_runner
 from specialists.runners.base import LaunchSpec
 from specialists.runners.claude import ClaudeRunner
@@ -23,7 +24,6 @@ from specialists.runners.codex_events import CodexTranslator
 from specialists.runners.pi import PiRunner
 from specialists.runners.pi_adopt import protocol_state, restore_protocol
 from specialists.runners.pi_protocol import PiProtocol
-from specialists.testing import FakeClock
 from tests.support import fake_claude, fake_codex
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "pi-0.73.1"

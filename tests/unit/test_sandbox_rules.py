@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from specialists.sandbox.backend import SandboxError, SquashMarker
-from specialists.sandbox.meta import MetaStore, from_dict
-from specialists.sandbox.rules import (
+from specialists.features.sandbox.backend import SandboxError, SquashMarker
+from specialists.features.sandbox.meta import MetaStore, from_dict
+from specialists.features.sandbox.rules import (
     branch_name,
     check_id,
     exclude_pattern,

@@ -1,6 +1,6 @@
 """Schedules: cron and zone math, catch-up, overlap, leases, the store, bad input (issue 12).
 
-Everything here runs on a fake clock (`specialists.testing.FakeClock`) and the recording
+Everything here runs on a fake clock (`specialists.base.clock.FakeClock`) and the recording
 launcher: the cores take the instant as an argument, so a DST night or a week of downtime is
 one call, not a wait.
 """
@@ -18,17 +18,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specialists.errors import NotFound, UserError
-from specialists.schedules import ops
-from specialists.schedules.cron import next_fire_ms, parse_cron, wall_instant_ms
-from specialists.schedules.decide import MAX_SCAN, ON_TIME_MS, plan_firing
-from specialists.schedules.fire import run_due, run_now
-from specialists.schedules.loop import serve, wake_in_s
-from specialists.schedules.model import SpecialistTarget, WorkflowTarget
-from specialists.schedules.store import MAX_RECEIPTS, ScheduleStore
-from specialists.schedules.testing import RecordingLauncher
-from specialists.schedules.triggers import CronTrigger, EveryTrigger, parse_trigger
-from specialists.testing import FakeClock
+from specialists.base.clock import FakeClock
+from specialists.base.errors import NotFound, UserError
+from specialists.features.schedules import ops
+from specialists.features.schedules.cron import next_fire_ms, parse_cron, wall_instant_ms
+from specialists.features.schedules.decide import MAX_SCAN, ON_TIME_MS, plan_firing
+from specialists.features.schedules.fire import run_due, run_now
+from specialists.features.schedules.loop import serve, wake_in_s
+from specialists.features.schedules.model import SpecialistTarget, WorkflowTarget
+from specialists.features.schedules.store import MAX_RECEIPTS, ScheduleStore
+from specialists.features.schedules.testing import RecordingLauncher
+from specialists.features.schedules.triggers import CronTrigger, EveryTrigger, parse_trigger
 
 MIN = 60_000
 HOUR = 3_600_000

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from specialists.cli.main import main
-from specialists.errors import UserError
-from specialists.schedules import ops
-from specialists.schedules.fire import run_due
-from specialists.schedules.model import SpecialistTarget
-from specialists.schedules.store import MAX_HISTORY, ScheduleStore
-from specialists.schedules.testing import RecordingLauncher
-from specialists.schedules.triggers import EveryTrigger
+from specialists.base.errors import UserError
+from specialists.features.schedules import ops
+from specialists.features.schedules.fire import run_due
+from specialists.features.schedules.model import SpecialistTarget
+from specialists.features.schedules.store import MAX_HISTORY, ScheduleStore
+from specialists.features.schedules.testing import RecordingLauncher
+from specialists.features.schedules.triggers import EveryTrigger
+from specialists.fronts.cli.main import main
 from tests.support.jobs import echo_project
 from tests.support.tmpfs import fill, small_tmpfs
 
@@ -175,8 +175,8 @@ def test_two_creates_of_one_id_at_once_make_one_schedule(tmp_path):
 def test_the_mcp_schedule_tool_creates_runs_and_refuses_like_the_cli():
     """`schedule` over the MCP table: create, run now (a real command job), show, and the
     bad inputs as one error line with nothing written."""
-    from specialists.mcp.handlers import ServerContext
-    from specialists.mcp.table import call_tool
+    from specialists.fronts.mcp.handlers import ServerContext
+    from specialists.fronts.mcp.table import call_tool
     from tests.support.waiting import wait_until
 
     echo_project()

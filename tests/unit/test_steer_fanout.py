@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from specialists.errors import UserError
-from specialists.jobs.actions import SendOutcome
-from specialists.jobs.control import take_requests
-from specialists.jobs.store import JobStore
+from specialists.base.errors import UserError
+from specialists.store.control import take_requests
+from specialists.store.jobs import JobStore
+from specialists.supervise.actions import SendOutcome
 from specialists.supervise.steer_fanout import overall, running_children, steer_children, steer_many
 from specialists.supervise.steer_recover import GO_ON, Recovery, check_top_level, steer_recovering
 from specialists.supervise.steering import InterruptOutcome, SteerOutcome
@@ -233,8 +233,8 @@ def test_mcp_steer_children_and_job_ids_say_each_state(
     one clear error; recover on a workflow names --children."""
     import os
 
-    from specialists.mcp.handlers import ServerContext
-    from specialists.mcp.table import call_tool
+    from specialists.fronts.mcp.handlers import ServerContext
+    from specialists.fronts.mcp.table import call_tool
     from specialists.project import Project
 
     root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
@@ -269,7 +269,7 @@ def test_cli_steer_children_exits_5_on_partial_and_refuses_bad_mixes(
 ) -> None:
     import os
 
-    from specialists.cli.main import main
+    from specialists.fronts.cli.main import main
 
     root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
     store = JobStore(root / ".specialists", news=None)

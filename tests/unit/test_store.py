@@ -15,17 +15,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specialists import notices
-from specialists.errors import Bug, NotFound, StoreError, UserError
-from specialists.jobs import atomic
-from specialists.jobs.control import post_request, take_requests
-from specialists.jobs.gc import collect
-from specialists.jobs.ids import check_job_ref, is_job_id, new_job_id
-from specialists.jobs.liveness import is_alive, process_start_time
-from specialists.jobs.records import JobStatus
-from specialists.jobs.recovery import CRASHED, recover_if_dead
-from specialists.jobs.store import JobStore, read_event_lines
-from specialists.jobs.writer import JobWriter
+from specialists.base.errors import Bug, NotFound, StoreError, UserError
+from specialists.events import notices
+from specialists.store import atomic
+from specialists.store.control import post_request, take_requests
+from specialists.store.gc import collect
+from specialists.store.ids import check_job_ref, is_job_id, new_job_id
+from specialists.store.jobs import JobStore, read_event_lines
+from specialists.store.liveness import is_alive, process_start_time
+from specialists.store.records import JobStatus
+from specialists.store.writer import JobWriter
+from specialists.supervise.recovery import CRASHED, recover_if_dead
 from tests.support.jobs import new_job, notice_ids
 
 
@@ -64,7 +64,7 @@ def test_create_job_dir_is_exclusive(store, monkeypatch):
     (store.jobs_dir).mkdir(parents=True)
     (store.jobs_dir / "00000000").mkdir()
     ids = iter(["00000000", "00000001"])
-    monkeypatch.setattr("specialists.jobs.store.new_job_id", lambda: next(ids))
+    monkeypatch.setattr("specialists.store.jobs.new_job_id", lambda: next(ids))
     assert store.create_job_dir()[0] == "00000001"
 
 
@@ -247,8 +247,8 @@ def test_gc_removes_old_finished_keeps_active_and_recent(store, tmp_path, monkey
 
 
 def test_a_job_dir_without_status_is_starting_while_locked_else_never_started(store):
-    from specialists.jobs.store import JobLock
-    from specialists.jobs.view import current_status
+    from specialists.fronts.view import current_status
+    from specialists.store.jobs import JobLock
 
     job_id, job_dir = store.create_job_dir()
     assert current_status(store, job_id).status == "starting"  # fresh: a launch under way
@@ -282,7 +282,7 @@ def test_a_bad_ttl_deletes_nothing_and_says_so_once(store, tmp_path, monkeypatch
 
 
 def test_a_bad_ttl_is_one_warning_line_for_run_and_gc(tmp_path, monkeypatch, capsys):
-    from specialists.cli.main import main
+    from specialists.fronts.cli.main import main
 
     project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
     (project / "specialists").mkdir()

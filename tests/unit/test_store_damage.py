@@ -14,17 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from specialists import notices
-from specialists.cli.main import main
-from specialists.jobs import index
-from specialists.jobs.events import read_event_lines
-from specialists.jobs.fields import EMPTY
-from specialists.jobs.gc import collect
-from specialists.jobs.paths import state_dir
-from specialists.jobs.records import JobRecord, JobStatus
-from specialists.jobs.store import JobStore
-from specialists.jobs.view import all_statuses, overview
-from specialists.jobs.writer import JobWriter
+from specialists.events import notices
+from specialists.fronts.cli.main import main
+from specialists.fronts.view import all_statuses, overview
+from specialists.store import index
+from specialists.store.fields import EMPTY
+from specialists.store.gc import collect
+from specialists.store.joblog import read_event_lines
+from specialists.store.jobs import JobStore
+from specialists.store.paths import state_dir
+from specialists.store.records import JobRecord, JobStatus
+from specialists.store.writer import JobWriter
 from tests.support.jobs import echo_project, new_job
 
 pytestmark = pytest.mark.timeout(60)  # a regression here hangs (FIFO) or eats memory
@@ -265,7 +265,7 @@ def test_records_module_stays_cheap_to_import():
     import sys
 
     out = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import specialists.jobs.store"],
+        [sys.executable, "-X", "importtime", "-c", "import specialists.store.jobs"],
         capture_output=True,
         text=True,
         check=True,
@@ -275,7 +275,7 @@ def test_records_module_stays_cheap_to_import():
 
 
 def test_feed_of_all_jobs_keeps_going_past_one_planted_events_file(capsys, store, root):
-    from specialists.jobs.liveness import process_start_time
+    from specialists.store.liveness import process_start_time
 
     good, bad = finished(store, root), finished(store, root)
     for job_id in (good, bad):  # running, under a live supervisor (this process)

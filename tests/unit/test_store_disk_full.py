@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from specialists import notices
-from specialists.errors import StoreError
-from specialists.jobs import writer as writer_module
-from specialists.jobs.recovery import CRASHED
-from specialists.jobs.store import JobStore
-from specialists.jobs.view import current_status, overview
-from specialists.jobs.writer import JobWriter, mark_ended
+from specialists.base.errors import StoreError
+from specialists.events import notices
+from specialists.fronts.view import current_status, overview
+from specialists.store import writer as writer_module
+from specialists.store.jobs import JobStore
+from specialists.store.writer import JobWriter, mark_ended
+from specialists.supervise.recovery import CRASHED
 from tests.support.jobs import make_record, new_job, notice_ids
 from tests.support.tmpfs import fill, small_tmpfs
 

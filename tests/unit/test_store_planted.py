@@ -16,16 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from specialists import notices as owner_news
-from specialists.errors import StoreError
-from specialists.jobs.atomic import write_atomic
-from specialists.jobs.control import post_request, take_requests
-from specialists.jobs.gc import collect
-from specialists.jobs.store import JobStore
-from specialists.jobs.view import current_status, overview
-from specialists.jobs.writer import JobWriter
+from specialists.base.errors import StoreError
+from specialists.events import notices as owner_news
+from specialists.fronts.view import current_status, overview
 from specialists.runners.base import Activity, RunFinished
 from specialists.runners.testing import ScriptedRunner
+from specialists.store.atomic import write_atomic
+from specialists.store.control import post_request, take_requests
+from specialists.store.gc import collect
+from specialists.store.jobs import JobStore
+from specialists.store.writer import JobWriter
 from specialists.supervise.supervisor import Supervisor
 from tests.support.jobs import TEST_OWNER, new_job, wait_for
 
@@ -148,7 +148,7 @@ def test_a_symlinked_wave1_ready_dir_is_named_and_nothing_behind_it_is_touched(
 ):
     """Wave 1's `ready/` is migrated by prune; planted as a symlink, it is one warning and
     neither it nor the files it points at are deleted or read as notices."""
-    from specialists.notices import prune
+    from specialists.events.notices import prune
 
     record, lock = new_job(store, tmp_path)
     lock.release()
@@ -237,7 +237,7 @@ def test_a_symlinked_answers_dir_is_moved_aside(store, tmp_path, outside):
 
 
 def test_a_request_the_supervisor_would_refuse_is_refused_when_sent(store, tmp_path):
-    from specialists.errors import UserError
+    from specialists.base.errors import UserError
 
     record, lock = new_job(store, tmp_path)
     with pytest.raises(UserError, match="not valid UTF-8"):

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from specialists import notices
-from specialists.cli.main import main
-from specialists.jobs.control import post_request
-from specialists.jobs.paths import state_dir
-from specialists.jobs.store import JobStore
-from specialists.jobs.view import current_status
+from specialists.events import notices
+from specialists.fronts.cli.main import main
+from specialists.fronts.view import current_status
+from specialists.store.control import post_request
+from specialists.store.jobs import JobStore
+from specialists.store.paths import state_dir
 from tests.support.jobs import echo_project, wait_for
 
 

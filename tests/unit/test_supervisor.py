@@ -265,7 +265,7 @@ def test_result_that_cannot_be_written_ends_in_error_not_stuck(
 ) -> None:
     """A result that still finds no space once the reserve is spent and the wait is over
     ends the job `error` naming the cause, recorded on disk (not left `running`)."""
-    from specialists.jobs import writer as writer_module
+    from specialists.store import writer as writer_module
 
     real = writer_module.write_atomic
 
@@ -304,7 +304,7 @@ def test_status_json_is_always_whole_while_supervisor_writes(h: Harness) -> None
 
 
 def test_feed_lines_render_usage_and_values_compactly() -> None:
-    from specialists.jobs.lines import feed_line
+    from specialists.events.lines import feed_line
 
     line = feed_line(
         "abcd1234",
@@ -326,7 +326,7 @@ def test_feed_lines_render_usage_and_values_compactly() -> None:
 
 
 def test_runner_options_come_from_config_toml_then_the_definition(tmp_path: Path) -> None:
-    from specialists.config import merge_layers
+    from specialists.catalog.config import merge_layers
     from specialists.supervise.plan import runner_options
 
     config = merge_layers([(tmp_path / "config.toml", {"runners": {"pi": {"extensions": []}}})])

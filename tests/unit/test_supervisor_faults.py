@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from specialists.jobs.actions import stop_job
-from specialists.jobs.control import post_request
-from specialists.jobs.store import CONTROL_DIR
 from specialists.runners.base import Activity, RunFinished
 from specialists.runners.testing import Call
+from specialists.store.control import post_request
+from specialists.store.jobs import CONTROL_DIR
 from specialists.supervise import controls as controls_module
 from specialists.supervise import supervisor as supervisor_module
+from specialists.supervise.actions import stop_job
 from specialists.supervise.launch import spawn_supervisor
 from tests.support.jobs import new_job
 from tests.support.supervising import Harness

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from specialists.jobs.control import post_request
 from specialists.runners.base import (
     ALWAYS_ACCEPTED,
     Abort,
@@ -33,6 +32,7 @@ from specialists.runners.testing import (
     STEERABLE,
     ScriptedRunner,
 )
+from specialists.store.control import post_request
 from specialists.supervise.requests import (
     Deliver,
     EndWaiting,

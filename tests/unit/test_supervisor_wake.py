@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from specialists.errors import AgentUnavailable
+from specialists.base.errors import AgentUnavailable
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.jobs.records import JobRecord
-from specialists.jobs.store import JobLock
+from specialists.features.timers.store import TimerStore
 from specialists.runners.base import Command, FollowUp, RunFinished
 from specialists.runners.testing import Call, ScriptedRunner
+from specialists.store.jobs import JobLock
+from specialists.store.records import JobRecord
 from specialists.supervise import wake
 from specialists.supervise.supervisor import Supervisor
-from specialists.timers.store import TimerStore
 from tests.support.jobs import TEST_OWNER, new_job
 from tests.support.supervising import Harness
 

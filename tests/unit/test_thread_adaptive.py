@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from specialists.errors import ConfigError, StoreError, UserError
-from specialists.threads.limits import current_limit, limit_after, record_failed_launch
-from specialists.threads.records import Closed, ThreadRecord, ThreadStore, new_thread_id
-from specialists.toolset.settings import AdaptiveConcurrency, settings_from_config
+from specialists.base.errors import ConfigError, StoreError, UserError
+from specialists.features.threads.limits import current_limit, limit_after, record_failed_launch
+from specialists.features.threads.records import Closed, ThreadRecord, ThreadStore, new_thread_id
+from specialists.native.tool_settings import AdaptiveConcurrency, settings_from_config
 
 CFG = AdaptiveConcurrency(
     enabled=True, min=1, initial=2, max=4, successes_to_increase=2, decrease_factor=0.5
@@ -32,7 +32,7 @@ def _child(threads: ThreadStore, owner: str, closed_at: int | None, failed: bool
     assert threads.reserve_id(tid)
     threads.write(ThreadRecord(tid, owner, ("root", tid), "0000abcd", "x", True, "command", 1))
     if closed_at is not None:
-        from specialists.threads.records import Closing
+        from specialists.features.threads.records import Closing
 
         threads.begin_close(tid, Closing("child", None, closed_at))
         threads.finish_close(tid, Closed(by="child", at_ms=closed_at, failed=failed, final="done"))
@@ -94,8 +94,8 @@ def test_a_failed_launch_lowers_the_limit_and_a_refusal_does_not(
 ) -> None:
     """A launch that broke (the job could not be created or started) is a failure for R-H11;
     a refusal (here: an unknown specialist) is not. Either way nothing of the launch is left."""
-    from specialists.sandbox.testing import FakeSandbox
-    from specialists.threads.spawn import ChildLimits, SpawnRequest, spawn_thread
+    from specialists.features.sandbox.testing import FakeSandbox
+    from specialists.features.threads.spawn import ChildLimits, SpawnRequest, spawn_thread
     from tests.unit.test_thread_spawn import OWNER, Starter
 
     state_root = tmp_path / ".specialists"

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specialists.threads.coverage import Span, assess_coverage, render_assessment
-from specialists.threads.reports import Coverage, Evidence, ReportError
+from specialists.features.threads.coverage import Span, assess_coverage, render_assessment
+from specialists.features.threads.reports import Coverage, Evidence, ReportError
 
 
 def rng(source: str, start: int, end: int, **extra) -> dict:

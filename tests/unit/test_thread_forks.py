@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from specialists.errors import ConfigError, UserError
-from specialists.jobs.store import JobStore
+from specialists.base.errors import ConfigError, UserError
+from specialists.features.threads.forks import fork_pi_session
+from specialists.features.threads.spawn import check_same_runner
+from specialists.features.threads.transports import supports, transport
 from specialists.runners.base import LaunchSpec
 from specialists.runners.claude import claude_argv, session_file, stage_fork
-from specialists.threads.forks import fork_pi_session
-from specialists.threads.spawn import check_same_runner
-from specialists.threads.transports import supports, transport
+from specialists.store.jobs import JobStore
 from tests.support.jobs import new_job
 from tests.support.threads import job_caller, spawn, thread_project
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specialists.threads.reports import (
+from specialists.features.threads.reports import (
     MAX_ITEMS,
     MAX_LINE,
     MAX_REPORT_CHARS,

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from specialists.errors import StoreError, UserError
-from specialists.jobs.records import JobRecord
-from specialists.sandbox.testing import FakeSandbox
-from specialists.threads.records import ThreadStore
-from specialists.threads.spawn import ChildPlan, Spawned, SpawnRequest, spawn_thread
+from specialists.base.errors import StoreError, UserError
+from specialists.features.sandbox.testing import FakeSandbox
+from specialists.features.threads.records import ThreadStore
+from specialists.features.threads.spawn import ChildPlan, Spawned, SpawnRequest, spawn_thread
+from specialists.store.records import JobRecord
 from tests.support.jobs import make_record
 
 OWNER = "claude-tests"

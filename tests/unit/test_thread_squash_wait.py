@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from specialists.threads import parent
+from specialists.features.threads import parent
 
 
 def _child(phase: str, active: bool) -> Any:

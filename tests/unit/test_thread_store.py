@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from specialists.errors import StoreError
+from specialists.base.errors import StoreError
 from specialists.events.inbox import Inbox
-from specialists.jobs.store import JobStore
-from specialists.threads.closing import report, settle
-from specialists.threads.records import Closing, ThreadRecord, ThreadStore, new_thread_id
-from specialists.threads.state import Position
-from specialists.threads.watch import settle_ended_children
+from specialists.features.threads.closing import report, settle
+from specialists.features.threads.records import Closing, ThreadRecord, ThreadStore, new_thread_id
+from specialists.features.threads.state import Position
+from specialists.features.threads.watch import settle_ended_children
+from specialists.store.jobs import JobStore
 from tests.support.jobs import make_record, new_job
 from tests.support.threads import ROOT_OWNER, call, root_caller, unsupervised_child
 from tests.support.tmpfs import fill, small_tmpfs
@@ -164,7 +164,7 @@ def test_a_report_on_a_full_disk_is_an_error_the_child_can_read(tmp_path: Path) 
     owners = state_root / "owners"
     with small_tmpfs(owners, "128k"):
         fill(owners)
-        from specialists.toolset.table import Caller
+        from specialists.native.agent_tools import Caller
 
         child = Caller(state_root, f"job-{store_job.id}", project, job_id=store_job.id)
         reply = call("report_to_parent", {"report": "done " * 100}, child)
@@ -183,7 +183,7 @@ def test_settling_twice_sends_one_child_closed(tmp_path: Path) -> None:
     tid, job, lock = unsupervised_child(project, runner="command")
     status = _jobs(state_root).read_status(job.id)
     assert status is not None
-    from specialists.jobs.writer import JobWriter, mark_ended
+    from specialists.store.writer import JobWriter, mark_ended
 
     writer = JobWriter(_jobs(state_root), job.id, patience_s=0)
     mark_ended(status, "done", None, 5)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from specialists.errors import UserError
+from specialists.base.errors import UserError
+from specialists.base.vocab import PERMISSION_TIERS
 from specialists.runners.tiers import (
     CLAUDE_CONTROLS,
     CLAUDE_HIGH_AS_ROOT,
@@ -14,7 +15,6 @@ from specialists.runners.tiers import (
     codex_sandbox,
     pi_tools,
 )
-from specialists.vocab import PERMISSION_TIERS
 
 
 def test_every_table_covers_exactly_the_tiers() -> None:

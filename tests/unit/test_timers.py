@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from specialists.errors import UserError
+from specialists.base.errors import UserError
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.timers.store import TimerStore
-from specialists.timers.wake import wait_for_wake
-from specialists.timers.zone import wall_time_to_epoch
+from specialists.features.timers.store import TimerStore
+from specialists.features.timers.wake import wait_for_wake
+from specialists.features.timers.zone import wall_time_to_epoch
 
 OWNER = "job-0123abcd"
 SRC = EventSource("sleep", "call_1", {"seconds": 5})

@@ -6,12 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from specialists.errors import ConfigError
+from specialists.base.errors import ConfigError
 from specialists.events.inbox import Inbox
-from specialists.timers.store import TimerStore
-from specialists.toolset.registry import TOOLS, prompt_guidance, tool_named
-from specialists.toolset.settings import Settings, settings_from_config
-from specialists.toolset.table import (
+from specialists.features.timers.store import TimerStore
+from specialists.features.toolset.registry import TOOLS, prompt_guidance, tool_named
+from specialists.native.agent_tools import (
     MAX_DESCRIPTION,
     AgentTool,
     Caller,
@@ -19,6 +18,7 @@ from specialists.toolset.table import (
     ToolCall,
     call_tool,
 )
+from specialists.native.tool_settings import Settings, settings_from_config
 
 T0 = 1_800_000_000.0
 

@@ -15,11 +15,11 @@ pytest.importorskip("textual", reason="the tui extra is not installed: pip insta
 
 from textual.widgets import DataTable, RichLog
 
-from specialists import notices as owner_news
-from specialists.fleet.model import job_fleet
-from specialists.jobs.store import JobStore
-from specialists.tui.app import TopApp
-from specialists.tui.screens import ResultView
+from specialists.events import notices as owner_news
+from specialists.fronts.fleet.model import job_fleet
+from specialists.fronts.tui.app import TopApp
+from specialists.fronts.tui.screens import ResultView
+from specialists.store.jobs import JobStore
 from tests.support.fleet import BASE_MS, append_events, fill_fleet, write_status
 from tests.support.screen import assert_snapshot, run, screen_text, settled_text, until
 
@@ -343,7 +343,7 @@ def test_top_without_a_terminal_is_one_clear_line():
 def test_top_without_textual_says_how_to_install():
     code = (
         "import sys; sys.modules['textual'] = None\n"
-        "from specialists.cli.main import main; sys.exit(main(['top']))"
+        "from specialists.fronts.cli.main import main; sys.exit(main(['top']))"
     )
     out = _sp(code=code)
     assert out.returncode == 2

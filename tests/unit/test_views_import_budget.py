@@ -7,7 +7,7 @@ import pytest
 
 from tests.unit.test_import_budget import FAST_COMMANDS, imported_modules
 
-VIEW_MODULES = ("specialists.tui", "specialists.web", "specialists.fleet")
+VIEW_MODULES = ("specialists.fronts.tui", "specialists.fronts.web", "specialists.fronts.fleet")
 VIEW_LIBRARIES = ("textual", "starlette", "uvicorn", "sse_starlette")
 
 

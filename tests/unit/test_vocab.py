@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from specialists import vocab
+from specialists.base import vocab
 from specialists.runners.registry import RUNNER_CLASSES
 
 

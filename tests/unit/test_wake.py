@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from specialists import notices
-from specialists.errors import StoreError
+from specialists.base.errors import StoreError
+from specialists.events import notices
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.jobs.records import JobStatus
-from specialists.jobs.store import JobStore
+from specialists.features.timers.store import TimerStore
+from specialists.store.jobs import JobStore
+from specialists.store.records import JobStatus
 from specialists.supervise import news
 from specialists.supervise.pending import Pending, pending_work
 from specialists.supervise.wake import (
@@ -28,7 +29,6 @@ from specialists.supervise.wake import (
     deliver,
     delivery_mode,
 )
-from specialists.timers.store import TimerStore
 from tests.support.jobs import make_record, new_job
 
 OWNER = "job-0123abcd"
@@ -282,9 +282,9 @@ def test_a_wake_watch_reads_the_timers_only_when_they_change_or_come_due(
 ) -> None:
     """A long wait costs a stat per poll; a timer another process sets meanwhile is seen at
     the next poll and fires on time."""
-    from specialists.testing import FakeClock
-    from specialists.timers import store as store_module
-    from specialists.timers.wake import WakeWatch
+    from specialists.base.clock import FakeClock
+    from specialists.features.timers import store as store_module
+    from specialists.features.timers.wake import WakeWatch
 
     root = tmp_path / ".specialists"
     clock = FakeClock(start=NOW_MS / 1000)

@@ -11,17 +11,17 @@ from typing import Any
 
 import pytest
 
-from specialists import notices
-from specialists.errors import UserError
-from specialists.fleet.model import job_fleet
-from specialists.fleet.rows import Row
-from specialists.jobs.store import JobStore
-from specialists.web import server
-from specialists.web.app import build_app
-from specialists.web.auth import FORBIDDEN, TokenGate
-from specialists.web.pages import costs_page
-from specialists.web.payload import FleetDiff, snapshot
-from specialists.web.timeline import MAX_BARS, timeline_svg
+from specialists.base.errors import UserError
+from specialists.events import notices
+from specialists.fronts.fleet.model import job_fleet
+from specialists.fronts.fleet.rows import Row
+from specialists.fronts.web import server
+from specialists.fronts.web.app import build_app
+from specialists.fronts.web.auth import FORBIDDEN, TokenGate
+from specialists.fronts.web.pages import costs_page
+from specialists.fronts.web.payload import FleetDiff, snapshot
+from specialists.fronts.web.timeline import MAX_BARS, timeline_svg
+from specialists.store.jobs import JobStore
 from tests.support.fleet import BASE_MS, fill_fleet, write_status
 
 TOKEN = "t0k3n-for-tests-0123456789abcdef"
@@ -189,7 +189,7 @@ def test_costs_page_sorts_and_escapes():
         _row("00000001", cost_usd=0.1, title="cheap"),
         _row("00000002", cost_usd=2.0, title="<b>dear</b>"),
     ]
-    from specialists.fleet.model import Totals
+    from specialists.fronts.fleet.model import Totals
 
     page = costs_page(rows, Totals.of(rows), nonce="n", token=TOKEN)
     assert page.index("00000002") < page.index("00000001")

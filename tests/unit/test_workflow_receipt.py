@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from specialists.errors import UserError
-from specialists.jobs.store import JobStore, now_ms
-from specialists.jobs.writer import JobWriter, mark_ended
-from specialists.workflows.journal import KeyState
-from specialists.workflows.receipt import build_receipt, keyed_resume, write_receipt
+from specialists.base.errors import UserError
+from specialists.features.workflows.journal import KeyState
+from specialists.features.workflows.receipt import build_receipt, keyed_resume, write_receipt
+from specialists.store.jobs import JobStore, now_ms
+from specialists.store.writer import JobWriter, mark_ended
 from tests.support.jobs import new_job
 
 

@@ -7,11 +7,11 @@ import asyncio
 import json
 from pathlib import Path
 
-from specialists.workflows.journal import Journal
-from specialists.workflows.results import Launch, Outcome
-from specialists.workflows.runtime import Runs
-from specialists.workflows.source import find_workflow, list_workflows, load_python
-from specialists.workflows.testing import FakeChildren
+from specialists.features.workflows.journal import Journal
+from specialists.features.workflows.results import Launch, Outcome
+from specialists.features.workflows.runtime import Runs
+from specialists.features.workflows.source import find_workflow, list_workflows, load_python
+from specialists.features.workflows.testing import FakeChildren
 
 
 def _recipe(tmp_path: Path, name: str):  # type: ignore[no-untyped-def]

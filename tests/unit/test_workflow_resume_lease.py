@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from specialists.errors import UserError
-from specialists.jobs.store import JobStore
+from specialists.base.errors import UserError
+from specialists.features.workflows.launch import _not_resumed_already
+from specialists.store.jobs import JobStore
 from specialists.supervise.lease import LEASE_FILE
-from specialists.workflows.launch import _not_resumed_already
 from tests.support.fleet import write_status
 from tests.support.jobs import new_job
 

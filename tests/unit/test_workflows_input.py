@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from specialists.errors import UserError
-from specialists.workflows.declarative import check_document
-from specialists.workflows.launch import WorkflowRequest, workflow_record
-from specialists.workflows.options import child_options, default_concurrency
-from specialists.workflows.source import Source, find_workflow
+from specialists.base.errors import UserError
+from specialists.features.workflows.declarative import check_document
+from specialists.features.workflows.launch import WorkflowRequest, workflow_record
+from specialists.features.workflows.options import child_options, default_concurrency
+from specialists.features.workflows.source import Source, find_workflow
 
 OK = {"key": "k", "agent": "echo", "task": "t"}
 
@@ -119,7 +119,7 @@ def test_a_declarative_workflow_may_come_from_any_path(tmp_path: Path) -> None:
 
 def test_a_python_file_beside_the_recipes_is_not_a_recipe(tmp_path: Path) -> None:
     """The recipes folder is compared as a folder, not as a string prefix."""
-    from specialists.workflows.source import RECIPES, _inside
+    from specialists.features.workflows.source import RECIPES, _inside
 
     sibling = Path(str(RECIPES) + "_evil") / "x.py"
     with pytest.raises(UserError, match="outside the project"):
@@ -169,8 +169,8 @@ def test_bad_run_settings_are_refused(tmp_path: Path, change: dict[str, Any], me
 def test_the_mcp_tools_never_run_or_schedule_a_python_workflow() -> None:
     """The rule of docs/workflows.md at the MCP edge: a Python workflow named over MCP is
     refused by the workflow tool and by the schedule tool, and nothing is created."""
-    from specialists.mcp.handlers import ServerContext
-    from specialists.mcp.table import call_tool
+    from specialists.fronts.mcp.handlers import ServerContext
+    from specialists.fronts.mcp.table import call_tool
     from tests.support.jobs import echo_project
 
     project = echo_project()

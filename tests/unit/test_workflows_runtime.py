@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from specialists.errors import UserError
-from specialists.workflows.journal import JOURNAL_FILE, Journal, fold, read_entries
-from specialists.workflows.options import child_options
-from specialists.workflows.results import ChildFailed, Outcome
-from specialists.workflows.runtime import Runs
-from specialists.workflows.testing import FakeChildren
+from specialists.base.errors import UserError
+from specialists.features.workflows.journal import JOURNAL_FILE, Journal, fold, read_entries
+from specialists.features.workflows.options import child_options
+from specialists.features.workflows.results import ChildFailed, Outcome
+from specialists.features.workflows.runtime import Runs
+from specialists.features.workflows.testing import FakeChildren
 
 
 def make(tmp_path: Path, children: FakeChildren, **kw: Any) -> Runs:
@@ -251,7 +251,7 @@ def test_a_freed_slot_goes_to_the_deepest_stage_waiting(tmp_path: Path) -> None:
 def test_a_declarative_pipeline_fills_item_index_and_prev(tmp_path: Path) -> None:
     """Placeholders: {item}, {index} and {prev.output} per item, {args.X}, {results.K.output};
     the same item twice keeps its own index."""
-    from specialists.workflows.declarative import run_document
+    from specialists.features.workflows.declarative import run_document
 
     children = FakeChildren(answer=lambda launch: launch.prompt.upper())
     doc = {

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from specialists.base.errors import ConfigError, NotFound
+from specialists.base.reader import Invalid
+from specialists.base.vocab import SPEC_SUFFIXES
 from specialists.catalog.files import definition_stem, parse_definition, read_definition
 from specialists.catalog.markdown import load_markdown_file
 from specialists.catalog.model import LoadProblem, Scope, Specialist
 from specialists.catalog.schema import specialist_from_data
-from specialists.errors import ConfigError, NotFound
-from specialists.reader import Invalid
-from specialists.vocab import SPEC_SUFFIXES
 
 Kind = Literal["specialist", "agent"]  # *.specialist.{yaml,yml,json} | *.md agent files
 SCOPE_ORDER: tuple[Scope, ...] = ("project", "user", "builtin")

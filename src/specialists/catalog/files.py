@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from specialists.reader import Invalid, check_tree, value_error_text
-from specialists.reader.textfile import read_text_file
-from specialists.vocab import SPEC_SUFFIXES
+from specialists.base.reader import Invalid, check_tree, value_error_text
+from specialists.base.reader.textfile import read_text_file
+from specialists.base.vocab import SPEC_SUFFIXES
 
 
 def read_definition(path: Path) -> str:

@@ -11,6 +11,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from specialists.base.reader import Fields, Invalid, check_text, check_tree, choice_value, describe
+from specialists.base.vocab import THINKING_LEVELS
 from specialists.catalog.files import may_alias, parse_yaml, read_definition
 from specialists.catalog.model import Scope, Specialist
 from specialists.catalog.schema import (
@@ -23,8 +25,6 @@ from specialists.catalog.schema import (
     positive_int,
 )
 from specialists.catalog.skills import resolve_skill_paths
-from specialists.reader import Fields, Invalid, check_text, check_tree, choice_value, describe
-from specialists.vocab import THINKING_LEVELS
 
 # Tool names as Claude Code and pi spell them, lower-cased.
 WRITE_TOOLS = frozenset({"edit", "write", "multiedit", "notebookedit", "apply_patch"})

@@ -14,10 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from specialists.catalog.files import definition_stem
-from specialists.catalog.model import Scope, ScriptSpec, Specialist
-from specialists.catalog.skills import resolve_skill_paths
-from specialists.reader import (
+from specialists.base.reader import (
     Describe,
     Fields,
     Invalid,
@@ -27,13 +24,16 @@ from specialists.reader import (
     plain_data,
     text_value,
 )
-from specialists.vocab import (
+from specialists.base.vocab import (
     DEFAULT_PERMISSION,
     PERMISSION_TIERS,
     RUNNER_ALIASES,
     RUNNER_NAMES,
     THINKING_LEVELS,
 )
+from specialists.catalog.files import definition_stem
+from specialists.catalog.model import Scope, ScriptSpec, Specialist
+from specialists.catalog.skills import resolve_skill_paths
 
 PERMISSIONS = PERMISSION_TIERS
 RUNNERS = RUNNER_NAMES

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from specialists.errors import SpecialistsError
+from specialists.base.errors import SpecialistsError
 from specialists.events.inbox import Inbox
 from specialists.events.model import Event, EventSource
 from specialists.events.spill import EVENT_LIMITS, SpillLimits

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from specialists.jobs.locks import lock
+from specialists.store.locks import lock
 
 _held: dict[str, int] = {}  # lock path -> depth, for re-entry within one process
 _held_guard = threading.RLock()

@@ -25,12 +25,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from specialists.errors import StoreError
+from specialists.base.errors import StoreError
 from specialists.events.files import open_regular, owner_lock, write_all
 from specialists.events.model import Event, EventSource, event_from_dict, event_id
 from specialists.events.owners import check_owner, owner_dir
 from specialists.events.spill import EVENT_LIMITS, SpillLimits, bound_body
-from specialists.jobs.atomic import write_atomic
+from specialists.store.atomic import write_atomic
 
 TYPE_CHECKING = False  # no `typing` at run time: the hooks load this module
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from specialists.errors import StoreError
+from specialists.base.errors import StoreError
 from specialists.events.inbox import Batch, Inbox
 from specialists.events.model import Event
 from specialists.events.owners import is_owner

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from specialists.errors import UserError
+from specialists.base.errors import UserError
 
 OWNERS_DIR = "owners"
 _OWNER_RE = re.compile(r"[a-z][a-z0-9]{0,15}-[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")

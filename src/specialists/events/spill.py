@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from specialists.jobs.atomic import rename_over, write_atomic
+from specialists.store.atomic import rename_over, write_atomic
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from specialists.errors import AgentUnavailable, Bug, UserError
+from specialists.base.errors import AgentUnavailable, Bug, UserError
 from specialists.executors.bridge_home import BridgeKey, Home
 from specialists.executors.bridge_start import Command, connect_or_start, ray_bridge_command
 from specialists.executors.bridge_wire import HEADER, WireError, body_length, decode, frame

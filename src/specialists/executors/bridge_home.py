@@ -24,7 +24,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from specialists.errors import AgentUnavailable
+from specialists.base.errors import AgentUnavailable
 
 log = logging.getLogger(__name__)
 

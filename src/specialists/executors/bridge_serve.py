@@ -35,7 +35,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
-from specialists.errors import SpecialistsError, UserError
+from specialists.base.errors import SpecialistsError, UserError
 from specialists.executors.bridge_home import Home, peer_of
 from specialists.executors.bridge_wire import (
     HEADER,

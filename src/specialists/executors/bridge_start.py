@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from specialists.errors import AgentUnavailable
+from specialists.base.errors import AgentUnavailable
 from specialists.executors.bridge_home import BridgeKey, Home, peer_of
 from specialists.executors.bridge_wire import (
     HEADER,
@@ -36,10 +36,10 @@ from specialists.executors.bridge_wire import (
     decode,
     frame,
 )
-from specialists.jobs.files import create_private
-from specialists.jobs.locks import try_lock
-from specialists.jobs.proctree import MARK_ENV
+from specialists.process.proctree import MARK_ENV
 from specialists.process.spawn import SpawnFailed, reaped, spawn
+from specialists.store.files import create_private
+from specialists.store.locks import try_lock
 
 START_GRACE_S = 60.0  # beyond connect_timeout: Python and Ray starting on a busy machine
 LOCK_POLL_S = 0.05

@@ -27,14 +27,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from specialists.errors import AgentUnavailable, SpecialistsError
-from specialists.executors.base import AdoptedProcess
+from specialists.base.errors import AgentUnavailable, SpecialistsError
 from specialists.executors.jobfiles import LOCAL_DIRS, LOCAL_ONLY
 from specialists.executors.remote import NodeClient, NodeGone, RemoteHost, RemoteProcess
 from specialists.executors.takeover import adopt_process
 from specialists.executors.travel import PathMap
-from specialists.jobs.atomic import write_atomic
-from specialists.jobs.proctree import job_mark
+from specialists.process.host import AdoptedProcess
+from specialists.process.proctree import job_mark
 from specialists.runners.base import (
     Activity,
     AgentExited,
@@ -45,6 +44,7 @@ from specialists.runners.base import (
     LaunchSpec,
     RunnerEvent,
 )
+from specialists.store.atomic import write_atomic
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from specialists.executors import nodework
 from specialists.executors.nodeproc import NodeProcess, kill_marked
-from specialists.jobs.proctree import MARK_ENV
+from specialists.process.proctree import MARK_ENV
 from specialists.process.spawn import SpawnFailed
 
 log = logging.getLogger(__name__)

@@ -26,10 +26,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from specialists.jobs import proctree
-from specialists.jobs.liveness import pid_exists
+from specialists.process import proctree
 from specialists.process.lines import LineSplitter, OversizedLine
 from specialists.process.spawn import exit_fd, reaped, spawn
+from specialists.store.liveness import pid_exists
 
 Item = tuple[int, str, Any]
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from specialists.errors import AgentUnavailable, UserError
+from specialists.base.errors import AgentUnavailable, UserError
 
 CURRENT_CLUSTER = Path("/tmp/ray/ray_current_cluster")
 

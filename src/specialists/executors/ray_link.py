@@ -26,7 +26,7 @@ from typing import Any
 import ray
 import ray.exceptions as rex
 
-from specialists.errors import AgentUnavailable, UserError
+from specialists.base.errors import AgentUnavailable, UserError
 from specialists.executors.ray_address import describe_node, probe, resolve_address
 from specialists.executors.remote import LinkLost, NodeGone
 

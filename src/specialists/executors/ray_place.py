@@ -23,7 +23,7 @@ from ray.util.placement_group import (
     remove_placement_group,
 )
 
-from specialists.errors import AgentUnavailable
+from specialists.base.errors import AgentUnavailable
 from specialists.executors.ray_address import options_of
 from specialists.executors.ray_link import RayNodeClient, alive_nodes, connect
 

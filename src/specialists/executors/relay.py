@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, assert_never
 
-from specialists.errors import Bug
-from specialists.executors.base import AdoptedProcess, HostedProcess, spawn_agent
+from specialists.base.errors import Bug
+from specialists.process.host import AdoptedProcess, HostedProcess, spawn_agent
 from specialists.process.jobenv import agent_env
 from specialists.runners.adopting import check_runner
 from specialists.runners.base import (
@@ -247,7 +247,7 @@ def _head(spec: LaunchSpec) -> bytes:
     """The relay's first line: the spec without its paths, and the config layers. The job's
     variables are in the relay's own environment, rewritten for the node by the host; only
     their names travel here."""
-    from specialists.config import config_layers
+    from specialists.catalog.config import config_layers
 
     root = spec.job_dir.parent.parent.parent
     layers = [[str(path), data] for path, data in config_layers(root)]
@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resume")
     args = parser.parse_args(argv)
     head = json.loads(sys.stdin.buffer.readline())
-    from specialists.config import merge_layers
+    from specialists.catalog.config import merge_layers
     from specialists.runners.native import NativeRunner
 
     config = merge_layers([(Path(p), data) for p, data in head.get("config", [])])

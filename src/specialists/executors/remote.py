@@ -23,14 +23,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
-from specialists.errors import AgentUnavailable
+from specialists.base.errors import AgentUnavailable
+from specialists.base.vocab import NODE_COPY_ENV
 from specialists.executors.jobfiles import SentFiles
 from specialists.executors.travel import PathMap, remote_env
-from specialists.jobs.proctree import MARK_ENV
 from specialists.process.agent import DEFAULT_MAX_LINE, STDERR_LOG_CAP, STDERR_TAIL, describe_exit
 from specialists.process.lines import Line, OversizedLine
+from specialists.process.proctree import MARK_ENV
 from specialists.process.spawn import exit_status
-from specialists.vocab import NODE_COPY_ENV
 
 log = logging.getLogger(__name__)
 

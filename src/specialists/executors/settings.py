@@ -29,9 +29,9 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from specialists.errors import AgentUnavailable, ConfigError, UserError
+from specialists.base.errors import AgentUnavailable, ConfigError, UserError
+from specialists.base.reader import Fields, Invalid
 from specialists.executors.travel import DEFAULT_FORWARD_ENV
-from specialists.reader import Fields, Invalid
 
 EXECUTORS = ("local", "ray")
 WORKSPACES = ("bundle", "shared")

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from specialists.errors import AgentUnavailable
+from specialists.base.errors import AgentUnavailable
 from specialists.executors.remote import START_WAIT_S, NodeGone, RemoteHost, RemoteProcess
 
 

@@ -23,13 +23,13 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from specialists.jobs.proctree import MARK_ENV
 from specialists.process.jobenv import (
     BEAD_ID_ENV,
     GIT_PARAMETERS_ENV,
     JOB_ID_ENV,
     SAVED_GIT_PARAMETERS_ENV,
 )
+from specialists.process.proctree import MARK_ENV
 
 # The job's own variables travel even when the supervisor's environment already has them (a
 # detached supervisor carries the job mark itself).

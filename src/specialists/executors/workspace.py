@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from specialists.errors import UserError
+from specialists.base.errors import UserError
 from specialists.process.short import run_short
 
 STATE_DIR = ".specialists"
@@ -165,8 +165,8 @@ def land(project: Path, snapshot: Snapshot, job_id: str, bundle: bytes, node: st
 
 
 def _as_sandbox(project: Path, snapshot: Snapshot, job_id: str, tip: str, node: str) -> Landed:
-    from specialists.sandbox.backend import SandboxError
-    from specialists.sandbox.git import GitSandbox
+    from specialists.features.sandbox.backend import SandboxError
+    from specialists.features.sandbox.git import GitSandbox
 
     short = tip[:12]
     try:

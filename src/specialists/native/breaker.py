@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specialists.jobs.atomic import write_atomic
-from specialists.jobs.locks import held
-from specialists.jobs.paths import user_state_dir
+from specialists.store.atomic import write_atomic
+from specialists.store.locks import held
+from specialists.store.paths import user_state_dir
 
 log = logging.getLogger(__name__)
 

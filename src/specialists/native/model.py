@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from specialists.errors import SpecialistsError
+from specialists.base.errors import SpecialistsError
 from specialists.native.messages import Item, ToolCall
 
 ErrorCategory = Literal["transient", "throttled", "fatal", "config", "overflow"]

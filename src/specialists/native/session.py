@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from specialists.errors import StoreError
+from specialists.base.errors import StoreError
 from specialists.native.messages import Item, ToolCall, ToolResult, item_from_dict, item_to_dict
 
 SCHEMA_VERSION = 1

@@ -25,10 +25,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from specialists.errors import AgentUnavailable
-from specialists.jobs import proctree
-from specialists.jobs.files import create_private
-from specialists.jobs.liveness import pid_exists
+from specialists.base.errors import AgentUnavailable
+from specialists.process import proctree
 from specialists.process.lines import Line, LineSplitter, OversizedLine
 from specialists.process.orphans import tend_orphans
 from specialists.process.spawn import (
@@ -40,6 +38,8 @@ from specialists.process.spawn import (
     signal_name,
     spawn,
 )
+from specialists.store.files import create_private
+from specialists.store.liveness import pid_exists
 
 __all__ = ["AgentProcess", "OversizedLine", "describe_exit", "exit_status"]
 

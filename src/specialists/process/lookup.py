@@ -11,7 +11,7 @@ import os
 import shutil
 import stat
 
-from specialists.errors import AgentUnavailable
+from specialists.base.errors import AgentUnavailable
 
 _SHEBANG_MAX = 256
 

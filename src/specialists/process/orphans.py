@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from specialists.jobs import proctree
+from specialists.process import proctree
 from specialists.process.spawn import spawns_paused
 
 TEND_INTERVAL_S = 2.0

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from specialists.errors import AgentUnavailable
+from specialists.base.errors import AgentUnavailable
 from specialists.runners.base import Activity, RunnerEvent
 
 

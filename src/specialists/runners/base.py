@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol
 
-from specialists.errors import Bug
-from specialists.jobs.liveness import process_start_time
+from specialists.base.errors import Bug
+from specialists.store.liveness import process_start_time
 
 if TYPE_CHECKING:
-    from specialists.executors.base import ProcessHost
+    from specialists.process.host import ProcessHost
 
 
 @dataclass(frozen=True)

@@ -24,14 +24,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from specialists.errors import ConfigError
+from specialists.base.errors import ConfigError
+from specialists.base.vocab import FORK_SESSION_OPTION as FORK_OPTION
 from specialists.runners.base import LaunchSpec
 from specialists.runners.claude_events import ClaudeTranslator
 from specialists.runners.job_mcp import SERVER_NAME as JOB_SERVER
 from specialists.runners.job_mcp import STARTUP_TIMEOUT_S, job_server, wants_job_server
 from specialists.runners.oneshot import ResumableRunner, Translator, child_env, find_binary
 from specialists.runners.tiers import claude_controls
-from specialists.vocab import FORK_SESSION_OPTION as FORK_OPTION
 
 NOT_INSTALLED = "claude is not installed: npm install -g @anthropic-ai/claude-code"
 BIN_ENV = "SPECIALISTS_CLAUDE_BIN"

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from specialists.errors import ConfigError
+from specialists.base.errors import ConfigError
 from specialists.runners.base import LaunchSpec
 from specialists.runners.codex_config import isolation_args, read_user_config, toml_string
 from specialists.runners.codex_events import CodexTranslator

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from specialists.errors import ConfigError
+from specialists.base.errors import ConfigError
 from specialists.runners.job_mcp import SERVER_NAME, STARTUP_TIMEOUT_S
 
 # Parts of the user's config.toml that are the orchestrator's, not a child's.

@@ -20,10 +20,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, assert_never
 
-from specialists.errors import ConfigError, SpecialistsError
-from specialists.executors.base import AdoptedProcess, HostedProcess, spawn_agent
-from specialists.jobs.files import create_private
+from specialists.base.errors import ConfigError, SpecialistsError
 from specialists.process.agent import exit_status
+from specialists.process.host import AdoptedProcess, HostedProcess, spawn_agent
 from specialists.process.lines import TailBuffer
 from specialists.process.lookup import find_executable
 from specialists.runners.adopting import check_runner
@@ -41,6 +40,7 @@ from specialists.runners.base import (
     not_accepted,
 )
 from specialists.runners.oneshot import child_env
+from specialists.store.files import create_private
 
 ANSWER_TAIL = 64 * 1024
 STDOUT_LOG = "stdout.log"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from specialists.owner import JOB_ENV
+from specialists.base.owner import JOB_ENV
 from specialists.runners.base import LaunchSpec
 
 PROJECT_ROOT_ENV = "SPECIALISTS_PROJECT_ROOT"

@@ -26,8 +26,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, assert_never
 
-from specialists.config import Config, load_config
-from specialists.errors import Bug, ConfigError, SpecialistsError
+from specialists.base.errors import Bug, ConfigError, SpecialistsError
+from specialists.catalog.config import Config, load_config
 from specialists.native.breaker import BreakerConfig, CircuitBreaker
 from specialists.native.calling import ModelSlot
 from specialists.native.events import LoopEvent, LoopFinished, Progress, Spent, TextOut

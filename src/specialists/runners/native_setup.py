@@ -16,17 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specialists.config import Config
-from specialists.errors import ConfigError
+from specialists.base.errors import ConfigError
+from specialists.catalog.config import Config
 from specialists.events.owners import check_owner, owner_dir
 from specialists.events.spill import SpillLimits
-from specialists.jobs.paths import STATE_DIR_NAME, find_project_root, state_dir
+from specialists.native.agent_tools import Caller
 from specialists.native.session import Session
+from specialists.native.tool_settings import Settings, settings_from_config
 from specialists.native.tools import Tool, ToolContext, ToolFailure, tools_for_permission
 from specialists.native.tools.table import table_tools
 from specialists.runners.base import LaunchSpec
-from specialists.toolset.settings import Settings, settings_from_config
-from specialists.toolset.table import Caller
+from specialists.store.paths import STATE_DIR_NAME, find_project_root, state_dir
 
 SESSION_FILE = "session.jsonl"
 
@@ -56,7 +56,7 @@ def job_tools(
     owner = check_owner(f"job-{spec.job_id}")
     system_prompt = spec.system_prompt
     if spec.options.get("table_tools", True) is not False:
-        from specialists.toolset.registry import offered, prompt_guidance
+        from specialists.features.toolset.registry import offered, prompt_guidance
 
         table = offered(thread=spec.thread)
         tools.update(table_tools(table))

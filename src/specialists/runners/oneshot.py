@@ -18,9 +18,9 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any, Protocol, assert_never
 
-from specialists.errors import SpecialistsError
-from specialists.executors.base import AdoptedProcess, HostedProcess, spawn_agent
+from specialists.base.errors import SpecialistsError
 from specialists.process.agent import OversizedLine, exit_status
+from specialists.process.host import AdoptedProcess, HostedProcess, spawn_agent
 from specialists.process.jobenv import agent_env
 from specialists.process.lookup import find_executable
 from specialists.runners.adopting import check_runner, events_held, held_events

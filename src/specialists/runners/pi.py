@@ -29,8 +29,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, assert_never
 
-from specialists.errors import AgentUnavailable, Bug, ConfigError
-from specialists.executors.base import AdoptedProcess, HostedProcess, spawn_agent
+from specialists.base.errors import AgentUnavailable, Bug, ConfigError
+from specialists.base.vocab import THINKING_LEVELS
+from specialists.process.host import AdoptedProcess, HostedProcess, spawn_agent
 from specialists.process.jobenv import agent_env
 from specialists.process.spawn import exit_status as exit_description
 from specialists.runners.answer_format import format_instruction, format_problem
@@ -50,7 +51,6 @@ from specialists.runners.pi_adopt import RECENT_WRITES, adopt_runner, runner_sta
 from specialists.runners.pi_extensions import chosen_extensions
 from specialists.runners.pi_protocol import PiProtocol, job_protocol, split_pi_model
 from specialists.runners.tiers import pi_tools
-from specialists.vocab import THINKING_LEVELS
 
 PI_PACKAGE = "@mariozechner/pi-coding-agent@0.73.1"
 PI_BIN_ENV = "SPECIALISTS_PI_BIN"
@@ -172,7 +172,7 @@ class PiRunner:
         command = resolve_pi_command(spec.options, env)
         ext_tools: list[str] = []
         if spec.options.get("specialists_extension"):  # the wave-2 tools, through our extension
-            from specialists.pi_extension import for_pi_job
+            from specialists.runners.pi_extension import for_pi_job
 
             ext_args, ext_env, ext_tools = for_pi_job()
             command, env = [*command, *ext_args], {**ext_env, **env}

@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, assert_never
 
-from specialists.errors import AgentUnavailable, Bug
+from specialists.base.errors import AgentUnavailable, Bug
 from specialists.runners.adopting import ages, check_runner, events_held, held_events, times
 from specialists.runners.base import LaunchSpec, Usage
 from specialists.runners.pi_events import PiTranslator
@@ -34,7 +34,7 @@ from specialists.runners.pi_states import (
 )
 
 if TYPE_CHECKING:
-    from specialists.executors.base import AdoptedProcess
+    from specialists.process.host import AdoptedProcess
 
 
 def protocol_state(protocol: PiProtocol, now: float) -> dict[str, Any]:

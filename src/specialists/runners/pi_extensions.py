@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from specialists.errors import ConfigError
+from specialists.base.errors import ConfigError
 
 QUALITY_GATES = "quality-gates"
 SERVICE_SKILLS = "service-skills"

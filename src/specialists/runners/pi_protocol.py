@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, assert_never
 
-from specialists.errors import Bug
+from specialists.base.errors import Bug
 from specialists.process.lines import OversizedLine
 from specialists.runners.base import (
     Activity,

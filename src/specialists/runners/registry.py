@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import importlib
 
-from specialists.errors import UserError
+from specialists.base.errors import UserError
+from specialists.base.vocab import DEFAULT_RUNNER, PROC_RUNNER, WORKFLOW_RUNNER
 from specialists.runners.base import AgentRunner
-from specialists.vocab import DEFAULT_RUNNER, PROC_RUNNER, WORKFLOW_RUNNER
 
 __all__ = ["DEFAULT_RUNNER", "RUNNER_CLASSES", "known_runner", "make_runner"]
 
@@ -16,8 +16,8 @@ RUNNER_CLASSES: dict[str, tuple[str, str]] = {
     "codex": ("specialists.runners.codex", "CodexRunner"),
     "command": ("specialists.runners.command", "CommandRunner"),
     "native": ("specialists.runners.native", "NativeRunner"),
-    PROC_RUNNER: ("specialists.runners.proc", "ProcRunner"),
-    WORKFLOW_RUNNER: ("specialists.runners.workflow", "WorkflowRunner"),
+    PROC_RUNNER: ("specialists.features.procs.runner", "ProcRunner"),
+    WORKFLOW_RUNNER: ("specialists.features.workflows.runner", "WorkflowRunner"),
 }
 
 

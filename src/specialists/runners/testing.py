@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, assert_never
 
-from specialists.errors import AgentUnavailable
+from specialists.base.clock import SleepingClock, SystemClock
+from specialists.base.errors import AgentUnavailable
 from specialists.runners.base import (
     ALWAYS_ACCEPTED,
     Activity,
@@ -31,7 +32,6 @@ from specialists.runners.base import (
     RunnerEvent,
     not_accepted,
 )
-from specialists.testing import SleepingClock, SystemClock
 
 
 @dataclass(frozen=True)

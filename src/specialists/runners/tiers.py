@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from specialists.errors import UserError
-from specialists.vocab import PERMISSION_TIERS
+from specialists.base.errors import UserError
+from specialists.base.vocab import PERMISSION_TIERS
 
 # --- pi: the `--tools` list ------------------------------------------------------------
 

@@ -14,8 +14,8 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from specialists.errors import StoreError
-from specialists.jobs.files import parse_object
+from specialists.base.errors import StoreError
+from specialists.store.files import parse_object
 from specialists.store.record import (
     MAX_DOC,
     MAX_LINE,

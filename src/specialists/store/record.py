@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from specialists.errors import StoreError
-from specialists.jobs.atomic import write_atomic
-from specialists.jobs.files import (
+from specialists.base.errors import StoreError
+from specialists.store.atomic import write_atomic
+from specialists.store.files import (
     DIR_MODE,
     FILE_MODE,
     create_private,
@@ -44,7 +44,7 @@ from specialists.jobs.files import (
     parse_object,
     read_bytes,
 )
-from specialists.jobs.locks import lock as flock
+from specialists.store.locks import lock as flock
 
 MAX_DOC = 1 << 20  # a document past this is damage, not data (a kind may allow more)
 MAX_LINE = 64 * 1024  # one log line

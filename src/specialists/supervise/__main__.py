@@ -8,11 +8,11 @@ import os
 import sys
 from pathlib import Path
 
-from specialists.errors import SpecialistsError
+from specialists.base.errors import SpecialistsError
+from specialists.events.news import NEWS
 from specialists.executors.choose import job_runner
-from specialists.jobs.proctree import adopt_orphans
-from specialists.jobs.store import JobLock, JobStore
-from specialists.news import NEWS
+from specialists.process.proctree import adopt_orphans
+from specialists.store.jobs import JobLock, JobStore
 from specialists.supervise.launch import LOCK_FD_ENV, REATTACH_FLAG
 from specialists.supervise.supervisor import Supervisor
 
@@ -49,9 +49,9 @@ def main(argv: list[str]) -> int:
 
 def _record_failure(store: JobStore, job_id: str, message: str) -> None:
     """The supervisor could not even start: end the job with the reason, not a silent hang."""
-    from specialists.jobs.records import JobStatus
-    from specialists.jobs.store import now_ms
-    from specialists.jobs.writer import JobWriter, mark_ended
+    from specialists.store.jobs import now_ms
+    from specialists.store.records import JobStatus
+    from specialists.store.writer import JobWriter, mark_ended
 
     try:
         status = store.read_status(job_id)

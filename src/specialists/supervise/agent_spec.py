@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from specialists.jobs.records import JobRecord
-from specialists.owner import JOB_ENV
+from specialists.base.owner import JOB_ENV
 from specialists.runners.base import LaunchSpec
+from specialists.store.records import JobRecord
 
 
 def launch_spec(record: JobRecord, job_dir: Path, task: str) -> LaunchSpec:

@@ -17,15 +17,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import assert_never
 
-from specialists.attention import notice
-from specialists.attention.review import JobReviewLauncher, ReviewLauncher
-from specialists.attention.settings import AttentionSettings, WatchdogSettings
-from specialists.attention.watch import TOOL_EVENTS, AttentionWatch, mutating_tools
-from specialists.attention.watchdog import Busy, Review, ReviewBudgetSpent, Unchanged, Watchdog
-from specialists.errors import SpecialistsError
-from specialists.jobs.records import JobRecord, JobStatus
-from specialists.jobs.store import JobStore
+from specialists.base.errors import SpecialistsError
+from specialists.features.attention import notice
+from specialists.features.attention.review import JobReviewLauncher, ReviewLauncher
+from specialists.features.attention.settings import AttentionSettings, WatchdogSettings
+from specialists.features.attention.watch import TOOL_EVENTS, AttentionWatch, mutating_tools
+from specialists.features.attention.watchdog import (
+    Busy,
+    Review,
+    ReviewBudgetSpent,
+    Unchanged,
+    Watchdog,
+)
 from specialists.runners.base import Activity, RunnerEvent
+from specialists.store.jobs import JobStore
+from specialists.store.records import JobRecord, JobStatus
 
 EventSink = Callable[..., None]
 _SLOW = TOOL_EVENTS | {"run_finished"}  # events that move more than the activity clock
@@ -106,7 +112,7 @@ class Attendant:
         dog = self.watchdog
         if dog is None:
             return
-        from specialists.attention.tree import TreeError, tree_key
+        from specialists.features.attention.tree import TreeError, tree_key
 
         try:
             dog.began(tree_key(Path(self.record.cwd)))
@@ -120,7 +126,7 @@ class Attendant:
         dog = self.watchdog
         if dog is None:
             return
-        from specialists.attention.tree import TreeError, diff, tree_key
+        from specialists.features.attention.tree import TreeError, diff, tree_key
 
         cwd = Path(self.record.cwd)
         try:

@@ -6,8 +6,8 @@ keep the record's fields (what the agent is doing, counts, tokens and cost) up t
 
 from __future__ import annotations
 
-from specialists.jobs.records import JobRecord, JobStatus
 from specialists.runners.base import Activity, Usage
+from specialists.store.records import JobRecord, JobStatus
 
 # Activities that say what the agent is doing now (status.json's current_event).
 _DOING = ("toolcall", "tool_execution", "thinking", "text", "tool_execution_end")

@@ -12,9 +12,9 @@ import logging
 from collections import deque
 from typing import assert_never, cast
 
-from specialists.errors import SpecialistsError
-from specialists.jobs.control import ControlRequest, take_requests
+from specialists.base.errors import SpecialistsError
 from specialists.runners.base import Abort, Command, FollowUp
+from specialists.store.control import ControlRequest, take_requests
 from specialists.supervise.requests import Decision, Phase, Situation, ack_fields, decide
 from specialists.supervise.waking import Waking
 from specialists.supervise.watch import Ending

@@ -18,13 +18,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from specialists.errors import Bug, StoreError, UserError
-from specialists.jobs.atomic import write_atomic
-from specialists.jobs.files import DIR_MODE, create_private, is_out_of_space, size_text
-from specialists.jobs.liveness import process_start_time
-from specialists.jobs.proctree import MARK_ENV, job_mark
-from specialists.jobs.records import JobRecord, JobStatus
-from specialists.jobs.store import (
+from specialists.base.errors import Bug, StoreError, UserError
+from specialists.process.proctree import MARK_ENV, job_mark
+from specialists.store.atomic import write_atomic
+from specialists.store.files import DIR_MODE, create_private, is_out_of_space, size_text
+from specialists.store.jobs import (
     CONTROL_DIR,
     EVENTS_FILE,
     JOB_FILE,
@@ -36,7 +34,9 @@ from specialists.jobs.store import (
     JobStore,
     now_ms,
 )
-from specialists.jobs.writer import JobWriter, make_reserve, mark_ended
+from specialists.store.liveness import process_start_time
+from specialists.store.records import JobRecord, JobStatus
+from specialists.store.writer import JobWriter, make_reserve, mark_ended
 from specialists.supervise.lease import claim as claim_lease
 from specialists.supervise.lease import continues_session, resumes_workflow
 

@@ -24,14 +24,14 @@ import json
 import os
 from dataclasses import dataclass
 
-from specialists.errors import SpecialistsError, StoreError, UserError
-from specialists.jobs.atomic import write_atomic
-from specialists.jobs.files import parse_object, read_bytes
-from specialists.jobs.liveness import is_alive, process_start_time
-from specialists.jobs.locks import held
-from specialists.jobs.records import JobRecord
-from specialists.jobs.store import JobStore, now_ms
-from specialists.vocab import WORKFLOW_RUNNER
+from specialists.base.errors import SpecialistsError, StoreError, UserError
+from specialists.base.vocab import WORKFLOW_RUNNER
+from specialists.store.atomic import write_atomic
+from specialists.store.files import parse_object, read_bytes
+from specialists.store.jobs import JobStore, now_ms
+from specialists.store.liveness import is_alive, process_start_time
+from specialists.store.locks import held
+from specialists.store.records import JobRecord
 
 LEASE_FILE = "resume.lease"
 LOCK_FILE = "resume.lock"

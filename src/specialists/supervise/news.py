@@ -23,15 +23,15 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from specialists.errors import SpecialistsError
+from specialists.base.errors import SpecialistsError
+from specialists.base.vocab import PROC_RUNNER
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
 from specialists.events.owners import is_owner, job_owner, owner_job_id
-from specialists.jobs.records import JobRecord, JobStatus
-from specialists.jobs.store import JobStore, now_ms
-from specialists.threads.told import told_by_child_closed
-from specialists.timers.store import TimerStore
-from specialists.vocab import PROC_RUNNER
+from specialists.features.threads.told import told_by_child_closed
+from specialists.features.timers.store import TimerStore
+from specialists.store.jobs import JobStore, now_ms
+from specialists.store.records import JobRecord, JobStatus
 
 log = logging.getLogger("specialists.supervisor")
 

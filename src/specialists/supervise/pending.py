@@ -25,13 +25,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from specialists.errors import SpecialistsError, StoreError
+from specialists.base.errors import SpecialistsError, StoreError
 from specialists.events.inbox import Inbox
 from specialists.events.owners import owner_dir
-from specialists.jobs import index
-from specialists.jobs.recovery import recover_if_dead
-from specialists.jobs.store import JobStore
-from specialists.timers.store import TimerStore
+from specialists.features.timers.store import TimerStore
+from specialists.store import index
+from specialists.store.jobs import JobStore
+from specialists.supervise.recovery import recover_if_dead
 
 log = logging.getLogger("specialists.supervisor")
 

@@ -11,13 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from specialists.errors import UserError
-from specialists.jobs.gc import collect
-from specialists.jobs.paths import find_project_root, state_dir
-from specialists.jobs.records import JobRecord, JobStatus
-from specialists.jobs.store import JobStore, now_ms
-from specialists.news import NEWS
+from specialists.base.errors import UserError
+from specialists.events.news import NEWS
 from specialists.runners.registry import DEFAULT_RUNNER, known_runner
+from specialists.store.gc import collect
+from specialists.store.jobs import JobStore, now_ms
+from specialists.store.paths import find_project_root, state_dir
+from specialists.store.records import JobRecord, JobStatus
 
 # Where pre-script output goes until the scripts have run (the supervisor fills it in).
 PRE_SCRIPT_TOKEN = "\u27eapre_script_output\u27eb"
@@ -59,9 +59,9 @@ def plan_job(
     Problems that do not stop the run (a tracking bead that could not be made) are appended
     to `warnings` for the caller to show."""
     from specialists.catalog import load_catalog
+    from specialists.catalog.config import load_config
     from specialists.catalog.managed import with_overlay
     from specialists.catalog.render import render_task
-    from specialists.config import load_config
 
     project_root = store.root.parent
     catalog = load_catalog(project_root)
@@ -120,7 +120,7 @@ def plan_job(
     )
     prompt, input_bead = request.prompt, None
     if request.bead:
-        from specialists.beads import bead_prompt_for
+        from specialists.features.beads import bead_prompt_for
 
         prompt, input_bead = bead_prompt_for(cwd, request.bead, request.context_depth, prompt)
     task = render_task(
@@ -130,7 +130,7 @@ def plan_job(
     from specialists.executors.settings import resolve as resolve_executor
 
     executor = resolve_executor(request.executor, spec.executor, config.raw.get("executor"))
-    from specialists.attention.settings import resolve_attention, resolve_watchdog
+    from specialists.features.attention.settings import resolve_attention, resolve_watchdog
 
     attention = resolve_attention(
         config.raw.get("attention"), spec.attention, request.attention_after, spec.thinking_level
@@ -175,7 +175,7 @@ def plan_job(
         watchdog=watchdog.to_dict(),
     )
     if request.track_bead and not request.bead:
-        from specialists.beads import track
+        from specialists.features.beads import track
 
         record, problem = track(record, spec.beads_integration)
         if problem and warnings is not None:
@@ -208,13 +208,13 @@ def _check_prompt(request: JobRequest) -> None:
 def housekeeping(store: JobStore) -> list[str]:
     """Run-start housekeeping: gc old jobs, close the beads of crashed ones (seed 10.2-10.3),
     drop completion notices nobody will read. Returns warnings for the caller to show."""
-    from specialists.notices import prune
+    from specialists.events.notices import prune
 
     report = collect(store)
     problems = list(report.warnings)  # a bad SPECIALISTS_JOB_TTL_DAYS: nothing was deleted
     problems += prune(store.root)
     if report.crashed:
-        from specialists.beads import settle_crashed
+        from specialists.features.beads import settle_crashed
 
         problems += settle_crashed(store, report.crashed)
     return problems

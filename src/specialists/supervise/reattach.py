@@ -35,14 +35,14 @@ from collections import deque
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from specialists.errors import SpecialistsError
+from specialists.base.errors import SpecialistsError
 from specialists.executors.job import RemoteJobRunner
-from specialists.jobs.atomic import write_atomic
-from specialists.jobs.events import read_event_lines
-from specialists.jobs.liveness import process_start_time
-from specialists.jobs.records import JobStatus
-from specialists.jobs.store import now_ms
-from specialists.jobs.writer import event_fields
+from specialists.store.atomic import write_atomic
+from specialists.store.joblog import read_event_lines
+from specialists.store.jobs import now_ms
+from specialists.store.liveness import process_start_time
+from specialists.store.records import JobStatus
+from specialists.store.writer import event_fields
 from specialists.supervise.agent_spec import launch_spec
 from specialists.supervise.controls import Controls
 from specialists.supervise.revive import CHECKPOINT_FILE, read_json

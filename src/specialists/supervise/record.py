@@ -13,17 +13,17 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from specialists.errors import SpecialistsError
-from specialists.jobs.files import is_out_of_space
-from specialists.jobs.proctree import kill_job
-from specialists.jobs.records import JobRecord, JobStatus
-from specialists.jobs.store import JobStore, now_ms
-from specialists.jobs.writer import JobWriter, failure_reason
-from specialists.procs.exit import post_job_exit
+from specialists.base.errors import SpecialistsError
+from specialists.base.vocab import PROC_RUNNER
+from specialists.features.procs.exit import post_job_exit
+from specialists.process.proctree import kill_job
 from specialists.runners.base import AgentExited, AgentRunner, Kill
+from specialists.store.files import is_out_of_space
+from specialists.store.jobs import JobStore, now_ms
+from specialists.store.records import JobRecord, JobStatus
+from specialists.store.writer import JobWriter, failure_reason
 from specialists.supervise.script_phases import run_post_scripts
 from specialists.supervise.steps import StepGuard, StepInterrupted, signal_name
-from specialists.vocab import PROC_RUNNER
 
 if TYPE_CHECKING:
     from specialists.supervise.reattach import Replay
@@ -123,7 +123,7 @@ class Recorder:
             else:
                 fields = {"duration_ms": duration_ms}
             if self.record.thread or self.record.sandbox:  # commit; tell the parent (R-S9)
-                from specialists.threads.closing import settle_quietly
+                from specialists.features.threads.closing import settle_quietly
 
                 # Before the final status too: a parent that sees its child ended must find
                 # the child_closed already in its inbox, or it could end without it.
@@ -136,7 +136,7 @@ class Recorder:
 
     def _cancel_asks(self, why: str) -> None:
         """Nobody waits for a reply to this job's open asks any more (asks/ops.py)."""
-        from specialists.asks.ops import cancel_open
+        from specialists.features.asks.ops import cancel_open
 
         def cancel() -> None:
             for ask_id in cancel_open(self.store.root, self.record.id, why):
@@ -146,7 +146,7 @@ class Recorder:
 
     def _gate(self) -> tuple[str, str | None]:
         """`run --gate`: the agent is stopped first, so nothing writes while the gate looks."""
-        from specialists.gates.job import gate_verdict
+        from specialists.features.gates.job import gate_verdict
 
         self.guard.run("stopping the agent for its gate", lambda: self.runner.send(Kill()))
         self._event("gate_start", command=self.record.gate.get("command"))
@@ -214,7 +214,7 @@ class Recorder:
     def _close_bead(self, final: str, error: str | None) -> None:
         if not self.record.bead_id:
             return
-        from specialists.beads import on_job_finished
+        from specialists.features.beads import on_job_finished
 
         try:
             on_job_finished(self.record, self.status, final, self.last_answer, error)

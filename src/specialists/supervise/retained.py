@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from specialists.errors import SpecialistsError
-from specialists.jobs.records import TERMINAL_STATES
-from specialists.jobs.store import JobStore
+from specialists.base.errors import SpecialistsError
+from specialists.base.vocab import PROC_RUNNER
+from specialists.store.jobs import JobStore
+from specialists.store.records import TERMINAL_STATES
 from specialists.supervise.lease import live_holder
-from specialists.vocab import PROC_RUNNER
 
 DEFAULT_LAST = 10
 MAX_LAST = 200

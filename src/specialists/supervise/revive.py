@@ -15,8 +15,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from specialists.errors import StoreError
-from specialists.jobs.files import read_object
+from specialists.base.errors import StoreError
+from specialists.store.files import read_object
 
 log = logging.getLogger("specialists.supervise")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from specialists.jobs.records import JobRecord
+from specialists.store.records import JobRecord
 from specialists.supervise.plan import PRE_SCRIPT_TOKEN
 from specialists.supervise.scripts import ScriptOutcome, run_script
 

@@ -23,9 +23,9 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
-from specialists.errors import StoreError, UserError
-from specialists.jobs.store import JobStore
-from specialists.jobs.view import all_statuses
+from specialists.base.errors import StoreError, UserError
+from specialists.fronts.view import all_statuses
+from specialists.store.jobs import JobStore
 from specialists.supervise.steering import (
     STEER_WAIT_S,
     SteerOutcome,

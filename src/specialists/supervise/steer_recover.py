@@ -29,9 +29,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from specialists.errors import StoreError, UserError
-from specialists.jobs.actions import SendOutcome, send_message
-from specialists.jobs.store import JobStore
+from specialists.base.errors import StoreError, UserError
+from specialists.base.vocab import WORKFLOW_RUNNER
+from specialists.store.jobs import JobStore
+from specialists.supervise.actions import SendOutcome, send_message
 from specialists.supervise.steering import (
     STEER_WAIT_S,
     InterruptOutcome,
@@ -40,7 +41,6 @@ from specialists.supervise.steering import (
     interrupt_job,
     steer_job,
 )
-from specialists.vocab import WORKFLOW_RUNNER
 
 RECOVER_WAIT_S = 15.0  # the seed's "further 15 seconds" for a confirmed pause
 GO_ON = (

@@ -31,10 +31,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from specialists.errors import UserError
-from specialists.jobs.control import post_request
-from specialists.jobs.store import JobStore, read_event_lines
-from specialists.jobs.view import current_status
+from specialists.base.errors import UserError
+from specialists.fronts.view import current_status
+from specialists.store.control import post_request
+from specialists.store.jobs import JobStore, read_event_lines
 
 STEER_WAIT_S = 3.0
 INTERRUPT_WAIT_S = 10.0

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-from specialists.jobs.files import is_out_of_space
+from specialists.store.files import is_out_of_space
 
 log = logging.getLogger("specialists.supervisor")
 

@@ -20,11 +20,7 @@ import time
 from collections.abc import Callable
 from typing import assert_never
 
-from specialists.errors import SpecialistsError
-from specialists.jobs.liveness import process_start_time
-from specialists.jobs.records import JobRecord, JobStatus
-from specialists.jobs.store import JobStore, now_ms
-from specialists.jobs.writer import failure_reason
+from specialists.base.errors import SpecialistsError
 from specialists.runners.base import (
     Activity,
     AgentExited,
@@ -36,6 +32,10 @@ from specialists.runners.base import (
     RunnerEvent,
     Usage,
 )
+from specialists.store.jobs import JobStore, now_ms
+from specialists.store.liveness import process_start_time
+from specialists.store.records import JobRecord, JobStatus
+from specialists.store.writer import failure_reason
 from specialists.supervise import watch
 from specialists.supervise.agent_spec import launch_spec
 from specialists.supervise.attending import Attendant

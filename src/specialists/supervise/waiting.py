@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from specialists.jobs.records import JobStatus
-from specialists.jobs.store import JobStore
-from specialists.jobs.view import current_status
+from specialists.fronts.view import current_status
+from specialists.store.jobs import JobStore
+from specialists.store.records import JobStatus
 
 POLL_S = 0.05
 MAX_WAIT_S = 86_400.0
@@ -84,7 +84,7 @@ def wait_for_jobs(
 
 def owned_active(store: JobStore, owners: Sequence[str]) -> list[str]:
     """The active jobs whose owner names any of `owners` (what "my jobs" means)."""
-    from specialists.errors import SpecialistsError
+    from specialists.base.errors import SpecialistsError
 
     out = []
     for job_id in store.list_ids():
@@ -104,9 +104,9 @@ def subscribe(store: JobStore, job_id: str, owner: str) -> bool:
     True when the job had already ended and the notice was posted at once."""
     import os
 
-    from specialists import notices
+    from specialists.events import notices
     from specialists.events.owners import check_owner
-    from specialists.jobs.files import create_private, ensure_dir, open_dir
+    from specialists.store.files import create_private, ensure_dir, open_dir
 
     check_owner(owner)
     job_dir = store.job_dir(job_id)

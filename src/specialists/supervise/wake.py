@@ -28,11 +28,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from specialists.base.vocab import PROC_RUNNER
 from specialists.events.inbox import Batch, Inbox
 from specialists.events.render import render_events
-from specialists.jobs.records import JobRecord
+from specialists.store.records import JobRecord
 from specialists.supervise.pending import Pending
-from specialists.vocab import PROC_RUNNER
 
 Delivery = Literal["supervisor", "agent", "none"]
 

@@ -22,16 +22,16 @@ import logging
 from collections.abc import Callable
 from typing import assert_never
 
-from specialists.errors import SpecialistsError, StoreError
+from specialists.base.errors import SpecialistsError, StoreError
 from specialists.events.emitter import Emitter
 from specialists.events.model import EventSource
 from specialists.events.owners import check_owner
+from specialists.features.timers.wake import WakeWatch
 from specialists.runners.base import FollowUp, RunnerEvent
 from specialists.supervise import news, wake
 from specialists.supervise.pending import Pending, check_owner_dir, pending_work
 from specialists.supervise.record import Recorder
 from specialists.supervise.watch import FinalStatus
-from specialists.timers.wake import WakeWatch
 
 log = logging.getLogger("specialists.supervisor")
 
@@ -223,7 +223,7 @@ class Waking(Recorder):
     def _owned_job_crashed(self, job_id: str) -> None:
         """Its supervisor will never say so: tell its owners, and close it if it is a thread
         (the parent then gets its child_closed, with the error)."""
-        from specialists.threads.closing import settle_quietly
+        from specialists.features.threads.closing import settle_quietly
 
         self._report(news.tell_owners_of(self.store, job_id))
         settle_quietly(self.store.root, job_id)

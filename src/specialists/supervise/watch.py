@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from specialists.jobs.records import JobRecord
 from specialists.runners.base import Abort, Close, Command, Kill, Terminate
+from specialists.store.records import JobRecord
 
 DEFAULT_IDLE_TIMEOUT_MS = 10 * 60 * 1000
 STATUS_ONLY_MIN_INTERVAL = 0.25  # seconds between status rewrites for status-only changes

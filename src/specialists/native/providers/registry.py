@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from specialists.config import ApiKind, Config, ProviderConfig
-from specialists.errors import AgentUnavailable, ConfigError
+from specialists.base.errors import AgentUnavailable, ConfigError
+from specialists.base.vocab import split_model
+from specialists.catalog.config import ApiKind, Config, ProviderConfig
 from specialists.native.model import ModelClient, ModelInfo, Prices
-from specialists.vocab import split_model
 
 Api = ApiKind | Literal["replay"]
 

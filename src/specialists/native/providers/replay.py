@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, cast
 
-from specialists.errors import ConfigError
+from specialists.base.errors import ConfigError
 from specialists.native.messages import MODEL_SIDE, Item
 from specialists.native.model import (
     Done,

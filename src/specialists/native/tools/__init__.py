@@ -14,11 +14,11 @@ import logging
 from collections.abc import Mapping
 
 from specialists.events.spill import SpillLimits
+from specialists.native.guards import guard_result
 from specialists.native.messages import ToolCall, ToolResult
 from specialists.native.model import ToolSpec
 from specialists.native.tools import bash, edit, find, grep, ls, read, write
 from specialists.native.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
-from specialists.toolset.guards import guard_result
 
 __all__ = [
     "ALL_TOOLS",

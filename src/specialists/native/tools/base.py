@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specialists.toolset.guards import DEFAULT_SLEEP_LIMIT_S, RESULT_LIMITS, GuardMode
+from specialists.native.guards import DEFAULT_SLEEP_LIMIT_S, RESULT_LIMITS, GuardMode
 
 if TYPE_CHECKING:
     from specialists.events.spill import SpillLimits
-    from specialists.toolset.table import Caller
+    from specialists.native.agent_tools import Caller
 
 
 @dataclass(frozen=True)

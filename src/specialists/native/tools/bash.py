@@ -24,11 +24,11 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from specialists.errors import AgentUnavailable
+from specialists.base.errors import AgentUnavailable
 from specialists.events.spill import bound_stream
+from specialists.native.guards import classify_bash
 from specialists.native.tools.base import ToolContext, ToolFailure, ToolOutput, arg_str
 from specialists.process.agent import AgentProcess
-from specialists.toolset.guards import classify_bash
 
 DESCRIPTION = (
     "Execute a bash command in the current working directory. Returns stdout and stderr. "

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from specialists.native.agent_tools import AgentTool, ToolCall, call_tool
 from specialists.native.tools.base import Tool, ToolContext, ToolFailure, ToolFn, ToolOutput
-from specialists.toolset.table import AgentTool, ToolCall, call_tool
 
 
 def table_tools(tools: Iterable[AgentTool]) -> dict[str, Tool]:

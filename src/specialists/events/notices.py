@@ -1,0 +1,386 @@
+"""Completion notices: a job's news (an answer, or its end) as an event for its owner.
+
+Each time a job has news its owner must hear of, one `notice` event is appended to the
+inbox of every key of the job's owner (job.json `owner`, owner.py; events/ for inboxes):
+
+- the end of a job, from its supervisor (`JobWriter.tell_owner`) and from crash recovery;
+- each answer of a keep-alive job that then waits for a follow-up.
+
+The body names the job, its specialist, its outcome and the command that reads it:
+
+    Specialist 'reviewer' completed (job a1b2c3d4, 1m47s). Run: specialists result a1b2c3d4
+    (MCP tool: result)            <- on the same line, cut here to fit this page
+
+Ids are fixed by the job, so the supervisor and recovery cannot both wake the model (the
+inbox's seen-set drops a second copy, R-E1): `job-<job id>:notice:1` for the end (the id
+supervise/news.py gives the generic "a job ended" event, so the two never both arrive) and
+`<job id>.answer:notice:<n>` for a keep-alive job's n-th answer. A job without an owner (a
+person at a terminal) posts nothing. Reading the answer (`clear`, from jobs/view.py: the CLI's
+`result`, a foreground run, the MCP tools `result`, `use_specialist`, `run_parallel`) drops
+the job's notices that were not delivered yet. `prune` keeps the bounds the notice files had:
+a notice older than NOTICE_TTL_S, or whose job was collected, is never delivered, and an
+owner keeps at most MAX_NOTICES undelivered ones (the oldest go).
+
+Proc jobs (procs/) report their end themselves, as exactly one `job_exit` event with the exit
+code and output tail (R-J4): they get no end notice here (OWN_END_EVENT_RUNNERS).
+
+Until wave 1's `.specialists/ready/` markers are gone from every project, `prune` turns any
+left there into events (`migrate_ready`, for one release).
+
+Posting never raises into the supervisor (R-E5): a failed append is logged. Only the light
+standard library at import time: the hooks import NOTICE_TTL_S; the events room (which uses
+dataclasses) is imported when a notice is posted, cleared or pruned.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from pathlib import Path
+
+from specialists.base.display import display_line, duration
+from specialists.base.owner import is_key
+from specialists.base.vocab import PROC_RUNNER
+from specialists.store.ids import is_job_id
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from specialists.events.inbox import Inbox
+
+
+def _warn(message: str, *args: object) -> None:
+    """Log a problem. `logging` costs ~14 ms to import, and the hooks import this module."""
+    import logging
+
+    logging.getLogger("specialists.events.notices").warning(message, *args)
+
+
+NOTICE_TTL_S = 2 * 86400.0
+MAX_NOTICES = 200  # undelivered notices kept per owner; the oldest go first
+MAX_ERROR_CHARS = 160
+MAX_JOB_FILE_BYTES = 4 * 1024 * 1024  # job.json holds the prompt: bounded like the store does
+MAX_STATUS_BYTES = 1024 * 1024
+MAX_ANSWER_IDS = 50  # answers whose notices reading the result drops (the newest)
+# Runners whose jobs report their own end (procs: R-J4's one job_exit, procs/exit.py).
+OWN_END_EVENT_RUNNERS = frozenset({PROC_RUNNER})
+ACTIVE = frozenset({"starting", "running"})
+READY_DIR = "ready"  # wave 1's marker directory, migrated by `prune`
+
+
+def end_source(job_id: str) -> str:
+    return f"job-{job_id}"
+
+
+def end_event_id(job_id: str) -> str:
+    return f"{end_source(job_id)}:notice:1"
+
+
+def answer_event_id(job_id: str, n: int) -> str:
+    return f"{job_id}.answer:notice:{n}"
+
+
+# --- the text -------------------------------------------------------------------------------
+
+
+def notice_body(job_id: str, status: dict | None) -> str:
+    """What the owner reads: the job, its specialist, its outcome and the command to read it."""
+    if status is None:
+        return (
+            f"Specialist job {job_id} has news, but its status is unreadable. "
+            f"Run: specialists feed --job {job_id} (MCP tool: feed)"
+        )
+    state = status.get("status")
+    name = display_line(status.get("specialist") or "?", 60)
+    elapsed = status.get("elapsed_s")
+    took = duration(elapsed if isinstance(elapsed, int | float) else 0)
+    result = f"Run: specialists result {job_id} (MCP tool: result)"
+    feed = f"Run: specialists feed --job {job_id} (MCP tool: feed)"
+    if state == "done":
+        return f"Specialist '{name}' completed (job {job_id}, {took}). {result}"
+    if state == "waiting":
+        return (
+            f"Specialist '{name}' answered (job {job_id}, {took}) and waits for a follow-up. "
+            f"{result}"
+        )
+    if state == "cancelled":
+        return f"Specialist '{name}' was cancelled (job {job_id}, {took}). {feed}"
+    if state in ACTIVE:  # the final status could not be written (a full disk)
+        return (
+            f"Specialist '{name}' (job {job_id}) has news, but its status still reads {state}. "
+            f"Run: specialists status {job_id} (MCP tool: status)"
+        )
+    error = display_line(status.get("error") or f"status {state!r}", MAX_ERROR_CHARS)
+    return f"Specialist '{name}' failed (job {job_id}, {took}): {error}. {feed}"
+
+
+# --- posting --------------------------------------------------------------------------------
+
+
+def post_for_job(state_dir: Path, job_id: str) -> bool:
+    """Post the job's news (its end, or a keep-alive answer) to every key of its owner.
+    False when it has no owner or nothing could be posted. Never raises (logged)."""
+    if not is_job_id(job_id):
+        return False
+    job_dir = state_dir / "jobs" / job_id
+    record = _read_json(job_dir / "job.json", MAX_JOB_FILE_BYTES) or {}
+    keys = _keys([*(record.get("owner") or []), *subscribers(job_dir)])
+    if not keys:
+        return False
+    status = _read_json(job_dir / "status.json", MAX_STATUS_BYTES)
+    waiting = status is not None and status.get("status") == "waiting"
+    if not waiting:  # a thread's parent that has the child's child_closed: once is enough
+        from specialists.features.threads.told import told_by_child_closed
+
+        keys = [k for k in keys if k != told_by_child_closed(state_dir, record.get("thread"))]
+        if not keys:
+            return False
+    if waiting:
+        source_id, seq = f"{job_id}.answer", max(1, _answers(job_dir))
+    elif record.get("runner") in OWN_END_EVENT_RUNNERS:
+        return False
+    else:
+        source_id, seq = end_source(job_id), 1
+    details = {"job_id": job_id}
+    if status is not None:
+        for name in ("specialist", "status", "elapsed_s", "exit_code"):
+            if status.get(name) is not None:
+                details[name] = status[name]
+        if status.get("error"):
+            details["error"] = display_line(status["error"], 500)
+    return (
+        post_to_owners(
+            state_dir,
+            keys,
+            kind="notice",
+            source_id=source_id,
+            seq=seq,
+            body=notice_body(job_id, status),
+            details=details,
+            args={"specialist": str(record.get("specialist") or "?")[:60]},
+            call_id=job_id,
+        )
+        > 0
+    )
+
+
+def post_to_owners(
+    state_dir: Path,
+    keys: list[str],
+    *,
+    kind: str,
+    source_id: str,
+    seq: int,
+    body: str,
+    details: dict,
+    args: dict,
+    call_id: str,
+    tool: str = "run",
+) -> int:
+    """Append one event (the same id for every key) to each key's inbox; how many took it.
+    A failed append is logged, never raised (R-E5): the other keys still get theirs."""
+    from specialists.base.errors import SpecialistsError
+    from specialists.events.inbox import Inbox
+    from specialists.events.model import EventSource
+
+    source = EventSource(tool, call_id, args)
+    posted = 0
+    for key in keys:
+        try:
+            Inbox(state_dir, key).append(
+                kind,  # type: ignore[arg-type]
+                source,
+                body,
+                source_id=source_id,
+                seq=seq,
+                details=details,
+            )
+            posted += 1
+        except (OSError, SpecialistsError) as exc:
+            _warn("%s %s:%s for %s not posted: %s", kind, source_id, seq, key, exc)
+    return posted
+
+
+# --- reading the answer -----------------------------------------------------------------------
+
+
+def clear(state_dir: Path, job_id: str) -> None:
+    """The job's answer was read: drop its notices that were not delivered yet."""
+    if not is_job_id(job_id):
+        return
+    job_dir = state_dir / "jobs" / job_id
+    keys = _keys((_read_json(job_dir / "job.json", MAX_JOB_FILE_BYTES) or {}).get("owner"))
+    if not keys:
+        return
+    answers = _answers(job_dir)
+    ids = [end_event_id(job_id)]
+    ids += [
+        answer_event_id(job_id, n) for n in range(max(1, answers - MAX_ANSWER_IDS + 1), answers + 1)
+    ]
+    for inbox in _existing_inboxes(state_dir, keys):
+        try:
+            inbox.drop(ids)
+        except OSError as exc:
+            _warn("notices of job %s for %s not dropped: %s", job_id, inbox.owner, exc)
+
+
+# --- bounds ---------------------------------------------------------------------------------
+
+
+def prune(state_dir: Path, now: float | None = None) -> list[str]:
+    """Drop notices nobody will read (expired, job collected, past MAX_NOTICES per owner) and
+    migrate wave 1's ready/ markers. Returns one warning per problem."""
+    now = time.time() if now is None else now
+    problems = migrate_ready(state_dir, now)
+    owners = state_dir / "owners"
+    try:
+        names = [
+            e.name for e in os.scandir(owners) if is_key(e.name) and e.is_dir(follow_symlinks=False)
+        ]
+    except (FileNotFoundError, NotADirectoryError):
+        return problems
+    from specialists.events.inbox import Inbox
+
+    for name in names:
+        inbox = Inbox(state_dir, name)
+        try:
+            if inbox.has_pending():
+                _prune_inbox(inbox, state_dir, now)
+        except OSError as exc:
+            problems.append(f"notices of {name} not pruned: {exc.strerror or exc}")
+    return problems
+
+
+def _prune_inbox(inbox: Inbox, state_dir: Path, now: float) -> None:
+    with inbox.locked():
+        notices = [
+            e for e in inbox.pending(max_events=10 * MAX_NOTICES).events if e.kind == "notice"
+        ]
+        stale = {e.id for e in notices if expired(e.ts_ms, now) or not _job_exists(state_dir, e)}
+        fresh = [e.id for e in notices if e.id not in stale]
+        inbox.drop([*stale, *fresh[: max(0, len(fresh) - MAX_NOTICES)]])
+
+
+def expired(ts_ms: int, now: float | None = None) -> bool:
+    now = time.time() if now is None else now
+    return now - ts_ms / 1000 > NOTICE_TTL_S
+
+
+def _job_exists(state_dir: Path, event: object) -> bool:
+    job_id = getattr(event, "details", {}).get("job_id")
+    return (
+        not isinstance(job_id, str)
+        or not is_job_id(job_id)
+        or (state_dir / "jobs" / job_id).is_dir()
+    )
+
+
+def migrate_ready(state_dir: Path, now: float | None = None) -> list[str]:
+    """Wave 1 kept notices as `.specialists/ready/<id>` files: post each one still worth
+    telling as an event, then remove the directory. For one release; one lstat when absent."""
+    directory = state_dir / READY_DIR
+    try:
+        if not stat.S_ISDIR(os.lstat(directory).st_mode):
+            return [f"{directory} is not a directory; remove it"]
+        entries = list(os.scandir(directory))
+    except FileNotFoundError:
+        return []
+    now = time.time() if now is None else now
+    problems: list[str] = []
+    for entry in entries:
+        job_id = entry.name.lstrip(".").split(".", 1)[0]  # `<id>` or a claim `.<id>.<pid>.claim`
+        try:
+            info = entry.stat(follow_symlinks=False)
+            fresh = stat.S_ISREG(info.st_mode) and now - info.st_mtime <= NOTICE_TTL_S
+            if fresh and is_job_id(job_id) and (state_dir / "jobs" / job_id).is_dir():
+                post_for_job(state_dir, job_id)
+            if stat.S_ISDIR(info.st_mode):
+                problems.append(f"{entry.path} is a directory, not a notice; remove it")
+            else:
+                os.unlink(entry.path)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            problems.append(f"cannot migrate {entry.path}: {exc.strerror or exc}")
+    try:
+        os.rmdir(directory)
+    except OSError as exc:
+        if not problems:
+            problems.append(f"cannot remove {directory}: {exc.strerror or exc}")
+    return problems
+
+
+# --- files ----------------------------------------------------------------------------------
+
+
+def job_owner(job_dir: Path) -> list[str]:
+    """The `owner` keys of a job's job.json; [] when absent or unreadable (then no one is
+    told, which is what a job without an owner gets anyway)."""
+    return _keys((_read_json(job_dir / "job.json", MAX_JOB_FILE_BYTES) or {}).get("owner"))
+
+
+SUBSCRIBERS_DIR = "subscribers"  # jobs/<id>/subscribers/<owner key>: `specialists wait --subscribe`
+
+
+def subscribers(job_dir: Path) -> list[str]:
+    """Owner keys that subscribed to the job's end after it was launched (empty files named
+    by the key, supervise/waiting.py); a symlinked directory is not followed."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(job_dir / SUBSCRIBERS_DIR, flags)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:  # ELOOP: a planted symlink
+        _warn("subscribers of %s not read: %s", job_dir.name, exc)
+        return []
+    try:
+        return sorted(name for name in os.listdir(fd) if is_key(name))
+    finally:
+        os.close(fd)
+
+
+def _keys(raw: object) -> list[str]:
+    return list(dict.fromkeys(k for k in raw if is_key(k))) if isinstance(raw, list) else []
+
+
+def _answers(job_dir: Path) -> int:
+    try:
+        return sum(1 for e in os.scandir(job_dir / "answers") if e.name.endswith(".txt"))
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+
+
+def _existing_inboxes(state_dir: Path, keys: list[str]) -> list[Inbox]:
+    from specialists.events.inbox import Inbox
+
+    return [i for i in (Inbox(state_dir, k) for k in keys) if i.events_path.exists()]
+
+
+def _read_json(path: Path, limit: int) -> dict | None:
+    """A JSON object from a regular file (no link followed, no FIFO opened), else None."""
+    raw = read_regular(path, limit)
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def read_regular(path: Path, limit: int) -> bytes | None:
+    """At most `limit` bytes of a regular file; None when it is missing, a link, a FIFO or
+    unreadable (a planted FIFO must never block a reader; the hooks use this too)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)

@@ -1,0 +1,286 @@
+"""Exactly one `job_exit` per proc job (R-J4), from its supervisor or from crash recovery.
+
+The proc runner writes what it knows of the command's end to the job's `proc.json` (how it
+ended, exit code, duration, lines, matches held back) before it reports the exit; it also
+keeps a running copy there while watch counters change, for recovery. The supervisor's
+ending then posts the event (`post_job_exit`), after the command's processes are dead and
+before the final status is written. If the supervisor died, crash recovery posts it instead
+(`post_after_recovery`). Both give the event the same id, `bg-<job>.<nonce>:job_exit:1`, so
+when both write (a supervisor killed between the two), the inbox delivers it once.
+
+The body (what the model reads) is one header line, counts and the log path, then the last
+`jobs.tailLines` lines; the inbox bounds it like any body (R-E2: head, tail, spill path).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from specialists.base.display import duration
+from specialists.base.errors import SpecialistsError, StoreError
+from specialists.base.vocab import PROC_RUNNER
+from specialists.events.inbox import Inbox
+from specialists.events.model import Event
+from specialists.events.spill import SpillLimits
+from specialists.features.procs.output import read_tail
+from specialists.features.procs.spec import OUTPUT_LOG, ProcOptions
+from specialists.store.atomic import write_atomic
+from specialists.store.files import open_regular, read_object
+from specialists.store.joblog import last_event
+from specialists.store.jobs import JobStore, now_ms
+from specialists.store.records import JobRecord, JobStatus
+
+log = logging.getLogger("specialists.features.procs")
+
+SUMMARY_FILE = "proc.json"
+MAX_SUMMARY_BYTES = 64 * 1024
+COUNT_CHUNK = 1 << 20
+
+ExitKind = Literal["exited", "signaled", "cancelled", "timeout", "error"]
+EXIT_KINDS: tuple[str, ...] = ("exited", "signaled", "cancelled", "timeout", "error")
+
+
+@dataclass(frozen=True)
+class ExitSummary:
+    """The runner's account of the command; `kind` is None while it still runs."""
+
+    kind: str | None = None
+    exit_code: int | None = None
+    signal: str | None = None  # "SIGKILL" when a signal ended it
+    duration_ms: int | None = None  # start to the shell's exit (not the drain after it)
+    lines: int = 0
+    bytes: int = 0
+    logged: int = 0
+    matched: int = 0
+    suppressed: int = 0
+    watch_stopped: str | None = None
+    log_problem: str | None = None
+    reason: str = ""  # why it was cancelled, or what failed
+
+    @classmethod
+    def from_dict(cls, data: object) -> ExitSummary | None:
+        if not isinstance(data, dict):
+            return None
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        try:
+            summary = cls(**known)
+        except TypeError:
+            return None
+        return summary if summary.kind is None or summary.kind in EXIT_KINDS else None
+
+
+def write_summary(job_dir: Path, summary: ExitSummary) -> None:
+    write_atomic(job_dir / SUMMARY_FILE, json.dumps(asdict(summary)).encode())
+
+
+def read_summary(job_dir: Path) -> ExitSummary | None:
+    """The runner's summary; None when absent, planted (a link, a FIFO) or damaged."""
+    try:
+        return ExitSummary.from_dict(read_object(job_dir / SUMMARY_FILE, MAX_SUMMARY_BYTES))
+    except (OSError, StoreError):
+        return None
+
+
+def event_limits(max_chars: int) -> SpillLimits:
+    """events.maxChars as spill limits: 60 % head, 25 % tail (the inbox's own proportions)."""
+    chars = max(200, max_chars)
+    return SpillLimits(max_chars=chars, head_chars=chars * 3 // 5, tail_chars=chars // 4)
+
+
+# --- posting ------------------------------------------------------------------------------
+
+
+def post_job_exit(
+    store: JobStore, record: JobRecord, status: JobStatus, final: str, error: str | None
+) -> Event | None:
+    """The supervisor's ending: `final` and `error` are the job's end as it will record it."""
+    options = ProcOptions.from_dict(record.runner_options)
+    job_dir = store.job_dir(record.id)
+    summary = read_summary(job_dir)
+    kind, reason = _kind(summary, final, error)
+    return _post(store, record.id, options, kind, reason, summary, status)
+
+
+def post_if_recovered(state_root: Path, job_id: str) -> Event | None:
+    """The news seam (procs/news.py): crash recovery wrote this job's end. Only a proc job
+    whose last event is recovery's gets its job_exit here; anything else costs one read of
+    the end of events.jsonl. Never raises (the owner's other news goes on)."""
+    store = JobStore(state_root, news=None)
+    try:
+        last = last_event(store.events_path(job_id))
+        if last is None or last.get("recovered") is not True:
+            return None
+        status = store.read_status(job_id)
+    except (OSError, SpecialistsError) as exc:
+        log.warning("job %s: not checked for a job_exit after recovery: %s", job_id, exc)
+        return None
+    if status is None or status.runner != PROC_RUNNER or status.active:
+        return None
+    return post_after_recovery(store, status)
+
+
+def post_after_recovery(store: JobStore, status: JobStatus) -> Event | None:
+    """Crash recovery recorded the job's end: tell its owner what became of the command."""
+    try:
+        record = store.read_record(status.id)
+        options = ProcOptions.from_dict(record.runner_options)
+    except (SpecialistsError, OSError, ValueError) as exc:
+        log.warning("job %s: no job_exit after recovery (job.json unreadable: %s)", status.id, exc)
+        return None
+    job_dir = store.job_dir(status.id)
+    summary = read_summary(job_dir)
+    if summary is None or summary.kind is None:
+        summary = _counted(job_dir / OUTPUT_LOG, summary or ExitSummary())
+        if status.status == "error":
+            kind, reason = (
+                "error",
+                f"{status.error or 'its supervisor died'}; the command was killed",
+            )
+        else:
+            kind, reason = _kind(None, status.status, status.error)
+    else:  # the runner saw the end; only its supervisor's last words were lost
+        kind, reason = _kind(summary, status.status, status.error)
+    return _post(store, status.id, options, kind, reason, summary, status)
+
+
+def _post(
+    store: JobStore,
+    job_id: str,
+    options: ProcOptions,
+    kind: str,
+    reason: str,
+    summary: ExitSummary | None,
+    status: JobStatus,
+) -> Event | None:
+    log_path = store.job_dir(job_id) / OUTPUT_LOG
+    s = summary or ExitSummary()
+    duration_ms = s.duration_ms
+    if duration_ms is None and status.started_at_ms:
+        duration_ms = max(0, now_ms() - status.started_at_ms)
+    body = exit_body(job_id, options, kind, reason, s, duration_ms, log_path)
+    details: dict[str, Any] = {
+        "job_id": job_id,
+        "name": options.name,
+        "status": kind,
+        "exit_code": s.exit_code,
+        "signal": s.signal,
+        "duration_ms": duration_ms,
+        "lines": s.lines,
+        "bytes": s.bytes,
+        "log": str(log_path),
+        "matched": s.matched,
+        "suppressed": s.suppressed,
+    }
+    try:
+        inbox = Inbox(
+            store.root, options.owner, limits=event_limits(options.settings.event_max_chars)
+        )
+        return inbox.append(
+            "job_exit",
+            options.source,
+            body,
+            source_id=options.source_id(job_id),
+            seq=1,
+            details=details,
+        )
+    except (OSError, SpecialistsError) as exc:  # R-E5: the job's end is recorded regardless
+        log.warning("job %s: job_exit for %s not delivered: %s", job_id, options.owner, exc)
+        return None
+
+
+def _kind(summary: ExitSummary | None, final: str, error: str | None) -> tuple[str, str]:
+    if summary is not None and summary.kind is not None:
+        if summary.kind == "cancelled" and final == "error":
+            return "error", error or summary.reason  # the supervisor ended it for a fault
+        return summary.kind, summary.reason
+    if final == "cancelled":
+        return "cancelled", "before the command started"
+    return "error", error or "the command did not run"
+
+
+# --- the text the model reads --------------------------------------------------------------
+
+
+def exit_body(
+    job_id: str,
+    options: ProcOptions,
+    kind: str,
+    reason: str,
+    s: ExitSummary,
+    duration_ms: int | None,
+    log_path: Path,
+) -> str:
+    took = f" after {seconds_text(duration_ms)}" if duration_ms is not None else ""
+    if kind == "exited":
+        what = f"exited with code {s.exit_code}{took}"
+    elif kind == "signaled":
+        what = f"was killed by {s.signal or 'a signal'}{took}"
+    elif kind == "cancelled":
+        what = f"was cancelled{took}" + (f" ({reason})" if reason else "")
+    elif kind == "timeout":
+        what = f"timed out{took} ({reason})" if reason else f"timed out{took}"
+    else:
+        what = f"failed{took}: {reason}"
+    lines = [
+        f"job {job_id} ({options.label}) {what}",
+        f"{_count(s.lines, 'line')}, {_count(s.bytes, 'byte')} of output; log: {log_path}",
+    ]
+    if s.suppressed:
+        lines.append(
+            f"{s.suppressed:,} {'match' if s.suppressed == 1 else 'matches'} suppressed "
+            f"(at most {options.settings.per_min} match events a minute)"
+        )
+    if s.watch_stopped:
+        lines.append(s.watch_stopped)
+    if s.log_problem:
+        lines.append(f"only the first {s.logged:,} bytes are in the log: {s.log_problem}")
+    tail_n = options.settings.tail_lines
+    tail = read_tail(log_path, tail_n).text if tail_n > 0 and s.logged else ""
+    if tail:
+        lines += [f"--- last {tail_n} lines ---", tail]
+    elif not s.bytes:
+        lines.append("(no output)")
+    return "\n".join(lines)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def seconds_text(ms: int) -> str:
+    """12.4 s under a minute, then 1m47s (display.duration)."""
+    return f"{ms / 1000:.1f} s" if ms < 60_000 else duration(ms / 1000)
+
+
+def _counted(log_path: Path, base: ExitSummary) -> ExitSummary:
+    """Lines and bytes of a log, counted (recovery: the runner's counts died with it)."""
+    lines = size = 0
+    last = b"\n"
+    try:
+        fd = open_regular(log_path)
+    except (OSError, StoreError):
+        return base
+    try:
+        while chunk := os.read(fd, COUNT_CHUNK):
+            lines += chunk.count(b"\n")
+            size += len(chunk)
+            last = chunk[-1:]
+    finally:
+        os.close(fd)
+    if last != b"\n":
+        lines += 1
+    return ExitSummary(
+        kind=None,
+        lines=lines,
+        bytes=size,
+        logged=size,
+        matched=base.matched,
+        suppressed=base.suppressed,
+        watch_stopped=base.watch_stopped,
+        log_problem=base.log_problem,
+    )

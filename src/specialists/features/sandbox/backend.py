@@ -1,0 +1,339 @@
+"""The `SandboxBackend` seam (seed 001 section 5.6) and the values that cross it.
+
+A sandbox is a private working copy for one job on its own branch `sandbox-<id>`, created from
+a base (the parent's sandbox branch, else HEAD of the working copy it was made from) and merged
+back only by an explicit squash. Everything here is plain data; `git.py` implements the seam
+over the git CLI and `testing.py` keeps an in-memory fake for the thread tests.
+
+Outcomes are values, never prints: a refusal is a `SquashRefused` the front renders, not an
+exception. Exceptions (`SandboxError`) are for bad input and for git itself failing.
+
+How a jj backend would map onto each method (none ships: no jj binary can be installed here,
+and an untested backend would be a stub). jj names follow jj 0.2x-0.4x:
+
+- `detect(cwd)`: `jj root`; in a colocated repository (`.jj` and `.git`) jj wins.
+- `create(id, base=..., origin=...)`: `jj workspace add --name sandbox-<id> -r <base>
+  <root>/<id>`, then `jj bookmark create sandbox-<id> -r sandbox-<id>@`. Base is the parent's
+  bookmark, else `@-` of the origin workspace (jj's nearest analogue of a committed HEAD).
+  R-S2: jj reads no `.git/info/exclude` outside colocated repos, so the root must be kept out
+  of snapshots with `snapshot.auto-track` in the repo config. Failed creation must verify the
+  registered workspace name, path and `.jj/repo` pointer before deleting anything (R-S7).
+- `commit_all(sandbox)`: jj snapshots on every command; `jj describe -r sandbox-<id>@ -m
+  "thread <id>"`, `jj new sandbox-<id>@`, `jj bookmark set sandbox-<id> -r sandbox-<id>@-`.
+  jj runs no hooks, so R-S3's hook rule holds trivially.
+- `diff_stat(sandbox)`: `jj diff --stat --from <base_sha> --to sandbox-<id>`.
+- `squash_into(target, ...)`: refuse when the target's `@` is not empty (uncommitted changes);
+  record the operation id, `jj squash --from '<base>..sandbox-<id>' --into <target-ws>@
+  --keep-emptied` (the bookmark must survive), `jj workspace update-stale` in the source once
+  and retry; jj commits conflicts instead of refusing, so check `jj resolve --list -r
+  <target-ws>@` and `jj op restore <op>` on conflict (R-S6). "Commit" means `jj describe` +
+  `jj new` on the target; "staged" means the result stays in the target's working-copy change.
+  The ignored-file rule (R-S5) is git's; jj never writes ignored paths.
+- `remove(sandbox, keep_branch=...)`: `jj workspace forget sandbox-<id>`, then delete the
+  directory only after checking its registered name and path and its `.jj/repo` pointer,
+  refusing when unsnapshotted or ignored files are present or (keeping the bookmark) the
+  bookmark no longer points at the workspace's current change.
+- `list()`: `jj bookmark list 'glob:sandbox-*'` and `jj workspace list`; a bookmark is merged
+  only when a squash marker recorded exactly its current commit (old path-only markers prove
+  nothing). Markers would live in `.jj/` beside the repo (jj has no per-repo free-form store).
+- `prune_plan()` / `prune_merged(plan)`: jj has no compare-and-delete for bookmarks, so a
+  bookmark may move between inspection and deletion; automatic pruning stays disabled (the
+  plan lists merged bookmarks, `prune_merged` deletes nothing and says so).
+- `has_pending_work(path)`: `jj diff --summary -r @` in that workspace, non-empty.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+from specialists.base.errors import UserError
+
+ChildState = Literal["running", "finalizing", "finished"]
+SquashMode = Literal["committed", "staged", "nothing"]
+
+RefusalReason = Literal[
+    "child_running",  # R-S5: the child is still working
+    "child_finalizing",  # R-S5: its close (commit, diff stat) has not completed
+    "wrong_target",  # not a working copy of this repository, the sandbox itself, or (root
+    # squash) not the working copy the sandbox was created from
+    "dirty_sandbox",  # uncommitted changes in the sandbox and auto-commit is off
+    "dirty_target",  # uncommitted changes in the target
+    "would_overwrite",  # untracked or ignored files in the target are in the way
+    "no_branch",  # the sandbox branch is gone
+    "needs_confirmation",  # root working copy: the user has not confirmed
+]
+
+
+class SandboxError(UserError):
+    """Bad input for a sandbox operation, or git failed (the message carries its stderr)."""
+
+
+@dataclass(frozen=True)
+class Repo:
+    """The working copy that holds `cwd`, and the repository it belongs to."""
+
+    toplevel: Path  # the working copy's top directory
+    common_dir: Path  # the repository (shared by all its worktrees)
+    linked: bool  # a linked worktree (not the main working copy)
+
+
+@dataclass(frozen=True)
+class SquashMarker:
+    """One squash of a sandbox: which tip went where. A later move of the branch voids it."""
+
+    tip: str
+    target: str
+    at_ms: int
+    committed: bool
+    commit: str | None = None
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    id: str
+    path: Path  # the worktree: <root>/<id>
+    branch: str  # sandbox-<id>
+    base: str  # what it was created from: "HEAD" or the parent's branch
+    base_sha: str  # the commit it started at
+    origin: Path  # the working copy it was created from; a root squash must target it
+    parent: str | None  # the parent sandbox id, when nested
+    created_at_ms: int
+    squashes: tuple[SquashMarker, ...] = ()
+    removed_at_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class CommitOutcome:
+    committed: bool
+    sha: str | None  # the new commit, or None when there was nothing to commit
+    message: str
+
+
+@dataclass(frozen=True)
+class FileStat:
+    path: str
+    added: int | None  # None for a binary file
+    deleted: int | None
+
+
+@dataclass(frozen=True)
+class DiffStat:
+    """`git diff --stat <base> <branch>` (R-S4), as text and as numbers."""
+
+    branch: str
+    base_sha: str
+    tip: str
+    files: tuple[FileStat, ...]
+    text: str
+
+    @property
+    def insertions(self) -> int:
+        return sum(f.added or 0 for f in self.files)
+
+    @property
+    def deletions(self) -> int:
+        return sum(f.deleted or 0 for f in self.files)
+
+    def summary(self) -> str:
+        if not self.files:
+            return f"{self.branch}: no changes"
+        n = len(self.files)
+        return (
+            f"{self.branch}: {n} file{'s' if n != 1 else ''} changed, "
+            f"+{self.insertions} -{self.deletions}"
+        )
+
+
+@dataclass(frozen=True)
+class Squashed:
+    sandbox: str
+    branch: str
+    tip: str
+    target: Path
+    mode: SquashMode
+    commit: str | None  # the commit made in the target (mode "committed")
+    files: tuple[str, ...]  # paths the squash changed in the target
+    worktree_removed: bool
+    auto_commit: str | None = None  # the sandbox commit made first, when it was dirty
+    warnings: tuple[str, ...] = ()
+    kind: Literal["squashed"] = "squashed"
+
+    def describe(self) -> str:
+        n = len(self.files)
+        what = f"{n} file{'s' if n != 1 else ''}"
+        if self.mode == "committed":
+            head = f"squashed {self.branch} into {self.target}: {what}, committed {self.commit}"
+        elif self.mode == "staged":
+            head = (
+                f"squashed {self.branch} into {self.target}: {what} staged, not committed "
+                "(review with `git diff --cached`, then commit)"
+            )
+        else:
+            head = f"{self.branch} has nothing that {self.target} lacks; nothing changed"
+        tail = "worktree removed" if self.worktree_removed else "worktree kept"
+        lines = [f"{head}; {tail}, branch {self.branch} kept"]
+        lines += [f"warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class SquashRefused:
+    reason: RefusalReason
+    message: str
+    hint: str = ""
+    paths: tuple[str, ...] = ()
+    kind: Literal["refused"] = "refused"
+
+    def describe(self) -> str:
+        shown = _paths_line(self.paths)
+        return f"{self.message}{shown}" + (f" ({self.hint})" if self.hint else "")
+
+
+@dataclass(frozen=True)
+class SquashConflict:
+    """The merge would conflict. Nothing in the target was touched; the branch is kept."""
+
+    branch: str
+    target: Path
+    paths: tuple[str, ...]
+    kind: Literal["conflict"] = "conflict"
+
+    def describe(self) -> str:
+        return (
+            f"squash of {self.branch} into {self.target} conflicts{_paths_line(self.paths)}; "
+            "the target is unchanged and the branch is kept (merge it by hand, or have the "
+            "child rebase its work on the target)"
+        )
+
+
+SquashOutcome = Squashed | SquashRefused | SquashConflict
+
+
+@dataclass(frozen=True)
+class Removed:
+    sandbox: str
+    branch_deleted: bool
+    warnings: tuple[str, ...] = ()
+    kind: Literal["removed"] = "removed"
+
+
+@dataclass(frozen=True)
+class RemoveRefused:
+    sandbox: str
+    message: str
+    paths: tuple[str, ...] = ()
+    kind: Literal["refused"] = "refused"
+
+
+RemoveOutcome = Removed | RemoveRefused
+
+
+@dataclass(frozen=True)
+class SandboxStatus:
+    """One row of `list()`: a sandbox branch, its worktree and whether it is merged (R-S7)."""
+
+    id: str
+    branch: str
+    tip: str | None  # None when the branch is gone
+    worktree: Path | None  # the registered worktree checking it out, if any
+    merged: bool
+    note: str  # why merged or not, in a few words
+    sandbox: Sandbox | None  # the metadata, None for a branch without a record
+
+
+@dataclass(frozen=True)
+class PruneCandidate:
+    id: str
+    branch: str
+    tip: str  # the tip inspected; deletion happens only if the branch still points here
+    proof: Literal["ancestor", "squashed"]
+
+
+@dataclass(frozen=True)
+class Kept:
+    branch: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class PrunePlan:
+    candidates: tuple[PruneCandidate, ...]
+    kept: tuple[Kept, ...]
+    blocked: tuple[str, ...] = ()  # worktrees with uncommitted changes: nothing is pruned
+
+    def describe(self) -> str:
+        if self.blocked:
+            return "prune refused: uncommitted changes in " + ", ".join(self.blocked)
+        if not self.candidates:
+            return "nothing to prune"
+        return "would delete " + ", ".join(f"{c.branch} ({c.tip[:12]})" for c in self.candidates)
+
+
+@dataclass(frozen=True)
+class PruneOutcome:
+    deleted: tuple[str, ...]
+    kept: tuple[Kept, ...]
+    blocked: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A damaged or unexpected thing seen while reading (a metadata file, a planted link)."""
+
+    where: str
+    what: str
+
+
+@dataclass(frozen=True)
+class Listing:
+    sandboxes: tuple[SandboxStatus, ...]
+    problems: tuple[Problem, ...] = field(default=())
+
+
+class SandboxBackend(Protocol):
+    """One version-control backend (seed 001 5.6). Bound to one project at construction."""
+
+    name: str
+
+    def detect(self, cwd: Path) -> Repo | None: ...
+
+    def create(
+        self, id: str, *, base: Sandbox | None = None, origin: Path | None = None
+    ) -> Sandbox: ...
+
+    def get(self, id: str) -> Sandbox | None: ...
+
+    def commit_all(self, sandbox: Sandbox, message: str | None = None) -> CommitOutcome: ...
+
+    def diff_stat(self, sandbox: Sandbox) -> DiffStat: ...
+
+    def squash_into(
+        self,
+        target: Path,
+        sandbox: Sandbox,
+        *,
+        child: ChildState,
+        commit: bool = True,
+        auto_commit: bool = True,
+        confirmed: bool = False,
+    ) -> SquashOutcome: ...
+
+    def remove(self, sandbox: Sandbox, *, keep_branch: bool = True) -> RemoveOutcome: ...
+
+    def list(self) -> Listing: ...
+
+    def prune_plan(self) -> PrunePlan: ...
+
+    def prune_merged(self, plan: PrunePlan) -> PruneOutcome: ...
+
+    def has_pending_work(self, path: Path) -> bool: ...
+
+
+def _paths_line(paths: tuple[str, ...], limit: int = 10) -> str:
+    if not paths:
+        return ""
+    shown = ", ".join(paths[:limit])
+    more = f" and {len(paths) - limit} more" if len(paths) > limit else ""
+    return f": {shown}{more}"

@@ -1,0 +1,53 @@
+"""The long-running scheduler: fire what is due, sleep until the next slot, repeat.
+
+It keeps nothing in memory that matters: every decision is re-read from the store, and every
+firing is leased (fire.py), so a restart, a kill -9 mid-firing or a second scheduler on the
+same project never fires a slot twice. It wakes at least every `MAX_WAIT_S` to notice
+schedules created meanwhile, and sleeps in short steps so a stop request is seen at once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from specialists.features.schedules.fire import AfterLease, RunDueReport, ScheduleLauncher, run_due
+from specialists.features.schedules.store import ScheduleStore
+
+MAX_WAIT_S = 30.0
+STEP_S = 0.5  # the longest a stop request waits to be seen
+MIN_WAIT_S = 0.01
+
+
+def wake_in_s(report: RunDueReport, now_ms: int, max_wait_s: float = MAX_WAIT_S) -> float:
+    """Seconds until the soonest slot the pass saw still to come, at most `max_wait_s`
+    (paused schedules' past slots are not "to come": they never make the loop spin)."""
+    if report.next_due_ms is None:
+        return max_wait_s
+    return max(MIN_WAIT_S, min(max_wait_s, (report.next_due_ms - now_ms) / 1000))
+
+
+def serve(
+    store: ScheduleStore,
+    launcher: ScheduleLauncher,
+    *,
+    stop: Callable[[], bool],
+    on_report: Callable[[RunDueReport], None],
+    clock: Callable[[], float] = time.time,
+    sleep: Callable[[float], None] = time.sleep,
+    max_wait_s: float = MAX_WAIT_S,
+    after_lease: AfterLease | None = None,
+) -> int:
+    """Run until `stop()`; the number of passes made."""
+    passes = 0
+    while not stop():
+        report = run_due(store, launcher, int(clock() * 1000), after_lease=after_lease)
+        passes += 1
+        on_report(report)
+        deadline = clock() + wake_in_s(report, int(clock() * 1000), max_wait_s)
+        while not stop():
+            left = deadline - clock()
+            if left <= 0:
+                break
+            sleep(min(STEP_S, left))
+    return passes

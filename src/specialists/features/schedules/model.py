@@ -1,0 +1,205 @@
+"""A schedule's definition and its firing state, as plain data with explicit dicts.
+
+The definition (`definition.json`) says what to run and when; it changes only on
+pause/resume. The state (`state.json`) says how far firing has got: the last slot handled
+(fired, skipped or missed) and the next one due, so `run-due` over a thousand schedules reads
+one small file each and parses nothing else for those not yet due.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Literal, assert_never
+
+from specialists.base.errors import UserError
+from specialists.features.schedules.triggers import Trigger, trigger_from_dict, trigger_to_dict
+
+SCHEMA = 1
+_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,47}")
+ID_HINT = "1-48 of a-z, 0-9, '-', '_', starting with a letter or digit"
+MAX_PROMPT = 64 * 1024
+
+CatchUp = Literal["latest", "none"]
+CATCH_UPS: tuple[CatchUp, ...] = ("latest", "none")
+Overlap = Literal["skip"]
+OVERLAPS: tuple[Overlap, ...] = ("skip",)
+
+
+@dataclass(frozen=True)
+class SpecialistTarget:
+    """Run one specialist in the background with this prompt (as `specialists run -b`)."""
+
+    kind: Literal["specialist"]
+    specialist: str
+    prompt: str
+    model: str | None = None
+    runner: str | None = None
+    timeout_ms: int | None = None
+    cwd: str | None = None
+
+
+@dataclass(frozen=True)
+class WorkflowTarget:
+    """Start a workflow by name (.specialists/workflows/<name>.*, or a recipe) with no args."""
+
+    kind: Literal["workflow"]
+    workflow: str
+
+
+Target = SpecialistTarget | WorkflowTarget
+
+
+def check_target(target: Target) -> None:
+    if target.kind == "workflow":
+        name = target.workflow
+        if not name.strip() or len(name) > 200 or "\x00" in name:
+            raise UserError("the target has no workflow name", hint="--workflow NAME")
+        return
+    if target.kind == "specialist":
+        if not target.specialist.strip():
+            raise UserError("the target has no specialist name", hint="--specialist NAME")
+        if not target.prompt.strip():
+            raise UserError("the target has no prompt", hint="--prompt TEXT")
+        if len(target.prompt.encode()) > MAX_PROMPT or "\x00" in target.prompt:
+            raise UserError("the prompt is over 64 KiB or holds a NUL byte")
+        return
+    assert_never(target)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    id: str
+    trigger: Trigger
+    target: Target
+    created_ms: int
+    name: str = ""
+    overlap: Overlap = "skip"
+    catch_up: CatchUp = "latest"
+    paused: bool = False
+
+    def with_paused(self, paused: bool) -> Schedule:
+        return replace(self, paused=paused)
+
+
+@dataclass(frozen=True)
+class ScheduleState:
+    last_slot_ms: int  # every slot up to here is handled (fired, skipped or missed)
+    next_due_ms: int | None  # None: it never fires again (a one-shot that fired)
+    last_job: str | None = None  # the last job it launched, for `overlap: skip`
+    fired: int = 0
+    skipped: int = 0
+    missed: int = 0
+
+
+def check_id(schedule_id: object) -> str:
+    if not isinstance(schedule_id, str) or not _ID.fullmatch(schedule_id):
+        raise UserError(f"invalid schedule id {str(schedule_id)[:60]!r}", hint=ID_HINT)
+    return schedule_id
+
+
+def owner_key(schedule_id: str) -> str:
+    """The owner its jobs are launched for (owner.py, events/owners.py: `<kind>-<id>`)."""
+    return f"schedule-{schedule_id}"
+
+
+def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "id": schedule.id,
+        "name": schedule.name,
+        "trigger": trigger_to_dict(schedule.trigger),
+        "target": target_to_dict(schedule.target),
+        "overlap": schedule.overlap,
+        "catch_up": schedule.catch_up,
+        "paused": schedule.paused,
+        "created_ms": schedule.created_ms,
+    }
+
+
+def schedule_from_dict(data: dict[str, Any]) -> Schedule:
+    """Read a definition back; UserError (naming what) for one that is not ours or newer."""
+    schema = data.get("schema")
+    if schema != SCHEMA:
+        raise UserError(f"schema {str(schema)[:10]} is not {SCHEMA} (written by a newer version?)")
+    overlap, catch_up = data.get("overlap"), data.get("catch_up")
+    created = data.get("created_ms")
+    if overlap not in OVERLAPS or catch_up not in CATCH_UPS:
+        raise UserError("bad overlap or catch_up")
+    if not isinstance(created, int) or not isinstance(data.get("paused"), bool):
+        raise UserError("bad created_ms or paused")
+    return Schedule(
+        id=check_id(data.get("id")),
+        trigger=trigger_from_dict(data.get("trigger")),
+        target=target_from_dict(data.get("target")),
+        created_ms=created,
+        name=str(data.get("name") or ""),
+        overlap=overlap,
+        catch_up=catch_up,
+        paused=data["paused"],
+    )
+
+
+def target_to_dict(target: Target) -> dict[str, Any]:
+    if target.kind == "specialist":
+        return {
+            "kind": "specialist",
+            "specialist": target.specialist,
+            "prompt": target.prompt,
+            "model": target.model,
+            "runner": target.runner,
+            "timeout_ms": target.timeout_ms,
+            "cwd": target.cwd,
+        }
+    if target.kind == "workflow":
+        return {"kind": "workflow", "workflow": target.workflow}
+    assert_never(target)
+
+
+def target_from_dict(data: object) -> Target:
+    if not isinstance(data, dict):
+        raise UserError("the target is not an object")
+    if data.get("kind") == "workflow" and isinstance(data.get("workflow"), str):
+        return WorkflowTarget("workflow", data["workflow"])
+    if data.get("kind") != "specialist":
+        raise UserError(f"unknown target kind {str(data.get('kind'))[:20]!r}")
+    text = {k: data.get(k) for k in ("specialist", "prompt")}
+    optional = {k: data.get(k) for k in ("model", "runner", "cwd")}
+    timeout = data.get("timeout_ms")
+    if not all(isinstance(v, str) for v in text.values()):
+        raise UserError("the target's specialist and prompt must be text")
+    if not all(v is None or isinstance(v, str) for v in optional.values()):
+        raise UserError("the target's model, runner and cwd must be text")
+    if timeout is not None and (not isinstance(timeout, int) or timeout <= 0):
+        raise UserError("the target's timeout_ms must be a positive whole number")
+    return SpecialistTarget(
+        "specialist",
+        data["specialist"],
+        data["prompt"],
+        model=optional["model"],
+        runner=optional["runner"],
+        timeout_ms=timeout,
+        cwd=optional["cwd"],
+    )
+
+
+def state_to_dict(state: ScheduleState) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "last_slot_ms": state.last_slot_ms,
+        "next_due_ms": state.next_due_ms,
+        "last_job": state.last_job,
+        "fired": state.fired,
+        "skipped": state.skipped,
+        "missed": state.missed,
+    }
+
+
+def state_from_dict(data: dict[str, Any]) -> ScheduleState:
+    last, due, job = data.get("last_slot_ms"), data.get("next_due_ms"), data.get("last_job")
+    counts = [data.get(k, 0) for k in ("fired", "skipped", "missed")]
+    if not isinstance(last, int) or not (due is None or isinstance(due, int)):
+        raise UserError("bad last_slot_ms or next_due_ms")
+    if not (job is None or isinstance(job, str)) or not all(isinstance(c, int) for c in counts):
+        raise UserError("bad last_job or counts")
+    return ScheduleState(last, due, job, *counts)

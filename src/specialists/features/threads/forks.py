@@ -1,0 +1,129 @@
+"""Forked contexts: a child that starts from its parent's conversation so far (issue 10 item 2).
+
+A fork is honest only between two agents of one runner (the same session format), and only
+where that runner can start from a copy of a conversation:
+
+- native: the child's session starts as a copy of the parent's session file (its completed
+  turns; native_setup.open_session copies it).
+- pi: a branch of the parent's session file, made as `pi --fork` makes one (pi 0.73.1,
+  SessionManager.forkFrom): a new header (new id, the child's cwd, `parentSession` naming the
+  source) and every other entry as it is, so pi runs it in the child's directory (pi runs a
+  reused session in the cwd its header names). The parent's turn in progress (the assistant
+  message calling spawn_thread, whose result does not exist yet) is cut: the child sees what
+  the parent has finished, never a tool call of the parent's it could take for its own.
+- claude: a snapshot of the parent's session file, taken at the spawn (the parent goes on
+  writing its own), which the child's runner stages among its directory's sessions and starts
+  from with `--resume <snapshot> --fork-session --session-id <new>` (runners/claude.py).
+  Claude Code 2.1.197 drops a tool use that has no result yet on resume, so the parent's
+  turn in progress is left out there too.
+- codex: refused. `codex exec fork <id>` (0.171.0) forks a live session when the child's
+  agent starts, by then holding whatever the parent did after the spawn; a snapshot would
+  need Codex's rollout files rewritten under a new id, which we have not verified.
+
+A command child has no conversation to fork into.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from specialists.base.errors import UserError
+from specialists.base.vocab import FORK_SESSION_OPTION as FORK_OPTION
+from specialists.store.atomic import write_atomic
+
+PI_SESSION_MAX = 256 << 20  # a session file larger than this is not copied whole into memory
+
+
+def _entries(path: Path) -> list[dict[str, Any]]:
+    if path.stat().st_size > PI_SESSION_MAX:
+        raise UserError(
+            f"spawn_thread cannot fork: your session file is over {PI_SESSION_MAX >> 20} MiB",
+            hint="pass fresh_context: true with self-contained instructions",
+        )
+    out = []
+    for line in path.read_bytes().splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # a line a crash cut short: pi skips it too
+        if isinstance(entry, dict):
+            out.append(entry)
+    return out
+
+
+def _answered(entries: list[dict[str, Any]]) -> set[str]:
+    return {
+        str(m.get("toolCallId"))
+        for e in entries
+        if e.get("type") == "message"
+        and isinstance(m := e.get("message"), dict)
+        and m.get("role") == "toolResult"
+    }
+
+
+def _turn_in_progress(entries: list[dict[str, Any]]) -> int | None:
+    """The index of the last assistant message when it calls a tool that has no result yet."""
+    answered = _answered(entries)
+    for i in range(len(entries) - 1, -1, -1):
+        message = entries[i].get("message") if entries[i].get("type") == "message" else None
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        calls = [
+            str(b.get("id"))
+            for b in (content if isinstance(content, list) else [])
+            if isinstance(b, dict) and b.get("type") == "toolCall"
+        ]
+        return i if any(c not in answered for c in calls) else None
+    return None
+
+
+def fork_pi_session(path: Path, cwd: Path, source: str) -> None:
+    """Rewrite `path` (the child's own copy of its parent's pi session) into a fork of it."""
+    entries = _entries(path)
+    header = next((e for e in entries if e.get("type") == "session"), None)
+    if header is None:
+        raise UserError(
+            "spawn_thread cannot fork: your pi session file has no header",
+            hint="pass fresh_context: true with self-contained instructions",
+        )
+    body = [e for e in entries if e.get("type") != "session"]
+    cut = _turn_in_progress(body)
+    if cut is not None:
+        body = body[:cut]
+    new_header = {
+        **header,
+        "id": str(uuid.uuid4()),
+        "timestamp": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+        "cwd": str(cwd),
+        "parentSession": source,
+    }
+    lines = [json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in (new_header, *body)]
+    write_atomic(path, ("\n".join(lines) + "\n").encode("utf-8"))
+
+
+def fork_options(runner: str, options: dict[str, object]) -> dict[str, object]:
+    """The runner options that make a child's first run a fork of its resume_session."""
+    if runner == "claude":
+        return {**options, FORK_OPTION: True}
+    return options
+
+
+def snapshot_claude_session(session_id: str, target: Path, env: Mapping[str, str]) -> Path:
+    """A copy of the parent's Claude Code session as it is now (the child forks this)."""
+    from specialists.runners.claude import session_file
+
+    source = session_file(session_id, env)
+    if source is None:
+        raise UserError(
+            f"spawn_thread cannot fork: your Claude Code session {session_id[:40]} has no file",
+            hint="pass fresh_context: true with self-contained instructions",
+        )
+    shutil.copyfile(source, target)
+    return target

@@ -1,0 +1,127 @@
+"""Direct-child limits of one parent, checked under its spawn lock before anything is made:
+a fixed concurrency limit and a launch limit (R-RLM4), and adaptive concurrency (R-H11), a
+limit on open direct children that grows with successes and shrinks with failures.
+
+The adaptive limit is not kept anywhere: it is replayed from the parent's own history each time it
+spawns (its children's closes in the order they finished, and its failed launches), so it is
+exact after a crash and resets with a new parent session (a new owner), as R-H11 says. A
+refusal by the limit is no failure and changes nothing; a reduction stops no child.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from specialists.base.errors import UserError
+from specialists.features.threads.records import ThreadStore
+from specialists.features.threads.state import child_view
+from specialists.native.tool_settings import AdaptiveConcurrency
+from specialists.store.jobs import JobStore
+
+log = logging.getLogger("specialists.features.threads")
+FAILURES_SUFFIX = ".launch-failures"  # threads/spawn-<owner>.launch-failures: one line each
+MAX_FAILURE_LINES = 10_000  # a longer journal is read from its end
+
+
+def limit_after(cfg: AdaptiveConcurrency, outcomes: Iterable[bool]) -> int:
+    """The limit after these completions, oldest first (True: a successful child)."""
+    limit, streak = cfg.initial, 0
+    for ok in outcomes:
+        if ok:
+            streak += 1
+            if streak >= cfg.successes_to_increase:
+                limit, streak = min(cfg.max, limit + 1), 0
+        else:
+            streak = 0
+            limit = max(cfg.min, math.floor(limit * cfg.decrease_factor))
+    return limit
+
+
+def _failures_path(threads: ThreadStore, owner: str) -> Path:
+    return threads.root / f"spawn-{owner}{FAILURES_SUFFIX}"
+
+
+def record_failed_launch(threads: ThreadStore, owner: str, at_ms: int) -> None:
+    """A launch that failed (R-H7a left nothing of it): one line, under the spawn lock. A
+    line that cannot be written is logged, never raised over the launch's own error."""
+    path = _failures_path(threads, owner)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, (json.dumps({"at_ms": at_ms}) + "\n").encode())
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        log.warning("%s: a failed launch could not be recorded: %s", path, exc)
+
+
+def _failed_launches(threads: ThreadStore, owner: str) -> list[int]:
+    try:
+        lines = _failures_path(threads, owner).read_bytes().splitlines()[-MAX_FAILURE_LINES:]
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            at = json.loads(line).get("at_ms")
+        except (ValueError, AttributeError):
+            continue  # a line a crash cut short
+        if isinstance(at, int) and not isinstance(at, bool):
+            out.append(at)
+    return out
+
+
+def current_limit(threads: ThreadStore, owner: str, cfg: AdaptiveConcurrency) -> int:
+    """The parent's limit now, replayed from its children's closes and failed launches."""
+    events = [(at, False) for at in _failed_launches(threads, owner)]
+    for child in threads.children_of(owner):
+        closed = threads.closed(child.id)
+        if closed is not None:
+            events.append((closed.at_ms, not closed.failed))
+    return limit_after(cfg, (ok for _, ok in sorted(events, key=lambda e: e[0])))
+
+
+@dataclass(frozen=True)
+class ChildLimits:
+    """Direct-child limits of one parent (R-RLM4, R-H11); 0 means none."""
+
+    max_concurrent: int = 0  # launching, running or closing at once
+    max_launches: int = 0  # started, ever, by this parent (a job's life, or one session)
+    adaptive: AdaptiveConcurrency | None = None  # R-H11, when enabled
+
+
+def check_limits(
+    threads: ThreadStore, jobs: JobStore, owner: str, limits: ChildLimits | None
+) -> None:
+    """Counted under the parent's spawn lock; a refusal is no failure (nothing changes)."""
+    if limits is None or not (limits.max_concurrent or limits.max_launches or limits.adaptive):
+        return
+    children = threads.children_of(owner)
+    if limits.max_launches and len(children) >= limits.max_launches:
+        raise UserError(
+            f"launch limit reached: you have started {len(children)} threads, the most one "
+            f"parent may (threads.maxLaunches = {limits.max_launches})",
+            hint="finish with the children you have; the limit does not reset while you run",
+        )
+    open_ = [c for c in children if child_view(threads, jobs, c).phase != "closed"]
+    if limits.adaptive is not None:
+        limit = current_limit(threads, owner, limits.adaptive)
+        if len(open_) >= limit:
+            raise UserError(
+                f"adaptive concurrency limit reached: {len(open_)} of your threads are still "
+                f"open, and your limit is now {limit} (threads.adaptiveConcurrency: it grows "
+                "with children that succeed and shrinks with failures)",
+                hint="wait for a child_closed event, then spawn again; nothing was queued",
+            )
+    if limits.max_concurrent and len(open_) >= limits.max_concurrent:
+        raise UserError(
+            f"concurrency limit reached: {len(open_)} of your threads are still open "
+            f"(threads.maxConcurrent = {limits.max_concurrent})",
+            hint="wait for a child_closed event, then spawn again; nothing was queued",
+        )

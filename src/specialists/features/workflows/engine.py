@@ -1,0 +1,140 @@
+"""The workflow job's agent process: `python -m specialists.features.workflows.engine <job_dir>`.
+
+The supervisor runs this like any agent (runners/workflow.py): it owns status.json and
+events.jsonl; the engine owns the journal and the receipt. Progress goes to stdout as one
+JSON object per line (`{"wf": "event", ...}`), the runner turns each into a notice, and the
+result is written to workflow-result.json and announced by the last line (`{"wf": "result",
+"file": ...}`), or the last line gives the error (`{"wf": "error", "message": ...}`).
+SIGTERM (a stop, a timeout) cancels the script: every running child is asked to stop, the
+journal says so, and the receipt is written before the engine exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import signal
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from specialists.base.errors import SpecialistsError, UserError
+from specialists.events.news import NEWS
+from specialists.features.workflows.children import JobChildren
+from specialists.features.workflows.journal import JOURNAL_FILE, Journal, fold, read_entries
+from specialists.features.workflows.mission import mission_of
+from specialists.features.workflows.receipt import build_receipt, write_receipt
+from specialists.features.workflows.results import to_jsonable
+from specialists.features.workflows.runtime import Runs
+from specialists.features.workflows.source import Source, load_document, load_python
+from specialists.store.atomic import write_atomic
+from specialists.store.jobs import JobStore
+from specialists.store.records import JobRecord
+
+RESULT_FILE = "workflow-result.json"
+
+
+def say(wf: str, **fields: Any) -> None:
+    sys.stdout.write(json.dumps({"wf": wf, **fields}, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def main(argv: list[str]) -> int:
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    job_dir = Path(argv[0])
+    store = JobStore(job_dir.parent.parent, news=NEWS)
+    record = store.read_record(job_dir.name)
+    options = record.runner_options
+    journal = Journal(job_dir)
+    prior_entries = _prior_entries(store, options.get("resume_of"))
+    prior = fold(prior_entries)
+    rerun = options.get("rerun_changed") or []
+    runs = Runs(
+        JobChildren(store.root, record),
+        journal,
+        prior=prior,
+        accept_changed=True if rerun is True else frozenset(rerun),
+        concurrency=int(options.get("concurrency") or 1),
+        emit=lambda e: say("event", **e),
+        nested_ok=int(options.get("depth", 0)) < 1,
+        mission=mission_of(store.root, options),
+        budget_tokens=options.get("budget_tokens"),
+    )
+    journal.append({"e": "start", "workflow": record.prompt, "resume_of": options.get("resume_of")})
+    status, code = "done", 0
+    try:
+        value = asyncio.run(_run(runs, record))
+        text = json.dumps(to_jsonable(value), indent=1, ensure_ascii=False)
+        write_atomic(job_dir / RESULT_FILE, text.encode("utf-8"))  # too big for a line
+        say("result", file=RESULT_FILE)
+    except asyncio.CancelledError:
+        status, code = "cancelled", 1
+        say("error", message="the workflow was stopped; its running children were asked to stop")
+    except SpecialistsError as exc:
+        status, code = "error", 1
+        say("error", message=exc.one_line())
+    except Exception as exc:  # the script's own bug: one line here, the traceback in stderr.log
+        status, code = "error", 1
+        logging.getLogger("specialists.features.workflows").exception("the workflow script failed")
+        say("error", message=f"the workflow script raised {type(exc).__name__}: {exc}{_where(exc)}")
+    finally:
+        journal.append({"e": "finish", "status": status})
+        journal.close()
+        keys = fold(read_entries(job_dir / JOURNAL_FILE))
+        merged = {**{k: v for k, v in prior.items() if k in runs.results}, **keys}
+        write_receipt(job_dir, build_receipt(store, record.id, status, merged, _lineage(merged)))
+    return code
+
+
+async def _run(runs: Runs, record: JobRecord) -> Any:
+    task = asyncio.ensure_future(_script(runs, record))
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    loop.add_signal_handler(signal.SIGINT, task.cancel)
+    return await task
+
+
+async def _script(runs: Runs, record: JobRecord) -> Any:
+    options = record.runner_options
+    source = Source.from_dict(dict(options.get("source") or {}))
+    args = dict(options.get("args") or {})
+    if source.kind == "python":
+        if source.path is None:
+            raise UserError("a Python workflow must be a file in the project")
+        main = load_python(Path(source.path))
+        return await main(runs, args)
+    from specialists.features.workflows.declarative import run_document
+
+    return await run_document(runs, load_document(source), args)
+
+
+def _prior_entries(store: JobStore, resume_of: object) -> list[dict[str, Any]]:
+    """The journal being resumed, with what its own resume carried (a chain of resumes)."""
+    if not isinstance(resume_of, str):
+        return []
+    entries: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    job_id: object = resume_of
+    while isinstance(job_id, str) and job_id not in seen:
+        seen.add(job_id)
+        entries = read_entries(store.job_dir(job_id) / JOURNAL_FILE) + entries
+        job_id = store.read_record(job_id).runner_options.get("resume_of")
+    return entries
+
+
+def _lineage(keys: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    return {k: [{"continues": s.resumed_from}] for k, s in keys.items() if s.resumed_from}
+
+
+def _where(exc: BaseException) -> str:
+    tb = traceback.extract_tb(exc.__traceback__)
+    for frame in reversed(tb):
+        if "specialists_workflow" in frame.filename or "/workflows/" in frame.filename:
+            return f" (at {Path(frame.filename).name} line {frame.lineno})"
+    return ""
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

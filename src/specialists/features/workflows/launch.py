@@ -1,0 +1,179 @@
+"""Starting a workflow job, and resuming one: the record, checked before anything exists.
+
+A workflow job's record: runner `workflow`, specialist `workflow`, prompt = its name, and in
+`runner_options` the source (a file, or an inline declarative document), the args, the
+concurrency, the depth (0, or 1 for a nested workflow), the job that started it (for
+`context: fork`), and for a resume the workflow it resumes and the keys accepted as changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from specialists.base.errors import UserError
+from specialists.base.vocab import WORKFLOW_RUNNER
+from specialists.features.workflows.options import MAX_CONCURRENCY, default_concurrency
+from specialists.features.workflows.source import Source, find_workflow, load_document, load_python
+from specialists.fronts.view import current_status
+from specialists.store.jobs import JobStore, now_ms
+from specialists.store.records import JobRecord
+
+WORKFLOW_SPECIALIST = "workflow"
+MAX_ARGS_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class WorkflowRequest:
+    source: Source
+    args: Mapping[str, Any]
+    concurrency: int | None = None
+    budget_tokens: int | None = None  # no child launches once its children spent this many
+    resume_of: str | None = None
+    rerun_changed: Sequence[str] | bool = ()
+
+
+def check_source(source: Source) -> None:
+    """Refuse a workflow that cannot run before a job exists for it."""
+    if source.kind == "python":
+        if source.path is None:
+            raise UserError("a Python workflow must be a file in the project")
+        load_python(Path(source.path))  # syntax errors and a missing main, now
+        return
+    from specialists.features.workflows.declarative import check_document
+
+    check_document(load_document(source))
+
+
+def workflow_record(
+    project_root: Path,
+    request: WorkflowRequest,
+    *,
+    cwd: Path | None = None,
+    origin_job: str | None = None,
+    depth: int = 0,
+) -> JobRecord:
+    check_source(request.source)
+    args = dict(request.args)
+    try:
+        size = len(json.dumps(args))
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"workflow args are not JSON: {exc}") from None
+    if size > MAX_ARGS_BYTES:
+        raise UserError("workflow args are over 64 KiB", hint="put long material in a file")
+    c = request.concurrency
+    if c is not None and (
+        isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= MAX_CONCURRENCY
+    ):
+        raise UserError(
+            f"concurrency must be a whole number from 1 to {MAX_CONCURRENCY}; got {c!r}"
+        )
+    b = request.budget_tokens
+    if b is not None and (isinstance(b, bool) or not isinstance(b, int) or b < 1):
+        raise UserError(f"budget_tokens must be a whole number of at least 1; got {b!r}")
+    rerun: list[str] | bool = (
+        True if request.rerun_changed is True else [str(k) for k in request.rerun_changed or ()]
+    )
+    return JobRecord(
+        id="",
+        specialist=WORKFLOW_SPECIALIST,
+        prompt=request.source.name,
+        task=request.source.name,
+        runner=WORKFLOW_RUNNER,
+        model=None,
+        cwd=str((cwd or project_root).resolve()),
+        created_at_ms=now_ms(),
+        runner_options={
+            "source": request.source.to_dict(),
+            "args": args,
+            "concurrency": c or default_concurrency(),
+            "budget_tokens": b,
+            "depth": depth,
+            "origin_job": origin_job,
+            "resume_of": request.resume_of,
+            "rerun_changed": rerun,
+        },
+    )
+
+
+def nested_record(
+    project_root: Path, parent: JobRecord, name: str, args: Mapping[str, Any]
+) -> JobRecord:
+    if int(parent.runner_options.get("depth", 0)) >= 1:
+        raise UserError("workflows nest one level deep")
+    source = find_workflow(project_root, name, cwd=Path(parent.cwd))
+    request = WorkflowRequest(source, args, parent.runner_options.get("concurrency"))
+    return workflow_record(project_root, request, cwd=Path(parent.cwd), depth=1)
+
+
+def resume_request(
+    store: JobStore, ref: str, *, rerun_changed: Sequence[str] | bool = ()
+) -> tuple[WorkflowRequest, JobRecord]:
+    """A new run of workflow `ref`'s source and args that skips its finished keys."""
+    job_id = store.resolve(ref)
+    record = store.read_record(job_id)
+    if record.runner != WORKFLOW_RUNNER:
+        raise UserError(f"job {job_id} is not a workflow (its runner is {record.runner})")
+    status = current_status(store, job_id)
+    if status.active:
+        raise UserError(
+            f"workflow {job_id} is still {status.status}",
+            hint=f"wait for it, or stop it with `specialists stop {job_id}`",
+        )
+    if status.status == "cancelled":
+        raise UserError(
+            f"workflow {job_id} was stopped, and a stopped run is final",
+            hint="start it again with `specialists workflow run`",
+        )
+    _not_resumed_already(store, job_id)
+    options = record.runner_options
+    source = Source.from_dict(dict(options.get("source") or {}))
+    if source.path is not None and not os.path.isfile(source.path):
+        raise UserError(f"workflow {job_id}'s file {source.path} is gone")
+    request = WorkflowRequest(
+        source,
+        dict(options.get("args") or {}),
+        options.get("concurrency"),
+        options.get("budget_tokens"),
+        resume_of=job_id,
+        rerun_changed=rerun_changed,
+    )
+    return request, record
+
+
+def _not_resumed_already(store: JobStore, job_id: str) -> None:
+    """A run resumed once is continued from its newest resume: resuming an older one again
+    would re-run what the newer finished (and two resumes at once, everything twice)."""
+    from specialists.supervise.lease import holder_alive, read_lease
+
+    lease = read_lease(store, job_id)
+    if lease is None or not store.job_dir(lease.holder).is_dir():
+        return  # never resumed, or the resume failed before it was created
+    if holder_alive(store, lease):
+        raise UserError(
+            f"workflow {job_id} is being resumed by job {lease.holder}; one resume at a time",
+            hint=f"wait for it or stop it: specialists status {lease.holder}",
+        )
+    latest = lease.holder
+    for _ in range(100):  # a chain of resumes, newest last (bounded: a planted loop)
+        after = read_lease(store, latest)
+        if after is None or not store.job_dir(after.holder).is_dir():
+            break
+        latest = after.holder
+    raise UserError(
+        f"workflow {job_id} was resumed already, as job {lease.holder}",
+        hint=f"resume the newest run of it: specialists workflow resume {latest}",
+    )
+
+
+def origin_from_env() -> str | None:
+    """The job whose agent started this workflow, when one did (for context: fork)."""
+    from specialists.base.owner import JOB_ENV
+    from specialists.store.ids import is_job_id
+
+    value = os.environ.get(JOB_ENV, "")
+    return value if is_job_id(value) else None

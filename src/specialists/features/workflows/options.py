@@ -1,0 +1,257 @@
+"""One child's options, checked before anything is launched, and the caps of a run.
+
+`child_options(raw)` turns what a script or a declarative file gave (a mapping) into a frozen
+`ChildOptions`, or raises one `UserError` naming the key and the field. The input hash is
+what a re-run compares: the options that change what the child does (agent, task, runner,
+model, context, schema, sandbox, gate, acceptance, resume), not its limits (timeout, turn and
+token budgets), so raising a timeout does not invalidate finished work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from specialists.base.errors import UserError
+
+MAX_CHILDREN = 1000  # children (launches) one run may make
+MAX_ITEMS = 4096  # items one runs.all or pipeline call may take
+MAX_CONCURRENCY = 64  # the most a person may ask for
+MAX_TASK_BYTES = 256 * 1024
+MAX_SCHEMA_BYTES = 64 * 1024
+MAX_TIMEOUT_S = 7 * 24 * 3600
+_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}")
+_KNOWN = frozenset(
+    {
+        "key",
+        "agent",
+        "task",
+        "runner",
+        "model",
+        "context",
+        "schema",
+        "sandbox",
+        "worktree",
+        "timeout",
+        "max_turns",
+        "max_tokens",
+        "gate",
+        "acceptance",
+        "resume",
+    }
+)
+
+
+def default_concurrency(cores: int | None = None) -> int:
+    """min(16, cores - 2), at least 1: a run leaves two cores to the rest of the machine."""
+    n = cores if cores is not None else (os.cpu_count() or 1)
+    return max(1, min(16, n - 2))
+
+
+@dataclass(frozen=True)
+class KeyedResume:
+    """`resume: {workflow, key, latest: true}`: continue the latest child of another run."""
+
+    workflow: str
+    key: str
+
+
+@dataclass(frozen=True)
+class ChildOptions:
+    key: str
+    task: str
+    agent: str | None = None
+    runner: str | None = None
+    model: str | None = None
+    context: Literal["fresh", "fork"] = "fresh"
+    schema: Mapping[str, Any] | None = None
+    sandbox: bool = False
+    timeout_s: float | None = None
+    max_turns: int | None = None
+    max_tokens: int | None = None
+    gate: Any = None  # a command, or {command, timeout_s?, env?, memo?} (gates/spec.py)
+    acceptance: Any = None  # a level, or {level?, verify?, reason?, report?}
+    resume: KeyedResume | None = None
+
+    def policy(self) -> Any:
+        """The gates room's AcceptancePolicy for this child (auto when neither is given)."""
+        from specialists.features.gates.acceptance import policy_for
+
+        return policy_for(gate=self.gate, acceptance=self.acceptance)
+
+    def input_hash(self) -> str:
+        inputs = {
+            "agent": self.agent,
+            "task": self.task,
+            "runner": self.runner,
+            "model": self.model,
+            "context": self.context,
+            "schema": self.schema,
+            "sandbox": self.sandbox,
+            "gate": self.gate,
+            "acceptance": self.acceptance,
+            "resume": [self.resume.workflow, self.resume.key] if self.resume else None,
+        }
+        text = json.dumps(inputs, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def check_key(key: object) -> str:
+    if not isinstance(key, str) or not _KEY.fullmatch(key):
+        shown = repr(key)[:80]
+        raise UserError(
+            f"workflow key {shown} is not a stable key",
+            hint="keys are 1-128 characters: letters, digits and . _ : / @ + - "
+            "(derive them from the item, never from a counter or the clock)",
+        )
+    return key
+
+
+def child_options(raw: Mapping[str, Any]) -> ChildOptions:
+    if not isinstance(raw, Mapping):
+        raise UserError(f"a child must be a mapping of options, not {type(raw).__name__}")
+    key = check_key(raw.get("key"))
+    unknown = sorted(str(k) for k in raw if k not in _KNOWN)
+    if unknown:
+        raise UserError(
+            f"child {key!r}: unknown option {unknown[0]!r}",
+            hint="options: " + ", ".join(sorted(_KNOWN)),
+        )
+    where = f"child {key!r}"
+    task = _required(raw.get("task"), f"{where}: task")
+    if len(task.encode("utf-8", "replace")) > MAX_TASK_BYTES or "\x00" in task:
+        raise UserError(f"{where}: the task is over 256 KiB or holds a NUL byte")
+    resume = _resume(raw.get("resume"), where)
+    agent = _text(raw.get("agent"), f"{where}: agent")
+    if resume is not None and agent is not None:
+        raise UserError(
+            f"{where}: resume and agent cannot be combined",
+            hint="a resumed child keeps the agent, model and runner it ran with",
+        )
+    if resume is None and agent is None:
+        raise UserError(f"{where}: no agent", hint="give agent: <specialist name>")
+    context = raw.get("context", "fresh")
+    if context not in ("fresh", "fork"):
+        raise UserError(f"{where}: context must be fresh or fork, not {context!r}")
+    sandbox = raw.get("sandbox", raw.get("worktree", False))
+    if not isinstance(sandbox, bool):
+        raise UserError(f"{where}: sandbox/worktree must be true or false")
+    gate, acceptance = _gate(raw.get("gate"), raw.get("acceptance"), where)
+    if resume is not None and gate is not None:
+        raise UserError(f"{where}: gate is not accepted on a resumed child")
+    return ChildOptions(
+        key=key,
+        task=task,
+        agent=agent,
+        runner=_text(raw.get("runner"), f"{where}: runner"),
+        model=_text(raw.get("model"), f"{where}: model"),
+        context=context,
+        schema=check_schema(raw.get("schema"), where),
+        sandbox=sandbox,
+        timeout_s=_number(raw.get("timeout"), f"{where}: timeout", 1, MAX_TIMEOUT_S),
+        max_turns=_count(raw.get("max_turns"), f"{where}: max_turns"),
+        max_tokens=_count(raw.get("max_tokens"), f"{where}: max_tokens"),
+        gate=gate,
+        acceptance=acceptance,
+        resume=resume,
+    )
+
+
+def check_schema(schema: object, where: str) -> Mapping[str, Any] | None:
+    """A JSON schema the child's answer must satisfy, checked against its metaschema now."""
+    if schema is None:
+        return None
+    if not isinstance(schema, Mapping) and not isinstance(schema, bool):
+        raise UserError(
+            f"{where}: schema must be a JSON schema object, not {type(schema).__name__}"
+        )
+    if isinstance(schema, bool):
+        raise UserError(f"{where}: schema true/false says nothing; give a schema object")
+    try:
+        size = len(json.dumps(schema))
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"{where}: schema is not JSON: {exc}") from None
+    if size > MAX_SCHEMA_BYTES:
+        raise UserError(f"{where}: schema is over 64 KiB")
+    from jsonschema import exceptions, validators
+
+    cls = validators.validator_for(schema)
+    try:
+        cls.check_schema(schema)
+    except exceptions.SchemaError as exc:
+        at = "/".join(str(p) for p in exc.path) or "the top"
+        raise UserError(
+            f"{where}: schema is not a valid JSON schema: {exc.message} (at {at})",
+            hint="see https://json-schema.org; e.g. {type: object, properties: {...}}",
+        ) from None
+    return dict(schema)
+
+
+def _resume(raw: object, where: str) -> KeyedResume | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise UserError(f"{where}: resume must be {{workflow, key, latest: true}}")
+    if raw.get("latest") is not True:
+        raise UserError(
+            f"{where}: resume needs latest: true",
+            hint="keyed resume always continues the latest child of that key",
+        )
+    extra = sorted(set(raw) - {"workflow", "key", "latest"})
+    if extra:
+        raise UserError(f"{where}: resume has an unknown field {extra[0]!r}")
+    workflow = _required(raw.get("workflow"), f"{where}: resume.workflow")
+    return KeyedResume(workflow, check_key(raw.get("key")))
+
+
+def _gate(gate: object, acceptance: object, where: str) -> tuple[Any, Any]:
+    """Checked by the gates room's own parser (docs/gates.md), so a workflow child and
+    `specialists run --gate` accept exactly the same options."""
+    if gate is None and acceptance is None:
+        return None, None
+    from specialists.features.gates.acceptance import policy_for
+
+    try:
+        policy_for(gate=gate, acceptance=acceptance)
+    except UserError as exc:
+        raise UserError(f"{where}: {exc.message}", hint=exc.hint) from None
+    try:
+        json.dumps([gate, acceptance])
+    except (TypeError, ValueError):
+        raise UserError(f"{where}: gate and acceptance must be JSON values") from None
+    return gate, acceptance
+
+
+def _text(value: object, what: str) -> str | None:
+    if value is None:
+        return None
+    return _required(value, what)
+
+
+def _required(value: object, what: str) -> str:
+    if value is None:
+        raise UserError(f"{what} is missing")
+    if not isinstance(value, str) or not value.strip():
+        raise UserError(f"{what} must be a non-empty string")
+    return value
+
+
+def _number(value: object, what: str, low: float, high: float) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise UserError(f"{what} must be a number of seconds from {low:g} to {high:g}")
+    return float(value)
+
+
+def _count(value: object, what: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1_000_000_000:
+        raise UserError(f"{what} must be a positive whole number")
+    return value

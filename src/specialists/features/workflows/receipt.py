@@ -1,0 +1,142 @@
+"""`workflow-receipt.json`: what a finished workflow leaves for people and later workflows.
+
+    <workflow job dir>/workflow-receipt.json      beside status.json, written once at the end
+
+For each stable key: the agent, the requested and resolved context, the latest job id, the
+whole lineage (every job of the key: schema retries, continuations, and the child of another
+workflow it resumed), whether the latest job can be resumed and why, and where its output is.
+A later workflow continues a key with `resume: {workflow, key, latest: true}`; that reads this
+one receipt and revalidates the job at launch (keyed_resume).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from specialists.base.errors import StoreError, UserError
+from specialists.features.workflows.journal import KeyState
+from specialists.fronts.view import current_status
+from specialists.store.atomic import write_atomic
+from specialists.store.files import read_object
+from specialists.store.jobs import JobStore
+
+RECEIPT_FILE = "workflow-receipt.json"
+RECEIPT_VERSION = 1
+MAX_RECEIPT_BYTES = 64 * 1024 * 1024
+
+
+def resumability(store: JobStore, job_id: str | None) -> tuple[bool, str]:
+    """(resumable, why) for a job as it is now."""
+    if job_id is None:
+        return False, "it never launched"
+    try:
+        st = current_status(store, job_id)
+    except StoreError as exc:
+        return False, f"its job cannot be read ({exc.one_line()})"
+    if st.active:
+        return False, f"it is still {st.status}"
+    if st.status == "cancelled":
+        return False, "it was stopped, and a stopped run is final"
+    session = st.session_file
+    if not session:
+        return False, f"its runner ({st.runner}) keeps no session to continue"
+    if os.path.isabs(session) and not os.path.isfile(session):
+        return False, "its session file is gone"
+    return True, f"{st.status}, with its session kept"
+
+
+def build_receipt(
+    store: JobStore,
+    workflow_id: str,
+    status: str,
+    keys: dict[str, KeyState],
+    lineage: dict[str, list[dict[str, Any]]],
+) -> dict[str, Any]:
+    children: dict[str, Any] = {}
+    for key, state in keys.items():
+        ok, why = resumability(store, state.job)
+        children[key] = {
+            "agent": state.agent,
+            "context": state.context,
+            "resolved_context": state.resolved_context,
+            "latest_job": state.job,
+            "status": state.status or "unfinished",
+            "resumable": ok,
+            "why": why,
+            "output_ref": state.output_ref,
+            "lineage": [*lineage.get(key, []), *({"job": j} for j in state.jobs)],
+        }
+    return {
+        "version": RECEIPT_VERSION,
+        "workflow": workflow_id,
+        "status": status,
+        "children": children,
+    }
+
+
+def write_receipt(job_dir: Path, receipt: dict[str, Any]) -> None:
+    write_atomic(job_dir / RECEIPT_FILE, json.dumps(receipt, indent=1).encode())
+
+
+def read_receipt(store: JobStore, ref: str) -> tuple[str, dict[str, Any]]:
+    workflow_id = store.resolve(ref)
+    path = store.job_dir(workflow_id) / RECEIPT_FILE
+    try:
+        data = read_object(path, MAX_RECEIPT_BYTES)
+    except FileNotFoundError:
+        raise UserError(
+            f"workflow {workflow_id} has no receipt",
+            hint="a receipt is written when a workflow ends; if it crashed, "
+            f"`specialists workflow resume {workflow_id}` finishes it and writes one",
+        ) from None
+    except (OSError, StoreError) as exc:
+        raise UserError(f"workflow {workflow_id}'s receipt cannot be read: {exc}") from None
+    if data.get("version") != RECEIPT_VERSION or not isinstance(data.get("children"), dict):
+        raise UserError(f"workflow {workflow_id}'s receipt has an unknown shape (version)")
+    return workflow_id, data
+
+
+def keyed_resume(store: JobStore, workflow: str, key: str) -> tuple[str, str, dict[str, Any]]:
+    """(job id to continue, its agent, the receipt's entry), revalidated now."""
+    workflow_id, receipt = read_receipt(store, workflow)
+    entry = receipt["children"].get(key)
+    if not isinstance(entry, dict):
+        raise UserError(
+            f"workflow {workflow_id} has no key {key!r}",
+            hint="`specialists workflow show " + workflow_id + "` lists its keys",
+        )
+    job = entry.get("latest_job")
+    if not isinstance(job, str):
+        raise UserError(f"key {key!r} of workflow {workflow_id} never launched a child")
+    ok, why = resumability(store, job)
+    if not ok:
+        raise UserError(
+            f"key {key!r} of workflow {workflow_id} (job {job}) is not resumable: {why}",
+            hint="launch a fresh child with agent and task instead",
+        )
+    newer = _continued_since(store, job)
+    if newer:
+        raise UserError(
+            f"the receipt of workflow {workflow_id} is stale: job {job} of key {key!r} was "
+            f"continued since by job {newer}",
+            hint="resume from the workflow that ran the newer job",
+        )
+    return job, str(entry.get("agent") or ""), entry
+
+
+def _continued_since(store: JobStore, job_id: str) -> str | None:
+    """A job that continued `job_id` since (so the receipt no longer names the latest of the
+    key): workflow children record the job they continue in their thread record."""
+    for other in store.list_ids():
+        if other == job_id:
+            continue
+        try:
+            record = store.read_record(other)
+        except (StoreError, OSError, ValueError, TypeError):
+            continue  # unreadable: `specialists status` reports it
+        if record.thread.get("continues") == job_id:
+            return other
+    return None

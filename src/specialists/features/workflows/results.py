@@ -1,0 +1,137 @@
+"""What a child's run comes to, and the one seam the runtime launches children through.
+
+`Children` is the seam: `launch` creates and starts one child job (calling `on_created`
+with its id before the child starts, so the journal names it first), `outcome` says how a
+job ended (None while it runs), `stop` asks it to stop. children.py is the real one over the
+job store; testing.py has a fake that runs on the event loop without processes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from specialists.base.errors import UserError
+from specialists.features.workflows.options import ChildOptions, KeyedResume
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: str  # done | error | cancelled
+    output: str = ""
+    error: str | None = None
+    tokens: int = 0  # input + output tokens the child's job spent (a workflow's budget)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One child job to make: the options, and what this attempt adds to them."""
+
+    options: ChildOptions
+    prompt: str  # the task as sent (a retry's prompt says what was wrong)
+    continue_from: str | None = None  # a job whose session this attempt continues
+    retry_of: str | None = None  # a fresh retry of this job (it works where that one did)
+    nested: tuple[str, Mapping[str, Any]] | None = None  # (workflow, args): a nested workflow
+
+
+class Children(Protocol):
+    def launch(self, launch: Launch, on_created: Callable[[str, str], None]) -> str:
+        """Create and start the child; `on_created(job_id, resolved_context)` runs between
+        the two. Raises UserError for a child that cannot be launched (nothing is left)."""
+
+    def outcome(self, job_id: str) -> Outcome | None: ...
+
+    def stop(self, job_id: str) -> None: ...
+
+    def can_continue(self, job_id: str) -> bool:
+        """The job keeps an agent session a follow-up can continue."""
+
+    def keyed_resume(self, resume: KeyedResume) -> tuple[str, str]:
+        """(job id to continue, its agent) from the named workflow's receipt, revalidated."""
+
+    def read_output(self, job_id: str) -> str | None: ...
+
+    def finish(
+        self, job_id: str, options: ChildOptions, outcome: Outcome
+    ) -> tuple[Outcome, Mapping[str, Any] | None]:
+        """After the child's last attempt: capture its worktree, run its gate and judge its
+        acceptance. A rejected child comes back as an error with the reason; the details
+        (the acceptance outcome, the handoff capture) go to the journal."""
+
+
+class ChildFailed(UserError):
+    """A child (or several) did not finish well; the script may catch it."""
+
+    def __init__(self, results: list[ChildResult]) -> None:
+        self.results = results
+        first = results[0]
+        more = f" (and {len(results) - 1} more)" if len(results) > 1 else ""
+        super().__init__(
+            f"child {first.key!r} {first.status}: {first.error or 'no reason given'}{more}",
+            hint=f"`specialists feed {first.job_id}` shows what it did" if first.job_id else None,
+        )
+
+
+@dataclass(frozen=True)
+class ChildResult:
+    key: str
+    status: str  # done | error | cancelled
+    output: str = ""
+    error: str | None = None
+    job_id: str | None = None
+    jobs: tuple[str, ...] = ()  # every job of the key (retries, continuations)
+    data: Any = None  # the parsed answer, when the child had a schema
+    cached: bool = False  # finished in an earlier run with the same inputs; not re-run
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "done"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"key": self.key, "status": self.status, "job": self.job_id}
+        if self.data is not None:
+            out["data"] = self.data
+        else:
+            out["output"] = self.output
+        if self.error:
+            out["error"] = self.error
+        if self.cached:
+            out["cached"] = True
+        return out
+
+
+def to_jsonable(value: Any) -> Any:
+    """A script's return value with every ChildResult replaced by its JSON form."""
+    if isinstance(value, ChildResult):
+        return value.to_json()
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def schema_problem(schema: Mapping[str, Any], answer: str) -> tuple[Any, str | None]:
+    """(the parsed answer, None) when `answer` is JSON satisfying `schema`, else (None, why)."""
+    text = answer.strip()
+    if text.startswith("```") and text.endswith("```") and "\n" in text:
+        text = text.split("\n", 1)[1]
+        text = text[: text.rfind("```")]
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        return None, f"the answer is not JSON ({exc})"
+    from jsonschema import validators
+
+    validator = validators.validator_for(schema)(schema)
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.path))
+    if errors:
+        e = errors[0]
+        at = "/".join(str(p) for p in e.path) or "the top"
+        return None, f"{e.message} (at {at})"
+    return data, None

@@ -1,0 +1,398 @@
+"""`runs`: what a workflow script is given to launch children, and the rules it keeps.
+
+Every child is `await runs.run(key, agent=..., task=..., ...)`. The key is the child's stable
+name: a second use of it in one run is an error, and the journal maps it to the input hash
+of its options and to the child job it ran as. Before a child is launched the runtime looks
+at the journal it was resumed from:
+
+- the key finished with the same inputs: its result is returned without a launch (cached);
+- the key finished with other inputs: an error naming the key, unless the run was started
+  with that key (or every key) accepted as changed: a script must produce the same inputs
+  for the same keys, and this is how that is enforced;
+- the key was launched and never journaled as ended (the engine died): the job is adopted
+  (waited for if it still runs, taken if it finished well, re-run if not).
+
+Concurrency is a semaphore over launched-and-running children; a run launches at most
+MAX_CHILDREN children and a call takes at most MAX_ITEMS items. A child with a schema whose
+answer does not satisfy it is asked once more with the validation error (a continuation of
+its session where the runner keeps one, else a fresh run with the error added).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
+
+from specialists.base.errors import UserError
+from specialists.features.workflows.journal import Journal, KeyState, output_fields
+from specialists.features.workflows.mission import MissionHandle
+from specialists.features.workflows.options import (
+    MAX_CHILDREN,
+    MAX_ITEMS,
+    ChildOptions,
+    child_options,
+)
+from specialists.features.workflows.results import (
+    ChildFailed,
+    Children,
+    ChildResult,
+    Launch,
+    Outcome,
+    schema_problem,
+)
+from specialists.features.workflows.slots import STAGE, Slots
+
+POLL_S = 0.05  # how often running children are looked at (a stat each, mostly)
+Emit = Callable[[dict[str, Any]], None]
+
+
+class Runs:
+    def __init__(
+        self,
+        children: Children,
+        journal: Journal,
+        *,
+        prior: Mapping[str, KeyState] | None = None,
+        accept_changed: frozenset[str] | bool = frozenset(),
+        concurrency: int = 1,
+        emit: Emit | None = None,
+        nested_ok: bool = True,
+        max_children: int = MAX_CHILDREN,
+        mission: MissionHandle | None = None,
+        budget_tokens: int | None = None,
+    ) -> None:
+        self._children = children
+        self._journal = journal
+        self._prior = dict(prior or {})
+        self._accept = accept_changed
+        self._slots = Slots(concurrency)
+        self._emit = emit or (lambda _e: None)
+        self._nested_ok = nested_ok
+        self._max_children = max_children
+        self.mission = mission  # its shared state, when the run is on a mission (mission.py)
+        self._budget = budget_tokens
+        self._spent = 0  # tokens of this run's ended children
+        self._keys: set[str] = set()
+        self._launched = 0
+        self._results: dict[str, ChildResult] = {}
+        self._running: dict[str, str] = {}  # key -> job id
+        self._phase: str | None = None
+        self._started = time.monotonic()
+
+    # --- the script's API --------------------------------------------------------------
+
+    async def run(self, key: str, **options: Any) -> ChildResult:
+        """One child; returns its result, or raises ChildFailed (pass check=False to get a
+        failed result back instead)."""
+        check = options.pop("check", True)
+        result = await self._run(child_options({"key": key, **options}))
+        if check and not result.ok:
+            raise ChildFailed([result])
+        return result
+
+    async def all(
+        self, items: Iterable[Mapping[str, Any]], *, check: bool = True
+    ) -> list[ChildResult]:
+        """Every item (a mapping of options with its key) at once, up to the concurrency
+        limit; returns when all have ended (a barrier), results in item order."""
+        parsed = [child_options(item) for item in _items(items)]
+        seen: set[str] = set()
+        for opts in parsed:  # refused before any of them launches
+            self._check_new_key(opts.key, seen)
+            seen.add(opts.key)
+        results = list(await asyncio.gather(*(self._run(o) for o in parsed)))
+        failed = [r for r in results if not r.ok]
+        if check and failed:
+            raise ChildFailed(failed)
+        return results
+
+    async def pipeline(
+        self, items: Iterable[Any], *stages: Callable[..., Any], check: bool = True
+    ) -> list[Any]:
+        """Each item through `stages` in order, items side by side and no barrier between
+        stages: item i's stage 2 starts as soon as its stage 1 is done. A stage gets
+        (item, previous) and returns a mapping of child options (run here), a coroutine
+        (awaited), or a plain value. Returns each item's last value, in item order."""
+        listed = _items(items)
+        if not stages:
+            raise UserError("pipeline needs at least one stage")
+
+        async def through(item: Any) -> Any:
+            value: Any = None
+            for depth, stage in enumerate(stages):
+                STAGE.set(depth)  # this item's task only: a later stage gets slots first
+                got = stage(item, value)
+                if isinstance(got, Mapping):
+                    got = self._run(child_options(got))
+                value = await got if isinstance(got, Awaitable) else got
+                if isinstance(value, ChildResult) and not value.ok:
+                    if check:
+                        raise ChildFailed([value])
+                    return value
+            return value
+
+        return list(await asyncio.gather(*(through(i) for i in listed)))
+
+    async def workflow(
+        self, key: str, name: str, args: Mapping[str, Any] | None = None
+    ) -> ChildResult:
+        """A nested workflow as one child (one level deep); its result's data is what the
+        nested workflow returned."""
+        if not self._nested_ok:
+            raise UserError(
+                f"nested workflow {key!r}: workflows nest one level deep",
+                hint="call runs.run here, or move this part to the outer workflow",
+            )
+        opts = child_options({"key": key, "agent": f"workflow:{name}", "task": json.dumps(args)})
+        result = await self._run(opts, nested=(name, dict(args or {})))
+        if not result.ok:
+            raise ChildFailed([result])
+        return result
+
+    def phase(self, name: str) -> None:
+        self._phase = str(name)[:200]
+        self._journal.append({"e": "phase", "name": self._phase, "ts": _ms()})
+        self._emit({"kind": "phase", "name": self._phase})
+
+    def emit(self, message: object, **fields: Any) -> None:
+        text = str(message)[:2000]
+        self._journal.append({"e": "log", "message": text, "ts": _ms()})
+        self._emit({"kind": "log", "message": text, **fields})
+
+    log = emit
+
+    def status(self) -> dict[str, Any]:
+        done = [r for r in self._results.values() if r.ok]
+        return {
+            "phase": self._phase,
+            "launched": self._launched,
+            "running": dict(self._running),
+            "done": len(done),
+            "failed": len(self._results) - len(done),
+            "elapsed_s": round(time.monotonic() - self._started, 3),
+        }
+
+    @property
+    def results(self) -> dict[str, ChildResult]:
+        return dict(self._results)
+
+    # --- one child ---------------------------------------------------------------------
+
+    def _check_new_key(self, key: str, also: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+        if key in self._keys or key in also:
+            raise UserError(
+                f"duplicate workflow key {key!r}",
+                hint="every child needs its own stable key (derive it from the item)",
+            )
+
+    async def _run(
+        self, opts: ChildOptions, nested: tuple[str, Mapping[str, Any]] | None = None
+    ) -> ChildResult:
+        self._check_new_key(opts.key)
+        self._keys.add(opts.key)
+        h = opts.input_hash()
+        prior = self._prior.get(opts.key)
+        if prior is not None and prior.hash != h and prior.done and not self._accepts(opts.key):
+            raise UserError(
+                f"workflow key {opts.key!r} finished before with different inputs",
+                hint="make the script give this key the same agent, task and options, or "
+                f"resume with --rerun-changed {opts.key} (or --rerun-changed all)",
+            )
+        if prior is not None and prior.hash == h:
+            adopted = await self._adopt(opts, prior)
+            if adopted is not None:
+                self._results[opts.key] = adopted
+                return adopted
+        result = await self._launch_and_wait(opts, h, nested)
+        self._results[opts.key] = result
+        return result
+
+    def _accepts(self, key: str) -> bool:
+        return self._accept is True or (not isinstance(self._accept, bool) and key in self._accept)
+
+    async def _adopt(self, opts: ChildOptions, prior: KeyState) -> ChildResult | None:
+        """The earlier run's child of this key, if it finished well or still runs."""
+        if prior.done:
+            output = prior.output
+            if output is None and prior.job:
+                output = self._children.read_output(prior.job) or ""
+            result = _result(opts, "done", output or "", None, tuple(prior.jobs), cached=True)
+            self._emit({"kind": "cached", "key": opts.key, "job": prior.job})
+            return result
+        job = prior.job
+        if prior.status is not None or job is None:
+            return None  # it failed or was stopped: run it again
+        self._emit({"kind": "adopt", "key": opts.key, "job": job})
+        outcome = await self._wait(opts.key, job)
+        data = None
+        if outcome.status == "done" and opts.schema is not None:
+            data, problem = schema_problem(opts.schema, outcome.output)
+            if problem is not None:  # the engine died before asking again: run the key anew
+                self._end(opts, prior.hash, job, Outcome("error", outcome.output, problem))
+                return None
+        outcome, details = await asyncio.to_thread(self._children.finish, job, opts, outcome)
+        self._end(opts, prior.hash, job, outcome, details)
+        if outcome.status != "done":
+            return None
+        return _result(opts, "done", outcome.output, None, tuple(prior.jobs), data=data)
+
+    async def _launch_and_wait(
+        self, opts: ChildOptions, h: str, nested: tuple[str, Mapping[str, Any]] | None
+    ) -> ChildResult:
+        jobs: list[str] = []
+        async with self._slots:
+            launch = Launch(opts, opts.task, nested=nested)
+            if opts.resume is not None:
+                job, _agent = self._children.keyed_resume(opts.resume)
+                launch = Launch(opts, opts.task, continue_from=job)
+            outcome, job = await self._attempt(launch, h, 1, jobs)
+            data = None
+            if outcome.status == "done" and opts.schema is not None:
+                data, problem = schema_problem(opts.schema, outcome.output)
+                if problem is not None:
+                    self._emit({"kind": "schema_retry", "key": opts.key, "problem": problem})
+                    outcome, job = await self._attempt(self._retry(opts, job, problem), h, 2, jobs)
+                    data, problem = schema_problem(opts.schema, outcome.output)
+                    if outcome.status == "done" and problem is not None:
+                        why = f"the answer does not satisfy the schema: {problem}"
+                        outcome = Outcome("error", outcome.output, why)
+            # The gate and acceptance judge the last attempt (its worktree is captured too).
+            outcome, details = await asyncio.to_thread(self._children.finish, job, opts, outcome)
+            self._end(opts, h, job, outcome, details)
+            if nested is not None and outcome.status == "done":
+                data = _json_or_none(outcome.output)
+        return _result(opts, outcome.status, outcome.output, outcome.error, tuple(jobs), data=data)
+
+    def _retry(self, opts: ChildOptions, job: str, problem: str) -> Launch:
+        note = (
+            f"Your final answer did not satisfy the required JSON schema: {problem}. Answer "
+            "again with one JSON value that satisfies this schema, and nothing else:\n"
+            + json.dumps(opts.schema)
+        )
+        if self._children.can_continue(job):
+            return Launch(opts, note, continue_from=job)
+        return Launch(opts, f"{opts.task}\n\n{note}", retry_of=job)
+
+    async def _attempt(
+        self, launch: Launch, h: str, attempt: int, jobs: list[str]
+    ) -> tuple[Outcome, str]:
+        opts = launch.options
+        if self._launched >= self._max_children:
+            raise UserError(
+                f"workflow child cap reached: {self._launched} children launched, the most "
+                f"one run may launch is {self._max_children} (at key {opts.key!r})",
+                hint="split the work into several workflows, or batch items into fewer children",
+            )
+        if self._budget is not None and self._spent >= self._budget:
+            raise UserError(
+                f"workflow token budget spent: its children used {self._spent:,} of "
+                f"{self._budget:,} tokens (no more children launch; at key {opts.key!r})",
+                hint="resume it with a larger budget: specialists workflow resume ID "
+                "--budget-tokens N",
+            )
+        self._launched += 1
+
+        def created(job_id: str, resolved: str) -> None:  # journaled before the child starts
+            self._journal.append(
+                {
+                    "e": "launch",
+                    "key": opts.key,
+                    "hash": h,
+                    "job": job_id,
+                    "attempt": attempt,
+                    "agent": opts.agent,
+                    "context": opts.context,
+                    "resolved_context": resolved,
+                    "continues": launch.continue_from,
+                    "keyed": opts.resume is not None and attempt == 1,
+                    "ts": _ms(),
+                }
+            )
+
+        job = self._children.launch(launch, created)
+        jobs.append(job)
+        self._emit({"kind": "launch", "key": opts.key, "job": job, "attempt": attempt})
+        return await self._wait(opts.key, job), job
+
+    async def _wait(self, key: str, job: str) -> Outcome:
+        self._running[key] = job
+        try:
+            while True:
+                outcome = self._children.outcome(job)
+                if outcome is not None:
+                    self._spent += outcome.tokens
+                    return outcome
+                await asyncio.sleep(POLL_S)
+        except asyncio.CancelledError:
+            self._children.stop(job)  # the workflow is stopping: so are its children
+            raise
+        finally:
+            self._running.pop(key, None)
+
+    def _end(
+        self,
+        opts: ChildOptions,
+        h: str,
+        job: str,
+        outcome: Outcome,
+        details: Mapping[str, Any] | None = None,
+    ) -> None:
+        entry: dict[str, Any] = {
+            "e": "end",
+            "key": opts.key,
+            "hash": h,
+            "job": job,
+            "status": outcome.status,
+            "ts": _ms(),
+        }
+        if outcome.status == "done":
+            entry.update(output_fields(outcome.output, f"{job}/result.txt"))
+        if outcome.error:
+            entry["error"] = outcome.error[:2000]
+        if details:
+            entry["acceptance"] = dict(details)
+        self._journal.append(entry)
+        self._emit({"kind": "end", "key": opts.key, "job": job, "status": outcome.status})
+
+
+def _result(
+    opts: ChildOptions,
+    status: str,
+    output: str,
+    error: str | None,
+    jobs: tuple[str, ...],
+    *,
+    data: Any = None,
+    cached: bool = False,
+) -> ChildResult:
+    if data is None and status == "done" and opts.schema is not None:
+        data, _ = schema_problem(opts.schema, output)
+    return ChildResult(
+        opts.key, status, output, error, jobs[-1] if jobs else None, jobs, data, cached
+    )
+
+
+def _json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _items(items: Iterable[Any]) -> list[Any]:
+    listed = []
+    for item in items:
+        listed.append(item)
+        if len(listed) > MAX_ITEMS:
+            raise UserError(
+                f"too many items in one call: more than {MAX_ITEMS}",
+                hint="split them into several calls or batch several into one child",
+            )
+    return listed
+
+
+def _ms() -> int:
+    return int(time.time() * 1000)

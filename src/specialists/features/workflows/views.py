@@ -1,0 +1,86 @@
+"""What `workflow list` and `workflow show` (and the MCP tool) read: plain dicts, no printing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specialists.base.errors import StoreError, UserError
+from specialists.base.vocab import WORKFLOW_RUNNER
+from specialists.features.workflows.journal import JOURNAL_FILE, fold, read_entries
+from specialists.features.workflows.receipt import MAX_RECEIPT_BYTES, RECEIPT_FILE
+from specialists.fronts.view import current_status
+from specialists.store.files import read_object
+from specialists.store.jobs import JobStore
+
+
+def workflow_jobs(store: JobStore) -> list[dict[str, Any]]:
+    rows = []
+    for job_id in store.list_ids():
+        try:
+            st = store.read_status(job_id)
+            if st is None or st.runner != WORKFLOW_RUNNER:
+                continue
+            st = current_status(store, job_id)
+            record = store.read_record(job_id)
+        except (StoreError, OSError, ValueError, TypeError):
+            continue  # damaged: `specialists status` reports it
+        rows.append(
+            {
+                "id": job_id,
+                "name": record.prompt,
+                "status": st.status,
+                "started_at_ms": st.started_at_ms,
+                "resume_of": record.runner_options.get("resume_of"),
+                "error": st.error,
+            }
+        )
+    return sorted(rows, key=lambda r: r["started_at_ms"])
+
+
+def show_workflow(store: JobStore, ref: str) -> dict[str, Any]:
+    job_id = store.resolve(ref)
+    record = store.read_record(job_id)
+    if record.runner != WORKFLOW_RUNNER:
+        raise UserError(f"job {job_id} is not a workflow (its runner is {record.runner})")
+    st = current_status(store, job_id)
+    job_dir = store.job_dir(job_id)
+    entries = read_entries(job_dir / JOURNAL_FILE)
+    keys = fold(entries)
+    children = []
+    for key, state in keys.items():
+        child_status = None
+        if state.job:
+            try:
+                child_status = current_status(store, state.job).status
+            except StoreError:
+                child_status = "unreadable"
+        children.append(
+            {
+                "key": key,
+                "job": state.job,
+                "jobs": state.jobs,
+                "journal": state.status or "launched",
+                "status": child_status,
+                "agent": state.agent,
+                "context": state.resolved_context or state.context,
+                "error": state.error,
+            }
+        )
+    receipt = None
+    try:
+        receipt = read_object(job_dir / RECEIPT_FILE, MAX_RECEIPT_BYTES)
+    except FileNotFoundError:
+        receipt = None
+    except (OSError, StoreError) as exc:
+        receipt = {"problem": str(exc)}
+    return {
+        "id": job_id,
+        "name": record.prompt,
+        "status": st.status,
+        "error": st.error,
+        "resume_of": record.runner_options.get("resume_of"),
+        "phases": [e.get("name") for e in entries if e.get("e") == "phase"],
+        "log": [e.get("message") for e in entries if e.get("e") == "log"][-50:],
+        "children": children,
+        "receipt": receipt,
+    }

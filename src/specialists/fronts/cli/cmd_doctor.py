@@ -1,0 +1,97 @@
+"""`specialists doctor`: agent CLIs, config, catalog and store health. Never used by status."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from specialists.project import Project
+
+AGENTS = (
+    ("node", "SPECIALISTS_NODE_BIN", "install Node.js >= 20"),
+    ("pi", "SPECIALISTS_PI_BIN", "npm install -g @mariozechner/pi-coding-agent@0.73.1"),
+    ("claude", "SPECIALISTS_CLAUDE_BIN", "npm install -g @anthropic-ai/claude-code"),
+    ("codex", "SPECIALISTS_CODEX_BIN", "npm install -g @openai/codex"),
+    ("bd", "SPECIALISTS_BD_BIN", "optional: the beads issue tracker"),
+)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("doctor", help="check agent CLIs, config, specialists and the job store")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=run)
+
+
+def tool_version(name: str, env_var: str) -> tuple[str | None, str | None]:
+    """(path, version line) of an agent CLI, or (None, None) when it is not installed."""
+    path = os.environ.get(env_var) or shutil.which(name)
+    if not path:
+        return None, None
+    from specialists.process.short import run_short
+
+    out = run_short([path, "--version"], timeout=15)
+    if out.error is not None:
+        return path, f"unusable: {out.error}"
+    text = (out.stdout or out.stderr).strip().splitlines()
+    return path, (text[0] if text else f"exit {out.code}")
+
+
+def run(args: argparse.Namespace, project: Project) -> int:
+    from specialists.base.errors import SpecialistsError
+    from specialists.catalog import load_catalog
+    from specialists.catalog.config import load_config
+    from specialists.fronts.view import all_statuses
+
+    root = project.root
+    report: dict[str, object] = {"project_root": str(root)}
+    problems: list[str] = []
+    tools = {}
+    for name, env_var, hint in AGENTS:
+        path, version = tool_version(name, env_var)
+        tools[name] = {"path": path, "version": version, "hint": None if path else hint}
+    report["tools"] = tools
+    try:
+        config = load_config(root)
+        report["config"] = {
+            "default_runner": config.default_runner,
+            "default_model": config.default_model,
+            "providers": sorted(config.providers),
+        }
+    except SpecialistsError as exc:
+        problems.append(f"config: {exc.one_line()}")
+    catalog = load_catalog(root)
+    report["specialists"] = len(catalog.all())
+    problems.extend(f"specialist: {p.one_line()}" for p in catalog.problems)
+    store = project.store
+    try:
+        statuses, store_problems = all_statuses(store)
+    except OSError as exc:  # e.g. .specialists is a file: report it, check the rest
+        statuses, store_problems = [], [f"{exc.filename}: {exc.strerror or exc}"]
+    problems.extend(f"store: {p}" for p in store_problems)
+    report["jobs"] = {"total": len(statuses), "active": sum(s.active for s in statuses)}
+    report["store"] = str(store.root) if store.root.is_dir() else None
+    report["problems"] = problems
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        print(f"project: {root}")
+        for name, info in tools.items():
+            if info["path"]:
+                print(f"  ✓ {name:<7} {info['version']}  ({info['path']})")
+            else:
+                print(f"  ✗ {name:<7} not found: {info['hint']}")
+        print(f"  specialists: {report['specialists']} loaded")
+        where = store.root if store.root.is_dir() else "not initialised (run: specialists init)"
+        jobs = report["jobs"]
+        assert isinstance(jobs, dict)
+        print(f"  store: {where}; {jobs['total']} jobs, {jobs['active']} active")
+        from specialists.base.display import display_line
+
+        for problem in problems:
+            print(f"  ! {display_line(problem, 500)}")
+    essential = [n for n in ("node", "pi") if not tools[n]["path"]]
+    return 1 if problems or essential else 0

@@ -1,0 +1,66 @@
+"""`specialists init`: create .specialists/, keep it out of git, register with Claude Code."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from specialists.project import Project
+
+GITIGNORE_ENTRY = ".specialists/"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("init", help="set up .specialists/ in this project")
+    p.add_argument(
+        "--no-register",
+        action="store_true",
+        help="skip the Claude Code registration (.mcp.json, .claude/settings.json)",
+    )
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, project: Project) -> int:
+    from specialists.store.paths import state_dir
+
+    root = project.root
+    for line in init_project(root):
+        print(line)
+    if not getattr(args, "no_register", False):
+        from specialists.fronts.install import install, project_targets
+
+        for line in install(project_targets(root)):
+            print(line)
+    print(f"ready: {state_dir(root)}")
+    return 0
+
+
+def init_project(root: Path) -> list[str]:
+    """Create the state dirs and the .gitignore entry; returns what was done."""
+    from specialists.store.paths import state_dir
+
+    done = []
+    base = state_dir(root)
+    for sub in ("jobs",):  # notices are inbox events (notices.py): no ready/ any more
+        path = base / sub
+        if not path.is_dir():
+            path.mkdir(parents=True)
+            done.append(f"created {path.relative_to(root)}/")
+    if ensure_gitignored(root / ".gitignore", GITIGNORE_ENTRY):
+        done.append(f"added {GITIGNORE_ENTRY} to .gitignore")
+    return done
+
+
+def ensure_gitignored(gitignore: Path, entry: str) -> bool:
+    """Append `entry` to .gitignore unless an equivalent line is there. True if changed."""
+    # Bytes that are not UTF-8 cannot match our entry; read past them, never rewrite them.
+    text = gitignore.read_bytes().decode("utf-8", "replace") if gitignore.exists() else ""
+    wanted = {entry.rstrip("/"), entry, "/" + entry.rstrip("/"), "/" + entry}
+    if any(line.strip() in wanted for line in text.splitlines()):
+        return False
+    prefix = "" if not text or text.endswith("\n") else "\n"
+    with gitignore.open("a", encoding="utf-8") as f:
+        f.write(f"{prefix}{entry}\n")
+    return True

@@ -1,0 +1,82 @@
+"""`specialists resume <id> --prompt ...`: continue a finished job's session as a new job."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from specialists.project import Project
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    from specialists.fronts.cli.cmd_run import add_attention_args, add_common_run_args
+
+    p = sub.add_parser("resume", help="continue a finished job's session as a new job")
+    p.add_argument("job", help="job id or unique prefix")
+    add_common_run_args(p)
+    add_attention_args(p)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, project: Project) -> int:
+    from pathlib import Path
+
+    from specialists.fronts.cli.cmd_run import plan_and_launch, read_prompt, timeout_ms
+    from specialists.supervise.plan import JobRequest
+
+    store = project.store
+    job_id = store.resolve(args.job)
+    paused = _resume_paused(project, job_id, args)
+    if paused is not None:
+        return paused
+    parent = store.read_record(job_id)
+    request = JobRequest(
+        specialist=parent.specialist,
+        prompt=read_prompt(args),
+        cwd=Path(args.cwd) if args.cwd else Path(parent.cwd),
+        runner=args.runner,
+        model=args.model,
+        timeout_ms=timeout_ms(args),
+        keep_alive=args.keep_alive,
+        continue_from=job_id,
+        attention_after=args.attention_after,
+        watchdog=args.watchdog,
+    )
+    from specialists.features.missions.launch import MissionChoice
+
+    follow = MissionChoice("follow")  # it joins the resumed job's mission, if it had one
+    return plan_and_launch(
+        project,
+        request,
+        background=args.background,
+        as_json=args.json,
+        attach=args.attach,
+        mission=follow,
+    )
+
+
+def _resume_paused(project: Project, job_id: str, args: argparse.Namespace) -> int | None:
+    """A job that waits (paused by `interrupt`, or keep-alive) is resumed in place: the
+    prompt goes to it as a follow-up. None: the job has ended; resume it as a new job."""
+    import sys
+
+    from specialists.fronts.cli.cmd_run import read_prompt
+    from specialists.fronts.view import current_status
+    from specialists.supervise.actions import send_message
+
+    if current_status(project.store, job_id).status != "waiting":
+        return None
+    if args.attention_after is not None or args.watchdog is not None:
+        print(
+            f"warning: --attention-after and --watchdog apply to a new job; job {job_id} "
+            "continues in place with its own",
+            file=sys.stderr,
+        )
+    outcome = send_message(project.store, job_id, "follow_up", read_prompt(args))
+    if outcome.state == "refused":
+        print(f"error: resume refused: {outcome.reason} (see: specialists feed --job {job_id})",
+              file=sys.stderr)  # fmt: skip
+        return 1
+    print(f"resumed: job {job_id} continues in place (follow-up {outcome.state})")
+    return 0

@@ -1,0 +1,286 @@
+"""`specialists run <name> --prompt ...`: start a specialist job."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING
+
+from specialists.base.errors import SpecialistsError, UserError
+from specialists.fronts.cli.values import DURATION_HELP, Duration, nonempty
+
+if TYPE_CHECKING:
+    from specialists.features.missions.launch import MissionChoice
+    from specialists.project import Project
+    from specialists.store.records import JobRecord
+    from specialists.supervise.plan import JobRequest
+
+# A foreground run's exit code by final status (docs/cli.md).
+EXIT_BY_STATUS = {"done": 0, "cancelled": 130}
+
+
+def add_common_run_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--prompt", "-p", help="the task; read from stdin when omitted or '-'")
+    p.add_argument("--background", "-b", action="store_true", help="return the job id at once")
+    p.add_argument(
+        "--attach",
+        action="store_true",
+        help="run in the background and follow it here; Ctrl-C detaches (cli/attach.py)",
+    )
+    p.add_argument("--model", type=nonempty, help="override the model (provider/model)")
+    p.add_argument("--runner", type=nonempty, help="pi, claude, codex, command or native")
+    p.add_argument(
+        "--timeout", type=Duration, help=f"kill the job after this long ({DURATION_HELP})"
+    )
+    p.add_argument("--keep-alive", action="store_true", default=None, help="accept follow-ups")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--cwd", type=nonempty, help="working directory for the agent (default: current)"
+    )
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="run a specialist (foreground, or --background)")
+    p.add_argument("name", help="specialist name (see `specialists list`)")
+    add_common_run_args(p)
+    p.add_argument("--executor", type=nonempty, help="where the agent runs: local or ray")
+    p.add_argument(
+        "--continue", dest="continue_from", metavar="JOB", help="continue a job's session"
+    )
+    p.add_argument("--var", action="append", default=[], metavar="K=V", help="template variable")
+    p.add_argument("--bead", help="run a bead (issue) as the prompt")
+    p.add_argument("--context-depth", type=int, default=1, help="blocker levels for --bead")
+    p.add_argument("--no-beads", action="store_true", help="do not track this run as a bead")
+    p.add_argument(
+        "--sandbox", action="store_true", help="run in a new git worktree (sandbox-<id> branch)"
+    )
+    p.add_argument("--mission", metavar="ID", help="attach to this mission (it must exist)")
+    p.add_argument("--no-mission", action="store_true", help="create no mission for this run")
+    p.add_argument(
+        "--gate",
+        metavar="CMD",
+        type=nonempty,
+        help="a verification command run in the job's tree when it ends; failing fails it",
+    )
+    p.add_argument(
+        "--gate-timeout", type=Duration, help=f"kill the gate after this long ({DURATION_HELP})"
+    )
+    add_attention_args(p)
+    p.set_defaults(run=run)
+
+
+def add_attention_args(p: argparse.ArgumentParser) -> None:
+    """`--attention-after` and `--watchdog` (docs/attention.md): run and resume."""
+    p.add_argument(
+        "--attention-after",
+        metavar="DURATION",
+        type=nonempty,
+        help="tell the owner after this long without activity (30s, 5m, 1h), or off",
+    )
+    p.add_argument(
+        "--watchdog",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="review each turn's change to the working tree (docs/attention.md)",
+    )
+
+
+def read_prompt(args: argparse.Namespace, *, required: bool = True) -> str:
+    prompt = args.prompt
+    if prompt is None or prompt == "-":
+        if sys.stdin is None or sys.stdin.isatty():
+            if not required:
+                return ""
+            raise UserError("no prompt given", hint="pass --prompt TEXT or pipe it on stdin")
+        prompt = _read_stdin_text()
+    return str(prompt)  # plan_job refuses an empty or undecodable one
+
+
+def _read_stdin_text() -> str:
+    """All of stdin as UTF-8; invalid bytes are refused, not passed on to the agent."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # a text-only stream (tests, embedding)
+        return str(sys.stdin.read())
+    data = buffer.read()
+    try:
+        return str(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UserError(f"the prompt on stdin is not valid UTF-8 (at byte {exc.start})") from None
+
+
+def timeout_ms(args: argparse.Namespace) -> int | None:
+    """The --timeout in ms; a bare small number (likely meant as seconds) gets a warning."""
+    if args.timeout is None:
+        return None
+    warning = args.timeout.warning("--timeout")
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
+    ms: int = args.timeout.ms
+    return ms
+
+
+def run(args: argparse.Namespace, project: Project) -> int:
+    from pathlib import Path
+
+    from specialists.features.missions.launch import check_before_launch, choose
+    from specialists.supervise.plan import JobRequest
+
+    mission = choose(mission_id=args.mission, disabled=args.no_mission)
+    check_before_launch(project.store.root, mission)  # strict: nothing starts for a bad id
+    variables = {}
+    for item in args.var:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UserError(f"invalid --var {item!r}", hint="use --var name=value")
+        variables[key] = value
+    prompt = read_prompt(args, required=args.bead is None)
+    request = JobRequest(
+        specialist=args.name,
+        prompt=prompt,
+        cwd=Path(args.cwd) if args.cwd else None,
+        runner=args.runner,
+        model=args.model,
+        timeout_ms=timeout_ms(args),
+        keep_alive=args.keep_alive,
+        continue_from=args.continue_from,
+        variables=variables,
+        bead=args.bead,
+        context_depth=args.context_depth,
+        track_bead=not args.no_beads,
+        executor=args.executor,
+        attention_after=args.attention_after,
+        watchdog=args.watchdog,
+    )
+    gate = None
+    if args.gate is not None:
+        from specialists.features.gates.spec import DEFAULT_TIMEOUT_S, parse_gate
+
+        seconds = DEFAULT_TIMEOUT_S if args.gate_timeout is None else args.gate_timeout.ms / 1000
+        gate = parse_gate({"command": args.gate, "timeout_s": seconds}, where="--gate").to_dict()
+    elif args.gate_timeout is not None:
+        raise UserError("--gate-timeout needs --gate", hint='e.g. --gate "pytest -q"')
+    return plan_and_launch(
+        project,
+        request,
+        background=args.background,
+        as_json=args.json,
+        sandbox=args.sandbox,
+        attach=args.attach,
+        mission=mission,
+        gate=gate,
+    )
+
+
+def plan_and_launch(
+    project: Project,
+    request: JobRequest,
+    *,
+    background: bool,
+    as_json: bool,
+    sandbox: bool = False,
+    attach: bool = False,
+    mission: MissionChoice | None = None,
+    gate: dict[str, object] | None = None,
+) -> int:
+    """Plan the job, start it, and show what happened (shared by `run` and `resume`)."""
+    background = background or attach  # --attach: its own supervisor, followed here
+    warnings: list[str] = []
+    try:
+        record = project.plan(request, foreground=not background, warnings=warnings)
+    finally:
+        _warn(warnings)
+    if gate is not None:
+        record = record.replace(gate=gate)
+    if not (sandbox or record.requires_worktree):
+        return launch(
+            project, record, background=background, as_json=as_json, attach=attach, mission=mission
+        )
+    from specialists.features.threads.sandboxing import discard_sandbox, place_in_sandbox
+
+    record, made = place_in_sandbox(project.root, record)
+    print(f"sandbox {made.id}: {made.path} on {made.branch}", file=sys.stderr)
+    try:
+        return launch(
+            project, record, background=background, as_json=as_json, attach=attach, mission=mission
+        )
+    except SpecialistsError:
+        # The launch failed (a missing agent, a full disk): no sandbox is left behind. A
+        # worktree with changes in it is never removed (the backend refuses), so nothing is lost.
+        discard_sandbox(project.root, made)
+        raise
+
+
+def launch(
+    project: Project,
+    record: JobRecord,
+    *,
+    background: bool,
+    as_json: bool,
+    attach: bool = False,
+    mission: MissionChoice | None = None,
+) -> int:
+    from specialists.fronts.view import read_answer
+
+    warnings: list[str] = []
+    if background:  # --attach runs in the background too, and follows the job here
+        try:
+            job_id = project.start_background(record, warnings)
+            _link_mission(project, mission, record.replace(id=job_id), warnings, as_json)
+        finally:
+            _warn(warnings)
+        if attach:
+            from specialists.fronts.cli.attach import follow
+
+            ended = follow(project, job_id, as_json=as_json)
+            if ended is None or ended.status == "waiting":  # detached, or answered and waits
+                return 0
+            return EXIT_BY_STATUS.get(ended.status, 1)
+        print(json.dumps({"id": job_id}) if as_json else job_id)
+        return 0
+    from specialists.fronts.cli.foreground import ForegroundObserver
+
+    observer = ForegroundObserver(quiet=as_json)
+    try:
+        job = project.start_in_process(record, observer, handle_signals=True, warnings=warnings)
+        _link_mission(project, mission, job.record, warnings, as_json)
+    finally:
+        _warn(warnings)
+    status = job.run()
+    result = read_answer(project.store, status)  # the caller has it now: no banner for it
+    if as_json:
+        print(
+            json.dumps(
+                {"id": status.id, "status": status.status, "error": status.error, "result": result}
+            )
+        )
+    else:
+        observer.finish(result)
+        if status.status == "error":
+            observer.fail(f"job {status.id} failed: {status.error}")
+        elif status.status == "cancelled":
+            observer.fail(f"job {status.id} cancelled")
+    return EXIT_BY_STATUS.get(status.status, 1)
+
+
+def _link_mission(
+    project: Project,
+    mission: MissionChoice | None,
+    record: JobRecord,
+    warnings: list[str],
+    quiet: bool,
+) -> None:
+    """Link the started job to its mission (missions/launch.py); a failure only warns."""
+    from specialists.features.missions.launch import Launched, link_after_launch
+
+    if mission is not None:
+        mission_id = link_after_launch(project.store.root, mission, Launched.of(record), warnings)
+        if mission_id and not quiet:
+            print(f"mission {mission_id}", file=sys.stderr)
+
+
+def _warn(warnings: list[str]) -> None:
+    from specialists.base.display import display_line
+
+    for warning in warnings:
+        print(f"warning: {display_line(warning, 400)}", file=sys.stderr)

@@ -1,0 +1,133 @@
+"""`specialists status [--job ID] [--json]`: a health line, active jobs first, finished ones
+summarised."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from specialists.base.display import duration
+from specialists.base.errors import UserError
+from specialists.events.lines import clip, status_line
+
+if TYPE_CHECKING:
+    from specialists.project import Project
+
+RECENT_FINISHED = 5
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("status", help="show health and jobs (or one job with --job)")
+    p.add_argument("--job", "-j", help="one job, by id or unique prefix")
+    p.add_argument("job_id", nargs="?", metavar="JOB", help="the same as --job JOB")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--all", "-a", action="store_true", help="list every finished job too")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, project: Project) -> int:
+    from specialists.fronts.cli.health import health_line
+    from specialists.fronts.view import current_status, outcome_counts, overview
+
+    store = project.store
+    if args.job is not None and args.job_id is not None and args.job != args.job_id:
+        raise UserError("two different jobs given", hint="give one job, as JOB or --job JOB")
+    job = args.job if args.job is not None else args.job_id
+    if job is not None:
+        st = current_status(store, store.resolve(job))
+        print(json.dumps(st.to_dict()) if args.json else _detail(st))
+        return 0
+    active, finished, problems = overview(store)
+    for problem in problems:
+        print(f"warning: {clip(problem, 300)}", file=sys.stderr)
+    active.sort(key=lambda s: s.started_at_ms, reverse=True)
+    finished.sort(key=lambda f: f.started_at_ms, reverse=True)
+    shown = finished if args.all else finished[:RECENT_FINISHED]
+    counts = outcome_counts(finished)
+    health = health_line(project.root)
+    if args.json:
+        payload: dict[str, Any] = {
+            "health": health,
+            "active": [s.to_dict() for s in active],
+            "finished": [entry._asdict() for entry in shown],
+            "counts": counts,
+        }
+        print(json.dumps(payload))
+        return 0
+    print(health)
+    if not active and not finished:
+        print("no jobs")
+        return 0
+    print("── Active Jobs " + "─" * 40)
+    for st in active:
+        print(status_line(st))
+    if not active:
+        print("  none")
+    if finished:
+        summary = ", ".join(f"{n} {k}" for k, n in counts.items())
+        print(f"── Finished ({summary}) " + "─" * 20)
+        for entry in shown:
+            print(_finished_line(entry))
+        if len(finished) > len(shown):
+            print(f"  … {len(finished) - len(shown)} older (status --all)")
+    return 0
+
+
+def _finished_line(entry: Any) -> str:
+    mark = {"done": "✓", "cancelled": "cancelled"}.get(entry.status, f"✗ {entry.error or ''}")
+    return (
+        f"  {entry.id}  {clip(entry.specialist, 14):<14} {entry.status:<9} "
+        f"{duration(entry.elapsed_s):>6}  {clip(mark, 60)}"
+    )
+
+
+def _activity(st: Any) -> list[str]:
+    """When the agent was last heard from, and the call open now: facts (docs/attention.md)."""
+    import time
+
+    def at(ms: int) -> str:
+        ago = duration(max(0.0, time.time() - ms / 1000))
+        return f"{time.strftime('%H:%M:%S', time.localtime(ms / 1000))} ({ago} ago)"
+
+    lines = []
+    if st.last_event_at_ms:
+        lines.append(f"  Last activity: {at(st.last_event_at_ms)}")
+    elif st.started_at_ms:
+        lines.append(f"  Last activity: none since the start at {at(st.started_at_ms)}")
+    if st.tool_open_since_ms and st.current_tool:
+        lines.append(f"  Open tool: {clip(st.current_tool, 100)} since {at(st.tool_open_since_ms)}")
+    return lines
+
+
+def _detail(st: Any) -> str:
+    from specialists.fronts.view import doing, elapsed_s
+
+    lines = [
+        f"  {st.id}  {clip(st.specialist, 60)} | {st.status} | {duration(elapsed_s(st))} | "
+        f"model: {clip(st.model or 'default', 80)} | runner: {clip(st.runner, 20)}"
+    ]
+    if st.active:
+        current = doing(st)
+        if st.current_tool and st.current_event:
+            current = f"{st.current_event} {current}"
+        lines.append(f"  Current: {clip(current, 100)}" + ("  (STALLED)" if st.stalled else ""))
+        lines += _activity(st)
+    if st.error:
+        lines.append(f"  Error: {clip(st.error, 2000)}")
+    if st.needs_attention:
+        lines.append(f"  Needs attention: {clip(st.needs_attention, 300)}")
+    if st.bead_id:
+        lines.append(f"  Bead: {clip(st.bead_id, 100)}")
+    if st.session_file:
+        lines.append(f"  Session: {clip(st.session_file, 300)}")
+    if st.parent_id:
+        lines.append(f"  Continues: {st.parent_id}")
+    tokens = " ".join(f"{k}={v}" for k, v in st.tokens.items())
+    cost = f"  cost ${st.cost_usd:.4f}" if st.cost_usd else ""
+    lines.append(
+        f"  Events: {st.events} ({st.tool_calls} tool calls){cost}"
+        + (f"  tokens {clip(tokens, 200)}" if tokens else "")
+    )
+    return "\n".join(lines)

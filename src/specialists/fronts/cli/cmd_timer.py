@@ -1,0 +1,175 @@
+"""`specialists timer set|list|cancel`: an owner's durable timers, for people and scripts.
+
+    specialists timer set 90 --note "check CI"            in 90 seconds
+    specialists timer set --date 2026-12-24 --time 09:00 --zone Europe/Berlin
+    specialists timer list [--all]                         pending (or every) timer
+    specialists timer cancel tm-1a2b3c4d5e6f | --all
+
+The same handlers as the agents' sleep, sleep_until and timer_cancel tools (one set of
+rules: 1 to 604,800 seconds, IANA zones with DST gaps and overlaps, at most timers.max
+pending, ids never reused); a timer fires into the owner's inbox (`specialists events`).
+Bad input is one line `error: ...` and changes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from specialists.features.timers.store import Timer
+    from specialists.native.agent_tools import Caller, Reply
+    from specialists.project import Project
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    from specialists.fronts.cli.cmd_events import add_owner_arg
+
+    p = sub.add_parser("timer", help="set, list or cancel durable timers")
+    verbs = p.add_subparsers(dest="verb", metavar="set|list|cancel", required=True)
+    s = verbs.add_parser("set", help="set a timer: in SECONDS, or at --date --time --zone")
+    s.add_argument("seconds", nargs="?", help="seconds from now (1 to 604800)")
+    s.add_argument("--date", help="YYYY-MM-DD (with --time and --zone)")
+    s.add_argument("--time", help="HH:MM or HH:MM:SS")
+    s.add_argument("--zone", help="IANA time zone, e.g. Europe/Berlin or UTC")
+    s.add_argument("--note", default="", help="shown when it fires")
+    ls = verbs.add_parser("list", help="pending timers (fires what is due first)")
+    ls.add_argument("--all", action="store_true", help="also fired and cancelled ones")
+    c = verbs.add_parser("cancel", help="cancel a pending timer")
+    c.add_argument("id", nargs="?", help="timer id (tm-...)")
+    c.add_argument("--all", action="store_true", help="every pending timer of the owner")
+    for verb in (s, ls, c):
+        add_owner_arg(verb)
+        verb.add_argument("--json", action="store_true", help="machine-readable output")
+        verb.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, project: Project) -> int:
+    from specialists.fronts.cli.cmd_events import owner_key
+    from specialists.native.agent_tools import Caller
+    from specialists.native.tool_settings import settings_from_config
+    from specialists.supervise.pending import check_owner_dir
+
+    owner = owner_key(args.owner, project)
+    check_owner_dir(project.store.root, owner)
+    caller = Caller(
+        project.store.root,
+        owner,
+        project.root,
+        settings=settings_from_config(_config_raw(project)),
+    )
+    if args.verb == "set":
+        return _set(args, caller)
+    if args.verb == "cancel":
+        return _cancel(args, caller)
+    return _list(args, caller)
+
+
+def _set(args: argparse.Namespace, caller: Caller) -> int:
+    from specialists.base.errors import UserError
+    from specialists.features.timers.tools import sleep, sleep_until
+    from specialists.native.agent_tools import ToolCall
+
+    wall = (args.date, args.time, args.zone)
+    note = {"note": args.note} if args.note else {}
+    if args.seconds is not None:
+        if any(wall):
+            raise UserError("give SECONDS or --date/--time/--zone, not both")
+        try:
+            seconds = float(args.seconds)
+        except ValueError:
+            raise UserError(
+                f"invalid seconds {args.seconds[:40]!r}", hint="a number from 1 to 604800"
+            ) from None
+        reply = sleep(ToolCall({"seconds": seconds, **note}, caller, call_id="cli"))
+    elif all(wall):
+        date, at, zone = wall
+        args_ = {"date": date, "time": at, "timezone": zone, **note}
+        reply = sleep_until(ToolCall(args_, caller, call_id="cli"))
+    else:
+        raise UserError(
+            "a timer needs SECONDS, or all of --date, --time and --zone",
+            hint="e.g. specialists timer set 90, or --date 2026-12-24 --time 09:00 --zone UTC",
+        )
+    return _print_reply(args, reply, f"due {_when(int(reply.data['due_ms']))}")
+
+
+def _cancel(args: argparse.Namespace, caller: Caller) -> int:
+    from specialists.base.errors import UserError
+    from specialists.features.timers.tools import timer_cancel
+    from specialists.native.agent_tools import ToolCall
+
+    if args.all == (args.id is not None):
+        raise UserError("give a timer id or --all", hint="see: specialists timer list")
+    call_args = {"all": True} if args.all else {"id": args.id}
+    return _print_reply(args, timer_cancel(ToolCall(call_args, caller, call_id="cli")), "")
+
+
+def _list(args: argparse.Namespace, caller: Caller) -> int:
+    import json
+
+    from specialists.base.display import display_line
+    from specialists.features.timers.store import TimerStore
+
+    store = TimerStore(caller.state_root, caller.owner)
+    store.fire_due(int(time.time() * 1000))  # a front that looks fires what is due
+    fold = store.fold()
+    for problem in fold.problems:
+        print(f"warning: {display_line(problem, 500)}")
+    timers = list(fold.timers.values()) if args.all else fold.pending()
+    timers.sort(key=lambda t: (t.due_ms, t.id))
+    if args.json:
+        print(json.dumps([_timer_dict(t) for t in timers], separators=(",", ":")))
+        return 0
+    if not timers:
+        print(f"no {'' if args.all else 'pending '}timers for {caller.owner}")
+        return 0
+    now_ms = int(time.time() * 1000)
+    for t in timers:
+        left = f"in {_span(t.due_ms - now_ms)}" if t.state == "pending" else t.state
+        note = f"  {display_line(t.note, 80)}" if t.note else ""
+        print(f"{t.id}  {_when(t.due_ms)}  {left}{note}")
+    return 0
+
+
+def _print_reply(args: argparse.Namespace, reply: Reply, extra: str) -> int:
+    import json
+
+    if reply.is_error:  # the handlers raise for bad input; a reply error is still an error
+        from specialists.base.errors import UserError
+
+        raise UserError(reply.text.removeprefix("error: "))
+    if args.json:
+        print(json.dumps(dict(reply.data), separators=(",", ":")))
+    else:
+        text = reply.text.split(" The wake-up arrives")[0]  # the model's instruction, not ours
+        print(f"{text.rstrip('.')} ({extra})." if extra else text)
+    return 0
+
+
+def _timer_dict(t: Timer) -> dict[str, object]:
+    return {
+        "id": t.id,
+        "due_ms": t.due_ms,
+        "state": t.state,
+        "note": t.note,
+        "created_ms": t.created_ms,
+        "done_at_ms": t.done_at_ms,
+    }
+
+
+def _when(ms: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(ms / 1000))
+
+
+def _span(ms: int) -> str:
+    from specialists.base.display import duration
+
+    return "now" if ms <= 0 else duration(ms / 1000)
+
+
+def _config_raw(project: Project) -> dict[str, object]:
+    from specialists.catalog.config import load_config
+
+    return dict(load_config(project.root).raw)

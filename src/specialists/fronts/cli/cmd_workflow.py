@@ -1,0 +1,232 @@
+"""`specialists workflow run|list|show|resume`: scripted fan-outs as jobs (docs/workflows.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from specialists.project import Project
+    from specialists.store.jobs import JobStore
+    from specialists.store.records import JobRecord
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("workflow", help="run, list, show and resume workflows")
+    wsub = p.add_subparsers(dest="workflow_command", required=True)
+    r = wsub.add_parser("run", help="start a workflow (a job; it survives this command)")
+    r.add_argument("workflow", help="a name (.specialists/workflows/<name>.*) or a path")
+    r.add_argument("--arg", action="append", default=[], metavar="K=V", help="an argument")
+    r.add_argument("--args-json", metavar="JSON", help="arguments as one JSON object")
+    r.add_argument("--concurrency", type=int, help="children at once (default min(16, cores-2))")
+    r.add_argument("--detach", action="store_true", help="print the job id and return at once")
+    r.add_argument("--mission", metavar="ID", help="run it on this mission (it must exist)")
+    r.add_argument(
+        "--budget-tokens", type=int, metavar="N", help="launch no child once children used N"
+    )
+    r.add_argument("--json", action="store_true", help="machine-readable output")
+    r.set_defaults(run=run)
+    lst = wsub.add_parser("list", help="workflow runs and the workflows you can run")
+    lst.add_argument("--json", action="store_true", help="machine-readable output")
+    lst.set_defaults(run=run)
+    s = wsub.add_parser("show", help="a workflow's keys, children, phases and receipt")
+    s.add_argument("id", help="the workflow's job id (or a unique prefix)")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.set_defaults(run=run)
+    re_ = wsub.add_parser("resume", help="run a workflow again, skipping its finished keys")
+    re_.add_argument("id", help="the workflow's job id (or a unique prefix)")
+    re_.add_argument(
+        "--rerun-changed",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="run KEY again although it finished with other inputs ('all' for every key)",
+    )
+    re_.add_argument(
+        "--budget-tokens", type=int, metavar="N", help="a new token budget for the resumed run"
+    )
+    re_.add_argument("--detach", action="store_true", help="print the job id and return at once")
+    re_.add_argument("--json", action="store_true", help="machine-readable output")
+    re_.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, project: Project) -> int:
+    command = args.workflow_command
+    if command == "list":
+        return _list(args, project)
+    if command == "show":
+        return _show(args, project)
+    from specialists.features.workflows.launch import (
+        origin_from_env,
+        resume_request,
+        workflow_record,
+    )
+
+    if command == "run":
+        from specialists.features.workflows.launch import WorkflowRequest
+        from specialists.features.workflows.source import find_workflow
+
+        source = find_workflow(project.root, args.workflow)
+        request = WorkflowRequest(source, _args(args), args.concurrency, args.budget_tokens)
+        mission = _mission(project, args.mission, None)
+    else:
+        rerun: Any = True if "all" in args.rerun_changed else tuple(args.rerun_changed)
+        request, old = resume_request(project.store, args.id, rerun_changed=rerun)
+        if args.budget_tokens is not None:
+            import dataclasses
+
+            request = dataclasses.replace(request, budget_tokens=args.budget_tokens)
+        mission = _mission(project, None, old.id)
+    record = workflow_record(project.root, request, origin_job=origin_from_env())
+    record = record.replace(owner=list(project.owner.keys))
+    if mission is not None:
+        record = record.replace(runner_options={**record.runner_options, "mission_id": mission})
+    job_id = project.start_background(record)
+    if mission is not None:
+        _link(project, mission, record.replace(id=job_id), quiet=args.json)
+    if args.detach:
+        print(job_id if not args.json else f'{{"id": "{job_id}"}}')
+        return 0
+    return _follow(project.store, job_id, as_json=args.json)
+
+
+def _mission(project: Project, attach: str | None, resumed: str | None) -> str | None:
+    """The mission the run goes on: `--mission ID` (strict: it must exist and be open), or the
+    resumed workflow's own; none otherwise (a workflow makes no mission by itself)."""
+    from specialists.features.missions.launch import MissionChoice, check_before_launch
+    from specialists.features.missions.model import check_id
+    from specialists.features.missions.store import MissionStore
+
+    root = project.store.root
+    if attach is not None:
+        choice = MissionChoice("attach", check_id(attach))
+        check_before_launch(root, choice)
+        return choice.mission_id
+    return MissionStore(root).mission_of_job(resumed) if resumed else None
+
+
+def _link(project: Project, mission_id: str, record: JobRecord, *, quiet: bool) -> None:
+    from specialists.features.missions.launch import Launched, MissionChoice, link_after_launch
+
+    warnings: list[str] = []
+    choice = MissionChoice("attach", mission_id)
+    link_after_launch(project.store.root, choice, Launched.of(record), warnings)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if not quiet and not warnings:
+        print(f"mission {mission_id}", file=sys.stderr)
+
+
+def _args(args: argparse.Namespace) -> dict[str, Any]:
+    import json
+
+    from specialists.base.errors import UserError
+
+    out: dict[str, Any] = {}
+    if args.args_json:
+        try:
+            loaded = json.loads(args.args_json)
+        except ValueError as exc:
+            raise UserError(f"--args-json is not JSON: {exc}") from None
+        if not isinstance(loaded, dict):
+            raise UserError("--args-json must be a JSON object")
+        out.update(loaded)
+    for item in args.arg:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"--arg {item!r} is not K=V")
+        out[key.strip()] = value
+    return out
+
+
+def _follow(store: JobStore, job_id: str, *, as_json: bool) -> int:
+    """Print the workflow's progress until it ends; Ctrl-C leaves it running."""
+    import json
+    import time
+
+    from specialists.base.display import display_line
+    from specialists.fronts.view import current_status
+
+    seq = 0
+    if not as_json:
+        print(f"workflow {job_id} started (Ctrl-C leaves it running)", file=sys.stderr)
+    try:
+        while True:
+            status = current_status(store, job_id)
+            for event in store.read_events(job_id, seq + 1):
+                seq = max(seq, int(event.get("seq", 0)))
+                if event.get("event") == "notice" and not as_json:
+                    print(display_line(str(event.get("message", "")), 300), file=sys.stderr)
+            if not status.active:
+                break
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        print(f"\nworkflow {job_id} keeps running; `specialists workflow show {job_id}`")
+        return 130
+    result = store.read_result(job_id)
+    if as_json:
+        print(
+            json.dumps(
+                {"id": job_id, "status": status.status, "error": status.error, "result": result}
+            )
+        )
+    elif status.status == "done":
+        print(result or "")
+    else:
+        print(f"error: workflow {job_id} {status.status}: {status.error}", file=sys.stderr)
+    return 0 if status.status == "done" else 1
+
+
+def _list(args: argparse.Namespace, project: Project) -> int:
+    import json
+
+    from specialists.features.workflows.source import list_workflows
+    from specialists.features.workflows.views import workflow_jobs
+
+    runs = workflow_jobs(project.store)
+    files = list_workflows(project.root)
+    if args.json:
+        print(json.dumps({"runs": runs, "workflows": [{"name": n, "path": p} for n, p in files]}))
+        return 0
+    for name, path in files:
+        print(f"{name:<24} {path}")
+    if files and runs:
+        print()
+    for r in runs:
+        extra = f" (resumes {r['resume_of']})" if r["resume_of"] else ""
+        print(f"{r['id']}  {r['status']:<9} {r['name']}{extra}")
+    if not files and not runs:
+        print("no workflows")
+    return 0
+
+
+def _show(args: argparse.Namespace, project: Project) -> int:
+    import json
+
+    from specialists.base.display import display_line
+    from specialists.features.workflows.views import show_workflow
+
+    view = show_workflow(project.store, args.id)
+    if args.json:
+        print(json.dumps(view))
+        return 0
+    print(f"workflow {view['id']} {view['name']}: {view['status']}")
+    if view["error"]:
+        print(f"  error: {display_line(view['error'], 300)}")
+    if view["phases"]:
+        print("  phases: " + " > ".join(str(p) for p in view["phases"]))
+    receipt = (view.get("receipt") or {}).get("children") or {}
+    for child in view["children"]:
+        more = receipt.get(child["key"]) or {}
+        resumable = ""
+        if more:
+            resumable = (
+                " resumable" if more.get("resumable") else f" not resumable ({more.get('why')})"
+            )
+        jobs = f" ({len(child['jobs'])} jobs)" if len(child["jobs"]) > 1 else ""
+        print(
+            f"  {child['key']:<28} {child['journal']:<9} job {child['job']} {child['agent']}"
+            f" [{child['context']}]{jobs}{resumable}"
+        )
+    return 0

@@ -1,0 +1,133 @@
+"""The one health line `specialists status` starts with (seed 000, section 3.2):
+
+    specialists: 12 found · pi 0.73.1 · claude 2.1.197 · codex missing · beads off · MCP: project
+
+`status` must stay fast, so nothing here starts a process, imports the catalog (YAML) or
+even `shutil`: specialists are counted by definition file name (as the session-start hook
+does), agent CLIs are found on PATH by hand and their versions read from the package.json
+beside the binary, and the one slow read, the user's ~/.claude.json (often megabytes), is
+cached by size and modification time in $XDG_STATE_HOME/specialists/health.json.
+`specialists doctor` is the thorough check; this line is a glance.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from specialists.store.atomic import write_atomic
+from specialists.store.paths import user_state_dir
+
+AGENTS = ("pi", "claude", "codex")
+BIN_ENVS = {n: f"SPECIALISTS_{n.upper()}_BIN" for n in AGENTS}  # as each runner's BIN_ENV
+BD_ENV = "SPECIALISTS_BD_BIN"  # as beads.BD_ENV
+CACHE_NAME = "health.json"
+MCP_NAME = "specialists"  # as install.MCP_NAME; a test keeps them equal
+MAX_JSON_BYTES = 64 * 1024 * 1024
+
+
+def which(name: str) -> str | None:
+    """`shutil.which` without importing shutil (13 ms here): the first executable on PATH."""
+    if os.sep in name:
+        return name if os.access(name, os.X_OK) and os.path.isfile(name) else None
+    for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(directory or ".", name)
+        if os.access(path, os.X_OK) and os.path.isfile(path):
+            return path
+    return None
+
+
+def agent_version(binary: str) -> str | None:
+    """The npm package version of an agent CLI, from the package.json above its real path."""
+    try:
+        here = Path(os.path.realpath(binary)).parent
+    except (OSError, ValueError):
+        return None
+    for directory in (here, *list(here.parents)[:3]):
+        try:
+            with open(directory / "package.json", "rb") as f:
+                data = json.loads(f.read(256 * 1024))
+        except (OSError, ValueError):
+            continue
+        version = data.get("version") if isinstance(data, dict) else None
+        return version if isinstance(version, str) and len(version) < 40 else None
+    return None
+
+
+def _agents() -> list[str]:
+    parts = []
+    for name in AGENTS:
+        path = which(os.environ.get(BIN_ENVS[name]) or name)
+        if path is None:
+            parts.append(f"{name} missing")
+        else:
+            parts.append(f"{name} {agent_version(path) or 'found'}")
+    return parts
+
+
+def _beads(root: Path) -> str:
+    # As beads.client.bd_path, without importing the beads package.
+    if which(os.environ.get(BD_ENV) or "bd") is None:
+        return "beads off"
+    uses = os.environ.get("BEADS_DIR") or any(
+        (d / ".beads").is_dir() for d in (root, *root.parents)
+    )
+    return "beads on" if uses else "beads: no .beads/"
+
+
+def _read_json(path: Path, limit: int) -> object:
+    """A small JSON file, or None when it is missing or damaged (not ours to judge here:
+    `doctor` and `install` say more)."""
+    try:
+        with open(path, "rb") as f:
+            return json.loads(f.read(limit))
+    except (OSError, ValueError):
+        return None
+
+
+def _registered(path: Path) -> bool:
+    data = _read_json(path, MAX_JSON_BYTES)
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    return isinstance(servers, dict) and MCP_NAME in servers
+
+
+def user_claude_json() -> Path:
+    """As install.user_targets(): $CLAUDE_CONFIG_DIR/.claude.json, else ~/.claude.json."""
+    config = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(config) / ".claude.json" if config else Path.home() / ".claude.json"
+
+
+def _user_registered() -> bool:
+    """Whether ~/.claude.json names our server; cached by the file's size and mtime."""
+    path = user_claude_json()
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    stamp = [st.st_size, st.st_mtime_ns]
+    cache = user_state_dir() / CACHE_NAME
+    cached = _read_json(cache, 4096)
+    if isinstance(cached, dict) and cached.get("claude_json") == [str(path), *stamp]:
+        return cached.get("registered") is True
+    registered = _registered(path)
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        doc = {"claude_json": [str(path), *stamp], "registered": registered}
+        write_atomic(cache, json.dumps(doc).encode())
+    except OSError:
+        return registered  # a read-only state dir only costs the next status the same read
+    return registered
+
+
+def _mcp(root: Path) -> str:
+    if _registered(root / ".mcp.json"):
+        return "MCP: project"
+    return "MCP: user" if _user_registered() else "MCP: not registered (specialists install)"
+
+
+def health_line(root: Path) -> str:
+    from specialists.fronts.hooks.session_start import specialist_names
+
+    found = len(specialist_names(root))
+    return " · ".join([f"specialists: {found} found", *_agents(), _beads(root), _mcp(root)])

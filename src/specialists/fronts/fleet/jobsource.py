@@ -1,0 +1,259 @@
+"""The job store as a row source, read incrementally.
+
+A refresh lists the job directories (one scandir) and stats only the status files of jobs
+not yet seen finished: a finished job never changes again (only gc removes it), so its row
+is kept and its file never touched again. A status file is re-read only when its inode,
+mtime or size changed, and every `health_every_s` each active job is re-read anyway and its
+supervisor checked: a dead one is recorded by crash recovery as every reader does.
+
+Each file is treated as hostile: a symlink, a FIFO, a huge file or a field of the wrong type
+makes a "damaged" row naming the problem, and every other job still renders.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import math
+import os
+import stat
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from specialists.base.errors import StoreError
+from specialists.fronts.fleet.rows import Row, printable
+from specialists.fronts.view import current_status
+from specialists.store.jobs import STATUS_FILE, JobStore
+from specialists.store.records import TERMINAL_STATES, JobStatus
+from specialists.supervise.recovery import recover_if_dead
+
+HEALTH_EVERY_S = 2.0
+MAX_STATUS_BYTES = 1 << 20  # a status file is a few hundred bytes; past this it is damaged
+ACTIVITY_CHARS = 300
+
+_Signature = tuple[int, int, int]  # inode, mtime_ns, size: temp+rename changes the inode
+
+
+class _Entry:
+    __slots__ = ("final", "row", "signature", "status")
+
+    def __init__(
+        self, signature: _Signature | None, row: Row, status: JobStatus | None, final: bool
+    ) -> None:
+        self.signature = signature
+        self.row = row
+        self.status = status
+        self.final = final
+
+
+class JobSource:
+    """Rows for every job directory in the store; see the module docstring for the rules."""
+
+    def __init__(
+        self,
+        store: JobStore,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        health_every_s: float = HEALTH_EVERY_S,
+    ) -> None:
+        self.store = store
+        self._clock = clock
+        self._health_every_s = health_every_s
+        self._last_health: float | None = None
+        self._entries: dict[str, _Entry] = {}
+        self.reads = 0  # status files parsed, for tests and benchmarks
+
+    def rows(self) -> Iterable[Row]:
+        return (entry.row for entry in self._entries.values())
+
+    def refresh(self) -> bool:
+        ids = self.store.list_ids()
+        changed = False
+        present = set(ids)
+        for gone in [job_id for job_id in self._entries if job_id not in present]:
+            del self._entries[gone]  # gc removed it
+            changed = True
+        now = self._clock()
+        health = self._last_health is None or now - self._last_health >= self._health_every_s
+        if health:
+            self._last_health = now
+        for job_id in ids:
+            entry = self._entries.get(job_id)
+            if entry is not None and entry.final:
+                continue
+            fresh = self._update(job_id, entry, health)
+            if fresh is not None:
+                self._entries[job_id] = fresh
+                changed = changed or entry is None or entry.row != fresh.row
+        return changed
+
+    def _update(self, job_id: str, entry: _Entry | None, health: bool) -> _Entry | None:
+        path = os.path.join(self.store.jobs_dir, job_id, STATUS_FILE)
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            return self._unstarted(job_id, entry, health)
+        except OSError as exc:
+            return _Entry(None, damaged_row(job_id, _os_reason(exc)), None, False)
+        signature: _Signature | None = (info.st_ino, info.st_mtime_ns, info.st_size)
+        if entry is not None and entry.signature == signature and not health:
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            what = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "not a regular file"
+            return _Entry(signature, damaged_row(job_id, f"status.json is {what}"), None, False)
+        try:
+            status = self._read(path)
+            row = job_row(job_id, status)  # fields checked before recovery acts on any
+        except _Damaged as exc:
+            return _Entry(signature, damaged_row(job_id, str(exc)), None, False)
+        if status.active and health:
+            try:
+                recovered = recover_if_dead(self.store, job_id, status)
+            except (StoreError, OSError, TypeError, ValueError) as exc:
+                reason = f"cannot check its supervisor: {exc}"
+                return _Entry(signature, damaged_row(job_id, reason), None, False)
+            if recovered is not status:
+                # Recovery rewrote the file: show what it wrote, read it afresh next time.
+                return self._entry_of(job_id, None, recovered)
+        return _Entry(signature, row, status, row.status in TERMINAL_STATES)
+
+    def _read(self, path: str) -> JobStatus:
+        self.reads += 1
+        try:
+            # O_NONBLOCK: a FIFO swapped in after the lstat must not hang the view.
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError as exc:
+            raise _Damaged(_os_reason(exc)) from exc
+        try:
+            with os.fdopen(fd, "rb") as f:
+                raw = f.read(MAX_STATUS_BYTES + 1)
+        except OSError as exc:
+            raise _Damaged(_os_reason(exc)) from exc
+        if len(raw) > MAX_STATUS_BYTES:
+            raise _Damaged(f"status.json is larger than {MAX_STATUS_BYTES} bytes")
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise _Damaged(f"status.json is not valid JSON ({str(exc)[:80]})") from exc
+        if not isinstance(data, dict):
+            raise _Damaged("status.json does not hold a JSON object")
+        try:
+            return JobStatus.from_dict(data)
+        except StoreError as exc:
+            raise _Damaged(exc.message) from exc
+
+    def _entry_of(self, job_id: str, signature: _Signature | None, status: JobStatus) -> _Entry:
+        try:
+            row = job_row(job_id, status)
+        except _Damaged as exc:
+            return _Entry(signature, damaged_row(job_id, str(exc)), None, False)
+        return _Entry(signature, row, status, row.status in TERMINAL_STATES)
+
+    def _unstarted(self, job_id: str, entry: _Entry | None, health: bool) -> _Entry | None:
+        """No status.json yet: being created, or abandoned by a launcher that died."""
+        if entry is not None and not health:
+            return None
+        if entry is None and not health:
+            status = JobStatus(id=job_id, specialist="?")
+        else:
+            try:
+                status = current_status(self.store, job_id)
+            except (StoreError, OSError) as exc:
+                return _Entry(None, damaged_row(job_id, str(exc)), None, False)
+        fresh = self._entry_of(job_id, None, status)
+        fresh.final = False  # it may still be created, or its status file may yet appear
+        return fresh
+
+
+class _Damaged(Exception):
+    """A status file that cannot be shown as a job; the message says why."""
+
+
+def job_row(job_id: str, st: JobStatus) -> Row:
+    """The row of one job. Raises _Damaged when a field has the wrong type."""
+    status = _text(st.status, "status")
+    if status not in TERMINAL_STATES and status not in ("starting", "running", "waiting"):
+        raise _Damaged(f"status.json has an unknown status {status[:40]!r}")
+    tokens = st.tokens if isinstance(st.tokens, dict) else {}
+    parent = _opt_text(st.parent_id, "parent_id")
+    return Row(
+        key=f"job:{job_id}",
+        kind="job",
+        job_id=job_id,
+        title=printable(_text(st.specialist, "specialist"))[:80],
+        status=status,
+        parent=f"job:{parent}" if parent and parent != job_id else None,
+        activity=_activity(st, status),
+        started_at_ms=_int(st.started_at_ms, "started_at_ms"),
+        finished_at_ms=_int(st.finished_at_ms, "finished_at_ms") or None,
+        elapsed_s=_float(st.elapsed_s, "elapsed_s"),
+        tokens_in=sum(_int(tokens.get(k), k) for k in ("input", "cache_read", "cache_write")),
+        tokens_out=_int(tokens.get("output"), "output"),
+        cost_usd=_float(st.cost_usd, "cost_usd"),
+        attention=printable(_opt_text(st.needs_attention, "needs_attention"))[:200] or None,
+        stalled=st.stalled is True,
+        keep_alive=st.keep_alive is True,
+        model=printable(_opt_text(st.model, "model"))[:80] or None,
+        runner=printable(_opt_text(st.runner, "runner"))[:40] or None,
+    )
+
+
+def damaged_row(job_id: str, reason: str) -> Row:
+    return Row(
+        key=f"job:{job_id}",
+        kind="damaged",
+        job_id=job_id,
+        title="?",
+        status="damaged",
+        activity=printable(reason)[:ACTIVITY_CHARS],
+    )
+
+
+def _activity(st: JobStatus, status: str) -> str:
+    if status == "running":
+        text = _opt_text(st.current_tool, "current_tool") or _opt_text(
+            st.current_event, "current_event"
+        )
+    elif status == "waiting":
+        text = "waiting for a follow-up"
+    elif status in ("error", "cancelled"):
+        text = _opt_text(st.error, "error") or status
+    elif status == "starting":
+        text = "starting"
+    else:
+        text = ""
+    return printable(text)[:ACTIVITY_CHARS]
+
+
+def _text(value: Any, field: str) -> str:
+    if not isinstance(value, str):
+        raise _Damaged(f"status.json field {field!r} is not a string")
+    return value
+
+
+def _opt_text(value: Any, field: str) -> str | None:
+    return None if value is None else _text(value, field)
+
+
+def _int(value: Any, field: str) -> int:
+    if value is None:
+        return 0
+    return int(_float(value, field))
+
+
+def _float(value: Any, field: str) -> float:
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _Damaged(f"status.json field {field!r} is not a number")
+    number = float(value)
+    if not math.isfinite(number):
+        raise _Damaged(f"status.json field {field!r} is not a finite number")
+    return number
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "status.json is a symbolic link"
+    return f"status.json cannot be read: {exc.strerror or exc}"

@@ -1,0 +1,113 @@
+"""Rows: one line of the fleet, whatever its source.
+
+Every source (the job store today; wave 2 adds timers, missions and schedules beside the
+jobs) yields `Row`s keyed `<source>:<id>`. A row names its parent by key, so the tree is
+built the same way for a continuation, a thread, a workflow child, a proc job or a timer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from specialists.store.records import ACTIVE_STATES
+
+# "job": a job directory with a readable status.json. "damaged": one whose status cannot be
+# read; it is shown, never dropped, and the rest still render. "timer": a pending timer under
+# its owner (fleet/timersource.py). Wave 2 adds its kinds here ("proc", "thread",
+# "workflow"), each with the source that yields it.
+RowKind = Literal["job", "damaged", "timer"]
+
+# C0 and C1 control characters, DEL included: an agent's text may carry terminal escapes.
+_CONTROLS: dict[int, str | None] = {c: None for c in (*range(0x20), *range(0x7F, 0xA0))}
+_CONTROLS.update({ord("\n"): " ", ord("\t"): " ", ord("\r"): " "})
+
+
+_BLOCK_CONTROLS = {k: v for k, v in _CONTROLS.items() if k not in (ord("\n"), ord("\t"))}
+
+
+def printable(text: str | None) -> str:
+    """`text` on one line, safe to put on a terminal or a page: control characters removed."""
+    return (text or "").translate(_CONTROLS)
+
+
+def printable_block(text: str | None) -> str:
+    """Like `printable`, keeping line breaks and tabs (an answer shown whole)."""
+    return (text or "").translate(_BLOCK_CONTROLS)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    key: str  # "<source>:<id>", unique across sources
+    kind: RowKind
+    title: str  # the specialist's name
+    status: str  # a job status, or "damaged"
+    parent: str | None = None  # the parent row's key
+    job_id: str | None = None  # set on rows a person can act on (stop, steer, feed)
+    activity: str = ""  # current tool or event; the error of a failed or damaged job
+    started_at_ms: int = 0
+    finished_at_ms: int | None = None
+    elapsed_s: float = 0.0  # as recorded; `elapsed()` is live for active rows
+    tokens_in: int = 0  # prompt tokens, cache reads and writes included
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    attention: str | None = None  # why the job needs a person (status.json needs_attention)
+    stalled: bool = False
+    keep_alive: bool = False
+    model: str | None = None
+    runner: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.status in ACTIVE_STATES
+
+    def elapsed(self, now_ms: int) -> float:
+        if self.active and self.started_at_ms:
+            return max(0.0, (now_ms - self.started_at_ms) / 1000)
+        return self.elapsed_s
+
+    def flags(self) -> tuple[str, ...]:
+        """What should catch a person's eye, most urgent first."""
+        out = []
+        if self.kind == "damaged":
+            out.append("damaged")
+        if self.attention:
+            out.append("attention")
+        if self.stalled and self.active:
+            out.append("stalled")
+        return tuple(out)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "kind": self.kind,
+            "title": self.title,
+            "status": self.status,
+            "parent": self.parent,
+            "job_id": self.job_id,
+            "activity": self.activity,
+            "started_at_ms": self.started_at_ms,
+            "finished_at_ms": self.finished_at_ms,
+            "elapsed_s": self.elapsed_s,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "cost_usd": self.cost_usd,
+            "attention": self.attention,
+            "stalled": self.stalled,
+            "keep_alive": self.keep_alive,
+            "model": self.model,
+            "runner": self.runner,
+            "active": self.active,
+            "flags": list(self.flags()),
+        }
+
+
+class RowSource(Protocol):
+    """Where rows come from. `refresh` re-reads only what changed since the last call."""
+
+    def refresh(self) -> bool:
+        """Bring the rows up to date; True when any row was added, changed or removed."""
+        ...
+
+    def rows(self) -> Iterable[Row]: ...

@@ -1,0 +1,230 @@
+"""SessionStart: a few lines on active jobs and the specialists one can start.
+
+Fast by construction:
+- Active jobs: jobs in the finished-jobs index (kept by `status`) are skipped unread. A live
+  supervisor rewrites status.json at least every 5 s (its heartbeat), so of the rest only
+  status files modified in the last LIVE_WINDOW_S seconds are read. An "active" status older
+  than that belongs to a dead supervisor, which `specialists status` recovers.
+- Specialists: names come from definition file names in the catalog's directories, without
+  parsing YAML. `definition_dirs` mirrors catalog.discovery.source_dirs (a test keeps the
+  two equal) because importing the catalog costs more than this whole hook may take.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from specialists.base.display import display_line, duration
+from specialists.base.owner import Owner, reading_owner
+from specialists.base.vocab import SPEC_SUFFIXES
+from specialists.fronts.hooks.common import hook_reply, log, read_json_object
+from specialists.fronts.hooks.delivery import has_pending
+from specialists.store.ids import is_job_id
+
+# `typing` costs ~5 ms to import; annotations are strings here, so only type checkers need it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TextIO
+
+EVENT = "SessionStart"
+LIVE_WINDOW_S = 60.0
+MAX_JOBS_SHOWN = 5
+MAX_NAMES_SHOWN = 30
+MAX_DEPTH = 4  # as catalog.discovery.MAX_DEPTH
+BUILTIN_DIR = Path(__file__).resolve().parents[2] / "catalog" / "builtin"
+ACTIVE = frozenset({"starting", "running", "waiting"})
+INDEX_NAME = ".finished.json"  # as jobs.index.INDEX_NAME
+INDEX_VERSION = 1  # as jobs.index.INDEX_VERSION
+MAX_MISSIONS_READ = 200
+MISSION_HEAD = 256  # missions/codec.py writes schema, id and status first
+
+
+def definition_dirs(project_root: Path) -> list[tuple[Path, str]]:
+    """(directory, kind) in catalog precedence order; kind is 'specialist' or 'agent'."""
+    home = Path.home()
+    config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    claude = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
+    pi = Path(os.environ.get("PI_CODING_AGENT_DIR") or home / ".pi" / "agent")
+    project = [
+        (project_root / "specialists", "specialist"),
+        (project_root / ".agents" / "specialists", "specialist"),
+        (project_root / ".claude" / "agents", "agent"),
+        (project_root / ".pi" / "agents", "agent"),
+    ]
+    user = [
+        (config / "specialists" / "specialists", "specialist"),
+        (home / ".agents" / "specialists", "specialist"),
+        (claude / "agents", "agent"),
+        (pi / "agents", "agent"),
+    ]
+    seen = {_path_key(p) for p, _ in project}
+    user = [(p, k) for p, k in user if _path_key(p) not in seen]
+    return [*project, *user, (BUILTIN_DIR, "specialist")]
+
+
+def _path_key(path: Path) -> str:
+    try:
+        return str(path.resolve())
+    except OSError:
+        return str(path.absolute())
+
+
+def _stem(name: str, kind: str) -> str:
+    if name.startswith("."):
+        return ""
+    if kind == "agent":
+        return name[:-3] if name.endswith(".md") else ""
+    for suffix in SPEC_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return ""
+
+
+def specialist_names(project_root: Path) -> list[str]:
+    """Names by file name, first scope wins, sorted. Damaged files are `list`'s business."""
+    names: set[str] = set()
+    for directory, kind in definition_dirs(project_root):
+        if not directory.is_dir():
+            continue
+        for dirpath, dirnames, filenames in os.walk(directory):
+            depth = len(Path(dirpath).relative_to(directory).parts)
+            dirnames[:] = [d for d in dirnames if not d.startswith(".") and depth < MAX_DEPTH]
+            for name in filenames:
+                stem = _stem(name, kind)
+                if stem:
+                    names.add(stem)
+    return sorted(names)
+
+
+def active_jobs(state_dir: Path, now: float | None = None) -> list[dict[str, Any]]:
+    """Statuses of jobs whose supervisor wrote recently and that are not finished."""
+    now = time.time() if now is None else now
+    jobs_dir = state_dir / "jobs"
+    found: list[dict[str, Any]] = []
+    try:
+        entries = list(os.scandir(jobs_dir))
+    except FileNotFoundError:
+        return found
+    finished = finished_ids(jobs_dir)
+    for entry in entries:
+        if not is_job_id(entry.name) or entry.name in finished:
+            continue
+        path = entry.path + "/status.json"  # strings, not Path: 1,000 Paths cost ~10 ms
+        try:
+            if now - os.stat(path).st_mtime > LIVE_WINDOW_S:
+                continue
+            status = read_json_object(Path(path))
+        except FileNotFoundError:
+            continue
+        except (ValueError, OSError) as exc:
+            log("session-start", f"job {entry.name}: unreadable status.json: {exc}")
+            continue
+        if status.get("status") in ACTIVE:
+            status.setdefault("id", entry.name)
+            found.append(status)
+    found.sort(key=lambda s: s.get("started_at_ms") or 0)
+    return found
+
+
+def finished_ids(jobs_dir: Path) -> frozenset[str]:
+    """Ids in the finished-jobs index (jobs/index.py) that `status` keeps; read, never written.
+
+    Read here without importing jobs.index (it pulls in the store); a test keeps the formats
+    in step. A missing or unknown index only means more status files are looked at.
+    """
+    try:
+        data = read_json_object(jobs_dir / INDEX_NAME)
+        if data.get("v") != INDEX_VERSION:
+            return frozenset()
+        return frozenset(row[0] for row in data["jobs"])
+    except FileNotFoundError:
+        return frozenset()
+    except (ValueError, OSError, TypeError, KeyError, IndexError) as exc:
+        log("session-start", f"ignoring the finished-jobs index: {exc}")
+        return frozenset()
+
+
+def open_missions(state_dir: Path) -> list[str]:
+    """Ids of active or paused missions, from the head of each mission.json (no JSON parse:
+    a bounded read of MISSION_HEAD bytes, no link followed, no FIFO opened)."""
+    folder = state_dir / "missions"
+    try:
+        names = sorted(n for n in os.listdir(folder) if not n.startswith("."))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    found = []
+    for name in names[:MAX_MISSIONS_READ]:
+        try:
+            fd = os.open(
+                folder / name / "mission.json", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+            )
+        except OSError:
+            continue  # missing or planted: `mission list` names it
+        try:
+            head = os.read(fd, MISSION_HEAD)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        if b'"status": "active"' in head or b'"status": "paused"' in head:
+            found.append(name)
+    return found
+
+
+def context(
+    state_dir: Path, project_root: Path, now: float | None = None, owner: Owner | None = None
+) -> str:
+    now = time.time() if now is None else now
+    owner = reading_owner() if owner is None else owner
+    lines: list[str] = []
+    jobs = active_jobs(state_dir, now)
+    if jobs:
+        shown = []
+        for st in jobs[:MAX_JOBS_SHOWN]:
+            started = (st.get("started_at_ms") or now * 1000) / 1000
+            shown.append(
+                f"{st['id']} {display_line(st.get('specialist', '?'), 40)} "
+                f"{display_line(st.get('status'), 12)} {duration(now - started)}"
+            )
+        extra = f" (+{len(jobs) - MAX_JOBS_SHOWN} more)" if len(jobs) > MAX_JOBS_SHOWN else ""
+        lines.append(
+            f"[specialists] {len(jobs)} active job(s): {'; '.join(shown)}{extra}. "
+            "Check: specialists status"
+        )
+    if has_pending(state_dir, owner.keys):
+        lines.append(
+            "[specialists] events for this session are waiting (finished jobs, timers); "
+            "they come with the next prompt."
+        )
+    missions = open_missions(state_dir)
+    if missions:
+        lines.append(
+            f"[specialists] {len(missions)} open mission(s): {', '.join(missions[:5])}. After "
+            "compaction recover with: specialists mission list, then specialists mission show <id>"
+        )
+    names = specialist_names(project_root)
+    if names:
+        listed = ", ".join(names[:MAX_NAMES_SHOWN])
+        if len(names) > MAX_NAMES_SHOWN:
+            listed += f", … (+{len(names) - MAX_NAMES_SHOWN}; specialists list)"
+        lines.append(
+            f"[specialists] available: {listed}. Start: specialists run <name> "
+            '--prompt "..." --background; collect: specialists result <job>'
+        )
+    return "\n".join(lines)
+
+
+def run(data: dict[str, Any], state_dir: Path, out: TextIO) -> None:
+    if os.path.lexists(state_dir / "ready"):  # wave 1's notice files: events from now on
+        from specialists.events.notices import migrate_ready
+
+        for problem in migrate_ready(state_dir):
+            log("session-start", problem)
+    # source (startup/resume/clear/compact) does not change what we say; the session does.
+    owner = reading_owner(data.get("session_id"))
+    text = context(state_dir, state_dir.parent, owner=owner)
+    if text:
+        out.write(hook_reply(EVENT, text) + "\n")
+        out.flush()

@@ -1,0 +1,291 @@
+"""The tool table: name, description, schemas and handler of every MCP tool, and `call_tool`.
+
+Descriptions are part of the product: the orchestrating model reads them to decide how to
+delegate. Each says to dispatch, keep working and not poll in a loop, in under 900
+characters (a test holds that line).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from specialists.base.display import one_line
+from specialists.base.errors import Bug, SpecialistsError, UserError
+from specialists.features.toolset import registry
+from specialists.fronts.mcp import agent_tools as a
+from specialists.fronts.mcp import control_tool as ctl
+from specialists.fronts.mcp import handlers as h
+from specialists.fronts.mcp import manage_tool as m
+from specialists.fronts.mcp import schedule_tool as sched
+from specialists.fronts.mcp import schemas as s
+from specialists.fronts.mcp import workflow_tool as wf
+from specialists.fronts.mcp.args import check_arguments
+from specialists.native.agent_tools import AgentTool
+
+log = logging.getLogger("specialists.fronts.mcp")
+
+MAX_DESCRIPTION = 900
+NO_POLL = "Do not poll in a loop."
+
+
+@dataclass(frozen=True)
+class McpTool:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    handler: Callable[[h.ServerContext, dict[str, Any]], dict[str, Any]]
+    read_only: bool = False
+    deprecated: bool = False
+    agent_tool: AgentTool | None = None  # a tool of the agent tool table (agent_tools.py)
+    # The model must read the text (a yield's "end your turn", an event): Claude Code shows a
+    # result's structuredContent instead of its text when there is one, so such a tool has no
+    # output schema and its data travels in `_meta` under DATA_META.
+    text_first: bool = False
+
+    @property
+    def served_output_schema(self) -> dict[str, Any] | None:
+        return None if self.text_first else self.output_schema
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """A tool's answer. A success carries `data` as structuredContent (it matches the tool's
+    output schema). An error carries only its one text line: the SDKs' clients check any
+    structuredContent of an error against the output schema too (the TypeScript one does),
+    and an error's fields cannot match an answer's schema. Its details (job_id, status) go
+    in `_meta` under ERROR_META, which no client validates."""
+
+    data: dict[str, Any]
+    text: str  # the text content block: what most clients show the model
+    is_error: bool = False
+
+
+ERROR_META = "specialists/error"
+DATA_META = "specialists/data"
+
+
+class UnknownTool(UserError):
+    """A tool name this server does not have (a protocol error, not a tool result)."""
+
+
+_RUN = (
+    "Start a specialist (a named coding agent: reviewer, debugger, explorer, ...) on a task "
+    "in the background. Returns {job_id} at once; the job runs under its own supervisor and "
+    "outlives this server. After dispatching, KEEP WORKING on something else: you are told "
+    "when the job ends; then call result once. " + NO_POLL + " The prompt is the whole task "
+    "(the specialist sees nothing else of this conversation): say what to do, where, and "
+    "what the answer must contain. Optional: model overrides the specialist's model, cwd the "
+    "working directory, timeout_s a time limit, continue_from a finished job whose session to "
+    "continue, sandbox: true a new git worktree (merge it later: specialists sandboxes "
+    "squash). Names: list_specialists. Each run gets a mission record (recover it after "
+    "compaction with the mission tool) unless mission is false; mission_id attaches one."
+)
+_STATUS = (
+    "Check jobs once. With job_id: that job (status, elapsed_s, what it is doing, error). "
+    "Without: active jobs, counts of finished ones and the few most recent. Statuses: "
+    "starting, running, waiting (idle, takes follow_up), done, error, cancelled. With "
+    "threads: true, also your child threads (spawn_thread): phase, runner, and its transport "
+    "with what it supports (tools, fork, messages). Do not call this in a loop to wait: "
+    "dispatch, keep working, and call result when the job's end is announced."
+)
+_RESULT = (
+    "The final answer of a finished job (or the latest answer of a job waiting for "
+    "follow-ups). Call it once, after the job's end is announced or status shows done. If the "
+    "job is still running you get an error saying so: keep working instead of retrying. "
+    + NO_POLL
+    + " Very long answers are clipped, with the path of the full text."
+)
+_FEED = (
+    "A job's events from sequence number from_seq (default 1), at most limit (default 50, "
+    "max 200): tool calls, turns, steering acks, errors. Returns events and next_seq to "
+    "continue from. For diagnosing a stuck or failing job, not for waiting on one. " + NO_POLL
+)
+_FOLLOW_UP = (
+    "Send another message to a live job: delivered when its current run ends, or at once to a "
+    "job that is waiting (keep-alive specialists answer, then wait). The new answer arrives "
+    "like the first: keep working and call result when its end is announced. " + NO_POLL + " "
+    "To continue a job that already finished, use run with continue_from."
+)
+_STOP = (
+    "Stop a job: graceful abort, then terminate; it ends as cancelled. A job that already "
+    "finished is left as it is. Returns its final status."
+)
+_USE = (
+    "Run a specialist synchronously and wait for its answer (up to timeout_s, default 120). "
+    "Only for quick tasks (well under a minute): you are blocked while it runs. On timeout the "
+    "job is stopped and an error is returned. For anything longer use run, which returns at "
+    "once so you can keep working. Jobs started here end if this server is terminated."
+)
+_START = (
+    "DEPRECATED: use run (same arguments and result). Starts a specialist in the background "
+    "and returns {job_id} at once. Keep working; call result when the job's end is announced. "
+    + NO_POLL
+)
+_POLL = (
+    "DEPRECATED: use status for one check and result for the answer. Returns a job's status, "
+    "plus its result when done. " + NO_POLL + " Dispatch, keep working, and read the result "
+    "once when the job's end is announced."
+)
+_STOP_OLD = "DEPRECATED: use stop. Stops a job (graceful abort, then terminate): it ends cancelled."
+_PARALLEL = (
+    "DEPRECATED: call run once per task instead (each returns at once) and keep working. "
+    "Starts up to 8 specialists together and waits for all of them up to timeout_s (default "
+    "300), blocking you meanwhile; jobs still running then are stopped. Returns one entry per "
+    "task: job_id, status, result or error."
+)
+_INIT = (
+    "Session start: the project root, the specialists available here, how many jobs are "
+    "active, whether beads (bd) is set up, and how to use these tools. Call once per session."
+)
+_LIST = (
+    "The specialists you can dispatch: name, description, scope (project, user, builtin), "
+    "permission tier, and runner and model when set. Definition files that failed to load "
+    "are listed under problems. Optional scope filter."
+)
+_HEALTH = (
+    "Health: circuit-breaker state per provider/model (closed is healthy; open means recent "
+    "failures, calls refused until a cooldown passes) and the jobs (active ones, counts and "
+    "the most recent finished). One check: " + NO_POLL
+)
+
+TOOLS: tuple[McpTool, ...] = (
+    McpTool("run", _RUN, s.RUN_ARGS, s.STARTED, h.run),
+    McpTool("status", _STATUS, s.OPTIONAL_JOB_ARGS, s.STATUS_RESULT, h.status, read_only=True),
+    McpTool("result", _RESULT, s.JOB_ARGS, s.ANSWER, h.result, read_only=True),
+    McpTool("feed", _FEED, s.FEED_ARGS, s.FEED_RESULT, h.feed, read_only=True),
+    McpTool("steer", ctl.STEER_DESCRIPTION, ctl.STEER_ARGS, ctl.STEERED, ctl.steer),
+    McpTool("follow_up", _FOLLOW_UP, s.MESSAGE_ARGS, s.SENT, h.follow_up),
+    McpTool("stop", _STOP, s.JOB_ARGS, s.STOPPED, h.stop),
+    McpTool("specialist_init", _INIT, s.NO_ARGS, s.INIT_RESULT, h.specialist_init, True),
+    McpTool("list_specialists", _LIST, s.LIST_ARGS, s.LIST_RESULT, h.list_specialists, True),
+    McpTool("specialist_status", _HEALTH, s.NO_ARGS, s.HEALTH_RESULT, h.specialist_status, True),
+    McpTool("use_specialist", _USE, s.USE_ARGS, s.ANSWER, h.use_specialist),
+    McpTool("start_specialist", _START, s.RUN_ARGS, s.STARTED, h.start_specialist, False, True),
+    McpTool("poll_specialist", _POLL, s.JOB_ARGS, s.JOB_BRIEF, h.poll_specialist, True, True),
+    McpTool("stop_specialist", _STOP_OLD, s.JOB_ARGS, s.STOPPED, h.stop_specialist, False, True),
+    McpTool(
+        "run_parallel", _PARALLEL, s.PARALLEL_ARGS, s.PARALLEL_RESULT, h.run_parallel, False, True
+    ),
+    McpTool("manage_specialist", m.DESCRIPTION, m.ARGS, m.RESULT, m.manage_specialist),
+    McpTool("schedule", sched.DESCRIPTION, sched.ARGS, sched.RESULT, sched.schedule),
+    McpTool("wait", ctl.WAIT_DESCRIPTION, ctl.WAIT_ARGS, ctl.RESULT, ctl.wait),  # subscribe writes
+    McpTool("interrupt", ctl.INTERRUPT_DESCRIPTION, s.JOB_ARGS, ctl.RESULT, ctl.interrupt),
+    McpTool(
+        "children", ctl.CHILDREN_DESCRIPTION, ctl.CHILDREN_ARGS, ctl.RESULT, ctl.children, True
+    ),
+    McpTool("workflow", wf.DESCRIPTION, wf.ARGS, wf.RESULT, wf.workflow),
+)
+
+
+def _unserved(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
+    raise Bug("a table tool is served by agent_tools.run_agent_tool, not a handler")
+
+
+# The agent tool table (toolset/registry.py) and `events`, next to the job tools above.
+TOOLS += (
+    McpTool(
+        "events",
+        a.EVENTS_DESCRIPTION,
+        a.EVENTS_SCHEMA,
+        a.ANY_RESULT,
+        _unserved,
+        True,
+        text_first=True,
+    ),
+    *(
+        McpTool(
+            t.name,
+            t.description,
+            dict(t.schema),
+            a.ANY_RESULT,
+            _unserved,
+            agent_tool=t,
+            text_first=True,
+        )
+        for t in registry.TOOLS
+    ),
+)
+TOOLS_BY_NAME: Mapping[str, McpTool] = {t.name: t for t in TOOLS}
+
+
+def served_tools(ctx: h.ServerContext) -> tuple[McpTool, ...]:
+    """The tools this server offers its client (the table's "child" tools only to a thread
+    job's agent). A job-scoped server (`--job`) serves the agent tool table alone: never the
+    orchestrator's job tools, nor `events` (the job's supervisor delivers its events)."""
+    offered = {t.name for t in a.offered_tools(ctx)}
+    if ctx.job_scope is not None:
+        return tuple(t for t in TOOLS if t.agent_tool is not None and t.name in offered)
+    return tuple(t for t in TOOLS if t.agent_tool is None or t.name in offered)
+
+
+def _names(ctx: h.ServerContext) -> set[str]:
+    return {t.name for t in served_tools(ctx)}
+
+
+def call_tool(
+    ctx: h.ServerContext,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    *,
+    call_id: str = "",
+    cancelled: threading.Event | None = None,
+) -> ToolOutcome:
+    """Check the arguments, run the handler, and shape the outcome. Only UnknownTool raises."""
+    spec = TOOLS_BY_NAME.get(name)
+    if spec is None or (
+        (spec.agent_tool is not None or ctx.job_scope is not None) and name not in _names(ctx)
+    ):
+        raise UnknownTool(f"unknown tool {name[:60]!r}", hint="see tools/list")
+    call_ctx = replace(ctx, warnings=[])  # this call's own warnings (calls run in threads)
+    try:
+        if spec.agent_tool is not None:  # the table's handlers check their own arguments
+            data, text, is_error = a.run_agent_tool(
+                spec.agent_tool, call_ctx, dict(arguments or {}), call_id, cancelled
+            )
+            if is_error:
+                line = one_line(text.removeprefix("error: "), 2000)
+                return ToolOutcome({"error": line}, f"error: {line}", is_error=True)
+        elif name == "events":
+            args = check_arguments(name, spec.input_schema, arguments)
+            data, text = a.collect_events(call_ctx, args, cancelled)
+        else:
+            args = check_arguments(name, spec.input_schema, arguments)
+            data = spec.handler(call_ctx, args)
+            text = render(name, data)
+    except SpecialistsError as exc:
+        return failure(exc)
+    except Exception as exc:  # the model gets one line; the trace goes to the log
+        log.exception("tool %s failed", name)
+        return failure(Bug(f"{name} failed: {type(exc).__name__}: {exc}"))
+    for warning in call_ctx.warnings:
+        log.warning("tool %s: %s", name, warning)
+        text += f"\nwarning: {one_line(warning, 300)}"
+    return ToolOutcome(data, text)
+
+
+def failure(exc: SpecialistsError) -> ToolOutcome:
+    """An error result: `error: <what> (<hint>)`, its details in data for `_meta`."""
+    line = one_line(exc.one_line(), 2000)
+    data = dict(exc.data) if isinstance(exc, h.ToolFailed) else {}
+    data["error"] = line
+    return ToolOutcome(data, f"error: {line}", is_error=True)
+
+
+def render(name: str, data: dict[str, Any]) -> str:
+    """The text block: the answer itself for answers, a nudge for dispatches, else JSON."""
+    if name in ("run", "start_specialist"):
+        return (
+            f"started job {data['job_id']} ({data.get('specialist', '?')}). Keep working; "
+            "call result when its end is announced."
+            + (f" Mission: {data['mission_id']}." if data.get("mission_id") else "")
+        )
+    if name in ("result", "use_specialist") and data.get("result") is not None:
+        clipped = " (clipped)" if data.get("truncated") else ""
+        return f"[job {data['job_id']} {data['status']}{clipped}]\n{data['result']}"
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)

@@ -1,0 +1,107 @@
+"""The MCP tool `workflow`: declarative workflows for an orchestrating model (docs/workflows.md).
+
+Only the declarative form is accepted here, inline or as the name of a YAML/JSON workflow in
+the project: a Python workflow is code run on the host, and a model must never get more power
+through a workflow than it was granted. Python workflows run from `specialists workflow run`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specialists.base.errors import UserError
+from specialists.fronts.mcp import handlers as h
+from specialists.fronts.mcp import schemas as s
+
+DESCRIPTION = (
+    "Run a declarative workflow as one background job: steps of run (one child), all (a "
+    "barrier over children or items) and pipeline (items through stages, no barrier), each "
+    "child {key, agent, task, runner?, model?, context?, schema?, sandbox?, timeout?, "
+    "max_turns?, max_tokens?, gate?, acceptance?, resume?}; placeholders {args.X} {item} "
+    "{prev.output} {results.KEY.output}. Stable keys; resume re-runs only unfinished keys. "
+    "action run (document or name, args), show (id: keys, children, receipt), list, resume "
+    "(id). Returns the job id at once; status/result/feed work on it. Python workflows are "
+    "not accepted here. Do not poll in a loop."
+)
+ARGS = s.obj(
+    {
+        "action": {"type": "string", "enum": ["run", "show", "list", "resume"]},
+        "document": {"type": "object", "description": "a declarative workflow: {steps: [...]}"},
+        "name": s.text("a YAML/JSON workflow in .specialists/workflows/", max_length=200),
+        "args": {"type": "object", "description": "the workflow's arguments"},
+        "concurrency": s.integer("children at once", 4, 1, 64),
+        "budget_tokens": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "no child launches once the run's children used this many tokens",
+        },
+        "id": s.JOB_ID,
+        "rerun_changed": {"type": "array", "items": s.text("a key", max_length=128)},
+    },
+    ("action",),
+)
+RESULT = {"type": "object"}
+
+
+def workflow(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
+    from specialists.features.workflows.launch import (
+        WorkflowRequest,
+        origin_from_env,
+        resume_request,
+        workflow_record,
+    )
+    from specialists.features.workflows.source import Source, find_workflow
+    from specialists.features.workflows.views import show_workflow, workflow_jobs
+
+    project = ctx.project
+    action = args["action"]
+    if action == "list":
+        return {"runs": workflow_jobs(project.store)}
+    if action == "show":
+        return show_workflow(project.store, _need(args, "id"))
+    if action == "resume":
+        rerun = tuple(args.get("rerun_changed") or ())
+        request, _old = resume_request(project.store, _need(args, "id"), rerun_changed=rerun)
+        if request.source.kind == "python":
+            raise _python_refused(request.source.name)
+    else:
+        document, name = args.get("document"), args.get("name")
+        if (document is None) == (name is None):
+            raise UserError("give exactly one of document or name")
+        if document is not None:
+            source = Source("declarative", str(document.get("name") or "inline"), None, document)
+        else:
+            source = find_workflow(project.root, str(name), any_path=False)
+            if source.kind == "python":
+                raise _python_refused(source.name)
+        request = WorkflowRequest(
+            source,
+            dict(args.get("args") or {}),
+            args.get("concurrency"),
+            args.get("budget_tokens"),
+        )
+    record = workflow_record(project.root, request, origin_job=origin_from_env())
+    record = record.replace(owner=list(ctx.keys()))
+    job_id = project.start_background(record, ctx.warnings)
+    return {
+        "id": job_id,
+        "status": "started",
+        "next": "It runs in the background; its end arrives as an event. Check it with status "
+        "or workflow show, and read its answer with result.",
+    }
+
+
+def _need(args: dict[str, Any], name: str) -> str:
+    value = args.get(name)
+    if not isinstance(value, str) or not value:
+        raise UserError(f"action {args['action']} needs {name}")
+    return value
+
+
+def _python_refused(name: str) -> UserError:
+    return UserError(
+        f"workflow {name!r} is Python, which the workflow tool does not run: a Python "
+        "workflow is code run on the host",
+        hint="submit a declarative document (steps: run / all / pipeline), or ask the user to "
+        f"run `specialists workflow run {name}`",
+    )

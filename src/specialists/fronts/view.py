@@ -1,0 +1,124 @@
+"""The read side every interface shares (CLI status/result/feed, the MCP tools): statuses
+with dead supervisors recorded on the way (recovery is applied only to active jobs), and
+the few facts each interface shows about a job: which answer, how long, doing what, how
+many of each outcome. The interfaces only render these; none computes them on its own.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+
+from specialists.base.errors import StoreError
+from specialists.store import index
+from specialists.store.jobs import ANSWERS_DIR, RESULT_FILE, JobStore, iter_statuses
+from specialists.store.records import JobStatus
+from specialists.supervise.recovery import recover_if_dead, settle_unstarted
+
+WAITING_DOING = "waiting for a follow-up"
+
+
+def elapsed_s(st: JobStatus | index.Finished, now: float | None = None) -> float:
+    """Seconds the job has run: live while it is active, as recorded once it ended."""
+    if isinstance(st, JobStatus) and st.active and st.started_at_ms:
+        now = time.time() if now is None else now
+        return round(max(0.0, now - st.started_at_ms / 1000), 1)
+    return st.elapsed_s
+
+
+def doing(st: JobStatus) -> str:
+    """What an active job is doing now, in a few words ('' when nothing is known): the tool
+    it runs (`bash(ls -la)`), else its latest event (`thinking`, `starting`)."""
+    if st.status == "waiting":
+        return WAITING_DOING
+    if not st.active:
+        return ""
+    return st.current_tool or st.current_event or ""
+
+
+def outcome_counts(statuses: Iterable[JobStatus | index.Finished]) -> dict[str, int]:
+    """Finished jobs per final status (done, error, cancelled), in first-seen order."""
+    counts: dict[str, int] = {}
+    for st in statuses:
+        if st.status in ("starting", "running", "waiting"):
+            continue
+        counts[st.status] = counts.get(st.status, 0) + 1
+    return counts
+
+
+def read_answer(store: JobStore, st: JobStatus) -> str | None:
+    """The answer to show for a job: result.txt once done, the latest answer of a job waiting
+    for a follow-up, else None. Reading it clears the job's completion notice: its owner has
+    the answer and needs no banner for it. Raises StoreError when the file is unreadable."""
+    if st.status == "done":
+        text = store.read_result(st.id)
+    elif st.status == "waiting":
+        text = store.latest_answer(st.id)
+    else:
+        return None
+    if text is not None and store.news is not None:
+        store.news.clear(store.root, st.id)
+    return text
+
+
+def answer_path(store: JobStore, st: JobStatus) -> str:
+    """Where the full answer lives (named when an answer is shown clipped)."""
+    if st.status == "waiting":
+        return str(store.job_dir(st.id) / ANSWERS_DIR)
+    return str(store.job_dir(st.id) / RESULT_FILE)
+
+
+def current_status(store: JobStore, job_id: str) -> JobStatus:
+    """The job's status, after recording a dead supervisor. Raises StoreError if unreadable."""
+    status = store.read_status(job_id)
+    if status is None:
+        return settle_unstarted(store, job_id)
+    return recover_if_dead(store, job_id, status)
+
+
+def all_statuses(store: JobStore) -> tuple[list[JobStatus], list[str]]:
+    """Every job's status (recovered where dead), plus one line per unreadable job."""
+    out: list[JobStatus] = []
+    problems: list[str] = []
+    for job_id, status, problem in iter_statuses(store):
+        if problem is not None:
+            problems.append(f"job {job_id}: {problem}")
+            continue
+        try:
+            if status is None:
+                status = settle_unstarted(store, job_id)
+            out.append(recover_if_dead(store, job_id, status) if status.active else status)
+        except (StoreError, OSError) as exc:
+            problems.append(f"job {job_id}: {exc}")
+            if status is not None:
+                out.append(status)
+    return out, problems
+
+
+def overview(store: JobStore) -> tuple[list[JobStatus], list[index.Finished], list[str]]:
+    """(active statuses, finished summaries, problems), reading only unfinished jobs' files."""
+    problems: list[str] = []
+    known = index.load(store, problems)
+    ids = store.list_ids()
+    present = set(ids)
+    changed = any(job_id not in present for job_id in known)  # gc removed some
+    finished = {k: v for k, v in known.items() if k in present}
+    active: list[JobStatus] = []
+    for job_id in ids:
+        if job_id in finished:
+            continue
+        try:
+            status = store.read_status(job_id) or settle_unstarted(store, job_id)
+            if status.active:
+                status = recover_if_dead(store, job_id, status)
+        except (StoreError, OSError) as exc:
+            problems.append(f"job {job_id}: {exc}")
+            continue
+        if status.active:
+            active.append(status)
+        else:
+            finished[job_id] = index.Finished.of(status)
+            changed = True
+    if changed:
+        index.save(store, finished)
+    return active, list(finished.values()), problems

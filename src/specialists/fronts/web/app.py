@@ -1,0 +1,210 @@
+"""The routes of `specialists web`, behind the token gate. Read-only: nothing here acts on a job.
+
+One fleet serves every connection; it re-reads the store at most once per `poll_s`, however
+many browsers are watching. Job ids from a URL are validated before they touch a path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from sse_starlette.sse import EventSourceResponse
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from specialists.base.errors import SpecialistsError
+from specialists.fronts.fleet.feed import FeedTail, feed_parts
+from specialists.fronts.fleet.model import Fleet, job_fleet
+from specialists.fronts.fleet.rows import Row
+from specialists.fronts.web import pages
+from specialists.fronts.web.auth import TokenGate
+from specialists.fronts.web.payload import FleetDiff, snapshot
+from specialists.fronts.web.timeline import timeline_svg
+from specialists.store.ids import is_job_id
+from specialists.store.jobs import JobStore
+
+POLL_S = 0.5
+FEED_POLL_S = 0.2
+PING_S = 15
+
+
+class Watch:
+    """The shared fleet, refreshed at most once per `poll_s`."""
+
+    def __init__(self, fleet: Fleet, poll_s: float, clock: Callable[[], float]) -> None:
+        self.fleet = fleet
+        self.poll_s = poll_s
+        self._clock = clock
+        self._last: float | None = None
+
+    def fresh(self) -> Fleet:
+        now = self._clock()
+        if self._last is None or now - self._last >= self.poll_s:
+            self._last = now
+            self.fleet.refresh()
+        return self.fleet
+
+
+def build_app(
+    store: JobStore,
+    token: str,
+    *,
+    fleet: Fleet | None = None,
+    poll_s: float = POLL_S,
+    now_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+) -> Any:
+    watch = Watch(fleet or job_fleet(store), poll_s, time.monotonic)
+
+    def html(page: str, nonce: str, status: int = 200) -> HTMLResponse:
+        return HTMLResponse(page, status, headers={"content-security-policy": pages.csp(nonce)})
+
+    def lookup(request: Request) -> Row | _Refusal:
+        """The row of the job named in the URL; the id is checked before any path is made."""
+        job_id = str(request.path_params["job_id"])
+        if not is_job_id(job_id):
+            return _Refusal(400, "invalid job id: job ids are 8 hex characters")
+        row = watch.fresh().rows.get(f"job:{job_id}")
+        return row if row is not None else _Refusal(404, f"no job {job_id}")
+
+    async def fleet_page(request: Request) -> Response:
+        nonce = pages.new_nonce()
+        return html(pages.fleet_page(nonce=nonce, token=token), nonce)
+
+    async def costs_page(request: Request) -> Response:
+        f = watch.fresh()
+        nonce = pages.new_nonce()
+        page = pages.costs_page(list(f.rows.values()), f.totals(), nonce=nonce, token=token)
+        return html(page, nonce)
+
+    async def job_page(request: Request) -> Response:
+        row = lookup(request)
+        nonce = pages.new_nonce()
+        if isinstance(row, _Refusal):
+            title = "not found" if row.status == 404 else "bad request"
+            page = pages.message_page(title, row.text, nonce=nonce, token=token)
+            return html(page, nonce, row.status)
+        svg = timeline_svg(watch.fleet.descendants(row.key), now_ms(), root_key=row.key)
+        return html(pages.job_page(row, svg, nonce=nonce, token=token), nonce)
+
+    cached: list[Any] = [-1, b""]  # fleet version, its snapshot as JSON without now_ms
+
+    async def fleet_json(request: Request) -> Response:
+        fleet = watch.fresh()
+        if cached[0] != fleet.version:
+            body = snapshot(fleet, 0)
+            del body["now_ms"]
+            cached[:] = [fleet.version, _json(body).encode()]
+        # Serialising 1,000 rows is most of the cost: done once per change, not per request.
+        body_bytes = b'{"now_ms":%d,' % now_ms() + cached[1][1:]
+        return Response(body_bytes, media_type="application/json")
+
+    async def fleet_stream(request: Request) -> Response:
+        async def events() -> AsyncIterator[dict[str, Any]]:
+            diff = FleetDiff()
+            while True:
+                change = diff.next(watch.fresh(), now_ms())
+                if change is not None:
+                    yield {"event": "fleet", "data": _json(change)}
+                await asyncio.sleep(watch.poll_s)
+
+        return EventSourceResponse(events(), ping=PING_S)
+
+    async def job_json(request: Request) -> Response:
+        row = lookup(request)
+        return row.response() if isinstance(row, _Refusal) else JSONResponse(row.to_json())
+
+    async def job_timeline(request: Request) -> Response:
+        row = lookup(request)
+        if isinstance(row, _Refusal):
+            return row.response()
+        svg = timeline_svg(watch.fleet.descendants(row.key), now_ms(), root_key=row.key)
+        return Response(svg, media_type="image/svg+xml")
+
+    async def job_result(request: Request) -> Response:
+        row = lookup(request)
+        if isinstance(row, _Refusal):
+            return row.response()
+        job_id = row.job_id or ""
+        try:
+            text = store.read_result(job_id) if row.status == "done" else None
+            if text is None and row.status == "waiting":
+                text = store.latest_answer(job_id)
+        except (SpecialistsError, OSError) as exc:
+            return PlainTextResponse(f"the result cannot be read: {exc}\n", 500)
+        if text is None:
+            return PlainTextResponse(f"job {job_id} has no result ({row.status})\n", 404)
+        return PlainTextResponse(text)
+
+    async def job_feed(request: Request) -> Response:
+        row = lookup(request)
+        if isinstance(row, _Refusal):
+            return row.response()
+        job_id = row.job_id or ""
+        after = _int_header(request.headers.get("last-event-id"))
+        tail = FeedTail(store.events_path(job_id))
+
+        async def events() -> AsyncIterator[dict[str, Any]]:
+            shown: Row | None = None
+            while True:
+                current = watch.fresh().rows.get(f"job:{job_id}")
+                if current is not None and current != shown:
+                    shown = current
+                    yield {"event": "row", "data": _json(current.to_json())}
+                batch = tail.poll()
+                started = shown.started_at_ms if shown is not None else 0
+                for ev in batch:
+                    seq = ev.get("seq")
+                    if isinstance(seq, int) and seq <= after:
+                        continue
+                    clock, kind, detail = feed_parts(ev, started)
+                    data = {"seq": seq, "clock": clock, "kind": kind, "detail": detail}
+                    yield {"event": "ev", "data": _json(data), "id": str(seq)}
+                # The end: the job is finished (or gone) and nothing more was written.
+                if current is None or (not current.active and not batch):
+                    yield {"event": "end", "data": "{}"}
+                    return
+                await asyncio.sleep(FEED_POLL_S)
+
+        return EventSourceResponse(events(), ping=PING_S)
+
+    routes = [
+        Route("/", fleet_page),
+        Route("/costs", costs_page),
+        Route("/job/{job_id}", job_page),
+        Route("/api/fleet", fleet_json),
+        Route("/api/fleet/stream", fleet_stream),
+        Route("/api/job/{job_id}", job_json),
+        Route("/api/job/{job_id}/feed", job_feed),
+        Route("/api/job/{job_id}/timeline.svg", job_timeline),
+        Route("/api/job/{job_id}/result", job_result),
+    ]
+    return TokenGate(Starlette(routes=routes), token)
+
+
+class _Refusal:
+    """A request naming a job that is malformed or absent."""
+
+    def __init__(self, status: int, text: str) -> None:
+        self.status = status
+        self.text = text
+
+    def response(self) -> Response:
+        return PlainTextResponse(self.text + "\n", self.status)
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
+def _int_header(value: str | None) -> int:
+    try:
+        return int(value) if value and len(value) < 20 else 0
+    except ValueError:
+        return 0

@@ -1,0 +1,121 @@
+"""The shape of the agent tool table: a call, its caller, its reply, and a tool.
+
+Handlers are plain functions `(ToolCall) -> Reply`; a handler that cannot do what was asked
+raises `SpecialistsError` (a user error: bad argument, unknown id, cap reached), which every
+front turns into an error result of one line. `Reply.yields` asks the front to end the
+agent's turn without another model call (sleep, sleep_until_event, close_thread): the
+wake-up arrives later as an event.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from specialists.base.errors import SpecialistsError, UserError
+from specialists.native.tool_settings import Settings
+
+MAX_DESCRIPTION = 900  # R-G2
+NO_POLL = "Do not poll, do not sleep in a loop: end your turn or do independent work."
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling: where events for this call go, and from which context."""
+
+    state_root: Path  # the project's .specialists/
+    owner: str  # owner key: the inbox that hears of outcomes (job-<id>, claude-<session>, ...)
+    cwd: Path
+    job_id: str | None = None  # when the caller is one of our jobs
+    stack: tuple[str, ...] = ("root",)  # thread stack from root to the caller (threads)
+    settings: Settings = field(default_factory=Settings)
+    clock: Callable[[], float] = time.time  # wall seconds; tests pass a fake
+    # True once the caller's turn is interrupted: a tool that waits (an ask) gives up then.
+    cancelled: Callable[[], bool] = field(default=lambda: False, compare=False)
+    cancel_why: str = "its turn was interrupted"  # said when `cancelled` ends a wait
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    args: Mapping[str, Any]
+    caller: Caller
+    call_id: str = ""
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str  # what the model reads
+    data: Mapping[str, Any] = field(default_factory=dict)  # structured, for programs
+    is_error: bool = False
+    yields: bool = False  # end the turn now; the answer comes as an event
+
+
+Handler = Callable[[ToolCall], Reply]
+
+
+@dataclass(frozen=True)
+class AgentTool:
+    name: str
+    description: str
+    schema: Mapping[str, Any]  # JSON schema of the arguments
+    handler: Handler
+    guidance: str = ""  # a line for the shared system prompt section (R-G1)
+    scope: Literal["any", "child", "job"] = "any"  # child: thread agents; job: any of our jobs
+
+
+def call_tool(tool: AgentTool, call: ToolCall) -> Reply:
+    """Run a handler; a user error becomes an error reply the model can read."""
+    try:
+        return tool.handler(call)
+    except SpecialistsError as exc:
+        return Reply(f"error: {exc.one_line()}", {"error": exc.one_line()}, is_error=True)
+
+
+# --- argument readers (the model's JSON is untrusted input) --------------------------------
+
+
+def arg_str(
+    args: Mapping[str, Any], key: str, *, required: bool = True, max_len: int = 10_000
+) -> str:
+    value = args.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise UserError(f"argument {key!r} must be a non-empty string")
+    if len(value) > max_len:
+        raise UserError(f"argument {key!r} is too long ({len(value)} > {max_len} characters)")
+    if "\0" in value:
+        raise UserError(f"argument {key!r} contains a NUL byte")
+    return value
+
+
+def arg_number(
+    args: Mapping[str, Any], key: str, *, low: float, high: float, required: bool = True
+) -> float | None:
+    value = args.get(key)
+    if value is None and not required:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        raise UserError(f"argument {key!r} must be a number from {low:g} to {high:g}")
+    if not low <= value <= high:
+        raise UserError(f"argument {key!r} must be from {low:g} to {high:g}; got {value:g}")
+    return float(value)
+
+
+def arg_bool(args: Mapping[str, Any], key: str, *, default: bool = False) -> bool:
+    value = args.get(key, default)
+    if not isinstance(value, bool):
+        raise UserError(f"argument {key!r} must be true or false")
+    return value
+
+
+def check_known(args: Mapping[str, Any], known: set[str]) -> None:
+    unknown = sorted(set(args) - known)
+    if unknown:
+        raise UserError(
+            f"unknown argument(s) {', '.join(map(repr, unknown))}",
+            hint="known: " + ", ".join(sorted(known)),
+        )

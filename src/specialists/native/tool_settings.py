@@ -1,0 +1,195 @@
+"""The knobs of the wave-2 tools, with seed 001's defaults (section 3.2).
+
+Read from `.specialists/config.toml` sections [bash], [jobs], [events], [overflow],
+[timers], [threads] and [sandbox]; the names follow the seed (camelCase keys are accepted
+beside snake_case ones, so a pi-infinity config reads the same).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from specialists.base.errors import ConfigError
+from specialists.native.guards import GUARD_MODES
+
+
+@dataclass(frozen=True)
+class BashSettings:
+    guard: str = "block"
+    default_timeout_sec: int = 180
+    sleep_limit_sec: int = 20
+
+
+@dataclass(frozen=True)
+class JobsSettings:
+    max: int = 8
+    tail_lines: int = 40
+    watch_debounce_ms: int = 1000
+    watch_batch_lines: int = 20
+    watch_events_per_min: int = 6
+
+
+@dataclass(frozen=True)
+class EventsSettings:
+    max_chars: int = 4000
+    seen_cap: int = 2000
+
+
+@dataclass(frozen=True)
+class OverflowSettings:
+    max_chars: int = 40_000
+    head_chars: int = 6_000
+    tail_chars: int = 2_000
+
+
+@dataclass(frozen=True)
+class TimersSettings:
+    max: int = 32
+
+
+@dataclass(frozen=True)
+class AdaptiveConcurrency:
+    """R-H11: `[threads.adaptiveConcurrency]`, off unless `enabled` (threads/adaptive.py)."""
+
+    enabled: bool = False
+    min: int = 1
+    initial: int = 4
+    max: int = 8
+    successes_to_increase: int = 3
+    decrease_factor: float = 0.5
+
+
+@dataclass(frozen=True)
+class ThreadsSettings:
+    """Direct-child limits per parent (R-H11, R-RLM4); 0 means no limit."""
+
+    max_concurrent: int = 0  # children launching, running or closing at once
+    max_launches: int = 0  # children ever started by one parent (a job, or one session)
+    adaptive_concurrency: AdaptiveConcurrency = field(default_factory=AdaptiveConcurrency)
+
+
+def adaptive_from(raw: object, where: str) -> AdaptiveConcurrency:
+    """The table, checked as R-H11 says: positive integers, min <= initial <= max, a factor
+    strictly between 0 and 1."""
+    name = "threads.adaptiveConcurrency"
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: [{name}] must be a table")
+    known = {f.name for f in fields(AdaptiveConcurrency)}
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        field_name = _snake(str(key))
+        if field_name not in known:
+            raise ConfigError(
+                f"{where}: unknown key {name}.{key}", hint="known: " + ", ".join(sorted(known))
+            )
+        if field_name == "enabled":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: {name}.enabled must be true or false")
+        elif field_name == "decrease_factor":
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+                raise ConfigError(
+                    f"{where}: {name}.{key} must be strictly between 0 and 1; got {value!r}"
+                )
+        elif isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= 10**6:
+            raise ConfigError(f"{where}: {name}.{key} must be a positive integer; got {value!r}")
+        values[field_name] = value
+    out = AdaptiveConcurrency(**values)
+    if not out.min <= out.initial <= out.max:
+        raise ConfigError(
+            f"{where}: {name} needs min <= initial <= max",
+            hint=f"got {out.min}, {out.initial}, {out.max}",
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class Settings:
+    bash: BashSettings = field(default_factory=BashSettings)
+    jobs: JobsSettings = field(default_factory=JobsSettings)
+    events: EventsSettings = field(default_factory=EventsSettings)
+    overflow: OverflowSettings = field(default_factory=OverflowSettings)
+    timers: TimersSettings = field(default_factory=TimersSettings)
+    threads: ThreadsSettings = field(default_factory=ThreadsSettings)
+
+
+_SECTIONS = tuple(f.name for f in fields(Settings))
+
+
+def _snake(key: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in key)
+
+
+def settings_from_config(config: Mapping[str, Any], *, where: str = "config.toml") -> Settings:
+    """Settings from a parsed config; unknown keys in these sections are errors."""
+    out = Settings()
+    for section_name in _SECTIONS:
+        raw = config.get(section_name)
+        if raw is None:
+            continue
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"{where}: [{section_name}] must be a table")
+        current = getattr(out, section_name)
+        known = {f.name for f in fields(current)}
+        changes: dict[str, Any] = {}
+        for key, value in raw.items():
+            name = _snake(str(key))
+            if name not in known:
+                raise ConfigError(
+                    f"{where}: unknown key {section_name}.{key}",
+                    hint="known: " + ", ".join(sorted(known)),
+                )
+            expected = type(getattr(current, name))
+            if expected is AdaptiveConcurrency:
+                value = adaptive_from(value, where)
+            elif expected is int:
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise ConfigError(
+                        f"{where}: {section_name}.{key} must be a non-negative integer",
+                        hint=f"got {value!r}",
+                    )
+                if value > 10**9:
+                    raise ConfigError(f"{where}: {section_name}.{key} is too large: {value}")
+            elif not isinstance(value, str):
+                raise ConfigError(f"{where}: {section_name}.{key} must be a string; got {value!r}")
+            changes[name] = value
+        out = replace(out, **{section_name: replace(current, **changes)})
+    if out.bash.guard not in GUARD_MODES:
+        raise ConfigError(
+            f"{where}: bash.guard must be one of {', '.join(GUARD_MODES)}; got {out.bash.guard!r}"
+        )
+    return out
+
+
+CONFIG_FILE = "config.toml"
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
+def load_project_settings(state_root: Path) -> tuple[Settings, str | None]:
+    """The project's settings (`.specialists/config.toml`; the defaults when it is absent).
+    A broken file gives the defaults and the problem in one line: a typo must not break a
+    session, and the R-B5 escape is editing this very file."""
+    path = state_root / CONFIG_FILE
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return Settings(), None
+    except OSError as exc:
+        return Settings(), f"{path}: {exc.strerror or exc}; using the default settings"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return Settings(), f"{path} is not a regular file; using the default settings"
+        raw = os.read(fd, MAX_CONFIG_BYTES)
+    finally:
+        os.close(fd)
+    try:
+        return settings_from_config(tomllib.loads(raw.decode("utf-8")), where=str(path)), None
+    except ConfigError as exc:
+        return Settings(), f"{exc.one_line()}; using the default settings"
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        return Settings(), f"{path}: not valid TOML ({exc}); using the default settings"

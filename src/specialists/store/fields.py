@@ -1,0 +1,223 @@
+"""Records whose fields are declared once: the annotation is the type, the value the default.
+
+    class JobStatus(Declared):
+        id: str                    # no value: required
+        pid: int | None = None
+        tokens: dict[str, int] = EMPTY   # a fresh empty dict per instance
+
+That one declaration gives the type checker its attributes and gives this module the keyword
+constructor, the dict round trip, equality and the field-by-field check of every record read
+from disk. Records sit on the hot path of `status`, so this is a plain class, not a dataclass
+(importing `dataclasses` costs more than reading a hundred status files): the annotations
+are read as text (the modules use `from __future__ import annotations`) by a grammar that
+covers the JSON shapes records hold: str, int, float, bool, Any, `X | None`, list[X] and
+dict[str, X].
+
+Numbers are bounded as well as typed: an int must fit 64 bits (a pid of 10**100 would
+overflow os.kill) and a float must be finite (JSON's 1e999 parses as infinity).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, ClassVar, Self
+
+from specialists.base.errors import Bug, StoreError
+
+INT_LIMIT = 2**63
+_FLOAT_LIMIT = 1e300
+
+EMPTY: Any = type("Empty", (), {"__repr__": lambda self: "EMPTY"})()
+"""Default of a list or dict field: a fresh empty one for each instance."""
+
+_MISSING: Any = object()
+
+Check = Callable[[Any], bool]
+
+
+def is_int(value: Any) -> bool:
+    return type(value) is int and -INT_LIMIT <= value < INT_LIMIT
+
+
+# Each type becomes a Python expression over a variable, compiled into a small function (as
+# the standard library's dataclasses generate theirs) the first time a record of that type
+# is read: a field is checked in one call, a row of the finished-jobs cache in one call.
+_SCALARS: dict[str, tuple[str, str]] = {
+    "str": ("type({v}) is str", "a string"),
+    "int": ("(type({v}) is int and -L <= {v} < L)", "an integer"),
+    # JSON's 1e999 is inf: the bounds refuse it (and nan); a whole number is a float too.
+    "float": (
+        "((type({v}) is float and -F < {v} < F) or (type({v}) is int and -L <= {v} < L))",
+        "a finite number",
+    ),
+    "bool": ("type({v}) is bool", "true or false"),
+    "Any": ("True", "any value"),
+}
+
+
+def type_expression(text: str, var: str, depth: int = 0) -> tuple[str, str]:
+    """(a Python expression true when `var` holds a value of the annotation `text`, what the
+    value should be in words: "an integer or null")."""
+    text = text.strip()
+    if text.endswith("| None"):
+        inner, expected = type_expression(text[: -len("| None")], var, depth)
+        return f"({var} is None or {inner})", f"{expected} or null"
+    if text in _SCALARS:
+        expr, expected = _SCALARS[text]
+        return expr.format(v=var), expected
+    item = f"_x{depth}"
+    if text.startswith("list[") and text.endswith("]"):
+        inner, expected = type_expression(text[5:-1], item, depth + 1)
+        if inner == "True":
+            return f"type({var}) is list", "a list"
+        return (
+            f"(type({var}) is list and all({inner} for {item} in {var}))",
+            f"a list (items: {expected})",
+        )
+    if text.startswith("dict[str,") and text.endswith("]"):
+        inner, expected = type_expression(text[9:-1], item, depth + 1)
+        if inner == "True":
+            return f"type({var}) is dict", "an object"
+        key = f"_k{depth}"
+        return (
+            f"(type({var}) is dict and all(type({key}) is str and {inner}"
+            f" for {key}, {item} in {var}.items()))",
+            f"an object (values: {expected})",
+        )
+    raise Bug(f"record field type {text!r} is not one this module can check")
+
+
+def compile_function(source: str, name: str) -> Callable[..., Any]:
+    """The function `name` defined by `source` (made here from annotations, never input)."""
+    namespace: dict[str, Any] = {"L": INT_LIMIT, "F": _FLOAT_LIMIT, "M": _MISSING}
+    exec(source, namespace)
+    function: Callable[..., Any] = namespace[name]
+    return function
+
+
+@functools.cache  # a record has few distinct types: each is compiled once
+def parse_type(text: str) -> tuple[Check, str]:
+    """A check and its description ("an integer or null") for one annotation's text."""
+    expression, expected = type_expression(text, "v")
+    return compile_function(f"def check(v):\n    return {expression}\n", "check"), expected
+
+
+def row_check(types: list[str]) -> Check:
+    """One function that is true for a list holding one value of each type, in order."""
+    parts = [f"type(row) is list and len(row) == {len(types)}"]
+    parts += [type_expression(t, f"row[{i}]")[0] for i, t in enumerate(types)]
+    return compile_function(f"def ok(row):\n    return {' and '.join(parts)}\n", "ok")
+
+
+def describe(value: Any) -> str:
+    """A short, safe description of a bad value for an error line."""
+    if isinstance(value, list):
+        return f"a list of {len(value)} item(s)"
+    if isinstance(value, dict):
+        return f"an object with {len(value)} key(s)"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return "a number too large" if not is_int(value) else str(value)
+    shown = repr(value)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
+
+
+class Field:
+    __slots__ = ("annotation", "default", "fresh", "name")
+
+    def __init__(self, name: str, annotation: str, default: Any) -> None:
+        self.name = name
+        self.annotation = annotation
+        self.default = default
+        self.fresh: Callable[[], Any] | None = None
+        if default is EMPTY:
+            self.fresh = list if annotation.startswith("list[") else dict
+
+
+class Declared:
+    """Keyword construction, dict round trip, equality and checked reading over the fields
+    declared (once) in the subclass body. Unknown names are refused; so are missing required
+    ones. `_choices` may restrict a str field to a set of values."""
+
+    _fields: ClassVar[tuple[Field, ...]] = ()
+    _what: ClassVar[str] = "record"
+    _choices: ClassVar[dict[str, frozenset[str]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # This class's own annotations (not inherited ones); `inspect` is too heavy to import.
+        own = cls.__dict__.get("__annotations__", {})  # noqa: RUF063
+        fields = list(cls._fields)
+        for name, annotation in own.items():
+            if name.startswith("_") or str(annotation).startswith("ClassVar"):
+                continue
+            fields.append(Field(name, str(annotation), cls.__dict__.get(name, _MISSING)))
+        cls._fields = tuple(fields)
+
+    def __init__(self, **values: Any) -> None:
+        for f in self._fields:
+            if f.name in values:
+                value = values.pop(f.name)
+            elif f.default is _MISSING:
+                raise TypeError(f"{type(self).__name__} needs {f.name!r}")
+            else:
+                value = _default_of(f)
+            self.__dict__[f.name] = value
+        if values:
+            raise TypeError(f"{type(self).__name__} has no field(s) {sorted(values)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: self.__dict__[f.name] for f in self._fields}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, source: str | None = None) -> Self:
+        """Check `data` field by field (as read from `source`); unknown keys are ignored
+        (a newer writer's fields). Raises StoreError naming the file, the field and what was
+        expected."""
+        where = source or cls._what
+        cls._before_read(data, where)
+        record = object.__new__(cls)
+        values = record.__dict__
+        for f in cls._fields:
+            value = data.get(f.name, _MISSING)
+            if value is _MISSING:
+                if f.default is _MISSING:
+                    raise StoreError(f"{where}: field {f.name!r} is missing")
+                value = _default_of(f)
+            else:
+                check, expected = parse_type(f.annotation)
+                if not check(value):
+                    raise StoreError(
+                        f"{where}: field {f.name!r} should be {expected}, not {describe(value)}"
+                    )
+            values[f.name] = value
+        for name, allowed in cls._choices.items():
+            if values[name] not in allowed:
+                raise StoreError(
+                    f"{where}: field {name!r} should be one of {', '.join(sorted(allowed))}, "
+                    f"not {describe(values[name])}"
+                )
+        return record
+
+    @classmethod
+    def _before_read(cls, data: dict[str, Any], where: str) -> None:
+        """Whole-record checks a subclass adds (a schema version, say)."""
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Declared)
+            and type(other) is type(self)
+            and self.to_dict() == other.to_dict()
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items())
+        return f"{type(self).__name__}({shown})"
+
+
+def _default_of(f: Field) -> Any:
+    return f.fresh() if f.fresh is not None else f.default

@@ -1,0 +1,148 @@
+"""events.jsonl: whole lines in, checked lines out.
+
+A line is `{"seq": n, "ts": ms, "event": kind, ...}`. Readers check those three fields on
+every line (`ts` may be absent); a bad line is skipped and described once, with its byte
+offset. They cap the length of a line and the bytes read per call, and never follow a link.
+The writer appends each line with one write(2) on an O_APPEND descriptor and cuts a short
+write (a disk filling up mid-line) back off, so the file never ends in a partial line.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+from typing import Any
+
+from specialists.base.errors import StoreError
+from specialists.store.fields import describe, is_int
+from specialists.store.files import open_regular, parse_object, size_text
+
+TERMINAL_EVENTS = frozenset({"done", "error", "cancelled"})
+MAX_LINE = 64 * 1024  # longer is damage: the writer clips fields far below this
+MAX_READ = 16 * 1024 * 1024  # per call; callers that follow a file call again
+_TAIL = 256 * 1024  # how far back the last event is looked for
+_CHUNK = 1024 * 1024
+
+
+def check_event(obj: dict[str, Any]) -> str | None:
+    """What is wrong with a parsed event line, or None."""
+    seq: Any = obj.get("seq")
+    ts: Any = obj.get("ts", 0)  # our writer always sets it; a reader can do without
+    kind: Any = obj.get("event")
+    if not is_int(seq) or seq < 1:
+        return f"field 'seq' should be a positive integer, not {describe(seq)}"
+    if not is_int(ts) or ts < 0:
+        return f"field 'ts' should be a time in ms, not {describe(ts)}"
+    if type(kind) is not str or not kind or len(kind) > 64:
+        return f"field 'event' should be a short string, not {describe(kind)}"
+    return None
+
+
+def parse_line(line: bytes, where: str) -> dict[str, Any]:
+    """One checked event from one line; StoreError saying what is wrong."""
+    if len(line) > MAX_LINE:
+        raise StoreError(
+            f"{where}: a line of {size_text(len(line))} (at most {size_text(MAX_LINE)})"
+        )
+    obj = parse_object(line, where)
+    problem = check_event(obj)
+    if problem:
+        raise StoreError(f"{where}: {problem}")
+    return obj
+
+
+def read_event_lines(
+    path: Path, offset: int, *, problems: list[str] | None = None, limit: int = MAX_READ
+) -> tuple[list[dict[str, Any]], int]:
+    """Whole, checked event lines from byte `offset`, and the offset after the last one.
+
+    A trailing partial line (a writer mid-append) is left for the next call. A bad line is
+    skipped and described in `problems` (each once: the offset moves past it). A file that
+    is not a regular file raises StoreError. At most `limit` bytes are read per call.
+    """
+    try:
+        fd = open_regular(path)
+    except FileNotFoundError:
+        return [], offset
+    events: list[dict[str, Any]] = []
+    try:
+        end_of_file = min(os.fstat(fd).st_size, offset + limit)
+        pos = offset
+        carry = b""
+        while pos + len(carry) < end_of_file:
+            chunk = os.pread(fd, min(_CHUNK, end_of_file - pos - len(carry)), pos + len(carry))
+            if not chunk:
+                break
+            data = carry + chunk
+            end = data.rfind(b"\n")
+            if end < 0:
+                if len(data) <= MAX_LINE:
+                    carry = data
+                    continue
+                _problem(
+                    problems, f"{path}: at byte {pos}: a line longer than {size_text(MAX_LINE)}"
+                )
+                pos, carry = pos + len(data), b""
+                continue
+            start = 0
+            while start <= end:
+                nl = data.index(b"\n", start)
+                line = data[start:nl]
+                if line.strip():
+                    try:
+                        events.append(parse_line(line, f"{path}: at byte {pos + start}"))
+                    except StoreError as exc:
+                        _problem(problems, exc.message)
+                start = nl + 1
+            pos += end + 1
+            carry = data[end + 1 :]
+    finally:
+        os.close(fd)
+    return events, pos
+
+
+def _problem(problems: list[str] | None, text: str) -> None:
+    if problems is not None:
+        problems.append(text)
+
+
+def last_event(path: Path) -> dict[str, Any] | None:
+    """The last whole, valid event of the file (None when there is none)."""
+    try:
+        fd = open_regular(path)
+    except FileNotFoundError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        start = max(0, size - _TAIL)
+        tail = os.pread(fd, size - start, start)
+    finally:
+        os.close(fd)
+    lines = tail.split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # the first piece may be the end of a longer line
+    lines.pop()  # after the last newline: empty, or a partial line
+    for line in reversed(lines):
+        try:
+            return parse_line(line, str(path))
+        except StoreError:
+            continue
+    return None
+
+
+def last_event_seq(path: Path) -> int:
+    """The seq of the last valid line in events.jsonl (0 when empty)."""
+    last = last_event(path)
+    return int(last["seq"]) if last else 0
+
+
+def append_whole(fd: int, line: bytes) -> None:
+    """Append `line` with one write on an O_APPEND descriptor, all of it or none of it.
+
+    A short write (the disk filled mid-line) is cut back off and raised as ENOSPC.
+    """
+    written = os.write(fd, line)
+    if written != len(line):
+        os.ftruncate(fd, os.fstat(fd).st_size - written)
+        raise OSError(errno.ENOSPC, "No space left on device (a partial line was removed)")

@@ -1,0 +1,131 @@
+"""The two JSON records of a job: job.json (immutable launch record) and status.json.
+
+Each field is declared once (see fields.py): its annotation is the type the checker and the
+reader both use, its value the default; a field without a value is required.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specialists.base.errors import StoreError
+from specialists.store.fields import EMPTY, Declared
+
+SCHEMA_VERSION = 1
+
+ACTIVE_STATES = frozenset({"starting", "running", "waiting"})
+TERMINAL_STATES = frozenset({"done", "error", "cancelled"})
+ALL_STATES = ACTIVE_STATES | TERMINAL_STATES
+
+
+def _check_schema(data: dict[str, Any], what: str) -> None:
+    version = data.get("schema", 1)
+    if type(version) is not int or version > SCHEMA_VERSION:
+        shown = version if type(version) is int else "of an unknown kind"
+        raise StoreError(
+            f"{what} has schema {shown}, newer than this specialists understands",
+            hint="upgrade specialists",
+        )
+
+
+class _Versioned(Declared):
+    """A record with a `schema` version: a newer one is refused rather than misread."""
+
+    @classmethod
+    def _before_read(cls, data: dict[str, Any], where: str) -> None:
+        _check_schema(data, where)
+
+
+class JobRecord(_Versioned):
+    """job.json: what was launched. Written once by the launcher, never changed."""
+
+    _what = "job.json"
+    id: str
+    specialist: str
+    prompt: str
+    task: str  # the rendered task sent to the agent (template applied, pre-scripts later)
+    runner: str
+    model: str | None
+    cwd: str
+    created_at_ms: int
+    system_prompt: str = ""
+    permission: str = "MEDIUM"
+    thinking_level: str | None = None
+    fallback_model: str | None = None
+    timeout_ms: int | None = None
+    stall_timeout_ms: int | None = None
+    stall_kill: bool = False
+    keep_alive: bool = False
+    idle_timeout_ms: int | None = None
+    max_turns: int | None = None
+    max_tokens: int | None = None
+    response_format: str | None = None
+    skill_paths: list[str] = EMPTY
+    pre_scripts: list[dict[str, Any]] = EMPTY
+    post_scripts: list[dict[str, Any]] = EMPTY
+    runner_options: dict[str, Any] = EMPTY
+    parent_id: str | None = None  # the job this one continues (--continue / resume)
+    resume_session: str | None = None  # agent session to continue from
+    bead_id: str | None = None
+    owns_bead: bool = False
+    foreground: bool = False
+    source: str | None = None  # definition file, for provenance
+    executor: dict[str, Any] = EMPTY  # {}: this machine; else where it runs (executors/)
+    owner: list[str] = EMPTY  # who asked: keys its completion notice is addressed to (owner.py)
+    thread: dict[str, Any] = EMPTY  # a thread job: id, parent owner, stack (threads/records.py)
+    sandbox: str | None = None  # the sandbox (git worktree) the job runs in (sandbox/)
+    requires_worktree: bool = False  # its definition asks for a sandbox
+    auto_commit: bool = True  # its sandbox's work is committed when it ends (R-S3)
+    gate: dict[str, Any] = EMPTY  # a command run after it ends done; failing fails it (gates/)
+    attention: dict[str, Any] = EMPTY  # resolved attention thresholds (attention/settings.py)
+    watchdog: dict[str, Any] = EMPTY  # resolved watchdog settings; `reviews` on a review job
+    schema: int = SCHEMA_VERSION
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"JobRecord is immutable; use .replace({name}=...)")
+
+    def replace(self, **changes: Any) -> JobRecord:
+        return JobRecord(**{**self.to_dict(), **changes})
+
+
+class JobStatus(_Versioned):
+    """status.json: the job's current state. Only its supervisor writes it."""
+
+    _what = "status.json"
+    _choices = {"status": ALL_STATES}
+    id: str
+    specialist: str
+    status: str = "starting"
+    current_event: str | None = None
+    current_tool: str | None = None
+    model: str | None = None
+    backend: str | None = None
+    runner: str | None = None
+    pid: int | None = None  # the agent's pid (seed field name)
+    agent_start_time: int | None = None
+    supervisor_pid: int | None = None
+    supervisor_start_time: int | None = None
+    started_at_ms: int = 0
+    elapsed_s: float = 0.0
+    last_event_at_ms: int | None = None
+    finished_at_ms: int | None = None
+    bead_id: str | None = None
+    session_file: str | None = None
+    error: str | None = None
+    stalled: bool = False
+    exit_code: int | None = None
+    cwd: str | None = None
+    parent_id: str | None = None
+    tokens: dict[str, int] = EMPTY
+    cost_usd: float = 0.0
+    needs_attention: str | None = None
+    tool_open_since_ms: int | None = None  # when the oldest open tool call started
+    keep_alive: bool = False
+    events: int = 0
+    tool_calls: int = 0
+    turns: int = 0
+    schema: int = SCHEMA_VERSION
+
+    @property
+    def active(self) -> bool:
+        return self.status in ACTIVE_STATES

@@ -1,0 +1,181 @@
+"""Acting on a job from another process: stop it, steer it, send it a follow-up.
+
+The library core of `specialists stop`, `steer` and `follow-up`, shared with the MCP server.
+Requests go through the job's control inbox; the supervisor acknowledges each by an event
+carrying the request id. Nothing here prints: callers render the outcomes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from dataclasses import dataclass
+from typing import Any, Literal, assert_never
+
+from specialists.base.errors import UserError
+from specialists.fronts.view import current_status
+from specialists.store.control import ControlKind, post_request
+from specialists.store.jobs import JobStore, read_event_lines
+from specialists.store.liveness import is_alive
+from specialists.store.records import JobStatus
+from specialists.supervise.recovery import kill_agent, recover_if_dead, supervisor_alive
+
+STOP_ACK_TIMEOUT_S = 1.5
+STOP_TIMEOUT_S = 12.0
+SEND_ACK_TIMEOUT_S = 5.0
+_POLL_S = 0.03
+
+
+def wait_for_ack(
+    store: JobStore, job_id: str, request_id: str, timeout: float
+) -> dict[str, Any] | None:
+    """The ack event for `request_id`, or None if none arrived within `timeout` seconds."""
+    path = store.events_path(job_id)
+    offset = 0
+    deadline = time.monotonic() + timeout
+    while True:
+        events, offset = read_event_lines(path, offset)
+        for ev in events:
+            if ev.get("request") == request_id:
+                return ev
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(_POLL_S)
+
+
+# --- stop ---------------------------------------------------------------------------------
+
+
+StopKind = Literal["not_active", "cancelled", "ended", "still_running"]
+
+
+@dataclass(frozen=True)
+class StopOutcome:
+    job_id: str
+    status: JobStatus  # the status after the stop attempt
+    was_active: bool  # False: the job had already ended, nothing was done
+
+    @property
+    def kind(self) -> StopKind:
+        """not_active: it had ended, nothing done; cancelled: stopped; ended: it reached
+        another end first (done or error); still_running: it did not stop (a failure)."""
+        if not self.was_active:
+            return "not_active"
+        if self.status.status == "cancelled":
+            return "cancelled"
+        return "still_running" if self.status.active else "ended"
+
+    @property
+    def stopped(self) -> bool:
+        return self.kind == "cancelled"
+
+    def describe(self) -> str:
+        """One line for any interface: what stopping did."""
+        st = self.status
+        kind = self.kind
+        if kind == "not_active":
+            return f"job {st.id} is already {st.status}; nothing to stop"
+        if kind == "cancelled":
+            return f"stopped: job {st.id} cancelled"
+        if kind == "ended":
+            return f"job {st.id} ended as {st.status} before it could be cancelled"
+        if kind == "still_running":
+            return f"job {st.id} did not stop (still {st.status})"
+        assert_never(kind)
+
+
+def stop_job(
+    store: JobStore,
+    job_id: str,
+    *,
+    ack_timeout: float = STOP_ACK_TIMEOUT_S,
+    stop_timeout: float = STOP_TIMEOUT_S,
+) -> StopOutcome:
+    """Graceful abort through the inbox, then SIGTERM, then SIGKILL; ends `cancelled`.
+
+    A job supervised inside this very process (the MCP server's synchronous calls) is never
+    signalled as a process: that would kill the caller. Its agent is killed instead.
+    """
+    st = current_status(store, job_id)
+    if not st.active:
+        return StopOutcome(job_id, st, was_active=False)
+    in_this_process = st.supervisor_pid == os.getpid()
+    request = post_request(store.job_dir(job_id), "stop")
+    acked = wait_for_ack(store, job_id, request.id, ack_timeout) is not None
+    if not acked and supervisor_alive(st):
+        # The supervisor is not reading its inbox (busy in a pre-script, or hung).
+        if in_this_process:
+            kill_agent(st, store.job_dir(job_id))
+        else:
+            _signal(st.supervisor_pid, st.supervisor_start_time, signal.SIGTERM)
+    deadline = time.monotonic() + stop_timeout
+    while time.monotonic() < deadline:
+        st = current_status(store, job_id)
+        if not st.active:
+            return StopOutcome(job_id, st, was_active=True)
+        time.sleep(0.05)
+    if in_this_process:
+        kill_agent(st, store.job_dir(job_id))
+        return StopOutcome(job_id, current_status(store, job_id), was_active=True)
+    _signal(st.supervisor_pid, st.supervisor_start_time, signal.SIGKILL)
+    time.sleep(0.1)
+    st = recover_if_dead(
+        store, job_id, current_status(store, job_id), final="cancelled", reason="stopped"
+    )
+    return StopOutcome(job_id, st, was_active=True)
+
+
+def _signal(pid: int | None, start_time: int | None, sig: int) -> None:
+    if pid and pid != os.getpid() and is_alive(pid, start_time):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+
+
+# --- steer / follow-up ----------------------------------------------------------------------
+
+SendState = Literal["delivered", "queued", "pending", "refused"]
+
+
+@dataclass(frozen=True)
+class SendOutcome:
+    job_id: str
+    state: SendState  # pending: queued in the inbox, not acknowledged yet
+    request_id: str | None = None
+    reason: str | None = None  # why it was refused
+
+    @property
+    def ok(self) -> bool:
+        return self.state != "refused"
+
+
+def send_message(
+    store: JobStore,
+    job_id: str,
+    kind: Literal["steer", "follow_up"],
+    message: str,
+    *,
+    wait: bool = True,
+    ack_timeout: float = SEND_ACK_TIMEOUT_S,
+) -> SendOutcome:
+    """Post a steer or follow-up to a live job and (optionally) wait for the supervisor's ack.
+
+    Raises UserError for an empty message. A finished job is refused, not an exception:
+    callers show the reason (and suggest resuming it).
+    """
+    if not message.strip():
+        raise UserError("the message is empty")
+    st = current_status(store, job_id)
+    if not st.active:
+        return SendOutcome(job_id, "refused", reason=f"job {job_id} is {st.status}")
+    control_kind: ControlKind = kind
+    request = post_request(store.job_dir(job_id), control_kind, message)
+    if not wait:
+        return SendOutcome(job_id, "pending", request.id)
+    ack = wait_for_ack(store, job_id, request.id, ack_timeout)
+    if ack is None:
+        return SendOutcome(job_id, "pending", request.id)
+    if ack.get("delivered"):
+        return SendOutcome(job_id, "queued" if ack.get("queued") else "delivered", request.id)
+    return SendOutcome(job_id, "refused", request.id, str(ack.get("reason") or "refused"))

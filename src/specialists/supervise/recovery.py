@@ -1,0 +1,145 @@
+"""Crash recovery: an active job whose supervisor is dead gets the end it could not write.
+
+Proof of death is twofold: the recorded supervisor pid is gone (or is another process,
+by its start time) AND the job's lock can be taken (the supervisor holds it for its whole
+life). Only then does another process write the job's files, and only under that lock.
+Before that, everything the dead supervisor left running is killed (jobs/proctree.py).
+
+A job that can be taken over (a remote agent still running on its node, supervise/revive.py)
+is not ended: the store's news starts a supervisor that reattaches to it, handing it the lock.
+One that cannot ends with the reason appended to CRASHED.
+
+Recovery is idempotent. Under the lock it looks at what events.jsonl already ends with: a
+terminal event there (the supervisor wrote its last event but not its status: a full disk,
+or a kill between the two) is the job's end, and only the status is completed from it.
+Otherwise one recovered final event is appended. A reader that finds no space leaves nothing
+half-written and shows the recovered state without recording it; the next one tries again.
+
+A job directory without status.json is a launch in progress while its launcher holds the
+lock or for LAUNCH_GRACE_S after its last change; after that it is a launch that failed
+half-way, recorded as never started, so `status` shows it and gc removes it in time.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from specialists.base.errors import StoreError
+from specialists.store.joblog import TERMINAL_EVENTS, last_event
+from specialists.store.jobs import JobLock, JobStore, Reviver, now_ms
+from specialists.store.liveness import is_alive
+from specialists.store.records import JobStatus
+
+CRASHED = "supervisor crashed"
+UNSTARTED = "the job was never started (its launcher stopped before writing status.json)"
+LAUNCH_GRACE_S = 30.0
+
+
+def supervisor_alive(status: JobStatus) -> bool:
+    return is_alive(status.supervisor_pid, status.supervisor_start_time)
+
+
+def recover_if_dead(
+    store: JobStore, job_id: str, status: JobStatus, *, final: str = "error", reason: str = CRASHED
+) -> JobStatus:
+    """Return the status to show; if the supervisor died, first record that durably."""
+    if not status.active or supervisor_alive(status):
+        return status
+    lock = JobLock(store.job_dir(job_id))
+    try:
+        if not lock.try_acquire():
+            return status  # a supervisor (maybe just starting) holds the job
+        current = store.read_status(job_id)
+        if current is None or not current.active or supervisor_alive(current):
+            return current or status
+        revived = _revive(store, current, lock.fd) if reason == CRASHED else None
+        if isinstance(revived, int):
+            current.supervisor_pid, current.supervisor_start_time = revived, None
+            return current  # a new supervisor holds the job (and the lock) now
+        if revived:
+            reason = f"{CRASHED} ({revived})"
+        kill_agent(current, store.job_dir(job_id))
+        return _record_end(store, current, final, reason)
+    finally:
+        lock.release()
+
+
+def is_crash(error: str | None) -> bool:
+    """Did recovery end the job (CRASHED, maybe with why it could not be taken over)?"""
+    return error is not None and (error == CRASHED or error.startswith(CRASHED + " ("))
+
+
+def _revive(store: JobStore, current: JobStatus, lock_fd: int) -> int | str | None:
+    """Under the job's lock: a supervisor that takes the job over, or why there is none."""
+    news = store.news
+    if not isinstance(news, Reviver):
+        return None
+    last = last_event(store.events_path(current.id))
+    if last is not None and last["event"] in TERMINAL_EVENTS:
+        return None  # its supervisor wrote its end: only the status is to be completed
+    return news.revive(store.root, current.id, lock_fd)
+
+
+def _record_end(store: JobStore, current: JobStatus, final: str, reason: str) -> JobStatus:
+    from specialists.store.writer import JobWriter, mark_ended  # seldom needed: load it then
+
+    writer = JobWriter(store, current.id, patience_s=0)
+    try:
+        last = last_event(store.events_path(current.id))
+        if last is not None and last["event"] in TERMINAL_EVENTS:
+            # The supervisor's own end: adopt it, append nothing.
+            error = last.get("error")
+            kind = last["event"]
+            mark_ended(current, kind, error if isinstance(error, str) else None, last["ts"])
+            current.events = last["seq"]
+            writer.complete(current)
+            return current
+        mark_ended(current, final, reason if final == "error" else current.error, now_ms())
+        writer.write_final(current, final, error=current.error, recovered=True)
+        return current
+    finally:
+        writer.close()
+
+
+def settle_unstarted(store: JobStore, job_id: str) -> JobStatus:
+    """The status of a job directory that has no status.json (see the module docstring)."""
+    job_dir = store.job_dir(job_id)
+    changed_ms = int(os.lstat(job_dir).st_mtime * 1000)
+    starting = JobStatus(id=job_id, specialist="?", status="starting", started_at_ms=changed_ms)
+    if time.time() * 1000 - changed_ms < LAUNCH_GRACE_S * 1000:
+        return starting
+    lock = JobLock(job_dir)
+    try:
+        if not lock.try_acquire():
+            return starting  # its launcher is still at work
+        written = store.read_status(job_id)
+        if written is not None:
+            return written  # it was written meanwhile
+        status = JobStatus(id=job_id, specialist=_specialist_of(store, job_id))
+        status.started_at_ms = changed_ms
+        return _record_end(store, status, "error", UNSTARTED)
+    finally:
+        lock.release()
+
+
+def _specialist_of(store: JobStore, job_id: str) -> str:
+    try:
+        return store.read_record(job_id).specialist
+    except StoreError:
+        return "?"  # job.json is missing or damaged too
+
+
+def kill_agent(status: JobStatus, job_dir: Path | None = None) -> None:
+    """SIGKILL the job's recorded agent (if it is still that process) with its group and tree,
+    and, given the job's directory, every other process that provably belongs to the job."""
+    # Imported here: `status` reads many jobs and recovers few; it should not pay for this.
+    from specialists.process.proctree import Proc, kill_job, kill_tree
+
+    pid, start = status.pid, status.agent_start_time
+    agent = Proc(pid, start) if pid and start is not None and start > 0 else None
+    if job_dir is not None:
+        kill_job(job_dir, agent)
+    elif agent is not None:
+        kill_tree(agent)
