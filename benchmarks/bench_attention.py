@@ -13,12 +13,12 @@ from pathlib import Path
 
 from benchmarks.common import machine
 from specialists.base.clock import FakeClock
+from specialists.features.attention.companion import Attendant
 from specialists.features.attention.settings import AttentionSettings
 from specialists.features.attention.watch import AttentionWatch, mutating_tools
 from specialists.runners.base import Activity, RunnerEvent, toolcall
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobStatus
-from specialists.supervise.attending import Attendant
 
 N = 100_000
 EVENTS: list[RunnerEvent] = [

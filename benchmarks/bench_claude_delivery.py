@@ -155,7 +155,7 @@ def main() -> int:
     layout.env.pop("CLAUDE_CODE_SESSION_ID", None)
     os.environ.update(layout.env)
     from specialists.events.model import EventSource
-    from specialists.features.timers.store import TimerStore
+    from specialists.events.timers import TimerStore
 
     state = layout.project / ".specialists"
     state.mkdir(exist_ok=True)

@@ -11,13 +11,13 @@ import time
 from pathlib import Path
 
 from benchmarks.common import isolated_project, machine, peak_rss_of, sp_argv, timed
-from specialists.events.news import NEWS
 from specialists.features.missions import model, ops
 from specialists.features.missions.driver import idle_turn
 from specialists.features.missions.launch import Launched, choose, link_after_launch
 from specialists.features.missions.state import state_set
 from specialists.features.missions.store import MissionStore
 from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
 from specialists.store.records import JobStatus
 from specialists.store.writer import JobWriter
 from specialists.supervise.launch import create_job

@@ -31,7 +31,7 @@ from specialists.events.model import EventSource
 from specialists.features.threads.closing import report
 from specialists.features.threads.records import ThreadRecord, ThreadStore, new_thread_id
 from specialists.features.threads.state import Position
-from specialists.features.toolset.registry import tool_named
+from specialists.native.agent_table import tool_named
 from specialists.native.agent_tools import Caller, ToolCall, call_tool
 from specialists.store.jobs import JobStore
 from tests.support.jobs import make_record

@@ -13,8 +13,8 @@ from pathlib import Path
 from benchmarks.common import machine
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.features.timers.store import TimerStore
-from specialists.features.timers.wake import wait_for_wake
+from specialists.events.timers import TimerStore
+from specialists.events.wake import wait_for_wake
 
 SRC = EventSource("sleep")
 

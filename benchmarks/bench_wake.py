@@ -25,7 +25,7 @@ from specialists.catalog.config import Config
 from specialists.events import notices
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.features.timers.store import TimerStore
+from specialists.events.timers import TimerStore
 from specialists.native.model import ModelRequest, StreamEvent
 from specialists.native.testing import ScriptedModel, call, reply, reply_events
 from specialists.runners.native import NativeRunner

@@ -36,11 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import isolated_project, machine, sp_argv
-from specialists.events.news import NEWS
 from specialists.features.workflows.journal import JOURNAL_FILE, read_entries
-from specialists.fronts.view import current_status
 from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
 from specialists.store.records import JobStatus
+from specialists.store.view import current_status
 from tests.support.agent_env import CLAUDE_MOCK_MODEL, AgentEnv, find_agent_bin
 from tests.support.claude_workflow import (
     WorkflowMock,

@@ -21,8 +21,13 @@ from typing import Any
 
 import pytest
 
+from specialists.project import boot
 from tests.support.agent_env import AgentEnv, build_agent_env, find_agent_bin, missing_reason
 from tests.support.mock_llm import MockLLM
+
+# Every process of ours boots its features first (specialists/__main__.py, Project); tests
+# that build the rooms by hand run in this one, so it boots here, as a real process would.
+boot()
 
 # --------------------------------------------------------------------------- no network
 

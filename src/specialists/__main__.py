@@ -1,3 +1,29 @@
-from specialists.fronts.cli.main import entry
+"""`python -m specialists`: the CLI, and the entry of every process we start ourselves (a
+job's supervisor, a workflow's engine, a Ray node's relay), which boots the features first."""
 
-entry()
+import sys
+
+ENTRIES = {
+    "_supervise": "specialists.supervise.main:main",
+    "_workflow": "specialists.features.workflows.engine:main",
+    "_relay": "specialists.executors.relay:main",
+}
+
+
+def main() -> None:
+    entry = ENTRIES.get(sys.argv[1]) if len(sys.argv) > 1 else None
+    if entry is None:
+        from specialists.fronts.cli.main import entry as cli
+
+        cli()
+        return
+    import importlib
+
+    from specialists.project import boot
+
+    boot()
+    module, _, name = entry.partition(":")
+    sys.exit(getattr(importlib.import_module(module), name)(sys.argv[2:]))
+
+
+main()

@@ -14,11 +14,10 @@ working directory holding `.specialists/` or `.git`): commands that never touch 
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
-from specialists.base.errors import Bug
-from specialists.events.news import NEWS
+from specialists.base.lazy import Lazy
+from specialists.store.news import NEWS
 from specialists.store.paths import find_project_root, state_dir
 
 # `typing` and the store cost milliseconds; `hook` never needs them, so only type checkers
@@ -26,10 +25,32 @@ from specialists.store.paths import find_project_root, state_dir
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from specialists.base.owner import Owner
-    from specialists.store.jobs import JobLock, JobStore
-    from specialists.store.records import JobRecord, JobStatus
+    from specialists.store.jobs import JobStore
+    from specialists.store.records import JobRecord
     from specialists.supervise.plan import JobRequest
-    from specialists.supervise.supervisor import Observer, Supervisor
+    from specialists.supervise.record import Observer
+    from specialists.supervise.start import InProcessJob
+
+
+def boot() -> None:
+    """Register what the rooms above the store add to a job's life, once per process: the
+    composition root. Cheap: every hook is named, and imported when it first runs."""
+    if NEWS.booted:
+        return
+    from specialists import features
+    from specialists.runners.registry import EXECUTORS
+    from specialists.supervise.hooks import HOOKS
+
+    # The owner's completion notice first: the posters' order is the order of the news.
+    NEWS.posters.append(Lazy("specialists.events.notices:post_for_job"))
+    NEWS.clearers.append(Lazy("specialists.events.notices:clear"))
+    NEWS.revivers.append(Lazy("specialists.supervise.revive:revive"))
+    NEWS.recovered.append(Lazy("specialists.supervise.news:tell_owners_after_crash"))
+    EXECUTORS["ray"] = Lazy("specialists.executors.choose:remote_runner")
+    HOOKS.planning.append(Lazy("specialists.executors.settings:planned"))
+    HOOKS.housekeeping.append(Lazy("specialists.events.notices:prune_stale"))
+    features.load()
+    NEWS.booted = True
 
 
 class Project:
@@ -38,6 +59,7 @@ class Project:
     __slots__ = ("_owner", "_root", "_start", "_store")
 
     def __init__(self, root: Path | None = None, *, start: Path | None = None) -> None:
+        boot()
         self._root = root
         self._start = start
         self._store: JobStore | None = None
@@ -80,13 +102,9 @@ class Project:
 
     def start_background(self, record: JobRecord, warnings: list[str] | None = None) -> str:
         """Create the job and detach its supervisor; returns the job id at once."""
-        from specialists.supervise.launch import create_job, spawn_supervisor
+        from specialists.supervise.start import start_background
 
-        check_agent(record)
-        _housekeeping(self.store, warnings)
-        record, lock = create_job(self.store, record)
-        spawn_supervisor(self.store, record, lock)
-        return record.id
+        return start_background(self.store, record, warnings)
 
     def start_in_process(
         self,
@@ -96,89 +114,9 @@ class Project:
         handle_signals: bool,
         warnings: list[str] | None = None,
     ) -> InProcessJob:
-        """Create the job, supervised by this process: call `.run()` (any thread) to run it.
+        """Create the job, supervised by this process (supervise/start.py)."""
+        from specialists.supervise.start import start_in_process
 
-        The runner is made before the job exists, so an unknown runner leaves nothing on
-        disk. Pass handle_signals=False off the main thread (Python allows signal handlers
-        only there); the MCP server always does, its signals are its own.
-        """
-        from specialists.executors.choose import job_runner
-        from specialists.supervise.launch import create_job
-        from specialists.supervise.supervisor import Supervisor
-
-        runner = job_runner(record.runner, record.executor)
-        check_agent(record)
-        _housekeeping(self.store, warnings)
-        record, lock = create_job(self.store, record)
-        try:
-            supervisor = Supervisor(
-                self.store, record, runner, observer=observer, handle_signals=handle_signals
-            )
-        except BaseException:
-            lock.release()
-            raise
-        return InProcessJob(record, supervisor, lock)
-
-
-class InProcessJob:
-    """A created job whose supervisor runs in this process, once."""
-
-    def __init__(self, record: JobRecord, supervisor: Supervisor, lock: JobLock) -> None:
-        self.record = record
-        self.id = record.id
-        self._supervisor = supervisor
-        self._lock = lock
-        self._ran = False
-
-    def run(self) -> JobStatus:
-        """Supervise the job to its end; returns the final status. The job's lock is released
-        however it ends."""
-        if self._ran:
-            raise Bug(f"job {self.id} was run twice in this process")
-        self._ran = True
-        try:
-            return self._supervisor.run()
-        finally:
-            self._lock.release()
-
-
-def check_agent(record: JobRecord) -> None:
-    """Raise AgentUnavailable (exit 3) when the job's agent CLI cannot be found, so a missing
-    agent is refused before a job exists rather than ending one at once. The runners look
-    the binary up again when they start (it may change meanwhile); this is the same lookup.
-    """
-    import os
-
-    env = os.environ
-    options = record.runner_options
-    if record.runner == "pi":
-        from specialists.runners.pi import resolve_pi_command
-
-        resolve_pi_command(options, env)
-    elif record.runner in ("claude", "codex"):
-        from specialists.runners.base import LaunchSpec
-        from specialists.runners.oneshot import find_binary
-
-        module = importlib.import_module(f"specialists.runners.{record.runner}")
-        spec = LaunchSpec(
-            job_id="",
-            job_dir=Path(record.cwd),
-            cwd=Path(record.cwd),
-            prompt="",
-            system_prompt="",
-            model=None,
-            options=options,
+        return start_in_process(
+            self.store, record, observer, handle_signals=handle_signals, warnings=warnings
         )
-        find_binary(record.runner, spec, module.BIN_ENV, module.NOT_INSTALLED)
-    elif record.runner == "command":
-        from specialists.runners.command import command_argv, resolve_command
-
-        resolve_command(command_argv(options)[0], env)
-
-
-def _housekeeping(store: JobStore, warnings: list[str] | None) -> None:
-    from specialists.supervise.plan import housekeeping
-
-    problems = housekeeping(store)
-    if warnings is not None:
-        warnings.extend(problems)

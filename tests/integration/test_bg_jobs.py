@@ -19,7 +19,7 @@ import pytest
 
 from specialists.events.inbox import Inbox
 from specialists.events.model import Event
-from specialists.features.toolset.registry import tool_named
+from specialists.native.agent_table import tool_named
 from specialists.native.agent_tools import AgentTool, Caller, Reply, ToolCall, call_tool
 from specialists.native.tool_settings import JobsSettings, Settings
 from specialists.store.jobs import JobStore

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from specialists.events.inbox import Inbox
-from specialists.features.timers.store import TimerStore
+from specialists.events.timers import TimerStore
 from tests.integration.test_cli_pi import sp
 from tests.support.mock_llm import MockLLM, Reply, ToolCall
 

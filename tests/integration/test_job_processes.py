@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from specialists.process import proctree
-from specialists.process.proctree import identify, job_mark
+from specialists.store import proctree
+from specialists.store.proctree import identify, job_mark
 from tests.integration.test_cli_pi import sp, status, wait_until
 from tests.support.mock_llm import MockLLM, Reply, ToolCall
 from tests.support.processes import alive, killed_after

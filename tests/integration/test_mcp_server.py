@@ -22,10 +22,10 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from specialists.events import notices
-from specialists.features.toolset import registry
 from specialists.fronts.mcp.handlers import ServerContext
 from specialists.fronts.mcp.server import build_server
 from specialists.fronts.mcp.table import TOOLS_BY_NAME
+from specialists.native import agent_table as registry
 from specialists.store.jobs import JobStore
 from specialists.store.liveness import is_alive
 from specialists.store.paths import state_dir

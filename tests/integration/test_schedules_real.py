@@ -112,7 +112,7 @@ from specialists.features.schedules.store import ScheduleStore
 
 marker, phase = Path(sys.argv[1]), sys.argv[2]
 project = Project()
-launcher = JobLauncher(project)
+launcher = JobLauncher(project.store)
 
 def hold(*_):
     marker.write_text(str(os.getpid()))

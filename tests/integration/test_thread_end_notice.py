@@ -5,7 +5,7 @@ supervisors (command runner)."""
 from __future__ import annotations
 
 from specialists.features.threads.records import new_thread_id
-from specialists.fronts.view import current_status
+from specialists.store.view import current_status
 from tests.integration.test_threads import _store, _thread_job
 from tests.support.threads import inbox_events, job_caller, spawn, thread_project, wait_closed
 from tests.support.waiting import wait_until

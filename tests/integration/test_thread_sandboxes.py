@@ -11,8 +11,8 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from specialists.fronts.view import current_status
 from specialists.store.jobs import JobStore
+from specialists.store.view import current_status
 from tests.support.gitrepo import commit_files, git, sha, status
 from tests.support.threads import (
     call,

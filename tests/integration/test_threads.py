@@ -13,9 +13,9 @@ from pathlib import Path
 
 from specialists.features.threads.records import MAX_DEPTH, ThreadStore, new_thread_id
 from specialists.features.threads.watch import settle_ended_children
-from specialists.fronts.view import current_status
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobRecord
+from specialists.store.view import current_status
 from tests.support.jobs import new_job
 from tests.support.threads import (
     ROOT_OWNER,

@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from specialists.process.proctree import identify
+from specialists.store.proctree import identify
 
 
 @contextmanager

@@ -10,7 +10,7 @@ from typing import Any
 from specialists.events.inbox import Inbox
 from specialists.events.model import Event
 from specialists.features.threads.records import ThreadRecord, ThreadStore, new_thread_id
-from specialists.features.toolset.registry import tool_named
+from specialists.native.agent_table import tool_named
 from specialists.native.agent_tools import Caller, Reply, ToolCall, call_tool
 from specialists.store.jobs import JobLock, JobStore
 from specialists.store.records import JobRecord

@@ -9,9 +9,9 @@ from typing import Any
 
 from specialists.features.workflows.journal import JOURNAL_FILE, fold, read_entries
 from specialists.features.workflows.receipt import RECEIPT_FILE
-from specialists.fronts.view import current_status
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobStatus
+from specialists.store.view import current_status
 from tests.support.threads import thread_project
 from tests.support.waiting import wait_until
 

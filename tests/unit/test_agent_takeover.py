@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from specialists.events.news import NEWS
 from specialists.runners.claude import ClaudeRunner
 from specialists.runners.codex import CodexRunner
 from specialists.runners.pi import PiRunner
 from specialists.store.control import post_request
 from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
 from specialists.supervise.revive import CHECKPOINT_FILE
 from specialists.supervise.supervisor import Supervisor
 from tests.support import fake_claude, fake_codex
@@ -300,7 +300,7 @@ def test_a_job_waiting_for_a_timer_is_taken_over_and_the_timer_wakes_it(
     import time
 
     from specialists.events.model import EventSource
-    from specialists.features.timers.store import TimerStore
+    from specialists.events.timers import TimerStore
 
     store = JobStore(project / ".specialists", news=NEWS)
     log = tmp_path / "claude.jsonl"
@@ -351,7 +351,7 @@ def test_a_second_successor_racing_the_first_leaves_the_job_alone(
     job_dir = store.job_dir(record.id)
     before = [(job_dir / name).read_bytes() for name in ("events.jsonl", "status.json")]
     second = subprocess.run(
-        [PY, "-m", "specialists.supervise", str(job_dir), "--reattach"],
+        [PY, "-m", "specialists", "_supervise", str(job_dir), "--reattach"],
         capture_output=True,
         text=True,
         timeout=60,

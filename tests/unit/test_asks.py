@@ -316,7 +316,7 @@ def test_a_full_disk_is_one_clear_error_and_leaves_no_half_made_ask(
 
 
 def _call(name: str, args: dict, caller) -> object:
-    from specialists.features.toolset.registry import tool_named
+    from specialists.native.agent_table import tool_named
     from specialists.native.agent_tools import ToolCall, call_tool
 
     tool = tool_named(name)
@@ -325,7 +325,7 @@ def _call(name: str, args: dict, caller) -> object:
 
 
 def test_the_tools_offered_and_their_refusals(store: JobStore, tmp_path: Path) -> None:
-    from specialists.features.toolset.registry import offered
+    from specialists.native.agent_table import offered
     from specialists.native.agent_tools import Caller
 
     assert "contact_supervisor" not in {t.name for t in offered(thread=False, job=False)}

@@ -1,5 +1,6 @@
-"""The supervisor's attention hook (supervise/attending.py) with a scripted agent on a fake
-clock: each trigger reaches events.jsonl, status.json and the owner's inbox once per state;
+"""Attention's companion beside a job (features/attention/companion.py) with a scripted agent on
+a fake clock: each trigger reaches events.jsonl, status.json and the owner's inbox once per
+state;
 the watchdog reviews a changed tree and leaves unchanged and reverted trees alone."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from specialists.events.inbox import Inbox
+from specialists.features.attention.companion import Attendant
 from specialists.features.attention.testing import RecordingReviews
 from specialists.runners.base import Activity, RunFinished, toolcall
 from specialists.runners.testing import Call, ScriptedRunner, Step
@@ -45,7 +47,8 @@ def run_job(
         handle_signals=False,
     )
     if reviews is not None:
-        h.supervisor.attendant.reviews = reviews
+        (attendant,) = [c for c in h.supervisor.companions if isinstance(c, Attendant)]
+        attendant.reviews = reviews
     try:
         return h.supervisor.run()
     finally:
@@ -243,7 +246,7 @@ def test_the_watchdog_is_bounded(tmp_path: Path):
     """One review at a time (a busy review defers, and the next covers both turns), a
     budget per job (said once to the owner). Drives the supervisor's hook turn by turn."""
     from specialists.base.clock import FakeClock
-    from specialists.supervise.attending import Attendant
+    from specialists.features.attention.companion import Attendant
     from tests.support.jobs import make_record
 
     repo = git_repo(tmp_path / "repo")

@@ -328,8 +328,8 @@ def test_no_bead_id_means_no_bd_call(bd, project):
 
 def test_crashed_jobs_get_their_beads_closed_once_at_the_next_run_start(bd, store, project):
     from specialists.store.gc import collect
+    from specialists.store.recovery import recover_if_dead
     from specialists.store.writer import JobWriter
-    from specialists.supervise.recovery import recover_if_dead
     from tests.support.jobs import new_job
 
     fake_bd.seed(bd.state, [{"id": "bd-3", "title": "tracked run"}])

@@ -15,7 +15,7 @@ import pytest
 
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.features.timers.store import TimerStore
+from specialists.events.timers import TimerStore
 from specialists.fronts.cli.main import main
 
 OWNER = "cli-tester"

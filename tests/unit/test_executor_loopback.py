@@ -283,7 +283,7 @@ def test_an_agent_working_in_a_copy_is_told_so_and_gets_no_agent_tool_table(proj
     its state there (bg_*, timers, threads, asks, missions) would write to nothing anyone
     reads: the agent's environment says it works in a copy and the table is then empty."""
     from specialists.base.vocab import NODE_COPY_ENV
-    from specialists.features.toolset.registry import offered
+    from specialists.native.agent_table import offered
 
     code = (
         f"import os,sys; sys.stdin.read(); print('copy=' + os.environ.get({NODE_COPY_ENV!r}, ''))"

@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from specialists.events.news import NEWS
 from specialists.executors.job import RemoteJobRunner
 from specialists.executors.relay import RelayRunner
 from specialists.executors.takeover import adopt_process
 from specialists.executors.testing import LoopbackConnector, LoopbackNode
 from specialists.runners.command import CommandRunner
 from specialists.store.jobs import JobStore
-from specialists.supervise.recovery import CRASHED, is_crash, recover_if_dead
+from specialists.store.news import NEWS
+from specialists.store.recovery import CRASHED, is_crash, recover_if_dead
 from specialists.supervise.revive import CHECKPOINT_FILE
 from specialists.supervise.supervisor import Supervisor
 from tests.support.jobs import new_job, wait_for

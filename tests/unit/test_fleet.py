@@ -297,7 +297,7 @@ def test_pending_timers_are_rows_under_their_owner(store):
     """A job's timer sits under the job; a session's timer is a root; cancelled or fired ones
     go; a damaged timers file skips its bad lines; an unchanged file is not folded again."""
     from specialists.events.model import EventSource
-    from specialists.features.timers.store import TimerStore
+    from specialists.events.timers import TimerStore
     from specialists.fronts.fleet.timersource import TimerSource
 
     write_status(store.jobs_dir, "0000000a", status="waiting", keep_alive=True)

@@ -20,7 +20,7 @@ import pytest
 from specialists.base.owner import SESSION_ENV
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.features.timers.store import TimerStore
+from specialists.events.timers import TimerStore
 from specialists.fronts.hooks import delivery, stop
 from specialists.fronts.hooks.common import run_hook
 from specialists.store.paths import user_state_dir

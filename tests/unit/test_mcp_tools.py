@@ -17,14 +17,14 @@ import pytest
 from specialists.base.errors import Bug
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.features.timers.store import TimerStore
-from specialists.features.toolset import registry
+from specialists.events.timers import TimerStore
 from specialists.fronts.mcp import table
 from specialists.fronts.mcp.args import check_arguments
 from specialists.fronts.mcp.handlers import ServerContext
 from specialists.fronts.mcp.schemas import FEED_ARGS
 from specialists.fronts.mcp.table import TOOLS, TOOLS_BY_NAME, ToolOutcome, UnknownTool, call_tool
 from specialists.fronts.mcp.views import bounded_result
+from specialists.native import agent_table as registry
 from specialists.runners.base import Activity, RunFinished
 from specialists.runners.testing import ScriptedRunner, Step
 from specialists.store.jobs import JobStore

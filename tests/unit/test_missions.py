@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from specialists.base.errors import NotFound, StoreError, UserError
-from specialists.events.news import NEWS
 from specialists.features.missions import index, model, ops
 from specialists.features.missions.actions import mission_action
 from specialists.features.missions.launch import (
@@ -28,6 +27,7 @@ from specialists.features.missions.state import MAX_STATE, state_get, state_set
 from specialists.features.missions.store import MissionStore
 from specialists.fronts.cli.main import main
 from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
 from specialists.store.records import JobStatus
 from specialists.store.writer import JobWriter
 from tests.support.jobs import echo_project, new_job

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from specialists.events.inbox import Inbox
 from specialists.features.missions import model, ops
+from specialists.features.missions import news as mission_news
 from specialists.features.missions.goal import GoalQuiet, goal_step
-from specialists.features.missions.news import MissionNews
 from specialists.features.missions.state import state_set
 from specialists.features.missions.store import MissionStore
 from specialists.store.jobs import JobStore
@@ -54,7 +54,7 @@ def setup(tmp_path: Path, budget: int) -> tuple[JobStore, MissionStore, str]:
 def test_a_goal_nudges_after_each_idle_turn_and_stops_at_its_budget(tmp_path):
     jobs, store, job = setup(tmp_path, budget=100)
     root = jobs.root
-    news = MissionNews(None)
+    news = mission_news
     state_set(root, "g1", "nextReadyAction", "run the integration tests", store=store)
 
     status(jobs, job, "waiting", 30)
@@ -102,7 +102,7 @@ def test_a_closed_goal_mission_says_nothing(tmp_path):
     jobs, store, job = setup(tmp_path, budget=1000)
     store.update("g1", lambda m: (model.close(m, "cancelled", "not needed", 5), None))
     status(jobs, job, "done", 10)
-    MissionNews(None).post_for_job(jobs.root, job)
+    mission_news.post_for_job(jobs.root, job)
     assert notices(jobs.root) == []
     assert store.load("g1").goal.ended == "closed"  # type: ignore[union-attr]
 
@@ -112,7 +112,7 @@ def test_a_job_on_no_mission_costs_one_lstat_and_no_goal(tmp_path):
     record, lock = new_job(jobs, tmp_path, owner=[])
     lock.release()
     status(jobs, record.id, "done", 99)
-    MissionNews(None).post_for_job(jobs.root, record.id)
+    mission_news.post_for_job(jobs.root, record.id)
     assert notices(jobs.root) == [] and store.load("g1").goal.notices == 0  # type: ignore[union-attr]
 
 

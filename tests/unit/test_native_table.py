@@ -15,8 +15,8 @@ import pytest
 from specialists.base.clock import FakeClock
 from specialists.catalog.config import Config
 from specialists.events.inbox import Inbox
-from specialists.features.timers.store import TimerStore
-from specialists.features.toolset.registry import GUIDANCE_HEADER
+from specialists.events.timers import TimerStore
+from specialists.native.agent_table import GUIDANCE_HEADER
 from specialists.native.messages import UserMessage
 from specialists.native.model import ModelRequest, StreamEvent
 from specialists.native.testing import (

@@ -13,7 +13,7 @@ from specialists.base.clock import FakeClock
 from specialists.catalog.config import Config
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.features.timers.store import TimerStore
+from specialists.events.timers import TimerStore
 from specialists.native.messages import UserMessage
 from specialists.native.model import ModelRequest, StreamEvent
 from specialists.native.testing import ScriptedModel, call, reply, reply_events

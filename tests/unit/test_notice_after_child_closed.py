@@ -8,7 +8,7 @@ import json
 import os
 from pathlib import Path
 
-from specialists.features.threads.told import told_by_child_closed
+from specialists.events.told import told_by_child_closed
 
 PARENT = "job-1a2b3c4d"
 TID = "t-0123456789abcdef"

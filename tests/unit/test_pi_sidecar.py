@@ -24,10 +24,10 @@ from specialists.events import notices
 from specialists.events.emitter import Emitter
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.features.timers.store import TimerStore
-from specialists.features.toolset import registry
+from specialists.events.timers import TimerStore
 from specialists.fronts.pi.ops import Front
 from specialists.fronts.pi.sidecar import MAX_BUSY, MAX_REQUEST_BYTES
+from specialists.native import agent_table as registry
 from specialists.native.agent_tools import AgentTool, Reply, ToolCall
 from specialists.store.jobs import JobStore
 from tests.support.agent_env import AgentEnv

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from specialists.process import proctree
-from specialists.process.proctree import MARK_ENV, Proc, identify, job_mark, kill_job
+from specialists.store import proctree
+from specialists.store.proctree import MARK_ENV, Proc, identify, job_mark, kill_job
 from tests.support.processes import alive, killed_after, wait_dead
 
 PY = sys.executable
@@ -152,7 +152,7 @@ def test_a_reused_pid_is_never_killed(tmp_path: Path, strays: list[int]) -> None
 def test_the_caller_is_never_killed_even_when_it_carries_the_mark(tmp_path: Path) -> None:
     """`specialists status` run by the job's own agent recovers the job without dying."""
     code = (
-        "from pathlib import Path; from specialists.process.proctree import kill_job; "
+        "from pathlib import Path; from specialists.store.proctree import kill_job; "
         f"kill_job(Path({str(tmp_path)!r})); print('alive')"
     )
     out = subprocess.run(
@@ -211,7 +211,7 @@ def test_a_supervisor_that_adopts_orphans_records_and_reaps_them(tmp_path: Path)
         f"""
         import json, os, signal, time
         from pathlib import Path
-        from specialists.process import proctree
+        from specialists.store import proctree
         from specialists.process import orphans
         from specialists.process.agent import AgentProcess
         from specialists.process.jobenv import agent_env

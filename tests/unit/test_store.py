@@ -24,8 +24,8 @@ from specialists.store.ids import check_job_ref, is_job_id, new_job_id
 from specialists.store.jobs import JobStore, read_event_lines
 from specialists.store.liveness import is_alive, process_start_time
 from specialists.store.records import JobStatus
+from specialists.store.recovery import CRASHED, recover_if_dead
 from specialists.store.writer import JobWriter
-from specialists.supervise.recovery import CRASHED, recover_if_dead
 from tests.support.jobs import new_job, notice_ids
 
 
@@ -247,8 +247,8 @@ def test_gc_removes_old_finished_keeps_active_and_recent(store, tmp_path, monkey
 
 
 def test_a_job_dir_without_status_is_starting_while_locked_else_never_started(store):
-    from specialists.fronts.view import current_status
     from specialists.store.jobs import JobLock
+    from specialists.store.view import current_status
 
     job_id, job_dir = store.create_job_dir()
     assert current_status(store, job_id).status == "starting"  # fresh: a launch under way

@@ -16,7 +16,6 @@ import pytest
 
 from specialists.events import notices
 from specialists.fronts.cli.main import main
-from specialists.fronts.view import all_statuses, overview
 from specialists.store import index
 from specialists.store.fields import EMPTY
 from specialists.store.gc import collect
@@ -24,6 +23,7 @@ from specialists.store.joblog import read_event_lines
 from specialists.store.jobs import JobStore
 from specialists.store.paths import state_dir
 from specialists.store.records import JobRecord, JobStatus
+from specialists.store.view import all_statuses, overview
 from specialists.store.writer import JobWriter
 from tests.support.jobs import echo_project, new_job
 

@@ -17,11 +17,11 @@ import pytest
 
 from specialists.base.errors import StoreError
 from specialists.events import notices
-from specialists.fronts.view import current_status, overview
 from specialists.store import writer as writer_module
 from specialists.store.jobs import JobStore
+from specialists.store.recovery import CRASHED
+from specialists.store.view import current_status, overview
 from specialists.store.writer import JobWriter, mark_ended
-from specialists.supervise.recovery import CRASHED
 from tests.support.jobs import make_record, new_job, notice_ids
 from tests.support.tmpfs import fill, small_tmpfs
 

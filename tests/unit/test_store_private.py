@@ -12,10 +12,10 @@ import pytest
 
 from specialists.events import notices
 from specialists.fronts.cli.main import main
-from specialists.fronts.view import current_status
 from specialists.store.control import post_request
 from specialists.store.jobs import JobStore
 from specialists.store.paths import state_dir
+from specialists.store.view import current_status
 from tests.support.jobs import echo_project, wait_for
 
 

@@ -17,7 +17,7 @@ import pytest
 from specialists.base.errors import AgentUnavailable
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.features.timers.store import TimerStore
+from specialists.events.timers import TimerStore
 from specialists.runners.base import Command, FollowUp, RunFinished
 from specialists.runners.testing import Call, ScriptedRunner
 from specialists.store.jobs import JobLock

@@ -11,9 +11,9 @@ import pytest
 from specialists.base.errors import UserError
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.features.timers.store import TimerStore
-from specialists.features.timers.wake import wait_for_wake
-from specialists.features.timers.zone import wall_time_to_epoch
+from specialists.events.timers import TimerStore
+from specialists.events.wake import wait_for_wake
+from specialists.events.zone import wall_time_to_epoch
 
 OWNER = "job-0123abcd"
 SRC = EventSource("sleep", "call_1", {"seconds": 5})

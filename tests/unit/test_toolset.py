@@ -8,8 +8,8 @@ import pytest
 
 from specialists.base.errors import ConfigError
 from specialists.events.inbox import Inbox
-from specialists.features.timers.store import TimerStore
-from specialists.features.toolset.registry import TOOLS, prompt_guidance, tool_named
+from specialists.events.timers import TimerStore
+from specialists.native.agent_table import TOOLS, prompt_guidance, tool_named
 from specialists.native.agent_tools import (
     MAX_DESCRIPTION,
     AgentTool,

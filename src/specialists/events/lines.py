@@ -10,8 +10,8 @@ import json
 from typing import Any
 
 from specialists.base.display import display_line, duration
-from specialists.fronts.view import doing, elapsed_s
 from specialists.store.records import JobStatus
+from specialists.store.view import doing, elapsed_s
 
 clip = display_line  # the commands' name for it: one safe line of at most N characters
 

@@ -131,7 +131,7 @@ def post_for_job(state_dir: Path, job_id: str) -> bool:
     status = _read_json(job_dir / "status.json", MAX_STATUS_BYTES)
     waiting = status is not None and status.get("status") == "waiting"
     if not waiting:  # a thread's parent that has the child's child_closed: once is enough
-        from specialists.features.threads.told import told_by_child_closed
+        from specialists.events.told import told_by_child_closed
 
         keys = [k for k in keys if k != told_by_child_closed(state_dir, record.get("thread"))]
         if not keys:
@@ -384,3 +384,10 @@ def read_regular(path: Path, limit: int) -> bytes | None:
         return None
     finally:
         os.close(fd)
+
+
+def prune_stale(store: object, crashed: list[str]) -> list[str]:
+    """`prune` as run-start housekeeping (supervise.hooks.HOOKS.housekeeping)."""
+    del crashed
+    root = getattr(store, "root", None)
+    return prune(root) if isinstance(root, Path) else []

@@ -36,10 +36,10 @@ from specialists.executors.bridge_wire import (
     decode,
     frame,
 )
-from specialists.process.proctree import MARK_ENV
 from specialists.process.spawn import SpawnFailed, reaped, spawn
 from specialists.store.files import create_private
 from specialists.store.locks import try_lock
+from specialists.store.proctree import MARK_ENV
 
 START_GRACE_S = 60.0  # beyond connect_timeout: Python and Ray starting on a busy machine
 LOCK_POLL_S = 0.05

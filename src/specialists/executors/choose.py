@@ -9,11 +9,9 @@ from specialists.runners import registry
 from specialists.runners.base import AgentRunner
 
 
-def job_runner(runner: str, executor: Mapping[str, Any] | None) -> AgentRunner:
-    """`executor`: job.json's settings ({} or None: this machine). Ray is imported only for
-    a job that runs on it, and only once the job starts (ray_place.py)."""
-    if not executor or executor.get("kind", "local") == "local":
-        return registry.make_runner(runner)  # looked up now: tests replace it
+def remote_runner(runner: str, executor: Mapping[str, Any]) -> AgentRunner:
+    """The job's runner on a Ray node (runners.registry.EXECUTORS["ray"]). Ray is imported
+    only for a job that runs on it, and only once the job starts (ray_place.py)."""
     from specialists.executors.job import RemoteJobRunner
     from specialists.executors.settings import require_ray
 

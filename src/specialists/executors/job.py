@@ -33,7 +33,6 @@ from specialists.executors.remote import NodeClient, NodeGone, RemoteHost, Remot
 from specialists.executors.takeover import adopt_process
 from specialists.executors.travel import PathMap
 from specialists.process.host import AdoptedProcess
-from specialists.process.proctree import job_mark
 from specialists.runners.base import (
     Activity,
     AgentExited,
@@ -45,6 +44,7 @@ from specialists.runners.base import (
     RunnerEvent,
 )
 from specialists.store.atomic import write_atomic
+from specialists.store.proctree import job_mark
 
 log = logging.getLogger(__name__)
 

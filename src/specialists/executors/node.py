@@ -22,8 +22,8 @@ from typing import Any
 
 from specialists.executors import nodework
 from specialists.executors.nodeproc import NodeProcess, kill_marked
-from specialists.process.proctree import MARK_ENV
 from specialists.process.spawn import SpawnFailed
+from specialists.store.proctree import MARK_ENV
 
 log = logging.getLogger(__name__)
 

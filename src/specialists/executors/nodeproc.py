@@ -26,9 +26,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from specialists.process import proctree
 from specialists.process.lines import LineSplitter, OversizedLine
 from specialists.process.spawn import exit_fd, reaped, spawn
+from specialists.store import proctree
 from specialists.store.liveness import pid_exists
 
 Item = tuple[int, str, Any]

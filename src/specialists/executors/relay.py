@@ -1,6 +1,6 @@
 """An in-process runner (the native loop) as an agent process, so it can run on a node.
 
-`python -m specialists.executors.relay --job-dir D --cwd C [--resume S]` reads one JSON line
+`python -m specialists _relay --job-dir D --cwd C [--resume S]` reads one JSON line
 (the launch spec without its paths, and the config layers), runs the runner, and speaks JSON
 lines: events out (`{"event": {...}}`, `{"accepts": [...]}`), commands in (`{"command": kind,
 "message": ...}`). Paths travel as arguments, so the process host rewrites them for the node
@@ -149,7 +149,7 @@ class RelayRunner:
     def start(self, spec: LaunchSpec) -> None:
         if self._proc is not None:
             raise Bug("RelayRunner.start called twice")
-        argv = [sys.executable, "-m", "specialists.executors.relay"]
+        argv = [sys.executable, "-m", "specialists", "_relay"]
         argv += ["--job-dir", str(spec.job_dir), "--cwd", str(spec.cwd)]
         if spec.resume_session:
             argv += ["--resume", spec.resume_session]
@@ -323,7 +323,3 @@ def _command(message: Mapping[str, Any]) -> Command:
 def _say(message: Mapping[str, Any]) -> None:
     sys.stdout.write(json.dumps(message, ensure_ascii=False, default=str) + "\n")
     sys.stdout.flush()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

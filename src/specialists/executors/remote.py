@@ -29,8 +29,8 @@ from specialists.executors.jobfiles import SentFiles
 from specialists.executors.travel import PathMap, remote_env
 from specialists.process.agent import DEFAULT_MAX_LINE, STDERR_LOG_CAP, STDERR_TAIL, describe_exit
 from specialists.process.lines import Line, OversizedLine
-from specialists.process.proctree import MARK_ENV
 from specialists.process.spawn import exit_status
+from specialists.store.proctree import MARK_ENV
 
 log = logging.getLogger(__name__)
 

@@ -138,3 +138,11 @@ def require_ray() -> None:
             "the Ray executor needs the ray extra, which is not installed",
             hint=RAY_EXTRA_HINT,
         )
+
+
+def planned(planning: Any) -> dict[str, Any]:
+    """A job's executor at plan time (supervise.hooks.HOOKS.planning)."""
+    request, spec = planning.request, planning.spec
+    return {
+        "executor": resolve(request.executor, spec.executor, planning.config.get("executor")) or {}
+    }

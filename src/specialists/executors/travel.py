@@ -29,7 +29,7 @@ from specialists.process.jobenv import (
     JOB_ID_ENV,
     SAVED_GIT_PARAMETERS_ENV,
 )
-from specialists.process.proctree import MARK_ENV
+from specialists.store.proctree import MARK_ENV
 
 # The job's own variables travel even when the supervisor's environment already has them (a
 # detached supervisor carries the job mark itself).

@@ -26,7 +26,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from specialists.base.errors import AgentUnavailable
-from specialists.process import proctree
 from specialists.process.lines import Line, LineSplitter, OversizedLine
 from specialists.process.orphans import tend_orphans
 from specialists.process.spawn import (
@@ -38,6 +37,7 @@ from specialists.process.spawn import (
     signal_name,
     spawn,
 )
+from specialists.store import proctree
 from specialists.store.files import create_private
 from specialists.store.liveness import pid_exists
 

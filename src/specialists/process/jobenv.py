@@ -22,7 +22,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from specialists.process.proctree import MARK_ENV, job_mark
+from specialists.store.proctree import MARK_ENV, job_mark
 
 JOB_ID_ENV = "SPECIALISTS_JOB_ID"
 BEAD_ID_ENV = "SPECIALISTS_BEAD_ID"

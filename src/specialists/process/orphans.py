@@ -13,8 +13,8 @@ import threading
 import time
 from pathlib import Path
 
-from specialists.process import proctree
 from specialists.process.spawn import spawns_paused
+from specialists.store import proctree
 
 TEND_INTERVAL_S = 2.0
 

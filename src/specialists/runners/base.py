@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, runtime_checkable
 
 from specialists.base.errors import Bug
 from specialists.store.liveness import process_start_time
@@ -272,3 +272,20 @@ class AgentRunner(Protocol):
     @property
     def handle(self) -> AgentHandle:
         """The agent's pid, process start time and session, as known now."""
+
+
+@runtime_checkable
+class HostedRunner(Protocol):
+    """A runner whose agent runs where another supervisor can take it over after a crash
+    (executors/job.py): what the checkpoints of supervise/reattach.py need of it."""
+
+    node: str  # where the agent runs, for people ("Ray node 1a2b3c4d5e6f (10.0.0.7)")
+
+    @property
+    def adoptable(self) -> bool: ...
+
+    def checkpoint(self, *, adoptable: bool) -> dict[str, Any] | None: ...
+
+    def committed(self, taken: dict[str, Any]) -> None: ...
+
+    def adopt(self, spec: LaunchSpec, checkpoint: Mapping[str, Any]) -> None: ...

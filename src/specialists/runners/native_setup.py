@@ -56,7 +56,7 @@ def job_tools(
     owner = check_owner(f"job-{spec.job_id}")
     system_prompt = spec.system_prompt
     if spec.options.get("table_tools", True) is not False:
-        from specialists.features.toolset.registry import offered, prompt_guidance
+        from specialists.native.agent_table import offered, prompt_guidance
 
         table = offered(thread=spec.thread)
         tools.update(table_tools(table))

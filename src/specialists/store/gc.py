@@ -18,10 +18,10 @@ import time
 from dataclasses import dataclass, field
 
 from specialists.base.errors import StoreError
-from specialists.fronts.view import overview
 from specialists.store import index
 from specialists.store.jobs import JobStore
-from specialists.supervise.recovery import is_crash
+from specialists.store.recovery import is_crash
+from specialists.store.view import overview
 
 DEFAULT_TTL_DAYS = 7.0
 TTL_ENV = "SPECIALISTS_JOB_TTL_DAYS"

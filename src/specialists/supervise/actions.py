@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from typing import Any, Literal, assert_never
 
 from specialists.base.errors import UserError
-from specialists.fronts.view import current_status
 from specialists.store.control import ControlKind, post_request
 from specialists.store.jobs import JobStore, read_event_lines
 from specialists.store.liveness import is_alive
 from specialists.store.records import JobStatus
-from specialists.supervise.recovery import kill_agent, recover_if_dead, supervisor_alive
+from specialists.store.recovery import kill_agent, recover_if_dead, supervisor_alive
+from specialists.store.view import current_status
 
 STOP_ACK_TIMEOUT_S = 1.5
 STOP_TIMEOUT_S = 12.0

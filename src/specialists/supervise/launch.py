@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 
 from specialists.base.errors import Bug, StoreError, UserError
-from specialists.process.proctree import MARK_ENV, job_mark
 from specialists.store.atomic import write_atomic
 from specialists.store.files import DIR_MODE, create_private, is_out_of_space, size_text
 from specialists.store.jobs import (
@@ -35,6 +34,7 @@ from specialists.store.jobs import (
     now_ms,
 )
 from specialists.store.liveness import process_start_time
+from specialists.store.proctree import MARK_ENV, job_mark
 from specialists.store.records import JobRecord, JobStatus
 from specialists.store.writer import JobWriter, make_reserve, mark_ended
 from specialists.supervise.lease import claim as claim_lease
@@ -120,7 +120,7 @@ def _carry_session(store: JobStore, record: JobRecord, job_dir: Path) -> JobReco
 
 
 def spawn_supervisor(store: JobStore, record: JobRecord, lock: JobLock) -> int:
-    """Start `python -m specialists.supervise <job_dir>` detached; returns its pid."""
+    """Start `python -m specialists _supervise <job_dir>` detached; returns its pid."""
     job_dir = store.job_dir(record.id)
     try:
         pid = _start_supervisor(job_dir, lock.fd, record.cwd, ())
@@ -146,7 +146,7 @@ def _start_supervisor(job_dir: Path, lock_fd: int, cwd: str, extra: tuple[str, .
     log_fd = create_private(SUPERVISOR_LOG, os.O_WRONLY | os.O_APPEND, dir_fd=lock_fd)
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "specialists.supervise", str(job_dir), *extra],
+            [sys.executable, "-m", "specialists", "_supervise", str(job_dir), *extra],
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,

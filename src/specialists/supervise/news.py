@@ -28,8 +28,8 @@ from specialists.base.vocab import PROC_RUNNER
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
 from specialists.events.owners import is_owner, job_owner, owner_job_id
-from specialists.features.threads.told import told_by_child_closed
-from specialists.features.timers.store import TimerStore
+from specialists.events.timers import TimerStore
+from specialists.events.told import told_by_child_closed
 from specialists.store.jobs import JobStore, now_ms
 from specialists.store.records import JobRecord, JobStatus
 
@@ -128,3 +128,10 @@ def end_text(record: JobRecord, final: str, answer: str | None, error: str | Non
     if len(text) > ANSWER_HEAD_CHARS:
         text = text[:ANSWER_HEAD_CHARS] + f"\n[... see `specialists result {record.id}` ...]"
     return f"{head}. Its answer:\n{text}"
+
+
+def tell_owners_after_crash(state_root: Path, job_id: str) -> None:
+    """A job recovered after its supervisor died: its job owners hear of the end, its own
+    timers close (store.news, `recovered`). Problems are logged, never raised."""
+    for problem in tell_owners_of(JobStore(state_root, news=None), job_id):
+        log.warning("after the crash of job %s: %s", job_id, problem)

@@ -21,17 +21,16 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from specialists.base.errors import SpecialistsError, StoreError
 from specialists.events.inbox import Inbox
 from specialists.events.owners import owner_dir
-from specialists.features.timers.store import TimerStore
+from specialists.events.timers import TimerStore
 from specialists.store import index
 from specialists.store.jobs import JobStore
-from specialists.supervise.recovery import recover_if_dead
+from specialists.store.recovery import recover_if_dead
 
 log = logging.getLogger("specialists.supervisor")
 
@@ -91,13 +90,12 @@ def pending_work(
     owner: str,
     *,
     own_id: str | None = None,
-    on_recovered: Callable[[str], None] | None = None,
 ) -> Pending:
     """What `owner` still waits for. Raises StoreError for a planted owner directory."""
     check_owner_dir(store.root, owner)
     fold = TimerStore(store.root, owner).fold()
     timers = fold.pending()
-    jobs, problems = owned_running_jobs(store, owner, skip=own_id, on_recovered=on_recovered)
+    jobs, problems = owned_running_jobs(store, owner, skip=own_id)
     return Pending(
         timers=len(timers),
         next_due_ms=timers[0].due_ms if timers else None,
@@ -112,13 +110,12 @@ def owned_running_jobs(
     owner: str,
     *,
     skip: str | None = None,
-    on_recovered: Callable[[str], None] | None = None,
 ) -> tuple[list[str], list[str]]:
     """(ids of jobs owned by `owner` that are starting or running, problems).
 
     Finished jobs are skipped through the finished-jobs index; only unfinished jobs' status
-    files are read, and only running ones' records. `on_recovered(id)` is called for an owned
-    job found with a dead supervisor (recorded as crashed here).
+    files are read, and only running ones' records. An owned job found with a dead
+    supervisor is recorded as crashed here (its owners told through the store's news).
     """
     finished = index.load(store)
     out: list[str] = []
@@ -139,8 +136,6 @@ def owned_running_jobs(
             continue
         if status.status in RUNNING_STATES:
             out.append(job_id)
-        elif on_recovered is not None:
-            on_recovered(job_id)
     return out, problems
 
 

@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from specialists.base.errors import UserError
-from specialists.events.news import NEWS
 from specialists.runners.registry import DEFAULT_RUNNER, known_runner
 from specialists.store.gc import collect
 from specialists.store.jobs import JobStore, now_ms
+from specialists.store.news import NEWS
 from specialists.store.paths import find_project_root, state_dir
 from specialists.store.records import JobRecord, JobStatus
+from specialists.supervise.hooks import HOOKS, Planning
 
 # Where pre-script output goes until the scripts have run (the supervisor fills it in).
 PRE_SCRIPT_TOKEN = "\u27eapre_script_output\u27eb"
@@ -118,24 +119,20 @@ def plan_job(
     model = (
         request.model or (parent.model if parent else None) or spec.model or config.default_model
     )
+    planning = Planning(request=request, spec=spec, config=config.raw, cwd=cwd)
     prompt, input_bead = request.prompt, None
-    if request.bead:
-        from specialists.features.beads import bead_prompt_for
-
-        prompt, input_bead = bead_prompt_for(cwd, request.bead, request.context_depth, prompt)
+    for source in HOOKS.prompt_source:
+        supplied = source(planning, prompt)
+        if supplied is not None:
+            prompt, input_bead = supplied
+            break
     task = render_task(
         spec, prompt, cwd, pre_script_output=PRE_SCRIPT_TOKEN, variables=request.variables
     )
     keep_alive = spec.interactive if request.keep_alive is None else request.keep_alive
-    from specialists.executors.settings import resolve as resolve_executor
-
-    executor = resolve_executor(request.executor, spec.executor, config.raw.get("executor"))
-    from specialists.features.attention.settings import resolve_attention, resolve_watchdog
-
-    attention = resolve_attention(
-        config.raw.get("attention"), spec.attention, request.attention_after, spec.thinking_level
-    )
-    watchdog = resolve_watchdog(config.raw.get("watchdog"), spec.watchdog, request.watchdog)
+    resolved: dict[str, object] = {}  # what the features resolve: executor, attention, ...
+    for contribute in HOOKS.planning:
+        resolved.update(contribute(planning))
     record = JobRecord(
         id="",
         specialist=spec.name,
@@ -170,16 +167,13 @@ def plan_job(
         owns_bead=False,  # an input bead belongs to the orchestrator: notes, never closed
         foreground=foreground,
         source=str(spec.source) if spec.source else None,
-        executor=executor or {},
-        attention=attention.to_dict(),
-        watchdog=watchdog.to_dict(),
+        **resolved,
     )
-    if request.track_bead and not request.bead:
-        from specialists.features.beads import track
-
-        record, problem = track(record, spec.beads_integration)
-        if problem and warnings is not None:
-            warnings.append(problem)
+    problems: list[str] = []
+    for look in HOOKS.after_plan:
+        record = look(record, planning, problems)
+    if warnings is not None:
+        warnings.extend(problems)
     return record
 
 
@@ -208,13 +202,8 @@ def _check_prompt(request: JobRequest) -> None:
 def housekeeping(store: JobStore) -> list[str]:
     """Run-start housekeeping: gc old jobs, close the beads of crashed ones (seed 10.2-10.3),
     drop completion notices nobody will read. Returns warnings for the caller to show."""
-    from specialists.events.notices import prune
-
     report = collect(store)
     problems = list(report.warnings)  # a bad SPECIALISTS_JOB_TTL_DAYS: nothing was deleted
-    problems += prune(store.root)
-    if report.crashed:
-        from specialists.features.beads import settle_crashed
-
-        problems += settle_crashed(store, report.crashed)
+    for chore in HOOKS.housekeeping:
+        problems += chore(store, list(report.crashed))
     return problems

@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from specialists.base.errors import SpecialistsError
-from specialists.executors.job import RemoteJobRunner
+from specialists.runners.base import HostedRunner
 from specialists.store.atomic import write_atomic
 from specialists.store.joblog import read_event_lines
 from specialists.store.jobs import now_ms
@@ -48,7 +48,7 @@ from specialists.supervise.controls import Controls
 from specialists.supervise.revive import CHECKPOINT_FILE, read_json
 
 if TYPE_CHECKING:
-    from specialists.supervise.attending import Attendant
+    from specialists.supervise.hooks import Companion
 
 log = logging.getLogger("specialists.supervisor")
 
@@ -93,7 +93,7 @@ class Replay:
 
 
 class Checkpoints(Controls):
-    attendant: Attendant  # the supervisor's
+    companions: list[Companion]  # the supervisor's
 
     def _setup_checkpoints(self, *, reattach: bool) -> None:
         self.reattach = reattach
@@ -106,7 +106,7 @@ class Checkpoints(Controls):
         first control write (`then`: "requests"): record what a successor needs, then let
         the node drop it."""
         runner = self.runner
-        if not isinstance(runner, RemoteJobRunner) or self.finished:
+        if not isinstance(runner, HostedRunner) or self.finished:
             return
         why = self._why_not_adoptable(runner)
         taken = runner.checkpoint(adoptable=why is None)
@@ -166,7 +166,7 @@ class Checkpoints(Controls):
             os.unlink(self.job_dir / CHECKPOINT_FILE)
         self._checkpointed = "unwritable"
 
-    def _why_not_adoptable(self, runner: RemoteJobRunner) -> str | None:
+    def _why_not_adoptable(self, runner: HostedRunner) -> str | None:
         if not runner.adoptable:
             return f"the {self.record.runner} runner cannot take over a running agent"
         if self._ending is not None:
@@ -209,13 +209,14 @@ class Checkpoints(Controls):
             self._finish("error", f"supervisor crashed (its checkpoint is unreadable: {exc!r})")
             return
         st, pid = self.status, os.getpid()
-        self.attendant.status = st  # it marks attention on the status the job writes
+        for companion in self.companions:
+            companion.use_status(st)
         st.supervisor_pid, st.supervisor_start_time = pid, process_start_time(pid)
         since = max(0, now_ms() - int(checkpoint.get("run_started_ms") or st.started_at_ms))
         self._run_started_mono = self.clock() - since / 1000
         written = [e for e in self._written_events() if e["seq"] > events]
         runner = self.runner
-        assert isinstance(runner, RemoteJobRunner)
+        assert isinstance(runner, HostedRunner)
         try:
             runner.adopt(launch_spec(self.record, self.job_dir, self.record.task), checkpoint)
         except (SpecialistsError, OSError) as exc:

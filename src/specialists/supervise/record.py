@@ -14,14 +14,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from specialists.base.errors import SpecialistsError
-from specialists.base.vocab import PROC_RUNNER
-from specialists.features.procs.exit import post_job_exit
-from specialists.process.proctree import kill_job
 from specialists.runners.base import AgentExited, AgentRunner, Kill
 from specialists.store.files import is_out_of_space
 from specialists.store.jobs import JobStore, now_ms
+from specialists.store.proctree import kill_job
 from specialists.store.records import JobRecord, JobStatus
 from specialists.store.writer import JobWriter, failure_reason
+from specialists.supervise.hooks import HOOKS, JobEnd
 from specialists.supervise.script_phases import run_post_scripts
 from specialists.supervise.steps import StepGuard, StepInterrupted, signal_name
 
@@ -110,9 +109,6 @@ class Recorder:
             # nor eats the room kept for its last words.
             self.guard.run("final kill", lambda: self.runner.send(Kill()))
             self.guard.run("killing the job's processes", lambda: kill_job(self.job_dir))
-            self._cancel_asks(f"the asking job ended {final}")
-            if self.record.runner == PROC_RUNNER:  # a background command: its one job_exit
-                self.guard.run("job_exit", lambda: self._post_job_exit(final, error))
             if final == "done":
                 fields: dict[str, object] = {
                     "duration_ms": duration_ms,
@@ -122,49 +118,39 @@ class Recorder:
                 fields = {"error": error, "duration_ms": duration_ms}
             else:
                 fields = {"duration_ms": duration_ms}
-            if self.record.thread or self.record.sandbox:  # commit; tell the parent (R-S9)
-                from specialists.features.threads.closing import settle_quietly
-
-                # Before the final status too: a parent that sees its child ended must find
-                # the child_closed already in its inbox, or it could end without it.
-                settle_quietly(self.store.root, self.record.id, ended=(final, error))
+            # What owners must find once they see the job ended (its asks settled, a proc's
+            # job_exit, a thread's child_closed): before the final status.
+            ending = self._ending_for(final, error)
+            for hook in HOOKS.before_end:
+                self.guard.run("ending", lambda hook=hook: hook(ending))  # type: ignore[misc]
             # Before the final status: an owner that sees the job ended finds its event too.
             self.guard.run("telling the owners", lambda: self._tell_owners(final, error))
             # Event, status, news for the owner: written once, waiting for space if they must.
             record = self.writer.write_final(st, final, **fields)
             self._show(lambda observer: observer.on_event(record))
 
-    def _cancel_asks(self, why: str) -> None:
-        """Nobody waits for a reply to this job's open asks any more (asks/ops.py)."""
-        from specialists.features.asks.ops import cancel_open
-
-        def cancel() -> None:
-            for ask_id in cancel_open(self.store.root, self.record.id, why):
-                self._event("ask_cancelled", ask=ask_id, reason=why)
-
-        self.guard.run("ending the job's asks", cancel)
-
     def _gate(self) -> tuple[str, str | None]:
         """`run --gate`: the agent is stopped first, so nothing writes while the gate looks."""
-        from specialists.features.gates.job import gate_verdict
-
         self.guard.run("stopping the agent for its gate", lambda: self.runner.send(Kill()))
-        self._event("gate_start", command=self.record.gate.get("command"))
-        failure, result = gate_verdict(self.store.root, self.record, self.job_dir)
-        if result is not None:
-            evidence = None if result.evidence is None else str(result.evidence)
-            self._event(
-                "gate", outcome=result.outcome, memo=result.memo, evidence=evidence,
-                reason=result.reason(),
-            )  # fmt: skip
-            for warning in result.warnings:
-                self._notice(warning)
-        return ("error", failure) if failure else ("done", None)
+        ending = self._ending_for("done", None)
+        for hook in HOOKS.gate:
+            verdict = hook(ending)
+            if verdict is not None:
+                return verdict
+        return "done", None
 
-    def _post_job_exit(self, final: str, error: str | None) -> None:
-        """After everything of the command is dead (the owner, woken, finds it gone), and
-        before the final status (a crash between the two: recovery posts it again, same id)."""
-        post_job_exit(self.store, self.record, self.status, final, error)
+    def _ending_for(self, final: str, error: str | None) -> JobEnd:
+        return JobEnd(
+            store=self.store,
+            record=self.record,
+            status=self.status,
+            final=final,
+            error=error,
+            answer=self.last_answer,
+            now_ms=int(self.wall() * 1000),
+            event=self._event,
+            report=self.guard.report,
+        )
 
     def _tell_owners(self, final: str, error: str | None) -> None:
         """The job's end as an event in each owner's inbox; its own timers die with it
@@ -191,7 +177,9 @@ class Recorder:
                     self.guard.run(
                         "post-scripts", lambda: run_post_scripts(self.record, self._event)
                     )
-                self.guard.run("bead", lambda: self._close_bead(final, error))
+                ending = self._ending_for(final, error)
+                for hook in HOOKS.settle:
+                    self.guard.run("settling", lambda hook=hook: hook(ending))  # type: ignore[misc]
             except StepInterrupted:
                 self._notice("post-scripts and bead update interrupted by a signal")
 
@@ -210,16 +198,6 @@ class Recorder:
         self.guard.run("kill after a supervisor failure", lambda: self.runner.send(Kill()))
         if not self.finished:
             self._finish("error", error)
-
-    def _close_bead(self, final: str, error: str | None) -> None:
-        if not self.record.bead_id:
-            return
-        from specialists.features.beads import on_job_finished
-
-        try:
-            on_job_finished(self.record, self.status, final, self.last_answer, error)
-        except SpecialistsError as exc:
-            self._event("notice", message=f"bead update failed: {exc.one_line()}")
 
     # --- recording ----------------------------------------------------------------------
 

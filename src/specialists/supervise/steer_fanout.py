@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from specialists.base.errors import StoreError, UserError
-from specialists.fronts.view import all_statuses
 from specialists.store.jobs import JobStore
+from specialists.store.view import all_statuses
 from specialists.supervise.steering import (
     STEER_WAIT_S,
     SteerOutcome,

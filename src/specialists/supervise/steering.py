@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from specialists.base.errors import UserError
-from specialists.fronts.view import current_status
 from specialists.store.control import post_request
 from specialists.store.jobs import JobStore, read_event_lines
+from specialists.store.view import current_status
 
 STEER_WAIT_S = 3.0
 INTERRUPT_WAIT_S = 10.0

@@ -38,8 +38,8 @@ from specialists.store.records import JobRecord, JobStatus
 from specialists.store.writer import failure_reason
 from specialists.supervise import watch
 from specialists.supervise.agent_spec import launch_spec
-from specialists.supervise.attending import Attendant
 from specialists.supervise.bookkeeping import add_usage, note_activity, open_status
+from specialists.supervise.hooks import HOOKS, Companion, CompanionContext
 from specialists.supervise.reattach import Checkpoints
 from specialists.supervise.record import Observer, exit_message
 from specialists.supervise.script_phases import run_pre_scripts
@@ -77,9 +77,10 @@ class Supervisor(Checkpoints):
         self.tick = tick
         self.limits = Limits.of(record)
         self._last_event_mono = clock()
-        self.attendant = Attendant(
-            store, record, self.status, clock=clock, wall=wall, event=self._event
-        )
+        context = CompanionContext(store, record, self.status, clock, wall, self._event)
+        self.companions: list[Companion] = [
+            c for make in HOOKS.companions if (c := make(context)) is not None
+        ]
 
     # --- entry ------------------------------------------------------------------------
 
@@ -120,7 +121,8 @@ class Supervisor(Checkpoints):
         if self.guard.signal is not None:
             self._finish("cancelled", None)
             return
-        self.guard.run("watchdog", self.attendant.began)
+        for companion in self.companions:
+            self.guard.run("companion", companion.began)
         try:
             self.runner.start(launch_spec(rec, self.job_dir, task))
         except SpecialistsError as exc:
@@ -173,7 +175,7 @@ class Supervisor(Checkpoints):
 
     def _attend(self) -> None:
         running = self.status.status == "running" and not self.waiting_for_work
-        if self.attendant.tick(running=running):
+        if any([c.tick(running) for c in self.companions]):
             self._save(force=True)
 
     def _on_runner_event(self, ev: RunnerEvent) -> None:
@@ -183,7 +185,7 @@ class Supervisor(Checkpoints):
         if st.stalled:
             st.stalled = False
             self._dirty = True
-        if self.attendant.saw(ev, self._last_event_mono):
+        if any([c.saw(ev, self._last_event_mono) for c in self.companions]):
             self._dirty = True
         if isinstance(ev, AnswerDelta):
             self._show(lambda observer: observer.on_text(ev.text))
@@ -233,7 +235,8 @@ class Supervisor(Checkpoints):
         text = ev.text or ""
         self._interrupted = False  # the run ended before the interrupt took: nothing paused
         self.yielded = ev.yielded
-        self.guard.run("watchdog", self.attendant.turn_ended)  # a safe end of turn
+        for companion in self.companions:  # a safe end of turn
+            self.guard.run("companion", companion.turn_ended)
         if ev.yielded:  # the agent waits for an event: not an answer
             self._event("run_end", chars=len(text), yielded=True)
         else:
@@ -253,7 +256,9 @@ class Supervisor(Checkpoints):
             # A soft interrupt: the job pauses, resumable with a follow-up or `resume`.
             self._event("interrupted")
             self._paused_mono = self.clock()
-            self._cancel_asks("the asking job was interrupted")
+            paused = self._ending_for("interrupted", None)
+            for hook in HOOKS.paused:
+                self.guard.run("pausing", lambda hook=hook: hook(paused))  # type: ignore[misc]
             self._wait_for_follow_up()
             return
         if self.record.keep_alive and (error == "aborted" or self.last_answer is not None):

@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from specialists.fronts.view import current_status
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobStatus
+from specialists.store.view import current_status
 
 POLL_S = 0.05
 MAX_WAIT_S = 86_400.0

@@ -26,7 +26,7 @@ from specialists.base.errors import SpecialistsError, StoreError
 from specialists.events.emitter import Emitter
 from specialists.events.model import EventSource
 from specialists.events.owners import check_owner
-from specialists.features.timers.wake import WakeWatch
+from specialists.events.wake import WakeWatch
 from specialists.runners.base import FollowUp, RunnerEvent
 from specialists.supervise import news, wake
 from specialists.supervise.pending import Pending, check_owner_dir, pending_work
@@ -220,14 +220,6 @@ class Waking(Recorder):
 
     # --- pending work -----------------------------------------------------------------------
 
-    def _owned_job_crashed(self, job_id: str) -> None:
-        """Its supervisor will never say so: tell its owners, and close it if it is a thread
-        (the parent then gets its child_closed, with the error)."""
-        from specialists.features.threads.closing import settle_quietly
-
-        self._report(news.tell_owners_of(self.store, job_id))
-        settle_quietly(self.store.root, job_id)
-
     def _pending(self) -> Pending | None:
         """What can still wake the job; None when it cannot wait at all (the job then ends)."""
         try:
@@ -235,7 +227,6 @@ class Waking(Recorder):
                 self.store,
                 self.owner,
                 own_id=self.record.id,
-                on_recovered=self._owned_job_crashed,
             )
         except (StoreError, OSError) as exc:
             why = exc.one_line() if isinstance(exc, StoreError) else str(exc)

@@ -28,7 +28,7 @@ from specialists.features.asks.model import (
 from specialists.features.asks.route import gone_reason, post
 from specialists.store.files import is_out_of_space
 from specialists.store.jobs import JobStore
-from specialists.supervise.recovery import supervisor_alive
+from specialists.store.recovery import supervisor_alive
 
 POLL_S = 0.05
 GONE_CHECK_S = 1.0

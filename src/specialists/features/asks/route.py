@@ -20,7 +20,7 @@ from specialists.events.owners import owner_job_id
 from specialists.features.asks.model import Ask
 from specialists.store.jobs import JobStore
 from specialists.store.liveness import is_alive
-from specialists.supervise.recovery import supervisor_alive
+from specialists.store.recovery import supervisor_alive
 
 _PROCESS_KEY = re.compile(r"(?:agent|mcp)-([0-9]+)\.([0-9]+)")
 

@@ -71,7 +71,7 @@ class JobReviewLauncher:
         return record.id
 
     def is_active(self, job_id: str) -> bool:
-        from specialists.fronts.view import current_status
+        from specialists.store.view import current_status
 
         if not self.store.job_dir(job_id).is_dir():
             return False

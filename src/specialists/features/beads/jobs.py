@@ -149,7 +149,7 @@ def settle_crashed(store: JobStore, job_ids: Sequence[str]) -> list[str]:
     Called at every run start with the finished jobs that ended "supervisor crashed"; a
     marker file makes it once per job. Returns one warning per bead that could not be updated.
     """
-    from specialists.supervise.recovery import CRASHED
+    from specialists.store.recovery import CRASHED
 
     if bd_path() is None:
         return []

@@ -1,10 +1,9 @@
-"""A linked job's news drives its goal mission: the store's `news` seam (jobs/store.py
-OwnerNews), wrapped around the completion notices.
+"""A linked job's news drives its goal mission: a poster of the store's news (store/news.py).
 
-`MissionNews.post_for_job` runs whenever a job has news for its owner (a keep-alive answer,
-its end; from its supervisor or from crash recovery): the inner news first, then, when the
-job is linked to a goal mission, one goal step (goal.py) and its notice to the mission's
-owner. It never raises into the supervisor (R-E5): a problem is logged. Kept light at import
+`post_for_job` runs whenever a job has news (a keep-alive answer, its end; from its
+supervisor or from crash recovery), after the owner's notice: when the job is linked to a
+goal mission, one goal step (goal.py) and its notice to the mission's owner. It never
+raises into the supervisor (R-E5): a problem is logged. Kept light at import
 (`status` loads this module): the mission room is imported only for a linked job.
 """
 
@@ -13,25 +12,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-TYPE_CHECKING = False  # `typing` costs ~10 ms, and the hooks' path loads this module
-if TYPE_CHECKING:
-    from specialists.store.jobs import OwnerNews
 
-
-class MissionNews:
-    def __init__(self, inner: OwnerNews | None) -> None:
-        self.inner = inner
-
-    def post_for_job(self, state_dir: Path, job_id: str) -> bool:
-        told = self.inner.post_for_job(state_dir, job_id) if self.inner is not None else False
-        # One lstat for a job that is on no mission (the common case): nothing else loads.
-        if os.path.lexists(os.path.join(state_dir, "missions", ".by-job", job_id)):
-            drive_goal(state_dir, job_id)
-        return told
-
-    def clear(self, state_dir: Path, job_id: str) -> None:
-        if self.inner is not None:
-            self.inner.clear(state_dir, job_id)
+def post_for_job(state_dir: Path, job_id: str) -> None:
+    """The news of a job linked to a goal mission drives one goal step (store.news poster)."""
+    # One lstat for a job that is on no mission (the common case): nothing else loads.
+    if os.path.lexists(os.path.join(state_dir, "missions", ".by-job", job_id)):
+        drive_goal(state_dir, job_id)
 
 
 def drive_goal(state_dir: Path, job_id: str) -> None:

@@ -100,7 +100,7 @@ def read_run(jobs: JobStore, run: Run) -> tuple[RunView, str | None]:
     last seen finished is not read again (a finished job never changes; only gc removes
     it), so 500 finished runs cost 500 lstat calls."""
     from specialists.store.records import TERMINAL_STATES
-    from specialists.supervise.recovery import recover_if_dead, settle_unstarted
+    from specialists.store.recovery import recover_if_dead, settle_unstarted
 
     last = RunView(run.job_id, run.specialist, run.status, run.tokens, live=False)
     try:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 
-from specialists.events.news import NEWS
 from specialists.features.missions.actions import ACTIONS, mission_action
 from specialists.native.agent_tools import AgentTool, Reply, ToolCall, check_known
 from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
 
 _TEXT = {"type": "string", "maxLength": 4000}
 MAX_RUNS_SHOWN = 50

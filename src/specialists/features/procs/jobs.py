@@ -27,7 +27,6 @@ from specialists.base.vocab import PROC_RUNNER
 from specialists.events.emitter import new_nonce
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.events.news import NEWS
 from specialists.events.owners import check_owner
 from specialists.features.procs.exit import ExitSummary, read_summary, seconds_text
 from specialists.features.procs.isolate import check_isolation, find_bwrap
@@ -49,8 +48,9 @@ from specialists.store import index
 from specialists.store.control import post_request
 from specialists.store.files import read_object
 from specialists.store.jobs import CONTROL_DIR, JobStore, now_ms
+from specialists.store.news import NEWS
 from specialists.store.records import JobRecord, JobStatus
-from specialists.supervise.recovery import recover_if_dead
+from specialists.store.recovery import recover_if_dead
 
 BG_SPECIALIST = "bg"  # a proc job's `specialist` in job.json and status (it has none)
 LIST_FINISHED = 20  # bg_list shows this many finished jobs after the running ones

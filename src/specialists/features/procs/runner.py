@@ -44,7 +44,6 @@ from specialists.features.procs.matches import MatchPoster
 from specialists.features.procs.spec import OUTPUT_LOG, ProcOptions
 from specialists.features.procs.tether import tether_alive
 from specialists.features.procs.watch import MatchBatch, WatchBatcher, compile_watch
-from specialists.process import proctree
 from specialists.process.agent import AgentProcess, describe_exit, exit_status
 from specialists.process.spawn import signal_name
 from specialists.runners.base import (
@@ -59,6 +58,7 @@ from specialists.runners.base import (
     RunnerEvent,
     not_accepted,
 )
+from specialists.store import proctree
 from specialists.store.control import post_request
 
 log = logging.getLogger("specialists.features.procs")

@@ -16,7 +16,7 @@ from specialists.base.owner import agent_ancestor
 from specialists.features.procs.spec import Tether
 from specialists.store.jobs import JobStore
 from specialists.store.liveness import is_alive, process_start_time
-from specialists.supervise.recovery import supervisor_alive
+from specialists.store.recovery import supervisor_alive
 
 
 def session_tether(job_id: str | None) -> Tether:

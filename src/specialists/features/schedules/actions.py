@@ -4,6 +4,7 @@ action and plain arguments in, plain data out; refusals leave as UserError, as o
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specialists.base.errors import UserError
@@ -14,16 +15,16 @@ from specialists.features.schedules.triggers import parse_trigger
 
 if TYPE_CHECKING:
     from specialists.features.schedules.fire import Firing
-    from specialists.project import Project
+    from specialists.store.jobs import JobStore
 
 ACTIONS = ("create", "list", "show", "history", "pause", "resume", "run", "delete", "run_due")
 
 
-def schedule_action(project: Project, args: dict[str, Any]) -> dict[str, Any]:
+def schedule_action(jobs: JobStore, args: dict[str, Any]) -> dict[str, Any]:
     action = args.get("action")
     if action not in ACTIONS:
         raise UserError(f"unknown action {str(action)[:20]!r}", hint=", ".join(ACTIONS))
-    store = ScheduleStore(project.store.root)
+    store = ScheduleStore(jobs.root)
     now = int(time.time() * 1000)
     if action == "list":
         rows = [
@@ -37,13 +38,13 @@ def schedule_action(project: Project, args: dict[str, Any]) -> dict[str, Any]:
         from specialists.features.schedules.fire import run_due
         from specialists.features.schedules.launch import JobLauncher
 
-        report = run_due(store, JobLauncher(project), now)
+        report = run_due(store, JobLauncher(jobs), now)
         return {
             "firings": [firing_dict(f) for f in report.firings],
             "problems": list(report.problems),
         }
     if action == "create":
-        return _create(project, store, args, now)
+        return _create(jobs.root.parent, store, args, now)
     sid = args.get("id")
     if not isinstance(sid, str):
         raise UserError(f"{action} needs the schedule's id")
@@ -61,14 +62,12 @@ def schedule_action(project: Project, args: dict[str, Any]) -> dict[str, Any]:
         from specialists.features.schedules.fire import run_now
         from specialists.features.schedules.launch import JobLauncher
 
-        return firing_dict(run_now(store, JobLauncher(project), sid, now))
+        return firing_dict(run_now(store, JobLauncher(jobs), sid, now))
     store.delete(sid)
     return {"id": sid, "deleted": True}
 
 
-def _create(
-    project: Project, store: ScheduleStore, args: dict[str, Any], now: int
-) -> dict[str, Any]:
+def _create(root: Path, store: ScheduleStore, args: dict[str, Any], now: int) -> dict[str, Any]:
     from specialists.catalog import load_catalog
 
     specialist, workflow = args.get("specialist"), args.get("workflow")
@@ -78,7 +77,7 @@ def _create(
     if workflow:
         from specialists.features.workflows.source import find_workflow
 
-        source = find_workflow(project.root, str(workflow), cwd=project.root)
+        source = find_workflow(root, str(workflow), cwd=root)
         if source.kind == "python":  # a model (this is the MCP tool) must not run host code
             raise UserError(
                 f"workflow {source.name!r} is Python, which the schedule tool does not start",
@@ -89,7 +88,7 @@ def _create(
         prompt = args.get("prompt")
         if not isinstance(prompt, str):
             raise UserError("a specialist target needs a prompt")
-        load_catalog(project.root).get(str(specialist))
+        load_catalog(root).get(str(specialist))
         timeout_s = args.get("timeout_s")
         target = SpecialistTarget(
             "specialist",

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
 
 from specialists.base.errors import UserError
-from specialists.features.timers.zone import load_zone
+from specialists.events.zone import load_zone
 
 HINT = "use 5 fields: minute hour day-of-month month day-of-week, e.g. '30 2 * * 1-5'"
 # Far enough for the sparsest expression that fires at all: 29 February may be 8 years away.

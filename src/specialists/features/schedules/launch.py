@@ -1,7 +1,7 @@
 """The real `ScheduleLauncher`: a schedule's specialist run started as a background job.
 
-It goes through the same path as `specialists run --background` (`Project.plan` ... here
-`plan_job`, then `Project.start_background`), with one difference: the job's owner is the
+It goes through the same path as `specialists run --background` (`plan_job`, then the one
+start path, supervise/start.py), with one difference: the job's owner is the
 schedule (`schedule-<id>`), so its completion notice lands in the schedule's inbox and not in
 whichever session happened to run `run-due`. Scheduled runs never create a tracking bead.
 """
@@ -14,16 +14,18 @@ from typing import TYPE_CHECKING, assert_never
 from specialists.features.schedules.model import Schedule, check_target, owner_key
 
 if TYPE_CHECKING:
-    from specialists.project import Project
+    from specialists.store.jobs import JobStore
 
 
 class JobLauncher:
-    def __init__(self, project: Project) -> None:
-        self.project = project
+    def __init__(self, store: JobStore) -> None:
+        self.store = store
+        self.root = store.root.parent
         self.warnings: list[str] = []
 
     def launch(self, schedule: Schedule, slot_ms: int) -> str:
         from specialists.supervise.plan import JobRequest, plan_job
+        from specialists.supervise.start import start_background
 
         target = schedule.target
         check_target(target)
@@ -31,30 +33,30 @@ class JobLauncher:
             from specialists.features.workflows.launch import WorkflowRequest, workflow_record
             from specialists.features.workflows.source import find_workflow
 
-            root = self.project.root
+            root = self.root
             source = find_workflow(root, target.workflow, cwd=root)
             record = workflow_record(root, WorkflowRequest(source, {}))
             record = record.replace(owner=[owner_key(schedule.id)])
-            return self.project.start_background(record, self.warnings)
+            return start_background(self.store, record, self.warnings)
         if target.kind != "specialist":
             assert_never(target)
         request = JobRequest(
             specialist=target.specialist,
             prompt=target.prompt,
-            cwd=Path(target.cwd) if target.cwd else self.project.root,
+            cwd=Path(target.cwd) if target.cwd else self.root,
             runner=target.runner,
             model=target.model,
             timeout_ms=target.timeout_ms,
             track_bead=False,
         )
-        record = plan_job(self.project.store, request, warnings=self.warnings)
+        record = plan_job(self.store, request, warnings=self.warnings)
         record = record.replace(owner=[owner_key(schedule.id)])
-        return self.project.start_background(record, self.warnings)
+        return start_background(self.store, record, self.warnings)
 
     def is_active(self, job_id: str) -> bool:
-        from specialists.fronts.view import current_status
+        from specialists.store.view import current_status
 
-        store = self.project.store
+        store = self.store
         if not store.job_dir(job_id).is_dir():
             return False  # collected by gc: long finished
         return current_status(store, job_id).active

@@ -19,8 +19,8 @@ from datetime import datetime
 from typing import Any, Literal, assert_never
 
 from specialists.base.errors import UserError
+from specialists.events.zone import load_zone, wall_time_to_epoch
 from specialists.features.schedules.cron import next_fire_ms, parse_cron
-from specialists.features.timers.zone import load_zone, wall_time_to_epoch
 
 _SPAN = re.compile(r"(\d{1,6})([mhdw])")
 _UNIT_MS = {"m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}

@@ -10,7 +10,7 @@ from specialists.features.sandbox.backend import ChildState, Sandbox, SandboxBac
 from specialists.features.sandbox.rules import is_id
 from specialists.features.threads.records import ThreadStore, is_thread_id
 from specialists.features.threads.state import auto_commit_of, child_state, child_view, job_store
-from specialists.fronts.view import current_status
+from specialists.store.view import current_status
 
 
 def sandbox_for(backend: SandboxBackend, state_root: Path, ref: str) -> Sandbox:

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Literal
 
 from specialists.base.errors import NotFound, StoreError, UserError
-from specialists.events.news import NEWS
 from specialists.events.owners import owner_job_id
 from specialists.features.sandbox.backend import ChildState
 from specialists.features.threads.records import (
@@ -24,9 +23,10 @@ from specialists.features.threads.records import (
     check_thread_id,
     is_thread_id,
 )
-from specialists.fronts.view import current_status
 from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
 from specialists.store.records import JobRecord, JobStatus
+from specialists.store.view import current_status
 
 Phase = Literal["running", "closing", "ended", "closed"]
 

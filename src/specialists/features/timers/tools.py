@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from specialists.base.errors import UserError
 from specialists.events.model import EventSource
-from specialists.features.timers.store import MAX_NOTE, MAX_SLEEP_S, TimerStore
-from specialists.features.timers.zone import wall_time_to_epoch
+from specialists.events.timers import MAX_NOTE, MAX_SLEEP_S, TimerStore
+from specialists.events.zone import wall_time_to_epoch
 from specialists.native.agent_tools import (
     AgentTool,
     Reply,

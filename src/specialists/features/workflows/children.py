@@ -17,16 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import StoreError, UserError
-from specialists.events.news import NEWS
 from specialists.features.gates.acceptance import report_instructions
 from specialists.features.threads.records import ThreadRecord, ThreadStore
 from specialists.features.threads.transports import front_options, transport
 from specialists.features.workflows.options import ChildOptions, KeyedResume
 from specialists.features.workflows.results import Launch, Outcome
-from specialists.fronts.view import current_status
 from specialists.store.control import post_request
 from specialists.store.jobs import JobStore, now_ms
+from specialists.store.news import NEWS
 from specialists.store.records import JobRecord
+from specialists.store.view import current_status
 
 RECHECK_S = 2.0  # a child whose status has not moved is still looked at this often (a
 # supervisor killed with SIGKILL writes nothing: recovery records it when someone looks)
@@ -51,7 +51,7 @@ class JobChildren:
 
     def launch(self, launch: Launch, on_created: Callable[[str, str], None]) -> str:
         from specialists.features.threads.launch import ProjectStarter
-        from specialists.project import check_agent
+        from specialists.supervise.start import check_agent
 
         record, resolved = self._plan(launch)
         check_agent(record)

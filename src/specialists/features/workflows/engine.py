@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import SpecialistsError, UserError
-from specialists.events.news import NEWS
 from specialists.features.workflows.children import JobChildren
 from specialists.features.workflows.journal import JOURNAL_FILE, Journal, fold, read_entries
 from specialists.features.workflows.mission import mission_of
@@ -31,6 +30,7 @@ from specialists.features.workflows.runtime import Runs
 from specialists.features.workflows.source import Source, load_document, load_python
 from specialists.store.atomic import write_atomic
 from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
 from specialists.store.records import JobRecord
 
 RESULT_FILE = "workflow-result.json"
@@ -134,7 +134,3 @@ def _where(exc: BaseException) -> str:
         if "specialists_workflow" in frame.filename or "/workflows/" in frame.filename:
             return f" (at {Path(frame.filename).name} line {frame.lineno})"
     return ""
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

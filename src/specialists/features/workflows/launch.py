@@ -19,9 +19,9 @@ from specialists.base.errors import UserError
 from specialists.base.vocab import WORKFLOW_RUNNER
 from specialists.features.workflows.options import MAX_CONCURRENCY, default_concurrency
 from specialists.features.workflows.source import Source, find_workflow, load_document, load_python
-from specialists.fronts.view import current_status
 from specialists.store.jobs import JobStore, now_ms
 from specialists.store.records import JobRecord
+from specialists.store.view import current_status
 
 WORKFLOW_SPECIALIST = "workflow"
 MAX_ARGS_BYTES = 64 * 1024

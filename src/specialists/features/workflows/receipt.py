@@ -18,10 +18,10 @@ from typing import Any
 
 from specialists.base.errors import StoreError, UserError
 from specialists.features.workflows.journal import KeyState
-from specialists.fronts.view import current_status
 from specialists.store.atomic import write_atomic
 from specialists.store.files import read_object
 from specialists.store.jobs import JobStore
+from specialists.store.view import current_status
 
 RECEIPT_FILE = "workflow-receipt.json"
 RECEIPT_VERSION = 1

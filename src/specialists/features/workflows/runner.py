@@ -37,7 +37,7 @@ class WorkflowRunner(CommandRunner):
         self._error: str | None = None
 
     def _argv(self, spec: LaunchSpec, env: Mapping[str, str]) -> list[str]:
-        return [sys.executable, "-m", "specialists.features.workflows.engine", str(spec.job_dir)]
+        return [sys.executable, "-m", "specialists", "_workflow", str(spec.job_dir)]
 
     def _stdin(self, spec: LaunchSpec) -> bytes:
         return b""  # the engine reads its workflow from job.json

@@ -8,9 +8,9 @@ from specialists.base.errors import StoreError, UserError
 from specialists.base.vocab import WORKFLOW_RUNNER
 from specialists.features.workflows.journal import JOURNAL_FILE, fold, read_entries
 from specialists.features.workflows.receipt import MAX_RECEIPT_BYTES, RECEIPT_FILE
-from specialists.fronts.view import current_status
 from specialists.store.files import read_object
 from specialists.store.jobs import JobStore
+from specialists.store.view import current_status
 
 
 def workflow_jobs(store: JobStore) -> list[dict[str, Any]]:

@@ -35,8 +35,8 @@ def _raise(signum: int, frame: FrameType | None) -> None:
 def follow(project: Project, job_id: str, *, as_json: bool) -> JobStatus | None:
     """Follow the job to its end (its final status) or until detached (None)."""
     from specialists.events.lines import feed_line
-    from specialists.fronts.view import current_status, read_answer
     from specialists.store.jobs import read_event_lines
+    from specialists.store.view import current_status, read_answer
 
     store = project.store
     before = {s: signal.signal(s, _raise) for s in DETACH_SIGNALS}

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.base.errors import SpecialistsError
     from specialists.catalog import load_catalog
     from specialists.catalog.config import load_config
-    from specialists.fronts.view import all_statuses
+    from specialists.store.view import all_statuses
 
     root = project.root
     report: dict[str, object] = {"project_root": str(root)}

@@ -112,7 +112,7 @@ class _Tail:
 
 def _descendants(store: JobStore, root: str, known: set[str]) -> list[str]:
     """Jobs below `root` by their status's parent_id, not in `known`, oldest first."""
-    from specialists.fronts.view import all_statuses
+    from specialists.store.view import all_statuses
 
     statuses, _ = all_statuses(store)
     below: dict[str, list[tuple[int, str]]] = {}
@@ -132,7 +132,7 @@ def _descendants(store: JobStore, root: str, known: set[str]) -> list[str]:
 
 def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.base.errors import UserError
-    from specialists.fronts.view import all_statuses, current_status
+    from specialists.store.view import all_statuses, current_status
 
     if args.job is not None and args.job_id is not None and args.job != args.job_id:
         raise UserError("two different jobs given", hint="give one job, as JOB or --job JOB")

@@ -35,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.base.display import display_line
     from specialists.fronts.cli.foreground import shown
-    from specialists.fronts.view import current_status, read_answer
+    from specialists.store.view import current_status, read_answer
 
     store = project.store
     job_id = store.resolve(args.job)

@@ -62,7 +62,7 @@ def _resume_paused(project: Project, job_id: str, args: argparse.Namespace) -> i
     import sys
 
     from specialists.fronts.cli.cmd_run import read_prompt
-    from specialists.fronts.view import current_status
+    from specialists.store.view import current_status
     from specialists.supervise.actions import send_message
 
     if current_status(project.store, job_id).status != "waiting":

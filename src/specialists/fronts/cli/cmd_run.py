@@ -220,7 +220,7 @@ def launch(
     attach: bool = False,
     mission: MissionChoice | None = None,
 ) -> int:
-    from specialists.fronts.view import read_answer
+    from specialists.store.view import read_answer
 
     warnings: list[str] = []
     if background:  # --attach runs in the background too, and follows the job here

@@ -222,7 +222,7 @@ def _upcoming(schedule: Any, state: Any, count: int) -> list[int]:
 def _zoned(ms: int, zone: str) -> str:
     from datetime import datetime
 
-    from specialists.features.timers.zone import load_zone
+    from specialists.events.zone import load_zone
 
     return datetime.fromtimestamp(ms / 1000, load_zone(zone)).strftime(f"%Y-%m-%d %H:%M %z {zone}")
 
@@ -282,7 +282,7 @@ def _run_now(args: argparse.Namespace, project: Project) -> int:
     from specialists.features.schedules.fire import run_now
     from specialists.features.schedules.launch import JobLauncher
 
-    launcher = JobLauncher(project)
+    launcher = JobLauncher(project.store)
     firing = run_now(_store(project), launcher, args.id, _now_ms())
     _warn(launcher.warnings)
     _print_firings([firing], args.json)
@@ -303,7 +303,7 @@ def _run_due(args: argparse.Namespace, project: Project) -> int:
     from specialists.features.schedules.fire import run_due
     from specialists.features.schedules.launch import JobLauncher
 
-    launcher = JobLauncher(project)
+    launcher = JobLauncher(project.store)
     report = run_due(_store(project), launcher, _now_ms())
     _warn(launcher.warnings)
     for problem in report.problems:

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace, project: Project) -> int:
     signal.signal(signal.SIGINT, stop_on)
     ensure_dir(project.store.root)
     store = ScheduleStore(project.store.root)
-    launcher = JobLauncher(project)
+    launcher = JobLauncher(project.store)
 
     def report(result: RunDueReport) -> None:
         for warning in launcher.warnings:

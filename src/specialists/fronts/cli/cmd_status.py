@@ -29,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.fronts.cli.health import health_line
-    from specialists.fronts.view import current_status, outcome_counts, overview
+    from specialists.store.view import current_status, outcome_counts, overview
 
     store = project.store
     if args.job is not None and args.job_id is not None and args.job != args.job_id:
@@ -102,7 +102,7 @@ def _activity(st: Any) -> list[str]:
 
 
 def _detail(st: Any) -> str:
-    from specialists.fronts.view import doing, elapsed_s
+    from specialists.store.view import doing, elapsed_s
 
     lines = [
         f"  {st.id}  {clip(st.specialist, 60)} | {st.status} | {duration(elapsed_s(st))} | "

@@ -18,7 +18,7 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from specialists.features.timers.store import Timer
+    from specialists.events.timers import Timer
     from specialists.native.agent_tools import Caller, Reply
     from specialists.project import Project
 
@@ -110,7 +110,7 @@ def _list(args: argparse.Namespace, caller: Caller) -> int:
     import json
 
     from specialists.base.display import display_line
-    from specialists.features.timers.store import TimerStore
+    from specialists.events.timers import TimerStore
 
     store = TimerStore(caller.state_root, caller.owner)
     store.fire_due(int(time.time() * 1000))  # a front that looks fires what is due

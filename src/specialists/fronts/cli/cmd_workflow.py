@@ -146,7 +146,7 @@ def _follow(store: JobStore, job_id: str, *, as_json: bool) -> int:
     import time
 
     from specialists.base.display import display_line
-    from specialists.fronts.view import current_status
+    from specialists.store.view import current_status
 
     seq = 0
     if not as_json:

@@ -87,7 +87,7 @@ def report_bug(exc: BaseException, argv: list[str]) -> int:
     import time
     import traceback
 
-    from specialists.base import logfile
+    from specialists.store import logfile
 
     what = exc.message if isinstance(exc, Bug) else f"bug: {type(exc).__name__}: {exc}"
     what = error_text(what)

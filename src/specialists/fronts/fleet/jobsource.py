@@ -23,10 +23,10 @@ from typing import Any
 
 from specialists.base.errors import StoreError
 from specialists.fronts.fleet.rows import Row, printable
-from specialists.fronts.view import current_status
 from specialists.store.jobs import STATUS_FILE, JobStore
 from specialists.store.records import TERMINAL_STATES, JobStatus
-from specialists.supervise.recovery import recover_if_dead
+from specialists.store.recovery import recover_if_dead
+from specialists.store.view import current_status
 
 HEALTH_EVERY_S = 2.0
 MAX_STATUS_BYTES = 1 << 20  # a status file is a few hundred bytes; past this it is damaged

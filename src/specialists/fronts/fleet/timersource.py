@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from specialists.events.owners import OWNERS_DIR, is_owner, owner_job_id
-from specialists.features.timers.store import TIMERS_FILE, TimerStore
+from specialists.events.timers import TIMERS_FILE, TimerStore
 from specialists.fronts.fleet.rows import Row, printable
 
 _Signature = tuple[int, int, int]

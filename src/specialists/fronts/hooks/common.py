@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from specialists.base import logfile
+from specialists.store import logfile
 from specialists.store.paths import STATE_DIR_NAME, find_project_root
 
 # `typing` costs ~5 ms to import; annotations are strings here, so only type checkers need it.

@@ -90,7 +90,7 @@ def fire_due(state_dir: Path, keys: tuple[str, ...], now: float) -> None:
         if stamp is None:
             continue
         from specialists.base.errors import SpecialistsError
-        from specialists.features.timers.store import TimerStore
+        from specialists.events.timers import TimerStore
 
         try:
             store = TimerStore(state_dir, key)

@@ -162,7 +162,7 @@ def pending_work(state_dir: Path, keys: tuple[str, ...]) -> str:
     for key in keys:
         if os.path.lexists(state_dir / "owners" / key / "timers.jsonl"):
             from specialists.base.errors import SpecialistsError
-            from specialists.features.timers.store import TimerStore
+            from specialists.events.timers import TimerStore
 
             try:
                 timers += len(TimerStore(state_dir, key).pending())
@@ -175,7 +175,7 @@ def pending_work(state_dir: Path, keys: tuple[str, ...]) -> str:
 def _wait(state_dir: Path, keys: tuple[str, ...], timeout_s: float) -> bool:
     """Until an event arrives (True), the work is gone, or `timeout_s` passed (False)."""
     from specialists.events.multi import OwnerSet
-    from specialists.features.timers.wake import wait_for_any
+    from specialists.events.wake import wait_for_any
 
     next_check = time.monotonic() + WORK_CHECK_S
     idle_checks = 0

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import UserError
-from specialists.features.toolset import registry
 from specialists.fronts.mcp.handlers import ServerContext
+from specialists.native import agent_table as registry
 from specialists.native.agent_tools import AgentTool, Caller, ToolCall, arg_number, check_known
 from specialists.native.agent_tools import call_tool as call_agent_tool
 
@@ -106,7 +106,7 @@ def collect_events(
     """The `events` tool: (structured data, text)."""
     from specialists.events.multi import OwnerSet
     from specialists.events.render import render_event
-    from specialists.features.timers.wake import wait_for_any
+    from specialists.events.wake import wait_for_any
 
     check_known(args, {"wait_s", "max"})
     wait_s = arg_number(args, "wait_s", low=0, high=EVENTS_MAX_WAIT_S, required=False)
@@ -145,8 +145,8 @@ def collect_events(
 def _pending(ctx: ServerContext) -> str:
     """What this client still waits for: its active jobs and pending timers."""
     from specialists.events.notices import job_owner
-    from specialists.features.timers.store import TimerStore
-    from specialists.fronts.view import all_statuses
+    from specialists.events.timers import TimerStore
+    from specialists.store.view import all_statuses
 
     store, keys = ctx.store(), set(ctx.keys())
     statuses, _ = all_statuses(store)

@@ -94,7 +94,7 @@ Args = dict[str, Any]
 
 def specialist_init(ctx: ServerContext, args: Args) -> dict[str, Any]:
     from specialists.catalog import load_catalog
-    from specialists.fronts.view import all_statuses
+    from specialists.store.view import all_statuses
 
     root = ctx.root()
     catalog = load_catalog(root)
@@ -136,7 +136,7 @@ def list_specialists(ctx: ServerContext, args: Args) -> dict[str, Any]:
 
 
 def specialist_status(ctx: ServerContext, args: Args) -> dict[str, Any]:
-    from specialists.fronts.view import all_statuses
+    from specialists.store.view import all_statuses
 
     statuses, problems = all_statuses(ctx.store())
     out: dict[str, Any] = {"breakers": breakers(), "jobs": job_list(statuses)}
@@ -244,7 +244,7 @@ def _stop_own(ctx: ServerContext, store: JobStore, job_id: str) -> JobStatus:
 
 def _final(store: JobStore, job_id: str) -> dict[str, Any]:
     """A finished synchronous job as a result, or ToolFailed saying how it ended."""
-    from specialists.fronts.view import current_status
+    from specialists.store.view import current_status
 
     st = current_status(store, job_id)
     if st.status != "done":
@@ -259,7 +259,7 @@ def _final(store: JobStore, job_id: str) -> dict[str, Any]:
 
 
 def status(ctx: ServerContext, args: Args) -> dict[str, Any]:
-    from specialists.fronts.view import all_statuses, current_status
+    from specialists.store.view import all_statuses, current_status
 
     store = ctx.store()
     out: dict[str, Any] = {}
@@ -278,7 +278,7 @@ def status(ctx: ServerContext, args: Args) -> dict[str, Any]:
 
 
 def result(ctx: ServerContext, args: Args) -> dict[str, Any]:
-    from specialists.fronts.view import current_status
+    from specialists.store.view import current_status
 
     store = ctx.store()
     job_id = store.resolve(args["job_id"])
@@ -302,7 +302,7 @@ def result(ctx: ServerContext, args: Args) -> dict[str, Any]:
 
 def _with_result(store: JobStore, st: JobStatus) -> dict[str, Any]:
     """The job's answer (view.read_answer: which one, and its notice cleared), bounded."""
-    from specialists.fronts.view import answer_path, read_answer
+    from specialists.store.view import answer_path, read_answer
 
     try:
         text = read_answer(store, st)
@@ -319,7 +319,7 @@ def _with_result(store: JobStore, st: JobStatus) -> dict[str, Any]:
 
 
 def feed(ctx: ServerContext, args: Args) -> dict[str, Any]:
-    from specialists.fronts.view import current_status
+    from specialists.store.view import current_status
 
     store = ctx.store()
     job_id = store.resolve(args["job_id"])
@@ -380,7 +380,7 @@ def start_specialist(ctx: ServerContext, args: Args) -> dict[str, Any]:
 
 
 def poll_specialist(ctx: ServerContext, args: Args) -> dict[str, Any]:
-    from specialists.fronts.view import current_status
+    from specialists.store.view import current_status
 
     store = ctx.store()
     st = current_status(store, store.resolve(args["job_id"]))

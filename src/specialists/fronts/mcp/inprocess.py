@@ -19,7 +19,7 @@ from specialists.base.errors import Bug
 from specialists.store.control import post_request
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobRecord
-from specialists.supervise.recovery import kill_agent
+from specialists.store.recovery import kill_agent
 
 if TYPE_CHECKING:
     from specialists.project import Project

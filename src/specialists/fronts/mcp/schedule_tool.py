@@ -57,4 +57,4 @@ RESULT = {"type": "object"}
 def schedule(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
     from specialists.features.schedules.actions import schedule_action
 
-    return schedule_action(ctx.project, args)
+    return schedule_action(ctx.project.store, args)

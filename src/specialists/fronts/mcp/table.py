@@ -16,7 +16,6 @@ from typing import Any
 
 from specialists.base.display import one_line
 from specialists.base.errors import Bug, SpecialistsError, UserError
-from specialists.features.toolset import registry
 from specialists.fronts.mcp import agent_tools as a
 from specialists.fronts.mcp import control_tool as ctl
 from specialists.fronts.mcp import handlers as h
@@ -25,6 +24,7 @@ from specialists.fronts.mcp import schedule_tool as sched
 from specialists.fronts.mcp import schemas as s
 from specialists.fronts.mcp import workflow_tool as wf
 from specialists.fronts.mcp.args import check_arguments
+from specialists.native import agent_table as registry
 from specialists.native.agent_tools import AgentTool
 
 log = logging.getLogger("specialists.fronts.mcp")

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from specialists.base.display import one_line
-from specialists.fronts.view import doing, elapsed_s, outcome_counts
 from specialists.store.records import JobStatus
+from specialists.store.view import doing, elapsed_s, outcome_counts
 
 RECENT_FINISHED = 3
 EVENT_FIELD_CHARS = 200

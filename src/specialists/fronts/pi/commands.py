@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from specialists.base.errors import UserError
 from specialists.events.inbox import Inbox
-from specialists.features.timers.store import TimerStore
+from specialists.events.timers import TimerStore
 from specialists.native.agent_tools import AgentTool, ToolCall, call_tool
 
 if TYPE_CHECKING:

@@ -22,8 +22,8 @@ from specialists.base.errors import ConfigError, UserError
 from specialists.events.files import write_all
 from specialists.events.owners import owner_dir, owner_job_id
 from specialists.events.spill import SpillLimits, bound_stream
-from specialists.features.timers.store import TimerStore
-from specialists.features.toolset import registry
+from specialists.events.timers import TimerStore
+from specialists.native import agent_table as registry
 from specialists.native.agent_tools import AgentTool, Caller, ToolCall, call_tool
 from specialists.native.guards import classify_bash, guard_result
 from specialists.native.tool_settings import Settings, settings_from_config

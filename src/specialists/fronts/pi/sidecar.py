@@ -39,7 +39,7 @@ from typing import Any, BinaryIO
 from specialists.base.errors import SpecialistsError
 from specialists.events.inbox import Batch, Inbox
 from specialists.events.render import render_event
-from specialists.features.timers.wake import fire_due, wait_for_wake
+from specialists.events.wake import fire_due, wait_for_wake
 from specialists.fronts.pi.ops import Front
 
 log = logging.getLogger("specialists.pi_sidecar")

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from specialists.base.errors import SpecialistsError
-from specialists.fronts.view import current_status
 from specialists.store.control import post_request
 from specialists.store.jobs import JobStore
+from specialists.store.view import current_status
 from specialists.supervise.actions import SEND_ACK_TIMEOUT_S, send_message, stop_job, wait_for_ack
 
 MAX_RESULT_CHARS = 200_000  # the result pane shows this much; `specialists result` has it all

@@ -30,7 +30,7 @@ def for_pi_job() -> tuple[list[str], dict[str, str], list[str]]:
     """What a pi job needs to load us: `-e <index.ts>`, a sidecar command that is this very
     Python (a job must not depend on `specialists` being on PATH), and our tool names, which
     pi 0.73.1's `--tools` must list or it leaves extension tools inactive."""
-    from specialists.features.toolset.registry import TOOLS
+    from specialists.native.agent_table import TOOLS
 
     env = {CMD_ENV: json.dumps([sys.executable, "-m", "specialists"])}
     return ["-e", str(EXTENSION_FILE)], env, [t.name for t in TOOLS]

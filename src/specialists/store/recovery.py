@@ -98,9 +98,13 @@ def _record_end(store: JobStore, current: JobStatus, final: str, reason: str) ->
             return current
         mark_ended(current, final, reason if final == "error" else current.error, now_ms())
         writer.write_final(current, final, error=current.error, recovered=True)
-        return current
     finally:
         writer.close()
+    # What its supervisor would have told before its end (job owners, a thread's parent).
+    recovered_end = getattr(store.news, "recovered_end", None)
+    if recovered_end is not None:
+        recovered_end(store.root, current.id)
+    return current
 
 
 def settle_unstarted(store: JobStore, job_id: str) -> JobStatus:
@@ -135,7 +139,7 @@ def kill_agent(status: JobStatus, job_dir: Path | None = None) -> None:
     """SIGKILL the job's recorded agent (if it is still that process) with its group and tree,
     and, given the job's directory, every other process that provably belongs to the job."""
     # Imported here: `status` reads many jobs and recovers few; it should not pay for this.
-    from specialists.process.proctree import Proc, kill_job, kill_tree
+    from specialists.store.proctree import Proc, kill_job, kill_tree
 
     pid, start = status.pid, status.agent_start_time
     agent = Proc(pid, start) if pid and start is not None and start > 0 else None

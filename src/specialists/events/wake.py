@@ -15,7 +15,7 @@ from pathlib import Path
 from specialists.base.errors import SpecialistsError
 from specialists.events.inbox import WAIT_INTERVAL_S
 from specialists.events.multi import OwnerSet
-from specialists.features.timers.store import TimerStore
+from specialists.events.timers import TimerStore
 
 log = logging.getLogger("specialists.features.timers")
 

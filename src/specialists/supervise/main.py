@@ -1,18 +1,18 @@
-"""Entry point of a detached supervisor: `python -m specialists.supervise <job_dir>`, or with
-`--reattach` one that takes over a running job whose supervisor died (reattach.py)."""
+"""A detached supervisor's work: `python -m specialists _supervise <job_dir>`, or with
+`--reattach` one that takes over a running job whose supervisor died (reattach.py). The
+entry (specialists/__main__.py) boots the features first."""
 
 from __future__ import annotations
 
 import logging
 import os
-import sys
 from pathlib import Path
 
 from specialists.base.errors import SpecialistsError
-from specialists.events.news import NEWS
-from specialists.executors.choose import job_runner
-from specialists.process.proctree import adopt_orphans
+from specialists.runners.registry import job_runner
 from specialists.store.jobs import JobLock, JobStore
+from specialists.store.news import NEWS
+from specialists.store.proctree import adopt_orphans
 from specialists.supervise.launch import LOCK_FD_ENV, REATTACH_FLAG
 from specialists.supervise.supervisor import Supervisor
 
@@ -64,7 +64,3 @@ def _record_failure(store: JobStore, job_id: str, message: str) -> None:
     mark_ended(status, "error", message, now_ms())
     writer.write_final(status, "error", error=message)  # once, from the reserve if need be
     writer.close()
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

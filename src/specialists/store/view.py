@@ -13,7 +13,7 @@ from specialists.base.errors import StoreError
 from specialists.store import index
 from specialists.store.jobs import ANSWERS_DIR, RESULT_FILE, JobStore, iter_statuses
 from specialists.store.records import JobStatus
-from specialists.supervise.recovery import recover_if_dead, settle_unstarted
+from specialists.store.recovery import recover_if_dead, settle_unstarted
 
 WAITING_DOING = "waiting for a follow-up"
 

@@ -1,11 +1,12 @@
-"""The supervisor's hook into attention/: feed it events, act on what it raises.
+"""Attention's companion beside every job: feed it events, act on what it raises.
 
-`Attendant` is held by the supervisor. On every runner event `saw` updates the pure watch
-(attention/watch.py) and the facts status.json shows (last activity, the open tool call
-and since when); at each loop step `tick` asks the watch what is due and, for a raised
-state, appends `needs_attention` to events.jsonl, sets status.json's `needs_attention` and
-posts the notice to the owner's inbox; activity that ends the state clears the status.
-At a safe end of turn (a run that answered or yielded) `turn_ended` runs the watchdog.
+`Attendant` is registered as a companion (plugin.py) and held by the supervisor. On every
+runner event `saw` updates the pure watch (attention/watch.py) and the facts status.json shows
+(last activity, the open tool call and since when); at each loop step `tick` asks the watch what
+is due and, for a raised state, appends `needs_attention` to events.jsonl, sets status.json's
+`needs_attention` and posts the notice to the owner's inbox; activity that ends the state clears
+the status. At a safe end of turn (a run that answered or yielded) `turn_ended` runs the
+watchdog.
 
 Nothing here runs after the job's end: the supervisor stops calling once an ending is
 under way, so a notice that was about to be due is never posted for a finished job.
@@ -32,6 +33,7 @@ from specialists.features.attention.watchdog import (
 from specialists.runners.base import Activity, RunnerEvent
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobRecord, JobStatus
+from specialists.supervise.hooks import CompanionContext
 
 EventSink = Callable[..., None]
 _SLOW = TOOL_EVENTS | {"run_finished"}  # events that move more than the activity clock
@@ -60,6 +62,9 @@ class Attendant:
         self.reviews: ReviewLauncher = reviews or JobReviewLauncher(store)
         self.seq = 0  # notices posted: the n of `<job id>.attention:notice:<n>`
         self._open_since: float | None = None
+
+    def use_status(self, status: JobStatus) -> None:
+        self.status = status  # it marks attention on the status the job writes
 
     # --- the hot path: every runner event -----------------------------------------------
 
@@ -192,3 +197,9 @@ class Attendant:
         if mono is None:
             return None
         return int((self.wall() - (self.clock() - mono)) * 1000)
+
+
+def companion(ctx: CompanionContext) -> Attendant:
+    return Attendant(
+        ctx.store, ctx.record, ctx.status, clock=ctx.clock, wall=ctx.wall, event=ctx.event
+    )

@@ -1,0 +1,28 @@
+"""`Lazy("package.module:attribute")`: a callable that imports its target at its first call,
+so a feature can register a hook without loading the module that runs it."""
+
+from __future__ import annotations
+
+import importlib
+
+TYPE_CHECKING = False  # no `typing` at run time: the hooks' fast path registers through this
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+
+class Lazy:
+    __slots__ = ("_target", "name")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._target: Callable[..., Any] | None = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._target is None:
+            module, _, attribute = self.name.partition(":")
+            self._target = getattr(importlib.import_module(module), attribute)
+        return self._target(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Lazy({self.name!r})"

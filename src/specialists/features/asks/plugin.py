@@ -1,0 +1,27 @@
+"""What asks add to a job's life: its open asks end with it (nobody waits for a reply)."""
+
+from __future__ import annotations
+
+from specialists.native.agent_table import register_tools
+from specialists.supervise.hooks import HOOKS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from specialists.supervise.hooks import JobEnd
+
+
+def register() -> None:
+    register_tools("specialists.features.asks.tools:ASK_TOOLS")
+    HOOKS.before_end.append(_cancel_open)
+    HOOKS.paused.append(_cancel_open)
+
+
+def _cancel_open(ending: JobEnd) -> None:
+    from specialists.features.asks.ops import cancel_open
+
+    if ending.final == "interrupted":
+        why = "the asking job was interrupted"
+    else:
+        why = f"the asking job ended {ending.final}"
+    for ask_id in cancel_open(ending.store.root, ending.record.id, why):
+        ending.event("ask_cancelled", ask=ask_id, reason=why)

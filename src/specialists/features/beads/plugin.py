@@ -1,0 +1,58 @@
+"""What beads add to a job's life: a bead as the prompt, a run tracked as a bead, the bead
+updated when the job ends, and crashed jobs' beads settled at the next run's start."""
+
+from __future__ import annotations
+
+from specialists.base.errors import SpecialistsError
+from specialists.supervise.hooks import HOOKS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from specialists.store.jobs import JobStore
+    from specialists.store.records import JobRecord
+    from specialists.supervise.hooks import JobEnd, Planning
+
+
+def register() -> None:
+    HOOKS.prompt_source.append(_prompt)
+    HOOKS.after_plan.append(_track)
+    HOOKS.settle.append(_finished)
+    HOOKS.housekeeping.append(_crashed)
+
+
+def _prompt(planning: Planning, prompt: str) -> tuple[str, str | None] | None:
+    from specialists.features.beads import bead_prompt_for
+
+    request = planning.request
+    if not request.bead:
+        return None
+    return bead_prompt_for(planning.cwd, request.bead, request.context_depth, prompt)
+
+
+def _track(record: JobRecord, planning: Planning, warnings: list[str]) -> JobRecord:
+    from specialists.features.beads import track
+
+    request = planning.request
+    if not request.track_bead or request.bead:
+        return record
+    tracked, problem = track(record, planning.spec.beads_integration)
+    if problem:
+        warnings.append(problem)
+    return tracked
+
+
+def _finished(ending: JobEnd) -> None:
+    from specialists.features.beads import on_job_finished
+
+    if not ending.record.bead_id:
+        return
+    try:
+        on_job_finished(ending.record, ending.status, ending.final, ending.answer, ending.error)
+    except SpecialistsError as exc:
+        ending.event("notice", message=f"bead update failed: {exc.one_line()}")
+
+
+def _crashed(store: JobStore, crashed: list[str]) -> list[str]:
+    from specialists.features.beads import settle_crashed
+
+    return settle_crashed(store, crashed) if crashed else []

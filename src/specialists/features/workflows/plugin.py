@@ -1,0 +1,10 @@
+"""What workflows add: the `workflow` runner, whose agent process is the workflow engine."""
+
+from __future__ import annotations
+
+from specialists.base.vocab import WORKFLOW_RUNNER
+from specialists.runners.registry import register_runner
+
+
+def register() -> None:
+    register_runner(WORKFLOW_RUNNER, "specialists.features.workflows.runner", "WorkflowRunner")

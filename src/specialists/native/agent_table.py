@@ -1,0 +1,79 @@
+"""The agent tool table: every tool a job's model may be offered, registered by the features
+(`register_tools`, at boot), and the shared system prompt section (R-G1).
+
+Features name their tool lists ("module:ATTRIBUTE"); the lists are imported when the table is
+first read (`TOOLS`), so a process that never offers a tool never loads them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from specialists.base.vocab import NODE_COPY_ENV
+
+if TYPE_CHECKING:  # the table is read rarely; registering must cost no import
+    from specialists.native.agent_tools import AgentTool
+
+GUIDANCE_HEADER = "## Working without blocking (specialists)"
+GUIDANCE_CORE = (
+    "Never wait on slow work: dispatch it and yield. Never poll or sleep in a loop. Results "
+    "arrive later as [specialists event] messages. Do not fabricate the results of work you "
+    "started and have not seen."
+)
+
+_REFS: list[str] = []  # "package.module:ATTRIBUTE" of each registered tuple of tools
+
+
+def register_tools(ref: str) -> None:
+    """Add a feature's tools (a tuple of AgentTool named by `ref`) to the table."""
+    if ref not in _REFS:
+        _REFS.append(ref)
+        globals().pop("TOOLS", None)  # read again, with these
+
+
+def _table() -> tuple[AgentTool, ...]:
+    table = globals().get("TOOLS")
+    if table is None:
+        loaded: list[AgentTool] = []
+        for ref in _REFS:
+            module, _, attribute = ref.partition(":")
+            loaded.extend(getattr(importlib.import_module(module), attribute))
+        table = globals()["TOOLS"] = tuple(loaded)
+    return table
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TOOLS":
+        return _table()
+    raise AttributeError(name)
+
+
+def tool_named(name: str) -> AgentTool | None:
+    return next((t for t in _table() if t.name == name), None)
+
+
+def offered(
+    *, thread: bool, job: bool = True, env: Mapping[str, str] = os.environ
+) -> tuple[AgentTool, ...]:
+    """The tools a caller gets: child-scoped ones (report_to_parent, close_thread) only when
+    it is a thread, i.e. its job record has a `thread` (not a `parent_id`, which a continued
+    job has too; a root session's children have a thread but no parent job); job-scoped ones
+    (contact_supervisor) only when it is one of our jobs. None on a Ray node that works in a
+    copy: every tool here keeps its state in the job's store, which is not on that node."""
+    if env.get(NODE_COPY_ENV):
+        return ()
+    return tuple(
+        t
+        for t in _table()
+        if t.scope == "any" or (t.scope == "child" and thread) or (t.scope == "job" and job)
+    )
+
+
+def prompt_guidance(tools: tuple[AgentTool, ...] | None = None) -> str:
+    """One system-prompt section: the core rules plus each offered tool's own line."""
+    lines = [GUIDANCE_HEADER, GUIDANCE_CORE]
+    lines += [f"- {t.guidance}" for t in (_table() if tools is None else tools) if t.guidance]
+    return "\n".join(lines)

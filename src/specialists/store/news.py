@@ -1,0 +1,73 @@
+"""What a job's news means outside the job, registered by those it concerns.
+
+A job has news when it answers (a keep-alive job) or ends; its end is recorded by its own
+supervisor or, after a crash, by whichever reader finds it dead (recovery.py). Both go
+through `NEWS`, so no path forgets part of it. The rooms above register what they do with it
+when the composition root boots them (`specialists.project.boot`):
+
+    posters     each time the job has news: the completion notice for its owner, a proc
+                job's job_exit, a goal mission's next step (in registration order)
+    recovered   after recovery recorded a crash: the job owners' end event, a thread's
+                child_closed (its supervisor will never send them)
+    clearers    its result was read: notices not delivered yet are dropped
+    revivers    before recovery ends a job: one may take it over instead (a remote agent
+                that still runs)
+
+A hook never raises into the writer: what fails is logged where it happened. Posting news
+before the hooks are registered is a bug (a process that forgot to boot would drop every
+owner's notice silently).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from specialists.base.errors import Bug
+
+Poster = Callable[[Path, str], object]  # (state dir, job id)
+Reviver = Callable[[Path, str, int], "int | str | None"]  # (state dir, job id, lock fd)
+
+
+class News:
+    def __init__(self) -> None:
+        self.posters: list[Poster] = []
+        self.recovered: list[Poster] = []
+        self.clearers: list[Poster] = []
+        self.revivers: list[Reviver] = []
+        self.booted = False
+
+    def _check(self) -> None:
+        if not self.booted:
+            raise Bug("job news before the features were booted (specialists.project.boot)")
+
+    def post_for_job(self, state_dir: Path, job_id: str) -> bool:
+        """Tell whoever must hear of the job's news; True when the first poster (the
+        owner's notice) posted something."""
+        self._check()
+        told = False
+        for n, poster in enumerate(self.posters):
+            result = poster(state_dir, job_id)
+            told = told or (n == 0 and bool(result))
+        return told
+
+    def recovered_end(self, state_dir: Path, job_id: str) -> None:
+        self._check()
+        for hook in self.recovered:
+            hook(state_dir, job_id)
+
+    def clear(self, state_dir: Path, job_id: str) -> None:
+        self._check()
+        for clearer in self.clearers:
+            clearer(state_dir, job_id)
+
+    def revive(self, state_dir: Path, job_id: str, lock_fd: int) -> int | str | None:
+        self._check()
+        for reviver in self.revivers:
+            answer = reviver(state_dir, job_id, lock_fd)
+            if answer is not None:
+                return answer
+        return None
+
+
+NEWS = News()

@@ -1,0 +1,104 @@
+"""What features add to a job's life: the hooks they register, and nothing else.
+
+The supervisor and the planner never import a feature. Each feature registers here, once per
+process, when the composition root loads the features (`specialists.features.load`):
+
+    HOOKS.planning      record fields a feature resolves at plan time (executor, attention)
+    HOOKS.prompt_source a prompt a feature supplies (a bead run as the prompt)
+    HOOKS.after_plan    a last look at the planned record (beads track a run)
+    HOOKS.housekeeping  run-start chores (gc'd jobs' beads, stale notices), warnings back
+    HOOKS.gate          the verdict of a command run after the job (gates)
+    HOOKS.settle        after the post-scripts, beside them (the job's bead updated)
+    HOOKS.before_end    what an owner must find once it sees the job ended (job_exit,
+                        child_closed, end notices, open asks settled); before the final status
+    HOOKS.paused        the job paused (interrupted; `final` is "interrupted"): what waits on
+                        its turn ends (open asks)
+    HOOKS.companions    something a feature runs beside a job (attention and the watchdog)
+
+Registering costs no import of the feature (Lazy), and this module stays light (no
+dataclasses): a reader that boots to recover a job pays little. A hook is called with plain
+data and may not raise into the supervisor: what fails is reported
+on the job (`JobEnd.report`) and the job still ends. `Lazy` lets a feature name its hook by
+"module:attribute", so registering costs no import until the hook runs.
+"""
+
+from __future__ import annotations
+
+__all__ = ["HOOKS", "Companion", "CompanionContext", "Hooks", "JobEnd", "Lazy", "Planning"]
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol
+
+from specialists.base.lazy import Lazy
+from specialists.store.jobs import JobStore
+from specialists.store.records import JobRecord, JobStatus
+
+
+class JobEnd(NamedTuple):
+    """A job's end, as the hooks see it: the final state is decided, not yet written."""
+
+    store: JobStore
+    record: JobRecord
+    status: JobStatus  # what will be written (`status.status` is the final state)
+    final: str
+    error: str | None
+    answer: str | None  # the job's last good answer
+    now_ms: int
+    event: Callable[..., None]  # append an event to the job's log
+    report: Callable[[str], None]  # a problem, said once on the job
+
+
+class Planning(NamedTuple):
+    """What the planner knows when it asks the features for their fields."""
+
+    request: Any  # supervise.plan.JobRequest
+    spec: Any  # catalog.model.Specialist
+    config: Mapping[str, Any]  # config.toml's tables, merged
+    cwd: Path
+
+
+class Companion(Protocol):
+    """Something a feature runs beside a job, on the supervisor's events and clock."""
+
+    def began(self) -> None:
+        """Before the agent starts."""
+
+    def saw(self, event: Any, now: float) -> bool:
+        """One runner event; True when the status changed."""
+
+    def tick(self, running: bool) -> bool:
+        """Each loop step; True when the status changed."""
+
+    def turn_ended(self) -> None:
+        """At a safe end of a turn."""
+
+    def use_status(self, status: JobStatus) -> None:
+        """The status object the job writes from now on (a takeover replaces it)."""
+
+
+class CompanionContext(NamedTuple):
+    store: JobStore
+    record: JobRecord
+    status: JobStatus
+    clock: Callable[[], float]
+    wall: Callable[[], float]
+    event: Callable[..., None]
+
+
+class Hooks:
+    """The hook lists (see the module docstring); plain lists, appended to at boot."""
+
+    def __init__(self) -> None:
+        self.planning: list[Callable[[Planning], Mapping[str, Any]]] = []
+        self.prompt_source: list[Callable[[Planning, str], tuple[str, str | None] | None]] = []
+        self.after_plan: list[Callable[[JobRecord, Planning, list[str]], JobRecord]] = []
+        self.housekeeping: list[Callable[[JobStore, list[str]], list[str]]] = []
+        self.gate: list[Callable[[JobEnd], tuple[str, str | None] | None]] = []
+        self.settle: list[Callable[[JobEnd], None]] = []
+        self.before_end: list[Callable[[JobEnd], None]] = []
+        self.paused: list[Callable[[JobEnd], None]] = []
+        self.companions: list[Callable[[CompanionContext], Companion | None]] = []
+
+
+HOOKS = Hooks()
