@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
+from html import escape
 from typing import Any
 
 from sse_starlette.sse import EventSourceResponse
@@ -23,8 +24,10 @@ from specialists.fleet.model import Fleet, job_fleet
 from specialists.fleet.rows import Row
 from specialists.jobs.ids import is_job_id
 from specialists.jobs.store import JobStore
+from specialists.vocab import WORKFLOW_RUNNER
 from specialists.web import pages
 from specialists.web.auth import TokenGate
+from specialists.web.graph import graph_svg
 from specialists.web.payload import FleetDiff, snapshot
 from specialists.web.timeline import timeline_svg
 
@@ -89,7 +92,19 @@ def build_app(
             page = pages.message_page(title, row.text, nonce=nonce, token=token)
             return html(page, nonce, row.status)
         svg = timeline_svg(watch.fleet.descendants(row.key), now_ms(), root_key=row.key)
-        return html(pages.job_page(row, svg, nonce=nonce, token=token), nonce)
+        graph = workflow_graph(row) if row.runner == WORKFLOW_RUNNER else None
+        return html(pages.job_page(row, svg, graph, nonce=nonce, token=token), nonce)
+
+    def workflow_graph(row: Row) -> str:
+        """The workflow's stages and edges, from its journal (its shape survives it)."""
+        from specialists.workflows.graph import fold_graph
+        from specialists.workflows.journal import JOURNAL_FILE, read_entries
+
+        try:
+            entries = read_entries(store.job_dir(row.job_id or "") / JOURNAL_FILE)
+        except (SpecialistsError, OSError) as exc:
+            return f"<p class=muted>the workflow's journal cannot be read: {escape(str(exc))}</p>"
+        return graph_svg(fold_graph(entries))
 
     cached: list[Any] = [-1, b""]  # fleet version, its snapshot as JSON without now_ms
 
@@ -124,6 +139,14 @@ def build_app(
             return row.response()
         svg = timeline_svg(watch.fleet.descendants(row.key), now_ms(), root_key=row.key)
         return Response(svg, media_type="image/svg+xml")
+
+    async def job_graph(request: Request) -> Response:
+        row = lookup(request)
+        if isinstance(row, _Refusal):
+            return row.response()
+        if row.runner != WORKFLOW_RUNNER:
+            return PlainTextResponse(f"job {row.job_id} is not a workflow\n", 404)
+        return Response(workflow_graph(row), media_type="image/svg+xml")
 
     async def job_result(request: Request) -> Response:
         row = lookup(request)
@@ -162,7 +185,9 @@ def build_app(
                     if isinstance(seq, int) and seq <= after:
                         continue
                     clock, kind, detail = feed_parts(ev, started)
+                    event = str(ev.get("event", ""))[:40]
                     data = {"seq": seq, "clock": clock, "kind": kind, "detail": detail}
+                    data["event"] = event
                     yield {"event": "ev", "data": _json(data), "id": str(seq)}
                 # The end: the job is finished (or gone) and nothing more was written.
                 if current is None or (not current.active and not batch):
@@ -181,6 +206,7 @@ def build_app(
         Route("/api/job/{job_id}", job_json),
         Route("/api/job/{job_id}/feed", job_feed),
         Route("/api/job/{job_id}/timeline.svg", job_timeline),
+        Route("/api/job/{job_id}/graph.svg", job_graph),
         Route("/api/job/{job_id}/result", job_result),
     ]
     return TokenGate(Starlette(routes=routes), token)

@@ -60,7 +60,7 @@ def fleet_page(*, nonce: str, token: str) -> str:
         f"<th{' class=num' if num else ''}>{name}</th>"
         for name, num in (
             ("job", False),
-            ("specialist", False),
+            ("what", False),
             ("status", False),
             ("flags", False),
             ("elapsed", True),
@@ -77,11 +77,19 @@ def fleet_page(*, nonce: str, token: str) -> str:
     return _layout("specialists · fleet", body, nonce=nonce, token=token, script="fleet.js")
 
 
-def job_page(row: Row, timeline: str, *, nonce: str, token: str) -> str:
+def job_page(row: Row, timeline: str, graph: str | None, *, nonce: str, token: str) -> str:
     job_id = escape(row.job_id or "")
+    what = escape(row.name) + (f" <span class=muted>{escape(row.task)}</span>" if row.task else "")
+    stages = (
+        "<section><h3>stages: what the workflow ran, and what waits</h3>"
+        f"<div id='graph' class='graph'>{graph}</div></section>"
+        if graph is not None
+        else ""
+    )
     body = (
-        f"<section><h2>job {job_id} <span class='st' id='status'>{escape(row.status)}</span>"
-        f"</h2><div id='summary'>{escape(row.title)}</div></section>"
+        f"<section><h2>job {job_id} <span class='what'>{what}</span> "
+        f"<span class='st' id='status'>{escape(row.status)}</span></h2>"
+        f"<div id='summary'>{escape(row.title)}</div></section>{stages}"
         f"<section><h3>timeline: this job and the jobs it started</h3>"
         f"<div id='timeline'>{timeline}</div></section>"
         "<section><h3>feed</h3><div id='feed' class='feed'></div></section>"
