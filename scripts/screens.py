@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import io
 import json
 import os
 import re
@@ -319,7 +320,7 @@ def _ansi_html(ansi: str) -> str:
     from rich.console import Console
     from rich.text import Text
 
-    console = Console(record=True, width=160, force_terminal=True, file=open(os.devnull, "w"))
+    console = Console(record=True, width=160, force_terminal=True, file=io.StringIO())
     for line in ansi.splitlines():
         console.print(Text.from_ansi(line), overflow="ignore", crop=True, no_wrap=True)
     return console.export_html(inline_styles=True, theme=None).replace(

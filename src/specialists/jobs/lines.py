@@ -64,7 +64,7 @@ def feed_line(job_id: str, name: str, started_ms: int, ev: dict[str, Any]) -> st
     offset = max(0, (_int(ev.get("ts"), started_ms) - started_ms) // 1000)
     clock = f"{offset // 60:02d}:{offset % 60:02d}"
     return (
-        f"[{job_id}] {clip(name, 16):<16} {clock}  {clip(feed_name(ev), 30):<11} {event_detail(ev)}"
+        f"[{job_id}] {clip(name, 20):<20} {clock}  {clip(feed_name(ev), 30):<11} {event_detail(ev)}"
     ).rstrip()
 
 

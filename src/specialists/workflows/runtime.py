@@ -117,8 +117,10 @@ class Runs:
             self._check_new_key(opts.key, seen)
             seen.add(opts.key)
         node = self._begin("all", [_common_label([o.key for o in parsed])], len(parsed))[0]
+        self._progress.lookahead += len(parsed)  # counted before the first one is asked for
         try:
-            results = list(await asyncio.gather(*(self._run(o, node=node) for o in parsed)))
+            runs = (self._run(o, node=node, planned=True) for o in parsed)
+            results = list(await asyncio.gather(*runs))
         finally:
             self._planner.end(node)
         failed = [r for r in results if not r.ok]
@@ -139,17 +141,16 @@ class Runs:
 
         labels = [_stage_label(stage, n) for n, stage in enumerate(stages, 1)]
         nodes = self._begin("stage", labels, len(listed))
-        self._progress.lookahead += len(listed) * (len(stages) - 1)
+        self._progress.lookahead += len(listed) * len(stages)
 
         async def through(item: Any) -> Any:
             value: Any = None
-            ahead = len(stages) - 1  # this item's later stages, counted in the total
+            ahead = len(stages)  # this item's stages not begun, counted in the total
             try:
                 for depth, stage in enumerate(stages):
                     STAGE.set(depth)  # this item's task only: a later stage gets slots first
-                    if depth:
-                        ahead -= 1
-                        self._progress.lookahead -= 1
+                    ahead -= 1
+                    self._progress.lookahead -= 1  # its child (if any) is counted by key now
                     got = stage(item, value)
                     if isinstance(got, Mapping):
                         got = self._run(child_options(got), node=nodes[depth])
@@ -257,9 +258,13 @@ class Runs:
         nested: tuple[str, Mapping[str, Any]] | None = None,
         *,
         node: str | None = None,
+        planned: bool = False,
     ) -> ChildResult:
+        """One key to its result. `planned`: the key was counted ahead (`runs.all`)."""
         self._check_new_key(opts.key)
         self._keys.add(opts.key)
+        if planned:
+            self._progress.lookahead -= 1
         self._stand(opts.key, "queued")
         try:
             result = await self._run_key(opts, nested, node)
