@@ -317,6 +317,7 @@ def test_top_and_web_agree_on_a_workflow_and_the_web_draws_its_stages(web, tmp_p
             "Object.fromEntries([...document.querySelectorAll('#fleet tbody tr')].map(tr => "
             "[tr.dataset.key.split(':')[1], [...tr.children].map(td => td.textContent)]))"
         )
+
         def same(web_text: str, top_text: str) -> bool:
             """Top clips to its column (…); the page shows it whole."""
             a, b = web_text.replace(" ", ""), top_text.replace("·", "").replace(" ", "")

@@ -21,7 +21,7 @@ from specialists.jobs import rollup
 KeyState = Literal["queued", "running", "done", "failed"]
 
 
-class Progress:
+class Tally:
     def __init__(self, concurrency: int) -> None:
         self.concurrency = concurrency
         self.phase: str | None = None

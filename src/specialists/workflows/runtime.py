@@ -33,7 +33,7 @@ from specialists.workflows.journal import Journal, KeyState, output_fields
 from specialists.workflows.mission import MissionHandle
 from specialists.workflows.options import MAX_CHILDREN, MAX_ITEMS, ChildOptions, child_options
 from specialists.workflows.progress import KeyState as Standing
-from specialists.workflows.progress import Progress
+from specialists.workflows.progress import Tally
 from specialists.workflows.results import (
     ChildFailed,
     Children,
@@ -84,7 +84,7 @@ class Runs:
         self._running: dict[str, str] = {}  # key -> job id
         self._phase: str | None = None
         self._started = time.monotonic()
-        self._progress = Progress(max(1, concurrency))
+        self._progress = Tally(max(1, concurrency))
         self._report = report or (lambda _p: None)
         self._reported: dict[str, Any] | None = None
         self._planner = Planner()
