@@ -127,10 +127,11 @@ def costs_page(rows: Sequence[Row], totals: Totals, *, nonce: str, token: str) -
     )
     job_rows = "".join(
         f"<tr><td class=job><a href='/job/{escape(r.job_id or '')}{q}'>{escape(r.job_id or '')}"
-        f"</a></td><td>{escape(r.title)}</td><td class='st st-{escape(r.status)}'>"
+        f"</a></td><td class=what>{escape(r.name)}{_task(r)}</td>"
+        f"<td class='st st-{escape(r.status)}'>"
         f"{escape(r.status)}</td><td class=num>{r.tokens_in:,}</td>"
-        f"<td class=num>{r.tokens_out:,}</td><td class=num>${r.cost_usd:.4f}</td>"
-        f"<td>{_bar(r.cost_usd / top)}</td></tr>"
+        f"<td class=num>{r.tokens_out:,}</td><td class=num>${r.cost_usd:.4f}{_with_children(r)}"
+        f"</td><td>{_bar(r.cost_usd / top)}</td></tr>"
         for r in jobs[:COSTS_SHOWN]
     )
     more = (
@@ -144,12 +145,25 @@ def costs_page(rows: Sequence[Row], totals: Totals, *, nonce: str, token: str) -
         "<section><h3>per specialist</h3><table><thead><tr><th>specialist</th>"
         "<th class=num>jobs</th><th class=num>tokens in</th><th class=num>tokens out</th>"
         f"<th class=num>cost</th><th></th></tr></thead><tbody>{spec_rows}</tbody></table>"
-        "</section><section><h3>per job</h3><table><thead><tr><th>job</th><th>specialist</th>"
+        "</section><section><h3>per job</h3><table><thead><tr><th>job</th><th>what</th>"
         "<th>status</th><th class=num>tokens in</th><th class=num>tokens out</th>"
         f"<th class=num>cost</th><th></th></tr></thead><tbody>{job_rows}</tbody></table>"
         f"{more}</section>"
     )
     return _layout("specialists · cost", body, nonce=nonce, token=token)
+
+
+def _task(row: Row) -> str:
+    if row.workflow_key or not row.task or row.task == row.name:
+        return ""
+    return f" <span class=task>{escape(row.task[:80])}</span>"
+
+
+def _with_children(row: Row) -> str:
+    """A workflow's cost with its children's: its own is the engine's, usually nothing."""
+    if row.rollup is None:
+        return ""
+    return f" <span class=muted>(Σ ${row.spent()[2]:.4f} with its children)</span>"
 
 
 def _bar(fraction: float) -> str:
