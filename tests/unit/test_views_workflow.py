@@ -98,6 +98,20 @@ def test_web_serves_the_same_rows_and_draws_the_stages(store: JobStore) -> None:
     assert b"stages:" not in get(app, "/job/000000b0")[2]
 
 
+def test_the_cost_page_adds_up_each_missions_jobs_once(store: JobStore, tmp_path: Path) -> None:
+    from specialists.missions import model, ops
+    from specialists.missions.store import MissionStore
+
+    missions = MissionStore(store.root, index_dir=tmp_path / "index")
+    ops.create(missions, title="Ship <the> review", mission_id="ms-00000001")
+    for job_id in (WORKFLOW, "000000a1", "000000b0"):  # a1 is in the workflow's figures
+        missions.update("ms-00000001", lambda m, j=job_id: (model.link_run(m, j, "r", 1), None))
+    status, _, page = get(build_app(store, TOKEN), "/costs")
+    assert status == 200 and b"per mission" in page and b"Ship &lt;the&gt; review" in page
+    # workflow 0.0456 with its children (5 jobs) + the plain job 0.0461 (1 job)
+    assert b"<td class=num>6</td>" in page and b"$0.0917" in page
+
+
 def test_a_planted_journal_is_one_line_not_a_hang(store: JobStore) -> None:
     journal = store.job_dir(WORKFLOW) / "workflow-journal.jsonl"
     journal.unlink()

@@ -48,6 +48,15 @@ def total(parts: Iterable[Spent]) -> Spent:
     return out
 
 
+def each_once(jobs: Iterable[tuple[str, str | None, Spent | None]]) -> Spent:
+    """What a set of jobs spent, given as (job id, parent id, its rollup): each job counted
+    once, so a job below a workflow of the set (one whose rollup holds its children's) is
+    left to that workflow's figures. A mission's spending (mission show, web)."""
+    listed = list(jobs)
+    rolled_up = {job for job, _, spent in listed if spent is not None and spent["jobs"] > 1}
+    return total(spent for _, parent, spent in listed if spent and parent not in rolled_up)
+
+
 def children(st: JobStatus) -> Spent | None:
     """What the job's children spent, as its status reports it (None: no children)."""
     progress = st.progress if isinstance(st.progress, Mapping) else {}

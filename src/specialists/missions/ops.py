@@ -93,12 +93,9 @@ class Shown:
     def spent(self) -> dict[str, Any]:
         """What the linked jobs spent, a workflow's children included, each job once: a
         run below a linked workflow is in that workflow's figures already."""
-        from specialists.jobs.rollup import total
+        from specialists.jobs.rollup import each_once
 
-        rolled_up = {v.job_id for v in self.runs if v.spent and v.spent["jobs"] > 1}
-        return total(
-            v.spent for v in self.runs if v.spent is not None and v.parent not in rolled_up
-        )
+        return each_once((v.job_id, v.parent, v.spent) for v in self.runs)
 
 
 def job_tokens(status: JobStatus) -> int:

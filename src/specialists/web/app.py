@@ -81,7 +81,10 @@ def build_app(
     async def costs_page(request: Request) -> Response:
         f = watch.fresh()
         nonce = pages.new_nonce()
-        page = pages.costs_page(list(f.rows.values()), f.totals(), nonce=nonce, token=token)
+        missions = mission_costs(store, f)
+        page = pages.costs_page(
+            list(f.rows.values()), f.totals(), missions, nonce=nonce, token=token
+        )
         return html(page, nonce)
 
     async def job_page(request: Request) -> Response:
@@ -210,6 +213,37 @@ def build_app(
         Route("/api/job/{job_id}/result", job_result),
     ]
     return TokenGate(Starlette(routes=routes), token)
+
+
+def mission_costs(store: JobStore, fleet: Fleet) -> list[pages.MissionCost]:
+    """What each mission's linked jobs spent, from the fleet's rows (read only: nothing is
+    saved back, unlike `mission show`); a damaged mission is left out."""
+    from specialists.jobs.rollup import each_once
+    from specialists.missions.model import Mission
+    from specialists.missions.store import MissionStore
+
+    out = []
+    for mission in MissionStore(store.root).all():
+        if not isinstance(mission, Mission):
+            continue
+        linked = [fleet.rows.get(f"job:{run.job_id}") for run in mission.runs]
+        spent = each_once(
+            (r.job_id or "", _parent_job(r), r.rollup or _own(r))
+            for r in linked
+            if r is not None and r.kind == "job"
+        )
+        out.append(pages.MissionCost(mission.id, mission.title, mission.status, spent))
+    return out
+
+
+def _parent_job(row: Row) -> str | None:
+    return row.parent.removeprefix("job:") if row.parent else None
+
+
+def _own(row: Row) -> dict[str, Any]:
+    """A row's own spending in jobs/rollup.py's shape (its `in` counts cache reads too)."""
+    tokens = {"input": row.tokens_in, "output": row.tokens_out, "cache_read": 0, "cache_write": 0}
+    return {"tokens": tokens, "cost_usd": row.cost_usd, "jobs": 1}
 
 
 class _Refusal:

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from html import escape
 from importlib.resources import files
+from typing import Any
 from urllib.parse import quote
 
 from specialists.fleet.model import Totals
 from specialists.fleet.rows import Row
+from specialists.jobs.rollup import tokens_in as prompt_tokens
 
 COSTS_SHOWN = 200
 
@@ -106,8 +109,24 @@ def job_page(row: Row, timeline: str, graph: str | None, *, nonce: str, token: s
     )
 
 
-def costs_page(rows: Sequence[Row], totals: Totals, *, nonce: str, token: str) -> str:
-    """Cost and tokens per job (most expensive first) and per specialist, with bars."""
+@dataclass(frozen=True)
+class MissionCost:
+    id: str
+    title: str
+    status: str
+    spent: dict[str, Any]  # jobs/rollup.py's shape
+
+
+def costs_page(
+    rows: Sequence[Row],
+    totals: Totals,
+    missions: Sequence[MissionCost] = (),
+    *,
+    nonce: str,
+    token: str,
+) -> str:
+    """Cost and tokens per job (most expensive first), per specialist and per mission (its
+    jobs' with their children's, each counted once), with bars."""
     q = "?token=" + quote(token, safe="")
     jobs = sorted((r for r in rows if r.kind == "job"), key=lambda r: (-r.cost_usd, r.key))
     top = max((r.cost_usd for r in jobs), default=0.0) or 1.0
@@ -141,7 +160,7 @@ def costs_page(rows: Sequence[Row], totals: Totals, *, nonce: str, token: str) -
     )
     body = (
         f"<section><h2>cost ${totals.cost_usd:.4f} · tokens {totals.tokens_in:,} in / "
-        f"{totals.tokens_out:,} out</h2></section>"
+        f"{totals.tokens_out:,} out</h2></section>{_missions(missions)}"
         "<section><h3>per specialist</h3><table><thead><tr><th>specialist</th>"
         "<th class=num>jobs</th><th class=num>tokens in</th><th class=num>tokens out</th>"
         f"<th class=num>cost</th><th></th></tr></thead><tbody>{spec_rows}</tbody></table>"
@@ -151,6 +170,28 @@ def costs_page(rows: Sequence[Row], totals: Totals, *, nonce: str, token: str) -
         f"{more}</section>"
     )
     return _layout("specialists · cost", body, nonce=nonce, token=token)
+
+
+def _missions(missions: Sequence[MissionCost]) -> str:
+    if not missions:
+        return ""
+    ordered = sorted(missions, key=lambda m: (-m.spent["cost_usd"], m.id))
+    top = max((m.spent["cost_usd"] for m in ordered), default=0.0) or 1.0
+    rows = "".join(
+        f"<tr><td class=job>{escape(m.id)}</td><td class=what>{escape(m.title[:80])}</td>"
+        f"<td>{escape(m.status)}</td><td class=num>{m.spent['jobs']}</td>"
+        f"<td class=num>{prompt_tokens(m.spent):,}</td>"
+        f"<td class=num>{m.spent['tokens']['output']:,}</td>"
+        f"<td class=num>${m.spent['cost_usd']:.4f}</td><td>{_bar(m.spent['cost_usd'] / top)}"
+        "</td></tr>"
+        for m in ordered[:COSTS_SHOWN]
+    )
+    return (
+        "<section><h3>per mission (its jobs, workflows' children included)</h3><table><thead>"
+        "<tr><th>mission</th><th>title</th><th>status</th><th class=num>jobs</th>"
+        "<th class=num>tokens in</th><th class=num>tokens out</th><th class=num>cost</th>"
+        f"<th></th></tr></thead><tbody>{rows}</tbody></table></section>"
+    )
 
 
 def _task(row: Row) -> str:
