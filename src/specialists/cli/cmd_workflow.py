@@ -158,7 +158,7 @@ def _follow(store: JobStore, job_id: str, *, as_json: bool) -> int:
     import time
 
     from specialists.display import display_line
-    from specialists.jobs.view import current_status
+    from specialists.jobs.view import current_status, progress_words
 
     seq = 0
     if not as_json:
@@ -169,7 +169,13 @@ def _follow(store: JobStore, job_id: str, *, as_json: bool) -> int:
             for event in store.read_events(job_id, seq + 1):
                 seq = max(seq, int(event.get("seq", 0)))
                 if event.get("event") == "notice" and not as_json:
-                    print(display_line(str(event.get("message", "")), 300), file=sys.stderr)
+                    line = str(event.get("message", ""))
+                    wf = event.get("workflow")
+                    if isinstance(wf, dict) and wf.get("kind") == "end":
+                        now = store.read_status(job_id)
+                        if now is not None and now.progress:  # where it stands now
+                            line += f"  ({progress_words(now.progress)})"
+                    print(display_line(line, 300), file=sys.stderr)
             if not status.active:
                 break
             time.sleep(0.2)

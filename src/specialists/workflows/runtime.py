@@ -459,6 +459,8 @@ class Runs:
         if details:
             entry["acceptance"] = dict(details)
         self._journal.append(entry)
+        # Counted before it is told: a view that reads the end finds the progress with it.
+        self._stand(opts.key, "done" if outcome.status == "done" else "failed")
         self._emit({"kind": "end", "key": opts.key, "job": job, "status": outcome.status})
 
 
