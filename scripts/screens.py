@@ -64,19 +64,19 @@ TURNS = [
         "text": "I'll read the uncommitted change first, then check the tests.",
         "tool_calls": [{"name": "bash", "arguments": {"command": "git diff HEAD --stat"}}],
         "usage": {"input_tokens": 1800, "output_tokens": 120},
-        "delay_ms": 2500,
+        "delay_ms": 4000,
     },
     {
         "text": "The mean() change divides by len(xs). Waiting for CI before going on.",
         "tool_calls": [{"name": "bash", "arguments": {"command": "sleep 120"}}],
         "usage": {"input_tokens": 2300, "output_tokens": 90},
-        "delay_ms": 2500,
+        "delay_ms": 4000,
     },
     {
         "text": "The guard refused the wait; reading the file instead.",
         "tool_calls": [{"name": "bash", "arguments": {"command": "cat missing_file.py"}}],
         "usage": {"input_tokens": 2600, "output_tokens": 80},
-        "delay_ms": 2500,
+        "delay_ms": 4000,
     },
     {
         "text": "Found one real problem: mean([]) raises ZeroDivisionError.\x1b[31m (red?)\x1b[0m",
@@ -180,14 +180,14 @@ class Scene:
         print(f"screens: workflow {wf}, plain job {plain}", file=sys.stderr)
         self.wait_for(lambda s: _children(s, wf, "done") >= 1 and _children(s, wf, "running"))
         self.start_web()
-        self.top(out / "top-running")
         self.web_pages(out, wf)
+        self.top(out / "top-running", wf, down=5)  # the first child of the second stage
         feed = self.cmd("feed", wf, "--tree").stdout
         _write_text(out / "feed", feed)
         fg = self.cmd("run", "checker", "--prompt", "Check app.py", check=False)
         _write_text(out / "foreground", fg.stderr + "\n--- stdout ---\n" + fg.stdout)
         self.wait_for(lambda s: s.get(wf, {}).get("status") in ("done", "error", "cancelled"))
-        self.top(out / "top-done")
+        self.top(out / "top-done", wf)
         self.shoot_file(out / "feed.html", out / "feed.png")
         self.shoot_file(out / "foreground.html", out / "foreground.png")
         _write_text(out / "status", self.cmd("status").stdout)
@@ -208,7 +208,28 @@ class Scene:
                 raise SystemExit("screens: timed out waiting for the jobs")
             time.sleep(0.2)
 
-    def top(self, stem: Path) -> None:
+    def _drawn(self, want: str, timeout: float = 90) -> str:
+        """The pane once `top` drew its rows and key bar (a loaded machine takes a while)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            ansi = subprocess.run(
+                ["tmux", "capture-pane", "-p", "-e", "-t", self.tmux],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+            if (want in ansi and "quit" in ansi) or time.monotonic() > deadline:
+                time.sleep(2)  # the feed pane fills on its next poll
+                return subprocess.run(
+                    ["tmux", "capture-pane", "-p", "-e", "-t", self.tmux],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout
+            time.sleep(0.5)
+
+    def top(self, stem: Path, want: str, down: int = 0) -> None:
+        """`top` in tmux; `down` presses of the arrow key select a row (its feed shows)."""
         env = " ".join(f"{k}={_sh(v)}" for k, v in self.env.items())
         command = f"cd {_sh(str(self.proj))} && env -i {env} TERM=xterm-256color " + " ".join(
             _sh(a) for a in [*self.sp, "top"]
@@ -218,13 +239,10 @@ class Scene:
             check=True,
         )
         try:
-            time.sleep(4)  # Textual draws, the fleet reads the store, the feed pane fills
-            ansi = subprocess.run(
-                ["tmux", "capture-pane", "-p", "-e", "-t", self.tmux],
-                check=True,
-                capture_output=True,
-                text=True,
-            ).stdout
+            self._drawn(want)
+            for _ in range(down):
+                subprocess.run(["tmux", "send-keys", "-t", self.tmux, "Down"], check=True)
+            ansi = self._drawn(want)
         finally:
             subprocess.run(["tmux", "kill-session", "-t", self.tmux], check=False)
         stem.with_suffix(".ansi").write_text(ansi)

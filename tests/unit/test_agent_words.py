@@ -175,6 +175,27 @@ def test_codex_says_why_a_command_failed() -> None:
     assert isinstance(end, Activity) and end.fields["error"] == "tool t refused"
 
 
+def test_activity_is_said_in_words() -> None:
+    from specialists.jobs.records import JobStatus
+    from specialists.jobs.view import doing
+
+    def now(**fields: object) -> str:
+        return doing(JobStatus(id="00000001", specialist="r", status="running", **fields))
+
+    assert now(current_event="tool_execution_end") == "waiting for the model"
+    assert now(current_event="turn_end", last_text="Next, the tests.") == (
+        "waiting for the model · said: Next, the tests."
+    )
+    assert now(current_event="text", last_text="I'll read") == "says: I'll read"
+    assert now(current_event="toolcall", current_tool="bash(ls)") == "bash(ls)"
+    assert now(current_event="thinking") == "thinking"
+    assert now(current_event="some_new_event") == "some new event"
+    assert now(current_event="waiting_for_events", current_tool="1 timer due 14:05") == (
+        "waiting for events: 1 timer due 14:05"
+    )
+    assert now(progress={"total": "x", "done": 2, "running": True}) == "2/2 done"  # junk kept out
+
+
 def test_excerpt_and_escapes() -> None:
     assert excerpt("short", 10) == "short"
     cut = excerpt("a" * 50 + "b" * 50, 30)

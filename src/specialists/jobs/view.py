@@ -26,17 +26,18 @@ def elapsed_s(st: JobStatus | index.Finished, now: float | None = None) -> float
     return st.elapsed_s
 
 
+WAITING_MODEL = "waiting for the model"
 # What a job's latest event means for a person watching (status.json's current_event).
 ACTIVITY_WORDS = {
     "starting": "starting",
-    "running": "waiting for the model",
-    "run_start": "waiting for the model",
+    "running": WAITING_MODEL,
+    "run_start": WAITING_MODEL,
     "thinking": "thinking",
     "text": "writing",
     "toolcall": "calling a tool",
     "tool_execution": "running a tool",
-    "tool_execution_end": "waiting for the model",  # it reads the tool's result
-    "turn_end": "waiting for the model",
+    "tool_execution_end": WAITING_MODEL,  # it reads the tool's result
+    "turn_end": WAITING_MODEL,
     "retry": "retrying the model",
     "compaction": "compacting its context",
     "waiting_for_events": "waiting for events",
@@ -69,7 +70,10 @@ def doing(st: JobStatus) -> str:
         return st.current_tool
     if event == "text" and st.last_text:
         return f"says: {st.last_text}"
-    return ACTIVITY_WORDS.get(event, event.replace("_", " "))
+    words = ACTIVITY_WORDS.get(event, event.replace("_", " "))
+    if words == WAITING_MODEL and st.last_text:  # what it said last says most about it
+        return f"{words} · said: {st.last_text}"
+    return words
 
 
 def progress_words(progress: dict[str, object]) -> str:
