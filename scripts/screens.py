@@ -64,19 +64,19 @@ TURNS = [
         "text": "I'll read the uncommitted change first, then check the tests.",
         "tool_calls": [{"name": "bash", "arguments": {"command": "git diff HEAD --stat"}}],
         "usage": {"input_tokens": 1800, "output_tokens": 120},
-        "delay_ms": 4000,
+        "delay_ms": 6000,
     },
     {
         "text": "The mean() change divides by len(xs). Waiting for CI before going on.",
         "tool_calls": [{"name": "bash", "arguments": {"command": "sleep 120"}}],
         "usage": {"input_tokens": 2300, "output_tokens": 90},
-        "delay_ms": 4000,
+        "delay_ms": 6000,
     },
     {
         "text": "The guard refused the wait; reading the file instead.",
         "tool_calls": [{"name": "bash", "arguments": {"command": "cat missing_file.py"}}],
         "usage": {"input_tokens": 2600, "output_tokens": 80},
-        "delay_ms": 4000,
+        "delay_ms": 6000,
     },
     {
         "text": "Found one real problem: mean([]) raises ZeroDivisionError.\x1b[31m (red?)\x1b[0m",
@@ -178,10 +178,10 @@ class Scene:
             "--background",
         ).stdout.split()[-1]
         print(f"screens: workflow {wf}, plain job {plain}", file=sys.stderr)
-        self.wait_for(lambda s: _children(s, wf, "done") >= 1 and _children(s, wf, "running"))
+        self.wait_for(lambda s: _children(s, wf, "done") >= 4 and _children(s, wf, "running"))
+        self.top(out / "top-running", wf, down=5)  # the first child of the second stage
         self.start_web()
         self.web_pages(out, wf)
-        self.top(out / "top-running", wf, down=5)  # the first child of the second stage
         feed = self.cmd("feed", wf, "--tree").stdout
         _write_text(out / "feed", feed)
         fg = self.cmd("run", "checker", "--prompt", "Check app.py", check=False)
