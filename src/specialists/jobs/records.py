@@ -10,7 +10,7 @@ from typing import Any
 
 from specialists.display import first_line
 from specialists.errors import StoreError
-from specialists.jobs.fields import EMPTY, Record
+from specialists.jobs.fields import EMPTY, Declared
 
 SCHEMA_VERSION = 1
 TITLE_CHARS = 120  # status.json's title: a task's first line, for a view's row
@@ -30,7 +30,7 @@ def _check_schema(data: dict[str, Any], what: str) -> None:
         )
 
 
-class _Versioned(Record):
+class _Versioned(Declared):
     """A record with a `schema` version: a newer one is refused rather than misread."""
 
     @classmethod
