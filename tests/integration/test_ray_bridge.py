@@ -106,7 +106,7 @@ def test_ending_the_job_whose_supervisor_started_the_bridge_leaves_the_bridge_al
         "from pathlib import Path\n"
         "from specialists.executors.bridge_client import BridgeLink\n"
         "from specialists.executors.bridge_home import BridgeKey\n"
-        "from specialists.jobs import proctree\n"
+        "from specialists.store import proctree\n"
         "from tests.support.fake_bridge import fake_command\n"
         f"job = Path({str(job_dir)!r})\n"
         "assert proctree.adopt_orphans(job)\n"

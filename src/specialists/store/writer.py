@@ -50,7 +50,7 @@ from specialists.store.jobs import (
 )
 from specialists.store.records import JobStatus
 
-log = logging.getLogger("specialists.jobs")
+log = logging.getLogger("specialists.store")
 
 RESERVE_SIZE = 64 * 1024  # room for the last words: a status, an event, a modest answer
 FINAL_PATIENCE_S = 600.0  # how long the last words wait for space once the reserve is spent

@@ -22,6 +22,7 @@ from specialists.features.missions.model import (
     Run,
     check_id,
 )
+from specialists.store.rollup import checked
 
 _KNOWN = {
     "schema", "id", "title", "objective", "status", "created_ms", "updated_ms",
@@ -55,6 +56,8 @@ def mission_to_dict(m: Mission) -> dict[str, Any]:
                 "specialist": r.specialist,
                 "status": r.status,
                 "tokens": r.tokens,
+                **({"spent": r.spent} if r.spent is not None else {}),
+                **({"parent": r.parent} if r.parent else {}),
             }
             for r in m.runs
         ],
@@ -181,6 +184,8 @@ def mission_from_dict(data: dict[str, Any]) -> Mission:
                 _str(r, "specialist", ""),
                 _str(r, "status", "?"),
                 _int({"tokens": r.get("tokens", 0)}, "tokens"),
+                checked(r.get("spent")),
+                r["parent"] if isinstance(r.get("parent"), str) else None,
             )
             for r in _objects(data, "runs")
         ),
