@@ -43,6 +43,9 @@ COMMANDS = {
     "workflow": "workflow",
 }
 
+# Commands after which the person is not told of their pending events (cli/tell.py): they
+# show the inbox themselves, own the terminal, or speak a protocol on stdout.
+QUIET_AFTER = frozenset({"events", "hook", "mcp", "sidecar", "top", "web", "scheduler"})
 
 # `specialists hook <event>`: the Claude Code hooks, with their help lines.
 HOOK_EVENTS = {

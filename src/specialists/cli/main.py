@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 
 from specialists import __version__
-from specialists.cli.commands import HOOK_EVENTS, error_text
+from specialists.cli.commands import HOOK_EVENTS, QUIET_AFTER, error_text
 from specialists.errors import Bug, SpecialistsError, StoreError, UserError
 
 # `typing` costs ~5 ms and every hook run starts here: annotations are strings, so only
@@ -51,8 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "run", None):
         build_parser().print_help()
         return 0 if not args_list else UserError.exit_code
+    project = Project()
     try:
-        code: int = args.run(args, Project())
+        code: int = args.run(args, project)
     except Bug as exc:
         return report_bug(exc, args_list)
     except SpecialistsError as exc:
@@ -71,6 +72,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return StoreError.exit_code
     except Exception as exc:  # noqa: BLE001 - the catch-all: logged with its traceback
         return report_bug(exc, args_list)
+    if args.command not in QUIET_AFTER:
+        from specialists.cli.tell import tell_person
+
+        tell_person(project)  # a timer the person set, a command they started: said now
     return code
 
 
