@@ -30,7 +30,8 @@ class ConfigError(UserError):
 
 
 class AgentUnavailable(SpecialistsError):
-    """A runner's binary or credentials are missing."""
+    """Something a command needs is not installed: an agent CLI, its credentials, or an
+    optional package (Textual for `top`, Ray for `--executor ray`)."""
 
     exit_code = 3
 

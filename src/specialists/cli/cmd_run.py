@@ -26,7 +26,7 @@ def add_common_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--attach",
         action="store_true",
-        help="run in the background and follow it here; Ctrl-C detaches (cli/attach.py)",
+        help="run in the background and follow it here; Ctrl-C detaches",
     )
     p.add_argument("--model", type=nonempty, help="override the model (provider/model)")
     p.add_argument("--runner", type=nonempty, help="pi, claude, codex, command or native")
@@ -83,7 +83,7 @@ def add_attention_args(p: argparse.ArgumentParser) -> None:
         "--watchdog",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="review each turn's change to the working tree (docs/attention.md)",
+        help="have the reviewer check each turn's change to the working tree",
     )
 
 

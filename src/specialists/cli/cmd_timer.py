@@ -108,7 +108,7 @@ def _set(args: argparse.Namespace, caller: Caller) -> int:
         raise UserError(reply.text.removeprefix("error: "))
     timer_id, due_ms = str(reply.data["timer_id"]), int(reply.data["due_ms"])
     if args.json and not args.wait:
-        print(json.dumps(dict(reply.data), separators=(",", ":")))
+        print(json.dumps({"id": timer_id, "due_ms": due_ms}, separators=(",", ":")))
         return 0
     shown = f": {display_line(args.note, 80)}" if args.note else ""
     if not args.wait:
@@ -177,7 +177,7 @@ def _list(args: argparse.Namespace, caller: Caller) -> int:
     timers = list(fold.timers.values()) if args.all else fold.pending()
     timers.sort(key=lambda t: (t.due_ms, t.id))
     if args.json:
-        print(json.dumps([_timer_dict(t) for t in timers], separators=(",", ":")))
+        print(json.dumps({"timers": [_timer_dict(t) for t in timers]}, separators=(",", ":")))
         return 0
     if not timers:
         print(f"no {'' if args.all else 'pending '}timers for {caller.owner}")

@@ -13,6 +13,7 @@ file that holds its traceback; no traceback reaches the terminal.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from specialists import __version__
@@ -42,6 +43,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from specialists.cli.parser import build_parser
     from specialists.project import Project
 
+    if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (cmd_completion.py)
+        from specialists.cli.cmd_completion import complete
+
+        complete(build_parser())
     first = next((a for a in args_list if not a.startswith("-")), None)
     parser = build_parser(first)
     try:
@@ -110,7 +115,6 @@ def report_bug(exc: BaseException, argv: list[str]) -> int:
 
 def _quiet_stdout() -> None:
     """The reader went away (`| head`): drop what is left instead of failing at exit."""
-    import os
 
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
