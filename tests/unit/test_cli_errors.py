@@ -207,7 +207,7 @@ def test_init_keeps_a_gitignore_that_is_not_utf8(capsys, root):
     gitignore.write_bytes(b"a\xffb\n")
     code, _, err = run_cli(capsys, "init", "--no-register")
     assert code == 0, err
-    assert gitignore.read_bytes() == b"a\xffb\n.specialists/\n"
+    assert gitignore.read_bytes() == b"a\xffb\n.specialists/\nspecialists/config.local.toml\n"
 
 
 @pytest.mark.parametrize("content", ["[1, 2]", json.dumps({"hooks": "str"}), "garbage", "\udcff"])

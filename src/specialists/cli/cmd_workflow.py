@@ -16,7 +16,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("workflow", help="run, list, show and resume workflows")
     wsub = p.add_subparsers(dest="workflow_command", required=True)
     r = wsub.add_parser("run", help="start a workflow (a job; it survives this command)")
-    r.add_argument("workflow", help="a name (.specialists/workflows/<name>.*) or a path")
+    r.add_argument(
+        "workflow", help="a name (specialists/workflows/<name>.*, or a recipe) or a path"
+    )
     r.add_argument("--arg", action="append", default=[], metavar="K=V", help="an argument")
     r.add_argument("--args-json", metavar="JSON", help="arguments as one JSON object")
     r.add_argument("--concurrency", type=int, help="children at once (default min(16, cores-2))")
