@@ -31,7 +31,6 @@ from specialists.missions.state import MAX_STATE, state_get, state_set
 from specialists.missions.store import MissionStore
 from specialists.news import NEWS
 from tests.support.jobs import echo_project, new_job
-from tests.support.tmpfs import fill, small_tmpfs
 
 DAY = 86_400_000
 
@@ -254,21 +253,6 @@ def test_a_fifo_state_file_is_a_warning_in_show_and_an_error_for_set(tmp_path):
     assert shown.state is None and any("FIFO" in w for w in shown.warnings)
     with pytest.raises(StoreError, match="state is unreadable"):
         state_set(store.root.parent, "m1", "k", 1, store=store)
-
-
-def test_a_full_disk_at_create_leaves_nothing_and_a_launch_only_warns(tmp_path):
-    root = tmp_path / "disk" / ".specialists"
-    with small_tmpfs(tmp_path / "disk", size="64k"):
-        store = MissionStore(root, index_dir=tmp_path / "index")
-        store.root.mkdir(parents=True)
-        fill(store.root)
-        with pytest.raises(OSError):
-            ops.create(store, title="t", mission_id="m1")
-        assert [n for n in os.listdir(store.root) if not n.startswith("filler")] == []
-        warnings: list[str] = []
-        launched = Launched("0123abcd", "echo", "do it", ("claude-x",))
-        assert link_after_launch(root, choose(options=True), launched, warnings) is None
-        assert len(warnings) == 1 and "runs without a mission record" in warnings[0]
 
 
 # --- launching ------------------------------------------------------------------------------
