@@ -54,3 +54,9 @@ class StoreError(SpecialistsError):
     """The job store on disk is unreadable or inconsistent."""
 
     exit_code = 4
+
+
+def reason(exc: Exception) -> str:
+    """What went wrong, in one line: ours as `one_line()`, an OSError as its text (for the
+    warnings a best-effort step leaves instead of failing)."""
+    return exc.one_line() if isinstance(exc, SpecialistsError) else str(exc)

@@ -20,7 +20,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, TextIO
 
-from specialists.errors import SpecialistsError
+from specialists.errors import SpecialistsError, reason
 
 if TYPE_CHECKING:
     from specialists.events.inbox import Batch
@@ -38,7 +38,7 @@ def tell_person(project: Project, stream: TextIO | None = None) -> None:
     try:
         batch = _take_person_events(project)
     except (SpecialistsError, OSError) as exc:
-        why = exc.one_line() if isinstance(exc, SpecialistsError) else str(exc)
+        why = reason(exc)
         print(f"warning: could not read your events: {why}", file=out)
         return
     if batch is not None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from specialists.errors import SpecialistsError, UserError
+from specialists.errors import SpecialistsError, UserError, reason
 from specialists.missions import model, ops
 from specialists.missions.model import Run
 from specialists.missions.news import drive_goal
@@ -145,7 +145,7 @@ def link_after_launch(
         else:
             mission_id = _create_for(store, choice, job).id
     except (SpecialistsError, OSError) as exc:
-        why = exc.one_line() if isinstance(exc, SpecialistsError) else str(exc)
+        why = reason(exc)
         warnings.append(f"job {job.job_id} runs without a mission record: {why}")
         return None
     finally:
@@ -183,7 +183,7 @@ def open_before_launch(
             goal_budget=choice.goal_budget,
         ).id
     except (SpecialistsError, OSError) as exc:
-        why = exc.one_line() if isinstance(exc, SpecialistsError) else str(exc)
+        why = reason(exc)
         warnings.append(f"the launch runs without a mission record: {why}")
         return None
     finally:
@@ -196,7 +196,7 @@ def discard_unused(state_root: Path, mission_id: str, warnings: list[str]) -> No
     try:
         store.remove(mission_id)
     except (SpecialistsError, OSError) as exc:
-        why = exc.one_line() if isinstance(exc, SpecialistsError) else str(exc)
+        why = reason(exc)
         warnings.append(f"mission {mission_id} of the failed launch was left in place: {why}")
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from specialists.errors import SpecialistsError
+from specialists.errors import SpecialistsError, reason
 from specialists.jobs.records import TERMINAL_STATES
 from specialists.jobs.store import JobStore
 from specialists.missions import model, ops
@@ -72,7 +72,7 @@ def close_left_over(store: MissionStore, jobs: JobStore) -> tuple[list[str], lis
             store.update(item.id, _closing(status, summary))
             closed.append(item.id)
         except (SpecialistsError, OSError) as exc:
-            why = exc.one_line() if isinstance(exc, SpecialistsError) else str(exc)
+            why = reason(exc)
             warnings.append(f"mission {item.id} left open: {why}")
     return closed, warnings + store.warnings
 
