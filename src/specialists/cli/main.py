@@ -23,7 +23,7 @@ from specialists.errors import Bug, SpecialistsError, StoreError, UserError
 # type checkers import it.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
 # Exit codes (docs/cli.md): 0 ok, 1 the job (or check) did not succeed, 2 bad input,
 # 3 agent CLI or credential missing, 4 job store unreadable, 70 a bug, 130 interrupted.
@@ -39,6 +39,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from specialists.hooks.common import run_hook
 
         return run_hook(hook, sys.stdin, sys.stdout)
+    stdio = mcp_stdio_args(args_list)
+    if stdio is not None:  # an MCP client waits for this start: skip argparse and the project
+        from specialists.cli.cmd_mcp import serve_stdio
+
+        return _guarded(lambda: serve_stdio(*stdio), args_list)
     from specialists.cli.parser import build_parser
     from specialists.project import Project
 
@@ -51,8 +56,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "run", None):
         build_parser().print_help()
         return 0 if not args_list else UserError.exit_code
+    return _guarded(lambda: args.run(args, Project()), args_list)
+
+
+def _guarded(command: Callable[[], int], args_list: list[str]) -> int:
+    """Run the command; every failure leaves as one line and an exit code."""
     try:
-        code: int = args.run(args, Project())
+        code: int = command()
     except Bug as exc:
         return report_bug(exc, args_list)
     except SpecialistsError as exc:
@@ -72,6 +82,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the catch-all: logged with its traceback
         return report_bug(exc, args_list)
     return code
+
+
+def mcp_stdio_args(args: list[str]) -> tuple[str, str | None] | None:
+    """(tool set, job id) for exactly `mcp`, `mcp --tools <set>` or `mcp --job <id>`: the
+    MCP server's fast path (anything else, `--http` and `--help` included, goes through
+    argparse and its errors)."""
+    from specialists.cli.cmd_mcp import TOOLSETS
+
+    if args == ["mcp"]:
+        return "all", None
+    if len(args) == 3 and args[0] == "mcp" and args[1] == "--tools" and args[2] in TOOLSETS:
+        return args[2], None
+    if len(args) == 3 and args[0] == "mcp" and args[1] == "--job":
+        return "all", args[2]
+    return None
 
 
 def hook_event(args: list[str]) -> str | None:
