@@ -25,6 +25,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 from specialists import __version__
 from specialists.mcp import wire
@@ -83,15 +84,16 @@ class Tools:
 
 
 class StdioServer:
-    def __init__(
-        self, make_context: Callable[[], ServerContext], stdin: BinaryIO, stdout: BinaryIO
-    ) -> None:
-        self._make_context = make_context
+    """The loop. `load` builds the tools (Tools, or a fake with the same three members)."""
+
+    def __init__(self, load: Callable[[], Tools], stdin: BinaryIO, stdout: BinaryIO) -> None:
+        self._load_tools = load
         self._in = stdin
         self._out = stdout
         self._write_lock = threading.Lock()
         self._calls_lock = threading.Lock()
         self._calls: dict[Any, threading.Event] = {}  # in-flight requests: cancelled events
+        self._dropped: set[Any] = set()  # requests the client cancelled: no answer
         self._threads: set[threading.Thread] = set()
         self._tools: Tools | None = None
         self._load_failure: str | None = None
@@ -197,6 +199,8 @@ class StdioServer:
             request_id = message.params.get("requestId")
             with self._calls_lock:
                 cancelled = self._calls.get(_key(request_id))
+                if cancelled is not None:
+                    self._dropped.add(_key(request_id))
             if cancelled is not None:
                 log().info("request %r cancelled: %s", request_id, message.params.get("reason"))
                 cancelled.set()
@@ -252,7 +256,9 @@ class StdioServer:
                 with self._calls_lock:
                     self._calls.pop(_key(message.id), None)
                     self._threads.discard(threading.current_thread())
-            if not cancelled.is_set():  # a cancelled request gets no answer (the spec)
+                    dropped = _key(message.id) in self._dropped
+                    self._dropped.discard(_key(message.id))
+            if not dropped:  # a request the client cancelled gets no answer (the spec)
                 self.send(answer)
 
         thread = threading.Thread(target=run, name=f"mcp-{message.method}", daemon=True)
@@ -277,7 +283,7 @@ class StdioServer:
 
     def _load(self) -> None:
         try:
-            self._tools = Tools(self._make_context())
+            self._tools = self._load_tools()
         except Exception as exc:  # noqa: BLE001 - every call is answered with this line
             log().exception("cannot load the tools")
             self._load_failure = f"{type(exc).__name__}: {exc}"
@@ -305,16 +311,19 @@ class StdioServer:
             os._exit(0)
 
     def shut_down(self, why: str) -> None:
-        """Stop waiting calls and the jobs this server runs; a bounded wait for both."""
+        """Stop waiting calls and the jobs this server runs; a bounded wait for both. Calls
+        still running may answer meanwhile (a client that wrote its requests and closed
+        stdin still reads stdout); a `run` mid-way finishes starting its job."""
         with self._calls_lock:
             for cancelled in self._calls.values():
-                cancelled.set()
+                cancelled.set()  # a waiting events or contact_supervisor stops waiting
             threads = list(self._threads)
         stopped = self._tools.stop_all(SHUTDOWN_GRACE_S) if self._tools is not None else []
         if stopped:
             print(f"specialists mcp: {why}; stopped jobs {', '.join(stopped)}", file=sys.stderr)
-        for thread in threads:  # a `run` mid-way finishes starting its job
-            thread.join(SHUTDOWN_GRACE_S)
+        deadline = time.monotonic() + SHUTDOWN_GRACE_S
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
     def terminate(self, _signum: int, _frame: Any) -> None:
         self.shut_down("terminated")
@@ -349,6 +358,6 @@ def check_stdio() -> None:
 def serve(make_context: Callable[[], ServerContext]) -> int:
     """Serve on stdin/stdout until the client goes away or a signal arrives."""
     check_stdio()
-    server = StdioServer(make_context, sys.stdin.buffer, sys.stdout.buffer)
+    server = StdioServer(lambda: Tools(make_context()), sys.stdin.buffer, sys.stdout.buffer)
     signal.signal(signal.SIGTERM, server.terminate)
     return server.serve()

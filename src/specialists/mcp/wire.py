@@ -147,6 +147,8 @@ def _id_in(head: bytes) -> Any:
         value, _ = json.JSONDecoder().raw_decode(rest.decode("utf-8", "replace"))
     except ValueError:
         return None
+    if isinstance(value, str) and "\ufffd" in value:
+        return None  # bytes that were not text: not the id the client holds
     return value if isinstance(value, int | str) and not isinstance(value, bool) else None
 
 
