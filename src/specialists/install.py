@@ -127,7 +127,7 @@ def _is_our_hook(command: object, entry: HookEntry) -> bool:
 # --------------------------------------------------------------------------- pure: MCP
 
 
-def _is_ours_mcp(entry: object) -> bool:
+def is_ours_mcp(entry: object) -> bool:
     """An entry we wrote, now or before: `specialists mcp` (an older install), or any
     interpreter's `-m specialists mcp [--tools <set>]`."""
     if not isinstance(entry, dict):
@@ -169,7 +169,7 @@ def merge_mcp(
             notes.append(f"added MCP server '{name}' ({toolset} tools) to {where}")
         elif existing == wanted:
             notes.append(f"MCP server '{name}' already in {where}")
-        elif _is_ours_mcp(existing):
+        elif is_ours_mcp(existing):
             servers[name] = wanted
             notes.append(f"updated MCP server '{name}' in {where} to run {python}")
         else:
@@ -187,7 +187,7 @@ def unmerge_mcp(doc: Doc, where: str = ".mcp.json") -> tuple[Doc, list[str]]:
     for name, _ in MCP_SERVERS:
         if not servers or name not in servers:
             notes.append(f"no MCP server '{name}' in {where}")
-        elif not _is_ours_mcp(servers[name]):
+        elif not is_ours_mcp(servers[name]):
             notes.append(f"left MCP server '{name}' in {where}: it is not the one we add")
         else:
             del servers[name]
@@ -219,7 +219,7 @@ def _hook_lists(doc: Doc, where: str) -> dict[str, Any] | None:
     return hooks
 
 
-def _our_hooks(groups: list[Any], entry: HookEntry) -> list[dict[str, Any]]:
+def our_hooks(groups: list[Any], entry: HookEntry) -> list[dict[str, Any]]:
     """Our hook objects for `entry` in an event's groups (this install's or an older one's)."""
     return [
         hook
@@ -244,7 +244,7 @@ def merge_hooks(
     for entry in HOOKS:
         command = hook_command(python, entry)
         groups = hooks.setdefault(entry.event, [])
-        ours = _our_hooks(groups, entry)
+        ours = our_hooks(groups, entry)
         if ours and all(h["command"] == command for h in ours):
             notes.append(f"{entry.event} hook already in {where}")
             continue
@@ -268,7 +268,7 @@ def unmerge_hooks(doc: Doc, where: str = ".claude/settings.json") -> tuple[Doc, 
     for entry in HOOKS:
         event = entry.event
         groups = hooks.get(event) if hooks else None
-        if not groups or not _our_hooks(groups, entry):
+        if not groups or not our_hooks(groups, entry):
             notes.append(f"no {event} hook of ours in {where}")
             continue
         kept_groups = []

@@ -38,7 +38,7 @@ def user_settings() -> Path:
     return base / "settings.json"
 
 
-def _is_ours(entry: object) -> bool:
+def is_ours(entry: object) -> bool:
     return isinstance(entry, str) and entry.replace("\\", "/").endswith(OURS_SUFFIX)
 
 
@@ -79,8 +79,8 @@ def merge(
     if path in entries:
         notes.append(f"pi extension already in {where}")
     else:
-        stale = [e for e in entries if _is_ours(e)]
-        out["extensions"] = [e for e in entries if not _is_ours(e)] + [path]
+        stale = [e for e in entries if is_ours(e)]
+        out["extensions"] = [e for e in entries if not is_ours(e)] + [path]
         said = "replaced an older specialists entry" if stale else "added the specialists extension"
         notes.append(f"{said} in {where}: {path}")
     if (ours or {}).get("sidecar") != sidecar:
@@ -97,9 +97,9 @@ def unmerge(doc: Doc, where: str) -> tuple[Doc, list[str]]:
         del ours["sidecar"]
         if not ours:
             del out[KEY]
-    if not entries or not any(_is_ours(e) for e in entries):
+    if not entries or not any(is_ours(e) for e in entries):
         return out, [f"no specialists extension in {where}"]
-    kept = [e for e in entries if not _is_ours(e)]
+    kept = [e for e in entries if not is_ours(e)]
     if kept:
         out["extensions"] = kept
     else:
