@@ -26,6 +26,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from specialists.asks.ops import list_asks
+from specialists.jobs.liveness import is_alive
 from specialists.jobs.paths import state_dir
 from specialists.jobs.store import JobStore
 from specialists.mcp import wire
@@ -419,3 +420,49 @@ def test_typescript_client_cancels_a_waiting_ask_and_the_session_goes_on(project
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+SLEEPER = (
+    "metadata: {name: sleeper}\nexecution:\n"
+    '  runner: {type: command, command: sh, args: ["-c", "sleep 300"]}\n'
+)
+
+
+def test_a_server_killed_mid_call_loses_no_job(project):
+    """kill -9 while use_specialist waits on a job the server supervises itself: the client
+    sees the connection end, the agent dies with the server, and the job reads as ended
+    (crash recovery) with its reason, not as running forever."""
+    (project / "specialists" / "sleeper.specialist.yaml").write_text(SLEEPER)
+    proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {
+            "name": "use_specialist",
+            "arguments": {"specialist": "sleeper", "prompt": "x", "timeout_s": 600},
+        },
+    }
+    for message in (initialize("2025-11-25"), call):
+        proc.stdin.write(json.dumps(message).encode() + b"\n")
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    store = JobStore(state_dir(project), news=None)
+    deadline = time.monotonic() + 60
+    while not (ids := store.list_ids()) or not (st := store.read_status(ids[0])) or not st.pid:
+        assert time.monotonic() < deadline, "the job never started"
+        time.sleep(0.1)
+    assert st.supervisor_pid == proc.pid
+    proc.kill()
+    proc.wait(timeout=30)
+    assert proc.stdout.readline() == b""  # the client sees the end, not a hang
+    deadline = time.monotonic() + 30
+    while is_alive(st.pid, st.agent_start_time):
+        assert time.monotonic() < deadline, "the agent outlived its server"
+        time.sleep(0.1)
+    shown = subprocess.run(
+        [*SERVER[:-1], "status", ids[0], "--json"], capture_output=True, text=True, timeout=60
+    )
+    final = json.loads(shown.stdout)
+    assert final["status"] == "error" and "supervisor crashed" in final["error"], final
