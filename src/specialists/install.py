@@ -141,14 +141,19 @@ def is_ours_mcp(entry: object) -> bool:
     return args[0] != "mcp" or entry.get("command") == "specialists"  # exactly what we wrote
 
 
-def _servers(doc: Doc, where: str) -> dict[str, Any] | None:
-    servers = doc.get("mcpServers")
-    if servers is not None and not isinstance(servers, dict):
+def shaped(value: Any, kind: type, name: str, where: str) -> Any:
+    """`value` when it is None or a `kind`; else one refusal naming the file and the field."""
+    if value is not None and not isinstance(value, kind):
+        expected = "an object" if kind is dict else "a list"
         raise UserError(
-            f"{where}: `mcpServers` is a {type(servers).__name__}, expected an object",
+            f"{where}: `{name}` is a {type(value).__name__}, expected {expected}",
             hint="fix the file by hand; nothing was changed",
         )
-    return servers
+    return value
+
+
+def _servers(doc: Doc, where: str) -> dict[str, Any] | None:
+    return shaped(doc.get("mcpServers"), dict, "mcpServers", where)
 
 
 def merge_mcp(
@@ -201,21 +206,9 @@ def unmerge_mcp(doc: Doc, where: str = ".mcp.json") -> tuple[Doc, list[str]]:
 
 
 def _hook_lists(doc: Doc, where: str) -> dict[str, Any] | None:
-    hooks = doc.get("hooks")
-    if hooks is None:
-        return None
-    if not isinstance(hooks, dict):
-        raise UserError(
-            f"{where}: `hooks` is a {type(hooks).__name__}, expected an object",
-            hint="fix the file by hand; nothing was changed",
-        )
-    for event in {h.event for h in HOOKS}:
-        groups = hooks.get(event)
-        if groups is not None and not isinstance(groups, list):
-            raise UserError(
-                f"{where}: `hooks.{event}` is a {type(groups).__name__}, expected a list",
-                hint="fix the file by hand; nothing was changed",
-            )
+    hooks = shaped(doc.get("hooks"), dict, "hooks", where)
+    for event in {h.event for h in HOOKS} if hooks else ():
+        shaped(hooks.get(event), list, f"hooks.{event}", where)
     return hooks
 
 

@@ -18,8 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from specialists.errors import UserError
-from specialists.install import load_json_object, this_python, write_json_object
+from specialists.install import load_json_object, shaped, this_python, write_json_object
 from specialists.pi_extension import EXTENSION_FILE
 
 OURS_SUFFIX = "/specialists/pi_extension/index.ts"
@@ -43,23 +42,11 @@ def is_ours(entry: object) -> bool:
 
 
 def _extensions(doc: Doc, where: str) -> list[Any] | None:
-    value = doc.get("extensions")
-    if value is not None and not isinstance(value, list):
-        raise UserError(
-            f"{where}: `extensions` is a {type(value).__name__}, expected a list",
-            hint="fix the file by hand; nothing was changed",
-        )
-    return value
+    return shaped(doc.get("extensions"), list, "extensions", where)
 
 
 def _ours(doc: Doc, where: str) -> dict[str, Any] | None:
-    value = doc.get(KEY)
-    if value is not None and not isinstance(value, dict):
-        raise UserError(
-            f"{where}: `{KEY}` is a {type(value).__name__}, expected an object",
-            hint="fix the file by hand; nothing was changed",
-        )
-    return value
+    return shaped(doc.get(KEY), dict, KEY, where)
 
 
 def sidecar_argv(python: str) -> list[str]:
