@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -247,5 +248,35 @@ def test_an_oversized_line_is_skipped_and_answered(monkeypatch):
     stdin.feed(big + b'"}}', call("next", "quick"))
     assert "longer than" in stdout.answer("big")["error"]["message"]
     assert stdout.answer("next")["result"]["content"][0]["text"] == "quick mcp-next"
+    stdin.close()
+    thread.join(30)
+
+
+RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "claude-code-2.1.332-mcp-stdio.jsonl"
+
+
+def test_claude_code_2_1_332s_own_session_replays():
+    """The client side of a recorded session with the real Claude Code 2.1.332 (it probes
+    server/discover, then speaks 2026-07-28, never initialize): each request gets an answer
+    to its id, shaped as the recorded server answered."""
+    recorded = [json.loads(line) for line in RECORDED.read_text().splitlines()]
+    client = [r["msg"] for r in recorded if r["dir"] == "client"]
+    answered = {r["msg"]["id"]: r["msg"] for r in recorded if r["dir"] == "server"}
+    assert client[0]["method"] == "server/discover"
+    assert all(m["params"]["_meta"][wire.VERSION_KEY] == "2026-07-28" for m in client)
+    stdin, stdout, tools = Stdin(), Stdout(), FakeTools()
+    tools.listing = [{"name": "status"}, {"name": "result"}]
+    tools.call = lambda name, arguments, call_id, cancelled: {  # type: ignore[method-assign]
+        "content": [{"type": "text", "text": name}]
+    }
+    thread = threading.Thread(target=StdioServer(lambda: tools, stdin, stdout).serve)  # type: ignore[arg-type]
+    thread.start()
+    stdin.feed(*client)
+    for message in client:
+        ours, theirs = stdout.answer(message["id"]), answered[message["id"]]
+        assert set(ours) == set(theirs) and set(ours["result"]) <= set(theirs["result"]) | {
+            "isError"
+        }
+        assert ours["result"]["resultType"] == "complete"
     stdin.close()
     thread.join(30)
