@@ -210,10 +210,15 @@ def test_the_specialists_command_answers_in_rpc_mode(
 def test_install_pi_makes_plain_pi_load_the_extension(
     pi_session: Callable[..., PiSession], mock_llm: MockLLM, isolated_env: AgentEnv
 ) -> None:
-    """After `specialists install --pi`, pi without -e has our tools and command."""
+    """After `specialists install --pi`, pi without -e has our tools and command, started
+    from a shell whose PATH lacks our virtualenv and without SPECIALISTS_CMD: the extension
+    starts its sidecar with the interpreter install recorded."""
     assert main(["install", "--pi"]) == 0
     mock_llm.enqueue(Reply("Hello."))
-    session = pi_session(installed=True)
+    venv_bin = str(Path(sys.executable).parent)
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if p != venv_bin)
+    env = {k: v for k, v in os.environ.items() if k != "SPECIALISTS_CMD"} | {"PATH": path}
+    session = pi_session(installed=True, env=env)
     session.prompt("Hi.")
     session.wait_agent_end(1)
     assert "sleep_until_event" in mock_llm.model_requests[0].tool_names()

@@ -9,6 +9,9 @@ import shutil
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from specialists.cli.entry_points import Finding
     from specialists.project import Project
 
 AGENTS = (
@@ -40,6 +43,20 @@ def tool_version(name: str, env_var: str) -> tuple[str | None, str | None]:
     return path, (text[0] if text else f"exit {out.code}")
 
 
+def _entry_points(root: Path, report: dict[str, object], problems: list[str]) -> list[Finding]:
+    """What .mcp.json, the hooks and pi's settings run, and whether it still runs."""
+    from specialists.cli.entry_points import check, entry_points
+
+    points, unreadable = entry_points(root)
+    findings = check(points)
+    report["entry_points"] = [
+        {"python": f.python, "used_by": f.used_by, "problem": f.problem} for f in findings
+    ]
+    problems.extend(f"entry points: {p}" for p in unreadable)
+    problems.extend(f"entry points: {f.problem}" for f in findings if f.problem)
+    return findings
+
+
 def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.catalog import load_catalog
     from specialists.config import load_config
@@ -54,6 +71,7 @@ def run(args: argparse.Namespace, project: Project) -> int:
         path, version = tool_version(name, env_var)
         tools[name] = {"path": path, "version": version, "hint": None if path else hint}
     report["tools"] = tools
+    findings = _entry_points(root, report, problems)
     try:
         config = load_config(root)
         report["config"] = {
@@ -84,6 +102,10 @@ def run(args: argparse.Namespace, project: Project) -> int:
                 print(f"  ✓ {name:<7} {info['version']}  ({info['path']})")
             else:
                 print(f"  ✗ {name:<7} not found: {info['hint']}")
+        for finding in findings:
+            if finding.problem is None:
+                files = sorted({u.split(": ")[0] for u in finding.used_by})
+                print(f"  ✓ entry points run {finding.python} ({', '.join(files)})")
         print(f"  specialists: {report['specialists']} loaded")
         where = store.root if store.root.is_dir() else "not initialised (run: specialists init)"
         jobs = report["jobs"]
