@@ -241,6 +241,9 @@ def call_tool(
     if spec is None or (
         (spec.agent_tool is not None or ctx.job_scope is not None) and name not in _names(ctx)
     ):
+        refused = registry.tier_refusal(name, ctx.store().root, ctx.keys()[0])
+        if refused is not None:  # a table tool this job's permission tier does not grant
+            return failure(UserError(refused))
         raise UnknownTool(f"unknown tool {name[:60]!r}", hint="see tools/list")
     call_ctx = replace(ctx, warnings=[])  # this call's own warnings (calls run in threads)
     try:
