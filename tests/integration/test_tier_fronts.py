@@ -37,9 +37,7 @@ def _read_only_job(project: Path) -> str:
 
 def _no_proc_jobs(project: Path) -> bool:
     jobs = project / ".specialists" / "jobs"
-    return all(
-        (d / "job.json").read_text().find('"runner": "proc"') < 0 for d in jobs.iterdir()
-    )
+    return all((d / "job.json").read_text().find('"runner": "proc"') < 0 for d in jobs.iterdir())
 
 
 def test_the_job_mcp_server_over_stdio(isolated_env: AgentEnv) -> None:
