@@ -24,7 +24,8 @@ from specialists.events.owners import owner_dir, owner_job_id
 from specialists.events.spill import SpillLimits, bound_stream
 from specialists.timers.store import TimerStore
 from specialists.toolset import registry
-from specialists.toolset.guards import classify_bash, guard_result
+from specialists.toolset.bash_guard import classify_bash
+from specialists.toolset.guards import guard_result
 from specialists.toolset.settings import Settings, settings_from_config
 from specialists.toolset.table import AgentTool, Caller, ToolCall, call_tool
 
