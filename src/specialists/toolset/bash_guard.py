@@ -267,8 +267,8 @@ def _in_command(words: list[str], limit: float, depth: int, may_end: bool) -> st
             words = inner
             continue
         if head == "env" and any(a in ("-S", "--split-string") for a in rest):
-            script = rest[rest.index("-S" if "-S" in rest else "--split-string") + 1 :]
-            return _bounded(_in_script(" ".join(script), limit, depth + 1), bound, limit)
+            split = rest[rest.index("-S" if "-S" in rest else "--split-string") + 1 :]
+            return _bounded(_in_script(" ".join(split), limit, depth + 1), bound, limit)
         if head in _WRAPPERS or head in _POSITIONAL_FIRST:
             words = _after_options(head, rest)
             continue
