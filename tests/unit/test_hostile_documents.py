@@ -261,3 +261,20 @@ def test_a_document_named_or_given_is_read_with_the_bounded_loader(tmp_path: Pat
     path.write_text(bomb())
     with pytest.raises(UserError, match="more than 100,000 values"):
         load_document(find_workflow(tmp_path, "b"))
+
+
+def test_an_agents_deeply_nested_output_line_is_malformed_not_a_crash() -> None:
+    """pi, Claude Code and Codex print JSON lines that can carry a model's tool arguments:
+    one nested past the parser's stack is a skipped line, never a RecursionError that would
+    end the supervisor."""
+    from specialists.runners.codex_events import error_message
+    from specialists.runners.oneshot import parse_line
+    from specialists.runners.pi_events import PiTranslator
+
+    deep = ('{"type": "tool_execution_start", "args": ' + '{"a": ' * 100_000 + "1"
+            + "}" * 100_000 + "}").encode()  # fmt: skip
+    events = PiTranslator().feed(deep)
+    assert all(type(e).__name__ == "Activity" for e in events)
+    obj, notice = parse_line(deep)
+    assert obj is None and notice is not None and "unparsed output line" in notice.fields["message"]
+    assert error_message({"message": deep.decode()}) == deep.decode()
