@@ -20,6 +20,8 @@ from specialists.jobs.store import JobStore
 from specialists.mcp.handlers import ServerContext
 from specialists.mcp.table import call_tool as mcp_call
 from specialists.mcp.table import served_tools
+from specialists.native.messages import ToolCall as NativeCall
+from specialists.native.tools import execute
 from specialists.pi_extension import for_pi_job
 from specialists.pi_extension.ops import Front
 from specialists.project import Project
@@ -168,6 +170,23 @@ def test_the_native_runtime_offers_only_the_tiers_tools(tmp_path: Path) -> None:
         tools = job_tools(spec, Settings(), {}, notify=lambda _m: None, wall=lambda: 0.0).tools
         assert ("bg_run" in tools) is ("command" in TIER_POWERS[tier]), tier
         assert ("squash_sandbox" in tools) is ("write" in TIER_POWERS[tier]), tier
+
+
+def test_a_native_read_only_job_calling_bg_run_gets_one_line(isolated_env: AgentEnv) -> None:
+    project = isolated_env.project
+    job = _job(project, "READ_ONLY")
+    spec = make_spec(
+        project,
+        job_id=job,
+        job_dir=project / ".specialists" / "jobs" / job,
+        permission="READ_ONLY",
+    )
+    setup = job_tools(spec, Settings(), {}, notify=lambda _m: None, wall=lambda: 0.0)
+    result = execute(
+        NativeCall("c1", "bg_run", {"command": "touch pwned"}), setup.tools, setup.context
+    )
+    assert result.is_error and result.text.startswith(BG_REFUSED) and "\n" not in result.text
+    assert not (project / "pwned").exists()
 
 
 # --- a child never gets more than its parent ---------------------------------------------------
