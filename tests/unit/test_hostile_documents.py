@@ -103,10 +103,10 @@ def test_a_workflow_with_an_alias_bomb_in_a_childs_schema_is_refused_at_once(
     isolated_env: AgentEnv, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The issue's case: `workflow run` answered, exit 2, no child, no job."""
-    body = "".join(f"  {line}\n" for line in bomb().splitlines())
+    body = "".join(f"          {line}\n" for line in bomb().splitlines())
     doc = (
-        "x-bomb:\n" + body + "steps:\n"
-        "  - run: {key: k, agent: echo, task: t, schema: {type: object, default: *a8}}\n"
+        "steps:\n  - run:\n      key: k\n      agent: echo\n      task: t\n      schema:\n"
+        "        type: object\n        definitions:\n" + body
     )
     workflow_files(isolated_env.project, **{"bomb.yaml": doc})
     assert main(["workflow", "run", "bomb", "--detach"]) == 2
