@@ -111,6 +111,9 @@ def test_a_workflow_with_an_alias_bomb_in_a_childs_schema_is_refused_at_once(
     workflow_files(isolated_env.project, **{"bomb.yaml": doc})
     assert main(["workflow", "run", "bomb", "--detach"]) == 2
     assert "more than 100,000 values" in one_error_line(capsys)
+    ctx = ServerContext(project=Project(isolated_env.project))
+    out = mcp_call(ctx, "workflow", {"action": "run", "name": "bomb"})  # the MCP call answers
+    assert out.is_error and "more than 100,000 values" in out.text
     assert not (isolated_env.project / ".specialists" / "jobs").exists()
 
 
