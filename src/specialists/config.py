@@ -39,10 +39,11 @@ CONFIG_FILE_NAME = "config.toml"
 _TOP_LEVEL_KEYS = ("default_runner", "default_model", "providers")
 # Tables read by other rooms from `raw`: [runners.pi] (supervise/plan.py), the wave-2
 # tool settings [bash], [jobs], [events], [overflow], [timers] (toolset/settings.py) and
-# [executor] (executors/settings.py), [worktree] (sandbox/handoff.py).
+# [executor] (executors/settings.py), [worktree] (sandbox/handoff.py), [workflows]
+# (workflows/consent.py: the gates a model's workflow may run).
 _ROOM_TABLES = (
     *("runners", "bash", "jobs", "events", "overflow", "timers", "executor", "worktree"),
-    *("attention", "watchdog"),
+    *("attention", "watchdog", "workflows"),
 )
 _PRICE_KEYS = (
     "input_price_per_mtok",

@@ -18,7 +18,14 @@ import sys
 
 from specialists import __version__
 from specialists.cli.commands import HOOK_EVENTS, QUIET_AFTER, error_text
-from specialists.errors import Bug, SpecialistsError, StoreError, UserError
+from specialists.errors import (
+    Bug,
+    SpecialistsError,
+    StoreError,
+    UserError,
+    bound_tracebacks,
+    exception_text,
+)
 
 # `typing` costs ~5 ms and every hook run starts here: annotations are strings, so only
 # type checkers import it.
@@ -34,6 +41,7 @@ ERROR_LOG = "errors.log"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    bound_tracebacks()
     args_list = list(sys.argv[1:] if argv is None else argv)
     hook = hook_event(args_list)
     if hook is not None:  # Claude Code waits on every hook: skip argparse and the project
@@ -132,7 +140,7 @@ def report_bug(exc: BaseException, argv: list[str]) -> int:
 
     from specialists import logfile
 
-    what = exc.message if isinstance(exc, Bug) else f"bug: {type(exc).__name__}: {exc}"
+    what = exc.message if isinstance(exc, Bug) else f"bug: {exception_text(exc)}"
     what = error_text(what)
     trace = "".join(traceback.format_exception(exc))
     entry = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} specialists {__version__} argv={argv!r}\n{trace}"

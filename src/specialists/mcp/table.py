@@ -298,6 +298,10 @@ def call_tool(
     """Check the arguments, run the handler, and shape the outcome. Only UnknownTool raises."""
     spec = TOOLS_BY_NAME.get(name)
     if spec is None or name not in _names(ctx):
+        if spec is not None and (spec.agent_tool is not None or ctx.job_scope is not None):
+            refused = registry.tier_refusal(name, ctx.store().root, ctx.keys()[0])
+            if refused is not None:  # a table tool this job's permission tier does not grant
+                return failure(UserError(refused))
         raise UnknownTool(f"unknown tool {name[:60]!r}", hint="see tools/list")
     call_ctx = replace(ctx, warnings=[])  # this call's own warnings (calls run in threads)
     try:

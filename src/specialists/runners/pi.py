@@ -174,7 +174,7 @@ class PiRunner:
         if spec.options.get("specialists_extension"):  # the wave-2 tools, through our extension
             from specialists.pi_extension import for_pi_job
 
-            ext_args, ext_env, ext_tools = for_pi_job()
+            ext_args, ext_env, ext_tools = for_pi_job(spec.permission, spec.thread)
             command, env = [*command, *ext_args], {**ext_env, **env}
         spec.job_dir.mkdir(parents=True, exist_ok=True)
         session = Path(spec.resume_session) if spec.resume_session else None

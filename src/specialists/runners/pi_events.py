@@ -133,7 +133,7 @@ class PiTranslator:
             return self._turn_end()
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return self._malformed(line)
         if not isinstance(obj, dict):
             return self._malformed(line)
@@ -162,7 +162,7 @@ class PiTranslator:
     def _parsed_update(self, line: bytes) -> list[Translated]:
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return self._malformed(line)
         return self._event(obj) if isinstance(obj, dict) else self._malformed(line)
 
