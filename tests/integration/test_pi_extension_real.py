@@ -213,7 +213,7 @@ def test_install_pi_makes_plain_pi_load_the_extension(
     """After `specialists install --pi`, pi without -e has our tools and command."""
     assert main(["install", "--pi"]) == 0
     mock_llm.enqueue(Reply("Hello."))
-    session = pi_session(installed=True)
+    session = pi_session(installed=True, extra_args=["--approve"])
     session.prompt("Hi.")
     session.wait_agent_end(1)
     assert "sleep_until_event" in mock_llm.model_requests[0].tool_names()

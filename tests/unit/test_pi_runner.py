@@ -143,7 +143,7 @@ def test_basic_run_events_result_and_clean_exit(tmp_path: Path) -> None:
     d.runner.send(Close())
     exited = d.exited()
     assert (exited.exit_code, exited.signal) == (0, None)
-    assert "fake pi 0.73.1 starting" in exited.stderr_tail
+    assert "fake pi 1.6.0 starting" in exited.stderr_tail
     sent = [c["type"] for c in commands(tmp_path)]
     assert sent == ["prompt", "get_last_assistant_text", "get_state"]
     assert all(c["id"].startswith("sp-") for c in commands(tmp_path))
