@@ -339,8 +339,15 @@ class PiTranslator:
 
     def _ui_request(self, obj: Mapping[str, Any]) -> list[Translated]:
         method = str(obj.get("method") or "")
+        level = obj.get("notifyType")
+        if method == "notify" and level in ("warning", "error"):
+            # What an extension tells its person (ours: a sidecar that will not start, tools
+            # that are off) is shown to ours too, never only in a log file.
+            return [
+                Activity("notice", {"message": short(obj.get("message") or ""), "level": level})
+            ]
         if method not in DIALOG_METHODS:
-            return []  # notify/setStatus/...: fire-and-forget, nobody waits for an answer
+            return []  # info notices, setStatus, ...: fire-and-forget, nobody answers them
         fields = {
             "message": "extension dialog cancelled (no user in a background job)",
             "method": method,
