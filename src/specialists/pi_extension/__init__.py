@@ -13,6 +13,7 @@ need (inboxes, timers, guards, tools) stays in Python; the extension only adapts
     sidecar.py    the sidecar's I/O: framing, dispatch, the push loop
     ops.py        what each request does, on the core rooms
     install.py    `specialists install --pi`: pi's settings.json `extensions` entry
+    probe.py      `specialists doctor`: a real pi started with the extension, asked once
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ from pathlib import Path
 EXTENSION_DIR = Path(__file__).resolve().parent
 EXTENSION_FILE = EXTENSION_DIR / "index.ts"
 CMD_ENV = "SPECIALISTS_CMD"  # how the extension starts the sidecar (core.mjs sidecarCommand)
+LOG_ENV = "SPECIALISTS_PI_LOG"  # where the extension logs (core.mjs logPath)
 
 
 def for_pi_job() -> tuple[list[str], dict[str, str], list[str]]:
     """What a pi job needs to load us: `-e <index.ts>`, a sidecar command that is this very
     Python (a job must not depend on `specialists` being on PATH), and our tool names, which
-    pi 0.73.1's `--tools` must list or it leaves extension tools inactive."""
+    pi's `--tools` must list or it leaves extension tools inactive (0.73.1 and 1.6.0)."""
     from specialists.toolset.registry import TOOLS
 
     env = {CMD_ENV: json.dumps([sys.executable, "-m", "specialists"])}
