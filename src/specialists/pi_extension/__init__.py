@@ -13,7 +13,6 @@ need (inboxes, timers, guards, tools) stays in Python; the extension only adapts
     sidecar.py    the sidecar's I/O: framing, dispatch, the push loop
     ops.py        what each request does, on the core rooms
     install.py    `specialists install --pi`: pi's settings.json `extensions` entry
-    probe.py      `specialists doctor`: a real pi started with the extension, asked once
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """`specialists doctor`'s pi check: start the real pi with our extension and ask it.
 
+(Here in cli/, not in pi_extension/: it starts pi through the runner, and the extension
+room must not import the runners.)
+
 A pi job loads `index.ts` with `-e`; pi 1.x refuses to start when an extension fails to
 load, and an extension whose sidecar will not start offers no tools. Neither shows until a
 job runs, so doctor starts pi the way a job does (offline, no session, in a temp directory),
