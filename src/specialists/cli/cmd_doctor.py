@@ -43,8 +43,8 @@ def tool_version(name: str, env_var: str) -> tuple[str | None, str | None]:
 def _check_pi(tools: dict[str, dict[str, object]]) -> list[str]:
     """pi as a job starts it: with the Node its package accepts (shown as `node`), then a
     real start with our extension (cli/pi_probe.py)."""
-    from specialists.errors import AgentUnavailable
     from specialists.cli.pi_probe import probe_pi
+    from specialists.errors import AgentUnavailable
     from specialists.process.short import run_short
     from specialists.runners.pi import resolve_pi_command
 
