@@ -30,7 +30,7 @@ LOG_ENV = "SPECIALISTS_PI_LOG"  # where the extension logs (core.mjs logPath)
 def for_pi_job() -> tuple[list[str], dict[str, str], list[str]]:
     """What a pi job needs to load us: `-e <index.ts>`, a sidecar command that is this very
     Python (a job must not depend on `specialists` being on PATH), and our tool names, which
-    pi's `--tools` must list or it leaves extension tools inactive (0.73.1 and 1.6.0)."""
+    pi's `--tools` must list or it leaves extension tools inactive (verified on 1.6.0)."""
     from specialists.toolset.registry import TOOLS
 
     env = {CMD_ENV: json.dumps([sys.executable, "-m", "specialists"])}

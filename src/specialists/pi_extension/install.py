@@ -1,7 +1,8 @@
 """`specialists install --pi` / `uninstall --pi`: our extension in pi's settings.json.
 
-pi 0.73.1 loads every path listed under `extensions` in `.pi/settings.json` (project) and
-`$PI_CODING_AGENT_DIR/settings.json` (user; default ~/.pi/agent/settings.json). We add the
+pi 1.x loads every path listed under `extensions` in `.pi/settings.json` (project; only once
+the project is trusted, see cli/cmd_install.py's note) and `$PI_CODING_AGENT_DIR/settings.json`
+(user; default ~/.pi/agent/settings.json). We add the
 absolute path of the installed `pi_extension/index.ts`, and nothing else. An entry ending in
 `specialists/pi_extension/index.ts` is ours (an older install at another path is replaced);
 uninstall removes exactly those entries, then `extensions` if we emptied it, then the file if
