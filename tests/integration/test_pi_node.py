@@ -148,3 +148,32 @@ def test_a_pi_job_without_a_usable_node_is_refused_before_it_exists(
     assert "Traceback" not in out.stderr
     jobs = project / ".specialists" / "jobs"
     assert not jobs.exists() or not any(jobs.iterdir())
+
+
+def test_a_removed_tools_dir_is_one_line_and_no_job(pi_bin: Path, tmp_path: Path) -> None:
+    """The pi a project was pointed at (its .tools) is gone: `sp run` says so, exit 3, and no
+    job is created; `sp doctor` names it too."""
+    project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    specs = project / "specialists"
+    specs.mkdir(exist_ok=True)
+    (specs / "tester.specialist.yaml").write_text(
+        "metadata: {name: tester, description: t}\n"
+        "execution: {runner: pi, model: mock/mock-model}\n"
+        "prompt: {system: s, task_template: $prompt}\n"
+    )
+    gone = tmp_path / ".tools" / "node_modules" / ".bin" / "pi"
+    env = {**os.environ, "SPECIALISTS_PI_BIN": str(gone), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run(
+        [sys.executable, "-m", "specialists", "run", "tester", "--prompt", "hi"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 3, out
+    first = out.stderr.strip().splitlines()[0]
+    assert "pi is not installed" in first and str(gone) in first, out.stderr
+    assert "Traceback" not in out.stderr
+    jobs = project / ".specialists" / "jobs"
+    assert not jobs.exists() or not any(jobs.iterdir())
