@@ -46,6 +46,29 @@ def fake_pi_package(root: Path, engines: str = ">=22.19.0") -> Path:
     return bin_dir / "pi"
 
 
+def pi_tester_project() -> Path:
+    """The test project with a `tester` specialist on pi."""
+    project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    specs = project / "specialists"
+    specs.mkdir(exist_ok=True)
+    (specs / "tester.specialist.yaml").write_text(
+        "metadata: {name: tester, description: t}\n"
+        "execution: {runner: pi, model: mock/mock-model}\n"
+        "prompt: {system: s, task_template: $prompt}\n"
+    )
+    return project
+
+
+def run_tester(project: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "specialists", "run", "tester", "--prompt", "hi"]
+    return subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=120)
+
+
+def no_jobs(project: Path) -> bool:
+    jobs = project / ".specialists" / "jobs"
+    return not jobs.exists() or not any(jobs.iterdir())
+
+
 @pytest.fixture(autouse=True)
 def fresh_cache() -> None:
     node_module._cache.clear()
@@ -121,59 +144,29 @@ def test_a_pi_job_without_a_usable_node_is_refused_before_it_exists(
     pi_bin: Path, tmp_path: Path
 ) -> None:
     """`sp run` on pi whose only Node is too old: exit 3, one line, no job directory."""
-    project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
-    specs = project / "specialists"
-    specs.mkdir(exist_ok=True)
-    (specs / "tester.specialist.yaml").write_text(
-        "metadata: {name: tester, description: t}\n"
-        "execution: {runner: pi, model: mock/mock-model}\n"
-        "prompt: {system: s, task_template: $prompt}\n"
-    )
+    project = pi_tester_project()
     lonely = tmp_path / "lonely-bin"
     lonely.mkdir()
     (lonely / "pi").symlink_to(os.path.realpath(pi_bin))  # no node beside it
     old = fake_node(tmp_path / "system", "20.20.2")
     env = {**os.environ, "PATH": f"{lonely}:{old.parent}:/usr/bin:/bin"}
-    out = subprocess.run(
-        [sys.executable, "-m", "specialists", "run", "tester", "--prompt", "hi"],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    out = run_tester(project, env)
     assert out.returncode == 3, out
     lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
     assert "needs Node >= 22.19.0" in lines[0] and "v20.20.2" in lines[0], out.stderr
     assert "Traceback" not in out.stderr
-    jobs = project / ".specialists" / "jobs"
-    assert not jobs.exists() or not any(jobs.iterdir())
+    assert no_jobs(project)
 
 
 def test_a_removed_tools_dir_is_one_line_and_no_job(pi_bin: Path, tmp_path: Path) -> None:
     """The pi a project was pointed at (its .tools) is gone: `sp run` says so, exit 3, and no
     job is created; `sp doctor` names it too."""
-    project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
-    specs = project / "specialists"
-    specs.mkdir(exist_ok=True)
-    (specs / "tester.specialist.yaml").write_text(
-        "metadata: {name: tester, description: t}\n"
-        "execution: {runner: pi, model: mock/mock-model}\n"
-        "prompt: {system: s, task_template: $prompt}\n"
-    )
+    project = pi_tester_project()
     gone = tmp_path / ".tools" / "node_modules" / ".bin" / "pi"
     env = {**os.environ, "SPECIALISTS_PI_BIN": str(gone), "PATH": "/usr/bin:/bin"}
-    out = subprocess.run(
-        [sys.executable, "-m", "specialists", "run", "tester", "--prompt", "hi"],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    out = run_tester(project, env)
     assert out.returncode == 3, out
     first = out.stderr.strip().splitlines()[0]
     assert "pi is not installed" in first and str(gone) in first, out.stderr
     assert "Traceback" not in out.stderr
-    jobs = project / ".specialists" / "jobs"
-    assert not jobs.exists() or not any(jobs.iterdir())
+    assert no_jobs(project)

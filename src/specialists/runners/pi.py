@@ -184,14 +184,15 @@ class PiRunner:
         session_file = session or spec.job_dir / SESSION_FILE_NAME
         prompt_file = self._write_system_prompt(spec)
         extensions, missing = chosen_extensions(spec.options, spec.permission, env, spec.cwd)
-        for message in missing:
+        first = self._proc is None  # a relaunch has said its notices already
+        for message in missing if first else ():
             self._notice(message, level="warning")
         argv = build_argv(
             command,
             spec,
             session_file=session_file,
             system_prompt_file=prompt_file,
-            skill_paths=self._existing_skills(spec),
+            skill_paths=self._existing_skills(spec, notify=first),
             extensions=extensions,
         )
         if ext_tools:  # pi's --tools also gates extension tools
@@ -247,7 +248,7 @@ class PiRunner:
         path.write_text(text, encoding="utf-8")
         return path
 
-    def _existing_skills(self, spec: LaunchSpec) -> list[Path]:
+    def _existing_skills(self, spec: LaunchSpec, *, notify: bool = True) -> list[Path]:
         """The skill paths that exist (the catalog's one rule); the others, a notice."""
         from specialists.catalog.skills import resolve_skill_path
 
@@ -257,7 +258,7 @@ class PiRunner:
             path = resolve_skill_path(raw, spec.cwd, home=home)
             if path.exists():
                 found.append(path)
-            else:
+            elif notify:
                 self._notice("skill path not found; skipped", level="warning", path=str(path))
         return found
 
