@@ -1,4 +1,4 @@
-"""The Claude Code runner against the real `claude` CLI (2.1.197) and the mock LLM."""
+"""The Claude Code runner against the real `claude` CLI (2.1.332) and the mock LLM."""
 
 from __future__ import annotations
 

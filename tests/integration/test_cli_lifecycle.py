@@ -96,7 +96,7 @@ def test_gc_and_doctor(pi_project: Path, mock_llm: MockLLM):
     assert sp("status", "--job", job_id).returncode == 2
     doctor = sp("doctor", "--json")
     report = json.loads(doctor.stdout)
-    assert report["tools"]["pi"]["version"].startswith("0.73.1"), report["tools"]["pi"]
+    assert report["tools"]["pi"]["version"].startswith("1.6.0"), report["tools"]["pi"]
     assert report["specialists"] >= 8
     bad = Path(os.environ["SPECIALISTS_PROJECT_ROOT"]) / "specialists" / "broken.specialist.yaml"
     bad.write_text("metadata: [unclosed\n")

@@ -1,4 +1,4 @@
-"""The whole job system through the CLI, driving the REAL pi 0.73.1 against the mock LLM.
+"""The whole job system through the CLI, driving the REAL pi 1.6.0 against the mock LLM.
 
 Every test runs `python -m specialists ...` as a user would, in a temp git project whose
 specialist `tester` uses pi with the mock provider.

@@ -1,4 +1,4 @@
-"""PiRunner driving the real pi 0.73.1 against the mock LLM (tests/support/mock_llm.py).
+"""PiRunner driving the real pi 1.6.0 against the mock LLM (tests/support/mock_llm.py).
 
 Each test starts pi (about 1 s of Node start-up); everything runs on 127.0.0.1 in the
 isolated environment from tests/conftest.py.
@@ -235,7 +235,7 @@ def test_follow_up_during_a_run_is_answered_in_the_same_run(launch: Any, mock_ll
 
 
 def test_the_fallback_model_answers_when_the_primary_fails(launch: Any, mock_llm: MockLLM) -> None:
-    """pi 0.73.1's own `set_model`, then the same message again: the fallback answers."""
+    """pi's own `set_model`, then the same message again: the fallback answers."""
     mock_llm.enqueue(Reply.bad_request("mock-model is not available"), Reply("FROM-FALLBACK"))
     d = launch("Say something.", fallback_model="mock/mock-text")
     done = d.finished()
