@@ -9,10 +9,11 @@ waits for the run in progress to finish before closing it.
 Command line: `--no-extensions` (an extension could open a dialog nobody answers) with the
 chosen ones re-included by `-e` (pi_extensions.py), `--no-skills` and `--no-prompt-templates`
 (no discovery from the user's pi config; explicit `--skill` paths still load, verified in pi
-0.73.1's resource loader and on 1.6.0 by tests/integration/test_cli_pi.py), `--tools` per permission tier, the system prompt (plus the
-response format asked for, answer_format.py) through a file given to `--append-system-prompt`
-(pi reads a path's contents; argv entries are capped at 128 kB), `--thinking` when the
-specialist sets a level, `--session` = the job's session.jsonl or the session to continue.
+0.73.1's resource loader and on 1.6.0 by tests/integration/test_cli_pi.py), `--tools` per
+permission tier, the system prompt (plus the response format asked for, answer_format.py)
+through a file given to `--append-system-prompt` (pi reads a path's contents; argv entries
+are capped at 128 kB), `--thinking` when the specialist sets a level, `--session` = the
+job's session.jsonl or the session to continue.
 Context files (AGENTS.md, CLAUDE.md) stay on; add `--no-context-files` to extra_args to drop
 them. A skill path or chosen extension that is missing is a notice in events.jsonl, not fatal.
 """
