@@ -33,13 +33,18 @@ def project(mock_llm: MockLLM, claude_bin: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
     root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
     assert sp("init").returncode == 0
-    # Claude Code 2.1.332 defers MCP tools behind ToolSearch unless the server says
-    # alwaysLoad; the scripted model calls ours directly (issue 19 item 2 has init write it).
+    load_our_tools_at_once(root)
+    return root
+
+
+def load_our_tools_at_once(root: Path) -> None:
+    """Claude Code 2.1.332 defers MCP tools behind ToolSearch unless the server says
+    `alwaysLoad`; the scripted model calls ours directly. (Issue 19 item 2 has `init` write
+    it; then this changes nothing.)"""
     mcp = root / ".mcp.json"
     doc = json.loads(mcp.read_text())
     doc["mcpServers"]["specialists"]["alwaysLoad"] = True
     mcp.write_text(json.dumps(doc))
-    return root
 
 
 def claude(

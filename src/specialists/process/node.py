@@ -116,10 +116,8 @@ def choose_node(script: str, env: Mapping[str, str], who: str) -> str:
         seen.append(f"{node} ({'v' + shown(version) if version else 'does not run'})")
     need = f"Node >= {shown(needs)}" if needs else "Node.js"
     found = "found " + ", ".join(seen) if seen else "no `node` on PATH"
-    hint = "run scripts/setup (it installs one under .tools/), install a newer Node"
-    raise AgentUnavailable(
-        f"{what} needs {need}; {found}", hint=f"{hint}, or set {NODE_ENV} to one"
-    )
+    hint = f"scripts/setup puts one under .tools/; or install a newer Node, or set {NODE_ENV}"
+    raise AgentUnavailable(f"{what} needs {need}; {found}", hint=hint)
 
 
 def is_node_script(path: str) -> bool:
