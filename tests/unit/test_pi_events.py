@@ -724,3 +724,26 @@ def test_agent_end_says_whether_pi_retries_from_its_tail_alone() -> None:
     huge = b'{"type":"agent_end","messages":[' + b'{"x":1},' * 1000 + b'{}],"willRetry":true}'
     assert PiTranslator().feed(huge) == [AgentEnded(will_retry=True)]
     assert PiTranslator().feed(b'{"type":"agent_end","messages":[]}') == [AgentEnded()]
+
+
+def test_the_fake_pi_writes_the_recorded_1_6_0_shapes() -> None:
+    """tests/support/fake_pi.py stands in for pi 1.6.0 in the unit tests: its lines have the
+    keys, in the order, of the recorded ones (the fast path depends on the order)."""
+    from tests.support import fake_pi
+
+    recorded = [json.loads(x) for x in (TRANSCRIPTS / "rpc-basic.ndjson").read_text().splitlines()]
+
+    def first(kind: str, lines: list[dict[str, Any]]) -> dict[str, Any]:
+        return next(ln for ln in lines if ln["type"] == kind)
+
+    msg = AssistantMessage()
+    faked = [json.loads(x) for x in [*msg.toolcall("c1", "bash", {"command": "echo hi"})]]
+    faked += [json.loads(fake_pi.agent_end()), json.loads(fake_pi.agent_settled())]
+    faked += [json.loads(x) for x in fake_pi.user_message_lines("hi")]
+    for kind in ("message_update", "agent_end", "agent_settled"):
+        assert list(first(kind, faked)) == list(first(kind, recorded)), kind
+    real_start = first("message_update", recorded)["assistantMessageEvent"]
+    fake_start = first("message_update", faked)["assistantMessageEvent"]
+    assert list(fake_start) == list(real_start)  # type, contentIndex, id, toolName
+    roles = [ln["message"]["role"] for ln in faked if ln["type"] == "message_start"]
+    assert roles == ["system", "user"]  # a run opens with pi's system message
