@@ -1,4 +1,4 @@
-"""The real pi 0.73.1 in RPC mode with our extension (`-e pi_extension/index.ts`), for tests.
+"""The real pi (1.6.0) in RPC mode with our extension (`-e pi_extension/index.ts`), for tests.
 
 `PiSession` starts `pi --mode rpc --no-extensions -e <extension>` in the isolated project,
 collects every stdout line (events, responses, extension UI requests) on a reader thread and

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from specialists.project import Project
 
 AGENTS = (
-    ("node", "SPECIALISTS_NODE_BIN", "install Node.js >= 20"),
-    ("pi", "SPECIALISTS_PI_BIN", "npm install -g @mariozechner/pi-coding-agent@0.73.1"),
+    ("node", "SPECIALISTS_NODE", "install Node.js >= 22.19 (scripts/setup puts one in .tools)"),
+    ("pi", "SPECIALISTS_PI_BIN", "npm install -g @earendil-works/pi-coding-agent@1.6.0"),
     ("claude", "SPECIALISTS_CLAUDE_BIN", "npm install -g @anthropic-ai/claude-code"),
     ("codex", "SPECIALISTS_CODEX_BIN", "npm install -g @openai/codex"),
     ("bd", "SPECIALISTS_BD_BIN", "optional: the beads issue tracker"),
@@ -57,6 +57,29 @@ def _entry_points(root: Path, report: dict[str, object], problems: list[str]) ->
     return findings
 
 
+def _check_pi(tools: dict[str, dict[str, object]]) -> list[str]:
+    """pi as a job starts it: with the Node its package accepts (shown as `node`), then a
+    real start with our extension (cli/pi_probe.py)."""
+    from specialists.cli.pi_probe import probe_pi
+    from specialists.errors import AgentUnavailable
+    from specialists.process.short import run_short
+    from specialists.runners.pi import resolve_pi_command
+
+    try:
+        command = resolve_pi_command({}, os.environ)
+    except AgentUnavailable as exc:
+        tools["pi"]["version"] = "unusable"
+        return [f"pi: {exc.one_line()}"]
+    if len(command) == 2:  # [node, pi]: the Node that runs it
+        node = run_short([command[0], "--version"], timeout=15)
+        tools["node"] = {"path": command[0], "version": node.stdout.strip(), "hint": None}
+    out = run_short([*command, "--version"], timeout=30)
+    tools["pi"]["version"] = out.stdout.strip() if out.ok else f"unusable: {out.describe()}"
+    probe = probe_pi()
+    tools["pi"]["extension"] = {"ok": probe.ok, "detail": probe.line}
+    return [] if probe.ok else [f"pi: {probe.line}"]
+
+
 def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.catalog import load_catalog
     from specialists.config import load_config
@@ -66,12 +89,14 @@ def run(args: argparse.Namespace, project: Project) -> int:
     root = project.root
     report: dict[str, object] = {"project_root": str(root)}
     problems: list[str] = []
-    tools = {}
+    tools: dict[str, dict[str, object]] = {}
     for name, env_var, hint in AGENTS:
         path, version = tool_version(name, env_var)
         tools[name] = {"path": path, "version": version, "hint": None if path else hint}
     report["tools"] = tools
     findings = _entry_points(root, report, problems)
+    if tools["pi"]["path"]:
+        problems.extend(_check_pi(tools))
     try:
         config = load_config(root)
         report["config"] = {
@@ -100,6 +125,9 @@ def run(args: argparse.Namespace, project: Project) -> int:
         for name, info in tools.items():
             if info["path"]:
                 print(f"  ✓ {name:<7} {info['version']}  ({info['path']})")
+                probed = info.get("extension")
+                if isinstance(probed, dict) and probed["ok"]:
+                    print(f"    ✓ {probed['detail']}")
             else:
                 print(f"  ✗ {name:<7} not found: {info['hint']}")
         for finding in findings:

@@ -4,7 +4,7 @@
 // `specialists sidecar`), the guards' decisions, the status line, the message renderer and
 // the log. Event delivery (at-least-once, deduplicated, re-sent when pi dropped a message)
 // is in delivery.mjs.
-// Verified against pi 0.73.1.
+// Verified against pi 1.6.0.
 
 import { accessSync, appendFileSync, constants, mkdirSync, readFileSync, renameSync, statSync } from "node:fs";
 import { homedir } from "node:os";

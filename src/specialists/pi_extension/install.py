@@ -1,14 +1,15 @@
 """`specialists install --pi` / `uninstall --pi`: our extension in pi's settings.json.
 
-pi loads every path listed under `extensions` in `.pi/settings.json` (project) and
-`$PI_CODING_AGENT_DIR/settings.json` (user; default ~/.pi/agent/settings.json). We add the
-absolute path of the installed `pi_extension/index.ts`, and under our own key the interpreter
-that starts its sidecar (`"specialists": {"sidecar": [<python>, "-m", "specialists"]}`, read
-by core.mjs `sidecarCommand`), so pi started from a shell without our virtualenv on PATH
-still finds us. An entry ending in `specialists/pi_extension/index.ts` is ours (an older
-install at another path is replaced); uninstall removes exactly those entries and our
-`sidecar`, then a container we emptied, then the file if nothing else is left. A file that
-is not a JSON object is refused, untouched.
+pi 1.x loads every path listed under `extensions` in `.pi/settings.json` (project; only once
+the project is trusted, see cli/cmd_install.py's note) and `$PI_CODING_AGENT_DIR/settings.json`
+(user; default ~/.pi/agent/settings.json). We add the absolute path of the installed
+`pi_extension/index.ts`, and under our own key the interpreter that starts its sidecar
+(`"specialists": {"sidecar": [<python>, "-m", "specialists"]}`, read by core.mjs
+`sidecarCommand`), so pi started from a shell without our virtualenv on PATH still finds us.
+An entry ending in `specialists/pi_extension/index.ts` is ours (an older install at another
+path is replaced); uninstall removes exactly those entries and our `sidecar`, then a container
+we emptied, then the file if nothing else is left. A file that is not a JSON object is
+refused, untouched.
 """
 
 from __future__ import annotations
