@@ -76,6 +76,12 @@ def test_bg_run_keeps_a_native_job_waiting_until_its_job_exit_wakes_it(
             return Reply("The command finished: " + ("BUILT" if "BUILT" in text else "?"))
         return Reply("Dispatched; waiting for it.")
 
+    # bg_run runs a command: a MEDIUM job has it, the shared LOW tester does not
+    # (docs/runners.md, "Our agent tools")
+    spec = project / "specialists" / "tester.specialist.yaml"
+    spec.write_text(
+        spec.read_text().replace("permission_required: LOW", "permission_required: MEDIUM")
+    )
     mock_llm.enqueue(Reply(tool_calls=(ToolCall("bg_run", {"command": "sleep 2; echo BUILT"}),)))
     mock_llm.set_default(after_exit)
     job_id = run_bg(*NATIVE, "--prompt", "build in the background")
@@ -113,7 +119,7 @@ def test_a_timer_whose_supervisor_was_killed_fires_late_for_the_next_front(
     job_id = run_bg(*NATIVE, "--prompt", "sleep a while")
     wait_until(lambda: waiting_for_events(job_id), 60, "the wait")
     owner = f"job-{job_id}"
-    (timer,) = json.loads(sp("timer", "list", "--owner", owner, "--json").stdout)
+    (timer,) = json.loads(sp("timer", "list", "--owner", owner, "--json").stdout)["timers"]
     os.kill(status(job_id)["supervisor_pid"], signal.SIGKILL)
     if time.time() * 1000 >= timer["due_ms"]:
         pytest.skip("the machine was too slow to kill the supervisor before the timer was due")
@@ -125,6 +131,6 @@ def test_a_timer_whose_supervisor_was_killed_fires_late_for_the_next_front(
     assert "fired: ping (late by" in shown.stdout
     again = sp("events", "--owner", owner, "--all")
     assert again.stdout.count("[specialists event] timer") == 1  # fired once, shown once
-    listed = json.loads(sp("timer", "list", "--owner", owner, "--all", "--json").stdout)
+    listed = json.loads(sp("timer", "list", "--owner", owner, "--all", "--json").stdout)["timers"]
     assert [t["state"] for t in listed] == ["fired"]
     assert len(mock_llm.model_requests) == 1

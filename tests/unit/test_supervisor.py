@@ -228,24 +228,6 @@ def test_follow_up_while_running_is_held_then_sent(h: Harness) -> None:
     assert kinds.index("run_end") < kinds.index("follow_up_sent") < kinds.index("done")
 
 
-def test_pre_script_output_is_injected_and_failure_not_fatal(h: Harness) -> None:
-    runner = h.runner([RunFinished(text="ok")])
-    status = h.run(
-        runner,
-        task="context: \u27eapre_script_output\u27eb",
-        pre_scripts=[
-            {"path": "echo from-script", "phase": "pre", "inject_output": True},
-            {"path": "exit 3", "phase": "pre", "inject_output": False},
-        ],
-        post_scripts=[{"path": "touch post-ran", "phase": "post", "inject_output": False}],
-    )
-    assert status.status == "done"
-    assert runner.spec is not None and runner.spec.prompt == "context: from-script"
-    scripts = [e for e in h.events() if e["event"] == "script"]
-    assert [s["exit_code"] for s in scripts] == [0, 3, 0]
-    assert (h.tmp_path / "post-ran").exists()
-
-
 def test_an_answer_that_arrives_while_closing_is_the_result(h: Harness) -> None:
     # A steer that raced the end of a run makes the agent answer once more before it exits.
     runner = h.runner(
@@ -339,3 +321,23 @@ def test_runner_options_come_from_config_toml_then_the_definition(tmp_path: Path
     assert chosen == {"extensions": ["quality-gates"]}  # the definition wins, key by key
     assert runner_options(config.raw, "claude", {}) == {}
     assert runner_options({"runners": "not a table"}, "pi", {"a": 1}) == {"a": 1}
+
+
+def test_a_builtin_on_pi_loads_our_extension_unless_it_or_the_config_opts_out(
+    tmp_path: Path,
+) -> None:
+    from specialists.catalog import load_catalog
+    from specialists.supervise.plan import runner_options
+
+    assert runner_options({}, "pi", {}, builtin=True) == {"specialists_extension": True}
+    assert runner_options({}, "pi", {}, builtin=False) == {}  # the person's own: as written
+    assert runner_options({}, "claude", {}, builtin=True) == {}
+    opted_out = {"specialists_extension": False}
+    assert runner_options({}, "pi", opted_out, builtin=True) == opted_out
+    config = {"runners": {"pi": opted_out}}
+    assert runner_options(config, "pi", {}, builtin=True) == opted_out
+    builtins = [s for s in load_catalog(tmp_path).all() if s.scope == "builtin"]
+    assert builtins and all(
+        runner_options({}, "pi", s.runner_options, builtin=True)["specialists_extension"]
+        for s in builtins
+    )

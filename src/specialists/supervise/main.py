@@ -8,7 +8,7 @@ import logging
 import os
 from pathlib import Path
 
-from specialists.base.errors import SpecialistsError
+from specialists.base.errors import SpecialistsError, bound_tracebacks
 from specialists.runners.registry import job_runner
 from specialists.store.jobs import JobLock, JobStore
 from specialists.store.news import NEWS
@@ -18,6 +18,7 @@ from specialists.supervise.supervisor import Supervisor
 
 
 def main(argv: list[str]) -> int:
+    bound_tracebacks()
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

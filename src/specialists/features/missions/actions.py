@@ -14,6 +14,7 @@ from typing import Any
 from specialists.base.errors import NotFound, UserError
 from specialists.features.missions import index, model, ops
 from specialists.features.missions.codec import mission_to_dict
+from specialists.features.missions.leftovers import close_left_over
 from specialists.features.missions.model import Mission
 from specialists.features.missions.state import state_get, state_set
 from specialists.features.missions.store import MissionStore
@@ -60,7 +61,12 @@ def mission_action(
         raise UserError(f"unknown action {str(action)[:20]!r}", hint=", ".join(ACTIONS))
     store = MissionStore(state_root, index_dir=index_dir)
     if action == "list":
-        return list_missions(store, args, index_dir)
+        closed: list[str] = []
+        if args.get("scope") != "global":
+            closed, problems = close_left_over(store, jobs_store)
+            store.warnings.extend(problems)
+        listed = list_missions(store, args, index_dir)
+        return {**listed, "closed": closed, "warnings": store.warnings}
     if action == "new":
         budget = args.get("budget_tokens") if args.get("goal") else None
         if args.get("goal") and budget is None:

@@ -75,15 +75,10 @@ def _create(root: Path, store: ScheduleStore, args: dict[str, Any], now: int) ->
     if specialist and workflow:
         raise UserError("a schedule has exactly one target", hint="specialist or workflow")
     if workflow:
-        from specialists.features.workflows.source import find_workflow
+        from specialists.features.workflows.consent import model_source
 
-        source = find_workflow(root, str(workflow), cwd=root)
-        if source.kind == "python":  # a model (this is the MCP tool) must not run host code
-            raise UserError(
-                f"workflow {source.name!r} is Python, which the schedule tool does not start",
-                hint=f"ask the user to run `specialists schedule create --workflow {source.name}`",
-            )
-        target = WorkflowTarget("workflow", str(workflow))
+        model_source(root, str(workflow), via="schedule tool")  # refused now if bad
+        target = WorkflowTarget("workflow", str(workflow), by_model=True)
     elif specialist:
         prompt = args.get("prompt")
         if not isinstance(prompt, str):

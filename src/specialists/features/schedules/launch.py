@@ -34,7 +34,12 @@ class JobLauncher:
             from specialists.features.workflows.source import find_workflow
 
             root = self.root
-            source = find_workflow(root, target.workflow, cwd=root)
+            if target.by_model:  # checked again at every firing: the file may have changed
+                from specialists.features.workflows.consent import model_source
+
+                source = model_source(root, target.workflow, via="schedule tool")
+            else:
+                source = find_workflow(root, target.workflow, cwd=root)
             record = workflow_record(root, WorkflowRequest(source, {}))
             record = record.replace(owner=[owner_key(schedule.id)])
             return start_background(self.store, record, self.warnings)

@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from specialists.base.errors import UserError
+from specialists.base.reader import Invalid, load_json
 from specialists.features.workflows.graph import NodeKind, Planner
 from specialists.features.workflows.journal import Journal, KeyState, output_fields
 from specialists.features.workflows.mission import MissionHandle
@@ -40,6 +41,7 @@ from specialists.features.workflows.options import (
 from specialists.features.workflows.progress import KeyState as Standing
 from specialists.features.workflows.progress import Tally
 from specialists.features.workflows.results import (
+    MAX_ANSWER_DEPTH,
     ChildFailed,
     Children,
     ChildResult,
@@ -488,8 +490,8 @@ def _result(
 
 def _json_or_none(text: str) -> Any:
     try:
-        return json.loads(text)
-    except ValueError:
+        return load_json(text, "JSON", max_nodes=None, max_depth=MAX_ANSWER_DEPTH)
+    except Invalid:
         return None
 
 

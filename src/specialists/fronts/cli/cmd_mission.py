@@ -93,11 +93,13 @@ def _arguments(args: argparse.Namespace) -> dict[str, Any]:
     if args.action == "state_set" and args.value == "-":
         out["value"] = args.value = sys.stdin.read()  # a large value: from stdin
     if args.action == "state_set" and not args.text:
+        from specialists.base.reader import Invalid, load_json
+
         try:
-            out["value"] = json.loads(args.value)
-        except ValueError:
+            out["value"] = load_json(args.value, "value", max_nodes=None)
+        except Invalid as exc:
             raise UserError(
-                f"the value {args.value[:60]!r} is not JSON",
+                f"the value {args.value[:60]!r} is not JSON we take: {exc.problem}",
                 hint="quote text as JSON ('\"ship it\"'), or pass --text",
             ) from None
     return out
@@ -146,6 +148,12 @@ def _print_list(data: dict[str, Any]) -> None:
         print(f"warning: mission {bad['id']}: {_line(bad['problem'], 300)}", file=sys.stderr)
     for problem in data.get("problems", []):
         print(f"warning: {_line(problem, 300)}", file=sys.stderr)
+    if data.get("closed"):
+        print(
+            f"closed {len(data['closed'])} mission(s) that plain runs had left open, their jobs "
+            "having ended (see them: specialists mission list --all)",
+            file=sys.stderr,
+        )
     rows = data["missions"]
     if not rows:
         print("no open missions (all of them: --all; other projects: --global)")

@@ -173,6 +173,21 @@ def open_missions(state_dir: Path) -> list[str]:
     return found
 
 
+def without_left_over(state_dir: Path, missions: list[str]) -> list[str]:
+    """The open missions less those that plain runs left open and that are closed now
+    (missions/leftovers.py): a session is told only of missions someone keeps open. Only
+    paid when open missions exist."""
+    from specialists.features.missions.leftovers import close_left_over
+    from specialists.features.missions.store import MissionStore
+    from specialists.store.jobs import JobStore
+    from specialists.store.news import NEWS
+
+    closed, problems = close_left_over(MissionStore(state_dir), JobStore(state_dir, news=NEWS))
+    for problem in problems:
+        log("session-start", problem)
+    return [m for m in missions if m not in closed]
+
+
 def context(
     state_dir: Path, project_root: Path, now: float | None = None, owner: Owner | None = None
 ) -> str:
@@ -200,6 +215,8 @@ def context(
         )
     missions = open_missions(state_dir)
     if missions:
+        missions = without_left_over(state_dir, missions)
+    if missions:
         lines.append(
             f"[specialists] {len(missions)} open mission(s): {', '.join(missions[:5])}. After "
             "compaction recover with: specialists mission list, then specialists mission show <id>"
@@ -211,7 +228,8 @@ def context(
             listed += f", … (+{len(names) - MAX_NAMES_SHOWN}; specialists list)"
         lines.append(
             f"[specialists] available: {listed}. Start: specialists run <name> "
-            '--prompt "..." --background; collect: specialists result <job>'
+            '--prompt "..." --background (MCP tool: run); collect: specialists result <job> '
+            "(MCP tool: result)"
         )
     return "\n".join(lines)
 

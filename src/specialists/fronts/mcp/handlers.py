@@ -63,6 +63,8 @@ class ServerContext:
     # `specialists mcp --job <id>`: the server of one job's agent (a thread child of a
     # Claude Code or Codex runner). It acts as that job only and serves only its agent tools.
     job_scope: str | None = None
+    # Which of the table's tool sets this server offers: all, core or more (table.TOOLSETS).
+    toolset: str = "all"
 
     def root(self) -> Path:
         return self.project.root
@@ -190,7 +192,13 @@ def run(ctx: ServerContext, args: Args) -> dict[str, Any]:
     from specialists.features.threads.sandboxing import launch_in_sandbox  # as `run --sandbox`
 
     store = ctx.store()
-    mission = choose(mission_id=args.get("mission_id"), disabled=args.get("mission") is False)
+    wanted = args.get("mission")
+    mission = choose(
+        mission_id=args.get("mission_id"),
+        disabled=wanted is False,
+        options=True if wanted is True else None,
+        default="follow" if args.get("continue_from") else "none",
+    )
     check_before_launch(store.root, mission)  # strict: nothing starts for a bad mission_id
     record = _plan(ctx, store, args)
     start = ctx.project.start_background

@@ -7,9 +7,10 @@ through a workflow than it was granted. Python workflows run from `specialists w
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from specialists.base.errors import UserError
+from specialists.base.errors import Bug, UserError
 from specialists.fronts.mcp import handlers as h
 from specialists.fronts.mcp import schemas as s
 
@@ -18,7 +19,9 @@ DESCRIPTION = (
     "barrier over children or items) and pipeline (items through stages, no barrier), each "
     "child {key, agent, task, runner?, model?, context?, schema?, sandbox?, timeout?, "
     "max_turns?, max_tokens?, gate?, acceptance?, resume?}; placeholders {args.X} {item} "
-    "{prev.output} {results.KEY.output}. Stable keys; resume re-runs only unfinished keys. "
+    "{prev.output} {results.KEY.output} (not in gates: a gate reads $SPECIALISTS_ARG_X; it "
+    "runs only if config.toml [workflows] gates lists it). Stable keys; resume re-runs only "
+    "unfinished keys. "
     "action run (document or name, args), show (id: keys, children, receipt), list, resume "
     "(id). Returns the job id at once; status/result/feed work on it. Python workflows are "
     "not accepted here. Do not poll in a loop."
@@ -44,13 +47,17 @@ RESULT = {"type": "object"}
 
 
 def workflow(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
+    from specialists.features.missions.launch import MissionChoice
+    from specialists.features.workflows.consent import check_consent, model_source, project_gates
     from specialists.features.workflows.launch import (
         WorkflowRequest,
         origin_from_env,
         resume_request,
+        resumed_mission,
+        start_on_mission,
         workflow_record,
     )
-    from specialists.features.workflows.source import Source, find_workflow
+    from specialists.features.workflows.source import Source
     from specialists.features.workflows.views import show_workflow, workflow_jobs
 
     project = ctx.project
@@ -61,9 +68,11 @@ def workflow(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
         return show_workflow(project.store, _need(args, "id"))
     if action == "resume":
         rerun = tuple(args.get("rerun_changed") or ())
-        request, _old = resume_request(project.store, _need(args, "id"), rerun_changed=rerun)
+        request, old = resume_request(project.store, _need(args, "id"), rerun_changed=rerun)
         if request.source.kind == "python":
             raise _python_refused(request.source.name)
+        mission = resumed_mission(project.store.root, old.id)
+        request = replace(request, source=pinned(request.source))
     else:
         document, name = args.get("document"), args.get("name")
         if (document is None) == (name is None):
@@ -71,24 +80,37 @@ def workflow(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
         if document is not None:
             source = Source("declarative", str(document.get("name") or "inline"), None, document)
         else:
-            source = find_workflow(project.root, str(name), any_path=False)
-            if source.kind == "python":
-                raise _python_refused(source.name)
+            source = model_source(project.root, str(name), via="workflow tool")
         request = WorkflowRequest(
             source,
             dict(args.get("args") or {}),
             args.get("concurrency"),
             args.get("budget_tokens"),
         )
+        mission = MissionChoice("auto")  # one per workflow launch, shared by its children
     record = workflow_record(project.root, request, origin_job=origin_from_env())
+    document = request.source.document
+    if document is None:
+        raise Bug("bug: a model's workflow reached its start without its document pinned")
+    check_consent(document, project_gates(project.root), via="workflow tool")
     record = record.replace(owner=list(ctx.keys()))
-    job_id = project.start_background(record, ctx.warnings)
+    start = lambda r: project.start_background(r, ctx.warnings)  # noqa: E731
+    job_id, mission_id = start_on_mission(project.store.root, record, mission, start, ctx.warnings)
     return {
         "id": job_id,
+        "mission_id": mission_id,
         "status": "started",
         "next": "It runs in the background; its end arrives as an event. Check it with status "
         "or workflow show, and read its answer with result.",
     }
+
+
+def pinned(source: Any) -> Any:
+    """The document itself, read now: the engine runs exactly what was checked here, not a
+    file a model could change between this check and the run."""
+    from specialists.features.workflows.source import Source, load_document
+
+    return Source(source.kind, source.name, source.path, load_document(source))
 
 
 def _need(args: dict[str, Any], name: str) -> str:

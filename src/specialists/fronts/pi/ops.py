@@ -25,8 +25,10 @@ from specialists.events.spill import SpillLimits, bound_stream
 from specialists.events.timers import TimerStore
 from specialists.native import agent_table as registry
 from specialists.native.agent_tools import AgentTool, Caller, ToolCall, call_tool
-from specialists.native.guards import classify_bash, guard_result
+from specialists.native.bash_guard import classify_bash
+from specialists.native.guards import guard_result
 from specialists.native.tool_settings import Settings, settings_from_config
+from specialists.store.paths import project_config_files
 
 PROTOCOL_VERSION = 1
 CONFIG_FILE = "config.toml"
@@ -37,15 +39,22 @@ MAX_CALL_ID = 200
 
 
 def read_project_config(state_root: Path) -> Mapping[str, Any]:
-    """`.specialists/config.toml` parsed, or {} when absent (one small function to swap)."""
-    path = state_root / CONFIG_FILE
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        return {}
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+    """The project's config files (team, then local) merged table by table, or {} when there
+    are none (one small function to swap)."""
+    merged: dict[str, Any] = {}
+    for path in project_config_files(state_root.parent):
+        try:
+            with path.open("rb") as fh:
+                data = tomllib.load(fh)
+        except FileNotFoundError:
+            continue
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+        for key, value in data.items():
+            old = merged.get(key)
+            both = isinstance(value, dict) and isinstance(old, dict)
+            merged[key] = {**old, **value} if both else value  # type: ignore[dict-item]
+    return merged
 
 
 class Front:
@@ -65,7 +74,7 @@ class Front:
         self.cwd = cwd
         self.clock = clock
         self._read_config = read_config
-        self._config_stamp: tuple[int, int] | None = None
+        self._config_stamp: tuple[tuple[int, int] | None, ...] | None = None
         self._settings = Settings()
         self.problems: tuple[str, ...] = ()
         self.settings_version = 0  # counts changes, so a pusher knows what it has not sent
@@ -83,14 +92,17 @@ class Front:
 
     def _refresh_settings(self) -> bool:
         path = self.state_root / CONFIG_FILE
-        try:
-            st = os.stat(path)
-            stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
-        except FileNotFoundError:
-            stamp = None
-        except OSError as exc:
-            self.problems = (f"{path}: {exc.strerror}; using the previous settings",)
-            return False
+        stamps: list[tuple[int, int] | None] = []
+        for each in project_config_files(self.state_root.parent):  # team, then local
+            try:
+                st = os.stat(each)
+                stamps.append((st.st_mtime_ns, st.st_size))
+            except FileNotFoundError:
+                stamps.append(None)
+            except OSError as exc:
+                self.problems = (f"{each}: {exc.strerror}; using the previous settings",)
+                return False
+        stamp = tuple(stamps)
         if stamp == self._config_stamp and self._config_stamp is not None:
             return False
         self._config_stamp = stamp
@@ -125,21 +137,9 @@ class Front:
         )
 
     def offered_tools(self) -> tuple[AgentTool, ...]:
-        """The registry's tools this caller may use ("child" ones only inside a thread job)."""
-        in_job = owner_job_id(self.owner) is not None
-        return registry.offered(thread=in_job and self._has_parent(), job=in_job)
-
-    def _has_parent(self) -> bool:
-        job_id = owner_job_id(self.owner)
-        if job_id is None:
-            return False
-        from specialists.store.jobs import JobStore
-
-        try:
-            record = JobStore(self.state_root, news=None).read_record(job_id)
-            return bool(record.thread)  # a thread job (a continued job has a parent_id too)
-        except (OSError, UserError, ValueError, KeyError):
-            return False  # no readable record: treat as a root job
+        """The registry's tools this caller may use ("child" ones only inside a thread job,
+        and only what a job's permission tier grants: toolset/tiers.py)."""
+        return registry.offered_to(self.state_root, self.owner)
 
     # --- requests ---------------------------------------------------------------------------
 
@@ -181,7 +181,8 @@ class Front:
         call_id = field(req, "call_id", str, required=False, max_len=MAX_CALL_ID)
         tool = next((t for t in self.offered_tools() if t.name == name), None)
         if tool is None:
-            raise UserError(f"unknown tool {name!r}", hint="see the tools request")
+            refused = registry.tier_refusal(name, self.state_root, self.owner)
+            raise UserError(refused or f"unknown tool {name!r}", hint="see the tools request")
         self.refresh_settings()
         reply = call_tool(tool, ToolCall(args, self.caller(), call_id=call_id))
         return {

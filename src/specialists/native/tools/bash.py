@@ -26,7 +26,7 @@ from typing import Any
 
 from specialists.base.errors import AgentUnavailable
 from specialists.events.spill import bound_stream
-from specialists.native.guards import classify_bash
+from specialists.native.bash_guard import classify_bash
 from specialists.native.tools.base import ToolContext, ToolFailure, ToolOutput, arg_str
 from specialists.process.agent import AgentProcess
 

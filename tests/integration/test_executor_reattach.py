@@ -23,8 +23,8 @@ from specialists.store.news import NEWS
 from specialists.store.recovery import CRASHED, is_crash, recover_if_dead
 from specialists.supervise.revive import CHECKPOINT_FILE
 from specialists.supervise.supervisor import Supervisor
+from tests.integration.test_executor_loopback import SETTINGS, git
 from tests.support.jobs import new_job, wait_for
-from tests.unit.test_executor_loopback import SETTINGS, git
 
 PY = sys.executable
 

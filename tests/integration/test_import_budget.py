@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = ("mcp", "openai", "anthropic", "ray", "pydantic", "rich", "httpx", "yaml", "asyncio")
+HEAVY = (
+    *("mcp", "openai", "anthropic", "ray", "pydantic", "rich", "httpx", "yaml", "asyncio"),
+    "argcomplete",  # shell completion: only when the shell asks (_ARGCOMPLETE)
+)
 
 FAST_COMMANDS = [
     ["status"],
@@ -24,6 +27,8 @@ FAST_COMMANDS = [
     ["hook", "stop"],
     ["steer", "00000000", "x"],
     ["stop", "00000000"],
+    ["mcp"],  # an MCP client waits for its start (stdin ends at once here)
+    ["mcp", "--tools", "core"],
 ]
 
 
