@@ -299,3 +299,66 @@ def test_a_bad_ttl_is_one_warning_line_for_run_and_gc(tmp_path, monkeypatch, cap
         assert len(warnings) == 1, err
         assert warnings[0].startswith("warning: SPECIALISTS_JOB_TTL_DAYS='-1' is not a number")
     assert len(JobStore(project / ".specialists", news=notices).list_ids()) == 2
+
+
+def test_clean_all_keep_and_dry_run_choose_among_finished_jobs_only(store, tmp_path):
+    """`specialists clean` (the Node original's command): --all every finished job, --keep N
+    all but the N newest, --dry-run removes nothing; an active job is never a candidate."""
+    now = time.time()
+
+    def job_in(state: str, ended_days_ago: float, *, hold: bool = False) -> str:
+        record, lock = new_job(store, tmp_path)
+        if not hold:
+            lock.release()
+        st = store.read_status(record.id)
+        st.status, st.elapsed_s = state, 1.0
+        st.started_at_ms = int((now - ended_days_ago * 86400 - 1) * 1000)
+        (store.job_dir(record.id) / "result.txt").write_text("x" * 5000)
+        JobWriter(store, record.id).write_status(st)
+        return record.id
+
+    old, mid, new = job_in("done", 9), job_in("error", 2), job_in("done", 0.01)
+    active = job_in("running", 30, hold=True)
+    dry = collect(store, every=True, dry_run=True, now=now)
+    assert dry.removed == [new, mid, old] and dry.freed_bytes > 3 * 5000
+    assert set(store.list_ids()) == {old, mid, new, active}  # nothing removed
+    kept = collect(store, keep=2, now=now)
+    assert kept.removed == [old] and set(store.list_ids()) == {mid, new, active}
+    assert collect(store, keep=1, days=5, now=now).removed == []  # mid is 2 days old
+    assert collect(store, every=True, keep=1, now=now).removed == [mid]
+    assert collect(store, every=True, now=now).removed == [new]
+    assert store.list_ids() == [active] and collect(store, every=True).kept_active == 1
+
+
+def test_clean_refuses_bad_options_and_gc_is_its_older_name(tmp_path, capsys):
+    from specialists.cli.main import main
+
+    for argv, said in (
+        (["clean", "--keep", "-1"], "--keep must be zero or more"),
+        (["clean", "--all", "--days", "3"], "not allowed with argument"),
+        (["clean", "--keep", "two"], "invalid int value"),
+    ):
+        capsys.readouterr()
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert said in err and len(err.strip().splitlines()) == 1, err
+    assert main(["clean", "--dry-run"]) == 0
+    assert "would remove 0 finished job(s) (0 B); nothing removed" in capsys.readouterr().out
+    assert main(["gc", "--all"]) == 0
+    assert "removed 0 finished job(s) (0 B freed)" in capsys.readouterr().out
+
+
+def test_tree_bytes_does_not_follow_links_and_is_bounded(tmp_path):
+    from specialists.jobs.gc import tree_bytes
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "f").write_bytes(b"x" * 100)
+    big = tmp_path / "big"
+    big.write_bytes(b"y" * 10_000_000)
+    (tmp_path / "d" / "link").symlink_to(big)
+    (tmp_path / "d" / "up").symlink_to(tmp_path, target_is_directory=True)
+    counted = tree_bytes(tmp_path / "d")
+    assert 100 <= counted < 10_000  # the links' own sizes, never their targets'
+    for i in range(50):
+        (tmp_path / "d" / f"n{i}").write_bytes(b"z")
+    assert tree_bytes(tmp_path / "d", limit=10) < 200

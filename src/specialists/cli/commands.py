@@ -16,6 +16,7 @@ COMMANDS = {
     "steer": "steer",
     "follow-up": "steer",
     "resume": "resume",
+    "clean": "gc",
     "gc": "gc",
     "top": "top",
     "web": "web",
