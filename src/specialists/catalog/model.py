@@ -70,9 +70,10 @@ class Specialist:
     # execution.attention / execution.watchdog as written; checked when a job is planned
     attention: Any = None
     watchdog: Any = None
-    # tool allowlist declared by an agent file (names as written, e.g. Read, grep); () means
-    # "whatever the permission tier allows". The tier is always set and is the floor to enforce.
-    tools: tuple[str, ...] = ()
+    # the strict tool allowlist (catalog/tools.py canonical names, e.g. read, find); None means
+    # "whatever the permission tier allows", () no agent tool at all. The tier is always set
+    # and is the floor: a runner gives the tools both the tier and this list allow.
+    tools: tuple[str, ...] | None = None
     # prompt
     system_prompt: str = ""
     task_template: str = "$prompt"
@@ -126,7 +127,7 @@ def specialist_to_dict(spec: Specialist) -> dict[str, Any]:
     ]
     out["source"] = str(spec.source) if spec.source else None
     out["tags"] = list(spec.tags)
-    out["tools"] = list(spec.tools)
+    out["tools"] = None if spec.tools is None else list(spec.tools)
     out["warnings"] = list(spec.warnings)
     out["runner_options"] = dict(spec.runner_options)  # plain data: checked when loaded
     out["executor"] = dict(spec.executor)

@@ -17,6 +17,7 @@ from typing import Any
 from specialists.catalog.files import definition_stem
 from specialists.catalog.model import Scope, ScriptSpec, Specialist
 from specialists.catalog.skills import resolve_skill_paths
+from specialists.catalog.tools import allowlist
 from specialists.reader import (
     Describe,
     Fields,
@@ -238,6 +239,11 @@ def specialist_from_data(
     keep_alive, plain_interactive = execution.flag("keep_alive"), execution.flag("interactive")
     interactive = bool(keep_alive or plain_interactive)
     runner, runner_options = parse_runner(execution.raw("runner"), execution.field("runner"))
+    tools = None  # a strict allowlist, as an agent file's `tools:` (catalog/tools.py)
+    if execution.has("tools"):
+        written = execution.text_list("tools", max_chars=MAX_LINE)
+        names = [t.strip() for item in written for t in item.split(",") if t.strip()]
+        tools = allowlist(names, field=execution.field("tools"))
     max_turns = positive_int(execution.raw("max_turns"), execution.field("max_turns"))
     max_tokens = positive_int(execution.raw("max_tokens"), execution.field("max_tokens"))
     executor = execution.raw("executor")
@@ -294,6 +300,7 @@ def specialist_from_data(
         idle_timeout_ms=idle_timeout_ms,
         runner=runner,
         runner_options=runner_options,
+        tools=tools,
         executor=executor or {},
         max_turns=max_turns,
         max_tokens=max_tokens,

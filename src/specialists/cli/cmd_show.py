@@ -66,8 +66,8 @@ def describe(spec: Specialist, shadowed: list[str]) -> str:
         + (f" (fallback {spec.fallback_model})" if spec.fallback_model else ""),
         f"permission:     {spec.permission}",
     ]
-    if spec.tools:
-        lines.append(f"tools:          {', '.join(spec.tools)}")
+    if spec.tools is not None:
+        lines.append(f"tools:          {', '.join(spec.tools) or 'none (no agent tool)'}")
     if spec.thinking_level:
         lines.append(f"thinking:       {spec.thinking_level}")
     lines += [

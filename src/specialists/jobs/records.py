@@ -64,6 +64,8 @@ class JobRecord(_Versioned):
     pre_scripts: list[dict[str, Any]] = EMPTY
     post_scripts: list[dict[str, Any]] = EMPTY
     runner_options: dict[str, Any] = EMPTY
+    # the definition's strict tool allowlist (catalog/tools.py names); None: the tier's tools
+    tools: list[str] | None = None
     parent_id: str | None = None  # the job this one continues (--continue / resume)
     resume_session: str | None = None  # agent session to continue from
     bead_id: str | None = None

@@ -39,6 +39,9 @@ class LaunchSpec:
     system_prompt: str
     model: str | None  # "provider/model" or runner-specific name; None = agent default
     permission: str = "MEDIUM"
+    # The definition's strict tool allowlist (catalog/tools.py canonical names), narrowing
+    # what the tier grants; None: all the tier grants.
+    tools: Sequence[str] | None = None
     thinking_level: str | None = None
     skill_paths: Sequence[Path] = ()
     extra_args: Sequence[str] = ()

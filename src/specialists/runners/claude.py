@@ -81,7 +81,7 @@ def claude_argv(
     ours = job_server(spec) if wants_job_server(spec) else None
     argv += isolation_args(spec.options, ours)
     schema = output_schema(spec)
-    controls = claude_controls(spec.permission, as_root=as_root)
+    controls = claude_controls(spec.permission, as_root=as_root, allow=spec.tools)
     answer_tool = (STRUCTURED_OUTPUT_TOOL,) if schema is not None else ()
     if controls.tools is not None:
         argv.append("--tools=" + ",".join((*controls.tools, *answer_tool)))

@@ -52,6 +52,8 @@ def job_tools(
         tools = tools_for_permission(spec.permission)
     except ToolFailure as exc:
         raise ConfigError(str(exc)) from exc
+    if spec.tools is not None:  # the definition's allowlist narrows the tier's set
+        tools = {name: tool for name, tool in tools.items() if name in spec.tools}
     state_root = state_dir(project_root(spec))
     owner = check_owner(f"job-{spec.job_id}")
     system_prompt = spec.system_prompt

@@ -123,7 +123,7 @@ def build_argv(
         argv += ["--model", model]
     if system_prompt_file is not None:
         argv += ["--append-system-prompt", str(system_prompt_file)]
-    argv += ["--tools", pi_tools(spec.permission)]
+    argv += ["--tools", pi_tools(spec.permission, spec.tools)]
     for skill in skill_paths:
         argv += ["--skill", str(skill)]
     argv += ["--session", str(session_file)]

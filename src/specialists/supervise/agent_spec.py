@@ -19,6 +19,7 @@ def launch_spec(record: JobRecord, job_dir: Path, task: str) -> LaunchSpec:
         system_prompt=record.system_prompt,
         model=record.model,
         permission=record.permission,
+        tools=record.tools,
         thinking_level=record.thinking_level,
         skill_paths=tuple(Path(p) for p in record.skill_paths),
         # `runner: {type: pi, args: [...]}`: appended to the agent's command line (the

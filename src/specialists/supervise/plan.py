@@ -18,6 +18,7 @@ from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.store import JobStore, now_ms
 from specialists.news import NEWS
 from specialists.runners.registry import DEFAULT_RUNNER, known_runner
+from specialists.runners.tiers import check_runner_tools
 
 # Where pre-script output goes until the scripts have run (the supervisor fills it in).
 PRE_SCRIPT_TOKEN = "\u27eapre_script_output\u27eb"
@@ -111,6 +112,7 @@ def plan_job(
         or DEFAULT_RUNNER
     )
     known_runner(runner)
+    check_runner_tools(spec.name, runner, spec.tools)
     if parent and parent.runner != runner:
         raise UserError(
             f"job {parent.id} ran on {parent.runner}; its session cannot continue on {runner}"
@@ -147,6 +149,7 @@ def plan_job(
         created_at_ms=now_ms(),
         system_prompt=with_overlay(spec.system_prompt, project_root, spec.name),
         permission=request.permission or spec.permission,
+        tools=None if spec.tools is None else list(spec.tools),
         thinking_level=spec.thinking_level,
         fallback_model=spec.fallback_model,
         timeout_ms=request.timeout_ms or spec.timeout_ms,
