@@ -17,11 +17,13 @@ from specialists.catalog.model import Scope, Specialist
 from specialists.catalog.schema import (
     MAX_LINE,
     PERMISSIONS,
+    check_aliases,
     check_model_name,
     check_name,
     duration_ms,
     parse_runner,
     positive_int,
+    runtime_name,
 )
 from specialists.catalog.skills import resolve_skill_paths
 from specialists.catalog.tools import WRITE_TOOLS, allowlist, builtin_names
@@ -32,8 +34,6 @@ from specialists.vocab import THINKING_LEVELS
 _IGNORED_KEYS = frozenset(
     {
         "color",
-        "package",
-        "aliases",
         "systemPromptMode",
         "inheritProjectContext",
         "inheritSkills",
@@ -154,7 +154,9 @@ def specialist_from_markdown(
     front = Fields(parse_frontmatter(block, warnings), "", warnings, ignored=_IGNORED_KEYS)
 
     name_value = front.raw("name")
-    name = check_name(source.stem if name_value is None else name_value, "name")
+    local = check_name(source.stem if name_value is None else name_value, "name")
+    name, package = runtime_name(local, front.raw("package"), "package")
+    aliases = check_aliases(front.raw("aliases"), "aliases", name, warnings)
     description = front.text("description") or ""
 
     tools_raw = front.raw("tools")
@@ -198,6 +200,8 @@ def specialist_from_markdown(
 
     return Specialist(
         name=name,
+        package=package,
+        aliases=aliases,
         description=description.strip(),
         model=model,
         fallback_model=fallback,

@@ -42,11 +42,14 @@ class MissingSkill:
 
 @dataclass(frozen=True)
 class Specialist:
-    name: str
+    name: str  # the runtime name: `{package}.{local name}` when the file names a package
     description: str = ""
     version: str = ""
     category: str = ""
     tags: tuple[str, ...] = ()
+    package: str | None = None  # seed 004: the runtime name is `{package}.{name}`
+    # other names that select it (seed 004 `aliases`); the canonical name wins over an alias
+    aliases: tuple[str, ...] = ()
     # execution
     mode: str = "auto"
     model: str | None = None
@@ -127,6 +130,7 @@ def specialist_to_dict(spec: Specialist) -> dict[str, Any]:
     ]
     out["source"] = str(spec.source) if spec.source else None
     out["tags"] = list(spec.tags)
+    out["aliases"] = list(spec.aliases)
     out["tools"] = None if spec.tools is None else list(spec.tools)
     out["warnings"] = list(spec.warnings)
     out["runner_options"] = dict(spec.runner_options)  # plain data: checked when loaded

@@ -84,6 +84,51 @@ def check_name(value: object, field: str) -> str:
     return value
 
 
+PACKAGE_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+MAX_ALIASES = 32
+
+
+def runtime_name(name: str, package: object, field: str) -> tuple[str, str | None]:
+    """(the runtime name, the package): seed 004's `{package}.{name}`, or `name` alone. A
+    package is one word (no dot, no path character); the whole name obeys check_name, so it
+    is as safe in a path or a command line as any other name."""
+    if package is None:
+        return name, None
+    if not isinstance(package, str) or not PACKAGE_PATTERN.fullmatch(package):
+        raise Invalid.wrong(
+            field, "a package name: letters, digits, '_' or '-' (no '.', no '/')", describe(package)
+        )
+    full = f"{package}.{name}"
+    if len(full) > 64:
+        raise Invalid.wrong(field, "package and name together at most 64 characters", repr(full))
+    return full, package
+
+
+def check_aliases(value: object, field: str, own: str, warnings: list[str]) -> tuple[str, ...]:
+    """Alternate names (seed 004 `aliases`): comma-separated or a list, `false` or "" for
+    none; each one is a name. Its own name, or one listed twice, is dropped with a warning."""
+    if value is None or value is False or value == "":
+        return ()
+    if isinstance(value, str):
+        items = [a.strip() for a in value.split(",")]
+    elif isinstance(value, list):
+        items = value
+    else:
+        raise Invalid.wrong(field, "names, comma-separated or a list", describe(value))
+    if len(items) > MAX_ALIASES:
+        raise Invalid.wrong(field, f"at most {MAX_ALIASES} aliases", f"{len(items)}")
+    out: list[str] = []
+    for i, item in enumerate(items):
+        alias = check_name(item, f"{field}[{i}]")
+        if alias == own:
+            warnings.append(f"{field}[{i}]: {alias!r} is the agent's own name; ignored")
+        elif alias in out:
+            warnings.append(f"{field}[{i}]: {alias!r} is listed twice; ignored")
+        else:
+            out.append(alias)
+    return tuple(out)
+
+
 def check_runner_name(value: object, field: str) -> str:
     if isinstance(value, str):
         name = RUNNER_ALIASES.get(value.strip().lower(), value.strip().lower())
@@ -212,7 +257,9 @@ def specialist_from_data(
     meta = top.section("metadata", ignored=_IGNORED_METADATA)
     if meta is None:
         raise Invalid(top.field("metadata"), "required section missing (needs at least name)")
-    name = check_name(meta.raw("name"), meta.field("name"))
+    local = check_name(meta.raw("name"), meta.field("name"))
+    name, package = runtime_name(local, meta.raw("package"), meta.field("package"))
+    aliases = check_aliases(meta.raw("aliases"), meta.field("aliases"), name, warnings)
     description = meta.text("description") or ""
     version = meta.scalar_text("version") or ""
     category = meta.text("category", form="line", max_chars=MAX_LINE) or ""
@@ -278,8 +325,8 @@ def specialist_from_data(
     top.finish()
 
     stem = definition_stem(source)
-    if stem and stem != name:
-        warnings.append(f"{meta.field('name')}: {name!r} differs from the file name {stem!r}")
+    if stem and stem not in (name, local):
+        warnings.append(f"{meta.field('name')}: {local!r} differs from the file name {stem!r}")
 
     return Specialist(
         name=name,
@@ -287,6 +334,8 @@ def specialist_from_data(
         version=version,
         category=category,
         tags=tags,
+        package=package,
+        aliases=aliases,
         mode=mode,
         model=model,
         fallback_model=fallback_model,

@@ -55,6 +55,8 @@ def describe(spec: Specialist, shadowed: list[str]) -> str:
         f"source:         {spec.source}",
     ]
     lines += [f"shadows:        {path}" for path in shadowed]
+    if spec.aliases:
+        lines.append(f"aliases:        {', '.join(spec.aliases)}")
     if spec.version:
         lines.append(f"version:        {spec.version}")
     runner = spec.runner or "default (from config)"
