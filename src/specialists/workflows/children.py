@@ -25,7 +25,7 @@ from specialists.jobs.view import current_status
 from specialists.news import NEWS
 from specialists.threads.records import ThreadRecord, ThreadStore
 from specialists.threads.transports import front_options, transport
-from specialists.workflows.options import ChildOptions, KeyedResume
+from specialists.workflows.options import ChildOptions, KeyedResume, Resume
 from specialists.workflows.results import Launch, Outcome
 
 RECHECK_S = 2.0  # a child whose status has not moved is still looked at this often (a
@@ -247,9 +247,11 @@ class JobChildren:
 
         return resumability(self.store, job_id)[0]
 
-    def keyed_resume(self, resume: KeyedResume) -> tuple[str, str]:
-        from specialists.workflows.receipt import keyed_resume
+    def keyed_resume(self, resume: Resume) -> tuple[str, str]:
+        from specialists.workflows.receipt import keyed_resume, run_resume
 
+        if not isinstance(resume, KeyedResume):
+            return run_resume(self.store, resume.job)
         job, agent, _entry = keyed_resume(self.store, resume.workflow, resume.key)
         return job, agent
 

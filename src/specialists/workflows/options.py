@@ -62,6 +62,16 @@ class KeyedResume:
 
 
 @dataclass(frozen=True)
+class RunResume:
+    """`resume: "<run id>"` (seed 004): continue that retained child, a job id or prefix."""
+
+    job: str
+
+
+Resume = KeyedResume | RunResume
+
+
+@dataclass(frozen=True)
 class ChildOptions:
     key: str
     task: str
@@ -76,7 +86,7 @@ class ChildOptions:
     max_tokens: int | None = None
     gate: Any = None  # a command, or {command, timeout_s?, env?, memo?} (gates/spec.py)
     acceptance: Any = None  # a level, or {level?, verify?, reason?, report?}
-    resume: KeyedResume | None = None
+    resume: Resume | None = None
 
     def policy(self) -> Any:
         """The gates room's AcceptancePolicy for this child (auto when neither is given)."""
@@ -95,10 +105,16 @@ class ChildOptions:
             "sandbox": self.sandbox,
             "gate": self.gate,
             "acceptance": self.acceptance,
-            "resume": [self.resume.workflow, self.resume.key] if self.resume else None,
+            "resume": _resume_input(self.resume),
         }
         text = json.dumps(inputs, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _resume_input(resume: Resume | None) -> list[str] | None:
+    if isinstance(resume, KeyedResume):
+        return [resume.workflow, resume.key]
+    return None if resume is None else ["run", resume.job]
 
 
 def check_key(key: object) -> str:
@@ -192,11 +208,21 @@ def check_schema(schema: object, where: str) -> Mapping[str, Any] | None:
     return dict(schema)
 
 
-def _resume(raw: object, where: str) -> KeyedResume | None:
+def _resume(raw: object, where: str) -> Resume | None:
     if raw is None:
         return None
+    if isinstance(raw, str):  # a run id (a job id or its unique prefix), checked at launch
+        from specialists.jobs.ids import check_job_ref
+
+        try:
+            return RunResume(check_job_ref(raw))
+        except UserError as exc:
+            raise UserError(f"{where}: resume: {exc.message}", hint=exc.hint) from None
     if not isinstance(raw, Mapping):
-        raise UserError(f"{where}: resume must be {{workflow, key, latest: true}}")
+        raise UserError(
+            f"{where}: resume must be a run id or {{workflow, key, latest: true}}",
+            hint='e.g. resume: "<run id>" (a retained child\'s job id)',
+        )
     if raw.get("latest") is not True:
         raise UserError(
             f"{where}: resume needs latest: true",

@@ -127,6 +127,26 @@ def keyed_resume(store: JobStore, workflow: str, key: str) -> tuple[str, str, di
     return job, str(entry.get("agent") or ""), entry
 
 
+def run_resume(store: JobStore, ref: str) -> tuple[str, str]:
+    """(job id to continue, its specialist) for `resume: "<run id>"` (seed 004), revalidated
+    now as keyed resume is: resumable, and not continued since (then the newer run is the
+    one to resume: each resume returns a new run id)."""
+    job = store.resolve(ref)
+    ok, why = resumability(store, job)
+    if not ok:
+        raise UserError(
+            f"job {job} is not resumable: {why}",
+            hint="launch a fresh child with agent and task instead",
+        )
+    newer = _continued_since(store, job)
+    if newer:
+        raise UserError(
+            f"job {job} was continued since by job {newer}; resume the latest run id",
+            hint=f'resume: "{newer}"',
+        )
+    return job, store.read_record(job).specialist
+
+
 def _continued_since(store: JobStore, job_id: str) -> str | None:
     """A job that continued `job_id` since (so the receipt no longer names the latest of the
     key): workflow children record the job they continue in their thread record."""
@@ -139,4 +159,6 @@ def _continued_since(store: JobStore, job_id: str) -> str | None:
             continue  # unreadable: `specialists status` reports it
         if record.thread.get("continues") == job_id:
             return other
+        if record.parent_id == job_id and record.resume_session and not record.thread:
+            return other  # `specialists run --continue`
     return None

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from specialists.errors import UserError
-from specialists.workflows.options import ChildOptions, KeyedResume
+from specialists.workflows.options import ChildOptions, Resume
 
 
 @dataclass(frozen=True)
@@ -48,8 +48,9 @@ class Children(Protocol):
     def can_continue(self, job_id: str) -> bool:
         """The job keeps an agent session a follow-up can continue."""
 
-    def keyed_resume(self, resume: KeyedResume) -> tuple[str, str]:
-        """(job id to continue, its agent) from the named workflow's receipt, revalidated."""
+    def keyed_resume(self, resume: Resume) -> tuple[str, str]:
+        """(job id to continue, its agent): from the named workflow's receipt, or the run id
+        given; revalidated now (resumable, and not continued since)."""
 
     def read_output(self, job_id: str) -> str | None: ...
 
@@ -89,6 +90,11 @@ class ChildResult:
     @property
     def ok(self) -> bool:
         return self.status == "done"
+
+    @property
+    def run_id(self) -> str | None:
+        """Seed 004's name for the child's latest job: what `resume=` continues next."""
+        return self.job_id
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"key": self.key, "status": self.status, "job": self.job_id}
