@@ -53,6 +53,11 @@ class JobChildren:
         from specialists.project import check_agent
         from specialists.threads.launch import ProjectStarter
 
+        if launch.options.output is not None:  # an absolute path must be inside the project
+            from specialists.workflows.outputs import relative_parts
+
+            where = f"child {launch.options.key!r}"
+            relative_parts(launch.options.output, where, self.state_root.parent)
         record, resolved = self._plan(launch)
         check_agent(record)
         starter = ProjectStarter(self.state_root)
@@ -290,6 +295,17 @@ class JobChildren:
             details["acceptance"] = verdict.to_dict()
             if not verdict.accepted:
                 outcome = Outcome("error", outcome.output, verdict.reason)
+        if outcome.status == "done" and options.output is not None:
+            from specialists.workflows.outputs import write_output
+
+            try:
+                written = write_output(
+                    project, options.output, outcome.output, f"child {options.key!r}"
+                )
+            except UserError as exc:
+                outcome = Outcome("error", outcome.output, exc.message)
+            else:
+                details["output_file"] = str(written)
         return outcome, details or None
 
     def read_output(self, job_id: str) -> str | None:

@@ -41,6 +41,7 @@ class KeyState:
     context: str = "fresh"
     resolved_context: str | None = None
     resumed_from: str | None = None  # a job of another workflow this key continued
+    output_file: str | None = None  # where its answer was written (the `output` option)
 
     @property
     def job(self) -> str | None:
@@ -135,6 +136,7 @@ def fold(entries: list[dict[str, Any]]) -> dict[str, KeyState]:
             state.output = e.get("output")
             state.output_ref = e.get("output_ref")
             state.error = e.get("error")
+            state.output_file = e.get("output_file")
     return keys
 
 

@@ -3,7 +3,7 @@
 `child_options(raw)` turns what a script or a declarative file gave (a mapping) into a frozen
 `ChildOptions`, or raises one `UserError` naming the key and the field. The input hash is
 what a re-run compares: the options that change what the child does (agent, task, runner,
-model, context, schema, sandbox, gate, acceptance, resume), not its limits (timeout, turn and
+model, context, schema, sandbox, gate, acceptance, resume, output), not its limits (timeout, turn and
 token budgets), so raising a timeout does not invalidate finished work.
 """
 
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from specialists.errors import UserError
+from specialists.workflows.outputs import check_output
 
 MAX_CHILDREN = 1000  # children (launches) one run may make
 MAX_ITEMS = 4096  # items one runs.all or pipeline call may take
@@ -43,6 +44,7 @@ _KNOWN = frozenset(
         "gate",
         "acceptance",
         "resume",
+        "output",
     }
 )
 
@@ -87,6 +89,7 @@ class ChildOptions:
     gate: Any = None  # a command, or {command, timeout_s?, env?, memo?} (gates/spec.py)
     acceptance: Any = None  # a level, or {level?, verify?, reason?, report?}
     resume: Resume | None = None
+    output: str | None = None  # a file for its final answer (workflows/outputs.py)
 
     def policy(self) -> Any:
         """The gates room's AcceptancePolicy for this child (auto when neither is given)."""
@@ -106,6 +109,7 @@ class ChildOptions:
             "gate": self.gate,
             "acceptance": self.acceptance,
             "resume": _resume_input(self.resume),
+            "output": self.output,
         }
         text = json.dumps(inputs, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:32]
@@ -175,6 +179,7 @@ def child_options(raw: Mapping[str, Any]) -> ChildOptions:
         gate=gate,
         acceptance=acceptance,
         resume=resume,
+        output=check_output(raw.get("output"), where),
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from specialists.errors import UserError
@@ -85,7 +85,7 @@ class ChildResult:
     jobs: tuple[str, ...] = ()  # every job of the key (retries, continuations)
     data: Any = None  # the parsed answer, when the child had a schema
     cached: bool = False  # finished in an earlier run with the same inputs; not re-run
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    output_file: str | None = None  # where its answer was written (the `output` option)
 
     @property
     def ok(self) -> bool:
@@ -106,6 +106,8 @@ class ChildResult:
             out["error"] = self.error
         if self.cached:
             out["cached"] = True
+        if self.output_file:
+            out["output_file"] = self.output_file
         return out
 
 

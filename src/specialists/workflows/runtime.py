@@ -21,7 +21,9 @@ its session where the runner keeps one, else a fresh run with the error added).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
@@ -71,6 +73,7 @@ class Runs:
         self._budget = budget_tokens
         self._spent = 0  # tokens of this run's ended children
         self._keys: set[str] = set()
+        self._outputs: dict[str, str] = {}  # output path (normalized) -> the key writing it
         self._launched = 0
         self._results: dict[str, ChildResult] = {}
         self._running: dict[str, str] = {}  # key -> job id
@@ -95,9 +98,11 @@ class Runs:
         limit; returns when all have ended (a barrier), results in item order."""
         parsed = [child_options(item) for item in _items(items)]
         seen: set[str] = set()
+        outputs = dict(self._outputs)
         for opts in parsed:  # refused before any of them launches
             self._check_new_key(opts.key, seen)
             seen.add(opts.key)
+            _claim_output(outputs, opts)
         results = list(await asyncio.gather(*(self._run(o) for o in parsed)))
         failed = [r for r in results if not r.ok]
         if check and failed:
@@ -187,6 +192,7 @@ class Runs:
         self, opts: ChildOptions, nested: tuple[str, Mapping[str, Any]] | None = None
     ) -> ChildResult:
         self._check_new_key(opts.key)
+        _claim_output(self._outputs, opts)
         self._keys.add(opts.key)
         h = opts.input_hash()
         prior = self._prior.get(opts.key)
@@ -215,6 +221,7 @@ class Runs:
             if output is None and prior.job:
                 output = self._children.read_output(prior.job) or ""
             result = _result(opts, "done", output or "", None, tuple(prior.jobs), cached=True)
+            result = dataclasses.replace(result, output_file=prior.output_file)
             self._emit({"kind": "cached", "key": opts.key, "job": prior.job})
             return result
         job = prior.job
@@ -229,10 +236,11 @@ class Runs:
                 self._end(opts, prior.hash, job, Outcome("error", outcome.output, problem))
                 return None
         outcome, details = await asyncio.to_thread(self._children.finish, job, opts, outcome)
-        self._end(opts, prior.hash, job, outcome, details)
+        written = self._end(opts, prior.hash, job, outcome, details)
         if outcome.status != "done":
             return None
-        return _result(opts, "done", outcome.output, None, tuple(prior.jobs), data=data)
+        result = _result(opts, "done", outcome.output, None, tuple(prior.jobs), data=data)
+        return dataclasses.replace(result, output_file=written)
 
     async def _launch_and_wait(
         self, opts: ChildOptions, h: str, nested: tuple[str, Mapping[str, Any]] | None
@@ -256,10 +264,13 @@ class Runs:
                         outcome = Outcome("error", outcome.output, why)
             # The gate and acceptance judge the last attempt (its worktree is captured too).
             outcome, details = await asyncio.to_thread(self._children.finish, job, opts, outcome)
-            self._end(opts, h, job, outcome, details)
+            written = self._end(opts, h, job, outcome, details)
             if nested is not None and outcome.status == "done":
                 data = _json_or_none(outcome.output)
-        return _result(opts, outcome.status, outcome.output, outcome.error, tuple(jobs), data=data)
+        result = _result(
+            opts, outcome.status, outcome.output, outcome.error, tuple(jobs), data=data
+        )
+        return dataclasses.replace(result, output_file=written)
 
     def _retry(self, opts: ChildOptions, job: str, problem: str) -> Launch:
         note = (
@@ -334,7 +345,10 @@ class Runs:
         job: str,
         outcome: Outcome,
         details: Mapping[str, Any] | None = None,
-    ) -> None:
+    ) -> str | None:
+        """Journal the key's end; the output file written for it, if any."""
+        details = dict(details or {})
+        written = details.pop("output_file", None)
         entry: dict[str, Any] = {
             "e": "end",
             "key": opts.key,
@@ -348,9 +362,12 @@ class Runs:
         if outcome.error:
             entry["error"] = outcome.error[:2000]
         if details:
-            entry["acceptance"] = dict(details)
+            entry["acceptance"] = details
+        if written:
+            entry["output_file"] = written
         self._journal.append(entry)
         self._emit({"kind": "end", "key": opts.key, "job": job, "status": outcome.status})
+        return written if isinstance(written, str) else None
 
 
 def _result(
@@ -368,6 +385,20 @@ def _result(
     return ChildResult(
         opts.key, status, output, error, jobs[-1] if jobs else None, jobs, data, cached
     )
+
+
+def _claim_output(claimed: dict[str, str], opts: ChildOptions) -> None:
+    """Two keys of one run may not write one output file (the second would overwrite)."""
+    if opts.output is None:
+        return
+    name = os.path.normpath(opts.output)
+    other = claimed.get(name)
+    if other is not None and other != opts.key:
+        raise UserError(
+            f"child {opts.key!r}: output {opts.output!r} is already the output of key {other!r}",
+            hint="give each child its own output path (include the key in it)",
+        )
+    claimed[name] = opts.key
 
 
 def _json_or_none(text: str) -> Any:
