@@ -92,7 +92,9 @@ def test_a_symlink_fifo_or_directory_at_the_name_is_left_alone(tmp_path: Path) -
         done = threading.Event()
         errors: list[str] = []
 
-        def attempt(name: str = name) -> None:
+        def attempt(
+            name: str = name, errors: list[str] = errors, done: threading.Event = done
+        ) -> None:
             try:
                 write_output(project, name, "x", "w")
             except UserError as exc:

@@ -3,8 +3,8 @@
 `child_options(raw)` turns what a script or a declarative file gave (a mapping) into a frozen
 `ChildOptions`, or raises one `UserError` naming the key and the field. The input hash is
 what a re-run compares: the options that change what the child does (agent, task, runner,
-model, context, schema, sandbox, gate, acceptance, resume, output), not its limits (timeout, turn and
-token budgets), so raising a timeout does not invalidate finished work.
+model, context, schema, sandbox, gate, acceptance, resume, output), not its limits (timeout,
+turn and token budgets), so raising a timeout does not invalidate finished work.
 """
 
 from __future__ import annotations
