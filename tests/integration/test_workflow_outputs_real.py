@@ -34,6 +34,9 @@ def test_children_write_their_answers_inside_the_project(
         assert (project / "reports" / f"{item}.md").read_text() == f"report {item}"
     assert keys(project, wf)["alpha"].output_file == str(project / "reports" / "alpha.md")
     assert result(project, wf)["alpha"]["output_file"] == str(project / "reports" / "alpha.md")
+    capsys.readouterr()
+    assert main(["workflow", "show", wf]) == 0
+    assert f"output: {project / 'reports' / 'beta.md'}" in capsys.readouterr().out
 
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -229,4 +229,6 @@ def _show(args: argparse.Namespace, project: Project) -> int:
             f"  {child['key']:<28} {child['journal']:<9} job {child['job']} {child['agent']}"
             f" [{child['context']}]{jobs}{resumable}"
         )
+        if child.get("output_file"):
+            print(f"    output: {display_line(child['output_file'], 300)}")
     return 0
