@@ -32,7 +32,8 @@ ApiKind = Literal["openai-chat", "openai-responses", "anthropic"]
 API_KINDS: tuple[ApiKind, ...] = ("openai-chat", "openai-responses", "anthropic")
 CONFIG_FILE_NAME = "config.toml"
 
-_TOP_LEVEL_KEYS = ("default_runner", "default_model", "providers")
+_TOP_LEVEL_KEYS = ("default_runner", "default_model", "enabled_models", "providers")
+MAX_ENABLED_MODELS = 256
 # Tables read by other rooms from `raw`: [runners.pi] (supervise/plan.py), the wave-2
 # tool settings [bash], [jobs], [events], [overflow], [timers] (toolset/settings.py) and
 # [executor] (executors/settings.py), [worktree] (sandbox/handoff.py).
@@ -79,6 +80,9 @@ class ProviderConfig:
 class Config:
     default_runner: str | None = None
     default_model: str | None = None
+    # The scoped model list (pi's `enabledModels`, seed 001 R-H13): when not empty,
+    # spawn_thread uses only these; the project's list replaces the user's.
+    enabled_models: tuple[str, ...] = ()
     providers: Mapping[str, ProviderConfig] = field(default_factory=dict)
     sources: tuple[Path, ...] = ()  # the files that were read, user first
     warnings: tuple[str, ...] = ()  # unknown keys, one line each
@@ -112,6 +116,7 @@ def merge_layers(layers: list[tuple[Path, dict[str, Any]]]) -> Config:
     """Validate each layer, then merge them in order (later wins). Pure: no file access."""
     default_runner: str | None = None
     default_model: str | None = None
+    enabled_models: tuple[str, ...] = ()
     providers: dict[str, dict[str, Any]] = {}
     provider_sources: dict[str, Path] = {}
     warnings: list[str] = []
@@ -132,6 +137,8 @@ def merge_layers(layers: list[tuple[Path, dict[str, Any]]]) -> Config:
             model = _model_name(top, "default_model")
             default_runner = runner or default_runner
             default_model = model or default_model
+            if top.has("enabled_models"):
+                enabled_models = _model_list(top, "enabled_models")
             table = top.section("providers")
             for name in table.data if table is not None else ():
                 assert table is not None, "bug: iterated the providers of no table"
@@ -154,6 +161,7 @@ def merge_layers(layers: list[tuple[Path, dict[str, Any]]]) -> Config:
     return Config(
         default_runner=default_runner,
         default_model=default_model,
+        enabled_models=enabled_models,
         providers={
             name: ProviderConfig(name=name, source=provider_sources[name], **fields)
             for name, fields in providers.items()
@@ -201,6 +209,19 @@ def _model_name(fields: Fields, key: str) -> str | None:
 
     value = fields.raw(key)
     return None if value is None else check_model_name(value, fields.field(key))
+
+
+def _model_list(fields: Fields, key: str) -> tuple[str, ...]:
+    from specialists.catalog.schema import check_model_name
+
+    where = fields.field(key)
+    value = fields.raw(key)
+    if not isinstance(value, list):
+        raise Invalid.wrong(where, "a list of provider/model names", fields.describe(value))
+    if len(value) > MAX_ENABLED_MODELS:
+        raise Invalid.wrong(where, f"at most {MAX_ENABLED_MODELS} models", str(len(value)))
+    names = [check_model_name(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    return tuple(dict.fromkeys(names))
 
 
 def _check_provider(fields: Fields) -> dict[str, Any]:
