@@ -39,7 +39,7 @@ MAX_ENABLED_MODELS = 256
 # [executor] (executors/settings.py), [worktree] (sandbox/handoff.py).
 _ROOM_TABLES = (
     *("runners", "bash", "jobs", "events", "overflow", "timers", "executor", "worktree"),
-    *("attention", "watchdog"),
+    *("attention", "watchdog", "external_job_providers"),  # the last: runners/external_job.py
 )
 _PRICE_KEYS = (
     "input_price_per_mtok",

@@ -186,6 +186,12 @@ def parse_runner(value: object, field: str) -> tuple[str | None, dict[str, Any]]
     options = plain_data(value, field)
     assert isinstance(options, dict), "bug: plain_data changed a mapping's type"
     runner = check_runner_name(options.pop("type", None), f"{field}.type")
+    if runner == "external-job":  # seed 004: a registered provider runs the job elsewhere
+        provider = options.get("provider")
+        if not isinstance(provider, str) or not NAME_PATTERN.fullmatch(provider):
+            raise Invalid.wrong(f"{field}.provider", "a provider name", describe(provider))
+        if not isinstance(options.get("options", {}), Mapping):
+            raise Invalid.wrong(f"{field}.options", "a mapping", describe(options.get("options")))
     if runner == "command":
         command = options.get("command")
         if not isinstance(command, str) or not command.strip():

@@ -16,6 +16,7 @@ RUNNER_CLASSES: dict[str, tuple[str, str]] = {
     "codex": ("specialists.runners.codex", "CodexRunner"),
     "command": ("specialists.runners.command", "CommandRunner"),
     "native": ("specialists.runners.native", "NativeRunner"),
+    "external-job": ("specialists.runners.external_job", "ExternalJobRunner"),
     PROC_RUNNER: ("specialists.runners.proc", "ProcRunner"),
     WORKFLOW_RUNNER: ("specialists.runners.workflow", "WorkflowRunner"),
 }

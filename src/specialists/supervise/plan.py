@@ -166,7 +166,7 @@ def plan_job(
         skill_paths=[str(p) for p in spec.skill_paths],
         pre_scripts=[dataclasses.asdict(s) for s in spec.pre_scripts],
         post_scripts=[dataclasses.asdict(s) for s in spec.post_scripts],
-        runner_options=runner_options(config.raw, runner, spec.runner_options),
+        runner_options=_options(config.raw, runner, spec.runner_options),
         parent_id=parent.id if parent else None,
         resume_session=parent_status.session_file if parent_status else None,
         bead_id=input_bead if request.track_bead else None,
@@ -194,6 +194,17 @@ def runner_options(
     tables = config_tables.get("runners")
     defaults = tables.get(runner) if isinstance(tables, Mapping) else None
     return {**(defaults if isinstance(defaults, Mapping) else {}), **definition}
+
+
+def _options(
+    config_tables: Mapping[str, object], runner: str, definition: Mapping[str, object]
+) -> dict[str, object]:
+    options = runner_options(config_tables, runner, definition)
+    if runner == "external-job":  # its provider, from the person's registry in config.toml
+        from specialists.runners.external_job import provider_options
+
+        return provider_options(config_tables, options)
+    return options
 
 
 def _check_prompt(request: JobRequest) -> None:
