@@ -55,9 +55,7 @@ def main(argv: list[str]) -> int:
         digest = options.get("digest") or job["request"]["digest"]
         if job.get("cancelled"):
             state_now = "cancelled"
-        elif options.get("hold") and not (state / f"release-{job_id}").exists():
-            state_now = "running"
-        elif job["seen"] <= int(options.get("polls", 1)):
+        elif _still_running(state, job_id, job["seen"], options):
             state_now = "running"
         elif options.get("fail"):
             state_now = "failed"
@@ -77,6 +75,12 @@ def main(argv: list[str]) -> int:
         return 0
     print(f"unknown verb {verb}", file=sys.stderr)
     return 2
+
+
+def _still_running(state: Path, job_id: str, seen: int, options: dict) -> bool:
+    if options.get("hold"):
+        return not (state / f"release-{job_id}").exists()
+    return seen <= int(options.get("polls", 1))
 
 
 if __name__ == "__main__":
