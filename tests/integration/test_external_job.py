@@ -147,3 +147,35 @@ def test_stop_cancels_at_the_provider(provider_dir: Path) -> None:
     wait_until(lambda: _status(job)["status"] == "cancelled", 60, "the stop")
     assert "cancel pj-1" in _calls(provider_dir)
     assert _record(job)["state"] == "cancelled"
+
+
+def test_a_workflow_resume_reattaches_a_key_whose_supervisor_died(
+    provider_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The key's child dies with its supervisor while its provider job runs; `workflow
+    resume` re-runs the key by reattaching to that provider job: one dispatch in all."""
+    from specialists.cli.main import main
+    from tests.support.workflows import keys, result, store, wait_ended
+
+    _spec("pro", {"hold": True})
+    folder = _root() / ".specialists" / "workflows"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "ask.yaml").write_text("steps:\n  - run: {key: ask, agent: pro, task: Deep one}\n")
+    assert main(["workflow", "run", "ask", "--detach"]) == 0
+    wf = capsys.readouterr().out.strip()
+    project = _root()
+    wait_until(lambda: keys(project, wf).get("ask") is not None, 60, "the child's launch")
+    child = keys(project, wf)["ask"].job
+    wait_until(lambda: "reattach pj-1" in _calls(provider_dir), 60, "the first look")
+    os.kill(_status(child)["supervisor_pid"], signal.SIGKILL)
+    assert wait_ended(project, wf).status == "error"
+    (provider_dir / "release-pj-1").write_text("")
+    assert main(["workflow", "resume", wf, "--detach"]) == 0
+    again = capsys.readouterr().out.strip()
+    assert wait_ended(project, again).status == "done"
+    assert result(project, again)["ask"]["output"] == "ANSWER: Deep one"
+    assert [c for c in _calls(provider_dir) if c.startswith("dispatch")] == ["dispatch"]
+    newest = keys(project, again)["ask"]
+    assert newest.resolved_context == "continued"
+    assert store(project).read_record(newest.job).thread["continues"] == child
+    assert _record(newest.job)["reattached_from"] == child

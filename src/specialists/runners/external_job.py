@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -58,6 +59,8 @@ from specialists.runners.base import (
     RunnerEvent,
     not_accepted,
 )
+
+log = logging.getLogger(__name__)
 
 RECORD_FILE = "external-job.json"
 PROVIDERS_TABLE = "external_job_providers"
@@ -111,6 +114,19 @@ def prompt_digest(spec: LaunchSpec, provider: str, options: Mapping[str, Any]) -
         [provider, spec.system_prompt, spec.prompt, options], sort_keys=True, default=str
     )
     return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
+
+
+def reattachable(job_dir: Path) -> bool:
+    """Whether a job's provider job was dispatched and, last we knew, had not ended: a
+    re-run of its workflow key reattaches to it instead of dispatching the prompt again."""
+    try:
+        record = read_object(job_dir / RECORD_FILE, MAX_RECORD)
+    except FileNotFoundError:
+        return False
+    except (OSError, SpecialistsError) as exc:
+        log.warning("%s: not reattached: %s", job_dir / RECORD_FILE, exc)
+        return False
+    return bool(record.get("provider_job_id")) and record.get("state") in ("queued", "running")
 
 
 # --- the runner -------------------------------------------------------------------------
@@ -182,6 +198,7 @@ class ExternalJobRunner:
             self._notice(f"reattached to {provider} job {self._record['provider_job_id']}")
         else:
             self._record = {
+                "job": spec.job_id,
                 "provider": provider,
                 "prompt_digest": digest,
                 "options": extra,
@@ -312,7 +329,13 @@ class ExternalJobRunner:
                 "prompt (its digest differs from this one's); continue it with the same prompt, "
                 "or start a new job"
             )
-        return {**earlier, "reattached_from": str(path)}
+        # The record was copied into this job with its session (supervise/launch.py): it names
+        # the job that dispatched, or that reattached before us.
+        return {
+            **earlier,
+            "job": self._spec.job_id if self._spec else None,
+            "reattached_from": earlier.get("job"),
+        }
 
     def _save(self) -> None:
         spec = self._spec

@@ -10,6 +10,7 @@ launch that fails removes what it made (no thread record, no job that looks as i
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Mapping
@@ -53,6 +54,11 @@ class JobChildren:
         from specialists.project import check_agent
         from specialists.threads.launch import ProjectStarter
 
+        if launch.earlier is not None and launch.continue_from is None:
+            from specialists.runners.external_job import reattachable
+
+            if reattachable(self.store.job_dir(launch.earlier)):  # never dispatched twice
+                launch = dataclasses.replace(launch, continue_from=launch.earlier)
         if launch.options.output is not None:  # an absolute path must be inside the project
             from specialists.workflows.outputs import relative_parts
 
@@ -176,7 +182,8 @@ class JobChildren:
         if opts.context == "fork" and launch.continue_from is None:
             record, resolved = self._fork(record), "fork"
         changes: dict[str, Any] = {}
-        instructions = report_instructions(opts.policy()) if launch.continue_from is None else None
+        fresh_task = launch.continue_from in (None, launch.earlier)  # a reattach: the same task
+        instructions = report_instructions(opts.policy()) if fresh_task else None
         if instructions:
             changes["task"] = f"{record.task}\n\n{instructions}"
         if opts.max_turns is not None:

@@ -34,6 +34,9 @@ class Launch:
     continue_from: str | None = None  # a job whose session this attempt continues
     retry_of: str | None = None  # a fresh retry of this job (it works where that one did)
     nested: tuple[str, Mapping[str, Any]] | None = None  # (workflow, args): a nested workflow
+    # the key's job of an earlier run that ended without an answer (its supervisor died): an
+    # external job whose provider job still runs is reattached, not dispatched again
+    earlier: str | None = None
 
 
 class Children(Protocol):

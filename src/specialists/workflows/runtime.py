@@ -202,12 +202,14 @@ class Runs:
                 hint="make the script give this key the same agent, task and options, or "
                 f"resume with --rerun-changed {opts.key} (or --rerun-changed all)",
             )
+        earlier = None
         if prior is not None and prior.hash == h:
             adopted = await self._adopt(opts, prior)
             if adopted is not None:
                 self._results[opts.key] = adopted
                 return adopted
-        result = await self._launch_and_wait(opts, h, nested)
+            earlier = prior.job
+        result = await self._launch_and_wait(opts, h, nested, earlier)
         self._results[opts.key] = result
         return result
 
@@ -243,11 +245,15 @@ class Runs:
         return dataclasses.replace(result, output_file=written)
 
     async def _launch_and_wait(
-        self, opts: ChildOptions, h: str, nested: tuple[str, Mapping[str, Any]] | None
+        self,
+        opts: ChildOptions,
+        h: str,
+        nested: tuple[str, Mapping[str, Any]] | None,
+        earlier: str | None = None,
     ) -> ChildResult:
         jobs: list[str] = []
         async with self._slots:
-            launch = Launch(opts, opts.task, nested=nested)
+            launch = Launch(opts, opts.task, nested=nested, earlier=earlier)
             if opts.resume is not None:
                 job, _agent = self._children.keyed_resume(opts.resume)
                 launch = Launch(opts, opts.task, continue_from=job)
