@@ -103,7 +103,7 @@ def test_tool_result_error_is_flagged() -> None:
     result = {"type": "tool_result", "tool_use_id": "t1", "is_error": True, "content": "no"}
     (end,) = t.feed({"type": "user", "message": {"content": [result]}}, 1.5)
     assert isinstance(end, Activity)
-    assert end.fields == {"tool": "Write", "duration_ms": 500, "is_error": True}
+    assert end.fields == {"tool": "Write", "duration_ms": 500, "is_error": True, "error": "no"}
 
 
 def test_max_turns_result_is_an_error() -> None:

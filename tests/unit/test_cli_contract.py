@@ -228,6 +228,48 @@ def test_escapes_from_an_agent_are_shown_not_obeyed(capsys, store, root):
     assert "\x1b" not in shown(ESC, Tty()) and shown(ESC, io.StringIO()) == ESC
 
 
+def test_status_says_what_each_job_is_and_rolls_a_workflows_spending_up(capsys, store, root):
+    """Rows name a workflow child's key or a job's task; a workflow's progress and its
+    children's spending are in the text and in --json (one shape: jobs/rollup.py)."""
+    alive = {
+        "supervisor_pid": os.getpid(),
+        "supervisor_start_time": process_start_time(os.getpid()),
+    }
+    children = {
+        "tokens": {"input": 40, "output": 4, "cache_read": 0, "cache_write": 0},
+        "cost_usd": 0.02,
+        "jobs": 2,
+    }
+    progress = {"total": 3, "done": 1, "running": 1, "queued": 1, "phase": "review",
+                "concurrency": 8, "children": children}  # fmt: skip
+    wf = job_with(
+        store, root, status="running", title="parallel_review", progress=progress,
+        tokens={"input": 1, "output": 1}, **alive,
+    )  # fmt: skip
+    child = job_with(
+        store, root, status="running", workflow_key="review-tests", parent_id=wf,
+        current_event="text", last_text=f"hello {ESC}", **alive,
+    )  # fmt: skip
+    job_with(store, root, status="done", title="Review the last commit")
+    code, out, _ = cli(capsys, "status")
+    assert code == 0 and "\x1b" not in out
+    assert "1/3 done · 1 running · 1 queued · phase review · up to 8 at once" in out
+    assert "review-tests" in out and "says: hello \\e]0;pwned" in out
+    assert "Review the last commit · ✓" in out
+    code, out, _ = cli(capsys, "status", "--json")
+    by_id = {s["id"]: s for s in json.loads(out)["active"]}
+    assert by_id[wf]["rollup"] == {
+        "tokens": {"input": 41, "output": 5, "cache_read": 0, "cache_write": 0},
+        "cost_usd": 0.02,
+        "jobs": 3,
+    }
+    assert by_id[child]["rollup"]["jobs"] == 1 and by_id[child]["workflow_key"] == "review-tests"
+    code, out, _ = cli(capsys, "status", wf)
+    assert "Progress: 1/3 done" in out and "With its children: 3 jobs, tokens 41 in / 5 out" in out
+    code, out, _ = cli(capsys, "status", wf, "--json")
+    assert json.loads(out)["rollup"]["jobs"] == 3
+
+
 def test_result_raw_keeps_the_exact_text(capsys, store, root):
     record, lock = new_job(store, root)
     writer = JobWriter(store, record.id)

@@ -83,7 +83,7 @@ def test_rows_carry_tokens_cost_attention_and_parent(store):
     a, b = rows_by_id(source)["0000000a"], rows_by_id(source)["0000000b"]
     assert (a.tokens_in, a.tokens_out, a.cost_usd) == (15, 7, 0.25)
     assert a.activity == "bash(ls)" and a.keep_alive
-    assert a.attention == "no output for 5m[31m"  # the escape byte is gone
+    assert a.attention == "no output for 5m\\e[31m"  # the escape shown, not obeyed
     assert a.flags() == ("attention", "stalled")
     assert b.parent == "job:0000000a" and b.flags() == ()
 
@@ -254,8 +254,8 @@ def test_fleet_merges_sources():
     assert [ln.prefix + ln.row.key for ln in fleet.tree()] == ["job:a", "└─ timer:1"]
 
 
-def test_printable_removes_control_characters():
-    assert printable("a\x1b[2Jb\x07c\nd\x9be") == "a[2Jbc de"
+def test_printable_shows_control_characters_as_escapes():
+    assert printable("a\x1b[2Jb\x07c\nd\x9be") == "a\\e[2Jb\\x07c d\\x9be"
     assert printable(None) == ""
 
 

@@ -221,6 +221,39 @@ def test_show_refreshes_linked_runs_and_warns_for_a_gone_or_unreadable_one(tmp_p
     assert {r.job_id: r.status for r in store.load("m1").runs}[done] == "done"  # saved back
 
 
+def test_show_adds_up_what_the_linked_jobs_spent_each_job_once(tmp_path):
+    """A workflow reports its children's spending; a child linked too is not counted twice;
+    a finished run's spending is kept in mission.json, so it is not read again."""
+    jobs = JobStore(tmp_path / ".specialists", news=None)
+    store = store_at(tmp_path)
+    children = {
+        "tokens": {"input": 100, "output": 20, "cache_read": 0, "cache_write": 0},
+        "cost_usd": 0.5,
+        "jobs": 2,
+    }
+    wf = job_with(jobs, tmp_path, status="done", progress={"total": 2, "children": children})
+    child = job_with(jobs, tmp_path, status="done", parent_id=wf, tokens={"input": 60, "output": 9})
+    plain = job_with(jobs, tmp_path, status="done", tokens={"input": 7, "output": 3}, cost_usd=0.25)
+    ops.create(store, title="t", mission_id="m1")
+    for job_id in (wf, child, plain):
+        store.update("m1", lambda m, j=job_id: (model.link_run(m, j, "echo", 1), None))
+    spent = ops.show(store, jobs, "m1").spent()
+    assert spent["jobs"] == 4 and spent["cost_usd"] == 0.75  # workflow + 2 children + plain
+    assert spent["tokens"]["input"] == 107 and spent["tokens"]["output"] == 23
+    saved = {r.job_id: r for r in store.load("m1").runs}
+    assert saved[wf].spent is not None and saved[child].parent == wf
+    (jobs.job_dir(plain) / "status.json").write_text("{damaged")  # never read again
+    again = ops.show(store, jobs, "m1")
+    assert again.spent() == spent and not again.warnings
+    data = mission_action(
+        tmp_path / ".specialists",
+        jobs,
+        {"action": "show", "mission_id": "m1"},
+        index_dir=tmp_path / "index",
+    )
+    assert data["spent"] == spent
+
+
 # --- a hostile store ------------------------------------------------------------------------
 
 

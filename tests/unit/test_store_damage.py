@@ -200,9 +200,16 @@ def test_reads_are_capped_per_call(store, root, tmp_path):
     [
         (lambda p: p.write_text(_status_text("00000001")), False),  # another version's
         (lambda p: p.write_text(DEEP), True),
-        (lambda p: p.write_text('{"v": 1, "jobs": [[12, "done", "x", 1, 1.0, null]]}'), True),
         (
-            lambda p: p.write_text('{"v": 1, "jobs": [["00000001", "done", "", 1, 1e999, null]]}'),
+            lambda p: p.write_text(
+                '{"v": 2, "jobs": [[12, "done", "x", 1, 1.0, null, null, null]]}'
+            ),
+            True,
+        ),
+        (
+            lambda p: p.write_text(
+                '{"v": 2, "jobs": [["00000001", "done", "", 1, 1e999, null, null, null]]}'
+            ),
             True,
         ),
         (lambda p: (p.unlink(missing_ok=True), p.symlink_to("/dev/zero")), True),

@@ -318,7 +318,7 @@ def test_feed_lines_render_usage_and_values_compactly() -> None:
             "usage": {"input": 12, "output": 3, "cost_usd": 0.0125},
         },
     )
-    assert line == "[abcd1234] reviewer     01:01  turn_end    turn 2 in=12 out=3 $0.0125"
+    assert line == "[abcd1234] reviewer             01:01  turn end    turn 2 in=12 out=3 $0.0125"
     other = feed_line(
         "abcd1234", "reviewer", 0, {"ts": 0, "event": "retry", "attempt": 2, "detail": {"a": 1}}
     )

@@ -180,6 +180,14 @@ def _print_show(data: dict[str, Any]) -> None:
             f" {goal['notices']} notice(s)"
         )
     print(f"runs:      {len(data['runs'])}")
+    spent = data.get("spent")
+    if spent and spent["jobs"]:
+        t = spent["tokens"]
+        print(
+            f"spent:     {spent['jobs']} jobs (workflows' children included), tokens "
+            f"{t['input'] + t['cache_read'] + t['cache_write']:,} in / {t['output']:,} out, "
+            f"${spent['cost_usd']:.4f}"
+        )
     for run in data["runs"][-20:]:
         stale = "" if run["live"] else " (last seen)"
         print(f"  {run['job_id']}  {run['status']}{stale}  {_line(run['specialist'], 40)}")

@@ -19,7 +19,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("workflow", help="a name (.specialists/workflows/<name>.*) or a path")
     r.add_argument("--arg", action="append", default=[], metavar="K=V", help="an argument")
     r.add_argument("--args-json", metavar="JSON", help="arguments as one JSON object")
-    r.add_argument("--concurrency", type=int, help="children at once (default min(16, cores-2))")
+    r.add_argument(
+        "--concurrency", type=int, help="children at once (default 8, fewer if memory is short)"
+    )
     r.add_argument("--detach", action="store_true", help="print the job id and return at once")
     r.add_argument("--mission", metavar="ID", help="run it on this mission (it must exist)")
     r.add_argument(
@@ -83,12 +85,22 @@ def run(args: argparse.Namespace, project: Project) -> int:
     if mission is not None:
         record = record.replace(runner_options={**record.runner_options, "mission_id": mission})
     job_id = project.start_background(record)
+    if not args.json:
+        print(f"workflow {job_id}: {_concurrency_note(request, record)}", file=sys.stderr)
     if mission is not None:
         _link(project, mission, record.replace(id=job_id), quiet=args.json)
     if args.detach:
         print(job_id if not args.json else f'{{"id": "{job_id}"}}')
         return 0
     return _follow(project.store, job_id, as_json=args.json)
+
+
+def _concurrency_note(request: Any, record: JobRecord) -> str:
+    """The concurrency in force, said once at the start (a cap nobody sees is a surprise)."""
+    n = record.runner_options.get("concurrency")
+    if request.concurrency is not None:
+        return f"up to {n} children at once (as asked)"
+    return f"up to {n} children at once (the default; --concurrency N to change it)"
 
 
 def _mission(project: Project, attach: str | None, resumed: str | None) -> str | None:
@@ -146,7 +158,7 @@ def _follow(store: JobStore, job_id: str, *, as_json: bool) -> int:
     import time
 
     from specialists.display import display_line
-    from specialists.jobs.view import current_status
+    from specialists.jobs.view import current_status, progress_words
 
     seq = 0
     if not as_json:
@@ -157,7 +169,13 @@ def _follow(store: JobStore, job_id: str, *, as_json: bool) -> int:
             for event in store.read_events(job_id, seq + 1):
                 seq = max(seq, int(event.get("seq", 0)))
                 if event.get("event") == "notice" and not as_json:
-                    print(display_line(str(event.get("message", "")), 300), file=sys.stderr)
+                    line = str(event.get("message", ""))
+                    wf = event.get("workflow")
+                    if isinstance(wf, dict) and wf.get("kind") == "end":
+                        now = store.read_status(job_id)
+                        if now is not None and now.progress:  # where it stands now
+                            line += f"  ({progress_words(now.progress)})"
+                    print(display_line(line, 300), file=sys.stderr)
             if not status.active:
                 break
             time.sleep(0.2)

@@ -29,7 +29,7 @@ ARGS = s.obj(
         "document": {"type": "object", "description": "a declarative workflow: {steps: [...]}"},
         "name": s.text("a YAML/JSON workflow in .specialists/workflows/", max_length=200),
         "args": {"type": "object", "description": "the workflow's arguments"},
-        "concurrency": s.integer("children at once", 4, 1, 64),
+        "concurrency": s.integer("children at once", 8, 1, 64),
         "budget_tokens": {
             "type": "integer",
             "minimum": 1,

@@ -87,9 +87,10 @@ def mission_action(
         data = mission_to_dict(shown.mission)
         data["runs"] = [
             {"job_id": v.job_id, "specialist": v.specialist, "status": v.status,
-             "tokens": v.tokens, "live": v.live}
+             "tokens": v.tokens, "live": v.live, "spent": v.spent}
             for v in shown.runs
         ]  # fmt: skip
+        data["spent"] = shown.spent()
         data["state"] = shown.state
         data["warnings"] = shown.warnings
         return data

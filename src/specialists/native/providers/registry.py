@@ -87,7 +87,7 @@ def resolve_model(
         )
     merged = _merge(provider, builtin, custom)
     if merged.api == "replay":
-        return _resolve_replay(name, model_id, cwd)
+        return _resolve_replay(name, model_id, cwd, _model_facts(custom, model_id)[1])
     base_url = merged.base_url
     if merged.base_url_env and env.get(merged.base_url_env) and not (custom and custom.base_url):
         base_url = env[merged.base_url_env].rstrip("/")
@@ -142,7 +142,8 @@ def _model_facts(custom: ProviderConfig | None, model_id: str) -> tuple[int | No
     return window or custom.context_window, prices
 
 
-def _resolve_replay(name: str, model_id: str, cwd: Path | None) -> ResolvedModel:
+def _resolve_replay(name: str, model_id: str, cwd: Path | None, prices: Prices) -> ResolvedModel:
+    """A recording; `[providers.replay]` prices, if any, give its turns a cost (demos)."""
     path = Path(model_id).expanduser()
     if not path.is_absolute() and cwd is not None:
         path = cwd / path
@@ -151,7 +152,7 @@ def _resolve_replay(name: str, model_id: str, cwd: Path | None) -> ResolvedModel
             f"replay recording {path} not found (model {name!r})",
             hint="write replay/<path to a .jsonl or .yaml recording>",
         )
-    info = ModelInfo(name, "replay", str(path))
+    info = ModelInfo(name, "replay", str(path), prices=prices)
     return ResolvedModel(info, "replay", None, None, None)
 
 
