@@ -324,5 +324,6 @@ def test_resume_by_run_id_continues_that_job_and_keys_it_into_the_hash(tmp_path:
             child_options({"key": "k", "task": "t", "resume": bad})
     with pytest.raises(UserError, match="resume and agent cannot be combined"):
         child_options({"key": "k", "task": "t", "resume": "000000aa", "agent": "x"})
+    (tmp_path / "2").mkdir()
     with pytest.raises(UserError, match="not resumable"):
         go(make(tmp_path / "2", FakeChildren()).run("k", task="t", resume="000000ff"))
