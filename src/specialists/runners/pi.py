@@ -193,7 +193,7 @@ class PiRunner:
         )
         if ext_tools:  # pi's --tools also gates extension tools
             at = argv.index("--tools") + 1
-            argv[at] = ",".join([argv[at], *ext_tools])
+            argv[at] = ",".join(t for t in (argv[at], *ext_tools) if t)
         self._session_file = str(session_file)
         self._response_format = spec.response_format
         self._protocol = job_protocol(spec, self._session_file)
