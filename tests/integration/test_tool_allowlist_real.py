@@ -60,3 +60,17 @@ def test_codex_refuses_a_list_without_its_shell_before_any_job(mock_llm: MockLLM
         *(Path(os.environ["SPECIALISTS_PROJECT_ROOT"]) / ".specialists/jobs").iterdir()
     ]
     assert mock_llm.model_requests == []
+
+
+def test_pi_with_an_empty_list_offers_no_builtin_tool(pi_bin: Path, mock_llm: MockLLM) -> None:
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    path = root / ".pi" / "agents" / "thinker.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "---\nname: thinker\nrunner: pi\nmodel: mock/mock-model\ntools: []\n---\nThink.\n"
+    )
+    mock_llm.enqueue(Reply("thought"))
+    out = sp("run", "thinker", "--prompt", "think", timeout=120)
+    assert out.returncode == 0, out.stderr
+    (request,) = mock_llm.model_requests
+    assert not set(request.tool_names()) & BUILTIN, request.tool_names()

@@ -190,3 +190,22 @@ def test_catalog_keeps_loading_the_other_files(tmp_path: Path) -> None:
     catalog = load_catalog(tmp_path)
     assert "good" in catalog and "bad" not in catalog
     assert any("nope" in p.one_line() for p in catalog.problems)
+
+
+def test_pi_gets_no_builtin_tool_when_the_list_names_none(tmp_path: Path) -> None:
+    from specialists.runners.base import LaunchSpec
+    from specialists.runners.pi import build_argv
+
+    def argv(tools: tuple[str, ...] | None) -> list[str]:
+        spec = LaunchSpec("j", tmp_path, tmp_path, "p", "", None, "READ_ONLY", tools=tools)
+        return build_argv(
+            ["pi"], spec, session_file=tmp_path / "s", system_prompt_file=None, skill_paths=()
+        )
+
+    scout = argv(("read", "grep", "find", "ls"))
+    assert scout[scout.index("--tools") + 1] == "read,grep,find,ls"
+    assert "--no-builtin-tools" not in scout
+    only_table = argv(("bg_run",))
+    assert only_table[only_table.index("--tools") + 1] == ""
+    assert "--no-builtin-tools" in only_table
+    assert argv(None)[argv(None).index("--tools") + 1] == "read,bash,grep,find,ls"

@@ -123,7 +123,10 @@ def build_argv(
         argv += ["--model", model]
     if system_prompt_file is not None:
         argv += ["--append-system-prompt", str(system_prompt_file)]
-    argv += ["--tools", pi_tools(spec.permission, spec.tools)]
+    tools = pi_tools(spec.permission, spec.tools)
+    argv += ["--tools", tools]
+    if not tools:  # an allowlist with no pi tool in it: none at all, not pi's default set
+        argv.append("--no-builtin-tools")
     for skill in skill_paths:
         argv += ["--skill", str(skill)]
     argv += ["--session", str(session_file)]
