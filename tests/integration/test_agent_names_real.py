@@ -5,6 +5,9 @@ command runner."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from specialists.cli.main import main
@@ -77,3 +80,26 @@ def test_the_mcp_run_tool_resolves_an_alias() -> None:
         assert unknown.is_error and "tools.echo2" in str(unknown.data), unknown
     finally:
         ctx.jobs.stop_all(grace=2.0)
+
+
+def test_run_and_the_record_use_the_canonical_name(capsys: pytest.CaptureFixture[str]) -> None:
+    """`specialists run <alias>` and `run <package.name>` start the same specialist; the job
+    records its canonical runtime name."""
+    import json
+
+    from specialists.cli.main import main
+
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    path = root / ".pi" / "agents" / "echo.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "---\nname: echo\npackage: tools\naliases: say\n"
+        "runner: {type: command, command: cat}\n---\n"
+    )
+    for name in ("say", "tools.echo"):
+        assert main(["run", name, "--prompt", f"via {name}"]) == 0
+        assert f"via {name}" in capsys.readouterr().out
+    assert main(["status", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    rows = listed["active"] + listed["finished"]
+    assert len(rows) == 2 and {r["specialist"] for r in rows} == {"tools.echo"}

@@ -372,6 +372,29 @@ def test_a_mission_recovers_its_workflow_after_a_compaction_and_resumes_it_by_ke
     assert [r["job_id"] for r in runs] == [wf, resumed]
 
 
+def test_a_workflow_launch_gets_its_own_mission_and_its_script_the_state(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 22 item 2: one mission per workflow launch (the seed's default), linked to the
+    workflow job and named in its record, so the script's runs.mission works; --no-mission
+    makes none."""
+    project = workflow_project({"onm.py": ON_A_MISSION}, wait="cat >/dev/null; echo built")
+    wf = _run(capsys, "onm")
+    status = wait_ended(project, wf)
+    assert status.status == "done", status.error
+    assert main(["mission", "list", "--json"]) == 0
+    [mission] = json.loads(capsys.readouterr().out)["missions"]
+    assert mission["title"] == "workflow onm" and mission["runs"] == 1
+    assert main(["mission", "show", mission["id"], "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert [r["job_id"] for r in shown["runs"]] == [wf]
+    assert shown["state"] == {"nextReadyAction": "build after plan"}
+    bare = _run(capsys, "onm", "--no-mission")
+    assert wait_ended(project, bare).status == "error"  # its script needs runs.mission
+    assert main(["mission", "list", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["missions"]) == 1
+
+
 def test_a_workflow_on_a_missing_mission_starts_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     project = workflow_project({"onm.py": ON_A_MISSION})
     assert main(["workflow", "run", "onm", "--mission", "ms-nothere", "--detach"]) == 2

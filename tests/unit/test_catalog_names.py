@@ -4,7 +4,6 @@ a canonical name wins over an alias, so resolution is one step and cannot loop."
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -99,25 +98,3 @@ def test_an_alias_of_a_disabled_agent_says_so(tmp_path: Path) -> None:
     catalog = Catalog(disabled={"z": ("project", spec)})
     with pytest.raises(NotFound, match="'z' \\(alias 'zed'\\) is disabled in project scope"):
         catalog.get("zed")
-
-
-def test_run_and_the_record_use_the_canonical_name(capsys: pytest.CaptureFixture[str]) -> None:
-    """`specialists run <alias>` and `run <package.name>` start the same specialist; the job
-    records its canonical runtime name."""
-    import json
-
-    from specialists.cli.main import main
-
-    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
-    _agent(
-        root,
-        "echo",
-        "name: echo\npackage: tools\naliases: say\nrunner: {type: command, command: cat}",
-    )
-    for name in ("say", "tools.echo"):
-        assert main(["run", name, "--prompt", f"via {name}"]) == 0
-        assert f"via {name}" in capsys.readouterr().out
-    assert main(["status", "--json"]) == 0
-    listed = json.loads(capsys.readouterr().out)
-    rows = listed["active"] + listed["finished"]
-    assert len(rows) == 2 and {r["specialist"] for r in rows} == {"tools.echo"}

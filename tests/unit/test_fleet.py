@@ -139,19 +139,6 @@ def test_planted_files_never_hang_or_escape(store, tmp_path):
     assert all(r.title != "stolen" for r in rows.values())
 
 
-def test_dead_supervisor_is_recovered_on_the_health_pass(store):
-    clock = FakeClock()
-    write_status(store.jobs_dir, "0000dead", status="running", supervisor_pid=dead_pid())
-    source = JobSource(store, clock=clock)
-    source.refresh()
-    row = rows_by_id(source)["0000dead"]
-    assert row.status == "error" and row.activity == "supervisor crashed"
-    reads = source.reads
-    clock.now += 10
-    source.refresh()  # recovery returned the final status it wrote: never read again
-    assert source.reads == reads
-
-
 def test_job_dir_without_status(store):
     """Being created (its lock held) shows as starting; abandoned shows as never started."""
     clock = FakeClock()

@@ -17,18 +17,21 @@ if TYPE_CHECKING:
     from specialists.project import Project
 
 
+HELP = {
+    "clean": "delete finished jobs (older than SPECIALISTS_JOB_TTL_DAYS, 7, by default)",
+    "gc": "the older name of clean",
+}
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "clean",
-        aliases=["gc"],
-        help="delete finished jobs (older than SPECIALISTS_JOB_TTL_DAYS, 7, by default)",
-    )
-    age = p.add_mutually_exclusive_group()
-    age.add_argument("--days", type=float, default=None, help="override the age limit")
-    age.add_argument("--all", action="store_true", help="every finished job, whatever its age")
-    p.add_argument("--keep", type=int, default=None, metavar="N", help="keep the N newest")
-    p.add_argument("--dry-run", action="store_true", help="list what would go; remove nothing")
-    p.set_defaults(run=run)
+    for name, text in HELP.items():
+        p = sub.add_parser(name, help=text)
+        age = p.add_mutually_exclusive_group()
+        age.add_argument("--days", type=float, default=None, help="override the age limit")
+        age.add_argument("--all", action="store_true", help="every finished job, whatever its age")
+        p.add_argument("--keep", type=int, default=None, metavar="N", help="keep the N newest")
+        p.add_argument("--dry-run", action="store_true", help="list what would go; remove nothing")
+        p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, project: Project) -> int:

@@ -146,6 +146,12 @@ def _print_list(data: dict[str, Any]) -> None:
         print(f"warning: mission {bad['id']}: {_line(bad['problem'], 300)}", file=sys.stderr)
     for problem in data.get("problems", []):
         print(f"warning: {_line(problem, 300)}", file=sys.stderr)
+    if data.get("closed"):
+        print(
+            f"closed {len(data['closed'])} mission(s) that plain runs had left open, their jobs "
+            "having ended (see them: specialists mission list --all)",
+            file=sys.stderr,
+        )
     rows = data["missions"]
     if not rows:
         print("no open missions (all of them: --all; other projects: --global)")

@@ -28,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, project: Project) -> int:
-    from specialists.cli.health import health_line
+    from specialists.cli.health import health, health_line
     from specialists.jobs.view import current_status, outcome_counts, overview
 
     store = project.store
@@ -46,17 +46,17 @@ def run(args: argparse.Namespace, project: Project) -> int:
     finished.sort(key=lambda f: f.started_at_ms, reverse=True)
     shown = finished if args.all else finished[:RECENT_FINISHED]
     counts = outcome_counts(finished)
-    health = health_line(project.root)
+    facts = health(project.root)
     if args.json:
         payload: dict[str, Any] = {
-            "health": health,
+            "health": facts,
             "active": [_json(s) for s in active],
             "finished": [entry._asdict() for entry in shown],
             "counts": counts,
         }
         print(json.dumps(payload))
         return 0
-    print(health)
+    print(health_line(facts))
     if not active and not finished:
         print("no jobs")
         return 0

@@ -22,6 +22,7 @@ from specialists.errors import ConfigError, UserError
 from specialists.events.files import write_all
 from specialists.events.owners import owner_dir, owner_job_id
 from specialists.events.spill import SpillLimits, bound_stream
+from specialists.jobs.paths import project_config_files
 from specialists.timers.store import TimerStore
 from specialists.toolset import registry
 from specialists.toolset.guards import classify_bash, guard_result
@@ -37,15 +38,22 @@ MAX_CALL_ID = 200
 
 
 def read_project_config(state_root: Path) -> Mapping[str, Any]:
-    """`.specialists/config.toml` parsed, or {} when absent (one small function to swap)."""
-    path = state_root / CONFIG_FILE
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        return {}
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+    """The project's config files (team, then local) merged table by table, or {} when there
+    are none (one small function to swap)."""
+    merged: dict[str, Any] = {}
+    for path in project_config_files(state_root.parent):
+        try:
+            with path.open("rb") as fh:
+                data = tomllib.load(fh)
+        except FileNotFoundError:
+            continue
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+        for key, value in data.items():
+            old = merged.get(key)
+            both = isinstance(value, dict) and isinstance(old, dict)
+            merged[key] = {**old, **value} if both else value  # type: ignore[dict-item]
+    return merged
 
 
 class Front:
@@ -65,7 +73,7 @@ class Front:
         self.cwd = cwd
         self.clock = clock
         self._read_config = read_config
-        self._config_stamp: tuple[int, int] | None = None
+        self._config_stamp: tuple[tuple[int, int] | None, ...] | None = None
         self._settings = Settings()
         self.problems: tuple[str, ...] = ()
         self.settings_version = 0  # counts changes, so a pusher knows what it has not sent
@@ -83,14 +91,17 @@ class Front:
 
     def _refresh_settings(self) -> bool:
         path = self.state_root / CONFIG_FILE
-        try:
-            st = os.stat(path)
-            stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
-        except FileNotFoundError:
-            stamp = None
-        except OSError as exc:
-            self.problems = (f"{path}: {exc.strerror}; using the previous settings",)
-            return False
+        stamps: list[tuple[int, int] | None] = []
+        for each in project_config_files(self.state_root.parent):  # team, then local
+            try:
+                st = os.stat(each)
+                stamps.append((st.st_mtime_ns, st.st_size))
+            except FileNotFoundError:
+                stamps.append(None)
+            except OSError as exc:
+                self.problems = (f"{each}: {exc.strerror}; using the previous settings",)
+                return False
+        stamp = tuple(stamps)
         if stamp == self._config_stamp and self._config_stamp is not None:
             return False
         self._config_stamp = stamp

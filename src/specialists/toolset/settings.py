@@ -1,8 +1,10 @@
 """The knobs of the wave-2 tools, with seed 001's defaults (section 3.2).
 
-Read from `.specialists/config.toml` sections [bash], [jobs], [events], [overflow],
-[timers], [threads] and [sandbox]; the names follow the seed (camelCase keys are accepted
-beside snake_case ones, so a pi-infinity config reads the same).
+Read from the project's config files (the team's `specialists/config.toml`, then the local
+`.specialists/config.toml` and `specialists/config.local.toml`, later winning per key of a
+table) sections [bash], [jobs], [events], [overflow], [timers], [threads] and [sandbox];
+the names follow the seed (camelCase keys are accepted beside snake_case ones, so a
+pi-infinity config reads the same).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from specialists.errors import ConfigError
+from specialists.jobs.paths import project_config_files
 from specialists.toolset.guards import GUARD_MODES
 
 
@@ -171,25 +174,46 @@ MAX_CONFIG_BYTES = 1024 * 1024
 
 
 def load_project_settings(state_root: Path) -> tuple[Settings, str | None]:
-    """The project's settings (`.specialists/config.toml`; the defaults when it is absent).
+    """The project's settings (its config files merged; the defaults when there are none).
     A broken file gives the defaults and the problem in one line: a typo must not break a
     session, and the R-B5 escape is editing this very file."""
-    path = state_root / CONFIG_FILE
+    merged: dict[str, Any] = {}
+    for path in project_config_files(state_root.parent):
+        data, problem = _read_config(path)
+        if problem is not None:
+            return Settings(), problem
+        try:
+            settings_from_config(data, where=str(path))  # a bad value is named by its file
+        except ConfigError as exc:
+            return Settings(), f"{exc.one_line()}; using the default settings"
+        for key, value in data.items():
+            old = merged.get(key)
+            both = isinstance(value, dict) and isinstance(old, dict)
+            merged[key] = {**old, **value} if both else value  # type: ignore[dict-item]
+    try:
+        return settings_from_config(merged, where="the project config"), None
+    except ConfigError as exc:
+        return Settings(), f"{exc.one_line()}; using the default settings"
+
+
+def _read_config(path: Path) -> tuple[dict[str, Any], str | None]:
+    """One config file parsed ({} when absent), or the problem with it in one line."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
-        return Settings(), None
+        return {}, None
     except OSError as exc:
-        return Settings(), f"{path}: {exc.strerror or exc}; using the default settings"
+        return {}, f"{path}: {exc.strerror or exc}; using the default settings"
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return Settings(), f"{path} is not a regular file; using the default settings"
+            return {}, f"{path} is not a regular file; using the default settings"
         raw = os.read(fd, MAX_CONFIG_BYTES)
     finally:
         os.close(fd)
     try:
-        return settings_from_config(tomllib.loads(raw.decode("utf-8")), where=str(path)), None
-    except ConfigError as exc:
-        return Settings(), f"{exc.one_line()}; using the default settings"
+        data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        return Settings(), f"{path}: not valid TOML ({exc}); using the default settings"
+        return {}, f"{path}: not valid TOML ({exc}); using the default settings"
+    except RecursionError:
+        return {}, f"{path}: nested too deeply; using the default settings"
+    return data, None

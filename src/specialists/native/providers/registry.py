@@ -142,15 +142,23 @@ def _model_facts(custom: ProviderConfig | None, model_id: str) -> tuple[int | No
     return window or custom.context_window, prices
 
 
+# Recordings shipped with the package, by name (`replay/review`): an offline try-out anywhere.
+RECORDINGS = Path(__file__).resolve().parent / "recordings"
+
+
 def _resolve_replay(name: str, model_id: str, cwd: Path | None, prices: Prices) -> ResolvedModel:
-    """A recording; `[providers.replay]` prices, if any, give its turns a cost (demos)."""
+    """A recording (a path, or a shipped name); `[providers.replay]` prices, if any, give its
+    turns a cost (demos)."""
     path = Path(model_id).expanduser()
     if not path.is_absolute() and cwd is not None:
         path = cwd / path
+    shipped = RECORDINGS / f"{model_id}.jsonl"
+    if not path.is_file() and model_id.isidentifier() and shipped.is_file():
+        path = shipped
     if not path.is_file():
         raise ConfigError(
             f"replay recording {path} not found (model {name!r})",
-            hint="write replay/<path to a .jsonl or .yaml recording>",
+            hint="write replay/<path to a .jsonl or .yaml recording>, or replay/review",
         )
     info = ModelInfo(name, "replay", str(path), prices=prices)
     return ResolvedModel(info, "replay", None, None, None)

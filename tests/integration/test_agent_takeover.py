@@ -23,10 +23,10 @@ from specialists.runners.codex import CodexRunner
 from specialists.runners.pi import PiRunner
 from specialists.supervise.revive import CHECKPOINT_FILE
 from specialists.supervise.supervisor import Supervisor
+from tests.integration.test_executor_loopback import SETTINGS
+from tests.integration.test_executor_reattach import events_of, node, project, supervisor  # noqa: F401
 from tests.support import fake_claude, fake_codex
 from tests.support.jobs import new_job, wait_for
-from tests.unit.test_executor_loopback import SETTINGS
-from tests.unit.test_executor_reattach import events_of, node, project, supervisor  # noqa: F401
 
 PY = sys.executable
 FAKE_PI = Path(__file__).resolve().parents[1] / "support" / "fake_pi.py"
@@ -224,7 +224,7 @@ def test_a_claude_job_waiting_between_runs_is_taken_over_and_answers_a_follow_up
 def checkpointed_command_job(store: JobStore, root: Path, on: Any, tmp_path: Path) -> Any:
     """A command job on the node, its first checkpoint written, its supervisor gone."""
     from specialists.runners.command import CommandRunner
-    from tests.unit.test_executor_reattach import command_job
+    from tests.integration.test_executor_reattach import command_job
 
     record, lock = command_job(store, root, tmp_path)
     first = supervisor(store, record, on, CommandRunner())
