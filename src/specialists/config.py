@@ -40,10 +40,12 @@ _TOP_LEVEL_KEYS = ("default_runner", "default_model", "enabled_models", "provide
 MAX_ENABLED_MODELS = 256
 # Tables read by other rooms from `raw`: [runners.pi] (supervise/plan.py), the wave-2
 # tool settings [bash], [jobs], [events], [overflow], [timers] (toolset/settings.py) and
-# [executor] (executors/settings.py), [worktree] (sandbox/handoff.py).
+# [executor] (executors/settings.py), [worktree] (sandbox/handoff.py), [workflows]
+# (workflows/consent.py: the gates a model's workflow may run).
 _ROOM_TABLES = (
     *("runners", "bash", "jobs", "events", "overflow", "timers", "executor", "worktree"),
-    *("attention", "watchdog", "external_job_providers"),  # the last: runners/external_job.py
+    *("attention", "watchdog", "workflows"),
+    "external_job_providers",  # read by runners/external_job.py
 )
 _PRICE_KEYS = (
     "input_price_per_mtok",

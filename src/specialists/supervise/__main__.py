@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from specialists.errors import SpecialistsError
+from specialists.errors import SpecialistsError, bound_tracebacks
 from specialists.executors.choose import job_runner
 from specialists.jobs.proctree import adopt_orphans
 from specialists.jobs.store import JobLock, JobStore
@@ -18,6 +18,7 @@ from specialists.supervise.supervisor import Supervisor
 
 
 def main(argv: list[str]) -> int:
+    bound_tracebacks()
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from specialists.errors import UserError
+from specialists.reader import Invalid, load_json
 from specialists.workflows.graph import NodeKind, Planner
 from specialists.workflows.journal import Journal, KeyState, output_fields
 from specialists.workflows.mission import MissionHandle
@@ -36,6 +37,7 @@ from specialists.workflows.options import MAX_CHILDREN, MAX_ITEMS, ChildOptions,
 from specialists.workflows.progress import KeyState as Standing
 from specialists.workflows.progress import Tally
 from specialists.workflows.results import (
+    MAX_ANSWER_DEPTH,
     ChildFailed,
     Children,
     ChildResult,
@@ -516,8 +518,8 @@ def _claim_output(claimed: dict[str, str], opts: ChildOptions) -> None:
 
 def _json_or_none(text: str) -> Any:
     try:
-        return json.loads(text)
-    except ValueError:
+        return load_json(text, "JSON", max_nodes=None, max_depth=MAX_ANSWER_DEPTH)
+    except Invalid:
         return None
 
 
