@@ -216,3 +216,30 @@ def test_the_watchdog_leaves_an_unchanged_tree_alone(mock_llm: MockLLM) -> None:
     assert "watchdog" not in kinds
     assert attention_notices(job_id) == []
     assert len(mock_llm.model_requests) == 2  # no reviewer ever asked
+
+
+def test_the_watchdog_works_in_a_fresh_init_project(mock_llm: MockLLM) -> None:
+    """`specialists init` gitignores `.specialists/`; git 2.39 answers an exclude pathspec
+    naming an ignored path with exit 1, which left the watchdog off in every such project.
+    Here the worker's file is seen and reviewed, and our own state is not in the diff."""
+    assert sp("init").returncode == 0
+    assert ".specialists/" in (project() / ".gitignore").read_text()
+    write_spec("critic", permission="READ_ONLY")
+    (project() / ".specialists" / "config.toml").write_text('[watchdog]\nreviewer = "critic"\n')
+    mock_llm.enqueue(
+        Reply(tool_calls=(ToolCall("bash", {"command": "echo hello > made.txt"}),)),
+        Reply("DONE"),
+        Reply("Looks right. VERDICT: ok"),
+    )
+    job_id = start("tester", "make a file", "--watchdog")
+    assert sp("result", job_id, "--wait", "--timeout", "60s").returncode == 0
+    feed = sp("feed", "--job", job_id, "--json").stdout
+    assert "watchdog off" not in feed and "state is unknown" not in feed, feed
+
+    def reviewed() -> bool:
+        return any(e["details"].get("outcome") == "review" for e in attention_notices(job_id))
+
+    wait_until(reviewed, 60, "the watchdog's review")
+    wait_until(lambda: len(mock_llm.model_requests) >= 3, 60, "the reviewer's request")
+    asked = mock_llm.model_requests[2].last_user_text()
+    assert "made.txt" in asked and ".specialists/" not in asked
