@@ -9,13 +9,17 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from specialists.jobs import proctree
+from specialists.jobs.actions import stop_job
+from specialists.jobs.control import post_request
 from specialists.jobs.proctree import identify, job_mark
+from specialists.supervise.plan import open_store
 from tests.integration.test_cli_pi import sp, status, wait_until
 from tests.support.mock_llm import MockLLM, Reply, ToolCall
 from tests.support.processes import alive, killed_after
@@ -233,3 +237,86 @@ def test_the_native_bash_tool_dies_with_its_job(mock_llm: MockLLM, strays: list[
     mock_llm.release()
     wait_until(lambda: status(job_id)["status"] == "done", 60, "done")
     wait_until(lambda: not any(alive(p) for p in found), 20, "the background command's death")
+
+
+# --- stop, whatever state the supervisor is in (issue 21 item 10) --------------------------
+
+
+def test_stop_of_a_frozen_supervisor_ends_the_job_cancelled_and_kills_its_tree(
+    tmp_path: Path, strays: list[int]
+) -> None:
+    """A supervisor held by SIGSTOP reads no inbox and handles no SIGTERM: `stop` SIGKILLs
+    it at once instead of waiting out its grace, and the job ends as the person asked,
+    `cancelled` (not `error: supervisor crashed`), with nothing of it left running."""
+    job_id, grandchild = daemonizing_job(tmp_path, strays)
+    st = status(job_id)
+    strays.append(st["supervisor_pid"])
+    os.kill(st["supervisor_pid"], signal.SIGSTOP)
+    began = time.monotonic()
+    out = sp("stop", job_id)
+    took = time.monotonic() - began
+    print(f"stop of a frozen supervisor took {took:.1f} s")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"stopped: job {job_id} cancelled"
+    after = status(job_id)
+    assert after["status"] == "cancelled" and after["error"] is None
+    assert not alive(st["supervisor_pid"]) and not alive(st["pid"])
+    wait_until(lambda: not alive(grandchild), 20, "the grandchild's death")
+
+
+def test_stop_does_not_wait_out_its_grace_for_a_frozen_supervisor(
+    tmp_path: Path, strays: list[int]
+) -> None:
+    """With a grace far past the test's timeout, the stop still returns: a frozen
+    supervisor is never waited for."""
+    job_id, _ = daemonizing_job(tmp_path, strays)
+    st = status(job_id)
+    strays.append(st["supervisor_pid"])
+    os.kill(st["supervisor_pid"], signal.SIGSTOP)
+    store = open_store(root())
+    outcome = stop_job(store, job_id, ack_timeout=600, stop_timeout=600)
+    assert outcome.kind == "cancelled"
+
+
+def test_a_stop_asked_before_the_supervisor_died_is_recorded_as_cancelled(
+    tmp_path: Path, strays: list[int]
+) -> None:
+    """Whoever recovers the job (here `status`) records what was asked: the stop request
+    waits in the inbox of the supervisor that froze and then died."""
+    job_id, grandchild = daemonizing_job(tmp_path, strays)
+    st = status(job_id)
+    os.kill(st["supervisor_pid"], signal.SIGSTOP)
+    post_request(job_dir(job_id), "stop")
+    os.kill(st["supervisor_pid"], signal.SIGKILL)
+    wait_until(lambda: not alive(st["supervisor_pid"]), 20, "the supervisor's death")
+    after = status(job_id)
+    assert after["status"] == "cancelled" and after["error"] is None
+    wait_until(lambda: not alive(grandchild), 20, "the grandchild's death")
+    feed = sp("feed", "--job", job_id, "--json").stdout.splitlines()
+    assert json.loads(feed[-1])["event"] == "cancelled"
+
+
+def test_a_crash_nobody_asked_for_is_still_a_crash(tmp_path: Path, strays: list[int]) -> None:
+    """A steer waiting in the inbox is no stop: the job ends `error: supervisor crashed`."""
+    job_id, _ = daemonizing_job(tmp_path, strays)
+    st = status(job_id)
+    os.kill(st["supervisor_pid"], signal.SIGSTOP)
+    post_request(job_dir(job_id), "steer", "look at x")
+    os.kill(st["supervisor_pid"], signal.SIGKILL)
+    wait_until(lambda: not alive(st["supervisor_pid"]), 20, "the supervisor's death")
+    after = status(job_id)
+    assert after["status"] == "error" and after["error"] == "supervisor crashed"
+
+
+def test_stop_of_a_healthy_supervisor_still_stops_gracefully(
+    tmp_path: Path, strays: list[int]
+) -> None:
+    """The usual path is unchanged: the supervisor takes the request and ends the job."""
+    job_id, _ = daemonizing_job(tmp_path, strays)
+    out = sp("stop", job_id)
+    assert out.returncode == 0, out.stderr
+    kinds = [
+        json.loads(x)["event"] for x in sp("feed", "--job", job_id, "--json").stdout.splitlines()
+    ]
+    assert "stopping" in kinds and kinds[-1] == "cancelled"
+    assert "recovered" not in sp("feed", "--job", job_id, "--json").stdout

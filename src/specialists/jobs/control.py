@@ -121,6 +121,31 @@ def _set_aside(name: str, inbox_fd: int) -> str:
     return f"ignored and kept as .{name}.bad"
 
 
+def stop_pending(job_dir: Path) -> bool:
+    """A stop request waits in the inbox (read, not taken): recovery records that the job
+    was stopped, not that its supervisor crashed. A bad entry is no request."""
+    try:
+        inbox_fd = open_dir(job_dir / CONTROL_DIR)
+    except (FileNotFoundError, StoreError):
+        return False
+    try:
+        names = heapq.nsmallest(
+            MAX_BATCH,
+            (n for n in os.listdir(inbox_fd) if n.endswith(".json") and not n.startswith(".")),
+        )
+        for name in names:
+            where = f"control request {name}"
+            try:
+                raw = read_bytes(name, MAX_REQUEST, dir_fd=inbox_fd, label=where)
+                if ControlRequest.from_dict(parse_object(raw, where), source=where).kind == "stop":
+                    return True
+            except (FileNotFoundError, StoreError):
+                continue
+        return False
+    finally:
+        os.close(inbox_fd)
+
+
 def pending_count(job_dir: Path) -> int:
     try:
         inbox_fd = open_dir(job_dir / CONTROL_DIR)
