@@ -114,12 +114,13 @@ def stop_job(
         acked = wait_for_ack(store, job_id, request.id, ack_timeout) is not None
         if not acked:
             kill_agent(st, store.job_dir(job_id))
-        if not _ended(store, job_id, stop_timeout):
+        if not _ended(store, job_id, stop_timeout, watch_frozen=False):
             kill_agent(st, store.job_dir(job_id))
         return StopOutcome(job_id, current_status(store, job_id), was_active=True)
     answering = _answers(store, job_id, st, request.id, ack_timeout)
-    if answering and _ended(store, job_id, stop_timeout, st):
+    if answering and _ended(store, job_id, stop_timeout):
         return StopOutcome(job_id, current_status(store, job_id), was_active=True)
+    st = store.read_status(job_id) or st
     _signal(st.supervisor_pid, st.supervisor_start_time, signal.SIGKILL)
     _gone(st, SIGKILL_REAP_S)
     # The stop request is still in its inbox (or it had begun stopping): recovery, by this
@@ -135,36 +136,49 @@ def _answers(
 ) -> bool:
     """Is the supervisor acting on the stop? It acknowledged the request, or, asked again
     with SIGTERM, began stopping (or ended) within SIGTERM_ANSWER_S. False at once for a
-    frozen one, which can do neither."""
-    pid, start = st.supervisor_pid, st.supervisor_start_time
-    deadline = time.monotonic() + ack_timeout
+    frozen one, which can do neither. The supervisor's pid is read again on each look: a
+    job that is just starting records its launcher's until its supervisor runs."""
+    began = time.monotonic()
     path, offset = store.events_path(job_id), 0
-    while time.monotonic() < deadline:
-        if is_frozen(pid) or not is_alive(pid, start):
+    while True:
+        st = store.read_status(job_id) or st
+        if not st.active:
+            return True
+        if is_frozen(st.supervisor_pid):
             return False
         events, offset = read_event_lines(path, offset)
         if any(ev.get("request") == request_id for ev in events):
             return True
+        waited = time.monotonic() - began
+        starting = st.status == "starting" and not is_alive(
+            st.supervisor_pid, st.supervisor_start_time
+        )  # its supervisor has not written its pid yet (a loaded machine: seconds)
+        if waited >= (STOP_TIMEOUT_S if starting else ack_timeout):
+            break
         time.sleep(_POLL_S)
-    _signal(pid, start, signal.SIGTERM)  # not reading its inbox: busy in a step, or hung
+    # Not reading its inbox: busy in a step, or hung.
+    _signal(st.supervisor_pid, st.supervisor_start_time, signal.SIGTERM)
     deadline = time.monotonic() + SIGTERM_ANSWER_S
     while time.monotonic() < deadline:
-        if is_frozen(pid) or not is_alive(pid, start):
-            return False
         now = store.read_status(job_id)
         if now is None or not now.active or now.current_event == "stopping":
             return True
+        if is_frozen(now.supervisor_pid) or not is_alive(
+            now.supervisor_pid, now.supervisor_start_time
+        ):
+            return False
         time.sleep(_POLL_S)
     return False
 
 
-def _ended(store: JobStore, job_id: str, timeout: float, st: JobStatus | None = None) -> bool:
+def _ended(store: JobStore, job_id: str, timeout: float, *, watch_frozen: bool = True) -> bool:
     """The job ended within `timeout`; False early when its supervisor froze meanwhile."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not current_status(store, job_id).active:
+        now = current_status(store, job_id)
+        if not now.active:
             return True
-        if st is not None and is_frozen(st.supervisor_pid):
+        if watch_frozen and is_frozen(now.supervisor_pid):
             return False
         time.sleep(0.05)
     return False
