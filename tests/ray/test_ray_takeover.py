@@ -136,9 +136,10 @@ def test_a_job_taken_over_while_it_waits_between_runs_accepts_a_follow_up(
     cluster: Any, mock_llm: MockLLM, runner: str, request: pytest.FixtureRequest
 ) -> None:
     """A keep-alive job answers and waits; its supervisor is killed; its keeper (or the
-    next `status`) brings it back `waiting` (not `error`), under a new supervisor; a follow-up then runs
-    on the node (pi: in the same process; Claude Code: a new one resuming the session) and
-    its answer is the job's; stopping the wait ends the job `done`."""
+    next `status`) brings it back `waiting` (not `error`), under a new supervisor; a
+    follow-up then runs on the node (pi: in the same process; Claude Code: a new one
+    resuming the session) and its answer is the job's; stopping the wait ends the job
+    `done`."""
     request.getfixturevalue(f"{runner}_bin")
     mock_llm.enqueue(
         Reply(tool_calls=(SHELL[runner],)), Reply("FIRST answer"), Reply("SECOND answer")

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specialists import notices
-from specialists.errors import Bug, NotFound, StoreError, UserError
+from specialists.errors import Bug, ConfigError, NotFound, StoreError, UserError
 from specialists.jobs import atomic
 from specialists.jobs.control import post_request, take_requests
 from specialists.jobs.gc import collect
@@ -264,24 +264,26 @@ def test_a_job_dir_without_status_is_starting_while_locked_else_never_started(st
     assert collect(store, days=0).removed == [job_id]
 
 
-@pytest.mark.parametrize("value", ["-1", "0", "", "abc", "1e999", "nan", "-inf", "1e6"])
-def test_a_bad_ttl_deletes_nothing_and_says_so_once(store, tmp_path, monkeypatch, value):
-    """SPECIALISTS_JOB_TTL_DAYS=-1 used to delete every finished job on the next run."""
+@pytest.mark.parametrize("value", ["-1", "0", "abc", "1e999", "nan", "-inf", "1e6", "7 days"])
+def test_a_bad_ttl_is_refused_and_deletes_nothing(store, tmp_path, monkeypatch, value):
+    """SPECIALISTS_JOB_TTL_DAYS=-1 used to delete every finished job on the next run; then
+    it was warned about and ignored. Now it is refused: one line, exit 2."""
     record, lock = new_job(store, tmp_path)
     lock.release()
     st = store.read_status(record.id)
     st.status, st.started_at_ms = "done", 1000  # ended long ago
     JobWriter(store, record.id).write_status(st)
     monkeypatch.setenv("SPECIALISTS_JOB_TTL_DAYS", value)
-    report = collect(store)
-    assert report.removed == [] and store.list_ids() == [record.id]
-    assert len(report.warnings) == 1
-    assert report.warnings[0].startswith(f"SPECIALISTS_JOB_TTL_DAYS={value!r} is not a number")
-    monkeypatch.setenv("SPECIALISTS_JOB_TTL_DAYS", "0.5")  # half a day is a fine value
+    with pytest.raises(ConfigError) as refused:
+        collect(store)
+    assert refused.value.exit_code == 2
+    assert refused.value.message.startswith(f"SPECIALISTS_JOB_TTL_DAYS={value!r} is not a number")
+    assert store.list_ids() == [record.id]
+    monkeypatch.setenv("SPECIALISTS_JOB_TTL_DAYS", "")  # empty: unset, the default (7 days)
     assert collect(store).removed == [record.id]
 
 
-def test_a_bad_ttl_is_one_warning_line_for_run_and_gc(tmp_path, monkeypatch, capsys):
+def test_a_bad_ttl_refuses_run_and_gc_with_one_line(tmp_path, monkeypatch, capsys):
     from specialists.cli.main import main
 
     project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
@@ -291,11 +293,15 @@ def test_a_bad_ttl_is_one_warning_line_for_run_and_gc(tmp_path, monkeypatch, cap
     )
     assert main(["run", "echo", "--prompt", "hi"]) == 0
     monkeypatch.setenv("SPECIALISTS_JOB_TTL_DAYS", "-1")
-    for argv in (["run", "echo", "--prompt", "again"], ["gc"]):
+    for argv in (
+        ["run", "echo", "--prompt", "again"],
+        ["run", "echo", "--prompt", "again", "--background"],
+        ["gc"],
+    ):
         capsys.readouterr()
-        assert main(argv) == 0
-        err = capsys.readouterr().err
-        warnings = [ln for ln in err.splitlines() if ln.startswith("warning: ")]
-        assert len(warnings) == 1, err
-        assert warnings[0].startswith("warning: SPECIALISTS_JOB_TTL_DAYS='-1' is not a number")
-    assert len(JobStore(project / ".specialists", news=notices).list_ids()) == 2
+        assert main(argv) == 2
+        out = capsys.readouterr()
+        lines = out.err.splitlines()
+        assert len(lines) == 1 and out.out == "", out
+        assert lines[0].startswith("error: SPECIALISTS_JOB_TTL_DAYS='-1' is not a number")
+    assert len(JobStore(project / ".specialists", news=notices).list_ids()) == 1  # no new job
