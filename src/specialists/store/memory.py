@@ -1,0 +1,119 @@
+"""`MemoryRecord`: a Record that lives in a dict, for unit tests that should not touch a disk.
+
+It keeps the file backend's rules where a caller can see them: documents and lines are JSON
+(what cannot be encoded is refused the same way), logs are bytes with the same torn-line rule
+(`tear` leaves a torn last line, as a writer killed mid-append would), a claim wins once, and
+the lock is re-entrant in a thread and exclusive between threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from specialists.errors import StoreError
+from specialists.jobs.files import parse_object
+from specialists.store.record import (
+    MAX_DOC,
+    MAX_LINE,
+    Lines,
+    check_name,
+    check_schema,
+    encode_line,
+    parse_lines,
+)
+
+
+class MemoryRecord:
+    def __init__(self, name: str = "memory", *, max_doc: int = MAX_DOC, max_line: int = MAX_LINE):
+        self.name = name
+        self.max_doc = max_doc
+        self.max_line = max_line
+        self.docs: dict[str, bytes] = {}
+        self.logs: dict[str, bytearray] = {}
+        self.created = False
+        self._lock = threading.RLock()
+
+    def __repr__(self) -> str:
+        return f"MemoryRecord({self.name!r})"
+
+    def exists(self) -> bool:
+        return self.created
+
+    def create(self) -> bool:
+        with self._lock:
+            if self.created:
+                return False
+            self.created = True
+            return True
+
+    def ensure(self) -> None:
+        self.created = True
+
+    def read(self, doc: str, *, schema: int | None = None) -> dict[str, Any] | None:
+        raw = self.docs.get(check_name(doc))
+        if raw is None:
+            return None
+        where = f"{self.name}/{doc}.json"
+        if len(raw) > self.max_doc:
+            raise StoreError(f"{where} is larger than the {self.max_doc} bytes read")
+        return check_schema(parse_object(raw, where), schema, where)
+
+    def replace(self, doc: str, data: Mapping[str, Any]) -> None:
+        encoded = json.dumps(data, ensure_ascii=False).encode()
+        with self._lock:
+            self.ensure()
+            self.docs[check_name(doc)] = encoded
+
+    def claim(self, doc: str, data: Mapping[str, Any]) -> bool:
+        encoded = json.dumps(data, ensure_ascii=False).encode()
+        with self._lock:
+            self.ensure()
+            if check_name(doc) in self.docs:
+                return False
+            self.docs[doc] = encoded
+            return True
+
+    def remove(self, doc: str) -> None:
+        with self._lock:
+            self.docs.pop(check_name(doc), None)
+            self.logs.pop(doc, None)
+
+    def append(self, log: str, entry: Mapping[str, Any]) -> None:
+        line = encode_line(entry)
+        if len(line) > self.max_line:
+            raise StoreError(f"{self.name}/{log}.jsonl: an entry of {len(line)} bytes is too long")
+        with self._lock:
+            self.ensure()
+            data = self.logs.setdefault(check_name(log), bytearray())
+            if data and not data.endswith(b"\n"):
+                data += b"\n"
+            data += line
+
+    def tear(self, log: str, partial: bytes) -> None:
+        """Leave `partial` at the end of the log without its newline (a killed writer)."""
+        with self._lock:
+            self.logs.setdefault(check_name(log), bytearray()).extend(partial)
+
+    def lines(self, log: str, *, start: int = 0, limit: int | None = None) -> Lines:
+        data = bytes(self.logs.get(check_name(log), b""))
+        base = start if 0 <= start <= len(data) else 0
+        entries, end, problems = parse_lines(
+            data[base:], base, f"{self.name}/{log}.jsonl", self.max_line, limit
+        )
+        return Lines(tuple(entries), end, tuple(problems))
+
+    def trim(self, log: str, keep: int) -> None:
+        with self._lock:
+            entries = self.lines(log).entries
+            if len(entries) > keep:
+                kept = entries[-keep:] if keep > 0 else ()
+                self.logs[log] = bytearray(b"".join(encode_line(e) for e in kept))
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        with self._lock:
+            yield
