@@ -14,6 +14,7 @@ Bad input is one line `error: ...` and changes nothing.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -172,4 +173,7 @@ def _span(ms: int) -> str:
 def _config_raw(project: Project) -> dict[str, object]:
     from specialists.config import load_config
 
-    return dict(load_config(project.root).raw)
+    config = load_config(project.root)
+    for warning in config.warnings:  # unknown keys: named, ignored
+        print(f"warning: {warning}", file=sys.stderr)
+    return dict(config.raw)

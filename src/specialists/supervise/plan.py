@@ -61,12 +61,14 @@ def plan_job(
     from specialists.catalog import load_catalog
     from specialists.catalog.managed import with_overlay
     from specialists.catalog.render import render_task
-    from specialists.config import load_config
+    from specialists.config import load_config, unreported
 
     project_root = store.root.parent
     catalog = load_catalog(project_root)
     spec = catalog.get(request.specialist)
     config = load_config(project_root)
+    if warnings is not None:  # unknown keys: named once per process, ignored
+        warnings.extend(unreported(config.warnings))
     _check_prompt(request)
     try:
         cwd = (request.cwd or Path.cwd()).resolve()

@@ -1,15 +1,12 @@
 """The knobs of the wave-2 tools, with seed 001's defaults (section 3.2).
 
-Read from `.specialists/config.toml` sections [bash], [jobs], [events], [overflow],
-[timers], [threads] and [sandbox]; the names follow the seed (camelCase keys are accepted
-beside snake_case ones, so a pi-infinity config reads the same).
+Read from config.toml's sections [bash], [jobs], [events], [overflow], [timers] and
+[threads] (config.py reads the files and names unknown keys); the names follow the seed
+(camelCase keys are accepted beside snake_case ones, so a pi-infinity config reads the same).
 """
 
 from __future__ import annotations
 
-import os
-import stat
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -166,30 +163,16 @@ def settings_from_config(config: Mapping[str, Any], *, where: str = "config.toml
     return out
 
 
-CONFIG_FILE = "config.toml"
-MAX_CONFIG_BYTES = 1024 * 1024
+def load_settings(project_root: Path) -> tuple[Settings, tuple[str, ...], str | None]:
+    """The settings from the user's and the project's config.toml (config.load_config, the
+    one reader): (settings, its warnings: unknown keys, named and ignored; the problem of a
+    wrong value, or None). A wrong value gives the defaults: a typo must not break a
+    session, and the R-B5 escape is editing this very file. Commands that can refuse call
+    `settings_from_config(load_config(...).raw)` instead."""
+    from specialists.config import load_config
 
-
-def load_project_settings(state_root: Path) -> tuple[Settings, str | None]:
-    """The project's settings (`.specialists/config.toml`; the defaults when it is absent).
-    A broken file gives the defaults and the problem in one line: a typo must not break a
-    session, and the R-B5 escape is editing this very file."""
-    path = state_root / CONFIG_FILE
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return Settings(), None
-    except OSError as exc:
-        return Settings(), f"{path}: {exc.strerror or exc}; using the default settings"
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return Settings(), f"{path} is not a regular file; using the default settings"
-        raw = os.read(fd, MAX_CONFIG_BYTES)
-    finally:
-        os.close(fd)
-    try:
-        return settings_from_config(tomllib.loads(raw.decode("utf-8")), where=str(path)), None
+        config = load_config(project_root)
+        return settings_from_config(config.raw), config.warnings, None
     except ConfigError as exc:
-        return Settings(), f"{exc.one_line()}; using the default settings"
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        return Settings(), f"{path}: not valid TOML ({exc}); using the default settings"
+        return Settings(), (), f"{exc.one_line()}; using the default settings"
