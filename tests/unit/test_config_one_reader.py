@@ -12,7 +12,7 @@ import pytest
 from specialists import config as config_mod
 from specialists.attention.settings import resolve_watchdog
 from specialists.config import ROOM_TABLES, merge_layers, unreported
-from specialists.errors import ConfigError
+from specialists.errors import ConfigError, UserError
 from specialists.executors.settings import parse_table
 from specialists.sandbox.handoff import worktree_settings
 from specialists.toolset import settings as toolset
@@ -65,9 +65,9 @@ def test_the_known_keys_beside_an_unknown_one_still_apply() -> None:
 
 def test_a_wrong_value_is_still_its_rooms_error() -> None:
     config = read({"jobs": {"max": -1}, "watchdog": "sometimes"})
-    with pytest.raises(ConfigError, match="jobs.max must be a non-negative integer"):
+    with pytest.raises(ConfigError, match=r"jobs\.max must be a non-negative integer"):
         settings_from_config(config.raw)
-    with pytest.raises(Exception, match="expected true, false or a table"):
+    with pytest.raises(UserError, match="expected true, false or a table"):
         resolve_watchdog(config.raw["watchdog"], None, None)
 
 
