@@ -26,7 +26,7 @@ from specialists.fleet.rows import Row, printable
 from specialists.jobs.records import TERMINAL_STATES, JobStatus
 from specialists.jobs.recovery import recover_if_dead
 from specialists.jobs.store import STATUS_FILE, JobStore
-from specialists.jobs.view import current_status
+from specialists.jobs.view import current_status, doing
 
 HEALTH_EVERY_S = 2.0
 MAX_STATUS_BYTES = 1 << 20  # a status file is a few hundred bytes; past this it is damaged
@@ -216,7 +216,7 @@ def _activity(st: JobStatus, status: str) -> str:
             st.current_event, "current_event"
         )
     elif status == "waiting":
-        text = "waiting for a follow-up"
+        text = doing(st)
     elif status in ("error", "cancelled"):
         text = _opt_text(st.error, "error") or status
     elif status == "starting":

@@ -14,6 +14,9 @@ from specialists.jobs.fields import EMPTY, Record
 SCHEMA_VERSION = 1
 
 ACTIVE_STATES = frozenset({"starting", "running", "waiting"})
+# A job an interrupt paused is `waiting` (idle, taking follow-ups: the seeds' word) with this
+# current_event, so every view can say it is paused rather than that it answered.
+PAUSED_EVENT = "interrupted"
 TERMINAL_STATES = frozenset({"done", "error", "cancelled"})
 ALL_STATES = ACTIVE_STATES | TERMINAL_STATES
 

@@ -11,11 +11,12 @@ from collections.abc import Iterable
 
 from specialists.errors import StoreError
 from specialists.jobs import index
-from specialists.jobs.records import JobStatus
+from specialists.jobs.records import PAUSED_EVENT, JobStatus
 from specialists.jobs.recovery import recover_if_dead, settle_unstarted
 from specialists.jobs.store import ANSWERS_DIR, RESULT_FILE, JobStore, iter_statuses
 
 WAITING_DOING = "waiting for a follow-up"
+PAUSED_DOING = "paused by an interrupt: a follow-up or `resume` continues it"
 
 
 def elapsed_s(st: JobStatus | index.Finished, now: float | None = None) -> float:
@@ -30,10 +31,15 @@ def doing(st: JobStatus) -> str:
     """What an active job is doing now, in a few words ('' when nothing is known): the tool
     it runs (`bash(ls -la)`), else its latest event (`thinking`, `starting`)."""
     if st.status == "waiting":
-        return WAITING_DOING
+        return PAUSED_DOING if is_paused(st) else WAITING_DOING
     if not st.active:
         return ""
     return st.current_tool or st.current_event or ""
+
+
+def is_paused(st: JobStatus) -> bool:
+    """Waiting because an interrupt cut its run, not because it answered."""
+    return st.status == "waiting" and st.current_event == PAUSED_EVENT
 
 
 def outcome_counts(statuses: Iterable[JobStatus | index.Finished]) -> dict[str, int]:

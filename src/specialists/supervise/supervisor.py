@@ -254,7 +254,7 @@ class Supervisor(Checkpoints):
             self._event("interrupted")
             self._paused_mono = self.clock()
             self._cancel_asks("the asking job was interrupted")
-            self._wait_for_follow_up()
+            self._wait_for_follow_up(paused=True)
             return
         if self.record.keep_alive and (error == "aborted" or self.last_answer is not None):
             # The job lives on: an aborted run, or a later run failing, leaves it waiting
