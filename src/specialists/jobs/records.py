@@ -79,6 +79,9 @@ class JobRecord(_Versioned):
     sandbox: str | None = None  # the sandbox (git worktree) the job runs in (sandbox/)
     requires_worktree: bool = False  # its definition asks for a sandbox
     auto_commit: bool = True  # its sandbox's work is committed when it ends (R-S3)
+    commit_on_waiting: bool = False  # and at each answer it then waits after (a checkpoint)
+    bare: bool = False  # the runner adds nothing of its own to the system prompt
+    system_prompt_mode: str = "append"  # or "replace" the agent's own system prompt
     gate: dict[str, Any] = EMPTY  # a command run after it ends done; failing fails it (gates/)
     attention: dict[str, Any] = EMPTY  # resolved attention thresholds (attention/settings.py)
     watchdog: dict[str, Any] = EMPTY  # resolved watchdog settings; `reviews` on a review job

@@ -55,6 +55,11 @@ class LaunchSpec:
     host: ProcessHost | None = None
     # A thread job (threads/): its agent also gets the child tools (report_to_parent, ...).
     thread: bool = False
+    # `bare`: the runner adds nothing of its own to the system prompt (the answer format's
+    # rule, the tool guide); `replace`: the system prompt replaces the agent's own, where
+    # the agent can (pi, Claude Code), instead of being appended to it.
+    bare: bool = False
+    system_prompt_mode: str = "append"
 
 
 # --- what a runner reports -------------------------------------------------------------

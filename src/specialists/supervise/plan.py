@@ -113,6 +113,11 @@ def plan_job(
         or DEFAULT_RUNNER
     )
     known_runner(runner)
+    if spec.system_prompt_mode == "replace" and runner == "codex" and warnings is not None:
+        warnings.append(
+            f"{spec.name}: prompt.system_prompt_mode replace: Codex keeps its own instructions;"
+            " the system prompt is added to them (developer instructions)"
+        )
     if parent and parent.runner != runner:
         raise UserError(
             f"job {parent.id} ran on {parent.runner}; its session cannot continue on {runner}"
@@ -160,6 +165,9 @@ def plan_job(
         max_tokens=spec.max_tokens,
         requires_worktree=spec.requires_worktree,
         auto_commit=spec.auto_commit,
+        commit_on_waiting=spec.commit_on_waiting,
+        bare=spec.bare,
+        system_prompt_mode=spec.system_prompt_mode,
         response_format=spec.response_format,
         # Missing ones too: the runner reports each as a notice in events.jsonl (seed 000 4.1).
         skill_paths=[str(p) for p in spec.skill_paths],

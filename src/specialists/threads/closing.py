@@ -181,6 +181,26 @@ def finish_job_sandbox(state_root: Path, job_id: str) -> tuple[str | None, str |
     return finish.get("error"), finish.get("summary")
 
 
+def checkpoint_sandbox(state_root: Path, job: JobRecord, answer: int) -> str | None:
+    """`auto_commit: checkpoint_on_waiting`: commit the job's sandbox as it waits after an
+    answer. One line saying what was committed (None: nothing to commit, or no sandbox).
+    Raises SpecialistsError or OSError when the commit fails."""
+    record = ThreadStore(state_root).get(str(job.thread.get("id"))) if job.thread else None
+    sandbox_id = (record.sandbox if record else None) or job.sandbox
+    if not sandbox_id:
+        return None
+    from specialists.threads.sandboxing import backend_for
+
+    backend = backend_for(state_root.parent)
+    sandbox = backend.get(sandbox_id)
+    if sandbox is None:
+        return None
+    outcome = backend.commit_all(sandbox, f"checkpoint: job {job.id} answer {answer}")
+    return outcome.sha and f"checkpoint {outcome.sha[:12]} on {sandbox.branch}" + (
+        f" as {outcome.fallback_identity}" if outcome.fallback_identity else ""
+    )
+
+
 def _finish_sandbox(
     state_root: Path, job: JobRecord, record: ThreadRecord | None
 ) -> dict[str, Any]:
