@@ -40,7 +40,7 @@ def main() -> None:
     def read() -> None:
         assert proc.stdout is not None
         for line in proc.stdout:
-            if "toolcall" in line:
+            if "(step #" in line:
                 arrivals[int(line.rsplit("#", 1)[1].strip(") \n"))] = time.perf_counter()
 
     reader = threading.Thread(target=read)

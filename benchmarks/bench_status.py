@@ -10,10 +10,32 @@ import os
 import sys
 import time
 
-from benchmarks.common import isolated_project, machine, median_ms, peak_rss_of, sp_argv, timed
+from benchmarks.common import (
+    cpu_s,
+    isolated_project,
+    machine,
+    median_ms,
+    peak_rss_of,
+    sp_argv,
+    timed,
+)
 from specialists.jobs.records import JobStatus
 
 RUNS = 25
+PROGRESS = {
+    "total": 8,
+    "done": 3,
+    "failed": 0,
+    "running": 4,
+    "queued": 1,
+    "phase": "review",
+    "concurrency": 8,
+    "children": {
+        "tokens": {"input": 9000, "output": 700, "cache_read": 0, "cache_write": 0},
+        "cost_usd": 0.05,
+        "jobs": 7,
+    },
+}
 
 
 def fill(jobs_dir: str, count: int, active: int = 5) -> None:
@@ -32,6 +54,12 @@ def fill(jobs_dir: str, count: int, active: int = 5) -> None:
             supervisor_pid=os.getpid(),
             current_event="tool_execution",
             current_tool="bash(grep -r pattern src/)",
+            # What the views show (issue 22): an older `status` ignores these fields.
+            title=f"Review the change to module {i}",
+            workflow_key=f"review-{i}" if 0 < i < active else None,
+            parent_id=f"{0:08x}" if 0 < i < active else None,
+            last_text="I'll read the diff first, then the tests.",
+            progress=PROGRESS if i == 0 else {},
         )
         with open(os.path.join(jobs_dir, job_id, "status.json"), "w") as f:
             json.dump(st.to_dict(), f)
@@ -45,6 +73,7 @@ def main() -> None:
         argv = sp_argv("status")
         timed(argv, env=layout.env, cwd=layout.project)  # warm the index and caches
         walls = [timed(argv, env=layout.env, cwd=layout.project)[0] for _ in range(RUNS)]
+        cpu = [cpu_s(argv, env=layout.env, cwd=layout.project) for _ in range(RUNS)]
         rss = peak_rss_of(argv, env=layout.env, cwd=layout.project)
         index = layout.project / ".specialists" / "jobs" / ".finished.json"
         cold = []
@@ -52,7 +81,8 @@ def main() -> None:
             index.unlink()
             cold.append(timed(argv, env=layout.env, cwd=layout.project)[0])
         print(
-            f"status, {count:>5} jobs: median {median_ms(walls):6.1f} ms, peak RSS {rss:5.1f} MB"
+            f"status, {count:>5} jobs: median {median_ms(walls):6.1f} ms (CPU "
+            f"{median_ms(cpu):5.1f} ms), peak RSS {rss:5.1f} MB"
             f" (first run after the index is lost: {median_ms(cold):6.1f} ms)"
         )
     base = isolated_project()

@@ -2,6 +2,9 @@
 
 Benchmarks print figures; they are never run as tests. Run them from the repository root:
     .venv/bin/python -m benchmarks.bench_status
+To measure another checkout's code in the same harness (the other side of a change), point
+the commands the benchmark starts at its source tree:
+    SPECIALISTS_BENCH_SRC=/path/to/other/checkout/src .venv/bin/python -m benchmarks.bench_status
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ def isolated_project() -> AgentEnv:
     layout.env["SPECIALISTS_PROJECT_ROOT"] = str(layout.project)
     # Measure what users get: bytecode cached (a dev shell may disable writing it).
     layout.env.pop("PYTHONDONTWRITEBYTECODE", None)
+    other = os.environ.get("SPECIALISTS_BENCH_SRC")
+    if other:  # the commands run that tree's code instead of this one's
+        layout.env["PYTHONPATH"] = other
     return layout
 
 
@@ -52,6 +58,17 @@ def timed(
     wall = time.perf_counter() - t0
     rss = _child_peak_rss_mb()
     return wall, rss, subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def cpu_s(argv: Sequence[str], *, env: dict[str, str], cwd: Path) -> float:
+    """CPU seconds (user + system) one run of `argv` took: steadier than wall time on a
+    machine other work shares, which is where these benchmarks often run."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def _child_peak_rss_mb() -> float:

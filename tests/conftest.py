@@ -5,6 +5,9 @@
   repo. Nothing a test runs can read or write the real user config.
 - `_no_network` (session, autouse): sockets may only connect to loopback or unix sockets;
   any other attempt raises and fails the test that made it, even if the error was caught.
+- `_no_process_in_unit_tests` (autouse): a test under tests/unit (the fast tier) that starts
+  a process (subprocess, fork, exec, spawn, os.system) fails, even if the error was caught:
+  such a test belongs in tests/integration.
 - `mock_llm`: a started MockLLM that pi, claude and codex in `isolated_env` already point at.
 - `pi_bin`, `claude_bin`, `codex_bin`: the real CLIs, or a skip that says how to install.
 """
@@ -15,6 +18,7 @@ import ipaddress
 import os
 import shutil
 import socket
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -92,6 +96,47 @@ def _fail_on_network_attempt(_no_network: None) -> Iterator[None]:
         attempts = ", ".join(_blocked)
         _blocked.clear()
         pytest.fail(f"test tried to reach the network: {attempts}")
+
+
+# --------------------------------------------------------------------------- no processes
+
+UNIT_DIR = Path(__file__).resolve().parent / "unit"
+
+
+class ProcessStartDenied(RuntimeError):
+    """A fast-tier (unit) test tried to start a process."""
+
+
+@pytest.fixture(autouse=True)
+def _no_process_in_unit_tests(request: pytest.FixtureRequest) -> Iterator[None]:
+    if UNIT_DIR not in Path(str(request.node.path)).parents:
+        yield
+        return
+    tried: list[str] = []
+
+    def deny(what: str) -> Any:
+        def refuse(*args: Any, **kwargs: Any) -> Any:
+            shown = repr(args[1] if what == "subprocess" and len(args) > 1 else args[:1])
+            tried.append(f"{what} {shown[:120]}")
+            raise ProcessStartDenied(
+                f"unit tests start no process ({what} {shown[:120]}): "
+                "move the test to tests/integration"
+            )
+
+        return refuse
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(subprocess.Popen, "_execute_child", deny("subprocess"))
+    for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system", "execv", "execve",
+                 "execvp", "execvpe", "spawnv", "spawnve", "spawnvp", "spawnvpe"):  # fmt: skip
+        if hasattr(os, name):
+            mp.setattr(os, name, deny(f"os.{name}"))
+    try:
+        yield
+    finally:
+        mp.undo()
+    if tried:
+        pytest.fail("a unit test started a process: " + "; ".join(tried))
 
 
 # --------------------------------------------------------------------------- environment

@@ -1,9 +1,13 @@
-"""User and project configuration (config.toml), read with the standard library only.
+"""User, team and local configuration (config.toml), read with the standard library only.
 
-Two files are merged, project over user:
+The files that exist are merged in this order, each over the ones before it:
 
-    $XDG_CONFIG_HOME/specialists/config.toml     (user)
-    <project>/.specialists/config.toml           (project)
+    $XDG_CONFIG_HOME/specialists/config.toml     user: yours, in every project
+    <project>/specialists/config.toml            team: committed beside the definitions
+    <project>/.specialists/config.toml           local (the old place; still read)
+    <project>/specialists/config.local.toml      local: yours, here (`init` gitignores it)
+
+as Claude Code has settings.json beside settings.local.json.
 
 Top-level keys are merged key by key; `[providers.NAME]` tables are merged field by field, so
 a project can override one price of a provider the user defined. Bad values raise ConfigError
@@ -25,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from specialists.errors import ConfigError
-from specialists.jobs.paths import state_dir, user_config_dir
+from specialists.jobs.paths import project_config_files, state_dir, user_config_dir
 from specialists.reader import Fields, Invalid, check_text, check_tree, value_error_text
 from specialists.reader.textfile import read_text_file
 from specialists.reader.values import unknown_key_problem
@@ -143,18 +147,24 @@ def user_config_path() -> Path:
 
 
 def project_config_path(project_root: Path) -> Path:
+    """The local config's old place, in the gitignored state directory (still read)."""
     return state_dir(project_root) / CONFIG_FILE_NAME
 
 
+def config_paths(project_root: Path) -> list[Path]:
+    """Every config file that is read, lowest precedence first (see the module docstring)."""
+    return [user_config_path(), *project_config_files(project_root)]
+
+
 def load_config(project_root: Path) -> Config:
-    """Read and merge the user and project config files (both optional)."""
+    """Read and merge the user, team and local config files (all optional)."""
     return merge_layers(config_layers(project_root))
 
 
 def config_layers(project_root: Path) -> list[tuple[Path, dict[str, Any]]]:
-    """The user and project config files that exist, parsed, user first (not merged)."""
+    """The config files that exist, parsed, lowest precedence first (not merged)."""
     layers: list[tuple[Path, dict[str, Any]]] = []
-    for path in (user_config_path(), project_config_path(project_root)):
+    for path in config_paths(project_root):
         data = _read_toml(path)
         if data is not None:
             layers.append((path, data))

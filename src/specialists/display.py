@@ -21,6 +21,23 @@ def one_line(text: object, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: max(0, limit - 1)] + ELLIPSIS
 
 
+def first_line(text: object, limit: int) -> str:
+    """The first line of `text` that is not blank, as `one_line` (a task's title)."""
+    for line in str(text if text is not None else "").splitlines():
+        if line.strip():
+            return one_line(line, limit)
+    return ""
+
+
+def excerpt(text: str, limit: int) -> str:
+    """At most about `limit` characters of `text`: its head and its tail around an ellipsis
+    when it is longer (a tool says what went wrong at the start or, in a trace, at the end)."""
+    if len(text) <= limit:
+        return text
+    tail = limit // 3
+    return text[: limit - tail - 3].rstrip() + f" {ELLIPSIS} " + text[-tail:].lstrip()
+
+
 def duration(seconds: float | int | None) -> str:
     """0m07s, 1m47s as in the seed's banners; from an hour on 1h02m."""
     total = max(0, round(seconds or 0))

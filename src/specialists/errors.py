@@ -30,7 +30,8 @@ class ConfigError(UserError):
 
 
 class AgentUnavailable(SpecialistsError):
-    """A runner's binary or credentials are missing."""
+    """Something a command needs is not installed: an agent CLI, its credentials, or an
+    optional package (Textual for `top`, Ray for `--executor ray`)."""
 
     exit_code = 3
 
@@ -53,3 +54,9 @@ class StoreError(SpecialistsError):
     """The job store on disk is unreadable or inconsistent."""
 
     exit_code = 4
+
+
+def reason(exc: Exception) -> str:
+    """What went wrong, in one line: ours as `one_line()`, an OSError as its text (for the
+    warnings a best-effort step leaves instead of failing)."""
+    return exc.one_line() if isinstance(exc, SpecialistsError) else str(exc)

@@ -18,7 +18,7 @@ __all__ = ["_project"]
 
 
 def asks(*flags: str) -> list[dict]:
-    return [json.loads(x) for x in sp("asks", "--json", *flags).stdout.splitlines()]
+    return list(json.loads(sp("asks", "--json", *flags).stdout)["asks"])
 
 
 def _asking_job(mock_llm: MockLLM) -> tuple[str, dict]:

@@ -21,7 +21,7 @@ NATIVE = ("--runner", "native", "--model", "mockhttp/mock-model")
 def open_asks() -> list[dict]:
     out = sp("asks", "--json")
     assert out.returncode == 0, out.stderr
-    return [json.loads(line) for line in out.stdout.splitlines()]
+    return list(json.loads(out.stdout)["asks"])
 
 
 def echo_tool_result(req: Request) -> Reply:
@@ -70,7 +70,7 @@ def test_an_ask_times_out_and_the_child_goes_on(
     st = finished(job_id)
     assert st["status"] == "done", st
     assert "No reply in 1 s" in sp("result", job_id).stdout
-    (row,) = [json.loads(x) for x in sp("asks", "--all", "--json").stdout.splitlines()]
+    (row,) = json.loads(sp("asks", "--all", "--json").stdout)["asks"]
     assert row["state"] == "timeout"
     late = sp("reply", row["id"], "too late")
     assert late.returncode == 2 and "already settled: timed out" in late.stderr
@@ -84,7 +84,7 @@ def test_progress_update_does_not_wait(project: Path, mock_llm: MockLLM, boss: s
     st = finished(job_id)
     assert st["status"] == "done", st
     assert "Progress update sent" in sp("result", job_id).stdout
-    (row,) = [json.loads(x) for x in sp("asks", "--all", "--json").stdout.splitlines()]
+    (row,) = json.loads(sp("asks", "--all", "--json").stdout)["asks"]
     assert row["state"] == "progress" and row["timeout_s"] == 0
     refused = sp("reply", row["id"], "thanks")
     assert refused.returncode == 2 and "progress update; it takes no reply" in refused.stderr

@@ -344,7 +344,7 @@ def test_the_cli_runs_lists_reads_and_cancels(tmp_path: Path) -> None:
     os.mkfifo(gate)
     run = sp("bg", "run", "--owner", OWNER, "--json", "--watch", "never", f"echo hi; cat {gate}")
     assert run.returncode == 0, run.stderr
-    job_id = json.loads(run.stdout)["job_id"]
+    job_id = json.loads(run.stdout)["id"]
     listed = sp("bg", "list", "--owner", OWNER)
     assert listed.stdout.startswith(job_id)
     assert "running" in listed.stdout or "starting" in listed.stdout

@@ -81,7 +81,9 @@ def test_init_is_idempotent_and_gitignores(tmp_path: Path):
     assert first.returncode == 0, first.stderr
     second = sp("init", "--no-register")
     assert second.returncode == 0
-    assert (root / ".gitignore").read_text() == "node_modules/\n.specialists/\n"
+    assert (root / ".gitignore").read_text() == (
+        "node_modules/\n.specialists/\nspecialists/config.local.toml\n"
+    )
     assert (root / ".specialists" / "jobs").is_dir()
 
 

@@ -110,3 +110,62 @@ def test_command_runner_and_steer_refused(project: Path) -> None:
 def test_unknown_runner_is_refused(project: Path) -> None:
     out = sp("run", "tester", "--runner", "gemini", "--prompt", "x")
     assert out.returncode == 2 and "unknown runner 'gemini'" in out.stderr
+
+
+# --- what a person sees: the agent's words and why a tool failed, on every runner --------
+
+WORDS = "Let me look at \x1b[31mthe\x1b[0m failing file first."
+FAILING = {  # runner: (tool, arguments, model, what the tool answers)
+    "pi": ("bash", {"command": "cat /no/such/file"}, "mock/mock-model", "No such file"),
+    "claude": ("Read", {"file_path": "/no/such/file"}, "claude-sonnet-4-5", "does not exist"),
+    "codex": ("exec_command", {"cmd": "cat /no/such/file"}, "mock-model", "No such file"),
+    "native": ("bash", {"command": "cat /no/such/file"}, "mockhttp/mock-model", "No such file"),
+}
+
+
+def events_of(project: Path, job_id: str) -> list[dict]:
+    path = project / ".specialists" / "jobs" / job_id / "events.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("runner", sorted(FAILING))
+def test_every_runner_logs_the_agents_words_and_a_failed_tools_reason(
+    project: Path, mock_llm: MockLLM, runner: str, request: pytest.FixtureRequest
+) -> None:
+    """Before: `text` events carried no text and `tool_end bash error` no reason. Now every
+    runner's events say both (bounded), and the feed shows them with escapes made visible."""
+    if runner in ("pi", "claude", "codex"):
+        request.getfixturevalue(f"{runner}_bin")
+    tool, args, model, reason = FAILING[runner]
+    mock_llm.enqueue(
+        Reply(WORDS, tool_calls=(ToolCall(tool, args),)), Reply("It is missing; all done.")
+    )
+    job_id = run_bg("--runner", runner, "--model", model, "--prompt", "look")
+    st = finished(job_id)
+    assert st["status"] == "done", st
+    events = events_of(project, job_id)
+    said = [e["text"] for e in events if e["event"] == "text"]
+    assert WORDS in said and "It is missing; all done." in said, said
+    ends = [e for e in events if e["event"] == "tool_execution_end"]
+    assert ends and ends[0].get("is_error") is True, ends
+    assert reason in ends[0]["error"], ends
+    feed = sp("feed", job_id).stdout
+    assert "says" in feed and "\\e[31mthe\\e[0m failing file" in feed and "\x1b" not in feed
+    assert "tool failed" in feed and reason in feed
+    assert st["last_text"] == "It is missing; all done."
+
+
+def test_a_command_agents_output_is_its_words(project: Path) -> None:
+    script = project / "talk.sh"
+    script.write_text('printf "compiling \\033[1mall\\n"; cat\n')
+    (project / "specialists" / "talker.specialist.yaml").write_text(
+        "metadata: {name: talker}\n"
+        "execution:\n"
+        f"  runner: {{type: command, command: sh, args: ['{script}']}}\n"
+    )
+    out = sp("run", "talker", "--prompt", "of it", "--background")
+    assert out.returncode == 0, out.stderr
+    job_id = out.stdout.strip()
+    assert finished(job_id)["status"] == "done"
+    said = [e["text"] for e in events_of(project, job_id) if e["event"] == "text"]
+    assert "".join(said) == "compiling \x1b[1mall\nof it", said

@@ -96,7 +96,7 @@ def test_a_pi_child_asks_through_the_extension_and_gets_the_reply(mock_llm: Mock
     job_id = start("ask your supervisor")
 
     def open_ask() -> dict | None:
-        rows = [json.loads(x) for x in sp("asks", "--json").stdout.splitlines()]
+        rows = json.loads(sp("asks", "--json").stdout)["asks"]
         return rows[0] if rows else None
 
     row = wait_until(open_ask, 90, "the ask")

@@ -94,7 +94,7 @@ def test_two_concurrent_resumes_of_one_child_one_is_refused_naming_the_holder(
     assert f"being resumed by job {holder}" in second.stderr, second.stderr
     assert set(os.listdir(project / ".specialists" / "jobs")) == jobs_before  # nothing made
     listed = sp("children", "cli-boss", "--json")  # nobody's children: an empty list
-    assert listed.returncode == 0
+    assert listed.returncode == 0 and json.loads(listed.stdout) == {"children": []}
     mock_llm.release()
     assert finished(holder)["status"] == "done"
     third = sp("resume", source, "--prompt", "now me", "--background")
@@ -152,7 +152,7 @@ def test_wait_next_all_one_and_timeout(project: Path, mock_llm: MockLLM) -> None
     assert timed.returncode == 124 and f"still running: {slow}" in timed.stderr
     both = sp("wait", "--all", quick, slow, "--timeout", "60s", "--json")
     assert both.returncode == 0, both.stderr
-    assert {json.loads(x)["id"] for x in both.stdout.splitlines()} == {quick, slow}
+    assert {x["id"] for x in json.loads(both.stdout)["jobs"]} == {quick, slow}
     one = sp("wait", quick)
     assert one.returncode == 0 and one.stdout.startswith(f"{quick} done")
 

@@ -38,14 +38,19 @@ def show(mission_id: str) -> dict:
 
 def test_a_mission_is_recovered_after_compaction_by_list_and_show_and_continued():
     echo_project()
-    started = ok("run", "echo", "--prompt", "Map the auth module", "--background")
+    # A plain run makes no mission and says none (issue 22 item 2): only work someone keeps
+    # open is a mission.
+    probe = ok("run", "echo", "--prompt", "a throwaway probe", "--background")
+    assert "mission" not in probe.stderr
+    assert json.loads(ok("mission", "list", "--json").stdout)["missions"] == []
+    mission_id = ok("mission", "new", "Map the auth module").stdout.split()[0]
+    started = ok("run", "echo", "--prompt", "Map the auth module", "--mission", mission_id, "-b")
     job = started.stdout.strip()
-    assert "mission ms-" in started.stderr
+    assert f"mission {mission_id}" in started.stderr
     # The orchestrator's context is gone: a new process knows nothing but the files.
     listed = json.loads(ok("mission", "list", "--json").stdout)["missions"]
     assert len(listed) == 1 and listed[0]["runs"] == 1
-    mission_id = listed[0]["id"]
-    assert listed[0]["title"] == "echo: Map the auth module"
+    assert listed[0]["id"] == mission_id and listed[0]["title"] == "Map the auth module"
     wait_until(lambda: show(mission_id)["runs"][0]["status"] == "done", what="the run ends")
     ok("mission", "decide", mission_id, "Split the module?")
     ok("mission", "state", "set", mission_id, "step", '"mapped"')
@@ -59,7 +64,7 @@ def test_a_mission_is_recovered_after_compaction_by_list_and_show_and_continued(
     assert [r["job_id"] for r in data["runs"]] == [job, second.stdout.strip()]
     assert data["state"] == {"step": "mapped"} and data["decisions"][0]["status"] == "open"
     assert data["warnings"] == []
-    ok("run", "echo", "--prompt", "a throwaway probe", "--no-mission", "-b")
+    ok("run", "echo", "--prompt", "another probe", "--no-mission", "-b")  # still accepted
     assert len(json.loads(ok("mission", "list", "--json").stdout)["missions"]) == 1
     ok("mission", "close", mission_id, "--status", "completed", "--summary", "mapped, tested")
     assert (
@@ -144,7 +149,9 @@ def test_mcp_run_with_and_without_a_mission_and_the_mission_tool():
     assert not (state_root() / "jobs").exists() or os.listdir(state_root() / "jobs") == []
     bare = call_tool(ctx, "run", {"specialist": "echo", "prompt": "probe", "mission": False})
     assert not bare.is_error and bare.data["mission_id"] is None
-    made = call_tool(ctx, "run", {"specialist": "echo", "prompt": "real work"})
+    plain = call_tool(ctx, "run", {"specialist": "echo", "prompt": "probe"})
+    assert not plain.is_error and plain.data["mission_id"] is None
+    made = call_tool(ctx, "run", {"specialist": "echo", "prompt": "real work", "mission": True})
     mission_id = made.data["mission_id"]
     assert mission_id and f"Mission: {mission_id}" in made.text
     listed = call_tool(ctx, "mission", {"action": "list"})

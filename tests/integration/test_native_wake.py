@@ -113,7 +113,7 @@ def test_a_timer_whose_supervisor_was_killed_fires_late_for_the_next_front(
     job_id = run_bg(*NATIVE, "--prompt", "sleep a while")
     wait_until(lambda: waiting_for_events(job_id), 60, "the wait")
     owner = f"job-{job_id}"
-    (timer,) = json.loads(sp("timer", "list", "--owner", owner, "--json").stdout)
+    (timer,) = json.loads(sp("timer", "list", "--owner", owner, "--json").stdout)["timers"]
     os.kill(status(job_id)["supervisor_pid"], signal.SIGKILL)
     if time.time() * 1000 >= timer["due_ms"]:
         pytest.skip("the machine was too slow to kill the supervisor before the timer was due")
@@ -125,6 +125,6 @@ def test_a_timer_whose_supervisor_was_killed_fires_late_for_the_next_front(
     assert "fired: ping (late by" in shown.stdout
     again = sp("events", "--owner", owner, "--all")
     assert again.stdout.count("[specialists event] timer") == 1  # fired once, shown once
-    listed = json.loads(sp("timer", "list", "--owner", owner, "--all", "--json").stdout)
+    listed = json.loads(sp("timer", "list", "--owner", owner, "--all", "--json").stdout)["timers"]
     assert [t["state"] for t in listed] == ["fired"]
     assert len(mock_llm.model_requests) == 1

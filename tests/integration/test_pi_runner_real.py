@@ -137,7 +137,7 @@ def test_tool_call_run_read_only(launch: Any, mock_llm: MockLLM) -> None:
         "turn_end",
     ]
     assert logged[0][1] == {"tool": "bash", "args": "echo hi"}
-    assert logged[1][1]["tool"] == "bash" and logged[1][1]["is_error"] is False
+    assert logged[1][1]["tool"] == "bash" and "is_error" not in logged[1][1]  # it worked
     assert logged[1][1]["duration_ms"] >= 0
     requests = mock_llm.model_requests
     assert requests[0].tool_names() == ["read", "bash", "grep", "find", "ls"]

@@ -42,13 +42,37 @@ ACTIVE = ("starting", "running", "waiting")
 _CLUSTER: list[Cluster] = []
 
 
+# Ray waits 30 s for a node to register, and its own raylet start gives up after 30 s: on a
+# loaded 2-core machine (a full test run beside other work) that is not enough. The cluster
+# gets minutes to come up, and a start that Ray itself gave up on is tried again.
+CLUSTER_START_S = 180.0
+CLUSTER_TRIES = 3
+
+
+def start_cluster() -> Cluster:
+    node: dict[str, Any] = {"object_store_memory": STORE, "include_dashboard": False}
+    problems = []
+    for _ in range(CLUSTER_TRIES):
+        c = Cluster(initialize_head=False)
+        try:
+            head = c.add_node(wait=False, num_cpus=1, **node)
+            c._wait_for_node(head, timeout=CLUSTER_START_S)
+            worker = c.add_node(
+                wait=False, num_cpus=2, resources={"worker": 1000}, object_store_memory=STORE
+            )
+            c._wait_for_node(worker, timeout=CLUSTER_START_S)
+            c.wait_for_nodes(timeout=CLUSTER_START_S)
+            return c
+        except Exception as exc:  # Ray's own start timeouts raise plain Exception
+            problems.append(f"{type(exc).__name__}: {exc}")
+            c.shutdown()
+    pytest.fail(f"the local Ray cluster did not start in {CLUSTER_TRIES} tries: {problems}")
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
     os.environ["RAY_AUTH_MODE"] = "disabled"
-    node: dict[str, Any] = {"object_store_memory": STORE, "include_dashboard": False}
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, **node})
-    c.add_node(num_cpus=2, resources={"worker": 1000}, object_store_memory=STORE)
-    c.wait_for_nodes()
+    c = start_cluster()
     _CLUSTER.append(c)
     yield c
     _CLUSTER.remove(c)

@@ -286,3 +286,62 @@ def test_the_fleet_endpoint_with_a_thousand_jobs_and_a_damaged_one(web) -> None:
     data = fleet()
     assert data["totals"]["damaged"] == 1 and data["totals"]["active"] == 3
     assert len(data["order"]) == 1001
+
+
+def test_top_and_web_agree_on_a_workflow_and_the_web_draws_its_stages(web, tmp_path: Path) -> None:
+    """The same store in a real browser and in top's cells: each row's name, what it does
+    and what it spent read the same (one read model, fleet/); the workflow's page draws its
+    stages from the journal. Escapes an agent printed are shown as text in both."""
+    if chromium_path() is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    from specialists.fleet.model import job_fleet
+    from specialists.fleet.tree import build_tree
+    from specialists.jobs.store import JobStore
+    from specialists.tui.cells import row_cells
+    from tests.support.fleet import WORKFLOW, workflow_fleet
+
+    store = JobStore(project() / ".specialists", news=None)
+    workflow_fleet(store.jobs_dir)
+    fleet = job_fleet(store)
+    fleet.refresh()
+    top = {
+        line.row.job_id: row_cells(line, 0, activity=500)
+        for line in build_tree(fleet.rows.values())
+    }
+    proc, url = web
+    browser = Chromium(tmp_path / "profile", width=1500, height=700)
+    try:
+        browser.navigate(url)
+        browser.wait_for("document.querySelectorAll('#fleet tbody tr').length === 6", 30, "rows")
+        cells = browser.evaluate(
+            "Object.fromEntries([...document.querySelectorAll('#fleet tbody tr')].map(tr => "
+            "[tr.dataset.key.split(':')[1], [...tr.children].map(td => td.textContent)]))"
+        )
+
+        def same(web_text: str, top_text: str) -> bool:
+            """Top clips to its column (…); the page shows it whole."""
+            a, b = web_text.replace(" ", ""), top_text.replace("·", "").replace(" ", "")
+            return a == b or (b.endswith("…") and a.startswith(b[:-1]))
+
+        for job_id, shown in cells.items():
+            _, what, status_, _, _, tokens, cost, activity = shown
+            mine = top[job_id]
+            assert same(what, mine["what"]), (job_id, what, mine["what"])
+            assert status_ == mine["status"] and activity == mine["activity"], job_id
+            assert tokens.replace(" ", "") == mine["tokens"].replace(" ", ""), job_id
+            assert cost.replace(" ", "") == mine["cost"].replace(" ", ""), job_id
+        assert "\\e[31m" in cells["000000a3"][7]
+        shots = Path(SCREENSHOT_DIR) if SCREENSHOT_DIR else tmp_path
+        browser.screenshot(shots / "web-fleet-workflow.png")
+        base, token = url.split("/?token=")
+        browser.navigate(f"{base}/job/{WORKFLOW}?token={token}")
+        browser.wait_for("document.querySelectorAll('#graph g.stage').length === 2", 30, "stages")
+        labels = browser.evaluate(
+            "[...document.querySelectorAll('#graph text.label')].map(t => t.textContent)"
+        )
+        assert labels == ["review", "verify"]
+        assert "1 failed" in browser.evaluate("document.getElementById('graph').textContent")
+        browser.screenshot(shots / "web-workflow-stages.png", full_page=True)
+    finally:
+        browser.close()
+    assert proc.poll() is None

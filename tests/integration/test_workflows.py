@@ -381,6 +381,29 @@ def test_a_mission_recovers_its_workflow_after_a_compaction_and_resumes_it_by_ke
     assert [r["job_id"] for r in runs] == [wf, resumed]
 
 
+def test_a_workflow_launch_gets_its_own_mission_and_its_script_the_state(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 22 item 2: one mission per workflow launch (the seed's default), linked to the
+    workflow job and named in its record, so the script's runs.mission works; --no-mission
+    makes none."""
+    project = workflow_project({"onm.py": ON_A_MISSION}, wait="cat >/dev/null; echo built")
+    wf = _run(capsys, "onm")
+    status = wait_ended(project, wf)
+    assert status.status == "done", status.error
+    assert main(["mission", "list", "--json"]) == 0
+    [mission] = json.loads(capsys.readouterr().out)["missions"]
+    assert mission["title"] == "workflow onm" and mission["runs"] == 1
+    assert main(["mission", "show", mission["id"], "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert [r["job_id"] for r in shown["runs"]] == [wf]
+    assert shown["state"] == {"nextReadyAction": "build after plan"}
+    bare = _run(capsys, "onm", "--no-mission")
+    assert wait_ended(project, bare).status == "error"  # its script needs runs.mission
+    assert main(["mission", "list", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["missions"]) == 1
+
+
 def test_a_workflow_on_a_missing_mission_starts_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     project = workflow_project({"onm.py": ON_A_MISSION})
     assert main(["workflow", "run", "onm", "--mission", "ms-nothere", "--detach"]) == 2
@@ -421,3 +444,62 @@ def test_feed_tree_is_the_workflows_transcript_with_its_childrens(
     assert {e["job"] for e in again} == {wf, *children}
     assert main(["feed", "--tree"]) == 2
     assert "--tree needs a job" in capsys.readouterr().err
+
+
+FOUR_WAITING = """
+async def main(runs, args):
+    runs.phase("fan out")
+    await runs.all([{"key": f"w{n}", "agent": "wait", "task": f"part {n}"} for n in range(4)])
+    runs.phase("sum up")
+    return await runs.run("sum", agent="echo", task="sum")
+"""
+
+
+def test_by_default_children_overlap_on_a_small_machine_and_every_view_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 22 item 2: on 2 cores the old default (cores - 2, at least 1) ran children one
+    at a time and said nothing. Now the default (8, fewer when memory is short) lets 4
+    waiting children run at once; the start says the concurrency, the workflow's status
+    carries done / running / queued of total, the phase and the concurrency, its children's
+    spending rolls up, and the journal holds the stages the web draws."""
+    from specialists.workflows.graph import fold_graph
+    from specialists.workflows.options import default_concurrency
+
+    flag = tmp_path / "go"
+    wait = f"cat >/dev/null; while [ ! -e {flag} ]; do sleep 0.05; done; echo waited"
+    project = workflow_project({"four.py": FOUR_WAITING}, wait=wait)
+    assert main(["workflow", "run", "four", "--detach"]) == 0
+    out, err = capsys.readouterr()
+    wf = out.strip()
+    expected = default_concurrency()
+    assert expected >= 4, "this test needs 2 GiB of available memory"
+    assert f"up to {expected} children at once (the default" in err
+    s = store(project)
+
+    def progress() -> dict[str, Any]:
+        st = s.read_status(wf)
+        return dict(st.progress) if st is not None else {}
+
+    wait_until(lambda: progress().get("running") == 4, timeout=240, what="4 children at once")
+    now = progress()
+    assert (now["total"], now["done"], now["queued"]) == (4, 0, 0)
+    assert now["phase"] == "fan out" and now["concurrency"] == expected
+    assert main(["status", wf]) == 0
+    shown = capsys.readouterr().out
+    assert f"0/4 done · 4 running · phase fan out · up to {expected} at once" in shown
+    flag.touch()
+    assert wait_ended(project, wf).status == "done"
+    final = progress()
+    assert (final["total"], final["done"], final["running"]) == (5, 5, 0)
+    assert final["children"]["jobs"] == 5
+    nodes = fold_graph(journal(project, wf))
+    assert [(n.label, n.kind, n.count, n.done) for n in nodes] == [
+        ("w", "all", 4, 4),
+        ("sum", "run", 1, 1),
+    ]
+    assert nodes[1].after == [nodes[0].id] and nodes[0].phase == "fan out"
+    events = [json.loads(line) for line in (s.job_dir(wf) / "events.jsonl").open()]
+    assert any(
+        e.get("message") == f"workflow started: up to {expected} children at once" for e in events
+    )

@@ -1,5 +1,5 @@
 // The pi extension's pure logic (src/specialists/pi_extension/core.mjs), with node:test only.
-// Run: node --test tests/node/   (tests/unit/test_pi_extension_core.py runs it in the gate)
+// Run: node --test tests/node/   (tests/integration/test_pi_extension_core.py runs it in the gate)
 
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";

@@ -191,8 +191,19 @@ class Chromium:
                 raise AssertionError(f"timed out after {timeout}s waiting for {what}")
             time.sleep(0.1)
 
-    def screenshot(self, path: Path) -> Path:
-        data = self.page("Page.captureScreenshot", format="png", captureBeyondViewport=False)
+    def screenshot(self, path: Path, *, full_page: bool = False) -> Path:
+        """The viewport as PNG; `full_page`: the whole document, however long."""
+        params: dict[str, Any] = {"format": "png", "captureBeyondViewport": full_page}
+        if full_page:
+            size = self.page("Page.getLayoutMetrics")["cssContentSize"]
+            params["clip"] = {
+                "x": 0,
+                "y": 0,
+                "width": size["width"],
+                "height": min(size["height"], 8000),
+                "scale": 1,
+            }
+        data = self.page("Page.captureScreenshot", **params)
         path.write_bytes(base64.b64decode(data["data"]))
         return path
 

@@ -17,6 +17,8 @@ from typing import Any
 from rich.console import Console
 
 SNAPSHOTS = Path(__file__).resolve().parent.parent / "unit" / "snapshots"
+# Read at import: the isolated environment of each test drops unknown variables.
+UPDATE = os.environ.get("SPECIALISTS_UPDATE_SNAPSHOTS") == "1"
 
 
 def screen_text(app: Any) -> str:
@@ -39,10 +41,10 @@ def screen_text(app: Any) -> str:
 
 def assert_snapshot(name: str, text: str) -> None:
     path = SNAPSHOTS / f"{name}.txt"
-    if os.environ.get("SPECIALISTS_UPDATE_SNAPSHOTS") == "1" or not path.exists():
+    if UPDATE or not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-        if os.environ.get("SPECIALISTS_UPDATE_SNAPSHOTS") != "1":
+        if not UPDATE:
             raise AssertionError(f"snapshot {path} was missing and has been written: check it")
         return
     expected = path.read_text()

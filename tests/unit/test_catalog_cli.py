@@ -87,16 +87,3 @@ def test_show_unknown(project: Path) -> None:
         run(["show", "reviewr"])
     assert info.value.hint == "did you mean: reviewer?"
     assert info.value.exit_code == 2
-
-
-def test_cli_modules_do_not_import_yaml_or_catalog() -> None:
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, specialists.cli.cmd_list, specialists.cli.cmd_show;"
-        "bad = [m for m in ('yaml', 'specialists.catalog') if m in sys.modules];"
-        "print(bad)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"

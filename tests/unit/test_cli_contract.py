@@ -163,19 +163,6 @@ def test_empty_and_nul_values_are_refused(capsys, store, args):
     assert store.list_ids() == []
 
 
-def test_timeout_units_follow_the_seed(capsys, store, root):
-    """A bare number is milliseconds (seed 000: `--timeout <ms>`); units are accepted."""
-    for text, ms in (("90000", 90_000), ("500ms", 500), ("30s", 30_000), ("5m", 300_000)):
-        code, out, err = cli(
-            capsys, "run", "echo", "--prompt", "x", "--timeout", text, "--json", "--no-beads"
-        )
-        assert code == 0, err
-        job_id = json.loads(out)["id"]
-        assert store.read_record(job_id).timeout_ms == ms
-    code, _, err = cli(capsys, "run", "echo", "--prompt", "x", "--timeout", "90", "--json")
-    assert code == 0 and "--timeout 90 is 90 ms" in err  # a nudge, not a refusal
-
-
 @pytest.mark.parametrize(
     "value",
     ["", "x" * 100_000, "\x1b[31m\x1b]0;t\x07", "a\udcffb", "-", "../../etc/passwd"],
@@ -228,6 +215,48 @@ def test_escapes_from_an_agent_are_shown_not_obeyed(capsys, store, root):
     assert "\x1b" not in shown(ESC, Tty()) and shown(ESC, io.StringIO()) == ESC
 
 
+def test_status_says_what_each_job_is_and_rolls_a_workflows_spending_up(capsys, store, root):
+    """Rows name a workflow child's key or a job's task; a workflow's progress and its
+    children's spending are in the text and in --json (one shape: jobs/rollup.py)."""
+    alive = {
+        "supervisor_pid": os.getpid(),
+        "supervisor_start_time": process_start_time(os.getpid()),
+    }
+    children = {
+        "tokens": {"input": 40, "output": 4, "cache_read": 0, "cache_write": 0},
+        "cost_usd": 0.02,
+        "jobs": 2,
+    }
+    progress = {"total": 3, "done": 1, "running": 1, "queued": 1, "phase": "review",
+                "concurrency": 8, "children": children}  # fmt: skip
+    wf = job_with(
+        store, root, status="running", title="parallel_review", progress=progress,
+        tokens={"input": 1, "output": 1}, **alive,
+    )  # fmt: skip
+    child = job_with(
+        store, root, status="running", workflow_key="review-tests", parent_id=wf,
+        current_event="text", last_text=f"hello {ESC}", **alive,
+    )  # fmt: skip
+    job_with(store, root, status="done", title="Review the last commit")
+    code, out, _ = cli(capsys, "status")
+    assert code == 0 and "\x1b" not in out
+    assert "1/3 done · 1 running · 1 queued · phase review · up to 8 at once" in out
+    assert "review-tests" in out and "says: hello \\e]0;pwned" in out
+    assert "Review the last commit · ✓" in out
+    code, out, _ = cli(capsys, "status", "--json")
+    by_id = {s["id"]: s for s in json.loads(out)["active"]}
+    assert by_id[wf]["rollup"] == {
+        "tokens": {"input": 41, "output": 5, "cache_read": 0, "cache_write": 0},
+        "cost_usd": 0.02,
+        "jobs": 3,
+    }
+    assert by_id[child]["rollup"]["jobs"] == 1 and by_id[child]["workflow_key"] == "review-tests"
+    code, out, _ = cli(capsys, "status", wf)
+    assert "Progress: 1/3 done" in out and "With its children: 3 jobs, tokens 41 in / 5 out" in out
+    code, out, _ = cli(capsys, "status", wf, "--json")
+    assert json.loads(out)["rollup"]["jobs"] == 3
+
+
 def test_result_raw_keeps_the_exact_text(capsys, store, root):
     record, lock = new_job(store, root)
     writer = JobWriter(store, record.id)
@@ -257,42 +286,6 @@ def _events(store: JobStore, job_id: str, count: int, *, final: str | None) -> N
     if final:
         writer.append_event(final)
     writer.close()
-
-
-def test_feed_shows_active_jobs_and_follow_does_not_replay_finished_ones(capsys, store, root):
-    """Before: `feed --follow` printed every finished job's events (5,124 lines for one live
-    job of 8 events). Now: only the live job's, then new ones as they come."""
-    import subprocess
-    import sys
-
-    for _ in range(20):
-        done = job_with(store, root, status="done")
-        _events(store, done, 50, final="done")
-    live = job_with(
-        store,
-        root,
-        status="running",
-        supervisor_pid=os.getpid(),
-        supervisor_start_time=process_start_time(os.getpid()),
-    )
-    _events(store, live, 8, final=None)
-    code, out, _ = cli(capsys, "feed")
-    assert code == 0 and len(out.splitlines()) == 8
-    assert all(line.startswith(f"[{live}]") for line in out.splitlines())
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "specialists", "feed", "--follow"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        lines = [proc.stdout.readline() for _ in range(8)]
-        assert all(line.startswith(f"[{live}]") for line in lines)
-        _events(store, live, 0, final="done")  # the live job ends: its final event follows
-        assert " done" in proc.stdout.readline()
-    finally:
-        proc.kill()
-        proc.wait(10)
 
 
 def test_a_hostile_definition_is_shown_not_obeyed(capsys, root):

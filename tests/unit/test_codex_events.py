@@ -13,13 +13,8 @@ import pytest
 
 from specialists.errors import AgentUnavailable
 from specialists.runners.base import (
-    Abort,
     Activity,
-    AgentExited,
     AnswerDelta,
-    Close,
-    FollowUp,
-    Kill,
     LaunchSpec,
     RunFinished,
     RunnerEvent,
@@ -35,7 +30,7 @@ from specialists.runners.codex import (
 )
 from specialists.runners.codex_events import CodexTranslator, command_summary, error_message
 from tests.support import fake_codex
-from tests.support.driving import drive, exited, finished, of
+from tests.support.driving import of
 
 THREAD = "01a2289d-d946-7492-8f0f-1fa58ff0e1a0"
 
@@ -192,64 +187,6 @@ def fake_spec(tmp_path: Path, fake: Path, scenario: str = "text", **kw: Any) -> 
 
 def calls(tmp_path: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in (tmp_path / "calls.jsonl").read_text().splitlines()]
-
-
-def test_run_then_follow_up_resumes_the_thread(tmp_path: Path, fake: Path) -> None:
-    runner = CodexRunner()
-    runner.start(fake_spec(tmp_path, fake, "tool"))
-    events = drive(runner, finished)
-    assert of(events, RunFinished)[0].text == "Hello from the mock. Done."
-    assert runner.session_ref == THREAD
-    assert activities(events, "tool_execution_end")[0].fields["exit_code"] == 0
-    drive(runner, lambda _: runner.handle.pid is None)
-    runner.send(FollowUp("and now?"))
-    events = drive(runner, finished)
-    assert of(events, RunFinished)[0].session_file == THREAD
-    first, second = calls(tmp_path)
-    assert first["stdin"] == "do the thing" and second["stdin"] == "and now?"
-    assert second["argv"][:2] == ["exec", "resume"] and second["argv"][-2] == THREAD
-    runner.send(Close())
-    assert of(drive(runner, exited), AgentExited)[0].exit_code == 0
-
-
-def test_reconnect_then_success(tmp_path: Path, fake: Path) -> None:
-    runner = CodexRunner()
-    runner.start(fake_spec(tmp_path, fake, "reconnect"))
-    events = drive(runner, finished)
-    assert len(activities(events, "retry")) == 1
-    assert of(events, RunFinished)[0].error is None
-
-
-def test_turn_failed(tmp_path: Path, fake: Path) -> None:
-    runner = CodexRunner()
-    runner.start(fake_spec(tmp_path, fake, "turn_failed"))
-    events = drive(runner, finished)
-    assert of(events, RunFinished)[0].error == "bad thing happened"
-    runner.send(Close())
-    assert of(drive(runner, exited), AgentExited)[0].exit_code == 1
-
-
-def test_crash(tmp_path: Path, fake: Path) -> None:
-    runner = CodexRunner()
-    runner.start(fake_spec(tmp_path, fake, "crash"))
-    events = drive(runner, exited)
-    assert of(events, RunFinished)[0].error == "codex exited with code 3: fake codex: boom"
-
-
-def test_abort_then_follow_up_resumes(tmp_path: Path, fake: Path) -> None:
-    runner = CodexRunner()
-    runner.start(fake_spec(tmp_path, fake, "hang"))
-    drive(runner, lambda _: (tmp_path / "calls.jsonl").exists())
-    runner.send(Abort())
-    events = drive(runner, finished)
-    assert of(events, RunFinished)[0].error == "aborted"
-    assert not exited(events)
-    runner.send(FollowUp("continue"))  # the aborted session can still be resumed
-    drive(runner, lambda _: len(calls(tmp_path)) == 2)
-    assert calls(tmp_path)[1]["argv"][-2:] == [THREAD, "-"]
-    runner.send(Kill())
-    events = drive(runner, exited)
-    assert of(events, AgentExited)[0].signal == 9
 
 
 def test_missing_binary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

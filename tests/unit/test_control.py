@@ -3,7 +3,6 @@ steer acknowledgement, resume leases (held, stale, planted, raced) and retained 
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from pathlib import Path
 
@@ -119,21 +118,6 @@ def _claim(root: str, holder: str, go, out) -> None:
         out.put(holder)
     except UserError:
         out.put(None)
-
-
-def test_concurrent_claims_from_processes_exactly_one_wins(store: JobStore) -> None:
-    _job(store, "aaaaaaaa", status="done")
-    holders = [_job(store, f"{n:08x}", status="running") for n in range(0xB0, 0xB6)]
-    ctx = multiprocessing.get_context("fork")
-    go, out = ctx.Event(), ctx.Queue()
-    procs = [ctx.Process(target=_claim, args=(str(store.root), h, go, out)) for h in holders]
-    for p in procs:
-        p.start()
-    go.set()
-    won = [r for r in (out.get(timeout=60) for _ in procs) if r is not None]
-    for p in procs:
-        p.join(60)
-    assert len(won) == 1 and lease.read_lease(store, "aaaaaaaa").holder == won[0]  # type: ignore[union-attr]
 
 
 def test_retained_children_say_why_each_is_resumable_or_not(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import stat
 import threading
@@ -294,28 +293,6 @@ def _produce(root: str, worker: int, count: int) -> None:
     inbox = Inbox(Path(root), OWNER)
     for seq in range(count):
         inbox.append("notice", SRC, f"w{worker} #{seq}", source_id=f"w{worker}", seq=seq)
-
-
-def test_concurrent_producers_and_a_consumer_lose_nothing_and_duplicate_nothing(
-    root: Path,
-) -> None:
-    workers, count = 4, 300
-    ctx = multiprocessing.get_context("fork")
-    procs = [ctx.Process(target=_produce, args=(str(root), w, count)) for w in range(workers)]
-    for p in procs:
-        p.start()
-    inbox = Inbox(root, OWNER)
-    got: list[str] = []
-    while any(p.is_alive() for p in procs) or inbox.has_pending():
-        batch = inbox.take()
-        assert batch.problems == ()
-        got.extend(batch.ids)
-        inbox.wait(0.05)
-    for p in procs:
-        p.join()
-        assert p.exitcode == 0
-    got.extend(inbox.take().ids)
-    assert len(got) == len(set(got)) == workers * count
 
 
 def test_wait_returns_as_soon_as_an_event_lands(root: Path) -> None:

@@ -21,11 +21,7 @@ from specialists.runners.codex import codex_argv
 from specialists.threads.transports import front_options
 from tests.support.jobs import new_job
 from tests.support.threads import (
-    ROOT_OWNER,
     inbox_events,
-    job_dirs,
-    root_caller,
-    spawn,
     thread_project,
     unsupervised_child,
 )
@@ -151,41 +147,3 @@ def test_a_job_that_is_not_a_thread_gets_no_server(tmp_path: Path) -> None:
 
 
 # --- the orchestrator's side: run with a sandbox, threads in status ----------------------
-
-
-def test_run_with_sandbox_puts_the_job_in_a_new_worktree() -> None:
-    """MCP `run {sandbox: true}` does what `specialists run --sandbox` does: a worktree on a
-    sandbox-<id> branch, the job's cwd inside it; the answer names the sandbox."""
-    root = thread_project()
-    ctx = ServerContext(project=Project(root), owner_keys=(ROOT_OWNER,))
-    out = call_tool(ctx, "run", {"specialist": "echo", "prompt": "hi", "sandbox": True})
-    assert not out.is_error, out.text
-    sandbox = out.data["sandbox"]
-    assert sandbox["branch"] == f"sandbox-{sandbox['id']}" and Path(sandbox["path"]).is_dir()
-    record = JobStore(root / ".specialists", news=None).read_record(out.data["job_id"])
-    assert record.sandbox == sandbox["id"] and Path(record.cwd) == Path(sandbox["path"])
-
-
-def test_run_with_sandbox_outside_a_repository_creates_nothing(tmp_path: Path) -> None:
-    root = thread_project()
-    ctx = ServerContext(project=Project(root), owner_keys=(ROOT_OWNER,))
-    args = {"specialist": "echo", "prompt": "hi", "sandbox": True, "cwd": str(tmp_path)}
-    out = call_tool(ctx, "run", args)
-    assert out.is_error and "needs a git repository" in out.text
-    assert job_dirs(root) == [] and not (root / ".specialists" / "sandboxes").exists()
-
-
-def test_status_lists_the_callers_threads_with_their_transport() -> None:
-    """`status {threads: true}`: the client's own threads (not another session's), each with
-    its phase, runner and what its transport supports."""
-    root = thread_project()
-    mine = spawn(root_caller(root), instructions="mine")
-    other = spawn(root_caller(root, owner="claude-someone-else"), instructions="theirs")
-    assert not mine.is_error and not other.is_error
-    ctx = ServerContext(project=Project(root), owner_keys=(ROOT_OWNER,))
-    out = call_tool(ctx, "status", {"threads": True})
-    assert not out.is_error, out.text
-    (row,) = out.data["threads"]
-    assert row["id"] == mine.data["thread_id"] and row["parent"] == ROOT_OWNER
-    assert row["runner"] == "command" and "reports by final text only" in row["transport"]
-    assert "threads" not in call_tool(ctx, "status", {}).data

@@ -31,7 +31,6 @@ from specialists.missions.state import MAX_STATE, state_get, state_set
 from specialists.missions.store import MissionStore
 from specialists.news import NEWS
 from tests.support.jobs import echo_project, new_job
-from tests.support.tmpfs import fill, small_tmpfs
 
 DAY = 86_400_000
 
@@ -221,6 +220,39 @@ def test_show_refreshes_linked_runs_and_warns_for_a_gone_or_unreadable_one(tmp_p
     assert {r.job_id: r.status for r in store.load("m1").runs}[done] == "done"  # saved back
 
 
+def test_show_adds_up_what_the_linked_jobs_spent_each_job_once(tmp_path):
+    """A workflow reports its children's spending; a child linked too is not counted twice;
+    a finished run's spending is kept in mission.json, so it is not read again."""
+    jobs = JobStore(tmp_path / ".specialists", news=None)
+    store = store_at(tmp_path)
+    children = {
+        "tokens": {"input": 100, "output": 20, "cache_read": 0, "cache_write": 0},
+        "cost_usd": 0.5,
+        "jobs": 2,
+    }
+    wf = job_with(jobs, tmp_path, status="done", progress={"total": 2, "children": children})
+    child = job_with(jobs, tmp_path, status="done", parent_id=wf, tokens={"input": 60, "output": 9})
+    plain = job_with(jobs, tmp_path, status="done", tokens={"input": 7, "output": 3}, cost_usd=0.25)
+    ops.create(store, title="t", mission_id="m1")
+    for job_id in (wf, child, plain):
+        store.update("m1", lambda m, j=job_id: (model.link_run(m, j, "echo", 1), None))
+    spent = ops.show(store, jobs, "m1").spent()
+    assert spent["jobs"] == 4 and spent["cost_usd"] == 0.75  # workflow + 2 children + plain
+    assert spent["tokens"]["input"] == 107 and spent["tokens"]["output"] == 23
+    saved = {r.job_id: r for r in store.load("m1").runs}
+    assert saved[wf].spent is not None and saved[child].parent == wf
+    (jobs.job_dir(plain) / "status.json").write_text("{damaged")  # never read again
+    again = ops.show(store, jobs, "m1")
+    assert again.spent() == spent and not again.warnings
+    data = mission_action(
+        tmp_path / ".specialists",
+        jobs,
+        {"action": "show", "mission_id": "m1"},
+        index_dir=tmp_path / "index",
+    )
+    assert data["spent"] == spent
+
+
 # --- a hostile store ------------------------------------------------------------------------
 
 
@@ -256,21 +288,6 @@ def test_a_fifo_state_file_is_a_warning_in_show_and_an_error_for_set(tmp_path):
         state_set(store.root.parent, "m1", "k", 1, store=store)
 
 
-def test_a_full_disk_at_create_leaves_nothing_and_a_launch_only_warns(tmp_path):
-    root = tmp_path / "disk" / ".specialists"
-    with small_tmpfs(tmp_path / "disk", size="64k"):
-        store = MissionStore(root, index_dir=tmp_path / "index")
-        store.root.mkdir(parents=True)
-        fill(store.root)
-        with pytest.raises(OSError):
-            ops.create(store, title="t", mission_id="m1")
-        assert [n for n in os.listdir(store.root) if not n.startswith("filler")] == []
-        warnings: list[str] = []
-        launched = Launched("0123abcd", "echo", "do it", ("claude-x",))
-        assert link_after_launch(root, choose(), launched, warnings) is None
-        assert len(warnings) == 1 and "runs without a mission record" in warnings[0]
-
-
 # --- launching ------------------------------------------------------------------------------
 
 
@@ -278,6 +295,10 @@ def test_choose_refuses_both_and_reads_options():
     with pytest.raises(UserError, match="exclude each other"):
         choose(mission_id="m1", disabled=True)
     assert choose(disabled=True).kind == "none"
+    # The seed's default: a plain run makes none, a workflow launch one, a continued job follows.
+    assert choose().kind == "none"
+    assert choose(default="auto").kind == "auto" and choose(options=True).kind == "auto"
+    assert choose(default="follow").kind == "follow"
     picked = choose(options={"title": "T", "goal": True, "budget_tokens": 50, "labels": ["a"]})
     assert (picked.kind, picked.goal_budget, picked.labels) == ("auto", 50, ("a",))
     with pytest.raises(UserError, match="token budget"):
@@ -286,19 +307,20 @@ def test_choose_refuses_both_and_reads_options():
         choose(options={"titel": "x"})
 
 
-def test_a_launch_creates_a_mission_a_continued_job_joins_it(tmp_path):
+def test_a_launch_asking_for_a_mission_creates_one_a_continued_job_joins_it(tmp_path):
     root = tmp_path / ".specialists"
     index_dir = tmp_path / "index"
     warnings: list[str] = []
     first = Launched("0123abcd", "echo", "Fix the login bug\nmore detail", ("claude-x",))
     store = MissionStore(root, index_dir=index_dir)
     os.environ["XDG_STATE_HOME"] = str(tmp_path / "xdg")
-    mid = link_after_launch(root, choose(), first, warnings)
+    assert link_after_launch(root, choose(), first, warnings) is None  # a plain run: none
+    mid = link_after_launch(root, choose(options=True), first, warnings)
     assert mid and not warnings
     mission = store.load(mid)
     assert mission.title == "echo: Fix the login bug" and mission.owner == ("claude-x",)
     follow = Launched("4567abcd", "echo", "again", ("claude-x",), continue_from="0123abcd")
-    assert link_after_launch(root, choose(), follow, warnings) == mid
+    assert link_after_launch(root, choose(default="follow"), follow, warnings) == mid
     assert [r.job_id for r in store.load(mid).runs] == ["0123abcd", "4567abcd"]
     assert link_after_launch(root, choose(disabled=True), first, warnings) is None
     resumed = Launched("89abcdef", "echo", "go on", (), continue_from="4567abcd")

@@ -7,8 +7,6 @@ import io
 import json
 import os
 import shutil
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -24,7 +22,6 @@ from specialists.owner import (
     OWNER_ENV,
     SESSION_ENV,
     Owner,
-    agent_ancestor,
     is_key,
     launching_owner,
     reading_owner,
@@ -93,24 +90,6 @@ def test_reader_matches_by_any_key():
     assert reader.matches(["agent-1.2", "claude-s1"])
     assert not reader.matches(["claude-s2"])
     assert not reader.matches("claude-s1")  # a string is not a key list
-
-
-def test_nearest_agent_ancestor_is_found_by_name_and_start_time(tmp_path):
-    """A process named `claude` above us is the owner; its pid and start time identify it."""
-    claude = tmp_path / "claude"
-    claude.symlink_to("/bin/sh")
-    probe = "from specialists.owner import agent_ancestor; print(agent_ancestor())"
-    out = subprocess.run(
-        [str(claude), "-c", f'"{sys.executable}" -c "{probe}"; true'],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    key = out.stdout.strip()
-    assert key.startswith("agent-"), (key, out.stderr)
-    pid, start = key.removeprefix("agent-").split(".")
-    assert int(pid) > 1 and int(start) > 0
-    assert agent_ancestor() != key  # not ours: pytest runs under no such process here
 
 
 # --- notices ---------------------------------------------------------------------------------
@@ -253,38 +232,3 @@ def test_concurrent_sessions_each_get_only_their_own_notices(state):
     for session in sessions:
         assert sorted(seen[session]) == sorted(expected[session]), session
         assert inbox_events(state, f"claude-{session}") == []
-
-
-def test_a_session_that_never_closes_stdin_still_gets_its_events(state, tmp_path):
-    """The host keeps stdin open: the hook stops waiting after a second and answers."""
-    put_job(state, "0000000f", ["claude-live"])
-    notices.post_for_job(state, "0000000f")
-    env = {**os.environ, SESSION_ENV: "live"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "specialists", "hook", "user-prompt-submit"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env=env,
-        text=True,
-    )
-    assert proc.stdin is not None
-    proc.stdin.write('{"session_id": "live"')  # never finished, never closed
-    proc.stdin.flush()
-    started = time.monotonic()
-    out, _ = proc.communicate(timeout=30)
-    assert "0000000f" in out and time.monotonic() - started < 20
-
-
-def test_ten_megabytes_of_stdin_is_cut_not_fatal(state):
-    put_job(state, "00000010", ["claude-big"])
-    notices.post_for_job(state, "00000010")
-    env = {**os.environ, SESSION_ENV: "big"}
-    out = subprocess.run(
-        [sys.executable, "-m", "specialists", "hook", "user-prompt-submit"],
-        input="x" * (10 * 1024 * 1024),
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
-    assert out.returncode == 0 and "00000010" in out.stdout

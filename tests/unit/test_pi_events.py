@@ -123,7 +123,7 @@ def test_rpc_basic_gives_the_exact_logged_sequence_and_final_text() -> None:
     r = Replay().run_file("rpc-basic.ndjson")
     assert r.logged() == [
         ("toolcall", {"tool": "bash", "args": "echo hi"}),
-        ("tool_execution_end", {"tool": "bash", "duration_ms": 0, "is_error": False}),
+        ("tool_execution_end", {"tool": "bash", "duration_ms": 0}),
         ("turn_end", {"turn": 1, "usage": _usage(100, 12)}),
         ("text", {}),
         ("turn_end", {"turn": 2, "usage": _usage(100, 2)}),
@@ -200,6 +200,15 @@ def test_abort_finishes_the_run_as_aborted(name: str) -> None:
     else:
         ends = [f for k, f in r.logged() if k == "tool_execution_end"]
         assert ends[0]["is_error"] is True
+        assert ends[0]["error"] == "Command aborted"  # pi's reason, in the event
+
+
+def test_a_tool_an_extension_blocked_carries_the_reason() -> None:
+    """The guard's refusal reached only the model before; now the event says it too."""
+    r = Replay().run_file("ext.ndjson")
+    ends = [f for k, f in r.logged() if k == "tool_execution_end"]
+    assert [f.get("error") for f in ends] == [None, "Blocked by supervisor"]
+    assert ends[1]["is_error"] is True
 
 
 @pytest.mark.parametrize("name", ["eof.ndjson", "sigterm.ndjson", "sigterm_tool.ndjson"])
@@ -355,7 +364,7 @@ def test_tool_duration_comes_from_the_clock() -> None:
         b'{"type":"tool_execution_end","toolCallId":"c1","toolName":"bash","result":{},"isError":true}'
     )
     assert isinstance(end, Activity)
-    assert end.fields == {"tool": "bash", "duration_ms": 1500, "is_error": True}
+    assert end.fields == {"tool": "bash", "duration_ms": 1500, "is_error": True}  # no reason
 
 
 def test_heartbeats_are_throttled_and_status_only() -> None:

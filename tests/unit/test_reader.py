@@ -165,18 +165,3 @@ def test_read_text_file_stops_at_the_limit_even_when_stat_lies() -> None:
     if not proc.is_file() or proc.stat().st_size != 0:
         pytest.skip("no /proc file that reports size 0 here")
     assert problem(read_text_file, proc, limit=64).problem == "is too large (more than 64 bytes)"
-
-
-def test_the_reader_imports_nothing_slow() -> None:
-    """The store and the hooks may read untrusted files through the reader on the fast
-    commands' path: it must not pull in yaml, typing, pathlib or difflib at import."""
-    import subprocess
-    import sys
-
-    code = "import specialists.reader, specialists.reader.textfile"
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True, timeout=60
-    )
-    names = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
-    assert "specialists.reader.fields" in names, proc.stderr[-300:]
-    assert not {"yaml", "typing", "pathlib", "difflib", "dataclasses"} & names

@@ -19,7 +19,6 @@ from specialists.schedules.store import MAX_HISTORY, ScheduleStore
 from specialists.schedules.testing import RecordingLauncher
 from specialists.schedules.triggers import EveryTrigger
 from tests.support.jobs import echo_project
-from tests.support.tmpfs import fill, small_tmpfs
 
 TARGET = ["--specialist", "echo", "--prompt", "hi"]
 HOUR = 3_600_000
@@ -119,16 +118,6 @@ def test_a_planted_symlink_or_fifo_costs_one_schedule(tmp_path):
     assert os.listdir(elsewhere) == []  # nothing was written through the link
 
 
-def test_a_full_disk_at_create_leaves_nothing_behind(tmp_path):
-    store = ScheduleStore(tmp_path / "disk" / ".specialists")
-    with small_tmpfs(tmp_path / "disk", size="64k"):
-        store.root.mkdir(parents=True)
-        fill(store.root)
-        with pytest.raises(OSError):
-            _due(store, "s1", 10 * HOUR)
-        assert [n for n in os.listdir(store.root) if not n.startswith("filler")] == []
-
-
 def test_history_stays_bounded_and_a_torn_line_is_skipped(tmp_path):
     store = ScheduleStore(tmp_path / ".specialists")
     _due(store, "s1", 10 * HOUR)
@@ -170,38 +159,3 @@ def test_two_creates_of_one_id_at_once_make_one_schedule(tmp_path):
         t.join()
     assert sorted(outcomes) == ["made", "schedule 'same' exists already"]
     assert os.listdir(store.root) == ["same"]
-
-
-def test_the_mcp_schedule_tool_creates_runs_and_refuses_like_the_cli():
-    """`schedule` over the MCP table: create, run now (a real command job), show, and the
-    bad inputs as one error line with nothing written."""
-    from specialists.mcp.handlers import ServerContext
-    from specialists.mcp.table import call_tool
-    from tests.support.waiting import wait_until
-
-    echo_project()
-    ctx = ServerContext()
-    made = call_tool(
-        ctx,
-        "schedule",
-        {"action": "create", "id": "m1", "every": "1h", "specialist": "echo", "prompt": "hi"},
-    )
-    assert not made.is_error, made.text
-    fired = call_tool(ctx, "schedule", {"action": "run", "id": "m1"})
-    assert fired.data["outcome"] == "fired", fired.text
-    job = fired.data["job_id"]
-    store = ctx.project.store
-    wait_until(lambda: (st := store.read_status(job)) is not None and st.status == "done")
-    shown = call_tool(ctx, "schedule", {"action": "show", "id": "m1"})
-    assert shown.data["state"]["last_job"] == job
-    for bad, says in (
-        ({"action": "create", "every": "1h", "cron": "* * * * *", "specialist": "echo",
-          "prompt": "x"}, "two triggers"),
-        ({"action": "create", "every": "1h", "workflow": "w"}, "unknown workflow 'w'"),
-        ({"action": "create", "cron": "* * * * *", "zone": "Nowhere/X", "specialist": "echo",
-          "prompt": "x"}, "unknown time zone"),
-        ({"action": "show", "id": "nope"}, "no schedule"),
-    ):  # fmt: skip
-        out = call_tool(ctx, "schedule", bad)
-        assert out.is_error and says in out.text, out.text
-    assert left_behind() == ["m1"]

@@ -20,7 +20,14 @@ from specialists.fleet.model import job_fleet
 from specialists.jobs.store import JobStore
 from specialists.tui.app import TopApp
 from specialists.tui.screens import ResultView
-from tests.support.fleet import BASE_MS, append_events, fill_fleet, write_status
+from tests.support.fleet import (
+    BASE_MS,
+    WORKFLOW,
+    append_events,
+    fill_fleet,
+    workflow_fleet,
+    write_status,
+)
 from tests.support.screen import assert_snapshot, run, screen_text, settled_text, until
 
 NOW_MS = BASE_MS + 90_000
@@ -117,6 +124,31 @@ def test_snapshot_of_a_small_fleet(store):
                 "the last row and the key bar",
             )
             assert_snapshot("top_small_fleet", await settled_text(pilot, app))
+
+    run(scenario())
+
+
+def test_snapshot_of_a_workflow_under_way(store):
+    """Children by key, the writer's words (escapes shown), the workflow's progress in words
+    and its children's tokens and cost (Σ), the failed child's reason; the selected child's
+    feed shows what it said and why its tool failed."""
+    workflow_fleet(store.jobs_dir)
+
+    async def scenario() -> None:
+        app = make_app(store)
+        async with app.run_test(size=(150, 26)) as pilot:
+            await until(
+                pilot,
+                lambda: "000000b0" in (text := screen_text(app)) and "q quit" in text,
+                20,
+                "the rows and the key bar",
+            )
+            app._selected = "job:000000a3"  # the writer: its feed in the pane
+            app.tick()
+            app.poll_feed()
+            text = await settled_text(pilot, app)
+            assert_snapshot("top_workflow", text)
+            assert f"{WORKFLOW}" in text and "Σ" in text and "\\e[31m" in text
 
     run(scenario())
 
@@ -328,26 +360,4 @@ def _sp(*args: str, code: str | None = None) -> subprocess.CompletedProcess[str]
     )
     return subprocess.run(
         argv, capture_output=True, text=True, timeout=60, stdin=subprocess.PIPE, env=os.environ
-    )
-
-
-def test_top_without_a_terminal_is_one_clear_line():
-    out = _sp("top")
-    assert out.returncode == 2
-    assert out.stderr == (
-        "error: top needs a terminal: stdout is not a TTY (for a one-shot view use "
-        "`specialists status`; in a browser `specialists web`)\n"
-    )
-
-
-def test_top_without_textual_says_how_to_install():
-    code = (
-        "import sys; sys.modules['textual'] = None\n"
-        "from specialists.cli.main import main; sys.exit(main(['top']))"
-    )
-    out = _sp(code=code)
-    assert out.returncode == 2
-    assert out.stderr == (
-        "error: top needs the optional Textual package "
-        "(install it with: pip install 'specialists[tui]')\n"
     )

@@ -58,8 +58,12 @@ def test_keyed_resume_needs_latest_true_and_refuses_a_gate() -> None:
         )
 
 
-def test_the_default_concurrency_leaves_two_cores() -> None:
-    assert [default_concurrency(n) for n in (1, 2, 3, 8, 64)] == [1, 1, 1, 6, 16]
+def test_the_default_concurrency_is_eight_agents_bounded_by_memory() -> None:
+    """Agents wait on models, not cores: 8 at once, one per 512 MiB of available memory."""
+    gib = 1024**3
+    got = [default_concurrency(m) for m in (0, gib // 4, gib, 2 * gib, 4 * gib, 64 * gib)]
+    assert got == [1, 1, 2, 4, 8, 8]
+    assert 1 <= default_concurrency() <= 8  # this machine's, from /proc/meminfo
 
 
 @pytest.mark.parametrize(

@@ -35,9 +35,9 @@ def test_a_child_is_journaled_at_launch_and_at_its_end(tmp_path: Path) -> None:
     runs = make(tmp_path, children)
     r = go(runs.run("a", agent="echo", task="hi"))
     assert r.ok and r.output == "answer to hi" and r.job_id == "00000001"
-    kinds = [(e["e"], e["key"]) for e in entries(tmp_path)]
-    assert kinds == [("launch", "a"), ("end", "a")]
-    assert entries(tmp_path)[1]["output"] == "answer to hi"
+    kinds = [(e["e"], e.get("key")) for e in entries(tmp_path)]
+    assert kinds == [("node", None), ("launch", "a"), ("end", "a")]
+    assert entries(tmp_path)[2]["output"] == "answer to hi"
 
 
 def test_duplicate_keys_are_refused_before_a_second_launch(tmp_path: Path) -> None:
@@ -220,7 +220,7 @@ def test_keyed_resume_continues_the_receipts_job(tmp_path: Path) -> None:
         )
     )
     assert r.ok and children.launches[0][1].continue_from == "000000aa"
-    launch_line = entries(tmp_path)[0]
+    (launch_line,) = [e for e in entries(tmp_path) if e["e"] == "launch"]
     assert launch_line["keyed"] is True and launch_line["continues"] == "000000aa"
 
 

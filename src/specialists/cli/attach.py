@@ -36,7 +36,7 @@ def follow(project: Project, job_id: str, *, as_json: bool) -> JobStatus | None:
     """Follow the job to its end (its final status) or until detached (None)."""
     from specialists.jobs.lines import feed_line
     from specialists.jobs.store import read_event_lines
-    from specialists.jobs.view import current_status, read_answer
+    from specialists.jobs.view import current_status, name_of, read_answer
 
     store = project.store
     before = {s: signal.signal(s, _raise) for s in DETACH_SIGNALS}
@@ -47,7 +47,7 @@ def follow(project: Project, job_id: str, *, as_json: bool) -> JobStatus | None:
             events, offset = read_event_lines(store.events_path(job_id), offset)
             st = current_status(store, job_id)
             for ev in events:
-                print(feed_line(job_id, st.specialist, st.started_at_ms, ev), file=sys.stderr)
+                print(feed_line(job_id, name_of(st), st.started_at_ms, ev), file=sys.stderr)
             if not st.active or (st.status == "waiting" and st.keep_alive):
                 break
             time.sleep(POLL_S)

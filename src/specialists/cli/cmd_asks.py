@@ -19,7 +19,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("asks", help="questions jobs asked their supervisor (contact_supervisor)")
     p.add_argument("--all", action="store_true", help="also answered, timed-out and progress asks")
     p.add_argument("--owner", metavar="KEY", help="only asks addressed to this owner key")
-    p.add_argument("--json", action="store_true", help="one JSON object per ask")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(run=run_asks)
     r = sub.add_parser("reply", help="answer an open ask of a job")
     r.add_argument("ask", help="the ask id (ask-<job>-<n>)")
@@ -37,11 +37,13 @@ def run_asks(args: argparse.Namespace, project: Project) -> int:
     for problem in problems:
         print(f"warning: {problem}", file=sys.stderr)
     if args.json:
+        asks = []
         for r in rows:
             out = r.ask.to_dict() | {"state": r.state}
             if r.outcome is not None:
                 out["outcome"] = r.outcome.to_dict()
-            print(json.dumps(out, ensure_ascii=False))
+            asks.append(out)
+        print(json.dumps({"asks": asks}, ensure_ascii=False))
         return 0
     if not rows:
         print("no open asks" if not args.all else "no asks")

@@ -118,11 +118,12 @@ def run_run(args: argparse.Namespace, project: Project) -> int:
     )
     job = started.job
     if args.json:
-        print(json.dumps({"job_id": job.id, "owner": owner, "log": str(job.log_path)}))
+        print(json.dumps({"id": job.id, "owner": owner, "log": str(job.log_path)}))
         return 0
-    print(f"started background job {job.id}: {_shown(job.options.label)}")
-    print(f"  log:    {job.log_path}")
-    print(f"  events: {owner} (specialists events --owner {owner})")
+    print(job.id)  # the id alone on stdout: `id=$(specialists bg run ...)`
+    print(f"started background job {job.id}: {_shown(job.options.label)}", file=sys.stderr)
+    print(f"  log:    {job.log_path}", file=sys.stderr)
+    print(f"  events: {owner} (specialists events --owner {owner})", file=sys.stderr)
     return 0
 
 
@@ -131,7 +132,7 @@ def run_output(args: argparse.Namespace, project: Project) -> int:
 
     got = read_output(project.store, None, args.job, tail=args.tail, since=args.since)
     if args.json:
-        payload = {"job_id": got.job.id, "state": got.job.state, "text": got.text}
+        payload = {"id": got.job.id, "state": got.job.state, "text": got.text}
         print(json.dumps({**payload, "next_offset": got.next_offset, "size": got.size}))
         return 0
     sys.stdout.write(got.text + ("" if not got.text or got.text.endswith("\n") else "\n"))
@@ -151,7 +152,7 @@ def run_cancel(args: argparse.Namespace, project: Project) -> int:
     else:
         outcomes = [cancel_proc(project.store, None, args.job)]
     if args.json:
-        rows = [{"job_id": o.job.id, "asked": o.asked, "state": o.job.state} for o in outcomes]
+        rows = [{"id": o.job.id, "asked": o.asked, "state": o.job.state} for o in outcomes]
         print(json.dumps({"cancelled": rows}))
         return 0
     for outcome in outcomes:

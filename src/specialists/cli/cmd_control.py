@@ -37,13 +37,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="do not wait: put each job's completion event in the owner's inbox",
     )
     w.add_argument("--owner", metavar="KEY", help="with --subscribe: whose inbox")
-    w.add_argument("--json", action="store_true", help="one JSON object per ended job")
+    w.add_argument("--json", action="store_true", help="machine-readable output")
     w.set_defaults(run=run_wait)
 
     c = sub.add_parser("children", help="a parent's last ended jobs, resumable or not, and why")
     c.add_argument("parent", nargs="?", help="job id or owner key (default: this session)")
     c.add_argument("--last", type=int, default=10, help="how many (default 10)")
-    c.add_argument("--json", action="store_true", help="one JSON object per child")
+    c.add_argument("--json", action="store_true", help="machine-readable output")
     c.set_defaults(run=run_children)
 
 
@@ -78,6 +78,9 @@ def run_wait(args: argparse.Namespace, project: Project) -> int:
     else:
         ids = owned_active(store, _session_keys(project, None))
         if not ids:
+            if args.json:
+                print(json.dumps({"jobs": [], "timed_out": False}))
+                return 0
             print("no active jobs of this session to wait for (name them: specialists wait ID)")
             return 0
     if args.subscribe:
@@ -99,8 +102,8 @@ def run_wait(args: argparse.Namespace, project: Project) -> int:
         timeout = args.timeout.ms / 1000
     outcome = wait_for_jobs(store, ids, "next" if args.next else "all", timeout)
     if args.json:
-        for st in outcome.ended:
-            print(json.dumps({"id": st.id, "status": st.status, "error": st.error}))
+        ended = [{"id": st.id, "status": st.status, "error": st.error} for st in outcome.ended]
+        print(json.dumps({"jobs": ended, "timed_out": outcome.timed_out}))
     else:
         for line in outcome.lines()[: len(outcome.ended)]:
             print(line)
@@ -128,8 +131,7 @@ def run_children(args: argparse.Namespace, project: Project) -> int:
     for problem in problems:
         print(f"warning: {problem}", file=sys.stderr)
     if args.json:
-        for r in rows:
-            print(json.dumps(r.to_dict()))
+        print(json.dumps({"children": [r.to_dict() for r in rows]}))
         return 0
     if not rows:
         print(f"no ended children of {parent}")

@@ -70,6 +70,7 @@ class _Tail:
         self, store: JobStore, job_id: str, from_seq: int, *, strict: bool = False
     ) -> None:
         from specialists.errors import StoreError
+        from specialists.jobs.view import name_of
 
         self.job_id = job_id
         self.path = store.events_path(job_id)
@@ -85,7 +86,7 @@ class _Tail:
                 raise
             st = None
             self.problems.append(exc.message)
-        self.specialist = st.specialist if st else "?"
+        self.name = name_of(st) if st else "?"  # a workflow child by its key
         self.started_ms = st.started_at_ms if st else 0
 
     def read(self) -> list[dict[str, Any]]:
@@ -208,6 +209,6 @@ def _emit(tails: list[_Tail], as_json: bool) -> None:
         if as_json:
             print(json.dumps({"job": tail.job_id, **ev}))
         else:
-            print(feed_line(tail.job_id, tail.specialist, tail.started_ms, ev))
+            print(feed_line(tail.job_id, tail.name, tail.started_ms, ev))
     if batch:
         sys.stdout.flush()

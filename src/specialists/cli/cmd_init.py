@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from specialists.project import Project
 
 GITIGNORE_ENTRY = ".specialists/"
+LOCAL_CONFIG_ENTRY = "specialists/config.local.toml"  # yours; specialists/config.toml is shared
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -48,8 +49,9 @@ def init_project(root: Path) -> list[str]:
         if not path.is_dir():
             path.mkdir(parents=True)
             done.append(f"created {path.relative_to(root)}/")
-    if ensure_gitignored(root / ".gitignore", GITIGNORE_ENTRY):
-        done.append(f"added {GITIGNORE_ENTRY} to .gitignore")
+    gitignore = root / ".gitignore"
+    entries = (GITIGNORE_ENTRY, LOCAL_CONFIG_ENTRY)
+    done += [f"added {e} to .gitignore" for e in entries if ensure_gitignored(gitignore, e)]
     return done
 
 

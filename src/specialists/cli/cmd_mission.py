@@ -146,6 +146,12 @@ def _print_list(data: dict[str, Any]) -> None:
         print(f"warning: mission {bad['id']}: {_line(bad['problem'], 300)}", file=sys.stderr)
     for problem in data.get("problems", []):
         print(f"warning: {_line(problem, 300)}", file=sys.stderr)
+    if data.get("closed"):
+        print(
+            f"closed {len(data['closed'])} mission(s) that plain runs had left open, their jobs "
+            "having ended (see them: specialists mission list --all)",
+            file=sys.stderr,
+        )
     rows = data["missions"]
     if not rows:
         print("no open missions (all of them: --all; other projects: --global)")
@@ -180,6 +186,14 @@ def _print_show(data: dict[str, Any]) -> None:
             f" {goal['notices']} notice(s)"
         )
     print(f"runs:      {len(data['runs'])}")
+    spent = data.get("spent")
+    if spent and spent["jobs"]:
+        t = spent["tokens"]
+        print(
+            f"spent:     {spent['jobs']} jobs (workflows' children included), tokens "
+            f"{t['input'] + t['cache_read'] + t['cache_write']:,} in / {t['output']:,} out, "
+            f"${spent['cost_usd']:.4f}"
+        )
     for run in data["runs"][-20:]:
         stale = "" if run["live"] else " (last seen)"
         print(f"  {run['job_id']}  {run['status']}{stale}  {_line(run['specialist'], 40)}")

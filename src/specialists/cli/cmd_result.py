@@ -1,13 +1,16 @@
-"""`specialists result <id> [--raw] [--wait [--timeout D]]`: the job's final answer.
+"""`specialists result <id> [--raw | --json] [--wait [--timeout D]]`: the job's final answer.
 
 Reading the answer clears the job's completion notice (notices.py): whoever reads it has
 it, so no banner will repeat it. On a terminal the answer's control characters are shown
-as escapes; `--raw`, or output into a pipe or file, gives its exact text.
+as escapes; `--raw`, or output into a pipe or file, gives its exact text. `--json` prints
+the outcome as `run --json` does, `{"id", "status", "error", "result"}`, whatever the status
+(exit 1 unless the job has an answer).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from typing import TYPE_CHECKING
@@ -24,7 +27,9 @@ HEALTH_CHECK_S = 1.0  # how often a --wait re-checks that the supervisor is aliv
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("result", help="print a finished job's answer")
     p.add_argument("job", help="job id or unique prefix")
-    p.add_argument("--raw", action="store_true", help="the answer's exact bytes, nothing added")
+    shape = p.add_mutually_exclusive_group()
+    shape.add_argument("--raw", action="store_true", help="the answer's exact bytes, nothing added")
+    shape.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--wait", "-w", action="store_true", help="wait for the job to finish")
     p.add_argument(
         "--timeout", type=Duration, help=f"how long to --wait (default: forever; {DURATION_HELP})"
@@ -54,6 +59,10 @@ def run(args: argparse.Namespace, project: Project) -> int:
             else:
                 st = store.read_status(job_id) or st
     answer = read_answer(store, st)
+    if args.json:
+        outcome = {"id": st.id, "status": st.status, "error": st.error, "result": answer}
+        print(json.dumps(outcome, ensure_ascii=False))
+        return 0 if answer is not None else 1
     if answer is not None:
         if st.status == "waiting":
             print(f"job {job_id} is waiting for a follow-up; latest answer:", file=sys.stderr)

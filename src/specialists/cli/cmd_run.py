@@ -26,7 +26,7 @@ def add_common_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--attach",
         action="store_true",
-        help="run in the background and follow it here; Ctrl-C detaches (cli/attach.py)",
+        help="run in the background and follow it here; Ctrl-C detaches",
     )
     p.add_argument("--model", type=nonempty, help="override the model (provider/model)")
     p.add_argument("--runner", type=nonempty, help="pi, claude, codex, command or native")
@@ -55,8 +55,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--sandbox", action="store_true", help="run in a new git worktree (sandbox-<id> branch)"
     )
-    p.add_argument("--mission", metavar="ID", help="attach to this mission (it must exist)")
-    p.add_argument("--no-mission", action="store_true", help="create no mission for this run")
+    p.add_argument("--mission", metavar="ID", help="link the run to this mission (it must exist)")
+    # A plain run makes no mission any more (docs/missions.md); kept so old scripts still run.
+    p.add_argument("--no-mission", action="store_true", help=argparse.SUPPRESS)
     p.add_argument(
         "--gate",
         metavar="CMD",
@@ -82,7 +83,7 @@ def add_attention_args(p: argparse.ArgumentParser) -> None:
         "--watchdog",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="review each turn's change to the working tree (docs/attention.md)",
+        help="have the reviewer check each turn's change to the working tree",
     )
 
 
@@ -126,7 +127,11 @@ def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.missions.launch import check_before_launch, choose
     from specialists.supervise.plan import JobRequest
 
-    mission = choose(mission_id=args.mission, disabled=args.no_mission)
+    mission = choose(
+        mission_id=args.mission,
+        disabled=args.no_mission,
+        default="follow" if args.continue_from else "none",  # a continued job stays on its own
+    )
     check_before_launch(project.store.root, mission)  # strict: nothing starts for a bad id
     variables = {}
     for item in args.var:

@@ -35,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--zone", type=nonempty, help="IANA zone for --cron / --at, e.g. Europe/Berlin")
     c.add_argument("--specialist", type=nonempty, help="the specialist to run")
     c.add_argument(
-        "--workflow", type=nonempty, help="a workflow to start (.specialists/workflows/<name>)"
+        "--workflow", type=nonempty, help="a workflow to start, by name (specialists workflow list)"
     )
     c.add_argument("--prompt", "-p", help="the task for the specialist")
     c.add_argument("--model", type=nonempty, help="override the model")

@@ -28,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, project: Project) -> int:
-    from specialists.cli.health import health_line
+    from specialists.cli.health import health, health_line
     from specialists.jobs.view import current_status, outcome_counts, overview
 
     store = project.store
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace, project: Project) -> int:
     job = args.job if args.job is not None else args.job_id
     if job is not None:
         st = current_status(store, store.resolve(job))
-        print(json.dumps(st.to_dict()) if args.json else _detail(st))
+        print(json.dumps(_json(st)) if args.json else _detail(st))
         return 0
     active, finished, problems = overview(store)
     for problem in problems:
@@ -46,17 +46,17 @@ def run(args: argparse.Namespace, project: Project) -> int:
     finished.sort(key=lambda f: f.started_at_ms, reverse=True)
     shown = finished if args.all else finished[:RECENT_FINISHED]
     counts = outcome_counts(finished)
-    health = health_line(project.root)
+    facts = health(project.root)
     if args.json:
         payload: dict[str, Any] = {
-            "health": health,
-            "active": [s.to_dict() for s in active],
+            "health": facts,
+            "active": [_json(s) for s in active],
             "finished": [entry._asdict() for entry in shown],
             "counts": counts,
         }
         print(json.dumps(payload))
         return 0
-    print(health)
+    print(health_line(facts))
     if not active and not finished:
         print("no jobs")
         return 0
@@ -75,11 +75,20 @@ def run(args: argparse.Namespace, project: Project) -> int:
     return 0
 
 
+def _json(st: Any) -> dict[str, Any]:
+    """A job's status as JSON, with what it and its children spent (jobs/rollup.py)."""
+    from specialists.jobs.rollup import rollup
+
+    return {**st.to_dict(), "rollup": rollup(st)}
+
+
 def _finished_line(entry: Any) -> str:
     mark = {"done": "✓", "cancelled": "cancelled"}.get(entry.status, f"✗ {entry.error or ''}")
+    if entry.title and not entry.workflow_key:
+        mark = f"{clip(entry.title, 40)} · {mark}"
     return (
-        f"  {entry.id}  {clip(entry.specialist, 14):<14} {entry.status:<9} "
-        f"{duration(entry.elapsed_s):>6}  {clip(mark, 60)}"
+        f"  {entry.id}  {clip(entry.workflow_key or entry.specialist, 16):<16} "
+        f"{entry.status:<9} {duration(entry.elapsed_s):>6}  {clip(mark, 90)}"
     )
 
 
@@ -102,16 +111,21 @@ def _activity(st: Any) -> list[str]:
 
 
 def _detail(st: Any) -> str:
-    from specialists.jobs.view import doing, elapsed_s
+    from specialists.jobs.view import ACTIVITY_WORDS, doing, elapsed_s
 
     lines = [
         f"  {st.id}  {clip(st.specialist, 60)} | {st.status} | {duration(elapsed_s(st))} | "
         f"model: {clip(st.model or 'default', 80)} | runner: {clip(st.runner, 20)}"
     ]
+    if st.workflow_key:
+        lines.append(f"  Key: {clip(st.workflow_key, 128)}")
+    if st.title:
+        lines.append(f"  Task: {clip(st.title, 200)}")
     if st.active:
         current = doing(st)
-        if st.current_tool and st.current_event:
-            current = f"{st.current_event} {current}"
+        event = st.current_event or ""
+        if st.current_tool and not st.progress and event != "waiting_for_events":
+            current = f"{ACTIVITY_WORDS.get(event, event)}: {current}"
         lines.append(f"  Current: {clip(current, 100)}" + ("  (STALLED)" if st.stalled else ""))
         lines += _activity(st)
     if st.error:
@@ -130,4 +144,22 @@ def _detail(st: Any) -> str:
         f"  Events: {st.events} ({st.tool_calls} tool calls){cost}"
         + (f"  tokens {clip(tokens, 200)}" if tokens else "")
     )
+    lines += _children_lines(st)
     return "\n".join(lines)
+
+
+def _children_lines(st: Any) -> list[str]:
+    """A workflow's progress and what it spent with its children."""
+    from specialists.jobs.rollup import children, rollup, tokens_in
+    from specialists.jobs.view import progress_words
+
+    if not st.progress:
+        return []
+    lines = [f"  Progress: {clip(progress_words(st.progress), 200)}"]
+    if children(st) is not None:
+        spent = rollup(st)
+        lines.append(
+            f"  With its children: {spent['jobs']} jobs, tokens {tokens_in(spent):,} in / "
+            f"{spent['tokens']['output']:,} out, ${spent['cost_usd']:.4f}"
+        )
+    return lines

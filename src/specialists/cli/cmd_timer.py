@@ -1,22 +1,31 @@
 """`specialists timer set|list|cancel`: an owner's durable timers, for people and scripts.
 
-    specialists timer set 90 --note "check CI"            in 90 seconds
+    specialists timer set 90 --note "check CI"            in 90 seconds (prints its id)
+    specialists timer set 600 --note "tea" --wait          ... and wait here until it fires
     specialists timer set --date 2026-12-24 --time 09:00 --zone Europe/Berlin
     specialists timer list [--all]                         pending (or every) timer
     specialists timer cancel tm-1a2b3c4d5e6f | --all
 
 The same handlers as the agents' sleep, sleep_until and timer_cancel tools (one set of
 rules: 1 to 604,800 seconds, IANA zones with DST gaps and overlaps, at most timers.max
-pending, ids never reused); a timer fires into the owner's inbox (`specialists events`).
-Bad input is one line `error: ...` and changes nothing.
+pending, ids never reused); a timer fires into the owner's inbox. A person at a terminal
+hears of it from their next `specialists` command (cli/tell.py), or at once with `--wait`;
+a Claude Code session from its hooks; `specialists events` shows it to anyone. Bad input is
+one line `error: ...` and changes nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from typing import TYPE_CHECKING
+
+from specialists.display import display_line
+from specialists.errors import UserError
+
+WAIT_POLL_S = 1.0  # a wait re-reads the timers this often (another process may cancel it)
 
 if TYPE_CHECKING:
     from specialists.project import Project
@@ -35,6 +44,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--time", help="HH:MM or HH:MM:SS")
     s.add_argument("--zone", help="IANA time zone, e.g. Europe/Berlin or UTC")
     s.add_argument("--note", default="", help="shown when it fires")
+    s.add_argument(
+        "--wait", action="store_true", help="stay until it fires, then print it (and ring)"
+    )
     ls = verbs.add_parser("list", help="pending timers (fires what is due first)")
     ls.add_argument("--all", action="store_true", help="also fired and cancelled ones")
     c = verbs.add_parser("cancel", help="cancel a pending timer")
@@ -68,7 +80,6 @@ def run(args: argparse.Namespace, project: Project) -> int:
 
 
 def _set(args: argparse.Namespace, caller: Caller) -> int:
-    from specialists.errors import UserError
     from specialists.toolset.table import ToolCall
     from specialists.toolset.timer_tools import sleep, sleep_until
 
@@ -93,11 +104,59 @@ def _set(args: argparse.Namespace, caller: Caller) -> int:
             "a timer needs SECONDS, or all of --date, --time and --zone",
             hint="e.g. specialists timer set 90, or --date 2026-12-24 --time 09:00 --zone UTC",
         )
-    return _print_reply(args, reply, f"due {_when(int(reply.data['due_ms']))}")
+    if reply.is_error:  # the handlers raise for bad input; a reply error is still an error
+        raise UserError(reply.text.removeprefix("error: "))
+    timer_id, due_ms = str(reply.data["timer_id"]), int(reply.data["due_ms"])
+    if args.json and not args.wait:
+        print(json.dumps({"id": timer_id, "due_ms": due_ms}, separators=(",", ":")))
+        return 0
+    shown = f": {display_line(args.note, 80)}" if args.note else ""
+    if not args.wait:
+        print(timer_id)  # the id alone: `t=$(specialists timer set 60)`
+        print(f"timer {timer_id} due {_when(due_ms)}{shown}", file=sys.stderr)
+        return 0
+    print(f"timer {timer_id} due {_when(due_ms)}{shown}; waiting (Ctrl-C leaves it set)",
+          file=sys.stderr)  # fmt: skip
+    return _wait_for(args, caller, timer_id)
+
+
+def _wait_for(args: argparse.Namespace, caller: Caller, timer_id: str) -> int:
+    """Stay until the timer fires (fired by us or by whoever looked first), print it, and
+    take its event so no other front repeats it. Cancelled meanwhile: exit 1."""
+    from specialists.events.inbox import Inbox
+    from specialists.timers.store import TimerStore
+    from specialists.timers.wake import WakeWatch
+
+    watch = WakeWatch(caller.state_root, caller.owner)
+    store = TimerStore(caller.state_root, caller.owner)
+    try:
+        while True:
+            watch.look(int(time.time() * 1000))
+            timer = store.fold().timers.get(timer_id)
+            if timer is None or timer.state != "pending":
+                break
+            time.sleep(min(max(0.01, timer.due_ms / 1000 - time.time()), WAIT_POLL_S))
+    except KeyboardInterrupt:
+        print(
+            f"\ntimer {timer_id} stays set; cancel it: specialists timer cancel {timer_id}",
+            file=sys.stderr,
+        )
+        return 130
+    if timer is None or timer.state != "fired":
+        state = "gone" if timer is None else timer.state
+        print(f"error: timer {timer_id} was {state} before it fired", file=sys.stderr)
+        return 1
+    Inbox(caller.state_root, caller.owner).drop([f"{timer_id}:timer:1"])  # told here
+    if args.json:
+        print(json.dumps(_timer_dict(timer), separators=(",", ":")))
+        return 0
+    bell = "\a" if sys.stdout.isatty() else ""
+    note = f": {display_line(timer.note, 300)}" if timer.note else ""
+    print(f"{bell}timer {timer_id} fired at {_when(timer.done_at_ms or timer.due_ms)}{note}")
+    return 0
 
 
 def _cancel(args: argparse.Namespace, caller: Caller) -> int:
-    from specialists.errors import UserError
     from specialists.toolset.table import ToolCall
     from specialists.toolset.timer_tools import timer_cancel
 
@@ -108,9 +167,6 @@ def _cancel(args: argparse.Namespace, caller: Caller) -> int:
 
 
 def _list(args: argparse.Namespace, caller: Caller) -> int:
-    import json
-
-    from specialists.display import display_line
     from specialists.timers.store import TimerStore
 
     store = TimerStore(caller.state_root, caller.owner)
@@ -121,7 +177,7 @@ def _list(args: argparse.Namespace, caller: Caller) -> int:
     timers = list(fold.timers.values()) if args.all else fold.pending()
     timers.sort(key=lambda t: (t.due_ms, t.id))
     if args.json:
-        print(json.dumps([_timer_dict(t) for t in timers], separators=(",", ":")))
+        print(json.dumps({"timers": [_timer_dict(t) for t in timers]}, separators=(",", ":")))
         return 0
     if not timers:
         print(f"no {'' if args.all else 'pending '}timers for {caller.owner}")
@@ -135,11 +191,7 @@ def _list(args: argparse.Namespace, caller: Caller) -> int:
 
 
 def _print_reply(args: argparse.Namespace, reply: Reply, extra: str) -> int:
-    import json
-
     if reply.is_error:  # the handlers raise for bad input; a reply error is still an error
-        from specialists.errors import UserError
-
         raise UserError(reply.text.removeprefix("error: "))
     if args.json:
         print(json.dumps(dict(reply.data), separators=(",", ":")))

@@ -30,14 +30,15 @@ def run(args: argparse.Namespace, project: Project) -> int:
     import sys
     from pathlib import Path
 
-    from specialists.errors import UserError
+    from specialists.errors import AgentUnavailable, UserError
 
     try:
         from specialists.tui.app import TopApp
     except ImportError as exc:
         if (exc.name or "").split(".")[0] not in ("textual", "rich"):
             raise
-        raise UserError("top needs the optional Textual package", hint=INSTALL_HINT) from exc
+        # A missing dependency, as a missing agent CLI is: exit 3, not bad input.
+        raise AgentUnavailable("top needs the optional Textual package", hint=INSTALL_HINT) from exc
     for name, stream in (("stdout", sys.stdout), ("stdin", sys.stdin)):
         if stream is None or not stream.isatty():
             raise UserError(

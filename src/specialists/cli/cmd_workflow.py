@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -16,12 +17,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("workflow", help="run, list, show and resume workflows")
     wsub = p.add_subparsers(dest="workflow_command", required=True)
     r = wsub.add_parser("run", help="start a workflow (a job; it survives this command)")
-    r.add_argument("workflow", help="a name (.specialists/workflows/<name>.*) or a path")
+    r.add_argument(
+        "workflow", help="a name (specialists/workflows/<name>.*, or a recipe) or a path"
+    )
     r.add_argument("--arg", action="append", default=[], metavar="K=V", help="an argument")
     r.add_argument("--args-json", metavar="JSON", help="arguments as one JSON object")
-    r.add_argument("--concurrency", type=int, help="children at once (default min(16, cores-2))")
+    r.add_argument(
+        "--concurrency", type=int, help="children at once (default 8, fewer if memory is short)"
+    )
     r.add_argument("--detach", action="store_true", help="print the job id and return at once")
-    r.add_argument("--mission", metavar="ID", help="run it on this mission (it must exist)")
+    on = r.add_mutually_exclusive_group()
+    on.add_argument("--mission", metavar="ID", help="run it on this mission (it must exist)")
+    on.add_argument(
+        "--no-mission", action="store_true", help="make no mission for it (a probe, a quick look)"
+    )
     r.add_argument(
         "--budget-tokens", type=int, metavar="N", help="launch no child once children used N"
     )
@@ -57,9 +66,12 @@ def run(args: argparse.Namespace, project: Project) -> int:
         return _list(args, project)
     if command == "show":
         return _show(args, project)
+    from specialists.missions.launch import check_before_launch, choose
     from specialists.workflows.launch import (
         origin_from_env,
         resume_request,
+        resumed_mission,
+        start_on_mission,
         workflow_record,
     )
 
@@ -69,7 +81,9 @@ def run(args: argparse.Namespace, project: Project) -> int:
 
         source = find_workflow(project.root, args.workflow)
         request = WorkflowRequest(source, _args(args), args.concurrency, args.budget_tokens)
-        mission = _mission(project, args.mission, None)
+        # One mission per workflow launch, shared by its children (docs/missions.md).
+        mission = choose(mission_id=args.mission, disabled=args.no_mission, default="auto")
+        check_before_launch(project.store.root, mission)  # strict: nothing starts for a bad id
     else:
         rerun: Any = True if "all" in args.rerun_changed else tuple(args.rerun_changed)
         request, old = resume_request(project.store, args.id, rerun_changed=rerun)
@@ -77,50 +91,35 @@ def run(args: argparse.Namespace, project: Project) -> int:
             import dataclasses
 
             request = dataclasses.replace(request, budget_tokens=args.budget_tokens)
-        mission = _mission(project, None, old.id)
+        mission = resumed_mission(project.store.root, old.id)
     record = workflow_record(project.root, request, origin_job=origin_from_env())
     record = record.replace(owner=list(project.owner.keys))
-    if mission is not None:
-        record = record.replace(runner_options={**record.runner_options, "mission_id": mission})
-    job_id = project.start_background(record)
-    if mission is not None:
-        _link(project, mission, record.replace(id=job_id), quiet=args.json)
+    warnings: list[str] = []
+    try:
+        start = lambda r: project.start_background(r, warnings)  # noqa: E731
+        job_id, mission_id = start_on_mission(project.store.root, record, mission, start, warnings)
+    finally:
+        for warning in warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+    if not args.json:
+        print(f"workflow {job_id}: {_concurrency_note(request, record)}", file=sys.stderr)
+    if mission_id is not None and not args.json:
+        print(f"mission {mission_id}", file=sys.stderr)
     if args.detach:
-        print(job_id if not args.json else f'{{"id": "{job_id}"}}')
+        print(job_id if not args.json else json.dumps({"id": job_id, "mission_id": mission_id}))
         return 0
     return _follow(project.store, job_id, as_json=args.json)
 
 
-def _mission(project: Project, attach: str | None, resumed: str | None) -> str | None:
-    """The mission the run goes on: `--mission ID` (strict: it must exist and be open), or the
-    resumed workflow's own; none otherwise (a workflow makes no mission by itself)."""
-    from specialists.missions.launch import MissionChoice, check_before_launch
-    from specialists.missions.model import check_id
-    from specialists.missions.store import MissionStore
-
-    root = project.store.root
-    if attach is not None:
-        choice = MissionChoice("attach", check_id(attach))
-        check_before_launch(root, choice)
-        return choice.mission_id
-    return MissionStore(root).mission_of_job(resumed) if resumed else None
-
-
-def _link(project: Project, mission_id: str, record: JobRecord, *, quiet: bool) -> None:
-    from specialists.missions.launch import Launched, MissionChoice, link_after_launch
-
-    warnings: list[str] = []
-    choice = MissionChoice("attach", mission_id)
-    link_after_launch(project.store.root, choice, Launched.of(record), warnings)
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    if not quiet and not warnings:
-        print(f"mission {mission_id}", file=sys.stderr)
+def _concurrency_note(request: Any, record: JobRecord) -> str:
+    """The concurrency in force, said once at the start (a cap nobody sees is a surprise)."""
+    n = record.runner_options.get("concurrency")
+    if request.concurrency is not None:
+        return f"up to {n} children at once (as asked)"
+    return f"up to {n} children at once (the default; --concurrency N to change it)"
 
 
 def _args(args: argparse.Namespace) -> dict[str, Any]:
-    import json
-
     from specialists.errors import UserError
 
     out: dict[str, Any] = {}
@@ -142,11 +141,10 @@ def _args(args: argparse.Namespace) -> dict[str, Any]:
 
 def _follow(store: JobStore, job_id: str, *, as_json: bool) -> int:
     """Print the workflow's progress until it ends; Ctrl-C leaves it running."""
-    import json
     import time
 
     from specialists.display import display_line
-    from specialists.jobs.view import current_status
+    from specialists.jobs.view import current_status, progress_words
 
     seq = 0
     if not as_json:
@@ -157,7 +155,13 @@ def _follow(store: JobStore, job_id: str, *, as_json: bool) -> int:
             for event in store.read_events(job_id, seq + 1):
                 seq = max(seq, int(event.get("seq", 0)))
                 if event.get("event") == "notice" and not as_json:
-                    print(display_line(str(event.get("message", "")), 300), file=sys.stderr)
+                    line = str(event.get("message", ""))
+                    wf = event.get("workflow")
+                    if isinstance(wf, dict) and wf.get("kind") == "end":
+                        now = store.read_status(job_id)
+                        if now is not None and now.progress:  # where it stands now
+                            line += f"  ({progress_words(now.progress)})"
+                    print(display_line(line, 300), file=sys.stderr)
             if not status.active:
                 break
             time.sleep(0.2)
@@ -179,7 +183,6 @@ def _follow(store: JobStore, job_id: str, *, as_json: bool) -> int:
 
 
 def _list(args: argparse.Namespace, project: Project) -> int:
-    import json
 
     from specialists.workflows.source import list_workflows
     from specialists.workflows.views import workflow_jobs
@@ -202,7 +205,6 @@ def _list(args: argparse.Namespace, project: Project) -> int:
 
 
 def _show(args: argparse.Namespace, project: Project) -> int:
-    import json
 
     from specialists.display import display_line
     from specialists.workflows.views import show_workflow

@@ -41,8 +41,25 @@ COMMANDS = {
     "children": "control",
     "mission": "mission",
     "workflow": "workflow",
+    "completion": "completion",
 }
 
+# How `specialists --help` groups the commands, in this order (a test keeps every command in
+# exactly one group).
+GROUPS = (
+    ("Start and follow jobs", ("init", "list", "show", "run", "status", "result", "feed")),
+    ("Steer running jobs", ("steer", "follow-up", "interrupt", "stop", "resume", "wait")),
+    ("Never block", ("bg", "timer", "events")),
+    ("Orchestrate", ("workflow", "mission", "schedule", "scheduler", "asks", "reply")),
+    ("Threads and worktrees", ("children", "threads", "sandboxes", "worktree")),
+    ("Watch", ("top", "web")),
+    ("Set up", ("doctor", "agents", "install", "uninstall", "completion", "gc")),
+    ("For agents and integrations", ("mcp", "hook", "sidecar")),
+)
+
+# Commands after which the person is not told of their pending events (cli/tell.py): they
+# show the inbox themselves, own the terminal, or speak a protocol on stdout.
+QUIET_AFTER = frozenset({"events", "hook", "mcp", "sidecar", "top", "web", "scheduler"})
 
 # `specialists hook <event>`: the Claude Code hooks, with their help lines.
 HOOK_EVENTS = {

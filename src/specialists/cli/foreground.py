@@ -2,7 +2,8 @@
 
 Agent text reaches a terminal here, so on a terminal it goes through `for_terminal`
 (escape sequences shown, not obeyed); piped into a file or another program, the answer
-keeps its exact text.
+keeps its exact text, and stderr shows the agent's words as `says` lines (excerpts, as in
+the feed) so a person watching stderr still sees them.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import sys
 from typing import TextIO
 
 from specialists.display import display_line, for_terminal
-from specialists.jobs.lines import event_detail
+from specialists.jobs.lines import event_detail, feed_name
 
 _QUIET_EVENTS = {"run_end", "follow_up_sent"}
 
@@ -49,10 +50,12 @@ class ForegroundObserver:
             self._job_id = str(event.get("id", ""))
         if self.quiet or kind in _QUIET_EVENTS:
             return
+        if kind == "text" and _is_tty(sys.stdout):
+            return  # its words are on the terminal already, as they streamed on stdout
         self._end_line()
         detail = event_detail(event)
         prefix = f"[{self._job_id}] " if self._job_id else ""
-        print(f"{prefix}{kind:<12} {detail}".rstrip(), file=sys.stderr, flush=True)
+        print(f"{prefix}{feed_name(event):<11} {detail}".rstrip(), file=sys.stderr, flush=True)
 
     def finish(self, result: str | None) -> None:
         """Print the answer if it was not streamed (runners that give it whole)."""

@@ -55,25 +55,24 @@ def agent_version(binary: str) -> str | None:
     return None
 
 
-def _agents() -> list[str]:
-    parts = []
+def _agents() -> dict[str, dict[str, str | None]]:
+    """Each agent CLI as `doctor --json` names it: its path and version (None: not found)."""
+    found: dict[str, dict[str, str | None]] = {}
     for name in AGENTS:
         path = which(os.environ.get(BIN_ENVS[name]) or name)
-        if path is None:
-            parts.append(f"{name} missing")
-        else:
-            parts.append(f"{name} {agent_version(path) or 'found'}")
-    return parts
+        found[name] = {"path": path, "version": agent_version(path) if path else None}
+    return found
 
 
 def _beads(root: Path) -> str:
+    """off (no bd), on, or no-project (bd, but no .beads/ here)."""
     # As beads.client.bd_path, without importing the beads package.
     if which(os.environ.get(BD_ENV) or "bd") is None:
-        return "beads off"
+        return "off"
     uses = os.environ.get("BEADS_DIR") or any(
         (d / ".beads").is_dir() for d in (root, *root.parents)
     )
-    return "beads on" if uses else "beads: no .beads/"
+    return "on" if uses else "no-project"
 
 
 def _read_json(path: Path, limit: int) -> object:
@@ -120,14 +119,36 @@ def _user_registered() -> bool:
     return registered
 
 
-def _mcp(root: Path) -> str:
+def _mcp(root: Path) -> str | None:
+    """Where our MCP server is registered: project, user, or None."""
     if _registered(root / ".mcp.json"):
-        return "MCP: project"
-    return "MCP: user" if _user_registered() else "MCP: not registered (specialists install)"
+        return "project"
+    return "user" if _user_registered() else None
 
 
-def health_line(root: Path) -> str:
+def health(root: Path) -> dict[str, object]:
+    """The facts of the health line, for `status --json`: specialists found, the agent CLIs,
+    beads, where the MCP server is registered."""
     from specialists.hooks.session_start import specialist_names
 
-    found = len(specialist_names(root))
-    return " · ".join([f"specialists: {found} found", *_agents(), _beads(root), _mcp(root)])
+    return {
+        "specialists": len(specialist_names(root)),
+        "agents": _agents(),
+        "beads": _beads(root),
+        "mcp": _mcp(root),
+    }
+
+
+def health_line(facts: dict[str, object]) -> str:
+    """`specialists: 8 found · pi 0.73.1 · claude missing · ... · MCP: project`."""
+    agents = facts["agents"]
+    assert isinstance(agents, dict), "bug: health facts without agents"
+    parts = [f"specialists: {facts['specialists']} found"]
+    for name, found in agents.items():
+        parts.append(
+            f"{name} {found['version'] or 'found'}" if found["path"] else f"{name} missing"
+        )
+    beads = {"off": "beads off", "on": "beads on"}.get(str(facts["beads"]), "beads: no .beads/")
+    mcp = facts["mcp"]
+    parts += [beads, f"MCP: {mcp}" if mcp else "MCP: not registered (specialists install)"]
+    return " · ".join(parts)

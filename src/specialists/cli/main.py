@@ -13,10 +13,11 @@ file that holds its traceback; no traceback reaches the terminal.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from specialists import __version__
-from specialists.cli.commands import HOOK_EVENTS, error_text
+from specialists.cli.commands import HOOK_EVENTS, QUIET_AFTER, error_text
 from specialists.errors import Bug, SpecialistsError, StoreError, UserError
 
 # `typing` costs ~5 ms and every hook run starts here: annotations are strings, so only
@@ -42,6 +43,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from specialists.cli.parser import build_parser
     from specialists.project import Project
 
+    if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (cmd_completion.py)
+        from specialists.cli.cmd_completion import complete
+
+        complete(build_parser())
     first = next((a for a in args_list if not a.startswith("-")), None)
     parser = build_parser(first)
     try:
@@ -51,8 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "run", None):
         build_parser().print_help()
         return 0 if not args_list else UserError.exit_code
+    project = Project()
     try:
-        code: int = args.run(args, Project())
+        code: int = args.run(args, project)
     except Bug as exc:
         return report_bug(exc, args_list)
     except SpecialistsError as exc:
@@ -71,6 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return StoreError.exit_code
     except Exception as exc:  # noqa: BLE001 - the catch-all: logged with its traceback
         return report_bug(exc, args_list)
+    if args.command not in QUIET_AFTER:
+        from specialists.cli.tell import tell_person
+
+        tell_person(project)  # a timer the person set, a command they started: said now
     return code
 
 
@@ -105,7 +115,6 @@ def report_bug(exc: BaseException, argv: list[str]) -> int:
 
 def _quiet_stdout() -> None:
     """The reader went away (`| head`): drop what is left instead of failing at exit."""
-    import os
 
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -1,21 +1,49 @@
-"""The argparse side of the CLI: our error line, and a parser holding only the modules a
-command needs (cli/main.py's COMMANDS). Kept out of main.py so that the hooks, which skip
-argparse, do not pay for importing it."""
+"""The argparse side of the CLI: our error line with "did you mean", the grouped help with
+examples, and a parser holding only the modules a command needs (commands.COMMANDS). Kept
+out of main.py so that the hooks, which skip argparse, do not pay for importing it."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from specialists import __version__
+from specialists.cli import help as cli_help
 from specialists.cli.commands import COMMANDS, error_text
+from specialists.cli.suggest import innermost, unknown_choice, unknown_options
 from specialists.errors import UserError
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with our error line: `error: <what> (see: specialists <cmd> --help)`, exit 2."""
+    """argparse with our error line: `error: <what> (see: specialists <cmd> --help)`, exit 2;
+    a typo gets the closest name; the root's help lists the commands by group."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", cli_help.Formatter)
+        self.grouped = bool(kwargs.pop("grouped", False))
+        super().__init__(*args, **kwargs)
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        argv = list(sys.argv[1:] if args is None else args)
+        parsed, extras = self.parse_known_args(argv, namespace)
+        if extras:  # named by the command they were given to, with the closest known option
+            target = innermost(self, argv)
+            target.error(unknown_options(target, extras))
+        return parsed
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        if action.choices is not None and value not in action.choices:
+            if isinstance(action, argparse._SubParsersAction):  # `stauts`: no "argument" jargon
+                raise argparse.ArgumentError(None, unknown_choice(value, action.choices, "command"))
+            raise argparse.ArgumentError(action, unknown_choice(value, action.choices))
+
+    def format_help(self) -> str:
+        return cli_help.root_help(self) if self.grouped else super().format_help()
 
     def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
         # argparse drops a lone "--" even from `--timeout=--`, leaving [] as the option's
@@ -35,10 +63,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = Parser(
         prog="specialists",
         description="Run specialist coding agents as supervised background jobs.",
+        grouped=True,
     )
     parser.add_argument("--version", action="version", version=f"specialists {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules = [COMMANDS[only]] if only in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
     for name in modules:
         importlib.import_module(f"specialists.cli.cmd_{name}").add_parser(sub)
+    cli_help.attach(parser)
     return parser

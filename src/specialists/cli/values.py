@@ -12,7 +12,7 @@ import re
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)?")
 _UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, None: 1}
 MAX_DURATION_MS = 30 * 86_400_000  # 30 days: anything longer is a typo
-DURATION_HELP = "a bare number is milliseconds, as in the v3 spec; or 500ms, 30s, 5m, 1h"
+DURATION_HELP = "30s, 5m, 1h or 500ms; a bare number is milliseconds"
 
 
 def duration_ms(text: str) -> int:

@@ -11,8 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from specialists.fleet.rows import printable
-from specialists.jobs.lines import FEED_NAMES, clip, event_detail
+from specialists.jobs.lines import clip, event_detail, feed_name
 from specialists.jobs.store import read_event_lines
 
 TAIL_BYTES = 256 * 1024  # where the first read starts, from the end
@@ -63,7 +62,6 @@ def ended(events: list[dict[str, Any]]) -> bool:
 
 def feed_parts(ev: dict[str, Any], started_ms: int) -> tuple[str, str, str]:
     """(clock since the job started, event name, detail) for one event line."""
-    kind = printable(str(ev.get("event", "?")))
     ts = ev.get("ts")
     offset = (int(ts) - started_ms) // 1000 if isinstance(ts, int) and started_ms else 0
     offset = max(0, offset)
@@ -72,4 +70,4 @@ def feed_parts(ev: dict[str, Any], started_ms: int) -> tuple[str, str, str]:
         detail = event_detail(ev)
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
         detail = f"(malformed event: {type(exc).__name__})"  # a damaged line stays visible
-    return clock, clip(FEED_NAMES.get(kind, kind), 11), printable(detail)
+    return clock, clip(feed_name(ev), 11), detail

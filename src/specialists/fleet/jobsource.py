@@ -23,6 +23,7 @@ from typing import Any
 
 from specialists.errors import StoreError
 from specialists.fleet.rows import Row, printable
+from specialists.jobs import rollup
 from specialists.jobs.records import TERMINAL_STATES, JobStatus
 from specialists.jobs.recovery import recover_if_dead
 from specialists.jobs.store import STATUS_FILE, JobStore
@@ -31,6 +32,7 @@ from specialists.jobs.view import current_status, doing
 HEALTH_EVERY_S = 2.0
 MAX_STATUS_BYTES = 1 << 20  # a status file is a few hundred bytes; past this it is damaged
 ACTIVITY_CHARS = 300
+TASK_CHARS = 120
 
 _Signature = tuple[int, int, int]  # inode, mtime_ns, size: temp+rename changes the inode
 
@@ -196,6 +198,10 @@ def job_row(job_id: str, st: JobStatus) -> Row:
         keep_alive=st.keep_alive is True,
         model=printable(_opt_text(st.model, "model"))[:80] or None,
         runner=printable(_opt_text(st.runner, "runner"))[:40] or None,
+        workflow_key=printable(_opt_text(st.workflow_key, "workflow_key"))[:80] or None,
+        task=printable(_opt_text(st.title, "title"))[:TASK_CHARS],
+        progress=_progress(st),
+        rollup=rollup.rollup(st) if rollup.children(st) is not None else None,
     )
 
 
@@ -211,19 +217,27 @@ def damaged_row(job_id: str, reason: str) -> Row:
 
 
 def _activity(st: JobStatus, status: str) -> str:
-    if status == "running":
-        text = _opt_text(st.current_tool, "current_tool") or _opt_text(
-            st.current_event, "current_event"
-        )
-    elif status == "waiting":
-        text = doing(st)
-    elif status in ("error", "cancelled"):
-        text = _opt_text(st.error, "error") or status
-    elif status == "starting":
-        text = "starting"
-    else:
-        text = ""
+    """What the job is doing, in words (jobs/view.py `doing`); a failed job's error."""
+    for field in ("current_tool", "current_event", "last_text"):
+        _opt_text(getattr(st, field), field)  # a wrong type is damage, before it is shown
+    failed = status in ("error", "cancelled")
+    text = (_opt_text(st.error, "error") or status) if failed else doing(st)
     return printable(text)[:ACTIVITY_CHARS]
+
+
+def _progress(st: JobStatus) -> dict[str, Any] | None:
+    """A workflow's counts as the views show them (numbers and the phase only)."""
+    p = st.progress
+    if not isinstance(p, dict) or not p:
+        return None
+    out: dict[str, Any] = {
+        k: p[k]
+        for k in ("total", "done", "failed", "running", "queued", "concurrency")
+        if isinstance(p.get(k), int) and not isinstance(p.get(k), bool)
+    }
+    phase = p.get("phase")
+    out["phase"] = printable(phase)[:80] if isinstance(phase, str) else None
+    return out
 
 
 def _text(value: Any, field: str) -> str:

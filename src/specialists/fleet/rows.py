@@ -11,7 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from specialists.display import for_terminal
 from specialists.jobs.records import ACTIVE_STATES
+from specialists.jobs.rollup import tokens_in as prompt_tokens
 
 # "job": a job directory with a readable status.json. "damaged": one whose status cannot be
 # read; it is shown, never dropped, and the rest still render. "timer": a pending timer under
@@ -19,22 +21,16 @@ from specialists.jobs.records import ACTIVE_STATES
 # "workflow"), each with the source that yields it.
 RowKind = Literal["job", "damaged", "timer"]
 
-# C0 and C1 control characters, DEL included: an agent's text may carry terminal escapes.
-_CONTROLS: dict[int, str | None] = {c: None for c in (*range(0x20), *range(0x7F, 0xA0))}
-_CONTROLS.update({ord("\n"): " ", ord("\t"): " ", ord("\r"): " "})
-
-
-_BLOCK_CONTROLS = {k: v for k, v in _CONTROLS.items() if k not in (ord("\n"), ord("\t"))}
-
 
 def printable(text: str | None) -> str:
-    """`text` on one line, safe to put on a terminal or a page: control characters removed."""
-    return (text or "").translate(_CONTROLS)
+    """`text` on one line, safe to put on a terminal or a page: control characters (an
+    escape sequence an agent printed) shown as visible escapes such as `\\e[31m`."""
+    return for_terminal(text or "").replace("\n", " ").replace("\t", " ")
 
 
 def printable_block(text: str | None) -> str:
     """Like `printable`, keeping line breaks and tabs (an answer shown whole)."""
-    return (text or "").translate(_BLOCK_CONTROLS)
+    return for_terminal(text or "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +39,8 @@ class Row:
     kind: RowKind
     title: str  # the specialist's name
     status: str  # a job status, or "damaged"
+    workflow_key: str | None = None  # what a workflow child is: its key
+    task: str = ""  # what the row is for: the task's first line (a workflow's: its name)
     parent: str | None = None  # the parent row's key
     job_id: str | None = None  # set on rows a person can act on (stop, steer, feed)
     activity: str = ""  # current tool or event; the error of a failed or damaged job
@@ -57,6 +55,23 @@ class Row:
     keep_alive: bool = False
     model: str | None = None
     runner: str | None = None
+    # A workflow's progress (done, failed, running, queued of total, phase, concurrency),
+    # and what it spent with its children (jobs/rollup.py's shape); None for other rows.
+    progress: dict[str, Any] | None = None
+    rollup: dict[str, Any] | None = None
+
+    def spent(self) -> tuple[int, int, float]:
+        """(tokens in, tokens out, cost): a workflow's with its children's (`rollup`)."""
+        if self.rollup is None:
+            return self.tokens_in, self.tokens_out, self.cost_usd
+        spent = self.rollup
+        return prompt_tokens(spent), int(spent["tokens"]["output"]), float(spent["cost_usd"])
+
+    @property
+    def name(self) -> str:
+        """What the row is called in a narrow column: a workflow child by its key, any
+        other row by its specialist (its task goes beside it)."""
+        return self.workflow_key or self.title
 
     @property
     def active(self) -> bool:
@@ -98,6 +113,11 @@ class Row:
             "keep_alive": self.keep_alive,
             "model": self.model,
             "runner": self.runner,
+            "name": self.name,
+            "workflow_key": self.workflow_key,
+            "task": self.task,
+            "progress": self.progress,
+            "rollup": self.rollup,
             "active": self.active,
             "flags": list(self.flags()),
         }

@@ -36,7 +36,7 @@ MAX_DEPTH = 4  # as catalog.discovery.MAX_DEPTH
 BUILTIN_DIR = Path(__file__).resolve().parent.parent / "catalog" / "builtin"
 ACTIVE = frozenset({"starting", "running", "waiting"})
 INDEX_NAME = ".finished.json"  # as jobs.index.INDEX_NAME
-INDEX_VERSION = 1  # as jobs.index.INDEX_VERSION
+INDEX_VERSION = 2  # as jobs.index.INDEX_VERSION
 MAX_MISSIONS_READ = 200
 MISSION_HEAD = 256  # missions/codec.py writes schema, id and status first
 
@@ -173,6 +173,21 @@ def open_missions(state_dir: Path) -> list[str]:
     return found
 
 
+def without_left_over(state_dir: Path, missions: list[str]) -> list[str]:
+    """The open missions less those that plain runs left open and that are closed now
+    (missions/leftovers.py): a session is told only of missions someone keeps open. Only
+    paid when open missions exist."""
+    from specialists.jobs.store import JobStore
+    from specialists.missions.leftovers import close_left_over
+    from specialists.missions.store import MissionStore
+    from specialists.news import NEWS
+
+    closed, problems = close_left_over(MissionStore(state_dir), JobStore(state_dir, news=NEWS))
+    for problem in problems:
+        log("session-start", problem)
+    return [m for m in missions if m not in closed]
+
+
 def context(
     state_dir: Path, project_root: Path, now: float | None = None, owner: Owner | None = None
 ) -> str:
@@ -199,6 +214,8 @@ def context(
             "they come with the next prompt."
         )
     missions = open_missions(state_dir)
+    if missions:
+        missions = without_left_over(state_dir, missions)
     if missions:
         lines.append(
             f"[specialists] {len(missions)} open mission(s): {', '.join(missions[:5])}. After "

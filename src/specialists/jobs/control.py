@@ -23,7 +23,7 @@ from typing import Literal
 
 from specialists.errors import StoreError, UserError
 from specialists.jobs.atomic import write_atomic
-from specialists.jobs.fields import Record
+from specialists.jobs.fields import Declared
 from specialists.jobs.files import (
     displace,
     ensure_dir,
@@ -40,7 +40,7 @@ MAX_REQUEST = 1024 * 1024
 MAX_BATCH = 100  # requests handled per look at the inbox; the rest wait for the next
 
 
-class ControlRequest(Record):
+class ControlRequest(Declared):
     _what = "control request"
     _choices = {"kind": frozenset(CONTROL_KINDS)}
     id: str

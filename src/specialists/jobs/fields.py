@@ -1,6 +1,6 @@
 """Records whose fields are declared once: the annotation is the type, the value the default.
 
-    class JobStatus(Record):
+    class JobStatus(Declared):
         id: str                    # no value: required
         pid: int | None = None
         tokens: dict[str, int] = EMPTY   # a fresh empty dict per instance
@@ -136,7 +136,7 @@ class Field:
             self.fresh = list if annotation.startswith("list[") else dict
 
 
-class Record:
+class Declared:
     """Keyword construction, dict round trip, equality and checked reading over the fields
     declared (once) in the subclass body. Unknown names are refused; so are missing required
     ones. `_choices` may restrict a str field to a set of values."""
@@ -207,7 +207,7 @@ class Record:
 
     def __eq__(self, other: object) -> bool:
         return (
-            isinstance(other, Record)
+            isinstance(other, Declared)
             and type(other) is type(self)
             and self.to_dict() == other.to_dict()
         )

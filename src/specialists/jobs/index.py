@@ -18,11 +18,11 @@ from specialists.errors import StoreError
 from specialists.jobs.atomic import write_atomic
 from specialists.jobs.fields import Check, describe, parse_type, row_check
 from specialists.jobs.files import read_object
-from specialists.jobs.records import TERMINAL_STATES, JobStatus
+from specialists.jobs.records import TERMINAL_STATES, TITLE_CHARS, JobStatus
 from specialists.jobs.store import JobStore
 
 INDEX_NAME = ".finished.json"
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # 2: workflow_key and title (what a row is); another version is rebuilt
 MAX_INDEX = 64 * 1024 * 1024  # about 400,000 rows
 
 
@@ -33,11 +33,17 @@ class Finished(NamedTuple):
     started_at_ms: int
     elapsed_s: float
     error: str | None
+    workflow_key: str | None
+    title: str | None
 
     @classmethod
     def of(cls, st: JobStatus) -> Finished:
         error = st.error[:200] if st.error else None
-        return cls(st.id, st.status, st.specialist, st.started_at_ms, st.elapsed_s, error)
+        key = st.workflow_key[:128] if st.workflow_key else None
+        title = st.title[:TITLE_CHARS] if st.title else None
+        return cls(
+            st.id, st.status, st.specialist, st.started_at_ms, st.elapsed_s, error, key, title
+        )
 
 
 # NamedTuple keeps each annotation as a ForwardRef: its text is the declared type.

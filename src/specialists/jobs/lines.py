@@ -11,7 +11,7 @@ from typing import Any
 
 from specialists.display import display_line, duration
 from specialists.jobs.records import JobStatus
-from specialists.jobs.view import doing, elapsed_s
+from specialists.jobs.view import doing, elapsed_s, name_of
 
 clip = display_line  # the commands' name for it: one safe line of at most N characters
 
@@ -23,17 +23,35 @@ def status_line(st: JobStatus) -> str:
         what = f"✗ {st.error or ''}"
     else:
         what = doing(st)
-        if st.status == "running" and st.current_tool:
+        if st.status == "running" and st.current_tool and not st.progress:
             what = f"tool: {what}"
         if st.stalled:
             what = "STALLED " + what
+    title = st.title if st.title and not st.workflow_key else ""
+    if title:
+        what = f"{clip(title, 40)} · {what}"
     return (
-        f"  {st.id}  {clip(st.specialist, 14):<14} {st.status:<9} "
-        f"{duration(elapsed_s(st)):>6}  {clip(what, 60)}"
+        f"  {st.id}  {clip(name_of(st), 16):<16} {st.status:<9} "
+        f"{duration(elapsed_s(st)):>6}  {clip(what, 90)}"
     )
 
 
-FEED_NAMES = {"tool_execution_end": "tool_end", "tool_execution": "tool"}
+# Event kinds as the feed's second column says them (`--json` keeps the kinds).
+FEED_NAMES = {
+    "text": "says",
+    "toolcall": "tool",
+    "tool_execution": "tool runs",
+    "tool_execution_end": "tool done",
+    "turn_end": "turn end",
+    "run_end": "answered",
+}
+
+
+def feed_name(ev: dict[str, Any]) -> str:
+    kind = str(ev.get("event", "?"))
+    if kind == "tool_execution_end" and ev.get("is_error"):
+        return "tool failed"
+    return FEED_NAMES.get(kind, kind)
 
 
 def _int(value: Any, default: int) -> int:
@@ -41,18 +59,19 @@ def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-def feed_line(job_id: str, specialist: str, started_ms: int, ev: dict[str, Any]) -> str:
-    kind = str(ev.get("event", "?"))
+def feed_line(job_id: str, name: str, started_ms: int, ev: dict[str, Any]) -> str:
+    """`[job] name  mm:ss  kind  detail`; `name` is what the job is called (`name_of`)."""
     offset = max(0, (_int(ev.get("ts"), started_ms) - started_ms) // 1000)
     clock = f"{offset // 60:02d}:{offset % 60:02d}"
     return (
-        f"[{job_id}] {clip(specialist, 12):<12} {clock}  "
-        f"{clip(FEED_NAMES.get(kind, kind), 30):<11} {event_detail(ev)}"
+        f"[{job_id}] {clip(name, 20):<20} {clock}  {clip(feed_name(ev), 30):<11} {event_detail(ev)}"
     ).rstrip()
 
 
 def event_detail(ev: dict[str, Any]) -> str:
     kind = ev.get("event")
+    if kind == "text":
+        return _words(ev)
     if kind == "toolcall":
         return clip(str(ev.get("tool", "")) + _args(ev), 100)
     if kind == "tool_execution":
@@ -60,7 +79,10 @@ def event_detail(ev: dict[str, Any]) -> str:
     if kind == "tool_execution_end":
         ms = ev.get("duration_ms")
         secs = f"  {ms / 1000:.1f}s" if isinstance(ms, int | float) else ""
-        err = "  error" if ev.get("is_error") else ""
+        why = ev.get("error")
+        err = f"  {clip(why, 160)}" if isinstance(why, str) and why else ""
+        if ev.get("is_error") and not err:
+            err = "  error"
         return f"{clip(ev.get('tool', ''), 80)}{secs}{err}"
     if kind in ("done", "cancelled"):
         ms = ev.get("duration_ms")
@@ -74,9 +96,28 @@ def event_detail(ev: dict[str, Any]) -> str:
         return clip(("queued" if ev.get("queued") else ok) + f" ({ev.get('request', '')})", 120)
     if kind == "turn_end":
         return _turn_detail(ev)
+    if kind == "run_end":
+        chars = _int(ev.get("chars"), 0)
+        yielded = " (yielded: waiting for an event)" if ev.get("yielded") else ""
+        return f"{chars:,} chars{yielded}"
     skip = {"seq", "ts", "event", "call_id"}
+    message = ev.get("message")
+    if kind == "notice" and isinstance(message, str):
+        skip |= {"message", "workflow"}  # a workflow's notice says it in its message
+        rest = " ".join(f"{k}={_value(v)}" for k, v in ev.items() if k not in skip)
+        return clip(f"{message} {rest}", 140)
     rest = " ".join(f"{k}={_value(v)}" for k, v in ev.items() if k not in skip)
     return clip(rest, 100)
+
+
+def _words(ev: dict[str, Any]) -> str:
+    """A `text` event: the agent's words (an excerpt), and how much more it said."""
+    text = ev.get("text")
+    if not isinstance(text, str):
+        return ""
+    shown = clip(text, 140)
+    more = _int(ev.get("chars"), 0) - len(text)
+    return f"{shown} (+{more:,} chars)" if more > 0 else shown
 
 
 def _turn_detail(ev: dict[str, Any]) -> str:

@@ -27,6 +27,22 @@ def state_dir(project_root: Path) -> Path:
     return project_root / STATE_DIR_NAME
 
 
+TEAM_DIR = "specialists"  # committed: definitions, the team config, workflows
+CONFIG_NAME = "config.toml"
+LOCAL_CONFIG_NAME = "config.local.toml"
+
+
+def project_config_files(project_root: Path) -> tuple[Path, Path, Path]:
+    """The project's config files, lowest precedence first: the team's (committed beside the
+    definitions), the local one's old place in the state dir, and the local one beside the
+    team's (`init` gitignores it), as Claude Code has settings.json and settings.local.json."""
+    return (
+        project_root / TEAM_DIR / CONFIG_NAME,
+        state_dir(project_root) / CONFIG_NAME,
+        project_root / TEAM_DIR / LOCAL_CONFIG_NAME,
+    )
+
+
 def user_config_dir() -> Path:
     """$XDG_CONFIG_HOME/specialists (default ~/.config/specialists)."""
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from specialists.display import first_line
 from specialists.errors import StoreError
-from specialists.jobs.fields import EMPTY, Record
+from specialists.jobs.fields import EMPTY, Declared
 
 SCHEMA_VERSION = 1
+TITLE_CHARS = 120  # status.json's title: a task's first line, for a view's row
 
 ACTIVE_STATES = frozenset({"starting", "running", "waiting"})
 # A job an interrupt paused is `waiting` (idle, taking follow-ups: the seeds' word) with this
@@ -31,7 +33,7 @@ def _check_schema(data: dict[str, Any], what: str) -> None:
         )
 
 
-class _Versioned(Record):
+class _Versioned(Declared):
     """A record with a `schema` version: a newer one is refused rather than misread."""
 
     @classmethod
@@ -93,6 +95,15 @@ class JobRecord(_Versioned):
     def replace(self, **changes: Any) -> JobRecord:
         return JobRecord(**{**self.to_dict(), **changes})
 
+    def labels(self) -> dict[str, str | None]:
+        """What a view calls the job beside its specialist (status.json's `title` and
+        `workflow_key`): the task's first line, and a workflow child's key."""
+        key = self.thread.get("workflow_key") if self.thread else None
+        return {
+            "title": first_line(self.prompt, TITLE_CHARS) or None,
+            "workflow_key": key if isinstance(key, str) and key else None,
+        }
+
 
 class JobStatus(_Versioned):
     """status.json: the job's current state. Only its supervisor writes it."""
@@ -126,6 +137,10 @@ class JobStatus(_Versioned):
     cost_usd: float = 0.0
     needs_attention: str | None = None
     tool_open_since_ms: int | None = None  # when the oldest open tool call started
+    title: str | None = None  # what the row is: the task's first line (jobs/labels.py)
+    workflow_key: str | None = None  # a workflow child's key
+    last_text: str | None = None  # the agent's latest words, an excerpt (supervise/words.py)
+    progress: dict[str, Any] = EMPTY  # a workflow's children counts (workflows/progress.py)
     keep_alive: bool = False
     events: int = 0
     tool_calls: int = 0

@@ -27,14 +27,73 @@ def elapsed_s(st: JobStatus | index.Finished, now: float | None = None) -> float
     return st.elapsed_s
 
 
+WAITING_MODEL = "waiting for the model"
+# What a job's latest event means for a person watching (status.json's current_event).
+ACTIVITY_WORDS = {
+    "starting": "starting",
+    "running": WAITING_MODEL,
+    "run_start": WAITING_MODEL,
+    "thinking": "thinking",
+    "text": "writing",
+    "toolcall": "calling a tool",
+    "tool_execution": "running a tool",
+    "tool_execution_end": WAITING_MODEL,  # it reads the tool's result
+    "turn_end": WAITING_MODEL,
+    "retry": "retrying the model",
+    "compaction": "compacting its context",
+    "waiting_for_events": "waiting for events",
+    "closing": "closing",
+    "stopping": "stopping",
+    "steer_ack": "took a steer",
+    "stalled": "silent (stalled)",
+}
+
+
+def name_of(st: JobStatus) -> str:
+    """What a row is called: a workflow child's key, else its specialist."""
+    return st.workflow_key or st.specialist
+
+
 def doing(st: JobStatus) -> str:
-    """What an active job is doing now, in a few words ('' when nothing is known): the tool
-    it runs (`bash(ls -la)`), else its latest event (`thinking`, `starting`)."""
+    """What an active job is doing now, in words ('' when nothing is known): a workflow's
+    progress, the tool it runs (`bash(ls -la)`), its latest words, else what its latest
+    event means (`thinking`, `waiting for the model`)."""
     if st.status == "waiting":
         return PAUSED_DOING if is_paused(st) else WAITING_DOING
     if not st.active:
         return ""
-    return st.current_tool or st.current_event or ""
+    if st.progress:
+        return progress_words(st.progress)
+    event = st.current_event or ""
+    if event == "waiting_for_events" and st.current_tool:
+        return f"waiting for events: {st.current_tool}"
+    if st.current_tool:
+        return st.current_tool
+    if event == "text" and st.last_text:
+        return f"says: {st.last_text}"
+    words = ACTIVITY_WORDS.get(event, event.replace("_", " "))
+    if words == WAITING_MODEL and st.last_text:  # what it said last says most about it
+        return f"{words} · said: {st.last_text}"
+    return words
+
+
+def progress_words(progress: dict[str, object]) -> str:
+    """A workflow's progress in one line: `3/8 done · 2 running · 3 queued · phase review ·
+    up to 4 at once` (fields of the wrong type are left out: status.json is untrusted)."""
+
+    def count(name: str) -> int:
+        value = progress.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    total = max(count("total"), count("done") + count("failed") + count("running"))
+    parts = [f"{count('done')}/{total} done"]
+    parts += [f"{count(k)} {k}" for k in ("failed", "running", "queued") if count(k)]
+    phase = progress.get("phase")
+    if isinstance(phase, str) and phase:
+        parts.append(f"phase {phase}")
+    if count("concurrency"):
+        parts.append(f"up to {count('concurrency')} at once")
+    return " · ".join(parts)
 
 
 def is_paused(st: JobStatus) -> bool:

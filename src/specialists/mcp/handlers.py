@@ -185,7 +185,13 @@ def run(ctx: ServerContext, args: Args) -> dict[str, Any]:
     from specialists.threads.sandboxing import launch_in_sandbox  # as `run --sandbox`
 
     store = ctx.store()
-    mission = choose(mission_id=args.get("mission_id"), disabled=args.get("mission") is False)
+    wanted = args.get("mission")
+    mission = choose(
+        mission_id=args.get("mission_id"),
+        disabled=wanted is False,
+        options=True if wanted is True else None,
+        default="follow" if args.get("continue_from") else "none",
+    )
     check_before_launch(store.root, mission)  # strict: nothing starts for a bad mission_id
     record = _plan(ctx, store, args)
     start = ctx.project.start_background

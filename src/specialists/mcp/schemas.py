@@ -89,7 +89,7 @@ RUN_ARGS = obj(
             "type": "boolean",
             "description": "run in a new git worktree on a sandbox-<id> branch",
         },
-        "mission": {"type": "boolean", "description": "false: create no mission for this run"},
+        "mission": {"type": "boolean", "description": "true: a new mission for this run"},
         "mission_id": text("attach to this existing mission (strict)", max_length=48),
         **_ATTENTION_PROPS,
     },

@@ -83,8 +83,8 @@ _RUN = (
     "what the answer must contain. Optional: model overrides the specialist's model, cwd the "
     "working directory, timeout_s a time limit, continue_from a finished job whose session to "
     "continue, sandbox: true a new git worktree (merge it later: specialists sandboxes "
-    "squash). Names: list_specialists. Each run gets a mission record (recover it after "
-    "compaction with the mission tool) unless mission is false; mission_id attaches one."
+    "squash). Names: list_specialists. mission_id links the run to a mission (recover it "
+    "after compaction with the mission tool); mission: true makes a new one for it."
 )
 _STATUS = (
     "Check jobs once. With job_id: that job (status, elapsed_s, what it is doing, error). "

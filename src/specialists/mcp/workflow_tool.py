@@ -29,7 +29,7 @@ ARGS = s.obj(
         "document": {"type": "object", "description": "a declarative workflow: {steps: [...]}"},
         "name": s.text("a YAML/JSON workflow in .specialists/workflows/", max_length=200),
         "args": {"type": "object", "description": "the workflow's arguments"},
-        "concurrency": s.integer("children at once", 4, 1, 64),
+        "concurrency": s.integer("children at once", 8, 1, 64),
         "budget_tokens": {
             "type": "integer",
             "minimum": 1,
@@ -44,10 +44,13 @@ RESULT = {"type": "object"}
 
 
 def workflow(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
+    from specialists.missions.launch import MissionChoice
     from specialists.workflows.launch import (
         WorkflowRequest,
         origin_from_env,
         resume_request,
+        resumed_mission,
+        start_on_mission,
         workflow_record,
     )
     from specialists.workflows.source import Source, find_workflow
@@ -61,9 +64,10 @@ def workflow(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
         return show_workflow(project.store, _need(args, "id"))
     if action == "resume":
         rerun = tuple(args.get("rerun_changed") or ())
-        request, _old = resume_request(project.store, _need(args, "id"), rerun_changed=rerun)
+        request, old = resume_request(project.store, _need(args, "id"), rerun_changed=rerun)
         if request.source.kind == "python":
             raise _python_refused(request.source.name)
+        mission = resumed_mission(project.store.root, old.id)
     else:
         document, name = args.get("document"), args.get("name")
         if (document is None) == (name is None):
@@ -80,11 +84,14 @@ def workflow(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
             args.get("concurrency"),
             args.get("budget_tokens"),
         )
+        mission = MissionChoice("auto")  # one per workflow launch, shared by its children
     record = workflow_record(project.root, request, origin_job=origin_from_env())
     record = record.replace(owner=list(ctx.keys()))
-    job_id = project.start_background(record, ctx.warnings)
+    start = lambda r: project.start_background(r, ctx.warnings)  # noqa: E731
+    job_id, mission_id = start_on_mission(project.store.root, record, mission, start, ctx.warnings)
     return {
         "id": job_id,
+        "mission_id": mission_id,
         "status": "started",
         "next": "It runs in the background; its end arrives as an event. Check it with status "
         "or workflow show, and read its answer with result.",

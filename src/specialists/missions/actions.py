@@ -15,6 +15,7 @@ from specialists.errors import NotFound, UserError
 from specialists.jobs.ids import is_job_id
 from specialists.missions import index, model, ops
 from specialists.missions.codec import mission_to_dict
+from specialists.missions.leftovers import close_left_over
 from specialists.missions.model import Mission
 from specialists.missions.state import state_get, state_set
 from specialists.missions.store import MissionStore
@@ -60,7 +61,12 @@ def mission_action(
         raise UserError(f"unknown action {str(action)[:20]!r}", hint=", ".join(ACTIONS))
     store = MissionStore(state_root, index_dir=index_dir)
     if action == "list":
-        return list_missions(store, args, index_dir)
+        closed: list[str] = []
+        if args.get("scope") != "global":
+            closed, problems = close_left_over(store, jobs_store)
+            store.warnings.extend(problems)
+        listed = list_missions(store, args, index_dir)
+        return {**listed, "closed": closed, "warnings": store.warnings}
     if action == "new":
         budget = args.get("budget_tokens") if args.get("goal") else None
         if args.get("goal") and budget is None:
@@ -87,9 +93,10 @@ def mission_action(
         data = mission_to_dict(shown.mission)
         data["runs"] = [
             {"job_id": v.job_id, "specialist": v.specialist, "status": v.status,
-             "tokens": v.tokens, "live": v.live}
+             "tokens": v.tokens, "live": v.live, "spent": v.spent}
             for v in shown.runs
         ]  # fmt: skip
+        data["spent"] = shown.spent()
         data["state"] = shown.state
         data["warnings"] = shown.warnings
         return data

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from specialists.errors import UserError
+from specialists.jobs.rollup import checked
 from specialists.missions.model import (
     RECEIPT_KINDS,
     SCHEMA,
@@ -55,6 +56,8 @@ def mission_to_dict(m: Mission) -> dict[str, Any]:
                 "specialist": r.specialist,
                 "status": r.status,
                 "tokens": r.tokens,
+                **({"spent": r.spent} if r.spent is not None else {}),
+                **({"parent": r.parent} if r.parent else {}),
             }
             for r in m.runs
         ],
@@ -181,6 +184,8 @@ def mission_from_dict(data: dict[str, Any]) -> Mission:
                 _str(r, "specialist", ""),
                 _str(r, "status", "?"),
                 _int({"tokens": r.get("tokens", 0)}, "tokens"),
+                checked(r.get("spent")),
+                r["parent"] if isinstance(r.get("parent"), str) else None,
             )
             for r in _objects(data, "runs")
         ),

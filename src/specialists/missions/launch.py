@@ -1,11 +1,12 @@
-"""What a launch does about missions (the `run` of the CLI and of MCP).
+"""What a launch does about missions (the `run` of the CLI and of MCP, a workflow launch).
 
-An ordinary launch with a task creates a mission for it, with the job linked, unless the
-caller says `mission: false` (`--no-mission`). `mission_id` attaches the job to an existing
-mission instead, and is strict: a missing or closed mission fails before anything starts. A
-continued job (`--continue JOB`, `resume`: choice "follow") joins the mission of the job it
-continues. Creating the
-automatic mission never stops a run: a failure (a full disk, a damaged store) is a warning.
+As the seed has it, a mission is one per workflow launch, shared by its children: a workflow
+launch creates one unless told not to (`--no-mission`, `mission: false`), and a plain run
+creates none unless asked (MCP `mission: true` or `mission: {...}`). `mission_id` attaches a
+job to an existing mission instead, and is strict: a missing or closed mission fails before
+anything starts. A continued job (`--continue JOB`, `resume`: choice "follow") joins the
+mission of the job it continues. Creating an automatic mission never stops a launch: a
+failure (a full disk, a damaged store) is a warning.
 
     choice = choose(mission_id=..., disabled=..., options=...)
     check_before_launch(state_root, choice)          # strict attach: raises UserError
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from specialists.errors import SpecialistsError, UserError
+from specialists.errors import SpecialistsError, UserError, reason
 from specialists.missions import model, ops
 from specialists.missions.model import Run
 from specialists.missions.news import drive_goal
@@ -58,11 +59,16 @@ class Launched:
 
 
 def choose(
-    *, mission_id: object = None, disabled: bool = False, options: object = None
+    *,
+    mission_id: object = None,
+    disabled: bool = False,
+    options: object = None,
+    default: Literal["auto", "none", "follow"] = "none",
 ) -> MissionChoice:
     """The caller's choice, checked: `mission_id` and `mission: false` or options exclude
-    each other. `options` (MCP `mission: {...}`) may carry title, objective, goal, budget_tokens,
-    labels."""
+    each other. `options` is True (a new mission) or, as MCP's `mission: {...}`, may carry
+    title, objective, goal, budget_tokens, labels. With none of them: `default` ("none" for a
+    plain run, "follow" for one that continues a job, "auto" for a workflow launch)."""
     if mission_id is not None:
         if disabled or options is not None:
             raise UserError("mission_id and mission exclude each other", hint="pass one of them")
@@ -70,10 +76,13 @@ def choose(
     if disabled:
         return MissionChoice("none")
     if options is None:
+        return MissionChoice(default)
+    if options is True:
         return MissionChoice("auto")
     if not isinstance(options, dict):
         raise UserError(
-            "mission must be false or an object {title, objective, goal, budget_tokens, labels}"
+            "mission must be true, false or an object "
+            "{title, objective, goal, budget_tokens, labels}"
         )
     unknown = sorted(set(options) - {"title", "objective", "goal", "budget_tokens", "labels"})
     if unknown:
@@ -136,7 +145,7 @@ def link_after_launch(
         else:
             mission_id = _create_for(store, choice, job).id
     except (SpecialistsError, OSError) as exc:
-        why = exc.one_line() if isinstance(exc, SpecialistsError) else str(exc)
+        why = reason(exc)
         warnings.append(f"job {job.job_id} runs without a mission record: {why}")
         return None
     finally:
@@ -145,6 +154,50 @@ def link_after_launch(
     # mission: take that turn now (counted once either way, goal.py).
     drive_goal(state_root, job.job_id)
     return mission_id
+
+
+def open_before_launch(
+    state_root: Path,
+    choice: MissionChoice,
+    *,
+    title: str,
+    objective: str,
+    owner: tuple[str, ...],
+    warnings: list[str],
+) -> str | None:
+    """The mission of a launch whose record must name it before it starts (a workflow's script
+    reads and writes the mission's state): the attached one, or a new one with no run linked
+    yet (choice "auto"). Best effort for a new one: a failure is a warning and None."""
+    if choice.kind == "attach":
+        return choice.mission_id
+    if choice.kind != "auto":
+        return None
+    store = MissionStore(state_root)
+    try:
+        return ops.create(
+            store,
+            title=choice.title or _clip(title, TITLE_CHARS),
+            objective=choice.objective or _clip(objective, model.MAX_TEXT),
+            owner=owner,
+            labels=choice.labels,
+            goal_budget=choice.goal_budget,
+        ).id
+    except (SpecialistsError, OSError) as exc:
+        why = reason(exc)
+        warnings.append(f"the launch runs without a mission record: {why}")
+        return None
+    finally:
+        warnings.extend(store.warnings)
+
+
+def discard_unused(state_root: Path, mission_id: str, warnings: list[str]) -> None:
+    """Remove a mission `open_before_launch` made for a launch that then failed."""
+    store = MissionStore(state_root)
+    try:
+        store.remove(mission_id)
+    except (SpecialistsError, OSError) as exc:
+        why = reason(exc)
+        warnings.append(f"mission {mission_id} of the failed launch was left in place: {why}")
 
 
 def _create_for(store: MissionStore, choice: MissionChoice, job: Launched) -> Any:

@@ -79,6 +79,8 @@ class RunView:
     status: str  # live when it could be read; else as last seen, and a warning says why
     tokens: int = 0
     live: bool = True
+    spent: dict[str, Any] | None = None  # with its children (jobs/rollup.py), when known
+    parent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,13 @@ class Shown:
     runs: list[RunView]
     state: dict[str, Any] | None  # None: unreadable (a warning says why)
     warnings: list[str] = field(default_factory=list)
+
+    def spent(self) -> dict[str, Any]:
+        """What the linked jobs spent, a workflow's children included, each job once: a
+        run below a linked workflow is in that workflow's figures already."""
+        from specialists.jobs.rollup import each_once
+
+        return each_once((v.job_id, v.parent, v.spent) for v in self.runs)
 
 
 def job_tokens(status: JobStatus) -> int:
@@ -101,14 +110,17 @@ def read_run(jobs: JobStore, run: Run) -> tuple[RunView, str | None]:
     it), so 500 finished runs cost 500 lstat calls."""
     from specialists.jobs.records import TERMINAL_STATES
     from specialists.jobs.recovery import recover_if_dead, settle_unstarted
+    from specialists.jobs.rollup import rollup
 
-    last = RunView(run.job_id, run.specialist, run.status, run.tokens, live=False)
+    last = RunView(run.job_id, run.specialist, run.status, run.tokens, False, run.spent, run.parent)
     try:
         job_dir = jobs.job_dir(run.job_id)
-        if run.status in TERMINAL_STATES:
+        if run.status in TERMINAL_STATES and run.spent is not None:
             if os.path.lexists(job_dir):
                 return replace(last, live=True), None
             st = None
+        elif run.status in TERMINAL_STATES:  # seen finished before its spending was kept
+            st = jobs.read_status(run.job_id) if os.path.lexists(job_dir) else None
         else:
             st = jobs.read_status(run.job_id)
         if st is None:
@@ -120,7 +132,10 @@ def read_run(jobs: JobStore, run: Run) -> tuple[RunView, str | None]:
         why = exc.message if isinstance(exc, SpecialistsError) else str(exc)
         return last, f"job {run.job_id}: status unreadable ({why}); last seen {run.status}"
     specialist = run.specialist or st.specialist
-    return RunView(run.job_id, specialist, st.status, job_tokens(st)), None
+    view = RunView(
+        run.job_id, specialist, st.status, job_tokens(st), True, rollup(st), st.parent_id
+    )
+    return view, None
 
 
 def show(store: MissionStore, jobs: JobStore, mission_id: str) -> Shown:
@@ -136,8 +151,8 @@ def show(store: MissionStore, jobs: JobStore, mission_id: str) -> Shown:
         views.append(view)
         if warning:
             warnings.append(warning)
-    seen = {v.job_id: (v.status, v.tokens) for v in views if v.live}
-    if any(seen.get(r.job_id, (r.status, r.tokens)) != (r.status, r.tokens) for r in mission.runs):
+    seen = {v.job_id: (v.status, v.tokens, v.spent, v.parent) for v in views if v.live}
+    if any(seen.get(r.job_id, _last(r)) != _last(r) for r in mission.runs):
         try:
             mission = store.update(mission_id, lambda m: _refreshed(m, seen))
         except (SpecialistsError, OSError) as exc:
@@ -154,11 +169,18 @@ def show(store: MissionStore, jobs: JobStore, mission_id: str) -> Shown:
     return Shown(mission, views, state, warnings + store.warnings)
 
 
-def _refreshed(m: Mission, seen: dict[str, tuple[str, int]]) -> tuple[Mission, Mission]:
-    runs = tuple(
-        replace(r, status=seen[r.job_id][0], tokens=seen[r.job_id][1]) if r.job_id in seen else r
-        for r in m.runs
-    )
+def _last(r: Run) -> tuple[str, int, dict[str, Any] | None, str | None]:
+    return (r.status, r.tokens, r.spent, r.parent)
+
+
+def _refreshed(
+    m: Mission, seen: dict[str, tuple[str, int, dict[str, Any] | None, str | None]]
+) -> tuple[Mission, Mission]:
+    def fresh(r: Run) -> Run:
+        status, tokens, spent, parent = seen[r.job_id]
+        return replace(r, status=status, tokens=tokens, spent=spent, parent=parent)
+
+    runs = tuple(fresh(r) if r.job_id in seen else r for r in m.runs)
     after = replace(m, runs=runs)
     return after, after
 

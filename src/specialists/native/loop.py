@@ -236,6 +236,8 @@ class AgentLoop:
                         "call_id": call.id,
                         "is_error": result.is_error,
                         "duration_ms": int((time.monotonic() - started) * 1000),
+                        # Why it failed (the runner adapter bounds it): a guard's refusal too.
+                        "error": result.text if result.is_error else None,
                     },
                 )
             )

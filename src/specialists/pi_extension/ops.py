@@ -1,8 +1,8 @@
 """What each sidecar request does, on the core rooms (toolset, events, timers).
 
 `Front` holds one pi session's context: the project's state root, the owner key, the
-session's cwd and the settings, which are re-read whenever the project's or the user's
-config.toml changes (so the cheap escape of R-B5, switching `bash.guard` to "warn", works
+session's cwd and the settings, which are re-read whenever one of the config files
+(config.config_paths) changes (so the cheap escape of R-B5, switching `bash.guard` to "warn", works
 on the next call without restarting pi). Each request handler takes the decoded request
 and returns a JSON-ready dict, or raises `UserError` (bad request) which the sidecar turns
 into an error reply. Tools are read from the registry at call time: whatever the table
@@ -18,7 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from specialists.config import user_config_path
+from specialists.config import config_paths
 from specialists.errors import UserError
 from specialists.events.files import write_all
 from specialists.events.owners import owner_dir, owner_job_id
@@ -30,7 +30,6 @@ from specialists.toolset.settings import Settings, load_settings
 from specialists.toolset.table import AgentTool, Caller, ToolCall, call_tool
 
 PROTOCOL_VERSION = 1
-CONFIG_FILE = "config.toml"
 MAX_PART_CHARS = 256 * 1024  # one bound_part request carries at most this much text
 MAX_BOUND_TOTAL_CHARS = 256 * 1024 * 1024  # a tool result larger than this is refused
 MAX_OPEN_STREAMS = 4
@@ -80,7 +79,8 @@ class Front:
             return self._refresh_settings()
 
     def _refresh_settings(self) -> bool:
-        stamp = _stamp(user_config_path()), _stamp(self.state_root / CONFIG_FILE)
+        # Every layer config.py reads: the user's, the team's and the local files.
+        stamp = tuple(_stamp(p) for p in config_paths(self.state_root.parent))
         if stamp == self._config_stamp:
             return False
         self._config_stamp = stamp

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol
 
+from specialists.display import excerpt
 from specialists.errors import Bug
 from specialists.jobs.liveness import process_start_time
 
@@ -159,6 +160,37 @@ def summarize_args(args: object) -> str:
         text = str(args)
     text = " ".join(text.split())
     return text if len(text) <= ARGS_SUMMARY_MAX else text[: ARGS_SUMMARY_MAX - 1] + "…"
+
+
+TOOL_ERROR_CHARS = 300
+
+
+def tool_error(text: object) -> str | None:
+    """A failed tool's reason for its `tool_execution_end` event: what the tool answered
+    (a guard's refusal, the command's output), bounded; None when it said nothing."""
+    if isinstance(text, list):  # content blocks, as Claude Code and pi give them
+        text = "\n".join(
+            str(block.get("text", ""))
+            for block in text
+            if isinstance(block, Mapping) and block.get("type") == "text"
+        )
+    if not isinstance(text, str) or not text.strip():
+        return None
+    return excerpt(text.strip(), TOOL_ERROR_CHARS)
+
+
+def tool_end(
+    name: str, duration_ms: int | None, *, error: object = None, failed: bool = False, **more: Any
+) -> Activity:
+    """The one shape of a finished tool call on every runner: {tool, duration_ms} and, when
+    it failed, is_error and the reason (`error`) in events.jsonl."""
+    fields: dict[str, Any] = {"tool": name, "duration_ms": duration_ms, **more}
+    if failed:
+        fields["is_error"] = True
+        reason = tool_error(error)
+        if reason is not None:
+            fields["error"] = reason
+    return Activity("tool_execution_end", fields)
 
 
 def toolcall(name: str, args: object) -> Activity:

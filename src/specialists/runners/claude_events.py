@@ -24,6 +24,7 @@ from specialists.runners.base import (
     RunFinished,
     RunnerEvent,
     Usage,
+    tool_end,
     toolcall,
 )
 
@@ -184,10 +185,9 @@ class ClaudeTranslator:
             if not isinstance(block, Mapping) or block.get("type") != "tool_result":
                 continue
             name, started = self._tools.pop(str(block.get("tool_use_id")), ("tool", now))
-            fields: dict[str, Any] = {"tool": name, "duration_ms": round((now - started) * 1000)}
-            if block.get("is_error"):
-                fields["is_error"] = True
-            out.append(Activity("tool_execution_end", fields))
+            ms = round((now - started) * 1000)
+            failed = block.get("is_error") is True
+            out.append(tool_end(name, ms, failed=failed, error=block.get("content")))
         return out
 
     def _stream(self, obj: Mapping[str, Any]) -> list[RunnerEvent]:

@@ -24,6 +24,7 @@ from specialists.runners.base import (
     RunnerEvent,
     Usage,
     summarize_args,
+    tool_end,
     toolcall,
 )
 
@@ -90,6 +91,16 @@ def _tool_of(item: Mapping[str, Any]) -> tuple[str, str] | None:
     if itype == "web_search":
         return "web_search", summarize_args(item.get("query"))
     return None
+
+
+def _failure(item: Mapping[str, Any]) -> str:
+    """Why a tool item failed: an MCP call's error, a command's exit code and output."""
+    error = item.get("error")
+    if isinstance(error, Mapping) and error.get("message"):
+        return str(error["message"])
+    output = str(item.get("aggregated_output") or "").strip()
+    code = item.get("exit_code")
+    return f"exit {code}: {output}" if isinstance(code, int) else output
 
 
 class CodexTranslator:
@@ -169,12 +180,10 @@ class CodexTranslator:
             out.append(toolcall(name, args))
         if done:
             started = self._started.pop(item_id, now)
-            fields: dict[str, Any] = {"tool": name, "duration_ms": round((now - started) * 1000)}
-            if itype == "command_execution":
-                fields["exit_code"] = item.get("exit_code")
-            if item.get("status") == "failed":
-                fields["is_error"] = True
-            out.append(Activity("tool_execution_end", fields))
+            ms = round((now - started) * 1000)
+            more = {"exit_code": item.get("exit_code")} if itype == "command_execution" else {}
+            failed = item.get("status") == "failed"
+            out.append(tool_end(name, ms, failed=failed, error=_failure(item), **more))
         return out
 
     def _finish(self, out: list[RunnerEvent], error: str | None) -> list[RunnerEvent]:

@@ -52,6 +52,7 @@ from specialists.runners.base import (
     RunnerEvent,
     Usage,
     not_accepted,
+    tool_end,
     toolcall,
 )
 from specialists.runners.native_setup import (
@@ -336,6 +337,15 @@ def _activity(progress: Progress) -> Activity:
         shown = toolcall(str(progress.fields.get("tool")), progress.fields.get("arguments"))
         fields = {**shown.fields, "call_id": progress.fields.get("call_id")}
         return Activity("toolcall", fields, current_tool=shown.current_tool)
+    if progress.event == "tool_execution_end":  # the shape every runner logs
+        f = progress.fields
+        return tool_end(
+            str(f.get("tool")),
+            f.get("duration_ms"),
+            failed=f.get("is_error") is True,
+            error=f.get("error"),
+            call_id=f.get("call_id"),
+        )
     return Activity(
         progress.event, progress.fields, log=progress.log, current_tool=progress.current_tool
     )

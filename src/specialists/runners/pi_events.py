@@ -14,7 +14,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from specialists.process.lines import OversizedLine
-from specialists.runners.base import Activity, AnswerDelta, RunnerEvent, Usage, toolcall
+from specialists.runners.base import (
+    Activity,
+    AnswerDelta,
+    RunnerEvent,
+    Usage,
+    tool_end,
+    toolcall,
+)
 from specialists.runners.pi_lines import (
     AGENT_END,
     ASSISTANT_END,
@@ -284,8 +291,9 @@ class PiTranslator:
         name = str(obj.get("toolName") or "?")
         started = self._tool_started.pop(str(obj.get("toolCallId")), None)
         duration = None if started is None else int((self._clock() - started) * 1000)
-        fields = {"tool": name, "duration_ms": duration, "is_error": bool(obj.get("isError"))}
-        return [Activity("tool_execution_end", fields, current_tool=name)]
+        result = obj.get("result")
+        content = result.get("content") if isinstance(result, Mapping) else None
+        return [tool_end(name, duration, failed=bool(obj.get("isError")), error=content)]
 
     def _retry(self, obj: Mapping[str, Any]) -> list[Translated]:
         if obj.get("type") == "auto_retry_start":

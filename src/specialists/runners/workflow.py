@@ -3,7 +3,8 @@
 The engine (`python -m specialists.workflows.engine <job_dir>`) is started through the same
 process seam as any command agent, in its own process group. Its stdout is one JSON object
 per line: `{"wf": "event", ...}` becomes a notice in events.jsonl (phases, launches, ends,
-log lines); `{"wf": "result", "file": ...}` says the job's answer is in workflow-result.json
+log lines); `{"wf": "progress", ...}` is the run's progress (workflows/progress.py), kept in
+status.json; `{"wf": "result", "file": ...}` says the job's answer is in workflow-result.json
 (a result can be far larger than a line should be); `{"wf": "error", "message": ...}` is its
 error. Stop and timeout are the supervisor's, as for a command: SIGTERM to the
 group, which the engine takes as "stop my children, write the receipt, exit".
@@ -67,6 +68,8 @@ class WorkflowRunner(CommandRunner):
             self._error = str(obj.get("message", "the workflow failed"))
         elif kind == "event":
             self._pending.append(Activity("notice", {"message": _event_text(obj), "workflow": obj}))
+        elif kind == "progress":  # status-only: the views' done / running / queued of total
+            self._pending.append(Activity("progress", obj, log=False))
 
     def _read_result(self) -> str | None:
         """The engine's result file (its own job dir; never a link, at most 256 MiB)."""
@@ -87,6 +90,7 @@ class WorkflowRunner(CommandRunner):
 
 
 _TEXTS = {
+    "start": "workflow started: up to {concurrency} children at once",
     "phase": "workflow phase {name}",
     "log": "workflow: {message}",
     "launch": "workflow child {key} launched as job {job}",

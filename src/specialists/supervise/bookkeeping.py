@@ -28,10 +28,15 @@ def open_status(
     st.parent_id = rec.parent_id
     st.bead_id = rec.bead_id
     st.keep_alive = rec.keep_alive
+    labels = rec.labels()
+    st.title, st.workflow_key = labels["title"], labels["workflow_key"]
 
 
 def note_activity(st: JobStatus, ev: Activity) -> None:
     kind = ev.event
+    if kind == "progress":  # a workflow's counts and its children's spending
+        st.progress = dict(ev.fields)
+        return
     if kind in _DOING:
         st.current_event = kind
     # Keep the toolcall's `bash(echo hi)` while the agent reports plain `bash` running.

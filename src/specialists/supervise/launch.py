@@ -103,6 +103,7 @@ def _write_files(dir_fd: int, record: JobRecord) -> None:
         parent_id=record.parent_id,
         bead_id=record.bead_id,
         keep_alive=record.keep_alive,
+        **record.labels(),
     )
     write_atomic(STATUS_FILE, json.dumps(status.to_dict()).encode(), dir_fd=dir_fd)
 

@@ -23,12 +23,14 @@ from specialists.procs.exit import post_job_exit
 from specialists.runners.base import AgentExited, AgentRunner, Kill
 from specialists.supervise.script_phases import run_post_scripts
 from specialists.supervise.steps import StepGuard, StepInterrupted, signal_name
+from specialists.supervise.words import Words
 from specialists.vocab import PROC_RUNNER
 
 if TYPE_CHECKING:
     from specialists.supervise.reattach import Replay
 
 log = logging.getLogger("specialists.supervisor")
+LAST_TEXT_CHARS = 200  # status.json's last_text: what a view shows beside the job
 
 
 class Observer(Protocol):
@@ -78,10 +80,12 @@ class Recorder:
         self._saved_at = 0.0
         self._dirty = False
         self.replay: Replay | None = None  # a successor's events written before (reattach.py)
+        self.words = Words()  # the agent's words, cut into bounded `text` events
 
     def _finish(self, final: str, error: str | None) -> None:
         if self.finished:
             return
+        self._words_end()  # what it said last comes before how it ended
         self.finished = True
         with self.guard.interruptible(allowed=False):
             final, error = self._answer_stands(final, error)
@@ -270,6 +274,18 @@ class Recorder:
 
     def _notice(self, message: str) -> None:
         self._event("notice", message=message)
+
+    def _said(self, fields: dict[str, object] | None) -> None:
+        """One window of the agent's words: a `text` event, and the status's latest words."""
+        if fields is None:
+            return
+        self._event("text", **fields)
+        self.status.last_text = str(fields["text"])[:LAST_TEXT_CHARS]
+        self._dirty = True
+
+    def _words_end(self) -> None:
+        """A block of answer text ended (another event came, or the job ends)."""
+        self._said(self.words.end())
 
     def _save(self, *, force: bool = False) -> None:
         st = self.status

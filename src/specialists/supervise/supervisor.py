@@ -191,10 +191,15 @@ class Supervisor(Checkpoints):
             self._dirty = True
         if isinstance(ev, AnswerDelta):
             self._show(lambda observer: observer.on_text(ev.text))
+            for fields in self.words.add(ev.text):
+                self._said(fields)
             if st.current_event != "text":
                 st.current_event = "text"
                 self._dirty = True
-        elif isinstance(ev, Activity):
+            return
+        if not (isinstance(ev, Activity) and ev.event == "text"):
+            self._words_end()  # anything else ends a block of text
+        if isinstance(ev, Activity):
             self._on_activity(ev)
         elif isinstance(ev, Usage):
             add_usage(self.status, ev)
@@ -207,6 +212,11 @@ class Supervisor(Checkpoints):
             assert_never(ev)
 
     def _on_activity(self, ev: Activity) -> None:
+        if ev.event == "text":  # a block of text begins: its words are logged as they come
+            self._words_end()
+            note_activity(self.status, ev)
+            self._dirty = True
+            return
         if ev.event == "run_start":
             self._on_agent_run()
         elif ev.event == "steer_ack":

@@ -49,7 +49,7 @@ SCHEMA = {
 DESCRIPTION = (
     "Durable missions: why delegated work exists, so it survives compaction. After "
     "compaction or a restart: action list (scope global: every project), then show "
-    "mission_id (live run statuses, decisions, state). Runs get a mission automatically. "
+    "mission_id (live run statuses, decisions, state). Each workflow launch gets one. "
     "Actions: new (title, objective, labels; goal + budget_tokens for a goal mission that "
     "nudges you after each idle run), link job_id, decide question, resolve decision_id + "
     "summary, receipt kind (pull_request|ci|deployment|release) + absolute url + status "

@@ -1,8 +1,10 @@
 """The knobs of the wave-2 tools, with seed 001's defaults (section 3.2).
 
-Read from config.toml's sections [bash], [jobs], [events], [overflow], [timers] and
-[threads] (config.py reads the files and names unknown keys); the names follow the seed
-(camelCase keys are accepted beside snake_case ones, so a pi-infinity config reads the same).
+Read from the config files' sections [bash], [jobs], [events], [overflow], [timers] and
+[threads] (config.py reads every layer: the user's, the team's `specialists/config.toml`, the
+local `.specialists/config.toml` and `specialists/config.local.toml`, and names unknown
+keys); the names follow the seed (camelCase keys are accepted beside snake_case ones, so a
+pi-infinity config reads the same).
 """
 
 from __future__ import annotations
@@ -169,10 +171,20 @@ def load_settings(project_root: Path) -> tuple[Settings, tuple[str, ...], str | 
     wrong value, or None). A wrong value gives the defaults: a typo must not break a
     session, and the R-B5 escape is editing this very file. Commands that can refuse call
     `settings_from_config(load_config(...).raw)` instead."""
-    from specialists.config import load_config
+    from specialists.config import config_layers, merge_layers
 
     try:
-        config = load_config(project_root)
-        return settings_from_config(config.raw), config.warnings, None
-    except ConfigError as exc:
+        layers = config_layers(project_root)
+        config = merge_layers(layers)
+    except ConfigError as exc:  # the reader names the file
         return Settings(), (), f"{exc.one_line()}; using the default settings"
+    try:
+        return settings_from_config(config.raw), config.warnings, None
+    except ConfigError:
+        for path, data in layers:  # name the file that holds the wrong value
+            try:
+                settings_from_config(merge_layers([(path, data)]).raw, where=str(path))
+            except ConfigError as named:
+                exc = named
+                break
+        return Settings(), config.warnings, f"{exc.one_line()}; using the default settings"

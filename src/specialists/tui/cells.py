@@ -11,7 +11,7 @@ from specialists.jobs.lines import duration
 # (key, label, width): None lets the column take what its longest cell needs.
 COLUMNS: tuple[tuple[str, str, int | None], ...] = (
     ("job", "job", None),
-    ("specialist", "specialist", 14),
+    ("what", "what", 26),
     ("status", "status", 9),
     ("flags", "flags", 14),
     ("elapsed", "elapsed", 7),
@@ -61,18 +61,33 @@ def clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def what(row: Row) -> str:
+    """What the row is: a workflow child by its key; another job as `specialist · task`."""
+    if row.workflow_key or not row.task or row.task == row.title:
+        return row.name
+    return f"{row.title} · {row.task}"
+
+
+def spending(row: Row) -> tuple[str, str]:
+    """(tokens in/out, cost): a workflow's with its children's, marked Σ."""
+    tokens_in, tokens_out, cost = row.spent()
+    mark = "Σ" if row.rollup is not None else ""
+    tokens = f"{mark}{compact(tokens_in)}/{compact(tokens_out)}" if tokens_in or tokens_out else ""
+    return tokens, (mark + money(cost) if cost else "")
+
+
 def row_cells(line: TreeLine, now_ms: int, activity: int = 60) -> dict[str, str]:
     row = line.row
     name = row.job_id or row.key.rsplit(":", 1)[-1]
-    tokens = f"{compact(row.tokens_in)}/{compact(row.tokens_out)}"
+    tokens, cost = spending(row)
     return {
         "job": line.prefix + name,
-        "specialist": clip(row.title, 14),
+        "what": clip(what(row), 26),
         "status": row.status,
         "activity": clip(row.activity, activity),
         "elapsed": duration(row.elapsed(now_ms)) if row.started_at_ms or row.elapsed_s else "",
-        "tokens": tokens if row.tokens_in or row.tokens_out else "",
-        "cost": money(row.cost_usd) if row.cost_usd else "",
+        "tokens": tokens,
+        "cost": cost,
         "flags": " ".join(FLAG_TEXT[f] for f in row.flags()),
     }
 
@@ -95,4 +110,6 @@ def row_title(row: Row) -> str:
     """The feed pane's title for the selected row."""
     name = row.job_id or row.key
     extra = f" · {row.model}" if row.model else ""
-    return f"feed · {name} · {row.title} · {row.status}{extra}"
+    task = f" · {row.task}" if row.task and row.task != row.name else ""
+    key = f" · {row.workflow_key}" if row.workflow_key else ""
+    return f"feed · {name} · {row.title}{key}{task} · {row.status}{extra}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
+from html import escape
 from typing import Any
 
 from sse_starlette.sse import EventSourceResponse
@@ -23,8 +24,10 @@ from specialists.fleet.model import Fleet, job_fleet
 from specialists.fleet.rows import Row
 from specialists.jobs.ids import is_job_id
 from specialists.jobs.store import JobStore
+from specialists.vocab import WORKFLOW_RUNNER
 from specialists.web import pages
 from specialists.web.auth import TokenGate
+from specialists.web.graph import graph_svg
 from specialists.web.payload import FleetDiff, snapshot
 from specialists.web.timeline import timeline_svg
 
@@ -78,7 +81,10 @@ def build_app(
     async def costs_page(request: Request) -> Response:
         f = watch.fresh()
         nonce = pages.new_nonce()
-        page = pages.costs_page(list(f.rows.values()), f.totals(), nonce=nonce, token=token)
+        missions = mission_costs(store, f)
+        page = pages.costs_page(
+            list(f.rows.values()), f.totals(), missions, nonce=nonce, token=token
+        )
         return html(page, nonce)
 
     async def job_page(request: Request) -> Response:
@@ -89,7 +95,19 @@ def build_app(
             page = pages.message_page(title, row.text, nonce=nonce, token=token)
             return html(page, nonce, row.status)
         svg = timeline_svg(watch.fleet.descendants(row.key), now_ms(), root_key=row.key)
-        return html(pages.job_page(row, svg, nonce=nonce, token=token), nonce)
+        graph = workflow_graph(row) if row.runner == WORKFLOW_RUNNER else None
+        return html(pages.job_page(row, svg, graph, nonce=nonce, token=token), nonce)
+
+    def workflow_graph(row: Row) -> str:
+        """The workflow's stages and edges, from its journal (its shape survives it)."""
+        from specialists.workflows.graph import fold_graph
+        from specialists.workflows.journal import JOURNAL_FILE, read_entries
+
+        try:
+            entries = read_entries(store.job_dir(row.job_id or "") / JOURNAL_FILE)
+        except (SpecialistsError, OSError) as exc:
+            return f"<p class=muted>the workflow's journal cannot be read: {escape(str(exc))}</p>"
+        return graph_svg(fold_graph(entries))
 
     cached: list[Any] = [-1, b""]  # fleet version, its snapshot as JSON without now_ms
 
@@ -124,6 +142,14 @@ def build_app(
             return row.response()
         svg = timeline_svg(watch.fleet.descendants(row.key), now_ms(), root_key=row.key)
         return Response(svg, media_type="image/svg+xml")
+
+    async def job_graph(request: Request) -> Response:
+        row = lookup(request)
+        if isinstance(row, _Refusal):
+            return row.response()
+        if row.runner != WORKFLOW_RUNNER:
+            return PlainTextResponse(f"job {row.job_id} is not a workflow\n", 404)
+        return Response(workflow_graph(row), media_type="image/svg+xml")
 
     async def job_result(request: Request) -> Response:
         row = lookup(request)
@@ -162,7 +188,9 @@ def build_app(
                     if isinstance(seq, int) and seq <= after:
                         continue
                     clock, kind, detail = feed_parts(ev, started)
+                    event = str(ev.get("event", ""))[:40]
                     data = {"seq": seq, "clock": clock, "kind": kind, "detail": detail}
+                    data["event"] = event
                     yield {"event": "ev", "data": _json(data), "id": str(seq)}
                 # The end: the job is finished (or gone) and nothing more was written.
                 if current is None or (not current.active and not batch):
@@ -181,9 +209,41 @@ def build_app(
         Route("/api/job/{job_id}", job_json),
         Route("/api/job/{job_id}/feed", job_feed),
         Route("/api/job/{job_id}/timeline.svg", job_timeline),
+        Route("/api/job/{job_id}/graph.svg", job_graph),
         Route("/api/job/{job_id}/result", job_result),
     ]
     return TokenGate(Starlette(routes=routes), token)
+
+
+def mission_costs(store: JobStore, fleet: Fleet) -> list[pages.MissionCost]:
+    """What each mission's linked jobs spent, from the fleet's rows (read only: nothing is
+    saved back, unlike `mission show`); a damaged mission is left out."""
+    from specialists.jobs.rollup import each_once
+    from specialists.missions.model import Mission
+    from specialists.missions.store import MissionStore
+
+    out = []
+    for mission in MissionStore(store.root).all():
+        if not isinstance(mission, Mission):
+            continue
+        linked = [fleet.rows.get(f"job:{run.job_id}") for run in mission.runs]
+        spent = each_once(
+            (r.job_id or "", _parent_job(r), r.rollup or _own(r))
+            for r in linked
+            if r is not None and r.kind == "job"
+        )
+        out.append(pages.MissionCost(mission.id, mission.title, mission.status, spent))
+    return out
+
+
+def _parent_job(row: Row) -> str | None:
+    return row.parent.removeprefix("job:") if row.parent else None
+
+
+def _own(row: Row) -> dict[str, Any]:
+    """A row's own spending in jobs/rollup.py's shape (its `in` counts cache reads too)."""
+    tokens = {"input": row.tokens_in, "output": row.tokens_out, "cache_read": 0, "cache_write": 0}
+    return {"tokens": tokens, "cost_usd": row.cost_usd, "jobs": 1}
 
 
 class _Refusal:

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from html import escape
 from importlib.resources import files
+from typing import Any
 from urllib.parse import quote
 
 from specialists.fleet.model import Totals
 from specialists.fleet.rows import Row
+from specialists.jobs.rollup import tokens_in as prompt_tokens
 
 COSTS_SHOWN = 200
 
@@ -60,7 +63,7 @@ def fleet_page(*, nonce: str, token: str) -> str:
         f"<th{' class=num' if num else ''}>{name}</th>"
         for name, num in (
             ("job", False),
-            ("specialist", False),
+            ("what", False),
             ("status", False),
             ("flags", False),
             ("elapsed", True),
@@ -77,11 +80,19 @@ def fleet_page(*, nonce: str, token: str) -> str:
     return _layout("specialists · fleet", body, nonce=nonce, token=token, script="fleet.js")
 
 
-def job_page(row: Row, timeline: str, *, nonce: str, token: str) -> str:
+def job_page(row: Row, timeline: str, graph: str | None, *, nonce: str, token: str) -> str:
     job_id = escape(row.job_id or "")
+    what = escape(row.name) + (f" <span class=muted>{escape(row.task)}</span>" if row.task else "")
+    stages = (
+        "<section><h3>stages: what the workflow ran, and what waits</h3>"
+        f"<div id='graph' class='graph'>{graph}</div></section>"
+        if graph is not None
+        else ""
+    )
     body = (
-        f"<section><h2>job {job_id} <span class='st' id='status'>{escape(row.status)}</span>"
-        f"</h2><div id='summary'>{escape(row.title)}</div></section>"
+        f"<section><h2>job {job_id} <span class='what'>{what}</span> "
+        f"<span class='st' id='status'>{escape(row.status)}</span></h2>"
+        f"<div id='summary'>{escape(row.title)}</div></section>{stages}"
         f"<section><h3>timeline: this job and the jobs it started</h3>"
         f"<div id='timeline'>{timeline}</div></section>"
         "<section><h3>feed</h3><div id='feed' class='feed'></div></section>"
@@ -98,8 +109,24 @@ def job_page(row: Row, timeline: str, *, nonce: str, token: str) -> str:
     )
 
 
-def costs_page(rows: Sequence[Row], totals: Totals, *, nonce: str, token: str) -> str:
-    """Cost and tokens per job (most expensive first) and per specialist, with bars."""
+@dataclass(frozen=True)
+class MissionCost:
+    id: str
+    title: str
+    status: str
+    spent: dict[str, Any]  # jobs/rollup.py's shape
+
+
+def costs_page(
+    rows: Sequence[Row],
+    totals: Totals,
+    missions: Sequence[MissionCost] = (),
+    *,
+    nonce: str,
+    token: str,
+) -> str:
+    """Cost and tokens per job (most expensive first), per specialist and per mission (its
+    jobs' with their children's, each counted once), with bars."""
     q = "?token=" + quote(token, safe="")
     jobs = sorted((r for r in rows if r.kind == "job"), key=lambda r: (-r.cost_usd, r.key))
     top = max((r.cost_usd for r in jobs), default=0.0) or 1.0
@@ -119,10 +146,11 @@ def costs_page(rows: Sequence[Row], totals: Totals, *, nonce: str, token: str) -
     )
     job_rows = "".join(
         f"<tr><td class=job><a href='/job/{escape(r.job_id or '')}{q}'>{escape(r.job_id or '')}"
-        f"</a></td><td>{escape(r.title)}</td><td class='st st-{escape(r.status)}'>"
+        f"</a></td><td class=what>{escape(r.name)}{_task(r)}</td>"
+        f"<td class='st st-{escape(r.status)}'>"
         f"{escape(r.status)}</td><td class=num>{r.tokens_in:,}</td>"
-        f"<td class=num>{r.tokens_out:,}</td><td class=num>${r.cost_usd:.4f}</td>"
-        f"<td>{_bar(r.cost_usd / top)}</td></tr>"
+        f"<td class=num>{r.tokens_out:,}</td><td class=num>${r.cost_usd:.4f}{_with_children(r)}"
+        f"</td><td>{_bar(r.cost_usd / top)}</td></tr>"
         for r in jobs[:COSTS_SHOWN]
     )
     more = (
@@ -132,16 +160,51 @@ def costs_page(rows: Sequence[Row], totals: Totals, *, nonce: str, token: str) -
     )
     body = (
         f"<section><h2>cost ${totals.cost_usd:.4f} · tokens {totals.tokens_in:,} in / "
-        f"{totals.tokens_out:,} out</h2></section>"
+        f"{totals.tokens_out:,} out</h2></section>{_missions(missions)}"
         "<section><h3>per specialist</h3><table><thead><tr><th>specialist</th>"
         "<th class=num>jobs</th><th class=num>tokens in</th><th class=num>tokens out</th>"
         f"<th class=num>cost</th><th></th></tr></thead><tbody>{spec_rows}</tbody></table>"
-        "</section><section><h3>per job</h3><table><thead><tr><th>job</th><th>specialist</th>"
+        "</section><section><h3>per job</h3><table><thead><tr><th>job</th><th>what</th>"
         "<th>status</th><th class=num>tokens in</th><th class=num>tokens out</th>"
         f"<th class=num>cost</th><th></th></tr></thead><tbody>{job_rows}</tbody></table>"
         f"{more}</section>"
     )
     return _layout("specialists · cost", body, nonce=nonce, token=token)
+
+
+def _missions(missions: Sequence[MissionCost]) -> str:
+    if not missions:
+        return ""
+    ordered = sorted(missions, key=lambda m: (-m.spent["cost_usd"], m.id))
+    top = max((m.spent["cost_usd"] for m in ordered), default=0.0) or 1.0
+    rows = "".join(
+        f"<tr><td class=job>{escape(m.id)}</td><td class=what>{escape(m.title[:80])}</td>"
+        f"<td>{escape(m.status)}</td><td class=num>{m.spent['jobs']}</td>"
+        f"<td class=num>{prompt_tokens(m.spent):,}</td>"
+        f"<td class=num>{m.spent['tokens']['output']:,}</td>"
+        f"<td class=num>${m.spent['cost_usd']:.4f}</td><td>{_bar(m.spent['cost_usd'] / top)}"
+        "</td></tr>"
+        for m in ordered[:COSTS_SHOWN]
+    )
+    return (
+        "<section><h3>per mission (its jobs, workflows' children included)</h3><table><thead>"
+        "<tr><th>mission</th><th>title</th><th>status</th><th class=num>jobs</th>"
+        "<th class=num>tokens in</th><th class=num>tokens out</th><th class=num>cost</th>"
+        f"<th></th></tr></thead><tbody>{rows}</tbody></table></section>"
+    )
+
+
+def _task(row: Row) -> str:
+    if row.workflow_key or not row.task or row.task == row.name:
+        return ""
+    return f" <span class=task>{escape(row.task[:80])}</span>"
+
+
+def _with_children(row: Row) -> str:
+    """A workflow's cost with its children's: its own is the engine's, usually nothing."""
+    if row.rollup is None:
+        return ""
+    return f" <span class=muted>(Σ ${row.spent()[2]:.4f} with its children)</span>"
 
 
 def _bar(fraction: float) -> str:

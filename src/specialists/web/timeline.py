@@ -73,14 +73,14 @@ def timeline_svg(rows: Sequence[Row], now_ms: int, *, root_key: str | None = Non
         fill = STATUS_FILL.get(row.status, "#57606a")
         name = escape((row.job_id or row.key.rsplit(":", 1)[-1])[:18])
         title = escape(
-            f"{row.job_id or row.key} {row.title}: {row.status}, "
+            f"{row.job_id or row.key} {row.name}: {row.status}, "
             f"{(end - start) / 1000:.1f}s" + (f", {row.activity}" if row.activity else "")
         )
         strong = ' class="root"' if row.key == root_key else ""
         parts.append(
             f"<g><title>{title}</title>"
             f'<text x="6" y="{y + 15}"{strong}>{name} '
-            f'<tspan class="who">{escape(row.title[:18])}</tspan></text>'
+            f'<tspan class="who">{escape(row.name[:18])}</tspan></text>'
             f'<rect x="{x0:.1f}" y="{y + 4}" width="{max(x1 - x0, 2):.1f}" height="{ROW_H - 8}" '
             f'rx="3" fill="{fill}"'
             + (' class="live"' if row.active else "")

@@ -20,6 +20,7 @@ from specialists.errors import StoreError, UserError
 from specialists.gates.acceptance import report_instructions
 from specialists.jobs.control import post_request
 from specialists.jobs.records import JobRecord
+from specialists.jobs.rollup import rollup
 from specialists.jobs.store import JobStore, now_ms
 from specialists.jobs.view import current_status
 from specialists.news import NEWS
@@ -46,6 +47,7 @@ class JobChildren:
         stack = workflow.thread.get("stack") if workflow.thread else None
         self.stack = tuple(stack) if isinstance(stack, list) else ("root",)
         self._seen: dict[str, tuple[int, float]] = {}  # job -> (status mtime, last look)
+        self._spent: dict[str, dict[str, Any]] = {}  # job -> what it spent, as last read
 
     # --- launching -----------------------------------------------------------------------
 
@@ -227,12 +229,16 @@ class JobChildren:
             st = current_status(self.store, job_id)
         except StoreError as exc:
             return Outcome("error", "", f"its status cannot be read: {exc.one_line()}")
+        self._spent[job_id] = rollup(st)
         if st.active:
             return None
         self._seen.pop(job_id, None)
         output = self.store.read_result(job_id) or ""
         tokens = sum(int(st.tokens.get(k, 0)) for k in ("input", "output"))
         return Outcome(st.status, output, st.error, tokens)
+
+    def spent(self, job_id: str) -> dict[str, Any] | None:
+        return self._spent.get(job_id)
 
     def stop(self, job_id: str) -> None:
         try:

@@ -61,8 +61,11 @@ def main(argv: list[str]) -> int:
         nested_ok=int(options.get("depth", 0)) < 1,
         mission=mission_of(store.root, options),
         budget_tokens=options.get("budget_tokens"),
+        report=lambda p: say("progress", **p),
     )
     journal.append({"e": "start", "workflow": record.prompt, "resume_of": options.get("resume_of")})
+    say("event", kind="start", concurrency=runs.progress()["concurrency"])
+    say("progress", **runs.progress())
     status, code = "done", 0
     try:
         value = asyncio.run(_run(runs, record))

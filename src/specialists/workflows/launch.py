@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,14 @@ from specialists.errors import UserError
 from specialists.jobs.records import JobRecord
 from specialists.jobs.store import JobStore, now_ms
 from specialists.jobs.view import current_status
+from specialists.missions.launch import (
+    Launched,
+    MissionChoice,
+    discard_unused,
+    link_after_launch,
+    open_before_launch,
+)
+from specialists.missions.store import MissionStore
 from specialists.vocab import WORKFLOW_RUNNER
 from specialists.workflows.options import MAX_CONCURRENCY, default_concurrency
 from specialists.workflows.source import Source, find_workflow, load_document, load_python
@@ -177,3 +185,61 @@ def origin_from_env() -> str | None:
 
     value = os.environ.get(JOB_ENV, "")
     return value if is_job_id(value) else None
+
+
+def start_on_mission(
+    state_root: Path,
+    record: JobRecord,
+    choice: MissionChoice,
+    start: Callable[[JobRecord], str],
+    warnings: list[str],
+) -> tuple[str, str | None]:
+    """Start a workflow job on its mission, as the seed has it: one per workflow launch,
+    shared by its children (a new one unless `choice` names one or says none). The mission is
+    opened first so the job's record names it (its script reads and writes the mission's
+    state), then the job is linked. A launch that fails leaves no mission it made behind.
+    Returns the job id and the mission id (None: no mission)."""
+    title, objective = _mission_text(record)
+    mission_id = open_before_launch(
+        state_root,
+        choice,
+        title=title,
+        objective=objective,
+        owner=tuple(record.owner),
+        warnings=warnings,
+    )
+    if mission_id is not None:
+        record = record.replace(runner_options={**record.runner_options, "mission_id": mission_id})
+    try:
+        job_id = start(record)
+    except BaseException:
+        if choice.kind == "auto" and mission_id is not None:
+            discard_unused(state_root, mission_id, warnings)
+        raise
+    if mission_id is not None:
+        attach = MissionChoice("attach", mission_id)
+        launched = Launched.of(record.replace(id=job_id))
+        if link_after_launch(state_root, attach, launched, warnings) is None:
+            return job_id, None
+    return job_id, mission_id
+
+
+def resumed_mission(state_root: Path, resumed_job: str) -> MissionChoice:
+    """A resumed workflow goes on the mission of the run it resumes (none if it had none)."""
+    mission_id = MissionStore(state_root).mission_of_job(resumed_job)
+    return MissionChoice("attach", mission_id) if mission_id else MissionChoice("none")
+
+
+def _mission_text(record: JobRecord) -> tuple[str, str]:
+    """A new mission's title and objective: the workflow's name and its task, if an argument
+    names one (task, prompt, goal), else its arguments."""
+    args = record.runner_options.get("args") or {}
+    task = next(
+        (v for k in ("task", "prompt", "goal") if isinstance(v := args.get(k), str) and v.strip()),
+        None,
+    )
+    title = f"workflow {record.prompt}"
+    if task is not None:
+        return f"{title}: {task.strip().splitlines()[0]}", task.strip()
+    shown = json.dumps(args, ensure_ascii=False, sort_keys=True)
+    return title, f"{title} with args {shown}" if args else title

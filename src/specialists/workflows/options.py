@@ -47,10 +47,39 @@ _KNOWN = frozenset(
 )
 
 
-def default_concurrency(cores: int | None = None) -> int:
-    """min(16, cores - 2), at least 1: a run leaves two cores to the rest of the machine."""
-    n = cores if cores is not None else (os.cpu_count() or 1)
-    return max(1, min(16, n - 2))
+DEFAULT_CONCURRENCY = 8  # children at once unless asked: agents wait on models, not cores
+CHILD_MEMORY = 512 * 1024 * 1024  # room one agent child (its CLI, supervisor, tools) may need
+
+
+def default_concurrency(available_memory: int | None = None) -> int:
+    """Children at once when a run does not say: 8, fewer when memory is short.
+
+    An agent child spends its time waiting for its model, so cores do not bound it: on a
+    2-core laptop 8 reviewers overlap fine, where a cores-based default ran them one by one.
+    Memory does: each child is an agent CLI (pi and Claude Code are Node processes of
+    150-300 MB) plus its supervisor and the tools it runs, so at most one child per 512 MiB
+    of available memory, and at least 1. Children that are heavy commands (a test suite
+    each) should ask for fewer with --concurrency.
+    """
+    memory = available_memory if available_memory is not None else _available_memory()
+    if memory is None:
+        return DEFAULT_CONCURRENCY
+    return max(1, min(DEFAULT_CONCURRENCY, memory // CHILD_MEMORY))
+
+
+def _available_memory() -> int | None:
+    """MemAvailable on Linux; elsewhere half the physical memory; None when unknown."""
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 @dataclass(frozen=True)

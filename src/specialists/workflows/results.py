@@ -34,6 +34,7 @@ class Launch:
     continue_from: str | None = None  # a job whose session this attempt continues
     retry_of: str | None = None  # a fresh retry of this job (it works where that one did)
     nested: tuple[str, Mapping[str, Any]] | None = None  # (workflow, args): a nested workflow
+    node: str | None = None  # the call it belongs to, in the workflow's shape (graph.py)
 
 
 class Children(Protocol):
@@ -42,6 +43,10 @@ class Children(Protocol):
         the two. Raises UserError for a child that cannot be launched (nothing is left)."""
 
     def outcome(self, job_id: str) -> Outcome | None: ...
+
+    def spent(self, job_id: str) -> dict[str, Any] | None:
+        """What the job has spent so far, its children included (jobs/rollup.py), as last
+        read by `outcome`; None before that."""
 
     def stop(self, job_id: str) -> None: ...
 

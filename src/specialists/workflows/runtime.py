@@ -22,14 +22,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from specialists.errors import UserError
+from specialists.workflows.graph import NodeKind, Planner
 from specialists.workflows.journal import Journal, KeyState, output_fields
 from specialists.workflows.mission import MissionHandle
 from specialists.workflows.options import MAX_CHILDREN, MAX_ITEMS, ChildOptions, child_options
+from specialists.workflows.progress import KeyState as Standing
+from specialists.workflows.progress import Tally
 from specialists.workflows.results import (
     ChildFailed,
     Children,
@@ -42,6 +46,7 @@ from specialists.workflows.slots import STAGE, Slots
 
 POLL_S = 0.05  # how often running children are looked at (a stat each, mostly)
 Emit = Callable[[dict[str, Any]], None]
+SEPARATORS = "-_:/.@+ "
 
 
 class Runs:
@@ -58,7 +63,10 @@ class Runs:
         max_children: int = MAX_CHILDREN,
         mission: MissionHandle | None = None,
         budget_tokens: int | None = None,
+        report: Emit | None = None,
     ) -> None:
+        """`emit` gets the events the feed shows (phases, launches, ends); `report` the
+        progress snapshot (progress.py) each time it changes."""
         self._children = children
         self._journal = journal
         self._prior = dict(prior or {})
@@ -76,6 +84,10 @@ class Runs:
         self._running: dict[str, str] = {}  # key -> job id
         self._phase: str | None = None
         self._started = time.monotonic()
+        self._progress = Tally(max(1, concurrency))
+        self._report = report or (lambda _p: None)
+        self._reported: dict[str, Any] | None = None
+        self._planner = Planner()
 
     # --- the script's API --------------------------------------------------------------
 
@@ -83,7 +95,13 @@ class Runs:
         """One child; returns its result, or raises ChildFailed (pass check=False to get a
         failed result back instead)."""
         check = options.pop("check", True)
-        result = await self._run(child_options({"key": key, **options}))
+        opts = child_options({"key": key, **options})
+        self._check_new_key(opts.key)
+        node = self._begin("run", [opts.key], 1)[0]
+        try:
+            result = await self._run(opts, node=node)
+        finally:
+            self._planner.end(node)
         if check and not result.ok:
             raise ChildFailed([result])
         return result
@@ -98,7 +116,13 @@ class Runs:
         for opts in parsed:  # refused before any of them launches
             self._check_new_key(opts.key, seen)
             seen.add(opts.key)
-        results = list(await asyncio.gather(*(self._run(o) for o in parsed)))
+        node = self._begin("all", [_common_label([o.key for o in parsed])], len(parsed))[0]
+        self._progress.lookahead += len(parsed)  # counted before the first one is asked for
+        try:
+            runs = (self._run(o, node=node, planned=True) for o in parsed)
+            results = list(await asyncio.gather(*runs))
+        finally:
+            self._planner.end(node)
         failed = [r for r in results if not r.ok]
         if check and failed:
             raise ChildFailed(failed)
@@ -115,21 +139,35 @@ class Runs:
         if not stages:
             raise UserError("pipeline needs at least one stage")
 
+        labels = [_stage_label(stage, n) for n, stage in enumerate(stages, 1)]
+        nodes = self._begin("stage", labels, len(listed))
+        self._progress.lookahead += len(listed) * len(stages)
+
         async def through(item: Any) -> Any:
             value: Any = None
-            for depth, stage in enumerate(stages):
-                STAGE.set(depth)  # this item's task only: a later stage gets slots first
-                got = stage(item, value)
-                if isinstance(got, Mapping):
-                    got = self._run(child_options(got))
-                value = await got if isinstance(got, Awaitable) else got
-                if isinstance(value, ChildResult) and not value.ok:
-                    if check:
-                        raise ChildFailed([value])
-                    return value
-            return value
+            ahead = len(stages)  # this item's stages not begun, counted in the total
+            try:
+                for depth, stage in enumerate(stages):
+                    STAGE.set(depth)  # this item's task only: a later stage gets slots first
+                    ahead -= 1
+                    self._progress.lookahead -= 1  # its child (if any) is counted by key now
+                    got = stage(item, value)
+                    if isinstance(got, Mapping):
+                        got = self._run(child_options(got), node=nodes[depth])
+                    value = await got if isinstance(got, Awaitable) else got
+                    if isinstance(value, ChildResult) and not value.ok:
+                        if check:
+                            raise ChildFailed([value])
+                        return value
+                return value
+            finally:
+                self._progress.lookahead -= ahead  # stages it will never reach
+                self._report_progress()
 
-        return list(await asyncio.gather(*(through(i) for i in listed)))
+        try:
+            return list(await asyncio.gather(*(through(i) for i in listed)))
+        finally:
+            self._planner.end(nodes[-1])
 
     async def workflow(
         self, key: str, name: str, args: Mapping[str, Any] | None = None
@@ -142,7 +180,12 @@ class Runs:
                 hint="call runs.run here, or move this part to the outer workflow",
             )
         opts = child_options({"key": key, "agent": f"workflow:{name}", "task": json.dumps(args)})
-        result = await self._run(opts, nested=(name, dict(args or {})))
+        self._check_new_key(opts.key)
+        node = self._begin("run", [opts.key], 1)[0]
+        try:
+            result = await self._run(opts, nested=(name, dict(args or {})), node=node)
+        finally:
+            self._planner.end(node)
         if not result.ok:
             raise ChildFailed([result])
         return result
@@ -151,6 +194,8 @@ class Runs:
         self._phase = str(name)[:200]
         self._journal.append({"e": "phase", "name": self._phase, "ts": _ms()})
         self._emit({"kind": "phase", "name": self._phase})
+        self._progress.phase = self._phase
+        self._report_progress()
 
     def emit(self, message: object, **fields: Any) -> None:
         text = str(message)[:2000]
@@ -174,6 +219,30 @@ class Runs:
     def results(self) -> dict[str, ChildResult]:
         return dict(self._results)
 
+    def progress(self) -> dict[str, Any]:
+        """Done, running and queued of the total, the phase, the concurrency, the spending
+        (progress.py): what status.json carries for the views."""
+        return self._progress.snapshot()
+
+    # --- progress and shape ------------------------------------------------------------
+
+    def _begin(self, kind: NodeKind, labels: list[str], count: int) -> list[str]:
+        """Journal the node(s) of a call beginning now (graph.py); their ids."""
+        entries = self._planner.begin(kind, labels, count, self._phase)
+        for entry in entries:
+            self._journal.append({**entry, "ts": _ms()})
+        return [str(e["id"]) for e in entries]
+
+    def _stand(self, key: str, state: Standing) -> None:
+        self._progress.key(key, state)
+        self._report_progress()
+
+    def _report_progress(self) -> None:
+        snapshot = self._progress.snapshot()
+        if snapshot != self._reported:
+            self._reported = snapshot
+            self._report(snapshot)
+
     # --- one child ---------------------------------------------------------------------
 
     def _check_new_key(self, key: str, also: set[str] = frozenset()) -> None:  # type: ignore[assignment]
@@ -184,10 +253,33 @@ class Runs:
             )
 
     async def _run(
-        self, opts: ChildOptions, nested: tuple[str, Mapping[str, Any]] | None = None
+        self,
+        opts: ChildOptions,
+        nested: tuple[str, Mapping[str, Any]] | None = None,
+        *,
+        node: str | None = None,
+        planned: bool = False,
     ) -> ChildResult:
+        """One key to its result. `planned`: the key was counted ahead (`runs.all`)."""
         self._check_new_key(opts.key)
         self._keys.add(opts.key)
+        if planned:
+            self._progress.lookahead -= 1
+        self._stand(opts.key, "queued")
+        try:
+            result = await self._run_key(opts, nested, node)
+        except BaseException:
+            self._stand(opts.key, "failed")
+            raise
+        self._stand(opts.key, "done" if result.ok else "failed")
+        return result
+
+    async def _run_key(
+        self,
+        opts: ChildOptions,
+        nested: tuple[str, Mapping[str, Any]] | None,
+        node: str | None,
+    ) -> ChildResult:
         h = opts.input_hash()
         prior = self._prior.get(opts.key)
         if prior is not None and prior.hash != h and prior.done and not self._accepts(opts.key):
@@ -197,29 +289,35 @@ class Runs:
                 f"resume with --rerun-changed {opts.key} (or --rerun-changed all)",
             )
         if prior is not None and prior.hash == h:
-            adopted = await self._adopt(opts, prior)
+            adopted = await self._adopt(opts, prior, node)
             if adopted is not None:
                 self._results[opts.key] = adopted
                 return adopted
-        result = await self._launch_and_wait(opts, h, nested)
+        result = await self._launch_and_wait(opts, h, nested, node)
         self._results[opts.key] = result
         return result
 
     def _accepts(self, key: str) -> bool:
         return self._accept is True or (not isinstance(self._accept, bool) and key in self._accept)
 
-    async def _adopt(self, opts: ChildOptions, prior: KeyState) -> ChildResult | None:
+    async def _adopt(
+        self, opts: ChildOptions, prior: KeyState, node: str | None
+    ) -> ChildResult | None:
         """The earlier run's child of this key, if it finished well or still runs."""
         if prior.done:
             output = prior.output
             if output is None and prior.job:
                 output = self._children.read_output(prior.job) or ""
             result = _result(opts, "done", output or "", None, tuple(prior.jobs), cached=True)
+            self._journal.append(
+                {"e": "cached", "key": opts.key, "job": prior.job, "node": node, "ts": _ms()}
+            )
             self._emit({"kind": "cached", "key": opts.key, "job": prior.job})
             return result
         job = prior.job
         if prior.status is not None or job is None:
             return None  # it failed or was stopped: run it again
+        self._stand(opts.key, "running")
         self._emit({"kind": "adopt", "key": opts.key, "job": job})
         outcome = await self._wait(opts.key, job)
         data = None
@@ -235,14 +333,20 @@ class Runs:
         return _result(opts, "done", outcome.output, None, tuple(prior.jobs), data=data)
 
     async def _launch_and_wait(
-        self, opts: ChildOptions, h: str, nested: tuple[str, Mapping[str, Any]] | None
+        self,
+        opts: ChildOptions,
+        h: str,
+        nested: tuple[str, Mapping[str, Any]] | None,
+        node: str | None,
     ) -> ChildResult:
         jobs: list[str] = []
+        self._stand(opts.key, "queued")  # an adopted key that must run again waits anew
         async with self._slots:
-            launch = Launch(opts, opts.task, nested=nested)
+            self._stand(opts.key, "running")
+            launch = Launch(opts, opts.task, nested=nested, node=node)
             if opts.resume is not None:
                 job, _agent = self._children.keyed_resume(opts.resume)
-                launch = Launch(opts, opts.task, continue_from=job)
+                launch = Launch(opts, opts.task, continue_from=job, node=node)
             outcome, job = await self._attempt(launch, h, 1, jobs)
             data = None
             if outcome.status == "done" and opts.schema is not None:
@@ -303,6 +407,7 @@ class Runs:
                     "resolved_context": resolved,
                     "continues": launch.continue_from,
                     "keyed": opts.resume is not None and attempt == 1,
+                    "node": launch.node,
                     "ts": _ms(),
                 }
             )
@@ -317,6 +422,10 @@ class Runs:
         try:
             while True:
                 outcome = self._children.outcome(job)
+                spent = self._children.spent(job)
+                if spent is not None:
+                    self._progress.spent(job, spent)
+                    self._report_progress()
                 if outcome is not None:
                     self._spent += outcome.tokens
                     return outcome
@@ -354,6 +463,8 @@ class Runs:
         if details:
             entry["acceptance"] = dict(details)
         self._journal.append(entry)
+        # Counted before it is told: a view that reads the end finds the progress with it.
+        self._stand(opts.key, "done" if outcome.status == "done" else "failed")
         self._emit({"kind": "end", "key": opts.key, "job": job, "status": outcome.status})
 
 
@@ -391,6 +502,21 @@ def _items(items: Iterable[Any]) -> list[Any]:
                 hint="split them into several calls or batch several into one child",
             )
     return listed
+
+
+def _common_label(keys: list[str]) -> str:
+    """What the children of one `runs.all` have in common: their keys' shared start
+    (`lint-a.py`, `lint-b.py` -> `lint`), else how many they are."""
+    prefix = os.path.commonprefix(keys).rstrip(SEPARATORS) if len(keys) > 1 else ""  # noqa: RUF071 - keys are names, not paths
+    if prefix:
+        return prefix
+    return keys[0] if len(keys) == 1 else f"{len(keys)} children"
+
+
+def _stage_label(stage: Callable[..., Any], n: int) -> str:
+    """A pipeline stage's name: its function's (`review`), else its position."""
+    name = getattr(stage, "__name__", "")
+    return name if isinstance(name, str) and name and not name.startswith("<") else f"stage {n}"
 
 
 def _ms() -> int:

@@ -1,8 +1,10 @@
 """Where a workflow comes from, and who may run which kind.
 
 A Python workflow is code run on the host with the user's rights, so it is taken only from a
-file inside the project: `.specialists/workflows/<name>.py`, a path inside the project, or a
-recipe shipped in this package (`specialists.workflows.recipes`). A declarative workflow
+file inside the project: `.specialists/workflows/<name>.py` (yours), `specialists/workflows/
+<name>.py` (the team's, committed beside the definitions), a path inside the project, or a
+recipe shipped in this package (`specialists.workflows.recipes`). A name is looked up in
+that order, so a local file overrides the team's and both override a recipe. A declarative workflow
 (YAML or JSON: sequence, all, pipeline) needs no interpreter; it may come from the same
 places, any path, or inline, and it is the only kind the MCP `workflow` tool accepts, because
 a model must never get more power through a workflow than it was granted (docs/workflows.md).
@@ -19,8 +21,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from specialists.errors import UserError
+from specialists.jobs.paths import TEAM_DIR
 
-WORKFLOWS_DIR = "workflows"  # under .specialists/
+WORKFLOWS_DIR = "workflows"  # under .specialists/ (local) and specialists/ (the team's)
 MAX_SOURCE_BYTES = 1024 * 1024
 SUFFIXES = (".py", ".yaml", ".yml", ".json")
 RECIPES = Path(__file__).resolve().parent / "recipes"
@@ -60,28 +63,39 @@ def find_workflow(
         elif not path.is_file():
             raise UserError(f"workflow file {ref!r} does not exist")
         return _source(path, path.stem)
-    for base in (project_root / ".specialists" / WORKFLOWS_DIR, RECIPES):
+    for base in workflow_dirs(project_root)[::-1]:
         for suffix in SUFFIXES:
             candidate = base / f"{ref}{suffix}"
             if candidate.is_file():
                 return _source(candidate.resolve(), ref)
     raise UserError(
         f"unknown workflow {ref!r}",
-        hint="put it in .specialists/workflows/<name>.py (or .yaml), give a path inside the "
-        "project, or see `specialists workflow list`",
+        hint="put it in specialists/workflows/<name>.py (or .yaml) to share it, or in "
+        ".specialists/workflows/ for yourself; or give a path inside the project; see "
+        "`specialists workflow list`",
     )
 
 
 def list_workflows(project_root: Path) -> list[tuple[str, str]]:
     """(name, path) of every workflow file in the project and every shipped recipe."""
     found: dict[str, str] = {}
-    for base in (RECIPES, project_root / ".specialists" / WORKFLOWS_DIR):
+    for base in workflow_dirs(project_root):  # a later directory's file wins a name
         if not base.is_dir():
             continue
         for entry in sorted(base.iterdir()):
             if entry.suffix in SUFFIXES and entry.is_file() and not entry.name.startswith("_"):
                 found[entry.stem] = str(entry)
     return sorted(found.items())
+
+
+def workflow_dirs(project_root: Path) -> tuple[Path, Path, Path]:
+    """Where named workflows live, lowest precedence first: the recipes, the team's
+    (committed), the local ones."""
+    return (
+        RECIPES,
+        project_root / TEAM_DIR / WORKFLOWS_DIR,
+        project_root / ".specialists" / WORKFLOWS_DIR,
+    )
 
 
 def _inside(project_root: Path, path: Path, ref: str) -> None:

@@ -48,6 +48,14 @@ class FakeChildren:
             return None
         return self._outcomes.get(job_id)
 
+    def spent(self, job_id: str) -> dict[str, Any] | None:
+        """An ended child's tokens (as input), once `outcome` said how it ended."""
+        o = self._outcomes.get(job_id)
+        if o is None or self._left.get(job_id, 0) > 0:
+            return None
+        tokens = {"input": o.tokens, "output": 0, "cache_read": 0, "cache_write": 0}
+        return {"tokens": tokens, "cost_usd": 0.0, "jobs": 1}
+
     def stop(self, job_id: str) -> None:
         self.stopped.append(job_id)
 

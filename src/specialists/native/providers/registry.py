@@ -87,7 +87,7 @@ def resolve_model(
         )
     merged = _merge(provider, builtin, custom)
     if merged.api == "replay":
-        return _resolve_replay(name, model_id, cwd)
+        return _resolve_replay(name, model_id, cwd, _model_facts(custom, model_id)[1])
     base_url = merged.base_url
     if merged.base_url_env and env.get(merged.base_url_env) and not (custom and custom.base_url):
         base_url = env[merged.base_url_env].rstrip("/")
@@ -142,16 +142,25 @@ def _model_facts(custom: ProviderConfig | None, model_id: str) -> tuple[int | No
     return window or custom.context_window, prices
 
 
-def _resolve_replay(name: str, model_id: str, cwd: Path | None) -> ResolvedModel:
+# Recordings shipped with the package, by name (`replay/review`): an offline try-out anywhere.
+RECORDINGS = Path(__file__).resolve().parent / "recordings"
+
+
+def _resolve_replay(name: str, model_id: str, cwd: Path | None, prices: Prices) -> ResolvedModel:
+    """A recording (a path, or a shipped name); `[providers.replay]` prices, if any, give its
+    turns a cost (demos)."""
     path = Path(model_id).expanduser()
     if not path.is_absolute() and cwd is not None:
         path = cwd / path
+    shipped = RECORDINGS / f"{model_id}.jsonl"
+    if not path.is_file() and model_id.isidentifier() and shipped.is_file():
+        path = shipped
     if not path.is_file():
         raise ConfigError(
             f"replay recording {path} not found (model {name!r})",
-            hint="write replay/<path to a .jsonl or .yaml recording>",
+            hint="write replay/<path to a .jsonl or .yaml recording>, or replay/review",
         )
-    info = ModelInfo(name, "replay", str(path))
+    info = ModelInfo(name, "replay", str(path), prices=prices)
     return ResolvedModel(info, "replay", None, None, None)
 
 

@@ -19,6 +19,18 @@ function compact(n) {
   return (n / 1e6).toFixed(1) + "M";
 }
 function money(x) { return x > 0 ? "$" + (x < 10 ? x.toFixed(4) : x.toFixed(2)) : ""; }
+// What a row spent: a workflow's with its children's (`rollup`, marked Σ), else its own.
+function spent(r) {
+  if (!r.rollup) return [r.tokens_in, r.tokens_out, r.cost_usd, ""];
+  const t = r.rollup.tokens;
+  return [t.input + t.cache_read + t.cache_write, t.output, r.rollup.cost_usd, "Σ "];
+}
+// What the row is: a workflow child by its key; another job as its specialist and task.
+function what(r) {
+  const cell = el("td", "what", r.name);
+  if (!r.workflow_key && r.task && r.task !== r.name) cell.append(el("span", "task", " " + r.task));
+  return cell;
+}
 function elapsed(r) {
   if (r.active && r.started_at_ms) return (Date.now() + skew - r.started_at_ms) / 1000;
   return r.elapsed_s;
@@ -44,10 +56,11 @@ function draw(key, prefix) {
   } else job.append(document.createTextNode(key.split(":").pop()));
   const flags = el("td");
   for (const f of r.flags) flags.append(el("span", "flag " + f, f));
-  tr.append(job, el("td", "", r.title), el("td", "st st-" + r.status, r.status), flags,
+  const [tin, tout, cost, mark] = spent(r);
+  tr.append(job, what(r), el("td", "st st-" + r.status, r.status), flags,
     el("td", "num elapsed", r.started_at_ms || r.elapsed_s ? dur(elapsed(r)) : ""),
-    el("td", "num", r.tokens_in || r.tokens_out ? compact(r.tokens_in) + " / " + compact(r.tokens_out) : ""),
-    el("td", "num", money(r.cost_usd)), el("td", "activity", r.activity));
+    el("td", "num", tin || tout ? mark + compact(tin) + " / " + compact(tout) : ""),
+    el("td", "num", cost ? mark + money(cost) : ""), el("td", "activity", r.activity));
   return tr;
 }
 function apply(msg) {

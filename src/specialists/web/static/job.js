@@ -22,6 +22,11 @@ function showRow(r) {
   if (r.model) parts.push(r.model);
   if (r.tokens_in || r.tokens_out) parts.push(`tokens ${compact(r.tokens_in)} / ${compact(r.tokens_out)}`);
   if (r.cost_usd) parts.push("$" + r.cost_usd.toFixed(4));
+  if (r.rollup) {
+    const t = r.rollup.tokens;
+    parts.push(`with its ${r.rollup.jobs - 1} children: tokens ${compact(t.input + t.cache_read + t.cache_write)} / ` +
+      `${compact(t.output)}` + (r.rollup.cost_usd ? " · $" + r.rollup.cost_usd.toFixed(4) : ""));
+  }
   if (r.activity) parts.push(r.activity);
   if (r.flags.length) parts.push("⚠ " + r.flags.join(", "));
   const s = document.getElementById("summary");
@@ -32,6 +37,10 @@ function showRow(r) {
 async function refreshTimeline() {
   const res = await fetch("/api/job/" + jobId + "/timeline.svg" + q);
   if (res.ok) document.getElementById("timeline").innerHTML = await res.text();  // server-escaped SVG
+  const graph = document.getElementById("graph");
+  if (!graph) return;  // not a workflow
+  const stages = await fetch("/api/job/" + jobId + "/graph.svg" + q);
+  if (stages.ok) graph.innerHTML = await stages.text();  // server-escaped SVG
 }
 async function loadResult() {
   const res = await fetch("/api/job/" + jobId + "/result" + q);
@@ -44,7 +53,8 @@ es.addEventListener("row", (e) => showRow(JSON.parse(e.data)));
 es.addEventListener("ev", (e) => {
   const ev = JSON.parse(e.data);
   const line = el("div", "line");
-  line.append(el("span", "t", ev.clock + " "), el("span", "k k-" + ev.kind, ev.kind), " " + ev.detail);
+  const kind = "k k-" + String(ev.event || "").replace(/[^a-z_]/g, "") + (ev.kind === "tool failed" ? " k-error" : "");
+  line.append(el("span", "t", ev.clock + " "), el("span", kind, ev.kind), " " + ev.detail);
   const atEnd = feed.scrollTop + feed.clientHeight >= feed.scrollHeight - 4;
   feed.append(line);
   while (feed.childElementCount > 2000) feed.firstElementChild.remove();

@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = ("mcp", "openai", "anthropic", "ray", "pydantic", "rich", "httpx", "yaml", "asyncio")
+HEAVY = (
+    *("mcp", "openai", "anthropic", "ray", "pydantic", "rich", "httpx", "yaml", "asyncio"),
+    "argcomplete",  # shell completion: only when the shell asks (_ARGCOMPLETE)
+)
 
 FAST_COMMANDS = [
     ["status"],

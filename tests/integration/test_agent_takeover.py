@@ -23,10 +23,10 @@ from specialists.runners.codex import CodexRunner
 from specialists.runners.pi import PiRunner
 from specialists.supervise.revive import CHECKPOINT_FILE
 from specialists.supervise.supervisor import Supervisor
+from tests.integration.test_executor_loopback import SETTINGS
+from tests.integration.test_executor_reattach import events_of, node, project, supervisor  # noqa: F401
 from tests.support import fake_claude, fake_codex
 from tests.support.jobs import new_job, wait_for
-from tests.unit.test_executor_loopback import SETTINGS
-from tests.unit.test_executor_reattach import events_of, node, project, supervisor  # noqa: F401
 
 PY = sys.executable
 FAKE_PI = Path(__file__).resolve().parents[1] / "support" / "fake_pi.py"
@@ -162,7 +162,12 @@ def test_a_pi_run_is_taken_over_mid_answer(project, node, tmp_path):  # noqa: F8
     job = {"runner": "pi", "runner_options": {"pi_bin": [PY, str(FAKE_PI)]}, "executor": SETTINGS}
     baseline = uninterrupted(store, project, node, PiRunner, **job)
     kinds = assert_each_event_once(store, record.id, baseline)
-    assert kinds.count("text") == 1 and kinds.count("run_end") == 1, kinds
+    # The answer's words in two windows (the opening 300 characters, then the rest), each
+    # once: the successor's replay cut the text where its predecessor had.
+    assert kinds.count("text") == 2 and kinds.count("run_end") == 1, kinds
+    said = [e["text"] for e in events_of(store, record.id) if e["event"] == "text"]
+    answer = "".join(f"tok{i} " for i in range(80))  # 470 characters
+    assert said == [answer[:300], answer[300:460]]  # the opening, then an excerpt of the rest
     assert [c["type"] for c in commands].count("prompt") == 1, commands
     ids = [c.get("id") for c in commands if c.get("id")]
     assert len(ids) == len(set(ids)), ids  # no request sent twice
@@ -219,7 +224,7 @@ def test_a_claude_job_waiting_between_runs_is_taken_over_and_answers_a_follow_up
 def checkpointed_command_job(store: JobStore, root: Path, on: Any, tmp_path: Path) -> Any:
     """A command job on the node, its first checkpoint written, its supervisor gone."""
     from specialists.runners.command import CommandRunner
-    from tests.unit.test_executor_reattach import command_job
+    from tests.integration.test_executor_reattach import command_job
 
     record, lock = command_job(store, root, tmp_path)
     first = supervisor(store, record, on, CommandRunner())
@@ -393,7 +398,9 @@ def test_a_pi_job_is_taken_over_in_its_second_run(project, node, tmp_path):  # n
     lock.release()
     assert store.read_status(record.id).status == "done"  # type: ignore[union-attr]
     kinds = assert_each_event_once(store, record.id)
-    assert kinds.count("run_end") == 2 and kinds.count("text") == 2, kinds
+    assert kinds.count("run_end") == 2 and kinds.count("text") == 4, kinds  # 2 windows a run
+    said = "".join(e["text"] for e in events_of(store, record.id) if e["event"] == "text")
+    assert said == 2 * "".join(f"tok{i} " for i in range(60))  # every word once
     commands = [json.loads(line) for line in log.read_text().splitlines()]
     assert [c["type"] for c in commands].count("prompt") == 2, commands
     ids = [c.get("id") for c in commands if c.get("id")]

@@ -23,8 +23,8 @@ from specialists.news import NEWS
 from specialists.runners.command import CommandRunner
 from specialists.supervise.revive import CHECKPOINT_FILE
 from specialists.supervise.supervisor import Supervisor
+from tests.integration.test_executor_loopback import SETTINGS, git
 from tests.support.jobs import new_job, wait_for
-from tests.unit.test_executor_loopback import SETTINGS, git
 
 PY = sys.executable
 

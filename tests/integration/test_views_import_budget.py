@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.test_import_budget import FAST_COMMANDS, imported_modules
+from tests.integration.test_import_budget import FAST_COMMANDS, imported_modules
 
 VIEW_MODULES = ("specialists.tui", "specialists.web", "specialists.fleet")
 VIEW_LIBRARIES = ("textual", "starlette", "uvicorn", "sse_starlette")

@@ -1,0 +1,64 @@
+"""What the agent says, as bounded `text` events: a person watching sees its words, and
+events.jsonl keeps an excerpt, never the whole transcript (the agent's session has that).
+
+Answer text arrives in pieces of any size (token deltas, or a whole message at once).
+A block of text (from the runner's `text` activity to its next other event) is cut into
+windows: the first `first` characters, kept whole, then every `window` characters, then
+what is left when the block ends. Each later window becomes one event holding its first
+`excerpt` characters and its full length, so the opening words show at once, a short remark
+between tool calls is logged whole, and a long answer costs the log about 8% of its size.
+The cuts depend only on the text, never on time, so a successor supervisor replaying the
+same output writes the same events (reattach.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+FIRST_WINDOW = 300  # a block's opening words, kept whole and logged at once
+WINDOW_CHARS = 2000  # then one event per this many characters,
+EXCERPT_CHARS = 160  # keeping the head of each (about what a feed line shows)
+
+
+class Words:
+    def __init__(
+        self,
+        *,
+        excerpt: int = EXCERPT_CHARS,
+        first: int = FIRST_WINDOW,
+        window: int = WINDOW_CHARS,
+    ) -> None:
+        self._excerpt, self._first, self._window = excerpt, first, window
+        self._limit = first
+        self._opening = True  # the block's first window: kept whole
+        self._head: list[str] = []
+        self._kept = 0  # characters in _head
+        self._count = 0  # characters in the open window
+
+    def add(self, text: str) -> list[dict[str, Any]]:
+        """Take a piece of answer text; the fields of each window it filled."""
+        out = []
+        while text:
+            room = self._limit - self._count
+            piece, text = text[:room], text[room:]
+            keep = self._limit if self._opening else self._excerpt
+            if self._kept < keep:
+                kept = piece[: keep - self._kept]
+                self._head.append(kept)
+                self._kept += len(kept)
+            self._count += len(piece)
+            if self._count >= self._limit:
+                out.append(self._take())
+                self._limit, self._opening = self._window, False
+        return out
+
+    def end(self) -> dict[str, Any] | None:
+        """The block ended: the fields of its last, partial window (None when empty)."""
+        fields = self._take() if self._count else None
+        self._limit, self._opening = self._first, True
+        return fields
+
+    def _take(self) -> dict[str, Any]:
+        fields = {"text": "".join(self._head), "chars": self._count}
+        self._head, self._kept, self._count = [], 0, 0
+        return fields
