@@ -243,3 +243,25 @@ def test_the_watchdog_works_in_a_fresh_init_project(mock_llm: MockLLM) -> None:
     wait_until(lambda: len(mock_llm.model_requests) >= 3, 60, "the reviewer's request")
     asked = mock_llm.model_requests[2].last_user_text()
     assert "made.txt" in asked and ".specialists/" not in asked
+
+
+def test_a_slow_start_of_pi_is_not_quiet_time(mock_llm: MockLLM, pi_bin: Path) -> None:
+    """Issue 21 item 17: pi taking longer to start than the quiet threshold (a loaded
+    machine; here a wrapper that sleeps first) raises nothing: the quiet clock starts at
+    pi's agent_start. A model that then says nothing is still noticed."""
+    slow = json.dumps(["sh", "-c", f'sleep 4; exec {pi_bin} "$@"', "sh"])
+    text = SPEC.format(name="slowstart", extra="", permission="LOW")
+    text = text.replace("  runner: pi\n", f"  runner: {{type: pi, pi_bin: {slow}}}\n")
+    (project() / "specialists" / "slowstart.specialist.yaml").write_text(text)
+    mock_llm.enqueue("DONE")
+    job_id = start("slowstart", "hello", "--attention-after", "2s")
+    assert sp("result", job_id, "--wait", "--timeout", "90s").returncode == 0
+    assert attention_notices(job_id) == []
+    mock_llm.enqueue(Reply("thinking it over", hang_after=0))  # now the model stalls
+    job_id = start("slowstart", "hello again", "--attention-after", "2s")
+    try:
+        mock_llm.wait_until_hanging(1, timeout=60)
+        wait_until(lambda: attention_notices(job_id), 60, "the quiet notice")
+    finally:
+        sp("stop", job_id)
+        mock_llm.release()

@@ -82,6 +82,13 @@ class Activity:
     kind: Literal["activity"] = "activity"
 
 
+def agent_started() -> Activity:
+    """The agent is up and at its task (pi's agent_start, Claude Code's init, Codex's
+    thread start; a command or the native loop at once): its start-up is over. Status
+    only; the attention watch counts quiet time from here (attention/watch.py)."""
+    return Activity("agent_start", log=False)
+
+
 @dataclass(frozen=True)
 class AnswerDelta:
     """Answer text as it streams; shown by a foreground run, never logged."""

@@ -180,11 +180,12 @@ def load_settings(project_root: Path) -> tuple[Settings, tuple[str, ...], str | 
         return Settings(), (), f"{exc.one_line()}; using the default settings"
     try:
         return settings_from_config(config.raw), config.warnings, None
-    except ConfigError:
-        for path, data in layers:  # name the file that holds the wrong value
-            try:
-                settings_from_config(merge_layers([(path, data)]).raw, where=str(path))
-            except ConfigError as named:
-                exc = named
-                break
-        return Settings(), config.warnings, f"{exc.one_line()}; using the default settings"
+    except ConfigError as exc:
+        problem = exc.one_line()
+    for path, data in layers:  # name the file that holds the wrong value
+        try:
+            settings_from_config(merge_layers([(path, data)]).raw, where=str(path))
+        except ConfigError as named:
+            problem = named.one_line()
+            break
+    return Settings(), config.warnings, f"{problem}; using the default settings"
