@@ -27,7 +27,7 @@ from tests.support import fake_claude, fake_codex
 
 ROUNDS = 7
 N = 2_000
-PI = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "pi-0.73.1" / "multiturn.ndjson"
+PI = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "pi-1.6.0" / "multiturn.ndjson"
 STATUS = {"id": "0123abcd", "status": "running", "events": 40, "tokens": {"input": 900}}
 
 

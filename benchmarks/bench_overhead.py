@@ -1,5 +1,6 @@
 """A short job's overhead over pi alone (target <= 50 ms) and the supervisor's RSS
-(target <= 30 MB), both against the mock LLM with the real pi 0.73.1.
+(target <= 30 MB), both against the mock LLM with the real pi (1.6.0; the figures in
+docs/performance.md were taken on 0.73.1).
 
 pi alone: spawn `pi --mode rpc`, send the prompt, wait for agent_end, ask for the last
 assistant text, close stdin, wait for exit — what the supervisor does, minus everything else.

@@ -1,6 +1,6 @@
 """The pi front: event written to the inbox -> delivered to pi (target p90 < 100 ms).
 
-Runs the real pi 0.73.1 in RPC mode with our extension against the mock LLM, idle between
+Runs the real pi (1.6.0) in RPC mode with our extension against the mock LLM, idle between
 events (the "woken" case). For each event: `Emitter.emit` writes it (its ts is the start);
 the end is the moment pi took it from our `pi.sendMessage` (the custom message's timestamp,
 which pi sets inside sendMessage). Also printed: event -> the model's request (what the
@@ -32,7 +32,7 @@ def main() -> int:
     args = parser.parse_args()
     pi_bin = find_agent_bin("pi")
     if pi_bin is None:
-        print("pi is not installed (npm i --prefix .tools @mariozechner/pi-coding-agent@0.73.1)")
+        print("pi is not installed (scripts/setup puts pi 1.6.0 under .tools)")
         return 1
     layout = isolated_project()
     with MockLLM() as mock:

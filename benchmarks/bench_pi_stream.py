@@ -1,7 +1,9 @@
-"""CPU and memory for translating pi's quadratic delta stream (prints figures; not a test).
+"""CPU and memory for translating pi's delta stream (prints figures; not a test).
 
-A 10 kB answer streamed in 2,000 chunks is ~21.7 MB of pi stdout, because every
-message_update repeats the partial message twice. Target: < 0.3 s CPU in PiProtocol.feed.
+A 10 kB answer streamed in 2,000 chunks: pi 1.6.0 (the shape tests/support/fake_pi.py
+writes) sends each delta alone with the usage so far, about 0.5 MB; pi 0.73.1 repeated the
+partial message twice in every message_update, ~21.7 MB. Target: < 0.3 s CPU in
+PiProtocol.feed.
 
     .venv/bin/python benchmarks/bench_pi_stream.py [--chars 10000] [--chunks 2000]
 """

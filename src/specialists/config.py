@@ -96,6 +96,8 @@ ROOM_TABLES: dict[str, Schema] = {
     # attention/settings.py (either may also be a plain value: off, true, false)
     "attention": dict.fromkeys(("after", "tool_after", "toolAfter", "failures", "enabled"), ANY),
     "watchdog": dict.fromkeys(("enabled", "reviewer", "max_reviews", "maxReviews"), ANY),
+    # workflows/consent.py: the gates a model's workflow may run
+    "workflows": {"gates": ANY},
 }
 _PRICE_KEYS = (
     "input_price_per_mtok",

@@ -60,3 +60,30 @@ def reason(exc: Exception) -> str:
     """What went wrong, in one line: ours as `one_line()`, an OSError as its text (for the
     warnings a best-effort step leaves instead of failing)."""
     return exc.one_line() if isinstance(exc, SpecialistsError) else str(exc)
+
+
+# --- reporting an exception nobody planned for -----------------------------------------------
+
+TRACE_FRAMES = 1000  # Python's default recursion limit: every ordinary traceback fits whole
+
+
+def bound_tracebacks() -> None:
+    """Every traceback this process formats (a crash report, a logged exception) keeps at
+    most TRACE_FRAMES frames. Code that raised the recursion limit and recursed a million
+    calls deep (a workflow script) would otherwise keep the report busy for minutes. Called
+    by each of our processes' entry points, never on import."""
+    import sys
+
+    if getattr(sys, "tracebacklimit", None) is None:
+        sys.tracebacklimit = TRACE_FRAMES
+
+
+def exception_text(exc: BaseException, limit: int = 500) -> str:
+    """`Type: message` on one line, clipped; never raises (a `__str__` may fail or recurse)."""
+    try:
+        text = " ".join(str(exc)[: limit * 4].split())
+    except Exception:  # noqa: BLE001 - whatever the exception's own __str__ raises
+        text = "(its message cannot be shown)"
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

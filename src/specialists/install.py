@@ -1,15 +1,24 @@
-"""Register specialists with Claude Code: the MCP server and the hooks.
+"""Register specialists with Claude Code: the MCP servers and the hooks.
 
 Pure merge/unmerge functions on the parsed JSON documents, plus file IO that refuses to
 rewrite a file it cannot parse. What we add is recognisable, so uninstall removes exactly
 that and nothing a user wrote:
 
-- MCP: the key "specialists" in `mcpServers` with command "specialists" and args ["mcp"]
-  (project: <root>/.mcp.json; user: ~/.claude.json, or $CLAUDE_CONFIG_DIR/.claude.json).
-- Hooks: hook entries whose command is exactly one of HOOKS' (`specialists hook <event>` for
-  UserPromptSubmit, SessionStart, PreToolUse on Bash, PostToolUse and Stop; project:
-  <root>/.claude/settings.json; user: ~/.claude/settings.json, or
-  $CLAUDE_CONFIG_DIR/settings.json).
+- MCP (project: <root>/.mcp.json; user: ~/.claude.json, or $CLAUDE_CONFIG_DIR/.claude.json):
+  "specialists" serves the core tools with `alwaysLoad` (Claude Code offers them from the
+  first request and waits for the server up to 5 s before it), "specialists-more" the rest,
+  which Claude Code defers behind its tool search (docs/mcp.md, "Tool sets").
+- Hooks (project: <root>/.claude/settings.json; user: ~/.claude/settings.json, or
+  $CLAUDE_CONFIG_DIR/settings.json): UserPromptSubmit, SessionStart, PreToolUse on Bash,
+  PostToolUse and Stop, each `<python> -m specialists hook <event>`.
+
+Both name this very interpreter by its absolute path, so they work from a shell whose PATH
+lacks the virtualenv. A hook is a shell command: when that interpreter is gone (the
+virtualenv moved or was removed), the SessionStart and UserPromptSubmit hooks print one
+`systemMessage` that Claude Code shows the person, saying what to do, and every hook exits 0
+(a failing hook would show only "hook error"). Entries an older install wrote (a bare
+`specialists`, another interpreter) are ours too: install updates them, uninstall removes
+them.
 
 A container we emptied by removing our entry (a matcher group, an event list, `hooks`,
 `mcpServers`) is removed too; a file left as `{}` is deleted.
@@ -20,7 +29,8 @@ from __future__ import annotations
 import copy
 import json
 import os
-import shutil
+import shlex
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,131 +38,218 @@ from typing import Any
 from specialists.errors import UserError
 from specialists.jobs.atomic import write_atomic
 
-MCP_NAME = "specialists"
-MCP_ENTRY: dict[str, Any] = {"type": "stdio", "command": "specialists", "args": ["mcp"], "env": {}}
+MCP_NAME = "specialists"  # the core tools: mcp__specialists__run, ...
+MCP_MORE_NAME = "specialists-more"  # the rest, deferred by Claude Code's tool search
+MCP_SERVERS = ((MCP_NAME, "core"), (MCP_MORE_NAME, "more"))
 HOOK_TIMEOUT_S = 10
+GONE = (
+    "specialists: {python} is gone (a moved or removed virtualenv?), so the specialists hooks "
+    "and MCP tools are off here. Reinstall specialists and run `specialists init` in this "
+    "project again, or `specialists uninstall` to remove them."
+)
 
 
 @dataclass(frozen=True)
 class HookEntry:
     event: str  # Claude Code's hook event
-    command: str
+    name: str  # ours: `specialists hook <name>`
     matcher: str | None = None  # tool names for PreToolUse/PostToolUse; None: every tool
     timeout_s: int = HOOK_TIMEOUT_S
+    tells_gone: bool = False  # says so when our interpreter is gone (once a prompt, not a tool)
 
 
 HOOKS: tuple[HookEntry, ...] = (
-    HookEntry("UserPromptSubmit", "specialists hook user-prompt-submit"),
-    HookEntry("SessionStart", "specialists hook session-start"),
-    HookEntry("PreToolUse", "specialists hook pre-tool-use", matcher="Bash"),
-    HookEntry("PostToolUse", "specialists hook post-tool-use"),
+    HookEntry("UserPromptSubmit", "user-prompt-submit", tells_gone=True),
+    HookEntry("SessionStart", "session-start", tells_gone=True),
+    HookEntry("PreToolUse", "pre-tool-use", matcher="Bash"),
+    HookEntry("PostToolUse", "post-tool-use"),
     # The Stop hook may wait up to 540 s for an event (hooks/stop.py): its timeout is above.
-    HookEntry("Stop", "specialists hook stop", timeout_s=600),
+    HookEntry("Stop", "stop", timeout_s=600),
 )
-HOOK_COMMANDS = {h.event: h.command for h in HOOKS}
 
 Doc = dict[str, Any]
+
+
+def this_python() -> str:
+    """The interpreter that runs us, as the entries name it: absolute, not resolved (a
+    virtualenv's `bin/python` is a link whose place says which environment it is)."""
+    if not sys.executable:
+        raise UserError(
+            "cannot tell which Python runs specialists (sys.executable is empty)",
+            hint="run specialists with the Python of its environment",
+        )
+    return os.path.abspath(sys.executable)
+
+
+def mcp_entry(python: str, toolset: str) -> Doc:
+    entry: Doc = {
+        "type": "stdio",
+        "command": python,
+        "args": ["-m", "specialists", "mcp", "--tools", toolset],
+        "env": {},
+    }
+    if toolset == "core":
+        entry["alwaysLoad"] = True  # offered from the first request; startup waits for it
+    return entry
+
+
+def hook_command(python: str, entry: HookEntry) -> str:
+    """A shell command (Claude Code runs hooks through the shell): our interpreter, quoted;
+    when it is gone, one line for the person (a `systemMessage`) or nothing, exit 0."""
+    quoted = shlex.quote(python)
+    if entry.tells_gone:
+        message = json.dumps({"systemMessage": GONE.format(python=python)}, ensure_ascii=False)
+        fallback = f"{{ printf '%s\\n' {shlex.quote(message)}; exit 0; }}"
+    else:
+        fallback = "exit 0"
+    return f"[ -x {quoted} ] || {fallback}; exec {quoted} -m specialists hook {entry.name}"
+
+
+def command_python(command: str) -> str | None:
+    """The interpreter one of our hook commands runs (None for a bare `specialists hook`)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if "exec" in words and words[-4:-2] == ["-m", "specialists"]:
+        return words[words.index("exec") + 1]
+    return None
+
+
+def _is_our_hook(command: object, entry: HookEntry) -> bool:
+    if not isinstance(command, str):
+        return False
+    return command == f"specialists hook {entry.name}" or command.endswith(
+        f" -m specialists hook {entry.name}"
+    )
 
 
 # --------------------------------------------------------------------------- pure: MCP
 
 
-def _is_ours_mcp(entry: object) -> bool:
-    return (
-        isinstance(entry, dict)
-        and entry.get("command") == MCP_ENTRY["command"]
-        and entry.get("args") == MCP_ENTRY["args"]
-    )
+def is_ours_mcp(entry: object) -> bool:
+    """An entry we wrote, now or before: `specialists mcp` (an older install), or any
+    interpreter's `-m specialists mcp [--tools <set>]`."""
+    if not isinstance(entry, dict):
+        return False
+    args = entry.get("args")
+    if not isinstance(args, list):
+        return False
+    tail = [] if args == ["mcp"] else args[3:] if args[:3] == ["-m", "specialists", "mcp"] else None
+    if tail is None or tail not in ([], ["--tools", "core"], ["--tools", "more"]):
+        return False
+    return args[0] != "mcp" or entry.get("command") == "specialists"  # exactly what we wrote
+
+
+def shaped(value: Any, kind: type, name: str, where: str) -> Any:
+    """`value` when it is None or a `kind`; else one refusal naming the file and the field."""
+    if value is not None and not isinstance(value, kind):
+        expected = "an object" if kind is dict else "a list"
+        raise UserError(
+            f"{where}: `{name}` is a {type(value).__name__}, expected {expected}",
+            hint="fix the file by hand; nothing was changed",
+        )
+    return value
 
 
 def _servers(doc: Doc, where: str) -> dict[str, Any] | None:
-    servers = doc.get("mcpServers")
-    if servers is not None and not isinstance(servers, dict):
-        raise UserError(
-            f"{where}: `mcpServers` is a {type(servers).__name__}, expected an object",
-            hint="fix the file by hand; nothing was changed",
-        )
-    return servers
+    return shaped(doc.get("mcpServers"), dict, "mcpServers", where)
 
 
-def merge_mcp(doc: Doc, where: str = ".mcp.json") -> tuple[Doc, list[str]]:
-    """Add our MCP server entry unless an entry named "specialists" exists."""
+def merge_mcp(
+    doc: Doc, where: str = ".mcp.json", python: str | None = None
+) -> tuple[Doc, list[str]]:
+    """Add (or update an older install's) two entries; an entry of another's is kept."""
+    python = python or this_python()
     out = copy.deepcopy(doc)
     servers = _servers(out, where)
     if servers is None:
         servers = out["mcpServers"] = {}
-    existing = servers.get(MCP_NAME)
-    if existing is None:
-        servers[MCP_NAME] = copy.deepcopy(MCP_ENTRY)
-        return out, [f"added MCP server '{MCP_NAME}' to {where}"]
-    if _is_ours_mcp(existing):
-        return out, [f"MCP server '{MCP_NAME}' already in {where}"]
-    return out, [
-        f"kept the existing, different MCP server '{MCP_NAME}' in {where} "
-        "(remove it to get the default: specialists mcp)"
-    ]
+    notes = []
+    for name, toolset in MCP_SERVERS:
+        wanted = mcp_entry(python, toolset)
+        existing = servers.get(name)
+        if existing is None:
+            servers[name] = wanted
+            notes.append(f"added MCP server '{name}' ({toolset} tools) to {where}")
+        elif existing == wanted:
+            notes.append(f"MCP server '{name}' already in {where}")
+        elif is_ours_mcp(existing):
+            servers[name] = wanted
+            notes.append(f"updated MCP server '{name}' in {where} to run {python}")
+        else:
+            notes.append(
+                f"kept the existing, different MCP server '{name}' in {where} "
+                f"(remove it to get ours: {python} -m specialists mcp --tools {toolset})"
+            )
+    return out, notes
 
 
 def unmerge_mcp(doc: Doc, where: str = ".mcp.json") -> tuple[Doc, list[str]]:
     out = copy.deepcopy(doc)
     servers = _servers(out, where)
-    if not servers or MCP_NAME not in servers:
-        return out, [f"no MCP server '{MCP_NAME}' in {where}"]
-    if not _is_ours_mcp(servers[MCP_NAME]):
-        return out, [f"left MCP server '{MCP_NAME}' in {where}: it is not the one we add"]
-    del servers[MCP_NAME]
-    if not servers:
-        del out["mcpServers"]
-    return out, [f"removed MCP server '{MCP_NAME}' from {where}"]
+    notes = []
+    for name, _ in MCP_SERVERS:
+        if not servers or name not in servers:
+            notes.append(f"no MCP server '{name}' in {where}")
+        elif not is_ours_mcp(servers[name]):
+            notes.append(f"left MCP server '{name}' in {where}: it is not the one we add")
+        else:
+            del servers[name]
+            notes.append(f"removed MCP server '{name}' from {where}")
+    if servers is not None and not servers and doc.get("mcpServers"):
+        del out["mcpServers"]  # we emptied it
+    return out, notes
 
 
 # --------------------------------------------------------------------------- pure: hooks
 
 
 def _hook_lists(doc: Doc, where: str) -> dict[str, Any] | None:
-    hooks = doc.get("hooks")
-    if hooks is None:
-        return None
-    if not isinstance(hooks, dict):
-        raise UserError(
-            f"{where}: `hooks` is a {type(hooks).__name__}, expected an object",
-            hint="fix the file by hand; nothing was changed",
-        )
-    for event in {h.event for h in HOOKS}:
-        groups = hooks.get(event)
-        if groups is not None and not isinstance(groups, list):
-            raise UserError(
-                f"{where}: `hooks.{event}` is a {type(groups).__name__}, expected a list",
-                hint="fix the file by hand; nothing was changed",
-            )
+    hooks = shaped(doc.get("hooks"), dict, "hooks", where)
+    for event in {h.event for h in HOOKS} if hooks else ():
+        shaped(hooks.get(event), list, f"hooks.{event}", where)
     return hooks
 
 
-def _has_command(groups: list[Any], command: str) -> bool:
-    for group in groups:
-        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-            for hook in group["hooks"]:
-                if isinstance(hook, dict) and hook.get("command") == command:
-                    return True
-    return False
+def our_hooks(groups: list[Any], entry: HookEntry) -> list[dict[str, Any]]:
+    """Our hook objects for `entry` in an event's groups (this install's or an older one's)."""
+    return [
+        hook
+        for group in groups
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        for hook in group["hooks"]
+        if isinstance(hook, dict) and _is_our_hook(hook.get("command"), entry)
+    ]
 
 
-def merge_hooks(doc: Doc, where: str = ".claude/settings.json") -> tuple[Doc, list[str]]:
-    """Append one matcher group per hook holding our command, unless it is already there."""
+def merge_hooks(
+    doc: Doc, where: str = ".claude/settings.json", python: str | None = None
+) -> tuple[Doc, list[str]]:
+    """Append one matcher group per hook holding our command, or bring an older install's
+    command up to date in place."""
+    python = python or this_python()
     out = copy.deepcopy(doc)
     hooks = _hook_lists(out, where)
     if hooks is None:
         hooks = out["hooks"] = {}
     notes = []
     for entry in HOOKS:
+        command = hook_command(python, entry)
         groups = hooks.setdefault(entry.event, [])
-        if _has_command(groups, entry.command):
+        ours = our_hooks(groups, entry)
+        if ours and all(h["command"] == command for h in ours):
             notes.append(f"{entry.event} hook already in {where}")
             continue
+        if ours:
+            for hook in ours:
+                hook["command"] = command
+            notes.append(f"updated {entry.event} hook in {where} to run {python}")
+            continue
         group: dict[str, Any] = {"matcher": entry.matcher} if entry.matcher else {}
-        group["hooks"] = [{"type": "command", "command": entry.command, "timeout": entry.timeout_s}]
+        group["hooks"] = [{"type": "command", "command": command, "timeout": entry.timeout_s}]
         groups.append(group)
-        notes.append(f"added {entry.event} hook `{entry.command}` to {where}")
+        notes.append(f"added {entry.event} hook `specialists hook {entry.name}` to {where}")
     return out, notes
 
 
@@ -161,9 +258,10 @@ def unmerge_hooks(doc: Doc, where: str = ".claude/settings.json") -> tuple[Doc, 
     out = copy.deepcopy(doc)
     hooks = _hook_lists(out, where)
     notes = []
-    for event, command in ((h.event, h.command) for h in HOOKS):
+    for entry in HOOKS:
+        event = entry.event
         groups = hooks.get(event) if hooks else None
-        if not groups or not _has_command(groups, command):
+        if not groups or not our_hooks(groups, entry):
             notes.append(f"no {event} hook of ours in {where}")
             continue
         kept_groups = []
@@ -172,7 +270,11 @@ def unmerge_hooks(doc: Doc, where: str = ".claude/settings.json") -> tuple[Doc, 
             if not isinstance(inner, list):
                 kept_groups.append(group)
                 continue
-            kept = [h for h in inner if not (isinstance(h, dict) and h.get("command") == command)]
+            kept = [
+                h
+                for h in inner
+                if not (isinstance(h, dict) and _is_our_hook(h.get("command"), entry))
+            ]
             if len(kept) == len(inner):
                 kept_groups.append(group)
             elif kept:
@@ -311,11 +413,10 @@ def install(targets: Targets, *, dry_run: bool = False) -> list[str]:
     """Register the MCP server and hooks; idempotent. Returns one line per fact."""
     writes, notes = _plan(targets, remove=False)
     notes += _apply(writes, targets, dry_run)
-    if shutil.which("specialists") is None:
-        notes.append(
-            "note: `specialists` is not on PATH; Claude Code needs it there to run the "
-            "hooks and the MCP server"
-        )
+    notes.append(
+        f"note: the hooks and MCP servers run {this_python()}; if this environment moves or "
+        "goes, run `specialists init` again from the new one"
+    )
     return [f"(dry run) {n}" for n in notes] if dry_run else notes
 
 

@@ -9,6 +9,18 @@ from __future__ import annotations
 # Permission tiers, least to most trusted. Each runner maps these onto its agent's controls.
 PERMISSION_TIERS = ("READ_ONLY", "BASH_ONLY", "LOW", "MEDIUM", "HIGH")
 DEFAULT_PERMISSION = "MEDIUM"
+# What each tier grants beyond reading, as powers: `command` (a shell of its own on the host),
+# `write` (files changed in the working tree), `full` (the agent's own checks off). Tiers are
+# not a line: BASH_ONLY has a shell and no file tools, LOW file tools and no shell (Claude
+# Code's LOW has no Bash). Agent tools (toolset/tiers.py) and a thread child's tier (never
+# more than its parent's: `narrower_tier`) are decided from these.
+TIER_POWERS: dict[str, frozenset[str]] = {
+    "READ_ONLY": frozenset(),
+    "BASH_ONLY": frozenset({"command"}),
+    "LOW": frozenset({"write"}),
+    "MEDIUM": frozenset({"command", "write"}),
+    "HIGH": frozenset({"command", "write", "full"}),
+}
 
 # Runner names, in the order help texts list them. The classes live in runners/registry.py.
 # These are the runners a person (`--runner`), a definition or config.toml may pick.
@@ -34,6 +46,14 @@ THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 # Specialist definition files (Markdown agent files are recognised by their directory).
 SPEC_SUFFIXES = (".specialist.yaml", ".specialist.yml", ".specialist.json")
+
+
+def narrower_tier(a: str, b: str) -> str:
+    """The most trusted tier that grants nothing outside `a` or `b` (an unknown tier grants
+    nothing): READ_ONLY for BASH_ONLY and LOW, which each grant what the other does not."""
+    shared = TIER_POWERS.get(a, frozenset()) & TIER_POWERS.get(b, frozenset())
+    fits = [t for t in PERMISSION_TIERS if TIER_POWERS[t] <= shared]
+    return max(fits, key=lambda t: len(TIER_POWERS[t]))
 
 
 def split_model(model: str) -> tuple[str | None, str]:

@@ -1,6 +1,6 @@
 """An interrupted or stopped pi job ends its waiting ask: pi's abort cannot reach the sidecar
 call that waits (the extension only drops its promise), so the job's supervisor settles the
-ask when the job pauses or ends. REAL pi 0.73.1, the mock LLM, the real detached supervisor."""
+ask when the job pauses or ends. REAL pi 1.6.0, the mock LLM, the real detached supervisor."""
 
 from __future__ import annotations
 

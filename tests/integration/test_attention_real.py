@@ -1,4 +1,4 @@
-"""Attention and the watchdog through the CLI, driving the REAL pi 0.73.1 against the mock.
+"""Attention and the watchdog through the CLI, driving the REAL pi 1.6.0 against the mock.
 
 The mock hanging mid-stream gives a quiet agent; a `sleep` the model asks bash for gives a
 tool call that stays open; `exit 3` three times gives failed mutating calls. Each notice is

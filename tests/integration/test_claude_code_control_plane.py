@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.test_claude_wake import load_our_tools_at_once
 from tests.integration.test_cli_pi import sp, status, wait_until
 from tests.support.mock_llm import MockLLM, Reply, ToolCall
 
@@ -32,6 +33,7 @@ def project(mock_llm: MockLLM, claude_bin: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
     root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
     assert sp("init").returncode == 0
+    load_our_tools_at_once(root)
     (root / "specialists").mkdir()
     (root / "specialists" / "echo.specialist.yaml").write_text(ECHO)
     (root / "specialists" / "slow.specialist.yaml").write_text(SLOW)
@@ -42,7 +44,7 @@ def claude(
     claude_bin: Path, project: Path, prompt: str, *extra: str
 ) -> subprocess.CompletedProcess[str]:
     argv = [str(claude_bin), "-p", prompt, "--output-format", "stream-json", "--verbose"]
-    # Claude Code 2.1.197 -p sends its first model request without waiting for MCP servers
+    # Claude Code (2.1.197, 2.1.332) -p sends its first request without waiting for MCP servers
     # (they show as "pending"): MCP_CONNECTION_NONBLOCKING=false makes it wait, for at most
     # MCP_CONNECT_TIMEOUT_MS (default 5,000 ms: too short for our `import mcp` under load;
     # MCP_TIMEOUT does not bound this wait). See docs/mcp.md.
@@ -100,10 +102,11 @@ def test_a_job_end_wakes_the_session_that_asked_once(project, mock_llm, claude_b
     resumed = claude(claude_bin, project, "anything else?", "--resume", session)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     history = json.dumps(mock_llm.model_requests[asked].json)
-    # A resumed history holds the one Stop-hook block twice (Claude Code adds a "Stop hook
-    # blocking error" reminder beside the "Stop hook feedback"); no hook told it again.
-    assert history.count("Stop hook feedback:\\n[specialists event] notice") == 1
-    assert history.count(notice) == 2
+    # A resumed history holds the one wake once, as the Stop hook's additional context
+    # (2.1.332; 2.1.197's blocked stop left it twice, with a "Stop hook blocking error"
+    # reminder beside the "Stop hook feedback"); no hook told it again.
+    assert history.count("Stop hook additional context: [specialists event] notice") == 1
+    assert history.count(notice) == 1
 
 
 def test_model_dispatches_a_job_through_our_mcp_server(project, mock_llm, claude_bin):

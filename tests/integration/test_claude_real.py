@@ -1,4 +1,4 @@
-"""The Claude Code runner against the real `claude` CLI (2.1.197) and the mock LLM."""
+"""The Claude Code runner against the real `claude` CLI (2.1.332) and the mock LLM."""
 
 from __future__ import annotations
 
@@ -146,7 +146,9 @@ def test_follow_up_and_resume_see_the_first_exchange(
 def test_provider_error_ends_the_run_with_it(
     mock_llm: MockLLM, isolated_env: AgentEnv, claude_bin: Path, tmp_path: Path, runner: Any
 ) -> None:
-    mock_llm.enqueue(Reply.bad_request("the mock refuses"))
+    # 2.1.332 retries a 400 (six requests, the later ones with its deferred tools loaded),
+    # then ends with is_error true, subtype "success", terminal_reason "api_error".
+    mock_llm.set_default(Reply.bad_request("the mock refuses"))
     runner.start(make_spec(isolated_env, tmp_path, claude_bin))
     (fin,) = of(drive(runner, finished), RunFinished)
     assert fin.text is None

@@ -1,5 +1,6 @@
-"""Claude Code's OWN `Workflow` tool (2.1.197), run for real against the scripted mock: the
-harness of benchmarks/bench_workflow_vs_claude.py, proven here so it cannot rot silently.
+"""Claude Code's OWN `Workflow` tool (2.1.332; first written on 2.1.197), run for real
+against the scripted mock: the harness of benchmarks/bench_workflow_vs_claude.py, proven
+here so it cannot rot silently.
 
 The mock answers the top-level request with a `Workflow` tool_use, each subagent request
 (recognised by its system prompt) with a short answer, and Claude Code brings the script's
@@ -107,10 +108,11 @@ def test_after_kill_9_only_a_resume_of_the_same_session_skips_finished_agents(
 ) -> None:
     """Six agents; the Claude Code process dies by SIGKILL once p0..p2 are journaled and
     every other child waits in the mock. The agents in flight die with it (they are in
-    the process). `resumeFromRunId` from a new session is accepted and re-runs all six;
-    from the same session (`--resume`) it re-runs only p3..p5. The bench's kill figures
-    rest on both facts."""
-    assert kill_then_resume(mock_llm, claude_bin, same_session=False) == {f"p{i}" for i in range(6)}
+    the process). From the same session (`--resume`), `resumeFromRunId` re-runs only
+    p3..p5. From a new session 2.1.332 refuses it (the run's journal lies under the old
+    session: "nothing to resume"); 2.1.197 accepted it and re-ran all six, which the
+    bench's kill figures, measured on 2.1.197, rest on."""
+    assert kill_then_resume(mock_llm, claude_bin, same_session=False) == set()
     assert kill_then_resume(mock_llm, claude_bin, same_session=True) == {"p3", "p4", "p5"}
 
 
@@ -149,5 +151,9 @@ def kill_then_resume(mock_llm: MockLLM, claude_bin: Path, *, same_session: bool)
     argv = claude_workflow_argv(str(claude_bin))
     done, _ = run_claude([*argv, "--resume", launch.session] if same_session else argv)
     assert done.returncode == 0, done.stderr[-2000:]
+    if not same_session:
+        refused = " ".join(mock_llm.model_requests[-1].tool_results())
+        assert "nothing to resume" in refused and again.results == [], refused[-500:]
+        return set(again.children)
     assert [sorted(json.loads(r)) for r in again.results] == [[f"ok-p{i}" for i in range(6)]]
     return set(again.children)

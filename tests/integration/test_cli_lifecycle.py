@@ -71,7 +71,8 @@ def test_node_missing_is_named(pi_project: Path, tmp_path: Path, monkeypatch: py
     out = sp("run", "tester", "--prompt", "x")
     assert out.returncode == 3  # an agent that cannot run (docs/cli.md)
     assert "Traceback" not in out.stderr
-    assert "pi needs Node.js" in out.stderr and "`node` is not on PATH" in out.stderr, out.stderr
+    first = out.stderr.strip().splitlines()[0]
+    assert "pi 1.6.0 needs Node >= 22.19.0; no `node` on PATH" in first, out.stderr
 
 
 def test_init_is_idempotent_and_gitignores(tmp_path: Path):
@@ -98,7 +99,7 @@ def test_gc_and_doctor(pi_project: Path, mock_llm: MockLLM):
     assert sp("status", "--job", job_id).returncode == 2
     doctor = sp("doctor", "--json")
     report = json.loads(doctor.stdout)
-    assert report["tools"]["pi"]["version"].startswith("0.73.1"), report["tools"]["pi"]
+    assert report["tools"]["pi"]["version"].startswith("1.6.0"), report["tools"]["pi"]
     assert report["specialists"] >= 8
     bad = Path(os.environ["SPECIALISTS_PROJECT_ROOT"]) / "specialists" / "broken.specialist.yaml"
     bad.write_text("metadata: [unclosed\n")

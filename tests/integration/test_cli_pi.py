@@ -1,4 +1,4 @@
-"""The whole job system through the CLI, driving the REAL pi 0.73.1 against the mock LLM.
+"""The whole job system through the CLI, driving the REAL pi 1.6.0 against the mock LLM.
 
 Every test runs `python -m specialists ...` as a user would, in a temp git project whose
 specialist `tester` uses pi with the mock provider.
@@ -288,6 +288,9 @@ def test_a_missing_skill_path_is_a_warning_in_events_not_fatal(mock_llm: MockLLM
     assert [(w["message"], w["path"]) for w in warnings] == [
         ("skill path not found; skipped", str(missing))
     ]
+    # `--skill` loads under `--no-skills` (pi 1.6.0 lists it in the system prompt)
+    system = mock_llm.model_requests[0].system_text()
+    assert "present" in system and "a skill" in system, system[-1500:]
 
 
 def test_pi_without_a_credential_is_refused_before_a_job_exists(

@@ -1,4 +1,4 @@
-"""Interrupt then resume, and an ask, on the REAL pi 0.73.1 (mock LLM) under the real detached
+"""Interrupt then resume, and an ask, on the REAL pi 1.6.0 (mock LLM) under the real detached
 supervisor: pi's RPC `abort` cancels the turn and the job pauses; the ask goes through our pi
 extension's contact_supervisor and the CLI answers it."""
 

@@ -1,4 +1,4 @@
-"""A commit an agent makes inside a job carries `Specialists-Job: <id>`: the real pi 0.73.1 and
+"""A commit an agent makes inside a job carries `Specialists-Job: <id>`: the real pi 1.6.0 and
 Claude Code 2.1.197 (their bash tools, against the mock LLM) and a command agent, each run as a
 background job through the CLI, committing in a repository whose own pre-commit hook must
 still run."""

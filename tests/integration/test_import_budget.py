@@ -27,6 +27,8 @@ FAST_COMMANDS = [
     ["hook", "stop"],
     ["steer", "00000000", "x"],
     ["stop", "00000000"],
+    ["mcp"],  # an MCP client waits for its start (stdin ends at once here)
+    ["mcp", "--tools", "core"],
 ]
 
 

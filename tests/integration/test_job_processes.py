@@ -1,5 +1,5 @@
 """Nothing of an agent outlives its job (issue 7 item 1), with real supervisors, the real pi
-0.73.1 against the mock LLM, real signals: `kill -9` of a supervisor, then recovery through
+1.6.0 against the mock LLM, real signals: `kill -9` of a supervisor, then recovery through
 `specialists status`; an agent killed under a live supervisor; the native bash tool."""
 
 from __future__ import annotations
@@ -216,7 +216,7 @@ def test_kill_9_of_a_foreground_run_then_status_kills_the_grandchild(
     wait_until(lambda: not alive(grandchild), 20, "the grandchild's death")
 
 
-# --- the real pi 0.73.1 -------------------------------------------------------------------
+# --- the real pi 1.6.0 -------------------------------------------------------------------
 
 
 @pytest.fixture

@@ -76,6 +76,12 @@ def test_bg_run_keeps_a_native_job_waiting_until_its_job_exit_wakes_it(
             return Reply("The command finished: " + ("BUILT" if "BUILT" in text else "?"))
         return Reply("Dispatched; waiting for it.")
 
+    # bg_run runs a command: a MEDIUM job has it, the shared LOW tester does not
+    # (docs/runners.md, "Our agent tools")
+    spec = project / "specialists" / "tester.specialist.yaml"
+    spec.write_text(
+        spec.read_text().replace("permission_required: LOW", "permission_required: MEDIUM")
+    )
     mock_llm.enqueue(Reply(tool_calls=(ToolCall("bg_run", {"command": "sleep 2; echo BUILT"}),)))
     mock_llm.set_default(after_exit)
     job_id = run_bg(*NATIVE, "--prompt", "build in the background")

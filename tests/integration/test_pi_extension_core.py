@@ -30,7 +30,11 @@ def test_core_logic_under_node() -> None:
     files = sorted(str(p) for p in NODE_TESTS.glob("*.test.mjs"))
     assert files, "no node tests found"
     proc = subprocess.run(
-        [node, "--test", *files], capture_output=True, text=True, timeout=120, check=False
+        [node, "--test", "--test-reporter=tap", *files],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "# fail 0" in proc.stdout

@@ -1,4 +1,4 @@
-"""The real pi 0.73.1 with our extension (`-e pi_extension/index.ts`) against the mock LLM.
+"""The real pi 1.6.0 with our extension (`-e pi_extension/index.ts`) against the mock LLM.
 
 No network: the model is tests/support/mock_llm.py; the sidecar is this checkout's Python.
 Each test proves one rule end to end, through pi's own tool loop:
@@ -208,17 +208,46 @@ def test_the_specialists_command_answers_in_rpc_mode(
 
 
 def test_install_pi_makes_plain_pi_load_the_extension(
-    pi_session: Callable[..., PiSession], mock_llm: MockLLM, isolated_env: AgentEnv
+    pi_session: Callable[..., PiSession],
+    mock_llm: MockLLM,
+    isolated_env: AgentEnv,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """After `specialists install --pi`, pi without -e has our tools and command."""
+    """After `specialists install --pi`, pi without -e has our tools and command, in a
+    project pi trusts (pi 1.x skips an untrusted project's settings in RPC mode, silently;
+    install says so), started from a shell whose PATH lacks our virtualenv and without
+    SPECIALISTS_CMD: the extension starts its sidecar with the interpreter install recorded."""
     assert main(["install", "--pi"]) == 0
+    assert "only in a trusted project" in capsys.readouterr().out
+    mock_llm.enqueue(Reply("Untrusted."), Reply("Hello."))
+    untrusted = pi_session(installed=True)
+    untrusted.prompt("Hi.")
+    untrusted.wait_agent_end(1)
+    assert "sleep_until_event" not in mock_llm.model_requests[0].tool_names()
+    venv_bin = str(Path(sys.executable).parent)
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if p != venv_bin)
+    env = {k: v for k, v in os.environ.items() if k != "SPECIALISTS_CMD"} | {"PATH": path}
+    session = pi_session(installed=True, extra_args=["--approve"], env=env)
+    session.prompt("Hi.")
+    session.wait_agent_end(1)
+    assert "sleep_until_event" in mock_llm.model_requests[1].tool_names()
+    assert main(["uninstall", "--pi"]) == 0
+    assert not (isolated_env.project / ".pi" / "settings.json").exists()
+
+
+def test_install_pi_user_loads_the_extension_in_any_project(
+    pi_session: Callable[..., PiSession], mock_llm: MockLLM
+) -> None:
+    assert main(["install", "--pi", "--user"]) == 0
     mock_llm.enqueue(Reply("Hello."))
-    session = pi_session(installed=True)
+    venv_bin = str(Path(sys.executable).parent)
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if p != venv_bin)
+    env = {k: v for k, v in os.environ.items() if k != "SPECIALISTS_CMD"} | {"PATH": path}
+    session = pi_session(installed=True, env=env)
     session.prompt("Hi.")
     session.wait_agent_end(1)
     assert "sleep_until_event" in mock_llm.model_requests[0].tool_names()
-    assert main(["uninstall", "--pi"]) == 0
-    assert not (isolated_env.project / ".pi" / "settings.json").exists()
+    assert main(["uninstall", "--pi", "--user"]) == 0
 
 
 def test_print_mode_waits_in_place_for_the_wake_up(

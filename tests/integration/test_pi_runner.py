@@ -143,7 +143,7 @@ def test_basic_run_events_result_and_clean_exit(tmp_path: Path) -> None:
     d.runner.send(Close())
     exited = d.exited()
     assert (exited.exit_code, exited.signal) == (0, None)
-    assert "fake pi 0.73.1 starting" in exited.stderr_tail
+    assert "fake pi 1.6.0 starting" in exited.stderr_tail
     sent = [c["type"] for c in commands(tmp_path)]
     assert sent == ["prompt", "get_last_assistant_text", "get_state"]
     assert all(c["id"].startswith("sp-") for c in commands(tmp_path))
@@ -430,7 +430,7 @@ def test_long_stream_through_the_pipe(tmp_path: Path) -> None:
 
 def test_missing_pi_says_how_to_install(tmp_path: Path) -> None:
     with pytest.raises(
-        AgentUnavailable, match=re.escape("npm install -g @mariozechner/pi-coding-agent@0.73.1")
+        AgentUnavailable, match=re.escape("npm install -g @earendil-works/pi-coding-agent@1.6.0")
     ):
         resolve_pi_command({}, {"PATH": str(tmp_path)})
     with pytest.raises(AgentUnavailable, match="not an executable"):
@@ -446,14 +446,15 @@ def test_pi_as_a_node_script_needs_node(tmp_path: Path) -> None:
     pi = bin_dir / "pi"
     pi.write_text("#!/usr/bin/env node\nconsole.log('hi')\n")
     pi.chmod(0o755)
-    with pytest.raises(AgentUnavailable, match=r"needs Node\.js"):
+    with pytest.raises(AgentUnavailable, match=r"pi needs Node\.js; no `node` on PATH"):
         resolve_pi_command({}, {"PATH": str(bin_dir)})
     node = bin_dir / "node"
-    node.write_text("#!/bin/sh\n")
+    node.write_text("#!/bin/sh\necho v24.22.3\n")
     node.chmod(0o755)
-    assert resolve_pi_command({}, {"PATH": str(bin_dir)}) == [str(pi)]
+    # A Node script is started by the Node chosen for it (process/node.py).
+    assert resolve_pi_command({}, {"PATH": str(bin_dir)}) == [str(node), str(pi)]
     env = {"PATH": str(bin_dir), "SPECIALISTS_PI_BIN": str(pi)}
-    assert resolve_pi_command({}, env) == [str(pi)]
+    assert resolve_pi_command({}, env) == [str(node), str(pi)]
     assert resolve_pi_command({"pi_bin": ["node", "x.js"]}, env) == ["node", "x.js"]
 
 

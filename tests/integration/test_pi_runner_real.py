@@ -1,4 +1,4 @@
-"""PiRunner driving the real pi 0.73.1 against the mock LLM (tests/support/mock_llm.py).
+"""PiRunner driving the real pi 1.6.0 against the mock LLM (tests/support/mock_llm.py).
 
 Each test starts pi (about 1 s of Node start-up); everything runs on 127.0.0.1 in the
 isolated environment from tests/conftest.py.
@@ -235,7 +235,7 @@ def test_follow_up_during_a_run_is_answered_in_the_same_run(launch: Any, mock_ll
 
 
 def test_the_fallback_model_answers_when_the_primary_fails(launch: Any, mock_llm: MockLLM) -> None:
-    """pi 0.73.1's own `set_model`, then the same message again: the fallback answers."""
+    """pi's own `set_model`, then the same message again: the fallback answers."""
     mock_llm.enqueue(Reply.bad_request("mock-model is not available"), Reply("FROM-FALLBACK"))
     d = launch("Say something.", fallback_model="mock/mock-text")
     done = d.finished()
@@ -274,3 +274,38 @@ def test_a_chosen_extension_loads_and_the_users_own_do_not(
     assert d.finished().text == "OK"
     loaded = sorted(p.name for p in markers.iterdir())
     assert loaded == ["chosen", "quality-gates"], loaded
+
+
+def test_a_job_with_our_extension_offers_its_tools_to_the_model(
+    launch: Any, mock_llm: MockLLM
+) -> None:
+    """What a builtin specialist gets on pi 1.6.0 by default (supervise/plan.py)."""
+    mock_llm.enqueue(Reply("DONE"))
+    d = launch("Say DONE.", options={"specialists_extension": True})
+    assert d.finished().text == "DONE"
+    names = mock_llm.model_requests[0].tool_names()
+    assert {"bg_run", "sleep", "spawn_thread", "bash"} <= set(names), names
+    assert not [f for k, f in d.logged() if k == "notice"]
+
+
+def test_our_extension_failing_to_load_is_said_and_the_job_goes_on_without_it(
+    launch: Any, mock_llm: MockLLM, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """pi 1.6.0 refuses to start when an extension fails to load; the job restarts pi
+    without ours and records why, where a person reads it."""
+    import specialists.pi_extension as ext
+
+    broken_dir = tmp_path / "site" / "specialists" / "pi_extension"
+    broken_dir.mkdir(parents=True)
+    broken = broken_dir / "index.ts"
+    broken.write_text('import { x } from "@earendil-works/no-such-package";\nexport default x;\n')
+    monkeypatch.setattr(ext, "EXTENSION_FILE", broken)
+    mock_llm.enqueue(Reply("DONE without tools"))
+    d = launch("Say DONE.", options={"specialists_extension": True})
+    done = d.finished()
+    assert (done.text, done.error) == ("DONE without tools", None)
+    [notice] = [f for k, f in d.logged() if k == "notice"]
+    assert notice["level"] == "error"
+    assert notice["message"].startswith("the specialists extension did not load")
+    assert "Failed to load extension" in notice["message"] and str(broken) in notice["message"]
+    assert "bg_run" not in mock_llm.model_requests[0].tool_names()

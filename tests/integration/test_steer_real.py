@@ -1,5 +1,5 @@
 """Multi-job steering and `steer --recover` end to end: real detached supervisors, the native
-runtime and REAL pi 0.73.1 against the mock LLM, the CLI as the steering side.
+runtime and REAL pi 1.6.0 against the mock LLM, the CLI as the steering side.
 
 pi acknowledges a steer at once even mid-tool; the native loop takes steers between steps, so
 a native job inside a 15 s bash call cannot acknowledge within the 3 s bound: the missed

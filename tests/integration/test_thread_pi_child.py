@@ -1,4 +1,4 @@
-"""A pi child (the real pi 0.73.1, mock LLM) gets the thread tools through our extension, loaded
+"""A pi child (the real pi 1.6.0, mock LLM) gets the thread tools through our extension, loaded
 with `-e` because it is a thread; its report and its close reach the parent's inbox once each."""
 
 from __future__ import annotations

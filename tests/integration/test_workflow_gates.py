@@ -3,6 +3,7 @@ into the runtime): real children, real git, real gate commands."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -91,3 +92,30 @@ def test_worktree_children_refuse_a_dirty_tree_with_one_line(
     assert main(["workflow", "run", "wt"]) == 1
     err = capsys.readouterr().err
     assert "worktree children need a clean working copy" in err and "stray.txt" in err
+
+
+def test_hostile_values_reach_a_gate_as_data_never_as_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Arguments and items holding `$(...)`, backticks and quotes reach the gate as its
+    environment (it writes them to a file, byte for byte) and no command in them runs
+    (issue 21 item 2)."""
+    pwned = tmp_path / "pwned"
+    hostile = [
+        f"$(touch {pwned})",
+        f"`touch {pwned}`",
+        f"'; touch {pwned}; '",
+        f'"; touch {pwned}"',
+    ]
+    gate = 'printf %s "$SPECIALISTS_ARG_T|$SPECIALISTS_ITEM" > "../seen-$SPECIALISTS_INDEX"'
+    doc = (
+        "steps:\n  - all:\n      items: '{args.list}'\n      child: {key: 'c-{index}', "
+        f"agent: echo, task: 'say {{item}}', gate: '{gate}'}}\n"
+    )
+    project = workflow_project({"hostile.yaml": doc})
+    args = json.dumps({"t": hostile[0], "list": hostile})
+    wf = _run(capsys, "hostile", "--args-json", args)
+    assert wait_ended(project, wf).status == "done"
+    for i, value in enumerate(hostile):
+        assert (project.parent / f"seen-{i}").read_text() == f"{hostile[0]}|{value}"
+    assert not pwned.exists()

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -21,7 +21,8 @@ test("owner key: job-<id> inside one of our jobs, else pi-<session id>", () => {
 });
 
 test("sidecar command: SPECIALISTS_CMD as a path or a JSON argv, else specialists", () => {
-  assert.deepEqual(core.sidecarCommand({}), ["specialists"]);
+  const empty = mkdtempSync(join(tmpdir(), "sidecar-"));
+  assert.deepEqual(core.sidecarCommand({}, { cwd: empty, agentDir: empty }), ["specialists"]);
   assert.deepEqual(core.sidecarCommand({ SPECIALISTS_CMD: "/opt/bin/specialists" }), ["/opt/bin/specialists"]);
   assert.deepEqual(core.sidecarCommand({ SPECIALISTS_CMD: '["python", "-m", "specialists"]' }), [
     "python",
@@ -31,6 +32,30 @@ test("sidecar command: SPECIALISTS_CMD as a path or a JSON argv, else specialist
   assert.throws(() => core.sidecarCommand({ SPECIALISTS_CMD: "[python" }), /not a JSON array/);
   assert.throws(() => core.sidecarCommand({ SPECIALISTS_CMD: "[1]" }), /array of strings/);
   assert.throws(() => core.sidecarCommand({ SPECIALISTS_CMD: "[]" }), /array of strings/);
+});
+
+test("sidecar command: the interpreter install --pi recorded, nearest settings first", () => {
+  const root = mkdtempSync(join(tmpdir(), "sidecar-"));
+  const user = join(root, "agent");
+  const project = join(root, "project");
+  const nested = join(project, "src", "deep");
+  mkdirSync(join(project, ".pi"), { recursive: true });
+  mkdirSync(nested, { recursive: true });
+  mkdirSync(user, { recursive: true });
+  const python = process.execPath; // any executable file stands for an interpreter
+  const record = (dir, argv) => writeFileSync(join(dir, "settings.json"), JSON.stringify({ extensions: [], specialists: { sidecar: argv } }));
+  record(user, ["/usr/bin/env", "specialists"]);
+  assert.deepEqual(core.sidecarCommand({}, { cwd: nested, agentDir: user }), ["/usr/bin/env", "specialists"]);
+  record(join(project, ".pi"), [python, "-m", "specialists"]);
+  assert.deepEqual(core.sidecarCommand({}, { cwd: nested, agentDir: user }), [python, "-m", "specialists"]);
+  // SPECIALISTS_CMD still wins
+  assert.deepEqual(core.sidecarCommand({ SPECIALISTS_CMD: "/x/sp" }, { cwd: nested, agentDir: user }), ["/x/sp"]);
+  // a recorded interpreter that is gone: one line saying what to do
+  record(join(project, ".pi"), [join(root, "gone-venv", "bin", "python"), "-m", "specialists"]);
+  assert.throws(() => core.sidecarCommand({}, { cwd: nested, agentDir: user }), /gone-venv.*is gone.*specialists install --pi/);
+  // damaged settings are skipped, not fatal: pi reports its own settings problems
+  writeFileSync(join(project, ".pi", "settings.json"), "{not json");
+  assert.deepEqual(core.sidecarCommand({}, { cwd: nested, agentDir: user }), ["/usr/bin/env", "specialists"]);
 });
 
 // --- framing ---------------------------------------------------------------------------

@@ -35,9 +35,9 @@ PI_MOCK_MODELS = (
 )
 CLAUDE_MOCK_MODEL = "claude-sonnet-4-5"
 INSTALL_HINTS = {
-    "pi": "npm i --prefix .tools @mariozechner/pi-coding-agent@0.73.1",
-    "claude": "npm i --prefix .tools @anthropic-ai/claude-code@2.1.197",
-    "codex": "npm i --prefix .tools @openai/codex (or npm i -g @openai/codex)",
+    "pi": "scripts/setup (pi 1.6.0 and the Node it needs, under .tools/)",
+    "claude": "scripts/setup (Claude Code 2.1.332 under .tools/)",
+    "codex": "scripts/setup (Codex 0.171.0 under .tools/)",
 }
 
 # Dropped from the inherited environment: secrets, agent settings, proxies.

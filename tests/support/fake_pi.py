@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """A fake `pi --mode rpc` for fast runner tests (stdlib only; run it as a script).
 
-It speaks pi 0.73.1's RPC protocol on stdin/stdout and writes events in the exact shape of
-the recorded transcripts (every message_update repeats the partial message twice):
+It speaks pi 1.6.0's RPC protocol on stdin/stdout and writes events in the exact shape of
+the recorded transcripts (tests/fixtures/pi-1.6.0): a `system` message opens each run, every
+message_update carries the usage so far and the event alone, agent_end says `willRetry`, and
+`agent_settled` closes the run.
 
-- `prompt` is acked at once with its id, then the scenario's events stream.
+- `prompt` is acked at once with its id (`disposition`: started, or queued while streaming),
+  then the scenario's events stream.
 - `get_state`, `get_last_assistant_text` (`{}` when there is no text), `steer`, `follow_up`,
   `abort` (aborted message, agent_end, then the ack) and `extension_ui_response` work;
   unknown or malformed commands get an error response without an id.
@@ -92,9 +95,8 @@ class AssistantMessage:
         return dumps({"type": "message_start", "message": self.message()})
 
     def update(self, kind: str, index: int, **extra: Any) -> str:
-        msg = self.message()
-        ev = {"type": kind, "contentIndex": index, **extra, "partial": msg}
-        return dumps({"type": "message_update", "assistantMessageEvent": ev, "message": msg})
+        ev = {"type": kind, "contentIndex": index, **extra}
+        return dumps({"type": "message_update", "usage": self.usage, "assistantMessageEvent": ev})
 
     def end(self) -> str:
         return dumps({"type": "message_end", "message": self.message()})
@@ -137,7 +139,7 @@ class AssistantMessage:
             "partialArgs": "",
         }
         self.content.append(block)
-        yield self.update("toolcall_start", index)
+        yield self.update("toolcall_start", index, id=call_id, toolName=name)
         for piece in split(raw, 3):
             block["partialArgs"] += piece
             yield self.update("toolcall_delta", index, delta=piece)
@@ -160,12 +162,26 @@ def split(text: str, chunks: int) -> list[str]:
     return out
 
 
-def user_message_lines(text: str) -> list[str]:
+SYSTEM_MESSAGE = {"role": "system", "content": "", "sections": {"preamble": "You are pi."}}
+
+
+def user_message_lines(text: str, *, first: bool = True) -> list[str]:
+    """The run's opening messages: pi 1.x sends its system message first, then the user's."""
     msg = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}
+    system = [SYSTEM_MESSAGE] if first else []
     return [
-        dumps({"type": "message_start", "message": msg}),
-        dumps({"type": "message_end", "message": msg}),
+        dumps({"type": kind, "message": m})
+        for m in (*system, msg)
+        for kind in ("message_start", "message_end")
     ]
+
+
+def agent_end(*, will_retry: bool = False) -> str:
+    return dumps({"type": "agent_end", "messages": [], "willRetry": will_retry})
+
+
+def agent_settled(*, aborted: bool = False) -> str:
+    return dumps({"type": "agent_settled", "aborted": aborted})
 
 
 def tool_lines(
@@ -200,7 +216,7 @@ def text_answer_lines(text: str, chunks: int, usage: tuple[int, int] = (100, 2))
 
 
 def long_answer_lines(chars: int = 10_000, chunks: int = 2_000) -> list[str]:
-    """The benchmark stream: a `chars` answer in `chunks` deltas (quadratic, like pi)."""
+    """The benchmark stream: a `chars` answer in `chunks` deltas."""
     words = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod " * 200
     return text_answer_lines(words[:chars], chunks)
 
@@ -297,20 +313,21 @@ class FakePi:
             else:
                 respond(rid, "prompt", False, error="Agent is already processing.")
                 return
-            respond(rid, "prompt")
+            respond(rid, "prompt", data={"disposition": "queued"})
         elif kind == "prompt":
             if self.scenario == "reject":
                 respond(rid, "prompt", False, error="No API key found for fake")
                 return
-            respond(rid, "prompt")  # acked at once, like pi; the run starts in the main loop
+            # Acked at once, like pi; the run starts in the main loop.
+            respond(rid, "prompt", data={"disposition": "started"})
             self.streaming = True
             self.commands.put({**cmd, "_start": True})
         elif kind == "steer":
             self.steers.append(str(cmd.get("message")))
-            respond(rid, "steer")
+            respond(rid, "steer", data={"disposition": "queued"})
         elif kind == "follow_up":
             self.follow_ups.append(str(cmd.get("message")))
-            respond(rid, "follow_up")
+            respond(rid, "follow_up", data={"disposition": "queued"})
         elif kind == "abort":
             if self.streaming:
                 self.aborting = True
@@ -393,11 +410,12 @@ class FakePi:
                 emitted_end = True
                 return
             emit('{"type":"agent_start"}')
-            prompt, lines = message, self.scenario_lines(message)
+            prompt, lines, first = message, self.scenario_lines(message), True
             while True:
                 self._remember("user", prompt)
-                for line in user_message_lines(prompt):
+                for line in user_message_lines(prompt, first=first):
                     emit(line)
+                first = False
                 for line in lines:
                     emit(line)
                     self.pump()
@@ -408,20 +426,17 @@ class FakePi:
                 self.steers.clear()
                 self.follow_ups.clear()
                 lines = self.answer(f"ECHO: {prompt}")
-            end = (
-                _huge_agent_end()
-                if self.scenario == "huge_end"
-                else '{"type":"agent_end","messages":[]}'
-            )
-            emit(end)
+            emit(_huge_agent_end() if self.scenario == "huge_end" else agent_end())
             emitted_end = True
             self.after_end()
+            emit(agent_settled())
         except Aborted:
             msg = self.msg or AssistantMessage()
             msg.stop_reason, msg.error = "aborted", "Request was aborted"
             emit(msg.end())
             emit(msg.turn_end())
-            emit(dumps({"type": "agent_end", "messages": []}))
+            emit(agent_end())
+            emit(agent_settled(aborted=True))
             emitted_end = True
             text = "".join(b.get("text", "") for b in msg.content if b.get("type") == "text")
             self.last_text = text or self.last_text
@@ -533,7 +548,7 @@ class FakePi:
         attempts = 1 if succeed else 3
         for attempt in range(1, attempts + 1):
             yield from self.error_turn("500 mock internal error")
-            emit(dumps({"type": "agent_end", "messages": []}))
+            emit(agent_end(will_retry=True))
             start = {"type": "auto_retry_start", "attempt": attempt, "maxAttempts": 3}
             start.update({"delayMs": 20, "errorMessage": "500 mock internal error"})
             emit(dumps(start))
@@ -594,8 +609,8 @@ class FakePi:
     def huge_line(self) -> None:
         size = int(float(os.environ.get("FAKE_PI_HUGE_MB", "100")) * 1024 * 1024)
         head = (
-            b'{"type":"message_update","assistantMessageEvent":'
-            b'{"type":"toolcall_delta","contentIndex":0,"delta":"x","partial":{"pad":"'
+            b'{"type":"message_update","usage":{},"assistantMessageEvent":'
+            b'{"type":"toolcall_delta","contentIndex":0,"delta":"x","pad":"'
         )
         block = b"x" * (1 << 20)
         with _out_lock:
@@ -604,13 +619,13 @@ class FakePi:
             while written < size:
                 _stdout.write(block)
                 written += len(block)
-            _stdout.write(b'"}}}\n')
+            _stdout.write(b'"}}\n')
             _stdout.flush()
 
 
 def _huge_agent_end() -> str:
     size = int(float(os.environ.get("FAKE_PI_HUGE_MB", "40")) * 1024 * 1024)
-    return '{"type":"agent_end","messages":[{"pad":"' + "x" * size + '"}]}'
+    return '{"type":"agent_end","messages":[{"pad":"' + "x" * size + '"}],"willRetry":false}'
 
 
 def _flag(argv: list[str], name: str) -> str | None:
@@ -625,7 +640,7 @@ def main() -> None:
     argv_file = os.environ.get("FAKE_PI_ARGV_FILE")
     if argv_file:
         Path(argv_file).write_text(json.dumps(sys.argv[1:]))
-    sys.stderr.write("fake pi 0.73.1 starting\n")
+    sys.stderr.write("fake pi 1.6.0 starting\n")
     sys.stderr.flush()
     startup = float(os.environ.get("FAKE_PI_STARTUP_S", "0"))
     if startup:

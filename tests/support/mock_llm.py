@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import re
 import threading
 import time
 from collections import deque
@@ -33,6 +34,10 @@ Api = Literal["chat", "responses", "anthropic", "other"]
 Fault = Literal["malformed_json", "garbage", "truncate", "error_event"]
 
 DEFAULT_MODELS = ("mock-model",)
+# What Claude Code 2.1.332 appends to every tool result it sends (tests/fixtures/claude-code-*).
+_REMINDER = re.compile(
+    r"\n\n<system-reminder>\n<total_tokens>\d+ tokens left</total_tokens>\n</system-reminder>\Z"
+)
 DEFAULT_TEXT = "Hello from the mock. Done."
 
 
@@ -172,7 +177,8 @@ class Request:
         return ""
 
     def tool_results(self) -> list[str]:
-        """Every tool result in the conversation, oldest first, as text (all providers)."""
+        """Every tool result in the conversation, oldest first, as text (all providers),
+        without the `<system-reminder>` (tokens left) Claude Code 2.1.332 appends to each."""
         out: list[str] = []
         for msg in self.messages():
             if msg.get("role") == "tool":  # chat completions
@@ -181,7 +187,7 @@ class Request:
                 out.append(_text_of(msg.get("output")))
             elif msg.get("role") == "user" and isinstance(msg.get("content"), list):
                 out.extend(  # anthropic
-                    _text_of(block.get("content"))
+                    _REMINDER.sub("", _text_of(block.get("content")))
                     for block in msg["content"]
                     if isinstance(block, dict) and block.get("type") == "tool_result"
                 )

@@ -1,4 +1,4 @@
-"""The real pi 0.73.1 in RPC mode with our extension (`-e pi_extension/index.ts`), for tests.
+"""The real pi (1.6.0) in RPC mode with our extension (`-e pi_extension/index.ts`), for tests.
 
 `PiSession` starts `pi --mode rpc --no-extensions -e <extension>` in the isolated project,
 collects every stdout line (events, responses, extension UI requests) on a reader thread and
@@ -33,9 +33,14 @@ def eventually(pred: Callable[[], bool], timeout: float = 30.0, what: str = "con
         time.sleep(0.02)
 
 
-def extension_env(base: Mapping[str, str], log_file: Path) -> dict[str, str]:
+def extension_env(
+    base: Mapping[str, str], log_file: Path, *, sidecar: bool = True
+) -> dict[str, str]:
+    """`sidecar`: name this interpreter in SPECIALISTS_CMD (else the extension finds it as an
+    installed one does: what `install --pi` recorded in pi's settings)."""
     env = dict(base)
-    env.setdefault("SPECIALISTS_CMD", json.dumps([sys.executable, "-m", "specialists"]))
+    if sidecar:
+        env.setdefault("SPECIALISTS_CMD", json.dumps([sys.executable, "-m", "specialists"]))
     env["SPECIALISTS_PI_LOG"] = str(log_file)
     env.setdefault("PI_SKIP_VERSION_CHECK", "1")
     return env
@@ -61,7 +66,9 @@ class PiSession:
         self.proc = subprocess.Popen(
             argv,
             cwd=cwd,
-            env=extension_env(env if env is not None else os.environ, log_file),
+            env=extension_env(
+                env if env is not None else os.environ, log_file, sidecar=not installed
+            ),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

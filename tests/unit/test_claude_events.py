@@ -263,3 +263,32 @@ def _alive(pid: int) -> bool:
         return ") Z " not in Path(f"/proc/{pid}/stat").read_text()
     except FileNotFoundError:
         return False
+
+
+# --- Claude Code 2.1.332, as recorded (tests/support/record_claude.py) ------------------
+
+RECORDED_2_1_332 = Path(__file__).resolve().parents[1] / "fixtures" / "claude-code-2.1.332"
+
+
+def recorded(name: str) -> list[str]:
+    return [ln for ln in (RECORDED_2_1_332 / name).read_text().splitlines() if ln.strip()]
+
+
+def test_the_2_1_332_text_tool_and_error_streams_translate() -> None:
+    """The runner's parser on what Claude Code 2.1.332 printed (fake_claude replays the
+    2.1.197 recordings, whose lines these have the same shape as)."""
+    text = translate(recorded("stream-json-text.jsonl"))
+    (fin,) = of(text, RunFinished)
+    assert (fin.text, fin.error) == ("The answer is 42.", None)
+    assert fin.session_file == json.loads(recorded("stream-json-text.jsonl")[0])["session_id"]
+    assert [u.output_tokens for u in of(text, Usage)] == [4]  # the result line's total
+    tool = translate(recorded("stream-json-tool.jsonl"))
+    (call,) = activities(tool, "toolcall")
+    assert call.fields == {"tool": "Bash", "args": "echo hi-from-bash"}
+    (end,) = activities(tool, "tool_execution_end")
+    assert end.fields["tool"] == "Bash" and "is_error" not in end.fields
+    assert of(tool, RunFinished)[0].text == "DONE"
+    error = translate(recorded("stream-json-api-error.jsonl"))
+    (failed,) = of(error, RunFinished)
+    assert failed.text is None and failed.error is not None
+    assert "400" in failed.error and "the mock refuses" in failed.error

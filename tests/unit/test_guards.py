@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from specialists.events.spill import SpillLimits
-from specialists.toolset.guards import classify_bash, guard_result
+from specialists.toolset.bash_guard import classify_bash
+from specialists.toolset.guards import guard_result
 
 BLOCKED = [
     ("sleep 60", "sleep 60"),
@@ -41,6 +42,14 @@ BLOCKED = [
     ("docker-compose up web", "docker compose up"),
     ("cd app && npm run dev | tee log", "npm run dev"),
     ("/bin/sleep 100", "sleep 100"),
+    # wrappers and wrapped idioms (issue 21 item 7; the generated cases are in
+    # test_bash_guard_properties.py)
+    ("nohup sleep 600", "sleep 600"),  # nohup does not detach: only `&` does
+    ("setsid vite", "vite"),  # runs in place unless -f
+    ("timeout 60 tail -f log", "timeout 60 tail -f"),
+    ("bash -c 'sleep 60'", "sleep 60"),
+    ("python3 -c 'import time; time.sleep(60)'", "time.sleep(60)"),
+    ("timeout 300 sleep 299", "timeout 300 sleep 299"),
 ]
 
 ALLOWED = [
@@ -62,9 +71,7 @@ ALLOWED = [
     "sleep 300 & echo $! > pid",  # the sleep runs in the background
     "npm run dev & sleep 5",
     "nohup npm run dev > log 2>&1 &",
-    "nohup sleep 600",
-    "setsid vite",
-    "timeout 60 tail -f log",
+    "timeout 10 tail -f log",  # ends within the limit
     "while read line; do echo $line; done < f",
     "ls 'unbalanced",
     "",

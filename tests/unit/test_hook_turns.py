@@ -1,7 +1,9 @@
 """PreToolUse, PostToolUse and Stop: guards and events inside a Claude Code turn (in-process).
 
 Hook inputs are the ones Claude Code 2.1.197 sent to a recording hook
-(tests/support/claude_hook_inputs.json), with the fields each test varies replaced.
+(tests/support/claude_hook_inputs.json), with the fields each test varies replaced; 2.1.332's
+(tests/fixtures/claude-code-2.1.332/hook-inputs.json, tests/support/record_claude.py) carry
+the same fields, which a test below holds.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ from specialists.owner import SESSION_ENV
 from specialists.timers.store import TimerStore
 
 INPUTS = json.loads((Path(__file__).parents[1] / "support" / "claude_hook_inputs.json").read_text())
+CURRENT = json.loads(
+    (
+        Path(__file__).parents[1] / "fixtures" / "claude-code-2.1.332" / "hook-inputs.json"
+    ).read_text()
+)
 SESSION = INPUTS["Stop"]["session_id"]
 KEY = f"claude-{SESSION}"
 
@@ -364,3 +371,11 @@ def test_the_hooks_cheap_look_agrees_with_the_inbox(state):
     assert agree() is True  # a damaged cursor means "from the start"
     (owner / "cursor.json").write_text('{"offset": 99999999, "seen": []}')
     assert agree() is True  # past the end: the inbox was emptied, read from its start
+
+
+def test_claude_code_2_1_332_sends_the_hooks_the_fields_they_read() -> None:
+    """The inputs recorded from 2.1.332 have every field of the 2.1.197 ones these tests use."""
+    for name, current in CURRENT.items():
+        assert set(INPUTS[name]) <= set(current), name
+        assert current["hook_event_name"] == name.split(":")[0]
+    assert CURRENT["Stop"]["stop_hook_active"] is False and "prompt_id" in CURRENT["Stop"]

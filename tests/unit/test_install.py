@@ -39,6 +39,12 @@ def read(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
+def hook(name: str) -> str:
+    """The command we write for `specialists hook <name>`, with this interpreter."""
+    entry = next(h for h in install.HOOKS if h.name == name)
+    return install.hook_command(install.this_python(), entry)
+
+
 def run_cli(*argv: str) -> int:
     return main(list(argv))
 
@@ -52,13 +58,9 @@ def test_merge_hooks_appends_and_is_idempotent():
     ups = merged["hooks"]["UserPromptSubmit"]
     assert ups[0] == USER_SETTINGS["hooks"]["UserPromptSubmit"][0]  # theirs first, untouched
     assert ups[1] == {
-        "hooks": [
-            {"type": "command", "command": "specialists hook user-prompt-submit", "timeout": 10}
-        ]
+        "hooks": [{"type": "command", "command": hook("user-prompt-submit"), "timeout": 10}]
     }
-    assert merged["hooks"]["SessionStart"][0]["hooks"][0]["command"] == (
-        "specialists hook session-start"
-    )
+    assert merged["hooks"]["SessionStart"][0]["hooks"][0]["command"] == hook("session-start")
     assert all(n.startswith("added") for n in notes)
     again, notes = install.merge_hooks(merged)
     assert again == merged and all("already" in n for n in notes)
@@ -77,14 +79,12 @@ def test_the_turn_hooks_are_registered_beside_a_users_own():
     assert merged["hooks"]["PreToolUse"] == [
         {
             "matcher": "Bash",
-            "hooks": [
-                {"type": "command", "command": "specialists hook pre-tool-use", "timeout": 10}
-            ],
+            "hooks": [{"type": "command", "command": hook("pre-tool-use"), "timeout": 10}],
         }
     ]
     post = merged["hooks"]["PostToolUse"]
     assert post[0] == theirs and "matcher" not in post[1]
-    assert post[1]["hooks"][0]["command"] == "specialists hook post-tool-use"
+    assert post[1]["hooks"][0]["command"] == hook("post-tool-use")
     (stop_group,) = merged["hooks"]["Stop"]
     assert stop_group["hooks"][0]["timeout"] > stop_mod.STOP_WAIT_S
     assert sum("already" in n for n in notes) == 2
@@ -109,20 +109,74 @@ def test_unmerge_keeps_a_user_hook_sharing_our_group():
 def test_mcp_merge_keeps_a_different_entry_and_unmerge_leaves_it():
     theirs = {"mcpServers": {"specialists": {"command": "/opt/sp", "args": ["mcp"]}}}
     merged, notes = install.merge_mcp(theirs)
-    assert merged == theirs and "kept the existing" in notes[0]
-    out, notes = install.unmerge_mcp(theirs)
+    assert merged["mcpServers"]["specialists"] == theirs["mcpServers"]["specialists"]
+    assert "kept the existing" in notes[0]
+    out, notes = install.unmerge_mcp(merged)
     assert out == theirs and "not the one we add" in notes[0]
 
 
-def test_mcp_entry_matches_claude_mcp_add_format():
+def test_mcp_entries_name_this_interpreter_and_load_the_core_at_once():
     merged, _ = install.merge_mcp({})
-    # what `claude mcp add --scope project specialists -- specialists mcp` writes
+    python = install.this_python()
+    # what `claude mcp add --scope project` writes, plus alwaysLoad for the core
     assert merged == {
         "mcpServers": {
-            "specialists": {"type": "stdio", "command": "specialists", "args": ["mcp"], "env": {}}
+            "specialists": {
+                "type": "stdio",
+                "command": python,
+                "args": ["-m", "specialists", "mcp", "--tools", "core"],
+                "env": {},
+                "alwaysLoad": True,
+            },
+            "specialists-more": {
+                "type": "stdio",
+                "command": python,
+                "args": ["-m", "specialists", "mcp", "--tools", "more"],
+                "env": {},
+            },
         }
     }
+    assert Path(python).is_absolute()
     assert install.unmerge_mcp(merged)[0] == {}
+
+
+def test_an_older_install_is_brought_up_to_date_and_removed_by_uninstall():
+    """A bare `specialists` (before) or another virtualenv's interpreter: ours, updated in
+    place beside the user's own entries; uninstall then removes what is there."""
+    old_hook = {"type": "command", "command": "specialists hook stop", "timeout": 600}
+    other = install.hook_command("/old/venv/bin/python", install.HOOKS[0])
+    settings = {
+        "hooks": {
+            "Stop": [{"hooks": [old_hook]}],
+            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": other}]}],
+        }
+    }
+    merged, notes = install.merge_hooks(settings)
+    assert merged["hooks"]["Stop"] == [{"hooks": [{**old_hook, "command": hook("stop")}]}]
+    ups = merged["hooks"]["UserPromptSubmit"]
+    assert ups == [{"hooks": [{"type": "command", "command": hook("user-prompt-submit")}]}]
+    assert sum(n.startswith("updated") for n in notes) == 2
+    assert install.unmerge_hooks(settings)[0] == {}
+
+    old_mcp = {
+        "mcpServers": {
+            "specialists": {"type": "stdio", "command": "specialists", "args": ["mcp"], "env": {}},
+            "github": {"command": "gh-mcp"},
+        }
+    }
+    merged, notes = install.merge_mcp(old_mcp)
+    assert merged["mcpServers"]["specialists"]["command"] == install.this_python()
+    assert merged["mcpServers"]["github"] == {"command": "gh-mcp"}
+    assert "updated MCP server 'specialists'" in notes[0]
+    assert install.unmerge_mcp(merged)[0] == {"mcpServers": {"github": {"command": "gh-mcp"}}}
+
+
+def test_a_hook_command_quotes_its_interpreter_and_reads_back():
+    odd = "/tmp/my venv's $(touch x)/bin/python"
+    for entry in install.HOOKS:
+        command = install.hook_command(odd, entry)
+        assert install.command_python(command) == odd
+        assert command.endswith(f" -m specialists hook {entry.name}")
 
 
 @pytest.mark.parametrize(
@@ -149,7 +203,8 @@ def test_install_twice_then_uninstall_leaves_user_files_as_they_were(project, ca
     settings_before = read(project / ".claude" / "settings.json")
     assert run_cli("install") == 0
     first = capsys.readouterr().out
-    assert "added MCP server 'specialists' to .mcp.json" in first
+    assert "added MCP server 'specialists' (core tools) to .mcp.json" in first
+    assert "added MCP server 'specialists-more' (more tools) to .mcp.json" in first
     assert "added UserPromptSubmit hook" in first and ".claude/settings.json" in first
     assert "added .specialists/ to .gitignore" in first
     snapshot = (
@@ -192,7 +247,7 @@ def test_init_registers_too_unless_told_not_to(capsys):
     assert run_cli("init", "--no-register") == 0
     assert not (root / ".mcp.json").exists()
     assert run_cli("init") == 0
-    assert read(root / ".mcp.json")["mcpServers"]["specialists"]["args"] == ["mcp"]
+    assert read(root / ".mcp.json")["mcpServers"]["specialists"]["args"][-2:] == ["--tools", "core"]
     assert "SessionStart" in read(root / ".claude" / "settings.json")["hooks"]
 
 
@@ -231,7 +286,8 @@ def test_user_scope_writes_claude_config_dir_files_and_keeps_modes():
     claude_json.chmod(0o600)
     assert run_cli("install", "--user") == 0
     doc = read(claude_json)
-    assert doc["numStartups"] == 3 and doc["mcpServers"]["specialists"]["command"] == "specialists"
+    assert doc["numStartups"] == 3
+    assert doc["mcpServers"]["specialists"]["command"] == install.this_python()
     assert stat.S_IMODE(claude_json.stat().st_mode) == 0o600
     assert "SessionStart" in read(config / "settings.json")["hooks"]
     project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import threading
 import time
@@ -83,7 +84,7 @@ def ok(ctx: ServerContext, name: str, **arguments: Any) -> dict[str, Any]:
     """Call a tool that must succeed; its structured result must match its output schema."""
     outcome = call(ctx, name, **arguments)
     assert not outcome.is_error, outcome.text
-    jsonschema.validate(outcome.data, TOOLS_BY_NAME[name].output_schema)
+    jsonschema.validate(outcome.data, TOOLS_BY_NAME[name].served_output_schema or {})
     return outcome.data
 
 
@@ -142,6 +143,66 @@ def test_descriptions_say_dispatch_keep_working_and_no_polling():
         assert "poll" in text or "in a loop" in text, name
     for name in ("run", "follow_up", "start_specialist", "run_parallel"):
         assert "keep working" in TOOLS_BY_NAME[name].description.lower(), name
+
+
+# Claude Code sends a tool as {name, description, input_schema}, named mcp__<server>__<tool>.
+MAX_CORE_SCHEMA_BYTES = 12_000
+
+
+def sent_bytes(tools: list[table.McpTool], server: str) -> int:
+    return sum(
+        len(
+            json.dumps(
+                {
+                    "name": f"mcp__{server}__{t.name}",
+                    "description": t.description,
+                    "input_schema": t.input_schema,
+                },
+                separators=(",", ":"),
+                ensure_ascii=False,
+            )
+        )
+        for t in tools
+    )
+
+
+def test_the_core_costs_every_request_at_most_12_kb_of_schema():
+    """What the always-loaded server puts in every model request. The whole table (37 kB
+    before the core existed) cannot pass this."""
+    core = [t for t in TOOLS if t.core]
+    assert {t.name for t in core} == {
+        "run",
+        "status",
+        "result",
+        "steer",
+        "follow_up",
+        "stop",
+        "list_specialists",
+    }
+    assert sent_bytes(core, "specialists") <= MAX_CORE_SCHEMA_BYTES
+    assert sent_bytes(list(TOOLS), "specialists") > 3 * MAX_CORE_SCHEMA_BYTES
+
+
+def test_the_tool_sets_split_the_table_and_hide_the_deprecated_aliases(ctx):
+    listed = {
+        toolset: {
+            t["name"]: t for t in table.wire_listing(dataclasses.replace(ctx, toolset=toolset))
+        }
+        for toolset in table.TOOLSETS
+    }
+    deprecated = {t.name for t in TOOLS if t.deprecated}
+    assert set(listed["core"]) | set(listed["more"]) == set(listed["all"])
+    assert not set(listed["core"]) & set(listed["more"])
+    assert not deprecated & set(listed["all"])
+    for name, tool in listed["all"].items():  # a single-server setup still loads the core
+        assert (tool.get("_meta") == {table.ALWAYS_LOAD_META: True}) == (name in listed["core"])
+    # an old client's alias is answered by the default set, and by no other
+    assert not call(ctx, "poll_specialist", job_id="0badc0de").text.startswith("unknown")
+    for toolset in ("core", "more"):
+        with pytest.raises(UnknownTool):
+            call_tool(dataclasses.replace(ctx, toolset=toolset), "poll_specialist", {})
+    with pytest.raises(UnknownTool):
+        call_tool(dataclasses.replace(ctx, toolset="core"), "schedule", {"action": "list"})
 
 
 # --- bad input ------------------------------------------------------------------------------

@@ -8,18 +8,29 @@ import pytest
 
 from specialists.cli.main import main
 from specialists.errors import UserError
+from specialists.install import this_python
 from specialists.pi_extension import EXTENSION_FILE
 from specialists.pi_extension.install import merge, unmerge, user_settings
 from tests.support.agent_env import AgentEnv
 
 OLD = "/old/venv/lib/python3.11/site-packages/specialists/pi_extension/index.ts"
+SIDECAR = {"sidecar": [this_python(), "-m", "specialists"]}
 
 
 def test_merge_adds_our_path_once_replaces_an_older_install_and_keeps_the_rest() -> None:
-    doc = {"theme": "dark", "extensions": ["/mine.ts", OLD]}
+    doc = {
+        "theme": "dark",
+        "extensions": ["/mine.ts", OLD],
+        "specialists": {"sidecar": ["/old/venv/bin/python", "-m", "specialists"], "x": 1},
+    }
     new, notes = merge(doc, "s.json")
-    assert new == {"theme": "dark", "extensions": ["/mine.ts", str(EXTENSION_FILE)]}
+    assert new == {
+        "theme": "dark",
+        "extensions": ["/mine.ts", str(EXTENSION_FILE)],
+        "specialists": {**SIDECAR, "x": 1},
+    }
     assert notes[0].startswith("replaced an older specialists entry")
+    assert notes[1].startswith(f"the extension starts its sidecar with {this_python()}")
     again, notes = merge(new, "s.json")
     assert again == new and notes == ["pi extension already in s.json"]
     assert doc["extensions"] == ["/mine.ts", OLD]  # the input is not changed
@@ -28,7 +39,9 @@ def test_merge_adds_our_path_once_replaces_an_older_install_and_keeps_the_rest()
 def test_unmerge_removes_only_ours_and_the_list_it_emptied() -> None:
     new, _ = unmerge({"theme": "dark", "extensions": ["/mine.ts", str(EXTENSION_FILE), OLD]}, "s")
     assert new == {"theme": "dark", "extensions": ["/mine.ts"]}
-    new, _ = unmerge({"theme": "dark", "extensions": [str(EXTENSION_FILE)]}, "s")
+    new, _ = unmerge(
+        {"theme": "dark", "extensions": [str(EXTENSION_FILE)], "specialists": SIDECAR}, "s"
+    )
     assert new == {"theme": "dark"}
     same, notes = unmerge({"extensions": ["/mine.ts"]}, "s")
     assert same == {"extensions": ["/mine.ts"]} and notes == ["no specialists extension in s"]
@@ -37,6 +50,8 @@ def test_unmerge_removes_only_ours_and_the_list_it_emptied() -> None:
 def test_a_malformed_extensions_value_is_refused() -> None:
     with pytest.raises(UserError, match="`extensions` is a str, expected a list"):
         merge({"extensions": "/x.ts"}, "s.json")
+    with pytest.raises(UserError, match="`specialists` is a list, expected an object"):
+        merge({"specialists": []}, "s.json")
 
 
 def test_install_then_uninstall_in_a_project_leaves_nothing_behind(
@@ -46,7 +61,10 @@ def test_install_then_uninstall_in_a_project_leaves_nothing_behind(
     assert main(["install", "--pi", "--dry-run"]) == 0
     assert not settings.exists() and "(dry run) added" in capsys.readouterr().out
     assert main(["install", "--pi"]) == 0
-    assert json.loads(settings.read_text()) == {"extensions": [str(EXTENSION_FILE)]}
+    assert json.loads(settings.read_text()) == {
+        "extensions": [str(EXTENSION_FILE)],
+        "specialists": SIDECAR,
+    }
     assert main(["install", "--pi"]) == 0
     assert "already in .pi/settings.json" in capsys.readouterr().out
     assert main(["uninstall", "--pi"]) == 0

@@ -23,7 +23,7 @@ from specialists.jobs.store import JobStore
 from specialists.pi_extension.ops import Front
 from specialists.pi_extension.sidecar import MAX_BUSY, MAX_REQUEST_BYTES
 from specialists.timers.store import TimerStore
-from specialists.toolset import registry
+from specialists.toolset import registry, tiers
 from specialists.toolset.table import AgentTool, Reply, ToolCall
 from tests.support.agent_env import AgentEnv
 from tests.support.jobs import new_job
@@ -105,6 +105,7 @@ def test_child_scoped_tools_are_offered_only_inside_a_thread_job(
         "report_up", "Report.", {"type": "object"}, lambda c: Reply("ok"), scope="child"
     )
     monkeypatch.setattr(registry, "TOOLS", (*registry.TOOLS, child_tool))
+    monkeypatch.setattr(tiers, "NEEDS_NOTHING", tiers.NEEDS_NOTHING | {"report_up"})
     store = JobStore(root, news=notices)
     parent, lock = new_job(store, isolated_env.project)
     lock.release()

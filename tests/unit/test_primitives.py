@@ -1,4 +1,5 @@
-"""Atomic replace, file locking and starting a process each live in one module (issue 8 item 6).
+"""Atomic replace, file locking, starting a process and loading YAML each live in one module
+(issue 8 item 6; issue 21 item 4).
 
 A second copy of a primitive is where its guarantees quietly stop holding: for a replace, no
 torn file, a temp file that cannot be redirected, 0600; for a lock, one that cannot be
@@ -34,11 +35,20 @@ RULES = {
         ),
         {"process/spawn.py"},
     ),
+    # Bounded: aliases, merges, duplicate keys, size and depth (issue 21 item 4).
+    "loading YAML": (
+        re.compile(
+            r"\byaml\.(load|safe_load|full_load|unsafe_load|load_all|safe_load_all|compose"
+            r"|compose_all|parse|scan)\(|\bfrom yaml import\b|(Safe|Full|Unsafe|C\w*)Loader\b"
+        ),
+        {"catalog/files.py"},
+    ),
 }
 
 EXCEPTIONS = {
     "atomic replace": {},
     "file locking": {},
+    "loading YAML": {},
     "starting a process": {
         # The detached supervisor is handed the job lock's descriptor and is never waited
         # for by its launcher: neither the agent seam's registry nor its session rules fit.

@@ -26,7 +26,7 @@ from specialists.runners.pi_protocol import PiProtocol
 from specialists.testing import FakeClock
 from tests.support import fake_claude, fake_codex
 
-TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "pi-0.73.1"
+TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "pi-1.6.0"
 
 
 def through_json(state: dict[str, Any]) -> dict[str, Any]:

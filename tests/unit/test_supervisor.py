@@ -321,3 +321,23 @@ def test_runner_options_come_from_config_toml_then_the_definition(tmp_path: Path
     assert chosen == {"extensions": ["quality-gates"]}  # the definition wins, key by key
     assert runner_options(config.raw, "claude", {}) == {}
     assert runner_options({"runners": "not a table"}, "pi", {"a": 1}) == {"a": 1}
+
+
+def test_a_builtin_on_pi_loads_our_extension_unless_it_or_the_config_opts_out(
+    tmp_path: Path,
+) -> None:
+    from specialists.catalog import load_catalog
+    from specialists.supervise.plan import runner_options
+
+    assert runner_options({}, "pi", {}, builtin=True) == {"specialists_extension": True}
+    assert runner_options({}, "pi", {}, builtin=False) == {}  # the person's own: as written
+    assert runner_options({}, "claude", {}, builtin=True) == {}
+    opted_out = {"specialists_extension": False}
+    assert runner_options({}, "pi", opted_out, builtin=True) == opted_out
+    config = {"runners": {"pi": opted_out}}
+    assert runner_options(config, "pi", {}, builtin=True) == opted_out
+    builtins = [s for s in load_catalog(tmp_path).all() if s.scope == "builtin"]
+    assert builtins and all(
+        runner_options({}, "pi", s.runner_options, builtin=True)["specialists_extension"]
+        for s in builtins
+    )

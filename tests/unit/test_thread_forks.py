@@ -143,3 +143,35 @@ def test_the_transports_say_what_they_support() -> None:
     assert not transport("codex").fork and not transport("command").fork
     assert "fork" in supports("claude") and "fork" not in supports("codex")
     assert "specialists mcp --job" in supports("codex")
+
+
+def test_a_claude_snapshot_leaves_out_the_parents_turn_in_progress(tmp_path: Path) -> None:
+    """Claude Code 2.1.332 keeps an unanswered tool use on resume, so the snapshot cuts the
+    parent's last assistant message (every entry of it: Claude Code writes one per content
+    block) when it calls a tool with no result yet; a finished tool round stays."""
+    from specialists.threads.forks import snapshot_claude_session
+
+    def assistant(uuid: str, msg: str, block: dict[str, object]) -> dict[str, object]:
+        return {"type": "assistant", "uuid": uuid, "message": {"id": msg, "content": [block]}}
+
+    session = "0b6d3f3e-1111-4222-8333-944455556666"
+    projects = tmp_path / "config" / "projects" / "-parent"
+    projects.mkdir(parents=True)
+    entries = [
+        {"type": "user", "uuid": "u1", "message": {"content": "The secret is 4217."}},
+        assistant("a1", "m1", {"type": "tool_use", "id": "t1", "name": "Bash"}),
+        {
+            "type": "user",
+            "uuid": "u2",
+            "message": {"content": [{"type": "tool_result", "tool_use_id": "t1"}]},
+        },
+        assistant("a2", "m2", {"type": "text", "text": "splitting now"}),
+        assistant("a3", "m2", {"type": "tool_use", "id": "t2", "name": "spawn_thread"}),
+    ]
+    _write(projects / f"{session}.jsonl", entries, tail='{"type": "assis\n')
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "config")}
+    target = snapshot_claude_session(session, tmp_path / "snap.jsonl", env)
+    assert [e["uuid"] for e in _read(target)] == ["u1", "a1", "u2"]
+    _write(projects / f"{session}.jsonl", entries[:3])  # nothing in progress: copied whole
+    target = snapshot_claude_session(session, tmp_path / "snap2.jsonl", env)
+    assert [e["uuid"] for e in _read(target)] == ["u1", "a1", "u2"]

@@ -2,18 +2,19 @@
 
 Every failure is one `Invalid` line: the file is not a regular file, too large, not UTF-8,
 holds a NUL byte, does not parse (with line and column; 100,000 nested brackets stop the
-parser), or parses into something too large or too deep to walk (YAML alias bombs, cycles). YAML is
+parser), gives a key twice, or parses into something too large or too deep to walk (YAML
+alias and merge bombs, cycles). `parse_yaml` is the project's one YAML loader; YAML is
 imported only when a YAML file is read, never at CLI import time.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from specialists.reader import Invalid, check_tree, value_error_text
+from specialists.reader import Invalid, check_tree, load_json, value_error_text
 from specialists.reader.textfile import read_text_file
+from specialists.reader.trees import MAX_DEPTH, MAX_NODES
 from specialists.vocab import SPEC_SUFFIXES
 
 
@@ -34,15 +35,33 @@ def definition_stem(path: Path) -> str:
     return ""
 
 
-def parse_yaml(text: str, *, what: str = "YAML", first_line: int = 1, bounded: bool = True) -> Any:
-    """yaml.safe_load with any failure turned into one `Invalid` line (with the file's line
-    number; `first_line` is where `text` starts in the file). `bounded=False` leaves the
-    size check (`check_tree`) to the caller."""
-    import yaml  # only the catalog reads YAML; keep it off the CLI's import path
+MAX_YAML_CHARS = 1024 * 1024  # the most any YAML file of ours may hold (read_text_file's cap)
+MAX_MERGED_PAIRS = 20_000  # `<<: *a` merges copied, in all: a merge "bomb" stops here
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+def parse_yaml(
+    text: str,
+    *,
+    what: str = "YAML",
+    first_line: int = 1,
+    bounded: bool = True,
+    max_nodes: int = MAX_NODES,
+    max_depth: int = MAX_DEPTH,
+) -> Any:
+    """The one YAML loader: every YAML the project reads comes through here (a grep test in
+    tests/unit/test_primitives.py holds that). A safe loader (no Python objects), bounded:
+    at most MAX_YAML_CHARS of text, a mapping key given twice is refused (YAML would keep
+    the last one silently), merges (`<<`) copy at most MAX_MERGED_PAIRS pairs, and the
+    document's values, each use of an alias counted, at most `max_nodes` (an alias makes a
+    small text a huge document, so there is always a budget), nested at most `max_depth`.
+    Any failure is one `Invalid` line with the file's line number (`first_line` is where
+    `text` starts in the file); `bounded=False` leaves the tree check to the caller."""
+    import yaml  # only these loaders read YAML; keep it off the CLI's import path
+
+    if len(text) > MAX_YAML_CHARS:
+        raise Invalid(None, f"invalid {what}: over {MAX_YAML_CHARS:,} characters")
     try:
-        data = yaml.load(text, Loader=loader)  # CSafeLoader/SafeLoader only
+        data = yaml.load(text, Loader=_bounded_loader())  # a CSafeLoader/SafeLoader only
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + first_line}, column {mark.column + 1}" if mark else ""
@@ -54,28 +73,62 @@ def parse_yaml(text: str, *, what: str = "YAML", first_line: int = 1, bounded: b
         raise Invalid(None, f"invalid {what}: {value_error_text(exc)}") from None
     except RecursionError:
         raise Invalid(None, f"invalid {what}: nested too deeply") from None
-    if bounded and may_alias(text):
-        check_tree(data, f"the {what} document")
+    if bounded:
+        check_tree(data, f"the {what} document", max_nodes=max_nodes, max_depth=max_depth)
     return data
 
 
-def may_alias(text: str) -> bool:
-    """Only a YAML alias (`*name`) makes a small text a large document (each use repeats
-    the anchored value), so the tree is walked only when the text could hold one."""
-    return "*" in text
+_LOADER: Any = None
+
+
+def _bounded_loader() -> Any:
+    """The safe loader (libyaml's when present) with duplicate keys refused and merges
+    bounded; made once, on first use."""
+    global _LOADER
+    if _LOADER is not None:
+        return _LOADER
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class BoundedLoader(base):  # type: ignore[misc, valid-type]
+        merged = 0
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                seen: set[tuple[str, str]] = set()
+                for key, _value in node.value:
+                    if not isinstance(key, yaml.ScalarNode) or key.tag == _MERGE_TAG:
+                        continue
+                    name = (key.tag, key.value)
+                    if name in seen:
+                        raise yaml.constructor.ConstructorError(
+                            "while reading a mapping", node.start_mark,
+                            f"the key {key.value[:80]!r} is given twice", key.start_mark,
+                        )  # fmt: skip
+                    seen.add(name)
+            return super().construct_mapping(node, deep=deep)
+
+        def flatten_mapping(self, node: Any) -> None:
+            merges = any(k.tag == _MERGE_TAG for k, _v in node.value)
+            super().flatten_mapping(node)
+            self.merged += len(node.value) if merges else 0
+            if self.merged > MAX_MERGED_PAIRS:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"merges (<<) copy more than {MAX_MERGED_PAIRS:,} keys",
+                    node.start_mark,
+                )  # fmt: skip
+
+    _LOADER = BoundedLoader
+    return _LOADER
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 def parse_json(text: str) -> Any:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise Invalid(
-            None, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        ) from None
-    except ValueError as exc:  # an integer of more than 4,300 digits
-        raise Invalid(None, f"invalid JSON: {value_error_text(exc)}") from None
-    except RecursionError:
-        raise Invalid(None, "invalid JSON: nested too deeply") from None
+    """A definition's JSON: `load_json` with keys given twice refused, as in YAML."""
+    data = load_json(text, "JSON", max_nodes=None, unique_keys=True)
     return data  # JSON has no aliases: its size is bounded by the text, read capped
 
 

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from specialists.catalog.files import may_alias, parse_yaml, read_definition
+from specialists.catalog.files import parse_yaml, read_definition
 from specialists.catalog.model import Scope, Specialist
 from specialists.catalog.schema import (
     MAX_LINE,
@@ -98,8 +98,7 @@ def parse_frontmatter(block: str, warnings: list[str]) -> dict[str, Any]:
             raise
         warnings.append(f"{exc.problem}; read as plain 'key: value' lines")
         return loose
-    if may_alias(block):  # valid YAML that is too large is refused, not read loosely
-        check_tree(data, "the frontmatter")
+    check_tree(data, "the frontmatter")  # valid YAML too large is refused, not read loosely
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -9,11 +9,14 @@ import shutil
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from specialists.cli.entry_points import Finding
     from specialists.project import Project
 
 AGENTS = (
-    ("node", "SPECIALISTS_NODE_BIN", "install Node.js >= 20"),
-    ("pi", "SPECIALISTS_PI_BIN", "npm install -g @mariozechner/pi-coding-agent@0.73.1"),
+    ("node", "SPECIALISTS_NODE", "install Node.js >= 22.19 (scripts/setup puts one in .tools)"),
+    ("pi", "SPECIALISTS_PI_BIN", "npm install -g @earendil-works/pi-coding-agent@1.6.0"),
     ("claude", "SPECIALISTS_CLAUDE_BIN", "npm install -g @anthropic-ai/claude-code"),
     ("codex", "SPECIALISTS_CODEX_BIN", "npm install -g @openai/codex"),
     ("bd", "SPECIALISTS_BD_BIN", "optional: the beads issue tracker"),
@@ -40,6 +43,43 @@ def tool_version(name: str, env_var: str) -> tuple[str | None, str | None]:
     return path, (text[0] if text else f"exit {out.code}")
 
 
+def _entry_points(root: Path, report: dict[str, object], problems: list[str]) -> list[Finding]:
+    """What .mcp.json, the hooks and pi's settings run, and whether it still runs."""
+    from specialists.cli.entry_points import check, entry_points
+
+    points, unreadable = entry_points(root)
+    findings = check(points)
+    report["entry_points"] = [
+        {"python": f.python, "used_by": f.used_by, "problem": f.problem} for f in findings
+    ]
+    problems.extend(f"entry points: {p}" for p in unreadable)
+    problems.extend(f"entry points: {f.problem}" for f in findings if f.problem)
+    return findings
+
+
+def _check_pi(tools: dict[str, dict[str, object]]) -> list[str]:
+    """pi as a job starts it: with the Node its package accepts (shown as `node`), then a
+    real start with our extension (cli/pi_probe.py)."""
+    from specialists.cli.pi_probe import probe_pi
+    from specialists.errors import AgentUnavailable
+    from specialists.process.short import run_short
+    from specialists.runners.pi import resolve_pi_command
+
+    try:
+        command = resolve_pi_command({}, os.environ)
+    except AgentUnavailable as exc:
+        tools["pi"]["version"] = "unusable"
+        return [f"pi: {exc.one_line()}"]
+    if len(command) == 2:  # [node, pi]: the Node that runs it
+        node = run_short([command[0], "--version"], timeout=15)
+        tools["node"] = {"path": command[0], "version": node.stdout.strip(), "hint": None}
+    out = run_short([*command, "--version"], timeout=30)
+    tools["pi"]["version"] = out.stdout.strip() if out.ok else f"unusable: {out.describe()}"
+    probe = probe_pi()
+    tools["pi"]["extension"] = {"ok": probe.ok, "detail": probe.line}
+    return [] if probe.ok else [f"pi: {probe.line}"]
+
+
 def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.catalog import load_catalog
     from specialists.config import load_config
@@ -49,11 +89,14 @@ def run(args: argparse.Namespace, project: Project) -> int:
     root = project.root
     report: dict[str, object] = {"project_root": str(root)}
     problems: list[str] = []
-    tools = {}
+    tools: dict[str, dict[str, object]] = {}
     for name, env_var, hint in AGENTS:
         path, version = tool_version(name, env_var)
         tools[name] = {"path": path, "version": version, "hint": None if path else hint}
     report["tools"] = tools
+    findings = _entry_points(root, report, problems)
+    if tools["pi"]["path"]:
+        problems.extend(_check_pi(tools))
     try:
         config = load_config(root)
         report["config"] = {
@@ -82,8 +125,15 @@ def run(args: argparse.Namespace, project: Project) -> int:
         for name, info in tools.items():
             if info["path"]:
                 print(f"  ✓ {name:<7} {info['version']}  ({info['path']})")
+                probed = info.get("extension")
+                if isinstance(probed, dict) and probed["ok"]:
+                    print(f"    ✓ {probed['detail']}")
             else:
                 print(f"  ✗ {name:<7} not found: {info['hint']}")
+        for finding in findings:
+            if finding.problem is None:
+                files = sorted({u.split(": ")[0] for u in finding.used_by})
+                print(f"  ✓ entry points run {finding.python} ({', '.join(files)})")
         print(f"  specialists: {report['specialists']} loaded")
         where = store.root if store.root.is_dir() else "not initialised (run: specialists init)"
         jobs = report["jobs"]

@@ -75,4 +75,16 @@ def _run_pi(args: argparse.Namespace) -> int:
     act = pi_install.install_pi if args.install_action == "install" else pi_install.uninstall_pi
     for line in act(path, show=show, dry_run=args.dry_run):
         print(line)
+    if args.install_action == "install" and not args.user:
+        print(PI_TRUST_NOTE)
     return 0
+
+
+# pi 1.x loads a project's .pi/settings.json only once the project is trusted (verified on
+# 1.6.0: in RPC and print mode, which cannot ask, an untrusted project's extensions are
+# skipped without a word).
+PI_TRUST_NOTE = (
+    "note: pi loads a project's .pi/settings.json only in a trusted project: interactive pi "
+    "asks once (or /trust); `pi -p` and `pi --mode rpc` need `--approve`. "
+    "`specialists install --pi --user` loads it in every project instead"
+)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import argparse
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # an MCP client waits for this start: `typing` and argparse are not free
 if TYPE_CHECKING:
+    import argparse
+
+    from specialists.mcp.handlers import ServerContext
     from specialists.project import Project
 
 
 HTTP_PORT = 8766
+TOOLSETS = ("all", "core", "more")  # mcp/table.py TOOLSETS (not imported: it is heavy)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -18,10 +20,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="run the MCP server on stdio (for Claude Code, Codex, pi and other MCP clients)",
         description=(
             "Serve the specialists tools over MCP on stdin/stdout. Register it with your "
-            "client, e.g. `claude mcp add specialists -- specialists mcp`. With --http, serve "
-            "them over streamable HTTP at /mcp for a client on another machine, behind a bearer "
-            "token ($SPECIALISTS_MCP_TOKEN, else a random one printed at start)."
+            "client, e.g. `claude mcp add specialists -- specialists mcp` (`specialists "
+            "init` does it for Claude Code). With --http, serve them over streamable HTTP "
+            "at /mcp for a client on another machine, behind a bearer token "
+            "($SPECIALISTS_MCP_TOKEN, else a random one printed at start)."
         ),
+    )
+    p.add_argument(
+        "--tools",
+        choices=TOOLSETS,
+        default="all",
+        help="which tools: core (dispatch, read, control: what a model needs on every "
+        "request), more (everything else) or all (the default)",
     )
     p.add_argument("--http", action="store_true", help="serve over streamable HTTP, not stdio")
     p.add_argument("--host", help="with --http: the address to serve on (default 127.0.0.1)")
@@ -36,29 +46,54 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, project: Project) -> int:
-    from specialists.mcp.handlers import ServerContext
+    from specialists.errors import UserError
 
     if args.job is not None:
         if args.http:
-            from specialists.errors import UserError
-
             raise UserError("--job serves one job's agent on stdio", hint="drop --http")
-        from specialists.mcp.server import serve_stdio
-
-        return serve_stdio(ServerContext(project=project, job_scope=_scoped_job(project, args.job)))
+        if args.tools != "all":
+            raise UserError("--job serves that job's own tools", hint="drop --tools")
+        return serve_stdio("all", args.job, project)
     if args.http:
         from specialists.mcp.http import serve_http
 
         host = args.host or "127.0.0.1"
         port = HTTP_PORT if args.port is None else args.port
-        return serve_http(ServerContext(project=project), host, port)
+        return serve_http(_context(project, toolset=args.tools), host, port)
     if args.host is not None or args.port is not None:
-        from specialists.errors import UserError
-
         raise UserError("--host and --port need --http", hint="stdio has no address")
-    from specialists.mcp.server import serve_stdio
+    return serve_stdio(args.tools, None, project)
 
-    return serve_stdio(ServerContext(project=project))
+
+def serve_stdio(toolset: str, job: str | None, project: Project | None = None) -> int:
+    """The stdio server (also the CLI's fast path, which skips argparse: cli/main.py
+    mcp_stdio_args). The project is opened in the server's loader, after its first answer,
+    except for a job's server, which checks its job first."""
+    from specialists.mcp.stdio import serve
+
+    scope = None
+    if job is not None:
+        project = project or _open_project()
+        scope = _scoped_job(project, job)
+
+    def make_context() -> ServerContext:
+        return _context(project or _open_project(), toolset=toolset, job_scope=scope)
+
+    return serve(make_context)
+
+
+def _open_project() -> Project:
+    from specialists.project import Project
+
+    return Project()
+
+
+def _context(
+    project: Project, *, toolset: str = "all", job_scope: str | None = None
+) -> ServerContext:
+    from specialists.mcp.handlers import ServerContext
+
+    return ServerContext(project=project, toolset=toolset, job_scope=job_scope)
 
 
 def _scoped_job(project: Project, job_id: str) -> str:

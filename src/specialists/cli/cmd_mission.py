@@ -93,11 +93,13 @@ def _arguments(args: argparse.Namespace) -> dict[str, Any]:
     if args.action == "state_set" and args.value == "-":
         out["value"] = args.value = sys.stdin.read()  # a large value: from stdin
     if args.action == "state_set" and not args.text:
+        from specialists.reader import Invalid, load_json
+
         try:
-            out["value"] = json.loads(args.value)
-        except ValueError:
+            out["value"] = load_json(args.value, "value", max_nodes=None)
+        except Invalid as exc:
             raise UserError(
-                f"the value {args.value[:60]!r} is not JSON",
+                f"the value {args.value[:60]!r} is not JSON we take: {exc.problem}",
                 hint="quote text as JSON ('\"ship it\"'), or pass --text",
             ) from None
     return out

@@ -120,14 +120,17 @@ def _concurrency_note(request: Any, record: JobRecord) -> str:
 
 
 def _args(args: argparse.Namespace) -> dict[str, Any]:
+
     from specialists.errors import UserError
 
     out: dict[str, Any] = {}
     if args.args_json:
+        from specialists.reader import Invalid, load_json
+
         try:
-            loaded = json.loads(args.args_json)
-        except ValueError as exc:
-            raise UserError(f"--args-json is not JSON: {exc}") from None
+            loaded = load_json(args.args_json, "--args-json", max_nodes=None)
+        except Invalid as exc:
+            raise UserError(exc.problem) from None
         if not isinstance(loaded, dict):
             raise UserError("--args-json must be a JSON object")
         out.update(loaded)

@@ -18,13 +18,20 @@ import sys
 
 from specialists import __version__
 from specialists.cli.commands import HOOK_EVENTS, QUIET_AFTER, error_text
-from specialists.errors import Bug, SpecialistsError, StoreError, UserError
+from specialists.errors import (
+    Bug,
+    SpecialistsError,
+    StoreError,
+    UserError,
+    bound_tracebacks,
+    exception_text,
+)
 
 # `typing` costs ~5 ms and every hook run starts here: annotations are strings, so only
 # type checkers import it.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
 # Exit codes (docs/cli.md): 0 ok, 1 the job (or check) did not succeed, 2 bad input,
 # 3 agent CLI or credential missing, 4 job store unreadable, 70 a bug, 130 interrupted.
@@ -34,12 +41,18 @@ ERROR_LOG = "errors.log"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    bound_tracebacks()
     args_list = list(sys.argv[1:] if argv is None else argv)
     hook = hook_event(args_list)
     if hook is not None:  # Claude Code waits on every hook: skip argparse and the project
         from specialists.hooks.common import run_hook
 
         return run_hook(hook, sys.stdin, sys.stdout)
+    stdio = mcp_stdio_args(args_list)
+    if stdio is not None:  # an MCP client waits for this start: skip argparse and the project
+        from specialists.cli.cmd_mcp import serve_stdio
+
+        return _guarded(lambda: serve_stdio(*stdio), args_list)
     from specialists.cli.parser import build_parser
     from specialists.project import Project
 
@@ -57,8 +70,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         build_parser().print_help()
         return 0 if not args_list else UserError.exit_code
     project = Project()
+
+    def told() -> None:
+        if args.command not in QUIET_AFTER:
+            from specialists.cli.tell import tell_person
+
+            tell_person(project)  # a timer the person set, a command they started: said now
+
+    return _guarded(lambda: args.run(args, project), args_list, after=told)
+
+
+def _guarded(
+    command: Callable[[], int], args_list: list[str], after: Callable[[], None] | None = None
+) -> int:
+    """Run the command (then `after`, when it returned); every failure leaves as one line
+    and an exit code."""
     try:
-        code: int = args.run(args, project)
+        code: int = command()
     except Bug as exc:
         return report_bug(exc, args_list)
     except SpecialistsError as exc:
@@ -77,11 +105,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return StoreError.exit_code
     except Exception as exc:  # noqa: BLE001 - the catch-all: logged with its traceback
         return report_bug(exc, args_list)
-    if args.command not in QUIET_AFTER:
-        from specialists.cli.tell import tell_person
-
-        tell_person(project)  # a timer the person set, a command they started: said now
+    if after is not None:
+        after()
     return code
+
+
+def mcp_stdio_args(args: list[str]) -> tuple[str, str | None] | None:
+    """(tool set, job id) for exactly `mcp`, `mcp --tools <set>` or `mcp --job <id>`: the
+    MCP server's fast path (anything else, `--http` and `--help` included, goes through
+    argparse and its errors)."""
+    from specialists.cli.cmd_mcp import TOOLSETS
+
+    if args == ["mcp"]:
+        return "all", None
+    if len(args) == 3 and args[0] == "mcp" and args[1] == "--tools" and args[2] in TOOLSETS:
+        return args[2], None
+    if len(args) == 3 and args[0] == "mcp" and args[1] == "--job":
+        return "all", args[2]
+    return None
 
 
 def hook_event(args: list[str]) -> str | None:
@@ -99,7 +140,7 @@ def report_bug(exc: BaseException, argv: list[str]) -> int:
 
     from specialists import logfile
 
-    what = exc.message if isinstance(exc, Bug) else f"bug: {type(exc).__name__}: {exc}"
+    what = exc.message if isinstance(exc, Bug) else f"bug: {exception_text(exc)}"
     what = error_text(what)
     trace = "".join(traceback.format_exception(exc))
     entry = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} specialists {__version__} argv={argv!r}\n{trace}"

@@ -22,6 +22,7 @@ from typing import Any
 
 import ray.exceptions as rex
 
+from specialists.errors import bound_tracebacks
 from specialists.executors import ray_link, ray_place
 from specialists.executors.bridge_serve import run_bridge
 from specialists.executors.remote import LinkLost, NodeGone
@@ -98,6 +99,7 @@ def _make(options: dict[str, str]) -> RayBackend:
 
 
 def main() -> int:
+    bound_tracebacks()
     return run_bridge(sys.argv[1:], _make)
 
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, assert_never
 
-from specialists.errors import Bug
+from specialists.errors import Bug, bound_tracebacks
 from specialists.executors.base import AdoptedProcess, HostedProcess, spawn_agent
 from specialists.process.jobenv import agent_env
 from specialists.runners.adopting import check_runner
@@ -260,6 +260,7 @@ def _head(spec: LaunchSpec) -> bytes:
 
 
 def main(argv: list[str] | None = None) -> int:
+    bound_tracebacks()
     parser = argparse.ArgumentParser(prog="specialists.executors.relay")
     parser.add_argument("--job-dir", required=True)
     parser.add_argument("--cwd", required=True)

@@ -110,7 +110,7 @@ def run_gate(
     done = run_short(
         (SHELL, "-c", f"exec 2>&1\n{spec.command}"),
         cwd=cwd,
-        env=_command_env(env),
+        env={**_command_env(env), **spec.variables()},  # the values: data, never code
         timeout=spec.timeout_s,
         output_cap=OUTPUT_CAP,
     )
@@ -149,6 +149,8 @@ def environment_key(spec: GateSpec, environ: Mapping[str, str]) -> str:
         value = environ.get(name)
         shown = b"\x00unset" if value is None else os.fsencode(value)
         digest.update(b"%s=%s\n" % (os.fsencode(name), shown))
+    for name, value in spec.vars:  # the gate's own values decide its verdict too
+        digest.update(b"var %s=%s\n" % (os.fsencode(name), value.encode("utf-8", "surrogatepass")))
     return digest.hexdigest()
 
 

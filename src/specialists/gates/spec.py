@@ -7,6 +7,7 @@ not to change a gate's verdict; a gate that depends on another variable must nam
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,14 @@ ENV_KEYS: tuple[str, ...] = (
 )
 
 
+# The values a gate may be given as data (a workflow's arguments, item, index and child key):
+# environment variables of these names only, never text spliced into the command, and never
+# a variable that changes how a program runs (PATH, LD_PRELOAD, BASH_ENV, ...).
+VAR_NAME = re.compile(r"SPECIALISTS_(ARG_[A-Z0-9_]{1,64}|ITEM|INDEX|KEY)")
+MAX_VARS = 64
+MAX_VAR_CHARS = 64 * 1024  # one environment string must stay under the kernel's 128 KiB
+
+
 class GateError(UserError):
     """A gate or acceptance option that cannot be used as given."""
 
@@ -52,6 +61,10 @@ class GateSpec:
     timeout_s: float = DEFAULT_TIMEOUT_S
     env: tuple[str, ...] = ()  # more variable names the verdict depends on
     memo: bool = True
+    vars: tuple[tuple[str, str], ...] = ()  # values the command reads from its environment
+
+    def variables(self) -> dict[str, str]:
+        return dict(self.vars)
 
     def env_names(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys((*ENV_KEYS, *self.env)))
@@ -62,6 +75,7 @@ class GateSpec:
             "timeout_s": self.timeout_s,
             "env": list(self.env),
             "memo": self.memo,
+            **({"vars": self.variables()} if self.vars else {}),
         }
 
 
@@ -72,10 +86,11 @@ def parse_gate(value: object, *, where: str = "gate") -> GateSpec:
         return GateSpec(_command(value, where))
     if not isinstance(value, Mapping):
         raise GateError(f"{where} must be a command string or an object with a command")
-    unknown = sorted(set(value) - {"command", "timeout_s", "timeout", "env", "memo"})
+    unknown = sorted(set(value) - {"command", "timeout_s", "timeout", "env", "memo", "vars"})
     if unknown:
         raise GateError(
-            f"{where} has unknown field {unknown[0]!r}", hint="use command, timeout_s, env, memo"
+            f"{where} has unknown field {unknown[0]!r}",
+            hint="use command, timeout_s, env, memo, vars",
         )
     if "timeout" in value and "timeout_s" in value:
         raise GateError(f"{where} has both timeout and timeout_s", hint="give one of them")
@@ -91,7 +106,26 @@ def parse_gate(value: object, *, where: str = "gate") -> GateSpec:
     memo = value.get("memo", True)
     if type(memo) is not bool:
         raise GateError(f"{where}.memo must be true or false")
-    return GateSpec(_command(value.get("command"), where), float(timeout), tuple(names), memo)
+    variables = _vars(value.get("vars", {}), where)
+    command = _command(value.get("command"), where)
+    return GateSpec(command, float(timeout), tuple(names), memo, variables)
+
+
+def _vars(value: object, where: str) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, Mapping) or len(value) > MAX_VARS:
+        raise GateError(f"{where}.vars must map at most {MAX_VARS} variable names to text")
+    for name, text in value.items():
+        if not isinstance(name, str) or not VAR_NAME.fullmatch(name):
+            raise GateError(
+                f"{where}.vars names {str(name)[:80]!r}, which a gate may not be given",
+                hint="SPECIALISTS_ARG_<NAME>, SPECIALISTS_ITEM, SPECIALISTS_INDEX, SPECIALISTS_KEY",
+            )
+        if not isinstance(text, str) or "\0" in text or len(text) > MAX_VAR_CHARS:
+            raise GateError(
+                f"{where}.vars.{name} must be text of at most {MAX_VAR_CHARS} characters "
+                "without a NUL byte"
+            )
+    return tuple(sorted(value.items()))
 
 
 def from_dict(data: Mapping[str, Any]) -> GateSpec:

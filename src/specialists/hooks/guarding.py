@@ -65,7 +65,7 @@ def bash_decision(tool_input: dict[str, Any], settings: Settings) -> dict[str, A
     command = tool_input.get("command")
     if bash.guard == "off" or not isinstance(command, str):
         return None
-    from specialists.toolset.guards import classify_bash
+    from specialists.toolset.bash_guard import classify_bash
 
     verdict = classify_bash(command, sleep_limit_s=bash.sleep_limit_sec)
     if verdict.flagged and bash.guard == "block":

@@ -228,7 +228,8 @@ def context(
             listed += f", … (+{len(names) - MAX_NAMES_SHOWN}; specialists list)"
         lines.append(
             f"[specialists] available: {listed}. Start: specialists run <name> "
-            '--prompt "..." --background; collect: specialists result <job>'
+            '--prompt "..." --background (MCP tool: run); collect: specialists result <job> '
+            "(MCP tool: result)"
         )
     return "\n".join(lines)
 

@@ -3,7 +3,10 @@
 When Claude Code is about to end a turn (in `claude -p`, to exit):
 
 1. Events are already pending for this session (a job it started ended, its timer fired):
-   the stop is blocked with them as the reason, so the model reads them and goes on.
+   they are handed to the model and the session goes on. Claude Code 2.1.332 takes them as
+   the Stop hook's `additionalContext` (non-error feedback: the person sees no "Stop hook
+   error"); an older or unknown Claude Code gets them as the reason of a blocked stop
+   (hooks/client.py). Either is called a "block" below.
 2. Otherwise, if the session has pending work (a job or proc job it owns still running, a
    timer it set still pending), the hook waits for the next event, firing timers as they
    fall due, and blocks the stop with it. A headless orchestrator can so dispatch, end its
@@ -17,8 +20,8 @@ blocked this prompt yet and starts the count afresh):
 - one wait: at most STOP_WAIT_S (540 s), under the 600 s timeout `install` registers;
 - all waits of a prompt: SPECIALISTS_STOP_MAX_WAIT_S (default 3600 s; 0: never wait, only
   hand over what is already pending);
-- blocks in a row without a tool call between them: MAX_RUN (6). Claude Code 2.1.197 itself
-  ends the turn after 8 such blocks (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP); ours stays below it;
+- blocks in a row without a tool call between them: MAX_RUN (6). Claude Code itself ends
+  the turn after 8 such blocks (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP); ours stays below it;
 - blocks in a prompt: MAX_BLOCKS (100).
 
 stop_hook_active is honoured in that the hook never blocks without handing over a new event:
@@ -33,6 +36,7 @@ import os
 import time
 from pathlib import Path
 
+from specialists.hooks.client import claude_version, stop_wake_reply
 from specialists.hooks.common import (
     HOOKS_DIR_NAME,
     log,
@@ -123,8 +127,10 @@ def run(data: dict[str, Any], state_dir: Path, out: TextIO) -> None:
         log("stop", f"not blocking: {state.run} blocks in a row, {state.blocks} this prompt")
         return
 
+    version = claude_version()
+
     def block(text: str) -> None:
-        write_reply(out, {"decision": "block", "reason": text})
+        write_reply(out, stop_wake_reply(text, version))
         state.blocks += 1
         state.run += 1
 

@@ -57,9 +57,9 @@ ANY_RESULT: dict[str, Any] = {"type": "object"}  # the table's replies carry too
 
 
 def offered_tools(ctx: ServerContext) -> tuple[AgentTool, ...]:
-    """The table's tools for this client ("child" ones only to a thread job's agent)."""
-    in_job = ctx.keys()[0].startswith("job-")
-    return registry.offered(thread=in_job and _in_thread_job(ctx), job=in_job)
+    """The table's tools for this client ("child" ones only to a thread job's agent, and
+    only what a job's permission tier grants: toolset/tiers.py)."""
+    return registry.offered_to(ctx.store().root, ctx.keys()[0])
 
 
 def caller(ctx: ServerContext) -> Caller:
@@ -158,15 +158,3 @@ def _pending(ctx: ServerContext) -> str:
     timers = sum(len(TimerStore(store.root, key).pending()) for key in keys)
     parts = [f"{jobs} job(s)" if jobs else "", f"{timers} timer(s)" if timers else ""]
     return ", ".join(p for p in parts if p)
-
-
-def _in_thread_job(ctx: ServerContext) -> bool:
-    """A thread job's agent: its record has a `thread` (a continued job has a parent_id too,
-    and a root session's child has a thread but no parent job)."""
-    keys = ctx.keys()
-    if not keys[0].startswith("job-"):
-        return False
-    try:
-        return bool(ctx.store().read_record(keys[0][4:]).thread)
-    except (OSError, UserError, ValueError, KeyError):
-        return False  # no readable record: treat as a root job

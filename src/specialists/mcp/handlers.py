@@ -63,6 +63,8 @@ class ServerContext:
     # `specialists mcp --job <id>`: the server of one job's agent (a thread child of a
     # Claude Code or Codex runner). It acts as that job only and serves only its agent tools.
     job_scope: str | None = None
+    # Which of the table's tool sets this server offers: all, core or more (table.TOOLSETS).
+    toolset: str = "all"
 
     def root(self) -> Path:
         return self.project.root

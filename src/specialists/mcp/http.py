@@ -91,7 +91,7 @@ def build_app(ctx: ServerContext, token: str, host: str) -> Any:
 
 def serve_http(ctx: ServerContext, host: str, port: int) -> int:
     """Serve until Ctrl-C or SIGTERM; jobs this server runs itself are stopped on the way out."""
-    from specialists.mcp.server import SHUTDOWN_GRACE_S
+    from specialists.mcp.stdio import SHUTDOWN_GRACE_S
     from specialists.web.server import bind, is_loopback, run_app
 
     token = chosen_token(os.environ)

@@ -3,6 +3,13 @@
 Descriptions are part of the product: the orchestrating model reads them to decide how to
 delegate. Each says to dispatch, keep working and not poll in a loop, in under 900
 characters (a test holds that line).
+
+Every model request carries the schemas of the tools it is offered, so the table has a small
+core (`core=True`: dispatch, read, control) and the rest. `specialists mcp --tools core`
+serves the core, `--tools more` the rest, the default all of them (docs/mcp.md, "Tool
+sets"). Core tools are marked `_meta["anthropic/alwaysLoad"]`: Claude Code, which defers MCP
+tools behind its tool search, offers them from the first request. Deprecated aliases are
+listed nowhere; the default set still answers them for configurations written before.
 """
 
 from __future__ import annotations
@@ -47,10 +54,34 @@ class McpTool:
     # result's structuredContent instead of its text when there is one, so such a tool has no
     # output schema and its data travels in `_meta` under DATA_META.
     text_first: bool = False
+    core: bool = False  # in the always-offered set (see the module docstring)
 
     @property
     def served_output_schema(self) -> dict[str, Any] | None:
-        return None if self.text_first else self.output_schema
+        if self.text_first:
+            return None
+        # Claude Code shows the model a result's structuredContent instead of its text, so
+        # a success's guidance and warnings travel in the data too (call_tool).
+        properties = {**self.output_schema.get("properties", {}), **GUIDANCE_PROPERTIES}
+        return {**self.output_schema, "properties": properties}
+
+    def wire(self, always_load: bool) -> dict[str, Any]:
+        """The tool as tools/list names it (MCP's spelling)."""
+        tool: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "annotations": {
+                "readOnlyHint": self.read_only,
+                "destructiveHint": False,
+                "openWorldHint": False,
+            },
+        }
+        if self.served_output_schema is not None:
+            tool["outputSchema"] = self.served_output_schema
+        if always_load:
+            tool["_meta"] = {ALWAYS_LOAD_META: True}
+        return tool
 
 
 @dataclass(frozen=True)
@@ -68,6 +99,13 @@ class ToolOutcome:
 
 ERROR_META = "specialists/error"
 DATA_META = "specialists/data"
+ALWAYS_LOAD_META = "anthropic/alwaysLoad"  # Claude Code: offer this tool without a search
+GUIDANCE_PROPERTIES: dict[str, Any] = {
+    "note": {"type": "string"},
+    "warnings": {"type": "array", "items": {"type": "string"}},
+}
+TOOLSETS = ("all", "core", "more")
+RUN_NOTE = "Keep working; you are told when the job ends; then call result once."
 
 
 class UnknownTool(UserError):
@@ -155,15 +193,17 @@ _HEALTH = (
 )
 
 TOOLS: tuple[McpTool, ...] = (
-    McpTool("run", _RUN, s.RUN_ARGS, s.STARTED, h.run),
-    McpTool("status", _STATUS, s.OPTIONAL_JOB_ARGS, s.STATUS_RESULT, h.status, read_only=True),
-    McpTool("result", _RESULT, s.JOB_ARGS, s.ANSWER, h.result, read_only=True),
+    McpTool("run", _RUN, s.RUN_ARGS, s.STARTED, h.run, core=True),
+    McpTool("status", _STATUS, s.OPTIONAL_JOB_ARGS, s.STATUS_RESULT, h.status, True, core=True),
+    McpTool("result", _RESULT, s.JOB_ARGS, s.ANSWER, h.result, read_only=True, core=True),
     McpTool("feed", _FEED, s.FEED_ARGS, s.FEED_RESULT, h.feed, read_only=True),
-    McpTool("steer", ctl.STEER_DESCRIPTION, ctl.STEER_ARGS, ctl.STEERED, ctl.steer),
-    McpTool("follow_up", _FOLLOW_UP, s.MESSAGE_ARGS, s.SENT, h.follow_up),
-    McpTool("stop", _STOP, s.JOB_ARGS, s.STOPPED, h.stop),
+    McpTool("steer", ctl.STEER_DESCRIPTION, ctl.STEER_ARGS, ctl.STEERED, ctl.steer, core=True),
+    McpTool("follow_up", _FOLLOW_UP, s.MESSAGE_ARGS, s.SENT, h.follow_up, core=True),
+    McpTool("stop", _STOP, s.JOB_ARGS, s.STOPPED, h.stop, core=True),
     McpTool("specialist_init", _INIT, s.NO_ARGS, s.INIT_RESULT, h.specialist_init, True),
-    McpTool("list_specialists", _LIST, s.LIST_ARGS, s.LIST_RESULT, h.list_specialists, True),
+    McpTool(
+        "list_specialists", _LIST, s.LIST_ARGS, s.LIST_RESULT, h.list_specialists, True, core=True
+    ),
     McpTool("specialist_status", _HEALTH, s.NO_ARGS, s.HEALTH_RESULT, h.specialist_status, True),
     McpTool("use_specialist", _USE, s.USE_ARGS, s.ANSWER, h.use_specialist),
     McpTool("start_specialist", _START, s.RUN_ARGS, s.STARTED, h.start_specialist, False, True),
@@ -215,13 +255,32 @@ TOOLS_BY_NAME: Mapping[str, McpTool] = {t.name: t for t in TOOLS}
 
 
 def served_tools(ctx: h.ServerContext) -> tuple[McpTool, ...]:
-    """The tools this server offers its client (the table's "child" tools only to a thread
-    job's agent). A job-scoped server (`--job`) serves the agent tool table alone: never the
-    orchestrator's job tools, nor `events` (the job's supervisor delivers its events)."""
+    """The tools this server answers (the table's "child" tools only to a thread job's
+    agent). A job-scoped server (`--job`) serves the agent tool table alone: never the
+    orchestrator's job tools, nor `events` (the job's supervisor delivers its events).
+    Otherwise the server's tool set (ctx.toolset) decides; deprecated aliases are answered
+    by the default set only."""
     offered = {t.name for t in a.offered_tools(ctx)}
     if ctx.job_scope is not None:
         return tuple(t for t in TOOLS if t.agent_tool is not None and t.name in offered)
-    return tuple(t for t in TOOLS if t.agent_tool is None or t.name in offered)
+    tools = (t for t in TOOLS if t.agent_tool is None or t.name in offered)
+    if ctx.toolset == "core":
+        return tuple(t for t in tools if t.core)
+    if ctx.toolset == "more":
+        return tuple(t for t in tools if not t.core and not t.deprecated)
+    return tuple(tools)
+
+
+def listed_tools(ctx: h.ServerContext) -> tuple[McpTool, ...]:
+    """What tools/list shows: the served tools without the deprecated aliases."""
+    return tuple(t for t in served_tools(ctx) if not t.deprecated)
+
+
+def wire_listing(ctx: h.ServerContext) -> list[dict[str, Any]]:
+    """tools/list's `tools`: core tools always loaded; a job's agent gets all of its few
+    tools at once (report_to_parent must be there on its first turn)."""
+    scoped = ctx.job_scope is not None
+    return [t.wire(always_load=t.core or scoped) for t in listed_tools(ctx)]
 
 
 def _names(ctx: h.ServerContext) -> set[str]:
@@ -238,9 +297,11 @@ def call_tool(
 ) -> ToolOutcome:
     """Check the arguments, run the handler, and shape the outcome. Only UnknownTool raises."""
     spec = TOOLS_BY_NAME.get(name)
-    if spec is None or (
-        (spec.agent_tool is not None or ctx.job_scope is not None) and name not in _names(ctx)
-    ):
+    if spec is None or name not in _names(ctx):
+        if spec is not None and (spec.agent_tool is not None or ctx.job_scope is not None):
+            refused = registry.tier_refusal(name, ctx.store().root, ctx.keys()[0])
+            if refused is not None:  # a table tool this job's permission tier does not grant
+                return failure(UserError(refused))
         raise UnknownTool(f"unknown tool {name[:60]!r}", hint="see tools/list")
     call_ctx = replace(ctx, warnings=[])  # this call's own warnings (calls run in threads)
     try:
@@ -263,10 +324,37 @@ def call_tool(
     except Exception as exc:  # the model gets one line; the trace goes to the log
         log.exception("tool %s failed", name)
         return failure(Bug(f"{name} failed: {type(exc).__name__}: {exc}"))
-    for warning in call_ctx.warnings:
+    warnings = [one_line(w, 300) for w in call_ctx.warnings]
+    for warning in warnings:
         log.warning("tool %s: %s", name, warning)
-        text += f"\nwarning: {one_line(warning, 300)}"
+        text += f"\nwarning: {warning}"
+    if not spec.text_first:  # the data is what Claude Code shows: guidance goes there too
+        data = guided(name, data, warnings)
     return ToolOutcome(data, text)
+
+
+def wire_result(name: str, outcome: ToolOutcome) -> dict[str, Any]:
+    """A CallToolResult in MCP's spelling: the text block, and the data as structuredContent
+    (or, for an error or a text-first tool, in `_meta`: see ToolOutcome and text_first)."""
+    result: dict[str, Any] = {"content": [{"type": "text", "text": outcome.text}]}
+    if outcome.is_error:
+        result["isError"] = True
+        result["_meta"] = {ERROR_META: outcome.data}
+    elif TOOLS_BY_NAME[name].text_first:
+        result["_meta"] = {DATA_META: outcome.data}
+    else:
+        result["structuredContent"] = outcome.data
+    return result
+
+
+def guided(name: str, data: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """`data` with what the text block says beyond it: a dispatch's nudge and warnings."""
+    out = dict(data)
+    if name in ("run", "start_specialist"):
+        out["note"] = RUN_NOTE
+    if warnings:
+        out["warnings"] = warnings
+    return out
 
 
 def failure(exc: SpecialistsError) -> ToolOutcome:

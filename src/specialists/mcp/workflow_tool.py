@@ -7,9 +7,10 @@ through a workflow than it was granted. Python workflows run from `specialists w
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from specialists.errors import UserError
+from specialists.errors import Bug, UserError
 from specialists.mcp import handlers as h
 from specialists.mcp import schemas as s
 
@@ -18,7 +19,9 @@ DESCRIPTION = (
     "barrier over children or items) and pipeline (items through stages, no barrier), each "
     "child {key, agent, task, runner?, model?, context?, schema?, sandbox?, timeout?, "
     "max_turns?, max_tokens?, gate?, acceptance?, resume?}; placeholders {args.X} {item} "
-    "{prev.output} {results.KEY.output}. Stable keys; resume re-runs only unfinished keys. "
+    "{prev.output} {results.KEY.output} (not in gates: a gate reads $SPECIALISTS_ARG_X; it "
+    "runs only if config.toml [workflows] gates lists it). Stable keys; resume re-runs only "
+    "unfinished keys. "
     "action run (document or name, args), show (id: keys, children, receipt), list, resume "
     "(id). Returns the job id at once; status/result/feed work on it. Python workflows are "
     "not accepted here. Do not poll in a loop."
@@ -45,6 +48,7 @@ RESULT = {"type": "object"}
 
 def workflow(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
     from specialists.missions.launch import MissionChoice
+    from specialists.workflows.consent import check_consent, model_source, project_gates
     from specialists.workflows.launch import (
         WorkflowRequest,
         origin_from_env,
@@ -53,7 +57,7 @@ def workflow(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
         start_on_mission,
         workflow_record,
     )
-    from specialists.workflows.source import Source, find_workflow
+    from specialists.workflows.source import Source
     from specialists.workflows.views import show_workflow, workflow_jobs
 
     project = ctx.project
@@ -68,6 +72,7 @@ def workflow(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
         if request.source.kind == "python":
             raise _python_refused(request.source.name)
         mission = resumed_mission(project.store.root, old.id)
+        request = replace(request, source=pinned(request.source))
     else:
         document, name = args.get("document"), args.get("name")
         if (document is None) == (name is None):
@@ -75,9 +80,7 @@ def workflow(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
         if document is not None:
             source = Source("declarative", str(document.get("name") or "inline"), None, document)
         else:
-            source = find_workflow(project.root, str(name), any_path=False)
-            if source.kind == "python":
-                raise _python_refused(source.name)
+            source = model_source(project.root, str(name), via="workflow tool")
         request = WorkflowRequest(
             source,
             dict(args.get("args") or {}),
@@ -86,6 +89,10 @@ def workflow(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
         )
         mission = MissionChoice("auto")  # one per workflow launch, shared by its children
     record = workflow_record(project.root, request, origin_job=origin_from_env())
+    document = request.source.document
+    if document is None:
+        raise Bug("bug: a model's workflow reached its start without its document pinned")
+    check_consent(document, project_gates(project.root), via="workflow tool")
     record = record.replace(owner=list(ctx.keys()))
     start = lambda r: project.start_background(r, ctx.warnings)  # noqa: E731
     job_id, mission_id = start_on_mission(project.store.root, record, mission, start, ctx.warnings)
@@ -96,6 +103,14 @@ def workflow(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
         "next": "It runs in the background; its end arrives as an event. Check it with status "
         "or workflow show, and read its answer with result.",
     }
+
+
+def pinned(source: Any) -> Any:
+    """The document itself, read now: the engine runs exactly what was checked here, not a
+    file a model could change between this check and the run."""
+    from specialists.workflows.source import Source, load_document
+
+    return Source(source.kind, source.name, source.path, load_document(source))
 
 
 def _need(args: dict[str, Any], name: str) -> str:

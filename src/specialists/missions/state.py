@@ -19,6 +19,7 @@ from specialists.errors import StoreError, UserError
 from specialists.jobs.atomic import write_atomic
 from specialists.jobs.files import parse_object, read_bytes, size_text
 from specialists.missions.store import MissionStore
+from specialists.reader import Invalid, check_tree
 
 MAX_STATE = 256 << 10
 STATE_FILE = "state.json"
@@ -65,8 +66,11 @@ def state_set(
     Refused (UserError, nothing written) past MAX_STATE, for a value that is not JSON, or on
     a closed mission."""
     check_key(key)
-    try:
+    try:  # any front's value (a model's tool call included): depth refused as input
+        check_tree(value, f"the value of {key!r}", max_nodes=None)
         json.dumps(value, allow_nan=False)
+    except Invalid as exc:
+        raise UserError(exc.problem) from None
     except (TypeError, ValueError, RecursionError) as exc:
         raise UserError(f"the value of {key!r} is not JSON: {str(exc)[:100]}") from None
     store = store or MissionStore(state_root)

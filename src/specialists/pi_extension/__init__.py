@@ -24,13 +24,16 @@ from pathlib import Path
 EXTENSION_DIR = Path(__file__).resolve().parent
 EXTENSION_FILE = EXTENSION_DIR / "index.ts"
 CMD_ENV = "SPECIALISTS_CMD"  # how the extension starts the sidecar (core.mjs sidecarCommand)
+LOG_ENV = "SPECIALISTS_PI_LOG"  # where the extension logs (core.mjs logPath)
 
 
-def for_pi_job() -> tuple[list[str], dict[str, str], list[str]]:
+def for_pi_job(permission: str, thread: bool) -> tuple[list[str], dict[str, str], list[str]]:
     """What a pi job needs to load us: `-e <index.ts>`, a sidecar command that is this very
-    Python (a job must not depend on `specialists` being on PATH), and our tool names, which
-    pi 0.73.1's `--tools` must list or it leaves extension tools inactive."""
-    from specialists.toolset.registry import TOOLS
+    Python (a job must not depend on `specialists` being on PATH), and the names of the tools
+    its tier and place are offered (toolset/tiers.py), which pi's `--tools` must list or it
+    leaves extension tools inactive (verified on 1.6.0; so pi keeps any other one inactive)."""
+    from specialists.toolset.registry import offered
 
     env = {CMD_ENV: json.dumps([sys.executable, "-m", "specialists"])}
-    return ["-e", str(EXTENSION_FILE)], env, [t.name for t in TOOLS]
+    names = [t.name for t in offered(thread=thread, tier=permission, env={})]
+    return ["-e", str(EXTENSION_FILE)], env, names

@@ -4,11 +4,11 @@
 // `specialists sidecar`), the guards' decisions, the status line, the message renderer and
 // the log. Event delivery (at-least-once, deduplicated, re-sent when pi dropped a message)
 // is in delivery.mjs.
-// Verified against pi 0.73.1.
+// Verified against pi 1.6.0.
 
-import { appendFileSync, mkdirSync, renameSync, statSync } from "node:fs";
+import { accessSync, appendFileSync, constants, mkdirSync, readFileSync, renameSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 
 import { eventIdsOf } from "./delivery.mjs";
 
@@ -34,10 +34,16 @@ export function ownerKey(env, sessionId) {
   return `pi-${safe || "unknown"}`;
 }
 
-/** How to start the sidecar: $SPECIALISTS_CMD (a path, or a JSON argv) or `specialists`. */
-export function sidecarCommand(env) {
+/**
+ * How to start the sidecar: $SPECIALISTS_CMD (a path, or a JSON argv), else the interpreter
+ * `specialists install --pi` recorded beside our extension entry in pi's settings.json
+ * (`"specialists": {"sidecar": [python, "-m", "specialists"]}`: the nearest project
+ * `.pi/settings.json` above `cwd`, then the user's), else `specialists` on PATH. A recorded
+ * interpreter that is gone (a moved or removed virtualenv) is one clear error.
+ */
+export function sidecarCommand(env, { cwd = process.cwd(), agentDir } = {}) {
   const raw = (env[CMD_ENV] ?? "").trim();
-  if (!raw) return ["specialists"];
+  if (!raw) return installedSidecar(env, cwd, agentDir) ?? ["specialists"];
   if (raw.startsWith("[")) {
     let argv;
     try {
@@ -51,6 +57,36 @@ export function sidecarCommand(env) {
     return argv;
   }
   return [raw];
+}
+
+function installedSidecar(env, cwd, agentDir) {
+  const files = [];
+  for (let dir = cwd; ; dir = dirname(dir)) {
+    files.push(join(dir, ".pi", "settings.json"));
+    if (dirname(dir) === dir) break;
+  }
+  files.push(join(agentDir ?? env.PI_CODING_AGENT_DIR ?? join(homedir(), ".pi", "agent"), "settings.json"));
+  for (const file of files) {
+    let argv;
+    try {
+      argv = JSON.parse(readFileSync(file, "utf8"))?.specialists?.sidecar;
+    } catch {
+      continue; // no such file, or not JSON: pi says so itself; ours is just not there
+    }
+    if (!Array.isArray(argv) || argv.length === 0 || !argv.every((a) => typeof a === "string")) continue;
+    if (isAbsolute(argv[0])) {
+      try {
+        accessSync(argv[0], constants.X_OK);
+      } catch {
+        throw new Error(
+          `${file} starts the specialists sidecar with ${argv[0]}, which is gone (a moved or removed virtualenv?): ` +
+            `run \`specialists install --pi\` again from the specialists you use, or set ${CMD_ENV}`,
+        );
+      }
+    }
+    return argv;
+  }
+  return undefined;
 }
 
 // --- framing ---------------------------------------------------------------------------

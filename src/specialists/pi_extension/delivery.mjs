@@ -1,6 +1,6 @@
 // Event delivery into pi: at-least-once, deduplicated, re-sent when pi dropped a message.
 // Pure (no pi import): index.ts gives it pi.sendMessage and the sidecar's ack; plain node
-// tests it (tests/node/). Verified against pi 0.73.1.
+// tests it (tests/node/). Verified against pi 1.6.0.
 
 export const CUSTOM_TYPE = "specialists-event";
 export const SEEN_CAP = 2000; // events.seenCap
@@ -19,9 +19,9 @@ function isOurs(message) {
  *
  * A batch is sent with pi.sendMessage once `canSend()` allows it; it is acknowledged to the
  * sidecar only when pi's message_end shows our message (pi accepted it into the session).
- * pi 0.73.1 can drop or strand a steer that races the end of a run, so a batch still not
- * accepted after `resendAfterMs` while pi is idle is sent again; `filterContext` keeps the
- * model from reading an event twice. Events already in the session (a restart between
+ * pi 0.73.1 could drop or strand a steer that races the end of a run (kept as a guard on
+ * 1.6.0), so a batch still not accepted after `resendAfterMs` while pi is idle is sent
+ * again; `filterContext` keeps the model from reading an event twice. Events already in the session (a restart between
  * pi's acceptance and our ack) are acknowledged without sending them again.
  */
 export class Delivery {

@@ -2,7 +2,7 @@
 //
 // Load with `pi -e <this file>` or `specialists install --pi`. One `specialists sidecar`
 // per session does the work (tools, guards, inboxes, timers) in Python; this file adapts
-// pi's extension API (verified on pi 0.73.1) and never throws into pi: problems go to
+// pi's extension API (verified on pi 1.6.0) and never throws into pi: problems go to
 // $XDG_STATE_HOME/specialists/pi-extension.log and are shown once.
 //
 // - tools: every tool the sidecar lists; a yielding one (sleep, ...) ends the turn with
@@ -15,8 +15,8 @@
 // - status line `specialists`, the `/specialists` command, a renderer for the events.
 
 import { type ChildProcess, spawn } from "node:child_process";
-import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { Text } from "@mariozechner/pi-tui";
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { Text } from "@earendil-works/pi-tui";
 import * as core from "./core.mjs";
 
 const PRINT_WAIT_ENV = "SPECIALISTS_PI_PRINT_WAIT_S";

@@ -25,7 +25,8 @@ from specialists.events.owners import owner_dir, owner_job_id
 from specialists.events.spill import SpillLimits, bound_stream
 from specialists.timers.store import TimerStore
 from specialists.toolset import registry
-from specialists.toolset.guards import classify_bash, guard_result
+from specialists.toolset.bash_guard import classify_bash
+from specialists.toolset.guards import guard_result
 from specialists.toolset.settings import Settings, load_settings
 from specialists.toolset.table import AgentTool, Caller, ToolCall, call_tool
 
@@ -111,21 +112,9 @@ class Front:
         )
 
     def offered_tools(self) -> tuple[AgentTool, ...]:
-        """The registry's tools this caller may use ("child" ones only inside a thread job)."""
-        in_job = owner_job_id(self.owner) is not None
-        return registry.offered(thread=in_job and self._has_parent(), job=in_job)
-
-    def _has_parent(self) -> bool:
-        job_id = owner_job_id(self.owner)
-        if job_id is None:
-            return False
-        from specialists.jobs.store import JobStore
-
-        try:
-            record = JobStore(self.state_root, news=None).read_record(job_id)
-            return bool(record.thread)  # a thread job (a continued job has a parent_id too)
-        except (OSError, UserError, ValueError, KeyError):
-            return False  # no readable record: treat as a root job
+        """The registry's tools this caller may use ("child" ones only inside a thread job,
+        and only what a job's permission tier grants: toolset/tiers.py)."""
+        return registry.offered_to(self.state_root, self.owner)
 
     # --- requests ---------------------------------------------------------------------------
 
@@ -167,7 +156,8 @@ class Front:
         call_id = field(req, "call_id", str, required=False, max_len=MAX_CALL_ID)
         tool = next((t for t in self.offered_tools() if t.name == name), None)
         if tool is None:
-            raise UserError(f"unknown tool {name!r}", hint="see the tools request")
+            refused = registry.tier_refusal(name, self.state_root, self.owner)
+            raise UserError(refused or f"unknown tool {name!r}", hint="see the tools request")
         self.refresh_settings()
         reply = call_tool(tool, ToolCall(args, self.caller(), call_id=call_id))
         return {

@@ -20,14 +20,14 @@ only, and nothing slow at import time (the fast commands may import it).
 
     values.py   Invalid, describe, and the checks of one value (text, numbers, choices)
     fields.py   Fields: a mapping read key by key
-    trees.py    check_tree, plain_data: parsed documents walked within bounds
+    trees.py    check_tree, plain_data, load_json: parsed documents walked within bounds
     textfile.py read_text_file: a small regular file read without hanging on a FIFO
 """
 
 from __future__ import annotations
 
 from specialists.reader.fields import Fields
-from specialists.reader.trees import check_tree, plain_data
+from specialists.reader.trees import check_tree, load_json, plain_data
 from specialists.reader.values import (
     MAX_ARG_BYTES,
     MAX_COUNT,
@@ -67,6 +67,7 @@ __all__ = [
     "describe_json",
     "integer_value",
     "join",
+    "load_json",
     "number_value",
     "plain_data",
     "suggest",

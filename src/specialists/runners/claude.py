@@ -131,7 +131,7 @@ def session_file(session_id: str, env: Mapping[str, str]) -> Path | None:
 
 def stage_fork(snapshot: Path, cwd: Path, env: Mapping[str, str]) -> str:
     """Put a snapshot of a parent's session (threads/forks.py took it when the thread was
-    spawned) where Claude Code (2.1.197) looks for a session to resume: among the sessions
+    spawned) where Claude Code (2.1.197, 2.1.332) looks for a session to resume: among the sessions
     of the directory it runs in (`<projects>/<cwd with each character but a letter or digit
     made '-'>/`). Returns the id to `--resume ... --fork-session` from; the fork itself
     writes a new file."""

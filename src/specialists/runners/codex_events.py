@@ -51,7 +51,7 @@ def error_message(raw: Any) -> str:
     text = str(text) if text is not None else "codex run failed"
     try:
         body = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
     if isinstance(body, Mapping):
         inner = body.get("error", body)

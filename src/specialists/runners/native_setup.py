@@ -58,7 +58,7 @@ def job_tools(
     if spec.options.get("table_tools", True) is not False:
         from specialists.toolset.registry import offered, prompt_guidance
 
-        table = offered(thread=spec.thread)
+        table = offered(thread=spec.thread, tier=spec.permission)
         tools.update(table_tools(table))
         guidance = prompt_guidance(table) if table and not spec.bare else ""
         system_prompt = "\n\n".join(p for p in (system_prompt, guidance) if p)

@@ -66,7 +66,7 @@ def parse_line(line: bytes | OversizedLine) -> tuple[dict[str, Any] | None, Acti
         return None, None
     try:
         obj = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         head = line[:200].decode("utf-8", "replace")
         return None, Activity("notice", {"message": f"unparsed output line: {head}"}, log=False)
     if not isinstance(obj, dict):

@@ -9,10 +9,11 @@ waits for the run in progress to finish before closing it.
 Command line: `--no-extensions` (an extension could open a dialog nobody answers) with the
 chosen ones re-included by `-e` (pi_extensions.py), `--no-skills` and `--no-prompt-templates`
 (no discovery from the user's pi config; explicit `--skill` paths still load, verified in pi
-0.73.1's resource loader), `--tools` per permission tier, the system prompt (plus the
-response format asked for, answer_format.py) through a file given to `--append-system-prompt`
-(pi reads a path's contents; argv entries are capped at 128 kB), `--thinking` when the
-specialist sets a level, `--session` = the job's session.jsonl or the session to continue.
+0.73.1's resource loader and on 1.6.0 by tests/integration/test_cli_pi.py), `--tools` per
+permission tier, the system prompt (plus the response format asked for, answer_format.py)
+through a file given to `--append-system-prompt` (pi reads a path's contents; argv entries
+are capped at 128 kB), `--thinking` when the specialist sets a level, `--session` = the
+job's session.jsonl or the session to continue.
 Context files (AGENTS.md, CLAUDE.md) stay on; add `--no-context-files` to extra_args to drop
 them. A skill path or chosen extension that is missing is a notice in events.jsonl, not fatal.
 """
@@ -32,6 +33,7 @@ from typing import Any, assert_never
 from specialists.errors import AgentUnavailable, Bug, ConfigError
 from specialists.executors.base import AdoptedProcess, HostedProcess, spawn_agent
 from specialists.process.jobenv import agent_env
+from specialists.process.node import choose_node, is_node_script
 from specialists.process.spawn import exit_status as exit_description
 from specialists.runners.answer_format import format_instruction, format_problem
 from specialists.runners.base import (
@@ -47,12 +49,13 @@ from specialists.runners.base import (
     not_accepted,
 )
 from specialists.runners.pi_adopt import RECENT_WRITES, adopt_runner, runner_state
+from specialists.runners.pi_events import short
 from specialists.runners.pi_extensions import chosen_extensions
 from specialists.runners.pi_protocol import PiProtocol, job_protocol, split_pi_model
 from specialists.runners.tiers import pi_tools
 from specialists.vocab import THINKING_LEVELS
 
-PI_PACKAGE = "@mariozechner/pi-coding-agent@0.73.1"
+PI_PACKAGE = "@earendil-works/pi-coding-agent@1.6.0"
 PI_BIN_ENV = "SPECIALISTS_PI_BIN"
 SESSION_FILE_NAME = "session.jsonl"
 SYSTEM_PROMPT_FILE_NAME = "system_prompt.md"
@@ -65,11 +68,17 @@ _EXIT_DRAIN_S = 2.0
 # from its head alone.
 MAX_LINE_BYTES = 16 * 1024 * 1024
 _WRITE_RETRY_S = 0.02  # poll slice while commands wait for room in pi's stdin pipe
+EXTENSION_LOAD_FAILED = "Failed to load extension"  # pi 1.6.0's stderr when one fails
+EXTENSION_UNAVAILABLE = (
+    "the specialists extension did not load, so this job runs without bg_run, sleep, "
+    "spawn_thread, the bash guard and the result spill"
+)
 
 
 def resolve_pi_command(options: Mapping[str, Any], env: Mapping[str, str]) -> list[str]:
     """The pi command: options["pi_bin"] or ["bin"] (a path, or an argv list such as
-    [python, fake_pi.py]), then $SPECIALISTS_PI_BIN, then `pi` on PATH."""
+    [python, fake_pi.py]), then $SPECIALISTS_PI_BIN, then `pi` on PATH. A pi that is a Node
+    script is started by a Node its package accepts (process/node.py): `[node, pi]`."""
     configured = options.get("pi_bin") or options.get("bin") or env.get(PI_BIN_ENV)
     path_var = env.get("PATH", os.defpath)
     if isinstance(configured, list | tuple):
@@ -86,21 +95,9 @@ def resolve_pi_command(options: Mapping[str, Any], env: Mapping[str, str]) -> li
             f"pi is not installed: npm install -g {PI_PACKAGE}",
             hint=f"or set {PI_BIN_ENV} or execution.runner.pi_bin to its path",
         )
-    if _is_node_script(Path(found)) and shutil.which("node", path=path_var) is None:
-        raise AgentUnavailable(
-            f"pi needs Node.js (>= 20.6) but `node` is not on PATH (pi is at {found})",
-            hint="install Node.js 20 or newer",
-        )
+    if is_node_script(found):
+        return [choose_node(found, env, "pi"), found]
     return [found]
-
-
-def _is_node_script(path: Path) -> bool:
-    try:
-        with path.open("rb") as fh:
-            first = fh.readline(200)
-    except OSError:
-        return False
-    return first.startswith(b"#!") and b"node" in first
 
 
 def build_argv(
@@ -146,7 +143,7 @@ _IN_A_RUN: frozenset[CommandKind] = _BETWEEN_RUNS | {"abort"}
 
 
 class PiRunner:
-    """`AgentRunner` for pi 0.73.1 in RPC mode."""
+    """`AgentRunner` for pi 1.x in RPC mode (1.6.0 is the version tested)."""
 
     name = "pi"
 
@@ -165,33 +162,41 @@ class PiRunner:
         self._response_format: str | None = None
         self._writes = 0  # stdin writes made, and the last few (pi_adopt.py)
         self._recent: deque[bytes] = deque(maxlen=RECENT_WRITES)
+        self._spec: LaunchSpec | None = None
+        self._with_extension = False
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self, spec: LaunchSpec) -> None:
         if self._proc is not None:
             raise Bug("PiRunner.start called twice")
+        self._spec = spec
+        self._launch(spec, with_extension=bool(spec.options.get("specialists_extension")))
+
+    def _launch(self, spec: LaunchSpec, *, with_extension: bool) -> None:
         env = agent_env(spec.job_dir, spec.env)  # + the job's process mark and git trailers
         env.setdefault("PI_SKIP_VERSION_CHECK", "1")
         command = resolve_pi_command(spec.options, env)
         ext_tools: list[str] = []
-        if spec.options.get("specialists_extension"):  # the wave-2 tools, through our extension
+        self._with_extension = with_extension
+        if with_extension:  # the wave-2 tools, through our extension
             from specialists.pi_extension import for_pi_job
 
-            ext_args, ext_env, ext_tools = for_pi_job()
+            ext_args, ext_env, ext_tools = for_pi_job(spec.permission, spec.thread)
             command, env = [*command, *ext_args], {**ext_env, **env}
         spec.job_dir.mkdir(parents=True, exist_ok=True)
         session = Path(spec.resume_session) if spec.resume_session else None
         session_file = session or spec.job_dir / SESSION_FILE_NAME
         prompt_file = self._write_system_prompt(spec)
         extensions, missing = chosen_extensions(spec.options, spec.permission, env, spec.cwd)
-        for message in missing:
+        first = self._proc is None  # a relaunch has said its notices already
+        for message in missing if first else ():
             self._notice(message, level="warning")
         argv = build_argv(
             command,
             spec,
             session_file=session_file,
             system_prompt_file=prompt_file,
-            skill_paths=self._existing_skills(spec),
+            skill_paths=self._existing_skills(spec, notify=first),
             extensions=extensions,
         )
         if ext_tools:  # pi's --tools also gates extension tools
@@ -201,6 +206,7 @@ class PiRunner:
         self._response_format = spec.response_format
         self._protocol = job_protocol(spec, self._session_file)
         self._spawned_at = time.monotonic()
+        self.startup_s = None
         self._proc = spawn_agent(
             spec.host,
             argv,
@@ -213,6 +219,19 @@ class PiRunner:
         # pi buffers commands written before it is ready, so the prompt can go at once.
         self._protocol.prompt(spec.prompt)
         self._flush()
+
+    def _extension_failed(self, proc: HostedProcess) -> str | None:
+        """pi 1.x refuses to start when an extension fails to load (exit 1, `Failed to load
+        extension "<path>": ...` on stderr). When it is ours, the reason; else None."""
+        if not self._with_extension or self.startup_s is not None or proc.returncode == 0:
+            return None
+        from specialists.pi_extension import EXTENSION_FILE
+
+        tail = proc.stderr_tail
+        at = tail.find(EXTENSION_LOAD_FAILED)
+        if at < 0 or str(EXTENSION_FILE) not in tail[at:]:
+            return None
+        return short(tail[at:].splitlines()[0], 400)
 
     # A successor supervisor takes pi over (executors/job.py `Adoptable`; pi_adopt.py).
     def adopt_state(self) -> dict[str, Any] | None:
@@ -233,7 +252,7 @@ class PiRunner:
         path.write_text(text, encoding="utf-8")
         return path
 
-    def _existing_skills(self, spec: LaunchSpec) -> list[Path]:
+    def _existing_skills(self, spec: LaunchSpec, *, notify: bool = True) -> list[Path]:
         """The skill paths that exist (the catalog's one rule); the others, a notice."""
         from specialists.catalog.skills import resolve_skill_path
 
@@ -243,7 +262,7 @@ class PiRunner:
             path = resolve_skill_path(raw, spec.cwd, home=home)
             if path.exists():
                 found.append(path)
-            else:
+            elif notify:
                 self._notice("skill path not found; skipped", level="warning", path=str(path))
         return found
 
@@ -315,6 +334,14 @@ class PiRunner:
             self._exit_seen_at = now
         if not proc.stdout_closed and now - self._exit_seen_at < _EXIT_DRAIN_S:
             return []  # lines may still be in the pipe; read them first
+        failed = self._extension_failed(proc)
+        if failed is not None and self._spec is not None and not self._close_requested:
+            # The job goes on without our tools, and says so (events.jsonl, status, feed).
+            proc.release()
+            self._exit_seen_at = None
+            message = f"{EXTENSION_UNAVAILABLE}: {failed}"
+            self._launch(self._spec, with_extension=False)
+            return [Activity("notice", {"message": message, "level": "error"})]
         events = self._protocol.process_exited()
         exit_code, sig = exit_description(proc.returncode)
         events.append(AgentExited(exit_code, sig, proc.stderr_tail))

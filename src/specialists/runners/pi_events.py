@@ -36,6 +36,7 @@ from specialists.runners.pi_lines import (
 )
 from specialists.runners.pi_signals import (
     AgentEnded,
+    AgentSettled,
     AgentStarted,
     AssistantDone,
     CommandResponse,
@@ -54,10 +55,23 @@ Translated = RunnerEvent | Signal
 MALFORMED_LOGGED = 5  # malformed lines logged to events.jsonl before going status-only
 HEARTBEAT_S = 1.0  # at most one status-only liveness event per kind per second
 DIALOG_METHODS = frozenset({"select", "confirm", "input", "editor"})
-# Events that carry nothing the job record needs.
+# Events that carry nothing the job record needs (entry_appended: pi 1.x's session entries;
+# bash_execution_update: output of the RPC `bash` command, which we never send).
 _IGNORED_EVENTS = frozenset(
-    {"turn_start", "queue_update", "session_info_changed", "thinking_level_changed", "session"}
+    {
+        "turn_start",
+        "queue_update",
+        "session_info_changed",
+        "thinking_level_changed",
+        "session",
+        "entry_appended",
+        "bash_execution_update",
+    }
 )
+# pi 1.x ends agent_end with `"willRetry":<bool>}`; it is read from the line's tail, because
+# the line repeats every message of the run and is never parsed whole.
+_WILL_RETRY = b'"willRetry":true}'
+_WONT_RETRY = b'"willRetry":false}'
 
 
 def _usage_of(message: Mapping[str, Any]) -> Usage | None:
@@ -129,12 +143,12 @@ class PiTranslator:
         if line.startswith(MESSAGE_END) and not line.startswith(ASSISTANT_END):
             return []  # user and tool-result messages: possibly huge, never needed
         if line.startswith(AGENT_END):
-            return [AgentEnded()]  # its messages repeat what message_end already told us
+            return [_agent_ended(line)]  # its messages repeat what message_end told us
         if line.startswith(TURN_END):
             return self._turn_end()
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return self._malformed(line)
         if not isinstance(obj, dict):
             return self._malformed(line)
@@ -163,7 +177,7 @@ class PiTranslator:
     def _parsed_update(self, line: bytes) -> list[Translated]:
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return self._malformed(line)
         return self._event(obj) if isinstance(obj, dict) else self._malformed(line)
 
@@ -187,7 +201,8 @@ class PiTranslator:
             return out
         if kind == "toolcall_start":
             self._heartbeat["toolcall"] = self._clock()
-            name = _tool_name_in_partial(ev)
+            named = ev.get("toolName")  # pi 1.x; pi 0.x has it only in the partial message
+            name = str(named) if isinstance(named, str) and named else _tool_name_in_partial(ev)
             return [
                 Activity("toolcall", {"tool": name} if name else {}, log=False, current_tool=name)
             ]
@@ -215,7 +230,10 @@ class PiTranslator:
         if kind == "agent_start":
             return [AgentStarted(), agent_started()]
         if kind == "agent_end":
-            return [AgentEnded()]
+            will_retry = obj.get("willRetry")
+            return [AgentEnded(will_retry if isinstance(will_retry, bool) else None)]
+        if kind == "agent_settled":
+            return [AgentSettled(aborted=obj.get("aborted") is True)]
         if kind == "message_start":
             msg = obj.get("message")
             if isinstance(msg, Mapping) and msg.get("role") == "assistant":
@@ -330,8 +348,15 @@ class PiTranslator:
 
     def _ui_request(self, obj: Mapping[str, Any]) -> list[Translated]:
         method = str(obj.get("method") or "")
+        level = obj.get("notifyType")
+        if method == "notify" and level in ("warning", "error"):
+            # What an extension tells its person (ours: a sidecar that will not start, tools
+            # that are off) is shown to ours too, never only in a log file.
+            return [
+                Activity("notice", {"message": short(obj.get("message") or ""), "level": level})
+            ]
         if method not in DIALOG_METHODS:
-            return []  # notify/setStatus/...: fire-and-forget, nobody waits for an answer
+            return []  # info notices, setStatus, ...: fire-and-forget, nobody answers them
         fields = {
             "message": "extension dialog cancelled (no user in a background job)",
             "method": method,
@@ -367,6 +392,15 @@ class PiTranslator:
             return []
         self._heartbeat[kind] = now
         return [Activity(kind, log=False)]
+
+
+def _agent_ended(line: bytes) -> AgentEnded:
+    tail = line[-32:].rstrip()
+    if tail.endswith(_WILL_RETRY):
+        return AgentEnded(will_retry=True)
+    if tail.endswith(_WONT_RETRY):
+        return AgentEnded(will_retry=False)
+    return AgentEnded()
 
 
 def _tool_name_in_partial(ev: Mapping[str, Any]) -> str | None:

@@ -3,7 +3,7 @@
 pi always runs with `--no-extensions`: an extension the user installed for their own
 sessions could open a dialog nobody answers, or block edits for want of a claim only the
 orchestrator's session holds (seed 002, decision 3). Chosen extensions come back with
-`-e <path>`, which pi 0.73.1 loads even under `--no-extensions`.
+`-e <path>`, which pi loads even under `--no-extensions` (0.73.1 and 1.6.0).
 
 The choice, from the runner options (`execution.runner.extensions` in the definition, over
 `[runners.pi] extensions` in config.toml):
@@ -32,7 +32,8 @@ AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 
 
 def pi_agent_dir(env: Mapping[str, str]) -> Path:
-    """pi's own config directory, as pi 0.73.1 finds it (config.js getAgentDir)."""
+    """pi's own config directory, as pi finds it (0.73.1's config.js getAgentDir; 1.6.0 reads
+    the same PI_CODING_AGENT_DIR, which every test's models.json relies on)."""
     configured = env.get(AGENT_DIR_ENV)
     home = Path(env.get("HOME") or Path.home())
     if configured:

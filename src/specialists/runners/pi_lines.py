@@ -1,16 +1,20 @@
 """Recognising pi's stdout lines from their first bytes, and the delta inside an update.
 
 pi repeats the whole partial message twice in every `message_update`, so its stdout grows
-quadratically with the answer. These helpers tell a line's kind from a bytes prefix and decode
-only the short `delta` string, so a 20 MB stream costs milliseconds. pi 0.73.1 writes its keys
-in a fixed order; a line in any other shape is simply parsed in full by the caller.
+quadratically with the answer (pi 0.x; pi 1.x sends the event and the usage so far instead, so
+its lines stay short). These helpers tell a line's kind from a bytes prefix and decode only the
+short `delta` string, so a 20 MB stream costs milliseconds. pi writes its keys in a fixed
+order (1.6.0: `type`, `usage`, `assistantMessageEvent`; 0.73.1: `type`,
+`assistantMessageEvent`); a line in any other shape is simply parsed in full by the caller.
 """
 
 from __future__ import annotations
 
 from json.decoder import scanstring  # type: ignore[attr-defined]
 
-UPDATE_PREFIX = b'{"type":"message_update","assistantMessageEvent":{"type":"'
+UPDATE_PREFIX = b'{"type":"message_update",'
+_EVENT_KEY = b'"assistantMessageEvent":{"type":"'
+_EVENT_KEY_WITHIN = 1024  # the usage object before it is a few hundred bytes
 TOOL_UPDATE = b'{"type":"tool_execution_update"'
 ASSISTANT_START = b'{"type":"message_start","message":{"role":"assistant"'
 MESSAGE_START = b'{"type":"message_start"'
@@ -25,7 +29,10 @@ def update_kind(line: bytes) -> tuple[str, int] | None:
     """(assistantMessageEvent.type, end offset) when `line` has pi's message_update prefix."""
     if not line.startswith(UPDATE_PREFIX):
         return None
-    start = len(UPDATE_PREFIX)
+    key = line.find(_EVENT_KEY, len(UPDATE_PREFIX), _EVENT_KEY_WITHIN)
+    if key < 0:
+        return None
+    start = key + len(_EVENT_KEY)
     end = line.find(b'"', start, start + 40)
     if end < 0:
         return None

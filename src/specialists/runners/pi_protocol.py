@@ -5,11 +5,17 @@ feeds stdout lines to `feed`. The protocol owns request ids, decides when a run 
 finished (pi 0.73.1 emits several `agent_end` for one prompt while it auto-retries), queries
 the final text and session file, and emits `RunFinished`. Its state is a closed union.
 
-Final detection: an `agent_end` whose last assistant message did not fail (stopReason other
-than "error") finishes the run at once. After a failed one, pi decides synchronously whether
-to retry (`auto_retry_start`) or compact (`compaction_start`), so we wait a short grace
-window (default 0.3 s, measured from reading the line) for either; `auto_retry_end` with
-success false, a compaction that will not retry, or an empty window make the run final.
+Final detection, pi 1.x: `agent_settled` ends the run (pi has no automatic work left: no
+retry, compaction or queued message); `agent_end` carries `willRetry`. An `agent_settled`
+that never follows an `agent_end` would leave the job waiting, so after `agent_end` the run
+also ends once `settle_timeout_s` (default 10 s) passes without one. A prompt an extension
+command consumed (`disposition: "handled"`) starts no run and is final at once.
+
+pi 0.x (no `willRetry`): an `agent_end` whose last assistant message did not fail finishes the
+run at once. After a failed one, pi decides synchronously whether to retry
+(`auto_retry_start`) or compact (`compaction_start`), so we wait a short grace window
+(default 0.3 s, measured from reading the line) for either; `auto_retry_end` with success
+false, a compaction that will not retry, or an empty window make the run final.
 
 Fallback model: a run that failed at the provider (pi's own retries exhausted, or an error
 pi does not retry) is run once more on the fallback model, if one is set: `set_model`, then
@@ -51,6 +57,7 @@ from specialists.runners.pi_states import (
 )
 
 DEFAULT_FINAL_GRACE_S = 0.3
+DEFAULT_SETTLE_TIMEOUT_S = 10.0
 DEFAULT_QUERY_TIMEOUT_S = 10.0
 
 
@@ -68,6 +75,7 @@ def job_protocol(spec: LaunchSpec, session_file: str | None) -> PiProtocol:
     """The conversation of one job's pi, with the job's limits and models."""
     return PiProtocol(
         final_grace_s=float(spec.options.get("final_grace_s", DEFAULT_FINAL_GRACE_S)),
+        settle_timeout_s=float(spec.options.get("settle_timeout_s", DEFAULT_SETTLE_TIMEOUT_S)),
         max_turns=spec.max_turns,
         session_file=session_file,
         model=spec.model,
@@ -83,6 +91,7 @@ class PiProtocol:
         *,
         clock: Clock = time.monotonic,
         final_grace_s: float = DEFAULT_FINAL_GRACE_S,
+        settle_timeout_s: float = DEFAULT_SETTLE_TIMEOUT_S,
         query_timeout_s: float = DEFAULT_QUERY_TIMEOUT_S,
         max_turns: int | None = None,
         session_file: str | None = None,
@@ -91,6 +100,7 @@ class PiProtocol:
     ) -> None:
         self._clock = clock
         self._grace = final_grace_s
+        self._settle_timeout = settle_timeout_s
         self._query_timeout = query_timeout_s
         self._max_turns = max_turns
         self._model = model
@@ -216,7 +226,10 @@ class PiProtocol:
             elif not isinstance(state, SwitchingModel):
                 self.state = Running()
         elif sig.kind == "agent_ended":
-            return self._agent_ended()
+            return self._agent_ended(sig.will_retry)
+        elif sig.kind == "agent_settled":
+            if state.kind in BUSY_STATES and not isinstance(state, SwitchingModel):
+                return self._finalize()
         elif sig.kind == "retry_started":
             if isinstance(state, Running | Settling):
                 self.state = Retrying()
@@ -237,7 +250,13 @@ class PiProtocol:
             assert_never(sig)
         return []
 
-    def _agent_ended(self) -> list[RunnerEvent]:
+    def _agent_ended(self, will_retry: bool | None) -> list[RunnerEvent]:
+        if will_retry is not None:  # pi 1.x: agent_settled says when the run is over
+            if will_retry:
+                self.state = Retrying()
+            elif isinstance(self.state, Running | Idle | Retrying):
+                self.state = Settling(self._clock() + self._settle_timeout)
+            return []
         if not isinstance(self.state, Running | Idle):
             return []
         if self._run.stop_reason == "error" and not self._run.abort_requested:
@@ -319,6 +338,9 @@ class PiProtocol:
             return self._model_switched(resp, note)
         elif purpose in ("prompt", "follow_up") and not resp.success:
             return self._prompt_rejected(purpose, resp.error)
+        elif purpose == "prompt" and data.get("disposition") == "handled":
+            if isinstance(state, Running):  # an extension command took it: no run follows
+                return self._query_result()
         elif purpose == "steer_prompt" and not resp.success:
             return self._prompt_rejected("prompt", resp.error)
         elif purpose in ("steer", "steer_prompt"):

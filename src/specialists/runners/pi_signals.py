@@ -18,7 +18,19 @@ class AgentStarted:
 
 @dataclass(frozen=True)
 class AgentEnded:
+    """One low-level run ended. pi 1.x says whether it will retry (`willRetry`); pi 0.x does
+    not (None), so the protocol watches for the retry instead."""
+
+    will_retry: bool | None = None
     kind: Literal["agent_ended"] = "agent_ended"
+
+
+@dataclass(frozen=True)
+class AgentSettled:
+    """pi 1.x: no automatic work is left (no retry, compaction or queued message)."""
+
+    aborted: bool = False
+    kind: Literal["agent_settled"] = "agent_settled"
 
 
 @dataclass(frozen=True)
@@ -83,6 +95,7 @@ class UiRequest:
 Signal = (
     AgentStarted
     | AgentEnded
+    | AgentSettled
     | AssistantDone
     | TurnEnded
     | RetryStarted

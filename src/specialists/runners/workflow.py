@@ -57,7 +57,7 @@ class WorkflowRunner(CommandRunner):
     def _on_line(self, line: bytes) -> None:
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return  # a script's own print: kept in stdout.log, not an event
         if not isinstance(obj, dict):
             return

@@ -76,15 +76,10 @@ def _create(
     if specialist and workflow:
         raise UserError("a schedule has exactly one target", hint="specialist or workflow")
     if workflow:
-        from specialists.workflows.source import find_workflow
+        from specialists.workflows.consent import model_source
 
-        source = find_workflow(project.root, str(workflow), cwd=project.root)
-        if source.kind == "python":  # a model (this is the MCP tool) must not run host code
-            raise UserError(
-                f"workflow {source.name!r} is Python, which the schedule tool does not start",
-                hint=f"ask the user to run `specialists schedule create --workflow {source.name}`",
-            )
-        target = WorkflowTarget("workflow", str(workflow))
+        model_source(project.root, str(workflow), via="schedule tool")  # refused now if bad
+        target = WorkflowTarget("workflow", str(workflow), by_model=True)
     elif specialist:
         prompt = args.get("prompt")
         if not isinstance(prompt, str):

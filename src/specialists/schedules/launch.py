@@ -32,7 +32,12 @@ class JobLauncher:
             from specialists.workflows.source import find_workflow
 
             root = self.project.root
-            source = find_workflow(root, target.workflow, cwd=root)
+            if target.by_model:  # checked again at every firing: the file may have changed
+                from specialists.workflows.consent import model_source
+
+                source = model_source(root, target.workflow, via="schedule tool")
+            else:
+                source = find_workflow(root, target.workflow, cwd=root)
             record = workflow_record(root, WorkflowRequest(source, {}))
             record = record.replace(owner=[owner_key(schedule.id)])
             return self.project.start_background(record, self.warnings)

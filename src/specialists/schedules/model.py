@@ -46,6 +46,9 @@ class WorkflowTarget:
 
     kind: Literal["workflow"]
     workflow: str
+    # Created by a model (the MCP schedule tool): at every firing the workflow must still be
+    # a declarative file of the project whose gates config.toml allows (workflows/consent.py).
+    by_model: bool = False
 
 
 Target = SpecialistTarget | WorkflowTarget
@@ -157,7 +160,8 @@ def target_to_dict(target: Target) -> dict[str, Any]:
             "cwd": target.cwd,
         }
     if target.kind == "workflow":
-        return {"kind": "workflow", "workflow": target.workflow}
+        shown: dict[str, Any] = {"kind": "workflow", "workflow": target.workflow}
+        return {**shown, "by_model": True} if target.by_model else shown
     assert_never(target)
 
 
@@ -165,7 +169,7 @@ def target_from_dict(data: object) -> Target:
     if not isinstance(data, dict):
         raise UserError("the target is not an object")
     if data.get("kind") == "workflow" and isinstance(data.get("workflow"), str):
-        return WorkflowTarget("workflow", data["workflow"])
+        return WorkflowTarget("workflow", data["workflow"], data.get("by_model") is True)
     if data.get("kind") != "specialist":
         raise UserError(f"unknown target kind {str(data.get('kind'))[:20]!r}")
     text = {k: data.get(k) for k in ("specialist", "prompt")}

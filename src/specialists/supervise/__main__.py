@@ -11,11 +11,13 @@ import os
 import sys
 from pathlib import Path
 
+from specialists.errors import bound_tracebacks
 from specialists.supervise.argv import LOCK_FD_ENV, REATTACH_FLAG
 from specialists.supervise.keeper import fork_keeper
 
 
 def main(argv: list[str]) -> int:
+    bound_tracebacks()
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

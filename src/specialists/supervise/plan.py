@@ -173,7 +173,9 @@ def plan_job(
         skill_paths=[str(p) for p in spec.skill_paths],
         pre_scripts=[dataclasses.asdict(s) for s in spec.pre_scripts],
         post_scripts=[dataclasses.asdict(s) for s in spec.post_scripts],
-        runner_options=runner_options(config.raw, runner, spec.runner_options),
+        runner_options=runner_options(
+            config.raw, runner, spec.runner_options, builtin=spec.scope == "builtin"
+        ),
         parent_id=parent.id if parent else None,
         resume_session=parent_status.session_file if parent_status else None,
         bead_id=input_bead if request.track_bead else None,
@@ -193,14 +195,27 @@ def plan_job(
     return record
 
 
+# A builtin specialist on pi loads our extension unless its definition or config.toml's
+# `[runners.pi]` says `specialists_extension = false`: the never-block tools (bg_run, sleep,
+# spawn_thread), the bash guard and the result spill reach the default front too.
+EXTENSION_OPTION = "specialists_extension"
+
+
 def runner_options(
-    config_tables: Mapping[str, object], runner: str, definition: Mapping[str, object]
+    config_tables: Mapping[str, object],
+    runner: str,
+    definition: Mapping[str, object],
+    *,
+    builtin: bool = False,
 ) -> dict[str, object]:
     """The runner's options: config.toml's `[runners.<name>]` table, then the definition's
     `execution.runner` block over it, key by key."""
     tables = config_tables.get("runners")
     defaults = tables.get(runner) if isinstance(tables, Mapping) else None
-    return {**(defaults if isinstance(defaults, Mapping) else {}), **definition}
+    options = {**(defaults if isinstance(defaults, Mapping) else {}), **definition}
+    if builtin and runner == "pi":
+        options.setdefault(EXTENSION_OPTION, True)
+    return options
 
 
 def _check_prompt(request: JobRequest) -> None:

@@ -14,8 +14,9 @@ where that runner can start from a copy of a conversation:
 - claude: a snapshot of the parent's session file, taken at the spawn (the parent goes on
   writing its own), which the child's runner stages among its directory's sessions and starts
   from with `--resume <snapshot> --fork-session --session-id <new>` (runners/claude.py).
-  Claude Code 2.1.197 drops a tool use that has no result yet on resume, so the parent's
-  turn in progress is left out there too.
+  The parent's turn in progress is cut from the snapshot as for pi: Claude Code 2.1.197
+  dropped a tool use that had no result yet on resume, 2.1.332 keeps it (and the child would
+  read the parent's spawn_thread call as its own), so we cut it ourselves.
 - codex: refused. `codex exec fork <id>` (0.171.0) forks a live session when the child's
   agent starts, by then holding whatever the parent did after the spawn; a snapshot would
   need Codex's rollout files rewritten under a new id, which we have not verified.
@@ -26,7 +27,6 @@ A command child has no conversation to fork into.
 from __future__ import annotations
 
 import json
-import shutil
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -125,5 +125,61 @@ def snapshot_claude_session(session_id: str, target: Path, env: Mapping[str, str
             f"spawn_thread cannot fork: your Claude Code session {session_id[:40]} has no file",
             hint="pass fresh_context: true with self-contained instructions",
         )
-    shutil.copyfile(source, target)
+    lines = _session_lines(source)
+    cut = _claude_turn_in_progress([_loads(line) for line in lines])
+    kept = lines if cut is None else lines[:cut]
+    write_atomic(target, b"".join(line + b"\n" for line in kept))
     return target
+
+
+def _session_lines(path: Path) -> list[bytes]:
+    if path.stat().st_size > PI_SESSION_MAX:
+        raise UserError(
+            f"spawn_thread cannot fork: your session file is over {PI_SESSION_MAX >> 20} MiB",
+            hint="pass fresh_context: true with self-contained instructions",
+        )
+    return [line for line in path.read_bytes().split(b"\n") if line.strip()]
+
+
+def _loads(line: bytes) -> dict[str, Any]:
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return {}  # a line a crash cut short: kept as it is, read as nothing
+    return entry if isinstance(entry, dict) else {}
+
+
+def _claude_turn_in_progress(entries: list[dict[str, Any]]) -> int | None:
+    """Where the last assistant message starts when it calls a tool that has no result yet.
+    Claude Code writes one entry per content block, all with the message's id."""
+    answered = {
+        str(block.get("tool_use_id"))
+        for e in entries
+        if e.get("type") == "user"
+        for block in _blocks(e)
+        if block.get("type") == "tool_result"
+    }
+    for i in range(len(entries) - 1, -1, -1):
+        if entries[i].get("type") != "assistant":
+            continue
+        calls = [str(b.get("id")) for b in _blocks(entries[i]) if b.get("type") == "tool_use"]
+        if not calls or all(c in answered for c in calls):
+            return None
+        start = i
+        while start > 0 and _message_id(entries[start - 1]) == _message_id(entries[i]):
+            start -= 1
+        return start
+    return None
+
+
+def _message_id(entry: dict[str, Any]) -> object:
+    message = entry.get("message")
+    if entry.get("type") != "assistant" or not isinstance(message, dict):
+        return None
+    return message.get("id")
+
+
+def _blocks(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []

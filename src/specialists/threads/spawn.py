@@ -35,6 +35,9 @@ from specialists.threads.state import (
 )
 from specialists.threads.transports import front_options, transport
 from specialists.threads.watch import settled_view
+from specialists.vocab import TIER_POWERS, narrower_tier
+
+UNTIERED_RUNNERS = frozenset({"command"})  # runners/command.py: the tier is not applied
 
 DEFAULT_SPECIALIST = "executor"  # a root's child, unless it names one
 FRESH_HINT = (
@@ -136,6 +139,8 @@ def spawn_thread(
     threads, jobs = ThreadStore(state_root), job_store(state_root)
     _check_prerequisites(threads, jobs, owner, request.depends_on)
     parent_job = position.job
+    if request.sandbox:
+        check_may_sandbox(parent_job)
     runner = request.runner
     session = None if request.fresh_context else _fork_source(position, starter)
     base, origin = _sandbox_base(sandboxes, position, cwd) if request.sandbox else (None, None)
@@ -166,11 +171,12 @@ def spawn_thread(
 
             if request.sandbox:
                 sandbox = sandboxes.create(thread_id, base=base, origin=origin)
-            record = plan()
+            record = within_parent_tier(plan(), parent_job)
             if record.requires_worktree and sandbox is None:  # its definition asks for one
+                check_may_sandbox(parent_job)
                 base, origin = _sandbox_base(sandboxes, position, cwd)
                 sandbox = sandboxes.create(thread_id, base=base, origin=origin)
-                record = plan()
+                record = within_parent_tier(plan(), parent_job)
             where = _inside(sandbox, sandboxes, position, cwd)
             options = front_options(record.runner, dict(record.runner_options))
             if session is not None:
@@ -219,6 +225,36 @@ def spawn_thread(
             if not started:
                 _undo(threads, thread_id, sandboxes, sandbox, starter, created)
         return Spawned(thread, sandbox)
+
+
+def within_parent_tier(record: JobRecord, parent: JobRecord | None) -> JobRecord:
+    """A child never gets more than its parent (toolset/tiers.py): its tier is the narrower
+    of its own and its parent's, and a runner that applies no tier at all (command) needs a
+    parent that may run commands itself. A root session's child (no parent job) keeps its
+    own tier: the person chose the specialist."""
+    if parent is None:
+        return record
+    if record.runner in UNTIERED_RUNNERS and "command" not in TIER_POWERS.get(
+        parent.permission, frozenset()
+    ):
+        raise UserError(
+            f"a {parent.permission} job cannot spawn a child on the {record.runner} runner, "
+            "which runs a command with no permission tier",
+            hint="spawn it on an agent runner (pi, claude, codex, native)",
+        )
+    tier = narrower_tier(record.permission, parent.permission)
+    return record if tier == record.permission else record.replace(permission=tier)
+
+
+def check_may_sandbox(parent: JobRecord | None) -> None:
+    """A sandbox is a branch and a worktree made in the user's repository: a job whose tier
+    grants neither commands nor writes (READ_ONLY) does not make one."""
+    if parent is not None and not TIER_POWERS.get(parent.permission):
+        raise UserError(
+            f"a {parent.permission} job cannot spawn a sandboxed child: a sandbox is a new "
+            "branch and worktree in the repository",
+            hint="spawn it without sandbox (and a specialist that needs no worktree)",
+        )
 
 
 def _undo(

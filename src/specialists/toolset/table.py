@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from specialists.errors import SpecialistsError, UserError
+from specialists.events.owners import owner_job_id
 from specialists.toolset.settings import Settings
+from specialists.toolset.tiers import allowed, job_tier, refusal
 
 MAX_DESCRIPTION = 900  # R-G2
 NO_POLL = "Do not poll, do not sleep in a loop: end your turn or do independent work."
@@ -67,11 +69,24 @@ class AgentTool:
 
 
 def call_tool(tool: AgentTool, call: ToolCall) -> Reply:
-    """Run a handler; a user error becomes an error reply the model can read."""
+    """Run a handler; a user error becomes an error reply the model can read. A job's call
+    of a tool its permission tier does not grant (toolset/tiers.py) is refused here, whatever
+    the front listed: the one call path every front goes through."""
+    tier = caller_tier(call.caller)
+    if not allowed(tool.name, tier):
+        assert tier is not None
+        line = refusal(tool.name, tier)
+        return Reply(f"error: {line}", {"error": line}, is_error=True)
     try:
         return tool.handler(call)
     except SpecialistsError as exc:
         return Reply(f"error: {exc.one_line()}", {"error": exc.one_line()}, is_error=True)
+
+
+def caller_tier(caller: Caller) -> str | None:
+    """The caller's permission tier from its job's record; None when it is not our job."""
+    job_id = caller.job_id or owner_job_id(caller.owner)
+    return None if job_id is None else job_tier(caller.state_root, job_id)
 
 
 # --- argument readers (the model's JSON is untrusted input) --------------------------------

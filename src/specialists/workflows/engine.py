@@ -16,11 +16,10 @@ import json
 import logging
 import signal
 import sys
-import traceback
 from pathlib import Path
 from typing import Any
 
-from specialists.errors import SpecialistsError, UserError
+from specialists.errors import SpecialistsError, UserError, bound_tracebacks, exception_text
 from specialists.jobs.atomic import write_atomic
 from specialists.jobs.records import JobRecord
 from specialists.jobs.store import JobStore
@@ -42,6 +41,7 @@ def say(wf: str, **fields: Any) -> None:
 
 
 def main(argv: list[str]) -> int:
+    bound_tracebacks()  # a script may raise the recursion limit and recurse a million deep
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     job_dir = Path(argv[0])
     store = JobStore(job_dir.parent.parent, news=NEWS)
@@ -81,7 +81,7 @@ def main(argv: list[str]) -> int:
     except Exception as exc:  # the script's own bug: one line here, the traceback in stderr.log
         status, code = "error", 1
         logging.getLogger("specialists.workflows").exception("the workflow script failed")
-        say("error", message=f"the workflow script raised {type(exc).__name__}: {exc}{_where(exc)}")
+        say("error", message=f"the workflow script raised {exception_text(exc)}{_where(exc)}")
     finally:
         journal.append({"e": "finish", "status": status})
         journal.close()
@@ -132,11 +132,16 @@ def _lineage(keys: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 
 def _where(exc: BaseException) -> str:
-    tb = traceback.extract_tb(exc.__traceback__)
-    for frame in reversed(tb):
-        if "specialists_workflow" in frame.filename or "/workflows/" in frame.filename:
-            return f" (at {Path(frame.filename).name} line {frame.lineno})"
-    return ""
+    """The innermost line of the workflow's own file: the traceback walked by its links (a
+    million deep is a moment), no frame formatted."""
+    found = ""
+    tb = exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if "specialists_workflow" in name or "/workflows/" in name:
+            found = f" (at {Path(name).name} line {tb.tb_lineno})"
+        tb = tb.tb_next
+    return found
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from specialists.missions.launch import (
     open_before_launch,
 )
 from specialists.missions.store import MissionStore
+from specialists.reader import Invalid, check_tree
 from specialists.vocab import WORKFLOW_RUNNER
 from specialists.workflows.options import MAX_CONCURRENCY, default_concurrency
 from specialists.workflows.source import Source, find_workflow, load_document, load_python
@@ -45,7 +46,7 @@ class WorkflowRequest:
     rerun_changed: Sequence[str] | bool = ()
 
 
-def check_source(source: Source) -> None:
+def check_source(source: Source, args: Mapping[str, Any] | None = None) -> None:
     """Refuse a workflow that cannot run before a job exists for it."""
     if source.kind == "python":
         if source.path is None:
@@ -54,7 +55,7 @@ def check_source(source: Source) -> None:
         return
     from specialists.workflows.declarative import check_document
 
-    check_document(load_document(source))
+    check_document(load_document(source), args)
 
 
 def workflow_record(
@@ -65,14 +66,17 @@ def workflow_record(
     origin_job: str | None = None,
     depth: int = 0,
 ) -> JobRecord:
-    check_source(request.source)
     args = dict(request.args)
-    try:
+    try:  # from any front (an MCP client's included): depth refused as input
+        check_tree(args, "the workflow args", max_nodes=None)
         size = len(json.dumps(args))
+    except Invalid as exc:
+        raise UserError(exc.problem) from None
     except (TypeError, ValueError) as exc:
         raise UserError(f"workflow args are not JSON: {exc}") from None
     if size > MAX_ARGS_BYTES:
         raise UserError("workflow args are over 64 KiB", hint="put long material in a file")
+    check_source(request.source, args)
     c = request.concurrency
     if c is not None and (
         isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= MAX_CONCURRENCY

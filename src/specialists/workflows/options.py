@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from specialists.errors import UserError
+from specialists.reader import Invalid, check_tree
 
 MAX_CHILDREN = 1000  # children (launches) one run may make
 MAX_ITEMS = 4096  # items one runs.all or pipeline call may take
@@ -201,8 +202,11 @@ def check_schema(schema: object, where: str) -> Mapping[str, Any] | None:
         )
     if isinstance(schema, bool):
         raise UserError(f"{where}: schema true/false says nothing; give a schema object")
-    try:
+    try:  # bounded first: an alias bomb or deep nesting never reaches the walks below
+        check_tree(schema, f"{where}: schema")
         size = len(json.dumps(schema))
+    except Invalid as exc:
+        raise UserError(exc.problem) from None
     except (TypeError, ValueError) as exc:
         raise UserError(f"{where}: schema is not JSON: {exc}") from None
     if size > MAX_SCHEMA_BYTES:

@@ -8,12 +8,12 @@ job store; testing.py has a fake that runs on the event loop without processes.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from specialists.errors import UserError
+from specialists.reader import Invalid, load_json
 from specialists.workflows.options import ChildOptions, KeyedResume
 
 
@@ -121,16 +121,19 @@ def to_jsonable(value: Any) -> Any:
     return str(value)
 
 
+MAX_ANSWER_DEPTH = 100  # far deeper than any schema's data; far from Python's stack limit
+
+
 def schema_problem(schema: Mapping[str, Any], answer: str) -> tuple[Any, str | None]:
     """(the parsed answer, None) when `answer` is JSON satisfying `schema`, else (None, why)."""
     text = answer.strip()
     if text.startswith("```") and text.endswith("```") and "\n" in text:
         text = text.split("\n", 1)[1]
         text = text[: text.rfind("```")]
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        return None, f"the answer is not JSON ({exc})"
+    try:  # an agent's text: nesting bounded before the validator walks it
+        data = load_json(text, "JSON", max_nodes=None, max_depth=MAX_ANSWER_DEPTH)
+    except Invalid as exc:
+        return None, f"the answer is not JSON ({exc.problem})"
     from jsonschema import validators
 
     validator = validators.validator_for(schema)(schema)

@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from specialists.errors import UserError
+from specialists.reader import Invalid, load_json
 from specialists.workflows.graph import NodeKind, Planner
 from specialists.workflows.journal import Journal, KeyState, output_fields
 from specialists.workflows.mission import MissionHandle
@@ -35,6 +36,7 @@ from specialists.workflows.options import MAX_CHILDREN, MAX_ITEMS, ChildOptions,
 from specialists.workflows.progress import KeyState as Standing
 from specialists.workflows.progress import Tally
 from specialists.workflows.results import (
+    MAX_ANSWER_DEPTH,
     ChildFailed,
     Children,
     ChildResult,
@@ -487,8 +489,8 @@ def _result(
 
 def _json_or_none(text: str) -> Any:
     try:
-        return json.loads(text)
-    except ValueError:
+        return load_json(text, "JSON", max_nodes=None, max_depth=MAX_ANSWER_DEPTH)
+    except Invalid:
         return None
 
 

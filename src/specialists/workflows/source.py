@@ -15,16 +15,18 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from specialists.errors import UserError
+from specialists.errors import UserError, exception_text
 from specialists.jobs.paths import TEAM_DIR
 
 WORKFLOWS_DIR = "workflows"  # under .specialists/ (local) and specialists/ (the team's)
 MAX_SOURCE_BYTES = 1024 * 1024
+WORKFLOW_MAX_NODES = 100_000  # declarative.MAX_DOCUMENT_NODES, which checks it again
 SUFFIXES = (".py", ".yaml", ".yml", ".json")
 RECIPES = Path(__file__).resolve().parent / "recipes"
 
@@ -141,10 +143,18 @@ def load_python(path: Path) -> Callable[..., Any]:
     if spec is None or spec.loader is None:
         raise UserError(f"workflow {path} cannot be loaded as Python")
     module = importlib.util.module_from_spec(spec)
+    limit = sys.getrecursionlimit()
     try:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
         raise UserError(f"workflow {path}: syntax error at line {exc.lineno}: {exc.msg}") from None
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the workflow code failed, not us
+        raise UserError(
+            f"workflow {path} raised {exception_text(exc, 300)} on import{_line_in(exc, path)}",
+            hint="fix the workflow file; a workflow's module should only define main",
+        ) from None
+    finally:
+        sys.setrecursionlimit(limit)  # a module that raised it must not leave it raised
     main = getattr(module, "main", None)
     if not inspect.iscoroutinefunction(main):
         raise UserError(
@@ -154,6 +164,18 @@ def load_python(path: Path) -> Callable[..., Any]:
     return main
 
 
+def _line_in(exc: BaseException, path: Path) -> str:
+    """Where in the file it failed: the traceback walked by its links, nothing formatted
+    (a recursion a million calls deep is a moment this way)."""
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == str(path):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return f" (line {line})" if line else ""
+
+
 def load_document(source: Source) -> dict[str, Any]:
     if source.document is not None:
         return source.document
@@ -161,20 +183,16 @@ def load_document(source: Source) -> dict[str, Any]:
         raise UserError("a declarative workflow needs a file or a document")
     path = Path(source.path)
     text = read_text(path)
-    if path.suffix == ".json":
-        import json
+    from specialists.catalog.files import parse_json, parse_yaml
+    from specialists.reader import Invalid
 
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise UserError(f"workflow {path}: not JSON: {exc}") from None
-    else:
-        import yaml
-
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise UserError(f"workflow {path}: not YAML: {str(exc).splitlines()[0]}") from None
+    try:  # bounded: an alias bomb, deep nesting or a key given twice is one line
+        if path.suffix == ".json":
+            data = parse_json(text)
+        else:
+            data = parse_yaml(text, max_nodes=WORKFLOW_MAX_NODES)
+    except Invalid as exc:
+        raise UserError(f"workflow {path}: {exc.problem}") from None
     if not isinstance(data, dict):
         raise UserError(f"workflow {path}: the document must be a mapping with steps")
     return data

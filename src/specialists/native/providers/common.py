@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from specialists.native.errors import classify, describe_status, short
 from specialists.native.messages import ToolCall
 from specialists.native.model import ModelError, ModelRequest, StreamEvent
+from specialists.reader import Invalid, load_json
 
 log = logging.getLogger(__name__)
 
@@ -112,10 +113,10 @@ def parse_arguments(call_id: str, name: str, raw: str | None) -> ToolCall:
     """A tool call from its JSON argument text; bad JSON becomes `arguments_error`."""
     if not raw or not raw.strip():
         return ToolCall(call_id, name, {})
-    try:
-        value = json.loads(raw)
-    except ValueError as exc:
-        return ToolCall(call_id, name, {}, arguments_error=f"not valid JSON ({exc})")
+    try:  # the model's text: nesting bounded, never a RecursionError in a later walk
+        value = load_json(raw, "JSON", max_nodes=None)
+    except Invalid as exc:
+        return ToolCall(call_id, name, {}, arguments_error=f"not valid JSON ({exc.problem})")
     if not isinstance(value, dict):
         return ToolCall(call_id, name, {}, arguments_error="arguments must be a JSON object")
     return ToolCall(call_id, name, value)

@@ -40,17 +40,25 @@ from specialists.native.model import (
     UsageReport,
 )
 from specialists.native.providers.common import parse_arguments
+from specialists.reader import Invalid, load_json
+from specialists.reader.textfile import read_text_file
 
 _CATEGORIES = ("transient", "throttled", "fatal", "config", "overflow")
 _STOPS = ("end", "tool_use", "max_tokens", "refusal", "other")
 _WORDS = re.compile(r"\S+\s*|\s+")
 
 
+REPLAY_MAX_BYTES = 64 * 1024 * 1024  # a recording is read whole: a bound, not a promise
+REPLAY_MAX_NODES = 1_000_000
+
+
 def load_recording(path: Path) -> list[dict[str, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read replay recording {path}: {exc.strerror or exc}") from exc
+    try:  # a regular file only (a FIFO would hang the job), bounded
+        text = read_text_file(path, limit=REPLAY_MAX_BYTES)
+    except FileNotFoundError:
+        raise ConfigError(f"cannot read replay recording {path}: no such file") from None
+    except Invalid as exc:
+        raise ConfigError(f"cannot read replay recording {path}: {exc.problem}") from None
     if path.suffix in (".yaml", ".yml"):
         turns = _yaml_turns(path, text)
     else:
@@ -59,20 +67,22 @@ def load_recording(path: Path) -> list[dict[str, Any]]:
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             try:
-                turns.append((number, json.loads(line)))
-            except ValueError as exc:
-                raise ConfigError(f"{path}: line {number}: not valid JSON ({exc})") from exc
+                turns.append((number, load_json(line, "JSON", max_nodes=None)))
+            except Invalid as exc:
+                raise ConfigError(
+                    f"{path}: line {number}: not valid JSON ({exc.problem})"
+                ) from None
         turns = [(n, t) for n, t in turns if not (isinstance(t, dict) and "replay" in t)]
     return [_check_turn(path, where, turn) for where, turn in turns]
 
 
 def _yaml_turns(path: Path, text: str) -> list[tuple[int, Any]]:
-    import yaml  # lazy: only YAML recordings need it
+    from specialists.catalog.files import parse_yaml  # the bounded loader; imports yaml
 
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})") from exc
+        data = parse_yaml(text, max_nodes=REPLAY_MAX_NODES)
+    except Invalid as exc:
+        raise ConfigError(f"{path}: {exc.problem}") from None
     if isinstance(data, dict):
         data = data.get("turns")
     if not isinstance(data, list):

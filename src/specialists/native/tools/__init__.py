@@ -94,6 +94,12 @@ def _run(call: ToolCall, tools: Mapping[str, Tool], ctx: ToolContext) -> ToolOut
         return ToolOutput(f"invalid arguments for {call.name}: {call.arguments_error}", True)
     tool = tools.get(call.name)
     if tool is None:
+        if ctx.caller is not None:  # a table tool this job's tier does not grant: say so
+            from specialists.toolset.registry import tier_refusal
+
+            refused = tier_refusal(call.name, ctx.caller.state_root, ctx.caller.owner)
+            if refused is not None:
+                return ToolOutput(refused, True)
         known = ", ".join(tools) or "none"
         return ToolOutput(f"unknown tool {call.name!r}; available tools: {known}", True)
     try:

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specialists.toolset.guards import DEFAULT_SLEEP_LIMIT_S, RESULT_LIMITS, GuardMode
+from specialists.toolset.bash_guard import DEFAULT_SLEEP_LIMIT_S
+from specialists.toolset.guards import RESULT_LIMITS, GuardMode
 
 if TYPE_CHECKING:
     from specialists.events.spill import SpillLimits

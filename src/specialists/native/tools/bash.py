@@ -28,7 +28,7 @@ from specialists.errors import AgentUnavailable
 from specialists.events.spill import bound_stream
 from specialists.native.tools.base import ToolContext, ToolFailure, ToolOutput, arg_str
 from specialists.process.agent import AgentProcess
-from specialists.toolset.guards import classify_bash
+from specialists.toolset.bash_guard import classify_bash
 
 DESCRIPTION = (
     "Execute a bash command in the current working directory. Returns stdout and stderr. "

@@ -1,0 +1,172 @@
+"""Which Node starts pi (process/node.py): the one its package accepts, or one clear line.
+
+Fake `node` binaries are tiny shell scripts that print a version; the real pi 1.6.0 and the
+Node scripts/setup put beside it under .tools/ prove the lookup on the real layout. A pi that
+cannot run is refused before any job exists (exit 3, one line naming both Nodes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from specialists.errors import AgentUnavailable
+from specialists.process import node as node_module
+from specialists.process.node import NODE_ENV, choose_node, package_of
+from specialists.runners.pi import resolve_pi_command
+
+pytestmark = pytest.mark.integration
+
+
+def fake_node(directory: Path, version: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "node"
+    path.write_text(f"#!/bin/sh\necho v{version}\n")
+    path.chmod(0o755)
+    return path
+
+
+def fake_pi_package(root: Path, engines: str = ">=22.19.0") -> Path:
+    """An npm layout: node_modules/<pkg>/cli.js and node_modules/.bin/pi -> it."""
+    package = root / "node_modules" / "@earendil-works" / "pi-coding-agent"
+    package.mkdir(parents=True)
+    doc = {"name": "@earendil-works/pi-coding-agent", "version": "1.6.0"}
+    (package / "package.json").write_text(json.dumps({**doc, "engines": {"node": engines}}))
+    cli = package / "cli.js"
+    cli.write_text("#!/usr/bin/env node\n")
+    cli.chmod(0o755)
+    bin_dir = root / "node_modules" / ".bin"
+    bin_dir.mkdir()
+    (bin_dir / "pi").symlink_to(cli)
+    return bin_dir / "pi"
+
+
+def pi_tester_project() -> Path:
+    """The test project with a `tester` specialist on pi."""
+    project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    specs = project / "specialists"
+    specs.mkdir(exist_ok=True)
+    (specs / "tester.specialist.yaml").write_text(
+        "metadata: {name: tester, description: t}\n"
+        "execution: {runner: pi, model: mock/mock-model}\n"
+        "prompt: {system: s, task_template: $prompt}\n"
+    )
+    return project
+
+
+def run_tester(project: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "specialists", "run", "tester", "--prompt", "hi"]
+    return subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=120)
+
+
+def no_jobs(project: Path) -> bool:
+    jobs = project / ".specialists" / "jobs"
+    return not jobs.exists() or not any(jobs.iterdir())
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache() -> None:
+    node_module._cache.clear()
+
+
+def test_the_package_says_which_node_it_needs(tmp_path: Path) -> None:
+    pi = fake_pi_package(tmp_path)
+    package = package_of(str(pi))
+    assert package is not None
+    assert (package.name, package.version, package.needs) == (
+        "@earendil-works/pi-coding-agent",
+        "1.6.0",
+        (22, 19, 0),
+    )
+
+
+def test_a_node_beside_the_launcher_wins_over_an_older_one_on_path(tmp_path: Path) -> None:
+    pi = fake_pi_package(tmp_path)
+    old = fake_node(tmp_path / "system", "20.20.2")
+    new = fake_node(pi.parent, "24.22.3")
+    env = {"PATH": str(old.parent)}
+    assert resolve_pi_command({}, {**env, "SPECIALISTS_PI_BIN": str(pi)}) == [str(new), str(pi)]
+
+
+def test_a_new_enough_node_on_path_is_used(tmp_path: Path) -> None:
+    pi = fake_pi_package(tmp_path)
+    new = fake_node(tmp_path / "system", "22.19.0")
+    assert choose_node(str(pi), {"PATH": str(new.parent)}, "pi") == str(new)
+
+
+def test_only_an_old_node_is_one_line_naming_found_and_needed(tmp_path: Path) -> None:
+    pi = fake_pi_package(tmp_path)
+    old = fake_node(tmp_path / "system", "20.20.2")
+    with pytest.raises(AgentUnavailable) as caught:
+        choose_node(str(pi), {"PATH": str(old.parent)}, "pi")
+    message = caught.value.one_line()
+    assert "\n" not in message
+    assert "pi 1.6.0 needs Node >= 22.19.0" in message
+    assert f"found {old} (v20.20.2)" in message
+    assert "scripts/setup" in message and NODE_ENV in message
+
+
+def test_a_chosen_node_is_the_only_candidate(tmp_path: Path) -> None:
+    pi = fake_pi_package(tmp_path)
+    fake_node(pi.parent, "24.22.3")  # would do, but a person named another one
+    old = fake_node(tmp_path / "mine", "22.1.0")
+    with pytest.raises(AgentUnavailable, match=r"found .*mine/node \(v22\.1\.0\)"):
+        choose_node(str(pi), {"PATH": "", NODE_ENV: str(old)}, "pi")
+
+
+def test_a_node_that_does_not_run_and_no_node_at_all(tmp_path: Path) -> None:
+    pi = fake_pi_package(tmp_path)
+    broken = tmp_path / "broken" / "node"
+    broken.parent.mkdir()
+    broken.write_text("#!/bin/sh\nexit 1\n")
+    broken.chmod(0o755)
+    with pytest.raises(AgentUnavailable, match="does not run"):
+        choose_node(str(pi), {"PATH": str(broken.parent)}, "pi")
+    with pytest.raises(AgentUnavailable, match="no `node` on PATH"):
+        choose_node(str(pi), {"PATH": str(tmp_path / "empty")}, "pi")
+
+
+def test_the_real_pi_gets_the_node_setup_installed(pi_bin: Path, tmp_path: Path) -> None:
+    """scripts/setup's layout: pi 1.6.0 and a Node >= 22.19 side by side under .tools."""
+    old = fake_node(tmp_path / "system", "20.20.2")
+    argv = resolve_pi_command({}, {"PATH": str(old.parent), "SPECIALISTS_PI_BIN": str(pi_bin)})
+    assert argv[1] == str(pi_bin)
+    out = subprocess.run([*argv, "--version"], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "1.6.0", out.stderr
+
+
+def test_a_pi_job_without_a_usable_node_is_refused_before_it_exists(
+    pi_bin: Path, tmp_path: Path
+) -> None:
+    """`sp run` on pi whose only Node is too old: exit 3, one line, no job directory."""
+    project = pi_tester_project()
+    lonely = tmp_path / "lonely-bin"
+    lonely.mkdir()
+    (lonely / "pi").symlink_to(os.path.realpath(pi_bin))  # no node beside it
+    old = fake_node(tmp_path / "system", "20.20.2")
+    env = {**os.environ, "PATH": f"{lonely}:{old.parent}:/usr/bin:/bin"}
+    out = run_tester(project, env)
+    assert out.returncode == 3, out
+    lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
+    assert "needs Node >= 22.19.0" in lines[0] and "v20.20.2" in lines[0], out.stderr
+    assert "Traceback" not in out.stderr
+    assert no_jobs(project)
+
+
+def test_a_removed_tools_dir_is_one_line_and_no_job(pi_bin: Path, tmp_path: Path) -> None:
+    """The pi a project was pointed at (its .tools) is gone: `sp run` says so, exit 3, and no
+    job is created; `sp doctor` names it too."""
+    project = pi_tester_project()
+    gone = tmp_path / ".tools" / "node_modules" / ".bin" / "pi"
+    env = {**os.environ, "SPECIALISTS_PI_BIN": str(gone), "PATH": "/usr/bin:/bin"}
+    out = run_tester(project, env)
+    assert out.returncode == 3, out
+    first = out.stderr.strip().splitlines()[0]
+    assert "pi is not installed" in first and str(gone) in first, out.stderr
+    assert "Traceback" not in out.stderr
+    assert no_jobs(project)
