@@ -299,7 +299,7 @@ def test_pi_without_a_credential_is_refused_before_a_job_exists(
     """pi installed, no key for the model's provider (no variable, no login, no models.json
     entry): `run` exits 3 with one line, in the foreground and the background, and leaves
     no job. The real pi agrees: given the same job, it rejects the prompt."""
-    for key in [k for k in os.environ if k.endswith(("_API_KEY", "_OAUTH_TOKEN"))]:
+    for key in [k for k in os.environ if k.endswith(("_API_KEY", "_TOKEN"))]:
         monkeypatch.delenv(key)
     root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
     (root / "specialists").mkdir(exist_ok=True)

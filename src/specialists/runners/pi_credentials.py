@@ -1,6 +1,6 @@
 """Can pi find a credential for the job's provider? Known before a job exists.
 
-Without one, pi 0.73.1 starts, takes the prompt and rejects it ("No API key found for
+Without one, pi (1.6.0, as 0.73.1 before it) starts, takes the prompt and rejects it ("No API key found for
 anthropic"): the job would exist and end `error` a second later. `specialists run` refuses
 it instead, exit 3 with one line, and creates nothing (project.check_agent).
 
@@ -25,9 +25,10 @@ from specialists.jobs.files import read_bytes
 from specialists.runners.pi_extensions import pi_agent_dir
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
-# The environment variables pi 0.73.1 reads per built-in provider (its env-api-keys.js).
+# The environment variables pi reads per built-in provider (pi-ai's env-api-keys.js; 1.6.0
+# added ANTHROPIC_AUTH_TOKEN, which 0.73.1 did not read: accepting it refuses less).
 ENV_KEYS: dict[str, tuple[str, ...]] = {
-    "anthropic": ("ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"),
+    "anthropic": ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"),
     "openai": ("OPENAI_API_KEY",),
     "deepseek": ("DEEPSEEK_API_KEY",),
     "google": ("GEMINI_API_KEY",),
