@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specialists import notices
-from specialists.errors import Bug, NotFound, StoreError, UserError
+from specialists.errors import Bug, ConfigError, NotFound, StoreError, UserError
 from specialists.jobs import atomic
 from specialists.jobs.control import post_request, take_requests
 from specialists.jobs.gc import collect
@@ -238,20 +238,22 @@ def test_a_job_dir_without_status_is_starting_while_locked_else_never_started(st
     assert collect(store, days=0).removed == [job_id]
 
 
-@pytest.mark.parametrize("value", ["-1", "0", "", "abc", "1e999", "nan", "-inf", "1e6"])
-def test_a_bad_ttl_deletes_nothing_and_says_so_once(store, tmp_path, monkeypatch, value):
-    """SPECIALISTS_JOB_TTL_DAYS=-1 used to delete every finished job on the next run."""
+@pytest.mark.parametrize("value", ["-1", "0", "abc", "1e999", "nan", "-inf", "1e6", "7 days"])
+def test_a_bad_ttl_is_refused_and_deletes_nothing(store, tmp_path, monkeypatch, value):
+    """SPECIALISTS_JOB_TTL_DAYS=-1 used to delete every finished job on the next run; then
+    it was warned about and ignored. Now it is refused: one line, exit 2."""
     record, lock = new_job(store, tmp_path)
     lock.release()
     st = store.read_status(record.id)
     st.status, st.started_at_ms = "done", 1000  # ended long ago
     JobWriter(store, record.id).write_status(st)
     monkeypatch.setenv("SPECIALISTS_JOB_TTL_DAYS", value)
-    report = collect(store)
-    assert report.removed == [] and store.list_ids() == [record.id]
-    assert len(report.warnings) == 1
-    assert report.warnings[0].startswith(f"SPECIALISTS_JOB_TTL_DAYS={value!r} is not a number")
-    monkeypatch.setenv("SPECIALISTS_JOB_TTL_DAYS", "0.5")  # half a day is a fine value
+    with pytest.raises(ConfigError) as refused:
+        collect(store)
+    assert refused.value.exit_code == 2
+    assert refused.value.message.startswith(f"SPECIALISTS_JOB_TTL_DAYS={value!r} is not a number")
+    assert store.list_ids() == [record.id]
+    monkeypatch.setenv("SPECIALISTS_JOB_TTL_DAYS", "")  # empty: unset, the default (7 days)
     assert collect(store).removed == [record.id]
 
 

@@ -25,6 +25,7 @@ class ScriptSpec:
     path: str  # command line or script path, run with the job's cwd
     phase: Literal["pre", "post"] = "pre"
     inject_output: bool = False
+    required: bool = False  # a pre-script that fails ends the job before its agent starts
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,9 @@ class Specialist:
     max_tokens: int | None = None
     requires_worktree: bool = False  # always run in a sandbox (git worktree)
     auto_commit: bool = True  # commit the sandbox's work when the job ends (R-S3)
+    commit_on_waiting: bool = False  # also at each answer it waits after (checkpoint_on_waiting)
+    bare: bool = False  # none of our own additions to the system prompt (format, tool guide)
+    system_prompt_mode: Literal["append", "replace"] = "append"  # to the agent's own prompt
     # execution.attention / execution.watchdog as written; checked when a job is planned
     attention: Any = None
     watchdog: Any = None

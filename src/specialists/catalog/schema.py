@@ -16,6 +16,7 @@ from typing import Any
 
 from specialists.catalog.files import definition_stem
 from specialists.catalog.model import Scope, ScriptSpec, Specialist
+from specialists.catalog.rules import mandatory_rules_block
 from specialists.catalog.skills import resolve_skill_paths
 from specialists.catalog.tools import allowlist
 from specialists.reader import (
@@ -217,11 +218,37 @@ def _parse_scripts(value: object, field: str) -> tuple[ScriptSpec, ...]:
             raise Invalid(entry.field("run"), "expected a command or script path")
         phase = entry.choice("phase", ("pre", "post")) or "pre"
         inject = bool(entry.flag("inject_output"))
+        required = bool(entry.flag("required"))  # the Node original's (3.17): pre only
         entry.finish_strict()
         scripts.append(
-            ScriptSpec(path=run, phase="post" if phase == "post" else "pre", inject_output=inject)
+            ScriptSpec(
+                path=run,
+                phase="post" if phase == "post" else "pre",
+                inject_output=inject,
+                required=required and phase != "post",
+            )
         )
     return tuple(scripts)
+
+
+AUTO_COMMITS = ("never", "checkpoint_on_waiting", "checkpoint_on_terminal")
+
+
+def _auto_commit(execution: Fields) -> tuple[bool, bool]:
+    """(commit at the end, commit at each answer it waits after). `true`/`false` are ours;
+    the Node original's (3.17) words: `never`; `checkpoint_on_terminal`, at the end (ours
+    by default, R-S3); `checkpoint_on_waiting`, at each answer, and at the end too, so a
+    thread's close still leaves its sandbox final (R-S3)."""
+    value = execution.raw("auto_commit")
+    if value is None or isinstance(value, bool):
+        return value is not False, False
+    if isinstance(value, str) and value.strip().lower() in AUTO_COMMITS:
+        word = value.strip().lower()
+        return word != "never", word == "checkpoint_on_waiting"
+    raise Invalid.wrong(
+        execution.field("auto_commit"), "true, false, or one of " + ", ".join(AUTO_COMMITS),
+        describe(value),
+    )  # fmt: skip
 
 
 def _parse_variables(value: object, field: str) -> dict[str, str]:
@@ -305,12 +332,14 @@ def specialist_from_data(
     if executor is not None and not isinstance(executor, dict):
         raise Invalid(execution.field("executor"), "must be local, ray or a mapping")
     requires_worktree = bool(execution.flag("requires_worktree"))  # run it in a sandbox
-    auto_commit = execution.flag("auto_commit") is not False  # commit its sandbox at its end
+    auto_commit, commit_on_waiting = _auto_commit(execution)
+    bare = bool(execution.flag("bare"))
     attention, watchdog = execution.raw("attention"), execution.raw("watchdog")  # plan checks
     execution.finish()
 
     prompt = top.section("prompt", ignored=_IGNORED_PROMPT) or Fields({}, "prompt", warnings)
     system_prompt = prompt.text("system") or ""
+    prompt_mode = prompt.choice("system_prompt_mode", ("append", "replace")) or "append"
     task_template = prompt.text("task_template")
     if task_template is not None and not task_template.strip():
         raise Invalid(prompt.field("task_template"), "is empty; use '$prompt' to pass the task")
@@ -328,7 +357,10 @@ def specialist_from_data(
     skills.finish()
 
     beads = top.choice("beads_integration", BEADS_MODES) or "auto"
+    rules = mandatory_rules_block(top.section("mandatory_rules"), project_root, warnings)
     top.finish()
+    if rules:
+        system_prompt = f"{system_prompt.rstrip()}\n\n{rules}" if system_prompt.strip() else rules
 
     stem = definition_stem(source)
     if stem and stem not in (name, local):
@@ -361,6 +393,9 @@ def specialist_from_data(
         max_tokens=max_tokens,
         requires_worktree=requires_worktree,
         auto_commit=auto_commit,
+        commit_on_waiting=commit_on_waiting,
+        bare=bare,
+        system_prompt_mode="replace" if prompt_mode == "replace" else "append",
         attention=attention,
         watchdog=watchdog,
         system_prompt=system_prompt,

@@ -9,13 +9,13 @@ finished-jobs index (view.overview), which reads only unfinished jobs' status fi
 records dead supervisors on the way. The index is only a cache, so before a job is deleted
 its own status.json is read again and must say it ended before the limit.
 
-A bad SPECIALISTS_JOB_TTL_DAYS (not a number, not finite, zero or less) deletes nothing: the
-report carries one warning line for the interface to show, and the run goes on.
+A bad SPECIALISTS_JOB_TTL_DAYS (not a number, not finite, zero or less) is refused before
+anything is deleted: one line, exit 2, and the `run` that would have collected starts
+nothing (reader/env.py).
 """
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import time
@@ -27,6 +27,7 @@ from specialists.jobs import index
 from specialists.jobs.recovery import is_crash
 from specialists.jobs.store import JobStore
 from specialists.jobs.view import overview
+from specialists.reader.env import env_number
 
 DEFAULT_TTL_DAYS = 7.0
 TTL_ENV = "SPECIALISTS_JOB_TTL_DAYS"
@@ -34,26 +35,14 @@ MAX_TTL_DAYS = 36_500.0
 
 
 def ttl_days() -> float:
-    """The TTL from the environment; raises StoreError (one line) for a bad value."""
-    return env_days(TTL_ENV, DEFAULT_TTL_DAYS, "no job was deleted")
+    """The TTL from the environment; raises ConfigError (one line, exit 2) for a bad value."""
+    return env_days(TTL_ENV, DEFAULT_TTL_DAYS)
 
 
-def env_days(name: str, default: float, nothing_done: str) -> float:
+def env_days(name: str, default: float) -> float:
     """A number of days from the environment variable `name` (`default` when unset); a bad
-    value raises StoreError saying `nothing_done`."""
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    try:
-        days = float(raw)
-    except ValueError:
-        days = math.nan
-    if not 0 < days <= MAX_TTL_DAYS:  # also refuses nan and infinities
-        raise StoreError(
-            f"{name}={raw[:40]!r} is not a number of days; {nothing_done}",
-            hint=f"use a positive number of days, e.g. {default:g} (the default)",
-        )
-    return days
+    value is refused (reader/env.py)."""
+    return env_number(name, default, low=0, high=MAX_TTL_DAYS, unit="days")
 
 
 @dataclass(frozen=True)
@@ -84,10 +73,7 @@ def collect(
     if every or (keep is not None and days is None):
         limit = now + 1  # ended before now: every finished job
     else:
-        try:
-            limit = now - (ttl_days() if days is None else days) * 86400
-        except StoreError as exc:
-            warnings.append(exc.one_line())
+        limit = now - (ttl_days() if days is None else days) * 86400
     active, finished, problems = overview(store)
     newest_first = sorted(finished, key=_ended, reverse=True)
     kept = {e.id for e in newest_first[: keep or 0]}

@@ -16,22 +16,20 @@ Bad input raises `UserError` before anything is created or signalled.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from specialists.errors import SpecialistsError, StoreError, UserError
+from specialists.errors import SpecialistsError, UserError
 from specialists.events.emitter import new_nonce
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
 from specialists.events.owners import check_owner
 from specialists.jobs import index
-from specialists.jobs.control import post_request
-from specialists.jobs.files import read_object
+from specialists.jobs.control import post_request, stop_pending
 from specialists.jobs.records import JobRecord, JobStatus
 from specialists.jobs.recovery import recover_if_dead
-from specialists.jobs.store import CONTROL_DIR, JobStore, now_ms
+from specialists.jobs.store import JobStore, now_ms
 from specialists.news import NEWS
 from specialists.procs.exit import ExitSummary, read_summary, seconds_text
 from specialists.procs.isolate import check_isolation, find_bwrap
@@ -339,27 +337,10 @@ def _cancel(store: JobStore, job: ProcJob) -> ProcCancel:
     if not job.active or job.status.current_event == "stopping":
         return ProcCancel(job, asked=False)
     job_dir = store.job_dir(job.id)
-    if _stop_pending(job_dir):
+    if stop_pending(job_dir):
         return ProcCancel(job, asked=False)
     post_request(job_dir, "stop", "bg_cancel")
     return ProcCancel(job, asked=True)
-
-
-def _stop_pending(job_dir: Path) -> bool:
-    """A stop request its supervisor has not taken yet (a cancel a moment ago)."""
-    control = job_dir / CONTROL_DIR
-    try:
-        names = [n for n in os.listdir(control) if n.endswith(".json") and not n.startswith(".")]
-    except OSError:
-        return False
-    for name in names:
-        try:
-            request = read_object(control / name, 4096)
-        except (OSError, StoreError):
-            continue  # taken meanwhile, or not a request
-        if request.get("kind") == "stop":
-            return True
-    return False
 
 
 # --- reading ------------------------------------------------------------------------------

@@ -62,7 +62,7 @@ def job_tools(
 
         table = offered(thread=spec.thread, tier=spec.permission)
         tools.update(table_tools(table))
-        guidance = prompt_guidance(table) if table else ""
+        guidance = prompt_guidance(table) if table and not spec.bare else ""
         system_prompt = "\n\n".join(p for p in (system_prompt, guidance) if p)
     timeout_s = float(spec.options.get("bash_timeout_s", settings.bash.default_timeout_sec))
     if "bash" in tools:  # the description names the default the model gets (R-B4)

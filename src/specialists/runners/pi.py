@@ -118,8 +118,11 @@ def build_argv(
         argv += ["--provider", provider]
     if model:
         argv += ["--model", model]
-    if system_prompt_file is not None:
-        argv += ["--append-system-prompt", str(system_prompt_file)]
+    if system_prompt_file is not None:  # `replace`: instead of pi's own coding prompt
+        flag = (
+            "--system-prompt" if spec.system_prompt_mode == "replace" else "--append-system-prompt"
+        )
+        argv += [flag, str(system_prompt_file)]
     tools = pi_tools(spec.permission, spec.tools)
     argv += ["--tools", tools]
     if not tools:  # an allowlist with no pi tool in it: none at all, not pi's default set
@@ -244,7 +247,7 @@ class PiRunner:
 
     def _write_system_prompt(self, spec: LaunchSpec) -> Path | None:
         """The system prompt goes through a file (see the module docstring)."""
-        ask = format_instruction(spec.response_format)
+        ask = "" if spec.bare else format_instruction(spec.response_format)
         text = "\n\n".join(part for part in (spec.system_prompt, ask) if part)
         if not text:
             return None

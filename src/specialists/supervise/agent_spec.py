@@ -33,6 +33,8 @@ def launch_spec(record: JobRecord, job_dir: Path, task: str) -> LaunchSpec:
         fallback_model=record.fallback_model,
         response_format=record.response_format,
         thread=bool(record.thread),
+        bare=record.bare,
+        system_prompt_mode=record.system_prompt_mode,
         # Who the agent is, for what runs inside it: a `specialists run` inside the agent is
         # owned by this job (owner.py; the pi extension's owner job-<id>), and a nested call
         # finds this project rather than a sandbox worktree.

@@ -62,12 +62,14 @@ def plan_job(
     from specialists.catalog import load_catalog
     from specialists.catalog.managed import with_overlay
     from specialists.catalog.render import render_task
-    from specialists.config import load_config
+    from specialists.config import load_config, unreported
 
     project_root = store.root.parent
     catalog = load_catalog(project_root)
     spec = catalog.get(request.specialist)
     config = load_config(project_root)
+    if warnings is not None:  # unknown keys: named once per process, ignored
+        warnings.extend(unreported(config.warnings))
     _check_prompt(request)
     try:
         cwd = (request.cwd or Path.cwd()).resolve()
@@ -113,6 +115,11 @@ def plan_job(
     )
     known_runner(runner)
     check_runner_tools(spec.name, runner, spec.tools)
+    if spec.system_prompt_mode == "replace" and runner == "codex" and warnings is not None:
+        warnings.append(
+            f"{spec.name}: prompt.system_prompt_mode replace: Codex keeps its own instructions;"
+            " the system prompt is added to them (developer instructions)"
+        )
     if parent and parent.runner != runner:
         raise UserError(
             f"job {parent.id} ran on {parent.runner}; its session cannot continue on {runner}"
@@ -161,6 +168,9 @@ def plan_job(
         max_tokens=spec.max_tokens,
         requires_worktree=spec.requires_worktree,
         auto_commit=spec.auto_commit,
+        commit_on_waiting=spec.commit_on_waiting,
+        bare=spec.bare,
+        system_prompt_mode=spec.system_prompt_mode,
         response_format=spec.response_format,
         # Missing ones too: the runner reports each as a notice in events.jsonl (seed 000 4.1).
         skill_paths=[str(p) for p in spec.skill_paths],

@@ -126,17 +126,41 @@ class Recorder:
                 fields = {"error": error, "duration_ms": duration_ms}
             else:
                 fields = {"duration_ms": duration_ms}
-            if self.record.thread or self.record.sandbox:  # commit; tell the parent (R-S9)
+            if self.record.thread:  # commit; tell the parent (R-S9)
                 from specialists.threads.closing import settle_quietly
 
                 # Before the final status too: a parent that sees its child ended must find
                 # the child_closed already in its inbox, or it could end without it.
                 settle_quietly(self.store.root, self.record.id, ended=(final, error))
+            elif self.record.sandbox:  # `run --sandbox`: commit; the job itself says how
+                final, error = self._commit_sandbox(final, error)
+                st.status, st.error, st.current_event = final, error, final
+                if final == "error":
+                    fields = {"error": error, "duration_ms": duration_ms}
             # Before the final status: an owner that sees the job ended finds its event too.
             self.guard.run("telling the owners", lambda: self._tell_owners(final, error))
             # Event, status, news for the owner: written once, waiting for space if they must.
             record = self.writer.write_final(st, final, **fields)
             self._show(lambda observer: observer.on_event(record))
+
+    def _commit_sandbox(self, final: str, error: str | None) -> tuple[str, str | None]:
+        """Commit a `--sandbox` job's work (its agent is dead). A job that would end `done`
+        with its work left uncommitted ends `error` instead, saying why and where the
+        work is: the person looks at the status, not at supervisor.log."""
+        from specialists.threads.closing import finish_job_sandbox
+
+        try:
+            problem, summary = finish_job_sandbox(self.store.root, self.record.id)
+        except (SpecialistsError, OSError) as exc:  # its job record became unreadable
+            problem, summary = f"sandbox finalization failed: {exc}", None
+        if summary:
+            self._notice(summary if summary.startswith("committed as") else f"sandbox: {summary}")
+        if problem is None:
+            return final, error
+        self._notice(problem)
+        if final == "done":
+            return "error", f"the agent finished, but its work was not committed: {problem}"
+        return final, error
 
     def _cancel_asks(self, why: str) -> None:
         """Nobody waits for a reply to this job's open asks any more (asks/ops.py)."""

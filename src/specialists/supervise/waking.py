@@ -26,6 +26,7 @@ from specialists.errors import SpecialistsError, StoreError
 from specialists.events.emitter import Emitter
 from specialists.events.model import EventSource
 from specialists.events.owners import check_owner
+from specialists.jobs.records import PAUSED_EVENT
 from specialists.runners.base import FollowUp, RunnerEvent
 from specialists.supervise import news, wake
 from specialists.supervise.pending import Pending, check_owner_dir, pending_work
@@ -128,14 +129,31 @@ class Waking(Recorder):
             self._recheck_at = self.clock() + wake.RECHECK_S
         self._save(force=True)
 
-    def _wait_for_follow_up(self) -> None:
+    def _wait_for_follow_up(self, *, paused: bool = False) -> None:
+        """Wait for a follow-up: the run answered, or (`paused`) an interrupt cut it."""
+        if not paused and self.record.commit_on_waiting:
+            self.guard.run("checkpoint commit", self._commit_checkpoint)
         self.waiting_for_work = False
-        self.status.status = self.status.current_event = "waiting"
+        self.status.status = "waiting"
+        self.status.current_event = PAUSED_EVENT if paused else "waiting"
         self.status.current_tool = None
         self._idle_since = self.clock()
-        self._event("waiting")
+        self._event("waiting", **({"paused": True} if paused else {}))
         self._save(force=True)
         self.writer.tell_owner()  # the orchestrator hears of each answer, not only the end
+
+    def _commit_checkpoint(self) -> None:
+        """auto_commit: checkpoint_on_waiting (the Node original's): the sandbox's work is
+        committed at each answer the job then waits after, and the feed says so."""
+        from specialists.threads.closing import checkpoint_sandbox
+
+        try:
+            made = checkpoint_sandbox(self.store.root, self.record, self._answers)
+        except (SpecialistsError, OSError) as exc:
+            self._event("notice", message=f"checkpoint commit failed: {exc}")
+            return
+        if made:
+            self._event("notice", message=made)
 
     # --- while waiting ----------------------------------------------------------------------
 

@@ -132,6 +132,9 @@ def fold(entries: list[dict[str, Any]]) -> dict[str, KeyState]:
         else:
             if isinstance(job, str) and job not in state.jobs:
                 state.jobs.append(job)
+            if state.agent is None:  # no launch entry here: a child a resume adopted
+                state.agent = e.get("agent")
+                state.context = str(e.get("context") or state.context)
             state.status = str(e.get("status"))
             state.output = e.get("output")
             state.output_ref = e.get("output_ref")

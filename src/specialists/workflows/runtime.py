@@ -468,6 +468,10 @@ class Runs:
             "hash": h,
             "job": job,
             "status": outcome.status,
+            # A child a resume adopted has no launch entry in this run's journal: its end
+            # names who ran it (`workflow show`).
+            "agent": opts.agent,
+            "context": opts.context,
             "ts": _ms(),
         }
         if outcome.status == "done":
