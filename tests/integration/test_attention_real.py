@@ -216,3 +216,52 @@ def test_the_watchdog_leaves_an_unchanged_tree_alone(mock_llm: MockLLM) -> None:
     assert "watchdog" not in kinds
     assert attention_notices(job_id) == []
     assert len(mock_llm.model_requests) == 2  # no reviewer ever asked
+
+
+def test_the_watchdog_works_in_a_fresh_init_project(mock_llm: MockLLM) -> None:
+    """`specialists init` gitignores `.specialists/`; git 2.39 answers an exclude pathspec
+    naming an ignored path with exit 1, which left the watchdog off in every such project.
+    Here the worker's file is seen and reviewed, and our own state is not in the diff."""
+    assert sp("init").returncode == 0
+    assert ".specialists/" in (project() / ".gitignore").read_text()
+    write_spec("critic", permission="READ_ONLY")
+    (project() / ".specialists" / "config.toml").write_text('[watchdog]\nreviewer = "critic"\n')
+    mock_llm.enqueue(
+        Reply(tool_calls=(ToolCall("bash", {"command": "echo hello > made.txt"}),)),
+        Reply("DONE"),
+        Reply("Looks right. VERDICT: ok"),
+    )
+    job_id = start("tester", "make a file", "--watchdog")
+    assert sp("result", job_id, "--wait", "--timeout", "60s").returncode == 0
+    feed = sp("feed", "--job", job_id, "--json").stdout
+    assert "watchdog off" not in feed and "state is unknown" not in feed, feed
+
+    def reviewed() -> bool:
+        return any(e["details"].get("outcome") == "review" for e in attention_notices(job_id))
+
+    wait_until(reviewed, 60, "the watchdog's review")
+    wait_until(lambda: len(mock_llm.model_requests) >= 3, 60, "the reviewer's request")
+    asked = mock_llm.model_requests[2].last_user_text()
+    assert "made.txt" in asked and ".specialists/" not in asked
+
+
+def test_a_slow_start_of_pi_is_not_quiet_time(mock_llm: MockLLM, pi_bin: Path) -> None:
+    """Issue 21 item 17: pi taking longer to start than the quiet threshold (a loaded
+    machine; here a wrapper that sleeps first) raises nothing: the quiet clock starts at
+    pi's agent_start. A model that then says nothing is still noticed."""
+    slow = json.dumps(["sh", "-c", f'sleep 4; exec {pi_bin} "$@"', "sh"])
+    text = SPEC.format(name="slowstart", extra="", permission="LOW")
+    text = text.replace("  runner: pi\n", f"  runner: {{type: pi, pi_bin: {slow}}}\n")
+    (project() / "specialists" / "slowstart.specialist.yaml").write_text(text)
+    mock_llm.enqueue("DONE")
+    job_id = start("slowstart", "hello", "--attention-after", "2s")
+    assert sp("result", job_id, "--wait", "--timeout", "90s").returncode == 0
+    assert attention_notices(job_id) == []
+    mock_llm.enqueue(Reply("thinking it over", hang_after=0))  # now the model stalls
+    job_id = start("slowstart", "hello again", "--attention-after", "2s")
+    try:
+        mock_llm.wait_until_hanging(1, timeout=60)
+        wait_until(lambda: attention_notices(job_id), 60, "the quiet notice")
+    finally:
+        sp("stop", job_id)
+        mock_llm.release()

@@ -78,6 +78,14 @@ def test_a_claude_child_runs_no_hook_and_no_mcp_server_of_the_orchestrator(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     assert sp("init").returncode == 0  # .mcp.json + .claude/settings.json hooks
+    # init names this interpreter (`python -m specialists mcp ...`); run our MCP servers
+    # through the marking `specialists` on PATH instead, so their starts are seen.
+    mcp = root() / ".mcp.json"
+    doc = json.loads(mcp.read_text())
+    for server in doc["mcpServers"].values():
+        assert server["args"][:2] == ["-m", "specialists"], server
+        server["command"], server["args"] = "specialists", server["args"][2:]
+    mcp.write_text(json.dumps(doc))
     config = Path(os.environ["CLAUDE_CONFIG_DIR"])
     config.mkdir(parents=True, exist_ok=True)
     # The user's own settings: a hook and an MCP server of theirs, and the provider settings

@@ -38,12 +38,14 @@ def project(mock_llm: MockLLM, claude_bin: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def load_our_tools_at_once(root: Path) -> None:
-    """Claude Code 2.1.332 defers MCP tools behind ToolSearch unless the server says
-    `alwaysLoad`; the scripted model calls ours directly. (Issue 19 item 2 has `init` write
-    it; then this changes nothing.)"""
+    """`init` writes two servers: `specialists` (the core, `alwaysLoad`) and `specialists-more`
+    (deferred behind Claude Code's ToolSearch). The scripted model calls the others directly,
+    without a ToolSearch turn first, so here they load at once too (the tool search itself is
+    tested in test_claude_code_tool_table.py)."""
     mcp = root / ".mcp.json"
     doc = json.loads(mcp.read_text())
-    doc["mcpServers"]["specialists"]["alwaysLoad"] = True
+    for server in doc["mcpServers"].values():
+        server["alwaysLoad"] = True
     mcp.write_text(json.dumps(doc))
 
 
@@ -95,14 +97,16 @@ def test_sleep_through_mcp_ends_the_turn_and_the_stop_hook_wakes_the_session(
     timer and blocks the stop with its event; the model's next request contains it, and
     after the model's answer the session has nothing pending and ends."""
     mock_llm.enqueue(
-        Reply(tool_calls=[ToolCall("mcp__specialists__sleep", {"seconds": 2, "note": "CI"})]),
+        Reply(tool_calls=[ToolCall("mcp__specialists-more__sleep", {"seconds": 2, "note": "CI"})]),
         Reply("Waiting for the timer."),
         Reply("Woken by the timer; all done."),
     )
-    out = claude(claude_bin, project, "wait two seconds, then finish", "mcp__specialists__sleep")
+    out = claude(
+        claude_bin, project, "wait two seconds, then finish", "mcp__specialists-more__sleep"
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     requests = mock_llm.model_requests
-    assert "mcp__specialists__sleep" in requests[0].tool_names(), mcp_servers(out)
+    assert "mcp__specialists-more__sleep" in requests[0].tool_names(), mcp_servers(out)
     assert "end it now" in " ".join(requests[1].tool_results())  # the yield, said in MCP terms
     woken = json.dumps(requests[2].json)
     assert TIMER_EVENT in woken and "CI" in woken
@@ -126,15 +130,17 @@ def test_bg_run_through_mcp_then_the_stop_hook_wakes_the_session_with_job_exit(
     stop with its job_exit; the model's next request carries the exit and the last lines."""
     mock_llm.enqueue(
         Reply(
-            tool_calls=[ToolCall("mcp__specialists__bg_run", {"command": "sleep 2; echo BUILT"})]
+            tool_calls=[
+                ToolCall("mcp__specialists-more__bg_run", {"command": "sleep 2; echo BUILT"})
+            ]
         ),
         Reply("Waiting for the build."),
         Reply("The build finished; done."),
     )
-    out = claude(claude_bin, project, "build in the background", "mcp__specialists__bg_run")
+    out = claude(claude_bin, project, "build in the background", "mcp__specialists-more__bg_run")
     assert out.returncode == 0, out.stderr[-2000:]
     requests = mock_llm.model_requests
-    assert "mcp__specialists__bg_run" in requests[0].tool_names(), mcp_servers(out)
+    assert "mcp__specialists-more__bg_run" in requests[0].tool_names(), mcp_servers(out)
     assert "job_exit from bg_run (" not in json.dumps(requests[1].json)  # returned at once
     woken = json.dumps(requests[2].json)
     assert "[specialists event] job_exit from bg_run (" in woken, (hooks_log(), woken[-2000:])
@@ -146,14 +152,14 @@ def test_bg_run_through_mcp_then_the_stop_hook_wakes_the_session_with_job_exit(
 def test_an_event_reaches_the_model_mid_turn_after_a_tool_call(project, mock_llm, claude_bin):
     """A timer fires while a Bash call runs: PostToolUse adds it to that call's context."""
     mock_llm.enqueue(
-        Reply(tool_calls=[ToolCall("mcp__specialists__sleep", {"seconds": 1})]),
+        Reply(tool_calls=[ToolCall("mcp__specialists-more__sleep", {"seconds": 1})]),
         Reply(tool_calls=[ToolCall("Bash", {"command": "sleep 3; echo slept"})]),
         Reply("Seen it."),
     )
-    out = claude(claude_bin, project, "go", "mcp__specialists__sleep", "Bash")
+    out = claude(claude_bin, project, "go", "mcp__specialists-more__sleep", "Bash")
     assert out.returncode == 0, out.stderr[-2000:]
     requests = mock_llm.model_requests
-    assert "mcp__specialists__sleep" in requests[0].tool_names(), mcp_servers(out)
+    assert "mcp__specialists-more__sleep" in requests[0].tool_names(), mcp_servers(out)
     assert "slept" in " ".join(requests[2].tool_results())
     assert TIMER_EVENT in json.dumps(requests[2].json), (hooks_log(), out.stdout[-3000:])
     assert len(requests) == 3  # delivered mid-turn, so the Stop hook had nothing to add

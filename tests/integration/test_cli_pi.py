@@ -291,3 +291,36 @@ def test_a_missing_skill_path_is_a_warning_in_events_not_fatal(mock_llm: MockLLM
     # `--skill` loads under `--no-skills` (pi 1.6.0 lists it in the system prompt)
     system = mock_llm.model_requests[0].system_text()
     assert "present" in system and "a skill" in system, system[-1500:]
+
+
+def test_pi_without_a_credential_is_refused_before_a_job_exists(
+    pi_bin: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pi installed, no key for the model's provider (no variable, no login, no models.json
+    entry): `run` exits 3 with one line, in the foreground and the background, and leaves
+    no job. The real pi agrees: given the same job, it rejects the prompt."""
+    for key in [k for k in os.environ if k.endswith(("_API_KEY", "_TOKEN"))]:
+        monkeypatch.delenv(key)
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    (root / "specialists").mkdir(exist_ok=True)
+    (root / "specialists" / "keyless.specialist.yaml").write_text(
+        "metadata: {name: keyless, description: t}\n"
+        "execution: {runner: pi, model: anthropic/claude-sonnet-4-5}\n"
+        'prompt: {task_template: "$prompt"}\n'
+    )
+    for extra in ((), ("--background",)):
+        out = sp("run", "keyless", "--prompt", "hi", *extra)
+        assert out.returncode == 3, (out.stdout, out.stderr)
+        assert out.stdout == ""
+        (line,) = out.stderr.splitlines()
+        assert line.startswith("error: pi has no credential for anthropic: set ANTHROPIC_API_KEY")
+    assert not (root / ".specialists" / "jobs").exists() or not [
+        n for n in os.listdir(root / ".specialists" / "jobs") if not n.startswith(".")
+    ]
+    rpc = subprocess.run(
+        [str(pi_bin), "--mode", "rpc", "--no-extensions", "--provider", "anthropic",
+         "--model", "claude-sonnet-4-5", "--no-session"],
+        input=json.dumps({"type": "prompt", "id": "1", "message": "hi"}) + "\n",
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert "No API key found for anthropic" in rpc.stdout + rpc.stderr

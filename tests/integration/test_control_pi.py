@@ -64,8 +64,20 @@ def test_interrupt_pauses_a_pi_job_and_resume_continues_it(mock_llm: MockLLM) ->
     out = sp("interrupt", job_id)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith(f"interrupted: job {job_id} is paused"), out.stdout
-    assert status(job_id)["status"] == "waiting"
-    assert "interrupted" in [e["event"] for e in events(job_id)]
+    # Paused, named so everywhere (issue 21 item 17): still `waiting` (idle, takes a
+    # follow-up), with current_event `interrupted`; the owner's notice says it was
+    # interrupted and is paused, never that it answered.
+    st = status(job_id)
+    assert (st["status"], st["current_event"]) == ("waiting", "interrupted")
+    kinds = [e["event"] for e in events(job_id)]
+    assert "interrupted" in kinds and events(job_id)[-1].get("paused") is True
+    assert "paused by an interrupt" in sp("status").stdout
+    inbox = [
+        json.loads(x) for x in sp("events", "--owner", "cli-boss", "--json").stdout.splitlines()
+    ]
+    (notice,) = [e for e in inbox if (e.get("details") or {}).get("job_id") == job_id]
+    assert "was interrupted" in notice["body"] and "paused" in notice["body"]
+    assert "answered" not in notice["body"]
     resumed = sp("resume", job_id, "--prompt", "carry on now")
     assert resumed.returncode == 0, resumed.stderr
     st = finished(job_id)

@@ -81,11 +81,11 @@ def supervisor(store, record, node, inner, **kw: Any) -> Supervisor:
 def test_a_successor_takes_over_the_running_command_and_each_event_is_written_once(
     project, node, tmp_path
 ):
-    """The first supervisor checkpoints, then reads the agent's first line and writes its
-    `text` event but dies before the next checkpoint. Its successor reads the line again
-    from the node (it was never acknowledged), recognises the event as written, and goes on
-    to `done`: seq has no gap and no repeat, `text` is there once, the answer is whole
-    (stdout.log cut back and refilled), and the agent was started once."""
+    """The first supervisor checkpoints, then reads the agent's first line but dies before
+    the next checkpoint. Its successor reads the line again from the node (it was never
+    acknowledged) and goes on to `done`: seq has no gap and no repeat, the words are logged
+    once, the answer is whole (stdout.log cut back and refilled), and the agent was started
+    once."""
     store = JobStore(project / ".specialists", news=NEWS)
     record, lock = command_job(store, project, tmp_path)
     first = supervisor(store, record, node, CommandRunner())
@@ -100,7 +100,8 @@ def test_a_successor_takes_over_the_running_command_and_each_event_is_written_on
     wait_for(lambda: seen.extend(first.runner.poll(0.2)) or seen, what="the first line")
     for ev in seen:
         first._on_runner_event(ev)
-    assert [e["event"] for e in events_of(store, record.id)].count("text") == 1
+    # A short block of words is logged when it ends (supervise/words.py): not yet.
+    assert [e["event"] for e in events_of(store, record.id)].count("text") == 0
     first.writer.close()
 
     (tmp_path / "go").touch()

@@ -317,3 +317,18 @@ def test_a_symlinked_handoffs_folder_is_refused_before_any_worktree(repo: Path, 
         begin_handoff(repo, "wf-12", ["a"])
     assert not any(elsewhere.iterdir())
     assert "sandbox-" not in git(repo, "branch")
+
+
+def test_a_child_whose_worktree_has_its_own_ignored_state_dir_is_captured(repo: Path):
+    """A child that ran a job of its own has `.specialists/` in its worktree, ignored by the
+    project's .gitignore: git 2.39 answers an exclude pathspec naming an ignored path with
+    exit 1, which turned the capture into a failure. Captured; our state is not in it."""
+    started = begin_handoff(repo, "wf-9", ["nested"], owner="abcd1234")
+    child = started.children[0]
+    (child.path / ".specialists" / "jobs").mkdir(parents=True)
+    (child.path / ".specialists" / "jobs" / "state").write_text("a nested job's state")
+    (child.path / "app.py").write_text("print('v2')\n")
+    ended = child_ended(repo, "wf-9", "nested", job_id="j0000009")
+    assert ended.state == "captured", ended.warnings
+    assert ended.summary == "1 file changed, +1 -1"
+    assert ended.patch is not None and ".specialists" not in ended.patch.read_text()

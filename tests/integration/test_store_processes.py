@@ -45,7 +45,7 @@ def test_recovery_respects_the_lock_of_a_live_supervisor(store, tmp_path):
     lock.release()
 
 
-def test_a_bad_ttl_is_one_warning_line_for_run_and_gc(tmp_path, monkeypatch, capsys):
+def test_a_bad_ttl_refuses_run_and_gc_with_one_line(tmp_path, monkeypatch, capsys):
     from specialists.fronts.cli.main import main
 
     project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
@@ -55,11 +55,15 @@ def test_a_bad_ttl_is_one_warning_line_for_run_and_gc(tmp_path, monkeypatch, cap
     )
     assert main(["run", "echo", "--prompt", "hi"]) == 0
     monkeypatch.setenv("SPECIALISTS_JOB_TTL_DAYS", "-1")
-    for argv in (["run", "echo", "--prompt", "again"], ["gc"]):
+    for argv in (
+        ["run", "echo", "--prompt", "again"],
+        ["run", "echo", "--prompt", "again", "--background"],
+        ["gc"],
+    ):
         capsys.readouterr()
-        assert main(argv) == 0
-        err = capsys.readouterr().err
-        warnings = [ln for ln in err.splitlines() if ln.startswith("warning: ")]
-        assert len(warnings) == 1, err
-        assert warnings[0].startswith("warning: SPECIALISTS_JOB_TTL_DAYS='-1' is not a number")
-    assert len(JobStore(project / ".specialists", news=notices).list_ids()) == 2
+        assert main(argv) == 2
+        out = capsys.readouterr()
+        lines = out.err.splitlines()
+        assert len(lines) == 1 and out.out == "", out
+        assert lines[0].startswith("error: SPECIALISTS_JOB_TTL_DAYS='-1' is not a number")
+    assert len(JobStore(project / ".specialists", news=notices).list_ids()) == 1  # no new job

@@ -4,6 +4,8 @@ in-process as a user runs them (main(argv) -> exit code), over real jobs and rea
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from tests.support.threads import (
     job_caller,
     job_dirs,
     root_caller,
+    shell_spec,
     spawn,
     thread_project,
     wait_closed,
@@ -129,3 +132,76 @@ def test_run_with_sandbox_outside_a_repository_creates_nothing(
     assert code == 2
     assert "needs a git repository" in capsys.readouterr().err
     assert job_dirs(project) == [] and not (project / ".specialists" / "sandboxes").exists()
+
+
+# --- commits where git knows nobody (CI, containers): issue 21 item 14 ----------------------
+
+
+def _no_git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """git as in a fresh container: no user.name/user.email, and no guessing from the host."""
+    config = Path(os.environ["GIT_CONFIG_GLOBAL"])
+    config.write_text("[user]\n\tuseConfigOnly = true\n[commit]\n\tgpgsign = false\n")
+    for key in (
+        "EMAIL",
+        *(f"GIT_{r}_{f}" for r in ("AUTHOR", "COMMITTER") for f in ("NAME", "EMAIL")),
+    ):
+        monkeypatch.delenv(key, raising=False)
+    assert subprocess.run(["git", "var", "GIT_AUTHOR_IDENT"], capture_output=True).returncode
+
+
+def test_run_with_sandbox_commits_as_specialists_where_git_has_no_identity(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The work is committed with the fallback identity, and the job's feed says so."""
+    project = _project()
+    _no_git_identity(monkeypatch)
+    assert main(["run", "one", "--sandbox", "--cwd", str(project), "-p", "write"]) == 0
+    capsys.readouterr()
+    assert main(["sandboxes", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["sandboxes"]
+    assert git(project, "show", f"{row['branch']}:one.txt") == "one\n"
+    author = git(project, "log", "-1", "--format=%an <%ae>|%cn <%ce>", row["branch"]).strip()
+    assert author == "specialists <specialists@localhost>|specialists <specialists@localhost>"
+    (job_id,) = job_dirs(project)
+    assert main(["feed", "--job", job_id]) == 0
+    feed = capsys.readouterr().out
+    assert "committed as specialists <specialists@localhost> (git has no user.name" in feed
+
+
+def test_a_configured_identity_is_used_as_it_is(capsys: pytest.CaptureFixture[str]) -> None:
+    project = _project()
+    assert main(["run", "one", "--sandbox", "--cwd", str(project), "-p", "write"]) == 0
+    capsys.readouterr()
+    assert main(["sandboxes", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["sandboxes"]
+    assert git(project, "log", "-1", "--format=%an", row["branch"]).strip() == "Specialists Test"
+
+
+def test_a_thread_where_git_has_no_identity_is_committed_and_its_close_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    project = _project()
+    _no_git_identity(monkeypatch)
+    child = spawn(root_caller(project), specialist="one", sandbox=True).data
+    closed = wait_closed(project, child["thread_id"])
+    assert "as specialists <specialists@localhost>" in closed.body
+    assert git(project, "show", f"{child['branch']}:one.txt") == "one\n"
+
+
+def test_a_sandbox_job_whose_commit_fails_ends_error_saying_where_the_work_is(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Any other failure to commit (here git's index lock is taken) is no `done`: the
+    status names the failure and the worktree that holds the work."""
+    project = _project()
+    locker = "printf 'one\\n' > one.txt; touch \"$(git rev-parse --git-path index.lock)\""
+    (project / "specialists" / "locker.specialist.yaml").write_text(shell_spec("locker", locker))
+    code = main(["run", "locker", "--sandbox", "--cwd", str(project), "-p", "write"])
+    out = capsys.readouterr()
+    assert code == 1, out
+    (job_id,) = job_dirs(project)
+    assert main(["status", "--job", job_id, "--json"]) == 0
+    st = json.loads(capsys.readouterr().out)
+    assert st["status"] == "error"
+    assert "its work was not committed" in st["error"] and "index.lock" in st["error"]
+    assert "/.specialists/sandboxes/" in st["error"]  # where the work is

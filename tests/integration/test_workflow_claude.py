@@ -43,18 +43,24 @@ def test_claude_code_runs_a_declarative_workflow_and_cannot_submit_python(
     )
     run_args = {"action": "run", "document": DOCUMENT, "args": {"files": ["a", "b"]}}
     mock_llm.enqueue(
-        Reply(tool_calls=[ToolCall("mcp__specialists__workflow", run_args)]),
-        Reply(tool_calls=[ToolCall("mcp__specialists__workflow", {"action": "run", "name": "py"})]),
+        Reply(tool_calls=[ToolCall("mcp__specialists-more__workflow", run_args)]),
+        Reply(
+            tool_calls=[
+                ToolCall("mcp__specialists-more__workflow", {"action": "run", "name": "py"})
+            ]
+        ),
         Reply("dispatched"),
     )
-    out = claude(claude_bin, project, "fan out", "--allowedTools", "mcp__specialists__workflow")
+    out = claude(
+        claude_bin, project, "fan out", "--allowedTools", "mcp__specialists-more__workflow"
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     first = " ".join(mock_llm.model_requests[1].tool_results())
     jobs = store(project).list_ids()
     (wf,) = [j for j in jobs if store(project).read_record(j).runner == "workflow"]
     assert wf in first
     refused = " ".join(mock_llm.model_requests[2].tool_results())
-    assert "is Python, which the workflow tool does not run" in refused
+    assert "is Python, which the workflow tool does not" in refused
     status = wait_ended(project, wf)
     assert status.status == "done", status.error
     out_json = result(project, wf)

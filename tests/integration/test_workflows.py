@@ -368,6 +368,15 @@ def test_a_mission_recovers_its_workflow_after_a_compaction_and_resumes_it_by_ke
     assert status.status == "done", status.error
     assert launched_keys(project, resumed) == []  # plan from the journal, build adopted
     assert result(project, resumed) == "build after plan"
+    # The adopted child's agent is named (issue 21 item 11: it was printed as `None`).
+    shown_wf = cli("workflow", "show", resumed)
+    (build,) = [c for c in shown_wf["children"] if c["key"] == "build"]
+    assert build["agent"] == "wait" and build["journal"] == "done"
+    text = subprocess.run(
+        [sys.executable, "-m", "specialists", "workflow", "show", resumed],
+        cwd=project, capture_output=True, text=True, timeout=60,
+    ).stdout  # fmt: skip
+    assert "None" not in text and " wait [" in text
     runs = cli("mission", "show", "ms-build01")["runs"]
     assert [r["job_id"] for r in runs] == [wf, resumed]
 

@@ -135,10 +135,11 @@ def test_a_job_whose_supervisor_is_killed_mid_run_is_taken_over(
 def test_a_job_taken_over_while_it_waits_between_runs_accepts_a_follow_up(
     cluster: Any, mock_llm: MockLLM, runner: str, request: pytest.FixtureRequest
 ) -> None:
-    """A keep-alive job answers and waits; its supervisor is killed; the next `status`
-    brings it back `waiting` (not `error`), under a new supervisor; a follow-up then runs
-    on the node (pi: in the same process; Claude Code: a new one resuming the session) and
-    its answer is the job's; stopping the wait ends the job `done`."""
+    """A keep-alive job answers and waits; its supervisor is killed; its keeper (or the
+    next `status`) brings it back `waiting` (not `error`), under a new supervisor; a
+    follow-up then runs on the node (pi: in the same process; Claude Code: a new one
+    resuming the session) and its answer is the job's; stopping the wait ends the job
+    `done`."""
     request.getfixturevalue(f"{runner}_bin")
     mock_llm.enqueue(
         Reply(tool_calls=(SHELL[runner],)), Reply("FIRST answer"), Reply("SECOND answer")
@@ -146,6 +147,8 @@ def test_a_job_taken_over_while_it_waits_between_runs_accepts_a_follow_up(
     job_id = start(cluster, runner, "--keep-alive")
     wait_until(lambda: status(job_id)["status"] == "waiting", 240, "the first answer")
     first = kill_supervisor(job_id)
+    # Its keeper (supervise/keeper.py) starts the successor at once; `status` would too.
+    wait_until(lambda: status(job_id)["supervisor_pid"] != first, 60, "the successor")
     st = status(job_id)
     assert st["status"] == "waiting", diagnose(job_id)
     assert st["supervisor_pid"] != first and alive(st["supervisor_pid"])

@@ -303,3 +303,32 @@ def test_the_tools_offered_and_their_refusals(store: JobStore, tmp_path: Path) -
     assert "No open asks" in _call("list_asks", {}, root).text  # type: ignore[attr-defined]
     wrong = _call("reply_to_ask", {"ask_id": f"ask-{child.id}-1", "answer": "ok"}, me)
     assert wrong.is_error and "not addressed to you" in wrong.text  # type: ignore[attr-defined]
+
+
+def test_contact_supervisor_takes_the_seeds_reason_as_well_as_kind(
+    store: JobStore, tmp_path: Path
+) -> None:
+    """Seed 004 writes `contact_supervisor({reason, message})`; `kind` keeps working. Both at
+    once, neither, or a reason outside the three is one clear error and writes nothing."""
+    from specialists.features.asks.model import ASK_KINDS
+    from specialists.features.asks.tools import _KINDS, ASK_TOOLS
+    from specialists.native.agent_tools import Caller
+
+    assert _KINDS == ASK_KINDS  # the schema's enum is the room's
+    schema = next(t for t in ASK_TOOLS if t.name == "contact_supervisor").schema
+    assert schema["required"] == ["message"] and {"reason", "kind"} <= set(schema["properties"])
+    child = _job(store, tmp_path, owner=[BOSS])
+    me = Caller(store.root, f"job-{child.id}", tmp_path, job_id=child.id)
+    by_reason = _call("contact_supervisor", {"reason": "progress_update", "message": "a"}, me)
+    assert not by_reason.is_error and by_reason.data["ask_id"] == f"ask-{child.id}-1"  # type: ignore[attr-defined]
+    by_kind = _call("contact_supervisor", {"kind": "progress_update", "message": "b"}, me)
+    assert not by_kind.is_error and by_kind.data["ask_id"] == f"ask-{child.id}-2"  # type: ignore[attr-defined]
+    for args, said in (
+        ({"reason": "progress_update", "kind": "progress_update", "message": "c"}, "both"),
+        ({"message": "c"}, "neither"),
+        ({"reason": "gossip", "message": "c"}, "argument 'reason' must be one of"),
+        ({"reason": ["need_decision"], "message": "c"}, "reason"),
+    ):
+        bad = _call("contact_supervisor", args, me)
+        assert bad.is_error and said in bad.text, (args, bad.text)  # type: ignore[attr-defined]
+    assert files.list_seqs(store.job_dir(child.id)) == [1, 2]  # the refusals wrote nothing

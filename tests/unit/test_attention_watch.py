@@ -69,6 +69,28 @@ def test_quiet_does_not_count_between_runs():
     assert w.due(clock(), running=True) is None
 
 
+def test_the_agents_start_up_is_not_quiet_time():
+    """Issue 21 item 17: an agent slow to start (pi loading on a busy machine) is not quiet;
+    the clock runs from the run's first agent event, and again from the next run's."""
+    clock = FakeClock()
+    w = watch(clock)
+    clock.advance(3600)  # an hour of start-up, the run going, nothing heard yet
+    assert w.due(clock(), running=True) is None
+    w.saw(clock(), "thinking")  # the agent's first event
+    clock.advance(59)
+    assert w.due(clock(), running=True) is None
+    clock.advance(1)
+    assert isinstance(w.due(clock(), running=True), Quiet)
+    w.saw(clock(), "text")
+    w.run_ended()  # the run answered; a follow-up starts another (a new process, maybe)
+    clock.advance(600)
+    assert w.due(clock(), running=True) is None
+    w.saw(clock(), "thinking")
+    clock.advance(60)
+    item = w.due(clock(), running=True)
+    assert isinstance(item, Quiet) and item.quiet_ms == 60_000
+
+
 def test_an_open_tool_call_is_raised_once_and_holds_quiet_back():
     """While a call is open the quiet trigger waits; the call itself is raised once at its
     threshold, and its end clears the state."""

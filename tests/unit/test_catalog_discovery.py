@@ -18,6 +18,7 @@ REQUIRED_BUILTINS = {
     "debugger",
     "test-runner",
     "overthinker",
+    "oracle",
 }
 
 
@@ -82,7 +83,7 @@ def test_builtins_load_cleanly(dirs: dict[str, Path]) -> None:
         assert spec.runner is None and spec.model is None  # runner-neutral
         assert "$prompt" in spec.task_template
         assert "final" in spec.system_prompt and spec.description
-    for name in ("explorer", "reviewer", "planner", "overthinker"):
+    for name in ("explorer", "reviewer", "planner", "overthinker", "oracle"):
         assert builtins[name].permission == "READ_ONLY"
 
 

@@ -43,7 +43,8 @@ def test_pi_agent_file(tmp_path: Path) -> None:
     path = agent(tmp_path, PI_AGENT, "whatever.md")
     (path.parent / "skills").mkdir()
     spec = load_specialist_file(path, "project")
-    assert spec.name == "my-agent"
+    assert spec.name == "code-analysis.my-agent"  # seed 004's dotted runtime name
+    assert spec.aliases == ("developer", "coder")
     assert spec.description == "What this agent does"
     assert spec.model == "openai-codex/gpt-5.4"
     assert spec.fallback_model == "anthropic/claude-haiku-4-5"

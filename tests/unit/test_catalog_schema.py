@@ -175,7 +175,7 @@ def test_name_differing_from_file_name_warns(tmp_path: Path) -> None:
         ),
         (
             "metadata: {name: x}\nexecution: {runner: docker}\n",
-            "execution.runner: expected one of pi, claude, codex, command, native;"
+            "execution.runner: expected one of pi, claude, codex, command, native, external-job;"
             " got text ('docker')",
         ),
         (

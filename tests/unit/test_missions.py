@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from specialists.base.errors import NotFound, StoreError, UserError
+from specialists.base.errors import ConfigError, NotFound, StoreError, UserError
 from specialists.features.missions import index, model, ops
 from specialists.features.missions.actions import mission_action
 from specialists.features.missions.launch import (
@@ -362,8 +362,8 @@ def test_terminal_missions_are_pruned_past_retention_and_open_ones_never(tmp_pat
     assert sorted(store.ids()) == ["broken", "open", "recent"]
     assert [p.id for p in index.pointers(tmp_path / "index")[0] if p.id == "old"] == []
     monkeypatch.setenv("SPECIALISTS_MISSION_TTL_DAYS", "soon")
-    bad = ops.prune(store, at_ms=now + 100 * DAY)
-    assert bad.removed == [] and "no mission was pruned" in bad.warnings[0]
+    with pytest.raises(ConfigError, match="SPECIALISTS_MISSION_TTL_DAYS='soon' is not a number"):
+        ops.prune(store, at_ms=now + 100 * DAY)
     with pytest.raises(NotFound):
         store.load("old")
 

@@ -175,10 +175,22 @@ def test_a_broken_config_keeps_the_defaults_and_says_why(
     write_config(root, "[bash\nguard = \n")
     front = Front(root, OWNER, isolated_env.project)
     assert front.settings.bash.guard == "block"
-    assert "not valid TOML" in front.problems[0] and "using the defaults" in front.problems[0]
+    assert "not valid TOML" in front.problems[0]
+    assert "using the default settings" in front.problems[0]
     write_config(root, '[bash]\nguard = "sometimes"\n')
     assert front.refresh_settings() is False  # still the defaults, a different problem
     assert "bash.guard must be one of" in front.problems[0]
+
+
+def test_an_unknown_key_is_named_and_the_rest_of_the_file_still_applies(
+    root: Path, isolated_env: AgentEnv
+) -> None:
+    """Seed 001 3.2: reported, ignored. The sidecar used to drop the whole file for it."""
+    write_config(root, "[overflow]\nmaxChars = 500\ncolour = 1\n[jobs]\nmax = 3\n")
+    front = Front(root, OWNER, isolated_env.project)
+    assert front.settings.overflow.max_chars == 500 and front.settings.jobs.max == 3
+    (problem,) = front.problems
+    assert problem.endswith("overflow.colour: unknown key, ignored")
 
 
 def test_settings_changes_are_pushed(side: InProcess, root: Path) -> None:

@@ -53,6 +53,9 @@ EXCEPTIONS = {
         # The detached supervisor is handed the job lock's descriptor and is never waited
         # for by its launcher: neither the agent seam's registry nor its session rules fit.
         "supervise/launch.py": "the detached supervisor (pass_fds, not waited for)",
+        # It forks before anything else so that it stays the supervisor's parent: no exec,
+        # no registry, no new session (it must be the nearest subreaper above the job).
+        "supervise/keeper.py": "the keeper forks the supervisor it waits for (os.fork)",
     },
 }
 

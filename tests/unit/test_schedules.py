@@ -28,7 +28,12 @@ from specialists.features.schedules.loop import serve, wake_in_s
 from specialists.features.schedules.model import SpecialistTarget, WorkflowTarget
 from specialists.features.schedules.store import MAX_RECEIPTS, ScheduleStore
 from specialists.features.schedules.testing import RecordingLauncher
-from specialists.features.schedules.triggers import CronTrigger, EveryTrigger, parse_trigger
+from specialists.features.schedules.triggers import (
+    AtTrigger,
+    CronTrigger,
+    EveryTrigger,
+    parse_trigger,
+)
 
 MIN = 60_000
 HOUR = 3_600_000
@@ -494,3 +499,52 @@ def test_next_fire_matches_brute_force_near_dst_changes(zone, base, shift_min, m
     expr = f"{minute} {hour} * * *"
     after = base + shift_min * MIN
     assert next_fire_ms(parse_cron(expr), zone, after) == brute_next(expr, zone, after)
+
+
+# --- how a schedule that never fires again is listed (issue 21 item 11) ----------------------
+
+
+def _once(store: ScheduleStore, start: int) -> None:
+    make(store, AtTrigger("at", start + HOUR, "in 1h"), start, sid="once")
+
+
+def _word(store: ScheduleStore) -> str:
+    schedule, state = store.load("once")
+    return ops.status_word(schedule, state)
+
+
+def test_a_one_shot_cut_short_mid_fire_lists_as_interrupted_not_finished(store):
+    start = utc_ms(2026, 12, 1)
+    _once(store, start)
+
+    class Crash(BaseException):
+        pass
+
+    def crash(_sid: str, _slot: int) -> None:
+        raise Crash
+
+    with pytest.raises(Crash):
+        run_due(store, RecordingLauncher(), start + HOUR, after_lease=crash)
+    assert _word(store) == "active"  # nobody has looked yet
+    run_due(store, RecordingLauncher(), start + HOUR + 5)
+    assert _word(store) == "interrupted"
+    assert ops.summary(*store.load("once"))["status"] == "interrupted"
+
+
+@pytest.mark.parametrize(("refuse", "word"), [(None, "finished"), ("no such specialist", "failed")])
+def test_a_one_shot_that_fired_is_finished_and_one_refused_says_failed(store, refuse, word):
+    start = utc_ms(2026, 12, 1)
+    _once(store, start)
+    launcher = RecordingLauncher()
+    launcher.refuse = refuse
+    run_due(store, launcher, start + HOUR)
+    assert _word(store) == word
+
+
+def test_a_state_from_before_last_outcome_still_reads(store):
+    from specialists.features.schedules.model import state_from_dict
+
+    old = {"schema": 1, "last_slot_ms": 5, "next_due_ms": None, "last_job": None}
+    assert state_from_dict(old).last_outcome is None
+    with pytest.raises(UserError):
+        state_from_dict({**old, "last_outcome": "exploded"})

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specialists.base.errors import Bug, NotFound, StoreError, UserError
+from specialists.base.errors import Bug, ConfigError, NotFound, StoreError, UserError
 from specialists.events import notices
 from specialists.store import atomic
 from specialists.store.control import post_request, take_requests
@@ -238,18 +238,83 @@ def test_a_job_dir_without_status_is_starting_while_locked_else_never_started(st
     assert collect(store, days=0).removed == [job_id]
 
 
-@pytest.mark.parametrize("value", ["-1", "0", "", "abc", "1e999", "nan", "-inf", "1e6"])
-def test_a_bad_ttl_deletes_nothing_and_says_so_once(store, tmp_path, monkeypatch, value):
-    """SPECIALISTS_JOB_TTL_DAYS=-1 used to delete every finished job on the next run."""
+@pytest.mark.parametrize("value", ["-1", "0", "abc", "1e999", "nan", "-inf", "1e6", "7 days"])
+def test_a_bad_ttl_is_refused_and_deletes_nothing(store, tmp_path, monkeypatch, value):
+    """SPECIALISTS_JOB_TTL_DAYS=-1 used to delete every finished job on the next run; then
+    it was warned about and ignored. Now it is refused: one line, exit 2."""
     record, lock = new_job(store, tmp_path)
     lock.release()
     st = store.read_status(record.id)
     st.status, st.started_at_ms = "done", 1000  # ended long ago
     JobWriter(store, record.id).write_status(st)
     monkeypatch.setenv("SPECIALISTS_JOB_TTL_DAYS", value)
-    report = collect(store)
-    assert report.removed == [] and store.list_ids() == [record.id]
-    assert len(report.warnings) == 1
-    assert report.warnings[0].startswith(f"SPECIALISTS_JOB_TTL_DAYS={value!r} is not a number")
-    monkeypatch.setenv("SPECIALISTS_JOB_TTL_DAYS", "0.5")  # half a day is a fine value
+    with pytest.raises(ConfigError) as refused:
+        collect(store)
+    assert refused.value.exit_code == 2
+    assert refused.value.message.startswith(f"SPECIALISTS_JOB_TTL_DAYS={value!r} is not a number")
+    assert store.list_ids() == [record.id]
+    monkeypatch.setenv("SPECIALISTS_JOB_TTL_DAYS", "")  # empty: unset, the default (7 days)
     assert collect(store).removed == [record.id]
+
+
+def test_clean_all_keep_and_dry_run_choose_among_finished_jobs_only(store, tmp_path):
+    """`specialists clean` (the Node original's command): --all every finished job, --keep N
+    all but the N newest, --dry-run removes nothing; an active job is never a candidate."""
+    now = time.time()
+
+    def job_in(state: str, ended_days_ago: float, *, hold: bool = False) -> str:
+        record, lock = new_job(store, tmp_path)
+        if not hold:
+            lock.release()
+        st = store.read_status(record.id)
+        st.status, st.elapsed_s = state, 1.0
+        st.started_at_ms = int((now - ended_days_ago * 86400 - 1) * 1000)
+        (store.job_dir(record.id) / "result.txt").write_text("x" * 5000)
+        JobWriter(store, record.id).write_status(st)
+        return record.id
+
+    old, mid, new = job_in("done", 9), job_in("error", 2), job_in("done", 0.01)
+    active = job_in("running", 30, hold=True)
+    dry = collect(store, every=True, dry_run=True, now=now)
+    assert dry.removed == [new, mid, old] and dry.freed_bytes > 3 * 5000
+    assert set(store.list_ids()) == {old, mid, new, active}  # nothing removed
+    kept = collect(store, keep=2, now=now)
+    assert kept.removed == [old] and set(store.list_ids()) == {mid, new, active}
+    assert collect(store, keep=1, days=5, now=now).removed == []  # mid is 2 days old
+    assert collect(store, every=True, keep=1, now=now).removed == [mid]
+    assert collect(store, every=True, now=now).removed == [new]
+    assert store.list_ids() == [active] and collect(store, every=True).kept_active == 1
+
+
+def test_clean_refuses_bad_options_and_gc_is_its_older_name(tmp_path, capsys):
+    from specialists.fronts.cli.main import main
+
+    for argv, said in (
+        (["clean", "--keep", "-1"], "--keep must be zero or more"),
+        (["clean", "--all", "--days", "3"], "not allowed with argument"),
+        (["clean", "--keep", "two"], "invalid int value"),
+    ):
+        capsys.readouterr()
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert said in err and len(err.strip().splitlines()) == 1, err
+    assert main(["clean", "--dry-run"]) == 0
+    assert "would remove 0 finished job(s) (0 B); nothing removed" in capsys.readouterr().out
+    assert main(["gc", "--all"]) == 0
+    assert "removed 0 finished job(s) (0 B freed)" in capsys.readouterr().out
+
+
+def test_tree_bytes_does_not_follow_links_and_is_bounded(tmp_path):
+    from specialists.store.gc import tree_bytes
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "f").write_bytes(b"x" * 100)
+    big = tmp_path / "big"
+    big.write_bytes(b"y" * 10_000_000)
+    (tmp_path / "d" / "link").symlink_to(big)
+    (tmp_path / "d" / "up").symlink_to(tmp_path, target_is_directory=True)
+    counted = tree_bytes(tmp_path / "d")
+    assert 100 <= counted < 10_000  # the links' own sizes, never their targets'
+    for i in range(50):
+        (tmp_path / "d" / f"n{i}").write_bytes(b"z")
+    assert tree_bytes(tmp_path / "d", limit=10) < 200

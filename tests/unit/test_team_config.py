@@ -15,8 +15,8 @@ from specialists.base.errors import ConfigError
 from specialists.catalog.config import load_config
 from specialists.features.workflows.source import find_workflow, list_workflows
 from specialists.fronts.cli.main import main
-from specialists.fronts.pi.ops import read_project_config
-from specialists.native.tool_settings import load_project_settings
+from specialists.fronts.pi.ops import Front
+from specialists.native.tool_settings import load_settings
 
 
 @pytest.fixture
@@ -44,10 +44,10 @@ def test_layers_merge_user_team_old_local_then_local(root):
     config = load_config(root)
     assert config.default_model == "d/local"
     assert config.raw["bash"] == {"guard": "warn", "sleepLimitSec": 5}  # merged per key
-    settings, problem = load_project_settings(root / ".specialists")
+    settings, _, problem = load_settings(root)
     assert problem is None
     assert (settings.bash.guard, settings.bash.sleep_limit_sec) == ("warn", 5)
-    assert read_project_config(root / ".specialists")["bash"] == config.raw["bash"]
+    assert Front(root / ".specialists", "pi-1", root).settings == settings
 
 
 def test_a_bad_team_file_is_named_in_one_line(root):
@@ -55,12 +55,12 @@ def test_a_bad_team_file_is_named_in_one_line(root):
     with pytest.raises(ConfigError, match=r"specialists/config.toml: default_runner"):
         load_config(root)
     (root / "specialists" / "config.toml").write_text("[bash]\nguard = 'maybe'\n")
-    settings, problem = load_project_settings(root / ".specialists")
+    settings, _, problem = load_settings(root)
     assert settings.bash.guard == "block" and problem is not None
     assert "specialists/config.toml" in problem and "using the default settings" in problem
     os.unlink(root / "specialists" / "config.toml")
     os.mkfifo(root / "specialists" / "config.toml")  # a FIFO never hangs a hook
-    _, problem = load_project_settings(root / ".specialists")
+    _, _, problem = load_settings(root)
     assert problem is not None and "not a regular file" in problem
 
 

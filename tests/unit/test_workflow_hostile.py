@@ -197,6 +197,21 @@ def test_a_document_is_refused_whole_before_any_child(doc: dict[str, Any], messa
         check_document(doc)
 
 
+def test_phases_and_the_documented_example_pass_the_whole_check() -> None:
+    """A `phase` step names a phase and launches nothing (it crashed the check once)."""
+    check_document(
+        {
+            "defaults": {"agent": "echo"},
+            "steps": [
+                {"phase": "fan"},
+                {"all": {"items": "{args.files}", "child": {"key": "look-{item}", "task": "t"}}},
+                {"run": {"key": "sum", "task": "{results.look-a.output}"}},
+            ],
+        },
+        {"files": ["a", "b"]},
+    )
+
+
 def test_references_and_counts_that_hold_pass() -> None:
     second = {**OK, "key": "k2", "task": "{prev.output}"}
     check_document(

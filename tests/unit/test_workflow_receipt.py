@@ -83,3 +83,36 @@ def test_a_damaged_receipt_is_refused(store: JobStore, tmp_path: Path) -> None:
     (store.job_dir(wf) / "workflow-receipt.json").write_text("not json")
     with pytest.raises(UserError, match="cannot be read"):
         keyed_resume(store, wf, "k")
+
+
+def test_resume_by_run_id_finds_a_resumable_job_and_refuses_the_rest(
+    store: JobStore, tmp_path: Path
+) -> None:
+    """`resume: "<run id>"` (seed 004) is revalidated as keyed resume is: resumable now, and
+    not continued since, by a workflow child or by `specialists run --continue`."""
+    from specialists.features.workflows.receipt import run_resume
+
+    fine = _ended(store, tmp_path, "done", specialist="oracle")
+    assert run_resume(store, fine) == (fine, "oracle")
+    assert run_resume(store, fine[:6]) == (fine, "oracle")  # a unique prefix
+    stopped = _ended(store, tmp_path, "cancelled")
+    no_session = _ended(store, tmp_path, "done", session=False)
+    for job, said in (
+        (stopped, "was stopped"),
+        (no_session, "keeps no session"),
+        ("deadbeef", "no job 'deadbeef'"),
+    ):
+        with pytest.raises(UserError, match=said):
+            run_resume(store, job)
+    by_cli = _ended(store, tmp_path, "done", parent_id=fine, resume_session="s")
+    with pytest.raises(UserError) as info:
+        run_resume(store, fine)
+    assert (
+        info.value.message
+        == f"job {fine} was continued since by job {by_cli}; resume the latest run id"
+    )
+    assert run_resume(store, by_cli)[0] == by_cli
+    other = _ended(store, tmp_path, "done")
+    _ended(store, tmp_path, "done", thread={"id": "t-1", "continues": other})
+    with pytest.raises(UserError, match="continued since"):
+        run_resume(store, other)

@@ -296,3 +296,34 @@ def test_a_run_without_a_budget_launches_whatever_its_children_spend(tmp_path: P
     runs = make(tmp_path, children)
     go(runs.all([{"key": f"k{n}", "agent": "echo", "task": "t"} for n in range(3)]))
     assert len(children.keys) == 3
+
+
+def test_resume_by_run_id_continues_that_job_and_keys_it_into_the_hash(tmp_path: Path) -> None:
+    """Seed 004: `runs.run(key, resume="<run id>", task=...)` revives a retained child; the
+    result names the new run. The id is part of the key's inputs, agent is refused beside
+    it, and an id that is not a job id (a path, a dot) is refused before anything runs."""
+    from specialists.features.workflows.options import child_options
+
+    children = FakeChildren()
+    children.retained["000000aa"] = "oracle"
+    r = go(make(tmp_path, children).run("again", task="follow up", resume="000000aa"))
+    assert r.ok and r.run_id == r.job_id and r.run_id not in (None, "000000aa")
+    assert children.launches[0][1].continue_from == "000000aa"
+    (launch_line,) = [e for e in entries(tmp_path) if e["e"] == "launch"]
+    assert launch_line["keyed"] is True and launch_line["continues"] == "000000aa"
+    a = child_options({"key": "k", "task": "t", "resume": "000000aa"}).input_hash()
+    b = child_options({"key": "k", "task": "t", "resume": "000000ab"}).input_hash()
+    assert a != b
+    for bad, said in (
+        ("../000000aa", "invalid job id"),
+        ("0000.0aa", "invalid job id"),
+        ("", "invalid job id"),
+        (7, "resume must be a run id"),
+    ):
+        with pytest.raises(UserError, match=said):
+            child_options({"key": "k", "task": "t", "resume": bad})
+    with pytest.raises(UserError, match="resume and agent cannot be combined"):
+        child_options({"key": "k", "task": "t", "resume": "000000aa", "agent": "x"})
+    (tmp_path / "2").mkdir()
+    with pytest.raises(UserError, match="not resumable"):
+        go(make(tmp_path / "2", FakeChildren()).run("k", task="t", resume="000000ff"))

@@ -24,7 +24,7 @@ TIER_POWERS: dict[str, frozenset[str]] = {
 
 # Runner names, in the order help texts list them. The classes live in runners/registry.py.
 # These are the runners a person (`--runner`), a definition or config.toml may pick.
-RUNNER_NAMES = ("pi", "claude", "codex", "command", "native")
+RUNNER_NAMES = ("pi", "claude", "codex", "command", "native", "external-job")
 # Background commands (procs/): a job of this runner is started only by bg_run or
 # `specialists bg run`, which give it what no specialist has (the command, watch patterns,
 # the owner to wake). Never pickable: `run --runner proc` would hand a prompt to `sh -c`.
@@ -35,7 +35,11 @@ WORKFLOW_RUNNER = "workflow"
 # Set for an agent on a Ray node that works in a copy (workspace "bundle"): the job's store is
 # on the supervisor's machine, so no agent tool that keeps state there is offered.
 NODE_COPY_ENV = "SPECIALISTS_NODE_COPY"
-RUNNER_ALIASES = {"external-cli": "command", "external_cli": "command"}  # other tools' names
+RUNNER_ALIASES = {  # other tools' names
+    "external-cli": "command",
+    "external_cli": "command",
+    "external_job": "external-job",
+}
 DEFAULT_RUNNER = "pi"
 # A runner option a thread's spawn sets (threads/forks.py): the job's first run forks its
 # resume_session (claude --fork-session, codex exec fork) instead of continuing it.

@@ -11,10 +11,12 @@ as Claude Code has settings.json beside settings.local.json.
 
 Top-level keys are merged key by key; `[providers.NAME]` tables are merged field by field, so
 a project can override one price of a provider the user defined. Bad values raise ConfigError
-naming the file, the key, what was expected and what was found. Unknown keys are kept in
-`Config.warnings` (reported, not fatal, with a close known name when there is one) so an older
-specialists can read a newer file. A file that is not a small regular UTF-8 file (a FIFO, a
-device, binary data) is a ConfigError too, never a hang or a traceback. The format is
+naming the file, the key, what was expected and what was found. Unknown keys, here and in the
+tables other rooms read (ROOM_TABLES), are kept in `Config.warnings` (reported, not fatal,
+with a close known name when there is one) and left out of `raw`, so an older specialists can
+read a newer file and every front reads the same file the same way. A file that is not a
+small regular UTF-8 file (a FIFO, a device, binary data) is a ConfigError too, never a hang
+or a traceback. The format is
 documented in docs/config.md.
 """
 
@@ -29,6 +31,7 @@ from typing import Any, Literal, cast
 from specialists.base.errors import ConfigError
 from specialists.base.reader import Fields, Invalid, check_text, check_tree, value_error_text
 from specialists.base.reader.textfile import read_text_file
+from specialists.base.reader.values import unknown_key_problem
 from specialists.base.vocab import RUNNER_ALIASES, RUNNER_NAMES
 from specialists.store.paths import project_config_files, state_dir, user_config_dir
 
@@ -36,15 +39,69 @@ ApiKind = Literal["openai-chat", "openai-responses", "anthropic"]
 API_KINDS: tuple[ApiKind, ...] = ("openai-chat", "openai-responses", "anthropic")
 CONFIG_FILE_NAME = "config.toml"
 
-_TOP_LEVEL_KEYS = ("default_runner", "default_model", "providers")
-# Tables read by other rooms from `raw`: [runners.pi] (supervise/plan.py), the wave-2
-# tool settings [bash], [jobs], [events], [overflow], [timers] (toolset/settings.py) and
-# [executor] (executors/settings.py), [worktree] (sandbox/handoff.py), [workflows]
-# (workflows/consent.py: the gates a model's workflow may run).
-_ROOM_TABLES = (
-    *("runners", "bash", "jobs", "events", "overflow", "timers", "executor", "worktree"),
-    *("attention", "watchdog", "workflows"),
+_TOP_LEVEL_KEYS = ("default_runner", "default_model", "enabled_models", "providers")
+MAX_ENABLED_MODELS = 256
+
+# The tables other rooms read from `raw`, and the keys each knows. This file is the one
+# reader: it names unknown keys once (a warning, "unknown key, ignored") and hands the rooms
+# only the keys they know, so no front refuses a file another front accepts and none drops
+# the whole file for one typo (seed 001 3.2). The rooms check the values. A Schema maps a
+# key to ANY (a value its room checks, whatever its shape), OPEN (a table whose keys are
+# the room's to name: runner options, resource names) or a nested Schema.
+ANY = "any"
+OPEN = "open"
+Schema = Mapping[str, "str | Schema"]
+
+
+def _snake_and_camel(*names: str) -> dict[str, str | Schema]:
+    """Seed 001's camelCase spellings are accepted beside snake_case (toolset/settings.py)."""
+    out: dict[str, str | Schema] = {}
+    for name in names:
+        head, *rest = name.split("_")
+        out[name] = out[head + "".join(part.title() for part in rest)] = ANY
+    return out
+
+
+_ADAPTIVE = _snake_and_camel(
+    "enabled", "min", "initial", "max", "successes_to_increase", "decrease_factor"
 )
+ROOM_TABLES: dict[str, str | Schema] = {
+    # supervise/plan.py: [runners.<name>] are the runner's options
+    "runners": {name: OPEN for name in (*RUNNER_NAMES, *RUNNER_ALIASES)},
+    # toolset/settings.py
+    "bash": _snake_and_camel("guard", "default_timeout_sec", "sleep_limit_sec"),
+    "jobs": _snake_and_camel(
+        "max", "tail_lines", "watch_debounce_ms", "watch_batch_lines", "watch_events_per_min"
+    ),
+    "events": _snake_and_camel("max_chars", "seen_cap"),
+    "overflow": _snake_and_camel("max_chars", "head_chars", "tail_chars"),
+    "timers": _snake_and_camel("max"),
+    "threads": {
+        **_snake_and_camel("max_concurrent", "max_launches"),
+        "adaptive_concurrency": _ADAPTIVE,
+        "adaptiveConcurrency": _ADAPTIVE,
+    },
+    # executors/settings.py
+    "executor": {
+        **dict.fromkeys(
+            ("kind", "type", "address", "namespace", "node_root", "workspace", "connection"), ANY
+        ),
+        **dict.fromkeys(
+            ("connect_timeout_s", "schedule_timeout_s", "lease_s", "bridge_idle_s"), ANY
+        ),
+        "forward_env": ANY,
+        "resources": OPEN,
+    },
+    # sandbox/handoff.py
+    "worktree": dict.fromkeys(("setup", "setup_timeout_s", "link"), ANY),
+    # attention/settings.py (either may also be a plain value: off, true, false)
+    "attention": dict.fromkeys(("after", "tool_after", "toolAfter", "failures", "enabled"), ANY),
+    "watchdog": dict.fromkeys(("enabled", "reviewer", "max_reviews", "maxReviews"), ANY),
+    # workflows/consent.py: the gates a model's workflow may run
+    "workflows": {"gates": ANY},
+    # runners/external_job.py: each provider's name is the user's to choose
+    "external_job_providers": OPEN,
+}
 _PRICE_KEYS = (
     "input_price_per_mtok",
     "output_price_per_mtok",
@@ -84,6 +141,9 @@ class ProviderConfig:
 class Config:
     default_runner: str | None = None
     default_model: str | None = None
+    # The scoped model list (pi's `enabledModels`, seed 001 R-H13): when not empty,
+    # spawn_thread uses only these; the project's list replaces the user's.
+    enabled_models: tuple[str, ...] = ()
     providers: Mapping[str, ProviderConfig] = field(default_factory=dict)
     sources: tuple[Path, ...] = ()  # the files that were read, user first
     warnings: tuple[str, ...] = ()  # unknown keys, one line each
@@ -123,6 +183,7 @@ def merge_layers(layers: list[tuple[Path, dict[str, Any]]]) -> Config:
     """Validate each layer, then merge them in order (later wins). Pure: no file access."""
     default_runner: str | None = None
     default_model: str | None = None
+    enabled_models: tuple[str, ...] = ()
     providers: dict[str, dict[str, Any]] = {}
     provider_sources: dict[str, Path] = {}
     warnings: list[str] = []
@@ -132,17 +193,20 @@ def merge_layers(layers: list[tuple[Path, dict[str, Any]]]) -> Config:
         try:
             top = Fields(data, "", layer, what="a table")
             for key, value in data.items():
-                if key in _ROOM_TABLES:
-                    top.raw(key)  # read by its room, not here: not an unknown key
-                if key not in _TOP_LEVEL_KEYS:
-                    if isinstance(value, dict) and isinstance(raw.get(key), dict):
-                        raw[key] = {**raw[key], **value}
-                    else:
-                        raw[key] = value
+                if key not in ROOM_TABLES:
+                    continue  # ours (below), or unknown: top.finish() names it
+                top.raw(key)  # read by its room, not here: not an unknown key
+                known = known_part(value, ROOM_TABLES[key], key, layer)
+                if isinstance(known, dict) and isinstance(raw.get(key), dict):
+                    raw[key] = {**raw[key], **known}
+                else:
+                    raw[key] = known
             runner = _runner_name(top, "default_runner")
             model = _model_name(top, "default_model")
             default_runner = runner or default_runner
             default_model = model or default_model
+            if top.has("enabled_models"):
+                enabled_models = _model_list(top, "enabled_models")
             table = top.section("providers")
             for name in table.data if table is not None else ():
                 assert table is not None, "bug: iterated the providers of no table"
@@ -165,6 +229,7 @@ def merge_layers(layers: list[tuple[Path, dict[str, Any]]]) -> Config:
     return Config(
         default_runner=default_runner,
         default_model=default_model,
+        enabled_models=enabled_models,
         providers={
             name: ProviderConfig(name=name, source=provider_sources[name], **fields)
             for name, fields in providers.items()
@@ -173,6 +238,31 @@ def merge_layers(layers: list[tuple[Path, dict[str, Any]]]) -> Config:
         warnings=tuple(warnings),
         raw=raw,
     )
+
+
+def known_part(value: Any, schema: str | Schema, where: str, warnings: list[str]) -> Any:
+    """`value` with the keys `schema` does not know left out, each named in `warnings`
+    once. A value of another shape than the schema's is its room's to refuse: kept."""
+    if not isinstance(schema, Mapping) or not isinstance(value, dict):
+        return value
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if key in schema:
+            out[key] = known_part(item, schema[key], f"{where}.{key}", warnings)
+        else:
+            warnings.append(f"{where}.{key}: {unknown_key_problem(str(key), schema)}")
+    return out
+
+
+_reported: set[str] = set()
+
+
+def unreported(warnings: tuple[str, ...] | list[str]) -> list[str]:
+    """The warnings this process has not shown yet (each is shown once, seed 001 3.2): a
+    long-lived front (the MCP server, the pi sidecar) reads the config on every call."""
+    fresh = [w for w in warnings if w not in _reported]
+    _reported.update(fresh)
+    return fresh
 
 
 def _read_toml(path: Path) -> dict[str, Any] | None:
@@ -212,6 +302,19 @@ def _model_name(fields: Fields, key: str) -> str | None:
 
     value = fields.raw(key)
     return None if value is None else check_model_name(value, fields.field(key))
+
+
+def _model_list(fields: Fields, key: str) -> tuple[str, ...]:
+    from specialists.catalog.schema import check_model_name
+
+    where = fields.field(key)
+    value = fields.raw(key)
+    if not isinstance(value, list):
+        raise Invalid.wrong(where, "a list of provider/model names", fields.describe(value))
+    if len(value) > MAX_ENABLED_MODELS:
+        raise Invalid.wrong(where, f"at most {MAX_ENABLED_MODELS} models", str(len(value)))
+    names = [check_model_name(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    return tuple(dict.fromkeys(names))
 
 
 def _check_provider(fields: Fields) -> dict[str, Any]:

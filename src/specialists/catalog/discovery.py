@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from specialists.base.errors import ConfigError, NotFound
+from specialists.base.errors import ConfigError, NotFound, UserError
 from specialists.base.reader import Invalid
 from specialists.base.vocab import SPEC_SUFFIXES
 from specialists.catalog.files import definition_stem, parse_definition, read_definition
@@ -176,11 +176,16 @@ class Catalog:
         return name in self.by_name
 
     def get(self, name: str) -> Specialist:
-        """The winning definition of `name`. A file in a higher scope that looks like it
-        defines `name` (by its file name) but failed to load stops the lookup: running the
-        builtin in place of a broken project override could grant more than the override
-        meant to (a READ_ONLY reviewer becoming the MEDIUM builtin)."""
+        """The winning definition of `name` (a runtime name, `package.name` for a packaged
+        agent, or else one of a definition's aliases: seed 004). A file in a higher scope that
+        looks like it defines `name` (by its file name) but failed to load stops the lookup:
+        running the builtin in place of a broken project override could grant more than the
+        override meant to (a READ_ONLY reviewer becoming the MEDIUM builtin)."""
         spec = self.by_name.get(name)
+        if spec is None and name not in self.disabled:
+            spec = self._by_alias(name)
+            if spec is not None:
+                return spec
         if spec is None and name in self.disabled:
             scope = self.disabled[name][0]
             raise NotFound(
@@ -199,6 +204,25 @@ class Catalog:
                 )
         return spec
 
+    def _by_alias(self, alias: str) -> Specialist | None:
+        """The one winning definition that lists `alias` (a canonical name always wins, so
+        resolution is one step and cannot loop); two that list it are ambiguous."""
+        found = [s for s in self.by_name.values() if alias in s.aliases]
+        hidden = [s for _scope, s in self.disabled.values() if alias in s.aliases]
+        if len(found) > 1:
+            names = ", ".join(sorted(s.name for s in found))
+            raise UserError(
+                f"{alias!r} is an alias of {len(found)} specialists: {names}",
+                hint="name the one you mean; an alias must belong to one specialist",
+            )
+        if not found and hidden:
+            scope = self.disabled[hidden[0].name][0]
+            raise NotFound(
+                f"specialist {hidden[0].name!r} (alias {alias!r}) is disabled in {scope} scope",
+                hint=f"specialists agents enable {hidden[0].name} --scope {scope}",
+            )
+        return found[0] if found else None
+
     def _failed_files(self, name: str) -> list[LoadProblem]:
         return [p for p in self.problems if p.path.stem == name or definition_stem(p.path) == name]
 
@@ -209,6 +233,11 @@ class Catalog:
         failed = self._failed_files(name)
         if failed:
             return f"a file for it failed to load: {failed[0].one_line()}"
+        packaged = sorted(
+            n for n, s in self.by_name.items() if s.package and n.endswith(f".{name}")
+        )
+        if packaged:
+            return f"a packaged agent goes by package.name: {', '.join(packaged)}"
         import difflib  # only for an unknown name
 
         close = difflib.get_close_matches(name, self.names(), n=3, cutoff=0.6)

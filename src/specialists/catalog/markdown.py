@@ -1,8 +1,9 @@
 """Markdown agent files (`.claude/agents/*.md`, `.pi/agents/*.md`) -> `Specialist`.
 
 A file is YAML frontmatter between `---` lines, then the body, which is the system prompt.
-`tools:` (a comma-separated string or a list; Claude Code or pi names) decides the
-permission tier; the declared list is kept in `Specialist.tools` so a runner can narrow further.
+`tools:` (a comma-separated string or a list; Claude Code or pi names) is a strict allowlist
+(catalog/tools.py): an unknown name fails the file, the list decides the permission tier, and
+its canonical names are kept in `Specialist.tools` for every runner to narrow to.
 """
 
 from __future__ import annotations
@@ -18,38 +19,21 @@ from specialists.catalog.model import Scope, Specialist
 from specialists.catalog.schema import (
     MAX_LINE,
     PERMISSIONS,
+    check_aliases,
     check_model_name,
     check_name,
     duration_ms,
     parse_runner,
     positive_int,
+    runtime_name,
 )
 from specialists.catalog.skills import resolve_skill_paths
-
-# Tool names as Claude Code and pi spell them, lower-cased.
-WRITE_TOOLS = frozenset({"edit", "write", "multiedit", "notebookedit", "apply_patch"})
-SHELL_TOOLS = frozenset({"bash"})
-READ_TOOLS = frozenset(
-    {
-        "read",
-        "grep",
-        "glob",
-        "find",
-        "ls",
-        "webfetch",
-        "websearch",
-        "notebookread",
-        "todowrite",
-        "todoread",
-    }
-)
+from specialists.catalog.tools import WRITE_TOOLS, allowlist, builtin_names
 
 # Keys Claude Code and pi agents use that have no meaning here: accepted silently.
 _IGNORED_KEYS = frozenset(
     {
         "color",
-        "package",
-        "aliases",
         "systemPromptMode",
         "inheritProjectContext",
         "inheritSkills",
@@ -144,27 +128,19 @@ def name_list(value: object, field: str, what: str = "tool names") -> tuple[str,
     return tuple(t for t in items if t)
 
 
-def _base_name(tool: str) -> str:
-    # `Bash(git:*)` (a Claude Code rule) names the Bash tool.
-    return tool.split("(", 1)[0].strip().lower()
-
-
 def permission_for_tools(tools: tuple[str, ...] | None, disallowed: tuple[str, ...] = ()) -> str:
     """The smallest tier that covers a declared tool list.
 
     No list at all: the agent gets every tool (Claude Code's rule), so MEDIUM.
     Edit/write tools: MEDIUM. Shell alone: BASH_ONLY. Reading, searching and a shell used
-    to inspect: READ_ONLY (pi's READ_ONLY set is read,bash,grep,find,ls).
+    to inspect: READ_ONLY (the tier's own shell is taken away again by the allowlist).
     """
-    names = (
-        {_base_name(t) for t in tools}
-        if tools is not None
-        else set(WRITE_TOOLS | SHELL_TOOLS | READ_TOOLS)
-    )
-    names -= {_base_name(t) for t in disallowed}
+    if tools is None and not disallowed:
+        return "MEDIUM"
+    names = builtin_names(allowlist(tools, disallowed) or ())
     if names & WRITE_TOOLS:
         return "MEDIUM"
-    if names & SHELL_TOOLS and not names & READ_TOOLS:
+    if names == {"bash"}:
         return "BASH_ONLY"
     return "READ_ONLY"
 
@@ -177,19 +153,19 @@ def specialist_from_markdown(
     front = Fields(parse_frontmatter(block, warnings), "", warnings, ignored=_IGNORED_KEYS)
 
     name_value = front.raw("name")
-    name = check_name(source.stem if name_value is None else name_value, "name")
+    local = check_name(source.stem if name_value is None else name_value, "name")
+    name, package = runtime_name(local, front.raw("package"), "package")
+    aliases = check_aliases(front.raw("aliases"), "aliases", name, warnings)
     description = front.text("description") or ""
 
     tools_raw = front.raw("tools")
-    tools = name_list(tools_raw, "tools")
+    written = None if tools_raw is None else name_list(tools_raw, "tools")
     disallowed = name_list(front.raw("disallowedTools"), "disallowedTools")
+    allowed = allowlist(written, disallowed)  # Invalid for a tool no agent has
     explicit_key = "permission" if front.has("permission") else "permission_required"
     front.raw("permission")
     explicit = front.choice(explicit_key, PERMISSIONS, upper=True)
-    if explicit is not None:
-        permission = explicit
-    else:
-        permission = permission_for_tools(tools if tools_raw is not None else None, disallowed)
+    permission = explicit or permission_for_tools(written, disallowed)
 
     model_value = front.raw("model")
     if isinstance(model_value, str) and model_value.strip().lower() in ("", "inherit", "default"):
@@ -223,6 +199,8 @@ def specialist_from_markdown(
 
     return Specialist(
         name=name,
+        package=package,
+        aliases=aliases,
         description=description.strip(),
         model=model,
         fallback_model=fallback,
@@ -235,7 +213,7 @@ def specialist_from_markdown(
         system_prompt=system_prompt,
         skill_paths=skill_paths,
         missing_skills=missing_skills,
-        tools=tools,
+        tools=allowed,
         source=source,
         scope=scope,
         warnings=tuple(warnings),

@@ -25,6 +25,7 @@ class ScriptSpec:
     path: str  # command line or script path, run with the job's cwd
     phase: Literal["pre", "post"] = "pre"
     inject_output: bool = False
+    required: bool = False  # a pre-script that fails ends the job before its agent starts
 
 
 @dataclass(frozen=True)
@@ -42,11 +43,14 @@ class MissingSkill:
 
 @dataclass(frozen=True)
 class Specialist:
-    name: str
+    name: str  # the runtime name: `{package}.{local name}` when the file names a package
     description: str = ""
     version: str = ""
     category: str = ""
     tags: tuple[str, ...] = ()
+    package: str | None = None  # seed 004: the runtime name is `{package}.{name}`
+    # other names that select it (seed 004 `aliases`); the canonical name wins over an alias
+    aliases: tuple[str, ...] = ()
     # execution
     mode: str = "auto"
     model: str | None = None
@@ -67,12 +71,16 @@ class Specialist:
     max_tokens: int | None = None
     requires_worktree: bool = False  # always run in a sandbox (git worktree)
     auto_commit: bool = True  # commit the sandbox's work when the job ends (R-S3)
+    commit_on_waiting: bool = False  # also at each answer it waits after (checkpoint_on_waiting)
+    bare: bool = False  # none of our own additions to the system prompt (format, tool guide)
+    system_prompt_mode: Literal["append", "replace"] = "append"  # to the agent's own prompt
     # execution.attention / execution.watchdog as written; checked when a job is planned
     attention: Any = None
     watchdog: Any = None
-    # tool allowlist declared by an agent file (names as written, e.g. Read, grep); () means
-    # "whatever the permission tier allows". The tier is always set and is the floor to enforce.
-    tools: tuple[str, ...] = ()
+    # the strict tool allowlist (catalog/tools.py canonical names, e.g. read, find); None means
+    # "whatever the permission tier allows", () no agent tool at all. The tier is always set
+    # and is the floor: a runner gives the tools both the tier and this list allow.
+    tools: tuple[str, ...] | None = None
     # prompt
     system_prompt: str = ""
     task_template: str = "$prompt"
@@ -126,7 +134,8 @@ def specialist_to_dict(spec: Specialist) -> dict[str, Any]:
     ]
     out["source"] = str(spec.source) if spec.source else None
     out["tags"] = list(spec.tags)
-    out["tools"] = list(spec.tools)
+    out["aliases"] = list(spec.aliases)
+    out["tools"] = None if spec.tools is None else list(spec.tools)
     out["warnings"] = list(spec.warnings)
     out["runner_options"] = dict(spec.runner_options)  # plain data: checked when loaded
     out["executor"] = dict(spec.executor)

@@ -33,7 +33,9 @@ from specialists.base.vocab import (
 )
 from specialists.catalog.files import definition_stem
 from specialists.catalog.model import Scope, ScriptSpec, Specialist
+from specialists.catalog.rules import mandatory_rules_block
 from specialists.catalog.skills import resolve_skill_paths
+from specialists.catalog.tools import allowlist
 
 PERMISSIONS = PERMISSION_TIERS
 RUNNERS = RUNNER_NAMES
@@ -81,6 +83,51 @@ def check_name(value: object, field: str) -> str:
             repr(value[:80]),
         )
     return value
+
+
+PACKAGE_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+MAX_ALIASES = 32
+
+
+def runtime_name(name: str, package: object, field: str) -> tuple[str, str | None]:
+    """(the runtime name, the package): seed 004's `{package}.{name}`, or `name` alone. A
+    package is one word (no dot, no path character); the whole name obeys check_name, so it
+    is as safe in a path or a command line as any other name."""
+    if package is None:
+        return name, None
+    if not isinstance(package, str) or not PACKAGE_PATTERN.fullmatch(package):
+        raise Invalid.wrong(
+            field, "a package name: letters, digits, '_' or '-' (no '.', no '/')", describe(package)
+        )
+    full = f"{package}.{name}"
+    if len(full) > 64:
+        raise Invalid.wrong(field, "package and name together at most 64 characters", repr(full))
+    return full, package
+
+
+def check_aliases(value: object, field: str, own: str, warnings: list[str]) -> tuple[str, ...]:
+    """Alternate names (seed 004 `aliases`): comma-separated or a list, `false` or "" for
+    none; each one is a name. Its own name, or one listed twice, is dropped with a warning."""
+    if value is None or value is False or value == "":
+        return ()
+    if isinstance(value, str):
+        items = [a.strip() for a in value.split(",")]
+    elif isinstance(value, list):
+        items = value
+    else:
+        raise Invalid.wrong(field, "names, comma-separated or a list", describe(value))
+    if len(items) > MAX_ALIASES:
+        raise Invalid.wrong(field, f"at most {MAX_ALIASES} aliases", f"{len(items)}")
+    out: list[str] = []
+    for i, item in enumerate(items):
+        alias = check_name(item, f"{field}[{i}]")
+        if alias == own:
+            warnings.append(f"{field}[{i}]: {alias!r} is the agent's own name; ignored")
+        elif alias in out:
+            warnings.append(f"{field}[{i}]: {alias!r} is listed twice; ignored")
+        else:
+            out.append(alias)
+    return tuple(out)
 
 
 def check_runner_name(value: object, field: str) -> str:
@@ -140,6 +187,12 @@ def parse_runner(value: object, field: str) -> tuple[str | None, dict[str, Any]]
     options = plain_data(value, field)
     assert isinstance(options, dict), "bug: plain_data changed a mapping's type"
     runner = check_runner_name(options.pop("type", None), f"{field}.type")
+    if runner == "external-job":  # seed 004: a registered provider runs the job elsewhere
+        provider = options.get("provider")
+        if not isinstance(provider, str) or not NAME_PATTERN.fullmatch(provider):
+            raise Invalid.wrong(f"{field}.provider", "a provider name", describe(provider))
+        if not isinstance(options.get("options", {}), Mapping):
+            raise Invalid.wrong(f"{field}.options", "a mapping", describe(options.get("options")))
     if runner == "command":
         command = options.get("command")
         if not isinstance(command, str) or not command.strip():
@@ -165,11 +218,37 @@ def _parse_scripts(value: object, field: str) -> tuple[ScriptSpec, ...]:
             raise Invalid(entry.field("run"), "expected a command or script path")
         phase = entry.choice("phase", ("pre", "post")) or "pre"
         inject = bool(entry.flag("inject_output"))
+        required = bool(entry.flag("required"))  # the Node original's (3.17): pre only
         entry.finish_strict()
         scripts.append(
-            ScriptSpec(path=run, phase="post" if phase == "post" else "pre", inject_output=inject)
+            ScriptSpec(
+                path=run,
+                phase="post" if phase == "post" else "pre",
+                inject_output=inject,
+                required=required and phase != "post",
+            )
         )
     return tuple(scripts)
+
+
+AUTO_COMMITS = ("never", "checkpoint_on_waiting", "checkpoint_on_terminal")
+
+
+def _auto_commit(execution: Fields) -> tuple[bool, bool]:
+    """(commit at the end, commit at each answer it waits after). `true`/`false` are ours;
+    the Node original's (3.17) words: `never`; `checkpoint_on_terminal`, at the end (ours
+    by default, R-S3); `checkpoint_on_waiting`, at each answer, and at the end too, so a
+    thread's close still leaves its sandbox final (R-S3)."""
+    value = execution.raw("auto_commit")
+    if value is None or isinstance(value, bool):
+        return value is not False, False
+    if isinstance(value, str) and value.strip().lower() in AUTO_COMMITS:
+        word = value.strip().lower()
+        return word != "never", word == "checkpoint_on_waiting"
+    raise Invalid.wrong(
+        execution.field("auto_commit"), "true, false, or one of " + ", ".join(AUTO_COMMITS),
+        describe(value),
+    )  # fmt: skip
 
 
 def _parse_variables(value: object, field: str) -> dict[str, str]:
@@ -211,7 +290,9 @@ def specialist_from_data(
     meta = top.section("metadata", ignored=_IGNORED_METADATA)
     if meta is None:
         raise Invalid(top.field("metadata"), "required section missing (needs at least name)")
-    name = check_name(meta.raw("name"), meta.field("name"))
+    local = check_name(meta.raw("name"), meta.field("name"))
+    name, package = runtime_name(local, meta.raw("package"), meta.field("package"))
+    aliases = check_aliases(meta.raw("aliases"), meta.field("aliases"), name, warnings)
     description = meta.text("description") or ""
     version = meta.scalar_text("version") or ""
     category = meta.text("category", form="line", max_chars=MAX_LINE) or ""
@@ -238,6 +319,11 @@ def specialist_from_data(
     keep_alive, plain_interactive = execution.flag("keep_alive"), execution.flag("interactive")
     interactive = bool(keep_alive or plain_interactive)
     runner, runner_options = parse_runner(execution.raw("runner"), execution.field("runner"))
+    tools = None  # a strict allowlist, as an agent file's `tools:` (catalog/tools.py)
+    if execution.has("tools"):
+        written = execution.text_list("tools", max_chars=MAX_LINE)
+        names = [t.strip() for item in written for t in item.split(",") if t.strip()]
+        tools = allowlist(names, field=execution.field("tools"))
     max_turns = positive_int(execution.raw("max_turns"), execution.field("max_turns"))
     max_tokens = positive_int(execution.raw("max_tokens"), execution.field("max_tokens"))
     executor = execution.raw("executor")
@@ -246,12 +332,14 @@ def specialist_from_data(
     if executor is not None and not isinstance(executor, dict):
         raise Invalid(execution.field("executor"), "must be local, ray or a mapping")
     requires_worktree = bool(execution.flag("requires_worktree"))  # run it in a sandbox
-    auto_commit = execution.flag("auto_commit") is not False  # commit its sandbox at its end
+    auto_commit, commit_on_waiting = _auto_commit(execution)
+    bare = bool(execution.flag("bare"))
     attention, watchdog = execution.raw("attention"), execution.raw("watchdog")  # plan checks
     execution.finish()
 
     prompt = top.section("prompt", ignored=_IGNORED_PROMPT) or Fields({}, "prompt", warnings)
     system_prompt = prompt.text("system") or ""
+    prompt_mode = prompt.choice("system_prompt_mode", ("append", "replace")) or "append"
     task_template = prompt.text("task_template")
     if task_template is not None and not task_template.strip():
         raise Invalid(prompt.field("task_template"), "is empty; use '$prompt' to pass the task")
@@ -269,11 +357,14 @@ def specialist_from_data(
     skills.finish()
 
     beads = top.choice("beads_integration", BEADS_MODES) or "auto"
+    rules = mandatory_rules_block(top.section("mandatory_rules"), project_root, warnings)
     top.finish()
+    if rules:
+        system_prompt = f"{system_prompt.rstrip()}\n\n{rules}" if system_prompt.strip() else rules
 
     stem = definition_stem(source)
-    if stem and stem != name:
-        warnings.append(f"{meta.field('name')}: {name!r} differs from the file name {stem!r}")
+    if stem and stem not in (name, local):
+        warnings.append(f"{meta.field('name')}: {local!r} differs from the file name {stem!r}")
 
     return Specialist(
         name=name,
@@ -281,6 +372,8 @@ def specialist_from_data(
         version=version,
         category=category,
         tags=tags,
+        package=package,
+        aliases=aliases,
         mode=mode,
         model=model,
         fallback_model=fallback_model,
@@ -294,11 +387,15 @@ def specialist_from_data(
         idle_timeout_ms=idle_timeout_ms,
         runner=runner,
         runner_options=runner_options,
+        tools=tools,
         executor=executor or {},
         max_turns=max_turns,
         max_tokens=max_tokens,
         requires_worktree=requires_worktree,
         auto_commit=auto_commit,
+        commit_on_waiting=commit_on_waiting,
+        bare=bare,
+        system_prompt_mode="replace" if prompt_mode == "replace" else "append",
         attention=attention,
         watchdog=watchdog,
         system_prompt=system_prompt,

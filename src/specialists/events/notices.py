@@ -44,6 +44,7 @@ from specialists.base.display import display_line, duration
 from specialists.base.owner import is_key
 from specialists.base.vocab import PROC_RUNNER
 from specialists.store.ids import is_job_id
+from specialists.store.records import PAUSED_EVENT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -99,6 +100,11 @@ def notice_body(job_id: str, status: dict | None) -> str:
     feed = f"Run: specialists feed --job {job_id} (MCP tool: feed)"
     if state == "done":
         return f"Specialist '{name}' completed (job {job_id}, {took}). {result}"
+    if state == "waiting" and status.get("current_event") == PAUSED_EVENT:
+        return (
+            f"Specialist '{name}' was interrupted (job {job_id}, {took}) and is paused: "
+            f"continue it with a follow-up or `specialists resume {job_id}`. {feed}"
+        )
     if state == "waiting":
         return (
             f"Specialist '{name}' answered (job {job_id}, {took}) and waits for a follow-up. "

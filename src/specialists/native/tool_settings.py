@@ -1,17 +1,14 @@
 """The knobs of the wave-2 tools, with seed 001's defaults (section 3.2).
 
-Read from the project's config files (the team's `specialists/config.toml`, then the local
-`.specialists/config.toml` and `specialists/config.local.toml`, later winning per key of a
-table) sections [bash], [jobs], [events], [overflow], [timers], [threads] and [sandbox];
-the names follow the seed (camelCase keys are accepted beside snake_case ones, so a
+Read from the config files' sections [bash], [jobs], [events], [overflow], [timers] and
+[threads] (config.py reads every layer: the user's, the team's `specialists/config.toml`, the
+local `.specialists/config.toml` and `specialists/config.local.toml`, and names unknown
+keys); the names follow the seed (camelCase keys are accepted beside snake_case ones, so a
 pi-infinity config reads the same).
 """
 
 from __future__ import annotations
 
-import os
-import stat
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -19,7 +16,6 @@ from typing import Any
 
 from specialists.base.errors import ConfigError
 from specialists.native.guards import GUARD_MODES
-from specialists.store.paths import project_config_files
 
 
 @dataclass(frozen=True)
@@ -169,51 +165,27 @@ def settings_from_config(config: Mapping[str, Any], *, where: str = "config.toml
     return out
 
 
-CONFIG_FILE = "config.toml"
-MAX_CONFIG_BYTES = 1024 * 1024
+def load_settings(project_root: Path) -> tuple[Settings, tuple[str, ...], str | None]:
+    """The settings from the user's and the project's config.toml (config.load_config, the
+    one reader): (settings, its warnings: unknown keys, named and ignored; the problem of a
+    wrong value, or None). A wrong value gives the defaults: a typo must not break a
+    session, and the R-B5 escape is editing this very file. Commands that can refuse call
+    `settings_from_config(load_config(...).raw)` instead."""
+    from specialists.catalog.config import config_layers, merge_layers
 
-
-def load_project_settings(state_root: Path) -> tuple[Settings, str | None]:
-    """The project's settings (its config files merged; the defaults when there are none).
-    A broken file gives the defaults and the problem in one line: a typo must not break a
-    session, and the R-B5 escape is editing this very file."""
-    merged: dict[str, Any] = {}
-    for path in project_config_files(state_root.parent):
-        data, problem = _read_config(path)
-        if problem is not None:
-            return Settings(), problem
-        try:
-            settings_from_config(data, where=str(path))  # a bad value is named by its file
-        except ConfigError as exc:
-            return Settings(), f"{exc.one_line()}; using the default settings"
-        for key, value in data.items():
-            old = merged.get(key)
-            both = isinstance(value, dict) and isinstance(old, dict)
-            merged[key] = {**old, **value} if both else value  # type: ignore[dict-item]
     try:
-        return settings_from_config(merged, where="the project config"), None
+        layers = config_layers(project_root)
+        config = merge_layers(layers)
+    except ConfigError as exc:  # the reader names the file
+        return Settings(), (), f"{exc.one_line()}; using the default settings"
+    try:
+        return settings_from_config(config.raw), config.warnings, None
     except ConfigError as exc:
-        return Settings(), f"{exc.one_line()}; using the default settings"
-
-
-def _read_config(path: Path) -> tuple[dict[str, Any], str | None]:
-    """One config file parsed ({} when absent), or the problem with it in one line."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return {}, None
-    except OSError as exc:
-        return {}, f"{path}: {exc.strerror or exc}; using the default settings"
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return {}, f"{path} is not a regular file; using the default settings"
-        raw = os.read(fd, MAX_CONFIG_BYTES)
-    finally:
-        os.close(fd)
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        return {}, f"{path}: not valid TOML ({exc}); using the default settings"
-    except RecursionError:
-        return {}, f"{path}: nested too deeply; using the default settings"
-    return data, None
+        problem = exc.one_line()
+    for path, data in layers:  # name the file that holds the wrong value
+        try:
+            settings_from_config(merge_layers([(path, data)]).raw, where=str(path))
+        except ConfigError as named:
+            problem = named.one_line()
+            break
+    return Settings(), config.warnings, f"{problem}; using the default settings"

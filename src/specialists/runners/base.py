@@ -40,6 +40,9 @@ class LaunchSpec:
     system_prompt: str
     model: str | None  # "provider/model" or runner-specific name; None = agent default
     permission: str = "MEDIUM"
+    # The definition's strict tool allowlist (catalog/tools.py canonical names), narrowing
+    # what the tier grants; None: all the tier grants.
+    tools: Sequence[str] | None = None
     thinking_level: str | None = None
     skill_paths: Sequence[Path] = ()
     extra_args: Sequence[str] = ()
@@ -56,6 +59,11 @@ class LaunchSpec:
     host: ProcessHost | None = None
     # A thread job (threads/): its agent also gets the child tools (report_to_parent, ...).
     thread: bool = False
+    # `bare`: the runner adds nothing of its own to the system prompt (the answer format's
+    # rule, the tool guide); `replace`: the system prompt replaces the agent's own, where
+    # the agent can (pi, Claude Code), instead of being appended to it.
+    bare: bool = False
+    system_prompt_mode: str = "append"
 
 
 # --- what a runner reports -------------------------------------------------------------
@@ -75,6 +83,13 @@ class Activity:
     log: bool = True
     current_tool: str | None = None
     kind: Literal["activity"] = "activity"
+
+
+def agent_started() -> Activity:
+    """The agent is up and at its task (pi's agent_start, Claude Code's init, Codex's
+    thread start; a command or the native loop at once): its start-up is over. Status
+    only; the attention watch counts quiet time from here (attention/watch.py)."""
+    return Activity("agent_start", log=False)
 
 
 @dataclass(frozen=True)

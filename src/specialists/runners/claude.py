@@ -81,7 +81,7 @@ def claude_argv(
     ours = job_server(spec) if wants_job_server(spec) else None
     argv += isolation_args(spec.options, ours)
     schema = output_schema(spec)
-    controls = claude_controls(spec.permission, as_root=as_root)
+    controls = claude_controls(spec.permission, as_root=as_root, allow=spec.tools)
     answer_tool = (STRUCTURED_OUTPUT_TOOL,) if schema is not None else ()
     if controls.tools is not None:
         argv.append("--tools=" + ",".join((*controls.tools, *answer_tool)))
@@ -93,10 +93,12 @@ def claude_argv(
     if controls.disallowed:
         argv.append("--disallowedTools=" + ",".join(controls.disallowed))
     argv += ["--permission-mode", controls.permission_mode]
+    # `replace`: instead of Claude Code's own system prompt (--system-prompt[-file]).
+    flag = "--system-prompt" if spec.system_prompt_mode == "replace" else "--append-system-prompt"
     if system_prompt_file is not None:
-        argv += ["--append-system-prompt-file", str(system_prompt_file)]
+        argv += [f"{flag}-file", str(system_prompt_file)]
     elif spec.system_prompt:
-        argv += ["--append-system-prompt", spec.system_prompt]
+        argv += [flag, spec.system_prompt]
     model = claude_model(spec.model)
     if model:
         argv += ["--model", model]

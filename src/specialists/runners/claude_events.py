@@ -24,6 +24,7 @@ from specialists.runners.base import (
     RunFinished,
     RunnerEvent,
     Usage,
+    agent_started,
     tool_end,
     toolcall,
 )
@@ -126,6 +127,8 @@ class ClaudeTranslator:
         return []
 
     def _system(self, obj: Mapping[str, Any]) -> list[RunnerEvent]:
+        if obj.get("subtype") == "init":
+            return [agent_started()]
         if obj.get("subtype") == "api_retry":
             fields = {
                 k: obj[k]

@@ -99,7 +99,7 @@ def codex_argv(
 
 def developer_instructions(spec: LaunchSpec, *, with_schema: bool) -> str:
     """The system prompt, plus the JSON rule when JSON is asked for without a schema."""
-    if spec.response_format == "json" and not with_schema:
+    if spec.response_format == "json" and not with_schema and not spec.bare:
         return f"{spec.system_prompt}\n\n{JSON_ANSWER}" if spec.system_prompt else JSON_ANSWER
     return spec.system_prompt
 

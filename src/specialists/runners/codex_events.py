@@ -23,6 +23,7 @@ from specialists.runners.base import (
     RunFinished,
     RunnerEvent,
     Usage,
+    agent_started,
     summarize_args,
     tool_end,
     toolcall,
@@ -137,7 +138,9 @@ class CodexTranslator:
         if kind == "thread.started":
             if isinstance(obj.get("thread_id"), str):
                 self.thread_id = obj["thread_id"]
-            return []
+            return [agent_started()]
+        if kind == "turn.started":  # a resumed thread (a follow-up) starts with this
+            return [agent_started()]
         if kind in ("item.started", "item.updated", "item.completed"):
             item = obj.get("item")
             if not isinstance(item, Mapping):

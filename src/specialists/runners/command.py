@@ -37,6 +37,7 @@ from specialists.runners.base import (
     LaunchSpec,
     RunFinished,
     RunnerEvent,
+    agent_started,
     not_accepted,
 )
 from specialists.runners.oneshot import child_env
@@ -125,6 +126,7 @@ class CommandRunner:
             raw=True,
             stderr_cap=None,
         )
+        self._pending.append(agent_started())  # a command has no start-up we can tell
         log_fd = create_private(Path(spec.job_dir) / STDOUT_LOG, os.O_WRONLY | os.O_TRUNC)  # 0600
         self._log = os.fdopen(log_fd, "wb")
         stdin = self._stdin(spec)

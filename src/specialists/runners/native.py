@@ -51,6 +51,7 @@ from specialists.runners.base import (
     RunFinished,
     RunnerEvent,
     Usage,
+    agent_started,
     not_accepted,
     tool_end,
     toolcall,
@@ -138,6 +139,7 @@ class NativeRunner:
         if self._thread is not None:
             raise Bug("NativeRunner.start called twice")
         self._session_path = spec.job_dir / SESSION_FILE
+        self._events.put(agent_started())  # the loop runs in this process: no start-up
         with self._lock:
             self._requested = 1
         self._thread = threading.Thread(

@@ -52,6 +52,8 @@ def job_tools(
         tools = tools_for_permission(spec.permission)
     except ToolFailure as exc:
         raise ConfigError(str(exc)) from exc
+    if spec.tools is not None:  # the definition's allowlist narrows the tier's set
+        tools = {name: tool for name, tool in tools.items() if name in spec.tools}
     state_root = state_dir(project_root(spec))
     owner = check_owner(f"job-{spec.job_id}")
     system_prompt = spec.system_prompt
@@ -60,7 +62,7 @@ def job_tools(
 
         table = offered(thread=spec.thread, tier=spec.permission)
         tools.update(table_tools(table))
-        guidance = prompt_guidance(table) if table else ""
+        guidance = prompt_guidance(table) if table and not spec.bare else ""
         system_prompt = "\n\n".join(p for p in (system_prompt, guidance) if p)
     timeout_s = float(spec.options.get("bash_timeout_s", settings.bash.default_timeout_sec))
     if "bash" in tools:  # the description names the default the model gets (R-B4)

@@ -118,9 +118,15 @@ def build_argv(
         argv += ["--provider", provider]
     if model:
         argv += ["--model", model]
-    if system_prompt_file is not None:
-        argv += ["--append-system-prompt", str(system_prompt_file)]
-    argv += ["--tools", pi_tools(spec.permission)]
+    if system_prompt_file is not None:  # `replace`: instead of pi's own coding prompt
+        flag = (
+            "--system-prompt" if spec.system_prompt_mode == "replace" else "--append-system-prompt"
+        )
+        argv += [flag, str(system_prompt_file)]
+    tools = pi_tools(spec.permission, spec.tools)
+    argv += ["--tools", tools]
+    if not tools:  # an allowlist with no pi tool in it: none at all, not pi's default set
+        argv.append("--no-builtin-tools")
     for skill in skill_paths:
         argv += ["--skill", str(skill)]
     argv += ["--session", str(session_file)]
@@ -198,7 +204,7 @@ class PiRunner:
         )
         if ext_tools:  # pi's --tools also gates extension tools
             at = argv.index("--tools") + 1
-            argv[at] = ",".join([argv[at], *ext_tools])
+            argv[at] = ",".join(t for t in (argv[at], *ext_tools) if t)
         self._session_file = str(session_file)
         self._response_format = spec.response_format
         self._protocol = job_protocol(spec, self._session_file)
@@ -241,7 +247,7 @@ class PiRunner:
 
     def _write_system_prompt(self, spec: LaunchSpec) -> Path | None:
         """The system prompt goes through a file (see the module docstring)."""
-        ask = format_instruction(spec.response_format)
+        ask = "" if spec.bare else format_instruction(spec.response_format)
         text = "\n\n".join(part for part in (spec.system_prompt, ask) if part)
         if not text:
             return None

@@ -19,6 +19,7 @@ from specialists.runners.base import (
     AnswerDelta,
     RunnerEvent,
     Usage,
+    agent_started,
     tool_end,
     toolcall,
 )
@@ -227,7 +228,7 @@ class PiTranslator:
         if kind == "response":
             return [_response(obj)]
         if kind == "agent_start":
-            return [AgentStarted()]
+            return [AgentStarted(), agent_started()]
         if kind == "agent_end":
             will_retry = obj.get("willRetry")
             return [AgentEnded(will_retry if isinstance(will_retry, bool) else None)]

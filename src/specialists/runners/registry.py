@@ -29,6 +29,7 @@ RUNNER_CLASSES: dict[str, tuple[str, str]] = {
     "codex": ("specialists.runners.codex", "CodexRunner"),
     "command": ("specialists.runners.command", "CommandRunner"),
     "native": ("specialists.runners.native", "NativeRunner"),
+    "external-job": ("specialists.runners.external_job", "ExternalJobRunner"),
 }
 # Runners a feature adds (proc, workflow): a job may name them, a person may not pick them.
 UNPICKABLE = {PROC_RUNNER, WORKFLOW_RUNNER}

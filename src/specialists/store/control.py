@@ -18,6 +18,7 @@ import heapq
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -88,26 +89,49 @@ def take_requests(job_dir: Path) -> tuple[list[ControlRequest], list[str]]:
     requests: list[ControlRequest] = []
     problems: list[str] = []
     try:
-        names = heapq.nsmallest(
-            MAX_BATCH,
-            (n for n in os.listdir(inbox_fd) if n.endswith(".json") and not n.startswith(".")),
-        )
-        for name in names:
-            where = f"control request {name}"
-            try:
-                raw = read_bytes(name, MAX_REQUEST, dir_fd=inbox_fd, label=where)
-                data = parse_object(raw, where)
-                requests.append(ControlRequest.from_dict(data, source=where))
-            except FileNotFoundError:
+        for name, entry in _entries(inbox_fd):
+            if isinstance(entry, StoreError):
+                problems.append(f"{entry.message}; {_set_aside(name, inbox_fd)}")
                 continue
-            except StoreError as exc:
-                problems.append(f"{exc.message}; {_set_aside(name, inbox_fd)}")
-                continue
+            requests.append(entry)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(name, dir_fd=inbox_fd)
     finally:
         os.close(inbox_fd)
     return requests, problems
+
+
+def stop_pending(job_dir: Path) -> bool:
+    """A stop request waits in the inbox (read, not taken): recovery records that the job
+    was stopped, not that its supervisor crashed. A bad entry is no request."""
+    try:
+        inbox_fd = open_dir(job_dir / CONTROL_DIR)
+    except (FileNotFoundError, StoreError):
+        return False
+    try:
+        return any(
+            isinstance(entry, ControlRequest) and entry.kind == "stop"
+            for _, entry in _entries(inbox_fd)
+        )
+    finally:
+        os.close(inbox_fd)
+
+
+def _entries(inbox_fd: int) -> Iterator[tuple[str, ControlRequest | StoreError]]:
+    """The oldest MAX_BATCH entries, each a request or why it is none (gone ones skipped)."""
+    names = heapq.nsmallest(
+        MAX_BATCH,
+        (n for n in os.listdir(inbox_fd) if n.endswith(".json") and not n.startswith(".")),
+    )
+    for name in names:
+        where = f"control request {name}"
+        try:
+            raw = read_bytes(name, MAX_REQUEST, dir_fd=inbox_fd, label=where)
+            yield name, ControlRequest.from_dict(parse_object(raw, where), source=where)
+        except FileNotFoundError:
+            continue
+        except StoreError as exc:
+            yield name, exc
 
 
 def _set_aside(name: str, inbox_fd: int) -> str:

@@ -1,23 +1,29 @@
 """Garbage collection of old finished jobs (SPECIALISTS_JOB_TTL_DAYS, default 7).
 
+`specialists clean` (the Node original's command; `gc` is its older name here) chooses more
+broadly: every finished job (`every`), or all but the `keep` newest, or only says what it
+would remove (`dry_run`). Active jobs are never candidates, whatever is asked.
+
 Runs at every `run` start, so it must cost little with many jobs: it works from the
 finished-jobs index (view.overview), which reads only unfinished jobs' status files and
 records dead supervisors on the way. The index is only a cache, so before a job is deleted
 its own status.json is read again and must say it ended before the limit.
 
-A bad SPECIALISTS_JOB_TTL_DAYS (not a number, not finite, zero or less) deletes nothing: the
-report carries one warning line for the interface to show, and the run goes on.
+A bad SPECIALISTS_JOB_TTL_DAYS (not a number, not finite, zero or less) is refused before
+anything is deleted: one line, exit 2, and the `run` that would have collected starts
+nothing (reader/env.py).
 """
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from specialists.base.errors import StoreError
+from specialists.base.reader.env import env_number
 from specialists.store import index
 from specialists.store.jobs import JobStore
 from specialists.store.recovery import is_crash
@@ -29,61 +35,65 @@ MAX_TTL_DAYS = 36_500.0
 
 
 def ttl_days() -> float:
-    """The TTL from the environment; raises StoreError (one line) for a bad value."""
-    return env_days(TTL_ENV, DEFAULT_TTL_DAYS, "no job was deleted")
+    """The TTL from the environment; raises ConfigError (one line, exit 2) for a bad value."""
+    return env_days(TTL_ENV, DEFAULT_TTL_DAYS)
 
 
-def env_days(name: str, default: float, nothing_done: str) -> float:
+def env_days(name: str, default: float) -> float:
     """A number of days from the environment variable `name` (`default` when unset); a bad
-    value raises StoreError saying `nothing_done`."""
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    try:
-        days = float(raw)
-    except ValueError:
-        days = math.nan
-    if not 0 < days <= MAX_TTL_DAYS:  # also refuses nan and infinities
-        raise StoreError(
-            f"{name}={raw[:40]!r} is not a number of days; {nothing_done}",
-            hint=f"use a positive number of days, e.g. {default:g} (the default)",
-        )
-    return days
+    value is refused (reader/env.py)."""
+    return env_number(name, default, low=0, high=MAX_TTL_DAYS, unit="days")
 
 
 @dataclass(frozen=True)
 class GcReport:
-    removed: list[str]
+    removed: list[str]  # with dry_run: the jobs that would be removed
     kept_active: int
     crashed: list[str]  # finished jobs (still present) that ended "supervisor crashed"
     warnings: list[str] = field(default_factory=list)  # a bad TTL: one line, for the interface
     problems: list[str] = field(default_factory=list)  # damaged jobs, left in place
+    freed_bytes: int = 0  # what the removed (or, dry, the chosen) directories held
 
 
-def collect(store: JobStore, *, days: float | None = None, now: float | None = None) -> GcReport:
-    """Remove finished jobs that ended more than `days` ago; never touch active ones."""
+def collect(
+    store: JobStore,
+    *,
+    days: float | None = None,
+    now: float | None = None,
+    every: bool = False,
+    keep: int | None = None,
+    dry_run: bool = False,
+) -> GcReport:
+    """Remove finished jobs that ended more than `days` ago (default: the TTL), or every
+    finished one (`every`; also when only `keep` is given), less the `keep` newest; never
+    touch active ones. `dry_run` removes nothing and reports what it would remove."""
     warnings: list[str] = []
     limit: float | None = None
-    try:
-        limit = (now or time.time()) - (ttl_days() if days is None else days) * 86400
-    except StoreError as exc:
-        warnings.append(exc.one_line())
+    now = now or time.time()
+    if every or (keep is not None and days is None):
+        limit = now + 1  # ended before now: every finished job
+    else:
+        limit = now - (ttl_days() if days is None else days) * 86400
     active, finished, problems = overview(store)
+    newest_first = sorted(finished, key=_ended, reverse=True)
+    kept = {e.id for e in newest_first[: keep or 0]}
     removed: list[str] = []
+    freed = 0
     wrong: set[str] = set()  # cached as finished, but their own status says otherwise
     if limit is not None:  # a bad TTL deletes nothing
-        for entry in finished:
-            ended = entry.started_at_ms / 1000 + entry.elapsed_s
-            if ended >= limit:
+        for entry in newest_first:
+            if _ended(entry) >= limit or entry.id in kept:
                 continue
             verdict = _verdict(store, entry.id, limit)
             if verdict == "delete":
-                shutil.rmtree(store.job_dir(entry.id), ignore_errors=True)
+                freed += tree_bytes(store.job_dir(entry.id))
+                if not dry_run:
+                    shutil.rmtree(store.job_dir(entry.id), ignore_errors=True)
                 removed.append(entry.id)
             elif verdict == "not finished":
                 wrong.add(entry.id)
-    gone = set(removed)
-    if removed or wrong:
+    gone = set() if dry_run else set(removed)
+    if (gone or wrong) and not dry_run:
         index.save(store, {e.id: e for e in finished if e.id not in gone | wrong})
     crashed = [e.id for e in finished if is_crash(e.error) and e.id not in gone]
     return GcReport(
@@ -92,7 +102,28 @@ def collect(store: JobStore, *, days: float | None = None, now: float | None = N
         crashed=crashed,
         warnings=warnings,
         problems=problems,
+        freed_bytes=freed,
     )
+
+
+def _ended(entry: index.Finished) -> float:
+    return entry.started_at_ms / 1000 + entry.elapsed_s
+
+
+def tree_bytes(path: Path, limit: int = 100_000) -> int:
+    """The bytes of the files under `path`, links not followed, at most `limit` entries
+    looked at (a job directory with millions of files is not walked to the end)."""
+    total = seen = 0
+    for dirpath, dirnames, filenames in os.walk(path):  # followlinks=False
+        for name in (*dirnames, *filenames):
+            seen += 1
+            if seen > limit:
+                return total
+            try:
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+            except OSError:
+                continue  # removed while we looked: nothing to count
+    return total
 
 
 def _verdict(store: JobStore, job_id: str, limit: float) -> str:

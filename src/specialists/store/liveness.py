@@ -40,14 +40,24 @@ def is_alive(pid: int | None, start_time: int | None) -> bool:
     return start_time is None or started == -1 or started == start_time
 
 
-def _is_zombie(pid: int) -> bool:
+def _state(pid: int) -> bytes:
+    """The process's state letter (R, S, D, T, t, Z, ...); b"" when it cannot be read."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             raw = f.read()
     except OSError:
-        return False
-    state = raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3]
-    return state == b"Z"
+        return b""
+    return raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3]
+
+
+def _is_zombie(pid: int) -> bool:
+    return _state(pid) == b"Z"
+
+
+def is_frozen(pid: int | None) -> bool:
+    """Stopped (SIGSTOP, a terminal's Ctrl-Z) or held by a tracer: it reads no inbox and
+    handles no signal until it is continued. Only SIGKILL reaches it."""
+    return pid is not None and pid > 0 and _state(pid) in (b"T", b"t")
 
 
 def pid_exists(pid: int) -> bool:

@@ -256,6 +256,11 @@ def kill_job(job_dir: Path, agent: Proc | None = None) -> list[Proc]:
     return kill_all(find)
 
 
+def kill_tree_of_self(mark: str | None) -> list[Proc]:
+    """Kill everything below this process except other jobs' subtrees (the keeper's end)."""
+    return kill_all(lambda: descendants([os.getpid()], mark))
+
+
 def kill_tree(root: Proc, mark: str | None = None) -> list[Proc]:
     """Kill `root`, its process group and everything below it (not other jobs' subtrees)."""
     _kill_group(root)

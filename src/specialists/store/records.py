@@ -16,6 +16,9 @@ SCHEMA_VERSION = 1
 TITLE_CHARS = 120  # status.json's title: a task's first line, for a view's row
 
 ACTIVE_STATES = frozenset({"starting", "running", "waiting"})
+# A job an interrupt paused is `waiting` (idle, taking follow-ups: the seeds' word) with this
+# current_event, so every view can say it is paused rather than that it answered.
+PAUSED_EVENT = "interrupted"
 TERMINAL_STATES = frozenset({"done", "error", "cancelled"})
 ALL_STATES = ACTIVE_STATES | TERMINAL_STATES
 
@@ -66,6 +69,8 @@ class JobRecord(_Versioned):
     pre_scripts: list[dict[str, Any]] = EMPTY
     post_scripts: list[dict[str, Any]] = EMPTY
     runner_options: dict[str, Any] = EMPTY
+    # the definition's strict tool allowlist (catalog/tools.py names); None: the tier's tools
+    tools: list[str] | None = None
     parent_id: str | None = None  # the job this one continues (--continue / resume)
     resume_session: str | None = None  # agent session to continue from
     bead_id: str | None = None
@@ -78,6 +83,9 @@ class JobRecord(_Versioned):
     sandbox: str | None = None  # the sandbox (git worktree) the job runs in (sandbox/)
     requires_worktree: bool = False  # its definition asks for a sandbox
     auto_commit: bool = True  # its sandbox's work is committed when it ends (R-S3)
+    commit_on_waiting: bool = False  # and at each answer it then waits after (a checkpoint)
+    bare: bool = False  # the runner adds nothing of its own to the system prompt
+    system_prompt_mode: str = "append"  # or "replace" the agent's own system prompt
     gate: dict[str, Any] = EMPTY  # a command run after it ends done; failing fails it (gates/)
     attention: dict[str, Any] = EMPTY  # resolved attention thresholds (attention/settings.py)
     watchdog: dict[str, Any] = EMPTY  # resolved watchdog settings; `reviews` on a review job

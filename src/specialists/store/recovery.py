@@ -7,7 +7,9 @@ Before that, everything the dead supervisor left running is killed (jobs/proctre
 
 A job that can be taken over (a remote agent still running on its node, supervise/revive.py)
 is not ended: the store's news starts a supervisor that reattaches to it, handing it the lock.
-One that cannot ends with the reason appended to CRASHED.
+One that cannot ends with the reason appended to CRASHED. A job someone asked to stop (it
+had begun stopping, or the stop request still waits in its inbox) is neither taken over
+nor called crashed: it ends `cancelled`, as asked.
 
 Recovery is idempotent. Under the lock it looks at what events.jsonl already ends with: a
 terminal event there (the supervisor wrote its last event but not its status: a full disk,
@@ -54,6 +56,8 @@ def recover_if_dead(
         current = store.read_status(job_id)
         if current is None or not current.active or supervisor_alive(current):
             return current or status
+        if reason == CRASHED and _stop_was_asked(store, current):
+            final, reason = "cancelled", "stopped"
         revived = _revive(store, current, lock.fd) if reason == CRASHED else None
         if isinstance(revived, int):
             current.supervisor_pid, current.supervisor_start_time = revived, None
@@ -64,6 +68,15 @@ def recover_if_dead(
         return _record_end(store, current, final, reason)
     finally:
         lock.release()
+
+
+def _stop_was_asked(store: JobStore, current: JobStatus) -> bool:
+    """Someone asked the job to stop before its supervisor died: it had begun stopping, or
+    the request still waits in its inbox (a supervisor that hung or was SIGSTOPped never
+    took it). Recovery records what was asked: `cancelled`, not a crash."""
+    from specialists.store.control import stop_pending  # seldom needed: load it then
+
+    return current.current_event == "stopping" or stop_pending(store.job_dir(current.id))
 
 
 def is_crash(error: str | None) -> bool:

@@ -12,10 +12,11 @@ from collections.abc import Iterable
 from specialists.base.errors import StoreError
 from specialists.store import index
 from specialists.store.jobs import ANSWERS_DIR, RESULT_FILE, JobStore, iter_statuses
-from specialists.store.records import JobStatus
+from specialists.store.records import PAUSED_EVENT, JobStatus
 from specialists.store.recovery import recover_if_dead, settle_unstarted
 
 WAITING_DOING = "waiting for a follow-up"
+PAUSED_DOING = "paused by an interrupt: a follow-up or `resume` continues it"
 
 
 def elapsed_s(st: JobStatus | index.Finished, now: float | None = None) -> float:
@@ -58,7 +59,7 @@ def doing(st: JobStatus) -> str:
     progress, the tool it runs (`bash(ls -la)`), its latest words, else what its latest
     event means (`thinking`, `waiting for the model`)."""
     if st.status == "waiting":
-        return WAITING_DOING
+        return PAUSED_DOING if is_paused(st) else WAITING_DOING
     if not st.active:
         return ""
     if st.progress:
@@ -93,6 +94,11 @@ def progress_words(progress: dict[str, object]) -> str:
     if count("concurrency"):
         parts.append(f"up to {count('concurrency')} at once")
     return " · ".join(parts)
+
+
+def is_paused(st: JobStatus) -> bool:
+    """Waiting because an interrupt cut its run, not because it answered."""
+    return st.status == "waiting" and st.current_event == PAUSED_EVENT
 
 
 def outcome_counts(statuses: Iterable[JobStatus | index.Finished]) -> dict[str, int]:

@@ -17,13 +17,15 @@ from typing import Any, Literal, assert_never
 from specialists.base.errors import UserError
 from specialists.store.control import ControlKind, post_request
 from specialists.store.jobs import JobStore, read_event_lines
-from specialists.store.liveness import is_alive
+from specialists.store.liveness import is_alive, is_frozen
 from specialists.store.records import JobStatus
-from specialists.store.recovery import kill_agent, recover_if_dead, supervisor_alive
+from specialists.store.recovery import kill_agent, recover_if_dead
 from specialists.store.view import current_status
 
 STOP_ACK_TIMEOUT_S = 1.5
 STOP_TIMEOUT_S = 12.0
+SIGTERM_ANSWER_S = 3.0  # a live supervisor answers SIGTERM within ~1 s (supervise/steps.py)
+SIGKILL_REAP_S = 5.0
 SEND_ACK_TIMEOUT_S = 5.0
 _POLL_S = 0.03
 
@@ -95,6 +97,11 @@ def stop_job(
 ) -> StopOutcome:
     """Graceful abort through the inbox, then SIGTERM, then SIGKILL; ends `cancelled`.
 
+    Whatever state the supervisor is in: one that acknowledges the request (or answers
+    SIGTERM by beginning to stop) gets `stop_timeout` to end the job itself; one that does
+    neither (hung), or is frozen (SIGSTOP), is SIGKILLed at once, and the job is recorded
+    as it was asked, `cancelled` (recovery sees the stop request still in its inbox).
+
     A job supervised inside this very process (the MCP server's synchronous calls) is never
     signalled as a process: that would kill the caller. Its agent is killed instead.
     """
@@ -103,28 +110,92 @@ def stop_job(
         return StopOutcome(job_id, st, was_active=False)
     in_this_process = st.supervisor_pid == os.getpid()
     request = post_request(store.job_dir(job_id), "stop")
-    acked = wait_for_ack(store, job_id, request.id, ack_timeout) is not None
-    if not acked and supervisor_alive(st):
-        # The supervisor is not reading its inbox (busy in a pre-script, or hung).
-        if in_this_process:
-            kill_agent(st, store.job_dir(job_id))
-        else:
-            _signal(st.supervisor_pid, st.supervisor_start_time, signal.SIGTERM)
-    deadline = time.monotonic() + stop_timeout
-    while time.monotonic() < deadline:
-        st = current_status(store, job_id)
-        if not st.active:
-            return StopOutcome(job_id, st, was_active=True)
-        time.sleep(0.05)
     if in_this_process:
-        kill_agent(st, store.job_dir(job_id))
+        acked = wait_for_ack(store, job_id, request.id, ack_timeout) is not None
+        if not acked:
+            kill_agent(st, store.job_dir(job_id))
+        if not _ended(store, job_id, stop_timeout, watch_frozen=False):
+            kill_agent(st, store.job_dir(job_id))
         return StopOutcome(job_id, current_status(store, job_id), was_active=True)
+    answering = _answers(store, job_id, st, request.id, ack_timeout)
+    if answering and _ended(store, job_id, stop_timeout):
+        return StopOutcome(job_id, current_status(store, job_id), was_active=True)
+    st = store.read_status(job_id) or st
     _signal(st.supervisor_pid, st.supervisor_start_time, signal.SIGKILL)
-    time.sleep(0.1)
+    _gone(st, SIGKILL_REAP_S)
+    # The stop request is still in its inbox (or it had begun stopping): recovery, by this
+    # process or any other reader, records `cancelled`, not a crash.
     st = recover_if_dead(
-        store, job_id, current_status(store, job_id), final="cancelled", reason="stopped"
+        store, job_id, _raw_status(store, job_id, st), final="cancelled", reason="stopped"
     )
     return StopOutcome(job_id, st, was_active=True)
+
+
+def _answers(
+    store: JobStore, job_id: str, st: JobStatus, request_id: str, ack_timeout: float
+) -> bool:
+    """Is the supervisor acting on the stop? It acknowledged the request, or, asked again
+    with SIGTERM, began stopping (or ended) within SIGTERM_ANSWER_S. False at once for a
+    frozen one, which can do neither. The supervisor's pid is read again on each look: a
+    job that is just starting records its launcher's until its supervisor runs."""
+    began = time.monotonic()
+    path, offset = store.events_path(job_id), 0
+    while True:
+        st = store.read_status(job_id) or st
+        if not st.active:
+            return True
+        if is_frozen(st.supervisor_pid):
+            return False
+        events, offset = read_event_lines(path, offset)
+        if any(ev.get("request") == request_id for ev in events):
+            return True
+        waited = time.monotonic() - began
+        starting = st.status == "starting" and not is_alive(
+            st.supervisor_pid, st.supervisor_start_time
+        )  # its supervisor has not written its pid yet (a loaded machine: seconds)
+        if waited >= (STOP_TIMEOUT_S if starting else ack_timeout):
+            break
+        time.sleep(_POLL_S)
+    # Not reading its inbox: busy in a step, or hung.
+    _signal(st.supervisor_pid, st.supervisor_start_time, signal.SIGTERM)
+    deadline = time.monotonic() + SIGTERM_ANSWER_S
+    while time.monotonic() < deadline:
+        now = store.read_status(job_id)
+        if now is None or not now.active or now.current_event == "stopping":
+            return True
+        if is_frozen(now.supervisor_pid) or not is_alive(
+            now.supervisor_pid, now.supervisor_start_time
+        ):
+            return False
+        time.sleep(_POLL_S)
+    return False
+
+
+def _ended(store: JobStore, job_id: str, timeout: float, *, watch_frozen: bool = True) -> bool:
+    """The job ended within `timeout`; False early when its supervisor froze meanwhile."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        now = current_status(store, job_id)
+        if not now.active:
+            return True
+        if watch_frozen and is_frozen(now.supervisor_pid):
+            return False
+        time.sleep(0.05)
+    return False
+
+
+def _gone(st: JobStatus, timeout: float) -> None:
+    """Wait (bounded) until the SIGKILLed supervisor is dead, so recovery may proceed."""
+    deadline = time.monotonic() + timeout
+    while is_alive(st.supervisor_pid, st.supervisor_start_time):
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(0.02)
+
+
+def _raw_status(store: JobStore, job_id: str, fallback: JobStatus) -> JobStatus:
+    """The status as written, not recovered: recovery must be told what was asked."""
+    return store.read_status(job_id) or fallback
 
 
 def _signal(pid: int | None, start_time: int | None, sig: int) -> None:

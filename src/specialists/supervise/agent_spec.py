@@ -19,6 +19,7 @@ def launch_spec(record: JobRecord, job_dir: Path, task: str) -> LaunchSpec:
         system_prompt=record.system_prompt,
         model=record.model,
         permission=record.permission,
+        tools=record.tools,
         thinking_level=record.thinking_level,
         skill_paths=tuple(Path(p) for p in record.skill_paths),
         # `runner: {type: pi, args: [...]}`: appended to the agent's command line (the
@@ -32,6 +33,8 @@ def launch_spec(record: JobRecord, job_dir: Path, task: str) -> LaunchSpec:
         fallback_model=record.fallback_model,
         response_format=record.response_format,
         thread=bool(record.thread),
+        bare=record.bare,
+        system_prompt_mode=record.system_prompt_mode,
         # Who the agent is, for what runs inside it: a `specialists run` inside the agent is
         # owned by this job (owner.py; the pi extension's owner job-<id>), and a nested call
         # finds this project rather than a sandbox worktree.

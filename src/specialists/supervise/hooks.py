@@ -9,10 +9,14 @@ process, when the composition root loads the features (`specialists.features.loa
     HOOKS.housekeeping  run-start chores (gc'd jobs' beads, stale notices), warnings back
     HOOKS.gate          the verdict of a command run after the job (gates)
     HOOKS.settle        after the post-scripts, beside them (the job's bead updated)
+    HOOKS.finalize      once the agent is dead, what may still change how the job ends (a
+                        `--sandbox` job's work committed, or `done` becomes `error`)
     HOOKS.before_end    what an owner must find once it sees the job ended (job_exit,
                         child_closed, end notices, open asks settled); before the final status
     HOOKS.paused        the job paused (interrupted; `final` is "interrupted"): what waits on
                         its turn ends (open asks)
+    HOOKS.answered      a keep-alive job answered and waits (`final` is "waiting"): a
+                        checkpoint commit of its sandbox (auto_commit: checkpoint_on_waiting)
     HOOKS.companions    something a feature runs beside a job (attention and the watchdog)
 
 Registering costs no import of the feature (Lazy), and this module stays light (no
@@ -44,6 +48,7 @@ class JobEnd(NamedTuple):
     final: str
     error: str | None
     answer: str | None  # the job's last good answer
+    answers: int  # how many answers it gave (a keep-alive job's count)
     now_ms: int
     event: Callable[..., None]  # append an event to the job's log
     report: Callable[[str], None]  # a problem, said once on the job
@@ -96,8 +101,10 @@ class Hooks:
         self.housekeeping: list[Callable[[JobStore, list[str]], list[str]]] = []
         self.gate: list[Callable[[JobEnd], tuple[str, str | None] | None]] = []
         self.settle: list[Callable[[JobEnd], None]] = []
+        self.finalize: list[Callable[[JobEnd], tuple[str, str | None] | None]] = []
         self.before_end: list[Callable[[JobEnd], None]] = []
         self.paused: list[Callable[[JobEnd], None]] = []
+        self.answered: list[Callable[[JobEnd], None]] = []
         self.companions: list[Callable[[CompanionContext], Companion | None]] = []
 
 

@@ -37,11 +37,10 @@ from specialists.store.liveness import process_start_time
 from specialists.store.proctree import MARK_ENV, job_mark
 from specialists.store.records import JobRecord, JobStatus
 from specialists.store.writer import JobWriter, make_reserve, mark_ended
+from specialists.supervise.argv import LOCK_FD_ENV, REATTACH_FLAG
 from specialists.supervise.lease import claim as claim_lease
 from specialists.supervise.lease import continues_session, resumes_workflow
 
-LOCK_FD_ENV = "SPECIALISTS_LOCK_FD"
-REATTACH_FLAG = "--reattach"
 _SPACE_HINT = "free some space on the disk that holds .specialists/"
 
 

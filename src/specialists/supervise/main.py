@@ -1,6 +1,9 @@
-"""A detached supervisor's work: `python -m specialists _supervise <job_dir>`, or with
-`--reattach` one that takes over a running job whose supervisor died (reattach.py). The
-entry (specialists/__main__.py) boots the features first."""
+"""A detached supervisor: `python -m specialists _supervise <job_dir>` (specialists/__main__.py
+boots the features first), or with `--reattach` one that takes over a running job whose
+supervisor died (reattach.py).
+
+It forks first, before anything heavy is imported: the parent stays behind as the job's
+keeper (keeper.py), the child supervises."""
 
 from __future__ import annotations
 
@@ -8,13 +11,9 @@ import logging
 import os
 from pathlib import Path
 
-from specialists.base.errors import SpecialistsError, bound_tracebacks
-from specialists.runners.registry import job_runner
-from specialists.store.jobs import JobLock, JobStore
-from specialists.store.news import NEWS
-from specialists.store.proctree import adopt_orphans
-from specialists.supervise.launch import LOCK_FD_ENV, REATTACH_FLAG
-from specialists.supervise.supervisor import Supervisor
+from specialists.base.errors import bound_tracebacks
+from specialists.supervise.argv import LOCK_FD_ENV, REATTACH_FLAG
+from specialists.supervise.keeper import fork_keeper
 
 
 def main(argv: list[str]) -> int:
@@ -23,45 +22,10 @@ def main(argv: list[str]) -> int:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     job_dir = Path(argv[0])
-    store = JobStore(job_dir.parent.parent, news=NEWS)
     fd_text = os.environ.pop(LOCK_FD_ENV, "")
-    lock = JobLock(job_dir, int(fd_text)) if fd_text else JobLock(job_dir)
-    if not fd_text and not lock.try_acquire():
-        logging.error("job %s is held by another supervisor", job_dir.name)
-        return 1
-    adopt_orphans(job_dir)  # descendants that leave the agent's group stay in our tree
-    try:
-        record = store.read_record(job_dir.name)
-        runner = job_runner(record.runner, record.executor)
-    except SpecialistsError as exc:
-        logging.exception("cannot supervise %s: %s", job_dir.name, exc.one_line())
-        _record_failure(store, job_dir.name, exc.one_line())
-        return 1
-    except (OSError, ValueError, TypeError, KeyError) as exc:  # a damaged job.json
-        message = f"job.json unreadable: {type(exc).__name__}: {exc}"
-        logging.exception("cannot supervise %s: %s", job_dir.name, message)
-        _record_failure(store, job_dir.name, message)
-        return 1
-    reattach = REATTACH_FLAG in argv[1:]
-    status = Supervisor(store, record, runner, reattach=reattach).run()
-    lock.release()
-    return 0 if status.status == "done" else 1
+    kept = fork_keeper(job_dir, int(fd_text) if fd_text else None)
+    if kept is not None:
+        return kept  # the keeper, once the supervisor has ended
+    from specialists.supervise.detached import supervise  # the supervisor's imports: after
 
-
-def _record_failure(store: JobStore, job_id: str, message: str) -> None:
-    """The supervisor could not even start: end the job with the reason, not a silent hang."""
-    from specialists.store.jobs import now_ms
-    from specialists.store.records import JobStatus
-    from specialists.store.writer import JobWriter, mark_ended
-
-    try:
-        status = store.read_status(job_id)
-    except (SpecialistsError, OSError, ValueError, TypeError) as exc:  # damaged too: replace it
-        logging.warning("status.json of %s unreadable (%s); writing a new one", job_id, exc)
-        status = JobStatus(id=job_id, specialist="unknown")
-    if status is None or not status.active:
-        return
-    writer = JobWriter(store, job_id)
-    mark_ended(status, "error", message, now_ms())
-    writer.write_final(status, "error", error=message)  # once, from the reserve if need be
-    writer.close()
+    return supervise(job_dir, fd_text, reattach=REATTACH_FLAG in argv[1:])

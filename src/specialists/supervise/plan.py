@@ -13,6 +13,7 @@ from pathlib import Path
 
 from specialists.base.errors import UserError
 from specialists.runners.registry import DEFAULT_RUNNER, known_runner
+from specialists.runners.tiers import check_runner_tools
 from specialists.store.gc import collect
 from specialists.store.jobs import JobStore, now_ms
 from specialists.store.news import NEWS
@@ -60,7 +61,7 @@ def plan_job(
     Problems that do not stop the run (a tracking bead that could not be made) are appended
     to `warnings` for the caller to show."""
     from specialists.catalog import load_catalog
-    from specialists.catalog.config import load_config
+    from specialists.catalog.config import load_config, unreported
     from specialists.catalog.managed import with_overlay
     from specialists.catalog.render import render_task
 
@@ -68,6 +69,8 @@ def plan_job(
     catalog = load_catalog(project_root)
     spec = catalog.get(request.specialist)
     config = load_config(project_root)
+    if warnings is not None:  # unknown keys: named once per process, ignored
+        warnings.extend(unreported(config.warnings))
     _check_prompt(request)
     try:
         cwd = (request.cwd or Path.cwd()).resolve()
@@ -112,6 +115,12 @@ def plan_job(
         or DEFAULT_RUNNER
     )
     known_runner(runner)
+    check_runner_tools(spec.name, runner, spec.tools)
+    if spec.system_prompt_mode == "replace" and runner == "codex" and warnings is not None:
+        warnings.append(
+            f"{spec.name}: prompt.system_prompt_mode replace: Codex keeps its own instructions;"
+            " the system prompt is added to them (developer instructions)"
+        )
     if parent and parent.runner != runner:
         raise UserError(
             f"job {parent.id} ran on {parent.runner}; its session cannot continue on {runner}"
@@ -144,6 +153,7 @@ def plan_job(
         created_at_ms=now_ms(),
         system_prompt=with_overlay(spec.system_prompt, project_root, spec.name),
         permission=request.permission or spec.permission,
+        tools=None if spec.tools is None else list(spec.tools),
         thinking_level=spec.thinking_level,
         fallback_model=spec.fallback_model,
         timeout_ms=request.timeout_ms or spec.timeout_ms,
@@ -155,6 +165,9 @@ def plan_job(
         max_tokens=spec.max_tokens,
         requires_worktree=spec.requires_worktree,
         auto_commit=spec.auto_commit,
+        commit_on_waiting=spec.commit_on_waiting,
+        bare=spec.bare,
+        system_prompt_mode=spec.system_prompt_mode,
         response_format=spec.response_format,
         # Missing ones too: the runner reports each as a notice in events.jsonl (seed 000 4.1).
         skill_paths=[str(p) for p in spec.skill_paths],
@@ -199,6 +212,10 @@ def runner_options(
     options = {**(defaults if isinstance(defaults, Mapping) else {}), **definition}
     if builtin and runner == "pi":
         options.setdefault(EXTENSION_OPTION, True)
+    if runner == "external-job":  # its provider, from the registry in config.toml
+        from specialists.runners.external_job import provider_options
+
+        return provider_options(config_tables, options)
     return options
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from specialists.base.errors import SpecialistsError
 from specialists.runners.base import AgentExited, AgentRunner, Kill
@@ -122,9 +122,20 @@ class Recorder:
                 fields = {"error": error, "duration_ms": duration_ms}
             else:
                 fields = {"duration_ms": duration_ms}
+            # What may still change how it ends, now that its agent is dead (a `--sandbox`
+            # job's work not committed: `done` becomes `error`).
+            ending = self._ending_for(final, error)
+            for hook in HOOKS.finalize:
+                verdict = _guarded(self.guard, "finalizing", hook, ending)
+                if verdict is not None:
+                    final, error = verdict
+                    st.status, st.current_event = final, final
+                    st.error = error if final == "error" else None
+                    if final == "error":
+                        fields = {"error": error, "duration_ms": duration_ms}
+                    ending = self._ending_for(final, error)
             # What owners must find once they see the job ended (its asks settled, a proc's
             # job_exit, a thread's child_closed): before the final status.
-            ending = self._ending_for(final, error)
             for hook in HOOKS.before_end:
                 self.guard.run("ending", lambda hook=hook: hook(ending))  # type: ignore[misc]
             # Before the final status: an owner that sees the job ended finds its event too.
@@ -151,6 +162,7 @@ class Recorder:
             final=final,
             error=error,
             answer=self.last_answer,
+            answers=self._answers,
             now_ms=int(self.wall() * 1000),
             event=self._event,
             report=self.guard.report,
@@ -267,3 +279,11 @@ def _previous_status(store: JobStore, job_id: str) -> tuple[JobStatus | None, st
     except (SpecialistsError, OSError, ValueError, TypeError) as exc:
         log.warning("status.json of job %s unreadable: %s", job_id, exc)
         return None, f"status.json was unreadable and has been rewritten: {exc}"
+
+
+def _guarded(guard: StepGuard, what: str, hook: Callable[[JobEnd], Any], arg: JobEnd) -> Any:
+    """`hook(arg)` under the guard (a failure is reported, never raised): its answer, or
+    None when it failed."""
+    out: list[Any] = []
+    guard.run(what, lambda: out.append(hook(arg)))
+    return out[0] if out else None

@@ -86,16 +86,21 @@ class InProcessJob:
 
 
 def check_agent(record: JobRecord) -> None:
-    """Raise AgentUnavailable (exit 3) when the job's agent CLI cannot be found, so a missing
-    agent is refused before a job exists rather than ending one at once. The runners look
-    the binary up again when they start (it may change meanwhile); this is the same lookup.
+    """Raise AgentUnavailable (exit 3) when the job's agent CLI cannot be found (or pi has
+    certainly no credential for the job's provider), so a missing agent is refused before
+    a job exists rather than ending one at once. The runners look the binary up again when
+    they start (it may change meanwhile); this is the same lookup.
     """
     env = os.environ
     options = record.runner_options
     if record.runner == "pi":
         from specialists.runners.pi import resolve_pi_command
+        from specialists.runners.pi_credentials import check_pi_credential
+        from specialists.runners.pi_protocol import split_pi_model
 
         resolve_pi_command(options, env)
+        if not record.executor:  # on a node, the node's environment decides
+            check_pi_credential(split_pi_model(record.model)[0], env)
     elif record.runner in ("claude", "codex"):
         from specialists.runners.base import LaunchSpec
         from specialists.runners.oneshot import find_binary

@@ -110,16 +110,20 @@ class Supervisor(Checkpoints):
         self._save(force=True)
         self.guard.run("owners' timers", self._look_at_owners)
 
-        task = rec.task
+        task, fatal = rec.task, None
         try:
             with self.guard.interruptible():
-                task, failure = run_pre_scripts(rec, self._event)
+                task, failure, required = run_pre_scripts(rec, self._event)
             if failure:
                 st.error = failure
+                fatal = failure if required else None
         except StepInterrupted:
             self._notice("pre-scripts interrupted by a signal")
         if self.guard.signal is not None:
             self._finish("cancelled", None)
+            return
+        if fatal is not None:  # a required pre-script failed: the agent never starts
+            self._finish("error", fatal)
             return
         for companion in self.companions:
             self.guard.run("companion", companion.began)
@@ -269,7 +273,7 @@ class Supervisor(Checkpoints):
             paused = self._ending_for("interrupted", None)
             for hook in HOOKS.paused:
                 self.guard.run("pausing", lambda hook=hook: hook(paused))  # type: ignore[misc]
-            self._wait_for_follow_up()
+            self._wait_for_follow_up(paused=True)
             return
         if self.record.keep_alive and (error == "aborted" or self.last_answer is not None):
             # The job lives on: an aborted run, or a later run failing, leaves it waiting

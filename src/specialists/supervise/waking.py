@@ -28,7 +28,9 @@ from specialists.events.model import EventSource
 from specialists.events.owners import check_owner
 from specialists.events.wake import WakeWatch
 from specialists.runners.base import FollowUp, RunnerEvent
+from specialists.store.records import PAUSED_EVENT
 from specialists.supervise import news, wake
+from specialists.supervise.hooks import HOOKS
 from specialists.supervise.pending import Pending, check_owner_dir, pending_work
 from specialists.supervise.record import Recorder
 from specialists.supervise.watch import FinalStatus
@@ -128,12 +130,18 @@ class Waking(Recorder):
             self._recheck_at = self.clock() + wake.RECHECK_S
         self._save(force=True)
 
-    def _wait_for_follow_up(self) -> None:
+    def _wait_for_follow_up(self, *, paused: bool = False) -> None:
+        """Wait for a follow-up: the run answered, or (`paused`) an interrupt cut it."""
+        if not paused:  # an answer: what features do at each (a checkpoint commit)
+            answered = self._ending_for("waiting", None)
+            for hook in HOOKS.answered:
+                self.guard.run("answered", lambda hook=hook: hook(answered))  # type: ignore[misc]
         self.waiting_for_work = False
-        self.status.status = self.status.current_event = "waiting"
+        self.status.status = "waiting"
+        self.status.current_event = PAUSED_EVENT if paused else "waiting"
         self.status.current_tool = None
         self._idle_since = self.clock()
-        self._event("waiting")
+        self._event("waiting", **({"paused": True} if paused else {}))
         self._save(force=True)
         self.writer.tell_owner()  # the orchestrator hears of each answer, not only the end
 

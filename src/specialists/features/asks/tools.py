@@ -22,6 +22,7 @@ from specialists.native.agent_tools import (
     check_known,
 )
 
+_KINDS = ("need_decision", "interview_request", "progress_update")  # asks/model.py ASK_KINDS
 _MAX_CHARS = 64 * 1024  # characters; the byte cap (64 KiB as UTF-8) is checked by the room
 
 
@@ -36,10 +37,18 @@ def contact_supervisor(call: ToolCall) -> Reply:
     from specialists.features.asks.ops import ask
 
     a = call.args
-    check_known(a, {"kind", "message", "timeout_s"})
-    kind = arg_str(a, "kind", max_len=40)
+    check_known(a, {"kind", "reason", "message", "timeout_s"})
+    # `reason` is seed 004's name for it; `kind` is ours. Either, not both.
+    if ("kind" in a) == ("reason" in a):
+        raise UserError(
+            "give the ask's reason (or kind) once: "
+            + ("both were given" if "kind" in a else "neither was given"),
+            hint="reason: one of " + ", ".join(ASK_KINDS),
+        )
+    field = "reason" if "reason" in a else "kind"
+    kind = arg_str(a, field, max_len=40)
     if kind not in ASK_KINDS:
-        raise UserError(f"argument 'kind' must be one of {', '.join(ASK_KINDS)}; got {kind!r}")
+        raise UserError(f"argument {field!r} must be one of {', '.join(ASK_KINDS)}; got {kind!r}")
     message = arg_str(a, "message", max_len=_MAX_CHARS)
     timeout = arg_number(a, "timeout_s", low=MIN_TIMEOUT_S, high=MAX_TIMEOUT_S, required=False)
     c = call.caller
@@ -101,11 +110,12 @@ def reply_to_ask(call: ToolCall) -> Reply:
 
 
 _CONTACT = (
-    "Ask whoever supervises you (the parent job or session that started you). kind "
-    "need_decision: you are blocked on a choice (scope, API, approval) and must not guess; "
+    "Ask whoever supervises you (the parent job or session that started you). reason "
+    "(or kind) need_decision: you are blocked on a choice (scope, API, approval) and must "
+    "not guess; "
     "interview_request: you need structured input. Both wait for the reply, up to timeout_s "
     "(default 300, at most 3600), then return it, or 'no reply in N s': then go on with your "
-    "best judgement and say what you decided. kind progress_update: a meaningful discovery "
+    "best judgement and say what you decided. progress_update: a meaningful discovery "
     "or checkpoint; it does not wait. Keep messages concise (at most 64 KiB). Not for "
     "routine completion: your final answer reaches your supervisor anyway."
 )
@@ -129,14 +139,12 @@ ASK_TOOLS: tuple[AgentTool, ...] = (
         {
             "type": "object",
             "properties": {
-                "kind": {
-                    "type": "string",
-                    "enum": list(("need_decision", "interview_request", "progress_update")),
-                },
+                "reason": {"type": "string", "enum": list(_KINDS)},
+                "kind": {"type": "string", "enum": list(_KINDS), "description": "= reason"},
                 "message": {"type": "string"},
                 "timeout_s": {"type": "number", "minimum": 1, "maximum": 3600},
             },
-            "required": ["kind", "message"],
+            "required": ["message"],
             "additionalProperties": False,
         },
         contact_supervisor,

@@ -1,17 +1,17 @@
 """A working tree's state key, and the diff between two keys, with git.
 
 The key is the id of the git tree object the working tree would be if everything were
-added: `git add -A` into a private copy of the index (GIT_INDEX_FILE; the repository's own
-index and the user's staging are never touched), then `git write-tree`. So the key
+added (sandbox/worktree_tree.py: `git add -A` into a private copy of the index, then
+`git write-tree`; the repository's own index and the user's staging are never touched). So
+the key
 
 - covers tracked and untracked files alike, and content, not only names: a file changed
   twice between two looks has a new key;
 - ignores what git ignores (.gitignore, info/exclude) and our own state under
-  `.specialists/` (excluded by pathspec, ignored or not: sandboxes live there too);
+  `.specialists/` (left out whether git ignores it or not: sandboxes live there too);
 - is equal for a change that was reverted: same content, same tree id.
 
-Copying the real index first keeps git's stat cache, so unchanged files are not hashed
-again. The tree and blob objects it writes are unreachable and go with git's own gc; they
+The tree and blob objects it writes are unreachable and go with git's own gc; they
 stay long enough for the reviewer to run `git diff <base> <head>` itself.
 """
 
@@ -23,10 +23,10 @@ import tempfile
 from pathlib import Path
 
 from specialists.base.errors import SpecialistsError
+from specialists.features.sandbox.worktree_tree import TreeFailed, worktree_tree
 from specialists.process.short import run_short
 
 GIT_TIMEOUT_S = 60.0
-EXCLUDED = ":(top,exclude).specialists"  # our state, wherever the job's cwd is
 MAX_DIFF_BYTES = 60_000  # the diff handed to the reviewer inline; the rest it reads itself
 
 
@@ -42,21 +42,13 @@ def toplevel(cwd: Path) -> Path:
 def tree_key(cwd: Path) -> str:
     """The state key of the work tree `cwd` is in. Raises TreeError."""
     top = toplevel(cwd)
-    where = _git(["rev-parse", "--path-format=absolute", "--git-path", "index"], top)
-    index = Path(where.decode("utf-8", "surrogateescape").strip())
     scratch = tempfile.mkdtemp(prefix="specialists-tree-")
     try:
-        private = os.path.join(scratch, "index")
-        if index.is_file():
-            # copy2 keeps the index's mtime, which git's racy-entry check compares file
-            # times with: a fresh mtime would let a same-size rewrite in the same clock
-            # tick as the last index write pass as unchanged.
-            shutil.copy2(index, private)
-        env = {**os.environ, "GIT_INDEX_FILE": private}
-        _git(["add", "-A", "--", ".", EXCLUDED], top, env=env)
-        # A tracked file under .specialists/ (a project that commits its config) keeps the
-        # content the index had: our own writes there never change the key.
-        return _git(["write-tree"], top, env=env).decode().strip()
+        return worktree_tree(
+            top, Path(scratch) / "index", env=dict(os.environ), timeout_s=GIT_TIMEOUT_S
+        )
+    except TreeFailed as exc:
+        raise TreeError(f"the working tree's state is unknown: {exc}") from exc
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

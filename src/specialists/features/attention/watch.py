@@ -3,8 +3,10 @@
 The supervisor feeds `AttentionWatch` every runner event (`saw`) and asks it at each loop
 step what is due (`due`). Three triggers, each raised once per state:
 
-- **quiet**: no event at all for `quiet_ms` while a run is going and no tool call is open.
-  It is raised again only after activity resumed and the agent went quiet again.
+- **quiet**: no event at all for `quiet_ms` while a run is going and no tool call is open,
+  counted from the run's first agent event: the agent's start-up (a Node CLI loading on a
+  busy machine, a process started per run) is not the agent being quiet. It is raised
+  again only after activity resumed and the agent went quiet again.
 - **tool_open**: the oldest open tool call has been open `tool_ms`. Raised once per call;
   while a call is open the quiet trigger waits (the call is what the agent is doing).
 - **failures**: `failures` failed mutating tool calls in a row (MUTATING_TOOLS: the tools
@@ -99,7 +101,7 @@ class AttentionWatch:
         self.failures = settings.failures
         self.mutating = mutating
         self.last_at = now
-        self.last_event = ""
+        self.last_event = ""  # the kind of the last event of the current run; "" before one
         self.streak: list[str] = []  # the failed mutating calls of the current streak
         self.raised = 0
         self._open: list[tuple[str, float]] = []  # (tool, since), oldest first
@@ -143,10 +145,12 @@ class AttentionWatch:
         return ended
 
     def run_ended(self) -> None:
-        """The run is over: calls it left open (an abort) are not open any more."""
+        """The run is over: calls it left open (an abort) are not open any more, and the
+        next run's quiet clock waits for that run's first event."""
         self._open.clear()
         self._tool_raised = None
         self.quiet_raised = False
+        self.last_event = ""
 
     def due(self, now: float, *, running: bool) -> Attention | None:
         """What to raise now, if anything (at most one per call)."""
@@ -170,6 +174,9 @@ class AttentionWatch:
             if self.tool_ms and self._tool_raised != since and now - since >= self.tool_ms / 1000:
                 self._tool_raised = since
                 return ToolOpen(tool, int((now - since) * 1000), self.tool_ms)
+            return None
+        if not self.last_event:  # nothing heard from the agent in this run yet
+            self.last_at = now
             return None
         quiet_s = now - self.last_at
         if self.quiet_ms and not self.quiet_raised and quiet_s >= self.quiet_ms / 1000:

@@ -204,10 +204,10 @@ def listing(
 
 
 def retention_days() -> float:
-    """SPECIALISTS_MISSION_TTL_DAYS (default 30); StoreError for a bad value."""
+    """SPECIALISTS_MISSION_TTL_DAYS (default 30); ConfigError (exit 2) for a bad value."""
     from specialists.store.gc import env_days
 
-    return env_days(RETENTION_ENV, DEFAULT_RETENTION_DAYS, "no mission was pruned")
+    return env_days(RETENTION_ENV, DEFAULT_RETENTION_DAYS)
 
 
 @dataclass(frozen=True)
@@ -220,10 +220,7 @@ def prune(store: MissionStore, *, days: float | None = None, at_ms: int | None =
     """Remove missions closed more than `days` ago (default: the retention). Open and paused
     missions are never removed, however old; damaged ones are left in place and named."""
     at = now_ms() if at_ms is None else at_ms
-    try:
-        limit = retention_days() if days is None else days
-    except SpecialistsError as exc:
-        return Pruned([], [exc.one_line()])
+    limit = retention_days() if days is None else days  # a bad value: ConfigError, exit 2
     removed, warnings = [], []
     for item in store.all():
         if isinstance(item, DamagedMission):

@@ -16,12 +16,11 @@ Bad input raises `UserError` before anything is created or signalled.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from specialists.base.errors import SpecialistsError, StoreError, UserError
+from specialists.base.errors import SpecialistsError, UserError
 from specialists.base.reader import Invalid, check_text
 from specialists.base.vocab import PROC_RUNNER
 from specialists.events.emitter import new_nonce
@@ -45,9 +44,8 @@ from specialists.features.procs.spec import (
 )
 from specialists.features.procs.watch import compile_watch
 from specialists.store import index
-from specialists.store.control import post_request
-from specialists.store.files import read_object
-from specialists.store.jobs import CONTROL_DIR, JobStore, now_ms
+from specialists.store.control import post_request, stop_pending
+from specialists.store.jobs import JobStore, now_ms
 from specialists.store.news import NEWS
 from specialists.store.records import JobRecord, JobStatus
 from specialists.store.recovery import recover_if_dead
@@ -339,27 +337,10 @@ def _cancel(store: JobStore, job: ProcJob) -> ProcCancel:
     if not job.active or job.status.current_event == "stopping":
         return ProcCancel(job, asked=False)
     job_dir = store.job_dir(job.id)
-    if _stop_pending(job_dir):
+    if stop_pending(job_dir):
         return ProcCancel(job, asked=False)
     post_request(job_dir, "stop", "bg_cancel")
     return ProcCancel(job, asked=True)
-
-
-def _stop_pending(job_dir: Path) -> bool:
-    """A stop request its supervisor has not taken yet (a cancel a moment ago)."""
-    control = job_dir / CONTROL_DIR
-    try:
-        names = [n for n in os.listdir(control) if n.endswith(".json") and not n.startswith(".")]
-    except OSError:
-        return False
-    for name in names:
-        try:
-            request = read_object(control / name, 4096)
-        except (OSError, StoreError):
-            continue  # taken meanwhile, or not a request
-        if request.get("kind") == "stop":
-            return True
-    return False
 
 
 # --- reading ------------------------------------------------------------------------------

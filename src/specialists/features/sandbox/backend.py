@@ -63,6 +63,7 @@ RefusalReason = Literal[
     "would_overwrite",  # untracked or ignored files in the target are in the way
     "no_branch",  # the sandbox branch is gone
     "needs_confirmation",  # root working copy: the user has not confirmed
+    "interrupted",  # a squash of this sandbox was interrupted and its target changed since
 ]
 
 
@@ -91,6 +92,19 @@ class SquashMarker:
 
 
 @dataclass(frozen=True)
+class PendingSquash:
+    """A squash that began writing into its target and has not finished (squash.py): what
+    it applies where, so a retry after a crash can tell its own leftovers and finish."""
+
+    tip: str  # the branch tip being squashed
+    target: str  # the target working copy's top
+    head: str  # the target's HEAD when the squash began
+    tree: str  # the merged tree the target's index becomes
+    commit: bool  # the squash commits (a sandboxed parent) rather than stages
+    at_ms: int
+
+
+@dataclass(frozen=True)
 class Sandbox:
     id: str
     path: Path  # the worktree: <root>/<id>
@@ -102,6 +116,7 @@ class Sandbox:
     created_at_ms: int
     squashes: tuple[SquashMarker, ...] = ()
     removed_at_ms: int | None = None
+    pending: PendingSquash | None = None  # a squash under way, or one a crash interrupted
 
 
 @dataclass(frozen=True)
@@ -109,6 +124,7 @@ class CommitOutcome:
     committed: bool
     sha: str | None  # the new commit, or None when there was nothing to commit
     message: str
+    fallback_identity: str | None = None  # who signed it, when git knew nobody here
 
 
 @dataclass(frozen=True)

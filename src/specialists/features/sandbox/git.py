@@ -41,6 +41,7 @@ from specialists.features.sandbox.backend import (
     SquashOutcome,
 )
 from specialists.features.sandbox.cmd import GitResult, GitRunner, run_command
+from specialists.features.sandbox.identity import FALLBACK, fallback_env
 from specialists.features.sandbox.meta import MetaStore
 from specialists.features.sandbox.rules import (
     StatusEntry,
@@ -108,14 +109,17 @@ class GitSandbox:
 
     # --- git --------------------------------------------------------------------------------
 
-    def run(self, cwd: Path, *args: str, stdin: bytes | None = None) -> GitResult:
-        """One git command; a missing git is an error here, anything else the caller's."""
+    def run(
+        self, cwd: Path, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None
+    ) -> GitResult:
+        """One git command; a missing git is an error here, anything else the caller's.
+        `env` adds to the sanitised environment (a fallback identity)."""
         result = self.runner(
             ("git", *GIT_SAFETY, *args),
             cwd=cwd,
             timeout_s=self.timeout_s,
             stdin=stdin,
-            env=self._env,
+            env={**self._env, **env} if env else self._env,
         )
         if result.problem == "not found: git":
             raise SandboxError("git not found", hint="install git 2.38 or later")
@@ -124,9 +128,11 @@ class GitSandbox:
             raise SandboxError(f"git {_subcommand(args)} in {cwd}: {result.problem}")
         return result
 
-    def git(self, cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    def git(
+        self, cwd: Path, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None
+    ) -> bytes:
         """One git command that must succeed; its stdout."""
-        result = self.run(cwd, *args, stdin=stdin)
+        result = self.run(cwd, *args, stdin=stdin, env=env)
         if not result.ok:
             code = result.code if result.code is not None else result.problem
             raise SandboxError(f"git {args[0]} failed ({code}): {result.err_text()}")
@@ -138,6 +144,11 @@ class GitSandbox:
         if not result.ok:
             return None
         return result.stdout.decode().strip() or None
+
+    def identity(self, cwd: Path) -> dict[str, str]:
+        """The fallback identity for what git cannot name in `cwd` ({} when it can): the
+        environment every commit of ours is made with (sandbox/identity.py)."""
+        return fallback_env(lambda role: self.run(cwd, "var", role).ok)
 
     def worktrees(self) -> list[Worktree]:
         return parse_worktrees(self.git(self.project, "worktree", "list", "--porcelain", "-z"))
@@ -190,8 +201,10 @@ class GitSandbox:
             return CommitOutcome(False, None, message)
         if staged.code != 1:
             raise SandboxError(f"git diff --cached failed: {staged.err_text()}")
-        self.git(sandbox.path, "commit", "--quiet", "--no-verify", "-m", message)
-        return CommitOutcome(True, self.rev(sandbox.path, "HEAD"), message)
+        fallback = self.identity(sandbox.path)
+        self.git(sandbox.path, "commit", "--quiet", "--no-verify", "-m", message, env=fallback)
+        by = FALLBACK if fallback else None
+        return CommitOutcome(True, self.rev(sandbox.path, "HEAD"), message, fallback_identity=by)
 
     def diff_stat(self, sandbox: Sandbox) -> DiffStat:
         """R-S4: the branch's committed work against the base it was created from."""

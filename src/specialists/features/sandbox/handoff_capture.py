@@ -11,21 +11,19 @@ a warning, and nothing is deleted.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
 from pathlib import Path
 
 from specialists.base.errors import StoreError
 from specialists.features.sandbox.backend import SandboxError
-from specialists.features.sandbox.cmd import OUTPUT_CAP, run_command
-from specialists.features.sandbox.git import GIT_SAFETY, GitSandbox, git_env
+from specialists.features.sandbox.cmd import OUTPUT_CAP
+from specialists.features.sandbox.git import GitSandbox, git_env
 from specialists.features.sandbox.handoff_links import unlink_dependencies
 from specialists.features.sandbox.handoff_manifest import ChildEntry, HandoffManifest, patch_dir
 from specialists.features.sandbox.rules import parse_numstat
+from specialists.features.sandbox.worktree_tree import TreeFailed, worktree_tree
 from specialists.store.atomic import write_atomic
-from specialists.store.files import create_private, ensure_dir
-from specialists.store.paths import STATE_DIR_NAME
+from specialists.store.files import ensure_dir
 
 MAX_PATCH_BYTES = 64 * 1024 * 1024
 _DIFF = ("diff", "--no-ext-diff", "--no-textconv", "--no-renames")
@@ -63,39 +61,14 @@ def _snapshot(gs: GitSandbox, manifest: HandoffManifest, entry: ChildEntry) -> s
     worktree = Path(entry.worktree)
     if not worktree.is_dir():
         raise CaptureFailed(f"its worktree {worktree} is gone")
-    real_index = gs.git(worktree, "rev-parse", "--path-format=absolute", "--git-path", "index")
     folder = patch_dir(gs.project, manifest.id)
     ensure_dir(folder.parent)
     ensure_dir(folder)
     scratch = folder / f".index-{entry.sandbox}-{os.getpid()}"
     try:
-        _copy_index(os.fsdecode(real_index.rstrip(b"\n")), scratch)
-        env = {**git_env(), "GIT_INDEX_FILE": str(scratch)}
-        for args in (
-            ("add", "-A", "--", ":(top)", f":(top,exclude){STATE_DIR_NAME}"),
-            ("write-tree",),
-        ):
-            done = run_command(
-                ("git", *GIT_SAFETY, *args), cwd=worktree, timeout_s=gs.timeout_s, env=env
-            )
-            if not done.ok:
-                raise CaptureFailed(f"git {args[0]} failed: {done.err_text(300)}")
-        return done.stdout.decode().strip()
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(scratch)
-
-
-def _copy_index(source: str, scratch: Path) -> None:
-    """The worktree's index as the scratch index's start (none yet: git starts empty); the
-    scratch file is ours alone (a planted link there is moved aside, never written through)."""
-    fd = create_private(scratch, os.O_WRONLY | os.O_TRUNC)
-    with os.fdopen(fd, "wb") as out:
-        try:
-            with open(source, "rb") as index:
-                shutil.copyfileobj(index, out)
-        except FileNotFoundError:
-            return
+        return worktree_tree(worktree, scratch, env=git_env(), timeout_s=gs.timeout_s)
+    except TreeFailed as exc:
+        raise CaptureFailed(str(exc)) from exc
 
 
 def _patch(gs: GitSandbox, base: str, tree: str) -> tuple[bytes, dict[str, object]]:

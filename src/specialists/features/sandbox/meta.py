@@ -3,13 +3,17 @@
     {"schema": 1, "id": "…", "branch": "sandbox-…", "base": "HEAD", "base_sha": "…",
      "origin": "/abs/working/copy", "parent": null, "created_at_ms": …,
      "removed_at_ms": null, "squashes": [{"tip": …, "target": …, "at_ms": …,
-     "committed": true, "commit": "…"}]}
+     "committed": true, "commit": "…"}],
+     "pending": null | {"tip": …, "target": …, "head": …, "tree": …, "commit": false,
+                        "at_ms": …}}
 
 The record is what R-S7 needs to tell merged from unmerged (the recorded base and the tips
 that were squashed) and what R-S5 needs to refuse a root squash into another working copy
-(the origin). Files are untrusted on read: a damaged, planted or oversized one is a
-`Problem`, never an exception, and never followed through a symlink. All changes take one
-lock (`.lock` in the root), so two processes cannot interleave a create and a squash.
+(the origin). `pending` journals a squash from before it writes into its target until it
+has finished, so a retry after a crash finishes it (squash.py). Files are untrusted on
+read: a damaged, planted or oversized one is a `Problem`, never an exception, and never
+followed through a symlink. All changes take one lock (`.lock` in the root), so two
+processes cannot interleave a create and a squash.
 """
 
 from __future__ import annotations
@@ -23,7 +27,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from specialists.features.sandbox.backend import Problem, Sandbox, SandboxError, SquashMarker
+from specialists.features.sandbox.backend import (
+    PendingSquash,
+    Problem,
+    Sandbox,
+    SandboxError,
+    SquashMarker,
+)
 from specialists.features.sandbox.rules import branch_name, is_id
 from specialists.store.atomic import write_atomic
 from specialists.store.locks import held
@@ -150,6 +160,18 @@ def to_dict(sb: Sandbox) -> dict[str, Any]:
             }
             for m in sb.squashes[-MAX_MARKERS:]
         ],
+        "pending": None if sb.pending is None else _pending_dict(sb.pending),
+    }
+
+
+def _pending_dict(p: PendingSquash) -> dict[str, Any]:
+    return {
+        "tip": p.tip,
+        "target": p.target,
+        "head": p.head,
+        "tree": p.tree,
+        "commit": p.commit,
+        "at_ms": p.at_ms,
     }
 
 
@@ -181,6 +203,23 @@ def from_dict(data: Any, root: Path, sandbox_id: str) -> Sandbox:
         created_at_ms=_int(data, "created_at_ms"),
         squashes=tuple(_marker(m) for m in markers),
         removed_at_ms=None if data.get("removed_at_ms") is None else _int(data, "removed_at_ms"),
+        pending=None if data.get("pending") is None else _pending(data["pending"]),
+    )
+
+
+def _pending(data: Any) -> PendingSquash:
+    if not isinstance(data, dict):
+        raise ValueError("pending is not an object")
+    commit = data.get("commit")
+    if not isinstance(commit, bool):
+        raise ValueError("pending: commit is not a boolean")
+    return PendingSquash(
+        tip=_sha(data, "tip"),
+        target=_str(data, "target"),
+        head=_sha(data, "head"),
+        tree=_sha(data, "tree"),
+        commit=commit,
+        at_ms=_int(data, "at_ms"),
     )
 
 

@@ -99,6 +99,8 @@ def listing(gs: GitSandbox) -> Listing:
     for sb in sorted(sandboxes, key=lambda s: (s.created_at_ms, s.id)):
         tip = tips.pop(sb.branch, None)
         merged, note = merged_state(tip, sb.base_sha, sb.squashes, in_head)
+        if sb.pending is not None:
+            note = f"squash interrupted, squash again to finish ({note})"
         rows.append(
             SandboxStatus(
                 sb.id, sb.branch, tip, trees.get(f"refs/heads/{sb.branch}"), merged, note, sb

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, assert_never
 
 from specialists.features.sandbox.backend import (
     ChildState,
+    PendingSquash,
     Sandbox,
     SandboxError,
     SquashConflict,
@@ -31,6 +32,7 @@ from specialists.features.sandbox.backend import (
     SquashOutcome,
     SquashRefused,
 )
+from specialists.features.sandbox.identity import FALLBACK
 from specialists.features.sandbox.rules import is_id, parse_merge_tree
 
 if TYPE_CHECKING:
@@ -56,6 +58,13 @@ def squash(
     if isinstance(where, SquashRefused):
         return where
     top, into_sandbox = where
+    record = gs.get(sandbox.id) or sandbox
+    if record.pending is not None:
+        resumed = _resume(gs, top, record, record.pending)
+        if resumed is not None:
+            return resumed
+        record = dataclasses.replace(record, pending=None)  # it never touched the target
+        gs.meta.write(record)
     tip = gs.rev(gs.project, f"refs/heads/{sandbox.branch}")
     if tip is None:
         return SquashRefused("no_branch", f"branch {sandbox.branch} is gone", "nothing to squash")
@@ -115,36 +124,73 @@ def squash(
             "ask the user to confirm, then squash again with confirm",
             files,
         )
+    if not files:
+        return _conclude(gs, record, tip, top, "nothing", None, files, auto, [])
 
-    mode: SquashMode = "nothing"
-    made: str | None = None
-    warnings: list[str] = []
-    if files:
-        applied = gs.run(top, "read-tree", "-m", "-u", head, tree)
-        if not applied.ok:
-            return _apply_failed(top, applied.err_text())
-        mode = "staged"
-        if into_sandbox and commit:
-            made = _commit(gs, top, head, tree, f"thread {sandbox.id}")
-            if made is None:
-                warnings.append(f"HEAD of {top} moved during the squash; the result is staged")
-            else:
-                mode = "committed"
+    # Journaled before anything is written into the target: a crash from here on leaves a
+    # record a retry can tell its own leftovers by, and finish (`_resume`).
+    pending = PendingSquash(tip, str(top), head, tree, into_sandbox and commit, gs.clock())
+    record = dataclasses.replace(record, pending=pending)
+    gs.meta.write(record)
+    applied = gs.run(top, "read-tree", "-m", "-u", head, tree)
+    if not applied.ok:
+        gs.meta.write(dataclasses.replace(record, pending=None))
+        return _apply_failed(top, applied.err_text())
+    return _applied(gs, record, pending, top, files, auto, [])
 
-    # The marker is written before the worktree goes, so a crash in between leaves a
-    # squashed sandbox with its worktree, never a removed one without its marker.
-    current = gs.get(sandbox.id) or sandbox
-    marker = SquashMarker(tip, str(top), gs.clock(), mode == "committed", made)
-    recorded = dataclasses.replace(current, squashes=(*current.squashes, marker))
-    gs.meta.write(recorded)
-    removed = gs.remove_worktree(recorded)
+
+def _applied(
+    gs: GitSandbox,
+    record: Sandbox,
+    pending: PendingSquash,
+    top: Path,
+    files: tuple[str, ...],
+    auto: str | None,
+    warnings: list[str],
+) -> Squashed:
+    """The merged tree is in the target's index and files: commit it if asked, then end."""
+    if not pending.commit:
+        return _conclude(gs, record, pending.tip, top, "staged", None, files, auto, warnings)
+    made, fallback = _commit(gs, top, pending.head, pending.tree, f"thread {record.id}")
+    if made is None:
+        warnings.append(f"HEAD of {top} moved during the squash; the result is staged")
+        return _conclude(gs, record, pending.tip, top, "staged", None, files, auto, warnings)
+    if fallback:
+        warnings.append(f"committed as {FALLBACK}: git has no user.name/user.email there")
+    return _conclude(gs, record, pending.tip, top, "committed", made, files, auto, warnings)
+
+
+def _conclude(
+    gs: GitSandbox,
+    record: Sandbox,
+    tip: str,
+    top: Path,
+    mode: SquashMode,
+    made: str | None,
+    files: tuple[str, ...],
+    auto: str | None,
+    warnings: list[str],
+    *,
+    marked: bool = False,
+) -> Squashed:
+    """The marker, then the worktree goes, then the journal is cleared. The marker is
+    written before the worktree goes, so a crash in between leaves a squashed sandbox with
+    its worktree (and its journal, which a retry finishes), never a removed one without
+    its marker."""
+    if not marked:
+        marker = SquashMarker(tip, str(top), gs.clock(), mode == "committed", made)
+        record = dataclasses.replace(record, squashes=(*record.squashes, marker))
+        gs.meta.write(record)
+    removed = gs.remove_worktree(record)
     if removed is None:
-        gs.meta.write(dataclasses.replace(recorded, removed_at_ms=gs.clock()))
+        record = dataclasses.replace(record, removed_at_ms=record.removed_at_ms or gs.clock())
     else:
         warnings.append(f"worktree kept: {removed.message}")
+    if removed is None or record.pending is not None:
+        gs.meta.write(dataclasses.replace(record, pending=None))
     return Squashed(
-        sandbox=sandbox.id,
-        branch=sandbox.branch,
+        sandbox=record.id,
+        branch=record.branch,
         tip=tip,
         target=top,
         mode=mode,
@@ -154,6 +200,59 @@ def squash(
         auto_commit=auto,
         warnings=tuple(warnings),
     )
+
+
+def _resume(
+    gs: GitSandbox, top: Path, record: Sandbox, pending: PendingSquash
+) -> SquashOutcome | None:
+    """A squash of this sandbox was interrupted (a crash, kill -9): finish it when the
+    target holds exactly its leftovers; None when it never touched the target (squash
+    afresh); a refusal when the target changed since, so nothing of ours is guessed at."""
+    if not os.path.isdir(pending.target):  # its target went (a parent sandbox removed)
+        return None
+    if not _same(pending.target, top):
+        return SquashRefused(
+            "interrupted",
+            f"a squash of {record.branch} into {pending.target} was interrupted",
+            f"squash it into {pending.target} again to finish it",
+        )
+    note = [f"finished a squash of {record.branch} that was interrupted"]
+    head_tree = gs.rev(top, f"{pending.head}^{{tree}}")
+    files = tuple(p for _, p in _changed(gs, head_tree, pending.tree)) if head_tree else ()
+    done = [m for m in record.squashes if m.tip == pending.tip and m.at_ms >= pending.at_ms]
+    if done:  # only the worktree's removal was left
+        mode: SquashMode = "committed" if done[-1].committed else "staged"
+        return _conclude(
+            gs, record, pending.tip, top, mode, done[-1].commit, files, None, note, marked=True
+        )
+    head = gs.rev(top, "HEAD^{commit}")
+    if head == pending.head and _index_is(gs, top, pending.tree):
+        return _applied(gs, record, pending, top, files, None, note)
+    if head == pending.head and _index_is(gs, top, pending.head):
+        return None
+    if (
+        head is not None
+        and gs.rev(top, "HEAD^1") == pending.head
+        and gs.rev(top, "HEAD^{tree}") == pending.tree
+    ):  # committed (by us, or by the person who took the staged result); no marker yet
+        mode = "committed" if pending.commit else "staged"
+        made = head if pending.commit else None
+        return _conclude(gs, record, pending.tip, top, mode, made, files, None, note)
+    return SquashRefused(
+        "interrupted",
+        f"a squash of {record.branch} into {top} was interrupted, and {top} has changed "
+        "since (HEAD or the index)",
+        "nothing was changed; see `git status` there: once its index matches HEAD again, "
+        "squash again",
+    )
+
+
+def _index_is(gs: GitSandbox, top: Path, treeish: str) -> bool:
+    """The target's index holds exactly `treeish` (its files are not looked at)."""
+    same = gs.run(top, "diff-index", "--cached", "--quiet", "--no-ext-diff", treeish, "--")
+    if same.code not in (0, 1):
+        raise SandboxError(f"git diff-index failed in {top}: {same.err_text()}")
+    return same.code == 0
 
 
 def refuse_child(child: ChildState, sandbox_id: str) -> SquashRefused | None:
@@ -231,11 +330,16 @@ def _occupied(top: Path, relative: str) -> bool:
     return os.path.lexists(top / relative)
 
 
-def _commit(gs: GitSandbox, top: Path, head: str, tree: str, message: str) -> str | None:
-    sha = gs.git(top, "commit-tree", "--no-gpg-sign", "-p", head, "-m", message, tree)
+def _commit(
+    gs: GitSandbox, top: Path, head: str, tree: str, message: str
+) -> tuple[str | None, bool]:
+    """Commit `tree` on `head` and move HEAD there unless it moved: (the commit or None,
+    whether the fallback identity signed it)."""
+    fallback = gs.identity(top)
+    sha = gs.git(top, "commit-tree", "--no-gpg-sign", "-p", head, "-m", message, tree, env=fallback)
     made = sha.decode().strip()
     moved = gs.run(top, "update-ref", "-m", f"specialists: {message}", "HEAD", made, head)
-    return made if moved.ok else None
+    return (made if moved.ok else None), bool(fallback)
 
 
 def _apply_failed(top: Path, err: str) -> SquashRefused:

@@ -24,7 +24,7 @@ from specialists.features.schedules.decide import plan_firing
 from specialists.features.schedules.model import Schedule, ScheduleState, owner_key
 from specialists.features.schedules.store import ScheduleStore
 
-Outcome = Literal["fired", "skipped", "missed", "failed", "interrupted"]
+Outcome = Literal["fired", "skipped", "missed", "failed", "interrupted"]  # model.OUTCOMES
 _RECEIPTED: dict[str, Outcome] = {"fired": "fired", "skipped": "skipped", "failed": "failed"}
 
 
@@ -103,7 +103,7 @@ def fire_due_one(
             detail += "; more were due than counted" if plan.many else ""
             missed = Firing(schedule_id, plan.missed_first, "missed", None, detail, plan.missed)
             _log(store, missed, now_ms, last_ms=plan.missed_last)
-            state = replace(state, missed=state.missed + plan.missed)
+            state = replace(state, missed=state.missed + plan.missed, last_outcome="missed")
             out.append(missed)
         if plan.slot is not None:
             firing, state = _fire_slot(
@@ -153,14 +153,14 @@ def _fire_slot(
             # Carried out and receipted; only the state was not saved: catch the state up.
             job = receipt.get("job_id") if isinstance(receipt.get("job_id"), str) else None
             firing = Firing(sid, slot, done, job, "receipt found; not fired again")
-            return firing, replace(state, last_job=job or state.last_job)
+            return firing, replace(state, last_job=job or state.last_job, last_outcome=done)
         detail = (
             "its firing stopped midway and is not retried (a job may have started: look for"
             f" jobs owned by {owner_key(sid)})"
         )
         firing = Firing(sid, slot, "interrupted", None, detail)
         _log(store, firing, now_ms)
-        return firing, state
+        return firing, replace(state, last_outcome="interrupted")
     if after_lease is not None:
         after_lease(sid, slot)
     busy, note = _still_active(launcher, state.last_job)
@@ -187,7 +187,7 @@ def _fire_slot(
         },
     )
     _log(store, firing, now_ms)
-    return firing, state
+    return firing, replace(state, last_outcome=firing.outcome)
 
 
 def _still_active(launcher: ScheduleLauncher, job_id: str | None) -> tuple[bool, str]:

@@ -19,6 +19,7 @@ SCHEMA = 1
 _ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,47}")
 ID_HINT = "1-48 of a-z, 0-9, '-', '_', starting with a letter or digit"
 MAX_PROMPT = 64 * 1024
+OUTCOMES = ("fired", "skipped", "missed", "failed", "interrupted")  # how a slot went
 
 CatchUp = Literal["latest", "none"]
 CATCH_UPS: tuple[CatchUp, ...] = ("latest", "none")
@@ -93,6 +94,10 @@ class ScheduleState:
     fired: int = 0
     skipped: int = 0
     missed: int = 0
+    # How its last slot went (fired, skipped, failed, interrupted, missed): a schedule that
+    # will never fire again is listed by it, so a one-shot whose firing was cut short or
+    # never happened does not pass for finished.
+    last_outcome: str | None = None
 
 
 def check_id(schedule_id: object) -> str:
@@ -196,6 +201,7 @@ def state_to_dict(state: ScheduleState) -> dict[str, Any]:
         "fired": state.fired,
         "skipped": state.skipped,
         "missed": state.missed,
+        "last_outcome": state.last_outcome,
     }
 
 
@@ -206,4 +212,8 @@ def state_from_dict(data: dict[str, Any]) -> ScheduleState:
         raise UserError("bad last_slot_ms or next_due_ms")
     if not (job is None or isinstance(job, str)) or not all(isinstance(c, int) for c in counts):
         raise UserError("bad last_job or counts")
-    return ScheduleState(last, due, job, *counts)
+    outcome = data.get("last_outcome")
+    if outcome is not None and outcome not in OUTCOMES:
+        raise UserError("bad last_outcome")
+    fired, skipped, missed = counts
+    return ScheduleState(last, due, job, fired, skipped, missed, last_outcome=outcome)

@@ -88,9 +88,15 @@ def set_paused(store: ScheduleStore, schedule_id: str, paused: bool, now_ms: int
 
 
 def status_word(schedule: Schedule, state: ScheduleState) -> str:
+    """paused, active, or (it never fires again) finished; but a schedule whose last slot
+    was cut short, failed to launch or was missed says that instead of `finished`."""
     if schedule.paused:
         return "paused"
-    return "finished" if state.next_due_ms is None else "active"
+    if state.next_due_ms is not None:
+        return "active"
+    if state.last_outcome in ("interrupted", "failed", "missed"):
+        return state.last_outcome
+    return "finished"
 
 
 def summary(schedule: Schedule, state: ScheduleState) -> dict[str, Any]:

@@ -95,8 +95,10 @@ def settle(
     jobs = job_store(state_root)
     job = jobs.read_record(job_id)
     if not job.thread:
-        if job.sandbox:  # a job run with --sandbox: its work is committed, nobody to tell
-            _finish_sandbox(state_root, job, None)
+        if job.sandbox:  # a job run with --sandbox after a crash: commit what it left
+            finish = _finish_sandbox(state_root, job, None)
+            if finish.get("error"):
+                log.warning("job %s: %s", job_id, finish["error"])
         return None
     threads = ThreadStore(state_root)
     record = threads.get(str(job.thread.get("id")))
@@ -171,6 +173,34 @@ def closed_body(
     return "\n".join(lines)
 
 
+def finish_job_sandbox(state_root: Path, job_id: str) -> tuple[str | None, str | None]:
+    """A job run with `--sandbox` (not a thread) ends: commit its work. Returns (what
+    failed, or None; one line for the person about the commit). Its supervisor shows both
+    in the job's own status and events: nobody else is told."""
+    finish = _finish_sandbox(state_root, job_store(state_root).read_record(job_id), None)
+    return finish.get("error"), finish.get("summary")
+
+
+def checkpoint_sandbox(state_root: Path, job: JobRecord, answer: int) -> str | None:
+    """`auto_commit: checkpoint_on_waiting`: commit the job's sandbox as it waits after an
+    answer. One line saying what was committed (None: nothing to commit, or no sandbox).
+    Raises SpecialistsError or OSError when the commit fails."""
+    record = ThreadStore(state_root).get(str(job.thread.get("id"))) if job.thread else None
+    sandbox_id = (record.sandbox if record else None) or job.sandbox
+    if not sandbox_id:
+        return None
+    from specialists.features.threads.sandboxing import backend_for
+
+    backend = backend_for(state_root.parent)
+    sandbox = backend.get(sandbox_id)
+    if sandbox is None:
+        return None
+    outcome = backend.commit_all(sandbox, f"checkpoint: job {job.id} answer {answer}")
+    return outcome.sha and f"checkpoint {outcome.sha[:12]} on {sandbox.branch}" + (
+        f" as {outcome.fallback_identity}" if outcome.fallback_identity else ""
+    )
+
+
 def _finish_sandbox(
     state_root: Path, job: JobRecord, record: ThreadRecord | None
 ) -> dict[str, Any]:
@@ -181,6 +211,7 @@ def _finish_sandbox(
         return {}
     from specialists.features.threads.sandboxing import backend_for
 
+    sandbox = None
     try:
         backend = backend_for(state_root.parent)
         sandbox = backend.get(sandbox_id)
@@ -194,11 +225,16 @@ def _finish_sandbox(
         stat = backend.diff_stat(sandbox)
         pending = not job.auto_commit and backend.has_pending_work(sandbox.path)
     except (SpecialistsError, OSError) as exc:
-        log.warning("%s: sandbox finalization failed: %s", name, exc)
-        return {"error": f"sandbox finalization failed: {exc}"}
+        why = exc.one_line() if isinstance(exc, SpecialistsError) else str(exc)
+        log.warning("%s: sandbox finalization failed: %s", name, why)
+        where = f" (the work is still in {sandbox.path})" if sandbox is not None else ""
+        return {"error": f"sandbox finalization failed: {why}{where}"}
     summary = stat.summary()
     if pending:
         summary += " (uncommitted changes left in the worktree: auto_commit is off)"
+    fallback = outcome.fallback_identity if outcome is not None else None
+    if fallback:
+        summary = f"committed as {fallback} (git has no user.name/user.email here); {summary}"
     return {
         "branch": stat.branch,
         "diff_stat": stat.text,

@@ -18,12 +18,55 @@ def register() -> None:
     # A crashed child's supervisor will never close it: whoever recovers it does.
     NEWS.recovered.append(Lazy("specialists.features.threads.closing:settle_quietly"))
 
+    HOOKS.finalize.append(_commit_sandbox)
+    HOOKS.answered.append(_checkpoint)
     HOOKS.before_end.append(_close)
 
 
 def _close(ending: JobEnd) -> None:
-    if not (ending.record.thread or ending.record.sandbox):
+    if not ending.record.thread:
         return
     from specialists.features.threads.closing import settle_quietly
 
     settle_quietly(ending.store.root, ending.record.id, ended=(ending.final, ending.error))
+
+
+def _commit_sandbox(ending: JobEnd) -> tuple[str, str | None] | None:
+    """Commit a `--sandbox` job's work (a thread's is committed by its close). A job that would
+    end `done` with its work left uncommitted ends `error` instead, saying why and where the
+    work is: the person looks at the status, not at supervisor.log."""
+    if not ending.record.sandbox or ending.record.thread:
+        return None
+    from specialists.base.errors import SpecialistsError
+    from specialists.features.threads.closing import finish_job_sandbox
+
+    try:
+        problem, summary = finish_job_sandbox(ending.store.root, ending.record.id)
+    except (SpecialistsError, OSError) as exc:  # its job record became unreadable
+        problem, summary = f"sandbox finalization failed: {exc}", None
+    if summary:
+        said = summary if summary.startswith("committed as") else f"sandbox: {summary}"
+        ending.event("notice", message=said)
+    if problem is None:
+        return None
+    ending.event("notice", message=problem)
+    if ending.final == "done":
+        return "error", f"the agent finished, but its work was not committed: {problem}"
+    return None
+
+
+def _checkpoint(answered: JobEnd) -> None:
+    """auto_commit: checkpoint_on_waiting (the Node original's): the sandbox's work is
+    committed at each answer the job then waits after, and the feed says so."""
+    if not answered.record.commit_on_waiting:
+        return
+    from specialists.base.errors import SpecialistsError
+    from specialists.features.threads.closing import checkpoint_sandbox
+
+    try:
+        made = checkpoint_sandbox(answered.store.root, answered.record, answered.answers)
+    except (SpecialistsError, OSError) as exc:
+        answered.event("notice", message=f"checkpoint commit failed: {exc}")
+        return
+    if made:
+        answered.event("notice", message=made)

@@ -3,7 +3,8 @@
 The checks come before anything is created, in an order a caller can act on: `child_of`
 against the caller's real stack (R-H1), the depth cap (R-H9), `depends_on` (R-H6b), the
 context (a fork only where the runner can do it honestly), the sandbox's repository (R-S1),
-then the child's specialist, runner and model (planned, not yet created). Only then are the
+a model outside the scoped model list (R-H13, config.toml `enabled_models`), then the child's
+specialist, runner and model (planned, not yet created). Only then are the
 id, the sandbox and the job made, in that order; if any step fails, what was made is removed
 again: a failed launch leaves no running record and no sandbox (R-H7a).
 
@@ -20,6 +21,7 @@ from typing import Protocol
 
 from specialists.base.errors import UserError
 from specialists.base.vocab import TIER_POWERS, narrower_tier
+from specialists.catalog.config import load_config
 from specialists.events.owners import check_owner
 from specialists.features.sandbox.backend import Sandbox, SandboxBackend
 from specialists.features.threads.forks import (
@@ -120,6 +122,29 @@ def check_child_of(position: Position, child_of: tuple[str, ...]) -> None:
         )
 
 
+def scoped_override(scope: tuple[str, ...], model: str) -> str:
+    """Seed 001 R-H13: under a scoped model list (config.toml `enabled_models`) an explicit
+    model must be in it: an exact `provider/model`, or an exact model id that names exactly
+    one entry (resolved to that entry). Anything else is refused, naming the allowed ones."""
+    if model in scope:
+        return model
+    same_id = [m for m in scope if m.partition("/")[2] == model]
+    if "/" not in model and len(same_id) == 1:
+        return same_id[0]
+    why = f"matches {len(same_id)} of them" if len(same_id) > 1 else "is not one of them"
+    raise UserError(
+        f"model {model[:120]!r} {why}; spawn_thread may use only the scoped models "
+        f"(enabled_models): {', '.join(scope)}",
+        hint="name one of them exactly (provider/model), or leave model out",
+    )
+
+
+def scoped_default(scope: tuple[str, ...], *candidates: str | None) -> str:
+    """Without an override: the first candidate that is scoped (the model the child would
+    get anyway, then the parent's), else the first scoped model (R-H13)."""
+    return next((m for m in candidates if m in scope), scope[0])
+
+
 def spawn_thread(
     state_root: Path,
     owner: str,
@@ -150,12 +175,18 @@ def spawn_thread(
     base, origin = _sandbox_base(sandboxes, position, cwd) if request.sandbox else (None, None)
 
     specialist = request.specialist or (parent_job.specialist if parent_job else DEFAULT_SPECIALIST)
-    model = request.model or (
-        parent_job.model
-        if parent_job
-        and (runner or parent_job.runner) == parent_job.runner
-        and specialist == parent_job.specialist
-        else None
+    scope = load_config(state_root.parent).enabled_models  # R-H13; () when there is none
+    override = scoped_override(scope, request.model) if scope and request.model else None
+    model = (
+        override
+        or request.model
+        or (
+            parent_job.model
+            if parent_job
+            and (runner or parent_job.runner) == parent_job.runner
+            and specialist == parent_job.specialist
+            else None
+        )
     )
     with threads.spawning(check_owner(owner)):  # the limits and the new record: one step
         check_limits(threads, jobs, owner, limits)
@@ -176,6 +207,9 @@ def spawn_thread(
             if request.sandbox:
                 sandbox = sandboxes.create(thread_id, base=base, origin=origin)
             record = within_parent_tier(plan(), parent_job)
+            if scope and override is None and record.model not in scope:
+                model = scoped_default(scope, parent_job.model if parent_job else None)
+                record = within_parent_tier(plan(), parent_job)
             if record.requires_worktree and sandbox is None:  # its definition asks for one
                 check_may_sandbox(parent_job)
                 base, origin = _sandbox_base(sandboxes, position, cwd)

@@ -10,6 +10,7 @@ launch that fails removes what it made (no thread record, no job that looks as i
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Mapping
@@ -20,7 +21,7 @@ from specialists.base.errors import StoreError, UserError
 from specialists.features.gates.acceptance import report_instructions
 from specialists.features.threads.records import ThreadRecord, ThreadStore
 from specialists.features.threads.transports import front_options, transport
-from specialists.features.workflows.options import ChildOptions, KeyedResume
+from specialists.features.workflows.options import ChildOptions, KeyedResume, Resume
 from specialists.features.workflows.results import Launch, Outcome
 from specialists.store.control import post_request
 from specialists.store.jobs import JobStore, now_ms
@@ -55,6 +56,16 @@ class JobChildren:
         from specialists.features.threads.launch import ProjectStarter
         from specialists.supervise.start import check_agent
 
+        if launch.earlier is not None and launch.continue_from is None:
+            from specialists.runners.external_job import reattachable
+
+            if reattachable(self.store.job_dir(launch.earlier)):  # never dispatched twice
+                launch = dataclasses.replace(launch, continue_from=launch.earlier)
+        if launch.options.output is not None:  # an absolute path must be inside the project
+            from specialists.features.workflows.outputs import relative_parts
+
+            where = f"child {launch.options.key!r}"
+            relative_parts(launch.options.output, where, self.state_root.parent)
         record, resolved = self._plan(launch)
         check_agent(record)
         starter = ProjectStarter(self.state_root)
@@ -173,7 +184,8 @@ class JobChildren:
         if opts.context == "fork" and launch.continue_from is None:
             record, resolved = self._fork(record), "fork"
         changes: dict[str, Any] = {}
-        instructions = report_instructions(opts.policy()) if launch.continue_from is None else None
+        fresh_task = launch.continue_from in (None, launch.earlier)  # a reattach: the same task
+        instructions = report_instructions(opts.policy()) if fresh_task else None
         if instructions:
             changes["task"] = f"{record.task}\n\n{instructions}"
         if opts.max_turns is not None:
@@ -253,9 +265,11 @@ class JobChildren:
 
         return resumability(self.store, job_id)[0]
 
-    def keyed_resume(self, resume: KeyedResume) -> tuple[str, str]:
-        from specialists.features.workflows.receipt import keyed_resume
+    def keyed_resume(self, resume: Resume) -> tuple[str, str]:
+        from specialists.features.workflows.receipt import keyed_resume, run_resume
 
+        if not isinstance(resume, KeyedResume):
+            return run_resume(self.store, resume.job)
         job, agent, _entry = keyed_resume(self.store, resume.workflow, resume.key)
         return job, agent
 
@@ -294,6 +308,17 @@ class JobChildren:
             details["acceptance"] = verdict.to_dict()
             if not verdict.accepted:
                 outcome = Outcome("error", outcome.output, verdict.reason)
+        if outcome.status == "done" and options.output is not None:
+            from specialists.features.workflows.outputs import write_output
+
+            try:
+                written = write_output(
+                    project, options.output, outcome.output, f"child {options.key!r}"
+                )
+            except UserError as exc:
+                outcome = Outcome("error", outcome.output, exc.message)
+            else:
+                details["output_file"] = str(written)
         return outcome, details or None
 
     def read_output(self, job_id: str) -> str | None:

@@ -84,7 +84,8 @@ def _check_keys(doc: Mapping[str, Any], args: Mapping[str, Any] | None) -> None:
     for n, step in enumerate(doc["steps"], 1):
         kind, body = _step(step, n)
         templates = [{**defaults, **t} for t in _templates(kind, body, n)]
-        per_item = kind != "run" and not (kind == "all" and isinstance(body, list))
+        # One child per item: a pipeline, or `all` over items (a list of children is not).
+        per_item = kind == "pipeline" or (kind == "all" and not isinstance(body, list))
         count = _item_count(body.get("items"), args) if per_item else None
         launches += (
             (count if count is not None else 1) * len(templates) if per_item else len(templates)

@@ -41,6 +41,7 @@ class KeyState:
     context: str = "fresh"
     resolved_context: str | None = None
     resumed_from: str | None = None  # a job of another workflow this key continued
+    output_file: str | None = None  # where its answer was written (the `output` option)
 
     @property
     def job(self) -> str | None:
@@ -131,10 +132,14 @@ def fold(entries: list[dict[str, Any]]) -> dict[str, KeyState]:
         else:
             if isinstance(job, str) and job not in state.jobs:
                 state.jobs.append(job)
+            if state.agent is None:  # no launch entry here: a child a resume adopted
+                state.agent = e.get("agent")
+                state.context = str(e.get("context") or state.context)
             state.status = str(e.get("status"))
             state.output = e.get("output")
             state.output_ref = e.get("output_ref")
             state.error = e.get("error")
+            state.output_file = e.get("output_file")
     return keys
 
 

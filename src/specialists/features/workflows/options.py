@@ -3,8 +3,8 @@
 `child_options(raw)` turns what a script or a declarative file gave (a mapping) into a frozen
 `ChildOptions`, or raises one `UserError` naming the key and the field. The input hash is
 what a re-run compares: the options that change what the child does (agent, task, runner,
-model, context, schema, sandbox, gate, acceptance, resume), not its limits (timeout, turn and
-token budgets), so raising a timeout does not invalidate finished work.
+model, context, schema, sandbox, gate, acceptance, resume, output), not its limits (timeout,
+turn and token budgets), so raising a timeout does not invalidate finished work.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from specialists.base.errors import UserError
 from specialists.base.reader import Invalid, check_tree
+from specialists.features.workflows.outputs import check_output
 
 MAX_CHILDREN = 1000  # children (launches) one run may make
 MAX_ITEMS = 4096  # items one runs.all or pipeline call may take
@@ -44,6 +45,7 @@ _KNOWN = frozenset(
         "gate",
         "acceptance",
         "resume",
+        "output",
     }
 )
 
@@ -92,6 +94,16 @@ class KeyedResume:
 
 
 @dataclass(frozen=True)
+class RunResume:
+    """`resume: "<run id>"` (seed 004): continue that retained child, a job id or prefix."""
+
+    job: str
+
+
+Resume = KeyedResume | RunResume
+
+
+@dataclass(frozen=True)
 class ChildOptions:
     key: str
     task: str
@@ -106,7 +118,8 @@ class ChildOptions:
     max_tokens: int | None = None
     gate: Any = None  # a command, or {command, timeout_s?, env?, memo?} (gates/spec.py)
     acceptance: Any = None  # a level, or {level?, verify?, reason?, report?}
-    resume: KeyedResume | None = None
+    resume: Resume | None = None
+    output: str | None = None  # a file for its final answer (workflows/outputs.py)
 
     def policy(self) -> Any:
         """The gates room's AcceptancePolicy for this child (auto when neither is given)."""
@@ -125,10 +138,17 @@ class ChildOptions:
             "sandbox": self.sandbox,
             "gate": self.gate,
             "acceptance": self.acceptance,
-            "resume": [self.resume.workflow, self.resume.key] if self.resume else None,
+            "resume": _resume_input(self.resume),
+            "output": self.output,
         }
         text = json.dumps(inputs, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _resume_input(resume: Resume | None) -> list[str] | None:
+    if isinstance(resume, KeyedResume):
+        return [resume.workflow, resume.key]
+    return None if resume is None else ["run", resume.job]
 
 
 def check_key(key: object) -> str:
@@ -189,6 +209,7 @@ def child_options(raw: Mapping[str, Any]) -> ChildOptions:
         gate=gate,
         acceptance=acceptance,
         resume=resume,
+        output=check_output(raw.get("output"), where),
     )
 
 
@@ -225,11 +246,21 @@ def check_schema(schema: object, where: str) -> Mapping[str, Any] | None:
     return dict(schema)
 
 
-def _resume(raw: object, where: str) -> KeyedResume | None:
+def _resume(raw: object, where: str) -> Resume | None:
     if raw is None:
         return None
+    if isinstance(raw, str):  # a run id (a job id or its unique prefix), checked at launch
+        from specialists.store.ids import check_job_ref
+
+        try:
+            return RunResume(check_job_ref(raw))
+        except UserError as exc:
+            raise UserError(f"{where}: resume: {exc.message}", hint=exc.hint) from None
     if not isinstance(raw, Mapping):
-        raise UserError(f"{where}: resume must be {{workflow, key, latest: true}}")
+        raise UserError(
+            f"{where}: resume must be a run id or {{workflow, key, latest: true}}",
+            hint='e.g. resume: "<run id>" (a retained child\'s job id)',
+        )
     if raw.get("latest") is not True:
         raise UserError(
             f"{where}: resume needs latest: true",

@@ -111,13 +111,7 @@ def keyed_resume(store: JobStore, workflow: str, key: str) -> tuple[str, str, di
     job = entry.get("latest_job")
     if not isinstance(job, str):
         raise UserError(f"key {key!r} of workflow {workflow_id} never launched a child")
-    ok, why = resumability(store, job)
-    if not ok:
-        raise UserError(
-            f"key {key!r} of workflow {workflow_id} (job {job}) is not resumable: {why}",
-            hint="launch a fresh child with agent and task instead",
-        )
-    newer = _continued_since(store, job)
+    newer = _revalidate(store, job, f"key {key!r} of workflow {workflow_id} (job {job})")
     if newer:
         raise UserError(
             f"the receipt of workflow {workflow_id} is stale: job {job} of key {key!r} was "
@@ -125,6 +119,31 @@ def keyed_resume(store: JobStore, workflow: str, key: str) -> tuple[str, str, di
             hint="resume from the workflow that ran the newer job",
         )
     return job, str(entry.get("agent") or ""), entry
+
+
+def run_resume(store: JobStore, ref: str) -> tuple[str, str]:
+    """(job id to continue, its specialist) for `resume: "<run id>"` (seed 004), revalidated
+    now as keyed resume is: resumable, and not continued since (then the newer run is the
+    one to resume: each resume returns a new run id)."""
+    job = store.resolve(ref)
+    newer = _revalidate(store, job, f"job {job}")
+    if newer:
+        raise UserError(
+            f"job {job} was continued since by job {newer}; resume the latest run id",
+            hint=f'resume: "{newer}"',
+        )
+    return job, store.read_record(job).specialist
+
+
+def _revalidate(store: JobStore, job: str, who: str) -> str | None:
+    """Refuse a job that cannot be resumed now; the job that continued it since, if any."""
+    ok, why = resumability(store, job)
+    if not ok:
+        raise UserError(
+            f"{who} is not resumable: {why}",
+            hint="launch a fresh child with agent and task instead",
+        )
+    return _continued_since(store, job)
 
 
 def _continued_since(store: JobStore, job_id: str) -> str | None:
@@ -139,4 +158,6 @@ def _continued_since(store: JobStore, job_id: str) -> str | None:
             continue  # unreadable: `specialists status` reports it
         if record.thread.get("continues") == job_id:
             return other
+        if record.parent_id == job_id and record.resume_session and not record.thread:
+            return other  # `specialists run --continue`
     return None

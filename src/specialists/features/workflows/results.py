@@ -9,12 +9,12 @@ job store; testing.py has a fake that runs on the event loop without processes.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from specialists.base.errors import UserError
 from specialists.base.reader import Invalid, load_json
-from specialists.features.workflows.options import ChildOptions, KeyedResume
+from specialists.features.workflows.options import ChildOptions, Resume
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,9 @@ class Launch:
     retry_of: str | None = None  # a fresh retry of this job (it works where that one did)
     nested: tuple[str, Mapping[str, Any]] | None = None  # (workflow, args): a nested workflow
     node: str | None = None  # the call it belongs to, in the workflow's shape (graph.py)
+    # the key's job of an earlier run that ended without an answer (its supervisor died): an
+    # external job whose provider job still runs is reattached, not dispatched again
+    earlier: str | None = None
 
 
 class Children(Protocol):
@@ -53,8 +56,9 @@ class Children(Protocol):
     def can_continue(self, job_id: str) -> bool:
         """The job keeps an agent session a follow-up can continue."""
 
-    def keyed_resume(self, resume: KeyedResume) -> tuple[str, str]:
-        """(job id to continue, its agent) from the named workflow's receipt, revalidated."""
+    def keyed_resume(self, resume: Resume) -> tuple[str, str]:
+        """(job id to continue, its agent): from the named workflow's receipt, or the run id
+        given; revalidated now (resumable, and not continued since)."""
 
     def read_output(self, job_id: str) -> str | None: ...
 
@@ -89,11 +93,16 @@ class ChildResult:
     jobs: tuple[str, ...] = ()  # every job of the key (retries, continuations)
     data: Any = None  # the parsed answer, when the child had a schema
     cached: bool = False  # finished in an earlier run with the same inputs; not re-run
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    output_file: str | None = None  # where its answer was written (the `output` option)
 
     @property
     def ok(self) -> bool:
         return self.status == "done"
+
+    @property
+    def run_id(self) -> str | None:
+        """Seed 004's name for the child's latest job: what `resume=` continues next."""
+        return self.job_id
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"key": self.key, "status": self.status, "job": self.job_id}
@@ -105,6 +114,8 @@ class ChildResult:
             out["error"] = self.error
         if self.cached:
             out["cached"] = True
+        if self.output_file:
+            out["output_file"] = self.output_file
         return out
 
 

@@ -21,6 +21,7 @@ its session where the runner keeps one, else a fresh run with the error added).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import time
@@ -86,6 +87,7 @@ class Runs:
         self._budget = budget_tokens
         self._spent = 0  # tokens of this run's ended children
         self._keys: set[str] = set()
+        self._outputs: dict[str, str] = {}  # output path (normalized) -> the key writing it
         self._launched = 0
         self._results: dict[str, ChildResult] = {}
         self._running: dict[str, str] = {}  # key -> job id
@@ -120,9 +122,11 @@ class Runs:
         limit; returns when all have ended (a barrier), results in item order."""
         parsed = [child_options(item) for item in _items(items)]
         seen: set[str] = set()
+        outputs = dict(self._outputs)
         for opts in parsed:  # refused before any of them launches
             self._check_new_key(opts.key, seen)
             seen.add(opts.key)
+            _claim_output(outputs, opts)
         node = self._begin("all", [_common_label([o.key for o in parsed])], len(parsed))[0]
         self._progress.lookahead += len(parsed)  # counted before the first one is asked for
         try:
@@ -269,6 +273,7 @@ class Runs:
     ) -> ChildResult:
         """One key to its result. `planned`: the key was counted ahead (`runs.all`)."""
         self._check_new_key(opts.key)
+        _claim_output(self._outputs, opts)
         self._keys.add(opts.key)
         if planned:
             self._progress.lookahead -= 1
@@ -295,12 +300,14 @@ class Runs:
                 hint="make the script give this key the same agent, task and options, or "
                 f"resume with --rerun-changed {opts.key} (or --rerun-changed all)",
             )
+        earlier = None
         if prior is not None and prior.hash == h:
             adopted = await self._adopt(opts, prior, node)
             if adopted is not None:
                 self._results[opts.key] = adopted
                 return adopted
-        result = await self._launch_and_wait(opts, h, nested, node)
+            earlier = prior.job
+        result = await self._launch_and_wait(opts, h, nested, node, earlier)
         self._results[opts.key] = result
         return result
 
@@ -316,6 +323,7 @@ class Runs:
             if output is None and prior.job:
                 output = self._children.read_output(prior.job) or ""
             result = _result(opts, "done", output or "", None, tuple(prior.jobs), cached=True)
+            result = dataclasses.replace(result, output_file=prior.output_file)
             self._journal.append(
                 {"e": "cached", "key": opts.key, "job": prior.job, "node": node, "ts": _ms()}
             )
@@ -334,10 +342,11 @@ class Runs:
                 self._end(opts, prior.hash, job, Outcome("error", outcome.output, problem))
                 return None
         outcome, details = await asyncio.to_thread(self._children.finish, job, opts, outcome)
-        self._end(opts, prior.hash, job, outcome, details)
+        written = self._end(opts, prior.hash, job, outcome, details)
         if outcome.status != "done":
             return None
-        return _result(opts, "done", outcome.output, None, tuple(prior.jobs), data=data)
+        result = _result(opts, "done", outcome.output, None, tuple(prior.jobs), data=data)
+        return dataclasses.replace(result, output_file=written)
 
     async def _launch_and_wait(
         self,
@@ -345,12 +354,13 @@ class Runs:
         h: str,
         nested: tuple[str, Mapping[str, Any]] | None,
         node: str | None,
+        earlier: str | None = None,
     ) -> ChildResult:
         jobs: list[str] = []
         self._stand(opts.key, "queued")  # an adopted key that must run again waits anew
         async with self._slots:
             self._stand(opts.key, "running")
-            launch = Launch(opts, opts.task, nested=nested, node=node)
+            launch = Launch(opts, opts.task, nested=nested, node=node, earlier=earlier)
             if opts.resume is not None:
                 job, _agent = self._children.keyed_resume(opts.resume)
                 launch = Launch(opts, opts.task, continue_from=job, node=node)
@@ -367,10 +377,13 @@ class Runs:
                         outcome = Outcome("error", outcome.output, why)
             # The gate and acceptance judge the last attempt (its worktree is captured too).
             outcome, details = await asyncio.to_thread(self._children.finish, job, opts, outcome)
-            self._end(opts, h, job, outcome, details)
+            written = self._end(opts, h, job, outcome, details)
             if nested is not None and outcome.status == "done":
                 data = _json_or_none(outcome.output)
-        return _result(opts, outcome.status, outcome.output, outcome.error, tuple(jobs), data=data)
+        result = _result(
+            opts, outcome.status, outcome.output, outcome.error, tuple(jobs), data=data
+        )
+        return dataclasses.replace(result, output_file=written)
 
     def _retry(self, opts: ChildOptions, job: str, problem: str) -> Launch:
         note = (
@@ -450,13 +463,20 @@ class Runs:
         job: str,
         outcome: Outcome,
         details: Mapping[str, Any] | None = None,
-    ) -> None:
+    ) -> str | None:
+        """Journal the key's end; the output file written for it, if any."""
+        details = dict(details or {})
+        written = details.pop("output_file", None)
         entry: dict[str, Any] = {
             "e": "end",
             "key": opts.key,
             "hash": h,
             "job": job,
             "status": outcome.status,
+            # A child a resume adopted has no launch entry in this run's journal: its end
+            # names who ran it (`workflow show`).
+            "agent": opts.agent,
+            "context": opts.context,
             "ts": _ms(),
         }
         if outcome.status == "done":
@@ -464,11 +484,14 @@ class Runs:
         if outcome.error:
             entry["error"] = outcome.error[:2000]
         if details:
-            entry["acceptance"] = dict(details)
+            entry["acceptance"] = details
+        if written:
+            entry["output_file"] = written
         self._journal.append(entry)
         # Counted before it is told: a view that reads the end finds the progress with it.
         self._stand(opts.key, "done" if outcome.status == "done" else "failed")
         self._emit({"kind": "end", "key": opts.key, "job": job, "status": outcome.status})
+        return written if isinstance(written, str) else None
 
 
 def _result(
@@ -486,6 +509,20 @@ def _result(
     return ChildResult(
         opts.key, status, output, error, jobs[-1] if jobs else None, jobs, data, cached
     )
+
+
+def _claim_output(claimed: dict[str, str], opts: ChildOptions) -> None:
+    """Two keys of one run may not write one output file (the second would overwrite)."""
+    if opts.output is None:
+        return
+    name = os.path.normpath(opts.output)
+    other = claimed.get(name)
+    if other is not None and other != opts.key:
+        raise UserError(
+            f"child {opts.key!r}: output {opts.output!r} is already the output of key {other!r}",
+            hint="give each child its own output path (include the key in it)",
+        )
+    claimed[name] = opts.key
 
 
 def _json_or_none(text: str) -> Any:

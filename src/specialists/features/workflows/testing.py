@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specialists.base.errors import UserError
-from specialists.features.workflows.options import ChildOptions, KeyedResume
+from specialists.features.workflows.options import ChildOptions, KeyedResume, Resume
 from specialists.features.workflows.results import Launch, Outcome
 
 Answer = Callable[[Launch], Outcome | str]
@@ -27,6 +27,7 @@ class FakeChildren:
     stopped: list[str] = field(default_factory=list)
     gate: Callable[[object], bool] = lambda command: True
     receipts: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    retained: dict[str, str] = field(default_factory=dict)  # resumable job id -> its agent
     _left: dict[str, int] = field(default_factory=dict)
     _outcomes: dict[str, Outcome] = field(default_factory=dict)
 
@@ -62,7 +63,11 @@ class FakeChildren:
     def can_continue(self, job_id: str) -> bool:
         return self.sessions
 
-    def keyed_resume(self, resume: KeyedResume) -> tuple[str, str]:
+    def keyed_resume(self, resume: Resume) -> tuple[str, str]:
+        if not isinstance(resume, KeyedResume):
+            if resume.job not in self.retained:
+                raise UserError(f"job {resume.job} is not resumable")
+            return resume.job, self.retained[resume.job]
         found = self.receipts.get((resume.workflow, resume.key))
         if found is None:
             raise UserError(f"workflow {resume.workflow} has no key {resume.key!r}")

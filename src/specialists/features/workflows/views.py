@@ -64,6 +64,7 @@ def show_workflow(store: JobStore, ref: str) -> dict[str, Any]:
                 "agent": state.agent,
                 "context": state.resolved_context or state.context,
                 "error": state.error,
+                **({"output_file": state.output_file} if state.output_file else {}),
             }
         )
     receipt = None

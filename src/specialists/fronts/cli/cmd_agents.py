@@ -248,9 +248,12 @@ def _list(args: argparse.Namespace, project: Project) -> int:
                 "managed": ours,
             }
         )
+    problems = [p.one_line() for p in catalog.problems]  # files that failed, as `list` has them
     if args.json:
-        print(json.dumps({"agents": rows}, ensure_ascii=False, indent=1))
+        print(json.dumps({"agents": rows, "problems": problems}, ensure_ascii=False, indent=1))
         return 0
+    for problem in problems:
+        print(display_line(problem, 600), file=sys.stderr)
     for row in rows:
         mark = (
             "managed" if row["managed"] else ("builtin" if row["scope"] == "builtin" else "by hand")

@@ -85,7 +85,10 @@ def run_run(args: argparse.Namespace, project: Project) -> int:
     from specialists.native.tool_settings import settings_from_config
 
     owner = bg_owner(args.owner)
-    settings = settings_from_config(load_config(project.root).raw)
+    config = load_config(project.root)
+    for warning in config.warnings:  # unknown keys: named, ignored
+        print(f"warning: {warning}", file=sys.stderr)
+    settings = settings_from_config(config.raw)
     if args.timeout is not None and (warning := args.timeout.warning("--timeout")):
         print(f"warning: {warning}", file=sys.stderr)
     tether = None

@@ -55,6 +55,8 @@ def describe(spec: Specialist, shadowed: list[str]) -> str:
         f"source:         {spec.source}",
     ]
     lines += [f"shadows:        {path}" for path in shadowed]
+    if spec.aliases:
+        lines.append(f"aliases:        {', '.join(spec.aliases)}")
     if spec.version:
         lines.append(f"version:        {spec.version}")
     runner = spec.runner or "default (from config)"
@@ -66,8 +68,8 @@ def describe(spec: Specialist, shadowed: list[str]) -> str:
         + (f" (fallback {spec.fallback_model})" if spec.fallback_model else ""),
         f"permission:     {spec.permission}",
     ]
-    if spec.tools:
-        lines.append(f"tools:          {', '.join(spec.tools)}")
+    if spec.tools is not None:
+        lines.append(f"tools:          {', '.join(spec.tools) or 'none (no agent tool)'}")
     if spec.thinking_level:
         lines.append(f"thinking:       {spec.thinking_level}")
     lines += [

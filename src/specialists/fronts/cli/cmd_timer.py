@@ -227,4 +227,7 @@ def _span(ms: int) -> str:
 def _config_raw(project: Project) -> dict[str, object]:
     from specialists.catalog.config import load_config
 
-    return dict(load_config(project.root).raw)
+    config = load_config(project.root)
+    for warning in config.warnings:  # unknown keys: named, ignored
+        print(f"warning: {warning}", file=sys.stderr)
+    return dict(config.raw)

@@ -231,7 +231,10 @@ def _show(args: argparse.Namespace, project: Project) -> int:
             )
         jobs = f" ({len(child['jobs'])} jobs)" if len(child["jobs"]) > 1 else ""
         print(
-            f"  {child['key']:<28} {child['journal']:<9} job {child['job']} {child['agent']}"
+            f"  {child['key']:<28} {child['journal']:<9} job {child['job']} "
+            f"{child['agent'] or '?'}"
             f" [{child['context']}]{jobs}{resumable}"
         )
+        if child.get("output_file"):
+            print(f"    output: {display_line(child['output_file'], 300)}")
     return 0

@@ -16,6 +16,7 @@ COMMANDS = {
     "steer": "steer",
     "follow-up": "steer",
     "resume": "resume",
+    "clean": "gc",
     "gc": "gc",
     "top": "top",
     "web": "web",
@@ -53,7 +54,7 @@ GROUPS = (
     ("Orchestrate", ("workflow", "mission", "schedule", "scheduler", "asks", "reply")),
     ("Threads and worktrees", ("children", "threads", "sandboxes", "worktree")),
     ("Watch", ("top", "web")),
-    ("Set up", ("doctor", "agents", "install", "uninstall", "completion", "gc")),
+    ("Set up", ("doctor", "agents", "install", "uninstall", "completion", "clean", "gc")),
     ("For agents and integrations", ("mcp", "hook", "sidecar")),
 )
 

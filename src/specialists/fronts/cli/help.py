@@ -98,6 +98,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "specialists completion zsh > ~/.zfunc/_specialists",
         "specialists completion fish > ~/.config/fish/completions/specialists.fish",
     ),
+    "clean": ("specialists clean --dry-run", "specialists clean --keep 20"),
     "gc": ("specialists gc", "specialists gc --days 1"),
 }
 

@@ -35,15 +35,22 @@ MAX_BASH_TIMEOUT_MS = 600_000  # Claude Code's Bash tool refuses more (BASH_MAX_
 
 
 def has_config(state_dir: Path) -> bool:
-    return os.path.lexists(state_dir / CONFIG_FILE)
+    """A config.toml that may change a setting: the project's or the user's."""
+    from specialists.store.paths import user_config_dir
+
+    return os.path.lexists(state_dir / CONFIG_FILE) or os.path.lexists(
+        user_config_dir() / CONFIG_FILE
+    )
 
 
 def load_settings(state_dir: Path, event: str) -> Settings:
-    """The project's [bash] and [overflow] knobs; a broken config.toml is logged and the
-    defaults apply (toolset.settings.load_project_settings)."""
-    from specialists.native.tool_settings import load_project_settings
+    """The [bash] and [overflow] knobs (toolset.settings.load_settings: the user's and the
+    project's config.toml). A wrong value is logged and the defaults apply; unknown keys
+    are not logged here: a hook runs at every tool call, and the fronts a person reads
+    (`run`, the MCP server, the pi sidecar) name them once."""
+    from specialists.native.tool_settings import load_settings as read_settings
 
-    settings, problem = load_project_settings(state_dir)
+    settings, _, problem = read_settings(state_dir.parent)
     if problem:
         log(event, problem)
     return settings

@@ -207,11 +207,18 @@ def max_run() -> int:
 
 
 def max_wait_s() -> float:
+    """SPECIALISTS_STOP_MAX_WAIT_S. A hook never fails its host: a bad value is one line in
+    hooks.log and the default is used."""
+    from specialists.base.errors import ConfigError
+    from specialists.base.reader.env import env_number
+
     try:
-        value = float(os.environ.get(MAX_WAIT_ENV, DEFAULT_MAX_WAIT_S))
-    except ValueError:
+        return env_number(
+            MAX_WAIT_ENV, DEFAULT_MAX_WAIT_S, low=0, high=86400, unit="seconds", zero_ok=True
+        )
+    except ConfigError as exc:
+        log("stop", f"{exc.one_line()}; waiting at most {DEFAULT_MAX_WAIT_S:g} s")
         return DEFAULT_MAX_WAIT_S
-    return value if value == value and value >= 0 else DEFAULT_MAX_WAIT_S  # nan: the default
 
 
 def _int(value: object) -> int:

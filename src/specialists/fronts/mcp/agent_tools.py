@@ -63,11 +63,11 @@ def offered_tools(ctx: ServerContext) -> tuple[AgentTool, ...]:
 
 
 def caller(ctx: ServerContext) -> Caller:
-    from specialists.native.tool_settings import load_project_settings
+    from specialists.catalog.config import unreported
+    from specialists.native.tool_settings import load_settings
 
-    settings, problem = load_project_settings(ctx.store().root)
-    if problem:
-        ctx.warnings.append(problem)
+    settings, warnings, problem = load_settings(ctx.root())
+    ctx.warnings.extend(unreported([*warnings, *([problem] if problem else [])]))
     keys = ctx.keys()
     job = keys[0][4:] if keys[0].startswith("job-") else None
     cwd = ctx.root()

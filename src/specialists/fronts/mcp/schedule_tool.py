@@ -12,8 +12,9 @@ DESCRIPTION = (
     "Durable schedules of specialist runs, fired even when no session is open (by "
     "`specialists schedule run-due` from cron/systemd, or `specialists scheduler`). "
     "action create: exactly one trigger (at: '+30m' or an ISO time with offset; every: "
-    "'6h'; cron: 5 fields with zone, an IANA name) and a target (specialist + prompt); "
-    "catch_up latest|none; overlap is skip. Also list, show, history, pause, resume, run "
+    "'6h'; cron: 5 fields with zone, an IANA name) and one target (specialist + prompt, or "
+    "workflow: a declarative one; Python workflows are refused); catch_up latest|none; "
+    "overlap is skip. Also list, show, history, pause, resume, run "
     "(once now), delete, run_due. Jobs a schedule starts are owned by the schedule. Only "
     "schedule work the user asked for. " + "Do not poll in a loop."
 )

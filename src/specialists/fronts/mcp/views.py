@@ -10,7 +10,7 @@ from typing import Any
 
 from specialists.base.display import one_line
 from specialists.store.records import JobStatus
-from specialists.store.view import doing, elapsed_s, outcome_counts
+from specialists.store.view import doing, elapsed_s, is_paused, outcome_counts
 
 RECENT_FINISHED = 3
 EVENT_FIELD_CHARS = 200
@@ -38,6 +38,8 @@ def job_brief(st: JobStatus) -> dict[str, Any]:
     now_doing = doing(st) if st.status in ("starting", "running") else ""
     if now_doing:
         out["doing"] = clip(now_doing, DOING_CHARS)
+    if is_paused(st):
+        out["paused"] = True
     if st.stalled:
         out["stalled"] = True
     if st.needs_attention:

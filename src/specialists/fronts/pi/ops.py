@@ -1,24 +1,25 @@
 """What each sidecar request does, on the core rooms (toolset, events, timers).
 
 `Front` holds one pi session's context: the project's state root, the owner key, the
-session's cwd and the settings, which are re-read whenever `.specialists/config.toml`
-changes (so the cheap escape of R-B5, switching `bash.guard` to "warn", works on the next
-call without restarting pi). Each request handler takes the decoded request and returns a
-JSON-ready dict, or raises `UserError` (bad request) which the sidecar turns into an error
-reply. Tools are read from the registry at call time: whatever the table holds is served.
+session's cwd and the settings, which are re-read whenever one of the config files
+(config.config_paths) changes (so the cheap escape of R-B5, switching `bash.guard` to "warn", works
+on the next call without restarting pi). Each request handler takes the decoded request
+and returns a JSON-ready dict, or raises `UserError` (bad request) which the sidecar turns
+into an error reply. Tools are read from the registry at call time: whatever the table
+holds is served.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from specialists.base.errors import ConfigError, UserError
+from specialists.base.errors import UserError
+from specialists.catalog.config import config_paths
 from specialists.events.files import write_all
 from specialists.events.owners import owner_dir, owner_job_id
 from specialists.events.spill import SpillLimits, bound_stream
@@ -27,34 +28,24 @@ from specialists.native import agent_table as registry
 from specialists.native.agent_tools import AgentTool, Caller, ToolCall, call_tool
 from specialists.native.bash_guard import classify_bash
 from specialists.native.guards import guard_result
-from specialists.native.tool_settings import Settings, settings_from_config
-from specialists.store.paths import project_config_files
+from specialists.native.tool_settings import Settings, load_settings
 
 PROTOCOL_VERSION = 1
-CONFIG_FILE = "config.toml"
 MAX_PART_CHARS = 256 * 1024  # one bound_part request carries at most this much text
 MAX_BOUND_TOTAL_CHARS = 256 * 1024 * 1024  # a tool result larger than this is refused
 MAX_OPEN_STREAMS = 4
 MAX_CALL_ID = 200
 
 
-def read_project_config(state_root: Path) -> Mapping[str, Any]:
-    """The project's config files (team, then local) merged table by table, or {} when there
-    are none (one small function to swap)."""
-    merged: dict[str, Any] = {}
-    for path in project_config_files(state_root.parent):
-        try:
-            with path.open("rb") as fh:
-                data = tomllib.load(fh)
-        except FileNotFoundError:
-            continue
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
-        for key, value in data.items():
-            old = merged.get(key)
-            both = isinstance(value, dict) and isinstance(old, dict)
-            merged[key] = {**old, **value} if both else value  # type: ignore[dict-item]
-    return merged
+def _stamp(path: Path) -> tuple[int, int] | str | None:
+    """What tells a changed file from the same one: (mtime, size); None when absent."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return exc.strerror or str(exc)  # unreadable: read it (and say why) once
+    return st.st_mtime_ns, st.st_size
 
 
 class Front:
@@ -67,14 +58,12 @@ class Front:
         cwd: Path,
         *,
         clock: Callable[[], float] | None = None,
-        read_config: Callable[[Path], Mapping[str, Any]] = read_project_config,
     ) -> None:
         self.state_root = state_root
         self.owner = owner
         self.cwd = cwd
         self.clock = clock
-        self._read_config = read_config
-        self._config_stamp: tuple[tuple[int, int] | None, ...] | None = None
+        self._config_stamp: object = ()
         self._settings = Settings()
         self.problems: tuple[str, ...] = ()
         self.settings_version = 0  # counts changes, so a pusher knows what it has not sent
@@ -91,31 +80,17 @@ class Front:
             return self._refresh_settings()
 
     def _refresh_settings(self) -> bool:
-        path = self.state_root / CONFIG_FILE
-        stamps: list[tuple[int, int] | None] = []
-        for each in project_config_files(self.state_root.parent):  # team, then local
-            try:
-                st = os.stat(each)
-                stamps.append((st.st_mtime_ns, st.st_size))
-            except FileNotFoundError:
-                stamps.append(None)
-            except OSError as exc:
-                self.problems = (f"{each}: {exc.strerror}; using the previous settings",)
-                return False
-        stamp = tuple(stamps)
-        if stamp == self._config_stamp and self._config_stamp is not None:
+        # Every layer config.py reads: the user's, the team's and the local files.
+        stamp = tuple(_stamp(p) for p in config_paths(self.state_root.parent))
+        if stamp == self._config_stamp:
             return False
         self._config_stamp = stamp
         before = self._settings
-        try:
-            self._settings = settings_from_config(
-                self._read_config(self.state_root), where=str(path)
-            )
-            self.problems = ()
-        except ConfigError as exc:
-            # A typo in config.toml must not break the session: defaults, and say why.
-            self._settings = Settings()
-            self.problems = (f"{exc.one_line()}; using the defaults",)
+        # config.py is the one reader: unknown keys are named (once, by the extension's
+        # problem log) and ignored; a wrong value gives the defaults and says why, since a
+        # typo must not break the session.
+        self._settings, warnings, problem = load_settings(self.state_root.parent)
+        self.problems = (*warnings, *([problem] if problem else []))
         if self._settings == before:
             return False
         self.settings_version += 1
