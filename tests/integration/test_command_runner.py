@@ -116,7 +116,9 @@ def test_stdout_is_the_answer_and_stdin_is_closed(tmp_path: Path) -> None:
     assert fin == RunFinished(text="got:the rules||the task\n")
     assert of(events, AgentExited)[0].exit_code == 0
     assert events.index(fin) < len(events) - 1  # RunFinished before AgentExited
-    assert of(events, Activity)[0].event == "text"
+    # The runner says the command is up at once (a command has no start-up we can tell),
+    # then its output follows.
+    assert [a.event for a in of(events, Activity)][:2] == ["agent_start", "text"]
     assert "".join(e.text for e in of(events, AnswerDelta)) == "got:the rules||the task\n"
     assert (tmp_path / STDOUT_LOG).read_text() == "got:the rules||the task\n"
 
@@ -153,7 +155,8 @@ def test_command_that_ignores_a_huge_prompt_does_not_hang_us(tmp_path: Path) -> 
     started = time.monotonic()
     runner.start(spec(tmp_path, "sleep", ["30"], prompt=big))
     assert time.monotonic() - started < 2  # start never blocks on the pipe
-    assert runner.poll(0.2) == []
+    # Only the word that the command is up: no output, and no wait on the pipe.
+    assert [type(e).__name__ + ":" + e.event for e in runner.poll(0.2)] == ["Activity:agent_start"]
     runner.send(Terminate())
     events = drive(runner, exited)
     assert of(events, RunFinished)[0].error == "command killed by SIGTERM"

@@ -76,6 +76,21 @@ def test_a_new_block_starts_with_its_opening_words_again() -> None:
     assert w.add("y" * FIRST_WINDOW) == [{"text": "y" * FIRST_WINDOW, "chars": FIRST_WINDOW}]
 
 
+def test_a_successor_restored_from_the_state_writes_what_the_first_would_have() -> None:
+    """The open window travels in a takeover checkpoint: words read before the checkpoint
+    but not yet logged are not lost when the supervisor dies (reattach.py)."""
+    text = "word " * 700
+    whole = Words()
+    expected = [*whole.add(text), whole.end()]
+    for cut_at in (6, FIRST_WINDOW + 7, FIRST_WINDOW + WINDOW_CHARS + 1):
+        first = Words()
+        out = first.add(text[:cut_at])
+        successor = Words()
+        successor.restore(json.loads(json.dumps(first.state())))
+        out += successor.add(text[cut_at:])
+        assert [*out, successor.end()] == expected, cut_at
+
+
 def _pieces(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 

@@ -155,6 +155,7 @@ class Checkpoints(Controls):
             "yielded": self.yielded,
             "nudged": self.nudged,
             "idle_s": None if idle is None else round(self.clock() - idle, 3),
+            "words": self.words.state(),
         }
 
     def _no_checkpoint(self, exc: OSError) -> None:
@@ -258,6 +259,8 @@ class Checkpoints(Controls):
         idle = job["idle_s"]
         self._idle_since = None if idle is None else self.clock() - float(idle)
         self._recheck_at = self.clock()  # a job waiting for work looks again at once
+        if "words" in job:  # absent from a checkpoint written before words were kept
+            self.words.restore(job["words"])
 
     def _written_events(self) -> list[dict[str, Any]]:
         events: list[dict[str, Any]] = []

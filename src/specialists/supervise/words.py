@@ -58,6 +58,18 @@ class Words:
         self._limit, self._opening = self._first, True
         return fields
 
+    def state(self) -> dict[str, Any]:
+        """The open window, for a takeover checkpoint: a successor replays only the output
+        after the checkpoint, so words read before it but not yet logged must travel with it."""
+        head = "".join(self._head)
+        return {"head": head, "count": self._count, "limit": self._limit, "opening": self._opening}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        head = str(state["head"])
+        self._head, self._kept = [head], len(head)
+        self._count, self._limit = int(state["count"]), int(state["limit"])
+        self._opening = bool(state["opening"])
+
     def _take(self) -> dict[str, Any]:
         fields = {"text": "".join(self._head), "chars": self._count}
         self._head, self._kept, self._count = [], 0, 0
