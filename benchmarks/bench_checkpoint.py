@@ -1,4 +1,4 @@
-"""What a takeover checkpoint costs the supervisor (supervise/reattach.py): the runner's
+"""What a takeover checkpoint costs the supervisor (supervise/checkpoint.py): the runner's
 `adopt_state` plus the JSON of the whole checkpoint, and writing it (atomic, beside the
 job), for pi, Claude Code and Codex after a recorded run. A checkpoint is written after each
 loop step that read or wrote something, so this is a cost per step with output, not per

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from specialists.store.jobs import JobStore
     from specialists.store.records import JobRecord
     from specialists.supervise.plan import JobRequest
-    from specialists.supervise.record import Observer
+    from specialists.supervise.recorder import Observer
     from specialists.supervise.start import InProcessJob
 
 
@@ -44,7 +44,7 @@ def boot() -> None:
     # The owner's completion notice first: the posters' order is the order of the news.
     NEWS.posters.append(Lazy("specialists.events.notices:post_for_job"))
     NEWS.clearers.append(Lazy("specialists.events.notices:clear"))
-    NEWS.revivers.append(Lazy("specialists.supervise.revive:revive"))
+    NEWS.revivers.append(Lazy("specialists.supervise.start:restart"))
     NEWS.recovered.append(Lazy("specialists.supervise.news:tell_owners_after_crash"))
     EXECUTORS["ray"] = Lazy("specialists.executors.choose:remote_runner")
     HOOKS.planning.append(Lazy("specialists.executors.settings:planned"))

@@ -1,4 +1,4 @@
-"""pi, Claude Code and Codex jobs taken over by a successor supervisor (supervise/reattach.py)
+"""pi, Claude Code and Codex jobs taken over by a successor supervisor (supervise/checkpoint.py)
 on the in-process loopback node: the real supervisor and runners, agents that speak the
 recorded protocols (fake pi; recorded Claude Code and Codex lines, held at a gate), real
 processes and git. The first supervisor checkpoints, records events past its checkpoint and
@@ -21,7 +21,7 @@ from specialists.runners.pi import PiRunner
 from specialists.store.control import post_request
 from specialists.store.jobs import JobStore
 from specialists.store.news import NEWS
-from specialists.supervise.revive import CHECKPOINT_FILE
+from specialists.supervise.checkpoint import CHECKPOINT_FILE
 from specialists.supervise.supervisor import Supervisor
 from tests.integration.test_executor_loopback import SETTINGS
 from tests.integration.test_executor_reattach import events_of, node, project, supervisor  # noqa: F401
@@ -199,19 +199,19 @@ def test_a_claude_job_waiting_between_runs_is_taken_over_and_answers_a_follow_up
     waiting = lambda: first.status.status == "waiting" and inner._proc is None  # noqa: E731
     wait_for(lambda: first._step() or waiting(), what="the first answer, its process gone")
     first._step()  # the idle checkpoint
-    first.writer.close()
+    first.recorder.writer.close()
     checkpoint = json.loads((store.job_dir(record.id) / CHECKPOINT_FILE).read_text())
     assert checkpoint["adoptable"] and checkpoint["cursor"] is None, checkpoint
     assert checkpoint["job"]["answers"] == 1
     second = supervisor(store, record, node, ClaudeRunner(), reattach=True)
     second._resume()
-    assert second.status.status == "waiting" and second._answers == 1
+    assert second.status.status == "waiting" and second.state.answers == 1
     post_request(store.job_dir(record.id), "follow_up", "and once more")
-    wait_for(lambda: second._step() or second._answers == 2, what="the follow-up's answer")
+    wait_for(lambda: second._step() or second.state.answers == 2, what="the follow-up's answer")
     post_request(store.job_dir(record.id), "stop")
-    while not second.finished:
+    while not second.recorder.finished:
         second._step()
-    second.writer.close()
+    second.recorder.writer.close()
     lock.release()
     runs = [json.loads(line) for line in log.read_text().splitlines()]
     assert [r["stdin"] for r in runs] == ["do it", "and once more"]
@@ -230,7 +230,7 @@ def checkpointed_command_job(store: JobStore, root: Path, on: Any, tmp_path: Pat
     first = supervisor(store, record, on, CommandRunner())
     first._begin()
     first._step()
-    first.writer.close()
+    first.recorder.writer.close()
     path = store.job_dir(record.id) / CHECKPOINT_FILE
     return record, lock, path, json.loads(path.read_text())
 
@@ -324,10 +324,10 @@ def test_a_job_waiting_for_a_timer_is_taken_over_and_the_timer_wakes_it(
     first = supervisor(store, record, node, ClaudeRunner())
     first._begin()
     inner = first.runner.inner  # type: ignore[attr-defined]
-    waiting = lambda: first.waiting_for_work and inner._proc is None  # noqa: E731
+    waiting = lambda: first.state.waiting_for_work and inner._proc is None  # noqa: E731
     wait_for(lambda: first._step() or waiting(), what="the wait, with the run's process gone")
     first._step()
-    first.writer.close()
+    first.recorder.writer.close()
     checkpoint = json.loads((store.job_dir(record.id) / CHECKPOINT_FILE).read_text())
     assert checkpoint["job"]["waiting_for_work"] and checkpoint["cursor"] is None, checkpoint
     status = supervisor(store, record, node, ClaudeRunner(), reattach=True).run()
@@ -389,12 +389,12 @@ def test_a_pi_job_is_taken_over_in_its_second_run(project, node, tmp_path):  # n
     die_after_events_now(first, "text")
     second = supervisor(store, record, node, PiRunner(), reattach=True)
     second._resume()
-    assert second._answers == 1 and second.last_answer is not None
-    wait_for(lambda: second._step() or second._answers == 2, what="the second answer")
+    assert second.state.answers == 1 and second.state.last_answer is not None
+    wait_for(lambda: second._step() or second.state.answers == 2, what="the second answer")
     post_request(store.job_dir(record.id), "stop")
-    while not second.finished:
+    while not second.recorder.finished:
         second._step()
-    second.writer.close()
+    second.recorder.writer.close()
     lock.release()
     assert store.read_status(record.id).status == "done"  # type: ignore[union-attr]
     kinds = assert_each_event_once(store, record.id)
@@ -420,4 +420,4 @@ def die_after_events_now(first: Supervisor, want: str) -> None:
         return any(getattr(ev, "event", None) == want for ev in seen) or want in recorded
 
     wait_for(read, what=f"a {want} event")
-    first.writer.close()
+    first.recorder.writer.close()

@@ -1,4 +1,4 @@
-"""A supervisor that dies mid-job is replaced by one that reattaches (supervise/reattach.py),
+"""A supervisor that dies mid-job is replaced by one that reattaches (supervise/checkpoint.py),
 on the in-process loopback node: no Ray, real processes, real git, the real supervisor. The
 same path under Ray, started by crash recovery after kill -9, is in
 tests/integration/test_ray_executor.py."""
@@ -15,13 +15,12 @@ import pytest
 
 from specialists.executors.job import RemoteJobRunner
 from specialists.executors.relay import RelayRunner
-from specialists.executors.takeover import adopt_process
 from specialists.executors.testing import LoopbackConnector, LoopbackNode
 from specialists.runners.command import CommandRunner
 from specialists.store.jobs import JobStore
 from specialists.store.news import NEWS
 from specialists.store.recovery import CRASHED, is_crash, recover_if_dead
-from specialists.supervise.revive import CHECKPOINT_FILE
+from specialists.supervise.checkpoint import CHECKPOINT_FILE
 from specialists.supervise.supervisor import Supervisor
 from tests.integration.test_executor_loopback import SETTINGS, git
 from tests.support.jobs import new_job, wait_for
@@ -102,7 +101,7 @@ def test_a_successor_takes_over_the_running_command_and_each_event_is_written_on
         first._on_runner_event(ev)
     # A short block of words is logged when it ends (supervise/words.py): not yet.
     assert [e["event"] for e in events_of(store, record.id)].count("text") == 0
-    first.writer.close()
+    first.recorder.writer.close()
 
     (tmp_path / "go").touch()
     second = supervisor(store, record, node, CommandRunner(), reattach=True)
@@ -127,7 +126,7 @@ def test_a_successor_that_finds_the_agent_gone_ends_the_job_saying_so(project, n
     first = supervisor(store, record, node, CommandRunner())
     first._begin()
     first._step()
-    first.writer.close()
+    first.recorder.writer.close()
     for proc_id in list(node.core.procs):
         node.call_sync("kill", proc_id, "job")
         node.call_sync("forget", proc_id)
@@ -159,9 +158,9 @@ def test_a_runner_that_cannot_be_adopted_says_why_in_its_checkpoint(project, nod
     }
     (tmp_path / "first").touch()
     (tmp_path / "go").touch()
-    while not first.finished:
+    while not first.recorder.finished:
         first._step()
-    first.writer.close()
+    first.recorder.writer.close()
     lock.release()
     assert first.status.status == "done"
 
@@ -201,7 +200,7 @@ def test_a_relay_successor_sends_its_launch_line_only_if_the_node_never_applied_
     proc = host.spawn([PY, "-c", code], cwd=tmp_path)
     proc.send(b"write one\n")
     wait_for(lambda: node.core.procs[proc.proc_id]._next_in == 2, what="write 1 applied")
-    adopted = adopt_process(host, {**proc.cursor(), "seq": 0}, stderr_log=None)
+    adopted = host.adopt({**proc.cursor(), "seq": 0}, stderr_log=None)
     assert adopted.renumber_input(0) == 1
     adopted.send(b"write one again\n")  # number 1: already applied, dropped
     adopted.renumber_input(1)
@@ -304,7 +303,7 @@ def test_a_checkpoint_that_cannot_be_written_is_removed_and_output_still_flows(
     reads everything to `done` (no backpressure stall)."""
     import errno
 
-    from specialists.supervise import reattach
+    from specialists.supervise import checkpoint
 
     store = JobStore(project / ".specialists", news=NEWS)
     record, lock = command_job(store, project, tmp_path)
@@ -317,16 +316,16 @@ def test_a_checkpoint_that_cannot_be_written_is_removed_and_output_still_flows(
     def full(*args: Any, **kwargs: Any) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(reattach, "write_atomic", full)
+    monkeypatch.setattr(checkpoint, "write_atomic", full)
     (tmp_path / "first").touch()
     stdout = store.job_dir(record.id) / "stdout.log"
     while b"first line" not in stdout.read_bytes():
         first._step()  # the step that reads it tries to checkpoint it, and cannot
     assert not path.exists()
     (tmp_path / "go").touch()
-    while not first.finished:
+    while not first.recorder.finished:
         first._step()
-    first.writer.close()
+    first.recorder.writer.close()
     lock.release()
     assert first.status.status == "done"
     assert store.read_result(record.id) == "first line\nsecond line\n"

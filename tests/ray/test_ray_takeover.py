@@ -4,7 +4,7 @@ cluster of tests/integration/test_ray_executor.py, started once for this module)
 Each job runs the real agent CLI on the worker node against the mock model. Its supervisor
 is killed with SIGKILL while the model is answering (the mock holds the answer until the
 test lets it go); the next `status` finds the supervisor dead and crash recovery starts one
-that takes the job over (supervise/reattach.py). Each test proves: the job ends `done` with
+that takes the job over (supervise/checkpoint.py). Each test proves: the job ends `done` with
 the answer, every event is there once and `seq` has no gap, the model was asked no more
 often than the run needed (the agent on the node was not restarted), and the node's process
 is the same pid. A keep-alive job taken over while it waits between runs comes back waiting

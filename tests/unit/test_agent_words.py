@@ -58,7 +58,7 @@ def test_a_long_answer_keeps_the_opening_words_then_an_excerpt_per_window() -> N
 
 
 def test_the_cuts_do_not_depend_on_how_the_text_arrives() -> None:
-    """A successor replaying the same output writes the same events (reattach.py)."""
+    """A successor replaying the same output writes the same events (checkpoint.py)."""
     text = "word " * 2000
 
     def cut(size: int) -> list[dict[str, object]]:

@@ -14,7 +14,6 @@ import pytest
 
 from specialists.runners.base import Activity, RunFinished
 from specialists.runners.testing import Call
-from specialists.supervise import controls as controls_module
 from specialists.supervise import supervisor as supervisor_module
 from specialists.supervise.launch import spawn_supervisor
 from tests.support.jobs import new_job
@@ -36,7 +35,7 @@ def test_an_inbox_that_fails_on_every_tick_is_reported_once_and_the_job_ends(
     def broken(job_dir: Path) -> tuple[list[object], list[str]]:
         raise RecursionError("maximum recursion depth exceeded while decoding a JSON object")
 
-    monkeypatch.setattr(controls_module, "take_requests", broken)
+    monkeypatch.setattr(supervisor_module, "take_requests", broken)
     status = h.run(h.runner([Activity("thinking"), 2.0, RunFinished(text="fine")]))
     assert status.status == "done" and h.result() == "fine"
     failures = [n for n in notices(h) if n.startswith("inbox failed")]
@@ -57,7 +56,7 @@ def test_a_signal_still_stops_a_job_whose_inbox_fails_on_every_tick(
         assert h.supervisor is not None
         h.supervisor.guard.signal = signal.SIGTERM  # what the handler records
 
-    monkeypatch.setattr(controls_module, "take_requests", broken)
+    monkeypatch.setattr(supervisor_module, "take_requests", broken)
     runner = h.runner([Activity("thinking"), Call(sigterm), 1e9])
     status = h.run(runner)
     assert status.status == "cancelled"
@@ -78,7 +77,7 @@ def test_a_request_that_breaks_its_handler_does_not_stop_the_next_one(
             raise OverflowError("int too large to convert")
         return real(kind, message, situation)
 
-    monkeypatch.setattr(controls_module, "decide", decide)
+    monkeypatch.setattr(supervisor_module, "decide", decide)
     script = [h.post("steer", "poison"), h.post("steer", "fine"), 0.2, RunFinished(text="ok")]
     runner = h.runner(script)
     status = h.run(runner)
@@ -144,12 +143,12 @@ def test_a_planted_result_txt_is_moved_aside_and_the_answer_kept(h: Harness) -> 
 def test_failing_post_scripts_and_bead_never_keep_the_job_from_ending(
     h: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from specialists.supervise import record as record_module
+    from specialists.supervise import ending
 
     def explode(*args: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(record_module, "run_post_scripts", explode)
+    monkeypatch.setattr(ending, "run_post_scripts", explode)
     status = h.run(h.runner([RunFinished(text="ok")]))
     assert status.status == "done" and h.result() == "ok"
     assert any(n.startswith("post-scripts failed: PermissionError") for n in notices(h))
@@ -240,10 +239,12 @@ def test_an_answer_whose_handling_fails_still_ends_the_job_with_it(
     """Writing a keep-alive answer failed half-way through handling it: the agent is killed
     (nothing else would end the job) and the answer already taken is the result."""
 
-    def unwritable(self: object, text: str) -> None:
+    from specialists.store.writer import JobWriter
+
+    def unwritable(self: object, number: int, text: str) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(supervisor_module.Supervisor, "_write_answer", unwritable)
+    monkeypatch.setattr(JobWriter, "write_answer", unwritable)
     status = h.run(h.runner([RunFinished(text="ok"), 30.0]), keep_alive=True)
     assert status.status == "done" and h.result() == "ok"
     assert any(n.startswith("event failed: PermissionError") for n in notices(h))

@@ -12,7 +12,7 @@ and changes only where its processes run:
 - `handle`: no pid. status.json's pid is a process on *this* machine (recovery kills it);
   the node's pid and process id are in executor.json.
 - `checkpoint` / `adopt`: what a restarted supervisor needs to take the running agent over
-  (supervise/reattach.py), for inner runners that can be adopted (`Adoptable`).
+  (supervise/checkpoint.py), for inner runners that can be adopted (`Adoptable`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from typing import Any, Protocol, runtime_checkable
 from specialists.base.errors import AgentUnavailable, SpecialistsError
 from specialists.executors.jobfiles import LOCAL_DIRS, LOCAL_ONLY
 from specialists.executors.remote import NodeClient, NodeGone, RemoteHost, RemoteProcess
-from specialists.executors.takeover import adopt_process
 from specialists.executors.travel import PathMap
 from specialists.process.host import AdoptedProcess
 from specialists.runners.base import (
@@ -78,7 +77,7 @@ class Adoptable(Protocol):
     (a one-shot agent between runs). `adopt(spec, state, proc)` goes on from that state, on
     the adopted process (None for an idle state); the output after the checkpoint is then
     fed to it again. The state it gets also says `then`: what came after the checkpoint
-    (reattach.py)."""
+    (checkpoint.py)."""
 
     def adopt_state(self) -> dict[str, Any] | None: ...
 
@@ -189,7 +188,7 @@ class RemoteJobRunner:
         cursor = checkpoint["cursor"]
         proc = None
         if cursor is not None:
-            proc = adopt_process(host, cursor, stderr_log=spec.job_dir / "stderr.log")
+            proc = host.adopt(cursor, stderr_log=spec.job_dir / "stderr.log")
         self._recorded = proc
         if not record.get("shared"):
             from specialists.executors.workspace import Snapshot

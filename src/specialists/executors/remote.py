@@ -86,7 +86,7 @@ class RemoteHost:
         self._files = SentFiles(job_dir)
         self.latest: RemoteProcess | None = None  # the last process started or adopted
         self.ended: list[RemoteProcess] = []  # released, kept on the node until a checkpoint
-        self.checkpointed = False  # acknowledge only what a checkpoint recorded (reattach.py)
+        self.checkpointed = False  # acknowledge only what a checkpoint recorded (checkpoint.py)
 
     def spawn(
         self,
@@ -135,6 +135,42 @@ class RemoteHost:
             on_release=self.ended.append,
         )
         return self.latest
+
+    def adopt(self, cursor: Mapping[str, Any], *, stderr_log: Path | None) -> RemoteProcess:
+        """The agent process a dead supervisor left on the node, as its checkpoint names it
+        (supervise/checkpoint.py): read on from the checkpoint's last item, stdin numbered on
+        from the last write the node applied, and stderr.log cut back to what the checkpoint
+        saw (the rest comes again). Refused, with the reason, for a process the node no
+        longer knows or a cursor its output does not cover."""
+        proc_id = str(cursor["proc"])
+        try:
+            adopted = self.client.call_sync("adopt", proc_id, timeout=START_WAIT_S)
+        except NodeGone as exc:
+            raise AgentUnavailable(f"cannot reattach to the agent: {exc}") from exc
+        if adopted.get("gone"):
+            raise AgentUnavailable(
+                f"the {self.client.name} no longer knows the agent "
+                f"(its lease of {self.lease_s:g}s ran out before a supervisor came back)"
+            )
+        check_cursor(int(cursor["seq"]), adopted, self.client.name)
+        if stderr_log is not None:
+            with open(stderr_log, "r+b") as f:
+                f.truncate(min(int(cursor.get("stderr_bytes", 0)), os.fstat(f.fileno()).st_size))
+        proc = RemoteProcess(
+            self.client,
+            {"proc": proc_id, "pid": adopted["pid"]},
+            paths=self.paths,
+            stderr_log=stderr_log,
+            raw=bool(cursor.get("raw")),
+            mark=cursor.get("mark"),
+            checkpointed=True,
+            on_release=self.ended.append,
+        )
+        proc.resume_at(int(cursor["seq"]), int(adopted["wseq"]))
+        if adopted.get("expired"):
+            proc.expired = True
+        self.latest = proc
+        return proc
 
     def forget_recorded(self, keep: RemoteProcess | None) -> None:
         """A checkpoint is on disk: the node may forget the ended processes it no longer
@@ -249,7 +285,7 @@ class RemoteProcess:
             if out or self._done or time.monotonic() >= deadline:
                 return out
 
-    # --- checkpoints (supervise/reattach.py) ----------------------------------------------
+    # --- checkpoints (supervise/checkpoint.py) ----------------------------------------------
 
     def cursor(self) -> dict[str, Any] | None:
         """What a successor needs to read on exactly where this one stopped (None while
@@ -396,3 +432,22 @@ class RemoteProcess:
         if self._log is not None:
             self._log.close()
             self._log = None
+
+
+def check_cursor(seq: int, adopted: Mapping[str, Any], node: str) -> None:
+    """The node must still hold every item after the checkpoint's: a cursor past its output
+    (a checkpoint of another process, or a damaged one) or output it has dropped would make
+    the successor miss part of the agent's output, silently."""
+    last, first = adopted.get("seq"), adopted.get("first")
+    if last is None or first is None:
+        return  # a node of an older version: it drops only what a checkpoint recorded
+    if seq > int(last):
+        raise AgentUnavailable(
+            f"the checkpoint reads the agent's output from item {seq}, past the {int(last)} "
+            f"the {node} has (the checkpoint is not this agent's)"
+        )
+    if int(first) > seq + 1:
+        raise AgentUnavailable(
+            f"the {node} has dropped the agent's output after item {seq} (it keeps items "
+            f"from {int(first)}), so it cannot be read again"
+        )

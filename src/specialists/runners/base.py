@@ -324,7 +324,7 @@ class AgentRunner(Protocol):
 @runtime_checkable
 class HostedRunner(Protocol):
     """A runner whose agent runs where another supervisor can take it over after a crash
-    (executors/job.py): what the checkpoints of supervise/reattach.py need of it."""
+    (executors/job.py): what the checkpoints of supervise/checkpoint.py need of it."""
 
     node: str  # where the agent runs, for people ("Ray node 1a2b3c4d5e6f (10.0.0.7)")
 

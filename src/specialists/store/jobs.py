@@ -41,6 +41,7 @@ SPILL_DIR = "spill"
 ANSWERS_DIR = "answers"
 STDERR_LOG = "stderr.log"
 SUPERVISOR_LOG = "supervisor.log"
+CHECKPOINT_FILE = "reattach.json"  # what a successor supervisor needs (supervise/checkpoint.py)
 
 # Caps on what is read (a bigger file is damage, not data). job.json holds the prompt, the
 # rendered task and the system prompt; the launcher refuses a record past its cap.

@@ -1,15 +1,16 @@
-"""Crash recovery: an active job whose supervisor is dead gets the end it could not write.
+"""Crash recovery: an active job whose supervisor is dead is ended, or restarted.
 
 Proof of death is twofold: the recorded supervisor pid is gone (or is another process,
 by its start time) AND the job's lock can be taken (the supervisor holds it for its whole
 life). Only then does another process write the job's files, and only under that lock.
 Before that, everything the dead supervisor left running is killed (jobs/proctree.py).
 
-A job that can be taken over (a remote agent still running on its node, supervise/revive.py)
-is not ended: the store's news starts a supervisor that reattaches to it, handing it the lock.
-One that cannot ends with the reason appended to CRASHED. A job someone asked to stop (it
-had begun stopping, or the stop request still waits in its inbox) is neither taken over
-nor called crashed: it ends `cancelled`, as asked.
+A job that can be taken over (a remote agent still running on its node: it has a checkpoint,
+supervise/checkpoint.py) is not ended: the store's news restarts it through the start path
+with a supervisor that reattaches to it, handing it the lock. One that cannot gets the end it
+could not write, with the reason appended to CRASHED, and its owners are told. A job someone
+asked to stop (it had begun stopping, or the stop request still waits in its inbox) is neither
+taken over nor called crashed: it ends `cancelled`, as asked.
 
 Recovery is idempotent. Under the lock it looks at what events.jsonl already ends with: a
 terminal event there (the supervisor wrote its last event but not its status: a full disk,
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from specialists.base.errors import StoreError
 from specialists.store.joblog import TERMINAL_EVENTS, last_event
-from specialists.store.jobs import JobLock, JobStore, Reviver, now_ms
+from specialists.store.jobs import CHECKPOINT_FILE, JobLock, JobStore, Reviver, now_ms
 from specialists.store.liveness import is_alive
 from specialists.store.records import JobStatus
 
@@ -65,7 +66,7 @@ def recover_if_dead(
         if revived:
             reason = f"{CRASHED} ({revived})"
         kill_agent(current, store.job_dir(job_id))
-        return _record_end(store, current, final, reason)
+        return record_end(store, current, final, reason)
     finally:
         lock.release()
 
@@ -87,15 +88,19 @@ def is_crash(error: str | None) -> bool:
 def _revive(store: JobStore, current: JobStatus, lock_fd: int) -> int | str | None:
     """Under the job's lock: a supervisor that takes the job over, or why there is none."""
     news = store.news
-    if not isinstance(news, Reviver):
-        return None
+    if not isinstance(news, Reviver) or not (store.job_dir(current.id) / CHECKPOINT_FILE).exists():
+        return None  # nothing to take over (a local job): no need to look further
     last = last_event(store.events_path(current.id))
     if last is not None and last["event"] in TERMINAL_EVENTS:
         return None  # its supervisor wrote its end: only the status is to be completed
     return news.revive(store.root, current.id, lock_fd)
 
 
-def _record_end(store: JobStore, current: JobStatus, final: str, reason: str) -> JobStatus:
+def record_end(
+    store: JobStore, current: JobStatus, final: str, reason: str, *, recovered: bool = True
+) -> JobStatus:
+    """Write the end of a job that its supervisor did not end (it died, or could not start),
+    under the job's lock; then tell what its supervisor would have told."""
     from specialists.store.writer import JobWriter, mark_ended  # seldom needed: load it then
 
     writer = JobWriter(store, current.id, patience_s=0)
@@ -110,7 +115,8 @@ def _record_end(store: JobStore, current: JobStatus, final: str, reason: str) ->
             writer.complete(current)
             return current
         mark_ended(current, final, reason if final == "error" else current.error, now_ms())
-        writer.write_final(current, final, error=current.error, recovered=True)
+        fields = {"recovered": True} if recovered else {}
+        writer.write_final(current, final, error=current.error, **fields)
     finally:
         writer.close()
     # What its supervisor would have told before its end (job owners, a thread's parent).
@@ -136,7 +142,7 @@ def settle_unstarted(store: JobStore, job_id: str) -> JobStatus:
             return written  # it was written meanwhile
         status = JobStatus(id=job_id, specialist=_specialist_of(store, job_id))
         status.started_at_ms = changed_ms
-        return _record_end(store, status, "error", UNSTARTED)
+        return record_end(store, status, "error", UNSTARTED)
     finally:
         lock.release()
 

@@ -11,6 +11,8 @@ from specialists.runners.registry import job_runner
 from specialists.store.jobs import JobLock, JobStore
 from specialists.store.news import NEWS
 from specialists.store.proctree import adopt_orphans
+from specialists.store.records import JobStatus
+from specialists.store.recovery import record_end
 from specialists.supervise.supervisor import Supervisor
 
 
@@ -42,18 +44,10 @@ def supervise(job_dir: Path, fd_text: str, *, reattach: bool) -> int:
 
 def _record_failure(store: JobStore, job_id: str, message: str) -> None:
     """The supervisor could not even start: end the job with the reason, not a silent hang."""
-    from specialists.store.jobs import now_ms
-    from specialists.store.records import JobStatus
-    from specialists.store.writer import JobWriter, mark_ended
-
     try:
         status = store.read_status(job_id)
     except (SpecialistsError, OSError, ValueError, TypeError) as exc:  # damaged too: replace it
         logging.warning("status.json of %s unreadable (%s); writing a new one", job_id, exc)
         status = JobStatus(id=job_id, specialist="unknown")
-    if status is None or not status.active:
-        return
-    writer = JobWriter(store, job_id)
-    mark_ended(status, "error", message, now_ms())
-    writer.write_final(status, "error", error=message)  # once, from the reserve if need be
-    writer.close()
+    if status is not None and status.active:
+        record_end(store, status, "error", message, recovered=False)

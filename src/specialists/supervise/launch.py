@@ -134,7 +134,7 @@ def spawn_supervisor(store: JobStore, record: JobRecord, lock: JobLock) -> int:
 
 
 def spawn_reattaching(job_dir: Path, lock_fd: int) -> int:
-    """Start a supervisor that takes over the running job in `job_dir` (supervise/revive.py),
+    """Start a supervisor that takes over the running job in `job_dir` (supervise/checkpoint.py),
     holding the lock on `lock_fd` as the caller does. Raises OSError."""
     return _start_supervisor(job_dir, lock_fd, str(job_dir.parent.parent.parent), (REATTACH_FLAG,))
 

@@ -1,6 +1,6 @@
 """A detached supervisor: `python -m specialists _supervise <job_dir>` (specialists/__main__.py
 boots the features first), or with `--reattach` one that takes over a running job whose
-supervisor died (reattach.py).
+supervisor died (checkpoint.py).
 
 It forks first, before anything heavy is imported: the parent stays behind as the job's
 keeper (keeper.py), the child supervises."""

@@ -14,12 +14,13 @@ from pathlib import Path
 from specialists.base.errors import Bug
 from specialists.store.jobs import JobLock, JobStore
 from specialists.store.records import JobRecord, JobStatus
-from specialists.supervise.launch import create_job, spawn_supervisor
+from specialists.supervise.checkpoint import revivable
+from specialists.supervise.launch import create_job, spawn_reattaching, spawn_supervisor
 from specialists.supervise.plan import housekeeping
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from specialists.supervise.record import Observer
+    from specialists.supervise.recorder import Observer
     from specialists.supervise.supervisor import Supervisor
 
 
@@ -61,6 +62,20 @@ def start_in_process(
         lock.release()
         raise
     return InProcessJob(record, supervisor, lock)
+
+
+def restart(state_dir: Path, job_id: str, lock_fd: int) -> int | str | None:
+    """Crash recovery found the job's supervisor dead (store.news `revivers`, under the job's
+    lock on `lock_fd`): start one that takes the job over and inherits the lock (its pid);
+    or why it cannot be (the job ends with that reason); or None (an ordinary crash)."""
+    job_dir = state_dir / "jobs" / job_id
+    verdict = revivable(job_dir)
+    if verdict is not True:
+        return verdict or None
+    try:
+        return spawn_reattaching(job_dir, lock_fd)
+    except OSError as exc:
+        return f"no supervisor could be started to reattach: {exc.strerror or exc}"
 
 
 class InProcessJob:

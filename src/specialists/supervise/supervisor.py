@@ -1,15 +1,36 @@
 """The lifecycle of one job: drive a runner, record what happens, end exactly once.
 
-Single-threaded by design: the loop pumps the runner (which waits at most `tick` seconds),
-reads the control inbox (requests.py decides), then acts on what is due (watch.py). Every way
-a job ends goes through `_finish` (record.py), which writes the final status and event last.
-No step can kill the loop, and a stuck step still lets SIGTERM through (steps.py).
+Single-threaded by design. Each step of the loop pumps the runner (which waits at most `tick`
+seconds), reads the control inbox (requests.py decides), waits for the events of the job's
+pending work where the supervisor delivers them, then asks `due` (due.py) what is due now and
+acts on each item. Every way a job ends goes through `finish` (ending.py), which writes the
+final status and event last. No step can kill the loop, and a stuck step still lets SIGTERM
+through (steps.py).
 
-Once a run has answered, that answer is the job's result until a later run answers: a later
-run that fails, times out or is stopped is recorded (`run_error`), never the job's end state.
+The `Supervisor` holds the job's state; its parts are fields: the recorder (what it writes),
+the runner, the step guard, the checkpointer (a remote job that another supervisor can take
+over after a crash: checkpoint.py), the wake watch (the job's timers and inbox), the
+companions features run beside the job, and `JobState`, what a checkpoint carries.
+
+Control requests (steer, follow-up, abort, interrupt, stop) are decided at once and
+acknowledged by an event; a follow-up that arrives while a run is going is held and sent when
+that run ends, so each gets a run of its own. Once a run has answered, that answer is the
+job's result until a later run answers: a later run that fails, times out or is stopped is
+recorded (`run_error`), never the job's end state.
 
 A run that ends with pending work (timers, inbox events, jobs the job owns) does not end the
-job: it waits, and events wake the agent (waking.py, wake.py).
+job: it waits (wake.py decides), and events wake the agent:
+
+- where the supervisor delivers, each step waits up to a tick in `WakeWatch.wait` (which
+  fires due timers, sleeping exactly until the next one is due) and, when the inbox has
+  events, sends them as one synthetic follow-up and acknowledges them;
+- where the agent's own front delivers (pi with our extension), due timers are fired and the
+  inbox is left alone; a run the extension starts is taken like any other;
+- every RECHECK_S it asks whether anything is still pending, and ends the job (with its
+  answer) once nothing is and the agent has answered.
+
+Waiting is bounded by the job's timeout (it counts the waits of a piece of work) and by its
+idle limit (due.py; a pending timer is a promise, so the limit runs from its due time).
 """
 
 from __future__ import annotations
@@ -17,41 +38,132 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable
-from typing import assert_never
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, assert_never, cast
 
-from specialists.base.errors import SpecialistsError
+from specialists.base.errors import SpecialistsError, StoreError
+from specialists.events.emitter import Emitter
+from specialists.events.inbox import Inbox
+from specialists.events.model import EventSource
+from specialists.events.owners import check_owner
+from specialists.events.wake import WakeWatch
 from specialists.runners.base import (
+    Abort,
     Activity,
     AgentExited,
     AgentRunner,
     AnswerDelta,
     Close,
+    Command,
+    FollowUp,
+    HostedRunner,
     Kill,
     RunFinished,
     RunnerEvent,
     Usage,
 )
+from specialists.store.control import ControlRequest, take_requests
+from specialists.store.files import is_out_of_space
 from specialists.store.jobs import JobStore, now_ms
 from specialists.store.liveness import process_start_time
-from specialists.store.records import JobRecord, JobStatus
+from specialists.store.records import PAUSED_EVENT, JobRecord, JobStatus
 from specialists.store.writer import failure_reason
-from specialists.supervise import watch
+from specialists.supervise import ending, news, wake
 from specialists.supervise.agent_spec import launch_spec
-from specialists.supervise.bookkeeping import add_usage, note_activity, open_status
+from specialists.supervise.checkpoint import (
+    CHECKPOINT_FILE,
+    Checkpointer,
+    Replay,
+    load,
+    written_after,
+)
+from specialists.supervise.due import (
+    CLOSE_LADDER,
+    KILL_LADDER,
+    STOP_LADDER,
+    Due,
+    Ending,
+    Facts,
+    FinalStatus,
+    IdleTimedOut,
+    Ladder,
+    LadderDue,
+    Limits,
+    RunTimedOut,
+    StallBegan,
+    due,
+    plan_ending,
+)
 from specialists.supervise.hooks import HOOKS, Companion, CompanionContext
-from specialists.supervise.reattach import Checkpoints
-from specialists.supervise.record import Observer, exit_message
-from specialists.supervise.script_phases import run_pre_scripts
-from specialists.supervise.steps import StepInterrupted, signal_name
-from specialists.supervise.watch import FinalStatus, Limits
+from specialists.supervise.pending import Pending, check_owner_dir, pending_work
+from specialists.supervise.recorder import Observer, Recorder, add_usage, note_activity, open_status
+from specialists.supervise.requests import Decision, Phase, Situation, ack_fields, decide
+from specialists.supervise.scripts import run_pre_scripts
+from specialists.supervise.steps import StepGuard, StepInterrupted, signal_name
 
-__all__ = ["Observer", "Supervisor", "exit_message"]
+__all__ = ["JobState", "Observer", "Supervisor"]
 
 log = logging.getLogger("specialists.supervisor")
 
 
-class Supervisor(Checkpoints):
+@dataclass
+class JobState:
+    """The supervisor's own state between runs (status.json holds the rest); a checkpoint
+    carries it to a successor."""
+
+    last_answer: str | None = None  # the latest good answer: the result if the job ends
+    answers: int = 0
+    held: deque[tuple[str, str]] = field(default_factory=deque)  # follow-ups: (id, text)
+    # Steers handed to the agent and not yet acknowledged by it, oldest first: agents
+    # acknowledge steers in the order they got them (pi's responses, the native loop).
+    steers_out: deque[str] = field(default_factory=deque)
+    interrupted: bool = False  # a soft interrupt is under way: the aborted run pauses the job
+    waiting_for_work: bool = False  # waiting for the events of its pending work
+    why: str = ""  # what it waits for
+    delivery: wake.Delivery | None = None  # who delivers events; known once a run ended
+    yielded: bool = False  # the latest run ended on a yielding tool
+    nudged: bool = False  # the agent was told that nothing is pending
+    idle_since: float | None = None  # on the supervisor's clock
+
+    def to_dict(self, now: float) -> dict[str, Any]:
+        idle = self.idle_since
+        return {
+            "last_answer": self.last_answer,
+            "answers": self.answers,
+            "held": [list(h) for h in self.held],
+            "steers_out": list(self.steers_out),
+            "interrupted": self.interrupted,
+            "waiting_for_work": self.waiting_for_work,
+            "why": self.why,
+            "delivery": self.delivery,
+            "yielded": self.yielded,
+            "nudged": self.nudged,
+            "idle_s": None if idle is None else round(now - idle, 3),
+        }
+
+    @classmethod
+    def from_dict(cls, job: Mapping[str, Any], now: float) -> JobState:
+        answer, delivery, idle = job["last_answer"], job["delivery"], job["idle_s"]
+        if delivery not in (None, "supervisor", "agent", "none"):
+            raise ValueError(f"unknown delivery {delivery!r}")
+        return cls(
+            last_answer=None if answer is None else str(answer),
+            answers=int(job["answers"]),
+            held=deque((str(i), str(m)) for i, m in job["held"]),
+            steers_out=deque(str(i) for i in job["steers_out"]),
+            interrupted=bool(job["interrupted"]),
+            waiting_for_work=bool(job["waiting_for_work"]),
+            why=str(job["why"]),
+            delivery=delivery,
+            yielded=bool(job["yielded"]),
+            nudged=bool(job["nudged"]),
+            idle_since=None if idle is None else now - float(idle),
+        )
+
+
+class Supervisor:
     def __init__(
         self,
         store: JobStore,
@@ -67,20 +179,32 @@ class Supervisor(Checkpoints):
         reattach: bool = False,
     ) -> None:
         """`clock` and `sleep` are the supervisor's time, `wall` the timers' (tests: one
-        FakeClock for all three). `reattach`: take over a running job (reattach.py)."""
-        super().__init__(
-            store, record, runner, observer=observer, clock=clock, handle_signals=handle_signals
-        )
-        self._setup_waking(wall=wall, sleep=sleep)
-        self._setup_controls()
-        self._setup_checkpoints(reattach=reattach)
-        self.tick = tick
+        FakeClock for all three). `reattach`: take over a running job (checkpoint.py)."""
+        self.store, self.record, self.runner = store, record, runner
+        self.tick, self.clock, self.sleep, self.wall = tick, clock, sleep, wall
+        self.reattach = reattach
+        self.recorder = Recorder(store, record, observer, clock)
+        self.guard = StepGuard(self.recorder.notice, enabled=handle_signals)
         self.limits = Limits.of(record)
-        self._last_event_mono = clock()
-        context = CompanionContext(store, record, self.status, clock, wall, self._event)
+        self.state = JobState()
+        self.ending: Ending | None = None
+        self.run_started = self.last_output = clock()
+        self.paused_at: float | None = None  # when an interrupt paused the run
+        self.recheck_at = 0.0  # while waiting for work: when to look again
+        self.next_due: float | None = None  # the next pending timer, on `clock`
+        self.owner = check_owner(f"job-{record.id}")
+        self.watch = WakeWatch(store.root, self.owner)
+        self._emitter: Emitter | None = None
+        hosted = isinstance(runner, HostedRunner)
+        self.checkpoints = Checkpointer(self.recorder) if hosted else None
+        context = CompanionContext(store, record, self.status, clock, wall, self.recorder.event)
         self.companions: list[Companion] = [
             c for make in HOOKS.companions if (c := make(context)) is not None
         ]
+
+    @property
+    def status(self) -> JobStatus:
+        return self.recorder.status
 
     # --- entry ------------------------------------------------------------------------
 
@@ -88,37 +212,34 @@ class Supervisor(Checkpoints):
         self.guard.install(on_second_interrupt=lambda: self.runner.send(Kill()))
         try:
             self._resume() if self.reattach else self._begin()
-            while not self.finished:
+            while not self.recorder.finished:
                 self._step()
         except Exception as exc:  # noqa: BLE001 - logged (with its traceback if a bug) there
             self._abandon_after(exc)
         finally:
             self.guard.uninstall()
-            self.writer.close()
+            self.recorder.writer.close()
         return self.status
 
-    # --- start ------------------------------------------------------------------------
-
     def _begin(self) -> None:
-        rec, st, pid = self.record, self.status, os.getpid()
+        rec, st, pid, j = self.record, self.status, os.getpid(), self.recorder
         open_status(st, rec, pid=pid, start_time=process_start_time(pid), now_ms=now_ms())
-        self._event(
+        j.event(
             "starting", specialist=rec.specialist, model=rec.model, runner=rec.runner, id=rec.id
         )
-        if self._startup_notice:
-            self._notice(self._startup_notice)
+        if j.startup_notice:
+            j.notice(j.startup_notice)
         self._save(force=True)
         self.guard.run("owners' timers", self._look_at_owners)
-
         task, fatal = rec.task, None
         try:
             with self.guard.interruptible():
-                task, failure, required = run_pre_scripts(rec, self._event)
+                task, failure, required = run_pre_scripts(rec, j.event)
             if failure:
                 st.error = failure
                 fatal = failure if required else None
         except StepInterrupted:
-            self._notice("pre-scripts interrupted by a signal")
+            j.notice("pre-scripts interrupted by a signal")
         if self.guard.signal is not None:
             self._finish("cancelled", None)
             return
@@ -128,7 +249,7 @@ class Supervisor(Checkpoints):
         for companion in self.companions:
             self.guard.run("companion", companion.began)
         try:
-            self.runner.start(launch_spec(rec, self.job_dir, task))
+            self.runner.start(launch_spec(rec, j.job_dir, task))
         except SpecialistsError as exc:
             self._finish("error", exc.one_line())
             return
@@ -142,70 +263,185 @@ class Supervisor(Checkpoints):
             agent.session_ref,
         )
         st.status = st.current_event = "running"
-        self._run_started_mono = self.clock()
+        self.run_started = self.clock()
+        self._save(force=True)
+
+    def _look_at_owners(self) -> None:
+        """R-T4: timers whose front is gone fire when any front next sees their owner."""
+        owners = [self.owner, *self.record.owner]
+        self._report(news.fire_owners_due(self.store.root, owners, self._now_ms()))
+
+    def _resume(self) -> None:
+        """Take the job over from its last checkpoint (instead of `_begin`)."""
+        j, runner = self.recorder, self.runner
+        assert isinstance(runner, HostedRunner) and self.checkpoints is not None
+        checkpoint = load(j.job_dir, self.record.runner)
+        if isinstance(checkpoint, str):
+            self._finish("error", f"supervisor crashed (its checkpoint {checkpoint})")
+            return
+        try:
+            j.status = JobStatus.from_dict(dict(checkpoint["status"]), source=CHECKPOINT_FILE)
+            self.state = JobState.from_dict(checkpoint["job"], self.clock())
+            if "words" in checkpoint["job"]:  # absent from an older checkpoint
+                j.words.restore(checkpoint["job"]["words"])
+            cursor = checkpoint["cursor"]
+            events = int(checkpoint["events"])
+        except (SpecialistsError, KeyError, TypeError, ValueError) as exc:
+            self._finish("error", f"supervisor crashed (its checkpoint is unreadable: {exc!r})")
+            return
+        self.recheck_at = self.clock()  # a job waiting for work looks again at once
+        st, pid = j.status, os.getpid()
+        for companion in self.companions:
+            companion.use_status(st)
+        st.supervisor_pid, st.supervisor_start_time = pid, process_start_time(pid)
+        since = max(0, now_ms() - int(checkpoint.get("run_started_ms") or st.started_at_ms))
+        self.run_started = self.clock() - since / 1000
+        written = written_after(j.job_dir, events)
+        try:
+            runner.adopt(launch_spec(self.record, j.job_dir, self.record.task), checkpoint)
+        except (SpecialistsError, OSError) as exc:
+            why = exc.one_line() if isinstance(exc, SpecialistsError) else str(exc)
+            self._finish("error", f"supervisor crashed; reattaching to the agent failed: {why}")
+            return
+        except (KeyError, TypeError, ValueError) as exc:
+            why = f"its checkpoint is damaged: {exc!r}"
+            self._finish("error", f"supervisor crashed; reattaching to the agent failed: {why}")
+            return
+        if cursor is None:
+            j.notice(
+                f"the supervisor restarted and took the job over between runs on the "
+                f"{runner.node} (no agent process was running)"
+            )
+        else:
+            j.notice(
+                f"the supervisor restarted and reattached to the agent (pid {cursor['pid']}) "
+                f"on the {runner.node}; its output is read again from item {cursor['seq']} "
+                f"({len(written)} event(s) after the checkpoint are not written twice)"
+            )
+        j.replay = Replay(written)
+        self.checkpoints.mark = None
         self._save(force=True)
 
     # --- the loop ---------------------------------------------------------------------
 
     def _step(self) -> None:
         events: list[RunnerEvent] = []
-        waiting = self._ending is None and self._waiting()
         # Where the supervisor delivers events, the wait for them (below) is the step's wait.
-        poll_s = 0.0 if waiting and self.delivery == "supervisor" else self.tick
+        poll_s = 0.0 if self._listening() else self.tick
         if not self.guard.run("runner", lambda: events.extend(self.runner.poll(poll_s))):
             self.sleep(self.tick)  # a broken runner returns at once: do not spin on it
-            if self._ending is None:
+            if self.ending is None:
                 bug = f"bug: the {self.record.runner} runner failed"
                 self._begin_kill("error", failure_reason(self.guard.last_failure, bug))
         for ev in events:
             handled = self.guard.run("event", lambda ev=ev: self._on_runner_event(ev))  # type: ignore[misc]
-            if not handled and ev.kind in ("run_finished", "agent_exited") and self._ending is None:
+            if not handled and ev.kind in ("run_finished", "agent_exited") and self.ending is None:
                 self._begin_kill("error", f"bug: handling the agent's {ev.kind} failed")
-            if self.finished:
+            if self.recorder.finished:
                 return
         self.guard.run("inbox", self._read_inbox)
-        if self.guard.signal is not None and self._ending is None:
+        if self.guard.signal is not None and self.ending is None:
             self._begin_stop(f"stopped by {signal_name(self.guard.signal)}")
         if self.guard.signal is not None:
             self.guard.answered()  # a stop, or an ending already under way
-        waiting = self._ending is None and self._waiting() and not self.finished
-        if waiting and not self.guard.run("wake", self._wake_step):
+        if self._listening() and not self.guard.run("wake", self._listen):
             self.sleep(self.tick)  # a broken inbox must not make the wait spin
-        if not self.finished:
-            self.guard.run("timers", self._act_on_due)
-        self.guard.run("checkpoint", self._checkpoint)
-        if not self.finished and self._ending is None:
-            self.guard.run("attention", self._attend)
+        if not self.recorder.finished:
+            self._act_on_due()
 
-    def _attend(self) -> None:
-        running = self.status.status == "running" and not self.waiting_for_work
-        if any([c.tick(running) for c in self.companions]):
-            self._save(force=True)
+    def _act_on_due(self) -> None:
+        now, ending, st, s = self.clock(), self.ending, self.status, self.state
+        if ending is not None:
+            self.ending = ending.after(now)  # taken now, whatever happens below
+        facts = Facts(
+            status="waiting" if s.waiting_for_work else st.status,
+            run_started=self.run_started,
+            last_output=self.last_output,
+            limits=self.limits,
+            ending=ending,
+            idle_since=s.idle_since,
+            stalled=st.stalled,
+            saved_at=self.recorder.saved_at,
+            unsaved=self.recorder.dirty,
+            waiting_for_work=s.waiting_for_work,
+            wake_due=self.next_due,
+            recheck_at=self.recheck_at,
+            agent_delivers=s.delivery == "agent",
+            hosted=self.checkpoints is not None,
+            companions=bool(self.companions),
+        )
+        for item in due(now, facts):
+            name = item if isinstance(item, str) else "timers"  # what a failure is reported as
+            self.guard.run(name, lambda item=item: self._on_due(item))  # type: ignore[misc]
+            if self.recorder.finished or (ending is None and self.ending is not None):
+                return  # it ended, or an ending began and took what is due with it
+
+    def _on_due(self, item: Due) -> None:
+        match item:
+            case "fire_timers":
+                check_owner_dir(self.store.root, self.owner)
+                self.watch.look(self._now_ms())
+            case "recheck":
+                self._recheck()
+            case LadderDue(command=command):
+                self._send(command)
+            case "give_up":
+                if self.ending is not None:
+                    self._finish(self.ending.final, self.ending.error)
+            case RunTimedOut(limit_ms=limit_ms):
+                self._begin_kill("error", f"timeout after {limit_ms / 1000:g}s")
+            case StallBegan(quiet_ms=quiet_ms, kill=kill):
+                self.status.stalled = True
+                self.recorder.event("stalled", quiet_ms=quiet_ms)
+                self._save(force=True)
+                if kill:
+                    self._begin_kill(
+                        "error", f"stalled: no agent output for {quiet_ms / 1000:.0f}s"
+                    )
+            case IdleTimedOut(idle_ms=idle_ms):
+                self.recorder.event("idle_timeout", idle_ms=idle_ms)
+                limit, s = f"{idle_ms / 1000:g} s", self.state
+                if s.interrupted and s.last_answer is None:
+                    self._begin_end("error", f"interrupted, and not resumed within {limit}")
+                elif s.waiting_for_work and s.last_answer is None:
+                    self._begin_end("error", f"no event within the idle limit ({limit}): {s.why}")
+                else:
+                    self._begin_end("done", None)
+            case "save":
+                self._save(force=True)
+            case "checkpoint":
+                self._checkpoint()
+            case "attend":
+                running = self.status.status == "running" and not self.state.waiting_for_work
+                if any([c.tick(running) for c in self.companions]):
+                    self._save(force=True)
+            case _:
+                assert_never(item)
+
+    # --- the runner's events ----------------------------------------------------------
 
     def _on_runner_event(self, ev: RunnerEvent) -> None:
-        self._last_event_mono = self.clock()
-        st = self.status
+        self.last_output = self.clock()
+        st, j = self.status, self.recorder
         st.last_event_at_ms = now_ms()
         if st.stalled:
             st.stalled = False
-            self._dirty = True
-        if any([c.saw(ev, self._last_event_mono) for c in self.companions]):
-            self._dirty = True
+            j.dirty = True
+        if any([c.saw(ev, self.last_output) for c in self.companions]):
+            j.dirty = True
         if isinstance(ev, AnswerDelta):
-            self._show(lambda observer: observer.on_text(ev.text))
-            for fields in self.words.add(ev.text):
-                self._said(fields)
+            j.say(ev.text)
             if st.current_event != "text":
                 st.current_event = "text"
-                self._dirty = True
+                j.dirty = True
             return
         if not (isinstance(ev, Activity) and ev.event == "text"):
-            self._words_end()  # anything else ends a block of text
+            j.words_end()  # anything else ends a block of text
         if isinstance(ev, Activity):
             self._on_activity(ev)
         elif isinstance(ev, Usage):
-            add_usage(self.status, ev)
-            self._dirty = True
+            add_usage(st, ev)
+            j.dirty = True
         elif isinstance(ev, RunFinished):
             self._on_run_finished(ev)
         elif isinstance(ev, AgentExited):
@@ -214,13 +450,15 @@ class Supervisor(Checkpoints):
             assert_never(ev)
 
     def _on_activity(self, ev: Activity) -> None:
+        j = self.recorder
         if ev.event == "text":  # a block of text begins: its words are logged as they come
-            self._words_end()
+            j.words_end()
             note_activity(self.status, ev)
-            self._dirty = True
+            j.dirty = True
             return
-        if ev.event == "run_start":
-            self._on_agent_run()
+        if ev.event == "run_start" and self._waiting():  # a run the agent started itself
+            self._running_again(self.state.waiting_for_work, "woken")  # (pi's extension)
+            self._save(force=True)
         elif ev.event == "steer_ack":
             self._agent_took_steer(True)
         elif ev.event == "notice" and ev.fields.get("message") == "steer rejected":
@@ -228,18 +466,19 @@ class Supervisor(Checkpoints):
         note_activity(self.status, ev)
         # Control acknowledgements are the supervisor's to log, with the request id.
         if ev.log and ev.event != "steer_ack":
-            self._event(ev.event, **dict(ev.fields))
+            j.event(ev.event, **dict(ev.fields))
             self._save(force=True)
         else:
-            self._dirty = True
+            j.dirty = True
 
     def _on_run_finished(self, ev: RunFinished) -> None:
+        s, j = self.state, self.recorder
         if ev.session_file:
             self.status.session_file = ev.session_file
-        if self._ending is not None:
-            if self._ending.final == "done" and not ev.error:
+        if self.ending is not None:
+            if self.ending.final == "done" and not ev.error:
                 # A steer that raced the end of the run was answered: that is the last word.
-                self.last_answer = ev.text or ""
+                s.last_answer = ev.text or ""
             # Otherwise (stop, timeout) the agent answered the abort; let it go.
             self._send(Close())
             return
@@ -247,131 +486,400 @@ class Supervisor(Checkpoints):
             self._on_run_failed(ev.error)
             return
         text = ev.text or ""
-        self._interrupted = False  # the run ended before the interrupt took: nothing paused
-        self.yielded = ev.yielded
+        s.interrupted = False  # the run ended before the interrupt took: nothing paused
+        s.yielded = ev.yielded
         for companion in self.companions:  # a safe end of turn
             self.guard.run("companion", companion.turn_ended)
         if ev.yielded:  # the agent waits for an event: not an answer
-            self._event("run_end", chars=len(text), yielded=True)
+            j.event("run_end", chars=len(text), yielded=True)
         else:
-            self.last_answer = text
-            self._answers += 1
-            self.nudged = False
-            self._event("run_end", chars=len(text), runs=self._answers)
+            s.last_answer = text
+            s.answers += 1
+            s.nudged = False
+            j.event("run_end", chars=len(text), runs=s.answers)
             if self.record.keep_alive:
-                self._write_answer(text)
-        if self.held and self._send_held_follow_up():
+                j.writer.write_answer(s.answers, text)
+        if s.held and self._send_held_follow_up():
             return
         self._after_run()
 
     def _on_run_failed(self, error: str) -> None:
+        s, j = self.state, self.recorder
         self._drop_held(f"the run before it ended: {error}")
-        if error == "aborted" and self._interrupted:
+        if error == "aborted" and s.interrupted:
             # A soft interrupt: the job pauses, resumable with a follow-up or `resume`.
-            self._event("interrupted")
-            self._paused_mono = self.clock()
-            paused = self._ending_for("interrupted", None)
+            j.event("interrupted")
+            self.paused_at = self.clock()
+            paused = ending.job_end(
+                j, self.guard, "interrupted", None, s.last_answer, self.wall, s.answers
+            )
             for hook in HOOKS.paused:
                 self.guard.run("pausing", lambda hook=hook: hook(paused))  # type: ignore[misc]
             self._wait_for_follow_up(paused=True)
             return
-        if self.record.keep_alive and (error == "aborted" or self.last_answer is not None):
+        if self.record.keep_alive and (error == "aborted" or s.last_answer is not None):
             # The job lives on: an aborted run, or a later run failing, leaves it waiting
             # with its answers as they were.
             if error == "aborted":
-                self._event("aborted")
+                j.event("aborted")
             else:
-                self._event("run_error", error=error)
+                j.event("run_error", error=error)
             self._wait_for_follow_up()
             return
         self._begin_end("error", error)
 
     def _on_agent_exited(self, ev: AgentExited) -> None:
         self.status.exit_code = ev.exit_code if ev.signal is None else -ev.signal
-        if self._ending is not None:
-            self._finish(self._ending.final, self._ending.error)
-        elif self._waiting() and self.last_answer is not None:
+        if self.ending is not None:
+            self._finish(self.ending.final, self.ending.error)
+        elif self._waiting() and self.state.last_answer is not None:
             self._finish("done", None)
         else:
-            self._finish("error", exit_message(ev))
+            self._finish("error", ending.exit_message(ev))
 
-    # --- timers -----------------------------------------------------------------------
+    # --- control requests and follow-ups ----------------------------------------------
 
-    def _act_on_due(self) -> None:
-        now = self.clock()
-        ending = self._ending
-        if ending is not None:
-            self._ending = ending.after(now)  # taken now, whatever happens below
-        timing = watch.Timing(
-            status="waiting" if self.waiting_for_work else self.status.status,
-            run_started=self._run_started_mono,
-            last_output=self._last_event_mono,
-            idle_since=self._idle_since,
-            stalled=self.status.stalled,
-            saved_at=self._saved_at,
-            unsaved=self._dirty,
-            waiting_for_work=self.waiting_for_work,
-            wake_due=self.next_due_mono,
+    def _read_inbox(self) -> None:
+        requests, problems = take_requests(self.recorder.job_dir)
+        for problem in problems:
+            self.recorder.notice(problem)
+        if requests:
+            self._before_control_writes()
+        for request in requests:
+            self.guard.run("request", lambda r=request: self._on_request(r))  # type: ignore[misc]
+
+    def _on_request(self, req: ControlRequest) -> None:
+        situation = Situation(
+            phase=self._phase(),
+            keep_alive=self.record.keep_alive,
+            runner=self.record.runner,
+            accepts=self.runner.accepts(),
+            answered=self.state.last_answer is not None,
         )
-        for item in watch.due(timing, self.limits, ending, now):
-            self._on_due(item)
-            if self.finished:
-                return
+        decision = decide(req.kind, req.message, situation)
+        if decision.kind == "deliver" and decision.command.kind != "follow_up":
+            self._send(decision.command)  # sent before the ack, so the ack tells the truth
+            if decision.command.kind == "steer":
+                self.state.steers_out.append(req.id)
+        self.recorder.event(f"{req.kind}_ack", **ack_fields(req.id, decision))
+        self._act(req.id, decision)
+        self._save(force=True)
 
-    def _on_due(self, item: watch.Due) -> None:
-        st = self.status
-        if isinstance(item, watch.LadderDue):
-            self._send(item.command)
-        elif isinstance(item, watch.GiveUp):
-            ending = self._ending
-            if ending is not None:
-                self._finish(ending.final, ending.error)
-        elif isinstance(item, watch.RunTimedOut):
-            self._begin_kill("error", f"timeout after {item.limit_ms / 1000:g}s")
-        elif isinstance(item, watch.StallBegan):
-            st.stalled = True
-            self._event("stalled", quiet_ms=item.quiet_ms)
-            self._save(force=True)
-            if item.kill:
-                self._begin_kill(
-                    "error", f"stalled: no agent output for {item.quiet_ms / 1000:.0f}s"
-                )
-        elif isinstance(item, watch.IdleTimedOut):
-            self._event("idle_timeout", idle_ms=item.idle_ms)
-            limit = f"{item.idle_ms / 1000:g} s"
-            if self._interrupted and self.last_answer is None:
-                self._begin_end("error", f"interrupted, and not resumed within {limit}")
-            elif self.waiting_for_work and self.last_answer is None:
-                self._begin_end("error", f"no event within the idle limit ({limit}): {self.why}")
-            else:
-                self._begin_end("done", None)
-        elif isinstance(item, watch.SaveDue):
-            self._save(force=True)
+    def _phase(self) -> Phase:
+        status = "waiting" if self.state.waiting_for_work else self.status.status
+        if self.ending is None and status in ("starting", "running", "waiting"):
+            return cast(Phase, status)
+        return "ending"
+
+    def _act(self, request_id: str, d: Decision) -> None:
+        if d.kind == "refuse" or d.kind == "nothing_to_do":
+            return
+        if d.kind == "deliver":
+            if isinstance(d.command, FollowUp):
+                self._send_follow_up(request_id, d.command.message)
+        elif d.kind == "hold":
+            self.state.held.append((request_id, d.message))
+        elif d.kind == "stop_job":
+            self._begin_stop(d.why)
+        elif d.kind == "end_waiting":
+            self._begin_end("done", None)
+        elif d.kind == "pause":
+            self.state.interrupted = True
+            self._send(Abort())
         else:
-            assert_never(item)
+            assert_never(d)
 
-    # --- ending -------------------------------------------------------------------------
+    def _send_held_follow_up(self) -> bool:
+        request_id, message = self.state.held.popleft()
+        if "follow_up" not in self.runner.accepts():
+            self.state.held.appendleft((request_id, message))
+            self._drop_held(f"the {self.record.runner} runner takes no follow-up after this run")
+            return False
+        self._send_follow_up(request_id, message)
+        return True
+
+    def _send_follow_up(self, request_id: str, message: str) -> None:
+        s = self.state
+        try:
+            self._send(FollowUp(message))  # one-shot runners start a new process here
+        except SpecialistsError as exc:
+            self._on_run_failed(f"the follow-up could not start: {exc.one_line()}")
+            return
+        paused = self.paused_at if s.interrupted else None
+        if paused is not None:  # the pause stopped the run's clock: the rest of its deadline
+            self.run_started += self.clock() - paused
+        self._running_again(paused is not None, "follow_up")
+        s.interrupted = False  # resumed: this run ends the job as any run would
+        self.paused_at = None
+        self.recorder.event("follow_up_sent", request=request_id)
+        self._save(force=True)
+
+    def _drop_held(self, why: str) -> None:
+        while self.state.held:
+            request_id, _ = self.state.held.popleft()
+            self.recorder.event("follow_up_dropped", request=request_id, reason=why)
+
+    def _send(self, command: Command) -> bool:
+        """Send `command` if the runner takes it now (a ladder step it refuses is skipped)."""
+        if command.kind not in self.runner.accepts():
+            log.debug("runner does not take %s now; skipped", command.kind)
+            return False
+        self.runner.send(command)
+        return True
+
+    def _agent_took_steer(self, accepted: bool, why: str = "") -> None:
+        """The agent acknowledged (or rejected) the oldest steer it was handed."""
+        if not self.state.steers_out:
+            return  # a steer of its own making (an event delivered as a steer by pi's extension)
+        request_id = self.state.steers_out.popleft()
+        if accepted:
+            self.recorder.event("steer_delivered", request=request_id)
+        else:
+            reason = why or "the agent rejected it"
+            self.recorder.event("steer_failed", request=request_id, reason=reason)
+
+    # --- waiting between runs ---------------------------------------------------------
+
+    def _after_run(self) -> None:
+        """The run is over and no follow-up is held: wait for work, wait, or end."""
+        s = self.state
+        if s.delivery is None:
+            s.delivery = wake.delivery_mode(self.record, "follow_up" in self.runner.accepts())
+        if s.delivery == "agent":
+            # The extension may be starting a run for an event right now: decide on the next
+            # step, after reading what pi said meanwhile (_recheck).
+            self._wait_for_work("what the agent does next")
+            self.recheck_at = self.clock()
+            return
+        pending = self._pending()
+        if pending is not None:
+            self._follow(wake.after_run(self._situation(pending), self._now_ms()))
+
+    def _situation(self, pending: Pending) -> wake.WakeSituation:
+        s = self.state
+        return wake.WakeSituation(
+            pending=pending,
+            answered=s.last_answer is not None,
+            yielded=s.yielded,
+            nudged=s.nudged,
+            keep_alive=self.record.keep_alive,
+            mode=s.delivery or "none",
+        )
+
+    def _follow(self, step: wake.Next) -> None:
+        match step:
+            case wake.WaitForWork(why=why):
+                self._wait_for_work(why)
+            case wake.WaitForFollowUp():
+                self._wait_for_follow_up()
+            case wake.Nudge():
+                self.state.nudged = True
+                self._emit_own(wake.NOTHING_PENDING)
+                self._wait_for_work("the agent's answer (told that nothing is pending)")
+            case wake.End(final=final, error=error):
+                self._begin_end(final, error)
+            case _:
+                assert_never(step)
+
+    def _wait_for_work(self, why: str) -> None:
+        st, s = self.status, self.state
+        first = not s.waiting_for_work
+        if not first and why == s.why:
+            return  # a recheck that found the same: nothing to log or rewrite
+        self.recorder.event("waiting", reason="events", why=why)
+        s.waiting_for_work, s.why = True, why
+        # Still at work for everyone outside (`result --wait` waits on, views say for what):
+        # `waiting` is the keep-alive job's wait for a follow-up, with an answer to read.
+        st.status, st.current_event, st.current_tool = "running", wake.WAITING_EVENT, why
+        if first:
+            s.idle_since = self.clock()
+            self.recheck_at = self.clock() + wake.RECHECK_S
+        self._save(force=True)
+
+    def _wait_for_follow_up(self, *, paused: bool = False) -> None:
+        """Wait for a follow-up: the run answered, or (`paused`) an interrupt cut it."""
+        st, s, j = self.status, self.state, self.recorder
+        if not paused:  # an answer: what features do at each (a checkpoint commit)
+            answered = ending.job_end(
+                j, self.guard, "waiting", None, s.last_answer, self.wall, s.answers
+            )
+            for hook in HOOKS.answered:
+                self.guard.run("answered", lambda hook=hook: hook(answered))  # type: ignore[misc]
+        s.waiting_for_work = False
+        st.status = "waiting"
+        st.current_event = PAUSED_EVENT if paused else "waiting"
+        st.current_tool = None
+        s.idle_since = self.clock()
+        j.event("waiting", **({"paused": True} if paused else {}))
+        self._save(force=True)
+        self.recorder.writer.tell_owner()  # the orchestrator hears of each answer, not only the end
+
+    def _listening(self) -> bool:
+        """Waiting for events the supervisor delivers: the step waits on them."""
+        return self.ending is None and self._waiting() and self.state.delivery == "supervisor"
+
+    def _listen(self) -> None:
+        """Wait up to a tick for the job's events (firing its due timers); deliver them."""
+        check_owner_dir(self.store.root, self.owner)
+        stop = self.guard  # a signal ends the wait at once
+        until = lambda: stop.signal is not None  # noqa: E731
+        if self.watch.wait(self.tick, now=self.wall, sleep=self.sleep, until=until):
+            self._deliver()
+
+    def _recheck(self) -> None:
+        self.recheck_at = self.clock() + wake.RECHECK_S
+        pending = self._pending()
+        if pending is None or not self.state.waiting_for_work:
+            return
+        if self.state.delivery == "agent":
+            # Read pi's output only now: a run the extension started for an event that left
+            # the inbox before the snapshot has announced itself by then.
+            for ev in self.runner.poll(0.0):
+                self._on_runner_event(ev)
+                if self.recorder.finished or not self.state.waiting_for_work:
+                    return
+        elif pending.events:
+            return  # the next wait delivers them
+        self._follow(wake.after_run(self._situation(pending), self._now_ms()))
+
+    def _deliver(self) -> None:
+        if "follow_up" not in self.runner.accepts():
+            self.sleep(self.tick)  # it will again; never spin on a pending inbox
+            return
+        resumes_work = self.state.waiting_for_work
+        self._before_control_writes()
+        try:
+            done = wake.deliver(
+                Inbox(self.store.root, self.owner),
+                lambda text: self.runner.send(FollowUp(text, synthetic=True)),
+            )
+        except SpecialistsError as exc:
+            # The events stay in the inbox (not acknowledged); the job cannot take them.
+            self._begin_end("error", f"the wake-up could not be delivered: {exc.one_line()}")
+            return
+        for problem in done.problems:
+            self.recorder.notice(f"inbox of {self.owner}: {problem}")
+        if not done.ids:
+            return
+        self.recorder.event("woken", events=list(done.ids), kinds=sorted(set(done.kinds)))
+        self._running_again(resumes_work, "woken")
+        self._save(force=True)
+
+    def _waiting(self) -> bool:
+        """Between runs: waiting for a follow-up, or for events of pending work."""
+        return self.state.waiting_for_work or self.status.status == "waiting"
+
+    def _running_again(self, resumes_work: bool, event: str) -> None:
+        st = self.status
+        st.status, st.current_event, st.current_tool = "running", event, None
+        self.state.waiting_for_work = False
+        self.state.idle_since = None
+        if not resumes_work:
+            self.run_started = self.clock()  # a new piece of work: its own timeout
+
+    def _pending(self) -> Pending | None:
+        """What can still wake the job; None when it cannot wait at all (the job then ends)."""
+        try:
+            pending = pending_work(self.store, self.owner, own_id=self.record.id)
+        except (StoreError, OSError) as exc:
+            why = exc.one_line() if isinstance(exc, StoreError) else str(exc)
+            self.recorder.notice(f"cannot wait for events: {why}")
+            if self.state.last_answer is not None:
+                self._begin_end("done", None)
+            else:
+                self._begin_end("error", f"cannot wait for events: {why}")
+            return None
+        self._report(list(pending.problems))
+        at = pending.next_due_ms
+        self.next_due = None if at is None else self.clock() + (at / 1000 - self.wall())
+        return pending
+
+    def _report(self, problems: list[str]) -> None:
+        for problem in problems:
+            self.guard.report(problem)  # each distinct problem once
+
+    def _emit_own(self, body: str) -> None:
+        """A notice for this job's own agent, through its inbox like any other event."""
+        if self._emitter is None:
+            self._emitter = Emitter(self.store.root, f"sup-{self.record.id}")
+        self._emitter.emit(self.owner, "notice", EventSource("specialists"), body)
+
+    def _now_ms(self) -> int:
+        return int(self.wall() * 1000)
+
+    # --- checkpoints and status -------------------------------------------------------
+
+    def _checkpoint(self, then: str = "output") -> None:
+        if self.checkpoints is None or self.recorder.finished:
+            return
+        assert isinstance(self.runner, HostedRunner)
+        run_ms = now_ms() - int((self.clock() - self.run_started) * 1000)
+        self.checkpoints.take(
+            self.runner,
+            then,
+            ending=self.ending is not None,
+            answer=self.state.last_answer,
+            run_started_ms=run_ms,
+            # The open window of words travels too: a successor replays only what follows.
+            job={**self.state.to_dict(self.clock()), "words": self.recorder.words.state()},
+        )
+
+    def _before_control_writes(self) -> None:
+        """A checkpoint before the agent is written to for a request (checkpoint.py)."""
+        if self.checkpoints is not None:
+            self.guard.run("checkpoint", lambda: self._checkpoint("requests"))
+
+    def _save(self, *, force: bool = False) -> None:
+        self.recorder.save(self.runner.handle, force=force)
+
+    # --- ending -----------------------------------------------------------------------
 
     def _begin_ending(
-        self, final: FinalStatus, error: str | None, ladder: tuple[watch.Ladder, float]
+        self, final: FinalStatus, error: str | None, ladder: tuple[Ladder, float]
     ) -> None:
         self._drop_held("the job is ending")
-        self._ending = watch.plan_ending(final, error, ladder, self.clock())
+        self.ending = plan_ending(final, error, ladder, self.clock())
         self.guard.answered()
         self._act_on_due()  # the ladder's first step is due at once
 
     def _begin_end(self, final: FinalStatus, error: str | None) -> None:
         """A run ended normally or with an agent error: close the agent politely."""
         self.status.current_event = "closing"
-        self._begin_ending(final, error, watch.CLOSE_LADDER)
+        self._begin_ending(final, error, CLOSE_LADDER)
 
     def _begin_stop(self, why: str) -> None:
         """Graceful stop: abort the run, then SIGTERM, then SIGKILL."""
-        self._event("stopping", reason=why)
+        self.recorder.event("stopping", reason=why)
         self.status.current_event = "stopping"
-        self._begin_ending("cancelled", None, watch.STOP_LADDER)
+        self._begin_ending("cancelled", None, STOP_LADDER)
         self._save(force=True)
 
     def _begin_kill(self, final: FinalStatus, error: str) -> None:
         """Timeout, stall kill or a broken runner: no politeness."""
-        self._begin_ending(final, error, watch.KILL_LADDER)
+        self._begin_ending(final, error, KILL_LADDER)
+
+    def _finish(self, final: str, error: str | None) -> None:
+        s = self.state
+        ending.finish(
+            self.recorder,
+            self.runner,
+            self.guard,
+            final,
+            error,
+            answer=s.last_answer,
+            runs=s.answers,
+            wall=self.wall,
+        )
+
+    def _abandon_after(self, exc: Exception) -> None:
+        """The loop raised `exc`: a full disk is one logged line (no traceback in the
+        foreground) and the job's named cause; anything else is a bug with its traceback.
+        The agent is killed and the error recorded."""
+        if is_out_of_space(exc):
+            log.warning("job %s: %s", self.record.id, exc)
+        else:
+            log.exception("supervisor failed")
+        bug = f"bug: supervisor failed: {exc.__class__.__name__}: {exc}"
+        self.guard.run("kill after a supervisor failure", lambda: self.runner.send(Kill()))
+        if not self.recorder.finished:
+            self._finish("error", failure_reason(exc, bug))

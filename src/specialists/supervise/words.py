@@ -8,7 +8,7 @@ what is left when the block ends. Each later window becomes one event holding it
 `excerpt` characters and its full length, so the opening words show at once, a short remark
 between tool calls is logged whole, and a long answer costs the log about 8% of its size.
 The cuts depend only on the text, never on time, so a successor supervisor replaying the
-same output writes the same events (reattach.py).
+same output writes the same events (checkpoint.py).
 """
 
 from __future__ import annotations

@@ -1,12 +1,14 @@
-"""What is due now: the supervisor's timers as one pure function.
+"""What is due now: every timed thing the supervisor does, as one pure function.
 
-Given when things last happened (`Timing`), the job's limits and the time, `due` lists what
-must happen now: a run over its time limit, the start of a stall, a waiting job idle for
-too long, a status rewrite (heartbeat), or the next steps of an ending ladder. The
-supervisor acts on each; nothing here reads a clock or touches a file, so every timer is
-tested with plain numbers.
+Given the time and what the supervisor knows (`Facts`: when things last happened, the job's
+limits, an ending under way, what kind of waiting it is in), `due(now, facts)` lists what must
+happen now, in the order to act on it: the job's own timers, a look at whether anything is
+still pending, a run over its time limit, the start of a stall, an idle job's end, the next
+steps of an ending, a status rewrite (heartbeat), a checkpoint, and its companions' tick.
+The supervisor acts on each; nothing here reads a clock or touches a file, so every timer
+is tested with plain numbers.
 
-A job that waits for its own pending work (waking.py) is still doing that piece of work: its
+A job that waits for its own pending work (wake.py) is still doing that piece of work: its
 time limit counts the wait. Its idle limit counts from the later of the start of the wait
 and its next timer's due time (a pending timer is a promise of an event, not idleness).
 
@@ -71,21 +73,6 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class Timing:
-    """When things last happened, in seconds of the supervisor's clock."""
-
-    status: str  # the job's status: only "running" and "waiting" have timers
-    run_started: float
-    last_output: float
-    idle_since: float | None = None
-    stalled: bool = False
-    saved_at: float = 0.0
-    unsaved: bool = False  # status-only changes not written yet
-    waiting_for_work: bool = False  # waiting for events of its own pending work
-    wake_due: float | None = None  # the next pending timer's due time, on the same clock
-
-
-@dataclass(frozen=True)
 class LadderStep:
     at: float
     command: Command
@@ -118,79 +105,99 @@ def plan_ending(
     )
 
 
+@dataclass(frozen=True)
+class Facts:
+    """What the supervisor knows, its times in seconds of its own clock."""
+
+    status: str  # the job's status; "waiting" too while it waits for its pending work
+    run_started: float
+    last_output: float
+    limits: Limits = Limits()
+    ending: Ending | None = None
+    idle_since: float | None = None
+    stalled: bool = False
+    saved_at: float = 0.0
+    unsaved: bool = False  # status-only changes not written yet
+    waiting_for_work: bool = False  # waiting for events of its own pending work
+    wake_due: float | None = None  # the next pending timer's due time
+    recheck_at: float | None = None  # while waiting for work: look again at what is pending
+    agent_delivers: bool = False  # the agent's own front delivers events (wake.py "agent")
+    hosted: bool = False  # another supervisor could take the agent over: checkpoint each step
+    companions: bool = False  # something runs beside the job (attention): tick each step
+
+
 # --- what can be due ----------------------------------------------------------------------
+
+# Without details: "fire_timers" where the agent delivers the events (where the supervisor
+# does, its wait for them fires the timers); "recheck": is anything still pending (the job
+# ends once nothing is); "give_up": the agent outlived its whole ladder, finish without
+# waiting for its exit; "save": rewrite status.json; "checkpoint"; "attend": the companions'
+# tick (attention and the watchdog).
+Chore = Literal["fire_timers", "recheck", "give_up", "save", "checkpoint", "attend"]
 
 
 @dataclass(frozen=True)
 class RunTimedOut:
     limit_ms: int
-    kind: Literal["run_timed_out"] = "run_timed_out"
 
 
 @dataclass(frozen=True)
 class StallBegan:
     quiet_ms: int
     kill: bool  # the specialist asked for stalled agents to be killed
-    kind: Literal["stall_began"] = "stall_began"
 
 
 @dataclass(frozen=True)
 class IdleTimedOut:
     idle_ms: int
-    kind: Literal["idle_timed_out"] = "idle_timed_out"
 
 
 @dataclass(frozen=True)
 class LadderDue:
     command: Command
-    kind: Literal["ladder_due"] = "ladder_due"
 
 
-@dataclass(frozen=True)
-class GiveUp:
-    """The agent outlived its whole ladder: finish without waiting for its exit."""
-
-    kind: Literal["give_up"] = "give_up"
+Due = Chore | RunTimedOut | StallBegan | IdleTimedOut | LadderDue
 
 
-@dataclass(frozen=True)
-class SaveDue:
-    kind: Literal["save_due"] = "save_due"
-
-
-Due = RunTimedOut | StallBegan | IdleTimedOut | LadderDue | GiveUp | SaveDue
-
-
-def due(timing: Timing, limits: Limits, ending: Ending | None, now: float) -> list[Due]:
-    """Everything due at `now`, in the order to act on it (a status write last)."""
+def due(now: float, f: Facts) -> list[Due]:
+    """Everything due at `now`, in the order to act on it. At most one item decides an end
+    (a recheck, a limit, giving up); the supervisor stops acting on the list once it did."""
     out: list[Due] = []
-    if ending is not None:
-        out += [LadderDue(step.command) for step in ending.steps if step.at <= now]
-        if now >= ending.give_up_at:
-            out.append(GiveUp())
+    if f.ending is not None:
+        out += [LadderDue(step.command) for step in f.ending.steps if step.at <= now]
+        if now >= f.ending.give_up_at:
+            out.append("give_up")
     else:
-        out += _limits_due(timing, limits, now)
-    since_save = now - timing.saved_at
-    if since_save >= HEARTBEAT_INTERVAL or (
-        timing.unsaved and since_save >= STATUS_ONLY_MIN_INTERVAL
-    ):
-        out.append(SaveDue())
+        if f.status == "waiting" and f.agent_delivers:
+            out.append("fire_timers")
+        if f.waiting_for_work and f.recheck_at is not None and now >= f.recheck_at:
+            out.append("recheck")
+        out += _limits_due(f, now)
+    since_save = now - f.saved_at
+    if since_save >= HEARTBEAT_INTERVAL or (f.unsaved and since_save >= STATUS_ONLY_MIN_INTERVAL):
+        out.append("save")
+    if f.hosted:
+        out.append("checkpoint")
+    if f.companions and f.ending is None:
+        out.append("attend")
     return out
 
 
-def _limits_due(t: Timing, limits: Limits, now: float) -> list[Due]:
-    working = t.status == "running" or (t.status == "waiting" and t.waiting_for_work)
-    if working and limits.timeout_ms and (now - t.run_started) * 1000 >= limits.timeout_ms:
+def _limits_due(f: Facts, now: float) -> list[Due]:
+    limits = f.limits
+    working = f.status == "running" or f.waiting_for_work
+    if working and limits.timeout_ms and (now - f.run_started) * 1000 >= limits.timeout_ms:
         return [RunTimedOut(limits.timeout_ms)]
-    if t.status == "running":
-        if limits.stall_timeout_ms and not t.stalled:
-            quiet_ms = (now - t.last_output) * 1000
+    if f.status == "running":
+        if limits.stall_timeout_ms and not f.stalled:
+            quiet_ms = (now - f.last_output) * 1000
             if quiet_ms >= limits.stall_timeout_ms:
                 return [StallBegan(int(quiet_ms), kill=limits.stall_kill)]
-    elif t.status == "waiting" and t.idle_since is not None:
-        since = t.idle_since
-        if t.waiting_for_work and t.wake_due is not None:
-            since = max(since, t.wake_due)
+    elif f.status == "waiting" and f.idle_since is not None:
+        since = f.idle_since
+        if f.waiting_for_work and f.wake_due is not None:
+            since = max(since, f.wake_due)
         idle_ms = (now - since) * 1000
         return [IdleTimedOut(limits.idle_timeout_ms)] if idle_ms >= limits.idle_timeout_ms else []
     return []
