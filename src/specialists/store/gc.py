@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from specialists.base.errors import StoreError
-from specialists.store import index
+from specialists.store import index, keys
 from specialists.store.jobs import JobStore
 from specialists.store.recovery import is_crash
 from specialists.store.view import overview
@@ -78,6 +78,7 @@ def collect(store: JobStore, *, days: float | None = None, now: float | None = N
                 continue
             verdict = _verdict(store, entry.id, limit)
             if verdict == "delete":
+                _release_key(store, entry.id)
                 shutil.rmtree(store.job_dir(entry.id), ignore_errors=True)
                 removed.append(entry.id)
             elif verdict == "not finished":
@@ -93,6 +94,16 @@ def collect(store: JobStore, *, days: float | None = None, now: float | None = N
         warnings=warnings,
         problems=problems,
     )
+
+
+def _release_key(store: JobStore, job_id: str) -> None:
+    """The start key a job was started by (store/keys.py) goes with it."""
+    try:
+        key = store.read_record(job_id).start_key
+    except (StoreError, OSError):
+        return  # no readable job.json: it was never claimed (claims follow job.json)
+    if key is not None:
+        keys.release(store.root, key, job_id)
 
 
 def _verdict(store: JobStore, job_id: str, limit: float) -> str:

@@ -133,7 +133,7 @@ def start_proc(
     from specialists.store.gc import collect  # old jobs go first, as at every run start
 
     collect(store)
-    from specialists.supervise.launch import create_job, spawn_supervisor
+    from specialists.supervise.start import start
 
     with Inbox(state_root, owner).locked():  # R-J10: the count and the creation are one step
         running = [j for j in owned_jobs(store, owner) if j.active]
@@ -146,11 +146,10 @@ def start_proc(
                 hint="cancel one with bg_cancel, wait for a job_exit, or raise jobs.max in "
                 ".specialists/config.toml",
             )
-        record, lock = create_job(store, proc_record(options))
-        pid = spawn_supervisor(store, record, lock)
-    status = store.read_status(record.id) or JobStatus(id=record.id, specialist=BG_SPECIALIST)
-    job = ProcJob(record.id, status, options, None, store.job_dir(record.id) / OUTPUT_LOG)
-    return Started(job, pid)
+        begun = start(store, proc_record(options))
+    status = store.read_status(begun.id) or JobStatus(id=begun.id, specialist=BG_SPECIALIST)
+    job = ProcJob(begun.id, status, options, None, store.job_dir(begun.id) / OUTPUT_LOG)
+    return Started(job, begun.pid or 0)
 
 
 def proc_store(state_root: Path) -> JobStore:

@@ -35,6 +35,7 @@ class Launch:
     retry_of: str | None = None  # a fresh retry of this job (it works where that one did)
     nested: tuple[str, Mapping[str, Any]] | None = None  # (workflow, args): a nested workflow
     node: str | None = None  # the call it belongs to, in the workflow's shape (graph.py)
+    attempt: int = 1  # of its key, in this run: with the run and the key, its start key
 
 
 class Children(Protocol):
