@@ -242,7 +242,12 @@ def session_holder(store: JobStore, job_id: str) -> JobStatus | None:
 
 def _refusal(store: JobStore, what: str, holder: str) -> UserError:
     st = live(store, holder)
-    pid = f" (pid {st.supervisor_pid})" if st is not None and st.supervisor_pid else ""
+    if st is None:  # a workflow run's resume, ended: resume that newer run instead
+        return UserError(
+            f"{what} was resumed already, as job {holder}",
+            hint=f"resume the newest run of it: specialists workflow resume {holder}",
+        )
+    pid = f" (pid {st.supervisor_pid})" if st.supervisor_pid else ""
     return UserError(
         f"{what} is being resumed by job {holder}{pid}; one resume at a time",
         hint=f"wait for it or stop it: specialists status --job {holder}",

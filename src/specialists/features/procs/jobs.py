@@ -108,12 +108,6 @@ class ProcJob:
         return seconds_text(max(0, (end or now_ms()) - start)) if start else "-"
 
 
-@dataclass(frozen=True)
-class Started:
-    job: ProcJob
-    supervisor_pid: int
-
-
 def start_proc(
     state_root: Path,
     owner: str,
@@ -124,8 +118,9 @@ def start_proc(
     settings: WatchSettings,
     source: EventSource,
     tether: Tether | None = None,
-) -> Started:
-    """Check `request`, then create the proc job and its supervisor (see the module doc).
+) -> tuple[ProcJob, int]:
+    """Check `request`, then create the proc job and its supervisor (see the module doc); the
+    job and its supervisor's pid.
     `max_jobs` is jobs.max; `settings` the jobs.* and events.maxChars values in force."""
     check_owner(owner)
     options = _checked_options(request, owner, base_cwd, settings, source, tether)
@@ -149,7 +144,7 @@ def start_proc(
         begun = start(store, proc_record(options))
     status = store.read_status(begun.id) or JobStatus(id=begun.id, specialist=BG_SPECIALIST)
     job = ProcJob(begun.id, status, options, None, store.job_dir(begun.id) / OUTPUT_LOG)
-    return Started(job, begun.pid or 0)
+    return job, begun.pid or 0
 
 
 def proc_store(state_root: Path) -> JobStore:
