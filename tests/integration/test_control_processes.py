@@ -29,7 +29,7 @@ def _continue(root: str, source: str, go, out, stop) -> None:  # type: ignore[no
 
 
 def test_concurrent_continuations_from_processes_exactly_one_starts(
-    store: JobStore,  # noqa: F811
+    store: JobStore,
     supervisors: FakeSupervisors,
 ) -> None:
     source = _job(store, "aaaaaaaa", status="done", session_file="/x")

@@ -12,12 +12,12 @@ import pytest
 from specialists.base.errors import UserError
 from specialists.runners.base import ALWAYS_ACCEPTED, RunFinished
 from specialists.runners.testing import STEERABLE
-from specialists.store.jobs import JobStore
 from specialists.store import keys
+from specialists.store.jobs import JobStore
 from specialists.store.records import JobRecord
-from specialists.supervise.start import session_holder, session_key, start
 from specialists.supervise.requests import NothingToDo, Pause, Refuse, Situation, decide
 from specialists.supervise.retained import retained_children
+from specialists.supervise.start import session_holder, session_key, start
 from tests.support.fleet import write_status
 from tests.support.jobs import make_record
 from tests.support.starting import FakeSupervisors
