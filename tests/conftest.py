@@ -10,6 +10,7 @@
   such a test belongs in tests/integration.
 - `mock_llm`: a started MockLLM that pi, claude and codex in `isolated_env` already point at.
 - `pi_bin`, `claude_bin`, `codex_bin`: the real CLIs, or a skip that says how to install.
+- `supervisors`: the one start with its supervisor launch faked (tests/support/starting.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import pytest
 from specialists.project import boot
 from tests.support.agent_env import AgentEnv, build_agent_env, find_agent_bin, missing_reason
 from tests.support.mock_llm import MockLLM
+from tests.support.starting import FakeSupervisors
 
 # Every process of ours boots its features first (specialists/__main__.py, Project); tests
 # that build the rooms by hand run in this one, so it boots here, as a real process would.
@@ -180,6 +182,15 @@ def mock_llm(isolated_env: AgentEnv, monkeypatch: pytest.MonkeyPatch) -> Iterato
         yield server
         # A rule that raised or a crash in the mock must not pass as an agent-side error.
         assert not server.errors, f"mock LLM errors: {server.errors}"
+
+
+@pytest.fixture
+def supervisors(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeSupervisors]:
+    """Jobs start for real (supervise/start.py) on the test's store; no supervisor runs."""
+    fake = FakeSupervisors()
+    monkeypatch.setattr("specialists.supervise.start.spawn_supervisor", fake)
+    yield fake
+    fake.close()
 
 
 def _agent_bin(name: str) -> Path:

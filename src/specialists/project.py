@@ -2,10 +2,10 @@
 
 `specialists.fronts.cli.main` builds a `Project` before dispatching and hands it to the command;
 the MCP server builds one at start and keeps it in its context. Everything an interface does
-to a project goes through here: planning a job (with its owner), starting it in the
-background, or running it in this very process (a foreground run, the MCP server's
-synchronous tools), so every interface does those steps in the same order and fails the
-same way.
+to a project goes through here: planning a job (with its owner) and starting it, in the
+background or in this very process (a foreground run, the MCP server's synchronous tools),
+through the one start (supervise/start.py), so every interface does those steps in the
+same order and fails the same way.
 
 The root is found lazily (`SPECIALISTS_PROJECT_ROOT`, else the nearest directory above the
 working directory holding `.specialists/` or `.git`): commands that never touch a project
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from specialists.store.records import JobRecord
     from specialists.supervise.plan import JobRequest
     from specialists.supervise.recorder import Observer
-    from specialists.supervise.start import InProcessJob
+    from specialists.supervise.start import Started
 
 
 def boot() -> None:
@@ -100,23 +100,25 @@ class Project:
         record = plan_job(self.store, request, foreground=foreground, warnings=warnings)
         return record.replace(owner=list(self.owner.keys))
 
-    def start_background(self, record: JobRecord, warnings: list[str] | None = None) -> str:
-        """Create the job and detach its supervisor; returns the job id at once."""
-        from specialists.supervise.start import start_background
-
-        return start_background(self.store, record, warnings)
-
-    def start_in_process(
+    def start(
         self,
         record: JobRecord,
-        observer: Observer | None = None,
         *,
-        handle_signals: bool,
+        here: bool = False,
+        observer: Observer | None = None,
+        handle_signals: bool = False,
         warnings: list[str] | None = None,
-    ) -> InProcessJob:
-        """Create the job, supervised by this process (supervise/start.py)."""
-        from specialists.supervise.start import start_in_process
+    ) -> Started:
+        """Start the job with a run start's housekeeping (supervise/start.py): detached, or
+        `here` (supervised by this process through `.run()`)."""
+        from specialists.supervise.start import start
 
-        return start_in_process(
-            self.store, record, observer, handle_signals=handle_signals, warnings=warnings
+        return start(
+            self.store,
+            record,
+            here=here,
+            observer=observer,
+            handle_signals=handle_signals,
+            housekeep=True,
+            warnings=warnings,
         )

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from specialists.store import keys
+from specialists.supervise.start import session_key
 from tests.integration.test_cli_pi import events, sp, status, wait_until
 from tests.integration.test_cli_runners import finished, project, run_bg
 from tests.support.mock_llm import MockLLM, Reply, Request, ToolCall
@@ -102,7 +104,7 @@ def test_two_concurrent_resumes_of_one_child_one_is_refused_naming_the_holder(
     assert finished(third.stdout.strip())["status"] == "done"
 
 
-def test_a_stale_lease_is_reclaimed_after_kill_9_of_its_holder(
+def test_a_stale_claim_is_taken_over_after_kill_9_of_its_holder(
     project: Path, mock_llm: MockLLM
 ) -> None:
     mock_llm.enqueue(Reply("first answer"))
@@ -111,13 +113,13 @@ def test_a_stale_lease_is_reclaimed_after_kill_9_of_its_holder(
     holder = _hanging_resume(mock_llm, source)
     os.kill(status(holder)["supervisor_pid"], signal.SIGKILL)
     mock_llm.release()
-    lease = json.loads((project / ".specialists" / "jobs" / source / "resume.lease").read_text())
-    assert lease["holder"] == holder
+    claim = keys.read(project / ".specialists", session_key(source)) or {}
+    assert claim["job"] == holder
     out = sp("resume", source, "--prompt", "after the crash", "--background")
     assert out.returncode == 0, out.stderr
     new = out.stdout.strip()
-    lease = json.loads((project / ".specialists" / "jobs" / source / "resume.lease").read_text())
-    assert lease["holder"] == new and lease["took_over"]["holder"] == holder
+    claim = keys.read(project / ".specialists", session_key(source)) or {}
+    assert claim["job"] == new and claim["took_over"] == holder
     assert finished(new)["status"] == "done"
 
 

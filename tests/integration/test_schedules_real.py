@@ -1,7 +1,7 @@
 """Schedules with real processes: `schedule run-due` launching a real command-runner job to
-done, overlap against a job that is really running, a scheduler killed with SIGKILL in the
-middle of a firing (before and after its launch) that never fires that slot again, and two
-schedulers on one project that fire each slot once (issue 12 items 2 and 6)."""
+done, overlap against a job that is really running, a scheduler killed with SIGKILL at each
+step of a firing's start whose slot still runs once, and two schedulers on one project that
+fire each slot once (issue 12 items 2 and 6; issue 20 item 2)."""
 
 from __future__ import annotations
 
@@ -100,39 +100,51 @@ def test_overlap_skip_against_a_job_that_is_really_running():
     assert len(job_ids()) == 2
 
 
-# A firing that stops dead after taking its lease: before launching, or after the launch
-# returned but before its receipt. The process then waits to be killed.
+# A firing that stops dead at one step of the one start (supervise/start.py): before the job
+# is created, after it is created (unclaimed), after its key is claimed (no supervisor yet),
+# or after its supervisor started (no receipt yet). The process then waits to be killed.
 HOLDER = """
 import os, sys, time
 from pathlib import Path
 from specialists.project import Project
 from specialists.features.schedules.fire import run_due
-from specialists.features.schedules.launch import JobLauncher
 from specialists.features.schedules.store import ScheduleStore
+from specialists.store import keys
+from specialists.supervise import start
 
 marker, phase = Path(sys.argv[1]), sys.argv[2]
 project = Project()
-launcher = JobLauncher(project.store)
 
-def hold(*_):
+def hold():
     marker.write_text(str(os.getpid()))
     time.sleep(600)
 
-hook = None
-if phase == "after-launch":
-    real = launcher.launch
-    def launch(schedule, slot):
-        real(schedule, slot)
-        hold()
-    launcher.launch = launch
+def before(real):
+    return lambda *a, **k: (hold(), real(*a, **k))[1]
+
+def after(real):
+    return lambda *a, **k: (real(*a, **k), hold())[0]
+
+if phase == "planned":
+    start.create_job = before(start.create_job)
+elif phase == "created":
+    keys.claim = before(keys.claim)
+elif phase == "claimed":
+    start.spawn_supervisor = before(start.spawn_supervisor)
 else:
-    hook = hold
-run_due(ScheduleStore(project.store.root), launcher, int(time.time() * 1000), after_lease=hook)
+    start.spawn_supervisor = after(start.spawn_supervisor)
+run_due(ScheduleStore(project.store.root), project.store, int(time.time() * 1000))
 """
 
 
-@pytest.mark.parametrize(("phase", "jobs"), [("before-launch", 0), ("after-launch", 1)])
-def test_a_scheduler_killed_mid_firing_never_fires_that_slot_again(tmp_path, phase, jobs):
+@pytest.mark.parametrize(
+    ("phase", "orphans"), [("planned", 0), ("created", 1), ("claimed", 0), ("spawned", 0)]
+)
+def test_a_scheduler_killed_at_each_step_of_a_firing_runs_that_slot_once(tmp_path, phase, orphans):
+    """kill -9 at each step of the keyed start; a real scheduler takes over: the slot is
+    fired once, by one job that runs to its end (a claimed job that never got its
+    supervisor is given one). A job created but not yet claimed is an orphan recovery
+    ends; it never runs."""
     echo_project()
     due_now("once")
     marker = tmp_path / "holding"
@@ -145,7 +157,6 @@ def test_a_scheduler_killed_mid_firing_never_fires_that_slot_again(tmp_path, pha
         wait_until(marker.exists, what="the firing to stop midway")
         os.kill(holder.pid, signal.SIGKILL)
         holder.wait(timeout=30)
-        # A real scheduler takes over: it must record the slot as interrupted, not fire it.
         scheduler = subprocess.Popen(
             [sys.executable, "-m", "specialists", "scheduler", "--max-wait", "0.2"],
             cwd=os.environ["SPECIALISTS_PROJECT_ROOT"],
@@ -154,19 +165,21 @@ def test_a_scheduler_killed_mid_firing_never_fires_that_slot_again(tmp_path, pha
             text=True,
         )
         pids.append(scheduler.pid)
-        wait_until(
-            lambda: [h["outcome"] for h in store().history("once")] == ["interrupted"],
-            what="the interrupted slot to be recorded",
-        )
-        for _ in range(3):  # a few more passes of the scheduler: still nothing fires
+        wait_until(lambda: store().history("once"), what="the slot to be recorded")
+        for _ in range(3):  # a few more passes of the scheduler: nothing fires again
             sp("schedule", "run-due")
         scheduler.send_signal(signal.SIGTERM)
         out, err = scheduler.communicate(timeout=30)
         wait_dead(scheduler.pid)
     assert scheduler.returncode == 0, err
-    assert "interrupted" in out
-    assert len(job_ids()) == jobs
-    assert [h["outcome"] for h in store().history("once")] == ["interrupted"]
+    assert "fired" in out
+    ((outcome, job),) = [(h["outcome"], h.get("job_id")) for h in store().history("once")]
+    assert outcome == "fired"
+    wait_until(lambda: job_status(job) == "done", what="the slot's job to finish")
+    assert sp("result", job).stdout.strip() == "scheduled hello"
+    others = [j for j in job_ids() if j != job]
+    assert len(others) == orphans
+    assert all(job_status(j) == "error" for j in others)  # ended by recovery, never run
     assert store().load("once")[1].next_due_ms is not None  # it goes on with the next slot
 
 
@@ -200,20 +213,17 @@ def test_two_schedulers_on_one_project_fire_each_slot_once():
 
 
 def test_the_real_scheduler_killed_again_and_again_fires_no_slot_twice():
-    """`specialists scheduler` itself, SIGKILLed as soon as it has claimed a slot, restarted,
-    killed again...: every slot ends fired once or interrupted, and the jobs on disk are
-    exactly the fired ones (none launched twice, none launched unrecorded but one per
-    interrupted slot at most)."""
+    """`specialists scheduler` itself, SIGKILLed as soon as it has claimed a slot's key,
+    restarted, killed again...: every slot ends fired once, by a job of its own, and the
+    only other jobs on disk are ones a kill left unclaimed (one per kill at most)."""
     echo_project()
     count = 12
     for n in range(count):
         due_now(f"k{n:02d}", prompt=f"hello {n}")
+    claims = Path(os.environ["SPECIALISTS_PROJECT_ROOT"]) / ".specialists" / "keys"
 
     def claimed() -> int:
-        return sum(
-            1 for n in range(count) for p in store().dir(f"k{n:02d}").iterdir()
-            if p.name.startswith("fire-")
-        )  # fmt: skip
+        return len(list(claims.glob("[0-9a-f]*.json"))) if claims.is_dir() else 0
 
     kills = 0
     with killed_after() as pids:
@@ -238,11 +248,10 @@ def test_the_real_scheduler_killed_again_and_again_fires_no_slot_twice():
             timeout=120,
         )
     assert final.returncode in (0, 1), final.stderr
-    outcomes = {
-        f"k{n:02d}": [h["outcome"] for h in store().history(f"k{n:02d}")] for n in range(count)
-    }
-    assert all(o in (["fired"], ["interrupted"]) for o in outcomes.values()), outcomes
-    fired = sum(o == ["fired"] for o in outcomes.values())
-    interrupted = count - fired
-    assert fired <= len(job_ids()) <= fired + interrupted
+    history = {f"k{n:02d}": store().history(f"k{n:02d}") for n in range(count)}
+    outcomes = {sid: [h["outcome"] for h in lines] for sid, lines in history.items()}
+    assert all(o == ["fired"] for o in outcomes.values()), outcomes
+    fired = {lines[0]["job_id"] for lines in history.values()}
+    assert len(fired) == count  # a job of its own each: none fired twice
+    assert fired <= set(job_ids()) and len(job_ids()) <= count + kills
     assert kills >= 1

@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from specialists.events.inbox import Inbox
-from specialists.features.attention.companion import Attendant
-from specialists.features.attention.testing import RecordingReviews
 from specialists.runners.base import Activity, RunFinished, toolcall
 from specialists.runners.testing import Call, ScriptedRunner, Step
 from specialists.store.records import JobStatus
@@ -27,7 +25,6 @@ OFF = {"quiet_ms": None, "tool_ms": None, "failures": None}
 def run_job(
     h: Harness,
     script: list[Step],
-    reviews: RecordingReviews | None = None,
     *,
     exits_on_close: bool = True,
     **record: Any,
@@ -45,9 +42,6 @@ def run_job(
         wall=h.clock,
         handle_signals=False,
     )
-    if reviews is not None:
-        (attendant,) = [c for c in h.supervisor.companions if isinstance(c, Attendant)]
-        attendant.reviews = reviews
     try:
         return h.supervisor.run()
     finally:

@@ -1,5 +1,6 @@
 """Control on a fake clock and a temp store: the interrupt decision, a paused job, the agent's
-steer acknowledgement, resume leases (held, stale, planted, raced) and retained children."""
+steer acknowledgement, one continuation of a session at a time (held, stale, planted; raced
+in test_control_processes.py) and retained children."""
 
 from __future__ import annotations
 
@@ -11,11 +12,15 @@ import pytest
 from specialists.base.errors import UserError
 from specialists.runners.base import ALWAYS_ACCEPTED, RunFinished
 from specialists.runners.testing import STEERABLE
+from specialists.store import keys
 from specialists.store.jobs import JobStore
-from specialists.supervise import lease
+from specialists.store.records import JobRecord
 from specialists.supervise.requests import NothingToDo, Pause, Refuse, Situation, decide
 from specialists.supervise.retained import retained_children
+from specialists.supervise.start import session_holder, session_key, start
 from tests.support.fleet import write_status
+from tests.support.jobs import make_record
+from tests.support.starting import FakeSupervisors
 from tests.support.supervising import Harness
 
 
@@ -57,7 +62,7 @@ def test_steer_is_logged_when_the_agent_acknowledges_it(tmp_path: Path) -> None:
     assert ack["delivered"] is True and took["request"] == ack["request"]
 
 
-# --- leases ----------------------------------------------------------------------------------
+# --- one continuation of a session at a time (supervise/start.py) ------------------------------
 
 
 @pytest.fixture
@@ -72,52 +77,56 @@ def _job(store: JobStore, job_id: str, **fields: object) -> str:
     return job_id
 
 
-def test_a_live_holder_refuses_a_second_claim_and_its_end_releases_it(store: JobStore) -> None:
+def continuing(store: JobStore, source: str) -> JobRecord:
+    """A record that continues `source`'s session (as `specialists resume` plans one)."""
+    return make_record(store.root.parent, parent_id=source, resume_session="/x", runner="command")
+
+
+def test_a_live_continuation_refuses_a_second_and_its_end_frees_the_session(
+    store: JobStore, supervisors: FakeSupervisors
+) -> None:
     source = _job(store, "aaaaaaaa", status="done", session_file="/x")
-    holder = _job(store, "bbbbbbbb", status="running")  # names this live process
-    lease.claim(store, source, holder)
-    with pytest.raises(UserError, match="being resumed by job bbbbbbbb"):
-        lease.claim(store, source, _job(store, "cccccccc", status="starting"))
-    write_status(store.jobs_dir, holder, status="done")
-    took = lease.claim(store, source, "cccccccc")
-    assert took.reclaimed is not None and took.reclaimed.holder == holder
+    holder = start(store, continuing(store, source), check=False).id  # it runs (the fake)
+    with pytest.raises(UserError, match=f"being resumed by job {holder} \\(pid "):
+        start(store, continuing(store, source), check=False)
+    assert sorted(store.list_ids()) == sorted([source, holder])  # the refused one left nothing
+    supervisors.finish(holder)
+    took = start(store, continuing(store, source), check=False).id
+    claim = keys.read(store.root, session_key(source)) or {}
+    assert claim["job"] == took and claim["took_over"] == holder
 
 
-def test_a_holder_whose_supervisor_is_gone_is_reclaimed(store: JobStore) -> None:
+def test_a_holder_whose_supervisor_is_gone_is_taken_over(
+    store: JobStore, supervisors: FakeSupervisors
+) -> None:
     """Status still says running, but the pid and start time name no live process."""
-    source = _job(store, "aaaaaaaa", status="done")
+    source = _job(store, "aaaaaaaa", status="done", session_file="/x")
     _job(store, "bbbbbbbb", status="running", supervisor_pid=2**22 + 7, supervisor_start_time=1)
-    (store.job_dir(source) / lease.LEASE_FILE).write_text(
-        '{"holder": "bbbbbbbb", "pid": 4194311, "start_time": 1, "since_ms": 1}'
-    )
-    took = lease.claim(store, source, "cccccccc")
-    assert took.reclaimed is not None and "no longer running" in (took.warning() or "")
-    assert lease.read_lease(store, source).holder == "cccccccc"  # type: ignore[union-attr]
+    keys.claim(store.root, session_key(source), "bbbbbbbb", lambda _job: False)
+    took = start(store, continuing(store, source), check=False).id
+    claim = keys.read(store.root, session_key(source)) or {}
+    assert claim["job"] == took and claim["took_over"] == "bbbbbbbb"
+    assert session_holder(store, source) is not None  # the new one, alive
 
 
-def test_a_planted_fifo_or_symlink_lease_is_never_followed(store: JobStore, tmp_path: Path) -> None:
-    source = _job(store, "aaaaaaaa", status="done")
-    path = store.job_dir(source) / lease.LEASE_FILE
+def test_a_planted_fifo_or_symlink_claim_is_never_followed(
+    store: JobStore, tmp_path: Path, supervisors: FakeSupervisors
+) -> None:
+    source = _job(store, "aaaaaaaa", status="done", session_file="/x")
+    path = store.root / keys.KEYS_DIR / f"{keys._doc(session_key(source))}.json"
+    path.parent.mkdir(mode=0o700)
     os.mkfifo(path)
-    assert lease.read_lease(store, source) is None  # did not hang
-    lease.claim(store, source, "bbbbbbbb")
+    assert keys.holder(store.root, session_key(source)) is None  # did not hang
+    first = start(store, continuing(store, source), check=False).id
     assert path.is_file() and not path.is_symlink()
+    supervisors.finish(first)
     path.unlink()
     target = tmp_path / "elsewhere"
     target.write_text("keep")
     path.symlink_to(target)
-    assert lease.read_lease(store, source) is None
-    lease.claim(store, source, "cccccccc")
+    assert keys.holder(store.root, session_key(source)) is None
+    start(store, continuing(store, source), check=False)
     assert target.read_text() == "keep" and not path.is_symlink()
-
-
-def _claim(root: str, holder: str, go, out) -> None:
-    go.wait()
-    try:
-        lease.claim(JobStore(Path(root), news=None), "aaaaaaaa", holder)
-        out.put(holder)
-    except UserError:
-        out.put(None)
 
 
 def test_retained_children_say_why_each_is_resumable_or_not(
@@ -147,7 +156,12 @@ def test_retained_children_say_why_each_is_resumable_or_not(
     assert got["stopped"] == (False, "it was stopped (stop is final)")
     assert got["nosession"] == (False, "no agent session was recorded")
     assert got["gone"][0] is False and "is gone" in got["gone"][1]
-    lease.claim(store, rows["ok"], _job(store, "dddddddd", status="running"))
+    keys.claim(
+        store.root,
+        session_key(rows["ok"]),
+        _job(store, "dddddddd", status="running"),
+        lambda _j: False,
+    )
     again = {r.specialist: r for r in retained_children(store, "cli-boss")[0]}
     assert again["ok"].resumable is False and "being resumed by job dddddddd" in again["ok"].reason
     assert len(retained_children(store, "cli-boss", last=2)[0]) == 2

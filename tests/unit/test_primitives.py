@@ -1,5 +1,5 @@
-"""Atomic replace, file locking, starting a process and loading YAML each live in one module
-(issue 8 item 6; issue 21 item 4).
+"""Atomic replace, file locking, starting a process, loading YAML and starting a job each
+live in one module (issue 8 item 6; issue 21 item 4; issue 20 item 2).
 
 A second copy of a primitive is where its guarantees quietly stop holding: for a replace, no
 torn file, a temp file that cannot be redirected, 0600; for a lock, one that cannot be
@@ -43,12 +43,22 @@ RULES = {
         ),
         {"catalog/files.py"},
     ),
+    # The one start (supervise/start.py) over its mechanics (launch.py): plan, create, claim
+    # the key, supervise. Nothing else makes a job directory or launches its supervisor.
+    "starting a job": (
+        re.compile(
+            r"(?<!def )\b(create_job|create_job_dir|spawn_supervisor)\("
+            r"|import[^\n]*\b(create_job|spawn_supervisor)\b"
+        ),
+        {"supervise/start.py", "supervise/launch.py"},
+    ),
 }
 
 EXCEPTIONS = {
     "atomic replace": {},
     "file locking": {},
     "loading YAML": {},
+    "starting a job": {},
     "starting a process": {
         # The detached supervisor is handed the job lock's descriptor and is never waited
         # for by its launcher: neither the agent seam's registry nor its session rules fit.

@@ -1,8 +1,10 @@
-"""Schedules: cron and zone math, catch-up, overlap, leases, the store, bad input (issue 12).
+"""Schedules: cron and zone math, catch-up, overlap, one job per slot, the store, bad input
+(issue 12).
 
-Everything here runs on a fake clock (`specialists.base.clock.FakeClock`) and the recording
-launcher: the cores take the instant as an argument, so a DST night or a week of downtime is
-one call, not a wait.
+Everything here runs on a fake clock (`specialists.base.clock.FakeClock`) and the one start
+with its supervisor launch faked (the `supervisors` fixture): the jobs are real, on the test's
+store, and none runs. The cores take the instant as an argument, so a DST night or a week of
+downtime is one call, not a wait.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -27,13 +30,16 @@ from specialists.features.schedules.fire import run_due, run_now
 from specialists.features.schedules.loop import serve, wake_in_s
 from specialists.features.schedules.model import SpecialistTarget, WorkflowTarget
 from specialists.features.schedules.store import MAX_RECEIPTS, ScheduleStore
-from specialists.features.schedules.testing import RecordingLauncher
 from specialists.features.schedules.triggers import (
     AtTrigger,
     CronTrigger,
     EveryTrigger,
     parse_trigger,
 )
+from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
+from tests.support.jobs import ECHO_SPEC
+from tests.support.starting import FakeSupervisors
 
 MIN = 60_000
 HOUR = 3_600_000
@@ -60,6 +66,33 @@ def fires(expr: str, zone: str, after_ms: int, n: int) -> list[str]:
 @pytest.fixture
 def store(tmp_path: Path) -> ScheduleStore:
     return ScheduleStore(tmp_path / ".specialists")
+
+
+@dataclass
+class Launched:
+    """The jobs the firings started (real ones, on the test's store; none runs)."""
+
+    jobs: JobStore
+    supervisors: FakeSupervisors
+
+    def launched(self) -> list[tuple[str, int, str]]:
+        """(schedule id, slot, job id) per started job, from its start key."""
+        out = []
+        for record in self.supervisors.started:
+            _kind, sid, slot = str(record.start_key).split(":")
+            out.append((sid, int(slot), record.id))
+        return out
+
+    def finish_all(self) -> None:
+        self.supervisors.finish()
+
+
+@pytest.fixture
+def launcher(store: ScheduleStore, supervisors: FakeSupervisors) -> Launched:
+    project = store.root.parent.parent
+    (project / "specialists").mkdir(exist_ok=True)
+    (project / "specialists" / "echo.specialist.yaml").write_text(ECHO_SPEC)
+    return Launched(JobStore(store.root.parent, news=NEWS), supervisors)
 
 
 def make(store: ScheduleStore, trigger, now_ms: int, sid: str = "s1", **kw) -> None:
@@ -189,43 +222,40 @@ def test_every_is_a_fixed_interval_from_its_anchor():
 # --- catch-up and overlap -------------------------------------------------------------------
 
 
-def test_catch_up_latest_fires_the_latest_slot_once_and_counts_the_missed(store):
+def test_catch_up_latest_fires_the_latest_slot_once_and_counts_the_missed(store, launcher):
     clock = FakeClock(utc_ms(2026, 12, 1) / 1000)
-    launcher = RecordingLauncher()
     make(store, EveryTrigger("every", HOUR, int(clock() * 1000), "1h"), int(clock() * 1000))
     clock.advance(5.5 * 3600)  # down for five and a half hours: five slots passed
-    report = run_due(store, launcher, int(clock() * 1000))
+    report = run_due(store, launcher.jobs, int(clock() * 1000))
     assert [f.outcome for f in report.firings] == ["missed", "fired"]
     assert report.firings[0].count == 4
-    assert len(launcher.launched) == 1
-    assert launcher.launched[0][1] == int(utc_ms(2026, 12, 1) + 5 * HOUR)
-    again = run_due(store, launcher, int(clock() * 1000))
+    assert len(launcher.launched()) == 1
+    assert launcher.launched()[0][1] == int(utc_ms(2026, 12, 1) + 5 * HOUR)
+    again = run_due(store, launcher.jobs, int(clock() * 1000))
     assert again.firings == ()  # nothing is due twice
     _, state = store.load("s1")
     assert (state.fired, state.missed, state.next_due_ms) == (1, 4, utc_ms(2026, 12, 1) + 6 * HOUR)
 
 
-def test_catch_up_none_skips_late_slots_but_fires_on_time_ones(store):
+def test_catch_up_none_skips_late_slots_but_fires_on_time_ones(store, launcher):
     start = utc_ms(2026, 12, 1)
-    launcher = RecordingLauncher()
     make(store, EveryTrigger("every", HOUR, start, "1h"), start, catch_up="none")
-    report = run_due(store, launcher, start + 3 * HOUR + ON_TIME_MS + 1)
+    report = run_due(store, launcher.jobs, start + 3 * HOUR + ON_TIME_MS + 1)
     assert [(f.outcome, f.count) for f in report.firings] == [("missed", 3)]
-    assert launcher.launched == []
-    on_time = run_due(store, launcher, start + 4 * HOUR + 30_000)  # run-due a minute late
+    assert launcher.launched() == []
+    on_time = run_due(store, launcher.jobs, start + 4 * HOUR + 30_000)  # run-due a minute late
     assert [f.outcome for f in on_time.firings] == ["fired"]
 
 
-def test_overlap_skip_records_a_skip_while_the_last_job_is_active(store):
+def test_overlap_skip_records_a_skip_while_the_last_job_is_active(store, launcher):
     start = utc_ms(2026, 12, 1)
-    launcher = RecordingLauncher()
     make(store, EveryTrigger("every", HOUR, start, "1h"), start)
-    assert run_due(store, launcher, start + HOUR).firings[0].outcome == "fired"
-    skipped = run_due(store, launcher, start + 2 * HOUR).firings
+    assert run_due(store, launcher.jobs, start + HOUR).firings[0].outcome == "fired"
+    skipped = run_due(store, launcher.jobs, start + 2 * HOUR).firings
     assert [f.outcome for f in skipped] == ["skipped"]
     assert "still active" in skipped[0].detail
     launcher.finish_all()
-    assert run_due(store, launcher, start + 3 * HOUR).firings[0].outcome == "fired"
+    assert run_due(store, launcher.jobs, start + 3 * HOUR).firings[0].outcome == "fired"
     outcomes = [e["outcome"] for e in store.history("s1")]
     assert outcomes == ["fired", "skipped", "fired"]
     assert len(os.listdir(store.dir("s1") / "runs")) == 3  # a receipt per firing
@@ -240,49 +270,47 @@ def test_overlap_skip_records_a_skip_while_the_last_job_is_active(store):
         ("30 1 * * *", "America/New_York", (2026, 11, 1, 3), ["2026-11-01 01:30 -0400"]),
     ],
 )
-def test_a_cron_schedule_through_a_dst_night_on_a_fake_clock(store, expr, zone, start, fired):
+def test_a_cron_schedule_through_a_dst_night_on_a_fake_clock(
+    store, expr, zone, start, fired, launcher
+):
     """A scheduler pass every minute for six hours across the change: exactly one firing."""
     clock = FakeClock(utc_ms(*start) / 1000)
-    launcher = RecordingLauncher()
     make(store, CronTrigger("cron", expr, zone), int(clock() * 1000))
     for _ in range(6 * 60):
         clock.advance(60)
-        run_due(store, launcher, int(clock() * 1000))
+        run_due(store, launcher.jobs, int(clock() * 1000))
         launcher.finish_all()
-    assert [local(slot, zone) for _, slot, _ in launcher.launched] == fired
+    assert [local(slot, zone) for _, slot, _ in launcher.launched()] == fired
 
 
-def test_a_month_of_minute_slots_is_one_missed_line_and_one_firing(store):
+def test_a_month_of_minute_slots_is_one_missed_line_and_one_firing(store, launcher):
     start = utc_ms(2026, 12, 1)
-    launcher = RecordingLauncher()
     make(store, CronTrigger("cron", "* * * * *", "UTC"), start)
-    report = run_due(store, launcher, start + 30 * DAY)
+    report = run_due(store, launcher.jobs, start + 30 * DAY)
     missed, fired = report.firings
     assert missed.outcome == "missed" and missed.count >= MAX_SCAN - 1
     assert fired.slot_ms == start + 30 * DAY  # the very latest slot
     assert "more were due" in missed.detail
 
 
-def test_paused_schedules_do_not_fire_and_resume_from_now(store):
+def test_paused_schedules_do_not_fire_and_resume_from_now(store, launcher):
     start = utc_ms(2026, 12, 1)
-    launcher = RecordingLauncher()
     make(store, EveryTrigger("every", HOUR, start, "1h"), start)
     assert ops.set_paused(store, "s1", True, start).changed
-    paused = run_due(store, launcher, start + 5 * HOUR)
+    paused = run_due(store, launcher.jobs, start + 5 * HOUR)
     assert paused.firings == ()
     assert wake_in_s(paused, start + 5 * HOUR) == 30.0  # a paused past slot is no busy loop
     outcome = ops.set_paused(store, "s1", False, start + 5 * HOUR + 10)
     assert outcome.next_due_ms == start + 6 * HOUR
-    assert run_due(store, launcher, start + 5 * HOUR + 20).firings == ()
+    assert run_due(store, launcher.jobs, start + 5 * HOUR + 20).firings == ()
     assert [e["event"] for e in store.events("s1")] == ["created", "paused", "resumed"]
 
 
-def test_run_now_fires_outside_the_trigger_and_leaves_due_slots_alone(store):
+def test_run_now_fires_outside_the_trigger_and_leaves_due_slots_alone(store, launcher):
     start = utc_ms(2026, 12, 1)
-    launcher = RecordingLauncher()
     make(store, EveryTrigger("every", HOUR, start, "1h"), start)
-    first = run_now(store, launcher, "s1", start + 10)
-    second = run_now(store, launcher, "s1", start + 10)
+    first = run_now(store, launcher.jobs, "s1", start + 10)
+    second = run_now(store, launcher.jobs, "s1", start + 10)
     assert (first.outcome, second.outcome) == ("fired", "skipped")
     assert store.load("s1")[1].next_due_ms == start + HOUR
 
@@ -290,73 +318,78 @@ def test_run_now_fires_outside_the_trigger_and_leaves_due_slots_alone(store):
 # --- leases ---------------------------------------------------------------------------------
 
 
-def test_a_slot_leased_by_a_crashed_firing_is_recorded_and_never_fired(store):
+def test_a_slot_leased_before_0_2_is_recorded_and_never_fired(store, launcher):
+    """A `fire-<slot>` lease an older release left (it stopped midway): the slot counts as
+    claimed, is recorded as interrupted, and is never fired."""
     start = utc_ms(2026, 12, 1)
-    launcher = RecordingLauncher()
     make(store, EveryTrigger("every", HOUR, start, "1h"), start)
-
-    class Crash(BaseException):
-        pass
-
-    def crash(_sid: str, _slot: int) -> None:
-        raise Crash
-
-    with pytest.raises(Crash):
-        run_due(store, launcher, start + HOUR, after_lease=crash)
+    (store.dir("s1") / f"fire-{start + HOUR}").write_text('{"pid": 4194311, "at_ms": 1}\n')
     assert store.lease_exists("s1", start + HOUR)
-    report = run_due(store, launcher, start + HOUR + 5)
+    report = run_due(store, launcher.jobs, start + HOUR + 5)
     assert [f.outcome for f in report.firings] == ["interrupted"]
-    assert launcher.launched == []
-    assert run_due(store, launcher, start + 2 * HOUR).firings[0].outcome == "fired"
+    assert launcher.launched() == []
+    assert run_due(store, launcher.jobs, start + 2 * HOUR).firings[0].outcome == "fired"
 
 
-def test_a_receipted_slot_whose_state_was_lost_is_not_fired_again(store):
+def test_a_firing_cut_short_after_its_start_finds_that_job_and_starts_no_other(store, launcher):
+    """The slot's job was started, then the firing died before its receipt and state (kill -9
+    at each step of the start: tests/integration/test_start_processes.py): the next pass
+    fires the slot with that same job, busy or not, and starts nothing new."""
     start = utc_ms(2026, 12, 1)
-    launcher = RecordingLauncher()
     make(store, EveryTrigger("every", HOUR, start, "1h"), start)
     before = (store.dir("s1") / "state.json").read_bytes()
-    run_due(store, launcher, start + HOUR)
+    first = run_due(store, launcher.jobs, start + HOUR).firings[0]
+    (store.dir("s1") / "state.json").write_bytes(before)  # the state write was lost
+    (store.dir("s1") / "runs" / f"{start + HOUR}.json").unlink()  # and so was the receipt
+    again = run_due(store, launcher.jobs, start + HOUR + 5).firings
+    assert [(f.outcome, f.job_id) for f in again] == [("fired", first.job_id)]
+    assert "not started again" in again[0].detail
+    assert len(launcher.launched()) == 1 and launcher.jobs.list_ids() == [first.job_id]
+
+
+def test_a_receipted_slot_whose_state_was_lost_is_not_fired_again(store, launcher):
+    start = utc_ms(2026, 12, 1)
+    make(store, EveryTrigger("every", HOUR, start, "1h"), start)
+    before = (store.dir("s1") / "state.json").read_bytes()
+    run_due(store, launcher.jobs, start + HOUR)
     (store.dir("s1") / "state.json").write_bytes(before)  # as if the state write was lost
-    again = run_due(store, launcher, start + HOUR + 5)
+    again = run_due(store, launcher.jobs, start + HOUR + 5)
     assert [f.outcome for f in again.firings] == ["fired"]
-    assert len(launcher.launched) == 1
+    assert len(launcher.launched()) == 1
 
 
-def test_a_receipted_skip_whose_state_was_lost_is_not_called_interrupted(store):
+def test_a_receipted_skip_whose_state_was_lost_is_not_called_interrupted(store, launcher):
     start = utc_ms(2026, 12, 1)
-    launcher = RecordingLauncher()
     make(store, EveryTrigger("every", HOUR, start, "1h"), start)
-    run_due(store, launcher, start + HOUR)
+    run_due(store, launcher.jobs, start + HOUR)
     before = (store.dir("s1") / "state.json").read_bytes()
-    assert run_due(store, launcher, start + 2 * HOUR).firings[0].outcome == "skipped"
+    assert run_due(store, launcher.jobs, start + 2 * HOUR).firings[0].outcome == "skipped"
     (store.dir("s1") / "state.json").write_bytes(before)
-    again = run_due(store, launcher, start + 2 * HOUR + 5).firings
+    again = run_due(store, launcher.jobs, start + 2 * HOUR + 5).firings
     assert [(f.outcome, f.detail) for f in again] == [("skipped", "receipt found; not fired again")]
     assert [h["outcome"] for h in store.history("s1")] == ["fired", "skipped"]
 
 
-def test_an_unreadable_last_job_does_not_block_the_schedule_forever(store):
+def test_an_unreadable_last_job_does_not_block_the_schedule_forever(store, launcher):
     start = utc_ms(2026, 12, 1)
-
-    class Unreadable(RecordingLauncher):
-        def is_active(self, job_id: str) -> bool:
-            raise UserError(f"job {job_id} status is damaged")
-
-    launcher = Unreadable()
     make(store, EveryTrigger("every", HOUR, start, "1h"), start)
-    run_due(store, launcher, start + HOUR)
-    (second,) = run_due(store, launcher, start + 2 * HOUR).firings
+    (first,) = run_due(store, launcher.jobs, start + HOUR).firings
+    (launcher.jobs.job_dir(str(first.job_id)) / "status.json").write_text("{damaged")
+    (second,) = run_due(store, launcher.jobs, start + 2 * HOUR).firings
     assert second.outcome == "fired" and "could not be read" in second.detail
 
 
-def test_receipts_and_leases_are_bounded(store):
+def test_receipts_and_leases_are_bounded(store, launcher):
     start = utc_ms(2026, 12, 1)
-    launcher = RecordingLauncher()
     make(store, EveryTrigger("every", MIN, start, "1m"), start)
     for n in range(1, MAX_RECEIPTS + 30):
-        run_due(store, launcher, start + n * MIN)
+        run_due(store, launcher.jobs, start + n * MIN)
         launcher.finish_all()
     assert len(os.listdir(store.dir("s1") / "runs")) == MAX_RECEIPTS
+    assert not [n for n in os.listdir(store.dir("s1")) if n.startswith("fire-")]  # none made
+    for n in range(MAX_RECEIPTS + 30):  # an older release's leases: pruned the same way
+        (store.dir("s1") / f"fire-{n}").write_text("{}")
+    store.prune("s1")
     leases = [n for n in os.listdir(store.dir("s1")) if n.startswith("fire-")]
     assert len(leases) == MAX_RECEIPTS
 
@@ -364,9 +397,8 @@ def test_receipts_and_leases_are_bounded(store):
 # --- the scheduler loop ---------------------------------------------------------------------
 
 
-def test_the_loop_sleeps_until_the_next_slot_on_a_fake_clock(store):
+def test_the_loop_sleeps_until_the_next_slot_on_a_fake_clock(store, launcher):
     clock = FakeClock(utc_ms(2026, 12, 1) / 1000)
-    launcher = RecordingLauncher()
     make(store, EveryTrigger("every", 10 * MIN, int(clock() * 1000), "10m"), int(clock() * 1000))
     reports = []
 
@@ -374,9 +406,9 @@ def test_the_loop_sleeps_until_the_next_slot_on_a_fake_clock(store):
         launcher.finish_all()
         return clock() >= utc_ms(2026, 12, 1, 1, 0, 30) / 1000
 
-    serve(store, launcher, stop=stop, on_report=reports.append, clock=clock, sleep=clock.sleep)
-    assert len(launcher.launched) == 6  # 00:10 ... 01:00
-    slots = [slot for _, slot, _ in launcher.launched]
+    serve(store, launcher.jobs, stop=stop, on_report=reports.append, clock=clock, sleep=clock.sleep)
+    assert len(launcher.launched()) == 6  # 00:10 ... 01:00
+    slots = [slot for _, slot, _ in launcher.launched()]
     assert slots == [utc_ms(2026, 12, 1) + n * 10 * MIN for n in range(1, 7)]
     assert len(reports) < 6 * 25  # it slept between slots instead of spinning
 
@@ -416,16 +448,15 @@ def test_files_are_private_and_a_refused_create_leaves_nothing(store):
     assert [n for n in os.listdir(store.root) if n.startswith(".")] == []
 
 
-def test_a_damaged_schedule_is_reported_and_the_others_still_fire(store):
+def test_a_damaged_schedule_is_reported_and_the_others_still_fire(store, launcher):
     start = utc_ms(2026, 12, 1)
-    launcher = RecordingLauncher()
     make(store, EveryTrigger("every", HOUR, start, "1h"), start, sid="good")
     make(store, EveryTrigger("every", HOUR, start, "1h"), start, sid="bad")
     (store.dir("bad") / "state.json").write_text("{not json")
     make(store, EveryTrigger("every", HOUR, start, "1h"), start, sid="newer")
     definition = store.dir("newer") / "definition.json"
     definition.write_text(json.dumps({**json.loads(definition.read_text()), "schema": 9}))
-    report = run_due(store, launcher, start + HOUR)
+    report = run_due(store, launcher.jobs, start + HOUR)
     assert [f.schedule_id for f in report.firings] == ["good"]
     assert any("bad" in p and "not valid JSON" in p for p in report.problems)
     assert any("newer" in p and "newer version" in p for p in report.problems)
@@ -504,8 +535,14 @@ def test_next_fire_matches_brute_force_near_dst_changes(zone, base, shift_min, m
 # --- how a schedule that never fires again is listed (issue 21 item 11) ----------------------
 
 
-def _once(store: ScheduleStore, start: int) -> None:
-    make(store, AtTrigger("at", start + HOUR, "in 1h"), start, sid="once")
+def _once(store: ScheduleStore, start: int, target: SpecialistTarget = TARGET) -> None:
+    ops.create(
+        store,
+        trigger=AtTrigger("at", start + HOUR, "in 1h"),
+        target=target,
+        now_ms=start,
+        schedule_id="once",
+    )
 
 
 def _word(store: ScheduleStore) -> str:
@@ -513,31 +550,21 @@ def _word(store: ScheduleStore) -> str:
     return ops.status_word(schedule, state)
 
 
-def test_a_one_shot_cut_short_mid_fire_lists_as_interrupted_not_finished(store):
+def test_a_one_shot_whose_slot_an_older_release_claimed_lists_as_interrupted(store, launcher):
     start = utc_ms(2026, 12, 1)
     _once(store, start)
-
-    class Crash(BaseException):
-        pass
-
-    def crash(_sid: str, _slot: int) -> None:
-        raise Crash
-
-    with pytest.raises(Crash):
-        run_due(store, RecordingLauncher(), start + HOUR, after_lease=crash)
+    (store.dir("once") / f"fire-{start + HOUR}").write_text('{"pid": 4194311, "at_ms": 1}\n')
     assert _word(store) == "active"  # nobody has looked yet
-    run_due(store, RecordingLauncher(), start + HOUR + 5)
+    run_due(store, launcher.jobs, start + HOUR + 5)
     assert _word(store) == "interrupted"
     assert ops.summary(*store.load("once"))["status"] == "interrupted"
 
 
-@pytest.mark.parametrize(("refuse", "word"), [(None, "finished"), ("no such specialist", "failed")])
-def test_a_one_shot_that_fired_is_finished_and_one_refused_says_failed(store, refuse, word):
+@pytest.mark.parametrize(("name", "word"), [("echo", "finished"), ("no-such-one", "failed")])
+def test_a_one_shot_that_fired_is_finished_and_one_refused_says_failed(store, launcher, name, word):
     start = utc_ms(2026, 12, 1)
-    _once(store, start)
-    launcher = RecordingLauncher()
-    launcher.refuse = refuse
-    run_due(store, launcher, start + HOUR)
+    _once(store, start, SpecialistTarget("specialist", name, "hello"))
+    run_due(store, launcher.jobs, start + HOUR)
     assert _word(store) == word
 
 

@@ -15,10 +15,10 @@ from specialists.features.schedules import ops
 from specialists.features.schedules.fire import run_due
 from specialists.features.schedules.model import SpecialistTarget
 from specialists.features.schedules.store import MAX_HISTORY, ScheduleStore
-from specialists.features.schedules.testing import RecordingLauncher
 from specialists.features.schedules.triggers import EveryTrigger
 from specialists.fronts.cli.main import main
-from tests.support.jobs import echo_project
+from specialists.store.jobs import JobStore
+from tests.support.jobs import ECHO_SPEC, echo_project
 
 TARGET = ["--specialist", "echo", "--prompt", "hi"]
 HOUR = 3_600_000
@@ -99,7 +99,7 @@ def _due(store: ScheduleStore, sid: str, now: int) -> None:
     )
 
 
-def test_a_planted_symlink_or_fifo_costs_one_schedule(tmp_path):
+def test_a_planted_symlink_or_fifo_costs_one_schedule(tmp_path, supervisors):
     store = ScheduleStore(tmp_path / ".specialists")
     now = 10 * HOUR
     for sid in ("ok", "fifo"):
@@ -110,8 +110,9 @@ def test_a_planted_symlink_or_fifo_costs_one_schedule(tmp_path):
     state = store.dir("fifo") / "state.json"
     state.unlink()
     os.mkfifo(state)
-    launcher = RecordingLauncher()
-    report = run_due(store, launcher, now)  # never blocks on the FIFO
+    (tmp_path / "specialists").mkdir()
+    (tmp_path / "specialists" / "echo.specialist.yaml").write_text(ECHO_SPEC)
+    report = run_due(store, JobStore(store.root.parent, news=None), now)  # never blocks on FIFO
     assert [f.schedule_id for f in report.firings] == ["ok"]
     assert any("linked" in p and "symbolic link" in p for p in report.problems)
     assert any("fifo" in p and "FIFO" in p for p in report.problems)

@@ -11,6 +11,7 @@ from specialists.base.errors import ConfigError, StoreError, UserError
 from specialists.features.threads.limits import current_limit, limit_after, record_failed_launch
 from specialists.features.threads.records import Closed, ThreadRecord, ThreadStore, new_thread_id
 from specialists.native.tool_settings import AdaptiveConcurrency, settings_from_config
+from tests.support.starting import FakeSupervisors
 
 CFG = AdaptiveConcurrency(
     enabled=True, min=1, initial=2, max=4, successes_to_increase=2, decrease_factor=0.5
@@ -90,13 +91,17 @@ def test_settings_are_read_in_the_seeds_names() -> None:
 
 @pytest.mark.parametrize(("step", "counted"), [("create", True), ("start", True), ("plan", False)])
 def test_a_failed_launch_lowers_the_limit_and_a_refusal_does_not(
-    tmp_path: Path, step: str, counted: bool
+    tmp_path: Path,
+    step: str,
+    counted: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    supervisors: FakeSupervisors,
 ) -> None:
     """A launch that broke (the job could not be created or started) is a failure for R-H11;
     a refusal (here: an unknown specialist) is not. Either way nothing of the launch is left."""
     from specialists.features.sandbox.testing import FakeSandbox
     from specialists.features.threads.spawn import ChildLimits, SpawnRequest, spawn_thread
-    from tests.unit.test_thread_spawn import OWNER, Starter
+    from tests.unit.test_thread_spawn import OWNER, failing
 
     state_root = tmp_path / ".specialists"
     with pytest.raises((UserError, StoreError)):
@@ -105,8 +110,9 @@ def test_a_failed_launch_lowers_the_limit_and_a_refusal_does_not(
             OWNER,
             None,
             tmp_path,
-            SpawnRequest("part", ("root",), fresh_context=True),
-            starter=Starter(fail_at=step),
+            SpawnRequest(
+                "part", ("root",), fresh_context=True, **failing(step, monkeypatch, supervisors)
+            ),
             sandboxes=FakeSandbox(tmp_path),
             now_ms=5,
             limits=ChildLimits(adaptive=CFG),

@@ -1,4 +1,5 @@
-"""The spawn core without processes: a recording starter and the in-memory sandbox fake.
+"""The spawn core without processes: the one start with its supervisor launch faked (the
+`supervisors` fixture) and the in-memory sandbox fake.
 
 Each step of a launch can fail; these tests prove that whichever one does, nothing is left
 behind (R-H7a): no thread record, no sandbox, no job that looks as if it may yet run.
@@ -6,95 +7,78 @@ behind (R-H7a): no thread record, no sandbox, no job that looks as if it may yet
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from specialists.base.errors import StoreError, UserError
 from specialists.features.sandbox.testing import FakeSandbox
 from specialists.features.threads.records import ThreadStore
-from specialists.features.threads.spawn import ChildPlan, Spawned, SpawnRequest, spawn_thread
-from specialists.store.records import JobRecord
-from tests.support.jobs import make_record
+from specialists.features.threads.spawn import Spawned, SpawnRequest, spawn_thread
+from specialists.store.jobs import JobStore
+from tests.support.starting import FakeSupervisors
 
 OWNER = "claude-tests"
 
 
-@dataclass
-class Starter:
-    fail_at: str = ""
-    plans: list[ChildPlan] = field(default_factory=list)
-    created: list[JobRecord] = field(default_factory=list)
-    started: list[str] = field(default_factory=list)
-    released: list[str] = field(default_factory=list)
-    session: Path | None = None
+def failing(step: str, monkeypatch: pytest.MonkeyPatch, fake: FakeSupervisors) -> dict[str, Any]:
+    """Make a launch fail at `step`: its planning (an unknown specialist: a refusal), the
+    job's creation or its supervisor's start (a full disk). The request's extra fields."""
+    if step == "plan":
+        return {"specialist": "no-such-specialist"}
+    if step == "create":
 
-    def plan(self, plan: ChildPlan) -> JobRecord:
-        self.plans.append(plan)
-        if self.fail_at == "plan":
-            raise UserError("unknown specialist 'x'")
-        return make_record(plan.cwd, prompt=plan.prompt, task=plan.prompt, runner="command")
-
-    def create(self, record: JobRecord) -> tuple[JobRecord, object]:
-        if self.fail_at == "create":
+        def refuse(*_args: object) -> None:
             raise StoreError("could not create the job: No space left on device")
-        record = record.replace(id=f"{len(self.created):08x}")
-        self.created.append(record)
-        return record, record.id
 
-    def start(self, record: JobRecord, handle: object) -> None:
-        if self.fail_at == "start":
-            raise StoreError("could not start the job's supervisor")
-        self.started.append(record.id)
-
-    def release(self, handle: object) -> None:
-        self.released.append(str(handle))
-
-    def session_of(self, job: JobRecord) -> str | None:
-        return str(self.session) if self.session else None
+        monkeypatch.setattr("specialists.supervise.start.create_job", refuse)
+    if step == "start":
+        fake.fail = "No space left on device"
+    return {}
 
 
-def _spawn(
-    tmp_path: Path, request: SpawnRequest, starter: Starter, sandboxes: FakeSandbox
-) -> Spawned:
+def _spawn(tmp_path: Path, request: SpawnRequest, sandboxes: FakeSandbox) -> Spawned:
     state_root = tmp_path / ".specialists"
-    return spawn_thread(
-        state_root, OWNER, None, tmp_path, request, starter=starter, sandboxes=sandboxes, now_ms=1
-    )
+    return spawn_thread(state_root, OWNER, None, tmp_path, request, sandboxes=sandboxes, now_ms=1)
 
 
 @pytest.mark.parametrize("step", ["plan", "create", "start"])
-def test_a_launch_failing_at_any_step_leaves_nothing(tmp_path: Path, step: str) -> None:
-    starter = Starter(fail_at=step)
+def test_a_launch_failing_at_any_step_leaves_nothing(
+    tmp_path: Path, step: str, monkeypatch: pytest.MonkeyPatch, supervisors: FakeSupervisors
+) -> None:
     sandboxes = FakeSandbox(tmp_path)
-    request = SpawnRequest("part", ("root",), fresh_context=True, sandbox=True)
+    extra = failing(step, monkeypatch, supervisors)
+    request = SpawnRequest("part", ("root",), fresh_context=True, sandbox=True, **extra)
     with pytest.raises((UserError, StoreError)):
-        _spawn(tmp_path, request, starter, sandboxes)
+        _spawn(tmp_path, request, sandboxes)
     assert ThreadStore(tmp_path / ".specialists").all() == ([], [])
     assert [
         p for p in (tmp_path / ".specialists" / "threads").iterdir() if p.name.startswith("t-")
     ] == []
     assert [s for s in sandboxes.records.values() if s.removed_at_ms is None] == []
-    assert starter.started == []
-    if step in ("create", "start") and starter.created:
-        assert starter.released == [starter.created[0].id]
+    assert supervisors.started == []
+    jobs = JobStore(tmp_path / ".specialists", news=None)
+    left = [jobs.read_status(j) for j in jobs.list_ids()]
+    # A job whose supervisor could not start keeps its recorded error; none may yet run.
+    assert [st.status if st else None for st in left] == (["error"] if step == "start" else [])
 
 
-def test_the_child_record_holds_parent_stack_owner_and_sandbox(tmp_path: Path) -> None:
-    starter = Starter()
+def test_the_child_record_holds_parent_stack_owner_and_sandbox(
+    tmp_path: Path, supervisors: FakeSupervisors
+) -> None:
     sandboxes = FakeSandbox(tmp_path)
     request = SpawnRequest("part", ("root",), fresh_context=True, sandbox=True, call_id="c9")
-    spawned = _spawn(tmp_path, request, starter, sandboxes)
-    (record,) = starter.created
+    spawned = _spawn(tmp_path, request, sandboxes)
+    (record,) = supervisors.started
     tid = spawned.thread.id
     assert record.thread == {"id": tid, "parent": OWNER, "stack": ["root", tid]}
     assert record.owner == [OWNER] and record.sandbox == tid and record.parent_id is None
     assert record.cwd == str(spawned.sandbox.path)  # type: ignore[union-attr]
-    assert starter.plans[0].prompt.startswith("[specialists thread]\nYou are thread " + tid)
-    assert starter.plans[0].prompt.endswith("\n\npart")
+    assert record.prompt.startswith("[specialists thread]\nYou are thread " + tid)
+    assert record.prompt.endswith("\n\npart")
     assert ThreadStore(tmp_path / ".specialists").get(tid) == spawned.thread
-    assert spawned.thread.call_id == "c9" and starter.started == [record.id]
+    assert spawned.thread.call_id == "c9" and spawned.thread.job_id == record.id
 
 
 def test_assess_coverage_through_the_tool_finds_gaps_and_refuses_bad_ranges(

@@ -9,7 +9,6 @@ child never gets more than its parent.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ import pytest
 from specialists.base.errors import UserError
 from specialists.base.vocab import PERMISSION_TIERS, TIER_POWERS, narrower_tier
 from specialists.features.sandbox.testing import FakeSandbox
-from specialists.features.threads.spawn import ChildPlan, SpawnRequest, spawn_thread
+from specialists.features.threads.spawn import SpawnRequest, spawn_thread
 from specialists.fronts.mcp.handlers import ServerContext
 from specialists.fronts.mcp.table import call_tool as mcp_call
 from specialists.fronts.mcp.table import served_tools
@@ -32,9 +31,9 @@ from specialists.project import Project
 from specialists.runners.native_setup import job_tools
 from specialists.runners.pi_extension import for_pi_job
 from specialists.store.jobs import JobStore
-from specialists.store.records import JobRecord
 from tests.support.agent_env import AgentEnv
-from tests.support.jobs import make_record, new_job
+from tests.support.jobs import new_job
+from tests.support.starting import FakeSupervisors
 from tests.unit.test_native_runner import make_spec
 
 RUNS_COMMANDS = {"bg_run", "bg_output", "bg_list", "bg_cancel"}
@@ -192,40 +191,28 @@ def test_a_native_read_only_job_calling_bg_run_gets_one_line(isolated_env: Agent
 # --- a child never gets more than its parent ---------------------------------------------------
 
 
-@dataclass
-class Starter:
-    runner: str = "native"
-    permission: str = "HIGH"
-    created: list[JobRecord] = field(default_factory=list)
-
-    def plan(self, plan: ChildPlan) -> JobRecord:
-        return make_record(
-            plan.cwd, prompt=plan.prompt, runner=self.runner, permission=self.permission
-        )
-
-    def create(self, record: JobRecord) -> tuple[JobRecord, object]:
-        record = record.replace(id=f"{len(self.created) + 0xA0:08x}")
-        self.created.append(record)
-        return record, record.id
-
-    def start(self, record: JobRecord, handle: object) -> None:
-        return None
-
-    def release(self, handle: object) -> None:
-        return None
-
-    def session_of(self, job: JobRecord) -> str | None:
-        return None
+def child_spec(project: Path, runner: str = "native", permission: str = "HIGH") -> str:
+    """A specialist the child is planned from, on `runner` with `permission`; its name."""
+    name = f"child-{runner}-{permission.lower()}"
+    block = "{type: command, command: cat}" if runner == "command" else f"{{type: {runner}}}"
+    folder = project / "specialists"
+    folder.mkdir(exist_ok=True)
+    (folder / f"{name}.specialist.yaml").write_text(
+        f"metadata: {{name: {name}}}\n"
+        f"execution:\n  runner: {block}\n  permission_required: {permission}\n"
+    )
+    return name
 
 
-def _spawn_from(project: Path, parent: str, starter: Starter, **request: object) -> None:
+def _spawn_from(project: Path, parent: str, specialist: str, **request: object) -> None:
     spawn_thread(
         project / ".specialists",
         f"job-{parent}",
         parent,
         project,
-        SpawnRequest("part", ("root",), fresh_context=True, **request),  # type: ignore[arg-type]
-        starter=starter,
+        SpawnRequest(  # type: ignore[arg-type]
+            "part", ("root",), fresh_context=True, specialist=specialist, **request
+        ),
         sandboxes=FakeSandbox(project),
         now_ms=1,
     )
@@ -241,23 +228,23 @@ def _spawn_from(project: Path, parent: str, starter: Starter, **request: object)
     ],
 )
 def test_a_thread_child_gets_the_narrower_tier(
-    isolated_env: AgentEnv, parent: str, child: str, expected: str
+    isolated_env: AgentEnv, parent: str, child: str, expected: str, supervisors: FakeSupervisors
 ) -> None:
     project = isolated_env.project
-    starter = Starter(permission=child)
-    _spawn_from(project, _job(project, parent), starter)
-    (record,) = starter.created
+    _spawn_from(project, _job(project, parent), child_spec(project, permission=child))
+    (record,) = supervisors.started
     assert record.permission == expected
 
 
-def test_a_read_only_job_spawns_no_sandbox_and_no_command_child(isolated_env: AgentEnv) -> None:
+def test_a_read_only_job_spawns_no_sandbox_and_no_command_child(
+    isolated_env: AgentEnv, supervisors: FakeSupervisors
+) -> None:
     project = isolated_env.project
     parent = _job(project, "READ_ONLY")
-    starter = Starter()
     with pytest.raises(UserError, match="cannot spawn a sandboxed child"):
-        _spawn_from(project, parent, starter, sandbox=True)
+        _spawn_from(project, parent, child_spec(project), sandbox=True)
     with pytest.raises(UserError, match="on the command runner"):
-        _spawn_from(project, parent, Starter(runner="command"))
-    assert starter.created == []
+        _spawn_from(project, parent, child_spec(project, "command"))
+    assert supervisors.started == []
     assert not [p for p in (project / ".specialists" / "threads").iterdir() if p.name[:2] == "t-"]
-    _spawn_from(project, _job(project, "BASH_ONLY"), Starter(runner="command"))  # may
+    _spawn_from(project, _job(project, "BASH_ONLY"), child_spec(project, "command"))  # may

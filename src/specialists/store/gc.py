@@ -24,7 +24,7 @@ from pathlib import Path
 
 from specialists.base.errors import StoreError
 from specialists.base.reader.env import env_number
-from specialists.store import index
+from specialists.store import index, keys
 from specialists.store.jobs import JobStore
 from specialists.store.recovery import is_crash
 from specialists.store.view import overview
@@ -88,6 +88,7 @@ def collect(
             if verdict == "delete":
                 freed += tree_bytes(store.job_dir(entry.id))
                 if not dry_run:
+                    _release_key(store, entry.id)
                     shutil.rmtree(store.job_dir(entry.id), ignore_errors=True)
                 removed.append(entry.id)
             elif verdict == "not finished":
@@ -124,6 +125,16 @@ def tree_bytes(path: Path, limit: int = 100_000) -> int:
             except OSError:
                 continue  # removed while we looked: nothing to count
     return total
+
+
+def _release_key(store: JobStore, job_id: str) -> None:
+    """The start key a job was started by (store/keys.py) goes with it."""
+    try:
+        key = store.read_record(job_id).start_key
+    except (StoreError, OSError):
+        return  # no readable job.json: it was never claimed (claims follow job.json)
+    if key is not None:
+        keys.release(store.root, key, job_id)
 
 
 def _verdict(store: JobStore, job_id: str, limit: float) -> str:

@@ -89,6 +89,7 @@ class JobRecord(_Versioned):
     gate: dict[str, Any] = EMPTY  # a command run after it ends done; failing fails it (gates/)
     attention: dict[str, Any] = EMPTY  # resolved attention thresholds (attention/settings.py)
     watchdog: dict[str, Any] = EMPTY  # resolved watchdog settings; `reviews` on a review job
+    start_key: str | None = None  # the key it was started by, once (store/keys.py)
     schema: int = SCHEMA_VERSION
 
     def __setattr__(self, name: str, value: Any) -> None:

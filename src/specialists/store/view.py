@@ -141,6 +141,14 @@ def current_status(store: JobStore, job_id: str) -> JobStatus:
     return recover_if_dead(store, job_id, status)
 
 
+def still_active(store: JobStore, job_id: str) -> bool:
+    """Whether the job still starts or runs; one collected by gc has long ended. Raises
+    StoreError if its status is unreadable."""
+    if not store.job_dir(job_id).is_dir():
+        return False
+    return current_status(store, job_id).active
+
+
 def all_statuses(store: JobStore) -> tuple[list[JobStatus], list[str]]:
     """Every job's status (recovered where dead), plus one line per unreadable job."""
     out: list[JobStatus] = []

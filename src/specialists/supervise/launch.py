@@ -1,4 +1,5 @@
-"""Create a job on disk and start its supervisor: detached (background) or in-process.
+"""The mechanics under the one start (start.py, their only caller): a job's files, and its
+detached supervisor.
 
 The launcher takes the job's lock before writing any state and hands the locked file
 descriptor to the detached supervisor, so from the first status.json on, some live process
@@ -38,8 +39,6 @@ from specialists.store.proctree import MARK_ENV, job_mark
 from specialists.store.records import JobRecord, JobStatus
 from specialists.store.writer import JobWriter, make_reserve, mark_ended
 from specialists.supervise.argv import LOCK_FD_ENV, REATTACH_FLAG
-from specialists.supervise.lease import claim as claim_lease
-from specialists.supervise.lease import continues_session, resumes_workflow
 
 _SPACE_HINT = "free some space on the disk that holds .specialists/"
 
@@ -53,14 +52,8 @@ def create_job(store: JobStore, record: JobRecord) -> tuple[JobRecord, JobLock]:
         if not lock.try_acquire():
             raise Bug(f"fresh job {job_id} is already locked")
         record = record.replace(id=job_id, created_at_ms=record.created_at_ms or now_ms())
-        continued = continues_session(store, record)
-        resumed = resumes_workflow(record)
-        record = _carry_session(store, record, job_dir)
+        record = _carry_session(record, job_dir)
         _write_files(lock.fd, record)
-        if continued is not None:  # before any agent starts: one resume of a session at a time
-            claim_lease(store, continued, job_id)
-        if resumed is not None:  # one resume of a workflow run at a time
-            claim_lease(store, resumed, job_id, what="workflow run")
     except BaseException as exc:
         if lock is not None:
             lock.release()
@@ -108,7 +101,7 @@ def _write_files(dir_fd: int, record: JobRecord) -> None:
     write_atomic(STATUS_FILE, json.dumps(status.to_dict()).encode(), dir_fd=dir_fd)
 
 
-def _carry_session(store: JobStore, record: JobRecord, job_dir: Path) -> JobRecord:
+def _carry_session(record: JobRecord, job_dir: Path) -> JobRecord:
     """Copy a session file being continued into the new job, so each job owns its files."""
     ref = record.resume_session
     if not ref or not os.path.isabs(ref) or not os.path.isfile(ref):

@@ -16,8 +16,6 @@ from specialists.runners.registry import DEFAULT_RUNNER, known_runner
 from specialists.runners.tiers import check_runner_tools
 from specialists.store.gc import collect
 from specialists.store.jobs import JobStore, now_ms
-from specialists.store.news import NEWS
-from specialists.store.paths import find_project_root, state_dir
 from specialists.store.records import JobRecord, JobStatus
 from specialists.supervise.hooks import HOOKS, Planning
 
@@ -43,10 +41,6 @@ class JobRequest:
     executor: str | None = None  # local | ray; None: the specialist's, else config.toml's
     attention_after: str | None = None  # `--attention-after`: a duration, or off
     watchdog: bool | None = None  # `--watchdog` / `--no-watchdog`; None: definition, config
-
-
-def open_store(project_root: Path | None = None) -> JobStore:
-    return JobStore(state_dir(project_root or find_project_root()), news=NEWS)
 
 
 def plan_job(

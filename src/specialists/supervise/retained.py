@@ -3,7 +3,7 @@
 A parent is an owner key (`job-<id>` for a parent job, `claude-<session>`, `cli-<user>`, ...):
 its children are the jobs whose owner names it. A child is resumable when `specialists
 resume` would accept it now: it ended without being stopped, it has an agent session that is
-still there, and no other job holds its resume lease (lease.py). Every row says why.
+still there, and no other job is continuing its session now (start.py). Every row says why.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from specialists.base.errors import SpecialistsError
 from specialists.base.vocab import PROC_RUNNER
 from specialists.store.jobs import JobStore
 from specialists.store.records import TERMINAL_STATES
-from specialists.supervise.lease import live_holder
+from specialists.supervise.start import session_holder
 
 DEFAULT_LAST = 10
 MAX_LAST = 200
@@ -66,9 +66,9 @@ def resumability(store: JobStore, job_id: str) -> tuple[bool, str]:
         return False, "no agent session was recorded"
     if Path(session).is_absolute() and not Path(session).is_file():
         return False, f"its session file {session} is gone"
-    holder = live_holder(store, job_id)
+    holder = session_holder(store, job_id)
     if holder is not None:
-        return False, f"being resumed by job {holder.holder} (pid {holder.pid})"
+        return False, f"being resumed by job {holder.id} (pid {holder.supervisor_pid})"
     return True, f"specialists resume {job_id} --prompt ..."
 
 

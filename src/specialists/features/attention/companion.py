@@ -20,7 +20,7 @@ from typing import assert_never
 
 from specialists.base.errors import SpecialistsError
 from specialists.features.attention import notice
-from specialists.features.attention.review import JobReviewLauncher, ReviewLauncher
+from specialists.features.attention.review import start_review
 from specialists.features.attention.settings import AttentionSettings, WatchdogSettings
 from specialists.features.attention.watch import TOOL_EVENTS, AttentionWatch, mutating_tools
 from specialists.features.attention.watchdog import (
@@ -33,6 +33,7 @@ from specialists.features.attention.watchdog import (
 from specialists.runners.base import Activity, RunnerEvent
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobRecord, JobStatus
+from specialists.store.view import still_active
 from specialists.supervise.hooks import CompanionContext
 
 EventSink = Callable[..., None]
@@ -49,7 +50,6 @@ class Attendant:
         clock: Callable[[], float],
         wall: Callable[[], float],
         event: EventSink,
-        reviews: ReviewLauncher | None = None,
     ) -> None:
         self.store, self.record, self.status = store, record, status
         self.clock, self.wall, self._event = clock, wall, event
@@ -59,7 +59,6 @@ class Attendant:
         dog = WatchdogSettings.of_record(record.watchdog)
         if dog.enabled:
             self.watchdog = Watchdog(dog)
-        self.reviews: ReviewLauncher = reviews or JobReviewLauncher(store)
         self.seq = 0  # notices posted: the n of `<job id>.attention:notice:<n>`
         self._open_since: float | None = None
 
@@ -140,7 +139,7 @@ class Attendant:
             why = exc.one_line() if isinstance(exc, TreeError) else str(exc)
             self._event("notice", message=f"watchdog skipped this turn: {why}")
             return
-        active = dog.active is not None and self.reviews.is_active(dog.active)
+        active = dog.active is not None and still_active(self.store, dog.active)
         decision = dog.turn_ended(key, review_active=active)
         if isinstance(decision, Unchanged):
             return
@@ -164,7 +163,7 @@ class Attendant:
     ) -> None:
         try:
             text, stat = diff(cwd, review.base, review.head)
-            job_id = self.reviews.launch(self.record, review, text, stat)
+            job_id = start_review(self.store, self.record, review, text, stat)
         except SpecialistsError as exc:
             self._event("watchdog", outcome="failed", error=exc.one_line())
             why = f"Job {self.record.id}: the watchdog could not start its review: "

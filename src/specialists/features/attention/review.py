@@ -1,19 +1,21 @@
 """Starting the watchdog's reviewer: an ordinary background job, read-only, told the diff.
 
-`ReviewLauncher` is the seam (the supervisor's tests use `RecordingReviews` in
-attention/testing.py). The real one plans the reviewer specialist like `specialists run
---background` would, with three differences:
+It is planned as `specialists run --background` would plan it and started through the one
+start (supervise/start.py) with the key `review:<worker>:<round>`, so a round is reviewed
+once however often it is asked for. Three differences from a run:
 
 - it runs READ_ONLY: a reviewer that edited the tree it reviews would feed the watchdog;
 - its owner is the worker's owner, so the review's answer (its end notice) reaches the
   same inbox the worker's news does, even after the worker has ended;
 - job.json `watchdog.reviews` names the worker: a review job is never watched itself.
+
+Its agent CLI is not looked up first: a missing one ends the review job, and its notice
+says so.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
 
 from specialists.features.attention.settings import WatchdogSettings
 from specialists.features.attention.watchdog import Review
@@ -21,14 +23,6 @@ from specialists.store.jobs import JobStore
 from specialists.store.records import JobRecord
 
 TASK_CHARS = 2000
-
-
-class ReviewLauncher(Protocol):
-    def launch(self, worker: JobRecord, review: Review, diff: str, stat: str) -> str:
-        """Start the review; returns its job id. Raises SpecialistsError if it cannot."""
-
-    def is_active(self, job_id: str) -> bool:
-        """Whether that review job is still starting or running."""
 
 
 def review_prompt(worker: JobRecord, review: Review, diff: str, stat: str) -> str:
@@ -47,14 +41,12 @@ def review_prompt(worker: JobRecord, review: Review, diff: str, stat: str) -> st
     )
 
 
-class JobReviewLauncher:
-    def __init__(self, store: JobStore) -> None:
-        self.store = store
+def start_review(store: JobStore, worker: JobRecord, review: Review, diff: str, stat: str) -> str:
+    """Start the review; returns its job id. Raises SpecialistsError if it cannot."""
+    from specialists.supervise.plan import JobRequest, plan_job
+    from specialists.supervise.start import start
 
-    def launch(self, worker: JobRecord, review: Review, diff: str, stat: str) -> str:
-        from specialists.supervise.launch import create_job, spawn_supervisor
-        from specialists.supervise.plan import JobRequest, plan_job
-
+    def plan() -> JobRecord:
         settings = WatchdogSettings.of_record(worker.watchdog)
         request = JobRequest(
             specialist=settings.reviewer,
@@ -63,16 +55,8 @@ class JobReviewLauncher:
             permission="READ_ONLY",
             track_bead=False,
         )
-        record = plan_job(self.store, request)
         marker = WatchdogSettings(enabled=False, reviewer=settings.reviewer, reviews=worker.id)
-        record = record.replace(owner=list(worker.owner), watchdog=marker.to_dict())
-        record, lock = create_job(self.store, record)
-        spawn_supervisor(self.store, record, lock)
-        return record.id
+        record = plan_job(store, request)
+        return record.replace(owner=list(worker.owner), watchdog=marker.to_dict())
 
-    def is_active(self, job_id: str) -> bool:
-        from specialists.store.view import current_status
-
-        if not self.store.job_dir(job_id).is_dir():
-            return False
-        return current_status(self.store, job_id).active
+    return start(store, plan, key=f"review:{worker.id}:{review.number}", check=False).id

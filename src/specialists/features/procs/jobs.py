@@ -106,12 +106,6 @@ class ProcJob:
         return seconds_text(max(0, (end or now_ms()) - start)) if start else "-"
 
 
-@dataclass(frozen=True)
-class Started:
-    job: ProcJob
-    supervisor_pid: int
-
-
 def start_proc(
     state_root: Path,
     owner: str,
@@ -122,8 +116,9 @@ def start_proc(
     settings: WatchSettings,
     source: EventSource,
     tether: Tether | None = None,
-) -> Started:
-    """Check `request`, then create the proc job and its supervisor (see the module doc).
+) -> tuple[ProcJob, int]:
+    """Check `request`, then create the proc job and its supervisor (see the module doc); the
+    job and its supervisor's pid.
     `max_jobs` is jobs.max; `settings` the jobs.* and events.maxChars values in force."""
     check_owner(owner)
     options = _checked_options(request, owner, base_cwd, settings, source, tether)
@@ -131,7 +126,7 @@ def start_proc(
     from specialists.store.gc import collect  # old jobs go first, as at every run start
 
     collect(store)
-    from specialists.supervise.launch import create_job, spawn_supervisor
+    from specialists.supervise.start import start
 
     with Inbox(state_root, owner).locked():  # R-J10: the count and the creation are one step
         running = [j for j in owned_jobs(store, owner) if j.active]
@@ -144,11 +139,10 @@ def start_proc(
                 hint="cancel one with bg_cancel, wait for a job_exit, or raise jobs.max in "
                 ".specialists/config.toml",
             )
-        record, lock = create_job(store, proc_record(options))
-        pid = spawn_supervisor(store, record, lock)
-    status = store.read_status(record.id) or JobStatus(id=record.id, specialist=BG_SPECIALIST)
-    job = ProcJob(record.id, status, options, None, store.job_dir(record.id) / OUTPUT_LOG)
-    return Started(job, pid)
+        begun = start(store, proc_record(options))
+    status = store.read_status(begun.id) or JobStatus(id=begun.id, specialist=BG_SPECIALIST)
+    job = ProcJob(begun.id, status, options, None, store.job_dir(begun.id) / OUTPUT_LOG)
+    return job, begun.pid or 0
 
 
 def proc_store(state_root: Path) -> JobStore:

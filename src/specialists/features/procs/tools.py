@@ -75,7 +75,7 @@ def bg_run(call: ToolCall) -> Reply:
         isolate=arg_bool(a, "isolate"),
     )
     tether = session_tether(c.job_id) if arg_bool(a, "cancel_on_exit") else None
-    started = start_proc(
+    job, supervisor_pid = start_proc(
         c.state_root,
         c.owner,
         request,
@@ -85,7 +85,6 @@ def bg_run(call: ToolCall) -> Reply:
         source=EventSource("bg_run", call.call_id, dict(a)),
         tether=tether,
     )
-    job = started.job
     watched = " and job_match messages for lines matching watch" if job.options.watch else ""
     return Reply(
         f"Started background job {job.id} ({job.options.label}) in {job.options.cwd}. "
@@ -95,7 +94,7 @@ def bg_run(call: ToolCall) -> Reply:
             "job_id": job.id,
             "log": str(job.log_path),
             "cwd": job.options.cwd,
-            "supervisor_pid": started.supervisor_pid,
+            "supervisor_pid": supervisor_pid,
             "cancel_on_exit": tether is not None,
         },
     )

@@ -36,9 +36,8 @@ def schedule_action(jobs: JobStore, args: dict[str, Any]) -> dict[str, Any]:
         return {"schedules": rows}
     if action == "run_due":
         from specialists.features.schedules.fire import run_due
-        from specialists.features.schedules.launch import JobLauncher
 
-        report = run_due(store, JobLauncher(jobs), now)
+        report = run_due(store, jobs, now)
         return {
             "firings": [firing_dict(f) for f in report.firings],
             "problems": list(report.problems),
@@ -60,9 +59,8 @@ def schedule_action(jobs: JobStore, args: dict[str, Any]) -> dict[str, Any]:
         return {"id": sid, "paused": outcome.paused, "changed": outcome.changed}
     if action == "run":
         from specialists.features.schedules.fire import run_now
-        from specialists.features.schedules.launch import JobLauncher
 
-        return firing_dict(run_now(store, JobLauncher(jobs), sid, now))
+        return firing_dict(run_now(store, jobs, sid, now))
     store.delete(sid)
     return {"id": sid, "deleted": True}
 

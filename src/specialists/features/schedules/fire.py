@@ -2,38 +2,35 @@
 
 One firing, under the schedule's lock:
 1. plan it (decide.py): which slot fires, which are missed;
-2. claim the slot's lease (`fire-<slot>`, an exclusive create): a slot already claimed is
-   never fired again, whoever claimed it and whether or not they finished;
+2. a slot with a receipt was carried out already (only the state was lost): caught up;
 3. apply `overlap: skip`: the last job it launched still active -> skipped, recorded;
-4. launch through the `ScheduleLauncher` seam (the real one starts a background job owned
-   by the schedule; the fake records calls);
+4. start the target (launch.py) through the one start, keyed `schedule:<id>:<slot ms>`: a
+   slot whose key was claimed before answers with the job it started, so a firing repeated
+   after a crash, or by a second scheduler, finds that job instead of starting another
+   (and one that never got its supervisor gets it then: supervise/start.py);
 5. write the slot's receipt, its history line, then the state.
-A crash anywhere after 2 leaves the lease: the next run finds it, records the slot as
-interrupted, and moves on. At most once per slot is the promise; a firing lost to a crash is
-visible in the history, never repeated.
+Exactly one job per slot, however often a crash repeats the firing. A `fire-<slot>` lease
+left by a release before 0.2 still means the slot was claimed: recorded as interrupted if no
+receipt says how it ended, never fired again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Literal, Protocol
+from typing import Literal
 
 from specialists.base.errors import NotFound, SpecialistsError
 from specialists.features.schedules.decide import plan_firing
+from specialists.features.schedules.launch import schedule_record
 from specialists.features.schedules.model import Schedule, ScheduleState, owner_key
 from specialists.features.schedules.store import ScheduleStore
+from specialists.store import keys
+from specialists.store.jobs import JobStore
+from specialists.store.view import still_active
+from specialists.supervise.start import start
 
 Outcome = Literal["fired", "skipped", "missed", "failed", "interrupted"]  # model.OUTCOMES
 _RECEIPTED: dict[str, Outcome] = {"fired": "fired", "skipped": "skipped", "failed": "failed"}
-
-
-class ScheduleLauncher(Protocol):
-    def launch(self, schedule: Schedule, slot_ms: int) -> str:
-        """Start the schedule's target; the job id. Raises SpecialistsError when refused."""
-        ...
-
-    def is_active(self, job_id: str) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -54,17 +51,15 @@ class RunDueReport:
     next_due_ms: int | None = None  # the soonest slot still to come (paused ones' past slots aside)
 
 
-AfterLease = Callable[[str, int], None]  # a test's hook between the lease and the launch
+def slot_key(schedule_id: str, slot_ms: int) -> str:
+    return f"schedule:{schedule_id}:{slot_ms}"
 
 
 def run_due(
-    store: ScheduleStore,
-    launcher: ScheduleLauncher,
-    now_ms: int,
-    *,
-    after_lease: AfterLease | None = None,
+    store: ScheduleStore, jobs: JobStore, now_ms: int, warnings: list[str] | None = None
 ) -> RunDueReport:
-    """Fire every schedule that is due at `now_ms`, once each; never raises for one bad one."""
+    """Fire every schedule that is due at `now_ms`, once each; never raises for one bad one.
+    Problems that do not stop a firing go to `warnings`."""
     firings: list[Firing] = []
     problems: list[str] = []
     soonest: int | None = None
@@ -73,7 +68,7 @@ def run_due(
         try:
             due = store.due_ms(schedule_id)
             if due is not None and due <= now_ms:
-                firings.extend(fire_due_one(store, launcher, schedule_id, now_ms, after_lease))
+                firings.extend(fire_due_one(store, jobs, schedule_id, now_ms, warnings))
                 due = store.due_ms(schedule_id)
         except (FileNotFoundError, NotFound):
             continue  # deleted meanwhile
@@ -87,10 +82,10 @@ def run_due(
 
 def fire_due_one(
     store: ScheduleStore,
-    launcher: ScheduleLauncher,
+    jobs: JobStore,
     schedule_id: str,
     now_ms: int,
-    after_lease: AfterLease | None = None,
+    warnings: list[str] | None = None,
 ) -> list[Firing]:
     with store.locked(schedule_id):
         schedule, state = store.load(schedule_id)  # again: another firing may have moved it
@@ -106,9 +101,7 @@ def fire_due_one(
             state = replace(state, missed=state.missed + plan.missed, last_outcome="missed")
             out.append(missed)
         if plan.slot is not None:
-            firing, state = _fire_slot(
-                store, launcher, schedule, state, plan.slot, now_ms, after_lease
-            )
+            firing, state = _fire_slot(store, jobs, schedule, state, plan.slot, now_ms, warnings)
             out.append(firing)
         store.save_state(
             schedule_id, replace(state, last_slot_ms=plan.last_slot, next_due_ms=plan.next_due)
@@ -119,18 +112,23 @@ def fire_due_one(
 
 def run_now(
     store: ScheduleStore,
-    launcher: ScheduleLauncher,
+    jobs: JobStore,
     schedule_id: str,
     now_ms: int,
+    warnings: list[str] | None = None,
 ) -> Firing:
     """Fire once now, outside the trigger (paused or not); its due slots are untouched."""
     with store.locked(schedule_id):
         schedule, state = store.load(schedule_id)
         slot = now_ms
-        while store.lease_exists(schedule_id, slot):
+        while (
+            store.receipt(schedule_id, slot) is not None
+            or store.lease_exists(schedule_id, slot)
+            or keys.holder(jobs.root, slot_key(schedule_id, slot)) is not None
+        ):
             slot += 1  # two run-nows in one millisecond are two slots
         store.note(schedule_id, {"ts": now_ms, "event": "run-now", "slot_ms": slot})
-        firing, state = _fire_slot(store, launcher, schedule, state, slot, now_ms, None)
+        firing, state = _fire_slot(store, jobs, schedule, state, slot, now_ms, warnings)
         store.save_state(schedule_id, state)
     store.prune(schedule_id)
     return firing
@@ -138,22 +136,22 @@ def run_now(
 
 def _fire_slot(
     store: ScheduleStore,
-    launcher: ScheduleLauncher,
+    jobs: JobStore,
     schedule: Schedule,
     state: ScheduleState,
     slot: int,
     now_ms: int,
-    after_lease: AfterLease | None,
+    warnings: list[str] | None,
 ) -> tuple[Firing, ScheduleState]:
     sid = schedule.id
-    if not store.take_lease(sid, slot, now_ms=now_ms):
-        receipt = store.receipt(sid, slot) or {}
-        done = _RECEIPTED.get(str(receipt.get("outcome")))
-        if done is not None:
-            # Carried out and receipted; only the state was not saved: catch the state up.
-            job = receipt.get("job_id") if isinstance(receipt.get("job_id"), str) else None
-            firing = Firing(sid, slot, done, job, "receipt found; not fired again")
-            return firing, replace(state, last_job=job or state.last_job, last_outcome=done)
+    receipt = store.receipt(sid, slot) or {}
+    done = _RECEIPTED.get(str(receipt.get("outcome")))
+    if done is not None:
+        # Carried out and receipted; only the state was not saved: catch the state up.
+        job = receipt.get("job_id") if isinstance(receipt.get("job_id"), str) else None
+        firing = Firing(sid, slot, done, job, "receipt found; not fired again")
+        return firing, replace(state, last_job=job or state.last_job, last_outcome=done)
+    if store.lease_exists(sid, slot):  # claimed by a release before 0.2, never receipted
         detail = (
             "its firing stopped midway and is not retried (a job may have started: look for"
             f" jobs owned by {owner_key(sid)})"
@@ -161,20 +159,24 @@ def _fire_slot(
         firing = Firing(sid, slot, "interrupted", None, detail)
         _log(store, firing, now_ms)
         return firing, replace(state, last_outcome="interrupted")
-    if after_lease is not None:
-        after_lease(sid, slot)
-    busy, note = _still_active(launcher, state.last_job)
+    key = slot_key(sid, slot)
+    # A slot started before (the firing was cut short after its start) is that job, busy or not.
+    started_before = keys.holder(jobs.root, key) is not None
+    busy, note = (False, "") if started_before else _still_active(jobs, state.last_job)
     if busy:
         firing = Firing(sid, slot, "skipped", None, f"overlap: job {state.last_job} still active")
         state = replace(state, skipped=state.skipped + 1)
     else:
         try:
-            job = launcher.launch(schedule, slot)
+            plan = lambda: schedule_record(jobs, schedule, warnings)  # noqa: E731
+            begun = start(jobs, plan, key=key, housekeep=True, warnings=warnings)
         except (SpecialistsError, OSError) as exc:
             firing = Firing(sid, slot, "failed", None, _text(exc))
         else:
-            firing = Firing(sid, slot, "fired", job, note)
-            state = replace(state, last_job=job, fired=state.fired + 1)
+            if begun.existed:
+                note = "started before this firing was cut short; not started again"
+            firing = Firing(sid, slot, "fired", begun.id, note)
+            state = replace(state, last_job=begun.id, fired=state.fired + 1)
     store.write_receipt(
         sid,
         slot,
@@ -190,13 +192,13 @@ def _fire_slot(
     return firing, replace(state, last_outcome=firing.outcome)
 
 
-def _still_active(launcher: ScheduleLauncher, job_id: str | None) -> tuple[bool, str]:
+def _still_active(jobs: JobStore, job_id: str | None) -> tuple[bool, str]:
     """Whether the last job still runs. One whose status cannot be read does not block the
     schedule forever: it counts as ended, and the firing says so."""
     if job_id is None:
         return False, ""
     try:
-        return launcher.is_active(job_id), ""
+        return still_active(jobs, job_id), ""
     except (SpecialistsError, OSError) as exc:
         return False, f"the last job {job_id} could not be read ({_text(exc)}); not waited for"
 

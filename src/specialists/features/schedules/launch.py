@@ -1,9 +1,7 @@
-"""The real `ScheduleLauncher`: a schedule's specialist run started as a background job.
-
-It goes through the same path as `specialists run --background` (`plan_job`, then the one
-start path, supervise/start.py), with one difference: the job's owner is the
-schedule (`schedule-<id>`), so its completion notice lands in the schedule's inbox and not in
-whichever session happened to run `run-due`. Scheduled runs never create a tracking bead.
+"""What a schedule's firing starts: its target, planned as `specialists run --background`
+plans a run (or a workflow as `workflow run` does), with one difference: the job's owner is
+the schedule (`schedule-<id>`), so its completion notice lands in the schedule's inbox and not
+in whichever session happened to run `run-due`. Scheduled runs never create a tracking bead.
 """
 
 from __future__ import annotations
@@ -15,53 +13,40 @@ from specialists.features.schedules.model import Schedule, check_target, owner_k
 
 if TYPE_CHECKING:
     from specialists.store.jobs import JobStore
+    from specialists.store.records import JobRecord
 
 
-class JobLauncher:
-    def __init__(self, store: JobStore) -> None:
-        self.store = store
-        self.root = store.root.parent
-        self.warnings: list[str] = []
+def schedule_record(
+    store: JobStore, schedule: Schedule, warnings: list[str] | None = None
+) -> JobRecord:
+    """The launch record of one firing of `schedule` (no id yet)."""
+    from specialists.supervise.plan import JobRequest, plan_job
 
-    def launch(self, schedule: Schedule, slot_ms: int) -> str:
-        from specialists.supervise.plan import JobRequest, plan_job
-        from specialists.supervise.start import start_background
+    target = schedule.target
+    check_target(target)
+    root = store.root.parent
+    if target.kind == "workflow":
+        from specialists.features.workflows.launch import WorkflowRequest, workflow_record
+        from specialists.features.workflows.source import find_workflow
 
-        target = schedule.target
-        check_target(target)
-        if target.kind == "workflow":
-            from specialists.features.workflows.launch import WorkflowRequest, workflow_record
-            from specialists.features.workflows.source import find_workflow
+        if target.by_model:  # checked again at every firing: the file may have changed
+            from specialists.features.workflows.consent import model_source
 
-            root = self.root
-            if target.by_model:  # checked again at every firing: the file may have changed
-                from specialists.features.workflows.consent import model_source
-
-                source = model_source(root, target.workflow, via="schedule tool")
-            else:
-                source = find_workflow(root, target.workflow, cwd=root)
-            record = workflow_record(root, WorkflowRequest(source, {}))
-            record = record.replace(owner=[owner_key(schedule.id)])
-            return start_background(self.store, record, self.warnings)
-        if target.kind != "specialist":
-            assert_never(target)
+            source = model_source(root, target.workflow, via="schedule tool")
+        else:
+            source = find_workflow(root, target.workflow, cwd=root)
+        record = workflow_record(root, WorkflowRequest(source, {}))
+    elif target.kind == "specialist":
         request = JobRequest(
             specialist=target.specialist,
             prompt=target.prompt,
-            cwd=Path(target.cwd) if target.cwd else self.root,
+            cwd=Path(target.cwd) if target.cwd else root,
             runner=target.runner,
             model=target.model,
             timeout_ms=target.timeout_ms,
             track_bead=False,
         )
-        record = plan_job(self.store, request, warnings=self.warnings)
-        record = record.replace(owner=[owner_key(schedule.id)])
-        return start_background(self.store, record, self.warnings)
-
-    def is_active(self, job_id: str) -> bool:
-        from specialists.store.view import current_status
-
-        store = self.store
-        if not store.job_dir(job_id).is_dir():
-            return False  # collected by gc: long finished
-        return current_status(store, job_id).active
+        record = plan_job(store, request, warnings=warnings)
+    else:
+        assert_never(target)
+    return record.replace(owner=[owner_key(schedule.id)])

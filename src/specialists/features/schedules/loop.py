@@ -1,7 +1,7 @@
 """The long-running scheduler: fire what is due, sleep until the next slot, repeat.
 
 It keeps nothing in memory that matters: every decision is re-read from the store, and every
-firing is leased (fire.py), so a restart, a kill -9 mid-firing or a second scheduler on the
+firing is a keyed start (fire.py), so a restart, a kill -9 mid-firing or a second scheduler on the
 same project never fires a slot twice. It wakes at least every `MAX_WAIT_S` to notice
 schedules created meanwhile, and sleeps in short steps so a stop request is seen at once.
 """
@@ -11,8 +11,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from specialists.features.schedules.fire import AfterLease, RunDueReport, ScheduleLauncher, run_due
+from specialists.features.schedules.fire import RunDueReport, run_due
 from specialists.features.schedules.store import ScheduleStore
+from specialists.store.jobs import JobStore
 
 MAX_WAIT_S = 30.0
 STEP_S = 0.5  # the longest a stop request waits to be seen
@@ -29,19 +30,20 @@ def wake_in_s(report: RunDueReport, now_ms: int, max_wait_s: float = MAX_WAIT_S)
 
 def serve(
     store: ScheduleStore,
-    launcher: ScheduleLauncher,
+    jobs: JobStore,
     *,
     stop: Callable[[], bool],
     on_report: Callable[[RunDueReport], None],
     clock: Callable[[], float] = time.time,
     sleep: Callable[[float], None] = time.sleep,
     max_wait_s: float = MAX_WAIT_S,
-    after_lease: AfterLease | None = None,
+    warnings: list[str] | None = None,
 ) -> int:
-    """Run until `stop()`; the number of passes made."""
+    """Run until `stop()`; the number of passes made. Warnings of each pass go to
+    `warnings` before `on_report` sees the pass."""
     passes = 0
     while not stop():
-        report = run_due(store, launcher, int(clock() * 1000), after_lease=after_lease)
+        report = run_due(store, jobs, int(clock() * 1000), warnings)
         passes += 1
         on_report(report)
         deadline = clock() + wake_in_s(report, int(clock() * 1000), max_wait_s)

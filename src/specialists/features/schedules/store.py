@@ -6,9 +6,8 @@
                       interrupted), trimmed to the last MAX_HISTORY lines
     events.jsonl      what people did to it (created, paused, resumed, run-now), trimmed too
     runs/<slot>.json  a receipt per firing: its outcome and the job it launched
-    fire-<slot>       the lease of one firing: created exclusively before anything is
-                      launched, so a slot is fired once even by two schedulers at once or
-                      after a crash mid-firing (the lease stays; the slot is not retried)
+    fire-<slot>       (before 0.2) a firing's lease: its slot was claimed; read, pruned,
+                      never written again (a slot's job is a keyed start: fire.py)
     lock              flock'd for every change, so state.json has one writer at a time
 
 Directories are 0700 and files 0600; every whole-file write goes through `write_atomic`. A
@@ -55,7 +54,6 @@ MAX_RECEIPTS = 200
 MAX_FILE = 1 << 20
 MAX_LOG = 4 << 20
 TRIM_BYTES = 256 << 10  # a log past this is cut to its last MAX_HISTORY lines
-_EXCL = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @dataclass(frozen=True)
@@ -168,18 +166,6 @@ class ScheduleStore:
 
     def save_state(self, schedule_id: str, state: ScheduleState) -> None:
         write_atomic(self.dir(schedule_id) / "state.json", _dump(state_to_dict(state)))
-
-    def take_lease(self, schedule_id: str, slot_ms: int, *, now_ms: int) -> bool:
-        """Claim slot `slot_ms` for this process: False when it was claimed before."""
-        try:
-            fd = os.open(self.dir(schedule_id) / f"fire-{slot_ms}", _EXCL, 0o600)
-        except FileExistsError:
-            return False
-        try:
-            os.write(fd, f'{{"pid": {os.getpid()}, "at_ms": {now_ms}}}\n'.encode())
-        finally:
-            os.close(fd)
-        return True
 
     def write_receipt(self, schedule_id: str, slot_ms: int, receipt: dict[str, Any]) -> None:
         runs = self.dir(schedule_id) / "runs"

@@ -8,8 +8,8 @@ specialist, runner and model (planned, not yet created). Only then are the
 id, the sandbox and the job made, in that order; if any step fails, what was made is removed
 again: a failed launch leaves no running record and no sandbox (R-H7a).
 
-Making the job is behind `JobStarter` (launch.py is the real one, over the supervisor's
-launcher), so this core is tested without processes.
+The child is planned as `specialists run` plans a job and started through the one start
+(supervise/start.py), whose supervisor launch the unit tests fake.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from specialists.base.errors import UserError
 from specialists.base.vocab import TIER_POWERS, narrower_tier
@@ -42,6 +41,7 @@ from specialists.features.threads.transports import front_options, transport
 from specialists.features.threads.watch import settled_view
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobRecord
+from specialists.supervise.start import start
 
 UNTIERED_RUNNERS = frozenset({"command"})  # runners/command.py: the tier is not applied
 
@@ -96,20 +96,36 @@ class Spawned:
         return " ".join(lines)
 
 
-class JobStarter(Protocol):
-    def plan(self, plan: ChildPlan) -> JobRecord: ...
+# Runners whose session is the agent's own id (its files live in the agent's own home).
+AGENT_SESSION_IDS = frozenset({"claude", "codex"})
 
-    def create(self, record: JobRecord) -> tuple[JobRecord, object]:
-        """Create the job on disk (not started); returns it with an opaque handle."""
 
-    def start(self, record: JobRecord, handle: object) -> None: ...
+def plan_child(jobs: JobStore, plan: ChildPlan) -> JobRecord:
+    """The child's launch record, planned as `specialists run` plans one. Its agent CLI is
+    not looked up (that lookup belongs to the interfaces, above the tool table): a missing
+    one ends the child at once, and its parent hears that as a failed child_closed."""
+    from specialists.supervise.plan import JobRequest, plan_job
 
-    def release(self, handle: object) -> None:
-        """Give up a created job that will not be started."""
+    request = JobRequest(
+        plan.specialist,
+        plan.prompt,
+        cwd=plan.cwd,
+        runner=plan.runner,
+        model=plan.model,
+        track_bead=False,  # a thread reports to its parent, not to a bead
+    )
+    return plan_job(jobs, request)
 
-    def session_of(self, job: JobRecord) -> str | None:
-        """The job's agent session to fork: a file (native, pi) that exists, or the agent's
-        own session id (claude, codex); None when there is none."""
+
+def session_of(jobs: JobStore, job: JobRecord) -> str | None:
+    """The job's agent session to fork: a file (native, pi) that exists, or the agent's own
+    session id (claude, codex); None when there is none."""
+    status = jobs.read_status(job.id)
+    ref = status.session_file if status else None
+    if job.runner in AGENT_SESSION_IDS:
+        return ref or None
+    path = Path(ref) if ref else jobs.job_dir(job.id) / "session.jsonl"
+    return str(path) if path.is_file() else None
 
 
 def check_child_of(position: Position, child_of: tuple[str, ...]) -> None:
@@ -152,7 +168,6 @@ def spawn_thread(
     cwd: Path,
     request: SpawnRequest,
     *,
-    starter: JobStarter,
     sandboxes: SandboxBackend,
     now_ms: int,
     limits: ChildLimits | None = None,
@@ -171,7 +186,7 @@ def spawn_thread(
     if request.sandbox:
         check_may_sandbox(parent_job)
     runner = request.runner
-    session = None if request.fresh_context else _fork_source(position, starter)
+    session = None if request.fresh_context else _fork_source(position, jobs)
     base, origin = _sandbox_base(sandboxes, position, cwd) if request.sandbox else (None, None)
 
     specialist = request.specialist or (parent_job.specialist if parent_job else DEFAULT_SPECIALIST)
@@ -192,7 +207,6 @@ def spawn_thread(
         check_limits(threads, jobs, owner, limits)
         thread_id = threads.reserve()
         sandbox: Sandbox | None = None
-        created: tuple[JobRecord, object] | None = None
         started = False
         try:
             stack = (*position.stack, thread_id)
@@ -202,7 +216,7 @@ def spawn_thread(
                 fresh = request.fresh_context
                 header = task_header(thread_id, stack, position.thread_id, fresh, sandbox)
                 text = f"{header}\n\n{request.instructions}"
-                return starter.plan(ChildPlan(specialist, text, where, runner, model))
+                return plan_child(jobs, ChildPlan(specialist, text, where, runner, model))
 
             if request.sandbox:
                 sandbox = sandboxes.create(thread_id, base=base, origin=origin)
@@ -233,25 +247,29 @@ def spawn_thread(
                 thread={"id": thread_id, "parent": owner, "stack": list(stack)},
                 runner_options=options,
             )
-            created = starter.create(record)
-            child = created[0]
-            if session is not None and child.runner == "pi":
-                fork_pi_session(Path(child.resume_session or ""), Path(child.cwd), session)
-            thread = ThreadRecord(
-                id=thread_id,
-                parent=owner,
-                stack=stack,
-                job_id=child.id,
-                instructions=request.instructions,
-                fresh_context=request.fresh_context,
-                runner=child.runner,
-                created_at_ms=now_ms,
-                sandbox=sandbox.id if sandbox else None,
-                depends_on=request.depends_on,
-                call_id=request.call_id,
-            )
-            threads.write(thread)  # before launch: the child may report at once (R-H4)
-            starter.start(child, created[1])
+
+            made: list[ThreadRecord] = []
+
+            def created(child: JobRecord) -> None:
+                if session is not None and child.runner == "pi":
+                    fork_pi_session(Path(child.resume_session or ""), Path(child.cwd), session)
+                thread = ThreadRecord(
+                    id=thread_id,
+                    parent=owner,
+                    stack=stack,
+                    job_id=child.id,
+                    instructions=request.instructions,
+                    fresh_context=request.fresh_context,
+                    runner=child.runner,
+                    created_at_ms=now_ms,
+                    sandbox=sandbox.id if sandbox else None,
+                    depends_on=request.depends_on,
+                    call_id=request.call_id,
+                )
+                threads.write(thread)  # before its supervisor: it may report at once (R-H4)
+                made.append(thread)
+
+            start(jobs, record, created=created, check=False)
             started = True
         except UserError:
             raise  # a refusal (a bad specialist, a fork across runners) is no failed launch
@@ -261,8 +279,8 @@ def spawn_thread(
             raise
         finally:
             if not started:
-                _undo(threads, thread_id, sandboxes, sandbox, starter, created)
-        return Spawned(thread, sandbox)
+                _undo(threads, thread_id, sandboxes, sandbox)
+        return Spawned(made[0], sandbox)
 
 
 def within_parent_tier(record: JobRecord, parent: JobRecord | None) -> JobRecord:
@@ -296,16 +314,10 @@ def check_may_sandbox(parent: JobRecord | None) -> None:
 
 
 def _undo(
-    threads: ThreadStore,
-    thread_id: str,
-    sandboxes: SandboxBackend,
-    sandbox: Sandbox | None,
-    starter: JobStarter,
-    created: tuple[JobRecord, object] | None,
+    threads: ThreadStore, thread_id: str, sandboxes: SandboxBackend, sandbox: Sandbox | None
 ) -> None:
-    """R-H7a: no thread record, no sandbox (a fresh branch is deleted with it)."""
-    if created is not None:
-        starter.release(created[1])
+    """R-H7a: no thread record, no sandbox (a fresh branch is deleted with it); the start
+    removed the job, or ended it with the reason its supervisor could not start."""
     threads.discard(thread_id)
     if sandbox is not None:
         sandboxes.remove(sandbox, keep_branch=False)
@@ -338,7 +350,7 @@ def _check_prerequisites(
             )
 
 
-def _fork_source(position: Position, starter: JobStarter) -> str | None:
+def _fork_source(position: Position, jobs: JobStore) -> str | None:
     """The session a forked child starts from, or a refusal saying to pass fresh_context."""
     job = position.job
     if job is None:
@@ -353,7 +365,7 @@ def _fork_source(position: Position, starter: JobStarter) -> str | None:
             f"({transport(job.runner).no_fork})",
             hint=FRESH_HINT,
         )
-    session = starter.session_of(job)
+    session = session_of(jobs, job)
     if session is None:
         raise UserError("spawn_thread cannot fork: your session is not recorded", hint=FRESH_HINT)
     return session

@@ -82,7 +82,6 @@ def _opt_name(args: Mapping[str, Any], key: str) -> str | None:
 
 @_store_errors
 def spawn_thread(call: ToolCall) -> Reply:
-    from specialists.features.threads.launch import ProjectStarter
     from specialists.features.threads.spawn import ChildLimits, SpawnRequest
     from specialists.features.threads.spawn import spawn_thread as spawn
 
@@ -111,7 +110,6 @@ def spawn_thread(call: ToolCall) -> Reply:
         c.job_id,
         c.cwd,
         request,
-        starter=ProjectStarter(c.state_root),
         sandboxes=_backend(call),  # cheap until used: no git runs without a sandbox
         now_ms=_now_ms(call),
         limits=ChildLimits(

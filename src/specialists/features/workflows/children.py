@@ -53,8 +53,9 @@ class JobChildren:
     # --- launching -----------------------------------------------------------------------
 
     def launch(self, launch: Launch, on_created: Callable[[str, str], None]) -> str:
-        from specialists.features.threads.launch import ProjectStarter
-        from specialists.supervise.start import check_agent
+        """Start the child through the one start, keyed by the run, its key and the attempt:
+        a start repeated for that attempt finds the child it made."""
+        from specialists.supervise.start import check_agent, start
 
         if launch.earlier is not None and launch.continue_from is None:
             from specialists.runners.external_job import reattachable
@@ -68,7 +69,6 @@ class JobChildren:
             relative_parts(launch.options.output, where, self.state_root.parent)
         record, resolved = self._plan(launch)
         check_agent(record)
-        starter = ProjectStarter(self.state_root)
         handoff: dict[str, str] = {}
         before = launch.continue_from or launch.retry_of
         if before is not None:  # a follow-up works where the attempt before it did
@@ -80,7 +80,6 @@ class JobChildren:
         elif launch.options.sandbox and launch.nested is None:
             record, handoff = self._worktree(record, launch.options.key)
         thread_id = self.threads.reserve()
-        created: tuple[JobRecord, object] | None = None
         started = False
         try:
             stack = (*self.stack, thread_id)
@@ -97,29 +96,29 @@ class JobChildren:
                 },
                 runner_options=front_options(record.runner, dict(record.runner_options)),
             )
-            created = starter.create(record)
-            child = created[0]
-            self.threads.write(
-                ThreadRecord(
-                    id=thread_id,
-                    parent=self.owner,
-                    stack=stack,
-                    job_id=child.id,
-                    instructions=launch.prompt[:4000],
-                    fresh_context=resolved == "fresh",
-                    runner=child.runner,
-                    created_at_ms=now_ms(),
-                    sandbox=child.sandbox,
+
+            def created(child: JobRecord) -> None:
+                self.threads.write(
+                    ThreadRecord(
+                        id=thread_id,
+                        parent=self.owner,
+                        stack=stack,
+                        job_id=child.id,
+                        instructions=launch.prompt[:4000],
+                        fresh_context=resolved == "fresh",
+                        runner=child.runner,
+                        created_at_ms=now_ms(),
+                        sandbox=child.sandbox,
+                    )
                 )
-            )
-            on_created(child.id, resolved)  # journaled before the child can start
-            starter.start(child, created[1])
-            started = True
-            return child.id
+                on_created(child.id, resolved)  # journaled before the child can start
+
+            key = f"workflow:{self.workflow.id}:{launch.options.key}:{launch.attempt}"
+            begun = start(self.store, record, key=key, created=created, check=False)
+            started = not begun.existed  # a repeated attempt: our thread id was not used
+            return begun.id
         finally:
             if not started:
-                if created is not None:
-                    starter.release(created[1])
                 self.threads.discard(thread_id)
                 # A worktree made for it stays in the handoff manifest (never deleted here):
                 # `specialists worktree show/discard <workflow id>` reviews and removes it.

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specialists.base.errors import UserError
+from specialists.base.errors import SpecialistsError, UserError
 from specialists.base.reader import Invalid, check_tree
 from specialists.base.vocab import WORKFLOW_RUNNER
 from specialists.features.missions.launch import (
@@ -28,6 +28,7 @@ from specialists.features.missions.launch import (
 from specialists.features.missions.store import MissionStore
 from specialists.features.workflows.options import MAX_CONCURRENCY, default_concurrency
 from specialists.features.workflows.source import Source, find_workflow, load_document, load_python
+from specialists.store.ids import is_job_id
 from specialists.store.jobs import JobStore, now_ms
 from specialists.store.records import JobRecord
 from specialists.store.view import current_status
@@ -160,32 +161,50 @@ def resume_request(
 def _not_resumed_already(store: JobStore, job_id: str) -> None:
     """A run resumed once is continued from its newest resume: resuming an older one again
     would re-run what the newer finished (and two resumes at once, everything twice)."""
-    from specialists.supervise.lease import holder_alive, read_lease
+    from specialists.supervise.start import live
 
-    lease = read_lease(store, job_id)
-    if lease is None or not store.job_dir(lease.holder).is_dir():
+    holder = _resumed_by(store, job_id)
+    if holder is None:
         return  # never resumed, or the resume failed before it was created
-    if holder_alive(store, lease):
+    if live(store, holder) is not None:
         raise UserError(
-            f"workflow {job_id} is being resumed by job {lease.holder}; one resume at a time",
-            hint=f"wait for it or stop it: specialists status {lease.holder}",
+            f"workflow {job_id} is being resumed by job {holder}; one resume at a time",
+            hint=f"wait for it or stop it: specialists status {holder}",
         )
-    latest = lease.holder
+    latest = holder
     for _ in range(100):  # a chain of resumes, newest last (bounded: a planted loop)
-        after = read_lease(store, latest)
-        if after is None or not store.job_dir(after.holder).is_dir():
+        after = _resumed_by(store, latest)
+        if after is None:
             break
-        latest = after.holder
+        latest = after
     raise UserError(
-        f"workflow {job_id} was resumed already, as job {lease.holder}",
+        f"workflow {job_id} was resumed already, as job {holder}",
         hint=f"resume the newest run of it: specialists workflow resume {latest}",
     )
+
+
+def _resumed_by(store: JobStore, run_id: str) -> str | None:
+    """The job that resumed `run_id` (its start key; before 0.2, a `resume.lease` in the
+    run's directory), if that job exists."""
+    from specialists.store import keys
+    from specialists.store.files import read_object
+    from specialists.supervise.start import resume_key
+
+    holder = keys.holder(store.root, resume_key(run_id))
+    if holder is None:
+        try:
+            lease = read_object(store.job_dir(run_id) / "resume.lease", 4096)
+        except (OSError, SpecialistsError):
+            lease = {}  # none, or damaged: free, as it always was
+        holder = lease.get("holder") if isinstance(lease.get("holder"), str) else None
+    if holder is None or not is_job_id(holder) or not store.job_dir(holder).is_dir():
+        return None
+    return holder
 
 
 def origin_from_env() -> str | None:
     """The job whose agent started this workflow, when one did (for context: fork)."""
     from specialists.base.owner import JOB_ENV
-    from specialists.store.ids import is_job_id
 
     value = os.environ.get(JOB_ENV, "")
     return value if is_job_id(value) else None

@@ -38,6 +38,7 @@ class Launch:
     # the key's job of an earlier run that ended without an answer (its supervisor died): an
     # external job whose provider job still runs is reattached, not dispatched again
     earlier: str | None = None
+    attempt: int = 1  # of its key, in this run: with the run and the key, its start key
 
 
 class Children(Protocol):

@@ -26,6 +26,7 @@ import json
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from specialists.base.errors import UserError
@@ -432,7 +433,7 @@ class Runs:
                 }
             )
 
-        job = self._children.launch(launch, created)
+        job = self._children.launch(replace(launch, attempt=attempt), created)
         jobs.append(job)
         self._emit({"kind": "launch", "key": opts.key, "job": job, "attempt": attempt})
         return await self._wait(opts.key, job), job

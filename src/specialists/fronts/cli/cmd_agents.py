@@ -175,7 +175,7 @@ def _propose(project: Project, agent: str, proposer: str) -> tuple[str, str]:
     )
     warnings: list[str] = []
     record = project.plan(request, foreground=True, warnings=warnings)
-    job = project.start_in_process(record, None, handle_signals=True, warnings=warnings)
+    job = project.start(record, here=True, handle_signals=True, warnings=warnings)
     status = job.run()
     answer = project.store.read_result(status.id) if status.status == "done" else None
     if not answer:

@@ -98,7 +98,7 @@ def run_run(args: argparse.Namespace, project: Project) -> int:
         # Inside an agent session: that session; at a terminal: the shell that ran this.
         tether = session_tether(None) if agent_ancestor() else process_tether(_parent_pid())
     command = " ".join(args.words)
-    started = start_proc(
+    job, _pid = start_proc(
         project.store.root,
         owner,
         ProcRequest(
@@ -116,7 +116,6 @@ def run_run(args: argparse.Namespace, project: Project) -> int:
         source=EventSource("bg_run", "cli", {"command": command}),
         tether=tether,
     )
-    job = started.job
     if args.json:
         print(json.dumps({"id": job.id, "owner": owner, "log": str(job.log_path)}))
         return 0

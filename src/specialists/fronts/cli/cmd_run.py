@@ -230,7 +230,7 @@ def launch(
     warnings: list[str] = []
     if background:  # --attach runs in the background too, and follows the job here
         try:
-            job_id = project.start_background(record, warnings)
+            job_id = project.start(record, warnings=warnings).id
             _link_mission(project, mission, record.replace(id=job_id), warnings, as_json)
         finally:
             _warn(warnings)
@@ -247,8 +247,10 @@ def launch(
 
     observer = ForegroundObserver(quiet=as_json)
     try:
-        job = project.start_in_process(record, observer, handle_signals=True, warnings=warnings)
-        _link_mission(project, mission, job.record, warnings, as_json)
+        job = project.start(
+            record, here=True, observer=observer, handle_signals=True, warnings=warnings
+        )
+        _link_mission(project, mission, record.replace(id=job.id), warnings, as_json)
     finally:
         _warn(warnings)
     status = job.run()

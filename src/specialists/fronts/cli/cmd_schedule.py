@@ -280,11 +280,10 @@ def _set_paused(args: argparse.Namespace, project: Project, paused: bool) -> int
 
 def _run_now(args: argparse.Namespace, project: Project) -> int:
     from specialists.features.schedules.fire import run_now
-    from specialists.features.schedules.launch import JobLauncher
 
-    launcher = JobLauncher(project.store)
-    firing = run_now(_store(project), launcher, args.id, _now_ms())
-    _warn(launcher.warnings)
+    warnings: list[str] = []
+    firing = run_now(_store(project), project.store, args.id, _now_ms(), warnings)
+    _warn(warnings)
     _print_firings([firing], args.json)
     return 0 if firing.outcome in ("fired", "skipped") else 1
 
@@ -301,11 +300,10 @@ def _delete(args: argparse.Namespace, project: Project) -> int:
 def _run_due(args: argparse.Namespace, project: Project) -> int:
     from specialists.base.display import display_line
     from specialists.features.schedules.fire import run_due
-    from specialists.features.schedules.launch import JobLauncher
 
-    launcher = JobLauncher(project.store)
-    report = run_due(_store(project), launcher, _now_ms())
-    _warn(launcher.warnings)
+    warnings: list[str] = []
+    report = run_due(_store(project), project.store, _now_ms(), warnings)
+    _warn(warnings)
     for problem in report.problems:
         print(f"warning: {display_line(problem, 400)}", file=sys.stderr)
     if args.json:

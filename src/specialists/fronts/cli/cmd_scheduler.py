@@ -31,7 +31,6 @@ def run(args: argparse.Namespace, project: Project) -> int:
 
     from specialists.base.display import display_line
     from specialists.base.errors import UserError
-    from specialists.features.schedules.launch import JobLauncher
     from specialists.features.schedules.loop import serve
     from specialists.features.schedules.store import ScheduleStore
     from specialists.store.files import ensure_dir
@@ -47,12 +46,12 @@ def run(args: argparse.Namespace, project: Project) -> int:
     signal.signal(signal.SIGINT, stop_on)
     ensure_dir(project.store.root)
     store = ScheduleStore(project.store.root)
-    launcher = JobLauncher(project.store)
+    warnings: list[str] = []
 
     def report(result: RunDueReport) -> None:
-        for warning in launcher.warnings:
+        for warning in warnings:
             print(f"warning: {display_line(warning, 400)}", file=sys.stderr)
-        launcher.warnings.clear()
+        warnings.clear()
         for problem in result.problems:
             print(f"warning: {display_line(problem, 400)}", file=sys.stderr)
         for f in result.firings:
@@ -63,6 +62,13 @@ def run(args: argparse.Namespace, project: Project) -> int:
         sys.stdout.flush()
 
     print(f"scheduler: watching {store.root} (pid {os.getpid()})", flush=True)
-    serve(store, launcher, stop=lambda: bool(stopping), on_report=report, max_wait_s=args.max_wait)
+    serve(
+        store,
+        project.store,
+        stop=lambda: bool(stopping),
+        on_report=report,
+        max_wait_s=args.max_wait,
+        warnings=warnings,
+    )
     print("scheduler: stopped", flush=True)
     return 0

@@ -96,7 +96,7 @@ def run(args: argparse.Namespace, project: Project) -> int:
     record = record.replace(owner=list(project.owner.keys))
     warnings: list[str] = []
     try:
-        start = lambda r: project.start_background(r, warnings)  # noqa: E731
+        start = lambda r: project.start(r, warnings=warnings).id  # noqa: E731
         job_id, mission_id = start_on_mission(project.store.root, record, mission, start, warnings)
     finally:
         for warning in warnings:

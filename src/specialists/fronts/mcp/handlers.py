@@ -201,9 +201,12 @@ def run(ctx: ServerContext, args: Args) -> dict[str, Any]:
     )
     check_before_launch(store.root, mission)  # strict: nothing starts for a bad mission_id
     record = _plan(ctx, store, args)
-    start = ctx.project.start_background
+    start = ctx.project.start
     job_id, sandbox = launch_in_sandbox(
-        ctx.root(), record, lambda r: start(r, ctx.warnings), wanted=bool(args.get("sandbox"))
+        ctx.root(),
+        record,
+        lambda r: start(r, warnings=ctx.warnings).id,
+        wanted=bool(args.get("sandbox")),
     )
     launched = Launched.of(record.replace(id=job_id))
     mission_id = link_after_launch(store.root, mission, launched, ctx.warnings)

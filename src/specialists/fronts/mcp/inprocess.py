@@ -1,6 +1,6 @@
 """Jobs the MCP server supervises itself: the synchronous tools (use_specialist, run_parallel).
 
-Each is created by `Project.start_in_process` (the same path as a foreground
+Each is started by `Project.start(..., here=True)` (the same path as a foreground
 `specialists run`) and supervised in a worker thread of the server process. They belong to the
 server: when it gets SIGTERM or its client goes away, `stop_all` asks each to stop and
 kills its agent's process group. Background jobs (`run`) have their own detached supervisors
@@ -51,7 +51,7 @@ class InProcessJobs:
             if self._closed:
                 raise Bug("job started after the server began shutting down")
             # Signals belong to the server (and only the main thread may set handlers).
-            job = project.start_in_process(record, handle_signals=False, warnings=warnings)
+            job = project.start(record, here=True, warnings=warnings)
             job_id = job.id
 
             def supervise() -> None:

@@ -94,7 +94,7 @@ def workflow(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
         raise Bug("bug: a model's workflow reached its start without its document pinned")
     check_consent(document, project_gates(project.root), via="workflow tool")
     record = record.replace(owner=list(ctx.keys()))
-    start = lambda r: project.start_background(r, ctx.warnings)  # noqa: E731
+    start = lambda r: project.start(r, warnings=ctx.warnings).id  # noqa: E731
     job_id, mission_id = start_on_mission(project.store.root, record, mission, start, ctx.warnings)
     return {
         "id": job_id,
