@@ -220,6 +220,7 @@ MISSION_INDEX = Kind(
     "pointers to every project's missions for `mission list --global` (missions/index.py)",
     docs=(doc("<project>-<mission>.json", "id, title, status, updated_ms, roots"),),
     locks=(),
+    max_doc=64 * KIB,
 )
 
 THREAD = Kind(

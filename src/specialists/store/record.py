@@ -44,9 +44,10 @@ from specialists.store.files import (
     FILE_MODE,
     create_private,
     ensure_dir,
+    open_dir,
     open_regular,
     parse_object,
-    read_bytes,
+    size_text,
 )
 from specialists.store.locks import lock as flock
 
@@ -336,10 +337,23 @@ class FileRecord:
     def read(self, doc: str, *, schema: int | None = None) -> dict[str, Any] | None:
         path = self._doc(doc)
         try:
-            raw = read_bytes(path, self.max_doc)
+            fd = self._open(path.name)
         except (FileNotFoundError, NotADirectoryError):
             return None
+        try:
+            raw = _read_fd(fd, self.max_doc, path)
+        finally:
+            os.close(fd)
         return check_schema(parse_object(raw, path), schema, path)
+
+    def _open(self, name: str, flags: int = 0) -> int:
+        """An fd on the regular file `name` in the record, whose directory is never a
+        followed link either (FileNotFoundError when either is missing)."""
+        dir_fd = open_dir(self.path)
+        try:
+            return open_regular(name, flags, dir_fd=dir_fd, label=self.path / name)
+        finally:
+            os.close(dir_fd)
 
     def replace(self, doc: str, data: Mapping[str, Any]) -> None:
         self.ensure()
@@ -396,7 +410,7 @@ class FileRecord:
 
     def size(self, log: str) -> int:
         try:
-            fd = open_regular(self._log(log))
+            fd = self._open(self._log(log).name)
         except (FileNotFoundError, NotADirectoryError):
             return 0
         try:
@@ -407,7 +421,7 @@ class FileRecord:
     def lines(self, log: str, *, start: int = 0, limit: int | None = None) -> Lines:
         path = self._log(log)
         try:
-            fd = open_regular(path)
+            fd = self._open(path.name)
         except (FileNotFoundError, NotADirectoryError):
             return Lines((), start)
         entries: list[dict[str, Any]] = []
@@ -498,6 +512,20 @@ def _sweep(parent: Path) -> None:
             st = os.lstat(path)
             if time.time() - st.st_mtime > STALE_S and stat.S_ISDIR(st.st_mode):
                 shutil.rmtree(path, ignore_errors=True)
+
+
+def _read_fd(fd: int, cap: int, where: Path) -> bytes:
+    size = os.fstat(fd).st_size
+    if size > cap:
+        raise StoreError(f"{where} is {size_text(size)}, more than the {size_text(cap)} read")
+    chunks, left = [], cap + 1
+    while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+        chunks.append(chunk)
+        left -= len(chunk)
+    data = b"".join(chunks)
+    if len(data) > cap:
+        raise StoreError(f"{where} grew past the {size_text(cap)} read")
+    return data
 
 
 def _write_all(fd: int, data: bytes) -> None:
