@@ -232,37 +232,40 @@ class FileRecord:
         max_line: int = MAX_LINE,
         max_log: int = MAX_LOG,
         durable: bool = False,
+        parent: FileRecord | None = None,
     ) -> None:
         self.path = path
         self.max_doc = max_doc
         self.max_line = max_line
         self.max_log = max_log
         self.durable = durable
+        self.parent = parent  # a record inside another is opened from it, never via a link
 
     def __repr__(self) -> str:
         return f"FileRecord({str(self.path)!r})"
 
-    def _like(self, path: Path) -> FileRecord:
+    def _like(self, path: Path, parent: FileRecord | None = None) -> FileRecord:
         return FileRecord(
             path,
             max_doc=self.max_doc,
             max_line=self.max_line,
             max_log=self.max_log,
             durable=self.durable,
+            parent=parent,
         )
 
     # --- the record itself ------------------------------------------------------------------
 
     def exists(self) -> bool:
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        except OSError:
+            fd = self._dir_fd()
+        except (OSError, StoreError):
             return False
         os.close(fd)
         return True
 
     def sub(self, name: str) -> FileRecord:
-        return self._like(self.path / check_sub(name))
+        return self._like(self.path / check_sub(name), parent=self)
 
     def children(self) -> list[str]:
         return sorted(n for n in self._names() if is_child(n))
@@ -272,9 +275,13 @@ class FileRecord:
 
     def _names(self) -> list[str]:
         try:
-            return os.listdir(self.path)
+            fd = self._dir_fd()
         except (FileNotFoundError, NotADirectoryError):
             return []
+        try:
+            return os.listdir(fd)
+        finally:
+            os.close(fd)
 
     def ensure(self) -> None:
         """The directory, made if missing (0700); a symlink or a file there is refused."""
@@ -349,11 +356,26 @@ class FileRecord:
     def _open(self, name: str, flags: int = 0) -> int:
         """An fd on the regular file `name` in the record, whose directory is never a
         followed link either (FileNotFoundError when either is missing)."""
-        dir_fd = open_dir(self.path)
+        dir_fd = self._dir_fd()
         try:
             return open_regular(name, flags, dir_fd=dir_fd, label=self.path / name)
         finally:
             os.close(dir_fd)
+
+    def _dir_fd(self) -> int:
+        """An fd on the record's directory, opened from its parent record's (no link
+        followed on the way down from the outermost record)."""
+        if self.parent is None:
+            return open_dir(self.path)
+        parent_fd = self.parent._dir_fd()
+        try:
+            return open_dir(self.path.name, dir_fd=parent_fd)
+        except StoreError:
+            raise StoreError(
+                f"{self.path} is not a directory (a symbolic link?); not followed"
+            ) from None
+        finally:
+            os.close(parent_fd)
 
     def replace(self, doc: str, data: Mapping[str, Any]) -> None:
         self.ensure()
