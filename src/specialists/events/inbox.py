@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from specialists.base.errors import StoreError
+from specialists.base.errors import Planted, StoreError
 from specialists.events.model import Event, EventSource, event_from_dict, event_id
 from specialists.events.owners import check_owner, owner_dir
 from specialists.events.spill import EVENT_LIMITS, SpillLimits, bound_body
@@ -82,7 +82,7 @@ def _untrusted() -> Iterator[None]:
     expects of a file it could not use (R-E5: logged, never raised into a supervisor)."""
     try:
         yield
-    except StoreError as exc:
+    except Planted as exc:
         raise OSError(errno.EINVAL, exc.message) from None
 
 

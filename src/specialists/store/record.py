@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from specialists.base.errors import StoreError
+from specialists.base.errors import Planted, StoreError
 from specialists.store.atomic import write_atomic
 from specialists.store.files import (
     DIR_MODE,
@@ -73,6 +73,10 @@ class Record(Protocol):
     """One record. File and memory backends behave the same (tests/unit/test_record.py)."""
 
     def exists(self) -> bool: ...
+
+    def ensure(self) -> None:
+        """Make the record's directory if it is missing (a planted link is refused)."""
+        ...
 
     def create(self, fill: Callable[[Record], None] | None = None) -> bool:
         """Make the record, filled by `fill`, whole or not at all; False (nothing made) when
@@ -296,7 +300,7 @@ class FileRecord:
         st = os.lstat(parent)
         if not stat.S_ISDIR(st.st_mode):
             what = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a directory"
-            raise StoreError(f"{parent} is {what}; not followed")
+            raise Planted(f"{parent} is {what}; not followed")
 
     def create(self, fill: Callable[[Record], None] | None = None) -> bool:
         self._ensure_parent()
@@ -370,8 +374,8 @@ class FileRecord:
         parent_fd = self.parent._dir_fd()
         try:
             return open_dir(self.path.name, dir_fd=parent_fd)
-        except StoreError:
-            raise StoreError(
+        except Planted:
+            raise Planted(
                 f"{self.path} is not a directory (a symbolic link?); not followed"
             ) from None
         finally:
@@ -494,7 +498,7 @@ class FileRecord:
             self.ensure()
         elif not self.exists():
             if os.path.islink(self.path):
-                raise StoreError(f"{self.path} is a symbolic link; not followed")
+                raise Planted(f"{self.path} is a symbolic link; not followed")
             raise FileNotFoundError(errno.ENOENT, "no such record", str(self.path))
         key = str(self.path / (LOCK_FILE if name is None else f"{check_name(name)}.lock"))
         with _guard:

@@ -24,7 +24,7 @@ from specialists.features.asks.model import (
     outcome_from_dict,
 )
 from specialists.store.kinds import ASK
-from specialists.store.record import FileRecord
+from specialists.store.record import FileRecord, Record
 
 ASKS_DIR = "asks"
 
@@ -52,7 +52,11 @@ def create(job_dir: Path, make: Callable[[int], Ask]) -> Ask:
     seq = 1 + max(_numbers(root.children()), default=0)
     while seq <= MAX_ASKS_PER_JOB:
         ask = make(seq)
-        if root.sub(str(seq)).create(lambda new, a=ask: new.replace("ask", a.to_dict())):
+
+        def fill(new: Record, ask: Ask = ask) -> None:
+            new.replace("ask", ask.to_dict())
+
+        if root.sub(str(seq)).create(fill):
             return ask
         seq += 1
     raise StoreError(f"{root.path}: {MAX_ASKS_PER_JOB:,} asks already; no more for this job")
