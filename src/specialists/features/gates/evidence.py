@@ -12,15 +12,14 @@ of the run that passed), "miss" (run), "off" (run: the gate asked for no memo) o
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import StoreError
 from specialists.features.gates.spec import GateError
-from specialists.store.atomic import write_atomic
-from specialists.store.files import ensure_dir, parse_object, read_bytes
+from specialists.store.files import parse_object, read_bytes
+from specialists.store.kinds import JOB
 
 SCHEMA = 1
 EVIDENCE_DIR = "evidence"
@@ -39,11 +38,8 @@ def check_label(label: str) -> str:
 
 
 def write_evidence(job_dir: Path, label: str, data: dict[str, Any]) -> Path:
-    folder = job_dir / EVIDENCE_DIR
-    ensure_dir(folder)
-    path = folder / f"{check_label(label)}.json"
-    write_atomic(path, json.dumps({"schema": SCHEMA, **data}, ensure_ascii=False).encode())
-    return path
+    JOB.record(job_dir).sub(EVIDENCE_DIR).replace(check_label(label), {"schema": SCHEMA, **data})
+    return job_dir / EVIDENCE_DIR / f"{label}.json"
 
 
 def read_evidence(job_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
