@@ -66,10 +66,10 @@ class Kind:
     def patterns(self) -> Iterator[str]:
         """Glob patterns (relative to the state root, `~/` for the user's) of every file."""
         base = _glob(self.where)
-        for f in (*self.docs, *self.logs, *self.claims, *self.blobs, *self.legacy):
-            yield f"{base}/{_glob(f.name)}"
-        for lock in self.locks:
-            yield f"{base}/{_glob(lock)}"
+        for name in (f.name for f in (*self.docs, *self.logs, *self.claims, *self.blobs)):
+            yield f"{base}/{_glob(name)}" if base else _glob(name)
+        for name in (*(f.name for f in self.legacy), *self.locks):
+            yield f"{base}/{_glob(name)}" if base else _glob(name)
 
 
 def _glob(text: str) -> str:
@@ -169,7 +169,6 @@ WORKFLOW_JOURNAL = Kind(
     "jobs/<id>",
     "a workflow's journal: fsynced before each child starts (features/workflows/journal.py)",
     logs=(doc("workflow-journal.jsonl", "launch / end / phase / log entries"),),
-    locks=(),
     max_line=4 * MIB,
     max_log=256 * MIB,
     durable=True,
@@ -244,7 +243,7 @@ THREADS = Kind(
     "threads",
     "per owner: the lock of a spawn and the journal of failed launches (threads/limits.py)",
     logs=(doc("spawn-<owner>-failures.jsonl", "one line per failed launch (R-H11)"),),
-    locks=("spawn-<owner>.lock",),
+    locks=("lock", "spawn-<owner>.lock"),
     legacy=(doc("spawn-<owner>.launch-failures", "0.1.0: the same lines"),),
 )
 
@@ -289,6 +288,17 @@ REFINEMENT = Kind(
     ),
 )
 
+PERSON_FILES = Kind(
+    "person-files",
+    "",
+    "what a person keeps in .specialists/ (read, never written by specialists)",
+    locks=(),
+    blobs=(
+        doc("config.toml", "the project's local config (its old place; see store/paths.py)"),
+        doc("workflows/<name>", "a workflow of this checkout (.py, .yaml, .yml, .json)"),
+    ),
+)
+
 HOOK_CACHES = Kind(
     "hook-caches",
     "hooks",
@@ -309,9 +319,15 @@ USER_FILES = Kind(
         doc("hooks.log", "the hooks' log, rotated (store/logfile.py)"),
         doc("errors.log", "tracebacks of bugs, rotated"),
         doc("health.json", "the doctor's cache"),
-        doc("breakers/<key>.json", "a provider's circuit breaker (native/breaker.py)"),
-        doc("breakers/<key>.lock", "its lock"),
     ),
+)
+
+BREAKERS = Kind(
+    "breakers",
+    "~/breakers",
+    "a circuit breaker per provider and model, shared by every run (native/breaker.py)",
+    docs=(doc("<key>.json", "closed / open / half_open, failures, the last error", 1),),
+    locks=("<key>.lock",),
 )
 
 KINDS: tuple[Kind, ...] = (
@@ -330,21 +346,25 @@ KINDS: tuple[Kind, ...] = (
     HANDOFFS,
     GATE_MEMO,
     REFINEMENT,
+    PERSON_FILES,
     HOOK_CACHES,
     USER_FILES,
+    BREAKERS,
 )
 
 
 def undeclared(root: Path, *, user: bool = False) -> list[str]:
     """The files under `root` (the state root, or with `user` the user's state directory)
     that no kind declares, relative to it."""
+    names = [
+        p.relative_to(root).as_posix()
+        for p in sorted(root.rglob("*"))
+        if p.is_symlink() or not p.is_dir()
+    ]
+    return undeclared_names(names, user=user)
+
+
+def undeclared_names(names: list[str], *, user: bool = False) -> list[str]:
     patterns = [p for k in KINDS for p in k.patterns() if p.startswith("~/") == user]
     patterns = [p[2:] if user else p for p in patterns]
-    out = []
-    for path in sorted(root.rglob("*")):
-        if path.is_dir() and not path.is_symlink():
-            continue
-        rel = path.relative_to(root).as_posix()
-        if not any(fnmatch.fnmatchcase(rel, p) for p in patterns):
-            out.append(rel)
-    return out
+    return [n for n in names if not any(fnmatch.fnmatchcase(n, p) for p in patterns)]
