@@ -161,7 +161,9 @@ class Inbox:
         or a waiter woken for it would find nothing to take and spin)"""
         offset = self._read_cursor().offset
         with _untrusted():
-            return self.record.lines(EVENTS, start=offset, limit=1).end > offset
+            found = self.record.lines(EVENTS, start=offset, limit=1)
+        # An entry or a damaged line; a cursor past the end (compacted) reads from the start.
+        return bool(found.entries or found.problems) or found.end > offset
 
     def pending(self, *, max_events: int = TAKE_MAX_EVENTS) -> Batch:
         """Events past the cursor, deduplicated, in order; the cursor does not move."""

@@ -106,9 +106,8 @@ def read_bytes(
     fd, st = _open_regular(path, 0, dir_fd, label)
     try:
         if st.st_size > cap:
-            raise StoreError(
-                f"{label} is {size_text(st.st_size)}, more than the {size_text(cap)} read"
-            )
+            size, most = size_text(st.st_size), size_text(cap)
+            raise StoreError(f"{label} is too large ({size}, more than the {most} read)")
         data = os.read(fd, st.st_size + 1)  # short of that: the end of the file
         if len(data) > st.st_size:  # it grew meanwhile: read on, up to the cap
             chunks = [data]

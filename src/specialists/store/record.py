@@ -543,7 +543,7 @@ def _sweep(parent: Path) -> None:
 def _read_fd(fd: int, cap: int, where: Path) -> bytes:
     size = os.fstat(fd).st_size
     if size > cap:
-        raise StoreError(f"{where} is {size_text(size)}, more than the {size_text(cap)} read")
+        raise StoreError(f"{where} is too large ({size_text(size)}, more than {size_text(cap)})")
     chunks, left = [], cap + 1
     while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
         chunks.append(chunk)
