@@ -349,7 +349,7 @@ def test_a_failed_launch_leaves_no_thread_and_no_sandbox() -> None:
     assert reply.is_error and "nosuchone" in reply.text
     assert thread_dirs(project) == [] and job_dirs(project) == []
     sandboxes = project / ".specialists" / "sandboxes"
-    kept = (sandboxes.iterdir() if sandboxes.exists() else [])
+    kept = sandboxes.iterdir() if sandboxes.exists() else []
     assert not [p for p in kept if p.name not in ("lock", ".lock")]  # the record's lock
     from tests.support.gitrepo import git
 

@@ -144,7 +144,7 @@ def test_each_kind_names_its_files_once_and_opens_records_with_its_bounds(tmp_pa
     names = [k.name for k in KINDS]
     assert len(names) == len(set(names))
     for kind in KINDS:
-        assert kind.what and (kind.where or kind.name == "person-files")
+        assert kind.what and kind.files and (kind.where or kind.name == "person-files")
         rec = kind.record(tmp_path / kind.name)
         assert isinstance(rec, FileRecord)
         assert (rec.max_doc, rec.max_line, rec.durable) == (
@@ -152,10 +152,11 @@ def test_each_kind_names_its_files_once_and_opens_records_with_its_bounds(tmp_pa
             kind.max_line,
             kind.durable,
         )
-        files = [f.name for f in (*kind.docs, *kind.logs, *kind.claims, *kind.blobs)]
+        files = [f.name for f in kind.files]
         assert len(files) == len(set(files)), kind.name
-        assert all(f.endswith(".json") for f in (d.name for d in (*kind.docs, *kind.claims)))
-        assert all(f.endswith(".jsonl") for f in (d.name for d in kind.logs))
+        for f in kind.files:
+            assert f.form != "log" or f.name.endswith(".jsonl"), f
+            assert f.form not in ("doc", "claim") or f.name.endswith(".json"), f
 
 
 def test_a_store_on_memory_writes_no_file(tmp_path: Path) -> None:

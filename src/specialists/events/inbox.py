@@ -1,13 +1,5 @@
-"""One owner's durable inbox: `events.jsonl` (append-only) and `cursor.json` (what was taken).
-
-    .specialists/owners/<owner>/
-      events.jsonl   one Event per line, appended under `lock` by any producer
-      cursor.json    {"offset": bytes acknowledged, "seen": [recent event ids]}
-      lock           flock: appends, cursor updates and compaction take it briefly
-      spill/         bodies too long for a line (spill.py)
-
-The directory is a Record of the kind `owner` (store/kinds.py): the log, the document and
-the lock are the primitive's, with its torn-line rule and its refusal of planted files.
+"""One owner's durable inbox: the log `events.jsonl` and the document `cursor.json`
+({"offset": bytes acknowledged, "seen": [recent ids]}) of its Record (store/kinds.py OWNER).
 
 Delivery is at-least-once (R-E6): `pending` reads what lies past the cursor, the front hands
 it to the model, then `ack` moves the cursor. What was never acknowledged is read again after

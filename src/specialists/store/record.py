@@ -47,7 +47,7 @@ from specialists.store.files import (
     open_dir,
     open_regular,
     parse_object,
-    size_text,
+    read_bytes,
 )
 from specialists.store.locks import lock as flock
 
@@ -348,13 +348,15 @@ class FileRecord:
     def read(self, doc: str, *, schema: int | None = None) -> dict[str, Any] | None:
         path = self._doc(doc)
         try:
-            fd = self._open(path.name)
+            dir_fd = self._dir_fd()
         except (FileNotFoundError, NotADirectoryError):
             return None
         try:
-            raw = _read_fd(fd, self.max_doc, path)
+            raw = read_bytes(path.name, self.max_doc, dir_fd=dir_fd, label=path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
         finally:
-            os.close(fd)
+            os.close(dir_fd)
         return check_schema(parse_object(raw, path), schema, path)
 
     def _open(self, name: str, flags: int = 0) -> int:
@@ -538,20 +540,6 @@ def _sweep(parent: Path) -> None:
             st = os.lstat(path)
             if time.time() - st.st_mtime > STALE_S and stat.S_ISDIR(st.st_mode):
                 shutil.rmtree(path, ignore_errors=True)
-
-
-def _read_fd(fd: int, cap: int, where: Path) -> bytes:
-    size = os.fstat(fd).st_size
-    if size > cap:
-        raise StoreError(f"{where} is too large ({size_text(size)}, more than {size_text(cap)})")
-    chunks, left = [], cap + 1
-    while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
-        chunks.append(chunk)
-        left -= len(chunk)
-    data = b"".join(chunks)
-    if len(data) > cap:
-        raise StoreError(f"{where} grew past the {size_text(cap)} read")
-    return data
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -1,9 +1,5 @@
-"""An ask on disk, under the asking job's directory: a Record of kind `ask` (store/kinds.py).
-
-    jobs/<id>/asks/                 0700; a symlink or a non-directory here is refused
-      <n>/                          one ask, made whole or not at all (its number)
-        ask.json                    the question (written once)
-        outcome.json                how it ended: claimed exactly once (Record.claim)
+"""An ask on disk: `jobs/<id>/asks/<n>/`, a Record (kinds.py ASK) made whole by an exclusive
+create that takes its number, with `ask.json` and the claim `outcome.json`.
 
 Of two replies (or a reply and the child's timeout) exactly one claim wins, and nobody ever
 reads half of one. Files are never followed through a link and must be regular files of

@@ -1,11 +1,5 @@
-"""Missions on disk: `.specialists/missions/<id>/`, one Record of kind `mission` each.
-
-    mission.json      the mission (codec.py): replaced whole under the lock
-    state.json        the JSON `state` workflows share (state.py), at most 256 KiB
-    lock              held for every change of either file
-    .by-job/<job>.json  which mission a job is linked to (kind `mission-links`), so a job's
-                      news finds its mission without reading every mission (goal.py);
-                      0.1.0 wrote `.by-job/<job>` holding the id as text: still read
+"""Missions on disk: `.specialists/missions/<id>/`, one Record each (kinds.py MISSION), and
+`.by-job/<job>.json` naming a job's mission (MISSION_LINKS; 0.1.0's `<job>` is still read).
 
 A new mission is made whole or not at all (Record.create), so a failed create (a full disk)
 leaves nothing a reader would see. A damaged mission (bad JSON, a FIFO or a symlink where a

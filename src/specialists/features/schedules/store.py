@@ -1,16 +1,7 @@
-"""Schedules on disk: `.specialists/schedules/<id>/`, one Record of kind `schedule` each
-(store/kinds.py declares its files: definition, state, history, events, runs/<slot>, lock).
-
-    definition.json   what to run and when (rewritten only by pause and resume)
-    state.json        how far firing has got: last slot handled, next slot due, counts
-    history.jsonl     one line per slot outcome (fired, skipped, missed, failed,
-                      interrupted), trimmed to the last MAX_HISTORY lines
-    events.jsonl      what people did to it (created, paused, resumed, run-now), trimmed too
-    runs/<slot>.json  a receipt per firing: its outcome and the job it launched
-    fire-<slot>       the lease of one firing: created exclusively before anything is
-                      launched, so a slot is fired once even by two schedulers at once or
-                      after a crash mid-firing (the lease stays; the slot is not retried)
-    lock              held for every change, so state.json has one writer at a time
+"""Schedules on disk: `.specialists/schedules/<id>/`, one Record each (its files: kinds.py
+SCHEDULE). Every change holds its lock, so state.json has one writer at a time. The lease
+`fire-<slot>` is made exclusively before anything is launched, so a slot is fired once even
+by two schedulers at once or after a crash mid-firing (the lease stays; it is not retried).
 
 A new schedule is made whole or not at all (Record.create), so a failed create leaves nothing
 a reader would see. A damaged schedule is reported, never fatal to the rest.

@@ -1,10 +1,6 @@
 """The thread registry: who spawned which child job, and how far its close has come.
-
-    .specialists/threads/<thread id>/      0700; made with an exclusive mkdir (the id is taken)
-      thread.json                          the launch record, written once by the spawner (R-H4)
-      reports.jsonl                        the child's reports, one per line, numbered (R-H5)
-      closing.json                         the close began: its report (exclusive create)
-      closed.json                          the close finished: outcome, sandbox stat (exclusive)
+`.specialists/threads/<thread id>/` is a Record (kinds.py THREAD; the threads directory
+itself is THREADS), made by an exclusive create that takes the id.
 
 Thread ids are `t-` and 32 lowercase hex digits: 128 random bits, so ids never collide
 across sessions or processes without any shared allocation state (R-H0). The root is `root`.
@@ -13,9 +9,7 @@ A thread's stack is the list of ids from root to itself.
 Writers: the spawner writes thread.json; the child (its tools) appends reports and makes
 closing.json; whoever finishes the close first (the child's close_thread, or the runtime
 when the job ended without one, R-S9) makes closed.json. Both markers are claims
-(Record.claim), so exactly one close happens however many try. Each thread is a Record of
-kind `thread`; the threads directory itself (kind `threads`) holds each parent's spawn lock
-and its journal of failed launches (store/kinds.py).
+(Record.claim), so exactly one close happens however many try.
 """
 
 from __future__ import annotations
