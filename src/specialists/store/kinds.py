@@ -64,14 +64,18 @@ class Kind:
         return [f"{base}/{_glob(f.name)}" if base else _glob(f.name) for f in self.files]
 
 
-def kind(name: str, where: str, what: str, table: str, **bounds: int | bool) -> Kind:
-    """A kind from its table: one file a line, `name  form[/schema]  what it holds`."""
+def kind(table: str, **bounds: int | bool) -> Kind:
+    """A kind from its table: `name  where  what it is`, then one file a line, `name
+    form[/schema]  what it holds` (`.` is the state root itself)."""
+    head, *lines = table.strip().splitlines()
+    name, where, what = head.split(maxsplit=2)
     files = []
-    for line in table.strip().splitlines():
+    for line in lines:
         file, form, text = line.split(maxsplit=2)
         form, _, schema = form.partition("/")
         assert form in FORMS, f"bug: {name}: unknown form {form!r}"
         files.append(File(file, form, text, int(schema) if schema else None))
+    where = "" if where == "." else where
     return Kind(name, where, what, tuple(files), **bounds)  # type: ignore[arg-type]
 
 
@@ -80,10 +84,8 @@ def _glob(text: str) -> str:
 
 
 OWNER = kind(
-    "owner",
-    "owners/<owner>",
-    "what one owner (a job, a Claude Code or pi session, a person) must hear of (events/)",
     """
+    owner owners/<owner> what one owner (a job, a session, a person) must hear of (events/)
     events.jsonl          log     the inbox: one event per line (events/model.py)
     cursor.json           doc     how far the inbox was taken: byte offset, recent ids
     timers.jsonl          log     set / fire / cancel of the owner's timers, folded
@@ -94,11 +96,8 @@ OWNER = kind(
 )
 
 JOB = kind(
-    "job",
-    "jobs/<id>",
-    "one job, written by its supervisor alone through the pen (store/writer.py); its lock is "
-    "a flock on the directory itself (store/locks.py)",
     """
+    job jobs/<id> one job: its supervisor alone writes it, through the pen (store/writer.py)
     job.json              doc/1   the launch record, written once (store/records.py), 32 MiB
     status.json           doc/1   the current state, replaced on every change
     events.jsonl          log     the job's events, appended by the pen (store/joblog.py)
@@ -131,30 +130,24 @@ JOB = kind(
 )
 
 FINISHED_INDEX = kind(
-    "finished-index",
-    "jobs",
-    "a cache of finished jobs for `status` (store/index.py); rebuilt when damaged",
     """
+    finished-index jobs a cache of finished jobs for `status` (store/index.py); rebuilt when damaged
     .finished.json        blob    rows of id, status, specialist, times, error, key, title
-    """,
+    """
 )
 
 ASK = kind(
-    "ask",
-    "jobs/<id>/asks/<n>",
-    "a question a child asked its supervisor, and how it was settled (features/asks)",
     """
+    ask jobs/<id>/asks/<n> a child's question to its supervisor and how it ended (features/asks)
     ask.json              doc     the question, written once
     outcome.json          claim   the reply, the timeout or the cancel: whichever came first
     """,
-    max_doc=2 * 64 * KIB + 8 * KIB,  # a message JSON-escaped, plus the fields (asks/model.py)
+    max_doc=2 * 64 * KIB + 8 * KIB,
 )
 
 WORKFLOW_JOURNAL = kind(
-    "workflow-journal",
-    "jobs/<id>",
-    "a workflow's journal, fsynced before each child starts (features/workflows/journal.py)",
     """
+    workflow-journal jobs/<id> a workflow's journal, fsynced before each child starts
     workflow-journal.jsonl log    launch / end / phase / log entries, one per line
     lock                  lock    appends
     """,
@@ -164,10 +157,8 @@ WORKFLOW_JOURNAL = kind(
 )
 
 SCHEDULE = kind(
-    "schedule",
-    "schedules/<id>",
-    "a recurring launch and how its firing went (features/schedules)",
     """
+    schedule schedules/<id> a recurring launch and how its firing went (features/schedules)
     definition.json       doc/1   what to run and when (rewritten by pause and resume)
     state.json            doc/1   the last slot handled, the next one due, counts
     history.jsonl         log     one line per slot outcome, the last 500 kept
@@ -180,10 +171,8 @@ SCHEDULE = kind(
 )
 
 MISSION = kind(
-    "mission",
-    "missions/<id>",
-    "a mission: its runs, decisions, artifacts and shared state (features/missions)",
     """
+    mission missions/<id> a mission: runs, decisions, artifacts, shared state (features/missions)
     mission.json          doc/1   the mission (codec.py), 8 MiB
     state.json            doc     the JSON state its workflows share (state.py), 256 KiB
     lock                  lock    every change of either
@@ -192,30 +181,24 @@ MISSION = kind(
 )
 
 MISSION_LINKS = kind(
-    "mission-links",
-    "missions/.by-job",
-    "which mission a job is linked to, so a job's news finds it in one read",
     """
+    mission-links missions/.by-job a job's mission, so that the job's news finds it in one read
     <job>.json            doc     {"mission": id}
     <job>                 legacy  0.1.0: the mission id as text
-    """,
+    """
 )
 
 MISSION_INDEX = kind(
-    "mission-index",
-    "~/missions",
-    "pointers to every project's missions for `mission list --global` (missions/index.py)",
     """
+    mission-index ~/missions every project's missions, for `mission list --global`
     <project>-<id>.json   doc     id, title, status, updated_ms, its roots
     """,
     max_doc=64 * KIB,
 )
 
 THREAD = kind(
-    "thread",
-    "threads/<thread>",
-    "a child thread: who spawned it, its reports, its close (features/threads)",
     """
+    thread threads/<thread> a child thread: who spawned it, its reports, its close
     thread.json           doc     the launch record, written once by the spawner
     reports.jsonl         log     the child's reports, numbered
     closing.json          claim   the close began: by whom, with which report
@@ -228,22 +211,18 @@ THREAD = kind(
 )
 
 THREADS = kind(
-    "threads",
-    "threads",
-    "each parent's spawn lock and journal of failed launches (threads/limits.py, R-H11)",
     """
+    threads threads each parent's spawn lock and failed launches (threads/limits.py, R-H11)
     spawn-<owner>-failures.jsonl log  one line per failed launch
     spawn-<owner>.lock    lock    one spawn of the parent at a time (R-RLM4)
     lock                  lock    appends
     spawn-<owner>.launch-failures legacy 0.1.0: the same lines
-    """,
+    """
 )
 
 SANDBOXES = kind(
-    "sandboxes",
-    "sandboxes",
-    "one record per sandbox: branch, base, origin, squashes (features/sandbox/meta.py)",
     """
+    sandboxes sandboxes one record per sandbox: branch, base, origin, squashes (sandbox/meta.py)
     <id>.json             doc/1   the sandbox, 256 KiB
     lock                  lock    a create or a squash at a time
     <id>/<path>           blob    its git worktree
@@ -253,10 +232,8 @@ SANDBOXES = kind(
 )
 
 HANDOFFS = kind(
-    "handoffs",
-    "handoffs",
-    "a handoff's children and how far each got, fsynced: recovery reads it (sandbox/handoff*)",
     """
+    handoffs handoffs a handoff's children and how far each got, fsynced: recovery reads it
     <id>.json             doc/1   the manifest, 4 MiB
     <id>.lock             lock    every change of it
     <id>/<patch>          blob    a child's captured patch (git diff --binary)
@@ -266,66 +243,54 @@ HANDOFFS = kind(
 )
 
 GATE_MEMO = kind(
-    "gate-memo",
-    "gates/memo",
-    "passing gate results by the hash of what they checked (features/gates/memo.py)",
     """
+    gate-memo gates/memo passing gate results by the hash of what they checked (gates/memo.py)
     <key>.json            doc/1   command, exit code, duration, tail; 4096 kept
     """,
     max_doc=64 * KIB,
 )
 
 REFINEMENT = kind(
-    "refinement",
-    "refinements/<agent>",
-    "project-local guidance for one agent, with revisions (features/manage/refine.py)",
     """
+    refinement refinements/<agent> an agent's project-local guidance, with revisions
     history.jsonl         log     saved / rolled back, when, from what
     lock                  lock    every change
     current.md            blob    the guidance in force
     revisions/<n>.md      blob    every revision saved
-    """,
+    """
 )
 
 PERSON_FILES = kind(
-    "person-files",
-    "",
-    "what a person keeps in .specialists/: read, never written by specialists",
     """
+    person-files . what a person keeps in .specialists/: read, never written by specialists
     config.toml           blob    the project's local config, at its old place (store/paths.py)
     workflows/<name>      blob    a workflow of this checkout (.py, .yaml, .yml, .json)
-    """,
+    """
 )
 
 HOOK_CACHES = kind(
-    "hook-caches",
-    "hooks",
-    "the hooks' own small caches and counters (fronts/hooks), written without the store",
     """
+    hook-caches hooks the hooks' own caches and counters (fronts/hooks), written without the store
     <owner>.timers        blob    when the owner's next timer is due, by its file's stamp
     stop-<owner>.json     blob    how often Stop blocked in this run
-    """,
+    """
 )
 
 BREAKERS = kind(
-    "breakers",
-    "~/breakers",
-    "a circuit breaker per provider and model, shared by every run (native/breaker.py)",
     """
+    breakers ~/breakers a circuit breaker per provider and model, shared by every run
     <key>.json            doc/1   closed / open / half_open, failures, the last error
     <key>.lock            lock    every change
-    """,
+    """
 )
 
 USER_FILES = kind(
-    "user-state",
-    "~",
-    "this user's files across projects",
     """
+    user-state ~ this user's files across projects
     hooks.log             blob    the hooks' log, rotated (store/logfile.py)
     errors.log            blob    tracebacks of bugs, rotated
     health.json           blob    the doctor's cache (fronts/cli/health.py)
-    """,
+    """
 )
 
 KINDS: tuple[Kind, ...] = (
