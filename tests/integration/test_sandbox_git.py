@@ -192,7 +192,7 @@ def test_a_symlinked_record_is_not_followed(gs, tmp_path):
     target.write_text("{}")
     (gs.root / "t2.json").symlink_to(target)
     listing = gs.list()
-    assert [p.what for p in listing.problems] == ["is a symlink; not followed"]
+    assert [p.what for p in listing.problems] == ["is a symbolic link; not followed"]
     assert [row.id for row in listing.sandboxes] == ["t1"]
 
 

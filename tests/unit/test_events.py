@@ -217,7 +217,7 @@ def test_damaged_lines_are_reported_and_later_events_still_arrive(root: Path) ->
     batch = inbox.take()
     assert [e.body for e in batch.events] == ["before", "after"]
     problems = "\n".join(batch.problems)
-    assert "not JSON" in problems and "nested too deeply" in problems
+    assert "not valid JSON" in problems and "nested too deeply" in problems
     assert "bad field(s) ts" in problems and "over 65536 bytes" in problems
     assert "is for 'pi-other'" in problems
 

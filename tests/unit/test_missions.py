@@ -408,3 +408,19 @@ def test_a_goal_mission_without_an_owner_says_its_notices_reach_nobody(capsys, m
     monkeypatch.setenv("SPECIALISTS_OWNER", "none")
     code, _, err = cli(capsys, "new", "g", "--goal", "--budget-tokens", "10")
     assert code == 0 and "no owner" in err
+
+
+def test_a_job_pointer_written_by_0_1_0_is_still_read_and_removed_with_its_mission(tmp_path):
+    """0.1.0 kept `.by-job/<job>` holding the mission id as text; now `.by-job/<job>.json`."""
+    store = store_at(tmp_path)
+    ops.create(store, title="t", mission_id="m1")
+    links = store.root / ".by-job"
+    links.mkdir(exist_ok=True)
+    (links / "0123abcd").write_text("m1\n")
+    assert store.mission_of_job("0123abcd") == "m1"
+    (links / "0123abcd").write_text("../etc\n")
+    with pytest.raises(StoreError, match="does not name a mission"):
+        store.mission_of_job("0123abcd")
+    (links / "0123abcd").write_text("m1\n")
+    store.update("m1", lambda m: (m, None))  # a change keeps the old pointer readable
+    assert store.mission_of_job("0123abcd") == "m1"

@@ -185,6 +185,122 @@ def test_create_is_an_exclusive_claim_of_the_record(tmp_path: Path) -> None:
     assert record.exists()
 
 
+def test_a_record_is_made_whole_or_not_at_all(record: Any) -> None:
+    shelf = record.sub("kind")
+    item = shelf.sub("one")
+
+    def fill(new: Record) -> None:
+        new.replace("definition", {"n": 1})
+        new.append("events", {"event": "created"})
+        new.sub("runs").replace("1", {"slot": 1})
+
+    def broken(new: Record) -> None:
+        new.replace("definition", {"n": 2})
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError):
+        shelf.sub("two").create(broken)
+    assert shelf.children() == [] and not shelf.sub("two").exists()
+    assert item.create(fill)
+    assert not item.create(fill)  # the name is taken: nothing is written over it
+    assert shelf.children() == ["one"]
+    assert item.read("definition") == {"n": 1}
+    assert [e["event"] for e in item.lines("events").entries] == ["created"]
+    assert item.sub("runs").read("1") == {"slot": 1} and item.children() == ["runs"]
+    assert item.docs() == ["definition"]
+
+
+def test_racing_creates_make_one_record(record: Any) -> None:
+    wins: list[int] = []
+    start = threading.Barrier(6)
+
+    def make(n: int) -> None:
+        start.wait()
+        if record.sub("same").create(lambda new: new.replace("doc", {"by": n})):
+            wins.append(n)
+
+    threads = [threading.Thread(target=make, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(wins) == 1 and record.sub("same").read("doc") == {"by": wins[0]}
+    assert record.children() == ["same"]
+
+
+def test_destroy_removes_the_whole_record_and_a_missing_one_cannot_be_locked(
+    record: Any,
+) -> None:
+    item = record.sub("gone")
+    assert item.create(lambda new: new.replace("doc", {"n": 1}))
+    with item.locked(create=False):
+        pass
+    assert item.destroy()
+    assert not item.exists() and not item.destroy()
+    with pytest.raises(FileNotFoundError), item.locked(create=False):
+        pass
+    assert not item.exists()  # the lock did not make it again
+    assert record.children() == []
+
+
+def test_a_log_has_a_size(record: Record) -> None:
+    assert record.size("log") == 0
+    record.append("log", {"n": 1})
+    assert record.size("log") == len(b'{"n":1}\n')
+
+
+def test_a_destroy_waits_for_the_lock_and_a_waiter_then_finds_nothing(tmp_path: Path) -> None:
+    item = FileRecord(tmp_path / "kind" / "one")
+    assert item.create(lambda new: new.replace("doc", {"n": 1}))
+    outcome: list[str] = []
+    holding = threading.Event()
+
+    def waiter() -> None:
+        holding.wait()
+        try:
+            with item.locked(create=False):
+                outcome.append("locked")
+        except FileNotFoundError:
+            outcome.append("gone")
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    with item.locked(create=False):
+        holding.set()
+        t.join(0.1)
+        aside = item.path.with_name(".deleted-one-x")
+        os.rename(item.path, aside)  # what destroy does under the lock
+    t.join(5)
+    assert outcome == ["gone"] and not item.path.exists()
+
+
+def test_a_stale_half_made_record_is_swept_and_hidden(tmp_path: Path) -> None:
+    shelf = FileRecord(tmp_path / "kind")
+    shelf.ensure()
+    stale = shelf.path / ".new-old-1-abc"
+    stale.mkdir()
+    os.utime(stale, (0, 0))
+    assert shelf.children() == []
+    assert shelf.sub("fresh").create(lambda new: new.replace("doc", {}))
+    assert sorted(os.listdir(shelf.path)) == ["fresh"]
+
+
+def test_a_durable_record_still_reads_the_same(tmp_path: Path) -> None:
+    record = FileRecord(tmp_path / "rec", durable=True)
+    record.replace("doc", {"n": 1})
+    record.append("log", {"n": 2})
+    assert record.read("doc") == {"n": 1}
+    assert [e["n"] for e in record.lines("log").entries] == [2]
+
+
+def test_a_log_past_its_bound_is_read_to_the_bound_with_a_problem(tmp_path: Path) -> None:
+    record = FileRecord(tmp_path / "rec", max_log=100)
+    for n in range(20):
+        record.append("log", {"n": n})
+    found = record.lines("log")
+    assert 0 < len(found.entries) < 20 and "over 100 bytes" in found.problems[0]
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(

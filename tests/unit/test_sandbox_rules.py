@@ -163,7 +163,7 @@ def test_a_huge_or_fifo_record_is_a_problem_and_does_not_hang(tmp_path):
     os.mkfifo(store.root / "fifo.json")
     sandboxes, problems = store.read_all()
     assert sandboxes == []
-    assert sorted(p.what.split(" ")[0] for p in problems) == ["is", "is"]
+    assert len(problems) == 2
     assert any("too large" in p.what for p in problems)
     assert any("regular file" in p.what for p in problems)
 

@@ -11,6 +11,7 @@ from specialists.base.errors import ConfigError, StoreError, UserError
 from specialists.features.threads.limits import current_limit, limit_after, record_failed_launch
 from specialists.features.threads.records import Closed, ThreadRecord, ThreadStore, new_thread_id
 from specialists.native.tool_settings import AdaptiveConcurrency, settings_from_config
+from specialists.store.memory import MemoryRecord
 from tests.support.starting import FakeSupervisors
 
 CFG = AdaptiveConcurrency(
@@ -39,13 +40,15 @@ def _child(threads: ThreadStore, owner: str, closed_at: int | None, failed: bool
         threads.finish_close(tid, Closed(by="child", at_ms=closed_at, failed=failed, final="done"))
 
 
+@pytest.mark.parametrize("backend", ["file", "memory"])
 def test_the_limit_is_replayed_from_closes_and_failed_launches_in_time_order(
-    tmp_path: Path,
+    tmp_path: Path, backend: str
 ) -> None:
     """Two successes raise it to 3; a failed launch recorded after them halves it to 1; a
-    child still open counts for nothing yet; another parent's history is not ours."""
-    threads = ThreadStore(tmp_path)
-    threads.root.mkdir(parents=True)
+    child still open counts for nothing yet; another parent's history is not ours. The
+    logic is the store's, so it holds on the memory Record as on the disk."""
+    records = MemoryRecord("threads") if backend == "memory" else None
+    threads = ThreadStore(tmp_path, records=records)
     _child(threads, "claude-a", 10, failed=False)
     _child(threads, "claude-a", 20, failed=False)
     _child(threads, "claude-a", None, failed=False)
@@ -54,6 +57,18 @@ def test_the_limit_is_replayed_from_closes_and_failed_launches_in_time_order(
     record_failed_launch(threads, "claude-a", 30)
     assert current_limit(threads, "claude-a", CFG) == 1
     assert current_limit(threads, "claude-b", CFG) == 1
+
+
+def test_failed_launches_journaled_by_0_1_0_still_count(tmp_path: Path) -> None:
+    """0.1.0 kept them in `threads/spawn-<owner>.launch-failures`; they are read with the
+    new journal's, oldest first, and a line a crash cut short is skipped."""
+    threads = ThreadStore(tmp_path)
+    threads.root.mkdir(parents=True)
+    old = threads.root / "spawn-claude-a.launch-failures"
+    old.write_bytes(b'{"at_ms": 5}\n{"at_ms": 6}\n{"at_')
+    record_failed_launch(threads, "claude-a", 30)
+    assert threads.failed_launches("claude-a") == [5, 6, 30]
+    assert current_limit(threads, "claude-a", CFG) == 1  # 2 -> 1 -> 1 -> 1
 
 
 @pytest.mark.parametrize(

@@ -227,7 +227,6 @@ def test_keyed_resume_continues_the_receipts_job(tmp_path: Path) -> None:
 def test_a_journal_line_cut_short_is_ignored(tmp_path: Path) -> None:
     j = Journal(tmp_path)
     j.append({"e": "launch", "key": "k", "hash": "h", "job": "00000001"})
-    j.close()
     with open(tmp_path / JOURNAL_FILE, "ab") as f:
         f.write(b'{"e": "end", "key": "k", "ha')  # a crash mid-write
     state = fold(read_entries(tmp_path / JOURNAL_FILE))["k"]

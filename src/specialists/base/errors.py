@@ -56,6 +56,11 @@ class StoreError(SpecialistsError):
     exit_code = 4
 
 
+class Planted(StoreError):
+    """Something that is not our file stands where one of ours belongs (a symbolic link, a
+    FIFO, a device, a directory): never followed or opened, unlike a file that is damaged."""
+
+
 def reason(exc: Exception) -> str:
     """What went wrong, in one line: ours as `one_line()`, an OSError as its text (for the
     warnings a best-effort step leaves instead of failing)."""

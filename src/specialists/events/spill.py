@@ -116,6 +116,17 @@ def bound_stream(
                 os.unlink(tmp)
 
 
+def add_part(path: Path, text: str) -> None:
+    """Append one piece of a body that arrives in parts (the pi sidecar's) to `path`, a
+    hidden file in a spill directory that `bound_stream` reads back."""
+    _make_private_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        _write_all(fd, text.encode("utf-8", "surrogatepass"))
+    finally:
+        os.close(fd)
+
+
 def shorten(text: str, path: Path, limits: SpillLimits) -> str:
     head = text[: limits.head_chars]
     tail = text[-limits.tail_chars :] if limits.tail_chars > 0 else ""

@@ -12,24 +12,21 @@ uses, so firing a timer and recording that it fired happen together.
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from specialists.base.errors import UserError
-from specialists.events.files import open_regular, write_all
+from specialists.base.errors import StoreError, UserError
 from specialists.events.inbox import Inbox
 from specialists.events.model import Event, EventSource
 
+TIMERS = "timers"  # the owner record's log timers.jsonl (store/kinds.py OWNER)
 TIMERS_FILE = "timers.jsonl"
 MAX_PENDING = 32  # timers.max in seed 001
 MAX_SLEEP_S = 604_800  # a week (R-T: sleep takes 1 to 604800 seconds)
 LATE_AFTER_MS = 1000  # fired later than this past its due time: say so
 MAX_NOTE = 500
-MAX_FILE_BYTES = 8 * 1024 * 1024  # a timers file larger than this is damage: read its head
 
 TimerState = Literal["pending", "fired", "cancelled"]
 
@@ -65,18 +62,31 @@ class CancelOutcome:
 
 
 class TimerStore:
-    def __init__(self, state_root: Path, owner: str, *, max_pending: int = MAX_PENDING) -> None:
-        self.inbox = Inbox(state_root, owner)
+    def __init__(
+        self,
+        state_root: Path,
+        owner: str,
+        *,
+        max_pending: int = MAX_PENDING,
+        inbox: Inbox | None = None,
+    ) -> None:
+        self.inbox = inbox if inbox is not None else Inbox(state_root, owner)
         self.owner = self.inbox.owner
+        self.record = self.inbox.record
         self.path = self.inbox.dir / TIMERS_FILE
         self.max_pending = max_pending
 
     # --- reading --------------------------------------------------------------------------
 
     def fold(self) -> Fold:
+        """Every timer as its records left it. Raises OSError for a planted file."""
         timers: dict[str, Timer] = {}
-        problems: list[str] = []
-        for n, record in enumerate(self._records(problems), 1):
+        try:
+            found = self.record.lines(TIMERS)
+        except StoreError as exc:
+            raise OSError(exc.message) from None
+        problems = list(found.problems)
+        for n, record in enumerate(found.entries, 1):
             problem = _apply(timers, record)
             if problem:
                 problems.append(f"{self.path} record {n}: {problem}")
@@ -137,8 +147,11 @@ class TimerStore:
 
     def fire_due(self, now_ms: int) -> list[Event]:
         """Fire every pending timer whose time has come: one `timer` event each, in due order."""
-        if not self.path.exists():
-            return []
+        try:
+            if not self.record.size(TIMERS):
+                return []
+        except StoreError as exc:
+            raise OSError(exc.message) from None
         fired: list[Event] = []
         with self.inbox.locked():
             for timer in self.fold().pending():
@@ -165,35 +178,10 @@ class TimerStore:
     # --- internals ------------------------------------------------------------------------
 
     def _write(self, record: dict[str, Any]) -> None:
-        line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-        fd = open_regular(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                line = b"\n" + line  # close a line a crash cut short
-            write_all(fd, line)
-        finally:
-            os.close(fd)
-
-    def _records(self, problems: list[str]) -> Iterator[object]:
-        try:
-            fd = open_regular(self.path, os.O_RDONLY)
-        except FileNotFoundError:
-            return
-        try:
-            raw = os.read(fd, MAX_FILE_BYTES + 1)
-        finally:
-            os.close(fd)
-        if len(raw) > MAX_FILE_BYTES:
-            problems.append(f"{self.path} is over {MAX_FILE_BYTES} bytes; read its head only")
-            raw = raw[:MAX_FILE_BYTES]
-        for line in raw.split(b"\n"):
-            if not line.strip():
-                continue
-            try:
-                yield json.loads(line)
-            except (ValueError, RecursionError):
-                problems.append(f"{self.path}: a line that is not JSON was skipped")
+            self.record.append(TIMERS, record)
+        except StoreError as exc:
+            raise OSError(exc.message) from None
 
 
 def _fresh_id(existing: dict[str, Timer]) -> str:

@@ -43,6 +43,7 @@ from specialists.runners.base import (
     RunnerEvent,
 )
 from specialists.store.atomic import write_atomic
+from specialists.store.kinds import JOB
 from specialists.store.proctree import job_mark
 
 log = logging.getLogger(__name__)
@@ -294,7 +295,7 @@ class RemoteJobRunner:
             record["snapshot"] = self._snapshot.to_record()
         if proc is not None:  # the agent's process on the node
             record["proc"], record["pid"] = proc.proc_id, proc.pid
-        write_atomic(self._job_dir / EXECUTOR_FILE, json.dumps(record).encode())
+        JOB.record(self._job_dir).replace(EXECUTOR_FILE.removesuffix(".json"), record)
 
     def _note(self, message: str, **fields: object) -> None:
         self._notes.append(Activity("notice", {"message": message, **fields}))

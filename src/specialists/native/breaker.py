@@ -1,8 +1,9 @@
 """A circuit breaker per provider/model that outlives the process.
 
-Each key has a small JSON file under `user_state_dir()/breakers/`. Reads need no lock (files
-are replaced atomically); every read-modify-write holds an flock on a sibling lock file, so
-two CLI runs against the same failing model share what they learned.
+Each key has a small JSON document under `user_state_dir()/breakers/` (a Record of kind
+`breakers`, store/kinds.py). Reads need no lock (documents are replaced atomically); every
+read-modify-write holds the key's own lock, so two CLI runs against the same failing model
+share what they learned.
 
     closed --N consecutive transient/throttled failures--> open
     open --cooldown elapsed, one trial call allowed--> half_open
@@ -24,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specialists.store.atomic import write_atomic
-from specialists.store.locks import held
+from specialists.base.errors import StoreError
+from specialists.store.kinds import BREAKERS
 from specialists.store.paths import user_state_dir
 
 log = logging.getLogger(__name__)
@@ -62,9 +63,9 @@ class CircuitBreaker:
         self.config = config or BreakerConfig()
         self._clock = clock
         self._dir = directory or breakers_dir()
-        stem = _file_stem(key)
-        self.path = self._dir / f"{stem}.json"
-        self._lock_path = self._dir / f"{stem}.lock"
+        self._record = BREAKERS.record(self._dir)
+        self._stem = _file_stem(key)
+        self.path = self._dir / f"{self._stem}.json"
 
     # --- the three operations the loop uses ---------------------------------------------
 
@@ -136,14 +137,14 @@ class CircuitBreaker:
 
     def _read(self) -> dict[str, Any]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return self._fresh()
-        except (OSError, ValueError) as exc:
+            data = self._record.read(self._stem)
+        except (OSError, StoreError) as exc:
             # A damaged breaker file must not stop work: start closed and say so.
             log.warning("breaker file %s unreadable (%s); treating as closed", self.path, exc)
             return self._fresh()
-        if not isinstance(data, dict) or data.get("state") not in ("closed", "open", "half_open"):
+        if data is None:
+            return self._fresh()
+        if data.get("state") not in ("closed", "open", "half_open"):
             log.warning("breaker file %s malformed; treating as closed", self.path)
             return self._fresh()
         return {**self._fresh(), **data}
@@ -151,12 +152,11 @@ class CircuitBreaker:
     def _write(self, state: dict[str, Any]) -> None:
         state["updated_at"] = self._clock()
         state["version"] = SCHEMA_VERSION
-        write_atomic(self.path, json.dumps(state).encode())
+        self._record.replace(self._stem, state)
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        self._dir.mkdir(parents=True, exist_ok=True)
-        with held(self._lock_path):
+        with self._record.locked(self._stem):
             yield
 
 

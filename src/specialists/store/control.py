@@ -1,7 +1,7 @@
 """The control inbox: other processes ask a job's supervisor to act.
 
-A request is one small JSON file in <job>/control/, written atomically (temp + rename) so
-the supervisor never reads half of one. The supervisor handles requests in name order,
+A request is one small JSON document in <job>/control/ (a Record: kinds.py JOB), replaced
+whole so the supervisor never reads half of one. The supervisor handles requests in name order,
 deletes each file and acknowledges by an event carrying the request id.
 
 The inbox is untrusted input: anyone who can write to the project can drop files there. The
@@ -13,27 +13,18 @@ aside as `.<name>.bad`, reported once as a problem, so it can neither hang nor k
 
 from __future__ import annotations
 
-import contextlib
-import heapq
+import errno
 import json
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
-from specialists.base.errors import StoreError, UserError
-from specialists.store.atomic import write_atomic
+from specialists.base.errors import Planted, StoreError, UserError
 from specialists.store.fields import Declared
-from specialists.store.files import (
-    displace,
-    ensure_dir,
-    open_dir,
-    parse_object,
-    read_bytes,
-    size_text,
-)
+from specialists.store.files import displace, size_text
 from specialists.store.jobs import CONTROL_DIR
+from specialists.store.record import FileRecord
 
 ControlKind = Literal["steer", "follow_up", "abort", "stop", "interrupt"]
 CONTROL_KINDS: tuple[str, ...] = ("steer", "follow_up", "abort", "stop", "interrupt")
@@ -65,79 +56,63 @@ def post_request(job_dir: Path, kind: ControlKind, message: str = "") -> Control
     data = json.dumps(request.to_dict()).encode()
     if len(data) > MAX_REQUEST:
         raise UserError(f"the message is too long ({size_text(len(data))}; at most 1 MiB)")
-    inbox = job_dir / CONTROL_DIR
-    ensure_dir(inbox)  # refuses a control/ that is a link out of the store
-    inbox_fd = open_dir(inbox)
-    try:
-        # Names sort by send time (ns): requests are handled in the order they were sent.
-        write_atomic(f"{now_ns:020d}-{request.id}.json", data, dir_fd=inbox_fd)
-    finally:
-        os.close(inbox_fd)
+    if not os.path.isdir(job_dir):  # gone (gc): never made again by a request
+        raise FileNotFoundError(errno.ENOENT, "no such job directory", str(job_dir))
+    # Names sort by send time (ns): requests are handled in the order they were sent.
+    _inbox(job_dir).replace(f"{now_ns:020d}-{request.id}", request.to_dict())
     return request
+
+
+def _inbox(job_dir: Path) -> FileRecord:
+    return FileRecord(job_dir / CONTROL_DIR, max_doc=MAX_REQUEST + 4096)  # + its indent
 
 
 def take_requests(job_dir: Path) -> tuple[list[ControlRequest], list[str]]:
     """Read and delete pending requests. Returns (requests, problems with bad entries)."""
-    inbox = job_dir / CONTROL_DIR
+    inbox = _inbox(job_dir)
     try:
-        inbox_fd = open_dir(inbox)
-    except FileNotFoundError:
-        return [], []
-    except StoreError:
-        aside = displace(inbox)
+        names = inbox.docs()[:MAX_BATCH]
+    except Planted:
+        aside = displace(inbox.path)
         return [], [f"{CONTROL_DIR}/ was not a directory (a symbolic link?); moved to {aside}"]
     requests: list[ControlRequest] = []
     problems: list[str] = []
-    try:
-        for name, entry in _entries(inbox_fd):
-            if isinstance(entry, StoreError):
-                problems.append(f"{entry.message}; {_set_aside(name, inbox_fd)}")
+    for name in names:
+        where = f"control request {name}.json"
+        try:
+            data = inbox.read(name)
+            if data is None:
                 continue
-            requests.append(entry)
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(name, dir_fd=inbox_fd)
-    finally:
-        os.close(inbox_fd)
+            requests.append(ControlRequest.from_dict(data, source=where))
+        except StoreError as exc:
+            problems.append(f"{exc.message}; {_set_aside(inbox.path, name + '.json')}")
+            continue
+        inbox.remove(name)
     return requests, problems
 
 
 def stop_pending(job_dir: Path) -> bool:
     """A stop request waits in the inbox (read, not taken): recovery records that the job
     was stopped, not that its supervisor crashed. A bad entry is no request."""
+    inbox = _inbox(job_dir)
     try:
-        inbox_fd = open_dir(job_dir / CONTROL_DIR)
-    except (FileNotFoundError, StoreError):
+        names = inbox.docs()[:MAX_BATCH]
+    except StoreError:
         return False
-    try:
-        return any(
-            isinstance(entry, ControlRequest) and entry.kind == "stop"
-            for _, entry in _entries(inbox_fd)
-        )
-    finally:
-        os.close(inbox_fd)
-
-
-def _entries(inbox_fd: int) -> Iterator[tuple[str, ControlRequest | StoreError]]:
-    """The oldest MAX_BATCH entries, each a request or why it is none (gone ones skipped)."""
-    names = heapq.nsmallest(
-        MAX_BATCH,
-        (n for n in os.listdir(inbox_fd) if n.endswith(".json") and not n.startswith(".")),
-    )
     for name in names:
-        where = f"control request {name}"
         try:
-            raw = read_bytes(name, MAX_REQUEST, dir_fd=inbox_fd, label=where)
-            yield name, ControlRequest.from_dict(parse_object(raw, where), source=where)
-        except FileNotFoundError:
+            data = inbox.read(name)
+            if data is not None and ControlRequest.from_dict(data, source=name).kind == "stop":
+                return True
+        except StoreError:
             continue
-        except StoreError as exc:
-            yield name, exc
+    return False
 
 
-def _set_aside(name: str, inbox_fd: int) -> str:
+def _set_aside(inbox: Path, name: str) -> str:
     """Move a bad entry out of the way (dot names are never read again); says what was done."""
     try:
-        os.rename(name, f".{name}.bad", src_dir_fd=inbox_fd, dst_dir_fd=inbox_fd)
+        os.rename(inbox / name, inbox / f".{name}.bad")
     except FileNotFoundError:
         return "ignored (it is gone)"
     except OSError as exc:
@@ -147,10 +122,6 @@ def _set_aside(name: str, inbox_fd: int) -> str:
 
 def pending_count(job_dir: Path) -> int:
     try:
-        inbox_fd = open_dir(job_dir / CONTROL_DIR)
-    except (FileNotFoundError, StoreError):
+        return len(_inbox(job_dir).docs())
+    except StoreError:
         return 0
-    try:
-        return sum(1 for n in os.listdir(inbox_fd) if n.endswith(".json") and not n.startswith("."))
-    finally:
-        os.close(inbox_fd)

@@ -25,7 +25,7 @@ import stat
 import time
 from pathlib import Path
 
-from specialists.base.errors import StoreError
+from specialists.base.errors import Planted, StoreError
 
 TYPE_CHECKING = False  # no `typing` at run time: every hook loads this module (logfile)
 if TYPE_CHECKING:
@@ -84,16 +84,16 @@ def _open_regular(
         fd = os.open(path, _READ_FLAGS | flags, FILE_MODE, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise StoreError(f"{label} is a symbolic link; not followed") from None
+            raise Planted(f"{label} is a symbolic link; not followed") from None
         if exc.errno == errno.ENXIO:  # a FIFO opened for writing without a reader
-            raise StoreError(f"{label} is a FIFO, not a regular file") from None
+            raise Planted(f"{label} is a FIFO, not a regular file") from None
         if exc.errno == errno.EISDIR:
-            raise StoreError(f"{label} is a directory, not a file") from None
+            raise Planted(f"{label} is a directory, not a file") from None
         raise
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        raise StoreError(f"{label} is {_kind(st.st_mode)}, not a regular file")
+        raise Planted(f"{label} is {_kind(st.st_mode)}, not a regular file")
     return fd, st
 
 
@@ -106,9 +106,8 @@ def read_bytes(
     fd, st = _open_regular(path, 0, dir_fd, label)
     try:
         if st.st_size > cap:
-            raise StoreError(
-                f"{label} is {size_text(st.st_size)}, more than the {size_text(cap)} read"
-            )
+            size, most = size_text(st.st_size), size_text(cap)
+            raise StoreError(f"{label} is too large ({size}, more than the {most} read)")
         data = os.read(fd, st.st_size + 1)  # short of that: the end of the file
         if len(data) > st.st_size:  # it grew meanwhile: read on, up to the cap
             chunks = [data]
@@ -163,7 +162,7 @@ def ensure_dir(path: PathArg) -> None:
         st = os.lstat(path)
         if not stat.S_ISDIR(st.st_mode):
             what = "a symbolic link" if stat.S_ISLNK(st.st_mode) else _kind(st.st_mode)
-            raise StoreError(f"{path} is {what}, not a directory; not followed") from None
+            raise Planted(f"{path} is {what}, not a directory; not followed") from None
         if stat.S_IMODE(st.st_mode) != DIR_MODE and st.st_uid == os.geteuid():
             os.chmod(path, DIR_MODE)  # made by an older version or under another umask
         return
@@ -176,9 +175,7 @@ def open_dir(path: PathArg, *, dir_fd: int | None = None) -> int:
         return os.open(path, DIR_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise StoreError(
-                f"{path} is not a directory (a symbolic link?); not followed"
-            ) from None
+            raise Planted(f"{path} is not a directory (a symbolic link?); not followed") from None
         raise
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from specialists.base.errors import StoreError
 from specialists.store.ids import is_job_id
 from specialists.store.jobs import now_ms
+from specialists.store.kinds import START_KEYS
 from specialists.store.record import FileRecord
 
 KEYS_DIR = "keys"
@@ -29,7 +30,7 @@ MAX_KEY = 1024
 
 
 def _record(state_root: Path) -> FileRecord:
-    return FileRecord(state_root / KEYS_DIR, max_doc=4 * MAX_KEY)
+    return START_KEYS.record(state_root / KEYS_DIR)
 
 
 def _doc(key: str) -> str:

@@ -2,16 +2,17 @@
 
 It keeps the file backend's rules where a caller can see them: documents and lines are JSON
 (what cannot be encoded is refused the same way), logs are bytes with the same torn-line rule
-(`tear` leaves a torn last line, as a writer killed mid-append would), a claim wins once, and
-the lock is re-entrant in a thread and exclusive between threads.
+(`tear` leaves a torn last line, as a writer killed mid-append would), a claim wins once, a
+create is whole or nothing, and the lock is re-entrant in a thread and exclusive between
+threads.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
+import errno
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from specialists.base.errors import StoreError
@@ -20,8 +21,11 @@ from specialists.store.record import (
     MAX_DOC,
     MAX_LINE,
     Lines,
+    Record,
     check_name,
     check_schema,
+    check_sub,
+    encode_doc,
     encode_line,
     parse_lines,
 )
@@ -32,8 +36,9 @@ class MemoryRecord:
         self.name = name
         self.max_doc = max_doc
         self.max_line = max_line
-        self.docs: dict[str, bytes] = {}
+        self.docs_: dict[str, bytes] = {}
         self.logs: dict[str, bytearray] = {}
+        self.subs: dict[str, MemoryRecord] = {}
         self.created = False
         self._lock = threading.RLock()
 
@@ -43,18 +48,49 @@ class MemoryRecord:
     def exists(self) -> bool:
         return self.created
 
-    def create(self) -> bool:
+    def sub(self, name: str) -> MemoryRecord:
+        with self._lock:
+            found = self.subs.get(check_sub(name))
+            if found is None:
+                found = self.subs[name] = MemoryRecord(
+                    f"{self.name}/{name}", max_doc=self.max_doc, max_line=self.max_line
+                )
+                found._lock = self._lock  # one lock per tree: a create is seen whole
+            return found
+
+    def children(self) -> list[str]:
+        return sorted(n for n, r in self.subs.items() if r.created and not n.startswith("."))
+
+    def docs(self) -> list[str]:
+        return sorted(self.docs_)
+
+    def create(self, fill: Callable[[Record], None] | None = None) -> bool:
         with self._lock:
             if self.created:
                 return False
+            if fill is not None:
+                staging = MemoryRecord(self.name, max_doc=self.max_doc, max_line=self.max_line)
+                staging.created = True
+                fill(staging)  # a failure leaves nothing
+                self.docs_, self.logs, self.subs = staging.docs_, staging.logs, staging.subs
+                for child in self.subs.values():
+                    child._lock = self._lock
             self.created = True
+            return True
+
+    def destroy(self) -> bool:
+        with self._lock:
+            if not self.created:
+                return False
+            self.created = False
+            self.docs_, self.logs, self.subs = {}, {}, {}
             return True
 
     def ensure(self) -> None:
         self.created = True
 
     def read(self, doc: str, *, schema: int | None = None) -> dict[str, Any] | None:
-        raw = self.docs.get(check_name(doc))
+        raw = self.docs_.get(check_name(doc))
         if raw is None:
             return None
         where = f"{self.name}/{doc}.json"
@@ -63,23 +99,23 @@ class MemoryRecord:
         return check_schema(parse_object(raw, where), schema, where)
 
     def replace(self, doc: str, data: Mapping[str, Any]) -> None:
-        encoded = json.dumps(data, ensure_ascii=False).encode()
+        encoded = encode_doc(data)
         with self._lock:
             self.ensure()
-            self.docs[check_name(doc)] = encoded
+            self.docs_[check_name(doc)] = encoded
 
     def claim(self, doc: str, data: Mapping[str, Any]) -> bool:
-        encoded = json.dumps(data, ensure_ascii=False).encode()
+        encoded = encode_doc(data)
         with self._lock:
             self.ensure()
-            if check_name(doc) in self.docs:
+            if check_name(doc) in self.docs_:
                 return False
-            self.docs[doc] = encoded
+            self.docs_[doc] = encoded
             return True
 
     def remove(self, doc: str) -> None:
         with self._lock:
-            self.docs.pop(check_name(doc), None)
+            self.docs_.pop(check_name(doc), None)
             self.logs.pop(doc, None)
 
     def append(self, log: str, entry: Mapping[str, Any]) -> None:
@@ -98,6 +134,9 @@ class MemoryRecord:
         with self._lock:
             self.logs.setdefault(check_name(log), bytearray()).extend(partial)
 
+    def size(self, log: str) -> int:
+        return len(self.logs.get(check_name(log), b""))
+
     def lines(self, log: str, *, start: int = 0, limit: int | None = None) -> Lines:
         data = bytes(self.logs.get(check_name(log), b""))
         base = start if 0 <= start <= len(data) else 0
@@ -114,6 +153,12 @@ class MemoryRecord:
                 self.logs[log] = bytearray(b"".join(encode_line(e) for e in kept))
 
     @contextlib.contextmanager
-    def locked(self) -> Iterator[None]:
+    def locked(self, name: str | None = None, *, create: bool = True) -> Iterator[None]:
+        if name is not None:
+            check_name(name)
         with self._lock:
+            if create:
+                self.ensure()
+            elif not self.created:
+                raise FileNotFoundError(errno.ENOENT, "no such record", self.name)
             yield

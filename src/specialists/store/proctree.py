@@ -25,18 +25,18 @@ a process cannot fork away while its tree is being collected.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
-import stat
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-from specialists.store.atomic import write_atomic
+from specialists.base.errors import StoreError
+from specialists.store.record import FileRecord
 
 MARK_ENV = "SPECIALISTS_JOB_DIR"
+LEDGER = "processes"  # processes.json, a document of the job's record (kinds.py JOB)
 LEDGER_FILE = "processes.json"
 LEDGER_MAX_BYTES = 1 << 20
 _MAX_ROUNDS = 16  # collect-and-stop passes before the kill; each catches what forked meanwhile
@@ -322,24 +322,14 @@ def reap_orphans(owned: Iterable[int]) -> int:
 
 def write_ledger(job_dir: Path, procs: Iterable[Proc]) -> None:
     rows = [[p.pid, p.start] for p in sorted(procs)]
-    write_atomic(job_dir / LEDGER_FILE, json.dumps({"v": 1, "processes": rows}).encode())
+    _ledger(job_dir).replace(LEDGER, {"v": 1, "processes": rows})
 
 
 def read_ledger(job_dir: Path) -> list[Proc]:
     """The recorded processes; [] when there is no ledger or it is not ours to trust."""
     try:
-        fd = os.open(job_dir / LEDGER_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return []
-    try:
-        if not _is_regular(fd):
-            return []
-        raw = os.read(fd, LEDGER_MAX_BYTES + 1)
-    finally:
-        os.close(fd)
-    try:
-        rows = json.loads(raw)["processes"] if len(raw) <= LEDGER_MAX_BYTES else []
-    except (ValueError, KeyError, TypeError):
+        rows = (_ledger(job_dir).read(LEDGER) or {}).get("processes")
+    except (OSError, StoreError):
         return []
     if not isinstance(rows, list):
         return []
@@ -352,5 +342,5 @@ def read_ledger(job_dir: Path) -> list[Proc]:
     ]
 
 
-def _is_regular(fd: int) -> bool:
-    return stat.S_ISREG(os.fstat(fd).st_mode)
+def _ledger(job_dir: Path) -> FileRecord:
+    return FileRecord(job_dir, max_doc=LEDGER_MAX_BYTES)

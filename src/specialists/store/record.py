@@ -1,4 +1,4 @@
-"""Record: the one durable primitive every store is a kind of.
+"""Record: the one durable primitive every store is a kind of (all kinds: kinds.py).
 
 A record is a directory holding three sorts of file, all plain JSON a person can read:
 
@@ -6,9 +6,11 @@ A record is a directory holding three sorts of file, all plain JSON a person can
     <name>.jsonl   a log: JSON lines, appended, folded by readers, trimmed by rewriting
     lock           one flock for read-modify-write of any of them (re-entrant per process)
 
-and `claim(name)`: a document created at most once (link(2) of a finished temp file, which
-fails when the name exists), the only "exactly once" in the project. Whoever claims first
-wins; everyone else reads what the winner wrote, never half of it.
+and records inside it (`sub`, listed by `children`), made whole or not at all (`create`).
+There are two "exactly once": `claim(name)`, a document created at most once (link(2) of a
+finished temp file, which fails when the name exists), and `create()`, a record made at most
+once (a rename of a filled hidden directory, which never replaces a full one). Whoever wins
+first wins; everyone else reads what the winner wrote, never half of it.
 
 The torn-line rule of every log: a writer that dies mid-append leaves a last line without its
 newline. Readers never take such a line (it may still be being written); the next append
@@ -27,19 +29,22 @@ import contextlib
 import errno
 import json
 import os
+import shutil
+import stat
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from specialists.base.errors import StoreError
+from specialists.base.errors import Planted, StoreError
 from specialists.store.atomic import write_atomic
 from specialists.store.files import (
     DIR_MODE,
     FILE_MODE,
     create_private,
     ensure_dir,
+    open_dir,
     open_regular,
     parse_object,
     read_bytes,
@@ -48,8 +53,11 @@ from specialists.store.locks import lock as flock
 
 MAX_DOC = 1 << 20  # a document past this is damage, not data (a kind may allow more)
 MAX_LINE = 64 * 1024  # one log line
+MAX_LOG = 64 << 20  # a log is read this far; past it is reported, not read
 READ_CHUNK = 64 * 1024
 LOCK_FILE = "lock"
+STALE_S = 3600  # a hidden `.new-` or `.deleted-` directory this old was left by a crash
+_RECORD_SUFFIXES = (".json", ".jsonl", ".lock")
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,32 @@ class Record(Protocol):
     """One record. File and memory backends behave the same (tests/unit/test_record.py)."""
 
     def exists(self) -> bool: ...
+
+    def ensure(self) -> None:
+        """Make the record's directory if it is missing (a planted link is refused)."""
+        ...
+
+    def create(self, fill: Callable[[Record], None] | None = None) -> bool:
+        """Make the record, filled by `fill`, whole or not at all; False (nothing made) when
+        it exists. Of racing creates exactly one wins."""
+        ...
+
+    def destroy(self) -> bool:
+        """Remove the whole record under its lock; False when there was none."""
+        ...
+
+    def sub(self, name: str) -> Record:
+        """The record `name` inside this one (which need not exist yet)."""
+        ...
+
+    def children(self) -> list[str]:
+        """The names of the records inside this one, sorted (anything there that is not a
+        record file counts, so a planted link is reported by whoever opens it)."""
+        ...
+
+    def docs(self) -> list[str]:
+        """The names of this record's documents, sorted."""
+        ...
 
     def read(self, doc: str, *, schema: int | None = None) -> dict[str, Any] | None:
         """The document, or None when there is none. With `schema`, a document whose
@@ -87,11 +121,20 @@ class Record(Protocol):
         """Whole lines from byte `start` on (at most `limit` entries)."""
         ...
 
+    def size(self, log: str) -> int:
+        """The log's length in bytes (0 when there is none)."""
+        ...
+
     def trim(self, log: str, keep: int) -> None:
         """Keep the last `keep` entries (rewritten whole, once, under the lock)."""
         ...
 
-    def locked(self) -> contextlib.AbstractContextManager[None]: ...
+    def locked(
+        self, name: str | None = None, *, create: bool = True
+    ) -> contextlib.AbstractContextManager[None]:
+        """Hold the record's lock (or its lock `name`). With `create=False` a record that
+        does not exist, or is destroyed while we wait, is FileNotFoundError."""
+        ...
 
     def remove(self, doc: str) -> None:
         """Remove a document or a log (absent is fine)."""
@@ -105,8 +148,35 @@ def check_name(name: str) -> str:
     return name
 
 
+def check_sub(name: str) -> str:
+    """A record's name inside another: one path component (a leading dot hides it)."""
+    if name in ("", ".", "..") or "/" in name or "\0" in name or name == LOCK_FILE:
+        raise StoreError(f"bug: invalid record name {name[:40]!r}")
+    if name.startswith((".new-", ".deleted-")) or name.endswith(_RECORD_SUFFIXES):
+        raise StoreError(f"bug: invalid record name {name[:40]!r}")
+    return name
+
+
+def is_child(name: str) -> bool:
+    return not name.startswith(".") and name != LOCK_FILE and not name.endswith(_RECORD_SUFFIXES)
+
+
 def encode_line(entry: Mapping[str, Any]) -> bytes:
-    return json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    return _utf8(json.dumps(entry, separators=(",", ":"), ensure_ascii=False)) + b"\n"
+
+
+def encode_doc(data: Mapping[str, Any]) -> bytes:
+    """A document's bytes (indented a little: people read these)."""
+    return _utf8(json.dumps(data, indent=1, ensure_ascii=False)) + b"\n"
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode()
+    except UnicodeEncodeError as exc:
+        raise StoreError(
+            f"bug: text that is not valid Unicode (at character {exc.start})"
+        ) from None
 
 
 def check_schema(data: dict[str, Any], schema: int | None, where: object) -> dict[str, Any]:
@@ -140,7 +210,7 @@ def parse_lines(
         if not line.strip():
             continue
         if len(line) > max_line:
-            problems.append(f"{where}: the line at byte {at} is longer than {max_line} bytes")
+            problems.append(f"{where}: the line at byte {at} is over {max_line} bytes; skipped")
             continue
         try:
             entries.append(parse_object(line, f"{where}: the line at byte {at}"))
@@ -155,40 +225,120 @@ _depth: dict[str, int] = {}  # lock path -> nesting, touched only by the thread 
 
 
 class FileRecord:
-    """A record in a directory on disk."""
+    """A record in a directory on disk. `durable` records fsync every write (a journal that
+    must survive a power cut); bounds come from the record's kind (kinds.py)."""
 
-    def __init__(self, path: Path, *, max_doc: int = MAX_DOC, max_line: int = MAX_LINE) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        max_doc: int = MAX_DOC,
+        max_line: int = MAX_LINE,
+        max_log: int = MAX_LOG,
+        durable: bool = False,
+        parent: FileRecord | None = None,
+    ) -> None:
         self.path = path
         self.max_doc = max_doc
         self.max_line = max_line
+        self.max_log = max_log
+        self.durable = durable
+        self.parent = parent  # a record inside another is opened from it, never via a link
 
     def __repr__(self) -> str:
         return f"FileRecord({str(self.path)!r})"
 
+    def _like(self, path: Path, parent: FileRecord | None = None) -> FileRecord:
+        return FileRecord(
+            path,
+            max_doc=self.max_doc,
+            max_line=self.max_line,
+            max_log=self.max_log,
+            durable=self.durable,
+            parent=parent,
+        )
+
+    # --- the record itself ------------------------------------------------------------------
+
     def exists(self) -> bool:
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        except OSError:
+            fd = self._dir_fd()
+        except (OSError, StoreError):
             return False
         os.close(fd)
         return True
 
-    def create(self) -> bool:
-        """Make the record's directory; False when it exists (an exclusive mkdir: the
-        record's identity is claimed by whoever creates it)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+    def sub(self, name: str) -> FileRecord:
+        return self._like(self.path / check_sub(name), parent=self)
+
+    def children(self) -> list[str]:
+        return sorted(n for n in self._names() if is_child(n))
+
+    def docs(self) -> list[str]:
+        return sorted(n[:-5] for n in self._names() if n.endswith(".json") and n[0] != ".")
+
+    def _names(self) -> list[str]:
         try:
-            self.path.mkdir(mode=DIR_MODE)
-        except FileExistsError:
-            return False
-        os.chmod(self.path, DIR_MODE)
-        return True
+            fd = self._dir_fd()
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        try:
+            return os.listdir(fd)
+        finally:
+            os.close(fd)
 
     def ensure(self) -> None:
         """The directory, made if missing (0700); a symlink or a file there is refused."""
         if not os.path.lexists(self.path):
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+            self._ensure_parent()
         ensure_dir(self.path)
+
+    def _ensure_parent(self) -> None:
+        parent = self.path.parent
+        if not os.path.lexists(parent):
+            parent.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+        st = os.lstat(parent)
+        if not stat.S_ISDIR(st.st_mode):
+            what = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a directory"
+            raise Planted(f"{parent} is {what}; not followed")
+
+    def create(self, fill: Callable[[Record], None] | None = None) -> bool:
+        self._ensure_parent()
+        if fill is None:
+            try:
+                os.mkdir(self.path, DIR_MODE)  # exclusive: the record's name is claimed
+            except FileExistsError:
+                return False
+            os.chmod(self.path, DIR_MODE)
+            return True
+        if os.path.lexists(self.path):
+            return False
+        _sweep(self.path.parent)
+        staging = self.path.with_name(f".new-{self.path.name}-{os.getpid()}-{_rand()}")
+        ensure_dir(staging)
+        try:
+            fill(self._like(staging))
+            try:
+                os.rename(staging, self.path)  # a directory rename never replaces a full one
+            except OSError:
+                if not os.path.lexists(self.path):
+                    raise
+                shutil.rmtree(staging, ignore_errors=True)
+                return False
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return True
+
+    def destroy(self) -> bool:
+        try:
+            with self.locked(create=False):
+                aside = self.path.with_name(f".deleted-{self.path.name}-{_rand()}")
+                os.rename(self.path, aside)  # nothing can start on it after this
+        except FileNotFoundError:
+            return False
+        shutil.rmtree(aside, ignore_errors=True)
+        return True
 
     # --- documents --------------------------------------------------------------------------
 
@@ -198,14 +348,44 @@ class FileRecord:
     def read(self, doc: str, *, schema: int | None = None) -> dict[str, Any] | None:
         path = self._doc(doc)
         try:
-            raw = read_bytes(path, self.max_doc)
+            dir_fd = self._dir_fd()
         except (FileNotFoundError, NotADirectoryError):
             return None
+        try:
+            raw = read_bytes(path.name, self.max_doc, dir_fd=dir_fd, label=path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        finally:
+            os.close(dir_fd)
         return check_schema(parse_object(raw, path), schema, path)
+
+    def _open(self, name: str, flags: int = 0) -> int:
+        """An fd on the regular file `name` in the record, whose directory is never a
+        followed link either (FileNotFoundError when either is missing)."""
+        dir_fd = self._dir_fd()
+        try:
+            return open_regular(name, flags, dir_fd=dir_fd, label=self.path / name)
+        finally:
+            os.close(dir_fd)
+
+    def _dir_fd(self) -> int:
+        """An fd on the record's directory, opened from its parent record's (no link
+        followed on the way down from the outermost record)."""
+        if self.parent is None:
+            return open_dir(self.path)
+        parent_fd = self.parent._dir_fd()
+        try:
+            return open_dir(self.path.name, dir_fd=parent_fd)
+        except Planted:
+            raise Planted(
+                f"{self.path} is not a directory (a symbolic link?); not followed"
+            ) from None
+        finally:
+            os.close(parent_fd)
 
     def replace(self, doc: str, data: Mapping[str, Any]) -> None:
         self.ensure()
-        write_atomic(self._doc(doc), _encode_doc(data))
+        write_atomic(self._doc(doc), encode_doc(data), durable=self.durable)
 
     def claim(self, doc: str, data: Mapping[str, Any]) -> bool:
         self.ensure()
@@ -215,7 +395,7 @@ class FileRecord:
             os.unlink(tmp)
         fd = create_private(tmp, os.O_WRONLY)
         try:
-            _write_all(fd, _encode_doc(data))
+            _write_all(fd, encode_doc(data))
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -230,7 +410,7 @@ class FileRecord:
 
     def remove(self, doc: str) -> None:
         for name in (f"{check_name(doc)}.json", f"{doc}.jsonl"):
-            with contextlib.suppress(FileNotFoundError):
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
                 os.unlink(self.path / name)
 
     # --- logs -------------------------------------------------------------------------------
@@ -251,13 +431,25 @@ class FileRecord:
                 if size and os.pread(fd, 1, size - 1) != b"\n":
                     line = b"\n" + line  # close a torn line first: it stays on its own
                 _append_whole(fd, line)
+                if self.durable:
+                    os.fsync(fd)
             finally:
                 os.close(fd)
+
+    def size(self, log: str) -> int:
+        try:
+            fd = self._open(self._log(log).name)
+        except (FileNotFoundError, NotADirectoryError):
+            return 0
+        try:
+            return os.fstat(fd).st_size
+        finally:
+            os.close(fd)
 
     def lines(self, log: str, *, start: int = 0, limit: int | None = None) -> Lines:
         path = self._log(log)
         try:
-            fd = open_regular(path)
+            fd = self._open(path.name)
         except (FileNotFoundError, NotADirectoryError):
             return Lines((), start)
         entries: list[dict[str, Any]] = []
@@ -265,6 +457,9 @@ class FileRecord:
         try:
             size = os.fstat(fd).st_size
             pos = start if 0 <= start <= size else 0  # past the end: trimmed meanwhile
+            if size - pos > self.max_log:
+                problems.append(f"{path} is over {self.max_log} bytes; read its first part only")
+                size = pos + self.max_log
             carry = b""
             while pos + len(carry) < size and (limit is None or len(entries) < limit):
                 chunk = os.pread(fd, min(READ_CHUNK, size - pos - len(carry)), pos + len(carry))
@@ -276,7 +471,9 @@ class FileRecord:
                 entries.extend(got)
                 problems.extend(bad)
                 if end == pos and len(data) > self.max_line:  # no newline in a line's worth
-                    problems.append(f"{path}: the line at byte {pos} is too long; skipped")
+                    problems.append(
+                        f"{path}: the line at byte {pos} is over {self.max_line} bytes; skipped"
+                    )
                     skip = data.find(b"\n")
                     pos, carry = (pos + len(data), b"") if skip < 0 else (pos + skip + 1, b"")
                     continue
@@ -292,14 +489,20 @@ class FileRecord:
             if len(found.entries) <= keep:
                 return
             kept = found.entries[-keep:] if keep > 0 else ()
-            write_atomic(self._log(log), b"".join(encode_line(e) for e in kept))
+            data = b"".join(encode_line(e) for e in kept)
+            write_atomic(self._log(log), data, durable=self.durable)
 
     # --- the lock ---------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def locked(self) -> Iterator[None]:
-        self.ensure()
-        key = str(self.path / LOCK_FILE)
+    def locked(self, name: str | None = None, *, create: bool = True) -> Iterator[None]:
+        if create:
+            self.ensure()
+        elif not self.exists():
+            if os.path.islink(self.path):
+                raise Planted(f"{self.path} is a symbolic link; not followed")
+            raise FileNotFoundError(errno.ENOENT, "no such record", str(self.path))
+        key = str(self.path / (LOCK_FILE if name is None else f"{check_name(name)}.lock"))
         with _guard:
             mutex = _mutexes.setdefault(key, threading.RLock())
         with mutex:  # re-entrant in this thread; other threads of the process wait here
@@ -309,9 +512,11 @@ class FileRecord:
                 if depth:
                     yield
                     return
-                fd = open_regular(key, os.O_RDWR | os.O_CREAT)
+                fd = create_private(key, os.O_RDWR)  # a planted link is moved aside
                 try:
                     flock(fd)  # other processes wait here
+                    if not create and not self.exists():  # destroyed while we waited
+                        raise FileNotFoundError(errno.ENOENT, "record removed", str(self.path))
                     yield
                 finally:
                     os.close(fd)  # closing releases the flock
@@ -319,8 +524,22 @@ class FileRecord:
                 _depth[key] -= 1
 
 
-def _encode_doc(data: Mapping[str, Any]) -> bytes:
-    return json.dumps(data, indent=1, ensure_ascii=False).encode() + b"\n"
+def _rand() -> str:
+    return os.urandom(3).hex()
+
+
+def _sweep(parent: Path) -> None:
+    """Remove what a create or destroy killed midway left (hidden, over an hour old)."""
+    import time
+
+    for name in os.listdir(parent):
+        if not name.startswith((".new-", ".deleted-")):
+            continue
+        path = parent / name
+        with contextlib.suppress(FileNotFoundError):
+            st = os.lstat(path)
+            if time.time() - st.st_mtime > STALE_S and stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(path, ignore_errors=True)
 
 
 def _write_all(fd: int, data: bytes) -> None:

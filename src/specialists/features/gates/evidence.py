@@ -12,15 +12,13 @@ of the run that passed), "miss" (run), "off" (run: the gate asked for no memo) o
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import StoreError
 from specialists.features.gates.spec import GateError
-from specialists.store.atomic import write_atomic
-from specialists.store.files import ensure_dir, parse_object, read_bytes
+from specialists.store.record import FileRecord
 
 SCHEMA = 1
 EVIDENCE_DIR = "evidence"
@@ -39,28 +37,23 @@ def check_label(label: str) -> str:
 
 
 def write_evidence(job_dir: Path, label: str, data: dict[str, Any]) -> Path:
-    folder = job_dir / EVIDENCE_DIR
-    ensure_dir(folder)
-    path = folder / f"{check_label(label)}.json"
-    write_atomic(path, json.dumps({"schema": SCHEMA, **data}, ensure_ascii=False).encode())
-    return path
+    _evidence(job_dir).replace(check_label(label), {"schema": SCHEMA, **data})
+    return job_dir / EVIDENCE_DIR / f"{label}.json"
 
 
 def read_evidence(job_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
     """Every gate evidence file of a job (oldest first) and a warning per unreadable one."""
-    folder = job_dir / EVIDENCE_DIR
+    folder = _evidence(job_dir)
     try:
-        names = sorted(p.name for p in folder.iterdir() if p.name.endswith(".json"))
-    except FileNotFoundError:
-        return [], []
-    except OSError as exc:
+        names = folder.docs()
+    except (OSError, StoreError) as exc:
         return [], [f"evidence of {job_dir.name} not readable: {exc}"]
     found: list[dict[str, Any]] = []
     warnings: list[str] = []
     for name in names[:MAX_FILES_READ]:
-        path = folder / name
+        path = job_dir / EVIDENCE_DIR / f"{name}.json"
         try:
-            data = parse_object(read_bytes(path, MAX_EVIDENCE_BYTES), path)
+            data = folder.read(name) or {}
         except (StoreError, OSError) as exc:
             shown = exc.one_line() if isinstance(exc, StoreError) else str(exc)
             warnings.append(f"evidence ignored: {shown}")
@@ -71,6 +64,11 @@ def read_evidence(job_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
             warnings.append(f"evidence ignored: {path} is not gate evidence")
     found.sort(key=_at_ms)
     return found, warnings
+
+
+def _evidence(job_dir: Path) -> FileRecord:
+    """The job's gate evidence: documents of the job's record (store/kinds.py JOB)."""
+    return FileRecord(job_dir / EVIDENCE_DIR, max_doc=MAX_EVIDENCE_BYTES)
 
 
 def _at_ms(data: dict[str, Any]) -> int:

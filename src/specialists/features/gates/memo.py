@@ -4,15 +4,14 @@ Only passes are memoized. A failure is run again every time: a flaky failure kep
 a child forever, while a flaky pass lets through only work that passed once on exactly this
 state. Timeouts and commands that never started are environmental and never kept either.
 
-Files follow the store's rules: written atomically (jobs/atomic.py) and 0600, read without
-following a link or opening a FIFO and size-capped (jobs/files.py). A damaged, planted or
+The memo is a Record of kind `gate-memo` (store/kinds.py): entries are written atomically and
+0600, read without following a link or opening a FIFO, and size-capped. A damaged, planted or
 oversized entry is a miss with a warning, never an error and never trusted. The store keeps at
 most `MAX_ENTRIES`; the oldest are removed past that.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -21,12 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import Bug, StoreError
-from specialists.store.atomic import write_atomic
-from specialists.store.files import ensure_dir, parse_object, read_bytes
+from specialists.store.kinds import GATE_MEMO
 from specialists.store.paths import state_dir
 
 SCHEMA = 1
-MAX_ENTRY_BYTES = 64 * 1024
 MAX_ENTRIES = 4096
 _KEY = re.compile(r"[0-9a-f]{64}")
 
@@ -62,11 +59,11 @@ def lookup(project: Path, key: str) -> tuple[MemoEntry | None, str | None]:
     """The entry for `key`, or None; the second value is a warning (a damaged entry)."""
     path = memo_dir(project) / f"{_checked(key)}.json"
     try:
-        data = parse_object(read_bytes(path, MAX_ENTRY_BYTES), path)
-    except FileNotFoundError:
-        return None, None
+        data = GATE_MEMO.record(memo_dir(project)).read(key)
     except (StoreError, OSError) as exc:
         return None, f"gate memo entry ignored: {_one_line(exc)}"
+    if data is None:
+        return None, None
     entry = _entry(data, key)
     if entry is None:
         return None, f"gate memo entry ignored: {path} is not a memo entry for this key"
@@ -77,11 +74,7 @@ def store(project: Path, entry: MemoEntry) -> str | None:
     """Keep `entry`; a warning when it could not be kept (the gate's verdict stands)."""
     folder = memo_dir(project)
     try:
-        ensure_dir(folder.parent.parent)
-        ensure_dir(folder.parent)
-        ensure_dir(folder)
-        data = json.dumps(entry.to_dict(), ensure_ascii=False).encode()
-        write_atomic(folder / f"{_checked(entry.key)}.json", data)
+        GATE_MEMO.record(folder).replace(_checked(entry.key), entry.to_dict())
         _trim(folder)
     except (StoreError, OSError) as exc:
         return f"gate memo not written: {_one_line(exc)}"

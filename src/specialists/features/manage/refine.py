@@ -1,6 +1,6 @@
 """Refinement overlays: project-local guidance for one agent, with revisions and rollback.
 
-    .specialists/refinements/<agent>/
+    .specialists/refinements/<agent>/     a Record (store/kinds.py REFINEMENT)
       current.md          "revision N" on the first line, then the guidance (at most 4 KiB)
       revisions/N.md      every revision ever saved, as it was saved
       history.jsonl       saved / rolled back, when, from what (a job id, a person)
@@ -15,7 +15,6 @@ acceptance criteria, system or developer instructions).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -25,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 from specialists.base.errors import UserError
 from specialists.catalog.managed import MAX_OVERLAY, overlay_dir, read_overlay
 from specialists.store.atomic import write_atomic
-from specialists.store.files import ensure_dir, read_bytes
-from specialists.store.locks import held
+from specialists.store.files import ensure_dir
+from specialists.store.kinds import REFINEMENT
 
 if TYPE_CHECKING:
     from specialists.store.jobs import JobStore
@@ -92,7 +91,7 @@ def save(project_root: Path, agent: str, text: str, *, source: str, now_ms: int)
     """Validate and store a new revision, which becomes current."""
     text = validate_guidance(text)
     base = _dir(project_root, agent)
-    with held(base / "lock"):
+    with REFINEMENT.record(base).locked():
         revision = _last_revision(base) + 1
         write_atomic(base / "revisions" / f"{revision}.md", text.encode() + b"\n")
         _make_current(base, revision, text)
@@ -103,7 +102,7 @@ def save(project_root: Path, agent: str, text: str, *, source: str, now_ms: int)
 def rollback(project_root: Path, agent: str, *, now_ms: int) -> Overlay:
     """Make the revision before the current one current again (revisions are kept)."""
     base = _dir(project_root, agent)
-    with held(base / "lock"):
+    with REFINEMENT.record(base).locked():
         current = read_overlay(project_root, agent)
         if current is None:
             raise UserError(f"{agent!r} has no refinement overlay to roll back")
@@ -119,32 +118,14 @@ def rollback(project_root: Path, agent: str, *, now_ms: int) -> Overlay:
     return show(project_root, agent)
 
 
-MAX_HISTORY_BYTES = 4 * 1024 * 1024  # years of revisions; more is damage, not history
-
-
 def show(project_root: Path, agent: str) -> Overlay:
+    """The overlay in force and the last 50 entries of its history (none before the first
+    refinement); a planted or damaged history is StoreError, a damaged line is skipped."""
     base = overlay_dir(project_root, agent)
     current = read_overlay(project_root, agent)
     revision, text = current if current else (0, "")
-    return Overlay(agent, revision, text, tuple(_history(base / "history.jsonl")))
-
-
-def _history(path: Path) -> list[dict[str, Any]]:
-    """The last 50 entries of history.jsonl; none before the first refinement. Read like
-    every store file (no link followed, no FIFO opened, bounded): a bad one is StoreError."""
-    try:
-        raw = read_bytes(path, MAX_HISTORY_BYTES)
-    except FileNotFoundError:
-        return []  # never refined or rolled back yet
-    history: list[dict[str, Any]] = []
-    for line in raw.decode("utf-8", "replace").splitlines()[-50:]:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue  # a torn last line: the rest still shows
-        if isinstance(entry, dict):
-            history.append(entry)
-    return history
+    history = REFINEMENT.record(base).lines("history").entries[-50:]
+    return Overlay(agent, revision, text, tuple(history))
 
 
 def proposal_prompt(agent: str, system_prompt: str, evidence: list[dict[str, Any]]) -> str:
@@ -194,14 +175,10 @@ def _make_current(base: Path, revision: int, text: str) -> None:
 
 
 def _log(base: Path, entry: dict[str, Any]) -> None:
-    """Add a history line (under the overlay's lock; the file is small and kept so)."""
-    path = base / "history.jsonl"
-    try:
-        lines = path.read_bytes().splitlines()[-(MAX_HISTORY - 1) :]
-    except FileNotFoundError:
-        lines = []
-    lines.append(json.dumps(entry, ensure_ascii=False).encode())
-    write_atomic(path, b"\n".join(lines) + b"\n")
+    """Add a history line (under the overlay's lock; the log is kept to MAX_HISTORY)."""
+    record = REFINEMENT.record(base)
+    record.append("history", entry)
+    record.trim("history", MAX_HISTORY)
 
 
 def evidence(store: JobStore, agent: str, limit: int = MAX_EVIDENCE_JOBS) -> list[dict[str, Any]]:

@@ -6,7 +6,6 @@ naming the field: the store reports the mission as damaged and lists the others.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from specialists.base.errors import UserError
@@ -29,11 +28,6 @@ _KNOWN = {
     "project_root", "owner", "labels", "runs", "decisions", "artifacts", "receipts", "goal",
     "summary", "closed_ms",
 }  # fmt: skip
-
-
-def dump(data: dict[str, Any]) -> bytes:
-    """A JSON file's bytes (indented a little: people read these)."""
-    return (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode()
 
 
 def mission_to_dict(m: Mission) -> dict[str, Any]:

@@ -3,10 +3,10 @@
     $XDG_STATE_HOME/specialists/missions/<project hash>-<mission id>.json
         {"id", "title", "status", "updated_ms", "project_root"}
 
-One small file per mission (written atomically, 0600), so two projects changing missions at
-once never contend for one file. The project's own mission.json stays authoritative: the
-index only says where to look (`mission list --global`), and a pointer whose mission is gone
-is shown as such, not trusted.
+One small document per mission in a Record of kind `mission-index` (store/kinds.py), so two
+projects changing missions at once never contend for one file. The project's own mission.json
+stays authoritative: the index only says where to look (`mission list --global`), and a
+pointer whose mission is gone is shown as such, not trusted.
 """
 
 from __future__ import annotations
@@ -18,15 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specialists.base.errors import SpecialistsError
-from specialists.features.missions.codec import dump
-from specialists.store.atomic import write_atomic
-from specialists.store.files import ensure_dir, read_object
+from specialists.store.kinds import MISSION_INDEX
 from specialists.store.paths import user_state_dir
 
 if TYPE_CHECKING:
     from specialists.features.missions.model import Mission
 
-MAX_POINTER = 64 << 10
 MAX_LISTED = 2000  # a global list reads at most this many pointers (newest first)
 
 
@@ -46,12 +43,10 @@ def default_dir() -> Path:
 
 def _name(state_root: Path, mission_id: str) -> str:
     digest = hashlib.sha256(os.fsencode(os.path.abspath(state_root))).hexdigest()[:12]
-    return f"{digest}-{mission_id}.json"
+    return f"{digest}-{mission_id}"
 
 
 def record(index_dir: Path, state_root: Path, mission: Mission) -> None:
-    os.makedirs(index_dir.parent, 0o700, exist_ok=True)  # $XDG_STATE_HOME/specialists
-    ensure_dir(index_dir)
     data = {
         "id": mission.id,
         "title": mission.title,
@@ -60,33 +55,27 @@ def record(index_dir: Path, state_root: Path, mission: Mission) -> None:
         "project_root": mission.project_root,
         "state_root": os.path.abspath(state_root),
     }
-    write_atomic(index_dir / _name(state_root, mission.id), dump(data))
+    MISSION_INDEX.record(index_dir).replace(_name(state_root, mission.id), data)
 
 
 def forget(index_dir: Path, state_root: Path, mission: Mission) -> None:
-    try:
-        os.unlink(index_dir / _name(state_root, mission.id))
-    except FileNotFoundError:
-        return
+    MISSION_INDEX.record(index_dir).remove(_name(state_root, mission.id))
 
 
 def pointers(index_dir: Path) -> tuple[list[Pointer], list[str]]:
     """Every pointer (newest first), and one problem line per unreadable one."""
-    try:
-        names = [n for n in os.listdir(index_dir) if n.endswith(".json") and not n.startswith(".")]
-    except FileNotFoundError:
-        return [], []
+    shelf = MISSION_INDEX.record(index_dir)
     found: list[Pointer] = []
     problems: list[str] = []
-    for name in names:
+    for name in shelf.docs():
         try:
-            data = read_object(index_dir / name, MAX_POINTER)
+            data = shelf.read(name) or {}
             fields = [data.get(k) for k in ("id", "title", "status", "project_root", "state_root")]
             updated = data.get("updated_ms")
             if not all(isinstance(f, str) for f in fields) or not isinstance(updated, int):
                 raise SpecialistsError("a field is missing or of the wrong type")
         except (SpecialistsError, OSError) as exc:
-            problems.append(f"mission index {name}: {exc}")
+            problems.append(f"mission index {name}.json: {exc}")
             continue
         mid, title, status, project, state_root = (str(f) for f in fields)
         present = os.path.isfile(os.path.join(state_root, "missions", mid, "mission.json"))

@@ -15,8 +15,9 @@ from pathlib import Path
 
 def post_for_job(state_dir: Path, job_id: str) -> None:
     """The news of a job linked to a goal mission drives one goal step (store.news poster)."""
-    # One lstat for a job that is on no mission (the common case): nothing else loads.
-    if os.path.lexists(os.path.join(state_dir, "missions", ".by-job", job_id)):
+    # Two lstats for a job that is on no mission (the common case): nothing else loads.
+    link = os.path.join(state_dir, "missions", ".by-job", job_id)
+    if os.path.lexists(link + ".json") or os.path.lexists(link):  # 0.1.0's had no suffix
         drive_goal(state_dir, job_id)
 
 

@@ -18,10 +18,11 @@ from typing import Any
 from specialists.base.errors import StoreError, UserError
 from specialists.base.reader import Invalid, check_tree
 from specialists.features.missions.store import MissionStore
-from specialists.store.atomic import write_atomic
-from specialists.store.files import parse_object, read_bytes, size_text
+from specialists.store.files import size_text
+from specialists.store.record import encode_doc
 
 MAX_STATE = 256 << 10
+STATE = "state"  # state.json in the mission's record
 STATE_FILE = "state.json"
 NEXT_ACTION = "nextReadyAction"
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,127}")
@@ -35,12 +36,7 @@ def check_key(key: object) -> str:
 
 
 def read_state(store: MissionStore, mission_id: str) -> dict[str, Any]:
-    path = store.dir(mission_id) / STATE_FILE
-    try:
-        raw = read_bytes(path, MAX_STATE)
-    except FileNotFoundError:
-        return {}
-    return parse_object(raw, path)
+    return store.record(mission_id).read(STATE) or {}
 
 
 def state_get(
@@ -74,7 +70,7 @@ def state_set(
     except (TypeError, ValueError, RecursionError) as exc:
         raise UserError(f"the value of {key!r} is not JSON: {str(exc)[:100]}") from None
     store = store or MissionStore(state_root)
-    with store.locked(mission_id) as path:
+    with store.locked(mission_id) as rec:
         mission = store.load(mission_id)
         if mission.terminal:
             raise UserError(f"mission {mission_id} is {mission.status}; its state is final")
@@ -83,15 +79,15 @@ def state_set(
         except StoreError as exc:
             raise StoreError(
                 f"mission {mission_id}'s state is unreadable: {exc.message}",
-                hint=f"move {path / STATE_FILE} aside to start an empty state",
+                hint=f"move {store.dir(mission_id) / STATE_FILE} aside to start an empty state",
             ) from None
         state[key] = value
-        data = (json.dumps(state, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        data = encode_doc(state)
         if len(data) > MAX_STATE:
             raise UserError(
                 f"mission {mission_id}'s state would be {size_text(len(data))}, over the "
                 f"{size_text(MAX_STATE)} it may hold; nothing was written",
                 hint="put large content in a file, record it as an artifact, store its path",
             )
-        write_atomic(path / STATE_FILE, data)
+        rec.replace(STATE, state)
     return len(data)

@@ -1,17 +1,11 @@
-"""Missions on disk: `.specialists/missions/<id>/`, one directory each.
+"""Missions on disk: `.specialists/missions/<id>/`, one Record each (kinds.py MISSION), and
+`.by-job/<job>.json` naming a job's mission (MISSION_LINKS; 0.1.0's `<job>` is still read).
 
-    mission.json      the mission (codec.py): rewritten whole, atomically, under the lock
-    state.json        the JSON `state` workflows share (state.py), at most 256 KiB
-    lock              flock'd for every change of either file
-    .by-job/<job id>  which mission a job is linked to (a few bytes), so a job's news
-                      finds its mission without reading every mission (goal.py)
-
-Directories are 0700 and files 0600. A new mission is built in a hidden directory and renamed
-into place, so a failed create (a full disk) leaves nothing a reader would see. A damaged
-mission (bad JSON, a FIFO or a symlink where a file or the directory belongs) is one warning
-for that mission; the others are still listed. Every change also refreshes the mission's line
-in the user-level index across projects (index.py); a failure there is a warning, never lost
-mission data.
+A new mission is made whole or not at all (Record.create), so a failed create (a full disk)
+leaves nothing a reader would see. A damaged mission (bad JSON, a FIFO or a symlink where a
+file or the directory belongs) is one warning for that mission; the others are still listed.
+Every change also refreshes the mission's line in the user-level index across projects
+(index.py); a failure there is a warning, never lost mission data.
 """
 
 from __future__ import annotations
@@ -25,17 +19,17 @@ from typing import TypeVar
 
 from specialists.base.errors import NotFound, SpecialistsError, StoreError, UserError
 from specialists.features.missions import index
-from specialists.features.missions.codec import dump, mission_from_dict, mission_to_dict
+from specialists.features.missions.codec import mission_from_dict, mission_to_dict
 from specialists.features.missions.model import Mission, check_id
-from specialists.store import recorddirs
-from specialists.store.atomic import write_atomic
-from specialists.store.files import ensure_dir, read_bytes, read_object
+from specialists.store import kinds
+from specialists.store.files import read_bytes
 from specialists.store.ids import is_job_id
+from specialists.store.record import Record
 
 MISSIONS_DIR = "missions"
 BY_JOB = ".by-job"
+MISSION = "mission"  # mission.json
 MISSION_FILE = "mission.json"
-MAX_MISSION_FILE = 8 << 20
 T = TypeVar("T")
 
 
@@ -48,31 +42,46 @@ class DamagedMission:
 
 
 class MissionStore:
-    def __init__(self, state_root: Path, *, index_dir: Path | None = None) -> None:
+    def __init__(
+        self, state_root: Path, *, index_dir: Path | None = None, records: Record | None = None
+    ) -> None:
         self.root = state_root / MISSIONS_DIR
+        self.records = records if records is not None else kinds.MISSION.record(self.root)
+        self.links = (
+            records.sub(BY_JOB)
+            if records is not None
+            else kinds.MISSION_LINKS.record(self.root / BY_JOB)
+        )
         self.index_dir = index_dir  # None: the user's (index.default_dir()); tests pass one
         self.warnings: list[str] = []  # index problems of the changes made through this store
 
     def dir(self, mission_id: str) -> Path:
         return self.root / check_id(mission_id)
 
-    def _real_dir(self, mission_id: str) -> Path:
-        return recorddirs.real_dir(self.dir(mission_id), _missing(mission_id))
+    def record(self, mission_id: str) -> Record:
+        """The mission's record, refused when it is missing (or a planted link)."""
+        rec = self.records.sub(check_id(mission_id))
+        if not rec.exists():
+            if os.path.islink(self.dir(mission_id)):
+                raise StoreError(f"{self.dir(mission_id)} is a symbolic link; not followed")
+            raise _missing(mission_id)
+        return rec
 
     # --- reading --------------------------------------------------------------------------
 
     def ids(self) -> list[str]:
-        return recorddirs.ids(self.root)
+        return self.records.children()
 
     def load(self, mission_id: str) -> Mission:
-        path = self._real_dir(mission_id) / MISSION_FILE
+        rec = self.record(mission_id)
         try:
-            mission = mission_from_dict(read_object(path, MAX_MISSION_FILE))
-        except FileNotFoundError:
-            raise StoreError(
-                f"mission {mission_id} is damaged: {MISSION_FILE} is missing"
-            ) from None
+            data = rec.read(MISSION)
+            if data is None:
+                raise StoreError(f"mission {mission_id} is damaged: {MISSION_FILE} is missing")
+            mission = mission_from_dict(data)
         except SpecialistsError as exc:
+            if exc.message.startswith(f"mission {mission_id} is damaged"):
+                raise
             raise StoreError(f"mission {mission_id} is damaged: {exc.message}") from None
         if mission.id != mission_id:
             raise StoreError(f"mission {mission_id} is damaged: its file names {mission.id}")
@@ -90,41 +99,54 @@ class MissionStore:
         """The mission `job_id` is linked to, or None (cheap: one small read)."""
         if not is_job_id(job_id):
             return None
-        try:
-            raw = read_bytes(self.root / BY_JOB / job_id, 256)
-        except FileNotFoundError:
+        data = self.links.read(job_id)
+        name = data.get("mission") if data is not None else self._legacy_link(job_id)
+        if name is None:
             return None
-        name = raw.decode("ascii", "replace").strip()
         try:
             return check_id(name)
         except UserError:
             raise StoreError(f"{self.root / BY_JOB / job_id} does not name a mission") from None
 
+    def _legacy_link(self, job_id: str) -> str | None:
+        """0.1.0's pointer: the mission id as text in `.by-job/<job>`."""
+        try:
+            raw = read_bytes(self.root / BY_JOB / job_id, 256)
+        except FileNotFoundError:
+            return None
+        return raw.decode("ascii", "replace").strip()
+
     # --- changing -------------------------------------------------------------------------
 
     def create(self, mission: Mission, *, now_ms: int) -> None:
         """Write a new mission whole, or nothing (an existing id is refused)."""
-
-        def fill(staging: Path) -> None:
-            write_atomic(staging / MISSION_FILE, dump(mission_to_dict(mission)))
-
-        exists = UserError(f"mission {mission.id!r} exists already", hint="pick another id")
-        recorddirs.create_whole(self.dir(mission.id), fill, exists, now_ms=now_ms)
+        made = self.records.sub(check_id(mission.id)).create(
+            lambda new: new.replace(MISSION, mission_to_dict(mission))
+        )
+        if not made:
+            raise UserError(f"mission {mission.id!r} exists already", hint="pick another id")
         for run in mission.runs:
             self._point(run.job_id, mission.id)
         self._index(mission)
 
-    def locked(self, mission_id: str) -> contextlib.AbstractContextManager[Path]:
-        return recorddirs.locked(self.dir(mission_id), _missing(mission_id))
+    @contextlib.contextmanager
+    def locked(self, mission_id: str) -> Iterator[Record]:
+        with contextlib.ExitStack() as stack:
+            rec = self.record(mission_id)
+            try:
+                stack.enter_context(rec.locked(create=False))
+            except FileNotFoundError:
+                raise _missing(mission_id) from None  # removed while we waited
+            yield rec
 
     def update(self, mission_id: str, change: Callable[[Mission], tuple[Mission, T]]) -> T:
         """Load, change and save the mission under its lock; returns what `change` returned.
         A refused change (UserError) writes nothing."""
-        with self.locked(mission_id) as path:
+        with self.locked(mission_id) as rec:
             before = self.load(mission_id)
             after, outcome = change(before)
             if after is not before:
-                write_atomic(path / MISSION_FILE, dump(mission_to_dict(after)))
+                rec.replace(MISSION, mission_to_dict(after))
                 for job_id in after.run_ids() - before.run_ids():
                     self._point(job_id, mission_id)
         if after is not before:
@@ -132,24 +154,23 @@ class MissionStore:
         return outcome
 
     def remove(self, mission_id: str) -> None:
-        """Delete a mission (gc): renamed aside under its lock, then removed, with the
-        pointers of its runs and its line in the user index."""
+        """Delete a mission (gc): removed whole under its lock, then the pointers of its
+        runs and its line in the user index."""
         mission = self.load(mission_id)
-        recorddirs.remove_whole(self.dir(mission_id), _missing(mission_id))
+        if not self.record(mission_id).destroy():
+            raise _missing(mission_id)
         for job_id in mission.run_ids():
             with contextlib.suppress(FileNotFoundError):
                 if self.mission_of_job(job_id) == mission_id:
-                    os.unlink(self.root / BY_JOB / job_id)
+                    self.links.remove(job_id)
+                    os.unlink(self.root / BY_JOB / job_id)  # 0.1.0's pointer, if any
         self._record_index_problem(index.forget, mission)
 
     # --- internals ------------------------------------------------------------------------
 
     def _point(self, job_id: str, mission_id: str) -> None:
-        if not is_job_id(job_id):
-            return
-        folder = self.root / BY_JOB
-        ensure_dir(folder)
-        write_atomic(folder / job_id, mission_id.encode() + b"\n")
+        if is_job_id(job_id):
+            self.links.replace(job_id, {"mission": mission_id})
 
     def _index(self, mission: Mission) -> None:
         self._record_index_problem(index.record, mission)

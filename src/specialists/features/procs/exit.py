@@ -14,7 +14,6 @@ The body (what the model reads) is one header line, counts and the log path, the
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from dataclasses import asdict, dataclass
@@ -29,16 +28,16 @@ from specialists.events.model import Event
 from specialists.events.spill import SpillLimits
 from specialists.features.procs.output import read_tail
 from specialists.features.procs.spec import OUTPUT_LOG, ProcOptions
-from specialists.store.atomic import write_atomic
-from specialists.store.files import open_regular, read_object
+from specialists.store.files import open_regular
 from specialists.store.joblog import last_event
 from specialists.store.jobs import JobStore, now_ms
+from specialists.store.kinds import JOB
 from specialists.store.records import JobRecord, JobStatus
 
 log = logging.getLogger("specialists.features.procs")
 
+SUMMARY = "proc"  # proc.json, a document of the job's record (store/kinds.py JOB)
 SUMMARY_FILE = "proc.json"
-MAX_SUMMARY_BYTES = 64 * 1024
 COUNT_CHUNK = 1 << 20
 
 ExitKind = Literal["exited", "signaled", "cancelled", "timeout", "error"]
@@ -75,13 +74,13 @@ class ExitSummary:
 
 
 def write_summary(job_dir: Path, summary: ExitSummary) -> None:
-    write_atomic(job_dir / SUMMARY_FILE, json.dumps(asdict(summary)).encode())
+    JOB.record(job_dir).replace(SUMMARY, asdict(summary))
 
 
 def read_summary(job_dir: Path) -> ExitSummary | None:
     """The runner's summary; None when absent, planted (a link, a FIFO) or damaged."""
     try:
-        return ExitSummary.from_dict(read_object(job_dir / SUMMARY_FILE, MAX_SUMMARY_BYTES))
+        return ExitSummary.from_dict(JOB.record(job_dir).read(SUMMARY))
     except (OSError, StoreError):
         return None
 

@@ -34,7 +34,7 @@ from specialists.features.sandbox.handoff_manifest import (
     HandoffError,
     HandoffManifest,
     check_handoff_id,
-    handoffs_dir,
+    handoffs_record,
     manifest_path,
     read_manifest,
     write_manifest,
@@ -42,8 +42,6 @@ from specialists.features.sandbox.handoff_manifest import (
 from specialists.features.sandbox.prune import pending
 from specialists.features.sandbox.rules import branch_name
 from specialists.process.short import run_short
-from specialists.store.files import ensure_dir
-from specialists.store.locks import held
 
 DEFAULT_SETUP_TIMEOUT_S = 600.0
 SETUP_OUTPUT_CAP = 256 * 1024
@@ -227,11 +225,8 @@ def update(
 ) -> Path:
     """Read, change and write the manifest under its lock."""
     path = manifest_path(project, handoff_id)
-    folder = handoffs_dir(project)
     try:
-        ensure_dir(folder.parent)  # never through a planted link
-        ensure_dir(folder)
-        with held(folder / f"{handoff_id}.lock"):
+        with handoffs_record(project).locked(handoff_id):  # never through a planted link
             current = read_manifest(path) if os.path.lexists(path) else None
             return write_manifest(project, change(current))
     except (StoreError, OSError) as exc:

@@ -1,7 +1,7 @@
 """The handoff manifest: which worktree children exist, where, and what became of their work.
 
-    .specialists/handoffs/<id>.json        the manifest (0600, replaced atomically)
-    .specialists/handoffs/<id>.lock        flock: every change to the manifest takes it
+    .specialists/handoffs/<id>.json        the manifest (0600, replaced atomically, fsynced)
+    .specialists/handoffs/<id>.lock        every change to the manifest takes this lock
     .specialists/handoffs/<id>/<sb>.patch  each child's captured patch (git diff --binary)
 
     {"schema": 1, "id": "…", "owner": "<workflow job id>|null", "origin": "/abs/working/copy",
@@ -16,12 +16,12 @@ leaves a manifest naming every path and branch that may exist. States: planned -
 create_failed, setup_failed) -> captured (patch and stat recorded) or preserved (no patch:
 the work was committed to its branch or left in place, `preserved` says which) -> discarded.
 The file is untrusted on read: damaged, planted or oversized is one clear HandoffError.
+`handoffs/` is a Record of kind `handoffs` (store/kinds.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,9 +29,10 @@ from typing import Any, Literal
 
 from specialists.base.errors import StoreError, UserError
 from specialists.features.sandbox.rules import is_id
-from specialists.store.atomic import write_atomic
-from specialists.store.files import ensure_dir, parse_object, read_bytes
+from specialists.store.files import parse_object, read_bytes
+from specialists.store.kinds import HANDOFFS
 from specialists.store.paths import state_dir
+from specialists.store.record import FileRecord
 
 SCHEMA = 1
 HANDOFFS_DIR = "handoffs"
@@ -110,6 +111,10 @@ def handoffs_dir(project: Path) -> Path:
     return state_dir(project) / HANDOFFS_DIR
 
 
+def handoffs_record(project: Path) -> FileRecord:
+    return HANDOFFS.record(handoffs_dir(project))
+
+
 def check_handoff_id(handoff_id: object) -> str:
     if not isinstance(handoff_id, str) or not is_id(handoff_id):
         shown = handoff_id[:60] if isinstance(handoff_id, str) else type(handoff_id).__name__
@@ -148,13 +153,9 @@ def read_manifest(path: Path) -> HandoffManifest:
 
 
 def write_manifest(project: Path, manifest: HandoffManifest) -> Path:
-    folder = handoffs_dir(project)
-    ensure_dir(state_dir(project))
-    ensure_dir(folder)
-    path = manifest_path(project, manifest.id)
-    data = json.dumps(manifest.to_dict(), ensure_ascii=False, indent=1).encode()
-    write_atomic(path, data, durable=True)  # the recovery record: it must survive a crash
-    return path
+    """Replace the manifest (fsynced: the recovery record must survive a crash)."""
+    handoffs_record(project).replace(check_handoff_id(manifest.id), manifest.to_dict())
+    return manifest_path(project, manifest.id)
 
 
 def list_manifests(project: Path) -> list[Path]:

@@ -10,23 +10,22 @@
 The record is what R-S7 needs to tell merged from unmerged (the recorded base and the tips
 that were squashed) and what R-S5 needs to refuse a root squash into another working copy
 (the origin). `pending` journals a squash from before it writes into its target until it
-has finished, so a retry after a crash finishes it (squash.py). Files are untrusted on
-read: a damaged, planted or oversized one is a `Problem`, never an exception, and never
-followed through a symlink. All changes take one lock (`.lock` in the root), so two
-processes cannot interleave a create and a squash.
+has finished, so a retry after a crash finishes it (squash.py). Files are untrusted on read:
+a damaged, planted or oversized one is a `Problem`, never an exception, and never followed
+through a symlink. The root is a Record of kind `sandboxes` (store/kinds.py): all changes
+take its one lock, so two processes cannot interleave a create and a squash.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
-import json
 import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from specialists.base.errors import Planted, StoreError
 from specialists.features.sandbox.backend import (
     PendingSquash,
     Problem,
@@ -35,19 +34,17 @@ from specialists.features.sandbox.backend import (
     SquashMarker,
 )
 from specialists.features.sandbox.rules import branch_name, is_id
-from specialists.store.atomic import write_atomic
-from specialists.store.locks import held
+from specialists.store.kinds import SANDBOXES
 
 SCHEMA = 1
 SUFFIX = ".json"
-LOCK_NAME = ".lock"
-MAX_META_BYTES = 256 * 1024
 MAX_MARKERS = 200  # a sandbox squashed more often than this keeps its latest markers
 
 
 class MetaStore:
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.record = SANDBOXES.record(root)
 
     def file(self, sandbox_id: str) -> Path:
         return self.root / f"{sandbox_id}{SUFFIX}"
@@ -77,7 +74,7 @@ class MetaStore:
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         self.ensure_root()
-        with held(self.root / LOCK_NAME):
+        with self.record.locked():
             yield
 
     # --- reading ----------------------------------------------------------------------------
@@ -85,41 +82,31 @@ class MetaStore:
     def read(self, sandbox_id: str) -> tuple[Sandbox | None, Problem | None]:
         path = self.file(sandbox_id)
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except FileNotFoundError:
-            return None, None
+            data = self.record.read(sandbox_id)
+        except Planted as exc:
+            return None, Problem(str(path), exc.message.removeprefix(f"{path} "))
+        except StoreError as exc:
+            return None, Problem(str(path), f"damaged: {exc.message.removeprefix(f'{path} ')}")
         except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                return None, Problem(str(path), "is a symlink; not followed")
             return None, Problem(str(path), f"unreadable: {exc.strerror}")
+        if data is None:
+            return None, None
         try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                return None, Problem(str(path), "is not a regular file")
-            if info.st_size > MAX_META_BYTES:
-                return None, Problem(str(path), f"is {info.st_size} bytes; too large")
-            data = os.read(fd, MAX_META_BYTES + 1)
-        finally:
-            os.close(fd)
-        try:
-            return from_dict(json.loads(data), self.root, sandbox_id), None
+            return from_dict(data, self.root, sandbox_id), None
         except (ValueError, TypeError, KeyError) as exc:
             return None, Problem(str(path), f"damaged: {exc}")
 
     def read_all(self) -> tuple[list[Sandbox], list[Problem]]:
         try:
             self.check_root()
-            names = sorted(os.listdir(self.root))
-        except FileNotFoundError:
-            return [], []
         except SandboxError as exc:
             return [], [Problem(str(self.root), exc.one_line())]
         sandboxes: list[Sandbox] = []
         problems: list[Problem] = []
-        for name in names:
-            if not name.endswith(SUFFIX) or not is_id(name[: -len(SUFFIX)]):
+        for name in self.record.docs():
+            if not is_id(name):
                 continue
-            sandbox, problem = self.read(name[: -len(SUFFIX)])
+            sandbox, problem = self.read(name)
             if sandbox is not None:
                 sandboxes.append(sandbox)
             if problem is not None:
@@ -129,14 +116,10 @@ class MetaStore:
     # --- writing (callers hold `locked()`) ---------------------------------------------------
 
     def write(self, sandbox: Sandbox) -> None:
-        path = self.file(sandbox.id)
-        data = json.dumps(to_dict(sandbox), indent=1, sort_keys=True).encode() + b"\n"
-        write_atomic(path, data)
-        os.chmod(path, 0o600)  # the root is 0700 too, so the brief 0644 window shows nothing
+        self.record.replace(sandbox.id, to_dict(sandbox))
 
     def delete(self, sandbox_id: str) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.file(sandbox_id))
+        self.record.remove(sandbox_id)
 
 
 def to_dict(sb: Sandbox) -> dict[str, Any]:

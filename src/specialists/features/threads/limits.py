@@ -10,23 +10,18 @@ refusal by the limit is no failure and changes nothing; a reduction stops no chi
 
 from __future__ import annotations
 
-import json
 import logging
 import math
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
-from specialists.base.errors import UserError
+from specialists.base.errors import SpecialistsError, UserError
 from specialists.features.threads.records import ThreadStore
 from specialists.features.threads.state import child_view
 from specialists.native.tool_settings import AdaptiveConcurrency
 from specialists.store.jobs import JobStore
 
 log = logging.getLogger("specialists.features.threads")
-FAILURES_SUFFIX = ".launch-failures"  # threads/spawn-<owner>.launch-failures: one line each
-MAX_FAILURE_LINES = 10_000  # a longer journal is read from its end
 
 
 def limit_after(cfg: AdaptiveConcurrency, outcomes: Iterable[bool]) -> int:
@@ -43,43 +38,18 @@ def limit_after(cfg: AdaptiveConcurrency, outcomes: Iterable[bool]) -> int:
     return limit
 
 
-def _failures_path(threads: ThreadStore, owner: str) -> Path:
-    return threads.root / f"spawn-{owner}{FAILURES_SUFFIX}"
-
-
 def record_failed_launch(threads: ThreadStore, owner: str, at_ms: int) -> None:
     """A launch that failed (R-H7a left nothing of it): one line, under the spawn lock. A
     line that cannot be written is logged, never raised over the launch's own error."""
-    path = _failures_path(threads, owner)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
-        try:
-            os.write(fd, (json.dumps({"at_ms": at_ms}) + "\n").encode())
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        log.warning("%s: a failed launch could not be recorded: %s", path, exc)
-
-
-def _failed_launches(threads: ThreadStore, owner: str) -> list[int]:
-    try:
-        lines = _failures_path(threads, owner).read_bytes().splitlines()[-MAX_FAILURE_LINES:]
-    except FileNotFoundError:
-        return []
-    out = []
-    for line in lines:
-        try:
-            at = json.loads(line).get("at_ms")
-        except (ValueError, AttributeError):
-            continue  # a line a crash cut short
-        if isinstance(at, int) and not isinstance(at, bool):
-            out.append(at)
-    return out
+        threads.record_failed_launch(owner, at_ms)
+    except (OSError, SpecialistsError) as exc:
+        log.warning("a failed launch of %s could not be recorded: %s", owner, exc)
 
 
 def current_limit(threads: ThreadStore, owner: str, cfg: AdaptiveConcurrency) -> int:
     """The parent's limit now, replayed from its children's closes and failed launches."""
-    events = [(at, False) for at in _failed_launches(threads, owner)]
+    events = [(at, False) for at in threads.failed_launches(owner)]
     for child in threads.children_of(owner):
         closed = threads.closed(child.id)
         if closed is not None:

@@ -1,10 +1,6 @@
 """The thread registry: who spawned which child job, and how far its close has come.
-
-    .specialists/threads/<thread id>/      0700; made with an exclusive mkdir (the id is taken)
-      thread.json                          the launch record, written once by the spawner (R-H4)
-      reports.jsonl                        the child's reports, one per line, numbered (R-H5)
-      closing.json                         the close began: its report (exclusive create)
-      closed.json                          the close finished: outcome, sandbox stat (exclusive)
+`.specialists/threads/<thread id>/` is a Record (kinds.py THREAD; the threads directory
+itself is THREADS), made by an exclusive create that takes the id.
 
 Thread ids are `t-` and 32 lowercase hex digits: 128 random bits, so ids never collide
 across sessions or processes without any shared allocation state (R-H0). The root is `root`.
@@ -12,34 +8,30 @@ A thread's stack is the list of ids from root to itself.
 
 Writers: the spawner writes thread.json; the child (its tools) appends reports and makes
 closing.json; whoever finishes the close first (the child's close_thread, or the runtime
-when the job ended without one, R-S9) makes closed.json. Both markers are created with
-O_EXCL, so exactly one close happens however many try.
+when the job ended without one, R-S9) makes closed.json. Both markers are claims
+(Record.claim), so exactly one close happens however many try.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import re
-import shutil
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import StoreError, UserError
-from specialists.store.atomic import write_atomic
-from specialists.store.files import DIR_MODE, ensure_dir, open_dir, read_bytes, read_object
-from specialists.store.locks import held
+from specialists.store.files import read_bytes
+from specialists.store.kinds import THREAD
+from specialists.store.record import Record
 
 THREADS_DIR = "threads"
 ROOT = "root"
 MAX_DEPTH = 4  # R-H9: a thread this deep may not spawn
-MAX_RECORD_BYTES = 256 * 1024
-MAX_REPORTS_BYTES = 64 * 1024 * 1024
+MAX_FAILURES = 10_000  # failed launches kept per parent (a longer journal is trimmed)
 _THREAD_ID = re.compile(r"t-[0-9a-f]{32}")
 
 
@@ -163,12 +155,16 @@ class Closed:
 
 
 class ThreadStore:
-    def __init__(self, state_root: Path) -> None:
+    def __init__(self, state_root: Path, *, records: Record | None = None) -> None:
         self.state_root = state_root
         self.root = state_root / THREADS_DIR
+        self.records = records if records is not None else THREAD.record(self.root)
 
     def dir(self, thread_id: str) -> Path:
         return self.root / check_thread_id(thread_id)
+
+    def _rec(self, thread_id: str) -> Record:
+        return self.records.sub(check_thread_id(thread_id))
 
     # --- creating ----------------------------------------------------------------------
 
@@ -182,41 +178,24 @@ class ThreadStore:
 
     def reserve_id(self, thread_id: str) -> bool:
         """Make the directory of `thread_id`; False when it exists already."""
-        ensure_dir(self.state_root)
-        ensure_dir(self.root)
-        path = self.dir(thread_id)
-        try:
-            os.mkdir(path, DIR_MODE)
-        except FileExistsError:
-            return False
-        os.chmod(path, DIR_MODE)
-        return True
+        return self._rec(thread_id).create()
 
     def write(self, record: ThreadRecord) -> None:
-        fd = open_dir(self.dir(record.id))
-        try:
-            write_atomic("thread.json", json.dumps(record.to_dict()).encode(), dir_fd=fd)
-        finally:
-            os.close(fd)
+        self._rec(record.id).replace("thread", record.to_dict())
 
     def discard(self, thread_id: str) -> None:
         """A launch that failed leaves no record (R-H7a)."""
-        path = self.dir(thread_id)
-        with contextlib.suppress(FileNotFoundError):
-            if stat.S_ISDIR(os.lstat(path).st_mode):
-                shutil.rmtree(path)
+        self._rec(thread_id).destroy()
 
     # --- reading -----------------------------------------------------------------------
 
     def get(self, thread_id: str) -> ThreadRecord | None:
         path = self.dir(thread_id) / "thread.json"
         try:
-            data = read_object(path, MAX_RECORD_BYTES)
-        except FileNotFoundError:
-            return None
+            data = self._rec(thread_id).read("thread")
         except OSError as exc:
             raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from None
-        return record_from_dict(data, str(path))
+        return None if data is None else record_from_dict(data, str(path))
 
     def all(self) -> tuple[list[ThreadRecord], list[str]]:
         """Every readable record (oldest first) and one problem line per damaged one."""
@@ -236,60 +215,65 @@ class ThreadStore:
     def spawning(self, parent: str) -> Iterator[None]:
         """Held while `parent` spawns: its limits are counted and its child recorded in one
         step, so concurrent spawns of one parent cannot pass a limit together (R-RLM4)."""
-        ensure_dir(self.state_root)
-        ensure_dir(self.root)
-        with held(self.root / f"spawn-{parent}.lock"):
+        with self.records.locked(f"spawn-{parent}"):
             yield
 
     def children_of(self, parent: str) -> list[ThreadRecord]:
         return [r for r in self.all()[0] if r.parent == parent]
 
     def _ids(self) -> Iterator[str]:
+        yield from (n for n in self.records.children() if is_thread_id(n))
+
+    # --- failed launches (R-H11) --------------------------------------------------------
+
+    def record_failed_launch(self, parent: str, at_ms: int) -> None:
+        """One line in the parent's journal of failed launches (under its spawn lock)."""
+        log = f"spawn-{parent}-failures"
+        self.records.append(log, {"at_ms": at_ms})
+        if self.records.size(log) > MAX_FAILURES * 32:
+            self.records.trim(log, MAX_FAILURES)
+
+    def failed_launches(self, parent: str) -> list[int]:
+        """When the parent's launches failed; 0.1.0's `spawn-<parent>.launch-failures`
+        journal (the same lines, no suffix) is read too."""
+        entries = list(self.records.lines(f"spawn-{parent}-failures").entries)
         try:
-            names = os.listdir(self.root)
-        except FileNotFoundError:
-            return
-        yield from (n for n in sorted(names) if is_thread_id(n))
+            raw = read_bytes(self.root / f"spawn-{parent}.launch-failures", 1 << 20)
+        except (FileNotFoundError, NotADirectoryError):
+            raw = b""
+        old = []
+        for line in raw.splitlines():
+            with contextlib.suppress(ValueError):
+                entry = json.loads(line)
+                if isinstance(entry, dict):
+                    old.append(entry)
+        entries = old + entries
+        at = [e.get("at_ms") for e in entries]
+        return [a for a in at if isinstance(a, int) and not isinstance(a, bool)][-MAX_FAILURES:]
 
     # --- reports and close markers ------------------------------------------------------
 
     def append_report(self, thread_id: str, text: str, at_ms: int) -> int:
         """Append one report; returns its sequence number (1, 2, ...), counted durably."""
-        base = self.dir(thread_id)
-        with held(base / "reports.lock"):
-            path = base / "reports.jsonl"
-            seq = 1 + _count_lines(path)
-            line = json.dumps({"seq": seq, "text": text, "at": at_ms}, ensure_ascii=False)
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-            try:
-                data = (line + "\n").encode("utf-8")
-                if os.write(fd, data) != len(data):
-                    raise StoreError(f"short write to {path}")
-            finally:
-                os.close(fd)
+        rec = self._rec(thread_id)
+        with rec.locked():
+            found = rec.lines("reports")
+            torn = found.end < rec.size("reports")  # a line a crash cut short took its number
+            seq = 1 + len(found.entries) + len(found.problems) + torn
+            rec.append("reports", {"seq": seq, "text": text, "at": at_ms})
         return seq
 
     def reports(self, thread_id: str) -> list[dict[str, Any]]:
-        path = self.dir(thread_id) / "reports.jsonl"
-        try:
-            raw = read_bytes(path, MAX_REPORTS_BYTES)
-        except FileNotFoundError:
-            return []
-        out = []
-        for line in raw.splitlines():
-            with contextlib.suppress(ValueError):
-                item = json.loads(line)
-                if isinstance(item, dict) and isinstance(item.get("text"), str):
-                    out.append(item)
-        return out
+        entries = self._rec(thread_id).lines("reports").entries
+        return [e for e in entries if isinstance(e.get("text"), str)]
 
     def begin_close(self, thread_id: str, closing: Closing) -> bool:
         """Claim the close; False when it was already claimed (by the child or the runtime)."""
         data = {"by": closing.by, "report": closing.report, "at_ms": closing.at_ms}
-        return _create_once(self.dir(thread_id) / "closing.json", data)
+        return self._rec(thread_id).claim("closing", data)
 
     def closing(self, thread_id: str) -> Closing | None:
-        data = self._marker(thread_id, "closing.json")
+        data = self._marker(thread_id, "closing")
         if data is None:
             return None
         report = data.get("report")
@@ -311,10 +295,10 @@ class ThreadStore:
             "commit": closed.commit,
             **closed.extra,
         }
-        return _create_once(self.dir(thread_id) / "closed.json", data)
+        return self._rec(thread_id).claim("closed", data)
 
     def closed(self, thread_id: str) -> Closed | None:
-        data = self._marker(thread_id, "closed.json")
+        data = self._marker(thread_id, "closed")
         if data is None:
             return None
 
@@ -334,51 +318,10 @@ class ThreadStore:
         )
 
     def _marker(self, thread_id: str, name: str) -> dict[str, Any] | None:
-        path = self.dir(thread_id) / name
         try:
-            return read_object(path, MAX_RECORD_BYTES)
-        except FileNotFoundError:
-            return None
+            return self._rec(thread_id).read(name)
         except StoreError:
             return {}  # there, but damaged: the close happened; its details are lost
-
-
-def _create_once(path: Path, data: dict[str, Any]) -> bool:
-    """Write `path` only if nothing is there yet (O_EXCL): the first writer wins."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        payload = json.dumps(data, ensure_ascii=False).encode("utf-8")
-        os.write(fd, payload)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
-        os.link(tmp, path)  # atomic, complete, and refused when the name exists
-    except FileExistsError:
-        return False
-    except OSError as exc:
-        if exc.errno == errno.EEXIST:
-            return False
-        raise
-    finally:
-        os.unlink(tmp)
-    return True
-
-
-def _count_lines(path: Path) -> int:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except FileNotFoundError:
-        return 0
-    count, last = 0, b"\n"
-    try:
-        while chunk := os.read(fd, 1 << 16):
-            count += chunk.count(b"\n")
-            last = chunk[-1:]
-    finally:
-        os.close(fd)
-    return count + (last != b"\n")  # a line a crash cut short still took its number
 
 
 def _int(value: object) -> int:

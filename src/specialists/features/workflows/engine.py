@@ -84,7 +84,6 @@ def main(argv: list[str]) -> int:
         say("error", message=f"the workflow script raised {exception_text(exc)}{_where(exc)}")
     finally:
         journal.append({"e": "finish", "status": status})
-        journal.close()
         keys = fold(read_entries(job_dir / JOURNAL_FILE))
         merged = {**{k: v for k, v in prior.items() if k in runs.results}, **keys}
         write_receipt(job_dir, build_receipt(store, record.id, status, merged, _lineage(merged)))

@@ -5,7 +5,8 @@
 The engine is its one writer. Each line is appended and fsynced before the child it names is
 started, and again when that child ends, so a workflow killed at any instant leaves a journal
 that says which keys finished (with their input hash and output) and which child job each
-unfinished key was running. A line a crash cut short (no newline) is ignored on reading.
+unfinished key was running. It is the log of a Record of kind `workflow-journal`
+(store/kinds.py, durable): a line a crash cut short is not read, and closed by the next.
 
 Kinds: `launch` {key, hash, job, attempt}, `end` {key, hash, job, status, output?, error?},
 `phase` {name}, `log` {message}. `KeyState` folds them into one entry per key.
@@ -13,16 +14,14 @@ Kinds: `launch` {key, hash, job, attempt}, `end` {key, hash, job, status, output
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specialists.base.errors import StoreError
+from specialists.store.kinds import WORKFLOW_JOURNAL
 
+JOURNAL = "workflow-journal"
 JOURNAL_FILE = "workflow-journal.jsonl"
-MAX_JOURNAL_BYTES = 256 * 1024 * 1024
 MAX_INLINE_OUTPUT = 16 * 1024  # longer outputs stay in the child's result.txt (referenced)
 
 
@@ -55,57 +54,17 @@ class KeyState:
 class Journal:
     def __init__(self, job_dir: Path) -> None:
         self.path = job_dir / JOURNAL_FILE
-        self._fd: int | None = None
+        self.record = WORKFLOW_JOURNAL.record(job_dir)
 
     def append(self, entry: dict[str, Any]) -> None:
-        line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
-        if self._fd is None:
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-            self._fd = os.open(self.path, flags, 0o600)
-        data = line.encode("utf-8")
-        written = os.write(self._fd, data)
-        if written != len(data):  # a full disk mid-line: the reader drops the torn line
-            raise StoreError(f"the workflow journal {self.path} is full (short write)")
-        os.fsync(self._fd)
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        """One line, fsynced; a full disk is an OSError and leaves no partial line."""
+        self.record.append(JOURNAL, entry)
 
 
 def read_entries(path: Path) -> list[dict[str, Any]]:
-    """Every whole line of a journal (none when there is no journal yet)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        raise StoreError(f"cannot read the workflow journal {path}: {exc.strerror}") from None
-    try:
-        if not _is_regular(fd):
-            raise StoreError(f"the workflow journal {path} is not a regular file")
-        with os.fdopen(os.dup(fd), "rb") as f:
-            data = f.read(MAX_JOURNAL_BYTES + 1)
-    finally:
-        os.close(fd)
-    if len(data) > MAX_JOURNAL_BYTES:
-        raise StoreError(f"the workflow journal {path} is over 256 MiB")
-    entries = []
-    for line in data.split(b"\n")[:-1]:  # the part after the last newline is torn or empty
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue  # a damaged line: its key is treated as unfinished and re-run
-        if isinstance(obj, dict):
-            entries.append(obj)
-    return entries
-
-
-def _is_regular(fd: int) -> bool:
-    import stat
-
-    return stat.S_ISREG(os.fstat(fd).st_mode)
+    """Every whole line of a journal (none when there is no journal yet). A damaged line is
+    skipped: its key is treated as unfinished and re-run."""
+    return list(WORKFLOW_JOURNAL.record(path.parent).lines(JOURNAL).entries)
 
 
 def fold(entries: list[dict[str, Any]]) -> dict[str, KeyState]:

@@ -11,21 +11,19 @@ one receipt and revalidates the job at launch (keyed_resume).
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import StoreError, UserError
 from specialists.features.workflows.journal import KeyState
-from specialists.store.atomic import write_atomic
-from specialists.store.files import read_object
 from specialists.store.jobs import JobStore
+from specialists.store.kinds import JOB
 from specialists.store.view import current_status
 
+RECEIPT = "workflow-receipt"  # a document of the workflow job's record (store/kinds.py JOB)
 RECEIPT_FILE = "workflow-receipt.json"
 RECEIPT_VERSION = 1
-MAX_RECEIPT_BYTES = 64 * 1024 * 1024
 
 
 def resumability(store: JobStore, job_id: str | None) -> tuple[bool, str]:
@@ -78,22 +76,21 @@ def build_receipt(
 
 
 def write_receipt(job_dir: Path, receipt: dict[str, Any]) -> None:
-    write_atomic(job_dir / RECEIPT_FILE, json.dumps(receipt, indent=1).encode())
+    JOB.record(job_dir).replace(RECEIPT, receipt)
 
 
 def read_receipt(store: JobStore, ref: str) -> tuple[str, dict[str, Any]]:
     workflow_id = store.resolve(ref)
-    path = store.job_dir(workflow_id) / RECEIPT_FILE
     try:
-        data = read_object(path, MAX_RECEIPT_BYTES)
-    except FileNotFoundError:
+        data = JOB.record(store.job_dir(workflow_id)).read(RECEIPT)
+    except (OSError, StoreError) as exc:
+        raise UserError(f"workflow {workflow_id}'s receipt cannot be read: {exc}") from None
+    if data is None:
         raise UserError(
             f"workflow {workflow_id} has no receipt",
             hint="a receipt is written when a workflow ends; if it crashed, "
             f"`specialists workflow resume {workflow_id}` finishes it and writes one",
-        ) from None
-    except (OSError, StoreError) as exc:
-        raise UserError(f"workflow {workflow_id}'s receipt cannot be read: {exc}") from None
+        )
     if data.get("version") != RECEIPT_VERSION or not isinstance(data.get("children"), dict):
         raise UserError(f"workflow {workflow_id}'s receipt has an unknown shape (version)")
     return workflow_id, data

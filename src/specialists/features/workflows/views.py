@@ -7,9 +7,9 @@ from typing import Any
 from specialists.base.errors import StoreError, UserError
 from specialists.base.vocab import WORKFLOW_RUNNER
 from specialists.features.workflows.journal import JOURNAL_FILE, fold, read_entries
-from specialists.features.workflows.receipt import MAX_RECEIPT_BYTES, RECEIPT_FILE
-from specialists.store.files import read_object
+from specialists.features.workflows.receipt import RECEIPT
 from specialists.store.jobs import JobStore
+from specialists.store.kinds import JOB
 from specialists.store.view import current_status
 
 
@@ -67,11 +67,8 @@ def show_workflow(store: JobStore, ref: str) -> dict[str, Any]:
                 **({"output_file": state.output_file} if state.output_file else {}),
             }
         )
-    receipt = None
     try:
-        receipt = read_object(job_dir / RECEIPT_FILE, MAX_RECEIPT_BYTES)
-    except FileNotFoundError:
-        receipt = None
+        receipt = JOB.record(job_dir).read(RECEIPT)
     except (OSError, StoreError) as exc:
         receipt = {"problem": str(exc)}
     return {

@@ -20,9 +20,8 @@ from typing import Any
 
 from specialists.base.errors import UserError
 from specialists.catalog.config import config_paths
-from specialists.events.files import write_all
 from specialists.events.owners import owner_dir, owner_job_id
-from specialists.events.spill import SpillLimits, bound_stream
+from specialists.events.spill import SpillLimits, add_part, bound_stream
 from specialists.events.timers import TimerStore
 from specialists.native import agent_table as registry
 from specialists.native.agent_tools import AgentTool, Caller, ToolCall, call_tool
@@ -192,7 +191,6 @@ class Front:
             if stream not in self._streams:
                 if len(self._streams) >= MAX_OPEN_STREAMS:
                     raise UserError(f"too many open result streams ({MAX_OPEN_STREAMS})")
-                self.spill_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
                 safe = "".join(c if c.isalnum() else "_" for c in stream)
                 self._streams[stream] = (self.spill_dir / f".part-{os.getpid()}-{safe}", 0)
             path, total = self._streams[stream]
@@ -200,12 +198,7 @@ class Front:
             if total > MAX_BOUND_TOTAL_CHARS:
                 self._drop_stream(stream)
                 raise UserError(f"tool result over {MAX_BOUND_TOTAL_CHARS} characters; refused")
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-            fd = os.open(path, flags, 0o600)
-            try:
-                write_all(fd, text.encode("utf-8", "surrogatepass"))
-            finally:
-                os.close(fd)
+            add_part(path, text)
             self._streams[stream] = (path, total)
         return {"chars": total}
 
