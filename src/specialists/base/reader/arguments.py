@@ -28,6 +28,7 @@ from specialists.base.reader import (
     integer_value,
     join,
     number_value,
+    plain_data,
     suggest,
     text_value,
 )
@@ -80,6 +81,8 @@ def _check(schema: Mapping[str, Any], value: Any, path: str) -> Any:
         if not isinstance(value, bool):
             raise Invalid.wrong(path, "true or false", describe_json(value))
         return value
+    if kind is None:  # any JSON value (a mission's state): plain data, bounded
+        return plain_data(value, path or "the value", max_nodes=20_000, max_depth=32)
     raise AssertionError(f"bug: schema type {kind!r} of argument {path!r} is not supported")
 
 

@@ -1,0 +1,205 @@
+"""A command generated from a noun of the operations table (base/ops.py): one subcommand per
+op, its positional-only parameters as positionals and its keyword-only ones as `--options`,
+`--json` on each, and the renderer of the noun's `cmd_<noun>.py` (if it has one) for text.
+
+A renderer is `(result, args) -> exit code`, looked up as `TEXT[verb]` in the noun's module;
+without one, the result is printed as JSON. `--json` always prints the result as one JSON
+document (docs/cli.md, "Output") and asks the renderer only for the exit code (`CODE[verb]`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from specialists.base.opschema import Param, signature
+from specialists.fronts.cli.values import DURATION_HELP, Duration
+
+if TYPE_CHECKING:
+    from specialists.base.ops import Noun, Op
+    from specialists.native.agent_tools import Caller
+    from specialists.project import Project
+
+
+def add_noun(sub: argparse._SubParsersAction, noun: Noun, module: str | None) -> None:
+    """The noun's command, its ops under it (`state get`: two words, two levels)."""
+    p = sub.add_parser(noun.name, help=noun.help, description=_sentence(noun.help))
+    ops = [o for o in noun.ops if o.cli]
+    if len(ops) == 1 and not ops[0].verb:
+        _add_op(p, noun, ops[0], module)
+        return
+    levels: dict[tuple[str, ...], argparse._SubParsersAction] = {}
+    for op in ops:
+        words = tuple(op.verb.split())
+        parent: argparse._SubParsersAction | None = levels.get(words[:-1])
+        if parent is None:
+            at = p if len(words) == 1 else _level_parser(levels, words[:-1])
+            dest = "verb" if len(words) == 1 else "_".join(("verb", *words[:-1]))
+            parent = at.add_subparsers(dest=dest, metavar="VERB", required=True)
+            levels[words[:-1]] = parent
+        help_ = op.help or _first_sentence(signature(op.fn).description)
+        child = parent.add_parser(words[-1], help=help_, description=_sentence(help_))
+        _add_op(child, noun, op, module)
+
+
+def _level_parser(
+    levels: dict[tuple[str, ...], argparse._SubParsersAction], words: tuple[str, ...]
+) -> argparse.ArgumentParser:
+    parent = levels[words[:-1]]
+    found: argparse.ArgumentParser = parent.choices[words[-1]]
+    return found
+
+
+def _add_op(p: argparse.ArgumentParser, noun: Noun, op: Op, module: str | None) -> None:
+    for param in signature(op.fn).params:
+        if not param.cli.hidden:
+            _add_param(p, param)
+    if op.owner:
+        p.add_argument(
+            "--owner",
+            metavar="KEY",
+            help="whose inbox: job-<id>, claude-<session>, ... (default: this session, else "
+            "cli-<user>)",
+        )
+    if module is not None:
+        extra = getattr(importlib.import_module(module), "FLAGS", {}).get(op.verb)
+        if extra is not None:
+            extra(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(run=lambda args, project: run(noun, op, module, args, project))
+
+
+def _add_param(p: argparse.ArgumentParser, param: Param) -> None:
+    kw: dict[str, Any] = {"help": param.help or None}
+    if param.cli.metavar:
+        kw["metavar"] = param.cli.metavar
+    if param.kind == "choice":
+        kw["choices"] = param.choices
+    elif param.kind in ("int", "float") and not param.seconds:
+        kw["type"] = int if param.kind == "int" else float
+    elif param.seconds:
+        kw["type"] = Duration
+        kw["help"] = f"{param.help or 'a duration'} ({DURATION_HELP})"
+        kw.setdefault("metavar", "DURATION")
+    if param.positional:
+        if param.kind == "list":
+            kw["nargs"] = "+" if param.required else "*"
+        elif not param.required:
+            kw["nargs"] = "?"
+        p.add_argument(param.name, **kw)
+        return
+    flags = param.cli.flags or (f"--{param.name.replace('_', '-')}",)
+    kw["dest"] = param.name
+    if param.cli.const is not None:
+        kw.update(action="store_const", const=param.cli.const, default=param.default)
+    elif param.kind == "bool":
+        kw["action"] = "store_true" if not param.default else argparse.BooleanOptionalAction
+        kw["default"] = bool(param.default)
+    elif param.kind == "list":
+        kw.update(action="append", default=None)
+    else:
+        kw["default"] = param.default
+        kw["required"] = param.required
+    p.add_argument(*flags, **kw)
+
+
+def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, project: Project) -> int:
+    """Check the arguments as every front does, run the op for the person, render."""
+    from specialists.base.ops import call_json
+
+    values: dict[str, Any] = {}
+    for param in signature(op.fn).params:
+        if param.cli.hidden:
+            continue
+        value = getattr(args, param.name, None)
+        if value is None:
+            value = [] if param.kind == "list" and param.required is False else None
+        if isinstance(value, Duration):
+            if (warning := value.warning(_flag(param))) is not None:
+                print(f"warning: {warning}", file=sys.stderr)
+            value = value.ms / 1000
+        elif value is not None and (param.cli.json or param.kind in ("object", "any")):
+            value = _json(param, value)
+        if value is not None:
+            values[param.name] = value
+    words = " ".join(w for w in (noun.name, op.verb) if w)
+    renderers = importlib.import_module(module) if module is not None else None
+    prepare = getattr(renderers, "PREPARE", {}).get(op.verb)
+    if prepare is not None:
+        values = prepare(args, values)
+    caller = person(project, getattr(args, "owner", None) if op.owner else None)
+    try:
+        result = call_json(op, caller, values, words)
+    finally:
+        for warning in caller.warnings:
+            _warn(warning)
+    if args.json:
+        print(json.dumps(_data(result), ensure_ascii=False))
+        code = getattr(renderers, "CODE", {}).get(op.verb)
+        return 0 if code is None else int(code(result))
+    render = getattr(renderers, "TEXT", {}).get(op.verb)
+    if render is None:
+        print(json.dumps(_data(result), ensure_ascii=False, indent=1))
+        return 0
+    return int(render(result, args))
+
+
+def person(project: Project, owner: str | None = None) -> Caller:
+    """The caller of an op typed at a terminal: the session around it, else the person."""
+    from specialists.fronts.cli.cmd_events import owner_key
+    from specialists.native.agent_tools import Caller
+    from specialists.native.tool_settings import load_project_settings
+
+    settings, problem = load_project_settings(project.store.root)
+    keys = tuple(project.owner.keys)
+    main = owner_key(owner, project)
+    caller = Caller(
+        project.store.root, main, Path.cwd(), settings=settings, person=True,
+        keys=(main,) if owner is not None else (keys or (main,)),
+    )  # fmt: skip
+    if problem:
+        caller.warnings.append(problem)
+    return caller
+
+
+def _data(result: Any) -> Any:
+    from specialists.base.ops import as_data
+
+    return as_data(result) if not isinstance(result, list) else result
+
+
+def _json(param: Param, text: Any) -> Any:
+    from specialists.base.errors import UserError
+    from specialists.base.reader import Invalid, load_json
+
+    if not isinstance(text, str):
+        return text
+    try:
+        return load_json(text, _flag(param), max_nodes=None)
+    except Invalid as exc:
+        raise UserError(f"{_flag(param)}: {exc.problem}") from None
+
+
+def _flag(param: Param) -> str:
+    if param.positional:
+        return param.name.upper()
+    return (param.cli.flags or (f"--{param.name.replace('_', '-')}",))[0]
+
+
+def _warn(text: str) -> None:
+    from specialists.base.display import display_line
+
+    print(f"warning: {display_line(text, 400)}", file=sys.stderr)
+
+
+def _first_sentence(text: str) -> str:
+    head = text.split(". ")[0].rstrip(".")
+    return head[:1].lower() + head[1:] if head[:1].isupper() and head[1:2].islower() else head
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
