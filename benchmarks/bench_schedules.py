@@ -39,7 +39,7 @@ def build(project: Path, n: int = 1000) -> ScheduleStore:
             if i % 2
             else EveryTrigger("every", 6 * HOUR, now, "6h")
         )
-        ops.add(
+        ops.create(
             store,
             trigger=trigger,
             target=SpecialistTarget("specialist", "echo", f"run {i}"),

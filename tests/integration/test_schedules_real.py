@@ -36,7 +36,7 @@ def store() -> ScheduleStore:
 def due_now(sid: str, prompt: str = "scheduled hello", specialist: str = "echo") -> None:
     """A schedule created an hour and a half minute ago, every hour: one slot due now."""
     created = int(time.time() * 1000) - HOUR - 30_000
-    ops.add(
+    ops.create(
         store(),
         trigger=EveryTrigger("every", HOUR, created, "1h"),
         target=SpecialistTarget("specialist", specialist, prompt),

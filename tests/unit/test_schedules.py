@@ -58,7 +58,7 @@ def store(tmp_path: Path) -> ScheduleStore:
 
 
 def make(store: ScheduleStore, trigger, now_ms: int, sid: str = "s1", **kw) -> None:
-    ops.add(store, trigger=trigger, target=TARGET, now_ms=now_ms, schedule_id=sid, **kw)
+    ops.create(store, trigger=trigger, target=TARGET, now_ms=now_ms, schedule_id=sid, **kw)
 
 
 # --- cron in a zone -------------------------------------------------------------------------
@@ -388,7 +388,7 @@ def test_files_are_private_and_a_refused_create_leaves_nothing(store):
     with pytest.raises(UserError, match="exists already"):
         make(store, EveryTrigger("every", HOUR, start, "1h"), start)
     with pytest.raises(UserError, match="the target has no workflow name"):
-        ops.add(
+        ops.create(
             store,
             trigger=EveryTrigger("every", HOUR, start, "1h"),
             target=WorkflowTarget("workflow", " "),
@@ -398,7 +398,7 @@ def test_files_are_private_and_a_refused_create_leaves_nothing(store):
     with pytest.raises(UserError, match="invalid schedule id"):
         make(store, EveryTrigger("every", HOUR, start, "1h"), start, sid="../x")
     with pytest.raises(UserError, match="in the past"):
-        ops.add(
+        ops.create(
             store,
             trigger=parse_trigger(
                 at="2020-01-01T00:00Z", every=None, cron=None, zone=None, now_ms=start

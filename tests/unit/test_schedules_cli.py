@@ -90,7 +90,7 @@ def test_create_list_show_pause_resume_delete(capsys):
 
 
 def _due(store: ScheduleStore, sid: str, now: int) -> None:
-    ops.add(
+    ops.create(
         store,
         trigger=EveryTrigger("every", HOUR, now - HOUR - 1, "1h"),
         target=SpecialistTarget("specialist", "echo", "hi"),

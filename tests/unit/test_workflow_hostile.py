@@ -32,7 +32,7 @@ STAGES = [{**OK, "key": "a-{item}"}, {**OK, "key": "b-{item}"}]
 def schedule_action(store: Any, args: dict[str, Any]) -> Any:
     """The MCP tool `schedule` as a model calls it (the schedule ops, not a person's)."""
     from specialists.base.ops import call_json, pick
-    from specialists.features.schedules.ops import SCHEDULE
+    from specialists.features.schedules.verbs import SCHEDULE
     from specialists.native.agent_tools import Caller
 
     op, values = pick(SCHEDULE, args)

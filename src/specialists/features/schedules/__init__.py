@@ -7,6 +7,7 @@
                  leases
     fire.py      firing what is due (run-due), once per slot; run-now
     ops.py       create, pause/resume, summaries
+    verbs.py     the schedule ops: the command and the MCP tool `schedule`
     launch.py    the real launcher: a background job owned by the schedule
     loop.py      the long-running scheduler
     testing.py   a recording launcher for tests

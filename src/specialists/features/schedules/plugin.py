@@ -6,4 +6,4 @@ from specialists.base.ops import register_noun
 
 
 def register() -> None:
-    register_noun("schedule", "specialists.features.schedules.ops:SCHEDULE")
+    register_noun("schedule", "specialists.features.schedules.verbs:SCHEDULE")
