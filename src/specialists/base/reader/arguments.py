@@ -22,13 +22,13 @@ from specialists.base.reader import (
     Fields,
     Invalid,
     TextForm,
+    check_tree,
     choice_value,
     clip,
     describe_json,
     integer_value,
     join,
     number_value,
-    plain_data,
     suggest,
     text_value,
 )
@@ -81,8 +81,9 @@ def _check(schema: Mapping[str, Any], value: Any, path: str) -> Any:
         if not isinstance(value, bool):
             raise Invalid.wrong(path, "true or false", describe_json(value))
         return value
-    if kind is None:  # any JSON value (a mission's state): plain data, bounded
-        return plain_data(value, path or "the value", max_nodes=20_000, max_depth=32)
+    if kind is None:  # any JSON value (a mission's state): bounded; its owner checks the rest
+        check_tree(value, f"argument '{path}'" if path else "the value")
+        return value
     raise AssertionError(f"bug: schema type {kind!r} of argument {path!r} is not supported")
 
 

@@ -32,26 +32,31 @@ def add_noun(sub: argparse._SubParsersAction, noun: Noun, module: str | None) ->
     if len(ops) == 1 and not ops[0].verb:
         _add_op(p, noun, ops[0], module)
         return
-    levels: dict[tuple[str, ...], argparse._SubParsersAction] = {}
+    parsers: dict[tuple[str, ...], argparse.ArgumentParser] = {(): p}
+    subs: dict[tuple[str, ...], argparse._SubParsersAction] = {}
     for op in ops:
         words = tuple(op.verb.split())
-        parent: argparse._SubParsersAction | None = levels.get(words[:-1])
-        if parent is None:
-            at = p if len(words) == 1 else _level_parser(levels, words[:-1])
-            dest = "verb" if len(words) == 1 else "_".join(("verb", *words[:-1]))
-            parent = at.add_subparsers(dest=dest, metavar="VERB", required=True)
-            levels[words[:-1]] = parent
-        help_ = op.help or _first_sentence(signature(op.fn).description)
-        child = parent.add_parser(words[-1], help=help_, description=_sentence(help_))
-        _add_op(child, noun, op, module)
-
-
-def _level_parser(
-    levels: dict[tuple[str, ...], argparse._SubParsersAction], words: tuple[str, ...]
-) -> argparse.ArgumentParser:
-    parent = levels[words[:-1]]
-    found: argparse.ArgumentParser = parent.choices[words[-1]]
-    return found
+        for depth in range(1, len(words) + 1):
+            path = words[:depth]
+            if path in parsers:
+                continue
+            above = path[:-1]
+            if above not in subs:
+                dest = "_".join(("verb", *above))
+                subs[above] = parsers[above].add_subparsers(
+                    dest=dest, metavar="VERB", required=True
+                )
+            if depth < len(words):  # a word that groups verbs: `state` of `state get`
+                under = sorted(
+                    {o.verb.split()[depth] for o in ops if tuple(o.verb.split()[:depth]) == path}
+                )
+                help_ = " | ".join(under)
+            else:
+                help_ = op.help or _first_sentence(signature(op.fn).description)
+            parsers[path] = subs[above].add_parser(
+                path[-1], help=help_, description=_sentence(help_)
+            )
+        _add_op(parsers[words], noun, op, module)
 
 
 def _add_op(p: argparse.ArgumentParser, noun: Noun, op: Op, module: str | None) -> None:
@@ -94,7 +99,10 @@ def _add_param(p: argparse.ArgumentParser, param: Param) -> None:
         return
     flags = param.cli.flags or (f"--{param.name.replace('_', '-')}",)
     kw["dest"] = param.name
+    if param.kind != "bool" and param.cli.const is None:
+        kw.setdefault("metavar", flags[0].lstrip("-").upper().replace("-", "_"))
     if param.cli.const is not None:
+        kw.pop("choices", None)
         kw.update(action="store_const", const=param.cli.const, default=param.default)
     elif param.kind == "bool":
         kw["action"] = "store_true" if not param.default else argparse.BooleanOptionalAction
@@ -111,6 +119,10 @@ def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, projec
     """Check the arguments as every front does, run the op for the person, render."""
     from specialists.base.ops import call_json
 
+    renderers = importlib.import_module(module) if module is not None else None
+    prepare = getattr(renderers, "PREPARE", {}).get(op.verb)
+    if prepare is not None:  # a command line's own conveniences (`-` for stdin)
+        prepare(args)
     values: dict[str, Any] = {}
     for param in signature(op.fn).params:
         if param.cli.hidden:
@@ -127,10 +139,6 @@ def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, projec
         if value is not None:
             values[param.name] = value
     words = " ".join(w for w in (noun.name, op.verb) if w)
-    renderers = importlib.import_module(module) if module is not None else None
-    prepare = getattr(renderers, "PREPARE", {}).get(op.verb)
-    if prepare is not None:
-        values = prepare(args, values)
     caller = person(project, getattr(args, "owner", None) if op.owner else None)
     try:
         result = call_json(op, caller, values, words)
@@ -159,7 +167,7 @@ def person(project: Project, owner: str | None = None) -> Caller:
     main = owner_key(owner, project)
     caller = Caller(
         project.store.root, main, Path.cwd(), settings=settings, person=True,
-        keys=(main,) if owner is not None else (keys or (main,)),
+        keys=(main,) if owner is not None else keys,
     )  # fmt: skip
     if problem:
         caller.warnings.append(problem)
@@ -181,7 +189,10 @@ def _json(param: Param, text: Any) -> Any:
     try:
         return load_json(text, _flag(param), max_nodes=None)
     except Invalid as exc:
-        raise UserError(f"{_flag(param)}: {exc.problem}") from None
+        raise UserError(
+            f"{_flag(param)} {text[:60]!r} is not JSON we take: {exc.problem}",
+            hint="quote text as JSON ('\"ship it\"')",
+        ) from None
 
 
 def _flag(param: Param) -> str:
