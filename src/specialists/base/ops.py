@@ -188,11 +188,15 @@ def pick(noun: Noun, arguments: Mapping[str, Any]) -> tuple[Op, dict[str, Any]]:
     return ops[action], values
 
 
-def call_json(op: Op, caller: Any, arguments: Mapping[str, Any] | None, name: str = "") -> Any:
-    """Check `arguments` (a JSON object, untrusted) against the op's schema and run it."""
+def call_json(
+    op: Op, caller: Any, arguments: Mapping[str, Any] | None, name: str | None = ""
+) -> Any:
+    """Check `arguments` (a JSON object, untrusted) against the op's schema and run it. A
+    refusal names the tool (`name`; None: a model's own call, which knows it)."""
     from specialists.base.reader.arguments import check_arguments
 
-    values = check_arguments(name or op.tool or op.verb, op_schema(op), arguments)
+    said = "" if name is None else (name or op.tool or op.verb)
+    values = check_arguments(said, op_schema(op), arguments)
     return call(op, caller, values)
 
 

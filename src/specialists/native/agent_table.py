@@ -76,7 +76,7 @@ def op_tools(noun: Noun) -> list[AgentTool]:
 
 def _runs(op: Op) -> Callable[[ToolCall], Reply]:
     def handle(call: ToolCall) -> Reply:
-        return reply_of(op, call, call.args)
+        return reply_of(op, call, call.args)  # the model knows which tool it called
 
     return handle
 
@@ -86,12 +86,12 @@ def _by_action(noun: Noun) -> Callable[[ToolCall], Reply]:
 
     def handle(call: ToolCall) -> Reply:
         op, values = pick(noun, call.args)
-        return reply_of(op, call, values, noun.tool)
+        return reply_of(op, call, values)
 
     return handle
 
 
-def reply_of(op: Op, call: ToolCall, values: Mapping[str, Any], name: str = "") -> Reply:
+def reply_of(op: Op, call: ToolCall, values: Mapping[str, Any]) -> Reply:
     """Run an op for a tool call: checked arguments in, the model's text and the data out."""
     from dataclasses import replace
 
@@ -99,7 +99,7 @@ def reply_of(op: Op, call: ToolCall, values: Mapping[str, Any], name: str = "") 
     from specialists.native.agent_tools import Reply
 
     caller = replace(call.caller, call_id=call.call_id) if call.call_id else call.caller
-    result = call_json(op, caller, values, name or op.tool)
+    result = call_json(op, caller, values, name=None)
     return Reply(said(op, result), as_data(result), yields=op.yields)
 
 

@@ -46,7 +46,7 @@ def check_arguments(
     try:
         value = _check(schema, {} if arguments is None else arguments, "")
     except Invalid as exc:
-        raise UserError(f"{tool}: {render(exc)}") from None
+        raise UserError(f"{tool}: {render(exc)}" if tool else render(exc)) from None
     assert isinstance(value, dict), "bug: an object schema gave something else"
     return value
 

@@ -3,8 +3,11 @@ op, its positional-only parameters as positionals and its keyword-only ones as `
 `--json` on each, and the renderer of the noun's `cmd_<noun>.py` (if it has one) for text.
 
 A renderer is `(result, args) -> exit code`, looked up as `TEXT[verb]` in the noun's module;
-without one, the result is printed as JSON. `--json` always prints the result as one JSON
-document (docs/cli.md, "Output") and asks the renderer only for the exit code (`CODE[verb]`).
+without one, the result is printed as JSON. `--json` prints the result as one JSON document
+(docs/cli.md, "Output") and asks the module only for the exit code (`CODE[verb]`), unless the
+renderer prints JSON itself (`OWN_JSON`: `timer set --wait` prints the timer once it fired).
+The module may add flags of the command line's own (`FLAGS[verb]`: `--wait`) and adjust the
+parsed arguments first (`PREPARE[verb]`: `-` for stdin).
 """
 
 from __future__ import annotations
@@ -145,7 +148,7 @@ def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, projec
     finally:
         for warning in caller.warnings:
             _warn(warning)
-    if args.json:
+    if args.json and op.verb not in getattr(renderers, "OWN_JSON", ()):
         print(json.dumps(_data(result), ensure_ascii=False))
         code = getattr(renderers, "CODE", {}).get(op.verb)
         return 0 if code is None else int(code(result))
@@ -161,10 +164,12 @@ def person(project: Project, owner: str | None = None) -> Caller:
     from specialists.fronts.cli.cmd_events import owner_key
     from specialists.native.agent_tools import Caller
     from specialists.native.tool_settings import load_project_settings
+    from specialists.supervise.pending import check_owner_dir
 
     settings, problem = load_project_settings(project.store.root)
     keys = tuple(project.owner.keys)
     main = owner_key(owner, project)
+    check_owner_dir(project.store.root, main)
     caller = Caller(
         project.store.root, main, Path.cwd(), settings=settings, person=True,
         keys=(main,) if owner is not None else keys,
