@@ -158,14 +158,19 @@ def tool_schema(noun: Noun) -> dict[str, Any]:
     }
     for op in noun.grouped():
         for p in signature(op.fn).params:
-            props.setdefault(p.name, p.schema)
+            if not p.cli.only:
+                props.setdefault(p.name, p.schema)
     return obj(props, ("action",))
 
 
-def op_schema(op: Op) -> dict[str, Any]:
-    from specialists.base.opschema import signature
+def op_schema(op: Op, *, person: bool = False) -> dict[str, Any]:
+    """The op's input schema; a person's (the command line) has their options too."""
+    from specialists.base.opschema import obj, signature
 
-    return signature(op.fn).input_schema()
+    sig = signature(op.fn)
+    if not person:
+        return sig.input_schema()
+    return obj({p.name: p.schema for p in sig.params}, [p.name for p in sig.params if p.required])
 
 
 def pick(noun: Noun, arguments: Mapping[str, Any]) -> tuple[Op, dict[str, Any]]:
@@ -196,7 +201,9 @@ def call_json(
     from specialists.base.reader.arguments import check_arguments
 
     said = "" if name is None else (name or op.tool or op.verb)
-    values = check_arguments(said, op_schema(op), arguments)
+    values = check_arguments(
+        said, op_schema(op, person=getattr(caller, "person", False)), arguments
+    )
     return call(op, caller, values)
 
 

@@ -67,20 +67,21 @@ class Seconds:
 class Cli:
     """A parameter's command-line form where the generated one is not what people type:
     `flags` ("--prompt", "-p"), a `metavar`, `const` (the option stores it: `--global`),
-    `json` (the text is parsed as JSON), or `hidden` (not on the command line)."""
+    `words` (a positional of one or more words, joined by spaces: a shell command), `only`
+    (a person's option: no tool offers it to a model)."""
 
-    __slots__ = ("const", "flags", "hidden", "json", "metavar")
+    __slots__ = ("const", "flags", "metavar", "only", "words")
 
     def __init__(
         self,
         *flags: str,
         metavar: str | None = None,
         const: Any = None,
-        json: bool = False,
-        hidden: bool = False,
+        words: bool = False,
+        only: bool = False,
     ) -> None:
-        self.flags, self.metavar, self.const, self.json, self.hidden = (
-            flags, metavar, const, json, hidden,
+        self.flags, self.metavar, self.const, self.words, self.only = (
+            flags, metavar, const, words, only,
         )  # fmt: skip
 
 

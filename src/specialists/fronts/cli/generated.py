@@ -23,6 +23,8 @@ from specialists.base.opschema import Param, signature
 from specialists.fronts.cli.values import DURATION_HELP, Duration
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from specialists.base.ops import Noun, Op
     from specialists.native.agent_tools import Caller
     from specialists.project import Project
@@ -64,8 +66,7 @@ def add_noun(sub: argparse._SubParsersAction, noun: Noun, module: str | None) ->
 
 def _add_op(p: argparse.ArgumentParser, noun: Noun, op: Op, module: str | None) -> None:
     for param in signature(op.fn).params:
-        if not param.cli.hidden:
-            _add_param(p, param)
+        _add_param(p, param)
     if op.owner:
         p.add_argument(
             "--owner",
@@ -81,6 +82,14 @@ def _add_op(p: argparse.ArgumentParser, noun: Noun, op: Op, module: str | None) 
     p.set_defaults(run=lambda args, project: run(noun, op, module, args, project))
 
 
+# Names the parser itself uses: a parameter of one of these is kept under `<name>_`.
+TAKEN = frozenset({"command", "run", "json", "verb", "owner", "help"})
+
+
+def _dest(param: Param) -> str:
+    return f"{param.name}_" if param.name in TAKEN else param.name
+
+
 def _add_param(p: argparse.ArgumentParser, param: Param) -> None:
     kw: dict[str, Any] = {"help": param.help or None}
     if param.cli.metavar:
@@ -94,14 +103,15 @@ def _add_param(p: argparse.ArgumentParser, param: Param) -> None:
         kw["help"] = f"{param.help or 'a duration'} ({DURATION_HELP})"
         kw.setdefault("metavar", "DURATION")
     if param.positional:
-        if param.kind == "list":
+        if param.kind == "list" or param.cli.words:
             kw["nargs"] = "+" if param.required else "*"
         elif not param.required:
             kw["nargs"] = "?"
-        p.add_argument(param.name, **kw)
+        kw.setdefault("metavar", param.name)
+        p.add_argument(_dest(param), **kw)
         return
     flags = param.cli.flags or (f"--{param.name.replace('_', '-')}",)
-    kw["dest"] = param.name
+    kw["dest"] = _dest(param)
     if param.kind != "bool" and param.cli.const is None:
         kw.setdefault("metavar", flags[0].lstrip("-").upper().replace("-", "_"))
     if param.cli.const is not None:
@@ -128,21 +138,24 @@ def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, projec
         prepare(args)
     values: dict[str, Any] = {}
     for param in signature(op.fn).params:
-        if param.cli.hidden:
-            continue
-        value = getattr(args, param.name, None)
+        value = getattr(args, _dest(param), None)
+        if param.cli.words and isinstance(value, list):
+            value = " ".join(value)
         if value is None:
             value = [] if param.kind == "list" and param.required is False else None
         if isinstance(value, Duration):
             if (warning := value.warning(_flag(param))) is not None:
                 print(f"warning: {warning}", file=sys.stderr)
             value = value.ms / 1000
-        elif value is not None and (param.cli.json or param.kind in ("object", "any")):
+        elif value is not None and param.kind in ("object", "any"):
             value = _json(param, value)
         if value is not None:
             values[param.name] = value
     words = " ".join(w for w in (noun.name, op.verb) if w)
-    caller = person(project, getattr(args, "owner", None) if op.owner else None)
+    caller = person(
+        project, getattr(args, "owner", None) if op.owner else None,
+        getattr(renderers, "OWNER", None),
+    )  # fmt: skip
     try:
         result = call_json(op, caller, values, words)
     finally:
@@ -159,8 +172,11 @@ def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, projec
     return int(render(result, args))
 
 
-def person(project: Project, owner: str | None = None) -> Caller:
-    """The caller of an op typed at a terminal: the session around it, else the person."""
+def person(
+    project: Project, owner: str | None = None, choose: Callable[[str | None], str] | None = None
+) -> Caller:
+    """The caller of an op typed at a terminal: the owner given, the session around it, else
+    the person (`choose`: a noun's own rule for that)."""
     from specialists.fronts.cli.cmd_events import owner_key
     from specialists.native.agent_tools import Caller
     from specialists.native.tool_settings import load_project_settings
@@ -168,7 +184,7 @@ def person(project: Project, owner: str | None = None) -> Caller:
 
     settings, problem = load_project_settings(project.store.root)
     keys = tuple(project.owner.keys)
-    main = owner_key(owner, project)
+    main = choose(owner) if choose is not None else owner_key(owner, project)
     check_owner_dir(project.store.root, main)
     caller = Caller(
         project.store.root, main, Path.cwd(), settings=settings, person=True,
