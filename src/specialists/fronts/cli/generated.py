@@ -2,7 +2,8 @@
 op, its positional-only parameters as positionals and its keyword-only ones as `--options`,
 `--json` on each, and the renderer of the noun's `cmd_<noun>.py` (if it has one) for text.
 
-A renderer is `(result, args) -> exit code`, looked up as `TEXT[verb]` in the noun's module;
+A renderer is `(result, args) -> exit code`, looked up as `TEXT[verb]` in the noun's module
+(by the noun's name for a noun that is one command, as `wait` is);
 without one, the result is printed as JSON. `--json` prints the result as one JSON document
 (docs/cli.md, "Output") and asks the module only for the exit code (`CODE[verb]`), unless the
 renderer prints JSON itself (`OWN_JSON`: `timer set --wait` prints the timer once it fired).
@@ -75,7 +76,7 @@ def _add_op(p: argparse.ArgumentParser, noun: Noun, op: Op, module: str | None) 
             "cli-<user>)",
         )
     if module is not None:
-        extra = getattr(importlib.import_module(module), "FLAGS", {}).get(op.verb)
+        extra = getattr(importlib.import_module(module), "FLAGS", {}).get(op.verb or noun.name)
         if extra is not None:
             extra(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -133,7 +134,8 @@ def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, projec
     from specialists.base.ops import call_json
 
     renderers = importlib.import_module(module) if module is not None else None
-    prepare = getattr(renderers, "PREPARE", {}).get(op.verb)
+    key = op.verb or noun.name  # how the noun's module names the op
+    prepare = getattr(renderers, "PREPARE", {}).get(key)
     if prepare is not None:  # a command line's own conveniences (`-` for stdin)
         prepare(args)
     values: dict[str, Any] = {}
@@ -161,11 +163,11 @@ def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, projec
     finally:
         for warning in caller.warnings:
             _warn(warning)
-    if args.json and op.verb not in getattr(renderers, "OWN_JSON", ()):
+    if args.json and key not in getattr(renderers, "OWN_JSON", ()):
         print(json.dumps(_data(result), ensure_ascii=False))
-        code = getattr(renderers, "CODE", {}).get(op.verb)
+        code = getattr(renderers, "CODE", {}).get(key)
         return 0 if code is None else int(code(result))
-    render = getattr(renderers, "TEXT", {}).get(op.verb)
+    render = getattr(renderers, "TEXT", {}).get(key)
     if render is None:
         print(json.dumps(_data(result), ensure_ascii=False, indent=1))
         return 0
