@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from specialists.base.display import one_line
-from specialists.base.errors import Bug, SpecialistsError, UserError
+from specialists.base.errors import Bug, Failed, SpecialistsError, UserError
 from specialists.base.reader.arguments import check_arguments
 from specialists.fronts.mcp import agent_tools as a
 from specialists.fronts.mcp import control_tool as ctl
@@ -213,10 +213,6 @@ TOOLS: tuple[McpTool, ...] = (
     ),
     McpTool("manage_specialist", m.DESCRIPTION, m.ARGS, m.RESULT, m.manage_specialist),
     McpTool("wait", ctl.WAIT_DESCRIPTION, ctl.WAIT_ARGS, ctl.RESULT, ctl.wait),  # subscribe writes
-    McpTool("interrupt", ctl.INTERRUPT_DESCRIPTION, s.JOB_ARGS, ctl.RESULT, ctl.interrupt),
-    McpTool(
-        "children", ctl.CHILDREN_DESCRIPTION, ctl.CHILDREN_ARGS, ctl.RESULT, ctl.children, True
-    ),
     McpTool("workflow", wf.DESCRIPTION, wf.ARGS, wf.RESULT, wf.workflow),
 )
 
@@ -403,7 +399,7 @@ def guided(name: str, data: dict[str, Any], warnings: list[str]) -> dict[str, An
 def failure(exc: SpecialistsError) -> ToolOutcome:
     """An error result: `error: <what> (<hint>)`, its details in data for `_meta`."""
     line = one_line(exc.one_line(), 2000)
-    data = dict(exc.data) if isinstance(exc, h.ToolFailed) else {}
+    data = dict(exc.data) if isinstance(exc, Failed) else {}
     data["error"] = line
     return ToolOutcome(data, f"error: {line}", is_error=True)
 
