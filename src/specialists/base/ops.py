@@ -33,7 +33,8 @@ class Op:
              the noun is the whole command, as `wait` is)
     help     the command line's one-line help (default: the description)
     cli      offered on the command line
-    tool     its own tool name ("bg_run"); "" when it is an action of its noun's tool
+    tool     its own tool name ("bg_run"); "" when it is an action of its noun's tool;
+             None: no tool (a person's command only)
     action   its `action` in the noun's tool (default: the verb, "state get" -> state_get)
     reads    it only reads (the MCP readOnlyHint)
     power    None: no job's model may call it; otherwise it is in the agent tool table and
@@ -59,7 +60,7 @@ class Op:
         *,
         help: str = "",
         cli: bool = True,
-        tool: str = "",
+        tool: str | None = "",
         action: str = "",
         reads: bool = False,
         power: Power | None = None,
@@ -117,7 +118,7 @@ class Noun:
 
     def grouped(self) -> tuple[Op, ...]:
         """The ops its one tool offers (by action)."""
-        return tuple(o for o in self.ops if not o.tool) if self.tool else ()
+        return tuple(o for o in self.ops if o.tool == "") if self.tool else ()
 
 
 _NOUNS: dict[str, str] = {}  # command -> "package.module:ATTRIBUTE" of its Noun

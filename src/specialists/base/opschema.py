@@ -99,6 +99,7 @@ class Param:
     choices: tuple[str, ...] = ()
     seconds: bool = False
     cli: Cli = field(default_factory=Cli)
+    keys: tuple[Param, ...] = ()  # a TypedDict's keys: one option each on a command line
 
 
 @dataclass(frozen=True)
@@ -171,9 +172,20 @@ def _param(p: inspect.Parameter, hint: Any, help_: str) -> Param:
     schema, kind, choices = _schema(base, marks)
     if help_:
         schema = {**schema, "description": help_}
+    keys = _keys(base) if _is_typeddict(base) else ()
     return Param(
         p.name, schema, p.kind is p.POSITIONAL_ONLY, required,
-        None if required else p.default, help_, kind, choices, seconds, cli,
+        None if required else p.default, help_, kind, choices, seconds, cli, keys,
+    )  # fmt: skip
+
+
+def _keys(hint: Any) -> tuple[Param, ...]:
+    """A TypedDict's keys as optional keyword parameters (their help: its docstring's Args)."""
+    _, helps = parse_docstring(inspect.getdoc(hint) or "")
+    return tuple(
+        _param(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None),
+               each | None, helps.get(name, ""))
+        for name, each in typing.get_type_hints(hint, include_extras=True).items()
     )  # fmt: skip
 
 

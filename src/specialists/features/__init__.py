@@ -23,6 +23,7 @@ FEATURES = (
     "attention",
     "workflows",
     "schedules",
+    "manage",
 )
 
 

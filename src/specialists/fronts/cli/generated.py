@@ -17,6 +17,7 @@ import argparse
 import importlib
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -92,6 +93,10 @@ def _dest(param: Param) -> str:
 
 
 def _add_param(p: argparse.ArgumentParser, param: Param) -> None:
+    if param.keys:  # a JSON object of known keys: an option for each
+        for key in param.keys:
+            _add_param(p, replace(key, name=f"{param.name}__{key.name}", cli=_flag_of(key)))
+        return
     kw: dict[str, Any] = {"help": param.help or None}
     if param.cli.metavar:
         kw["metavar"] = param.cli.metavar
@@ -113,7 +118,7 @@ def _add_param(p: argparse.ArgumentParser, param: Param) -> None:
         return
     flags = param.cli.flags or (f"--{param.name.replace('_', '-')}",)
     kw["dest"] = _dest(param)
-    if param.kind != "bool" and param.cli.const is None:
+    if param.kind not in ("bool", "choice") and param.cli.const is None:
         kw.setdefault("metavar", flags[0].lstrip("-").upper().replace("-", "_"))
     if param.cli.const is not None:
         kw.pop("choices", None)
@@ -129,6 +134,12 @@ def _add_param(p: argparse.ArgumentParser, param: Param) -> None:
     p.add_argument(*flags, **kw)
 
 
+def _flag_of(key: Param) -> Any:
+    from specialists.base.opschema import Cli
+
+    return key.cli if key.cli.flags else Cli(f"--{key.name.replace('_', '-')}")
+
+
 def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, project: Project) -> int:
     """Check the arguments as every front does, run the op for the person, render."""
     from specialists.base.ops import call_json
@@ -140,6 +151,11 @@ def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, projec
         prepare(args)
     values: dict[str, Any] = {}
     for param in signature(op.fn).params:
+        if param.keys:
+            keys = {k.name: getattr(args, f"{param.name}__{k.name}") for k in param.keys}
+            if given := {k: v for k, v in keys.items() if v is not None}:
+                values[param.name] = given
+            continue
         value = getattr(args, _dest(param), None)
         if param.cli.words and isinstance(value, list):
             value = " ".join(value)
