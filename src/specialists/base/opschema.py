@@ -68,9 +68,10 @@ class Cli:
     """A parameter's command-line form where the generated one is not what people type:
     `flags` ("--prompt", "-p"), a `metavar`, `const` (the option stores it: `--global`),
     `words` (a positional of one or more words, joined by spaces: a shell command), `only`
-    (a person's option: no tool offers it to a model)."""
+    (a person's option: no tool offers it to a model), `hidden` (a model's argument: not on
+    the command line)."""
 
-    __slots__ = ("const", "flags", "metavar", "only", "words")
+    __slots__ = ("const", "flags", "hidden", "metavar", "only", "words")
 
     def __init__(
         self,
@@ -79,10 +80,12 @@ class Cli:
         const: Any = None,
         words: bool = False,
         only: bool = False,
+        hidden: bool = False,
     ) -> None:
         self.flags, self.metavar, self.const, self.words, self.only = (
             flags, metavar, const, words, only,
         )  # fmt: skip
+        self.hidden = hidden
 
 
 @dataclass(frozen=True)

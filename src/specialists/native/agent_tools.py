@@ -54,6 +54,12 @@ class Caller:
         return self.keys or (self.owner,)
 
     @property
+    def job_owners(self) -> tuple[str, ...]:
+        """Who hears of what this caller starts: a person with no session around, nobody
+        (no inbox of theirs would nudge them)."""
+        return self.keys if self.person else self.owners
+
+    @property
     def root(self) -> Path:
         """The project root."""
         return self.state_root.parent

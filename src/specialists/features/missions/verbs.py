@@ -69,8 +69,7 @@ def new(
     if goal and budget_tokens is None:
         raise UserError("a goal needs a token budget", hint="add --budget-tokens N")
     store = _store(caller)
-    # A person with no session around owns none: a goal's notices would nudge nobody.
-    owner = caller.keys if caller.person else caller.owners
+    owner = caller.job_owners
     mission = ops.create(
         store, title=title, objective=objective, owner=owner, labels=labels or [],
         goal_budget=budget_tokens if goal else None, mission_id=id,

@@ -68,7 +68,8 @@ def add_noun(sub: argparse._SubParsersAction, noun: Noun, module: str | None) ->
 
 def _add_op(p: argparse.ArgumentParser, noun: Noun, op: Op, module: str | None) -> None:
     for param in signature(op.fn).params:
-        _add_param(p, param)
+        if not param.cli.hidden:
+            _add_param(p, param)
     if op.owner:
         p.add_argument(
             "--owner",
@@ -151,6 +152,8 @@ def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, projec
         prepare(args)
     values: dict[str, Any] = {}
     for param in signature(op.fn).params:
+        if param.cli.hidden:
+            continue
         if param.keys:
             keys = {k.name: getattr(args, f"{param.name}__{k.name}") for k in param.keys}
             if given := {k: v for k, v in keys.items() if v is not None}:

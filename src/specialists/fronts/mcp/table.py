@@ -28,7 +28,6 @@ from specialists.fronts.mcp import agent_tools as a
 from specialists.fronts.mcp import control_tool as ctl
 from specialists.fronts.mcp import handlers as h
 from specialists.fronts.mcp import schemas as s
-from specialists.fronts.mcp import workflow_tool as wf
 from specialists.native import agent_table as registry
 from specialists.native.agent_tools import AgentTool
 
@@ -211,7 +210,6 @@ TOOLS: tuple[McpTool, ...] = (
         "run_parallel", _PARALLEL, s.PARALLEL_ARGS, s.PARALLEL_RESULT, h.run_parallel, False, True
     ),
     McpTool("wait", ctl.WAIT_DESCRIPTION, ctl.WAIT_ARGS, ctl.RESULT, ctl.wait),  # subscribe writes
-    McpTool("workflow", wf.DESCRIPTION, wf.ARGS, wf.RESULT, wf.workflow),
 )
 
 
