@@ -38,6 +38,7 @@ def boot() -> None:
     if NEWS.booted:
         return
     from specialists import features
+    from specialists.base.ops import register_noun
     from specialists.runners.registry import EXECUTORS
     from specialists.supervise.hooks import HOOKS
 
@@ -49,6 +50,8 @@ def boot() -> None:
     EXECUTORS["ray"] = Lazy("specialists.executors.choose:remote_runner")
     HOOKS.planning.append(Lazy("specialists.executors.settings:planned"))
     HOOKS.housekeeping.append(Lazy("specialists.events.notices:prune_stale"))
+    for noun in ("interrupt", "children"):  # the job-control ops
+        register_noun(noun, f"specialists.supervise.verbs:{noun.upper()}")
     features.load()
     NEWS.booted = True
 

@@ -268,7 +268,7 @@ def test_watched_lines_arrive_as_one_job_match_before_the_job_exit(tmp_path: Pat
         ),
         (
             {"command": "true", "watch": ["a" * 201]},
-            "error: watch pattern 1 is 201 characters long (at most 200)",
+            "error: argument 'watch[0]' is too long (201 > 200 characters)",
         ),
         ({"command": "true", "cwd": "no/such/dir"}, "does not exist"),
         ({"command": "  "}, "error: argument 'command' must be a non-empty string"),
@@ -317,9 +317,17 @@ def test_isolate_lets_the_command_write_only_inside_its_cwd(tmp_path: Path) -> N
     [
         ("bg_output", {"id": "deadbeef"}, "error: no background job 'deadbeef' of yours"),
         ("bg_cancel", {"id": "deadbeef"}, "error: no background job 'deadbeef' of yours"),
-        ("bg_output", {"id": "deadbeef", "since": -1}, "error: since must be a byte offset"),
-        ("bg_output", {"id": "deadbeef", "tail": 0}, "error: tail must be a number of lines"),
-        ("bg_cancel", {}, "error: give the id of a job, or all: true"),
+        (
+            "bg_output",
+            {"id": "deadbeef", "since": -1},
+            "error: argument 'since' must be at least 0",
+        ),
+        (
+            "bg_output",
+            {"id": "deadbeef", "tail": 0},
+            "error: argument 'tail' must be between 1 and",
+        ),
+        ("bg_cancel", {}, "error: give a job id or --all"),
     ],
 )
 def test_bad_ids_and_offsets_are_one_error(name: str, args: dict[str, object], error: str) -> None:

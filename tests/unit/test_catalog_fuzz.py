@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from specialists.base.errors import ConfigError, UserError
 from specialists.base.reader import Fields, Invalid, check_tree, plain_data, text_value
+from specialists.base.reader.arguments import check_arguments
 from specialists.catalog import load_catalog
 from specialists.catalog.config import merge_layers
 from specialists.catalog.discovery import SourceDir
-from specialists.fronts.mcp.args import check_arguments
 from specialists.fronts.mcp.table import TOOLS
 
 ARG_NAMES = sorted({name for tool in TOOLS for name in tool.input_schema.get("properties", {})})

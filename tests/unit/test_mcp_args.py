@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from specialists.base.errors import UserError
-from specialists.fronts.mcp.args import ONE_LINE_PATTERN, check_arguments
+from specialists.base.reader.arguments import ONE_LINE_PATTERN, check_arguments
 from specialists.fronts.mcp.schemas import FEED_ARGS, PARALLEL_ARGS, RUN_ARGS
 
 

@@ -16,11 +16,11 @@ import jsonschema
 import pytest
 
 from specialists.base.errors import Bug
+from specialists.base.reader.arguments import check_arguments
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
 from specialists.events.timers import TimerStore
 from specialists.fronts.mcp import table
-from specialists.fronts.mcp.args import check_arguments
 from specialists.fronts.mcp.handlers import ServerContext
 from specialists.fronts.mcp.schemas import FEED_ARGS
 from specialists.fronts.mcp.table import TOOLS, TOOLS_BY_NAME, ToolOutcome, UnknownTool, call_tool

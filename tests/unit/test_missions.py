@@ -10,12 +10,12 @@ import os
 import threading
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from specialists.base.errors import ConfigError, NotFound, StoreError, UserError
 from specialists.features.missions import index, model, ops
-from specialists.features.missions.actions import mission_action
 from specialists.features.missions.launch import (
     Launched,
     MissionChoice,
@@ -27,7 +27,6 @@ from specialists.features.missions.state import MAX_STATE, state_get, state_set
 from specialists.features.missions.store import MissionStore
 from specialists.fronts.cli.main import main
 from specialists.store.jobs import JobStore
-from specialists.store.news import NEWS
 from specialists.store.records import JobStatus
 from specialists.store.writer import JobWriter
 from tests.support.jobs import echo_project, new_job
@@ -56,6 +55,17 @@ def cli(capsys, *argv: str) -> tuple[int, str, str]:
     code = main(["mission", *argv])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def mission_action(state_root: Path, args: dict[str, Any]) -> dict[str, Any]:
+    """The agent tool `mission`, as a model calls it."""
+    from specialists.base.ops import call_json, pick
+    from specialists.features.missions.verbs import MISSION
+    from specialists.native.agent_tools import Caller
+
+    op, values = pick(MISSION, args)
+    result: dict[str, Any] = call_json(op, Caller(state_root, "job-test", state_root), values)
+    return result
 
 
 def one_error(err: str) -> str:
@@ -89,11 +99,7 @@ def test_a_receipt_without_an_absolute_url_is_refused(capsys, url):
     assert code == 2
     line = one_error(err)
     assert "absolute URL" in line or "non-empty" in line
-    shown = mission_action(
-        project_state(),
-        JobStore(project_state(), news=NEWS),
-        {"action": "show", "mission_id": "m1"},
-    )
+    shown = mission_action(project_state(), {"action": "show", "mission_id": "m1"})
     assert shown["receipts"] == []
 
 
@@ -131,9 +137,7 @@ def test_attaching_to_a_closed_mission_is_refused_too(tmp_path):
     ops.create(store, title="t", mission_id="m1")
     mission_action(
         store.root.parent,
-        None,
         {"action": "close", "mission_id": "m1", "status": "completed", "summary": "done"},
-        index_dir=tmp_path / "index",
     )
     with pytest.raises(UserError, match="m1 is completed; no run can join"):
         check_before_launch(store.root.parent, choose(mission_id="m1"))
@@ -244,12 +248,7 @@ def test_show_adds_up_what_the_linked_jobs_spent_each_job_once(tmp_path):
     (jobs.job_dir(plain) / "status.json").write_text("{damaged")  # never read again
     again = ops.show(store, jobs, "m1")
     assert again.spent() == spent and not again.warnings
-    data = mission_action(
-        tmp_path / ".specialists",
-        jobs,
-        {"action": "show", "mission_id": "m1"},
-        index_dir=tmp_path / "index",
-    )
+    data = mission_action(tmp_path / ".specialists", {"action": "show", "mission_id": "m1"})
     assert data["spent"] == spent
 
 

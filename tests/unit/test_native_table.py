@@ -97,7 +97,8 @@ def test_a_failed_yielding_call_does_not_end_the_run(tmp_path: Path) -> None:
     (done,) = [e for e in collect(runner, RunFinished) if isinstance(e, RunFinished)]
     assert done.text == "Fine, no sleep." and not done.yielded
     assert (
-        "error: argument 'seconds' must be from 1" in last_tool_results(model.requests[1])[bad.id]
+        "error: argument 'seconds' must be between 1"
+        in last_tool_results(model.requests[1])[bad.id]
     )
     assert TimerStore(tmp_path / ".specialists", OWNER).fold().pending() == []
 

@@ -76,9 +76,9 @@ def test_sleep_until_a_past_time_fires_at_once(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("tool", "args", "message"),
     [
-        ("sleep", {}, "'seconds' must be a number"),
-        ("sleep", {"seconds": 0}, "from 1 to 604800"),
-        ("sleep", {"seconds": 604801}, "from 1 to 604800"),
+        ("sleep", {}, "missing required argument 'seconds'"),
+        ("sleep", {"seconds": 0}, "between 1 and 604,800"),
+        ("sleep", {"seconds": 604801}, "between 1 and 604,800"),
         ("sleep", {"seconds": True}, "must be a number"),
         ("sleep", {"seconds": float("nan")}, "must be a number"),
         ("sleep", {"seconds": 5, "extra": 1}, "unknown argument"),
@@ -91,7 +91,7 @@ def test_sleep_until_a_past_time_fires_at_once(tmp_path: Path) -> None:
         ),
         ("sleep_until", {"date": "9999-01-01", "time": "10:00", "timezone": "UTC"}, "ten years"),
         ("timer_cancel", {"id": "tm-000000000000"}, "no timer"),
-        ("timer_cancel", {"id": "tm-1", "all": True}, "either id or all"),
+        ("timer_cancel", {"id": "tm-1", "all": True}, "a timer id or --all"),
     ],
 )
 def test_bad_arguments_are_one_clear_error_and_change_nothing(

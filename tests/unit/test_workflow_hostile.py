@@ -12,7 +12,6 @@ import pytest
 from specialists.base.errors import UserError
 from specialists.features.gates.acceptance import policy_for
 from specialists.features.gates.spec import parse_gate
-from specialists.features.schedules.actions import schedule_action
 from specialists.features.workflows.consent import allowed_gates, check_consent, gate_commands
 from specialists.features.workflows.declarative import (
     MAX_STEPS,
@@ -28,6 +27,16 @@ from tests.support.agent_env import AgentEnv
 
 OK = {"key": "k", "agent": "echo", "task": "t"}
 STAGES = [{**OK, "key": "a-{item}"}, {**OK, "key": "b-{item}"}]
+
+
+def schedule_action(store: Any, args: dict[str, Any]) -> Any:
+    """The MCP tool `schedule` as a model calls it (the schedule ops, not a person's)."""
+    from specialists.base.ops import call_json, pick
+    from specialists.features.schedules.verbs import SCHEDULE
+    from specialists.native.agent_tools import Caller
+
+    op, values = pick(SCHEDULE, args)
+    return call_json(op, Caller(store.root, "mcp-test", store.root.parent), values, "schedule")
 
 
 def _doc(*steps: Any, **top: Any) -> dict[str, Any]:

@@ -186,7 +186,7 @@ def test_the_mcp_tools_never_run_or_schedule_a_python_workflow() -> None:
         ("workflow", {"action": "run", "name": "py"}, "is Python, which the workflow tool"),
         ("workflow", {"action": "run"}, "give exactly one of document or name"),
         ("workflow", {"action": "run", "document": {"steps": []}}, "steps must be a non-empty"),
-        ("workflow", {"action": "show"}, "action show needs id"),
+        ("workflow", {"action": "show"}, "missing required argument 'id'"),
         ("schedule", {"action": "create", "every": "1h", "workflow": "py"}, "is Python"),
     ):
         out = call_tool(ctx, name, args)

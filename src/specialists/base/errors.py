@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # every command imports this module: no `typing` at run time
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 
 class SpecialistsError(Exception):
     """Root of every error this package raises on purpose."""
@@ -19,6 +23,20 @@ class SpecialistsError(Exception):
 
 class UserError(SpecialistsError):
     """Bad input from a person or an agent: unknown name, bad id, malformed file."""
+
+
+class Failed(UserError):
+    """An op could not do what was asked, and the input was fine (a job that is not running,
+    an answer not there yet): exit 1 on the command line; `data` travels beside the line
+    (an MCP error result's details)."""
+
+    exit_code = 1
+
+    def __init__(
+        self, message: str, *, hint: str | None = None, data: Mapping[str, object] | None = None
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.data = dict(data or {})
 
 
 class NotFound(UserError):

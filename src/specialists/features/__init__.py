@@ -22,6 +22,8 @@ FEATURES = (
     "gates",
     "attention",
     "workflows",
+    "schedules",
+    "manage",
 )
 
 

@@ -1,8 +1,9 @@
 """The agent tool table: every tool a job's model may be offered, registered by the features
 (`register_tools`, at boot), and the shared system prompt section (R-G1).
 
-Features name their tool lists ("module:ATTRIBUTE"); the lists are imported when the table is
-first read (`TOOLS`), so a process that never offers a tool never loads them.
+Features name their tools ("module:ATTRIBUTE" of a tuple of AgentTool, or of a `Noun` of the
+operations table, whose ops with a `power` become tools here); they are imported when the
+table is first read (`TOOLS`), so a process that never offers a tool never loads them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ from specialists.events.owners import owner_job_id
 from specialists.native.tool_tiers import FAIL_CLOSED_TIER, allowed, job_tier, refusal
 
 if TYPE_CHECKING:  # the table is read rarely; registering must cost no import
-    from specialists.native.agent_tools import AgentTool
+    from collections.abc import Callable
+
+    from specialists.base.ops import Noun, Op
+    from specialists.native.agent_tools import AgentTool, Reply, ToolCall
 
 GUIDANCE_HEADER = "## Working without blocking (specialists)"
 GUIDANCE_CORE = (
@@ -31,7 +35,7 @@ _REFS: list[str] = []  # "package.module:ATTRIBUTE" of each registered tuple of 
 
 
 def register_tools(ref: str) -> None:
-    """Add a feature's tools (a tuple of AgentTool named by `ref`) to the table."""
+    """Add a feature's tools (a tuple of AgentTool, or a Noun, named by `ref`) to the table."""
     if ref not in _REFS:
         _REFS.append(ref)
         globals().pop("TOOLS", None)  # read again, with these
@@ -40,12 +44,63 @@ def register_tools(ref: str) -> None:
 def _table() -> tuple[AgentTool, ...]:
     table = globals().get("TOOLS")
     if table is None:
+        from specialists.base.ops import Noun
+
         loaded: list[AgentTool] = []
         for ref in _REFS:
             module, _, attribute = ref.partition(":")
-            loaded.extend(getattr(importlib.import_module(module), attribute))
+            found = getattr(importlib.import_module(module), attribute)
+            loaded.extend(op_tools(found) if isinstance(found, Noun) else found)
         table = globals()["TOOLS"] = tuple(loaded)
     return table
+
+
+def op_tools(noun: Noun) -> list[AgentTool]:
+    """The agent tools of a noun: its one tool (by action) and its ops' own tools, where a
+    job's model may call them (`power` is set)."""
+    from specialists.base.ops import op_schema, tool_schema
+    from specialists.native.agent_tools import AgentTool
+
+    tools = []
+    if noun.tool and noun.power is not None:
+        tools.append(
+            AgentTool(noun.tool, noun.about, tool_schema(noun), _by_action(noun), noun.guidance)
+        )
+    tools.extend(
+        AgentTool(op.tool, op.description, op_schema(op), _runs(op), op.guidance, op.scope)
+        for op in noun.ops
+        if op.tool and op.power is not None
+    )
+    return tools
+
+
+def _runs(op: Op) -> Callable[[ToolCall], Reply]:
+    def handle(call: ToolCall) -> Reply:
+        return reply_of(op, call, call.args)  # the model knows which tool it called
+
+    return handle
+
+
+def _by_action(noun: Noun) -> Callable[[ToolCall], Reply]:
+    from specialists.base.ops import pick
+
+    def handle(call: ToolCall) -> Reply:
+        op, values = pick(noun, call.args)
+        return reply_of(op, call, values)
+
+    return handle
+
+
+def reply_of(op: Op, call: ToolCall, values: Mapping[str, Any]) -> Reply:
+    """Run an op for a tool call: checked arguments in, the model's text and the data out."""
+    from dataclasses import replace
+
+    from specialists.base.ops import as_data, call_json, said
+    from specialists.native.agent_tools import Reply
+
+    caller = replace(call.caller, call_id=call.call_id) if call.call_id else call.caller
+    result = call_json(op, caller, values, name=None)
+    return Reply(said(op, result), as_data(result), yields=op.yields)
 
 
 def __getattr__(name: str) -> Any:

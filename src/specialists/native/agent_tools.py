@@ -13,12 +13,15 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from specialists.base.errors import SpecialistsError, UserError
 from specialists.events.owners import owner_job_id
 from specialists.native.tool_settings import Settings
 from specialists.native.tool_tiers import allowed, job_tier, refusal
+
+if TYPE_CHECKING:
+    from specialists.store.jobs import JobStore
 
 MAX_DESCRIPTION = 900  # R-G2
 NO_POLL = "Do not poll, do not sleep in a loop: end your turn or do independent work."
@@ -26,7 +29,8 @@ NO_POLL = "Do not poll, do not sleep in a loop: end your turn or do independent 
 
 @dataclass(frozen=True)
 class Caller:
-    """Who is calling: where events for this call go, and from which context."""
+    """Who calls a tool or an op (base/ops.py), from which context: a job's model, an MCP
+    client, a pi session, a person at the command line."""
 
     state_root: Path  # the project's .specialists/
     owner: str  # owner key: the inbox that hears of outcomes (job-<id>, claude-<session>, ...)
@@ -38,6 +42,34 @@ class Caller:
     # True once the caller's turn is interrupted: a tool that waits (an ask) gives up then.
     cancelled: Callable[[], bool] = field(default=lambda: False, compare=False)
     cancel_why: str = "its turn was interrupted"  # said when `cancelled` ends a wait
+    keys: tuple[str, ...] = ()  # every owner key of the caller (a session has several)
+    # A person at a terminal: oversees the whole project (any job's asks, any background
+    # job), where a model sees only its own.
+    person: bool = False
+    call_id: str = ""
+    warnings: list[str] = field(default_factory=list, compare=False)  # said beside the answer
+
+    @property
+    def owners(self) -> tuple[str, ...]:
+        return self.keys or (self.owner,)
+
+    @property
+    def job_owners(self) -> tuple[str, ...]:
+        """Who hears of what this caller starts: a person with no session around, nobody
+        (no inbox of theirs would nudge them)."""
+        return self.keys if self.person else self.owners
+
+    @property
+    def root(self) -> Path:
+        """The project root."""
+        return self.state_root.parent
+
+    def jobs(self) -> JobStore:
+        """The project's job store (with the news its jobs' ends post)."""
+        from specialists.store.jobs import JobStore
+        from specialists.store.news import NEWS
+
+        return JobStore(self.state_root, news=NEWS)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from specialists.base.errors import NotFound, StoreError, UserError
 from specialists.features.asks import files
@@ -43,6 +44,14 @@ class Asked:
     ask: Ask
     outcome: AskOutcome | None  # None for a progress update
     gone: str | None = None  # why the supervisor is gone (outcome supervisor_gone)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"ask_id": self.ask.id}
+        if self.outcome is not None:
+            data["outcome"] = self.outcome.kind
+            if self.outcome.kind == "reply":
+                data["answer"] = self.outcome.answer
+        return data
 
     def describe(self) -> str:
         a, o = self.ask, self.outcome
@@ -208,6 +217,9 @@ def cancel_open(state_root: Path, job_id: str, why: str) -> list[str]:
 class Replied:
     ask: Ask
     outcome: AskOutcome
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ask_id": self.ask.id, "job_id": self.ask.job_id}
 
     def describe(self) -> str:
         return f"Reply delivered to job {self.ask.job_id} ({self.ask.id})."

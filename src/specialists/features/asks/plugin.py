@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from specialists.base.ops import register_noun
 from specialists.native.agent_table import register_tools
 from specialists.supervise.hooks import HOOKS
 
@@ -11,7 +12,9 @@ if TYPE_CHECKING:
 
 
 def register() -> None:
-    register_tools("specialists.features.asks.tools:ASK_TOOLS")
+    for noun in ("asks", "reply"):
+        register_noun(noun, f"specialists.features.asks.verbs:{noun.upper()}")
+        register_tools(f"specialists.features.asks.verbs:{noun.upper()}")
     HOOKS.before_end.append(_cancel_open)
     HOOKS.paused.append(_cancel_open)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from specialists.base.lazy import Lazy
+from specialists.base.ops import register_noun
 from specialists.base.vocab import PROC_RUNNER
 from specialists.native.agent_table import register_tools
 from specialists.runners.registry import register_runner
@@ -15,7 +16,8 @@ if TYPE_CHECKING:
 
 
 def register() -> None:
-    register_tools("specialists.features.procs.tools:BG_TOOLS")
+    register_noun("bg", "specialists.features.procs.verbs:BG")
+    register_tools("specialists.features.procs.verbs:BG")
     # A proc job whose end recovery wrote: its job_exit, told like its supervisor would have.
     NEWS.posters.append(Lazy("specialists.features.procs.exit:post_if_recovered"))
 

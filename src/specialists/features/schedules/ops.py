@@ -1,5 +1,5 @@
 """What people do to schedules (create, pause, resume, delete, show), as functions over
-the store that return plain data; the CLI only renders it.
+the store that return plain data; the ops (verbs.py) call these.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def status_word(schedule: Schedule, state: ScheduleState) -> str:
 
 
 def summary(schedule: Schedule, state: ScheduleState) -> dict[str, Any]:
-    """One schedule as plain data (the CLI's --json and its rows)."""
+    """One schedule as plain data (a row of `list`, the head of `show`)."""
     from specialists.features.schedules.model import schedule_to_dict, state_to_dict
 
     data = schedule_to_dict(schedule)

@@ -1,16 +1,13 @@
-"""`specialists interrupt <id>`, `specialists wait [...]` and `specialists children [...]`.
-
-interrupt <id>                 soft: cancel the current turn; the job pauses, resumable
-wait [<id>...] [--next|--all] [--timeout S] [--subscribe [--owner KEY]]
-children [PARENT] [--last N] [--json]
-"""
+"""`specialists wait [<id>...] [--next|--all] [--timeout S] [--subscribe [--owner KEY]]`, and
+how `interrupt` and `children` print (those two are generated from their ops:
+supervise/verbs.py)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from specialists.fronts.cli.values import DURATION_HELP, Duration
 
@@ -21,10 +18,6 @@ EXIT_TIMED_OUT = 124  # as timeout(1)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("interrupt", help="cancel a job's current turn; the job pauses (resumable)")
-    p.add_argument("job", help="job id or unique prefix")
-    p.set_defaults(run=run_interrupt)
-
     w = sub.add_parser("wait", help="wait for jobs to end: the next one, all, or the ones named")
     w.add_argument("jobs", nargs="*", help="job ids (default: this session's active jobs)")
     mode = w.add_mutually_exclusive_group()
@@ -40,23 +33,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--json", action="store_true", help="machine-readable output")
     w.set_defaults(run=run_wait)
 
-    c = sub.add_parser("children", help="a parent's last ended jobs, resumable or not, and why")
-    c.add_argument("parent", nargs="?", help="job id or owner key (default: this session)")
-    c.add_argument("--last", type=int, default=10, help="how many (default 10)")
-    c.add_argument("--json", action="store_true", help="machine-readable output")
-    c.set_defaults(run=run_children)
 
-
-def run_interrupt(args: argparse.Namespace, project: Project) -> int:
-    from specialists.supervise.steering import interrupt_job
-
-    store = project.store
-    outcome = interrupt_job(store, store.resolve(args.job))
-    if not outcome.ok:
-        hint = f"see: specialists feed --job {outcome.job_id}"
-        print(f"error: {outcome.describe()} ({hint})", file=sys.stderr)
-        return 1
-    print(outcome.describe())
+def _interrupted(data: dict[str, Any], args: argparse.Namespace) -> int:
+    print(data["text"])
     return 0
 
 
@@ -113,29 +92,12 @@ def run_wait(args: argparse.Namespace, project: Project) -> int:
     return 0 if outcome.all_done else 1
 
 
-def run_children(args: argparse.Namespace, project: Project) -> int:
-    from specialists.base.errors import UserError
-    from specialists.store.ids import is_job_id
-    from specialists.supervise.retained import MAX_LAST, retained_children
-
-    if not 1 <= args.last <= MAX_LAST:
-        raise UserError(f"--last must be from 1 to {MAX_LAST}")
-    store = project.store
-    if args.parent is None:
-        parent = _session_keys(project, None)[0]
-    elif "-" in args.parent and not is_job_id(args.parent):
-        parent = _session_keys(project, args.parent)[0]  # an owner key, checked
-    else:
-        parent = f"job-{store.resolve(args.parent)}"
-    rows, problems = retained_children(store, parent, args.last)
-    for problem in problems:
-        print(f"warning: {problem}", file=sys.stderr)
-    if args.json:
-        print(json.dumps({"children": [r.to_dict() for r in rows]}))
-        return 0
-    if not rows:
-        print(f"no ended children of {parent}")
-        return 0
-    for r in rows:
+def _children(listed: Any, args: argparse.Namespace) -> int:
+    if not listed.rows:
+        print(f"no ended children of {listed.parent}")
+    for r in listed.rows:
         print(r.line())
     return 0
+
+
+TEXT = {"interrupt": _interrupted, "children": _children}

@@ -1,4 +1,7 @@
-"""`specialists workflow run|list|show|resume`: scripted fan-outs as jobs (docs/workflows.md)."""
+"""How `specialists workflow run|list|show|resume` prints for people (the command is generated
+from the workflow ops, features/workflows/verbs.py, as the MCP tool `workflow` is;
+docs/workflows.md). `run` and `resume` follow the workflow's progress until it ends, or
+print its id at once with --detach."""
 
 from __future__ import annotations
 
@@ -7,139 +10,30 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from specialists.base.display import display_line
+
 if TYPE_CHECKING:
-    from specialists.project import Project
     from specialists.store.jobs import JobStore
-    from specialists.store.records import JobRecord
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("workflow", help="run, list, show and resume workflows")
-    wsub = p.add_subparsers(dest="workflow_command", required=True)
-    r = wsub.add_parser("run", help="start a workflow (a job; it survives this command)")
-    r.add_argument(
-        "workflow", help="a name (specialists/workflows/<name>.*, or a recipe) or a path"
-    )
-    r.add_argument("--arg", action="append", default=[], metavar="K=V", help="an argument")
-    r.add_argument("--args-json", metavar="JSON", help="arguments as one JSON object")
-    r.add_argument(
-        "--concurrency", type=int, help="children at once (default 8, fewer if memory is short)"
-    )
-    r.add_argument("--detach", action="store_true", help="print the job id and return at once")
-    on = r.add_mutually_exclusive_group()
-    on.add_argument("--mission", metavar="ID", help="run it on this mission (it must exist)")
-    on.add_argument(
-        "--no-mission", action="store_true", help="make no mission for it (a probe, a quick look)"
-    )
-    r.add_argument(
-        "--budget-tokens", type=int, metavar="N", help="launch no child once children used N"
-    )
-    r.add_argument("--json", action="store_true", help="machine-readable output")
-    r.set_defaults(run=run)
-    lst = wsub.add_parser("list", help="workflow runs and the workflows you can run")
-    lst.add_argument("--json", action="store_true", help="machine-readable output")
-    lst.set_defaults(run=run)
-    s = wsub.add_parser("show", help="a workflow's keys, children, phases and receipt")
-    s.add_argument("id", help="the workflow's job id (or a unique prefix)")
-    s.add_argument("--json", action="store_true", help="machine-readable output")
-    s.set_defaults(run=run)
-    re_ = wsub.add_parser("resume", help="run a workflow again, skipping its finished keys")
-    re_.add_argument("id", help="the workflow's job id (or a unique prefix)")
-    re_.add_argument(
-        "--rerun-changed",
-        action="append",
-        default=[],
-        metavar="KEY",
-        help="run KEY again although it finished with other inputs ('all' for every key)",
-    )
-    re_.add_argument(
-        "--budget-tokens", type=int, metavar="N", help="a new token budget for the resumed run"
-    )
-    re_.add_argument("--detach", action="store_true", help="print the job id and return at once")
-    re_.add_argument("--json", action="store_true", help="machine-readable output")
-    re_.set_defaults(run=run)
+def _detach_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--detach", action="store_true", help="print the job id and return at once")
 
 
-def run(args: argparse.Namespace, project: Project) -> int:
-    command = args.workflow_command
-    if command == "list":
-        return _list(args, project)
-    if command == "show":
-        return _show(args, project)
-    from specialists.features.missions.launch import check_before_launch, choose
-    from specialists.features.workflows.launch import (
-        origin_from_env,
-        resume_request,
-        resumed_mission,
-        start_on_mission,
-        workflow_record,
-    )
+def _started(data: dict[str, Any], args: argparse.Namespace) -> int:
+    from specialists.project import Project
 
-    if command == "run":
-        from specialists.features.workflows.launch import WorkflowRequest
-        from specialists.features.workflows.source import find_workflow
-
-        source = find_workflow(project.root, args.workflow)
-        request = WorkflowRequest(source, _args(args), args.concurrency, args.budget_tokens)
-        # One mission per workflow launch, shared by its children (docs/missions.md).
-        mission = choose(mission_id=args.mission, disabled=args.no_mission, default="auto")
-        check_before_launch(project.store.root, mission)  # strict: nothing starts for a bad id
-    else:
-        rerun: Any = True if "all" in args.rerun_changed else tuple(args.rerun_changed)
-        request, old = resume_request(project.store, args.id, rerun_changed=rerun)
-        if args.budget_tokens is not None:
-            import dataclasses
-
-            request = dataclasses.replace(request, budget_tokens=args.budget_tokens)
-        mission = resumed_mission(project.store.root, old.id)
-    record = workflow_record(project.root, request, origin_job=origin_from_env())
-    record = record.replace(owner=list(project.owner.keys))
-    warnings: list[str] = []
-    try:
-        start = lambda r: project.start(r, warnings=warnings).id  # noqa: E731
-        job_id, mission_id = start_on_mission(project.store.root, record, mission, start, warnings)
-    finally:
-        for warning in warnings:
-            print(f"warning: {warning}", file=sys.stderr)
+    job_id, mission_id = data["id"], data["mission_id"]
     if not args.json:
-        print(f"workflow {job_id}: {_concurrency_note(request, record)}", file=sys.stderr)
-    if mission_id is not None and not args.json:
-        print(f"mission {mission_id}", file=sys.stderr)
+        said = "(as asked)" if data["asked"] else "(the default; --concurrency N to change it)"
+        print(f"workflow {job_id}: up to {data['concurrency']} children at once {said}",
+              file=sys.stderr)  # fmt: skip
+        if mission_id is not None:
+            print(f"mission {mission_id}", file=sys.stderr)
     if args.detach:
         print(job_id if not args.json else json.dumps({"id": job_id, "mission_id": mission_id}))
         return 0
-    return _follow(project.store, job_id, as_json=args.json)
-
-
-def _concurrency_note(request: Any, record: JobRecord) -> str:
-    """The concurrency in force, said once at the start (a cap nobody sees is a surprise)."""
-    n = record.runner_options.get("concurrency")
-    if request.concurrency is not None:
-        return f"up to {n} children at once (as asked)"
-    return f"up to {n} children at once (the default; --concurrency N to change it)"
-
-
-def _args(args: argparse.Namespace) -> dict[str, Any]:
-
-    from specialists.base.errors import UserError
-
-    out: dict[str, Any] = {}
-    if args.args_json:
-        from specialists.base.reader import Invalid, load_json
-
-        try:
-            loaded = load_json(args.args_json, "--args-json", max_nodes=None)
-        except Invalid as exc:
-            raise UserError(exc.problem) from None
-        if not isinstance(loaded, dict):
-            raise UserError("--args-json must be a JSON object")
-        out.update(loaded)
-    for item in args.arg:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UserError(f"--arg {item!r} is not K=V")
-        out[key.strip()] = value
-    return out
+    return _follow(Project().store, job_id, as_json=args.json)
 
 
 def _follow(store: JobStore, job_id: str, *, as_json: bool) -> int:
@@ -185,18 +79,10 @@ def _follow(store: JobStore, job_id: str, *, as_json: bool) -> int:
     return 0 if status.status == "done" else 1
 
 
-def _list(args: argparse.Namespace, project: Project) -> int:
-
-    from specialists.features.workflows.source import list_workflows
-    from specialists.features.workflows.views import workflow_jobs
-
-    runs = workflow_jobs(project.store)
-    files = list_workflows(project.root)
-    if args.json:
-        print(json.dumps({"runs": runs, "workflows": [{"name": n, "path": p} for n, p in files]}))
-        return 0
-    for name, path in files:
-        print(f"{name:<24} {path}")
+def _list(data: dict[str, Any], args: argparse.Namespace) -> int:
+    files, runs = data["workflows"], data["runs"]
+    for f in files:
+        print(f"{f['name']:<24} {f['path']}")
     if files and runs:
         print()
     for r in runs:
@@ -207,15 +93,7 @@ def _list(args: argparse.Namespace, project: Project) -> int:
     return 0
 
 
-def _show(args: argparse.Namespace, project: Project) -> int:
-
-    from specialists.base.display import display_line
-    from specialists.features.workflows.views import show_workflow
-
-    view = show_workflow(project.store, args.id)
-    if args.json:
-        print(json.dumps(view))
-        return 0
+def _show(view: dict[str, Any], args: argparse.Namespace) -> int:
     print(f"workflow {view['id']} {view['name']}: {view['status']}")
     if view["error"]:
         print(f"  error: {display_line(view['error'], 300)}")
@@ -232,9 +110,13 @@ def _show(args: argparse.Namespace, project: Project) -> int:
         jobs = f" ({len(child['jobs'])} jobs)" if len(child["jobs"]) > 1 else ""
         print(
             f"  {child['key']:<28} {child['journal']:<9} job {child['job']} "
-            f"{child['agent'] or '?'}"
-            f" [{child['context']}]{jobs}{resumable}"
+            f"{child['agent'] or '?'} [{child['context']}]{jobs}{resumable}"
         )
         if child.get("output_file"):
             print(f"    output: {display_line(child['output_file'], 300)}")
     return 0
+
+
+TEXT = {"run": _started, "resume": _started, "list": _list, "show": _show}
+FLAGS = {"run": _detach_flag, "resume": _detach_flag}
+OWN_JSON = {"run", "resume"}

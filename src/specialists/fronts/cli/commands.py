@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-# Command -> the module (cli/cmd_<module>.py) that registers it; one module may add several.
-COMMANDS = {
+# Command -> the module (cli/cmd_<module>.py) that registers it (one module may add several),
+# or, for a noun of the operations table, that holds its renderers (None: it has none).
+COMMANDS: dict[str, str | None] = {
     "init": "init",
     "list": "list",
     "show": "show",

@@ -67,8 +67,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"specialists {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    modules = [COMMANDS[only]] if only in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
-    for name in modules:
-        importlib.import_module(f"specialists.fronts.cli.cmd_{name}").add_parser(sub)
+    from specialists.base import ops
+    from specialists.project import boot
+
+    boot()  # the operations table: the features name their nouns
+    commands = [only] if only in COMMANDS else list(COMMANDS)
+    done: set[str] = set()
+    for command in commands:
+        module = f"specialists.fronts.cli.cmd_{COMMANDS[command]}" if COMMANDS[command] else None
+        noun = ops.noun(command)
+        if noun is not None:
+            from specialists.fronts.cli.generated import add_noun
+
+            add_noun(sub, noun, module)
+        elif module is not None and module not in done:
+            done.add(module)
+            importlib.import_module(module).add_parser(sub)
     cli_help.attach(parser)
     return parser

@@ -73,7 +73,10 @@ def caller(ctx: ServerContext) -> Caller:
     cwd = ctx.root()
     if ctx.job_scope is not None:  # the job's agent works in the job's directory (a sandbox)
         cwd = Path(ctx.store().read_record(ctx.job_scope).cwd)
-    return Caller(ctx.store().root, keys[0], cwd, job_id=job, settings=settings)
+    return Caller(
+        ctx.store().root, keys[0], cwd, job_id=job, settings=settings, keys=keys,
+        warnings=ctx.warnings,
+    )  # fmt: skip
 
 
 def run_agent_tool(

@@ -1,5 +1,5 @@
-"""The MCP tools `wait`, `interrupt` and `children`, and acknowledged `steer` (supervise/:
-waiting.py, steering.py, retained.py). The table needs one line each."""
+"""The MCP tools `wait` and acknowledged `steer` (supervise/: waiting.py, steering.py). The
+table needs one line each."""
 
 from __future__ import annotations
 
@@ -26,20 +26,6 @@ WAIT_ARGS = s.obj(
         "subscribe": {"type": "boolean"},
     }
 )
-INTERRUPT_DESCRIPTION = (
-    "Soft interrupt: cancel a job's current turn; the job pauses (status waiting) and is "
-    "resumable with follow_up (or `specialists resume`). Not a failure and not a success: "
-    "decide the next step (follow_up with clearer instructions, or stop, which is final). "
-    "Refused for command jobs, which cannot pause. Returns state paused, interrupting, "
-    "already_paused or pending."
-)
-CHILDREN_DESCRIPTION = (
-    "Your last ended child jobs (at most `last`, default 10), each resumable or not "
-    "resumable with the reason (stopped, no session, session gone, being resumed by another "
-    "job). Resume only rows reported resumable (run with continue_from); otherwise start a "
-    "fresh job."
-)
-CHILDREN_ARGS = s.obj({"last": {"type": "integer", "minimum": 1, "maximum": 200}})
 RESULT: dict[str, Any] = {"type": "object"}
 STEER_DESCRIPTION = (
     "Inject guidance into a running job's current turn (the agent reads it before its next "
@@ -111,17 +97,6 @@ def wait(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def interrupt(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
-    from specialists.supervise.steering import interrupt_job
-
-    store = ctx.store()
-    job_id = store.resolve(args["job_id"])
-    outcome = interrupt_job(store, job_id)
-    if not outcome.ok:
-        raise h.ToolFailed(outcome.describe(), data={"job_id": job_id, "state": outcome.state})
-    return {"job_id": job_id, "state": outcome.state, "text": outcome.describe()}
-
-
 def steer(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
     from specialists.supervise.steer_recover import steer_recovering
     from specialists.supervise.steering import steer_job
@@ -176,10 +151,3 @@ def _steer_many(
             data={"job_id": job_id, "state": "failed", "each": each},
         )
     return {"job_id": job_id, "state": outcome.state, "each": each}
-
-
-def children(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
-    from specialists.supervise.retained import retained_children
-
-    rows, problems = retained_children(ctx.store(), ctx.keys()[0], int(args.get("last", 10)))
-    return {"children": [r.to_dict() for r in rows], "problems": problems[:5]}

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from specialists.base.errors import StoreError, UserError
+from specialists.base.errors import Failed, StoreError, UserError
 from specialists.base.owner import NO_OWNER, OWNER_ENV
 from specialists.fronts.mcp.inprocess import InProcessJobs
 from specialists.fronts.mcp.views import (
@@ -39,14 +39,7 @@ HOW_TO = (
 )
 
 
-class ToolFailed(UserError):
-    """A tool could not do what was asked; `data` goes into the structured error result."""
-
-    def __init__(
-        self, message: str, *, hint: str | None = None, data: dict[str, Any] | None = None
-    ) -> None:
-        super().__init__(message, hint=hint)
-        self.data = data or {}
+ToolFailed = Failed  # a tool could not do what was asked (base/errors.py)
 
 
 @dataclass

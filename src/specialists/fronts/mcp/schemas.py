@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from specialists.fronts.mcp.args import ONE_LINE_PATTERN
+from specialists.base.reader.arguments import ONE_LINE_PATTERN
 
 Schema = dict[str, Any]
 

@@ -22,15 +22,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from specialists.base.display import one_line
-from specialists.base.errors import Bug, SpecialistsError, UserError
+from specialists.base.errors import Bug, Failed, SpecialistsError, UserError
+from specialists.base.reader.arguments import check_arguments
 from specialists.fronts.mcp import agent_tools as a
 from specialists.fronts.mcp import control_tool as ctl
 from specialists.fronts.mcp import handlers as h
-from specialists.fronts.mcp import manage_tool as m
-from specialists.fronts.mcp import schedule_tool as sched
 from specialists.fronts.mcp import schemas as s
-from specialists.fronts.mcp import workflow_tool as wf
-from specialists.fronts.mcp.args import check_arguments
 from specialists.native import agent_table as registry
 from specialists.native.agent_tools import AgentTool
 
@@ -212,14 +209,7 @@ TOOLS: tuple[McpTool, ...] = (
     McpTool(
         "run_parallel", _PARALLEL, s.PARALLEL_ARGS, s.PARALLEL_RESULT, h.run_parallel, False, True
     ),
-    McpTool("manage_specialist", m.DESCRIPTION, m.ARGS, m.RESULT, m.manage_specialist),
-    McpTool("schedule", sched.DESCRIPTION, sched.ARGS, sched.RESULT, sched.schedule),
     McpTool("wait", ctl.WAIT_DESCRIPTION, ctl.WAIT_ARGS, ctl.RESULT, ctl.wait),  # subscribe writes
-    McpTool("interrupt", ctl.INTERRUPT_DESCRIPTION, s.JOB_ARGS, ctl.RESULT, ctl.interrupt),
-    McpTool(
-        "children", ctl.CHILDREN_DESCRIPTION, ctl.CHILDREN_ARGS, ctl.RESULT, ctl.children, True
-    ),
-    McpTool("workflow", wf.DESCRIPTION, wf.ARGS, wf.RESULT, wf.workflow),
 )
 
 
@@ -251,6 +241,51 @@ TOOLS += (
         for t in registry.TOOLS
     ),
 )
+
+
+def op_tools() -> tuple[McpTool, ...]:
+    """The operations table's tools that are not agent tools (base/ops.py): a noun's one
+    tool (its verbs as `action`) and ops with a tool of their own."""
+    from specialists.base import ops
+    from specialists.base.opschema import signature
+
+    made = []
+    for noun in ops.nouns():
+        grouped = noun.grouped()
+        if grouped and noun.power is None:
+            read_only = all(o.reads for o in grouped)
+            schema = ops.tool_schema(noun)
+            made.append(McpTool(noun.tool, noun.about, schema, ANY, _by_action(noun), read_only))
+        for op in noun.ops:
+            if op.tool and op.power is None:
+                sig = signature(op.fn)
+                made.append(
+                    McpTool(op.tool, op.description, sig.input_schema(), sig.output_schema(),
+                            _runs(op), op.reads, core=op.core)
+                )  # fmt: skip
+    return tuple(made)
+
+
+ANY: dict[str, Any] = {"type": "object"}
+
+
+def _runs(op: Any) -> Callable[[h.ServerContext, dict[str, Any]], dict[str, Any]]:
+    from specialists.base.ops import as_data, call
+
+    return lambda ctx, args: as_data(call(op, a.caller(ctx), args))
+
+
+def _by_action(noun: Any) -> Callable[[h.ServerContext, dict[str, Any]], dict[str, Any]]:
+    from specialists.base.ops import as_data, call_json, pick
+
+    def handle(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
+        op, values = pick(noun, args)
+        return as_data(call_json(op, a.caller(ctx), values, noun.tool))
+
+    return handle
+
+
+TOOLS += op_tools()
 TOOLS_BY_NAME: Mapping[str, McpTool] = {t.name: t for t in TOOLS}
 
 
@@ -360,7 +395,7 @@ def guided(name: str, data: dict[str, Any], warnings: list[str]) -> dict[str, An
 def failure(exc: SpecialistsError) -> ToolOutcome:
     """An error result: `error: <what> (<hint>)`, its details in data for `_meta`."""
     line = one_line(exc.one_line(), 2000)
-    data = dict(exc.data) if isinstance(exc, h.ToolFailed) else {}
+    data = dict(exc.data) if isinstance(exc, Failed) else {}
     data["error"] = line
     return ToolOutcome(data, f"error: {line}", is_error=True)
 

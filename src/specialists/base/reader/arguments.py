@@ -22,6 +22,7 @@ from specialists.base.reader import (
     Fields,
     Invalid,
     TextForm,
+    check_tree,
     choice_value,
     clip,
     describe_json,
@@ -45,7 +46,7 @@ def check_arguments(
     try:
         value = _check(schema, {} if arguments is None else arguments, "")
     except Invalid as exc:
-        raise UserError(f"{tool}: {render(exc)}") from None
+        raise UserError(f"{tool}: {render(exc)}" if tool else render(exc)) from None
     assert isinstance(value, dict), "bug: an object schema gave something else"
     return value
 
@@ -79,6 +80,9 @@ def _check(schema: Mapping[str, Any], value: Any, path: str) -> Any:
     if kind == "boolean":
         if not isinstance(value, bool):
             raise Invalid.wrong(path, "true or false", describe_json(value))
+        return value
+    if kind is None:  # any JSON value (a mission's state): bounded; its owner checks the rest
+        check_tree(value, f"argument '{path}'" if path else "the value")
         return value
     raise AssertionError(f"bug: schema type {kind!r} of argument {path!r} is not supported")
 

@@ -1,0 +1,292 @@
+"""An op's parameters and JSON Schema, read from its signature and docstring (stdlib `inspect`
+and `typing.get_type_hints`, on demand: the fronts ask when they build a parser or list a tool).
+
+The first parameter is the caller (never an argument). Positional-only parameters are a
+command line's positionals, keyword-only ones its `--options`; every front checks the same
+schema. The types a parameter may have:
+
+    str, int, float, bool          string, integer, number, boolean
+    Literal["a", "b"]              an enum of strings
+    X | None  (default None)       optional
+    list[X]                        an array of X
+    Mapping[str, Any], dict        a JSON object, free-form (the op checks it whole)
+    a TypedDict                    a closed JSON object with those keys
+    Any                            any JSON value
+
+`Annotated[T, ...]` adds bounds and forms: `Text(max, min, line=)` for strings (default: one
+line of at most 4,096 characters), `Range(low, high)` for numbers, `Many(max)` for lists,
+`Seconds()` for a duration in seconds (a command line takes "30s", "5m"), and `Cli(...)` for
+how the parameter reads on a command line when the generated form is not the one people use.
+The docstring's first paragraph is the description; its `Args:` section gives each
+parameter's help (`name: text`, continued on deeper-indented lines).
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Literal
+
+from specialists.base.reader.arguments import ONE_LINE_PATTERN
+
+Schema = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Text:
+    """A string's bounds: at most `max` characters, at least `min`; one line unless
+    `line=False` (prompts, messages, notes)."""
+
+    max: int = 4096
+    min: int = 0
+    line: bool = True
+
+
+@dataclass(frozen=True)
+class Range:
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True)
+class Many:
+    max: int
+    min: int = 0
+
+
+@dataclass(frozen=True)
+class Seconds:
+    """A duration in seconds; on a command line a duration text ("30s", "5m", "1h"; a bare
+    number is milliseconds, as `--timeout` has always read)."""
+
+
+class Cli:
+    """A parameter's command-line form where the generated one is not what people type:
+    `flags` ("--prompt", "-p"), a `metavar`, `const` (the option stores it: `--global`),
+    `words` (a positional of one or more words, joined by spaces: a shell command), `only`
+    (a person's option: no tool offers it to a model), `hidden` (a model's argument: not on
+    the command line)."""
+
+    __slots__ = ("const", "flags", "hidden", "metavar", "only", "words")
+
+    def __init__(
+        self,
+        *flags: str,
+        metavar: str | None = None,
+        const: Any = None,
+        words: bool = False,
+        only: bool = False,
+        hidden: bool = False,
+    ) -> None:
+        self.flags, self.metavar, self.const, self.words, self.only = (
+            flags, metavar, const, words, only,
+        )  # fmt: skip
+        self.hidden = hidden
+
+
+@dataclass(frozen=True)
+class Param:
+    """One argument of an op, as every front needs it."""
+
+    name: str
+    schema: Schema  # its JSON Schema, description included
+    positional: bool  # positional-only: a positional on the command line
+    required: bool
+    default: Any
+    help: str
+    kind: str  # "str", "int", "float", "bool", "choice", "list", "object", "any"
+    choices: tuple[str, ...] = ()
+    seconds: bool = False
+    cli: Cli = field(default_factory=Cli)
+    keys: tuple[Param, ...] = ()  # a TypedDict's keys: one option each on a command line
+
+
+@dataclass(frozen=True)
+class Signature:
+    description: str
+    params: tuple[Param, ...]
+    returns: Any  # the return annotation (a TypedDict gives an output schema)
+
+    def input_schema(self) -> Schema:
+        return obj(
+            {p.name: p.schema for p in self.params}, [p.name for p in self.params if p.required]
+        )
+
+    def output_schema(self) -> Schema:
+        if _is_typeddict(self.returns):
+            return _typeddict_schema(self.returns, closed=False)
+        return {"type": "object"}
+
+
+def obj(
+    properties: Schema, required: list[str] | tuple[str, ...] = (), *, closed: bool = True
+) -> Schema:
+    schema: Schema = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    if closed:
+        schema["additionalProperties"] = False
+    return schema
+
+
+@cache
+def signature(fn: Callable[..., Any]) -> Signature:
+    """The op's description and parameters (cached: a signature never changes)."""
+    description, helps = parse_docstring(inspect.getdoc(fn) or "")
+    params = []
+    for p in list(inspect.signature(fn).parameters.values())[1:]:  # the first is the caller
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise TypeError(f"bug: op {fn.__qualname__} takes *{p.name}: name every argument")
+        params.append(_param(p, _hint(fn, p.annotation), helps.get(p.name, "")))
+    try:
+        returns = _hint(fn, fn.__annotations__.get("return", Any))
+    except NameError:  # a type only type checkers import: no declared output
+        returns = Any
+    return Signature(description, tuple(params), returns)
+
+
+def _hint(fn: Callable[..., Any], annotation: Any) -> Any:
+    """An annotation as a type (a string under `from __future__ import annotations` is read
+    in the op's module: our own source, never outside input)."""
+    if annotation is inspect.Parameter.empty:
+        return Any
+    if isinstance(annotation, str):
+        return eval(annotation, fn.__globals__)
+    return annotation
+
+
+def _param(p: inspect.Parameter, hint: Any, help_: str) -> Param:
+    required = p.default is inspect.Parameter.empty
+    base, marks = _unwrap(hint)
+    cli = next((m for m in marks if isinstance(m, Cli)), Cli())
+    seconds = any(isinstance(m, Seconds) for m in marks)
+    optional = False
+    if _is_union(base):
+        members = [a for a in typing.get_args(base) if a is not type(None)]
+        optional = len(members) < len(typing.get_args(base))
+        base, more = _unwrap(members[0] if len(members) == 1 else Any)
+        marks = (*marks, *more)
+    if optional and not required and p.default is not None:
+        raise TypeError(f"bug: optional argument {p.name} must default to None")
+    schema, kind, choices = _schema(base, marks)
+    if help_:
+        schema = {**schema, "description": help_}
+    keys = _keys(base) if _is_typeddict(base) else ()
+    return Param(
+        p.name, schema, p.kind is p.POSITIONAL_ONLY, required,
+        None if required else p.default, help_, kind, choices, seconds, cli, keys,
+    )  # fmt: skip
+
+
+def _keys(hint: Any) -> tuple[Param, ...]:
+    """A TypedDict's keys as optional keyword parameters (their help: its docstring's Args)."""
+    _, helps = parse_docstring(inspect.getdoc(hint) or "")
+    return tuple(
+        _param(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None),
+               each | None, helps.get(name, ""))
+        for name, each in typing.get_type_hints(hint, include_extras=True).items()
+    )  # fmt: skip
+
+
+def _unwrap(hint: Any) -> tuple[Any, tuple[Any, ...]]:
+    if typing.get_origin(hint) is typing.Annotated:
+        base, *marks = typing.get_args(hint)
+        inner, more = _unwrap(base)
+        return inner, (*more, *marks)
+    return hint, ()
+
+
+def _is_union(hint: Any) -> bool:
+    return typing.get_origin(hint) in (typing.Union, types.UnionType)
+
+
+def _schema(hint: Any, marks: tuple[Any, ...]) -> tuple[Schema, str, tuple[str, ...]]:
+    """(JSON Schema, kind, choices) of one type with its marks."""
+    origin = typing.get_origin(hint)
+    if hint is str:
+        text = next((m for m in marks if isinstance(m, Text)), Text())
+        schema: Schema = {"type": "string", "maxLength": text.max}
+        if text.min:
+            schema["minLength"] = text.min
+        if text.line:
+            schema["pattern"] = ONE_LINE_PATTERN
+        return schema, "str", ()
+    if hint is bool:
+        return {"type": "boolean"}, "bool", ()
+    if hint in (int, float):
+        schema = {"type": "integer" if hint is int else "number"}
+        bounds = next((m for m in marks if isinstance(m, Range)), None)
+        if bounds is not None and bounds.low is not None:
+            schema["minimum"] = bounds.low
+        if bounds is not None and bounds.high is not None:
+            schema["maximum"] = bounds.high
+        return schema, hint.__name__, ()
+    if origin is Literal:
+        choices = tuple(str(a) for a in typing.get_args(hint))
+        return {"type": "string", "enum": list(choices)}, "choice", choices
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        inner, inner_marks = _unwrap(item)
+        schema = {"type": "array", "items": _schema(inner, inner_marks)[0]}
+        many = next((m for m in marks if isinstance(m, Many)), None)
+        if many is not None:
+            schema["maxItems"] = many.max
+            if many.min:
+                schema["minItems"] = many.min
+        return schema, "list", ()
+    if _is_typeddict(hint):
+        return _typeddict_schema(hint, closed=True), "object", ()
+    if hint is dict or origin in (dict, Mapping) or hint is Mapping:
+        return {"type": "object"}, "object", ()
+    if hint is Any:
+        return {}, "any", ()
+    raise TypeError(f"bug: an op argument cannot be of type {hint!r}")
+
+
+def _is_typeddict(hint: Any) -> bool:
+    return isinstance(hint, type) and typing.is_typeddict(hint)
+
+
+def _typeddict_schema(hint: Any, *, closed: bool) -> Schema:
+    hints = typing.get_type_hints(hint, include_extras=True)
+    props = {}
+    for name, each in hints.items():
+        base, marks = _unwrap(each)
+        if _is_union(base):
+            members = [a for a in typing.get_args(base) if a is not type(None)]
+            base, more = _unwrap(members[0] if len(members) == 1 else Any)
+            marks = (*marks, *more)
+        props[name] = _schema(base, marks)[0]
+    required = [k for k in hints if k in hint.__required_keys__]
+    return obj(props, required, closed=closed)
+
+
+def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """(the first paragraph as one line, {argument: its help}) of a Google-style docstring."""
+    lines = doc.splitlines()
+    first: list[str] = []
+    for line in lines:
+        if not line.strip():
+            break
+        first.append(line.strip())
+    helps: dict[str, str] = {}
+    if "Args:" in (line.strip() for line in lines):
+        start = [line.strip() for line in lines].index("Args:") + 1
+        indent, name = None, ""
+        for line in lines[start:]:
+            if not line.strip():
+                continue
+            depth = len(line) - len(line.lstrip())
+            indent = depth if indent is None else indent
+            if depth < indent:
+                break
+            if depth == indent and ":" in line:
+                name, _, text = line.strip().partition(":")
+                helps[name.strip()] = text.strip()
+            elif name:
+                helps[name] = f"{helps[name]} {line.strip()}".strip()
+    return " ".join(first), helps

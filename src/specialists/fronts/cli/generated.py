@@ -1,0 +1,259 @@
+"""A command generated from a noun of the operations table (base/ops.py): one subcommand per
+op, its positional-only parameters as positionals and its keyword-only ones as `--options`,
+`--json` on each, and the renderer of the noun's `cmd_<noun>.py` (if it has one) for text.
+
+A renderer is `(result, args) -> exit code`, looked up as `TEXT[verb]` in the noun's module
+(by the noun's name for a noun that is one command, as `wait` is);
+without one, the result is printed as JSON. `--json` prints the result as one JSON document
+(docs/cli.md, "Output") and asks the module only for the exit code (`CODE[verb]`), unless the
+renderer prints JSON itself (`OWN_JSON`: `timer set --wait` prints the timer once it fired).
+The module may add flags of the command line's own (`FLAGS[verb]`: `--wait`) and adjust the
+parsed arguments first (`PREPARE[verb]`: `-` for stdin).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from specialists.base.opschema import Param, signature
+from specialists.fronts.cli.values import DURATION_HELP, Duration
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from specialists.base.ops import Noun, Op
+    from specialists.native.agent_tools import Caller
+    from specialists.project import Project
+
+
+def add_noun(sub: argparse._SubParsersAction, noun: Noun, module: str | None) -> None:
+    """The noun's command, its ops under it (`state get`: two words, two levels)."""
+    p = sub.add_parser(noun.name, help=noun.help, description=_sentence(noun.help))
+    ops = [o for o in noun.ops if o.cli]
+    if len(ops) == 1 and not ops[0].verb:
+        _add_op(p, noun, ops[0], module)
+        return
+    parsers: dict[tuple[str, ...], argparse.ArgumentParser] = {(): p}
+    subs: dict[tuple[str, ...], argparse._SubParsersAction] = {}
+    for op in ops:
+        words = tuple(op.verb.split())
+        for depth in range(1, len(words) + 1):
+            path = words[:depth]
+            if path in parsers:
+                continue
+            above = path[:-1]
+            if above not in subs:
+                dest = "_".join(("verb", *above))
+                subs[above] = parsers[above].add_subparsers(
+                    dest=dest, metavar="VERB", required=True
+                )
+            if depth < len(words):  # a word that groups verbs: `state` of `state get`
+                under = sorted(
+                    {o.verb.split()[depth] for o in ops if tuple(o.verb.split()[:depth]) == path}
+                )
+                help_ = " | ".join(under)
+            else:
+                help_ = op.help or _first_sentence(signature(op.fn).description)
+            parsers[path] = subs[above].add_parser(
+                path[-1], help=help_, description=_sentence(help_)
+            )
+        _add_op(parsers[words], noun, op, module)
+
+
+def _add_op(p: argparse.ArgumentParser, noun: Noun, op: Op, module: str | None) -> None:
+    for param in signature(op.fn).params:
+        if not param.cli.hidden:
+            _add_param(p, param)
+    if op.owner:
+        p.add_argument(
+            "--owner",
+            metavar="KEY",
+            help="whose inbox: job-<id>, claude-<session>, ... (default: this session, else "
+            "cli-<user>)",
+        )
+    if module is not None:
+        extra = getattr(importlib.import_module(module), "FLAGS", {}).get(op.verb or noun.name)
+        if extra is not None:
+            extra(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(run=lambda args, project: run(noun, op, module, args, project))
+
+
+# Names the parser itself uses: a parameter of one of these is kept under `<name>_`.
+TAKEN = frozenset({"command", "run", "json", "verb", "owner", "help"})
+
+
+def _dest(param: Param) -> str:
+    return f"{param.name}_" if param.name in TAKEN else param.name
+
+
+def _add_param(p: argparse.ArgumentParser, param: Param) -> None:
+    if param.keys:  # a JSON object of known keys: an option for each
+        for key in param.keys:
+            _add_param(p, replace(key, name=f"{param.name}__{key.name}", cli=_flag_of(key)))
+        return
+    kw: dict[str, Any] = {"help": param.help or None}
+    if param.cli.metavar:
+        kw["metavar"] = param.cli.metavar
+    if param.kind == "choice":
+        kw["choices"] = param.choices
+    elif param.kind in ("int", "float") and not param.seconds:
+        kw["type"] = int if param.kind == "int" else float
+    elif param.seconds:
+        kw["type"] = Duration
+        kw["help"] = f"{param.help or 'a duration'} ({DURATION_HELP})"
+        kw.setdefault("metavar", "DURATION")
+    if param.positional:
+        if param.kind == "list" or param.cli.words:
+            kw["nargs"] = "+" if param.required else "*"
+        elif not param.required:
+            kw["nargs"] = "?"
+        kw.setdefault("metavar", param.name)
+        p.add_argument(_dest(param), **kw)
+        return
+    flags = param.cli.flags or (f"--{param.name.replace('_', '-')}",)
+    kw["dest"] = _dest(param)
+    if param.kind not in ("bool", "choice") and param.cli.const is None:
+        kw.setdefault("metavar", flags[0].lstrip("-").upper().replace("-", "_"))
+    if param.cli.const is not None:
+        kw.pop("choices", None)
+        kw.update(action="store_const", const=param.cli.const, default=param.default)
+    elif param.kind == "bool":
+        kw["action"] = "store_true" if not param.default else argparse.BooleanOptionalAction
+        kw["default"] = bool(param.default)
+    elif param.kind == "list":
+        kw.update(action="append", default=None)
+    else:
+        kw["default"] = param.default
+        kw["required"] = param.required
+    p.add_argument(*flags, **kw)
+
+
+def _flag_of(key: Param) -> Any:
+    from specialists.base.opschema import Cli
+
+    return key.cli if key.cli.flags else Cli(f"--{key.name.replace('_', '-')}")
+
+
+def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, project: Project) -> int:
+    """Check the arguments as every front does, run the op for the person, render."""
+    from specialists.base.ops import call_json
+
+    renderers = importlib.import_module(module) if module is not None else None
+    key = op.verb or noun.name  # how the noun's module names the op
+    prepare = getattr(renderers, "PREPARE", {}).get(key)
+    if prepare is not None:  # a command line's own conveniences (`-` for stdin)
+        prepare(args)
+    values: dict[str, Any] = {}
+    for param in signature(op.fn).params:
+        if param.cli.hidden:
+            continue
+        if param.keys:
+            keys = {k.name: getattr(args, f"{param.name}__{k.name}") for k in param.keys}
+            if given := {k: v for k, v in keys.items() if v is not None}:
+                values[param.name] = given
+            continue
+        value = getattr(args, _dest(param), None)
+        if param.cli.words and isinstance(value, list):
+            value = " ".join(value)
+        if value is None:
+            value = [] if param.kind == "list" and param.required is False else None
+        if isinstance(value, Duration):
+            if (warning := value.warning(_flag(param))) is not None:
+                print(f"warning: {warning}", file=sys.stderr)
+            value = value.ms / 1000
+        elif value is not None and param.kind in ("object", "any"):
+            value = _json(param, value)
+        if value is not None:
+            values[param.name] = value
+    words = " ".join(w for w in (noun.name, op.verb) if w)
+    caller = person(
+        project, getattr(args, "owner", None) if op.owner else None,
+        getattr(renderers, "OWNER", None),
+    )  # fmt: skip
+    try:
+        result = call_json(op, caller, values, words)
+    finally:
+        for warning in caller.warnings:
+            _warn(warning)
+    if args.json and key not in getattr(renderers, "OWN_JSON", ()):
+        print(json.dumps(_data(result), ensure_ascii=False))
+        code = getattr(renderers, "CODE", {}).get(key)
+        return 0 if code is None else int(code(result))
+    render = getattr(renderers, "TEXT", {}).get(key)
+    if render is None:
+        print(json.dumps(_data(result), ensure_ascii=False, indent=1))
+        return 0
+    return int(render(result, args))
+
+
+def person(
+    project: Project, owner: str | None = None, choose: Callable[[str | None], str] | None = None
+) -> Caller:
+    """The caller of an op typed at a terminal: the owner given, the session around it, else
+    the person (`choose`: a noun's own rule for that)."""
+    from specialists.fronts.cli.cmd_events import owner_key
+    from specialists.native.agent_tools import Caller
+    from specialists.native.tool_settings import load_settings
+    from specialists.supervise.pending import check_owner_dir
+
+    settings, unknown, problem = load_settings(project.root)
+    keys = tuple(project.owner.keys)
+    main = choose(owner) if choose is not None else owner_key(owner, project)
+    check_owner_dir(project.store.root, main)
+    caller = Caller(
+        project.store.root, main, Path.cwd(), settings=settings, person=True,
+        keys=(main,) if owner is not None else keys,
+    )  # fmt: skip
+    caller.warnings.extend(unknown)  # unknown config keys: named, ignored
+    if problem:
+        caller.warnings.append(problem)
+    return caller
+
+
+def _data(result: Any) -> Any:
+    from specialists.base.ops import as_data
+
+    return as_data(result) if not isinstance(result, list) else result
+
+
+def _json(param: Param, text: Any) -> Any:
+    from specialists.base.errors import UserError
+    from specialists.base.reader import Invalid, load_json
+
+    if not isinstance(text, str):
+        return text
+    try:
+        return load_json(text, _flag(param), max_nodes=None)
+    except Invalid as exc:
+        raise UserError(
+            f"{_flag(param)} {text[:60]!r} is not JSON we take: {exc.problem}",
+            hint="quote text as JSON ('\"ship it\"')",
+        ) from None
+
+
+def _flag(param: Param) -> str:
+    if param.positional:
+        return param.name.upper()
+    return (param.cli.flags or (f"--{param.name.replace('_', '-')}",))[0]
+
+
+def _warn(text: str) -> None:
+    from specialists.base.display import display_line
+
+    print(f"warning: {display_line(text, 400)}", file=sys.stderr)
+
+
+def _first_sentence(text: str) -> str:
+    head = text.split(". ")[0].rstrip(".")
+    return head[:1].lower() + head[1:] if head[:1].isupper() and head[1:2].islower() else head
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
