@@ -43,7 +43,7 @@ _TOP_LEVEL_KEYS = ("default_runner", "default_model", "providers")
 # (workflows/consent.py: the gates a model's workflow may run).
 _ROOM_TABLES = (
     *("runners", "bash", "jobs", "events", "overflow", "timers", "executor", "worktree"),
-    *("attention", "watchdog", "workflows"),
+    *("attention", "watchdog", "workflows", "spend"),
 )
 _PRICE_KEYS = (
     "input_price_per_mtok",

@@ -22,6 +22,7 @@ FEATURES = (
     "gates",
     "attention",
     "workflows",
+    "spend",
 )
 
 

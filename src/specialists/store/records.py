@@ -81,6 +81,9 @@ class JobRecord(_Versioned):
     gate: dict[str, Any] = EMPTY  # a command run after it ends done; failing fails it (gates/)
     attention: dict[str, Any] = EMPTY  # resolved attention thresholds (attention/settings.py)
     watchdog: dict[str, Any] = EMPTY  # resolved watchdog settings; `reviews` on a review job
+    # What this job's tree may spend: tokens, cost_usd, approved_usd (a fan-out pre-approved),
+    # mission (the mission whose ceiling it counts against) (features/spend/ceiling.py)
+    ceiling: dict[str, Any] = EMPTY
     schema: int = SCHEMA_VERSION
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -135,6 +138,7 @@ class JobStatus(_Versioned):
     workflow_key: str | None = None  # a workflow child's key
     last_text: str | None = None  # the agent's latest words, an excerpt (supervise/words.py)
     progress: dict[str, Any] = EMPTY  # a workflow's children counts (workflows/progress.py)
+    ceilings: list[dict[str, Any]] = EMPTY  # each ceiling it counts against, as last counted
     keep_alive: bool = False
     events: int = 0
     tool_calls: int = 0

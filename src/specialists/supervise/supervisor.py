@@ -30,6 +30,7 @@ from specialists.runners.base import (
     Kill,
     RunFinished,
     RunnerEvent,
+    SpendLimit,
     Usage,
 )
 from specialists.store.jobs import JobStore, now_ms
@@ -77,7 +78,10 @@ class Supervisor(Checkpoints):
         self.tick = tick
         self.limits = Limits.of(record)
         self._last_event_mono = clock()
-        context = CompanionContext(store, record, self.status, clock, wall, self._event)
+        self.spend = SpendLimit()
+        context = CompanionContext(
+            store, record, self.status, clock, wall, self._event, self._stop_with, self.spend
+        )
         self.companions: list[Companion] = [
             c for make in HOOKS.companions if (c := make(context)) is not None
         ]
@@ -123,8 +127,10 @@ class Supervisor(Checkpoints):
             return
         for companion in self.companions:
             self.guard.run("companion", companion.began)
+        if self.finished:  # a companion ended it before it began (a spend ceiling reached)
+            return
         try:
-            self.runner.start(launch_spec(rec, self.job_dir, task))
+            self.runner.start(launch_spec(rec, self.job_dir, task, self.spend))
         except SpecialistsError as exc:
             self._finish("error", exc.one_line())
             return
@@ -367,6 +373,16 @@ class Supervisor(Checkpoints):
         self.status.current_event = "stopping"
         self._begin_ending("cancelled", None, watch.STOP_LADDER)
         self._save(force=True)
+
+    def _stop_with(self, error: str) -> None:
+        """A companion ends the job (a spend ceiling reached): as a stop, with an error."""
+        if self.status.status == "starting" and not self.finished:  # no agent to stop yet
+            self._finish("error", error)
+        elif self._ending is None and not self.finished:
+            self._event("stopping", reason=error)
+            self.status.current_event = "stopping"
+            self._begin_ending("error", error, watch.STOP_LADDER)
+            self._save(force=True)
 
     def _begin_kill(self, final: FinalStatus, error: str) -> None:
         """Timeout, stall kill or a broken runner: no politeness."""

@@ -18,6 +18,7 @@ from specialists.features.missions.leftovers import close_left_over
 from specialists.features.missions.model import Mission
 from specialists.features.missions.state import state_get, state_set
 from specialists.features.missions.store import MissionStore
+from specialists.features.spend.ceiling import own_ceiling
 from specialists.store.ids import is_job_id
 
 ACTIONS = (
@@ -79,6 +80,7 @@ def mission_action(
             labels=args.get("labels", []),
             goal_budget=budget,
             mission_id=args.get("id"),
+            ceiling=own_ceiling(args.get("max_tokens"), args.get("max_cost")),
         )
         warnings = list(store.warnings)
         if mission.goal is not None and not mission.owner:
@@ -97,6 +99,13 @@ def mission_action(
             for v in shown.runs
         ]  # fmt: skip
         data["spent"] = shown.spent()
+        if shown.mission.ceiling:  # counted as the jobs' supervisors count it (spend/)
+            from specialists.features.spend.tally import spent_under
+
+            of = f"mission-{mid}"
+            under = spent_under(jobs_store, [of])[of]
+            data["ceiling"] = {**shown.mission.ceiling, "spent_tokens": under.tokens}
+            data["ceiling"]["spent_usd"] = round(under.usd, 6)
         data["state"] = shown.state
         data["warnings"] = shown.warnings
         return data

@@ -42,6 +42,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     n.add_argument("--label", action="append", default=[], dest="labels")
     n.add_argument("--goal", action="store_true", help="drive it: a notice after each idle turn")
     n.add_argument("--budget-tokens", type=int, help="a goal's token budget (required with --goal)")
+    n.add_argument("--max-cost", metavar="USD", help="what the jobs run on it may spend together")
+    n.add_argument("--max-tokens", metavar="N", help="... in tokens (input + output; 200k, 1.5M)")
     n.add_argument(
         "--id", dest="new_id", type=nonempty, help="the mission id (default: ms-xxxxxxxx)"
     )
@@ -187,6 +189,12 @@ def _print_show(data: dict[str, Any]) -> None:
             f"goal:      {state}; {goal['spent_tokens']} of {goal['budget_tokens']} tokens spent,"
             f" {goal['notices']} notice(s)"
         )
+    if data.get("ceiling"):
+        from specialists.features.spend.ceiling import Entry
+
+        entry = Entry.of_dict({"of": f"mission-{data['id']}", **data["ceiling"]})
+        if entry is not None:
+            print(f"ceiling:   {entry.figures()} ({entry.left()})")
     print(f"runs:      {len(data['runs'])}")
     spent = data.get("spent")
     if spent and spent["jobs"]:

@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    from specialists.fronts.cli.cmd_run import add_ceiling_args
+
     p = sub.add_parser("workflow", help="run, list, show and resume workflows")
     wsub = p.add_subparsers(dest="workflow_command", required=True)
     r = wsub.add_parser("run", help="start a workflow (a job; it survives this command)")
@@ -34,6 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument(
         "--budget-tokens", type=int, metavar="N", help="launch no child once children used N"
     )
+    add_ceiling_args(r)
     r.add_argument("--json", action="store_true", help="machine-readable output")
     r.set_defaults(run=run)
     lst = wsub.add_parser("list", help="workflow runs and the workflows you can run")
@@ -55,6 +58,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     re_.add_argument(
         "--budget-tokens", type=int, metavar="N", help="a new token budget for the resumed run"
     )
+    add_ceiling_args(re_)
     re_.add_argument("--detach", action="store_true", help="print the job id and return at once")
     re_.add_argument("--json", action="store_true", help="machine-readable output")
     re_.set_defaults(run=run)
@@ -74,6 +78,7 @@ def run(args: argparse.Namespace, project: Project) -> int:
         start_on_mission,
         workflow_record,
     )
+    from specialists.fronts.cli.cmd_run import ceiling_of
 
     if command == "run":
         from specialists.features.workflows.launch import WorkflowRequest
@@ -93,7 +98,10 @@ def run(args: argparse.Namespace, project: Project) -> int:
             request = dataclasses.replace(request, budget_tokens=args.budget_tokens)
         mission = resumed_mission(project.store.root, old.id)
     record = workflow_record(project.root, request, origin_job=origin_from_env())
-    record = record.replace(owner=list(project.owner.keys))
+    ceiling = ceiling_of(args)
+    if command != "run" and not ceiling:  # a resume keeps the limits it ran with
+        ceiling = {k: v for k, v in old.ceiling.items() if k != "mission"}
+    record = record.replace(owner=list(project.owner.keys), ceiling=ceiling)
     warnings: list[str] = []
     try:
         start = lambda r: project.start_background(r, warnings)  # noqa: E731
