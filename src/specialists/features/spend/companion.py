@@ -29,6 +29,7 @@ from specialists.supervise.hooks import CompanionContext
 
 COUNT_S = 2.0  # how often the rest of a tree's spend is counted (its own is always live)
 GRACE_S = 30.0  # the longest a pi/Codex job runs past a ceiling, waiting for a safe point
+NOTHING = Outlay()
 SAFE_POINTS = frozenset({"turn_end", "tool_execution_end", "run_finished"})
 
 
@@ -60,12 +61,14 @@ class Ceilings:
         status.ceilings = [e.to_dict() for e in self.entries]
 
     def saw(self, event: RunnerEvent, now: float) -> bool:
-        if isinstance(event, Usage):
-            self._dirty = True  # counted at the next tick, once the status has it
+        changed = False
+        if isinstance(event, Usage):  # counted now: the status takes it after this call
+            new = Outlay(event.input_tokens + event.output_tokens, event.cost_usd)
+            changed = self._count(now, new)
         kind = event.event if isinstance(event, Activity) else event.kind
         if self._over is not None and kind in SAFE_POINTS:
             self._stop()
-        return False
+        return changed
 
     def tick(self, running: bool) -> bool:
         now = self.ctx.clock()
@@ -87,9 +90,10 @@ class Ceilings:
 
     # --- counting -----------------------------------------------------------------------
 
-    def _count(self, now: float) -> bool:
-        """Count each ceiling again; True when the figures changed."""
-        mine = own(self.status)
+    def _count(self, now: float, new: Outlay = NOTHING) -> bool:
+        """Count each ceiling again (`new`: its own spend the status does not have yet);
+        True when the figures changed."""
+        mine = own(self.status).plus(*new)
         counted = [
             e.counted(o.tokens + mine.tokens, o.usd + mine.usd)
             for e in self.entries

@@ -66,6 +66,7 @@ class Usual(NamedTuple):
     tokens: int
     usd: float
     jobs: int
+    basis: str = ""  # whose history: "the median of 12 finished jobs"
 
 
 def usual(store: JobStore, specialists: Iterable[str]) -> dict[str, Usual]:
@@ -74,16 +75,17 @@ def usual(store: JobStore, specialists: Iterable[str]) -> dict[str, Usual]:
     _, finished, _ = overview(store)
     done = sorted((r for r in finished if r.status == "done"), key=lambda r: -r.started_at_ms)
     out: dict[str, Usual] = {}
-    every = _median(done[: HISTORY * 5])
+    every = _median(done[: HISTORY * 5], "of every specialist")
     for name in specialists:
         if name not in out:
             mine = [r for r in done if r.specialist == name][:HISTORY]
-            out[name] = _median(mine) if mine else every
+            out[name] = _median(mine, "of its own") if mine else every
     return out
 
 
-def _median(rows: list[Finished]) -> Usual:
+def _median(rows: list[Finished], whose: str) -> Usual:
     if not rows:
         return Usual(0, 0.0, 0)
     tokens = int(statistics.median(r.tokens for r in rows))
-    return Usual(tokens, round(statistics.median(r.cost_usd for r in rows), 6), len(rows))
+    usd = round(statistics.median(r.cost_usd for r in rows), 6)
+    return Usual(tokens, usd, len(rows), f"the median of {len(rows)} finished jobs {whose}")

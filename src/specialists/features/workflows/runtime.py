@@ -71,9 +71,11 @@ class Runs:
         mission: MissionHandle | None = None,
         budget_tokens: int | None = None,
         report: Emit | None = None,
+        approve: Callable[[list[str]], None] | None = None,
     ) -> None:
         """`emit` gets the events the feed shows (phases, launches, ends); `report` the
-        progress snapshot (progress.py) each time it changes."""
+        progress snapshot (progress.py) each time it changes; `approve` is asked (blocking,
+        off the loop) before children of these agents launch (spend/approval.py FanOut)."""
         self._children = children
         self._journal = journal
         self._prior = dict(prior or {})
@@ -95,6 +97,8 @@ class Runs:
         self._report = report or (lambda _p: None)
         self._reported: dict[str, Any] | None = None
         self._planner = Planner()
+        self._approve = approve
+        self._estimated: set[str] = set()  # keys whose launch was approved with a batch
 
     # --- the script's API --------------------------------------------------------------
 
@@ -123,6 +127,7 @@ class Runs:
         for opts in parsed:  # refused before any of them launches
             self._check_new_key(opts.key, seen)
             seen.add(opts.key)
+        await self._approval(parsed)
         node = self._begin("all", [_common_label([o.key for o in parsed])], len(parsed))[0]
         self._progress.lookahead += len(parsed)  # counted before the first one is asked for
         try:
@@ -269,6 +274,7 @@ class Runs:
     ) -> ChildResult:
         """One key to its result. `planned`: the key was counted ahead (`runs.all`)."""
         self._check_new_key(opts.key)
+        await self._approval([opts])
         self._keys.add(opts.key)
         if planned:
             self._progress.lookahead -= 1
@@ -303,6 +309,18 @@ class Runs:
         result = await self._launch_and_wait(opts, h, nested, node)
         self._results[opts.key] = result
         return result
+
+    async def _approval(self, batch: list[ChildOptions]) -> None:
+        """Children about to launch, estimated once (a batch before its first child): a
+        costly fan-out waits here for its owner's approval, or fails."""
+        new = [o for o in batch if o.key not in self._estimated and not self._cached(o)]
+        self._estimated.update(o.key for o in batch)
+        if new and self._approve is not None:
+            await asyncio.to_thread(self._approve, [o.agent or "?" for o in new])
+
+    def _cached(self, opts: ChildOptions) -> bool:
+        prior = self._prior.get(opts.key)
+        return prior is not None and prior.done and prior.hash == opts.input_hash()
 
     def _accepts(self, key: str) -> bool:
         return self._accept is True or (not isinstance(self._accept, bool) and key in self._accept)

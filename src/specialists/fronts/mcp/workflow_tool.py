@@ -38,6 +38,7 @@ ARGS = s.obj(
             "minimum": 1,
             "description": "no child launches once the run's children used this many tokens",
         },
+        **s.CEILING_PROPS,
         "id": s.JOB_ID,
         "rerun_changed": {"type": "array", "items": s.text("a key", max_length=128)},
     },
@@ -48,6 +49,7 @@ RESULT = {"type": "object"}
 
 def workflow(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
     from specialists.features.missions.launch import MissionChoice
+    from specialists.features.spend.ceiling import own_ceiling
     from specialists.features.workflows.consent import check_consent, model_source, project_gates
     from specialists.features.workflows.launch import (
         WorkflowRequest,
@@ -89,6 +91,10 @@ def workflow(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
         )
         mission = MissionChoice("auto")  # one per workflow launch, shared by its children
     record = workflow_record(project.root, request, origin_job=origin_from_env())
+    ceiling = own_ceiling(args.get("max_tokens"), args.get("max_cost"))
+    if action == "resume" and not ceiling:  # a resume keeps the limits it ran with
+        ceiling = {k: v for k, v in old.ceiling.items() if k != "mission"}
+    record = record.replace(ceiling=ceiling)  # never a pre-approval: that is a person's
     document = request.source.document
     if document is None:
         raise Bug("bug: a model's workflow reached its start without its document pinned")
