@@ -66,6 +66,7 @@ def test_an_entry_says_which_ceiling_and_spent_against_allowed() -> None:
     below = Entry("mission-ms-1", None, 10.0).counted(5, 2.0)
     assert not below.over() and below.used() == pytest.approx(0.2)
     assert below.left() == "$8.00 left"
+    assert Entry("job-x", None, 0.06).counted(0, 0.075).figures() == "$0.0750 of $0.0600"
     assert Entry("claude-abc", 100, None).counted(100, 0).whose() == "session claude-abc"
 
 

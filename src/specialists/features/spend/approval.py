@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from specialists.base.errors import SpecialistsError, UserError
-from specialists.features.spend.ceiling import entries
+from specialists.features.spend.ceiling import entries, usd
 from specialists.features.spend.settings import SpendSettings
 from specialists.features.spend.tally import Outlay, Usual, usual
 from specialists.store.jobs import JobStore
@@ -39,7 +39,7 @@ class Estimate(NamedTuple):
     basis: str  # how each child was estimated, in words
 
     def words(self) -> str:
-        return f"{self.children} children, about ${self.usd:.2f} ({self.tokens:,} tokens)"
+        return f"{self.children} children, about {usd(self.usd)} ({self.tokens:,} tokens)"
 
 
 def estimate(store: JobStore, agents: Iterable[str]) -> Estimate:
@@ -55,7 +55,7 @@ def estimate(store: JobStore, agents: Iterable[str]) -> Estimate:
 def _basis(agent: str, u: Usual, n: int) -> str:
     if u.jobs == 0:
         return f"{n} x {agent}: no finished job to go by"
-    return f"{n} x {agent} at ${u.usd:.2f} / {u.tokens:,} tokens each ({u.basis})"
+    return f"{n} x {agent} at {usd(u.usd)} / {u.tokens:,} tokens each ({u.basis})"
 
 
 class FanOut:
@@ -137,13 +137,13 @@ class FanOut:
 
         asking = Outlay(total.tokens * 2, round(total.usd * 2, 6))
         s = self.settings
-        limits = [f"${s.approve_over_cost:.2f}"] if s.approve_over_cost is not None else []
+        limits = [usd(s.approve_over_cost)] if s.approve_over_cost is not None else []
         limits += [f"{s.approve_over_tokens:,} tokens"] if s.approve_over_tokens else []
         message = (
             f"Approve a fan-out? Job {self.job_id} would launch {total.children} children in all "
-            f"so far, estimated at ${total.usd:.2f} ({total.tokens:,} tokens): {total.basis}. "
+            f"so far, estimated at {usd(total.usd)} ({total.tokens:,} tokens): {total.basis}. "
             f"That passes the approval threshold ({' / '.join(limits)}, config [spend]). "
-            f"Reply `yes` to approve up to ${asking.usd:.2f} (twice the estimate), `yes <dollars>` "
+            f"Reply `yes` to approve up to {usd(asking.usd)} (twice the estimate), `yes <dollars>` "
             "for another amount, or `no <why>`."
         )
         spend = {"estimate_usd": total.usd, "estimate_tokens": total.tokens,

@@ -134,7 +134,7 @@ class Entry(NamedTuple):
         """`$2.61 of $2.50, 180,000 of 200,000 tokens`: spent against each limit."""
         parts = []
         if self.cost_usd is not None:
-            parts.append(f"${self.spent_usd:.2f} of ${self.cost_usd:.2f}")
+            parts.append(f"{usd(self.spent_usd)} of {usd(self.cost_usd)}")
         if self.tokens is not None:
             parts.append(f"{self.spent_tokens:,} of {self.tokens:,} tokens")
         return ", ".join(parts)
@@ -143,7 +143,7 @@ class Entry(NamedTuple):
         """What may still be spent: `$1.20 left` (the nearest limit first)."""
         parts = []
         if self.cost_usd is not None:
-            parts.append(f"${max(0.0, self.cost_usd - self.spent_usd):.2f}")
+            parts.append(usd(max(0.0, self.cost_usd - self.spent_usd)))
         if self.tokens is not None:
             parts.append(f"{max(0, self.tokens - self.spent_tokens):,} tokens")
         return " / ".join(parts) + " left"
@@ -151,6 +151,11 @@ class Entry(NamedTuple):
     def reached(self) -> str:
         """The job's error when it stops at this ceiling."""
         return f"spend ceiling reached: {self.whose()} spent {self.figures()}"
+
+
+def usd(amount: float) -> str:
+    """Dollars as people read them: cents from $1 up, four places below (a cheap model's)."""
+    return f"${amount:,.2f}" if amount >= 1 or amount == 0 else f"${amount:.4f}"
 
 
 def entries(values: Iterable[object]) -> list[Entry]:

@@ -59,6 +59,23 @@ def spent_under(
     return out
 
 
+def reached(store: JobStore, job_id: str) -> str | None:
+    """The error of a ceiling job `job_id` counts against that its tree has reached now
+    (counted afresh), else None: a launcher's check before it starts another child."""
+    from specialists.features.spend.ceiling import entries
+
+    st = store.read_status(job_id)
+    found = entries(st.ceilings if st else ())
+    if not found:
+        return None
+    counted = spent_under(store, [e.of for e in found])
+    for e in found:
+        now = e.counted(*counted[e.of])
+        if now.over():
+            return now.reached()
+    return None
+
+
 class Usual(NamedTuple):
     """What one child of a specialist usually spends: the median of its latest finished jobs
     that ended done (`jobs`: how many were looked at; 0: no history)."""

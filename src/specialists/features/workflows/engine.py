@@ -67,6 +67,7 @@ def main(argv: list[str]) -> int:
         budget_tokens=options.get("budget_tokens"),
         report=lambda p: say("progress", **p),
         approve=_fan_out(store, record, journal, stopping),
+        ceiling=_ceiling(store, record.id),
     )
     journal.append({"e": "start", "workflow": record.prompt, "resume_of": options.get("resume_of")})
     say("event", kind="start", concurrency=runs.progress()["concurrency"])
@@ -110,6 +111,17 @@ async def _run(runs: Runs, record: JobRecord, stopping: threading.Event) -> Any:
     loop.add_signal_handler(signal.SIGTERM, stop)
     loop.add_signal_handler(signal.SIGINT, stop)
     return await task
+
+
+def _ceiling(store: JobStore, job_id: str) -> Callable[[], str | None] | None:
+    """A spend ceiling over the run reached, counted before each launch (spend/tally.py);
+    None when no ceiling covers it (its supervisor wrote its ceilings before this started)."""
+    status = store.read_status(job_id)
+    if status is None or not status.ceilings:
+        return None
+    from specialists.features.spend.tally import reached
+
+    return lambda: reached(store, job_id)
 
 
 def _fan_out(

@@ -72,10 +72,12 @@ class Runs:
         budget_tokens: int | None = None,
         report: Emit | None = None,
         approve: Callable[[list[str]], None] | None = None,
+        ceiling: Callable[[], str | None] | None = None,
     ) -> None:
         """`emit` gets the events the feed shows (phases, launches, ends); `report` the
         progress snapshot (progress.py) each time it changes; `approve` is asked (blocking,
-        off the loop) before children of these agents launch (spend/approval.py FanOut)."""
+        off the loop) before children of these agents launch (spend/approval.py FanOut);
+        `ceiling` before each launch: a spend ceiling the run's tree reached, in words."""
         self._children = children
         self._journal = journal
         self._prior = dict(prior or {})
@@ -98,6 +100,7 @@ class Runs:
         self._reported: dict[str, Any] | None = None
         self._planner = Planner()
         self._approve = approve
+        self._ceiling = ceiling
         self._estimated: set[str] = set()  # keys whose launch was approved with a batch
 
     # --- the script's API --------------------------------------------------------------
@@ -416,6 +419,12 @@ class Runs:
                 f"{self._budget:,} tokens (no more children launch; at key {opts.key!r})",
                 hint="resume it with a larger budget: specialists workflow resume ID "
                 "--budget-tokens N",
+            )
+        reached = self._ceiling() if self._ceiling is not None else None
+        if reached is not None:
+            raise UserError(
+                f"{reached} (no more children launch; at key {opts.key!r})",
+                hint="resume it with a larger ceiling: specialists workflow resume ID --max-cost",
             )
         self._launched += 1
 

@@ -249,19 +249,19 @@ def _show(args: argparse.Namespace, project: Project) -> int:
 
 def _spend_lines(spend: dict[str, Any]) -> list[str]:
     """The estimate beside the actual spend, the approvals, the ceiling (docs/spend.md)."""
-    from specialists.features.spend.ceiling import entries, tightest
+    from specialists.features.spend.ceiling import entries, tightest, usd
 
     actual = spend["actual"]
-    line = f"spent: ${actual['usd']:.2f}, {actual['tokens']:,} tokens ({actual['jobs']} jobs)"
+    line = f"spent: {usd(actual['usd'])}, {actual['tokens']:,} tokens ({actual['jobs']} jobs)"
     est = spend["estimate"]
     if est is not None:
         line = (
-            f"estimated: ${est['usd']:.2f}, {est['tokens']:,} tokens ({est['children']} "
+            f"estimated: {usd(est['usd'])}, {est['tokens']:,} tokens ({est['children']} "
             f"children) · {line}"
         )
     lines = [line]
     for a in spend["approvals"]:
-        amount = f" up to ${a['usd']:.2f}" if "usd" in a else ""
+        amount = f" up to {usd(a['usd'])}, {a.get('tokens', 0):,} tokens" if "usd" in a else ""
         by = f" by {a['by']}" if a.get("by") else ""
         ask = f" ({a['ask']})" if a.get("ask") else ""
         lines.append(f"approval: {a.get('outcome')}{amount}{by}{ask}")
