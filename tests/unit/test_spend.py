@@ -5,6 +5,7 @@ NativeRunner over a ScriptedModel; no process starts)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from specialists.native.prices import cost_usd
 from specialists.native.testing import ScriptedModel, call, reply
 from specialists.runners.native import NativeRunner
 from specialists.store.jobs import JobStore
+from specialists.store.liveness import process_start_time
 from specialists.store.records import JobStatus
 from specialists.supervise.supervisor import Supervisor
 from tests.support.jobs import new_job
@@ -221,3 +223,158 @@ def test_a_job_under_no_ceiling_is_not_watched(tmp_path: Path) -> None:
     model = ScriptedModel(["done"])
     _, st = _supervise(tmp_path, model)
     assert st.status == "done" and st.ceilings == []
+
+
+# --- which ceilings a job counts against ----------------------------------------------------
+
+
+def _config(root: Path, text: str) -> None:
+    (root / ".specialists").mkdir(exist_ok=True)
+    (root / ".specialists" / "config.toml").write_text(text)
+
+
+def _status(store: JobStore, job_id: str, **fields: Any) -> JobStatus:
+    st = JobStatus(id=job_id, specialist="tester", status="running", **fields)
+    (store.job_dir(job_id) / "status.json").write_text(json.dumps(st.to_dict()))
+    return st
+
+
+def test_a_child_inherits_its_parents_ceilings_and_a_root_gets_configs(tmp_path: Path) -> None:
+    from specialists.features.spend.resolve import ceilings_of
+
+    _config(tmp_path, "[spend]\nmax_cost = 5\nsession_max_tokens = '1M'\n")
+    store = JobStore(tmp_path / ".specialists", news=None)
+    root, lock = new_job(store, tmp_path, owner=["claude-s1", "cli-me"])
+    lock.release()
+    found = ceilings_of(store, root, JobStatus(id=root.id, specialist="x"))
+    assert found == [Entry(f"job-{root.id}", None, 5.0), Entry("claude-s1", 1_000_000, None)]
+    _status(store, root.id, ceilings=[e.counted(99, 1.0).to_dict() for e in found])
+    child, lock = new_job(store, tmp_path, owner=[f"job-{root.id}"], ceiling={"tokens": 500})
+    lock.release()
+    mine = ceilings_of(store, child, JobStatus(id=child.id, specialist="x"))
+    assert mine == [  # its own, then its parent's (counted afresh): no config default
+        Entry(f"job-{child.id}", 500, None),
+        Entry(f"job-{root.id}", None, 5.0),
+        Entry("claude-s1", 1_000_000, None),
+    ]
+    person, lock = new_job(store, tmp_path, owner=["cli-me"])  # a person is no session
+    lock.release()
+    assert [e.of for e in ceilings_of(store, person, JobStatus(id="x", specialist="x"))] == [
+        f"job-{person.id}"
+    ]
+
+
+def test_a_takeover_keeps_the_ceilings_the_first_supervisor_found(tmp_path: Path) -> None:
+    from specialists.features.spend.resolve import ceilings_of
+
+    store = JobStore(tmp_path / ".specialists", news=None)
+    rec, lock = new_job(store, tmp_path)
+    lock.release()
+    kept = [{"of": "mission-m1", "cost_usd": 3.0, "spent_tokens": 10, "spent_usd": 1.5}]
+    st = JobStatus(id=rec.id, specialist="x", ceilings=kept)
+    assert ceilings_of(store, rec, st) == [Entry("mission-m1", None, 3.0, 10, 1.5)]
+
+
+def test_a_mission_ceiling_covers_the_jobs_started_on_it(tmp_path: Path) -> None:
+    from specialists.features.missions.ops import create
+    from specialists.features.missions.store import MissionStore
+    from specialists.features.spend.resolve import ceilings_of
+
+    store = JobStore(tmp_path / ".specialists", news=None)
+    missions = MissionStore(store.root, index_dir=tmp_path / "index")
+    create(missions, title="ship it", mission_id="m1", ceiling=own_ceiling("2M", "20"))
+    assert missions.load("m1").ceiling == {"tokens": 2_000_000, "cost_usd": 20.0}
+    rec, lock = new_job(store, tmp_path, ceiling={"mission": "m1"})
+    lock.release()
+    found = ceilings_of(store, rec, JobStatus(id=rec.id, specialist="x"))
+    assert found == [Entry("mission-m1", 2_000_000, 20.0)]
+
+
+# --- approval before a fan-out ---------------------------------------------------------------
+
+
+def _fan_out(tmp_path: Path, **settings: Any) -> tuple[JobStore, Any, list[dict[str, Any]]]:
+    from specialists.features.spend.approval import FanOut
+    from specialists.features.spend.settings import SpendSettings
+
+    store = JobStore(tmp_path / ".specialists", news=None)
+    for tokens, usd in ((100, 1.0), (300, 3.0)):
+        _finished(store, tmp_path, [], tokens, usd, specialist="reviewer")
+    launcher, lock = new_job(store, tmp_path, owner=["claude-boss"])
+    lock.release()
+    me = os.getpid()  # the launcher's supervisor is alive: its ask may be answered
+    _status(store, launcher.id, supervisor_pid=me, supervisor_start_time=process_start_time(me))
+    notes: list[dict[str, Any]] = []
+    settings.setdefault("approve_timeout_s", 20.0)
+    fan = FanOut(
+        store, launcher.id, SpendSettings(**settings), to=("claude-boss",), note=notes.append
+    )
+    return store, fan, notes
+
+
+def _answer_when_asked(store: JobStore, answer: str) -> Any:
+    """Reply to the first ask that appears, from another thread (as the owner would)."""
+    import threading
+    import time
+
+    from specialists.features.asks.ops import list_asks, reply
+
+    def owner() -> None:
+        for _ in range(1000):
+            rows, _ = list_asks(store.root, None, include_settled=False)
+            if rows:
+                reply(store.root, rows[0].ask.id, answer, by="claude-boss", owners=None)
+                return
+            time.sleep(0.01)
+        raise AssertionError("no ask to answer")
+
+    t = threading.Thread(target=owner)
+    t.start()
+    return t
+
+
+def test_a_fan_out_over_the_threshold_asks_once_and_a_yes_covers_twice_it(tmp_path: Path) -> None:
+    store, fan, notes = _fan_out(tmp_path, approve_over_cost=3.0)
+    fan.check(["reviewer"])  # $2, below: no ask
+    asked = _answer_when_asked(store, "yes")
+    fan.check(["reviewer", "reviewer"])  # $6 in all: asks, approved up to $12
+    asked.join()
+    fan.check(["reviewer", "reviewer", "reviewer"])  # $12: within the yes, no ask
+    assert [n["e"] for n in notes] == ["estimate", "estimate", "approval", "estimate", "approval"]
+    assert notes[2]["outcome"] == "approved" and notes[2]["usd"] == 12.0
+    assert notes[4]["outcome"] == "approved"
+    from specialists.features.asks.ops import list_asks
+
+    (row,) = list_asks(store.root, None, include_settled=True)[0]
+    assert row.ask.to == ("claude-boss",) and row.ask.spend["estimate_usd"] == 6.0
+    assert "3 children in all so far, estimated at $6.00" in row.ask.message
+    assert "2 x reviewer at $2.00 / 200 tokens each (the median of 2 finished jobs" in (
+        row.ask.message
+    )
+
+
+def test_a_no_refuses_the_fan_out_with_the_owners_words(tmp_path: Path) -> None:
+    store, fan, _ = _fan_out(tmp_path, approve_over_tokens=150)
+    asked = _answer_when_asked(store, "no: split it first")
+    with pytest.raises(UserError, match="the owner answered: no: split it first"):
+        fan.check(["reviewer"])
+    asked.join()
+    assert fan.so_far.children == 0  # refused: nothing counted as launched
+
+
+def test_an_earlier_yes_and_an_amount_count_for_a_later_launcher(tmp_path: Path) -> None:
+    from specialists.features.spend.approval import FanOut, approval, approved_before
+    from specialists.features.spend.settings import SpendSettings
+    from specialists.features.spend.tally import Outlay
+
+    asking = Outlay(400, 4.0)
+    assert approval("Yes.", asking) == asking
+    assert approval("approve $40", asking) == Outlay(4000, 40.0)
+    assert approval("no", asking) is None and approval("", asking) is None
+    store, fan, _ = _fan_out(tmp_path, approve_over_cost=1.0)
+    asked = _answer_when_asked(store, "ok 10")
+    fan.check(["reviewer"])
+    asked.join()
+    assert approved_before(store, fan.job_id) == Outlay(1000, 10.0)  # asked $4 / 400 tokens
+    again = FanOut(store, fan.job_id, SpendSettings(approve_over_cost=1.0), to=("claude-boss",))
+    again.check(["reviewer"] * 5)  # $10: the earlier yes covers it
