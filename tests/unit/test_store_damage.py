@@ -193,13 +193,14 @@ def test_reads_are_capped_per_call(store, root, tmp_path):
         (lambda p: p.write_text(DEEP), True),
         (
             lambda p: p.write_text(
-                '{"v": 2, "jobs": [[12, "done", "x", 1, 1.0, null, null, null]]}'
+                '{"v": 3, "jobs": [[12, "done", "x", 1, 1.0, null, null, null, 0, 0.0, []]]}'
             ),
             True,
         ),
         (
             lambda p: p.write_text(
-                '{"v": 2, "jobs": [["00000001", "done", "", 1, 1e999, null, null, null]]}'
+                '{"v": 3, "jobs": [["00000001", "done", "", 1, 1e999, null, null, null, 0, 0.0,'
+                " []]]}"
             ),
             True,
         ),

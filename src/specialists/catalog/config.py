@@ -99,6 +99,14 @@ ROOM_TABLES: dict[str, str | Schema] = {
     "watchdog": dict.fromkeys(("enabled", "reviewer", "max_reviews", "maxReviews"), ANY),
     # workflows/consent.py: the gates a model's workflow may run
     "workflows": {"gates": ANY},
+    # features/spend/settings.py: ceilings and the approval threshold
+    "spend": dict.fromkeys(
+        (
+            *("max_tokens", "max_cost", "session_max_tokens", "session_max_cost"),
+            *("approve_over_tokens", "approve_over_cost", "approve_timeout_s"),
+        ),
+        ANY,
+    ),
     # runners/external_job.py: each provider's name is the user's to choose
     "external_job_providers": OPEN,
 }

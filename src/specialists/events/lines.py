@@ -100,6 +100,8 @@ def event_detail(ev: dict[str, Any]) -> str:
         chars = _int(ev.get("chars"), 0)
         yielded = " (yielded: waiting for an event)" if ev.get("yielded") else ""
         return f"{chars:,} chars{yielded}"
+    if kind == "spend":
+        return _spend_detail(ev)
     skip = {"seq", "ts", "event", "call_id"}
     message = ev.get("message")
     if kind == "notice" and isinstance(message, str):
@@ -108,6 +110,22 @@ def event_detail(ev: dict[str, Any]) -> str:
         return clip(f"{message} {rest}", 140)
     rest = " ".join(f"{k}={_value(v)}" for k, v in ev.items() if k not in skip)
     return clip(rest, 100)
+
+
+def _spend_detail(ev: dict[str, Any]) -> str:
+    """A spend ceiling's event (features/spend): reached, or most of it used."""
+    parts = []
+    if isinstance(ev.get("cost_usd"), int | float):
+        parts.append(f"${_number(ev.get('spent_usd')):.2f} of ${ev['cost_usd']:.2f}")
+    if isinstance(ev.get("tokens"), int):
+        parts.append(f"{_int(ev.get('spent_tokens'), 0):,} of {ev['tokens']:,} tokens")
+    used = ev.get("used")
+    state = "REACHED" if ev.get("reached") else f"{_number(used):.0%} used"
+    return clip(f"ceiling {ev.get('ceiling')}: {state}: {', '.join(parts)}", 140)
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
 def _words(ev: dict[str, Any]) -> str:

@@ -24,6 +24,7 @@ FEATURES = (
     "workflows",
     "schedules",
     "manage",
+    "spend",
 )
 
 

@@ -22,7 +22,7 @@ import collections
 import dataclasses
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +60,8 @@ class LoopSettings:
     # A schema for the final answer: the final_answer tool is offered, every request
     # requires a tool call, and a valid final_answer call ends the run (tools/answer.py).
     answer_schema: Mapping[str, Any] | None = None
+    # Asked before each model request: a line back ends the run with it (a spend ceiling).
+    gate: Callable[[], str | None] | None = None
 
 
 class AgentLoop:
@@ -158,6 +160,8 @@ class AgentLoop:
                 return self._finish(
                     last_text, f"turn budget spent (max_turns={self.settings.max_turns})", turns
                 )
+            if self.settings.gate is not None and (stop := self.settings.gate()):
+                return self._finish(last_text, stop, turns)
             request = ModelRequest(
                 model="",
                 system=self.settings.system_prompt,
@@ -183,7 +187,7 @@ class AgentLoop:
                 if usage.input_tokens or usage.output_tokens
                 else None,
             )
-            self.emit(Spent(usage, turn.model.prices.cost(usage), turn.model.label))
+            self.emit(Spent(usage, turn.model.cost(usage), turn.model.label))
             text = text_of(turn.items)
             if text:
                 last_text = text

@@ -9,7 +9,7 @@ whose `category` decides what the loop does: retry (transient, throttled), give 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from specialists.base.errors import SpecialistsError
@@ -138,4 +138,19 @@ class ModelInfo:
     provider: str
     model_id: str
     context_window: int | None = None
-    prices: Prices = field(default_factory=Prices)
+    prices: Prices | None = None  # config.toml's; None: the maintained list's (native/prices)
+
+    def cost(self, usage: UsageReport) -> float:
+        """US dollars for one turn's usage."""
+        if self.prices is not None:
+            return self.prices.cost(usage)
+        from specialists.native.prices import cost_usd
+
+        return cost_usd(
+            self.provider,
+            self.model_id,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+        )

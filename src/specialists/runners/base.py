@@ -16,7 +16,7 @@ is runners/testing.py.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, runtime_checkable
@@ -64,6 +64,23 @@ class LaunchSpec:
     # the agent can (pi, Claude Code), instead of being appended to it.
     bare: bool = False
     system_prompt_mode: str = "append"
+    # What the job may still spend, filled in before the start (features/spend).
+    spend: SpendLimit | None = None
+
+
+class SpendLimit:
+    """What a job may still spend, set by the supervisor's companions before the agent starts.
+
+    `usd_left` is for an agent with a budget option of its own (Claude Code's
+    `--max-budget-usd`). `gate` is asked by a loop we run (native) before each model request,
+    with what this process spent so far: a line back stops the run there, with that error.
+    """
+
+    __slots__ = ("gate", "usd_left")
+
+    def __init__(self) -> None:
+        self.usd_left: float | None = None
+        self.gate: Callable[[Usage], str | None] | None = None
 
 
 # --- what a runner reports -------------------------------------------------------------

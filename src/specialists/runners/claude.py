@@ -107,6 +107,9 @@ def claude_argv(
         argv += ["--fallback-model", fallback]
     if spec.max_turns:
         argv += ["--max-turns", str(spec.max_turns)]
+    usd_left = spec.spend.usd_left if spec.spend is not None else None
+    if usd_left is not None:  # Claude Code's own ceiling: it stops between its API calls
+        argv += ["--max-budget-usd", f"{max(usd_left, 0.0001):.4f}"]
     effort = EFFORT.get(spec.thinking_level or "")
     if effort:
         argv += ["--effort", effort]

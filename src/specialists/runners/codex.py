@@ -151,7 +151,10 @@ class CodexRunner(ResumableRunner):
         return first_message(spec)
 
     def _new_translator(self) -> Translator:
-        return CodexTranslator()
+        """Codex reports tokens, not dollars: its turns are priced by the model it runs."""
+        model = codex_model(self._spec.model) if self._spec is not None else None
+        configured = (self._user_config or {}).get("model")
+        return CodexTranslator(model or (configured if isinstance(configured, str) else None))
 
     def _resume_id(self) -> str | None:
         return self.session_ref

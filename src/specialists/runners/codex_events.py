@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from specialists.runners.base import (
@@ -107,7 +108,8 @@ def _failure(item: Mapping[str, Any]) -> str:
 class CodexTranslator:
     """Turns one codex process's stdout objects into events. One instance per process."""
 
-    def __init__(self) -> None:
+    def __init__(self, model: str | None = None) -> None:
+        self.model = model  # what its turns are priced by (None: they cost nothing known)
         self.thread_id: str | None = None
         self.finished = False
         self.aborting = False  # set by the runner when it interrupts the run
@@ -147,9 +149,7 @@ class CodexTranslator:
                 return []
             return self._item(item, done=kind == "item.completed", now=now)
         if kind == "turn.completed":
-            return self._finish(
-                [usage_from_turn(obj.get("usage")), Activity("turn_end")], error=None
-            )
+            return self._finish([self._priced(obj.get("usage")), Activity("turn_end")], error=None)
         if kind == "turn.failed":
             error = "aborted" if self.aborting else error_message(obj.get("error"))
             return self._finish([Activity("turn_end")], error=error)
@@ -159,6 +159,22 @@ class CodexTranslator:
             event = "retry" if message.startswith("Reconnecting") else "notice"
             return [Activity(event, {"message": message})]
         return []
+
+    def _priced(self, raw: Any) -> Usage:
+        usage = usage_from_turn(raw)
+        if self.model is None or not (usage.input_tokens or usage.output_tokens):
+            return usage
+        from specialists.native.prices import cost_usd
+
+        cost = cost_usd(
+            "codex",
+            self.model,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+        )
+        return replace(usage, cost_usd=cost)
 
     def _item(self, item: Mapping[str, Any], *, done: bool, now: float) -> list[RunnerEvent]:
         itype = item.get("type")

@@ -33,7 +33,7 @@ from specialists.native.calling import ModelSlot
 from specialists.native.events import LoopEvent, LoopFinished, Progress, Spent, TextOut
 from specialists.native.loop import AgentLoop, LoopSettings
 from specialists.native.messages import UserSource
-from specialists.native.model import ModelClient, ModelInfo
+from specialists.native.model import ModelClient, ModelInfo, Prices
 from specialists.native.providers.registry import make_client, resolve_model
 from specialists.native.retry import RetryPolicy
 from specialists.native.session import Session
@@ -101,6 +101,7 @@ class NativeRunner:
         self._requested = 0
         self._started = 0
         self._abort_upto = 0
+        self._spent = Usage()  # what this process's model calls cost (the loop thread's)
 
     # --- AgentRunner ----------------------------------------------------------------------
 
@@ -238,15 +239,15 @@ class NativeRunner:
             self._events.put(AnswerDelta(event.text))
         elif isinstance(event, Spent):
             u = event.usage
-            self._events.put(
-                Usage(
-                    u.input_tokens,
-                    u.output_tokens,
-                    u.cache_read_tokens,
-                    u.cache_write_tokens,
-                    event.cost_usd,
-                )
+            usage = Usage(
+                u.input_tokens,
+                u.output_tokens,
+                u.cache_read_tokens,
+                u.cache_write_tokens,
+                event.cost_usd,
             )
+            self._spent = self._spent.plus(usage)
+            self._events.put(usage)
         elif isinstance(event, LoopFinished):
             self._events.put(
                 RunFinished(
@@ -294,6 +295,7 @@ class NativeRunner:
                 max_delay_s=float(options.get("retry_max_delay_s", 30.0)),
             ),
             spill=job.limits,
+            gate=self._gate(spec),
         )
         breaker_config = BreakerConfig(
             failure_threshold=int(options.get("breaker_threshold", 3)),
@@ -320,6 +322,13 @@ class NativeRunner:
             breaker_for=breaker_for,
         )
 
+    def _gate(self, spec: LaunchSpec) -> Callable[[], str | None] | None:
+        """Before each model request: the job's spend limit, with what this process spent."""
+        limit = spec.spend
+        if limit is None:
+            return None
+        return lambda: limit.gate(self._spent) if limit.gate is not None else None
+
     def _notify(self, message: str) -> None:
         self._events.put(Activity("notice", {"message": message}))
 
@@ -328,8 +337,9 @@ class NativeRunner:
     ) -> ModelSlot:
         client = self._clients.get(name)
         if client is not None:
-            provider, _, model_id = name.partition("/")
-            return ModelSlot(ModelInfo(name, provider, model_id or name), lambda: client)
+            provider, _, model_id = name.partition("/")  # a given client (a test's): no price
+            info = ModelInfo(name, provider, model_id or name, prices=Prices())
+            return ModelSlot(info, lambda: client)
         resolved = resolve_model(name, config, env, cwd)
         return ModelSlot(resolved.info, make_client(resolved, timeout_s=timeout_s))
 

@@ -22,7 +22,9 @@ from specialists.store.jobs import JobStore
 from specialists.store.records import TERMINAL_STATES, TITLE_CHARS, JobStatus
 
 INDEX_NAME = ".finished.json"
-INDEX_VERSION = 2  # 2: workflow_key and title (what a row is); another version is rebuilt
+# 2: workflow_key and title (what a row is); 3: what it spent and the ceilings it counted
+# against (a fan-out's estimate, a ceiling's sum: features/spend). Another version is rebuilt.
+INDEX_VERSION = 3
 MAX_INDEX = 64 * 1024 * 1024  # about 400,000 rows
 
 
@@ -35,14 +37,30 @@ class Finished(NamedTuple):
     error: str | None
     workflow_key: str | None
     title: str | None
+    tokens: int  # its own input + output tokens (not its children's)
+    cost_usd: float
+    under: list[str]  # the ceilings it counted against (status.json `ceilings`)
 
     @classmethod
     def of(cls, st: JobStatus) -> Finished:
         error = st.error[:200] if st.error else None
         key = st.workflow_key[:128] if st.workflow_key else None
         title = st.title[:TITLE_CHARS] if st.title else None
+        t = st.tokens
+        tokens = sum(n for k in ("input", "output") if type(n := t.get(k)) is int and n > 0)
+        under = [c["of"] for c in st.ceilings if type(c) is dict and type(c.get("of")) is str]
         return cls(
-            st.id, st.status, st.specialist, st.started_at_ms, st.elapsed_s, error, key, title
+            st.id,
+            st.status,
+            st.specialist,
+            st.started_at_ms,
+            st.elapsed_s,
+            error,
+            key,
+            title,
+            tokens,
+            float(st.cost_usd),
+            under[:8],
         )
 
 

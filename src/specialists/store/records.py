@@ -90,6 +90,9 @@ class JobRecord(_Versioned):
     attention: dict[str, Any] = EMPTY  # resolved attention thresholds (attention/settings.py)
     watchdog: dict[str, Any] = EMPTY  # resolved watchdog settings; `reviews` on a review job
     start_key: str | None = None  # the key it was started by, once (store/keys.py)
+    # What this job's tree may spend: tokens, cost_usd, approved_usd (a fan-out pre-approved),
+    # mission (the mission whose ceiling it counts against) (features/spend/ceiling.py)
+    ceiling: dict[str, Any] = EMPTY
     schema: int = SCHEMA_VERSION
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -144,6 +147,7 @@ class JobStatus(_Versioned):
     workflow_key: str | None = None  # a workflow child's key
     last_text: str | None = None  # the agent's latest words, an excerpt (supervise/words.py)
     progress: dict[str, Any] = EMPTY  # a workflow's children counts (workflows/progress.py)
+    ceilings: list[dict[str, Any]] = EMPTY  # each ceiling it counts against, as last counted
     keep_alive: bool = False
     events: int = 0
     tool_calls: int = 0

@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from specialists.base.owner import JOB_ENV
-from specialists.runners.base import LaunchSpec
+from specialists.runners.base import LaunchSpec, SpendLimit
 from specialists.store.records import JobRecord
 
 
-def launch_spec(record: JobRecord, job_dir: Path, task: str) -> LaunchSpec:
+def launch_spec(
+    record: JobRecord, job_dir: Path, task: str, spend: SpendLimit | None = None
+) -> LaunchSpec:
     """`task` is the record's task with the pre-scripts' output filled in."""
     return LaunchSpec(
         job_id=record.id,
@@ -43,4 +45,5 @@ def launch_spec(record: JobRecord, job_dir: Path, task: str) -> LaunchSpec:
             "SPECIALISTS_PROJECT_ROOT": str(job_dir.parent.parent.parent),
         },
         options=record.runner_options,
+        spend=spend,
     )

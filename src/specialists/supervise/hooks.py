@@ -38,6 +38,10 @@ from specialists.base.lazy import Lazy
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobRecord, JobStatus
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from specialists.runners.base import SpendLimit
+
 
 class JobEnd(NamedTuple):
     """A job's end, as the hooks see it: the final state is decided, not yet written."""
@@ -89,6 +93,8 @@ class CompanionContext(NamedTuple):
     clock: Callable[[], float]
     wall: Callable[[], float]
     event: Callable[..., None]
+    stop: Callable[[str], None]  # end the job with this error, as a stop ends it
+    spend: SpendLimit  # what the runner is told the job may still spend (set in `began`)
 
 
 class Hooks:

@@ -62,6 +62,7 @@ from specialists.runners.base import (
     Kill,
     RunFinished,
     RunnerEvent,
+    SpendLimit,
     Usage,
 )
 from specialists.store.control import ControlRequest, take_requests
@@ -197,7 +198,11 @@ class Supervisor:
         self._emitter: Emitter | None = None
         hosted = isinstance(runner, HostedRunner)
         self.checkpoints = Checkpointer(self.recorder) if hosted else None
-        context = CompanionContext(store, record, self.status, clock, wall, self.recorder.event)
+        self.spend = SpendLimit()
+        context = CompanionContext(
+            store, record, self.status, clock, wall, self.recorder.event, self._stop_with,
+            self.spend,
+        )  # fmt: skip
         self.companions: list[Companion] = [
             c for make in HOOKS.companions if (c := make(context)) is not None
         ]
@@ -248,8 +253,10 @@ class Supervisor:
             return
         for companion in self.companions:
             self.guard.run("companion", companion.began)
+        if j.finished:  # a companion ended it before it began (a spend ceiling reached)
+            return
         try:
-            self.runner.start(launch_spec(rec, j.job_dir, task))
+            self.runner.start(launch_spec(rec, j.job_dir, task, self.spend))
         except SpecialistsError as exc:
             self._finish("error", exc.one_line())
             return
@@ -853,6 +860,17 @@ class Supervisor:
         self.status.current_event = "stopping"
         self._begin_ending("cancelled", None, STOP_LADDER)
         self._save(force=True)
+
+    def _stop_with(self, error: str) -> None:
+        """A companion ends the job (a spend ceiling reached): as a stop, with an error."""
+        finished = self.recorder.finished
+        if self.status.status == "starting" and not finished:  # no agent to stop yet
+            self._finish("error", error)
+        elif self.ending is None and not finished:
+            self.recorder.event("stopping", reason=error)
+            self.status.current_event = "stopping"
+            self._begin_ending("error", error, STOP_LADDER)
+            self._save(force=True)
 
     def _begin_kill(self, final: FinalStatus, error: str) -> None:
         """Timeout, stall kill or a broken runner: no politeness."""

@@ -72,6 +72,9 @@ class Ask:
     timeout_s: float  # 0 for a progress update
     to: tuple[str, ...]  # the owner keys whose inboxes got it
     call_id: str = ""
+    # An approval a fan-out waits for (features/spend/approval.py): its estimate and the
+    # amount a plain yes approves.
+    spend: dict[str, Any] | None = None
 
     @property
     def waits(self) -> bool:
@@ -87,6 +90,7 @@ class Ask:
             "timeout_s": self.timeout_s,
             "to": list(self.to),
             "call_id": self.call_id,
+            **({"spend": self.spend} if self.spend is not None else {}),
         }
 
 
@@ -130,6 +134,7 @@ def ask_from_dict(data: dict[str, Any], where: str) -> Ask:
             and type(to) is list
             and all(type(k) is str for k in to)
             and type(data.get("call_id", "")) is str
+            and type(data.get("spend", {})) is dict
         )
     except KeyError:
         ok = False
@@ -144,6 +149,7 @@ def ask_from_dict(data: dict[str, Any], where: str) -> Ask:
         float(data["timeout_s"]),
         tuple(to),
         data.get("call_id", ""),
+        data.get("spend"),
     )
 
 

@@ -98,14 +98,31 @@ def ask(
     cancel_why: str = INTERRUPTED,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
+    to: tuple[str, ...] | None = None,
+    spend: dict[str, Any] | None = None,
 ) -> Asked:
-    """Ask the supervisors of job `job_id`. Refuses before writing anything: a message over
-    64 KiB, a job nobody supervises, supervisors that are all gone. A file that cannot be
-    written (a full disk) is one StoreError, never a traceback through the front.
-    `cancelled` turning true ends the wait with outcome `cancelled` and `cancel_why`."""
+    """Ask the supervisors of job `job_id` (`to`: other keys than its owner's). Refuses
+    before writing anything: a message over 64 KiB, a job nobody supervises, supervisors
+    that are all gone. A file that cannot be written (a full disk) is one StoreError, never a
+    traceback through the front. `cancelled` turning true ends the wait with outcome
+    `cancelled` and `cancel_why`. `spend`: the fan-out an approval is asked for."""
     with _disk_errors("the ask"):
         waiting = _Waiting(cancelled, cancel_why, clock, sleep)
-        return _ask(state_root, job_id, kind, message, timeout_s, call_id, waiting)
+        about = _About(job_id, kind, message, timeout_s, call_id, to, spend)
+        return _ask(state_root, about, waiting)
+
+
+@dataclass(frozen=True)
+class _About:
+    """What is asked, of whom."""
+
+    job_id: str
+    kind: AskKind
+    message: str
+    timeout_s: float
+    call_id: str
+    to: tuple[str, ...] | None
+    spend: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -118,19 +135,12 @@ class _Waiting:
     sleep: Callable[[float], None]
 
 
-def _ask(
-    state_root: Path,
-    job_id: str,
-    kind: AskKind,
-    message: str,
-    timeout_s: float,
-    call_id: str,
-    waiting: _Waiting,
-) -> Asked:
+def _ask(state_root: Path, about: _About, waiting: _Waiting) -> Asked:
+    job_id, kind, message, timeout_s = about.job_id, about.kind, about.message, about.timeout_s
     check_message(message)
     store = JobStore(state_root, news=None)
     record = store.read_record(job_id)
-    keys = tuple(record.owner)
+    keys = tuple(record.owner) if about.to is None else about.to
     gone = gone_reason(state_root, keys)
     if gone is not None:
         raise UserError(f"cannot ask: {gone}", hint="decide yourself and say so in your answer")
@@ -145,7 +155,8 @@ def _ask(
             _now_ms(),
             timeout_s if waits else 0.0,
             keys,
-            call_id,
+            about.call_id,
+            about.spend,
         ),
     )
     try:

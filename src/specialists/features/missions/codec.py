@@ -26,7 +26,7 @@ from specialists.store.rollup import checked
 _KNOWN = {
     "schema", "id", "title", "objective", "status", "created_ms", "updated_ms",
     "project_root", "owner", "labels", "runs", "decisions", "artifacts", "receipts", "goal",
-    "summary", "closed_ms",
+    "summary", "closed_ms", "ceiling",
 }  # fmt: skip
 
 
@@ -83,6 +83,7 @@ def mission_to_dict(m: Mission) -> dict[str, Any]:
         "goal": goal_to_dict(m.goal),
         "summary": m.summary,
         "closed_ms": m.closed_ms,
+        **({"ceiling": dict(m.ceiling)} if m.ceiling else {}),
         **m.extra,
     }
 
@@ -192,8 +193,23 @@ def mission_from_dict(data: dict[str, Any]) -> Mission:
         goal=goal_from_dict(data.get("goal")),
         summary=_str(data, "summary", ""),
         closed_ms=_int(data, "closed_ms", optional=True),
+        ceiling=_ceiling(data.get("ceiling")),
         extra={k: v for k, v in data.items() if k not in _KNOWN},
     )
+
+
+def _ceiling(data: object) -> dict[str, Any]:
+    """What the mission's jobs may spend (features/spend): tokens and cost_usd, checked."""
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or set(data) - {"tokens", "cost_usd"}:
+        raise UserError("field 'ceiling' should be an object of tokens and cost_usd")
+    tokens, usd = data.get("tokens"), data.get("cost_usd")
+    if not (tokens is None or (type(tokens) is int and tokens > 0)):
+        raise UserError("field 'ceiling.tokens' should be a whole number over 0")
+    if not (usd is None or (type(usd) in (int, float) and 0 < usd < 1e9)):
+        raise UserError("field 'ceiling.cost_usd' should be dollars over 0")
+    return dict(data)
 
 
 def goal_from_dict(data: object) -> Goal | None:

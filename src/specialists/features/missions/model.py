@@ -117,6 +117,7 @@ class Mission:
     goal: Goal | None = None
     summary: str = ""
     closed_ms: int | None = None
+    ceiling: dict[str, Any] = field(default_factory=dict)  # what its jobs may spend (spend/)
     extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, kept as they were
 
     @property

@@ -49,8 +49,10 @@ def create(
     mission_id: str | None = None,
     runs: tuple[Run, ...] = (),
     at_ms: int | None = None,
+    ceiling: dict[str, Any] | None = None,
 ) -> Mission:
-    """A new active mission, written whole or not at all."""
+    """A new active mission, written whole or not at all. `ceiling`: what the jobs started
+    on it may spend together (features/spend/ceiling.py `own_ceiling`)."""
     at = now_ms() if at_ms is None else at_ms
     goal = None if goal_budget is None else Goal(check_budget(goal_budget))
     mission = Mission(
@@ -64,6 +66,7 @@ def create(
         labels=check_labels(list(labels) if isinstance(labels, tuple) else labels),
         runs=runs,
         goal=goal,
+        ceiling=dict(ceiling or {}),
     )
     store.create(mission, now_ms=at)
     return mission

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from specialists.base.errors import NotFound, UserError
 from specialists.base.ops import Noun, Op
-from specialists.base.opschema import Cli, Many, Text
+from specialists.base.opschema import Cli, Many, Range, Text
 from specialists.features.missions import index, model, ops
 from specialists.features.missions.codec import mission_to_dict
 from specialists.features.missions.model import Mission
@@ -56,6 +56,8 @@ def new(
     goal: bool = False,
     budget_tokens: int | None = None,
     id: MissionId | None = None,
+    max_cost: Annotated[float | None, Range(0.0001, None), Cli(metavar="USD")] = None,
+    max_tokens: Annotated[int | None, Range(1, None), Cli(metavar="N")] = None,
 ) -> dict[str, Any]:
     """Create a mission.
 
@@ -65,7 +67,11 @@ def new(
         goal: drive it: a notice after each idle run (needs budget_tokens)
         budget_tokens: a goal's token budget
         id: the mission id (default: ms-xxxxxxxx)
+        max_cost: what the jobs run on it may spend together, in US dollars
+        max_tokens: ... in tokens (input + output)
     """
+    from specialists.features.spend.ceiling import own_ceiling
+
     if goal and budget_tokens is None:
         raise UserError("a goal needs a token budget", hint="add --budget-tokens N")
     store = _store(caller)
@@ -73,6 +79,7 @@ def new(
     mission = ops.create(
         store, title=title, objective=objective, owner=owner, labels=labels or [],
         goal_budget=budget_tokens if goal else None, mission_id=id,
+        ceiling=own_ceiling(max_tokens, max_cost),
     )  # fmt: skip
     warnings = list(store.warnings)
     if mission.goal is not None and not mission.owner:
@@ -134,6 +141,13 @@ def show(caller: Caller, mission_id: MissionId, /) -> dict[str, Any]:
         for v in shown.runs
     ]  # fmt: skip
     data["spent"] = shown.spent()
+    if shown.mission.ceiling:  # counted as the jobs' supervisors count it (spend/)
+        from specialists.features.spend.tally import spent_under
+
+        of = f"mission-{shown.mission.id}"
+        under = spent_under(caller.jobs(), [of])[of]
+        data["ceiling"] = {**shown.mission.ceiling, "spent_tokens": under.tokens,
+                           "spent_usd": round(under.usd, 6)}  # fmt: skip
     data["state"] = shown.state
     data["warnings"] = shown.warnings
     caller.warnings.extend(shown.warnings)

@@ -15,10 +15,11 @@ The child is planned as `specialists run` plans a job and started through the on
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from specialists.base.errors import UserError
+from specialists.base.errors import SpecialistsError, UserError
 from specialists.base.vocab import TIER_POWERS, narrower_tier
 from specialists.catalog.config import load_config
 from specialists.events.owners import check_owner
@@ -171,7 +172,11 @@ def spawn_thread(
     sandboxes: SandboxBackend,
     now_ms: int,
     limits: ChildLimits | None = None,
+    approve: Callable[[JobRecord, list[str], str], None] | None = None,
 ) -> Spawned:
+    """`approve(parent, its children's specialists, the new one's)` may wait for the owner's
+    approval of a costly burst, or refuse it (spend/approval.py); it runs before the spawn
+    lock is taken, so a wait holds up no sibling's spawn."""
     position = position_of(state_root, owner, job_id)
     check_child_of(position, request.child_of)
     if len(position.stack) - 1 >= MAX_DEPTH:
@@ -203,6 +208,9 @@ def spawn_thread(
             else None
         )
     )
+    if approve is not None and parent_job is not None:
+        earlier = [_specialist(jobs, t.job_id) for t in threads.children_of(owner)]
+        approve(parent_job, earlier, specialist)
     with threads.spawning(check_owner(owner)):  # the limits and the new record: one step
         check_limits(threads, jobs, owner, limits)
         thread_id = threads.reserve()
@@ -281,6 +289,13 @@ def spawn_thread(
             if not started:
                 _undo(threads, thread_id, sandboxes, sandbox)
         return Spawned(made[0], sandbox)
+
+
+def _specialist(jobs: JobStore, job_id: str | None) -> str:
+    try:
+        return jobs.read_record(job_id).specialist if job_id else "?"
+    except (OSError, SpecialistsError):
+        return "?"  # gone (gc) or damaged: estimated as any specialist
 
 
 def within_parent_tier(record: JobRecord, parent: JobRecord | None) -> JobRecord:

@@ -82,6 +82,7 @@ def _opt_name(args: Mapping[str, Any], key: str) -> str | None:
 
 @_store_errors
 def spawn_thread(call: ToolCall) -> Reply:
+    from specialists.features.spend.approval import check_burst
     from specialists.features.threads.spawn import ChildLimits, SpawnRequest
     from specialists.features.threads.spawn import spawn_thread as spawn
 
@@ -116,6 +117,9 @@ def spawn_thread(call: ToolCall) -> Reply:
             lim.max_concurrent,
             lim.max_launches,
             lim.adaptive_concurrency if lim.adaptive_concurrency.enabled else None,
+        ),
+        approve=lambda parent, earlier, agent: check_burst(
+            c.state_root, parent, earlier, agent, cancelled=c.cancelled
         ),
     )
     t = spawned.thread

@@ -16,6 +16,9 @@ import json
 import logging
 import signal
 import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +26,7 @@ from specialists.base.errors import SpecialistsError, UserError, bound_traceback
 from specialists.features.workflows.children import JobChildren
 from specialists.features.workflows.journal import JOURNAL_FILE, Journal, fold, read_entries
 from specialists.features.workflows.mission import mission_of
-from specialists.features.workflows.receipt import build_receipt, write_receipt
+from specialists.features.workflows.receipt import build_receipt, spend_summary, write_receipt
 from specialists.features.workflows.results import to_jsonable
 from specialists.features.workflows.runtime import Runs
 from specialists.features.workflows.source import Source, load_document, load_python
@@ -51,6 +54,7 @@ def main(argv: list[str]) -> int:
     prior_entries = _prior_entries(store, options.get("resume_of"))
     prior = fold(prior_entries)
     rerun = options.get("rerun_changed") or []
+    stopping = threading.Event()
     runs = Runs(
         JobChildren(store.root, record),
         journal,
@@ -62,13 +66,15 @@ def main(argv: list[str]) -> int:
         mission=mission_of(store.root, options),
         budget_tokens=options.get("budget_tokens"),
         report=lambda p: say("progress", **p),
+        approve=_fan_out(store, record, journal, stopping),
+        ceiling=_ceiling(store, record.id),
     )
     journal.append({"e": "start", "workflow": record.prompt, "resume_of": options.get("resume_of")})
     say("event", kind="start", concurrency=runs.progress()["concurrency"])
     say("progress", **runs.progress())
     status, code = "done", 0
     try:
-        value = asyncio.run(_run(runs, record))
+        value = asyncio.run(_run(runs, record, stopping))
         text = json.dumps(to_jsonable(value), indent=1, ensure_ascii=False)
         write_atomic(job_dir / RESULT_FILE, text.encode("utf-8"))  # too big for a line
         say("result", file=RESULT_FILE)
@@ -84,18 +90,59 @@ def main(argv: list[str]) -> int:
         say("error", message=f"the workflow script raised {exception_text(exc)}{_where(exc)}")
     finally:
         journal.append({"e": "finish", "status": status})
-        keys = fold(read_entries(job_dir / JOURNAL_FILE))
+        entries = read_entries(job_dir / JOURNAL_FILE)
+        keys = fold(entries)
         merged = {**{k: v for k, v in prior.items() if k in runs.results}, **keys}
-        write_receipt(job_dir, build_receipt(store, record.id, status, merged, _lineage(merged)))
+        spend = spend_summary(entries, runs.progress()["children"])
+        receipt = build_receipt(store, record.id, status, merged, _lineage(merged), spend)
+        write_receipt(job_dir, receipt)
     return code
 
 
-async def _run(runs: Runs, record: JobRecord) -> Any:
+async def _run(runs: Runs, record: JobRecord, stopping: threading.Event) -> Any:
     task = asyncio.ensure_future(_script(runs, record))
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, task.cancel)
-    loop.add_signal_handler(signal.SIGINT, task.cancel)
+
+    def stop() -> None:
+        stopping.set()  # a wait for an approval ends too
+        task.cancel()
+
+    loop.add_signal_handler(signal.SIGTERM, stop)
+    loop.add_signal_handler(signal.SIGINT, stop)
     return await task
+
+
+def _ceiling(store: JobStore, job_id: str) -> Callable[[], str | None] | None:
+    """A spend ceiling over the run reached, counted before each launch (spend/tally.py);
+    None when no ceiling covers it (its supervisor wrote its ceilings before this started)."""
+    status = store.read_status(job_id)
+    if status is None or not status.ceilings:
+        return None
+    from specialists.features.spend.tally import reached
+
+    return lambda: reached(store, job_id)
+
+
+def _fan_out(
+    store: JobStore, record: JobRecord, journal: Journal, stopping: threading.Event
+) -> Callable[[list[str]], None] | None:
+    """The approval children wait for when config asks for one ([spend], spend/approval.py);
+    its estimates and answers go to the journal (workflow show puts them beside the actual
+    spend)."""
+    from specialists.features.spend.approval import FanOut, owner_keys, settings_of
+
+    settings = settings_of(store.root.parent)
+    if settings.approve_over_cost is None and settings.approve_over_tokens is None:
+        return None
+    fan_out = FanOut(
+        store,
+        record.id,
+        settings,
+        to=owner_keys(store, record.id),
+        note=lambda entry: journal.append({**entry, "ts": int(time.time() * 1000)}),
+        cancelled=stopping.is_set,
+    )
+    return fan_out.check
 
 
 async def _script(runs: Runs, record: JobRecord) -> Any:

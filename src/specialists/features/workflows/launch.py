@@ -231,8 +231,11 @@ def start_on_mission(
         owner=tuple(record.owner),
         warnings=warnings,
     )
-    if mission_id is not None:
-        record = record.replace(runner_options={**record.runner_options, "mission_id": mission_id})
+    if mission_id is not None:  # its script reads the mission; its ceiling covers the run
+        record = record.replace(
+            runner_options={**record.runner_options, "mission_id": mission_id},
+            ceiling={**record.ceiling, "mission": mission_id},
+        )
     try:
         job_id = start(record)
     except BaseException:

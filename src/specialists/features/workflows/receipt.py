@@ -12,6 +12,7 @@ one receipt and revalidates the job at launch (keyed_resume).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,12 +47,38 @@ def resumability(store: JobStore, job_id: str | None) -> tuple[bool, str]:
     return True, f"{st.status}, with its session kept"
 
 
+def spend_summary(entries: list[dict[str, Any]], spent: Mapping[str, Any]) -> dict[str, Any]:
+    """What the run was estimated to spend (its fan-outs, spend/approval.py), what it was
+    approved to, and what its children spent: side by side."""
+    estimates = [e for e in entries if e.get("e") == "estimate"]
+    last = estimates[-1] if estimates else {}
+    tokens = spent.get("tokens") or {}
+    return {
+        "estimate": {
+            "children": sum(int(e.get("children") or 0) for e in estimates),
+            "usd": last.get("total_usd", 0.0),
+            "tokens": last.get("total_tokens", 0),
+        }
+        if estimates
+        else None,
+        "approvals": [
+            {k: v for k, v in e.items() if k != "e"} for e in entries if e.get("e") == "approval"
+        ],
+        "actual": {
+            "usd": spent.get("cost_usd", 0.0),
+            "tokens": int(tokens.get("input", 0)) + int(tokens.get("output", 0)),
+            "jobs": spent.get("jobs", 0),
+        },
+    }
+
+
 def build_receipt(
     store: JobStore,
     workflow_id: str,
     status: str,
     keys: dict[str, KeyState],
     lineage: dict[str, list[dict[str, Any]]],
+    spend: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     children: dict[str, Any] = {}
     for key, state in keys.items():
@@ -72,6 +99,7 @@ def build_receipt(
         "workflow": workflow_id,
         "status": status,
         "children": children,
+        **({"spend": spend} if spend is not None else {}),
     }
 
 

@@ -73,9 +73,13 @@ class Runs:
         mission: MissionHandle | None = None,
         budget_tokens: int | None = None,
         report: Emit | None = None,
+        approve: Callable[[list[str]], None] | None = None,
+        ceiling: Callable[[], str | None] | None = None,
     ) -> None:
         """`emit` gets the events the feed shows (phases, launches, ends); `report` the
-        progress snapshot (progress.py) each time it changes."""
+        progress snapshot (progress.py) each time it changes; `approve` is asked (blocking,
+        off the loop) before children of these agents launch (spend/approval.py FanOut);
+        `ceiling` before each launch: a spend ceiling the run's tree reached, in words."""
         self._children = children
         self._journal = journal
         self._prior = dict(prior or {})
@@ -98,6 +102,9 @@ class Runs:
         self._report = report or (lambda _p: None)
         self._reported: dict[str, Any] | None = None
         self._planner = Planner()
+        self._approve = approve
+        self._ceiling = ceiling
+        self._estimated: set[str] = set()  # keys whose launch was approved with a batch
 
     # --- the script's API --------------------------------------------------------------
 
@@ -128,6 +135,7 @@ class Runs:
             self._check_new_key(opts.key, seen)
             seen.add(opts.key)
             _claim_output(outputs, opts)
+        await self._approval(parsed)
         node = self._begin("all", [_common_label([o.key for o in parsed])], len(parsed))[0]
         self._progress.lookahead += len(parsed)  # counted before the first one is asked for
         try:
@@ -275,6 +283,7 @@ class Runs:
         """One key to its result. `planned`: the key was counted ahead (`runs.all`)."""
         self._check_new_key(opts.key)
         _claim_output(self._outputs, opts)
+        await self._approval([opts])
         self._keys.add(opts.key)
         if planned:
             self._progress.lookahead -= 1
@@ -311,6 +320,18 @@ class Runs:
         result = await self._launch_and_wait(opts, h, nested, node, earlier)
         self._results[opts.key] = result
         return result
+
+    async def _approval(self, batch: list[ChildOptions]) -> None:
+        """Children about to launch, estimated once (a batch before its first child): a
+        costly fan-out waits here for its owner's approval, or fails."""
+        new = [o for o in batch if o.key not in self._estimated and not self._cached(o)]
+        self._estimated.update(o.key for o in batch)
+        if new and self._approve is not None:
+            await asyncio.to_thread(self._approve, [o.agent or "?" for o in new])
+
+    def _cached(self, opts: ChildOptions) -> bool:
+        prior = self._prior.get(opts.key)
+        return prior is not None and prior.done and prior.hash == opts.input_hash()
 
     def _accepts(self, key: str) -> bool:
         return self._accept is True or (not isinstance(self._accept, bool) and key in self._accept)
@@ -412,6 +433,12 @@ class Runs:
                 f"{self._budget:,} tokens (no more children launch; at key {opts.key!r})",
                 hint="resume it with a larger budget: specialists workflow resume ID "
                 "--budget-tokens N",
+            )
+        reached = self._ceiling() if self._ceiling is not None else None
+        if reached is not None:
+            raise UserError(
+                f"{reached} (no more children launch; at key {opts.key!r})",
+                hint="resume it with a larger ceiling: specialists workflow resume ID --max-cost",
             )
         self._launched += 1
 

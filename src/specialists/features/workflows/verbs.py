@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 
 JobRef = Annotated[str, Text(64, 1), Cli(metavar="ID")]
 Budget = Annotated[int | None, Range(1, None), Cli(metavar="N")]
+# docs/spend.md: what the run and every job below it may spend; a pre-approval is a person's.
+MaxCost = Annotated[float | None, Range(0.0001, None), Cli(metavar="USD")]
+MaxTokens = Annotated[int | None, Range(1, None), Cli(metavar="N")]
+ApproveCost = Annotated[float | None, Range(0.0001, None), Cli(metavar="USD", only=True)]
 NEXT = (
     "It runs in the background; its end arrives as an event. Check it with status or "
     "workflow show, and read its answer with result."
@@ -42,6 +46,9 @@ def run(
     budget_tokens: Budget = None,
     mission: Annotated[str | None, Text(48, 1), Cli(metavar="ID", only=True)] = None,
     no_mission: Annotated[bool, Cli(only=True)] = False,
+    max_cost: MaxCost = None,
+    max_tokens: MaxTokens = None,
+    approve_cost: ApproveCost = None,
 ) -> dict[str, Any]:
     """Start a workflow (a job; it survives this command).
 
@@ -54,6 +61,9 @@ def run(
         budget_tokens: launch no child once the run's children used this many tokens
         mission: run it on this mission (it must exist)
         no_mission: make no mission for it (a probe, a quick look)
+        max_cost: what the run and every job below it may spend, in US dollars
+        max_tokens: ... in tokens (input + output)
+        approve_cost: pre-approve fan-outs estimated up to this many dollars
     """
     from specialists.features.missions.launch import check_before_launch, choose
     from specialists.features.workflows.launch import WorkflowRequest
@@ -78,7 +88,8 @@ def run(
     # One mission per workflow launch, shared by its children (docs/missions.md).
     choice = choose(mission_id=mission, disabled=no_mission, default="auto")
     check_before_launch(caller.state_root, choice)  # strict: nothing starts for a bad id
-    return _start(caller, request, choice)
+    ceiling = _ceiling(max_tokens, max_cost, approve_cost, choice)
+    return _start(caller, request, choice, ceiling)
 
 
 def _pairs(items: list[str]) -> dict[str, str]:
@@ -100,6 +111,9 @@ def resume(
         list[Annotated[str, Text(128)]] | None, Many(256), Cli("--rerun-changed", metavar="KEY")
     ] = None,
     budget_tokens: Budget = None,
+    max_cost: MaxCost = None,
+    max_tokens: MaxTokens = None,
+    approve_cost: ApproveCost = None,
 ) -> dict[str, Any]:
     """Run a workflow again, skipping its finished keys.
 
@@ -108,6 +122,9 @@ def resume(
         rerun_changed: keys to run again although they finished with other inputs ('all':
             every key)
         budget_tokens: a new token budget for the resumed run
+        max_cost: a new spend ceiling in US dollars (default: the one it ran with)
+        max_tokens: ... in tokens
+        approve_cost: pre-approve fan-outs estimated up to this many dollars
     """
     from specialists.features.workflows.launch import resume_request, resumed_mission
 
@@ -125,7 +142,23 @@ def resume(
                 f"user to run `specialists workflow run {request.source.name}`",
             )
         request = dataclasses.replace(request, source=pinned(request.source))
-    return _start(caller, request, resumed_mission(caller.state_root, old.id))
+    mission = resumed_mission(caller.state_root, old.id)
+    ceiling = _ceiling(max_tokens, max_cost, approve_cost, mission)
+    if not ceiling:  # a resume keeps the limits it ran with
+        ceiling = {k: v for k, v in old.ceiling.items() if k != "mission"}
+    return _start(caller, request, mission, ceiling)
+
+
+def _ceiling(
+    tokens: int | None, usd: float | None, approved: float | None, mission: MissionChoice
+) -> dict[str, Any]:
+    """job.json `ceiling` from the options, and the mission it runs on when one is named."""
+    from specialists.features.spend.ceiling import own_ceiling
+
+    out = own_ceiling(tokens, usd, approved_usd=approved)
+    if mission.kind == "attach" and mission.mission_id:
+        out["mission"] = mission.mission_id
+    return out
 
 
 def pinned(source: Any) -> Any:
@@ -136,7 +169,9 @@ def pinned(source: Any) -> Any:
     return Source(source.kind, source.name, source.path, load_document(source))
 
 
-def _start(caller: Caller, request: WorkflowRequest, mission: MissionChoice) -> dict[str, Any]:
+def _start(
+    caller: Caller, request: WorkflowRequest, mission: MissionChoice, ceiling: dict[str, Any]
+) -> dict[str, Any]:
     from specialists.features.workflows.launch import (
         origin_from_env,
         start_on_mission,
@@ -152,7 +187,7 @@ def _start(caller: Caller, request: WorkflowRequest, mission: MissionChoice) -> 
         if document is None:
             raise Bug("bug: a model's workflow reached its start without its document pinned")
         check_consent(document, project_gates(caller.root), via="workflow tool")
-    record = record.replace(owner=list(caller.job_owners))
+    record = record.replace(owner=list(caller.job_owners), ceiling=ceiling)
     store = caller.jobs()
     job_id, mission_id = start_on_mission(
         caller.state_root, record, mission,

@@ -7,9 +7,10 @@ from typing import Any
 from specialists.base.errors import StoreError, UserError
 from specialists.base.vocab import WORKFLOW_RUNNER
 from specialists.features.workflows.journal import JOURNAL_FILE, fold, read_entries
-from specialists.features.workflows.receipt import RECEIPT
+from specialists.features.workflows.receipt import RECEIPT, spend_summary
 from specialists.store.jobs import JobStore
 from specialists.store.kinds import JOB
+from specialists.store.rollup import rollup
 from specialists.store.view import current_status
 
 
@@ -81,4 +82,5 @@ def show_workflow(store: JobStore, ref: str) -> dict[str, Any]:
         "log": [e.get("message") for e in entries if e.get("e") == "log"][-50:],
         "children": children,
         "receipt": receipt,
+        "spend": {**spend_summary(entries, rollup(st)), "ceilings": st.ceilings},
     }

@@ -63,6 +63,12 @@ def _print_show(data: dict[str, Any], args: argparse.Namespace) -> int:
             f"goal:      {state}; {goal['spent_tokens']} of {goal['budget_tokens']} tokens spent,"
             f" {goal['notices']} notice(s)"
         )
+    if data.get("ceiling"):
+        from specialists.features.spend.ceiling import Entry
+
+        entry = Entry.of_dict({"of": f"mission-{data['id']}", **data["ceiling"]})
+        if entry is not None:
+            print(f"ceiling:   {entry.figures()} ({entry.left()})")
     print(f"runs:      {len(data['runs'])}")
     spent = data.get("spent")
     if spent and spent["jobs"]:

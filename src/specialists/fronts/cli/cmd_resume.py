@@ -10,19 +10,24 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from specialists.fronts.cli.cmd_run import add_attention_args, add_common_run_args
+    from specialists.fronts.cli.cmd_run import (
+        add_attention_args,
+        add_ceiling_args,
+        add_common_run_args,
+    )
 
     p = sub.add_parser("resume", help="continue a finished job's session as a new job")
     p.add_argument("job", help="job id or unique prefix")
     add_common_run_args(p)
     add_attention_args(p)
+    add_ceiling_args(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, project: Project) -> int:
     from pathlib import Path
 
-    from specialists.fronts.cli.cmd_run import plan_and_launch, read_prompt, timeout_ms
+    from specialists.fronts.cli.cmd_run import ceiling_of, plan_and_launch, read_prompt, timeout_ms
     from specialists.supervise.plan import JobRequest
 
     store = project.store
@@ -53,6 +58,8 @@ def run(args: argparse.Namespace, project: Project) -> int:
         as_json=args.json,
         attach=args.attach,
         mission=follow,
+        # A new job and a new ceiling: the limits it ran with, unless new ones are given.
+        ceiling=ceiling_of(args) or {k: v for k, v in parent.ceiling.items() if k != "mission"},
     )
 
 

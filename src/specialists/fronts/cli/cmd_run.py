@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from specialists.base.errors import SpecialistsError, UserError
 from specialists.fronts.cli.values import DURATION_HELP, Duration, nonempty
@@ -68,7 +68,33 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--gate-timeout", type=Duration, help=f"kill the gate after this long ({DURATION_HELP})"
     )
     add_attention_args(p)
+    add_ceiling_args(p)
     p.set_defaults(run=run)
+
+
+def add_ceiling_args(p: argparse.ArgumentParser) -> None:
+    """`--max-cost`, `--max-tokens` and `--approve-cost` (docs/spend.md): run, workflow run."""
+    p.add_argument(
+        "--max-cost", metavar="USD", help="what the job and every job below it may spend ($)"
+    )
+    p.add_argument(
+        "--max-tokens", metavar="N", help="... in tokens (input + output; 200000, 200k, 1.5M)"
+    )
+    p.add_argument(
+        "--approve-cost",
+        metavar="USD",
+        help="pre-approve fan-outs estimated up to this (no approval is asked below it)",
+    )
+
+
+def ceiling_of(args: argparse.Namespace, mission: MissionChoice | None = None) -> dict[str, Any]:
+    """job.json `ceiling` from the flags, and the mission it is run on (if named)."""
+    from specialists.features.spend.ceiling import own_ceiling
+
+    out = own_ceiling(args.max_tokens, args.max_cost, approved_usd=args.approve_cost)
+    if mission is not None and mission.kind == "attach" and mission.mission_id:
+        out["mission"] = mission.mission_id
+    return out
 
 
 def add_attention_args(p: argparse.ArgumentParser) -> None:
@@ -174,6 +200,7 @@ def run(args: argparse.Namespace, project: Project) -> int:
         attach=args.attach,
         mission=mission,
         gate=gate,
+        ceiling=ceiling_of(args, mission),
     )
 
 
@@ -187,6 +214,7 @@ def plan_and_launch(
     attach: bool = False,
     mission: MissionChoice | None = None,
     gate: dict[str, object] | None = None,
+    ceiling: dict[str, Any] | None = None,
 ) -> int:
     """Plan the job, start it, and show what happened (shared by `run` and `resume`)."""
     background = background or attach  # --attach: its own supervisor, followed here
@@ -197,6 +225,8 @@ def plan_and_launch(
         _warn(warnings)
     if gate is not None:
         record = record.replace(gate=gate)
+    if ceiling:
+        record = record.replace(ceiling=ceiling)
     if not (sandbox or record.requires_worktree):
         return launch(
             project, record, background=background, as_json=as_json, attach=attach, mission=mission

@@ -145,7 +145,18 @@ def _detail(st: Any) -> str:
         + (f"  tokens {clip(tokens, 200)}" if tokens else "")
     )
     lines += _children_lines(st)
+    lines += _ceiling_lines(st)
     return "\n".join(lines)
+
+
+def _ceiling_lines(st: Any) -> list[str]:
+    """Each spend ceiling the job counts against: spent of allowed, and what is left."""
+    from specialists.features.spend.ceiling import entries
+
+    return [
+        f"  Ceiling: {e.whose()}: {clip(e.figures(), 200)} ({e.left()})"
+        for e in entries(st.ceilings if isinstance(st.ceilings, list) else ())
+    ]
 
 
 def _children_lines(st: Any) -> list[str]:

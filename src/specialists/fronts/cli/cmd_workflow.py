@@ -99,6 +99,8 @@ def _show(view: dict[str, Any], args: argparse.Namespace) -> int:
         print(f"  error: {display_line(view['error'], 300)}")
     if view["phases"]:
         print("  phases: " + " > ".join(str(p) for p in view["phases"]))
+    for line in _spend_lines(view["spend"]):
+        print(f"  {line}")
     receipt = (view.get("receipt") or {}).get("children") or {}
     for child in view["children"]:
         more = receipt.get(child["key"]) or {}
@@ -115,6 +117,30 @@ def _show(view: dict[str, Any], args: argparse.Namespace) -> int:
         if child.get("output_file"):
             print(f"    output: {display_line(child['output_file'], 300)}")
     return 0
+
+
+def _spend_lines(spend: dict[str, Any]) -> list[str]:
+    """The estimate beside the actual spend, the approvals, the ceiling (docs/spend.md)."""
+    from specialists.features.spend.ceiling import entries, tightest, usd
+
+    actual = spend["actual"]
+    line = f"spent: {usd(actual['usd'])}, {actual['tokens']:,} tokens ({actual['jobs']} jobs)"
+    est = spend["estimate"]
+    if est is not None:
+        line = (
+            f"estimated: {usd(est['usd'])}, {est['tokens']:,} tokens ({est['children']} "
+            f"children) · {line}"
+        )
+    lines = [line]
+    for a in spend["approvals"]:
+        amount = f" up to {usd(a['usd'])}, {a.get('tokens', 0):,} tokens" if "usd" in a else ""
+        by = f" by {a['by']}" if a.get("by") else ""
+        ask = f" ({a['ask']})" if a.get("ask") else ""
+        lines.append(f"approval: {a.get('outcome')}{amount}{by}{ask}")
+    top = tightest(entries(spend.get("ceilings") or ()))
+    if top is not None:
+        lines.append(f"ceiling: {top.whose()}: {top.figures()} ({top.left()})")
+    return lines
 
 
 TEXT = {"run": _started, "resume": _started, "list": _list, "show": _show}

@@ -202,7 +202,19 @@ def job_row(job_id: str, st: JobStatus) -> Row:
         task=printable(_opt_text(st.title, "title"))[:TASK_CHARS],
         progress=_progress(st),
         rollup=rollup.rollup(st) if rollup.children(st) is not None else None,
+        ceiling=_ceiling(st),
     )
+
+
+def _ceiling(st: JobStatus) -> dict[str, Any] | None:
+    """The ceiling nearest its limit, with how much of it is used (`used`: 0.8 = 80%) and
+    what is left, in words."""
+    from specialists.features.spend.ceiling import entries, tightest
+
+    top = tightest(entries(st.ceilings if isinstance(st.ceilings, list) else ()))
+    if top is None:
+        return None
+    return {**top.to_dict(), "used": round(top.used(), 3), "whose": top.whose(), "left": top.left()}
 
 
 def damaged_row(job_id: str, reason: str) -> Row:

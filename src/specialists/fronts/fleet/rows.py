@@ -59,6 +59,9 @@ class Row:
     # and what it spent with its children (jobs/rollup.py's shape); None for other rows.
     progress: dict[str, Any] | None = None
     rollup: dict[str, Any] | None = None
+    # The spend ceiling nearest its limit that the job counts against (status.json
+    # `ceilings`, features/spend/ceiling.py: of, tokens, cost_usd, spent_tokens, spent_usd).
+    ceiling: dict[str, Any] | None = None
 
     def spent(self) -> tuple[int, int, float]:
         """(tokens in, tokens out, cost): a workflow's with its children's (`rollup`)."""
@@ -91,6 +94,8 @@ class Row:
             out.append("attention")
         if self.stalled and self.active:
             out.append("stalled")
+        if self.ceiling is not None and self.active and self.ceiling.get("used", 0) >= 0.8:
+            out.append("ceiling")
         return tuple(out)
 
     def to_json(self) -> dict[str, Any]:
@@ -118,6 +123,7 @@ class Row:
             "task": self.task,
             "progress": self.progress,
             "rollup": self.rollup,
+            "ceiling": self.ceiling,
             "active": self.active,
             "flags": list(self.flags()),
         }

@@ -36,7 +36,7 @@ MAX_DEPTH = 4  # as catalog.discovery.MAX_DEPTH
 BUILTIN_DIR = Path(__file__).resolve().parents[2] / "catalog" / "builtin"
 ACTIVE = frozenset({"starting", "running", "waiting"})
 INDEX_NAME = ".finished.json"  # as jobs.index.INDEX_NAME
-INDEX_VERSION = 2  # as jobs.index.INDEX_VERSION
+INDEX_VERSION = 3  # as store.index.INDEX_VERSION
 MAX_MISSIONS_READ = 200
 MISSION_HEAD = 256  # missions/codec.py writes schema, id and status first
 

@@ -170,6 +170,10 @@ def _plan(ctx: ServerContext, store: JobStore, args: Args, *, foreground: bool =
         watchdog=args.get("watchdog"),
     )
     record = ctx.project.plan(request, foreground=foreground, warnings=ctx.warnings)
+    if args.get("max_cost") is not None or args.get("max_tokens") is not None:
+        from specialists.features.spend.ceiling import own_ceiling
+
+        record = record.replace(ceiling=own_ceiling(args.get("max_tokens"), args.get("max_cost")))
     if not record.owner and os.environ.get(OWNER_ENV) != NO_OWNER:
         record = record.replace(owner=list(ctx.keys()))  # a client known by its process
     return record

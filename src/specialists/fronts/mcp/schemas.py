@@ -74,6 +74,11 @@ _ATTENTION_PROPS: Schema = {  # docs/attention.md; run, use_specialist, the depr
     },
 }
 
+CEILING_PROPS: Schema = {  # docs/spend.md: what the job and all below it may spend
+    "max_cost": {"type": "number", "exclusiveMinimum": 0, "description": "US dollars, tree"},
+    "max_tokens": {"type": "integer", "minimum": 1, "description": "input+output tokens, tree"},
+}
+
 RUN_ARGS = obj(
     {
         **_TASK_PROPS,
@@ -92,6 +97,7 @@ RUN_ARGS = obj(
         "mission": {"type": "boolean", "description": "true: a new mission for this run"},
         "mission_id": text("attach to this existing mission (strict)", max_length=48),
         **_ATTENTION_PROPS,
+        **CEILING_PROPS,
     },
     ("specialist", "prompt"),
 )

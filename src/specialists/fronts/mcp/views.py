@@ -61,6 +61,8 @@ def job_detail(st: JobStatus) -> dict[str, Any]:
         out["cost_usd"] = round(st.cost_usd, 4)
     if st.parent_id:
         out["continues"] = st.parent_id
+    if st.ceilings:  # each spend ceiling it counts against, as last counted
+        out["ceilings"] = st.ceilings
     return out
 
 

@@ -40,7 +40,7 @@ STATUS_STYLE = {
     "pending": "blue",
 }
 
-FLAG_TEXT = {"damaged": "DAMAGED", "attention": "⚠ATTN", "stalled": "STALLED"}
+FLAG_TEXT = {"damaged": "DAMAGED", "attention": "⚠ATTN", "stalled": "STALLED", "ceiling": "$CEIL"}
 
 
 def compact(count: int) -> str:
@@ -112,4 +112,6 @@ def row_title(row: Row) -> str:
     extra = f" · {row.model}" if row.model else ""
     task = f" · {row.task}" if row.task and row.task != row.name else ""
     key = f" · {row.workflow_key}" if row.workflow_key else ""
-    return f"feed · {name} · {row.title}{key}{task} · {row.status}{extra}"
+    c = row.ceiling
+    left = f" · ceiling of {c['whose']}: {c['left']}" if c else ""
+    return f"feed · {name} · {row.title}{key}{task} · {row.status}{extra}{left}"

@@ -160,7 +160,7 @@ def costs_page(
     )
     body = (
         f"<section><h2>cost ${totals.cost_usd:.4f} · tokens {totals.tokens_in:,} in / "
-        f"{totals.tokens_out:,} out</h2></section>{_missions(missions)}"
+        f"{totals.tokens_out:,} out</h2></section>{_ceilings(rows)}{_missions(missions)}"
         "<section><h3>per specialist</h3><table><thead><tr><th>specialist</th>"
         "<th class=num>jobs</th><th class=num>tokens in</th><th class=num>tokens out</th>"
         f"<th class=num>cost</th><th></th></tr></thead><tbody>{spec_rows}</tbody></table>"
@@ -170,6 +170,37 @@ def costs_page(
         f"{more}</section>"
     )
     return _layout("specialists · cost", body, nonce=nonce, token=token)
+
+
+def _ceilings(rows: Sequence[Row]) -> str:
+    """Each spend ceiling the jobs count against (as their supervisors last counted it):
+    spent of allowed, what is left, and a bar of how much is used."""
+    seen: dict[str, dict[str, Any]] = {}
+    for r in sorted(rows, key=lambda r: -r.started_at_ms):  # the newest count of each
+        if r.ceiling is not None:
+            seen.setdefault(str(r.ceiling.get("of")), r.ceiling)
+    if not seen:
+        return ""
+    body = "".join(
+        f"<tr><td>{escape(str(c.get('whose')))}</td><td class=num>"
+        f"{escape(_limits(c))}</td><td class=num>{escape(str(c.get('left')))}</td>"
+        f"<td>{_bar(float(c.get('used') or 0))}</td></tr>"
+        for c in sorted(seen.values(), key=lambda c: -float(c.get("used") or 0))
+    )
+    return (
+        "<section><h3>spend ceilings</h3><table><thead><tr><th>ceiling of</th>"
+        "<th class=num>spent of allowed</th><th class=num>left</th><th></th></tr></thead>"
+        f"<tbody>{body}</tbody></table></section>"
+    )
+
+
+def _limits(c: dict[str, Any]) -> str:
+    parts = []
+    if c.get("cost_usd") is not None:
+        parts.append(f"${float(c.get('spent_usd') or 0):.2f} of ${float(c['cost_usd']):.2f}")
+    if c.get("tokens") is not None:
+        parts.append(f"{int(c.get('spent_tokens') or 0):,} of {int(c['tokens']):,} tokens")
+    return ", ".join(parts)
 
 
 def _missions(missions: Sequence[MissionCost]) -> str:

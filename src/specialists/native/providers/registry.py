@@ -123,9 +123,10 @@ def _merge(name: str, builtin: ProviderDef | None, custom: ProviderConfig | None
     )
 
 
-def _model_facts(custom: ProviderConfig | None, model_id: str) -> tuple[int | None, Prices]:
+def _model_facts(custom: ProviderConfig | None, model_id: str) -> tuple[int | None, Prices | None]:
+    """The context window and the prices config.toml gives (None: no price set there)."""
     if custom is None:
-        return None, Prices()
+        return None, None
     per_model = custom.models.get(model_id)
 
     def pick(field_name: str) -> float | None:
@@ -133,6 +134,8 @@ def _model_facts(custom: ProviderConfig | None, model_id: str) -> tuple[int | No
         return value if value is not None else getattr(custom, field_name)
 
     window = per_model.context_window if per_model and per_model.context_window else None
+    if pick("input_price_per_mtok") is None and pick("output_price_per_mtok") is None:
+        return window or custom.context_window, None
     prices = Prices(
         input=pick("input_price_per_mtok") or 0.0,
         output=pick("output_price_per_mtok") or 0.0,
@@ -146,7 +149,9 @@ def _model_facts(custom: ProviderConfig | None, model_id: str) -> tuple[int | No
 RECORDINGS = Path(__file__).resolve().parent / "recordings"
 
 
-def _resolve_replay(name: str, model_id: str, cwd: Path | None, prices: Prices) -> ResolvedModel:
+def _resolve_replay(
+    name: str, model_id: str, cwd: Path | None, prices: Prices | None
+) -> ResolvedModel:
     """A recording (a path, or a shipped name); `[providers.replay]` prices, if any, give its
     turns a cost (demos)."""
     path = Path(model_id).expanduser()
@@ -160,7 +165,7 @@ def _resolve_replay(name: str, model_id: str, cwd: Path | None, prices: Prices) 
             f"replay recording {path} not found (model {name!r})",
             hint="write replay/<path to a .jsonl or .yaml recording>, or replay/review",
         )
-    info = ModelInfo(name, "replay", str(path), prices=prices)
+    info = ModelInfo(name, "replay", str(path), prices=prices or Prices())
     return ResolvedModel(info, "replay", None, None, None)
 
 
