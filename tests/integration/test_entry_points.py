@@ -170,7 +170,7 @@ def test_install_pi_records_the_interpreter_the_extension_starts(odd_venv):
     project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
     python = odd_venv / "bin" / "python"
     assert sp(python, "install", "--pi", cwd=project).returncode == 0
-    core = REPO / "src" / "specialists" / "pi_extension" / "core.mjs"
+    core = REPO / "src" / "specialists" / "runners" / "pi_extension" / "core.mjs"
     script = (
         f"import({json.dumps(str(core))}).then((c) => {{"
         "try { console.log(JSON.stringify(c.sidecarCommand(process.env))); }"

@@ -30,8 +30,12 @@ def modes(top: Path) -> dict[str, int]:
     for dirpath, dirnames, filenames in os.walk(top):
         for name in dirnames + filenames:
             path = Path(dirpath) / name
-            if not path.is_symlink():
-                found[str(path.relative_to(top))] = stat.S_IMODE(path.lstat().st_mode)
+            try:
+                st = path.lstat()
+            except FileNotFoundError:  # the job's supervisor, still exiting, removed it
+                continue
+            if not stat.S_ISLNK(st.st_mode):
+                found[str(path.relative_to(top))] = stat.S_IMODE(st.st_mode)
     return found
 
 

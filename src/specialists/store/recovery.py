@@ -38,6 +38,7 @@ from specialists.store.records import JobStatus
 CRASHED = "supervisor crashed"
 UNSTARTED = "the job was never started (its launcher stopped before writing status.json)"
 LAUNCH_GRACE_S = 30.0
+RECOVERING_WAIT_S = 2.0  # how long a reader waits for another that is recovering the job
 
 
 def supervisor_alive(status: JobStatus) -> bool:
@@ -52,7 +53,7 @@ def recover_if_dead(
         return status
     lock = JobLock(store.job_dir(job_id))
     try:
-        if not lock.try_acquire():
+        if not _acquire_soon(lock):
             return status  # a supervisor (maybe just starting) holds the job
         current = store.read_status(job_id)
         if current is None or not current.active or supervisor_alive(current):
@@ -69,6 +70,18 @@ def recover_if_dead(
         return record_end(store, current, final, reason)
     finally:
         lock.release()
+
+
+def _acquire_soon(lock: JobLock) -> bool:
+    """The lock of a job whose supervisor is dead, waiting a moment when it is held: the
+    holder is most likely its keeper or another reader writing its end right now, and a
+    reader that gave up at once would show the job `running` a little longer."""
+    deadline = time.monotonic() + RECOVERING_WAIT_S
+    while not lock.try_acquire():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def _stop_was_asked(store: JobStore, current: JobStatus) -> bool:
