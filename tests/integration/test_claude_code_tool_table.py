@@ -99,7 +99,7 @@ def test_first_request_offers_the_core_and_the_rest_is_one_search_away(
     assert "[specialists] available:" in reminder  # the SessionStart hook ran, off PATH
 
     assert "mcp__specialists-more__schedule" in {t["name"] for t in searched.json["tools"]}
-    assert scheduled.tool_results()[-1].startswith('{"schedules":[]}')
+    assert json.loads(scheduled.tool_results()[-1])["schedules"] == []
     seen = dispatched.tool_results()[-1]
     started = json.loads(seen.split("\n\n<system-reminder>")[0])  # structuredContent, as shown
     assert re.fullmatch(r"[0-9a-f]{8}", started["job_id"])

@@ -17,9 +17,10 @@ import pytest
 
 from specialists.store import proctree
 from specialists.store.control import post_request
+from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
 from specialists.store.proctree import identify, job_mark
 from specialists.supervise.actions import stop_job
-from specialists.supervise.plan import open_store
 from tests.integration.test_cli_pi import sp, status, wait_until
 from tests.support.mock_llm import MockLLM, Reply, ToolCall
 from tests.support.processes import alive, killed_after
@@ -314,7 +315,7 @@ def test_stop_does_not_wait_out_its_grace_for_a_frozen_supervisor(
     st = status(job_id)
     strays.append(st["supervisor_pid"])
     os.kill(st["supervisor_pid"], signal.SIGSTOP)
-    store = open_store(root())
+    store = JobStore(root() / ".specialists", news=NEWS)
     outcome = stop_job(store, job_id, ack_timeout=600, stop_timeout=600)
     assert outcome.kind == "cancelled"
 

@@ -101,8 +101,10 @@ def close_own_timers(state_root: Path, job_id: str, *, now_ms: int) -> list[str]
     return []
 
 
-def tell_owners_of(store: JobStore, job_id: str) -> list[str]:
-    """The same, for a job that ended without its supervisor (recovered after a crash)."""
+def tell_owners_of(store: JobStore, job_id: str, *, close_timers: bool = True) -> list[str]:
+    """The same, for a job that ended without its supervisor (recovered after a crash).
+    `close_timers=False`: its pending timers stay, to fire late for the next front that looks
+    at its owner (docs/timers.md)."""
     try:
         record = store.read_record(job_id)
         status: JobStatus | None = store.read_status(job_id)
@@ -113,6 +115,8 @@ def tell_owners_of(store: JobStore, job_id: str) -> list[str]:
     answer = store.read_result(job_id) if status.status == "done" else None
     now = now_ms()
     problems = tell_owners(store.root, record, status.status, answer, status.error, now_ms=now)
+    if not close_timers:
+        return problems
     return problems + close_own_timers(store.root, job_id, now_ms=now)
 
 
@@ -131,7 +135,8 @@ def end_text(record: JobRecord, final: str, answer: str | None, error: str | Non
 
 
 def tell_owners_after_crash(state_root: Path, job_id: str) -> None:
-    """A job recovered after its supervisor died: its job owners hear of the end, its own
-    timers close (store.news, `recovered`). Problems are logged, never raised."""
-    for problem in tell_owners_of(JobStore(state_root, news=None), job_id):
+    """A job recovered after its supervisor died: its job owners hear of the end (store.news,
+    `recovered`); its timers stay, to fire late for the next front that looks at it. Problems
+    are logged, never raised."""
+    for problem in tell_owners_of(JobStore(state_root, news=None), job_id, close_timers=False):
         log.warning("after the crash of job %s: %s", job_id, problem)

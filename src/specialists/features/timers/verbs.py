@@ -67,7 +67,8 @@ def sleep(caller: Caller, *, seconds: Span, note: Note = "") -> Set:
     Args:
         note: Why you are waiting; shown when the timer fires.
     """
-    args = {"seconds": seconds, **({"note": note} if note else {})}
+    shown = int(seconds) if float(seconds).is_integer() else seconds  # as the agent wrote it
+    args = {"seconds": shown, **({"note": note} if note else {})}
     timer = _set(caller, caller.clock() + seconds, note, "sleep", args)
     return Set(timer.id, timer.due_ms, f"for {seconds:g} s.")
 
