@@ -22,6 +22,7 @@ FEATURES = (
     "gates",
     "attention",
     "workflows",
+    "sandbox",  # after threads: a resolver's sandbox is committed before its queue reads it
 )
 
 

@@ -1,0 +1,28 @@
+"""What sandboxes add to a job's life: its file claims end with it, and a merge queue's
+resolver job hands its result back to its queue when it ends."""
+
+from __future__ import annotations
+
+import os
+
+from specialists.native.agent_table import register_tools
+from specialists.supervise.hooks import HOOKS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from specialists.supervise.hooks import JobEnd
+
+
+def register() -> None:
+    register_tools("specialists.features.sandbox.claim_tools:CLAIM_TOOLS")
+    HOOKS.before_end.append(_release_claims)
+
+
+def _release_claims(ending: JobEnd) -> None:
+    from specialists.store.claims import CLAIMS_DIR, Claims
+
+    if not os.path.lexists(ending.store.root / CLAIMS_DIR):
+        return
+    gone = Claims(ending.store.root).release(ending.record.id)
+    if gone:
+        ending.event("claims_released", paths=[c.shown() for c in gone[:50]], count=len(gone))
