@@ -125,7 +125,7 @@ def test_a_holder_and_its_descendants_may_write(project: Path) -> None:
     assert claims.holder(target, writer=None) is not None  # the person's own session too
     refused = claim_refusal(project / ".specialists", target, other)
     assert refused is not None and refused.startswith(
-        f"lib/ is claimed by job {parent} (planner); not written"
+        f"lib/m.py is claimed by job {parent} (planner) (its claim of lib/); not written"
     )
     claims.claim(child, [("lib/m.py", False)], now_ms=2)  # under its ancestor's claim
 

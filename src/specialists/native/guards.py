@@ -29,15 +29,19 @@ def claim_refusal(state_root: Path | None, path: str | Path, writer: str | None)
     `writer` is the writing job's id (None: a session that is not one of our jobs)."""
     if state_root is None:
         return None
-    from specialists.store.claims import Claims
+    from specialists.store.claims import Claims, claim_key
 
     claim = Claims(state_root).holder(path, writer=writer)
     if claim is None:
         return None
-    note = f" ({claim.note})" if claim.note else ""
+    key = claim_key(path, state_root.parent)
+    why = [claim.note] if claim.note else []
+    if claim.path != key:
+        why.append(f"its claim of {claim.shown()}")
+    because = f" ({'; '.join(why)})" if why else ""
     return (
-        f"{claim.shown()} is claimed by {claim.holder()}{note}; not written. Work on other "
-        "files, or wait for that job to end (its claims end with it)"
+        f"{key} is claimed by {claim.holder()}{because}; not written. Work on other files, "
+        "or wait for that job to end (its claims end with it)"
     )
 
 
