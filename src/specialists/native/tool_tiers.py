@@ -33,6 +33,7 @@ TOOL_NEEDS: dict[str, str] = {
     "bg_cancel": "command",
     "squash_sandbox": "write",
     "claim_files": "write",
+    "merge_queue": "write",
 }
 # Every tool of the registry that needs no power; a new tool must be placed in one of the two
 # (tests/unit/test_tool_tiers.py), so none is offered to a read-only job by accident.

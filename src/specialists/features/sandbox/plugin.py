@@ -15,7 +15,23 @@ if TYPE_CHECKING:
 
 def register() -> None:
     register_tools("specialists.features.sandbox.claim_tools:CLAIM_TOOLS")
+    register_tools("specialists.features.sandbox.queue_tools:QUEUE_TOOLS")
     HOOKS.before_end.append(_release_claims)
+    # After threads' close (registered before us), which commits the resolver's sandbox.
+    HOOKS.before_end.append(_resolver_ended)
+
+
+def _resolver_ended(ending: JobEnd) -> None:
+    sandbox = ending.record.sandbox
+    if not sandbox or not sandbox.startswith("q-"):
+        return
+    from specialists.base.errors import SpecialistsError
+    from specialists.features.sandbox.merge_ops import resolver_ended
+
+    try:
+        resolver_ended(ending.store.root, ending.record.id, sandbox, ending.final)
+    except (SpecialistsError, OSError) as exc:
+        ending.report(f"merge queue: {exc}")
 
 
 def _release_claims(ending: JobEnd) -> None:

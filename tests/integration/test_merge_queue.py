@@ -1,0 +1,312 @@
+"""The merge queue on real git (issue 23 item 4): overlapping and disjoint siblings, an
+ordered merge with rebases, a real conflict resolved by the resolver (a native specialist on
+replayed model turns, started through the one start path), kill -9 mid-queue and a retry,
+and nothing in the user's working copy until a person lands it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from specialists.features.sandbox import merge_ops as ops
+from specialists.features.sandbox.git import GitSandbox
+from specialists.features.sandbox.queue import Queues
+from specialists.store.jobs import JobStore
+from tests.integration.test_job_processes import write_spec
+from tests.support.gitrepo import commit_files, git, sha
+from tests.support.gitrepo import status as git_status
+
+pytestmark = pytest.mark.integration
+
+LINES = "".join(f"line {n}\n" for n in range(1, 21))
+
+
+@pytest.fixture
+def repo(isolated_env) -> Path:
+    project = isolated_env.project.resolve()
+    commit_files(project, {"README.md": "hello\n", "shared.txt": LINES}, "base")
+    return project
+
+
+@pytest.fixture
+def gs(repo: Path) -> GitSandbox:
+    return GitSandbox(repo)
+
+
+def status(path: Path) -> str:
+    """`git status` of a working copy, our own .specialists/ aside (not ignored here)."""
+    return "".join(
+        line + "\n"
+        for line in git_status(path).splitlines()
+        if not line[3:].startswith(".specialists/")
+    )
+
+
+def state(repo: Path) -> Path:
+    return repo / ".specialists"
+
+
+def child(gs: GitSandbox, name: str, files: dict[str, str], *, base=None) -> str:
+    """A finished sibling: a sandbox with its work committed (as a child's close does)."""
+    sandbox = gs.create(name, base=base)
+    for path, text in files.items():
+        (sandbox.path / path).parent.mkdir(parents=True, exist_ok=True)
+        (sandbox.path / path).write_text(text)
+    gs.commit_all(sandbox)
+    return name
+
+
+def edit(text: str, line: int, new: str) -> str:
+    rows = text.splitlines(keepends=True)
+    rows[line - 1] = new + "\n"
+    return "".join(rows)
+
+
+def sp(repo: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 180):
+    return subprocess.run(
+        [sys.executable, "-m", "specialists", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_check_reports_each_siblings_files_and_the_overlaps(gs, repo):
+    child(gs, "a", {"a.txt": "a\n", "shared.txt": edit(LINES, 2, "A")})
+    child(gs, "b", {"b.txt": "b\n"})
+    child(gs, "c", {"shared.txt": edit(LINES, 18, "C"), "c.txt": "c\n"})
+    found = ops.check(state(repo), ["a", "b", "c"], None)
+    assert {m["sandbox"]: m["files"] for m in found["members"]} == {
+        "a": ["a.txt", "shared.txt"],
+        "b": ["b.txt"],
+        "c": ["c.txt", "shared.txt"],
+    }
+    assert found["overlaps"] == [{"a": "a", "b": "c", "paths": ["shared.txt"]}]
+    assert found["order"][0] == "b"  # disjoint first
+    out = sp(repo, "merge", "check", "a", "b", "c")
+    assert out.returncode == 0, out.stderr
+    assert "overlap a & c: shared.txt" in out.stdout
+    assert status(repo) == ""
+
+
+def test_disjoint_siblings_land_in_order_and_reach_the_users_tree_only_when_landed(gs, repo):
+    for name in ("x", "y", "z"):
+        child(gs, name, {f"{name}.txt": f"{name}\n"})
+    head = sha(repo)
+    out = sp(repo, "merge", "start", "z", "x", "y")
+    assert out.returncode == 0, out.stderr
+    queue_id = out.stdout.strip()
+    queue = Queues(state(repo)).load(queue_id)
+    assert queue.state == "merged" and [m.sandbox for m in queue.members] == ["z", "x", "y"]
+    assert [m.state for m in queue.members] == ["landed"] * 3
+    log = git(repo, "log", "--format=%s", f"sandbox-{queue_id}").splitlines()
+    assert log[:3] == ["thread y", "thread x", "thread z"]  # the order given
+    assert (sha(repo), status(repo)) == (head, "")  # nothing in the user's tree yet (R-S5)
+    refused = sp(repo, "merge", "land", queue_id)  # no terminal, no --yes
+    assert refused.returncode == 2 and "--yes" in refused.stderr
+    landed = sp(repo, "merge", "land", queue_id, "--yes")
+    assert landed.returncode == 0, landed.stderr
+    assert sha(repo) == head  # staged, never committed (R-S8)
+    assert sorted(git(repo, "diff", "--cached", "--name-only").split()) == [
+        "x.txt",
+        "y.txt",
+        "z.txt",
+    ]
+    assert Queues(state(repo)).load(queue_id).state == "landed"
+    listed = json.loads(sp(repo, "sandboxes", "--json").stdout)["sandboxes"]
+    assert {s["id"] for s in listed if s["merged"]} >= {"x", "y", "z"}
+
+
+def test_overlapping_siblings_are_rebased_as_each_lands(gs, repo):
+    """Same file, different lines: no conflict. After the first lands, the second's branch
+    is one commit on the queue's tip (its worktree brought along), then it lands too."""
+    child(gs, "top", {"shared.txt": edit(LINES, 1, "TOP")})
+    child(gs, "bottom", {"shared.txt": edit(LINES, 20, "BOTTOM")})
+    before = sha(repo, "sandbox-bottom")
+    queue = ops.start(state(repo), ["top", "bottom"], owner="cli-tester")
+    assert queue.state == "merged", queue.describe()
+    history = Queues(state(repo)).history(queue.id)
+    assert [e["event"] for e in history] == ["created", "landed", "rebased", "landed"]
+    rebased = history[2]["commit"]
+    assert git(repo, "rev-parse", f"{rebased}^1").strip() == queue.members[0].landed
+    assert sha(repo, "sandbox-bottom") == rebased != before
+    assert before[:7] in git(repo, "reflog", "sandbox-bottom")  # the old tip is kept
+    merged = git(repo, "show", f"sandbox-{queue.id}:shared.txt")
+    assert merged.startswith("TOP\n") and merged.endswith("BOTTOM\n")
+
+
+CONFLICTED = edit(LINES, 10, "FROM ONE")
+
+
+def conflict_pair(gs: GitSandbox) -> None:
+    child(gs, "one", {"shared.txt": CONFLICTED})
+    child(gs, "two", {"shared.txt": edit(LINES, 10, "FROM TWO"), "two.txt": "2\n"})
+
+
+def test_without_a_resolver_a_conflict_stays_and_the_rest_lands(gs, repo):
+    conflict_pair(gs)
+    child(gs, "three", {"three.txt": "3\n"})
+    out = sp(repo, "merge", "start", "one", "two", "three", "--no-resolver")
+    assert out.returncode == 1, out.stderr  # not everything landed
+    queue = Queues(state(repo)).load(out.stdout.strip())
+    assert {m.sandbox: m.state for m in queue.members} == {
+        "one": "landed",
+        "two": "conflict",
+        "three": "landed",
+    }
+    assert queue.member("two").conflict == ["shared.txt"]
+    assert "two (two): conflict: conflicts (no resolver)" in out.stderr
+    assert queue.state == "merged"
+
+
+RESOLVED = edit(LINES, 10, "FROM ONE AND TWO")
+
+
+def resolver_spec(repo: Path) -> None:
+    """The project's own `resolver` (it wins over the builtin): native, on replayed turns
+    that rewrite the conflicted file whole, as a model would."""
+    turns = [
+        {"tool_calls": [{"name": "read", "arguments": {"path": "shared.txt"}}]},
+        {
+            "tool_calls": [
+                {"name": "write", "arguments": {"path": "shared.txt", "content": RESOLVED}}
+            ]
+        },
+        {"text": "**Resolved**: shared.txt line 10 keeps both."},
+    ]
+    path = repo / "resolver.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in turns))
+    write_spec("resolver", f"{{runner: native, model: replay/{path}, permission_required: MEDIUM}}")
+
+
+def test_a_real_conflict_is_resolved_by_the_resolver_and_lands(gs, repo):
+    resolver_spec(repo)
+    conflict_pair(gs)
+    out = sp(repo, "merge", "start", "one", "two", "--wait", "--timeout", "3m")
+    assert out.returncode == 0, out.stderr
+    queue = Queues(state(repo)).load(out.stdout.strip())
+    assert [m.state for m in queue.members] == ["landed", "landed"], queue.describe()
+    two = queue.member("two")
+    assert two.rounds == 1 and two.resolver is not None
+    job = JobStore(state(repo), news=None).read_record(two.resolver["job"])
+    assert job.specialist == "resolver" and job.sandbox == two.resolver["sandbox"]
+    assert job.runner == "native" and two.resolver["final"] == "done"
+    content = git(repo, "show", f"sandbox-{queue.id}:shared.txt")
+    assert content == RESOLVED and "<<<<<<<" not in content
+    assert git(repo, "show", f"sandbox-{queue.id}:two.txt") == "2\n"
+    events = [e["event"] for e in Queues(state(repo)).history(queue.id)]
+    assert events[:6] == [
+        "created",
+        "landed",
+        "conflict",
+        "resolver_started",
+        "resolved",
+        "rebased",
+    ]
+    assert events[-1] == "landed"
+    # the resolver's sandbox is retired: its commit lives on in two's branch
+    assert gs.get(two.resolver["sandbox"]) is None
+    assert git(repo, "show", "sandbox-two:shared.txt") == RESOLVED
+    assert git(repo, "diff", "HEAD", "--name-only") == ""  # the user's tree untouched
+
+
+def test_markers_left_by_the_resolver_fail_the_member_and_keep_its_sandbox(gs, repo):
+    path = repo / "lazy.jsonl"
+    path.write_text(json.dumps({"text": "I could not decide."}) + "\n")
+    write_spec("resolver", f"{{runner: native, model: replay/{path}, permission_required: MEDIUM}}")
+    conflict_pair(gs)
+    out = sp(repo, "merge", "start", "one", "two", "--wait", "--timeout", "3m")
+    queue = Queues(state(repo)).load(out.stdout.strip())
+    two = queue.member("two")
+    assert two.state == "failed" and "left conflict markers in shared.txt" in str(two.problem)
+    assert gs.get(two.resolver["sandbox"]) is not None  # kept for a person
+    assert queue.state == "merged"  # one landed; two waits for a person
+
+
+# --- kill -9 mid-queue, then a retry ----------------------------------------------------------
+
+
+GIT_PAUSE = """#!/bin/sh
+# Pauses the merge queue at the {n}th git command with the argument {pattern}: tells the
+# test, then waits to be killed.
+for a in "$@"; do
+  if [ "$a" = "{pattern}" ]; then
+    echo x >> {count}
+    if [ "$(wc -l < {count})" -eq {n} ]; then
+      echo $$ > {flag}
+      while :; do sleep 1; done
+    fi
+  fi
+done
+exec {git} "$@"
+"""
+
+
+@pytest.mark.parametrize(
+    ("pattern", "n", "killed_at"),
+    [
+        ("read-tree", 1, "p landing"),  # p's squash journaled, nothing staged yet
+        ("update-ref", 1, "p landing"),  # p's squash staged and committed, HEAD not moved
+        ("remove", 1, "p landing"),  # p's squash committed and marked, worktree still there
+        ("read-tree", 2, "q rebasing"),  # q's rebased commit made, its worktree not moved
+        ("update-ref", 2, "q rebasing"),  # q's worktree moved along, its branch not yet
+        ("read-tree", 3, "q landing"),  # q's own squash, p landed before
+    ],
+)
+def test_kill_9_mid_queue_then_run_finishes_it_exactly_once(
+    gs, repo, tmp_path, pattern, n, killed_at
+):
+    child(gs, "p", {"shared.txt": edit(LINES, 1, "P"), "p.txt": "p\n"})
+    child(gs, "q", {"shared.txt": edit(LINES, 20, "Q"), "q.txt": "q\n"})
+    child(gs, "r", {"r.txt": "r\n"})
+    real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True)
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    flag = tmp_path / "paused"
+    (shim / "git").write_text(
+        GIT_PAUSE.format(
+            pattern=pattern, n=n, count=tmp_path / "count", flag=flag, git=real_git.stdout.strip()
+        )
+    )
+    (shim / "git").chmod(0o755)
+    env = {**os.environ, "PATH": f"{shim}:{os.environ['PATH']}"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "specialists", "merge", "start", "p", "q", "r"],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while not flag.exists():
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        assert time.monotonic() < deadline, "the queue never reached the paused git command"
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    [queue_id] = Queues(state(repo)).ids()
+    member, step = killed_at.split()
+    assert Queues(state(repo)).load(queue_id).member(member).state == step
+    out = sp(repo, "merge", "run", queue_id)
+    assert out.returncode == 0, out.stderr + out.stdout
+    queue = Queues(state(repo)).load(queue_id)
+    assert [m.state for m in queue.members] == ["landed"] * 3, queue.describe()
+    tree = {
+        name: git(repo, "show", f"sandbox-{queue_id}:{name}")
+        for name in ("p.txt", "q.txt", "r.txt", "shared.txt")
+    }
+    assert tree["shared.txt"].startswith("P\n") and tree["shared.txt"].endswith("Q\n")
+    commits = git(repo, "log", "--format=%s", f"{queue.base}..sandbox-{queue_id}").splitlines()
+    assert len(commits) == 3, commits  # each member landed exactly once
+    assert status(repo) == ""
