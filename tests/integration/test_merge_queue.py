@@ -310,3 +310,95 @@ def test_kill_9_mid_queue_then_run_finishes_it_exactly_once(
     commits = git(repo, "log", "--format=%s", f"{queue.base}..sandbox-{queue_id}").splitlines()
     assert len(commits) == 3, commits  # each member landed exactly once
     assert status(repo) == ""
+
+
+# --- siblings of one parent job, landing in its sandbox ---------------------------------------
+
+
+def test_a_sandboxed_parents_threads_are_queued_as_siblings_and_land_in_its_sandbox():
+    """Real jobs: a parent in its own sandbox spawns sandboxed threads. `merge_queue` with no
+    sandboxes named takes the caller's own children: a running one refuses the queue (R-S5);
+    the finished ones named land in the parent's sandbox (committed), overlapping ones
+    rebased, and the user's working copy never changes."""
+    from tests.support.threads import (
+        call,
+        job_caller,
+        root_caller,
+        spawn,
+        thread_project,
+        wait_closed,
+    )
+
+    project = thread_project(
+        waiter="sleep 30",
+        top="sed -i '1s/.*/TOP/' shared.txt",
+        bottom="sed -i '20s/.*/BOTTOM/' shared.txt",
+        one="printf 'one\\n' > one.txt",
+    )
+    commit_files(project, {"shared.txt": LINES, ".gitignore": ".specialists/\n"}, "base")
+    head = sha(project)
+    reply = spawn(root_caller(project), specialist="waiter", sandbox=True)
+    assert not reply.is_error, reply.text
+    parent = reply.data
+    as_parent = job_caller(project, parent["job_id"], cwd=Path(parent["sandbox"]))
+    kids = {}
+    for name in ("top", "bottom", "one", "waiter"):
+        made = spawn(as_parent, stack=parent["stack"], specialist=name, sandbox=True)
+        assert not made.is_error, made.text
+        kids[name] = made.data["thread_id"]
+    for name in ("top", "bottom", "one"):
+        wait_closed(project, kids[name], owner=f"job-{parent['job_id']}")
+    checked = call("merge_queue", {"action": "check"}, as_parent)
+    assert not checked.is_error, checked.text
+    [pair] = checked.data["overlaps"]
+    assert {pair["a"], pair["b"]} == {kids["top"], kids["bottom"]}  # sandbox = thread id
+    assert pair["paths"] == ["shared.txt"]
+    states = {m["ref"]: m["state"] for m in checked.data["members"]}
+    assert states[kids["waiter"]] == "running"
+    refused = call("merge_queue", {"action": "start"}, as_parent)
+    assert refused.is_error and "not finished" in refused.text and kids["waiter"] in refused.text
+    named = [kids["top"], kids["bottom"], kids["one"]]
+    started = call("merge_queue", {"action": "start", "sandboxes": named}, as_parent)
+    assert not started.is_error, started.text
+    queue = started.data
+    assert queue["state"] == "landed" and queue["into_sandbox"], started.text
+    assert [m["state"] for m in queue["members"]] == ["landed"] * 3
+    target = Path(parent["sandbox"])
+    merged = (target / "shared.txt").read_text()
+    assert merged.startswith("TOP\n") and merged.endswith("BOTTOM\n")
+    assert (target / "one.txt").read_text() == "one\n"
+    assert git(target, "log", "-1", "--format=%s").strip() == f"thread {queue['integration']}"
+    assert status(target) == ""
+    assert (sha(project), status(project)) == (head, "")  # the user's tree untouched
+    assert not (project / "one.txt").exists()
+    landed_tip = sha(target)
+    again = call("merge_queue", {"action": "start", "sandboxes": [kids["one"]]}, as_parent)
+    assert not again.is_error, again.text  # named again: its change is there already
+    assert (target / "one.txt").read_text() == "one\n" and status(target) == ""
+    assert sha(target) == landed_tip  # and no second commit
+    from specialists.store.control import post_request
+
+    jobs = JobStore(project / ".specialists", news=None)
+    post_request(jobs.job_dir(parent["job_id"]), "stop", "test over")
+
+
+def test_the_resolvers_end_hook_lands_the_member_without_anyone_polling(gs, repo):
+    """No --wait: the queue is left waiting on its resolver; the resolver job's own end hook
+    takes its commit, lands the member and tells the queue's owner."""
+    from specialists.events.inbox import Inbox
+
+    resolver_spec(repo)
+    conflict_pair(gs)
+    queue = ops.start(state(repo), ["one", "two"], owner="cli-hook-test")
+    assert queue.state == "waiting", queue.describe()
+    queues = Queues(state(repo))
+
+    deadline = time.monotonic() + 120
+    while queues.load(queue.id).state == "waiting":
+        assert time.monotonic() < deadline, queues.load(queue.id).describe()
+        time.sleep(0.2)
+    done = queues.load(queue.id)
+    assert [m.state for m in done.members] == ["landed", "landed"], done.describe()
+    assert git(repo, "show", f"sandbox-{queue.id}:shared.txt") == RESOLVED
+    told = list(Inbox(state(repo), "cli-hook-test").pending(max_events=100).events)
+    assert any(queue.id in e.body and "merged" in e.body for e in told), told
