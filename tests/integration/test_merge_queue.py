@@ -145,6 +145,29 @@ def test_overlapping_siblings_are_rebased_as_each_lands(gs, repo):
     assert merged.startswith("TOP\n") and merged.endswith("BOTTOM\n")
 
 
+def test_each_overlapping_member_is_rebased_once_onto_the_tip_of_its_turn(gs, repo):
+    """Three members on one file: each waiting one is checked (object store only) as each
+    lands, and rebased once, just before its own squash, onto everything landed before it;
+    not after every landing (N rebases, not N(N-1)/2)."""
+    for n, name in ((1, "a"), (10, "b"), (20, "c")):
+        child(gs, name, {"shared.txt": edit(LINES, n, name.upper())})
+    queue = ops.start(state(repo), ["a", "b", "c"])
+    assert [m.state for m in queue.members] == ["landed"] * 3, queue.describe()
+    events = [(e["event"], e.get("member")) for e in Queues(state(repo)).history(queue.id)]
+    assert events == [
+        ("created", None),
+        ("landed", "a"),
+        ("rebased", "b"),
+        ("landed", "b"),
+        ("rebased", "c"),
+        ("landed", "c"),
+    ]
+    c_parent = git(repo, "rev-parse", "sandbox-c^1").strip()
+    assert c_parent == queue.member("b").landed  # onto a and b both
+    merged = git(repo, "show", f"sandbox-{queue.id}:shared.txt").splitlines()
+    assert (merged[0], merged[9], merged[19]) == ("A", "B", "C")
+
+
 CONFLICTED = edit(LINES, 10, "FROM ONE")
 
 

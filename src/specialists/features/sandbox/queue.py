@@ -10,9 +10,10 @@ children) or the ones named. Before anything moves, each one's changed files are
 with every other's (`overlaps`). The queue then assembles its result in a sandbox of its own
 (`sandbox-<queue id>`, from the target's HEAD): each member is squashed into it, all or
 nothing (`GitSandbox.squash_into`, with every refusal of R-S5..R-S7), and each waiting member
-whose files overlap what just landed is rebased onto the new tip at once, so a conflict shows
-(and its resolver starts) while the rest keep landing. A member disjoint from everything
-before it needs no rebase: git's three-way merge of disjoint files is exact.
+whose files overlap what just landed is merged onto the new tip in git's object store, so a
+conflict shows (and its resolver starts) while the rest keep landing; a clean one is rebased
+onto the tip when its turn comes, just before its squash. A member disjoint from everything
+landed before it needs no rebase: git's three-way merge of disjoint files is exact.
 
 A conflict goes to a resolver specialist, a job started through the one start path in a
 sandbox of its own that holds the merge with git's conflict markers (resolver.py); when it
@@ -324,8 +325,17 @@ class Driver:
 
     # --- landing ----------------------------------------------------------------------------
 
-    def _land(self, m: Member) -> None:
-        m.state, m.step = "landing", {"onto": self.tip()}
+    def _land(self, m: Member, *, rebase: bool = True) -> None:
+        onto = self.tip()
+        try:
+            stale = rebase and bool(qgit.landed_since(self.gs, m.tip, onto) & set(m.files))
+        except SandboxError as exc:
+            return self._fail(m, exc.one_line())
+        if stale:  # files it changed landed since it was based: onto the tip first
+            self._rebase(m, onto)
+            if m.state != "queued":
+                return None
+        m.state, m.step = "landing", {"onto": onto}
         self.save()
         sandbox = self.gs.get(m.sandbox)
         if sandbox is None:
@@ -346,13 +356,23 @@ class Driver:
         m.state, m.step, m.landed, m.tip = "landed", None, outcome.commit, outcome.tip
         self.save()
         self.log("landed", m, commit=outcome.commit, files=len(outcome.files))
-        self._rebase_overlapping(set(outcome.files) or set(m.files))
+        self._find_conflicts(set(outcome.files) or set(m.files))
 
-    def _rebase_overlapping(self, landed: set[str]) -> None:
+    def _find_conflicts(self, landed: set[str]) -> None:
+        """Each waiting member that changed a file just landed is merged onto the new tip in
+        git's object store only (no worktree): a conflict goes to its resolver now, while the
+        rest keep landing. A clean one is rebased when its turn comes, onto the tip then, so
+        N overlapping members cost N rebases, not N(N-1)/2."""
         onto = self.tip()
         for other in self.q.members:
             if other.state == "queued" and landed & set(other.files):
-                self._rebase(other, onto)
+                try:
+                    conflicted = qgit.conflicts(self.gs, other.tip, onto)
+                except SandboxError as exc:
+                    self._fail(other, exc.one_line())
+                    continue
+                if conflicted:
+                    self._conflict(other, onto, conflicted)
 
     def _rebase(self, m: Member, onto: str) -> None:
         sandbox = self.gs.get(m.sandbox)
@@ -470,7 +490,7 @@ class Driver:
         made = head if head != onto and self.gs.rev(self.gs.project, f"{head}^1") == onto else None
         if made is None and getattr(sandbox, "pending", None) is None:
             qgit.reset_to_head(self.gs, self.integration())  # a squash that staged, uncommitted
-        self._land(m)  # squashes again: nothing left to merge when `made`, else all of it
+        self._land(m, rebase=False)  # rebased before; again: nothing left when `made`
         if made is not None and m.state == "landed":
             m.landed = m.landed or made
             self.save()

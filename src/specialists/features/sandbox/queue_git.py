@@ -59,18 +59,40 @@ def lines_changed(gs: GitSandbox, sandbox: Sandbox, tip: str) -> int:
     return total
 
 
-def replay(gs: GitSandbox, tip: str, onto: str, message: str) -> Replayed:
-    """`tip`'s change (against their merge base) as one commit whose parent is `onto`."""
+def _merge_tree(gs: GitSandbox, tip: str, onto: str) -> tuple[str, tuple[str, ...]]:
+    """The merged tree of `tip` onto `onto` (against their merge base) and its conflicts;
+    nothing is written but objects."""
     merged = gs.run(
         gs.project, "merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", onto, tip
     )
     if merged.code not in (0, 1):
         raise SandboxError(f"git merge-tree failed: {merged.err_text()}")
     tree, conflicts = parse_merge_tree(merged.stdout)
-    if merged.code == 1:
-        return Replayed(None, conflicts)
+    return tree, conflicts if merged.code == 1 else ()
+
+
+def conflicts(gs: GitSandbox, tip: str, onto: str) -> tuple[str, ...]:
+    """The paths where `tip`'s change would conflict with `onto` (none: it merges)."""
+    return _merge_tree(gs, tip, onto)[1]
+
+
+def replay(gs: GitSandbox, tip: str, onto: str, message: str) -> Replayed:
+    """`tip`'s change (against their merge base) as one commit whose parent is `onto`."""
+    tree, conflicted = _merge_tree(gs, tip, onto)
+    if conflicted:
+        return Replayed(None, conflicted)
     made = gs.git(gs.project, "commit-tree", "--no-gpg-sign", "-p", onto, "-m", message, tree)
     return Replayed(made.decode().strip())
+
+
+def landed_since(gs: GitSandbox, tip: str, onto: str) -> set[str]:
+    """The paths `onto` changed since it and `tip` parted (their merge base)."""
+    base = gs.run(gs.project, "merge-base", tip, onto)
+    if not base.ok:
+        raise SandboxError(f"{tip[:12]} and {onto[:12]} share no history")
+    fork = base.stdout.decode().strip()
+    out = gs.git(gs.project, "diff", "--name-only", "-z", "--no-renames", fork, onto, "--")
+    return {os.fsdecode(p) for p in out.split(b"\0") if p}
 
 
 def move_branch(gs: GitSandbox, sandbox: Sandbox, old: str, new: str, base: str) -> Sandbox:
