@@ -252,8 +252,48 @@ def test_markers_left_by_the_resolver_fail_the_member_and_keep_its_sandbox(gs, r
     queue = Queues(state(repo)).load(out.stdout.strip())
     two = queue.member("two")
     assert two.state == "failed" and "left conflict markers in shared.txt" in str(two.problem)
-    assert gs.get(two.resolver["sandbox"]) is not None  # kept for a person
+    kept = two.resolver["sandbox"]
+    assert gs.get(kept) is not None  # kept for a person
     assert queue.state == "merged"  # one landed; two waits for a person
+    resolver_spec(repo)  # a better resolver; the person retries
+    again = sp(repo, "merge", "run", queue.id, "--retry", "--wait", "--timeout", "3m")
+    assert again.returncode == 0, again.stderr
+    queue = Queues(state(repo)).load(queue.id)
+    two = queue.member("two")
+    assert two.state == "landed" and two.resolver_runs == 2, queue.describe()
+    assert two.resolver["sandbox"] != kept and gs.get(kept) is not None  # a sandbox of its own
+    assert git(repo, "show", f"sandbox-{queue.id}:shared.txt") == RESOLVED
+
+
+def test_a_resolver_killed_with_sigkill_fails_its_member_until_a_retry(gs, repo):
+    """The resolver's supervisor dies by SIGKILL: nobody hangs. The next pass sees the job
+    ended, fails the member and keeps its sandbox; `--retry` starts a new resolver."""
+    from specialists.store.view import current_status
+    from tests.integration.test_job_processes import command_spec
+    from tests.support.waiting import wait_until
+
+    command_spec("resolver", "sleep 60")
+    conflict_pair(gs)
+    queue = ops.start(state(repo), ["one", "two"])
+    assert queue.state == "waiting", queue.describe()
+    job = queue.member("two").resolver["job"]
+    jobs = JobStore(state(repo), news=None)
+
+    def supervisor() -> int | None:
+        found = current_status(jobs, job).supervisor_pid
+        return found if found and found != os.getpid() else None  # not the launcher: us
+
+    pid = wait_until(supervisor, what="the supervisor")
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not current_status(jobs, job).active, what="the job seen dead")
+    out = sp(repo, "merge", "run", queue.id)
+    assert out.returncode == 1, out.stderr
+    two = Queues(state(repo)).load(queue.id).member("two")
+    assert two.state == "failed" and f"resolver job {job} ended" in str(two.problem)
+    resolver_spec(repo)
+    out = sp(repo, "merge", "run", queue.id, "--retry", "--wait", "--timeout", "3m")
+    assert out.returncode == 0, out.stderr
+    assert Queues(state(repo)).load(queue.id).member("two").state == "landed"
 
 
 # --- kill -9 mid-queue, then a retry ----------------------------------------------------------

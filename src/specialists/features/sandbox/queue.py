@@ -68,7 +68,8 @@ class Member:
     landed: str | None = None  # the commit its squash made in the queue's sandbox
     conflict: list[str] = field(default_factory=list)
     resolver: dict[str, Any] | None = None  # sandbox, job, onto, paths, final
-    rounds: int = 0
+    rounds: int = 0  # resolver runs since queued (or retried): at most MAX_ROUNDS
+    resolver_runs: int = 0  # across retries: names each one's sandbox, never reused
     problem: str | None = None
 
 
@@ -410,7 +411,8 @@ class Driver:
             self.save()
             return None
         m.rounds += 1
-        rid = resolver_sandbox_id(self.q.id, self.q.members.index(m), m.rounds)
+        m.resolver_runs += 1
+        rid = resolver_sandbox_id(self.q.id, self.q.members.index(m), m.resolver_runs)
         m.state, m.step = "resolving", None
         m.resolver = {"sandbox": rid, "job": None, "onto": onto, "paths": m.conflict, "final": None}
         self.save()  # journaled before the sandbox or the job exists
