@@ -465,3 +465,29 @@ def test_the_resolvers_end_hook_lands_the_member_without_anyone_polling(gs, repo
     assert git(repo, "show", f"sandbox-{queue.id}:shared.txt") == RESOLVED
     told = list(Inbox(state(repo), "cli-hook-test").pending(max_events=100).events)
     assert any(queue.id in e.body and "merged" in e.body for e in told), told
+
+
+def test_refusals_before_anything_changes_and_two_starts_racing(gs, repo):
+    """An unknown resolver, siblings of different parents: refused, no queue made. Two
+    `merge start` of the same sandbox at once: one queue takes it, the other is refused."""
+    child(gs, "m", {"m.txt": "m\n"})
+    parent = gs.create("par")
+    child(gs, "n", {"n.txt": "n\n"}, base=parent)
+    out = sp(repo, "merge", "start", "m", "--resolver", "nosuch")
+    assert out.returncode == 2 and "unknown specialist 'nosuch'" in out.stderr, out.stderr
+    out = sp(repo, "merge", "start", "m", "n")
+    assert out.returncode == 2 and "different parents" in out.stderr, out.stderr
+    assert Queues(state(repo)).ids() == []
+    argv = [sys.executable, "-m", "specialists", "merge", "start", "m", "--no-resolver"]
+    racing = [
+        subprocess.Popen(argv, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    results = [(p.wait(timeout=120), p.stderr.read() if p.stderr else "") for p in racing]
+    codes = sorted(code for code, _ in results)
+    assert codes == [0, 2], results
+    assert any("already in merge queue" in err or "no record" in err for _, err in results)
+    [queue_id] = Queues(state(repo)).ids()
+    assert Queues(state(repo)).load(queue_id).member("m").state == "landed"
+    again = sp(repo, "merge", "start", "m")  # its change waits in that queue, not landed yet
+    assert again.returncode == 2 and f"already in merge queue {queue_id}" in again.stderr

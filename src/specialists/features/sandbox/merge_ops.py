@@ -13,7 +13,6 @@ from specialists.base.errors import SpecialistsError, StoreError, UserError
 from specialists.features.sandbox import queue_git as qgit
 from specialists.features.sandbox.backend import SandboxError, SquashOutcome
 from specialists.features.sandbox.queue import (
-    DONE_STATES,
     MAX_MEMBERS,
     ORDERS,
     QUEUE_END,
@@ -177,6 +176,10 @@ def start(
     if order not in ORDERS:
         raise UserError(f"unknown order {order!r}", hint="one of: " + ", ".join(ORDERS))
     gs = _backend(state_root)
+    if resolver is not None:  # an unknown name is refused now, not at the first conflict
+        from specialists.catalog.discovery import load_catalog
+
+        load_catalog(gs.project).get(resolver)
     found = candidates(state_root, refs, parent)
     busy = [f"{c.ref} ({c.state})" for c in found if c.state != "finished"]
     if busy:
@@ -184,6 +187,22 @@ def start(
             "not finished: " + ", ".join(busy),
             hint="wait for their ends (child_closed), then start the queue",
         )
+    queues = Queues(state_root)
+    with queues.locked():  # two starts never queue one sandbox twice
+        queue = _create(state_root, gs, queues, found, order, resolver, owner, land)
+    return advance(state_root, queue.id)
+
+
+def _create(
+    state_root: Path,
+    gs: Any,
+    queues: Queues,
+    found: list[Candidate],
+    order: str,
+    resolver: str | None,
+    owner: str,
+    land: bool,
+) -> Queue:
     _not_queued(state_root, {c.sandbox.id for c in found})
     target, parent_sb = target_of(gs, found)
     for c in found:  # R-S3: their work committed first, as a squash would
@@ -214,13 +233,11 @@ def start(
         members=members,
         overlaps=overlaps(members),
     )
-    queues = Queues(state_root)
-    record = queues.record(qid)
-    if not record.create():
+    if not queues.record(qid).create():
         raise StoreError(f"merge queue {qid} exists already")
     queues.save(queue)  # journaled before its sandbox exists
     queues.log(queue, "created", members=[m.sandbox for m in members], overlaps=queue.overlaps)
-    return advance(state_root, qid)
+    return queue
 
 
 def _not_queued(state_root: Path, sandboxes: set[str]) -> None:
@@ -229,7 +246,9 @@ def _not_queued(state_root: Path, sandboxes: set[str]) -> None:
         if q.state in QUEUE_END:
             continue
         taken = [m.sandbox for m in q.members if m.sandbox in sandboxes]
-        taken = [s for s in taken if q.member(s).state not in DONE_STATES]
+        # landed in a queue not landed itself: its change waits there; queued again, it
+        # would land twice
+        taken = [s for s in taken if q.member(s).state not in ("conflict", "failed")]
         if taken:
             raise UserError(
                 f"{', '.join(taken)} already in merge queue {q.id} ({q.state})",

@@ -32,6 +32,7 @@ import dataclasses
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -50,7 +51,6 @@ MAX_MEMBERS = 100
 MAX_ROUNDS = 3  # resolver runs per member
 Order = Literal["given", "auto", "fifo", "smallest"]
 ORDERS: tuple[str, ...] = ("given", "auto", "fifo", "smallest")
-DONE_STATES = frozenset({"landed", "conflict", "failed"})
 QUEUE_END = frozenset({"landed", "failed", "cancelled"})
 
 
@@ -157,8 +157,14 @@ class Queues:
 
     def record(self, queue_id: str) -> FileRecord:
         if not queue_id.startswith("q-") or not is_id(queue_id):
-            raise UserError(f"invalid merge queue id {queue_id[:60]!r}", hint="`merge list`")
+            raise UserError(
+                f"invalid merge queue id {queue_id[:60]!r}", hint="`specialists merge list`"
+            )
         return FileRecord(self.root / queue_id)
+
+    def locked(self) -> AbstractContextManager[None]:
+        """Held while a queue is checked and created (the members' queue membership)."""
+        return FileRecord(self.root).locked()
 
     def load(self, queue_id: str) -> Queue:
         data = self.record(queue_id).read(DOC, schema=SCHEMA)
