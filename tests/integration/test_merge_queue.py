@@ -491,3 +491,31 @@ def test_refusals_before_anything_changes_and_two_starts_racing(gs, repo):
     assert Queues(state(repo)).load(queue_id).member("m").state == "landed"
     again = sp(repo, "merge", "start", "m")  # its change waits in that queue, not landed yet
     assert again.returncode == 2 and f"already in merge queue {queue_id}" in again.stderr
+
+
+def test_a_workflows_worktree_children_are_queued_by_its_id(gs, repo):
+    """Worktree children of one workflow (a handoff manifest) are siblings: `--parent` with
+    the workflow's id finds them; one left with uncommitted work its job may not commit is
+    refused (R-S3), and once committed they land."""
+    from specialists.features.sandbox.handoff import begin_handoff, child_ended
+
+    started = begin_handoff(repo, "wf-merge1", ["a", "b"], owner="wf-merge1")
+    a, b = started.children
+    (a.path / "shared.txt").write_text(edit(LINES, 1, "A"))
+    git(a.path, "commit", "-qam", "a's part")
+    (b.path / "shared.txt").write_text(edit(LINES, 20, "B"))
+    for key in ("a", "b"):
+        child_ended(repo, "wf-merge1", key)
+    found = ops.check(state(repo), [], "wf-merge1")
+    assert {m["sandbox"] for m in found["members"]} == {a.sandbox_id, b.sandbox_id}
+    assert found["overlaps"][0]["paths"] == ["shared.txt"]
+    out = sp(repo, "merge", "start", "--parent", "wf-merge1")
+    assert out.returncode == 2 and "auto-commit is off" in out.stderr, out.stderr
+    git(b.path, "commit", "-qam", "b's part")
+    out = sp(repo, "merge", "start", "--parent", "wf-merge1")
+    assert out.returncode == 0, out.stderr
+    queue = Queues(state(repo)).load(out.stdout.strip())
+    assert queue.order == "auto" and queue.state == "merged"
+    merged = git(repo, "show", f"sandbox-{queue.id}:shared.txt")
+    assert merged.startswith("A\n") and merged.endswith("B\n")
+    assert status(repo) == ""

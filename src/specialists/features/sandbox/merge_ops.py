@@ -76,20 +76,46 @@ def candidates(state_root: Path, refs: Sequence[str], parent: str | None) -> lis
 
 
 def _children(state_root: Path, parent: str, gs: Any) -> list[tuple[str, str]]:
+    """(ref, sandbox id) of each sandbox child of `parent` not squashed at its tip: a
+    workflow's worktree children (`parent` its id, or its job's), a job's or an owner key's
+    threads."""
     from specialists.base.owner import is_key
+    from specialists.features.sandbox import handoff_manifest as hm
     from specialists.features.threads.records import ThreadStore
     from specialists.store.jobs import JobStore
 
-    key = parent if is_key(parent) else f"job-{JobStore(state_root, news=None).resolve(parent)}"
+    found: list[tuple[str, str]] = []
+    manifests = []
+    for path in hm.list_manifests(gs.project):
+        try:
+            manifests.append(hm.read_manifest(path))
+        except hm.HandoffError:
+            continue  # a damaged manifest is `worktree show`'s to report
+    if any(m.id == parent for m in manifests):
+        key, job = None, None
+    else:
+        job = None if is_key(parent) else JobStore(state_root, news=None).resolve(parent)
+        key = parent if job is None else f"job-{job}"
+    for manifest in manifests:
+        if parent in (manifest.id, manifest.owner) or (job and manifest.owner == job):
+            found += [
+                (c.sandbox, c.sandbox)
+                for c in manifest.children
+                if c.state in ("ready", "captured", "preserved")
+            ]
+    if key is not None:
+        found += [
+            (r.id, r.sandbox)
+            for r in ThreadStore(state_root).all()[0]
+            if r.parent == key and r.sandbox is not None
+        ]
     out = []
-    for record in ThreadStore(state_root).all()[0]:
-        if record.parent != key or record.sandbox is None:
-            continue
-        sandbox = gs.get(record.sandbox)
-        tip = gs.rev(gs.project, f"refs/heads/sandbox-{record.sandbox}") if sandbox else None
+    for ref, sandbox_id in found:
+        sandbox = gs.get(sandbox_id)
+        tip = gs.rev(gs.project, f"refs/heads/sandbox-{sandbox_id}") if sandbox else None
         if sandbox is None or tip is None or any(m.tip == tip for m in sandbox.squashes):
             continue  # gone, or squashed already at this tip
-        out.append((record.id, record.sandbox))
+        out.append((ref, sandbox_id))
     return out
 
 

@@ -34,7 +34,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     def members(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("refs", nargs="*", metavar="REF", help="thread, job or sandbox ids")
-        parser.add_argument("--parent", help="every sandbox child of this job (or owner key)")
+        parser.add_argument(
+            "--parent", help="every sandbox child of this job, owner key or workflow"
+        )
         parser.add_argument("--json", action="store_true", help="machine-readable output")
 
     members(actions.add_parser("check", help="changed files, overlaps and order; no change"))
