@@ -68,7 +68,7 @@ def one_shape(gs: GitSandbox, state_root: Path, n: int, *, overlap: bool) -> tup
     squashes = time.perf_counter() - t0
     queued = siblings(gs, f"{tag}q", n, overlap=overlap)
     t0 = time.perf_counter()
-    queue = merge_ops.start(state_root, queued, resolver=None)
+    queue = merge_ops.start(state_root, queued)  # the default resolver (none is needed)
     queue_s = time.perf_counter() - t0
     assert [m.state for m in queue.members] == ["landed"] * n, queue.describe()
     return squashes, queue_s

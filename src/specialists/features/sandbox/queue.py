@@ -28,7 +28,6 @@ a queue killed at any point is finished by `advance` again (`merge run`).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -93,7 +92,11 @@ class Queue:
     problem: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema": SCHEMA, **dataclasses.asdict(self)}
+        """Shallow (it is written out at once): `dataclasses.asdict` deep-copies every
+        overlap pair and file list, a quarter of a 20-member queue's time."""
+        out = {"schema": SCHEMA, **vars(self)}
+        out["members"] = [dict(vars(m)) for m in self.members]
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Queue:
