@@ -404,11 +404,12 @@ def test_a_sandboxed_parents_threads_are_queued_as_siblings_and_land_in_its_sand
     assert not reply.is_error, reply.text
     parent = reply.data
     as_parent = job_caller(project, parent["job_id"], cwd=Path(parent["sandbox"]))
-    kids = {}
+    kids, kid_jobs = {}, {}
     for name in ("top", "bottom", "one", "waiter"):
         made = spawn(as_parent, stack=parent["stack"], specialist=name, sandbox=True)
         assert not made.is_error, made.text
         kids[name] = made.data["thread_id"]
+        kid_jobs[name] = made.data["job_id"]
     for name in ("top", "bottom", "one"):
         wait_closed(project, kids[name], owner=f"job-{parent['job_id']}")
     checked = call("merge_queue", {"action": "check"}, as_parent)
@@ -426,6 +427,7 @@ def test_a_sandboxed_parents_threads_are_queued_as_siblings_and_land_in_its_sand
     queue = started.data
     assert queue["state"] == "landed" and queue["into_sandbox"], started.text
     assert [m["state"] for m in queue["members"]] == ["landed"] * 3
+    assert [m["job"] for m in queue["members"]] == [kid_jobs[n] for n in ("top", "bottom", "one")]
     target = Path(parent["sandbox"])
     merged = (target / "shared.txt").read_text()
     assert merged.startswith("TOP\n") and merged.endswith("BOTTOM\n")

@@ -65,13 +65,16 @@ def candidates(state_root: Path, refs: Sequence[str], parent: str | None) -> lis
         raise UserError("a sandbox is named twice")
     if len(named) > MAX_MEMBERS:
         raise UserError(f"at most {MAX_MEMBERS} sandboxes in one queue")
+    from specialists.features.sandbox.resolver import jobs_in
+
+    workers = jobs_in(state_root, {s for _, s in named})
     found = []
     for ref, sandbox_id in named:
         sandbox = gs.get(sandbox_id)
         if sandbox is None:
             raise UserError(f"unknown sandbox {sandbox_id}", hint="`specialists sandboxes`")
         state, auto_commit = child_state_for(state_root, sandbox_id)
-        found.append(Candidate(ref, sandbox, _worker(state_root, sandbox_id), state, auto_commit))
+        found.append(Candidate(ref, sandbox, workers.get(sandbox_id), state, auto_commit))
     return found
 
 
@@ -130,12 +133,6 @@ def _job_sandbox(state_root: Path, ref: str) -> str | None:
         return jobs.read_record(jobs.resolve(ref)).sandbox
     except (SpecialistsError, OSError, ValueError):
         return None
-
-
-def _worker(state_root: Path, sandbox_id: str) -> str | None:
-    from specialists.features.sandbox.resolver import job_in
-
-    return job_in(state_root, sandbox_id)
 
 
 def _member(gs: Any, c: Candidate) -> Member:

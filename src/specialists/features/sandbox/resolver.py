@@ -95,15 +95,24 @@ def _start_job(
 
 def job_in(state_root: Path, sandbox_id: str) -> str | None:
     """The job already working in `sandbox_id` (started by an attempt killed before it
-    journaled the id), newest first."""
+    journaled the id)."""
+    return jobs_in(state_root, {sandbox_id}).get(sandbox_id)
+
+
+def jobs_in(state_root: Path, sandbox_ids: set[str]) -> dict[str, str]:
+    """The newest job that worked in each of `sandbox_ids`, in one pass over the jobs."""
     from specialists.base.errors import SpecialistsError
     from specialists.store.jobs import JobStore
 
     jobs = JobStore(state_root, news=None)
+    found: dict[str, str] = {}
     for job_id in reversed(jobs.list_ids()):
+        if len(found) == len(sandbox_ids):
+            break
         try:
-            if jobs.read_record(job_id).sandbox == sandbox_id:
-                return job_id
+            sandbox = jobs.read_record(job_id).sandbox
         except (SpecialistsError, OSError, ValueError):
             continue
-    return None
+        if sandbox in sandbox_ids and sandbox not in found:
+            found[sandbox] = job_id
+    return found
