@@ -521,3 +521,24 @@ def test_a_workflows_worktree_children_are_queued_by_its_id(gs, repo):
     merged = git(repo, "show", f"sandbox-{queue.id}:shared.txt")
     assert merged.startswith("A\n") and merged.endswith("B\n")
     assert status(repo) == ""
+
+
+def test_cancel_stops_the_resolver_and_keeps_every_branch(gs, repo):
+    from specialists.store.view import current_status
+    from tests.integration.test_job_processes import command_spec
+    from tests.support.waiting import wait_until
+
+    command_spec("resolver", "sleep 60")
+    conflict_pair(gs)
+    queue = ops.start(state(repo), ["one", "two"])
+    job = queue.member("two").resolver["job"]
+    out = sp(repo, "merge", "cancel", queue.id)
+    assert out.returncode == 0 and "cancelled" in out.stdout, out.stderr
+    jobs = JobStore(state(repo), news=None)
+    wait_until(lambda: not current_status(jobs, job).active, what="the resolver stopped")
+    after = Queues(state(repo)).load(queue.id)
+    assert after.state == "cancelled" and after.member("two").state == "resolving"
+    for branch in ("sandbox-one", "sandbox-two", f"sandbox-{queue.id}"):
+        assert git(repo, "branch", "--list", branch).strip(), branch
+    assert sp(repo, "merge", "run", queue.id).returncode == 1  # a cancelled queue stays so
+    assert git(repo, "diff", "HEAD", "--name-only") == ""  # the user's tree untouched
