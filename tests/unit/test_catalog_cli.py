@@ -85,5 +85,5 @@ def test_show_json(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_show_unknown(project: Path) -> None:
     with pytest.raises(NotFound, match="unknown specialist 'reviewr'") as info:
         run(["show", "reviewr"])
-    assert info.value.hint == "did you mean: reviewer?"
+    assert info.value.hint == "did you mean: reviewer, resolver?"
     assert info.value.exit_code == 2

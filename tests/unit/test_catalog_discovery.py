@@ -169,7 +169,9 @@ def test_unknown_name_suggests_close_matches(dirs: dict[str, Path]) -> None:
     cat = load_catalog(dirs["project"])
     with pytest.raises(NotFound) as info:
         cat.get("revewer")
-    assert info.value.one_line() == "unknown specialist 'revewer' (did you mean: reviewer?)"
+    assert (
+        info.value.one_line() == "unknown specialist 'revewer' (did you mean: reviewer, resolver?)"
+    )
     with pytest.raises(NotFound) as info:
         cat.get("zzzzzz")
     assert "specialists list" in (info.value.hint or "")

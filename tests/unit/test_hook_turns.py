@@ -152,6 +152,41 @@ def test_a_broken_config_gives_the_defaults_and_one_log_line(state):
     assert "not valid TOML" in hook_log()
 
 
+def file_tool(tool: str, path: str) -> str:
+    field = "notebook_path" if tool == "NotebookEdit" else "file_path"
+    return hook_input("PreToolUse:Bash", tool_name=tool, tool_input={field: path, "content": "x"})
+
+
+@pytest.mark.parametrize("tool", ["Write", "Edit", "MultiEdit", "NotebookEdit"])
+def test_a_file_another_live_job_claimed_is_denied_with_the_holders_name(state, tool):
+    """The claims guard (issue 23): the session is no job of ours, so a live job's claim
+    denies its write; a path nobody claimed, a dead holder and a relative path as Claude Code
+    would never send it all behave."""
+    from specialists.store.claims import Claims
+    from specialists.store.jobs import JobStore
+    from tests.support.jobs import new_job
+
+    project = state.parent
+    assert call("pre-tool-use", file_tool(tool, str(project / "a.py"))) is None  # none yet
+    record, lock = new_job(JobStore(state, news=None), project, specialist="executor")
+    lock.release()
+    Claims(state).claim(record.id, [("a.py", False)], specialist="executor", note="x", now_ms=1)
+    reply = call("pre-tool-use", file_tool(tool, str(project / "a.py")))
+    assert reply is not None
+    inner = reply["hookSpecificOutput"]
+    assert inner["permissionDecision"] == "deny"
+    assert inner["permissionDecisionReason"].startswith(
+        f"a.py is claimed by job {record.id} (executor) (x); not written"
+    )
+    assert call("pre-tool-use", file_tool(tool, "a.py")) is not None  # from the session's cwd
+    assert call("pre-tool-use", file_tool(tool, str(project / "b.py"))) is None
+    status = state / "jobs" / record.id / "status.json"
+    data = json.loads(status.read_text())
+    data["supervisor_pid"] = 2**22 + 5  # its supervisor died: the claim holds nothing
+    status.write_text(json.dumps(data))
+    assert call("pre-tool-use", file_tool(tool, str(project / "a.py"))) is None
+
+
 # --------------------------------------------------------------------------- PostToolUse
 
 

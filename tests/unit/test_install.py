@@ -67,8 +67,9 @@ def test_merge_hooks_appends_and_is_idempotent():
 
 
 def test_the_turn_hooks_are_registered_beside_a_users_own():
-    """PreToolUse on Bash (the guard), PostToolUse on every tool (events, result guard), and
-    Stop with a timeout above its longest wait; a wave-1 install gains them on re-install."""
+    """PreToolUse on Bash (the bash guard) and the file tools (the claims guard), PostToolUse on
+    every tool (events, result guard), and Stop with a timeout above its longest wait; a
+    wave-1 install gains them on re-install."""
     theirs = {"matcher": "Edit", "hooks": [{"type": "command", "command": "fmt"}]}
     wave1, _ = install.merge_hooks({"hooks": {"PostToolUse": [theirs]}})
     for event in ("PreToolUse", "PostToolUse", "Stop"):
@@ -78,7 +79,7 @@ def test_the_turn_hooks_are_registered_beside_a_users_own():
     merged, notes = install.merge_hooks(wave1)
     assert merged["hooks"]["PreToolUse"] == [
         {
-            "matcher": "Bash",
+            "matcher": "Bash|Write|Edit|MultiEdit|NotebookEdit",
             "hooks": [{"type": "command", "command": hook("pre-tool-use"), "timeout": 10}],
         }
     ]
@@ -89,6 +90,21 @@ def test_the_turn_hooks_are_registered_beside_a_users_own():
     assert stop_group["hooks"][0]["timeout"] > stop_mod.STOP_WAIT_S
     assert sum("already" in n for n in notes) == 2
     assert install.unmerge_hooks(merged)[0] == {"hooks": {"PostToolUse": [theirs]}}
+
+
+def test_an_install_that_matched_bash_alone_gains_the_file_tools():
+    """Our PreToolUse group of an earlier install (Bash only) is widened in place; a group
+    that also holds a user's hook keeps its matcher."""
+    merged, _ = install.merge_hooks({})
+    ours = merged["hooks"]["PreToolUse"][0]
+    ours["matcher"] = "Bash"
+    mixed = {"matcher": "Bash", "hooks": [*ours["hooks"], {"type": "command", "command": "x"}]}
+    again, notes = install.merge_hooks(merged)
+    assert again["hooks"]["PreToolUse"][0]["matcher"] == "Bash|Write|Edit|MultiEdit|NotebookEdit"
+    assert "PreToolUse hook matcher updated in .claude/settings.json" in notes
+    merged["hooks"]["PreToolUse"] = [mixed]
+    kept, _ = install.merge_hooks(merged)
+    assert kept["hooks"]["PreToolUse"] == [mixed]
 
 
 def test_unmerge_hooks_restores_the_original_exactly():

@@ -169,6 +169,36 @@ def test_classify_follows_the_configured_mode_and_picks_up_config_changes(
     assert (verdict["flagged"], verdict["default_timeout_s"]) == (False, None)
 
 
+def test_claimed_refuses_another_jobs_file_and_lets_the_holders_lineage_write(
+    root: Path, isolated_env: AgentEnv
+) -> None:
+    """The claims guard of pi's write and edit (issue 23): the holder's name, or nothing."""
+    from specialists.store.claims import Claims
+
+    store = JobStore(root, news=None)
+    holder = new_job(store, isolated_env.project, specialist="executor")
+    writer = new_job(store, isolated_env.project)
+    for _, lock in (holder, writer):
+        lock.release()
+    Claims(root).claim(holder[0].id, [("src/a.py", False)], specialist="executor", now_ms=1)
+    for owner, refused in (
+        (OWNER, True),
+        (f"job-{writer[0].id}", True),
+        (f"job-{holder[0].id}", False),
+    ):
+        running = InProcess(Front(root, owner, isolated_env.project / "src"))
+        try:
+            verdict = running.peer.result("claimed", path="a.py")  # from pi's cwd
+            assert bool(verdict["refused"]) is refused, owner
+            if refused:
+                assert f"src/a.py is claimed by job {holder[0].id} (executor)" in verdict["refused"]
+            assert running.peer.result("claimed", path="b.py")["refused"] is None
+            reply = running.peer.request("claimed", path=7)
+            assert not reply["ok"]
+        finally:
+            running.close()
+
+
 def test_a_broken_config_keeps_the_defaults_and_says_why(
     root: Path, isolated_env: AgentEnv
 ) -> None:

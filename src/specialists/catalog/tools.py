@@ -65,7 +65,7 @@ CLAUDE_ONLY = frozenset(
 )
 _CLAUDE_ONLY_BY_LOWER = {name.lower(): name for name in CLAUDE_ONLY}
 
-# The specialists agent tools (toolset/registry.py TOOLS; a unit test keeps the two equal).
+# The specialists agent tools (native/agent_table.py TOOLS; a unit test keeps the two equal).
 TABLE_TOOLS = frozenset(
     {
         *("bg_run", "bg_output", "bg_cancel", "bg_list"),
@@ -73,6 +73,7 @@ TABLE_TOOLS = frozenset(
         *("spawn_thread", "report_to_parent", "close_thread", "send_message_to_child"),
         *("squash_sandbox", "assess_coverage"),
         *("contact_supervisor", "list_asks", "reply_to_ask", "mission"),
+        *("claim_files", "release_files", "list_claims", "merge_queue"),
     }
 )
 _MCP_PREFIX = "mcp__specialists__"  # how Claude Code names our server's tools

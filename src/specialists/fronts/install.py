@@ -9,8 +9,8 @@ that and nothing a user wrote:
   first request and waits for the server up to 5 s before it), "specialists-more" the rest,
   which Claude Code defers behind its tool search (docs/mcp.md, "Tool sets").
 - Hooks (project: <root>/.claude/settings.json; user: ~/.claude/settings.json, or
-  $CLAUDE_CONFIG_DIR/settings.json): UserPromptSubmit, SessionStart, PreToolUse on Bash,
-  PostToolUse and Stop, each `<python> -m specialists hook <event>`.
+  $CLAUDE_CONFIG_DIR/settings.json): UserPromptSubmit, SessionStart, PreToolUse on Bash and
+  the file tools, PostToolUse and Stop, each `<python> -m specialists hook <event>`.
 
 Both name this very interpreter by its absolute path, so they work from a shell whose PATH
 lacks the virtualenv. A hook is a shell command: when that interpreter is gone (the
@@ -61,7 +61,8 @@ class HookEntry:
 HOOKS: tuple[HookEntry, ...] = (
     HookEntry("UserPromptSubmit", "user-prompt-submit", tells_gone=True),
     HookEntry("SessionStart", "session-start", tells_gone=True),
-    HookEntry("PreToolUse", "pre-tool-use", matcher="Bash"),
+    # Bash for the bash guard; the file tools for the claims guard (issue 23).
+    HookEntry("PreToolUse", "pre-tool-use", matcher="Bash|Write|Edit|MultiEdit|NotebookEdit"),
     HookEntry("PostToolUse", "post-tool-use"),
     # The Stop hook may wait up to 540 s for an event (hooks/stop.py): its timeout is above.
     HookEntry("Stop", "stop", timeout_s=600),
@@ -223,6 +224,23 @@ def our_hooks(groups: list[Any], entry: HookEntry) -> list[dict[str, Any]]:
     ]
 
 
+def _widen_matchers(groups: list[Any], entry: HookEntry) -> bool:
+    """Bring the matcher of a group holding only our hook up to this install's (an older
+    install's PreToolUse matched Bash alone). True when one changed."""
+    changed = False
+    for group in groups:
+        inner = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(inner, list) or not inner or entry.matcher is None:
+            continue
+        only_ours = all(
+            isinstance(h, dict) and _is_our_hook(h.get("command"), entry) for h in inner
+        )
+        if only_ours and group.get("matcher") != entry.matcher:
+            group["matcher"] = entry.matcher
+            changed = True
+    return changed
+
+
 def merge_hooks(
     doc: Doc, where: str = ".claude/settings.json", python: str | None = None
 ) -> tuple[Doc, list[str]]:
@@ -238,8 +256,10 @@ def merge_hooks(
         command = hook_command(python, entry)
         groups = hooks.setdefault(entry.event, [])
         ours = our_hooks(groups, entry)
+        widened = _widen_matchers(groups, entry)
         if ours and all(h["command"] == command for h in ours):
-            notes.append(f"{entry.event} hook already in {where}")
+            what = "matcher updated" if widened else "already"
+            notes.append(f"{entry.event} hook {what} in {where}")
             continue
         if ours:
             for hook in ours:

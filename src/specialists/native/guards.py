@@ -6,6 +6,9 @@
   ...) and into interpreters' code (`python -c`), and says to use `bg_run` or `sleep`.
 - The oversized-result guard (R-O1..R-O3) spills any tool result over the limit, except
   `read`'s own output, and hands back head, tail and the path.
+- The claims guard (issue 23 item 4) refuses a write to a file another live job claimed
+  (store/claims.py), naming the holder: native write and edit, the pi extension's write and
+  edit, Claude Code's Write, Edit, MultiEdit and NotebookEdit (PreToolUse) all ask it.
 """
 
 from __future__ import annotations
@@ -19,6 +22,27 @@ GuardMode = Literal["block", "warn", "off"]
 GUARD_MODES: tuple[str, ...] = ("block", "warn", "off")
 DEFAULT_BASH_TIMEOUT_S = 180
 RESULT_LIMITS = SpillLimits(max_chars=40_000, head_chars=6_000, tail_chars=2_000)
+
+
+def claim_refusal(state_root: Path | None, path: str | Path, writer: str | None) -> str | None:
+    """The one line refusing a write to `path` when another live job claimed it, else None.
+    `writer` is the writing job's id (None: a session that is not one of our jobs)."""
+    if state_root is None:
+        return None
+    from specialists.store.claims import Claims, claim_key
+
+    claim = Claims(state_root).holder(path, writer=writer)
+    if claim is None:
+        return None
+    key = claim_key(path, state_root.parent)
+    why = [claim.note] if claim.note else []
+    if claim.path != key:
+        why.append(f"its claim of {claim.shown()}")
+    because = f" ({'; '.join(why)})" if why else ""
+    return (
+        f"{key} is claimed by {claim.holder()}{because}; not written. Work on other files, "
+        "or wait for that job to end (its claims end with it)"
+    )
 
 
 def guard_result(

@@ -9,6 +9,8 @@ a power (vocab.TIER_POWERS) is offered only to a tier that grants it:
 | bg_run | command | runs `sh -c` on the host, outside any sandbox the agent has |
 | bg_output, bg_list, bg_cancel | command | only bg_run's jobs to read or stop |
 | squash_sandbox | write | writes a child's changes into the caller's tree |
+| claim_files | write | only a job that may write has files to claim |
+| merge_queue | write | merges sandboxes and starts resolver jobs |
 | spawn_thread | (none) | the child's tier: the narrower of its own and its parent's |
 
 So READ_ONLY gets no tool that runs a command, writes a file or merges a sandbox; BASH_ONLY
@@ -30,6 +32,8 @@ TOOL_NEEDS: dict[str, str] = {
     "bg_list": "command",
     "bg_cancel": "command",
     "squash_sandbox": "write",
+    "claim_files": "write",
+    "merge_queue": "write",
 }
 # Every tool of the registry that needs no power; a new tool must be placed in one of the two
 # (tests/unit/test_tool_tiers.py), so none is offered to a read-only job by accident.
@@ -48,6 +52,8 @@ NEEDS_NOTHING = frozenset(
         "list_asks",
         "reply_to_ask",
         "mission",
+        "release_files",
+        "list_claims",
     }
 )
 FAIL_CLOSED_TIER = "READ_ONLY"  # a job whose record cannot be read gets the least

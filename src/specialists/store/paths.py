@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 STATE_DIR_NAME = ".specialists"
+SANDBOXES_DIR = "sandboxes"  # the sandbox worktrees and their records (features/sandbox)
 
 
 def find_project_root(start: Path | None = None) -> Path:

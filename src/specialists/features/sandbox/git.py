@@ -51,9 +51,8 @@ from specialists.features.sandbox.rules import (
     parse_status,
     parse_worktrees,
 )
-from specialists.store.paths import state_dir
+from specialists.store.paths import SANDBOXES_DIR, state_dir
 
-SANDBOXES_DIR = "sandboxes"
 GIT_TIMEOUT_S = 120.0
 GIT_SAFETY = (
     *("-c", "core.hooksPath=/dev/null"),

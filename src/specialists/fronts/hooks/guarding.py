@@ -11,9 +11,10 @@ What Claude Code 2.1.197 lets a hook do, checked against the binary and by runni
   as MCP content blocks; for built-in tools only in that tool's own output shape (Bash:
   `{stdout, stderr, interrupted, ...}`), otherwise Claude Code keeps the original.
 
-So the bash guard covers the Bash tool, and the result guard covers every MCP tool (any
-server's) and Bash. Other built-in tools are bounded by Claude Code itself (Bash output, for
-one, is cut at 30,000 characters and the rest saved to a file before a hook sees it).
+So the bash guard covers the Bash tool, the claims guard the file tools (a `deny` naming the
+claim's holder), and the result guard covers every MCP tool (any server's) and Bash. Other
+built-in tools are bounded by Claude Code itself (Bash output, for one, is cut at 30,000
+characters and the rest saved to a file before a hook sees it).
 """
 
 from __future__ import annotations
@@ -32,6 +33,13 @@ if TYPE_CHECKING:
 CONFIG_FILE = "config.toml"
 DEFAULT_MAX_CHARS = 40_000  # overflow.maxChars unless config.toml says otherwise
 MAX_BASH_TIMEOUT_MS = 600_000  # Claude Code's Bash tool refuses more (BASH_MAX_TIMEOUT_MS)
+# Claude Code's tools that write one file, and the input field naming it.
+FILE_TOOLS = {
+    "Write": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+}
 
 
 def has_config(state_dir: Path) -> bool:
@@ -90,6 +98,38 @@ def bash_decision(tool_input: dict[str, Any], settings: Settings) -> dict[str, A
                 "updatedInput": {**tool_input, "timeout": timeout_ms},
             }
     return reply or None
+
+
+# --- PreToolUse: the claims guard (issue 23) ---------------------------------------------------
+
+
+def claims_decision(
+    tool_name: str, tool_input: dict[str, Any], state_dir: Path, cwd: object
+) -> dict[str, Any] | None:
+    """The PreToolUse reply denying a file tool's write of a file another live job claimed
+    (native/guards.py `claim_refusal`), or None. Nothing is imported unless something was
+    ever claimed in this project."""
+    from specialists.store.claims import CLAIMS_DIR
+
+    raw = tool_input.get(FILE_TOOLS[tool_name])
+    if not isinstance(raw, str) or not raw or not os.path.lexists(state_dir / CLAIMS_DIR):
+        return None
+    from specialists.base.owner import JOB_ENV
+    from specialists.native.guards import claim_refusal
+
+    path = Path(raw)
+    if not path.is_absolute():
+        path = Path(cwd if isinstance(cwd, str) and cwd else os.getcwd()) / path
+    refused = claim_refusal(state_dir, path, os.environ.get(JOB_ENV) or None)
+    if refused is None:
+        return None
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": refused,
+        }
+    }
 
 
 # --- PostToolUse: the oversized-result guard (R-O1..R-O3) ------------------------------------

@@ -1,4 +1,5 @@
-"""PreToolUse on Bash: the bash guard (R-B1..R-B5) and the default timeout (R-B4).
+"""PreToolUse: the bash guard (R-B1..R-B5) and default timeout (R-B4) on Bash, and the claims
+guard on the file tools (Write, Edit, MultiEdit, NotebookEdit: issue 23).
 
     block  a command that would hold the turn (a long sleep, a follower, a dev server) is
            refused; the model reads why, which tool to use instead (bg_run, sleep) and how to
@@ -9,7 +10,9 @@
 A Bash call without `timeout` (and not `run_in_background`) gets bash.defaultTimeoutSec, in
 the milliseconds Claude Code's Bash tool takes, at most its 600,000. Registered with the
 matcher "Bash"; any other tool is left alone. See hooks/guarding.py for what Claude Code
-2.1.197 lets a hook do.
+2.1.197 lets a hook do. A write of a file another live job claimed is denied with the
+holder's name (hooks/guarding.py `claims_decision`); the session writing is not one of our
+jobs, so every live job's claim counts.
 """
 
 from __future__ import annotations
@@ -17,7 +20,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from specialists.fronts.hooks.common import write_reply
-from specialists.fronts.hooks.guarding import bash_decision, load_settings
+from specialists.fronts.hooks.guarding import (
+    FILE_TOOLS,
+    bash_decision,
+    claims_decision,
+    load_settings,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,8 +34,14 @@ if TYPE_CHECKING:
 
 def run(data: dict[str, Any], state_dir: Path, out: TextIO) -> None:
     tool_input = data.get("tool_input")
-    if data.get("tool_name") != "Bash" or not isinstance(tool_input, dict):
+    name = data.get("tool_name")
+    if not isinstance(tool_input, dict):
         return
-    reply = bash_decision(tool_input, load_settings(state_dir, "pre-tool-use"))
+    if name in FILE_TOOLS:
+        reply = claims_decision(str(name), tool_input, state_dir, data.get("cwd"))
+    elif name == "Bash":
+        reply = bash_decision(tool_input, load_settings(state_dir, "pre-tool-use"))
+    else:
+        return
     if reply is not None:
         write_reply(out, reply)

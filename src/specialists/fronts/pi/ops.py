@@ -26,7 +26,7 @@ from specialists.events.timers import TimerStore
 from specialists.native import agent_table as registry
 from specialists.native.agent_tools import AgentTool, Caller, ToolCall, call_tool
 from specialists.native.bash_guard import classify_bash
-from specialists.native.guards import guard_result
+from specialists.native.guards import claim_refusal, guard_result
 from specialists.native.tool_settings import Settings, load_settings
 
 PROTOCOL_VERSION = 1
@@ -34,6 +34,7 @@ MAX_PART_CHARS = 256 * 1024  # one bound_part request carries at most this much 
 MAX_BOUND_TOTAL_CHARS = 256 * 1024 * 1024  # a tool result larger than this is refused
 MAX_OPEN_STREAMS = 4
 MAX_CALL_ID = 200
+MAX_PATH_CHARS = 4096
 
 
 def _stamp(path: Path) -> tuple[int, int] | str | None:
@@ -182,6 +183,14 @@ class Front:
             "reason": verdict.reason if verdict else "",
             "default_timeout_s": bash.default_timeout_sec if bash.guard != "off" else None,
         }
+
+    def claimed(self, req: Mapping[str, Any]) -> dict[str, Any]:
+        """The claims guard for pi's write and edit: the refusal line when another live job
+        claimed the file (native/guards.py), else none. `path` is pi's, from its cwd."""
+        raw = field(req, "path", str, max_len=MAX_PATH_CHARS)
+        path = Path(raw).expanduser()
+        path = path if path.is_absolute() else self.cwd / path
+        return {"refused": claim_refusal(self.state_root, path, owner_job_id(self.owner))}
 
     def bound_part(self, req: Mapping[str, Any]) -> dict[str, Any]:
         """One piece of a tool result too large for one line; kept on disk, not in memory."""

@@ -2,7 +2,7 @@
 
 Requests (extension -> sidecar), one JSON object per line:
 
-    {"id": 7, "op": "hello" | "tools" | "call" | "classify" | "bound" | "bound_part"
+    {"id": 7, "op": "hello" | "tools" | "call" | "classify" | "claimed" | "bound" | "bound_part"
                     | "ack" | "status" | "command", ...fields}
 
 Replies: `{"id": 7, "ok": true, "result": {...}}` or `{"id": 7, "ok": false, "error": "..."}`.
@@ -51,7 +51,7 @@ REPUSH_S = 30.0  # an unacknowledged batch is pushed again after this long
 STATUS_EVERY_S = 1.0  # counts and config are re-checked this often (and after every call)
 WAIT_SLICE_S = 0.025
 
-FAST_OPS = frozenset({"hello", "tools", "classify", "ack", "status", "bound_part"})
+FAST_OPS = frozenset({"hello", "tools", "classify", "claimed", "ack", "status", "bound_part"})
 SLOW_OPS = frozenset({"call", "bound", "command"})
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specialists.native.bash_guard import DEFAULT_SLEEP_LIMIT_S
-from specialists.native.guards import RESULT_LIMITS, GuardMode
+from specialists.native.guards import RESULT_LIMITS, GuardMode, claim_refusal
 
 if TYPE_CHECKING:
     from specialists.events.spill import SpillLimits
@@ -75,6 +75,14 @@ def resolve_inside(ctx: ToolContext, raw: Any, *, for_read: bool = False) -> Pat
     if not any(resolved == r or resolved.is_relative_to(r) for r in roots):
         raise ToolFailure(f"path {raw!r} is outside the working directory {root}; refused")
     return resolved
+
+
+def claimed(ctx: ToolContext, path: Path) -> str | None:
+    """Why writing `path` is refused: another live job claimed it (guards.claim_refusal)."""
+    caller = ctx.caller
+    if caller is None:
+        return None
+    return claim_refusal(caller.state_root, path, caller.job_id)
 
 
 def arg_str(args: Mapping[str, Any], key: str, *, default: str | None = None) -> str:

@@ -11,6 +11,7 @@ from specialists.native.tools.base import (
     ToolFailure,
     ToolOutput,
     arg_str,
+    claimed,
     display,
     resolve_inside,
 )
@@ -58,6 +59,9 @@ def _edits(args: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     path = resolve_inside(ctx, args.get("path"))
+    refused = claimed(ctx, path)
+    if refused:
+        raise ToolFailure(refused)
     edits = _edits(args)
     name = display(path, ctx)
     if not path.is_file():

@@ -10,6 +10,7 @@ from specialists.native.tools.base import (
     ToolFailure,
     ToolOutput,
     arg_str,
+    claimed,
     display,
     resolve_inside,
 )
@@ -30,6 +31,9 @@ PARAMETERS = {
 
 def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     path = resolve_inside(ctx, args.get("path"))
+    refused = claimed(ctx, path)
+    if refused:
+        raise ToolFailure(refused)
     content = arg_str(args, "content")
     if path.exists() and not path.is_file():  # a FIFO would block the run until read
         raise ToolFailure(f"{display(path, ctx)} exists and is not a regular file; not written")

@@ -231,6 +231,9 @@ export class SidecarClient {
 // --- guards ----------------------------------------------------------------------------
 
 /** R-B1: what to do with a classified bash call. */
+/** pi's tools that write a file named by `input.path`: the claims guard asks about them. */
+export const WRITE_TOOLS = new Set(["write", "edit"]);
+
 export function bashDecision(verdict) {
   if (!verdict?.flagged || verdict.mode === "off") return { action: "run" };
   if (verdict.mode === "block") return { action: "block", reason: verdict.reason };

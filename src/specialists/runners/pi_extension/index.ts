@@ -10,7 +10,8 @@
 //   $SPECIALISTS_PI_PRINT_WAIT_S, 600 s) for the event it yields to.
 // - events: inbox batches arrive as `specialists-event` messages (steer, triggerTurn),
 //   acknowledged to the sidecar once pi's message_end shows them.
-// - guards: bash calls are classified (block / warn / off, default timeout); results over
+// - guards: bash calls are classified (block / warn / off, default timeout); a write or edit
+//   of a file another live job claimed is blocked with the holder's name; results over
 //   overflow.maxChars (except read's) are spilled to a file and replaced by head, tail, path.
 // - status line `specialists`, the `/specialists` command, a renderer for the events.
 
@@ -238,11 +239,17 @@ export default function specialists(pi: ExtensionAPI): void {
     }),
   );
 
-  // R-B1..R-B5. A guard that cannot ask the sidecar lets the command run (and logs it).
+  // R-B1..R-B5, and file claims (issue 23). A guard that cannot ask the sidecar lets the call
+  // run (and logs it): a sidecar that is down must not stop every write.
   pi.on(
     "tool_call",
-    safe("bash-guard", async (event: any) => {
-      if (event.toolName !== "bash" || typeof event.input?.command !== "string" || !client) return undefined;
+    safe("guard", async (event: any) => {
+      if (!client) return undefined;
+      if (core.WRITE_TOOLS.has(event.toolName) && typeof event.input?.path === "string") {
+        const verdict = await client.request("claimed", { path: event.input.path }, { timeoutMs: 3000 });
+        return verdict.refused ? { block: true, reason: String(verdict.refused) } : undefined;
+      }
+      if (event.toolName !== "bash" || typeof event.input?.command !== "string") return undefined;
       const verdict = await client.request("classify", { command: event.input.command }, { timeoutMs: 3000 });
       if (verdict.default_timeout_s && event.input.timeout == null) event.input.timeout = verdict.default_timeout_s;
       const decision = core.bashDecision(verdict);

@@ -1,0 +1,44 @@
+"""What sandboxes add to a job's life: its file claims end with it, and a merge queue's
+resolver job hands its result back to its queue when it ends."""
+
+from __future__ import annotations
+
+import os
+
+from specialists.native.agent_table import register_tools
+from specialists.supervise.hooks import HOOKS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from specialists.supervise.hooks import JobEnd
+
+
+def register() -> None:
+    register_tools("specialists.features.sandbox.claim_tools:CLAIM_TOOLS")
+    register_tools("specialists.features.sandbox.queue_tools:QUEUE_TOOLS")
+    HOOKS.before_end.append(_release_claims)
+    # After threads' close (registered before us), which commits the resolver's sandbox.
+    HOOKS.before_end.append(_resolver_ended)
+
+
+def _resolver_ended(ending: JobEnd) -> None:
+    sandbox = ending.record.sandbox
+    if not sandbox or not sandbox.startswith("q-"):
+        return
+    from specialists.base.errors import SpecialistsError
+    from specialists.features.sandbox.merge_ops import resolver_ended
+
+    try:
+        resolver_ended(ending.store.root, ending.record.id, sandbox, ending.final)
+    except (SpecialistsError, OSError) as exc:
+        ending.report(f"merge queue: {exc}")
+
+
+def _release_claims(ending: JobEnd) -> None:
+    from specialists.store.claims import CLAIMS_DIR, Claims
+
+    if not os.path.lexists(ending.store.root / CLAIMS_DIR):
+        return
+    gone = Claims(ending.store.root).release(ending.record.id)
+    if gone:
+        ending.event("claims_released", paths=[c.shown() for c in gone[:50]], count=len(gone))

@@ -1,0 +1,179 @@
+"""The git steps of a merge queue beyond a squash: what a sandbox changed, moving a waiting
+sandbox's branch onto the queue's new tip, and the conflicted tree a resolver starts from.
+
+A rebase here replays a sandbox's whole change as one commit on the new tip (the same
+three-way merge a squash makes, `git merge-tree --write-tree`, so no working copy is touched
+to find out), because the queue squashes it anyway: replaying each of its commits would only
+add places to conflict. Moving the branch is a compare-and-swap (`git update-ref <new>
+<old>`); a worktree that has it checked out is brought along first (`git read-tree -m -u
+<old> <new>`, which refuses to overwrite local changes), so the worktree never looks dirty
+to a later squash. The old tip stays in the branch's reflog and in the queue's journal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from specialists.features.sandbox.backend import Sandbox, SandboxError
+from specialists.features.sandbox.prune import delete_branch
+from specialists.features.sandbox.rules import parse_merge_tree
+
+if TYPE_CHECKING:
+    from specialists.features.sandbox.git import GitSandbox
+
+log = logging.getLogger("specialists.features.sandbox")
+MARKERS = (b"<<<<<<< ", b">>>>>>> ")
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """The sandbox's change as one commit on `onto` (not applied yet), or its conflicts."""
+
+    commit: str | None
+    conflicts: tuple[str, ...] = ()
+
+
+def changed_files(gs: GitSandbox, sandbox: Sandbox, tip: str | None = None) -> list[str]:
+    """Every path the sandbox's branch changed against its base (both names of a rename)."""
+    tip = tip or gs.rev(gs.project, f"refs/heads/{sandbox.branch}")
+    if tip is None:
+        raise SandboxError(f"branch {sandbox.branch} is gone")
+    out = gs.git(
+        gs.project, "diff", "--name-only", "-z", "--no-renames", sandbox.base_sha, tip, "--"
+    )
+    return sorted({os.fsdecode(p) for p in out.split(b"\0") if p})
+
+
+def lines_changed(gs: GitSandbox, sandbox: Sandbox, tip: str) -> int:
+    out = gs.git(gs.project, "diff", "--numstat", "-z", "--no-renames", sandbox.base_sha, tip)
+    total = 0
+    for row in out.split(b"\0"):
+        added, _, rest = row.partition(b"\t")
+        deleted = rest.partition(b"\t")[0]
+        total += sum(int(n) for n in (added, deleted) if n.isdigit())
+    return total
+
+
+def _merge_tree(gs: GitSandbox, tip: str, onto: str) -> tuple[str, tuple[str, ...]]:
+    """The merged tree of `tip` onto `onto` (against their merge base) and its conflicts;
+    nothing is written but objects."""
+    merged = gs.run(
+        gs.project, "merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", onto, tip
+    )
+    if merged.code not in (0, 1):
+        raise SandboxError(f"git merge-tree failed: {merged.err_text()}")
+    tree, conflicts = parse_merge_tree(merged.stdout)
+    return tree, conflicts if merged.code == 1 else ()
+
+
+def conflicts(gs: GitSandbox, tip: str, onto: str) -> tuple[str, ...]:
+    """The paths where `tip`'s change would conflict with `onto` (none: it merges)."""
+    return _merge_tree(gs, tip, onto)[1]
+
+
+def replay(gs: GitSandbox, tip: str, onto: str, message: str) -> Replayed:
+    """`tip`'s change (against their merge base) as one commit whose parent is `onto`."""
+    tree, conflicted = _merge_tree(gs, tip, onto)
+    if conflicted:
+        return Replayed(None, conflicted)
+    made = gs.git(gs.project, "commit-tree", "--no-gpg-sign", "-p", onto, "-m", message, tree)
+    return Replayed(made.decode().strip())
+
+
+def landed_since(gs: GitSandbox, tip: str, onto: str) -> set[str]:
+    """The paths `onto` changed since it and `tip` parted (their merge base)."""
+    base = gs.run(gs.project, "merge-base", tip, onto)
+    if not base.ok:
+        raise SandboxError(f"{tip[:12]} and {onto[:12]} share no history")
+    fork = base.stdout.decode().strip()
+    out = gs.git(gs.project, "diff", "--name-only", "-z", "--no-renames", fork, onto, "--")
+    return {os.fsdecode(p) for p in out.split(b"\0") if p}
+
+
+def move_branch(gs: GitSandbox, sandbox: Sandbox, old: str, new: str, base: str) -> Sandbox:
+    """Point the sandbox's branch at `new` (from `old`), bringing its worktree along, and
+    record `base` as what it now starts from. Safe to repeat after a crash at any step."""
+    ref = f"refs/heads/{sandbox.branch}"
+    with gs.meta.locked():
+        now = gs.rev(gs.project, ref)
+        if now not in (old, new):
+            raise SandboxError(f"{sandbox.branch} moved meanwhile (to {str(now)[:12]}); kept")
+        tree = gs.worktree_of(sandbox.branch)
+        if tree is not None and not tree.prunable and os.path.isdir(tree.path):
+            _bring_worktree(gs, tree.path, old, new)
+        if now == old:
+            moved = gs.run(
+                gs.project, "update-ref", "-m", "specialists: merge queue", ref, new, old
+            )
+            if not moved.ok:
+                raise SandboxError(f"cannot move {sandbox.branch}: {moved.err_text()}")
+        current = gs.get(sandbox.id) or sandbox
+        updated = dataclasses.replace(current, base_sha=base)
+        if updated != current:
+            gs.meta.write(updated)
+        return updated
+
+
+def _bring_worktree(gs: GitSandbox, path: str, old: str, new: str) -> None:
+    """The worktree's index and files from `old` to `new`, unless they are there already."""
+    top = Path(path)
+    if _index_is(gs, top, new):
+        return
+    if not _index_is(gs, top, old):
+        raise SandboxError(f"the worktree {path} has staged changes; it was left as it is")
+    done = gs.run(top, "read-tree", "-m", "-u", old, new)
+    if not done.ok:
+        raise SandboxError(f"cannot update the worktree {path}: {done.err_text()}")
+
+
+def _index_is(gs: GitSandbox, top: Path, treeish: str) -> bool:
+    same = gs.run(top, "diff-index", "--cached", "--quiet", treeish, "--")
+    if same.code not in (0, 1):
+        raise SandboxError(f"git diff-index failed in {top}: {same.err_text()}")
+    return same.code == 0
+
+
+def reset_to_head(gs: GitSandbox, sandbox: Sandbox) -> None:
+    """Drop what a killed squash staged in a sandbox nobody else writes in (the queue's own):
+    index and files back to its HEAD; untracked files stay."""
+    if not _index_is(gs, sandbox.path, "HEAD"):
+        gs.git(sandbox.path, "reset", "--quiet", "--hard", "HEAD")
+
+
+def start_conflict(gs: GitSandbox, worktree: Sandbox, tip: str) -> tuple[str, ...]:
+    """Merge `tip` into the fresh sandbox `worktree` without committing, leaving git's
+    conflict markers where it cannot merge: what a resolver edits. Returns the conflicted
+    paths (none: it merged cleanly after all)."""
+    done = gs.run(worktree.path, "merge", "--squash", "--no-commit", tip)
+    if done.code not in (0, 1):
+        raise SandboxError(f"git merge in {worktree.path} failed: {done.err_text()}")
+    out = gs.git(worktree.path, "diff", "--name-only", "-z", "--diff-filter=U")
+    return tuple(sorted({os.fsdecode(p) for p in out.split(b"\0") if p}))
+
+
+def markers_left(gs: GitSandbox, commit: str, paths: tuple[str, ...]) -> tuple[str, ...]:
+    """The paths whose content at `commit` still holds a conflict marker line."""
+    left = []
+    for path in paths:
+        shown = gs.run(gs.project, "cat-file", "blob", f"{commit}:{path}")
+        if shown.ok and any(line.startswith(MARKERS) for line in shown.stdout.splitlines()):
+            left.append(path)
+    return tuple(left)
+
+
+def retire(gs: GitSandbox, sandbox: Sandbox, tip: str) -> None:
+    """The resolver's sandbox once its commit is the member's branch: its worktree removed
+    (kept, with a log line, if it holds anything), its branch deleted only while it still
+    points at `tip`, its record with it."""
+    refused = gs.remove_worktree(sandbox)
+    if refused is not None:
+        log.warning("resolver sandbox %s kept: %s", sandbox.id, refused.message)
+        return
+    with gs.meta.locked():
+        if delete_branch(gs, sandbox.branch, tip):
+            gs.meta.delete(sandbox.id)
