@@ -31,5 +31,5 @@ def test_doctor_reports_a_fifo_config_and_goes_on() -> None:
     plant_everything()
     doctor = cli("doctor")
     assert f"config: {config}: is a FIFO (named pipe)" in doctor.stdout
-    assert "specialists: 10 loaded" in doctor.stdout, doctor.stdout
+    assert "specialists: 11 loaded" in doctor.stdout, doctor.stdout
     assert "Traceback" not in doctor.stderr

@@ -21,6 +21,7 @@ from tests.support.threads import (
     spawn,
     thread_project,
     wait_closed,
+    wait_finished,
 )
 
 SCRIPTS = {"one": "printf 'one\\n' > one.txt", "waiter": "sleep 30"}
@@ -81,6 +82,7 @@ def test_prune_keeps_a_branch_that_moved_while_the_person_was_asked(
     project = _project()
     child = spawn(root_caller(project), specialist="one", sandbox=True).data
     wait_closed(project, child["thread_id"])
+    wait_finished(project, child)
     assert main(["sandboxes", "squash", child["thread_id"], "--yes"]) == 0
     git(project, "commit", "-q", "-m", "take it")
     branch = child["branch"]
@@ -100,6 +102,7 @@ def test_prune_and_squash_without_a_terminal_need_yes(capsys: pytest.CaptureFixt
     project = _project()
     child = spawn(root_caller(project), specialist="one", sandbox=True).data
     wait_closed(project, child["thread_id"])
+    wait_finished(project, child)
     assert main(["sandboxes", "squash", child["thread_id"]]) == 2
     err = capsys.readouterr().err
     assert "no terminal to confirm on" in err and "--yes" in err

@@ -74,6 +74,18 @@ def wait_closed(project: Path, thread_id: str, owner: str = ROOT_OWNER) -> Event
     return wait_until(found, what=f"child_closed of {thread_id}")
 
 
+def wait_finished(project: Path, child: dict[str, object]) -> None:
+    """The child's job has ended too: its child_closed comes before its final status (the
+    owners hear of the end first), and a squash refuses a child still winding down (R-S5)."""
+    jobs = JobStore(project / ".specialists", news=None)
+
+    def ended() -> bool:
+        st = jobs.read_status(str(child["job_id"]))
+        return st is not None and not st.active
+
+    wait_until(ended, what=f"the end of job {child['job_id']}")
+
+
 def thread_dirs(project: Path) -> list[str]:
     """The thread directories (the spawn locks beside them are not threads)."""
     root = project / ".specialists" / "threads"
