@@ -13,8 +13,10 @@ import pytest
 
 from specialists.base.errors import UserError
 from specialists.events import notices
-from specialists.features import beads
-from specialists.features.beads import Bead, BeadsClient, BeadsError
+from specialists.features.beads import jobs as bead_jobs
+from specialists.features.beads import notes as bead_notes
+from specialists.features.beads.client import BeadsClient
+from specialists.features.beads.notes import Bead, BeadsError
 from specialists.store.jobs import JobStore
 from specialists.store.paths import state_dir
 from specialists.store.records import JobStatus
@@ -61,13 +63,13 @@ def test_bead_from_json_refuses_answers_without_an_issue(bad):
     ],
 )
 def test_should_track(mode, permission, uses_beads, expected):
-    assert beads.should_track(mode, permission, uses_beads) is expected
+    assert bead_notes.should_track(mode, permission, uses_beads) is expected
 
 
 @pytest.mark.parametrize("bad", ["--json", "-x", "", "a b", "x;rm", "../etc"])
 def test_bead_ids_that_could_be_flags_or_paths_are_refused(bad):
     with pytest.raises(UserError):
-        beads.check_bead_id(bad)
+        bead_notes.check_bead_id(bad)
 
 
 def test_collect_blockers_walks_levels_once_each():
@@ -84,10 +86,10 @@ def test_collect_blockers_walks_levels_once_each():
         shown.append(bead_id)
         return graph[bead_id]
 
-    assert beads.collect_blockers(show, graph["a"], 0) == []
-    assert [b.id for b in beads.collect_blockers(show, graph["a"], 1)] == ["b", "c"]
-    assert [b.id for b in beads.collect_blockers(show, graph["a"], 2)] == ["b", "c", "d"]
-    assert [b.id for b in beads.collect_blockers(show, graph["a"], 9)] == ["b", "c", "d", "e"]
+    assert bead_notes.collect_blockers(show, graph["a"], 0) == []
+    assert [b.id for b in bead_notes.collect_blockers(show, graph["a"], 1)] == ["b", "c"]
+    assert [b.id for b in bead_notes.collect_blockers(show, graph["a"], 2)] == ["b", "c", "d"]
+    assert [b.id for b in bead_notes.collect_blockers(show, graph["a"], 9)] == ["b", "c", "d", "e"]
     assert "a" not in shown  # the bead itself is never shown again (cycles)
 
 
@@ -96,7 +98,7 @@ def test_bead_prompt_carries_bead_blockers_and_extra_instructions():
     blocker = Bead(
         "bd-0", "Add logging", description="done first", notes="x" * 10_000, status="closed"
     )
-    text = beads.bead_prompt(bead, [blocker], "be brief")
+    text = bead_notes.bead_prompt(bead, [blocker], "be brief")
     assert text.startswith("# Task: Fix login\nBead: bd-1\n")
     assert "It fails on ü" in text and "seen twice" in text
     assert "### Add logging (bd-0, closed)" in text
@@ -109,7 +111,7 @@ def test_pin_notes_has_the_metadata_and_bounds_the_output(tmp_path):
     status = JobStatus(
         id="a1b2c3d4", specialist="executor", model="anthropic/x", backend="anthropic"
     )
-    notes = beads.pin_notes(
+    notes = bead_notes.pin_notes(
         record, status, "done", "R" * 100_000, None, git_sha="abc123", elapsed_ms=1234
     )
     for needle in (
@@ -122,15 +124,15 @@ def test_pin_notes_has_the_metadata_and_bounds_the_output(tmp_path):
         "specialists result a1b2c3d4",
     ):
         assert needle in notes
-    assert len(notes) <= beads.MAX_NOTES_CHARS
-    failed = beads.pin_notes(record, status, "error", None, "boom", git_sha=None, elapsed_ms=5)
+    assert len(notes) <= bead_notes.MAX_NOTES_CHARS
+    failed = bead_notes.pin_notes(record, status, "error", None, "boom", git_sha=None, elapsed_ms=5)
     assert "error: boom" in failed and "git_sha: unknown" in failed
 
 
 def test_close_reason_says_failed_on_error():
-    assert beads.close_reason("error", "exit 3", "j").startswith("failed:")
-    assert "completed" in beads.close_reason("done", None, "j")
-    assert "cancelled" in beads.close_reason("cancelled", None, "j")
+    assert bead_notes.close_reason("error", "exit 3", "j").startswith("failed:")
+    assert "completed" in bead_notes.close_reason("done", None, "j")
+    assert "cancelled" in bead_notes.close_reason("cancelled", None, "j")
 
 
 # --------------------------------------------------------------------------- stand-in bd
@@ -201,15 +203,15 @@ def test_a_failing_bd_is_reported_with_its_stderr(bd, tmp_path, monkeypatch):
 def test_tracking_is_a_noop_without_bd(project, monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     record = make_record(project, specialist="executor", permission="MEDIUM")
-    assert beads.track(record, "always") == (record, None)
+    assert bead_jobs.track(record, "always") == (record, None)
     with pytest.raises(UserError, match="needs the `bd` CLI"):
-        beads.bead_prompt_for(project, "bd-1", 1)
+        bead_jobs.bead_prompt_for(project, "bd-1", 1)
 
 
 def test_auto_tracks_a_writing_specialist_in_a_beads_project(bd, store, project):
     (project / ".beads").mkdir()
     record = make_record(project, specialist="executor", permission="MEDIUM", prompt="Fix it\nmore")
-    out, warning = beads.track(record, "auto")
+    out, warning = bead_jobs.track(record, "auto")
     assert warning is None
     assert out.owns_bead is True and out.bead_id in bd.issues()
     assert bd.issues()[out.bead_id]["title"] == "specialist executor: Fix it"
@@ -220,11 +222,11 @@ def test_auto_tracks_a_writing_specialist_in_a_beads_project(bd, store, project)
 
 def test_auto_does_not_track_read_only_or_beadless_projects(bd, store, project):
     record = make_record(project, specialist="executor", permission="MEDIUM")
-    assert beads.track(record, "auto")[0].bead_id is None  # no .beads/
+    assert bead_jobs.track(record, "auto")[0].bead_id is None  # no .beads/
     (project / ".beads").mkdir()
     ro = make_record(project, specialist="reviewer", permission="READ_ONLY")
-    assert beads.track(ro, "auto")[0].bead_id is None
-    assert beads.track(record, "never")[0].bead_id is None
+    assert bead_jobs.track(ro, "auto")[0].bead_id is None
+    assert bead_jobs.track(record, "never")[0].bead_id is None
     assert bd.calls() == []
 
 
@@ -233,7 +235,7 @@ def test_create_failure_runs_untracked_with_a_warning(bd, store, project, monkey
     (project / ".beads").mkdir()
     monkeypatch.setenv("FAKE_BD_FAIL", "create")
     record = make_record(project, specialist="executor", permission="MEDIUM")
-    out, warning = beads.track(record, "auto")
+    out, warning = bead_jobs.track(record, "auto")
     assert out.bead_id is None
     assert warning is not None and "not tracked as a bead" in warning
     assert capsys.readouterr() == ("", "")
@@ -263,26 +265,28 @@ def test_run_bead_makes_the_bead_the_prompt_with_blocker_context(bd, store, proj
             {"id": "bd-1", "title": "Epic"},
         ],
     )
-    prompt, bead_id = beads.bead_prompt_for(project, "bd-9", 1)
+    prompt, bead_id = bead_jobs.bead_prompt_for(project, "bd-9", 1)
     assert bead_id == "bd-9"
     assert "# Task: Ship login" in prompt and "users table added" in prompt
     assert "Make login work" in prompt
     assert "postgres" not in prompt and "Epic" not in prompt
     assert [c[0] for c in bd.calls()] == ["show", "show"]
-    deeper, _ = beads.bead_prompt_for(project, "bd-9", 2)
+    deeper, _ = bead_jobs.bead_prompt_for(project, "bd-9", 2)
     assert "postgres" in deeper
     assert not any(c[0] == "create" for c in bd.calls())  # never a second bead
 
 
 def test_run_bead_with_unknown_id_is_a_user_error(bd, store, project):
     with pytest.raises(UserError, match="cannot read bead bd-404"):
-        beads.bead_prompt_for(project, "bd-404", 1)
+        bead_jobs.bead_prompt_for(project, "bd-404", 1)
 
 
 def _finished(record_kwargs, project, bd, final, answer, error):
     record = make_record(project, id="a1b2c3d4", specialist="executor", **record_kwargs)
     status = JobStatus(id="a1b2c3d4", specialist="executor", started_at_ms=record.created_at_ms)
-    beads.on_job_finished(record, status, final, answer, error, now_ms=record.created_at_ms + 4200)
+    bead_jobs.on_job_finished(
+        record, status, final, answer, error, now_ms=record.created_at_ms + 4200
+    )
     return bd.issues()
 
 
@@ -322,7 +326,7 @@ def test_finish_problems_are_raised_after_trying_everything(bd, project, monkeyp
 
 def test_no_bead_id_means_no_bd_call(bd, project):
     record = make_record(project, id="a1b2c3d4")
-    beads.on_job_finished(record, JobStatus(id="a1b2c3d4", specialist="x"), "done", "x", None)
+    bead_jobs.on_job_finished(record, JobStatus(id="a1b2c3d4", specialist="x"), "done", "x", None)
     assert bd.calls() == []
 
 
@@ -341,11 +345,11 @@ def test_crashed_jobs_get_their_beads_closed_once_at_the_next_run_start(bd, stor
     assert recover_if_dead(store, record.id, st).status == "error"  # e.g. by `status`
     report = collect(store)
     assert report.crashed == [record.id]
-    assert beads.settle_crashed(store, report.crashed) == []
+    assert bead_jobs.settle_crashed(store, report.crashed) == []
     closed = bd.issues()["bd-3"]
     assert closed["status"] == "closed" and "supervisor crashed" in closed["notes"]
     calls = len(bd.calls())
-    assert beads.settle_crashed(store, collect(store).crashed) == []
+    assert bead_jobs.settle_crashed(store, collect(store).crashed) == []
     assert len(bd.calls()) == calls  # once per job
 
 

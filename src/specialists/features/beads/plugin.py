@@ -21,7 +21,7 @@ def register() -> None:
 
 
 def _prompt(planning: Planning, prompt: str) -> tuple[str, str | None] | None:
-    from specialists.features.beads import bead_prompt_for
+    from specialists.features.beads.jobs import bead_prompt_for
 
     request = planning.request
     if not request.bead:
@@ -30,7 +30,7 @@ def _prompt(planning: Planning, prompt: str) -> tuple[str, str | None] | None:
 
 
 def _track(record: JobRecord, planning: Planning, warnings: list[str]) -> JobRecord:
-    from specialists.features.beads import track
+    from specialists.features.beads.jobs import track
 
     request = planning.request
     if not request.track_bead or request.bead:
@@ -42,7 +42,7 @@ def _track(record: JobRecord, planning: Planning, warnings: list[str]) -> JobRec
 
 
 def _finished(ending: JobEnd) -> None:
-    from specialists.features.beads import on_job_finished
+    from specialists.features.beads.jobs import on_job_finished
 
     if not ending.record.bead_id:
         return
@@ -53,6 +53,6 @@ def _finished(ending: JobEnd) -> None:
 
 
 def _crashed(store: JobStore, crashed: list[str]) -> list[str]:
-    from specialists.features.beads import settle_crashed
+    from specialists.features.beads.jobs import settle_crashed
 
     return settle_crashed(store, crashed) if crashed else []
