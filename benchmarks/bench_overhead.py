@@ -25,6 +25,14 @@ prompt: {system: "Be brief.", task_template: "$prompt"}
 """
 
 
+def _children_cpu() -> float:
+    """CPU seconds of every waited-for child so far (user + system)."""
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def pi_alone(pi: str, env: dict[str, str], cwd: str, session: str) -> float:
     t0 = time.perf_counter()
     proc = subprocess.Popen(
@@ -106,9 +114,11 @@ def main() -> None:
         env = dict(layout.env)
         env.update(layout.point_at(server.base_url))
         cwd = str(layout.project)
-        alone, ours = [], []
+        alone, ours, alone_cpu, ours_cpu = [], [], [], []
         for i in range(RUNS):
+            c0 = _children_cpu()
             alone.append(pi_alone(str(pi), env, cwd, f"{layout.root}/s{i}.jsonl"))
+            c1 = _children_cpu()
             t0 = time.perf_counter()
             out = subprocess.run(
                 sp_argv("run", "tester", "--prompt", "hello"),
@@ -118,11 +128,19 @@ def main() -> None:
                 text=True,
             )
             ours.append(time.perf_counter() - t0)
+            alone_cpu.append(c1 - c0)
+            ours_cpu.append(_children_cpu() - c1)
             assert out.returncode == 0, out.stderr
         print(
             f"pi alone: median {median_ms(alone):.0f} ms; specialists run (foreground): "
             f"median {median_ms(ours):.0f} ms; overhead {median_ms(ours) - median_ms(alone):.0f}"
             f" ms ({median_ms(ours) / median_ms(alone):.2f}x)"
+        )
+        extra = median_ms(ours_cpu) - median_ms(alone_cpu)
+        print(
+            f"CPU: pi alone median {median_ms(alone_cpu):.0f} ms; specialists run (foreground, "
+            f"pi included) {median_ms(ours_cpu):.0f} ms; over pi {extra:.0f} ms "
+            f"(issue 20's target: at most 150 ms)"
         )
         hwm = supervisor_hwm_mb(env, cwd, server)
         print(f"background supervisor peak RSS (VmHWM): {hwm:.1f} MB")
