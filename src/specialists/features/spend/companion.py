@@ -1,7 +1,7 @@
 """The companion that keeps a job inside every spend ceiling it counts against.
 
 Registered beside every job (plugin.py); a job under no ceiling gets none. Before the agent
-starts it resolves the job's ceilings (ceilings.py: its own, its parent's, its mission's, its
+starts it resolves the job's ceilings (resolve.py: its own, its parent's, its mission's, its
 session's) into status.json `ceilings`, which is what its own children inherit and what the
 views show. Then it counts: the job's own spend live, everyone else's under the same ceilings
 from their statuses every COUNT_S (tally.py).
