@@ -264,6 +264,26 @@ def test_a_child_inherits_its_parents_ceilings_and_a_root_gets_configs(tmp_path:
     ]
 
 
+def test_a_watchdog_review_counts_against_the_ceilings_of_the_worker_it_reviews(
+    tmp_path: Path,
+) -> None:
+    """Issue 23: a ceiling covers the reviews of the jobs under it. A review's owner is the
+    worker's owner (so its answer reaches the same inbox), not the worker: job.json
+    `watchdog.reviews` names the worker."""
+    from specialists.features.spend.resolve import ceilings_of
+
+    store = JobStore(tmp_path / ".specialists", news=None)
+    worker, lock = new_job(store, tmp_path, owner=["cli-me"], ceiling={"cost_usd": 2.0})
+    lock.release()
+    _status(store, worker.id, ceilings=[Entry(f"job-{worker.id}", None, 2.0, 7, 0.5).to_dict()])
+    review, lock = new_job(
+        store, tmp_path, owner=["cli-me"], watchdog={"enabled": False, "reviews": worker.id}
+    )
+    lock.release()
+    found = ceilings_of(store, review, JobStatus(id=review.id, specialist="x"))
+    assert found == [Entry(f"job-{worker.id}", None, 2.0)]  # counted afresh, as a child's
+
+
 def test_a_takeover_keeps_the_ceilings_the_first_supervisor_found(tmp_path: Path) -> None:
     from specialists.features.spend.resolve import ceilings_of
 

@@ -3,7 +3,8 @@
 - its own (job.json `ceiling`; a workflow's `budget_tokens` is its token ceiling), else, for
   a job no other job started, config's `[spend] max_cost` / `max_tokens`;
 - every ceiling of the job that started it (the parent's status.json `ceilings`: the parent
-  resolved its own parent's, so one read covers the whole chain);
+  resolved its own parent's, so one read covers the whole chain), and a watchdog review's,
+  those of the worker it reviews (job.json `watchdog.reviews`);
 - its mission's (job.json `ceiling.mission`: a workflow or run started on a mission);
 - its outside session's (the first owner key that is neither a job nor a person at a
   terminal), from config's `[spend] session_max_cost` / `session_max_tokens`.
@@ -30,6 +31,9 @@ def ceilings_of(store: JobStore, record: JobRecord, status: JobStatus) -> list[E
     settings = spend_settings(load_config(store.root.parent).raw)
     found: dict[str, Entry] = {}
     parents = [k.removeprefix("job-") for k in record.owner if k.startswith("job-")]
+    reviewed = record.watchdog.get("reviews")  # a watchdog review is in its worker's tree
+    if isinstance(reviewed, str) and reviewed not in parents:
+        parents.append(reviewed)
     mine = _own(record, settings, started_by_job=bool(parents))
     if mine is not None:
         found[mine.of] = mine
