@@ -69,9 +69,10 @@ class Cli:
     `flags` ("--prompt", "-p"), a `metavar`, `const` (the option stores it: `--global`),
     `words` (a positional of one or more words, joined by spaces: a shell command), `only`
     (a person's option: no tool offers it to a model), `hidden` (a model's argument: not on
-    the command line)."""
+    the command line), `parse` (how a command line's text becomes the value, where people
+    type more than the schema's form: "200k" tokens, "$2.50")."""
 
-    __slots__ = ("const", "flags", "hidden", "metavar", "only", "words")
+    __slots__ = ("const", "flags", "hidden", "metavar", "only", "parse", "words")
 
     def __init__(
         self,
@@ -81,11 +82,12 @@ class Cli:
         words: bool = False,
         only: bool = False,
         hidden: bool = False,
+        parse: Callable[[str], Any] | None = None,
     ) -> None:
         self.flags, self.metavar, self.const, self.words, self.only = (
             flags, metavar, const, words, only,
         )  # fmt: skip
-        self.hidden = hidden
+        self.hidden, self.parse = hidden, parse
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from specialists.features.missions import index, model, ops
 from specialists.features.missions.codec import mission_to_dict
 from specialists.features.missions.model import Mission
 from specialists.features.missions.store import MissionStore
+from specialists.features.spend.ceiling import parse_tokens, parse_usd
 from specialists.store.ids import is_job_id
 
 if TYPE_CHECKING:
@@ -56,8 +57,10 @@ def new(
     goal: bool = False,
     budget_tokens: int | None = None,
     id: MissionId | None = None,
-    max_cost: Annotated[float | None, Range(0.0001, None), Cli(metavar="USD")] = None,
-    max_tokens: Annotated[int | None, Range(1, None), Cli(metavar="N")] = None,
+    max_cost: Annotated[
+        float | None, Range(0.0001, None), Cli(metavar="USD", parse=parse_usd)
+    ] = None,
+    max_tokens: Annotated[int | None, Range(1, None), Cli(metavar="N", parse=parse_tokens)] = None,
 ) -> dict[str, Any]:
     """Create a mission.
 

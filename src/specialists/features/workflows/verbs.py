@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from specialists.base.errors import Bug, UserError
 from specialists.base.ops import Noun, Op
 from specialists.base.opschema import Cli, Many, Range, Text
+from specialists.features.spend.ceiling import parse_tokens, parse_usd
 
 if TYPE_CHECKING:
     from specialists.features.missions.launch import MissionChoice
@@ -25,9 +26,11 @@ if TYPE_CHECKING:
 JobRef = Annotated[str, Text(64, 1), Cli(metavar="ID")]
 Budget = Annotated[int | None, Range(1, None), Cli(metavar="N")]
 # docs/spend.md: what the run and every job below it may spend; a pre-approval is a person's.
-MaxCost = Annotated[float | None, Range(0.0001, None), Cli(metavar="USD")]
-MaxTokens = Annotated[int | None, Range(1, None), Cli(metavar="N")]
-ApproveCost = Annotated[float | None, Range(0.0001, None), Cli(metavar="USD", only=True)]
+MaxCost = Annotated[float | None, Range(0.0001, None), Cli(metavar="USD", parse=parse_usd)]
+MaxTokens = Annotated[int | None, Range(1, None), Cli(metavar="N", parse=parse_tokens)]
+ApproveCost = Annotated[
+    float | None, Range(0.0001, None), Cli(metavar="USD", only=True, parse=parse_usd)
+]
 NEXT = (
     "It runs in the background; its end arrives as an event. Check it with status or "
     "workflow show, and read its answer with result."

@@ -103,6 +103,8 @@ def _add_param(p: argparse.ArgumentParser, param: Param) -> None:
         kw["metavar"] = param.cli.metavar
     if param.kind == "choice":
         kw["choices"] = param.choices
+    elif param.cli.parse is not None:
+        kw["type"] = _parsed_by(param.cli.parse)
     elif param.kind in ("int", "float") and not param.seconds:
         kw["type"] = int if param.kind == "int" else float
     elif param.seconds:
@@ -215,6 +217,23 @@ def person(
     if problem:
         caller.warnings.append(problem)
     return caller
+
+
+def _parsed_by(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """An argparse type from a parser that raises our errors: a bad value is argparse's one
+    usage line (exit 2), never a traceback."""
+    import argparse
+
+    from specialists.base.errors import SpecialistsError
+
+    def typed(text: str) -> Any:
+        try:
+            return parse(text)
+        except SpecialistsError as exc:
+            raise argparse.ArgumentTypeError(exc.one_line()) from None
+
+    typed.__name__ = getattr(parse, "__name__", "value")
+    return typed
 
 
 def _data(result: Any) -> Any:
