@@ -1,0 +1,147 @@
+"""Usage limits pause, not fail, on real processes: jobs started through the CLI, their own
+supervisors and the native runtime over HTTP against the mock LLM, which answers 429 with
+the reset headers of a usage limit (OpenAI's `x-ratelimit-reset-*`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.test_cli_pi import events, sp, status
+from tests.support.mock_llm import MockLLM, Reply
+from tests.support.waiting import wait_until
+
+pytestmark = pytest.mark.integration
+
+SPEC = """\
+metadata:
+  name: tester
+  description: test specialist
+execution:
+  runner:
+    type: native
+    retry_base_delay_s: 0.01
+    retry_max_wait_s: 1
+  model: mockhttp/mock-model
+  permission_required: LOW
+prompt:
+  system: You are a careful tester.
+  task_template: "$prompt"
+"""
+
+
+@pytest.fixture
+def project(mock_llm: MockLLM) -> Path:
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    (root / "specialists").mkdir(exist_ok=True)
+    (root / "specialists" / "tester.specialist.yaml").write_text(SPEC)
+    (root / ".specialists").mkdir(exist_ok=True)
+    (root / ".specialists" / "config.toml").write_text(
+        "[providers.mockhttp]\n"
+        f'base_url = "{mock_llm.openai_base_url}"\n'
+        'api = "openai-chat"\n'
+        'api_key_env = "MOCK_KEY"\n'
+    )
+    os.environ["MOCK_KEY"] = "sk-test"
+    return root
+
+
+def run(prompt: str) -> str:
+    out = sp("run", "tester", "--background", "--prompt", prompt)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def paused(job_id: str) -> dict[str, Any]:
+    return wait_until(
+        lambda: (st := status(job_id)).get("paused_until_ms") and st["status"] == "waiting" and st,
+        30,
+        "the job paused",
+    )
+
+
+def ended(job_id: str, timeout: float = 60) -> dict[str, Any]:
+    wait_until(lambda: status(job_id)["status"] in ("done", "error", "cancelled"), timeout, "end")
+    return status(job_id)
+
+
+def kinds(job_id: str) -> list[str]:
+    return [e.get("event") for e in events(job_id)]
+
+
+def test_a_job_pauses_at_a_usage_limit_and_resumes_at_the_reset(
+    project: Path, mock_llm: MockLLM
+) -> None:
+    mock_llm.enqueue(Reply.usage_limited(resets_in=8))
+    mock_llm.set_default(Reply("finished after the reset"))
+    job_id = run("write the report")
+    st = paused(job_id)
+    resets_at = st["paused_until_ms"]
+    assert resets_at - time.time() * 1000 < 9000
+    assert st["current_event"] == "usage_limit" and st["error"] is None
+    shown = sp("status").stdout
+    line = next(row for row in shown.splitlines() if job_id in row)
+    assert "waiting" in line and "paused until" in line and "(usage limit)" in line, line
+    hold = json.loads((project / ".specialists" / "holds" / "mockhttp.json").read_text())
+    assert hold["until_ms"] == resets_at and hold["job"] == job_id
+
+    # a new job for the same provider is held until the reset, and says so once
+    other = run("another task")
+    held = wait_until(lambda: (s := status(other))["current_event"] == "held" and s, 20, "held")
+    assert held["paused_until_ms"] == resets_at
+    assert any(
+        row for row in sp("status").stdout.splitlines() if other in row and "held until" in row
+    )
+
+    final = ended(job_id)
+    assert final["status"] == "done", final
+    assert sp("result", job_id).stdout.strip() == "finished after the reset"
+    assert ended(other)["status"] == "done"
+    took = [e for e in events(job_id) if e.get("event") == "usage_resumed"]
+    assert took and took[0]["early"] is False
+    assert kinds(job_id).count("usage_limit") == 1
+    held_events = [e for e in events(other) if e.get("event") == "held"]
+    assert len(held_events) == 1 and held_events[0]["by"] == job_id
+    # the held job's first request left after the reset
+    firsts = [r for r in mock_llm.model_requests if r.last_user_text() == "another task"]
+    assert firsts and firsts[0].ts * 1000 >= resets_at - 50
+    # the resumed run continued the session: the first prompt is still in the conversation
+    resumed = next(
+        r for r in mock_llm.model_requests if "usage limit has reset" in r.last_user_text()
+    )
+    assert any("write the report" in str(m.get("content")) for m in resumed.messages())
+
+
+def test_a_person_stops_a_paused_job(project: Path, mock_llm: MockLLM) -> None:
+    mock_llm.enqueue(Reply.usage_limited(resets_in=120))
+    mock_llm.set_default(Reply("never"))
+    job_id = run("write the report")
+    paused(job_id)
+    out = sp("stop", job_id)
+    assert out.returncode == 0, out.stderr
+    st = ended(job_id, 30)
+    assert st["status"] == "cancelled" and st.get("paused_until_ms") is None
+    assert len(mock_llm.model_requests) == 1  # it never asked again
+    timers = (project / ".specialists").rglob("timers.jsonl")
+    ops = [json.loads(line)["op"] for f in timers for line in f.read_text().splitlines()]
+    assert ops == ["set", "cancel"]
+
+
+def test_a_person_resumes_a_paused_job_early(project: Path, mock_llm: MockLLM) -> None:
+    mock_llm.enqueue(Reply.usage_limited(resets_in=120))
+    mock_llm.set_default(Reply("resumed early"))
+    job_id = run("write the report")
+    paused(job_id)
+    out = sp("resume", job_id, input="")
+    assert out.returncode == 0, out.stderr
+    assert f"job {job_id} continues in place" in out.stdout
+    st = ended(job_id, 30)
+    assert st["status"] == "done"
+    assert sp("result", job_id).stdout.strip() == "resumed early"
+    took = [e for e in events(job_id) if e.get("event") == "usage_resumed"]
+    assert took and took[0]["early"] is True
