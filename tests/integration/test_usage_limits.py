@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -145,3 +146,26 @@ def test_a_person_resumes_a_paused_job_early(project: Path, mock_llm: MockLLM) -
     assert sp("result", job_id).stdout.strip() == "resumed early"
     took = [e for e in events(job_id) if e.get("event") == "usage_resumed"]
     assert took and took[0]["early"] is True
+
+
+def test_a_pause_survives_its_supervisor_being_killed(project: Path, mock_llm: MockLLM) -> None:
+    mock_llm.enqueue(Reply.usage_limited(resets_in=10))
+    mock_llm.set_default(Reply("finished after a crash"))
+    job_id = run("write the report")
+    st = paused(job_id)
+    first = st["supervisor_pid"]
+    os.kill(first, signal.SIGKILL)
+    # its keeper (or any reader) finds it dead: a new supervisor takes the pause over
+    again = wait_until(
+        lambda: (s := status(job_id))["supervisor_pid"] != first and s, 20, "a new supervisor"
+    )
+    assert again["status"] == "waiting" and again["paused_until_ms"] == st["paused_until_ms"]
+    final = ended(job_id)
+    assert final["status"] == "done", final
+    assert sp("result", job_id).stdout.strip() == "finished after a crash"
+    assert len(mock_llm.model_requests) == 2
+    resumed = mock_llm.model_requests[-1]
+    assert resumed.ts * 1000 >= st["paused_until_ms"] - 50
+    assert any("write the report" in str(m.get("content")) for m in resumed.messages())
+    notices = [e.get("message", "") for e in events(job_id) if e.get("event") == "notice"]
+    assert any("the supervisor restarted; the job stays paused until" in n for n in notices)

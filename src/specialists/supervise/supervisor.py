@@ -290,6 +290,9 @@ class Supervisor:
     def _resume(self) -> None:
         """Take the job over from its last checkpoint (instead of `_begin`)."""
         j, runner = self.recorder, self.runner
+        if not isinstance(runner, HostedRunner):  # a local job paused at a usage limit
+            self._take_over_pause()
+            return
         assert isinstance(runner, HostedRunner) and self.checkpoints is not None
         checkpoint = load(j.job_dir, self.record.runner)
         if isinstance(checkpoint, str):
@@ -628,6 +631,76 @@ class Supervisor:
         st.current_event, st.paused_until_ms = "starting", None
         j.event("hold_ended", provider=provider)
         return True
+
+    def _take_over_pause(self) -> None:
+        """The supervisor of a job paused at a usage limit died (store/recovery.py; this one
+        was started by supervise/start.py `restart`, holding the lock): no agent runs, so
+        wait out the pause here, then start the agent continuing its session."""
+        j, rec, pid = self.recorder, self.record, os.getpid()
+        st = self.store.read_status(rec.id)
+        if st is None or st.paused_until_ms is None:
+            self._finish("error", "supervisor crashed (its job was no longer paused)")
+            return
+        j.status = st
+        for companion in self.companions:
+            companion.use_status(st)
+        st.supervisor_pid, st.supervisor_start_time = pid, process_start_time(pid)
+        self.state.delivery = wake.delivery_mode(rec, True)
+        if rec.keep_alive:
+            self.state.last_answer = self.store.latest_answer(rec.id)
+        self.guard.run("timers", lambda: self._find_limit_timer())
+        at = clock_time(st.paused_until_ms, self._now_ms())
+        j.notice(f"the supervisor restarted; the job stays paused until {at} (usage limit)")
+        self._save(force=True)
+        task = self._wait_paused(st.paused_until_ms)
+        if task is None:
+            return
+        resumed = rec.replace(resume_session=st.session_file or rec.resume_session)
+        try:
+            self.runner.start(launch_spec(resumed, j.job_dir, task, self.spend))
+        except (SpecialistsError, OSError) as exc:
+            why = exc.one_line() if isinstance(exc, SpecialistsError) else str(exc)
+            self._finish("error", f"could not start the agent after the usage limit: {why}")
+            return
+        st.pid, st.agent_start_time = self.runner.handle.pid, self.runner.handle.start_time
+        self._running_again(False, "follow_up")
+        self._save(force=True)
+
+    def _find_limit_timer(self) -> None:
+        pending = TimerStore(self.store.root, self.owner).pending()
+        self.limit_timer = next((t.id for t in pending if t.note == LIMIT_RESET), None)
+
+    def _wait_paused(self, until_ms: int) -> str | None:
+        """Wait for the reset with no agent running; the control inbox is read as always
+        (a stop ends the job, a follow-up such as `resume` ends the wait early). The task to
+        continue with, or None when the job ended."""
+        situation = Situation(
+            phase="waiting",
+            keep_alive=self.record.keep_alive,
+            runner=self.record.runner,
+            accepts=frozenset({"follow_up"}),
+            answered=self.state.last_answer is not None,
+        )
+        while self._now_ms() < until_ms:
+            requests, problems = take_requests(self.recorder.job_dir)
+            for problem in problems:
+                self.recorder.notice(problem)
+            for req in requests:
+                decision = decide(req.kind, req.message, situation)
+                self.recorder.event(f"{req.kind}_ack", **ack_fields(req.id, decision))
+                if decision.kind == "stop_job" or self.guard.signal is not None:
+                    self._finish("cancelled", None)
+                    return None
+                if decision.kind == "deliver" and isinstance(decision.command, FollowUp):
+                    return decision.command.message  # resumed early by a person
+            if self.guard.signal is not None:
+                self._finish("cancelled", None)
+                return None
+            self.sleep(max(0.01, min(self.tick * 5, until_ms / 1000 - self.wall())))
+        if self.limit_timer is not None:  # the reset came: this start is the wake-up
+            self._cancel_limit_timer(self.limit_timer)
+            self.limit_timer = None
+        return LIMIT_RESET
 
     def _on_agent_exited(self, ev: AgentExited) -> None:
         self.status.exit_code = ev.exit_code if ev.signal is None else -ev.signal
