@@ -98,13 +98,15 @@ def _code_and_message(body: Any, fallback: str) -> tuple[str | None, str]:
 
 
 def limit_reset(response: Any) -> int | None:
-    """When a 429's limit resets (epoch ms), from its headers; None when they do not say."""
+    """When a 429's limit resets (epoch ms), from its rate-limit headers; None when it has
+    none (a bare `retry-after` is retried in place, as any throttle)."""
     headers = getattr(response, "headers", None)
     if headers is None:
         return None
-    return from_headers(
-        {str(k).lower(): str(v) for k, v in headers.items()}, int(time.time() * 1000)
-    )
+    named = {str(k).lower(): str(v) for k, v in headers.items()}
+    if not any("ratelimit" in k and "reset" in k for k in named):
+        return None
+    return from_headers(named, int(time.time() * 1000))
 
 
 def retry_after(response: Any) -> float | None:
