@@ -106,6 +106,10 @@ def test_a_job_pauses_at_a_usage_limit_and_resumes_at_the_reset(
     took = [e for e in events(job_id) if e.get("event") == "usage_resumed"]
     assert took and took[0]["early"] is False
     assert kinds(job_id).count("usage_limit") == 1
+    feed = sp("feed", job_id).stdout
+    assert "usage_limit" in feed and "mockhttp: paused until" in feed, feed
+    assert "resumed: the limit reset" in feed
+    assert "held until" in sp("feed", other).stdout
     held_events = [e for e in events(other) if e.get("event") == "held"]
     assert len(held_events) == 1 and held_events[0]["by"] == job_id
     # the held job's first request left after the reset

@@ -22,7 +22,6 @@ spin on an account that is simply out of credit).
 
 from __future__ import annotations
 
-import email.utils
 import math
 import re
 from collections.abc import Mapping
@@ -177,6 +176,8 @@ def _next_clock(m: re.Match[str], now_ms: int, zone: tzinfo | None) -> int | Non
 def from_headers(headers: Mapping[str, str], now_ms: int) -> int | None:
     """When a 429's limit resets, from its response headers (names in lower case), or None.
     The latest reset among the exhausted limits (remaining 0), else the latest named."""
+    import email.utils  # only here: the views import this module for `clock_time`
+
     found: list[int] = []
     exhausted: list[int] = []
     if (ms := _number(headers.get("retry-after-ms"))) is not None:
