@@ -13,7 +13,14 @@ from typing import Any
 
 import pytest
 
+from specialists.runners.claude import ClaudeRunner
+from specialists.store import holds
+from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
+from specialists.supervise.supervisor import Supervisor
 from tests.integration.test_cli_pi import events, sp, status
+from tests.support import fake_claude
+from tests.support.jobs import new_job
 from tests.support.mock_llm import MockLLM, Reply
 from tests.support.waiting import wait_until
 
@@ -173,3 +180,31 @@ def test_a_pause_survives_its_supervisor_being_killed(project: Path, mock_llm: M
     assert any("write the report" in str(m.get("content")) for m in resumed.messages())
     notices = [e.get("message", "") for e in events(job_id) if e.get("event") == "notice"]
     assert any("the supervisor restarted; the job stays paused until" in n for n in notices)
+
+
+def test_a_claude_code_job_pauses_at_its_usage_limit_and_resumes_its_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code's own usage-limit result (a fake `claude` printing it, as 2.x does) pauses
+    the job; at the reset a `claude -p --resume <session>` continues the same session."""
+    store = JobStore(tmp_path / ".specialists", news=NEWS)
+    log = tmp_path / "claude.jsonl"
+    monkeypatch.setenv("FAKE_CLAUDE_SCENARIO", "usage_limit")
+    monkeypatch.setenv("FAKE_CLAUDE_RESET_S", "3")
+    monkeypatch.setenv("FAKE_CLAUDE_LOG", str(log))
+    agent = fake_claude.install(tmp_path / "bin")
+    record, lock = new_job(store, tmp_path, runner="claude", runner_options={"bin": str(agent)})
+    try:
+        final = Supervisor(store, record, ClaudeRunner(), handle_signals=False).run()
+    finally:
+        lock.release()
+    assert final.status == "done", final.error
+    assert store.read_result(record.id) == fake_claude.RECORDED_TEXT
+    runs = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(runs) == 2
+    session = runs[0]["argv"][runs[0]["argv"].index("--session-id") + 1]
+    assert runs[1]["argv"][runs[1]["argv"].index("--resume") + 1] == session
+    assert "usage limit has reset" in runs[1]["stdin"]
+    kinds = [e["event"] for e in store.read_events(record.id)]
+    assert kinds.index("usage_limit") < kinds.index("usage_resumed") < kinds.index("done")
+    assert holds.held(store.root, "claude", 0) is not None
