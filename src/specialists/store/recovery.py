@@ -102,8 +102,9 @@ def is_crash(error: str | None) -> bool:
 def _revive(store: JobStore, current: JobStatus, lock_fd: int) -> int | str | None:
     """Under the job's lock: a supervisor that takes the job over, or why there is none."""
     news, job_dir = store.news, store.job_dir(current.id)
-    paused = paused_at_limit(current)
-    if not isinstance(news, Reviver) or not (paused or (job_dir / CHECKPOINT_FILE).exists()):
+    hosted = (job_dir / CHECKPOINT_FILE).exists()  # a remote job: its checkpoint decides
+    paused = not hosted and paused_at_limit(current)
+    if not isinstance(news, Reviver) or not (paused or hosted):
         return None  # nothing to take over (a local job): no need to look further
     last = last_event(store.events_path(current.id))
     if last is not None and last["event"] in TERMINAL_EVENTS:

@@ -310,6 +310,8 @@ class Supervisor:
             return
         self.recheck_at = self.clock()  # a job waiting for work looks again at once
         st, pid = j.status, os.getpid()
+        if st.paused_until_ms is not None:  # paused at a usage limit: its timer goes on
+            self.guard.run("timers", self._find_limit_timer)
         for companion in self.companions:
             companion.use_status(st)
         st.supervisor_pid, st.supervisor_start_time = pid, process_start_time(pid)
@@ -648,7 +650,7 @@ class Supervisor:
         self.state.delivery = wake.delivery_mode(rec, True)
         if rec.keep_alive:
             self.state.last_answer = self.store.latest_answer(rec.id)
-        self.guard.run("timers", lambda: self._find_limit_timer())
+        self.guard.run("timers", self._find_limit_timer)
         at = clock_time(st.paused_until_ms, self._now_ms())
         j.notice(f"the supervisor restarted; the job stays paused until {at} (usage limit)")
         self._save(force=True)
