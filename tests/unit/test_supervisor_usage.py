@@ -15,7 +15,7 @@ from specialists.store.control import post_request
 from specialists.supervise.supervisor import LIMIT_RESET
 from tests.support.supervising import Harness
 
-LIMIT = "429 Rate limit exceeded for requests: retry after 900 seconds"
+LIMIT = "429 Rate limit exceeded for requests: retry after 150 seconds"
 
 
 @pytest.fixture
@@ -29,16 +29,16 @@ def test_a_limit_pauses_and_the_reset_continues_the_session(h: Harness) -> None:
         follow_up_script=[RunFinished(text="finished after the reset")],
     )
     started = h.clock()
-    status = h.run(runner)
+    status = h.run(runner, idle_timeout_ms=60_000)
     assert status.status == "done" and h.result() == "finished after the reset"
-    assert h.clock() - started >= 900  # a 15-minute pause, past the 10-minute idle limit
+    assert h.clock() - started >= 150  # paused past its one-minute idle limit, not ended
     (resumed,) = [c for c in runner.commands if isinstance(c, FollowUp)]
     assert resumed.synthetic and resumed.message.endswith(LIMIT_RESET)
     kinds = h.kinds()
     assert kinds.index("usage_limit") < kinds.index("usage_resumed") < kinds.index("done")
     limit = next(e for e in h.events() if e["event"] == "usage_limit")
     assert limit["provider"] == "mock" and limit["error"] == LIMIT
-    assert limit["resets_at_ms"] == int((started + 900) * 1000)
+    assert limit["resets_at_ms"] == int((started + 150) * 1000)
     found = holds.held(h.store.root, "mock", int(started * 1000))
     assert found is not None and found.job == h.job_id
     assert status.paused_until_ms is None
@@ -86,3 +86,15 @@ def test_a_held_provider_starts_the_job_at_the_reset(h: Harness) -> None:
     assert len(held) == 1 and held[0]["by"] == "other01"
     notices = [e["message"] for e in h.events() if e["event"] == "notice"]
     assert sum("held until" in n for n in notices) == 1
+
+
+def test_a_stop_while_held_cancels_the_job_before_its_agent_starts(h: Harness) -> None:
+    now = h.clock()
+    holds.hold(h.store.root, "mock", int((now + 600) * 1000), "other01", "usage limit")
+    runner = h.runner([RunFinished(text="never")])
+    status = h.run(runner, pending=("stop",))
+    assert status.status == "cancelled" and status.paused_until_ms is None
+    assert h.clock() < now + 600  # not kept until the reset
+    kinds = h.kinds()
+    assert "held" in kinds and "run_end" not in kinds and "hold_ended" not in kinds
+    assert h.acks("stop")[0]["delivered"] is True
