@@ -208,3 +208,26 @@ def test_a_claude_code_job_pauses_at_its_usage_limit_and_resumes_its_session(
     kinds = [e["event"] for e in store.read_events(record.id)]
     assert kinds.index("usage_limit") < kinds.index("usage_resumed") < kinds.index("done")
     assert holds.held(store.root, "claude", 0) is not None
+
+
+def test_a_keep_alive_job_keeps_its_answers_across_a_crash_in_the_pause(
+    project: Path, mock_llm: MockLLM
+) -> None:
+    mock_llm.enqueue(Reply("first answer"), Reply.usage_limited(resets_in=10))
+    mock_llm.set_default(Reply("second answer"))
+    out = sp("run", "tester", "--background", "--keep-alive", "--prompt", "start")
+    job_id = out.stdout.strip()
+    wait_until(lambda: status(job_id)["status"] == "waiting", 30, "the first answer")
+    assert sp("resume", job_id, "--prompt", "go on").returncode == 0
+    st = paused(job_id)
+    os.kill(st["supervisor_pid"], signal.SIGKILL)
+    wait_until(lambda: status(job_id)["supervisor_pid"] != st["supervisor_pid"], 20, "successor")
+    wait_until(
+        lambda: (s := status(job_id))["status"] == "waiting" and not s.get("paused_until_ms"),
+        40,
+        "the second answer",
+    )
+    answers = project / ".specialists" / "jobs" / job_id / "answers"
+    assert [p.read_text() for p in sorted(answers.iterdir())] == ["first answer", "second answer"]
+    assert sp("stop", job_id).returncode == 0
+    assert ended(job_id, 30)["status"] in ("done", "cancelled")

@@ -648,8 +648,10 @@ class Supervisor:
             companion.use_status(st)
         st.supervisor_pid, st.supervisor_start_time = pid, process_start_time(pid)
         self.state.delivery = wake.delivery_mode(rec, True)
-        if rec.keep_alive:
+        if rec.keep_alive:  # its answers so far, numbered on (answers/NNN.txt)
             self.state.last_answer = self.store.latest_answer(rec.id)
+            runs = [e.get("runs") for e in self.store.read_events(rec.id)]
+            self.state.answers = max((n for n in runs if isinstance(n, int)), default=0)
         self.guard.run("timers", self._find_limit_timer)
         at = clock_time(st.paused_until_ms, self._now_ms())
         j.notice(f"the supervisor restarted; the job stays paused until {at} (usage limit)")
