@@ -4,12 +4,16 @@ of a paused job (supervise/due.py). No process starts."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
 
+from specialists.events.lines import status_line
+from specialists.fronts.mcp.views import job_brief
 from specialists.store import holds
 from specialists.store.kinds import undeclared
+from specialists.store.records import JobStatus
 from specialists.supervise.due import Facts, IdleTimedOut, Limits, due
 
 NOW = 1_796_205_600_000
@@ -94,3 +98,22 @@ def test_a_paused_job_is_not_idle_before_its_reset() -> None:
     assert IdleTimedOut(60_000) in due(5 * 3600.0 + 60, paused)
     # without a pause the same wait is idle after a minute
     assert IdleTimedOut(60_000) in due(60.0, _facts())
+
+
+def test_every_view_says_paused_or_held_until_the_reset() -> None:
+    until = int(time.time() * 1000) + 3_600_000
+    paused = JobStatus(
+        id="ab12cd34", specialist="tester", status="waiting", current_event="usage_limit",
+        paused_until_ms=until,
+    )  # fmt: skip
+    held = JobStatus(
+        id="ef56ab78", specialist="tester", status="starting", current_event="held",
+        paused_until_ms=until,
+    )  # fmt: skip
+    assert "waiting" in status_line(paused) and "(usage limit)" in status_line(paused)
+    assert " paused until " in status_line(paused)
+    assert " held until " in status_line(held)
+    assert job_brief(paused)["doing"].startswith("paused until ")
+    assert job_brief(held)["doing"].startswith("held until ")
+    done = JobStatus(id="ab12cd34", specialist="tester", status="done", paused_until_ms=until)
+    assert "until" not in status_line(done)  # an ended job is never shown paused
