@@ -112,12 +112,10 @@ def _dated(m: re.Match[str], now_ms: int, zone: tzinfo | None) -> int | None:
     month = m.group(1).lower()
     if month not in _MONTHS:
         return None
-    hour, minute, meridiem = int(m.group(4)), int(m.group(5)), (m.group(6) or "").lower()
-    if meridiem:
-        if not 1 <= hour <= 12:
-            return None
-        hour = hour % 12 + (12 if meridiem == "pm" else 0)
-    now = datetime.fromtimestamp(now_ms / 1000, zone or datetime.now().astimezone().tzinfo)
+    hour, minute = _hour24(int(m.group(4)), m.group(6)), int(m.group(5))
+    now = _local(now_ms, zone)
+    if hour is None:
+        return None
     try:
         at = now.replace(
             year=int(m.group(3) or now.year), month=_MONTHS.index(month) + 1,
@@ -149,16 +147,9 @@ def _words_seconds(text: str) -> float | None:
 
 def _next_clock(m: re.Match[str], now_ms: int, zone: tzinfo | None) -> int | None:
     """The next time the clock shows `3pm` / `15:05` (in the named zone, if one is given)."""
-    hour, minute = int(m.group(1)), int(m.group(2) or 0)
-    meridiem = (m.group(3) or "").lower().replace(".", "")
-    if meridiem == "" and m.group(2) is None:
+    hour, minute = _hour24(int(m.group(1)), m.group(3)), int(m.group(2) or 0)
+    if hour is None or minute > 59 or not (m.group(2) or m.group(3)):
         return None  # a bare number ("resets 5") is not a time
-    if meridiem:
-        if not 1 <= hour <= 12:
-            return None
-        hour = hour % 12 + (12 if meridiem == "pm" else 0)
-    if hour > 23 or minute > 59:
-        return None
     if m.group(4):
         try:
             from zoneinfo import ZoneInfo
@@ -166,11 +157,23 @@ def _next_clock(m: re.Match[str], now_ms: int, zone: tzinfo | None) -> int | Non
             zone = ZoneInfo(m.group(4))
         except (ValueError, OSError, KeyError):
             pass  # an unknown zone: the machine's own
-    now = datetime.fromtimestamp(now_ms / 1000, zone or datetime.now().astimezone().tzinfo)
+    now = _local(now_ms, zone)
     at = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
     if at <= now:
         at += timedelta(days=1)
     return int(at.timestamp() * 1000)
+
+
+def _hour24(hour: int, meridiem: str | None) -> int | None:
+    """`3` `pm` -> 15; a 24-hour clock's hour as it is; None when it is no hour."""
+    half = (meridiem or "").lower().replace(".", "")
+    if half:
+        return hour % 12 + (12 if half == "pm" else 0) if 1 <= hour <= 12 else None
+    return hour if hour <= 23 else None
+
+
+def _local(now_ms: int, zone: tzinfo | None) -> datetime:
+    return datetime.fromtimestamp(now_ms / 1000, zone or datetime.now().astimezone().tzinfo)
 
 
 def from_headers(headers: Mapping[str, str], now_ms: int) -> int | None:
