@@ -18,8 +18,9 @@ from specialists.store import holds
 from specialists.store.jobs import JobStore
 from specialists.store.news import NEWS
 from specialists.supervise.supervisor import Supervisor
-from tests.integration.test_cli_pi import events, sp, status
+from tests.integration.test_cli_pi import events, sp, status, write_spec
 from tests.support import fake_claude
+from tests.support.agent_env import AgentEnv
 from tests.support.jobs import new_job
 from tests.support.mock_llm import MockLLM, Reply
 from tests.support.waiting import wait_until
@@ -231,3 +232,24 @@ def test_a_keep_alive_job_keeps_its_answers_across_a_crash_in_the_pause(
     assert [p.read_text() for p in sorted(answers.iterdir())] == ["first answer", "second answer"]
     assert sp("stop", job_id).returncode == 0
     assert ended(job_id, 30)["status"] in ("done", "cancelled")
+
+
+def test_a_pi_job_pauses_at_its_providers_hint_and_goes_on_in_its_session(
+    mock_llm: MockLLM, pi_bin: Path, isolated_env: AgentEnv
+) -> None:
+    """The real pi 1.6.0 (its own retries off) passes the provider's 429 message on; its
+    `Please try again in 6s` is the reset. At the reset pi's session goes on."""
+    (isolated_env.pi_agent_dir / "settings.json").write_text('{"retry": {"enabled": false}}')
+    write_spec()
+    message = "Rate limit reached for requests on mock-model. Please try again in 6s."
+    mock_llm.enqueue(Reply.rate_limited(retry_after=6, message=message))
+    mock_llm.set_default(Reply("pi went on"))
+    job_id = run("write the report")
+    st = paused(job_id)
+    assert 0 < st["paused_until_ms"] - time.time() * 1000 < 7000
+    final = ended(job_id)
+    assert final["status"] == "done", final
+    assert sp("result", job_id).stdout.strip() == "pi went on"
+    resumed = mock_llm.model_requests[-1]
+    assert resumed.ts * 1000 >= st["paused_until_ms"] - 50
+    assert any("write the report" in json.dumps(m) for m in resumed.messages())
