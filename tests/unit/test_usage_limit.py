@@ -40,6 +40,8 @@ TEXTS = [
     ),
     ("You've hit your limit · resets 9am (Europe/Berlin)", utc(2026, 12, 3, 8, 0)),
     ("Session limit reached ∙ resets 6:30pm (Asia/Kolkata)", utc(2026, 12, 2, 13, 0)),
+    # a time shown to the minute that has just passed is now, not tomorrow (11:00 in Berlin)
+    ("You've hit your usage limit. Try again at 10:59 AM.", utc(2026, 12, 2, 10, 0)),
     # Codex
     (
         "You've hit your usage limit. Upgrade to Pro (https://openai.com/chatgpt/pricing) or "

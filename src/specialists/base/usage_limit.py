@@ -159,7 +159,7 @@ def _next_clock(m: re.Match[str], now_ms: int, zone: tzinfo | None) -> int | Non
             pass  # an unknown zone: the machine's own
     now = _local(now_ms, zone)
     at = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
-    if at <= now:
+    if at <= now - timedelta(minutes=2):  # a clock time shown to the minute: just past is now
         at += timedelta(days=1)
     return int(at.timestamp() * 1000)
 
