@@ -14,15 +14,16 @@ from typing import Any
 import pytest
 
 from specialists.runners.claude import ClaudeRunner
+from specialists.runners.codex import CodexRunner
 from specialists.store import holds
 from specialists.store.jobs import JobStore
 from specialists.store.news import NEWS
 from specialists.supervise.supervisor import Supervisor
 from tests.integration.test_cli_pi import events, sp, status, write_spec
 from tests.support import fake_claude
-from tests.support.agent_env import AgentEnv
+from tests.support.agent_env import MOCK_MODEL, AgentEnv, find_agent_bin
 from tests.support.jobs import new_job
-from tests.support.mock_llm import MockLLM, Reply
+from tests.support.mock_llm import MockError, MockLLM, Reply
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -253,3 +254,41 @@ def test_a_pi_job_pauses_at_its_providers_hint_and_goes_on_in_its_session(
     resumed = mock_llm.model_requests[-1]
     assert resumed.ts * 1000 >= st["paused_until_ms"] - 50
     assert any("write the report" in json.dumps(m) for m in resumed.messages())
+
+
+def test_a_codex_job_pauses_at_its_usage_limit_and_resumes_its_thread(
+    mock_llm: MockLLM, isolated_env: AgentEnv, tmp_path: Path
+) -> None:
+    """The real Codex 0.171.0 meets the ChatGPT backend's `usage_limit_reached` 429 and says
+    `You've hit your usage limit. ... or try again at 3:32 AM.` (to the minute): the job
+    pauses to that minute's end, then `codex exec resume` goes on in the same thread. The
+    reset is put just before a minute's end, so the wait is under a minute."""
+    codex = find_agent_bin("codex")
+    if codex is None:
+        pytest.skip("codex not installed (scripts/setup installs it under .tools/)")
+    now = time.time()
+    reset = int(now // 60 * 60 + (60 if now % 60 < 57 else 120)) - 1  # hh:mm:59, 2-60 s away
+    said = "The usage limit has been reached"
+    body = {"error": {"type": "usage_limit_reached", "message": said, "plan_type": "plus",
+                      "resets_at": reset, "resets_in_seconds": 60}}  # fmt: skip
+    mock_llm.enqueue(Reply(error=MockError(429, "rate_limit", "", body=json.dumps(body).encode())))
+    mock_llm.set_default(Reply("codex went on"))
+    store = JobStore(tmp_path / ".specialists", news=NEWS)
+    record, lock = new_job(
+        store, isolated_env.project, runner="codex", model=MOCK_MODEL,
+        runner_options={"bin": str(codex)},
+    )  # fmt: skip
+    try:
+        final = Supervisor(store, record, CodexRunner(), handle_signals=False).run()
+    finally:
+        lock.release()
+    assert final.status == "done", final.error
+    assert store.read_result(record.id) == "codex went on"
+    evs = store.read_events(record.id)
+    limit = next(e for e in evs if e["event"] == "usage_limit")
+    assert "hit your usage limit" in limit["error"] and limit["resets_at_ms"] == (reset + 1) * 1000
+    assert [e["early"] for e in evs if e["event"] == "usage_resumed"] == [False]
+    resumed = mock_llm.model_requests[-1]
+    assert resumed.ts >= reset + 1 - 0.05
+    assert len(mock_llm.model_requests) == 2  # no request into the same limit
+    assert "do it" in json.dumps(resumed.messages())  # the same thread: the task is there

@@ -33,14 +33,15 @@ TEXTS = [
     # Claude Code (stream-json result text, real shape)
     ("Claude AI usage limit reached|1796223600", 1796223600 * 1000),
     # Claude Code, newer wording (constructed): the next 3pm in the given zone
-    ("5-hour limit reached ∙ resets 3pm", utc(2026, 12, 2, 14, 0)),
+    ("5-hour limit reached ∙ resets 3pm", utc(2026, 12, 2, 14, 1)),
     (
         "Claude usage limit reached. Your limit will reset at 5pm (Europe/Warsaw).",
-        utc(2026, 12, 2, 16, 0),
+        utc(2026, 12, 2, 16, 1),
     ),
-    ("You've hit your limit · resets 9am (Europe/Berlin)", utc(2026, 12, 3, 8, 0)),
-    ("Session limit reached ∙ resets 6:30pm (Asia/Kolkata)", utc(2026, 12, 2, 13, 0)),
-    # a time shown to the minute that has just passed is now, not tomorrow (11:00 in Berlin)
+    ("You've hit your limit · resets 9am (Europe/Berlin)", utc(2026, 12, 3, 8, 1)),
+    ("Session limit reached ∙ resets 6:30pm (Asia/Kolkata)", utc(2026, 12, 2, 13, 1)),
+    # clock times are shown to the minute: the minute's end; one that has just passed is now
+    # (10:59 in Berlin, at 11:00), not tomorrow
     ("You've hit your usage limit. Try again at 10:59 AM.", utc(2026, 12, 2, 10, 0)),
     # Codex
     (
@@ -52,7 +53,7 @@ TEXTS = [
     (
         "You've hit your usage limit. Upgrade to Plus to continue using Codex "
         "(https://chatgpt.com/explore/plus), or try again at Dec 5th, 2026 8:19 PM.",
-        utc(2026, 12, 5, 19, 19),
+        utc(2026, 12, 5, 19, 20),
     ),
     (
         'unexpected status 429 Too Many Requests: {"error":{"type":"usage_limit_reached",'

@@ -100,10 +100,14 @@ def _reset_in(text: str, now_ms: int, zone: tzinfo | None) -> int | None:
     if m := _AFTER.search(text):
         seconds = _words_seconds(m.group(1))
         return None if seconds is None else now_ms + int(seconds * 1000)
+    # A clock time is shown to the minute (Codex's `3:32 AM` for 03:32:40): its minute's
+    # end, so that the job never resumes into the same limit.
     if m := _DATE.search(text):
-        return _dated(m, now_ms, zone)
+        at = _dated(m, now_ms, zone)
+        return None if at is None else at + 60_000
     if m := _CLOCK.search(text):
-        return _next_clock(m, now_ms, zone)
+        at = _next_clock(m, now_ms, zone)
+        return None if at is None else at + 60_000
     return None
 
 
