@@ -7,6 +7,8 @@ Where the lines come from:
   again in 2 days 17 hours 14 minutes.` and `... or try again at Jul 5th, 2026 8:19 PM.`;
   the ChatGPT backend's `usage_limit_reached` body with `resets_at`/`resets_in_seconds`;
   Anthropic's 429 body `This request would exceed your account's rate limit.`;
+- real, from Codex 0.171.0 itself: the line it printed for the mock LLM's
+  `usage_limit_reached` 429 (tests/integration/test_usage_limits.py), its time changed;
 - constructed (same shapes, our own values): Claude Code's newer `5-hour limit reached ∙
   resets 3pm`, pi's provider errors with a retry hint, and every header set.
 """
@@ -50,6 +52,11 @@ TEXTS = [
         NOW + ((2 * 24 + 17) * 3600 + 14 * 60) * 1000,
     ),
     ("You've hit your usage limit. Try again in 3h 12m.", NOW + (3 * 3600 + 12 * 60) * 1000),
+    (  # what Codex 0.171.0 printed for the backend's usage_limit_reached 429 (tests/integration)
+        "You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit "
+        "https://chatgpt.com/settings/usage to purchase more credits or try again at 1:32 PM.",
+        utc(2026, 12, 2, 12, 33),
+    ),
     (
         "You've hit your usage limit. Upgrade to Plus to continue using Codex "
         "(https://chatgpt.com/explore/plus), or try again at Dec 5th, 2026 8:19 PM.",
