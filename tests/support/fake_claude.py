@@ -7,7 +7,9 @@ would with the real CLI), takes the session id from --session-id / --resume, and
 recorded lines of one scenario with that session id. Chosen by environment:
 
     FAKE_CLAUDE_SCENARIO  text (default) | tool | max_turns | api_error | crash | hang |
-                          no_conversation
+                          no_conversation | usage_limit (a first run meets Claude's usage
+                          limit, `Claude AI usage limit reached|<epoch>`, the reset
+                          FAKE_CLAUDE_RESET_S (3) seconds ahead; a --resume run answers)
     FAKE_CLAUDE_TEXT      replaces the answer text
     FAKE_CLAUDE_LOG       a file to append {"argv", "stdin", "cwd"} JSON lines to
 
@@ -116,6 +118,8 @@ def main(argv: list[str]) -> int:
     session = _arg(argv, "--resume") or _arg(argv, "--session-id") or RECORDED_SESSIONS[0]
     scenario = os.environ.get("FAKE_CLAUDE_SCENARIO", "text")
     text = os.environ.get("FAKE_CLAUDE_TEXT", RECORDED_TEXT)
+    if scenario == "usage_limit" and "--resume" in argv:
+        scenario = "text"  # the reset has come: the resumed session answers
     if scenario == "crash":
         print("fake claude: boom", file=sys.stderr)
         return 3
@@ -138,6 +142,17 @@ def main(argv: list[str]) -> int:
     if scenario == "api_error":
         message = "API Error: 400 bad thing happened"
         obj = json.loads(_result(session, is_error=True, api_error_status=400, total_cost_usd=0))
+        obj["result"] = message
+        sys.stdout.write(json.dumps(obj) + "\n")
+        return 1
+    if scenario == "usage_limit":  # what Claude Code prints at a subscription's limit
+        reset = int(time.time() + float(os.environ.get("FAKE_CLAUDE_RESET_S", "3")))
+        message = f"Claude AI usage limit reached|{reset}"
+        said = json.loads(TEXT_LINES[1])
+        said["message"]["model"] = "<synthetic>"
+        said["message"]["content"] = [{"type": "text", "text": message}]
+        _emit(json.dumps(said), session, message)
+        obj = json.loads(_result(session, is_error=True, total_cost_usd=0, num_turns=0))
         obj["result"] = message
         sys.stdout.write(json.dumps(obj) + "\n")
         return 1

@@ -75,6 +75,10 @@ class MockError:
     message: str
     retry_after: float | None = None
     body: bytes | None = None  # raw body override (sent as-is, application/json)
+    # A usage limit: its reset this many seconds after the request, in the reset headers of
+    # the provider called (Anthropic's RFC 3339 `anthropic-ratelimit-*-reset`, OpenAI's
+    # `x-ratelimit-reset-*` durations), with the exhausted limit's remaining at 0.
+    resets_in: float | None = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,11 @@ class Reply:
     @staticmethod
     def rate_limited(retry_after: float = 1, message: str = "Rate limit reached") -> Reply:
         return Reply(error=MockError(429, "rate_limit", message, retry_after=retry_after))
+
+    @staticmethod
+    def usage_limited(resets_in: float, message: str = "Usage limit reached") -> Reply:
+        """A 429 whose reset headers say when the limit lifts (`resets_in` s after it)."""
+        return Reply(error=MockError(429, "rate_limit", message, resets_in=resets_in))
 
     @staticmethod
     def server_error(message: str = "Internal server error", status: int = 500) -> Reply:
@@ -992,6 +1001,8 @@ class _Handler(BaseHTTPRequestHandler):
         if err.retry_after is not None:
             headers["retry-after"] = f"{err.retry_after:g}"
             headers["retry-after-ms"] = str(int(err.retry_after * 1000))
+        if err.resets_in is not None:
+            headers.update(_reset_headers(err.resets_in, api))
         if err.body is not None:
             data = err.body
             self.send_response(err.status)
@@ -1005,6 +1016,28 @@ class _Handler(BaseHTTPRequestHandler):
         if api == "anthropic":
             headers["x-should-retry"] = "true" if err.status in (429, 500, 529) else "false"
         self._send_json(err.status, error_body(err, api), headers)
+
+
+def _reset_headers(resets_in: float, api: Api) -> dict[str, str]:
+    if api == "anthropic":
+        at = time.time() + resets_in
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f"{at % 1:.3f}"[1:] + "Z"
+        return {
+            "anthropic-ratelimit-requests-limit": "50",
+            "anthropic-ratelimit-requests-remaining": "0",
+            "anthropic-ratelimit-requests-reset": stamp,
+            "anthropic-ratelimit-tokens-remaining": "40000",
+            "anthropic-ratelimit-tokens-reset": time.strftime(
+                "%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 1)
+            ),
+        }
+    return {
+        "x-ratelimit-limit-requests": "500",
+        "x-ratelimit-remaining-requests": "0",
+        "x-ratelimit-reset-requests": f"{resets_in:.3f}s",
+        "x-ratelimit-remaining-tokens": "30000",
+        "x-ratelimit-reset-tokens": "20ms",
+    }
 
 
 def _model_entry(name: str) -> dict[str, Any]:

@@ -7,9 +7,11 @@ text goes through `display_line`: one line, clipped, terminal escapes made visib
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from specialists.base.display import display_line, duration
+from specialists.base.usage_limit import clock_time
 from specialists.store.records import JobStatus
 from specialists.store.view import doing, elapsed_s, name_of
 
@@ -102,6 +104,10 @@ def event_detail(ev: dict[str, Any]) -> str:
         return f"{chars:,} chars{yielded}"
     if kind == "spend":
         return _spend_detail(ev)
+    if kind in ("usage_limit", "held"):
+        return _limit_detail(ev)
+    if kind == "usage_resumed":
+        return "resumed early by a person" if ev.get("early") else "resumed: the limit reset"
     skip = {"seq", "ts", "event", "call_id"}
     message = ev.get("message")
     if kind == "notice" and isinstance(message, str):
@@ -122,6 +128,17 @@ def _spend_detail(ev: dict[str, Any]) -> str:
     used = ev.get("used")
     state = "REACHED" if ev.get("reached") else f"{_number(used):.0%} used"
     return clip(f"ceiling {ev.get('ceiling')}: {state}: {', '.join(parts)}", 140)
+
+
+def _limit_detail(ev: dict[str, Any]) -> str:
+    """A usage limit met (`paused until 14:05: <what the agent said>`), or a start held."""
+    at = _int(ev.get("resets_at_ms", ev.get("until_ms")), 0)
+    when = clock_time(at, int(time.time() * 1000)) if at else "?"
+    if ev.get("event") == "held":
+        return clip(
+            f"held until {when}: {ev.get('provider')}'s usage limit (job {ev.get('by')})", 140
+        )
+    return clip(f"{ev.get('provider')}: paused until {when}: {ev.get('error', '')}", 140)
 
 
 def _number(value: Any) -> float:

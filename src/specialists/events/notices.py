@@ -44,7 +44,7 @@ from specialists.base.display import display_line, duration
 from specialists.base.owner import is_key
 from specialists.base.vocab import PROC_RUNNER
 from specialists.store.ids import is_job_id
-from specialists.store.records import PAUSED_EVENT
+from specialists.store.records import LIMIT_EVENT, PAUSED_EVENT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -100,6 +100,12 @@ def notice_body(job_id: str, status: dict | None) -> str:
     feed = f"Run: specialists feed --job {job_id} (MCP tool: feed)"
     if state == "done":
         return f"Specialist '{name}' completed (job {job_id}, {took}). {result}"
+    if state == "waiting" and status.get("current_event") == LIMIT_EVENT:
+        return (
+            f"Specialist '{name}' met a usage limit (job {job_id}, {took}) and is paused until "
+            f"it resets; it then continues by itself (earlier: `specialists resume {job_id}`; "
+            f"to end it: `specialists stop {job_id}`). {feed}"
+        )
     if state == "waiting" and status.get("current_event") == PAUSED_EVENT:
         return (
             f"Specialist '{name}' was interrupted (job {job_id}, {took}) and is paused: "

@@ -16,6 +16,7 @@ import json
 import shlex
 from collections.abc import Mapping
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 from specialists.runners.base import (
@@ -57,8 +58,18 @@ def error_message(raw: Any) -> str:
     if isinstance(body, Mapping):
         inner = body.get("error", body)
         if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
+            resets = inner.get("resets_at")  # a usage limit's reset: the job pauses until then
+            if isinstance(resets, int) and not isinstance(resets, bool) and resets > 0:
+                return f"{inner['message']} (usage limit; resets at {_iso(resets)})"
             return inner["message"]
     return text
+
+
+def _iso(epoch_s: int) -> str:
+    try:
+        return datetime.fromtimestamp(epoch_s, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, OSError, ValueError):
+        return str(epoch_s)
 
 
 def _int(value: Any) -> int:

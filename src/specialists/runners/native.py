@@ -293,6 +293,9 @@ class NativeRunner:
                 max_retries=int(options.get("max_retries", 3)),
                 base_delay_s=float(options.get("retry_base_delay_s", 1.0)),
                 max_delay_s=float(options.get("retry_max_delay_s", 30.0)),
+                # a server asking for a longer wait than this: the run fails with the reset
+                # time, and the job pauses until then (docs/usage-limits.md)
+                max_retry_after_s=float(options.get("retry_max_wait_s", 60.0)),
             ),
             spill=job.limits,
             gate=self._gate(spec),

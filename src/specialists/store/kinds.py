@@ -293,6 +293,15 @@ BREAKERS = kind(
     """
 )
 
+PROVIDER_HOLDS = kind(
+    """
+    provider-holds holds  launches held until a provider's usage limit resets (supervise/usage.py)
+    <provider>.json       doc/1   until when, the job that hit the limit, the line it said
+    <provider>.lock       lock    every change
+    """,
+    max_doc=4 * KIB,
+)
+
 USER_FILES = kind(
     """
     user-state ~ this user's files across projects
@@ -322,6 +331,7 @@ KINDS: tuple[Kind, ...] = (
     PERSON_FILES,
     HOOK_CACHES,
     BREAKERS,
+    PROVIDER_HOLDS,
     USER_FILES,
 )
 

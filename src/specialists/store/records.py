@@ -19,6 +19,9 @@ ACTIVE_STATES = frozenset({"starting", "running", "waiting"})
 # A job an interrupt paused is `waiting` (idle, taking follow-ups: the seeds' word) with this
 # current_event, so every view can say it is paused rather than that it answered.
 PAUSED_EVENT = "interrupted"
+# A usage limit paused it until `paused_until_ms` (waiting), or holds its start (starting).
+LIMIT_EVENT = "usage_limit"
+HELD_EVENT = "held"
 TERMINAL_STATES = frozenset({"done", "error", "cancelled"})
 ALL_STATES = ACTIVE_STATES | TERMINAL_STATES
 
@@ -148,6 +151,7 @@ class JobStatus(_Versioned):
     last_text: str | None = None  # the agent's latest words, an excerpt (supervise/words.py)
     progress: dict[str, Any] = EMPTY  # a workflow's children counts (workflows/progress.py)
     ceilings: list[dict[str, Any]] = EMPTY  # each ceiling it counts against, as last counted
+    paused_until_ms: int | None = None  # a usage limit's reset: paused until then (or held)
     keep_alive: bool = False
     events: int = 0
     tool_calls: int = 0

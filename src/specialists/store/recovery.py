@@ -6,8 +6,9 @@ life). Only then does another process write the job's files, and only under that
 Before that, everything the dead supervisor left running is killed (jobs/proctree.py).
 
 A job that can be taken over (a remote agent still running on its node: it has a checkpoint,
-supervise/checkpoint.py) is not ended: the store's news restarts it through the start path
-with a supervisor that reattaches to it, handing it the lock. One that cannot gets the end it
+supervise/checkpoint.py; or any job paused at a usage limit, docs/usage-limits.md) is not
+ended: the store's news restarts it through the start path with a supervisor that reattaches
+to it (or waits out the pause), handing it the lock. One that cannot gets the end it
 could not write, with the reason appended to CRASHED, and its owners are told. A job someone
 asked to stop (it had begun stopping, or the stop request still waits in its inbox) is neither
 taken over nor called crashed: it ends `cancelled`, as asked.
@@ -33,7 +34,7 @@ from specialists.base.errors import StoreError
 from specialists.store.joblog import TERMINAL_EVENTS, last_event
 from specialists.store.jobs import CHECKPOINT_FILE, JobLock, JobStore, Reviver, now_ms
 from specialists.store.liveness import is_alive
-from specialists.store.records import JobStatus
+from specialists.store.records import LIMIT_EVENT, JobStatus
 
 CRASHED = "supervisor crashed"
 UNSTARTED = "the job was never started (its launcher stopped before writing status.json)"
@@ -100,13 +101,27 @@ def is_crash(error: str | None) -> bool:
 
 def _revive(store: JobStore, current: JobStatus, lock_fd: int) -> int | str | None:
     """Under the job's lock: a supervisor that takes the job over, or why there is none."""
-    news = store.news
-    if not isinstance(news, Reviver) or not (store.job_dir(current.id) / CHECKPOINT_FILE).exists():
+    news, job_dir = store.news, store.job_dir(current.id)
+    hosted = (job_dir / CHECKPOINT_FILE).exists()  # a remote job: its checkpoint decides
+    paused = not hosted and paused_at_limit(current)
+    if not isinstance(news, Reviver) or not (paused or hosted):
         return None  # nothing to take over (a local job): no need to look further
     last = last_event(store.events_path(current.id))
     if last is not None and last["event"] in TERMINAL_EVENTS:
         return None  # its supervisor wrote its end: only the status is to be completed
+    if paused:  # an idle agent (pi) may be left: its successor starts one of its own
+        kill_agent(current, job_dir)
     return news.revive(store.root, current.id, lock_fd)
+
+
+def paused_at_limit(status: JobStatus) -> bool:
+    """Waiting out a usage limit: nothing runs that a crash could lose, so any job paused so
+    can be taken over by a new supervisor (supervise/start.py `restart`)."""
+    return (
+        status.status == "waiting"
+        and status.current_event == LIMIT_EVENT
+        and status.paused_until_ms is not None
+    )
 
 
 def record_end(

@@ -10,9 +10,10 @@ import time
 from collections.abc import Iterable
 
 from specialists.base.errors import StoreError
+from specialists.base.usage_limit import clock_time
 from specialists.store import index
 from specialists.store.jobs import ANSWERS_DIR, RESULT_FILE, JobStore, iter_statuses
-from specialists.store.records import PAUSED_EVENT, JobStatus
+from specialists.store.records import HELD_EVENT, PAUSED_EVENT, JobStatus
 from specialists.store.recovery import recover_if_dead, settle_unstarted
 
 WAITING_DOING = "waiting for a follow-up"
@@ -58,6 +59,10 @@ def doing(st: JobStatus) -> str:
     """What an active job is doing now, in words ('' when nothing is known): a workflow's
     progress, the tool it runs (`bash(ls -la)`), its latest words, else what its latest
     event means (`thinking`, `waiting for the model`)."""
+    if st.paused_until_ms is not None and st.active:
+        word = "held" if st.current_event == HELD_EVENT else "paused"
+        at = clock_time(st.paused_until_ms, int(time.time() * 1000))
+        return f"{word} until {at} (usage limit)"
     if st.status == "waiting":
         return PAUSED_DOING if is_paused(st) else WAITING_DOING
     if not st.active:

@@ -10,7 +10,8 @@ is tested with plain numbers.
 
 A job that waits for its own pending work (wake.py) is still doing that piece of work: its
 time limit counts the wait. Its idle limit counts from the later of the start of the wait
-and its next timer's due time (a pending timer is a promise of an event, not idleness).
+and its next timer's due time (a pending timer is a promise of an event, not idleness); a job
+paused at a usage limit is not idle before the limit resets.
 
 An ending is decided once (`plan_ending`): its final status, and a ladder of commands for the
 agent at fixed delays (close, then SIGTERM, then SIGKILL), then a moment to give up waiting
@@ -124,6 +125,7 @@ class Facts:
     agent_delivers: bool = False  # the agent's own front delivers events (wake.py "agent")
     hosted: bool = False  # another supervisor could take the agent over: checkpoint each step
     companions: bool = False  # something runs beside the job (attention): tick each step
+    paused_until: float | None = None  # a usage limit's reset: no idleness before it
 
 
 # --- what can be due ----------------------------------------------------------------------
@@ -198,6 +200,8 @@ def _limits_due(f: Facts, now: float) -> list[Due]:
         since = f.idle_since
         if f.waiting_for_work and f.wake_due is not None:
             since = max(since, f.wake_due)
+        if f.paused_until is not None:
+            since = max(since, f.paused_until)
         idle_ms = (now - since) * 1000
         return [IdleTimedOut(limits.idle_timeout_ms)] if idle_ms >= limits.idle_timeout_ms else []
     return []

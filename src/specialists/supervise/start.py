@@ -39,7 +39,7 @@ from specialists.base.vocab import WORKFLOW_RUNNER
 from specialists.store import keys
 from specialists.store.jobs import JobLock, JobStore
 from specialists.store.records import JobRecord, JobStatus
-from specialists.store.recovery import supervisor_alive
+from specialists.store.recovery import paused_at_limit, supervisor_alive
 from specialists.supervise.checkpoint import revivable
 from specialists.supervise.launch import create_job, spawn_reattaching, spawn_supervisor
 from specialists.supervise.plan import housekeeping
@@ -154,16 +154,27 @@ def start(
 
 def restart(state_dir: Path, job_id: str, lock_fd: int) -> int | str | None:
     """Crash recovery found the job's supervisor dead (store.news `revivers`, under the job's
-    lock on `lock_fd`): start one that takes the job over and inherits the lock (its pid);
-    or why it cannot be (the job ends with that reason); or None (an ordinary crash)."""
+    lock on `lock_fd`): start one that takes the job over and inherits the lock (its pid: a
+    remote job's, or a local job paused at a usage limit, which it waits out); or why it
+    cannot be (the job ends with that reason); or None (an ordinary crash)."""
     job_dir = state_dir / "jobs" / job_id
     verdict = revivable(job_dir)
+    if verdict is False and _paused(state_dir, job_id):
+        verdict = True
     if verdict is not True:
         return verdict or None
     try:
         return spawn_reattaching(job_dir, lock_fd)
     except OSError as exc:
         return f"no supervisor could be started to reattach: {exc.strerror or exc}"
+
+
+def _paused(state_dir: Path, job_id: str) -> bool:
+    try:
+        status = JobStore(state_dir, news=None).read_status(job_id)
+    except (SpecialistsError, OSError):
+        return False
+    return status is not None and paused_at_limit(status)
 
 
 def _already(store: JobStore, key: str) -> Started | None:

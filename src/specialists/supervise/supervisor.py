@@ -44,10 +44,12 @@ from dataclasses import dataclass, field
 from typing import Any, assert_never, cast
 
 from specialists.base.errors import SpecialistsError, StoreError
+from specialists.base.usage_limit import clock_time, from_text
 from specialists.events.emitter import Emitter
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
 from specialists.events.owners import check_owner
+from specialists.events.timers import TimerStore
 from specialists.events.wake import WakeWatch
 from specialists.runners.base import (
     Abort,
@@ -65,11 +67,12 @@ from specialists.runners.base import (
     SpendLimit,
     Usage,
 )
+from specialists.store import holds
 from specialists.store.control import ControlRequest, take_requests
 from specialists.store.files import is_out_of_space
 from specialists.store.jobs import JobStore, now_ms
 from specialists.store.liveness import process_start_time
-from specialists.store.records import PAUSED_EVENT, JobRecord, JobStatus
+from specialists.store.records import HELD_EVENT, LIMIT_EVENT, PAUSED_EVENT, JobRecord, JobStatus
 from specialists.store.writer import failure_reason
 from specialists.supervise import ending, news, wake
 from specialists.supervise.agent_spec import launch_spec
@@ -107,6 +110,9 @@ from specialists.supervise.steps import StepGuard, StepInterrupted, signal_name
 __all__ = ["JobState", "Observer", "Supervisor"]
 
 log = logging.getLogger("specialists.supervisor")
+
+# What the agent is told when its usage limit has reset (the timer's note).
+LIMIT_RESET = "the usage limit has reset: continue the task where you left off"
 
 
 @dataclass
@@ -191,6 +197,7 @@ class Supervisor:
         self.ending: Ending | None = None
         self.run_started = self.last_output = clock()
         self.paused_at: float | None = None  # when an interrupt paused the run
+        self.limit_timer: str | None = None  # the timer that ends a usage-limit pause
         self.recheck_at = 0.0  # while waiting for work: when to look again
         self.next_due: float | None = None  # the next pending timer, on `clock`
         self.owner = check_owner(f"job-{record.id}")
@@ -255,6 +262,8 @@ class Supervisor:
             self.guard.run("companion", companion.began)
         if j.finished:  # a companion ended it before it began (a spend ceiling reached)
             return
+        if not self._wait_out_hold():
+            return
         try:
             self.runner.start(launch_spec(rec, j.job_dir, task, self.spend))
         except SpecialistsError as exc:
@@ -281,6 +290,9 @@ class Supervisor:
     def _resume(self) -> None:
         """Take the job over from its last checkpoint (instead of `_begin`)."""
         j, runner = self.recorder, self.runner
+        if not isinstance(runner, HostedRunner):  # a local job paused at a usage limit
+            self._take_over_pause()
+            return
         assert isinstance(runner, HostedRunner) and self.checkpoints is not None
         checkpoint = load(j.job_dir, self.record.runner)
         if isinstance(checkpoint, str):
@@ -298,6 +310,8 @@ class Supervisor:
             return
         self.recheck_at = self.clock()  # a job waiting for work looks again at once
         st, pid = j.status, os.getpid()
+        if st.paused_until_ms is not None:  # paused at a usage limit: its timer goes on
+            self.guard.run("timers", self._find_limit_timer)
         for companion in self.companions:
             companion.use_status(st)
         st.supervisor_pid, st.supervisor_start_time = pid, process_start_time(pid)
@@ -376,6 +390,7 @@ class Supervisor:
             agent_delivers=s.delivery == "agent",
             hosted=self.checkpoints is not None,
             companions=bool(self.companions),
+            paused_until=self._on_clock(st.paused_until_ms),
         )
         for item in due(now, facts):
             name = item if isinstance(item, str) else "timers"  # what a failure is reported as
@@ -513,6 +528,8 @@ class Supervisor:
     def _on_run_failed(self, error: str) -> None:
         s, j = self.state, self.recorder
         self._drop_held(f"the run before it ended: {error}")
+        if error != "aborted" and self._pause_at_limit(error):
+            return
         if error == "aborted" and s.interrupted:
             # A soft interrupt: the job pauses, resumable with a follow-up or `resume`.
             j.event("interrupted")
@@ -534,6 +551,160 @@ class Supervisor:
             self._wait_for_follow_up()
             return
         self._begin_end("error", error)
+
+    # --- usage limits (docs/usage-limits.md) -------------------------------------------
+
+    def _pause_at_limit(self, error: str) -> bool:
+        """A provider's usage limit with a reset time: the job waits for the reset instead
+        of failing. A durable timer (its own, events/timers.py) wakes it then and the wake-up
+        continues the agent's session as a follow-up would; new jobs for the provider are
+        held until then (store/holds.py). False: not a limit it can wait out."""
+        limit = from_text(error, self._now_ms())
+        if limit is None or "follow_up" not in self.runner.accepts() or self.ending is not None:
+            return False
+        rec, st, s, j = self.record, self.status, self.state, self.recorder
+        provider = holds.provider_of(rec.runner, rec.model)
+        at = limit.resets_at_ms
+        try:
+            timer = TimerStore(self.store.root, self.owner).set(
+                at, now_ms=self._now_ms(), note=LIMIT_RESET, source=EventSource("usage_limit")
+            )
+        except (SpecialistsError, OSError) as exc:
+            why = exc.one_line() if isinstance(exc, SpecialistsError) else str(exc)
+            j.notice(f"usage limit: no timer could be set to resume the job ({why})")
+            return False
+        self.limit_timer = timer.id
+        self.guard.run(
+            "provider hold", lambda: holds.hold(self.store.root, provider, at, rec.id, limit.why)
+        )
+        j.event("usage_limit", provider=provider, resets_at_ms=at, timer=timer.id, error=limit.why)
+        if s.delivery is None:
+            s.delivery = wake.delivery_mode(rec, True)
+        paused = ending.job_end(
+            j, self.guard, "interrupted", None, s.last_answer, self.wall, s.answers
+        )
+        for hook in HOOKS.paused:  # what waits on its turn ends (open asks), as at an interrupt
+            self.guard.run("pausing", lambda hook=hook: hook(paused))  # type: ignore[misc]
+        st.paused_until_ms = at
+        self._wait_for_follow_up(paused=True, event=LIMIT_EVENT)
+        return True
+
+    def _resumed_from_limit(self) -> None:
+        """The paused job runs again: at its timer, or earlier by a person's `resume`."""
+        timer, self.limit_timer = self.limit_timer, None
+        self.status.paused_until_ms = None
+        early = timer is not None and self._cancel_limit_timer(timer)
+        self.recorder.event("usage_resumed", early=early)
+
+    def _cancel_limit_timer(self, timer: str) -> bool:
+        """Cancel the pause's timer if it is still pending; True if it was."""
+        try:
+            return (
+                TimerStore(self.store.root, self.owner).cancel(timer, now_ms=self._now_ms()).changed
+            )
+        except (SpecialistsError, OSError) as exc:
+            self.guard.report(f"the usage-limit timer {timer} could not be cancelled: {exc}")
+            return False
+
+    def _wait_out_hold(self) -> bool:
+        """Before the agent starts: while its provider is held (another job met its usage
+        limit), wait for the reset, saying so once. False: the job ended while held."""
+        rec, st, j = self.record, self.status, self.recorder
+        provider = holds.provider_of(rec.runner, rec.model)
+        found = holds.held(self.store.root, provider, self._now_ms())
+        if found is None:
+            return True
+        st.current_event, st.paused_until_ms = HELD_EVENT, found.until_ms
+        at = clock_time(found.until_ms, self._now_ms())
+        j.event("held", provider=provider, until_ms=found.until_ms, by=found.job)
+        j.notice(f"held until {at}: {provider}'s usage limit (met by job {found.job}) resets then")
+        self._save(force=True)
+        while found is not None:
+            self.guard.run("inbox", self._read_inbox)  # a stop ends it here
+            if self.guard.signal is not None or self.ending is not None:
+                final, error = (
+                    (self.ending.final, self.ending.error) if self.ending else ("cancelled", None)
+                )
+                self._finish(final, error)
+                return False
+            left_s = found.until_ms / 1000 - self.wall()
+            self.sleep(max(0.01, min(self.tick * 5, left_s)))
+            found = holds.held(self.store.root, provider, self._now_ms())
+        st.current_event, st.paused_until_ms = "starting", None
+        j.event("hold_ended", provider=provider)
+        return True
+
+    def _take_over_pause(self) -> None:
+        """The supervisor of a job paused at a usage limit died (store/recovery.py; this one
+        was started by supervise/start.py `restart`, holding the lock): no agent runs, so
+        wait out the pause here, then start the agent continuing its session."""
+        j, rec, pid = self.recorder, self.record, os.getpid()
+        st = self.store.read_status(rec.id)
+        if st is None or st.paused_until_ms is None:
+            self._finish("error", "supervisor crashed (its job was no longer paused)")
+            return
+        j.status = st
+        for companion in self.companions:
+            companion.use_status(st)
+        st.supervisor_pid, st.supervisor_start_time = pid, process_start_time(pid)
+        self.state.delivery = wake.delivery_mode(rec, True)
+        if rec.keep_alive:  # its answers so far, numbered on (answers/NNN.txt)
+            self.state.last_answer = self.store.latest_answer(rec.id)
+            runs = [e.get("runs") for e in self.store.read_events(rec.id)]
+            self.state.answers = max((n for n in runs if isinstance(n, int)), default=0)
+        self.guard.run("timers", self._find_limit_timer)
+        at = clock_time(st.paused_until_ms, self._now_ms())
+        j.notice(f"the supervisor restarted; the job stays paused until {at} (usage limit)")
+        self._save(force=True)
+        task = self._wait_paused(st.paused_until_ms)
+        if task is None:
+            return
+        resumed = rec.replace(resume_session=st.session_file or rec.resume_session)
+        try:
+            self.runner.start(launch_spec(resumed, j.job_dir, task, self.spend))
+        except (SpecialistsError, OSError) as exc:
+            why = exc.one_line() if isinstance(exc, SpecialistsError) else str(exc)
+            self._finish("error", f"could not start the agent after the usage limit: {why}")
+            return
+        st.pid, st.agent_start_time = self.runner.handle.pid, self.runner.handle.start_time
+        self._running_again(False, "follow_up")
+        self._save(force=True)
+
+    def _find_limit_timer(self) -> None:
+        pending = TimerStore(self.store.root, self.owner).pending()
+        self.limit_timer = next((t.id for t in pending if t.note == LIMIT_RESET), None)
+
+    def _wait_paused(self, until_ms: int) -> str | None:
+        """Wait for the reset with no agent running; the control inbox is read as always
+        (a stop ends the job, a follow-up such as `resume` ends the wait early). The task to
+        continue with, or None when the job ended."""
+        situation = Situation(
+            phase="waiting",
+            keep_alive=self.record.keep_alive,
+            runner=self.record.runner,
+            accepts=frozenset({"follow_up"}),
+            answered=self.state.last_answer is not None,
+        )
+        while self._now_ms() < until_ms:
+            requests, problems = take_requests(self.recorder.job_dir)
+            for problem in problems:
+                self.recorder.notice(problem)
+            for req in requests:
+                decision = decide(req.kind, req.message, situation)
+                self.recorder.event(f"{req.kind}_ack", **ack_fields(req.id, decision))
+                if decision.kind == "stop_job" or self.guard.signal is not None:
+                    self._finish("cancelled", None)
+                    return None
+                if decision.kind == "deliver" and isinstance(decision.command, FollowUp):
+                    return decision.command.message  # resumed early by a person
+            if self.guard.signal is not None:
+                self._finish("cancelled", None)
+                return None
+            self.sleep(max(0.01, min(self.tick * 5, until_ms / 1000 - self.wall())))
+        if self.limit_timer is not None:  # the reset came: this start is the wake-up
+            self._cancel_limit_timer(self.limit_timer)
+            self.limit_timer = None
+        return LIMIT_RESET
 
     def _on_agent_exited(self, ev: AgentExited) -> None:
         self.status.exit_code = ev.exit_code if ev.signal is None else -ev.signal
@@ -703,7 +874,7 @@ class Supervisor:
             self.recheck_at = self.clock() + wake.RECHECK_S
         self._save(force=True)
 
-    def _wait_for_follow_up(self, *, paused: bool = False) -> None:
+    def _wait_for_follow_up(self, *, paused: bool = False, event: str = PAUSED_EVENT) -> None:
         """Wait for a follow-up: the run answered, or (`paused`) an interrupt cut it."""
         st, s, j = self.status, self.state, self.recorder
         if not paused:  # an answer: what features do at each (a checkpoint commit)
@@ -714,7 +885,7 @@ class Supervisor:
                 self.guard.run("answered", lambda hook=hook: hook(answered))  # type: ignore[misc]
         s.waiting_for_work = False
         st.status = "waiting"
-        st.current_event = PAUSED_EVENT if paused else "waiting"
+        st.current_event = event if paused else "waiting"
         st.current_tool = None
         s.idle_since = self.clock()
         j.event("waiting", **({"paused": True} if paused else {}))
@@ -778,6 +949,8 @@ class Supervisor:
 
     def _running_again(self, resumes_work: bool, event: str) -> None:
         st = self.status
+        if st.paused_until_ms is not None:
+            self._resumed_from_limit()
         st.status, st.current_event, st.current_tool = "running", event, None
         self.state.waiting_for_work = False
         self.state.idle_since = None
@@ -813,6 +986,10 @@ class Supervisor:
 
     def _now_ms(self) -> int:
         return int(self.wall() * 1000)
+
+    def _on_clock(self, wall_ms: int | None) -> float | None:
+        """A wall-clock time (ms) on the supervisor's own clock."""
+        return None if wall_ms is None else self.clock() + (wall_ms / 1000 - self.wall())
 
     # --- checkpoints and status -------------------------------------------------------
 
@@ -878,6 +1055,10 @@ class Supervisor:
 
     def _finish(self, final: str, error: str | None) -> None:
         s = self.state
+        if self.limit_timer is not None:  # stopped while paused: nothing is to wake it
+            self._cancel_limit_timer(self.limit_timer)
+            self.limit_timer = None
+        self.status.paused_until_ms = None
         ending.finish(
             self.recorder,
             self.runner,

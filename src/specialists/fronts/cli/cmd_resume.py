@@ -64,23 +64,28 @@ def run(args: argparse.Namespace, project: Project) -> int:
 
 
 def _resume_paused(project: Project, job_id: str, args: argparse.Namespace) -> int | None:
-    """A job that waits (paused by `interrupt`, or keep-alive) is resumed in place: the
-    prompt goes to it as a follow-up. None: the job has ended; resume it as a new job."""
+    """A job that waits (paused by `interrupt` or a usage limit, or keep-alive) is resumed in
+    place: the prompt goes to it as a follow-up (optional after a usage limit). None: the
+    job has ended; resume it as a new job."""
     import sys
 
     from specialists.fronts.cli.cmd_run import read_prompt
     from specialists.store.view import current_status
     from specialists.supervise.actions import send_message
 
-    if current_status(project.store, job_id).status != "waiting":
+    st = current_status(project.store, job_id)
+    if st.status != "waiting":
         return None
+    prompt = read_prompt(args, required=st.paused_until_ms is None)
+    if not prompt:  # paused at a usage limit: resumed before the reset, nothing else to say
+        prompt = "resumed by a person before the usage limit's reset: continue where you left off"
     if args.attention_after is not None or args.watchdog is not None:
         print(
             f"warning: --attention-after and --watchdog apply to a new job; job {job_id} "
             "continues in place with its own",
             file=sys.stderr,
         )
-    outcome = send_message(project.store, job_id, "follow_up", read_prompt(args))
+    outcome = send_message(project.store, job_id, "follow_up", prompt)
     if outcome.state == "refused":
         print(f"error: resume refused: {outcome.reason} (see: specialists feed --job {job_id})",
               file=sys.stderr)  # fmt: skip

@@ -35,7 +35,7 @@ def job_brief(st: JobStatus) -> dict[str, Any]:
         "status": st.status,
         "elapsed_s": elapsed_s(st),
     }
-    now_doing = doing(st) if st.status in ("starting", "running") else ""
+    now_doing = doing(st) if st.status in ("starting", "running") or st.paused_until_ms else ""
     if now_doing:
         out["doing"] = clip(now_doing, DOING_CHARS)
     if is_paused(st):

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
 from specialists.base.reader import Invalid, load_json
+from specialists.base.usage_limit import describe, from_headers
 from specialists.native.errors import classify, describe_status, short
 from specialists.native.messages import ToolCall
 from specialists.native.model import ModelError, ModelRequest, StreamEvent
@@ -43,11 +44,22 @@ def translate_sdk_error(
         code, message = _code_and_message(getattr(exc, "body", None), str(exc))
         category = classify(status, code, message)
         reason = describe_status(label.split("/", 1)[0], status, category)
+        response = getattr(exc, "response", None)
+        wait = retry_after(response)
+        resets = limit_reset(response) if status == 429 else None
+        if resets is not None:  # said so that the job pauses until then (base/usage_limit.py)
+            wait = max(wait or 0.0, resets / 1000 - time.time())
+            return ModelError(
+                f"{describe(label, resets)}: {short(message)}",
+                category=category,
+                status=status,
+                retry_after=wait,
+            )
         return ModelError(
             f"{label}: {reason} (HTTP {status}): {short(message)}",
             category=category,
             status=status,
-            retry_after=retry_after(getattr(exc, "response", None)),
+            retry_after=wait,
         )
     if isinstance(exc, sdk.APIError):
         # An error event inside an otherwise good stream (no HTTP status).
@@ -83,6 +95,18 @@ def _code_and_message(body: Any, fallback: str) -> tuple[str | None, str]:
         message = inner.get("message") or fallback
         return (str(code) if code else None), str(message)
     return None, fallback
+
+
+def limit_reset(response: Any) -> int | None:
+    """When a 429's limit resets (epoch ms), from its rate-limit headers; None when it has
+    none (a bare `retry-after` is retried in place, as any throttle)."""
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    named = {str(k).lower(): str(v) for k, v in headers.items()}
+    if not any("ratelimit" in k and "reset" in k for k in named):
+        return None
+    return from_headers(named, int(time.time() * 1000))
 
 
 def retry_after(response: Any) -> float | None:
