@@ -29,7 +29,7 @@ from specialists.supervise.wake import (
     deliver,
     delivery_mode,
 )
-from tests.support.jobs import make_record, new_job
+from tests.support.jobs import job_end, make_record, new_job
 
 OWNER = "job-0123abcd"
 SRC = EventSource("sleep", "call_1", {"seconds": 5})
@@ -254,8 +254,9 @@ def test_a_job_end_is_one_notice_per_owner_deduplicated_by_its_fixed_id(tmp_path
     root = tmp_path / ".specialists"
     second = "job-9f8e7d6c"
     record = make_record(tmp_path, id="1a2b3c4d", owner=[OWNER, second, "claude-s1", "not a key"])
-    assert news.tell_owners(root, record, "done", "All green.", None) == []
-    assert news.tell_owners(root, record, "error", None, "crashed") == []  # a second report
+    store = JobStore(root, news=None)
+    assert news.tell(job_end(store, record, "done", answer="All green.")) == []
+    assert news.tell(job_end(store, record, "error", error="crashed")) == []  # a second report
     assert not Inbox(root, "claude-s1").has_pending()
     for owner in (OWNER, second):
         (event,) = Inbox(root, owner).pending().events
@@ -274,7 +275,7 @@ def test_end_texts_and_proc_jobs_that_report_their_own_exit(tmp_path: Path) -> N
     long = news.end_text(record, "done", "x" * 10_000, None)
     assert len(long) < 2200 and "specialists result 1a2b3c4d" in long
     proc = make_record(tmp_path, id="1a2b3c4d", runner="proc", owner=[OWNER])
-    assert news.tell_owners(tmp_path, proc, "done", "", None) == []
+    assert news.end_notices(job_end(JobStore(tmp_path, news=None), proc, "done"), {OWNER}) == []
     assert not (tmp_path / "owners").exists()
 
 

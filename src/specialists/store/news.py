@@ -5,10 +5,10 @@ supervisor or, after a crash, by whichever reader finds it dead (recovery.py). B
 through `NEWS`, so no path forgets part of it. The rooms above register what they do with it
 when the composition root boots them (`specialists.project.boot`):
 
-    posters     each time the job has news: the completion notice for its owner, a proc
-                job's job_exit, a goal mission's next step (in registration order)
-    recovered   after recovery recorded a crash: the job owners' end event, a thread's
-                child_closed (its supervisor will never send them)
+    posters     each time the job has news: the completion notice for its owner, a goal
+                mission's next step (in registration order)
+    recovered   after recovery recorded a crash: the job's end told as its supervisor would
+                have told it (supervise/news.py `tell`: job_exit, child_closed, end notices)
     clearers    its result was read: notices not delivered yet are dropped
     revivers    before recovery ends a job: one may take it over instead (a remote agent
                 that still runs)

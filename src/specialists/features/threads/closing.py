@@ -5,12 +5,13 @@
   `<thread>:child_report:<seq>`: a retried append is dropped by the inbox's dedup.
 - `close_thread`: claims the close (closing.json, exclusive) with its report. Nothing is sent
   yet: the child's job is still running.
-- `settle(job)`: called wherever a job ends (its supervisor's end, crash recovery). For a
-  thread job whose close has not finished: claims the close if the child never did (the
-  runtime closes it with the job's final text, R-S9), commits the sandbox with hooks disabled
-  (`thread <id>`), takes its diff stat, writes closed.json and sends one `child_closed`
-  event (id `<thread>:child_closed:1`). So `child_closed` always means the child's job has
-  ended and its sandbox is final: the parent may squash at once.
+- `close_ended(job)`: the job's end rendered for its parent (threads/plugin.py, HOOKS.ended:
+  its supervisor's end and crash recovery alike; `settle` where a parent finds a child whose
+  end nobody told). For a thread job whose close has not finished: claims the close if the
+  child never did (the runtime closes it with the job's final text, R-S9), commits the
+  sandbox with hooks disabled (`thread <id>`), takes its diff stat, writes closed.json and
+  renders one `child_closed` event (id `<thread>:child_closed:1`). So `child_closed` always
+  means the child's job has ended and its sandbox is final: the parent may squash at once.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 from specialists.base.errors import SpecialistsError, UserError
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
+from specialists.events.told import Told
 from specialists.features.threads.records import Closed, Closing, ThreadRecord, ThreadStore
 from specialists.features.threads.reports import decode_report, prepare_report, render_report
 from specialists.features.threads.state import Position, job_store
@@ -87,11 +89,23 @@ def close(state_root: Path, position: Position, args: Mapping[str, Any], now_ms:
 def settle(
     state_root: Path, job_id: str, now_ms: int, ended: tuple[str, str | None] | None = None
 ) -> str | None:
-    """Finish the close of a thread job that ended (see the module docstring). Returns the
-    child_closed event id, or None when there was nothing to do. Never raises for a
+    """Finish the close of a thread job whose end nobody told (a parent's look at its
+    children) and send its child_closed; the event id, or None when there was nothing to do."""
+    told = close_ended(state_root, job_id, now_ms, ended)
+    if told is None:
+        return None
+    told.post(state_root)
+    return f"{told.source_id}:child_closed:1"
+
+
+def close_ended(
+    state_root: Path, job_id: str, now_ms: int, ended: tuple[str, str | None] | None = None
+) -> Told | None:
+    """Finish the close of a thread job that ended (see the module docstring): its
+    child_closed for the parent, or None when there was nothing to do. Never raises for a
     failure of its own: those are logged and the close records them as a failure.
-    `ended` is the job's final state and error when its supervisor settles it just before
-    writing them (its agent is dead by then); otherwise they are read from its status."""
+    `ended` is the job's final state and error when its end is told (its agent is dead by
+    then); otherwise they are read from its status."""
     jobs = job_store(state_root)
     job = jobs.read_record(job_id)
     if not job.thread:
@@ -140,10 +154,7 @@ def settle(
         "diff_stat": closed.diff_stat,
         "commit": closed.commit,
     }
-    Inbox(state_root, record.parent).append(
-        "child_closed", _source(record), body, source_id=record.id, seq=1, details=details
-    )
-    return f"{record.id}:child_closed:1"
+    return Told(record.parent, "child_closed", _source(record), body, record.id, 1, details)
 
 
 def closed_body(
@@ -241,16 +252,3 @@ def _finish_sandbox(
         "commit": outcome.sha if outcome else None,
         "summary": summary,
     }
-
-
-def settle_quietly(
-    state_root: Path, job_id: str, ended: tuple[str, str | None] | None = None
-) -> None:
-    """`settle` where a job ends: its failure is logged with context, never raised into the
-    job's own ending (the parent can still settle it later: squash and depends_on do)."""
-    import time
-
-    try:
-        settle(state_root, job_id, int(time.time() * 1000), ended)
-    except (SpecialistsError, OSError) as exc:
-        log.warning("job %s: its thread could not be closed: %s", job_id, exc)
