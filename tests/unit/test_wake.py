@@ -213,6 +213,38 @@ def test_an_owned_job_whose_supervisor_died_is_recorded_and_its_owners_told(
     assert len(Inbox(store.root, OWNER).pending().events) == 1
 
 
+def test_recovery_tells_the_end_before_it_writes_the_final_status(
+    store: JobStore, tmp_path: Path
+) -> None:
+    """Like its supervisor, recovery tells the job's one end before the final status, so an
+    owner that sees the job ended finds its event; a session owner gets the completion
+    notice after it, a job owner only the teller's notice (with the answer's words), once."""
+    from specialists.store.news import NEWS
+    from specialists.store.recovery import CRASHED, record_end
+
+    seen: list[tuple[str, str | None]] = []
+
+    def spy(root: Path, status: JobStatus) -> None:
+        written = JobStore(root, news=None).read_status(status.id)
+        seen.append((status.status, written.status if written else None))
+
+    store = JobStore(store.root, news=NEWS)
+    child, lock = new_job(store, tmp_path, owner=[OWNER, "claude-s1"])
+    NEWS.recovered.append(spy)
+    try:
+        status = store.read_status(child.id)
+        assert status is not None
+        record_end(store, status, "error", CRASHED)
+    finally:
+        NEWS.recovered.remove(spy)
+        lock.release()
+    assert seen == [("error", "starting")]  # told while its status still read active
+    (event,) = Inbox(store.root, OWNER).pending().events
+    assert event.id == f"job-{child.id}:notice:1" and event.body.startswith(f"Job {child.id}")
+    (notice,) = Inbox(store.root, "claude-s1").pending().events
+    assert notice.id == event.id and notice.body.startswith("Specialist 'tester' failed")
+
+
 def test_another_owners_damaged_job_is_not_this_jobs_problem(
     store: JobStore, tmp_path: Path
 ) -> None:

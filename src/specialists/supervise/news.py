@@ -31,7 +31,7 @@ from specialists.events.owners import is_owner, job_owner, owner_job_id
 from specialists.events.timers import TimerStore
 from specialists.events.told import Told, told_by_child_closed
 from specialists.store.jobs import JobStore, now_ms
-from specialists.store.records import JobRecord
+from specialists.store.records import JobRecord, JobStatus
 from specialists.supervise.hooks import HOOKS, JobEnd
 
 log = logging.getLogger("specialists.supervisor")
@@ -118,14 +118,22 @@ def close_own_timers(state_root: Path, job_id: str, *, now_ms: int) -> list[str]
 
 
 def tell_owners_of(store: JobStore, job_id: str, *, close_timers: bool = True) -> list[str]:
-    """The same, for a job that ended without its supervisor (recovered after a crash)."""
+    """The same, for a job that ended without its supervisor, as its status says."""
     try:
-        record = store.read_record(job_id)
         status = store.read_status(job_id)
     except (OSError, SpecialistsError, ValueError, TypeError) as exc:
         return [f"job {job_id}: {exc}"]
     if status is None or status.active:
         return []
+    return _tell_recovered(store, status, close_timers=close_timers)
+
+
+def _tell_recovered(store: JobStore, status: JobStatus, *, close_timers: bool) -> list[str]:
+    job_id = status.id
+    try:
+        record = store.read_record(job_id)
+    except (OSError, SpecialistsError, ValueError, TypeError) as exc:
+        return [f"job {job_id}: {exc}"]
     answer = store.read_result(job_id) if status.status == "done" else None
     ending = JobEnd(
         store=store,
@@ -136,7 +144,7 @@ def tell_owners_of(store: JobStore, job_id: str, *, close_timers: bool = True) -
         answer=answer,
         answers=0,
         now_ms=now_ms(),
-        event=lambda *_, **__: None,  # its log is closed: recovery wrote its last event
+        event=lambda *_, **__: None,  # its log is closed: recovery writes its last event
         report=lambda problem: log.warning("job %s: %s", job_id, problem),
         recovered=True,
     )
@@ -157,9 +165,11 @@ def end_text(record: JobRecord, final: str, answer: str | None, error: str | Non
     return f"{head}. Its answer:\n{text}"
 
 
-def tell_owners_after_crash(state_root: Path, job_id: str) -> None:
-    """A job recovered after its supervisor died: its owners hear of the end as its
-    supervisor would have told them (store.news `recovered`); its timers stay, to fire late
-    for the next front that looks at it. Problems are logged, never raised."""
-    for problem in tell_owners_of(JobStore(state_root, news=None), job_id, close_timers=False):
-        log.warning("after the crash of job %s: %s", job_id, problem)
+def tell_owners_after_crash(state_root: Path, status: JobStatus) -> None:
+    """A job ends without its supervisor (store.news `recovered`, before recovery writes the
+    final `status`): its owners hear of the end as its supervisor would have told them; its
+    timers stay, to fire late for the next front that looks at it. Problems are logged,
+    never raised."""
+    store = JobStore(state_root, news=None)
+    for problem in _tell_recovered(store, status, close_timers=False):
+        log.warning("after the crash of job %s: %s", status.id, problem)
