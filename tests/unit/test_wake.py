@@ -299,6 +299,29 @@ def test_a_job_end_is_one_notice_per_owner_deduplicated_by_its_fixed_id(tmp_path
         )
 
 
+def test_an_owner_a_rendering_addressed_gets_no_generic_end_notice(tmp_path: Path) -> None:
+    """The features' renderings of the one end come first; the generic notice goes only to
+    the job owners none of them addressed."""
+    from specialists.events.told import Told
+    from specialists.supervise.hooks import HOOKS
+
+    root = tmp_path / ".specialists"
+    second = "job-9f8e7d6c"
+    record = make_record(tmp_path, id="1a2b3c4d", owner=[OWNER, second])
+    source = EventSource("spawn_thread", "c1")
+
+    def render(ending: object) -> list[Told]:
+        return [Told(OWNER, "child_closed", source, "closed", "t-1", 1, {})]
+
+    HOOKS.ended.append(render)
+    try:
+        assert news.tell(job_end(JobStore(root, news=None), record, "done", answer="ok")) == []
+    finally:
+        HOOKS.ended.remove(render)
+    assert [e.id for e in Inbox(root, OWNER).pending().events] == ["t-1:child_closed:1"]
+    assert [e.id for e in Inbox(root, second).pending().events] == ["job-1a2b3c4d:notice:1"]
+
+
 def test_end_texts_and_proc_jobs_that_report_their_own_exit(tmp_path: Path) -> None:
     record = make_record(tmp_path, id="1a2b3c4d")
     assert news.end_text(record, "error", None, "timeout after 5s").endswith(": timeout after 5s")

@@ -2,9 +2,10 @@
 
 A job's end is one fact (supervise/hooks.py `JobEnd`); the features render it as the events
 their owners read (a proc's `job_exit`, a thread parent's `child_closed`) and the one teller
-(supervise/news.py) appends them. The generic end notice is left out for an owner a rendering
-addressed, and for a thread's parent whose inbox holds the child's `child_closed` already
-(a supervisor that died after telling it), only when the event is provably there.
+(supervise/news.py) appends them; an owner a rendering addressed gets no generic end notice.
+A session's completion notice (events/notices.py, after the final status) is left out for a
+thread's parent whose inbox holds the child's `child_closed` already, only when the event is
+provably there.
 """
 
 from __future__ import annotations

@@ -14,10 +14,9 @@ end notice, so a parent job waiting for a child is woken by its end:
 Every id is fixed per job (`job-<id>:notice:1` here): a job ends once, so a supervisor and
 crash recovery that both report the same end wake the owner once (the inbox's seen-set).
 The supervisor tells before the job's final status is written, so an owner that sees the
-job finished also finds its events. A thread's parent whose inbox has the child's
-`child_closed` already (events/told.py) gets no second word of it. Outside sessions
-(claude-..., pi-...) hear of a job's end through its completion notice (events/notices.py),
-which their own front turns into an event: telling them here too would wake them twice.
+job finished also finds its events. Outside sessions (claude-..., pi-...) hear of a job's end
+through its completion notice (events/notices.py), which their own front turns into an
+event: telling them here too would wake them twice.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from specialists.base.errors import SpecialistsError
 from specialists.events.model import EventSource
 from specialists.events.owners import is_owner, job_owner, owner_job_id
 from specialists.events.timers import TimerStore
-from specialists.events.told import Told, told_by_child_closed
+from specialists.events.told import Told
 from specialists.store.jobs import JobStore, now_ms
 from specialists.store.records import JobRecord, JobStatus
 from specialists.supervise.hooks import HOOKS, JobEnd
@@ -73,12 +72,11 @@ def end_notices(ending: JobEnd, addressed: set[str]) -> list[Told]:
     )
     body = end_text(record, ending.final, ending.answer, ending.error)
     details = {"job_id": record.id, "status": ending.final, "error": ending.error}
-    closed_to = told_by_child_closed(ending.store.root, record.thread)
     return [
         Told(owner, "notice", source, body, f"job-{record.id}", 1, details)
         for owner in dict.fromkeys(record.owner)
         if is_owner(owner) and owner_job_id(owner) is not None
-        if owner not in addressed and owner != closed_to
+        if owner not in addressed
     ]
 
 

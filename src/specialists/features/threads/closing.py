@@ -143,17 +143,36 @@ def close_ended(
     )
     if not threads.finish_close(record.id, closed):
         return None  # another process finished it first
-    body = closed_body(record, closing, closed, finish.get("summary"))
+    return _told(record, job_id, closing, closed, finish.get("summary"))
+
+
+def told_closed(state_root: Path, job_id: str) -> Told | None:
+    """The child_closed of a thread job closed already (its end told twice: a supervisor
+    killed after telling it, then recovery): the same event, which the parent's inbox drops."""
+    threads = ThreadStore(state_root)
+    thread = job_store(state_root).read_record(job_id).thread
+    record = threads.get(str(thread.get("id"))) if thread else None
+    closed = threads.closed(record.id) if record and record.job_id == job_id else None
+    if record is None or closed is None:
+        return None
+    closing = threads.closing(record.id) or Closing(closed.by, None, closed.at_ms)
+    return _told(record, job_id, closing, closed, None)
+
+
+def _told(
+    record: ThreadRecord, job_id: str, closing: Closing, closed: Closed, summary: str | None
+) -> Told:
     details = {
         "thread_id": record.id,
         "job_id": job_id,
-        "final": final,
-        "failed": failed,
+        "final": closed.final,
+        "failed": closed.failed,
         "by": closing.by,
         "branch": closed.branch,
         "diff_stat": closed.diff_stat,
         "commit": closed.commit,
     }
+    body = closed_body(record, closing, closed, summary)
     return Told(record.parent, "child_closed", _source(record), body, record.id, 1, details)
 
 

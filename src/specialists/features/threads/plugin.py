@@ -21,15 +21,16 @@ def register() -> None:
 
 
 def _closed(ending: JobEnd) -> list[Told]:
-    """A thread's close; after a crash, a `--sandbox` job's work committed too (its
+    """A thread's close (told again when it closed already, so its parent gets no other
+    word of the end); after a crash, a `--sandbox` job's work committed too (its
     supervisor's `_commit_sandbox` never ran)."""
     record = ending.record
     if not (record.thread or (ending.recovered and record.sandbox)):
         return []
-    from specialists.features.threads.closing import close_ended
+    from specialists.features.threads.closing import close_ended, told_closed
 
-    ended = (ending.final, ending.error)
-    told = close_ended(ending.store.root, record.id, ending.now_ms, ended)
+    root, ended = ending.store.root, (ending.final, ending.error)
+    told = close_ended(root, record.id, ending.now_ms, ended) or told_closed(root, record.id)
     return [told] if told else []
 
 
