@@ -190,26 +190,15 @@ def post_to_owners(
 ) -> int:
     """Append one event (the same id for every key) to each key's inbox; how many took it.
     A failed append is logged, never raised (R-E5): the other keys still get theirs."""
-    from specialists.base.errors import SpecialistsError
-    from specialists.events.inbox import Inbox
     from specialists.events.model import EventSource
+    from specialists.events.told import Told, post_all
 
     source = EventSource(tool, call_id, args)
-    posted = 0
-    for key in keys:
-        try:
-            Inbox(state_dir, key).append(
-                kind,  # type: ignore[arg-type]
-                source,
-                body,
-                source_id=source_id,
-                seq=seq,
-                details=details,
-            )
-            posted += 1
-        except (OSError, SpecialistsError) as exc:
-            _warn("%s %s:%s for %s not posted: %s", kind, source_id, seq, key, exc)
-    return posted
+    told = [Told(k, kind, source, body, source_id, seq, details) for k in keys]  # type: ignore[arg-type]
+    problems = post_all(state_dir, told)
+    for problem in problems:
+        _warn("%s", problem)
+    return len(told) - len(problems)
 
 
 # --- reading the answer -----------------------------------------------------------------------

@@ -10,9 +10,11 @@ provably there.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from specialists.base.errors import SpecialistsError
 from specialists.base.owner import is_key
 from specialists.events.inbox import Inbox
 from specialists.events.model import Event, EventSource, event_id
@@ -46,6 +48,18 @@ class Told(NamedTuple):
             seq=self.seq,
             details=self.details,
         )
+
+
+def post_all(state_dir: Path, told: Iterable[Told]) -> list[str]:
+    """Post each; what failed as one line each, never raised (R-E5): the others still go."""
+    problems = []
+    for t in told:
+        try:
+            t.post(state_dir)
+        except (OSError, SpecialistsError) as exc:
+            where = event_id(t.source_id, t.kind, t.seq)
+            problems.append(f"{where} for {t.owner} not posted: {exc}")
+    return problems
 
 
 def told_by_child_closed(state_dir: Path, thread: object) -> str | None:

@@ -28,7 +28,7 @@ from specialists.base.errors import SpecialistsError
 from specialists.events.model import EventSource
 from specialists.events.owners import is_owner, job_owner, owner_job_id
 from specialists.events.timers import TimerStore
-from specialists.events.told import Told
+from specialists.events.told import Told, post_all
 from specialists.store.jobs import JobStore, now_ms
 from specialists.store.records import JobRecord, JobStatus
 from specialists.supervise.hooks import HOOKS, JobEnd
@@ -56,9 +56,9 @@ def tell(ending: JobEnd, *, close_timers: bool = True) -> list[str]:
         except (OSError, SpecialistsError, ValueError) as exc:
             problems.append(f"could not render the end of job {record.id}: {exc}")
             continue
-        problems += _post(root, told)
+        problems += post_all(root, told)
         addressed.update(t.owner for t in told)
-    problems += _post(root, end_notices(ending, addressed))
+    problems += post_all(root, end_notices(ending, addressed))
     if close_timers:
         problems += close_own_timers(root, record.id, now_ms=ending.now_ms)
     return problems
@@ -78,16 +78,6 @@ def end_notices(ending: JobEnd, addressed: set[str]) -> list[Told]:
         if is_owner(owner) and owner_job_id(owner) is not None
         if owner not in addressed
     ]
-
-
-def _post(root: Path, told: list[Told]) -> list[str]:
-    problems = []
-    for t in told:
-        try:
-            t.post(root)
-        except (OSError, SpecialistsError) as exc:
-            problems.append(f"could not tell {t.owner} that the job ended: {exc}")
-    return problems
 
 
 def fire_owners_due(state_root: Path, owners: list[str], now_ms: int) -> list[str]:
