@@ -322,6 +322,38 @@ def test_an_owner_a_rendering_addressed_gets_no_generic_end_notice(tmp_path: Pat
     assert [e.id for e in Inbox(root, second).pending().events] == ["job-1a2b3c4d:notice:1"]
 
 
+def test_a_rendering_that_fails_keeps_neither_the_others_word_nor_recoverys_end(
+    store: JobStore, tmp_path: Path
+) -> None:
+    """A feature's bug while rendering the end is reported; the job owners still hear, and
+    recovery still writes the job's end."""
+    from specialists.store.news import NEWS
+    from specialists.store.recovery import CRASHED, record_end
+    from specialists.supervise.hooks import HOOKS
+
+    def broken(ending: object) -> list[object]:
+        raise KeyError("a bug")
+
+    store = JobStore(store.root, news=NEWS)
+    child, lock = new_job(store, tmp_path, owner=[OWNER])
+    HOOKS.ended.insert(0, broken)
+    try:
+        (problem,) = news.tell(job_end(store, child, "done", answer="ok"))
+        status = store.read_status(child.id)
+        assert status is not None
+        record_end(store, status, "error", CRASHED)
+    finally:
+        HOOKS.ended.remove(broken)
+        lock.release()
+    assert (
+        problem.startswith(f"could not render the end of job {child.id}: ") and "a bug" in problem
+    )
+    (event,) = Inbox(store.root, OWNER).pending().events
+    assert event.id == f"job-{child.id}:notice:1"
+    final = store.read_status(child.id)
+    assert final is not None and final.status == "error"
+
+
 def test_end_texts_and_proc_jobs_that_report_their_own_exit(tmp_path: Path) -> None:
     record = make_record(tmp_path, id="1a2b3c4d")
     assert news.end_text(record, "error", None, "timeout after 5s").endswith(": timeout after 5s")

@@ -53,7 +53,9 @@ def tell(ending: JobEnd, *, close_timers: bool = True) -> list[str]:
     for render in HOOKS.ended:
         try:
             told = list(render(ending))
-        except (OSError, SpecialistsError, ValueError) as exc:
+        except Exception as exc:  # one feature's fault never keeps the others' word (R-E5)
+            if not isinstance(exc, OSError | SpecialistsError):
+                log.exception("rendering the end of job %s", record.id)
             problems.append(f"could not render the end of job {record.id}: {exc}")
             continue
         problems += post_all(root, told)
@@ -159,5 +161,10 @@ def tell_owners_after_crash(state_root: Path, status: JobStatus) -> None:
     timers stay, to fire late for the next front that looks at it. Problems are logged,
     never raised."""
     store = JobStore(state_root, news=None)
-    for problem in _tell_recovered(store, status, close_timers=False):
+    try:
+        problems = _tell_recovered(store, status, close_timers=False)
+    except Exception:  # a bug here must not keep recovery from writing the end (R-E5)
+        log.exception("telling the end of job %s after its crash", status.id)
+        return
+    for problem in problems:
         log.warning("after the crash of job %s: %s", status.id, problem)
