@@ -1,6 +1,7 @@
 """`specialists status` over 10 / 100 / 1,000 jobs: wall time (median) and peak RSS.
 
-Targets: <= 50 ms at 1,000 jobs on 2 cores, peak RSS <= 25 MB.
+Targets: <= 50 ms at 1,000 jobs on 2 cores, CPU <= 3x a bare interpreter's (issue 20), peak
+RSS <= 25 MB.
 """
 
 from __future__ import annotations
@@ -67,6 +68,10 @@ def fill(jobs_dir: str, count: int, active: int = 5) -> None:
 
 def main() -> None:
     print(f"# specialists status — {machine()}")
+    base = isolated_project()
+    bare = [sys.executable, "-c", "pass"]
+    py = [timed(bare, env=base.env, cwd=base.project)[0] for _ in range(RUNS)]
+    py_cpu = median_ms([cpu_s(bare, env=base.env, cwd=base.project) for _ in range(RUNS)])
     for count in (10, 100, 1000):
         layout = isolated_project()
         fill(str(layout.project / ".specialists" / "jobs"), count)
@@ -82,15 +87,13 @@ def main() -> None:
             cold.append(timed(argv, env=layout.env, cwd=layout.project)[0])
         print(
             f"status, {count:>5} jobs: median {median_ms(walls):6.1f} ms (CPU "
-            f"{median_ms(cpu):5.1f} ms), peak RSS {rss:5.1f} MB"
+            f"{median_ms(cpu):5.1f} ms, {median_ms(cpu) / py_cpu:.1f}x a bare interpreter's),"
+            f" peak RSS {rss:5.1f} MB"
             f" (first run after the index is lost: {median_ms(cold):6.1f} ms)"
         )
-    base = isolated_project()
-    py = [
-        timed([sys.executable, "-c", "pass"], env=base.env, cwd=base.project)[0]
-        for _ in range(RUNS)
-    ]
-    print(f"python -c pass (interpreter floor): median {median_ms(py):6.1f} ms")
+    print(
+        f"python -c pass (interpreter floor): median {median_ms(py):6.1f} ms, CPU {py_cpu:5.1f} ms"
+    )
 
 
 if __name__ == "__main__":
