@@ -11,8 +11,8 @@ process, when the composition root loads the features (`specialists.features.loa
     HOOKS.settle        after the post-scripts, beside them (the job's bead updated)
     HOOKS.finalize      once the agent is dead, what may still change how the job ends (a
                         `--sandbox` job's work committed, or `done` becomes `error`)
-    HOOKS.before_end    what must be settled once the job ended (its open asks); before the
-                        owners are told and the final status
+    HOOKS.before_end    what must be settled once the job ended (its open asks, its file
+                        claims, a merge queue's resolver); before its end is told
     HOOKS.ended         the job's end rendered for its owners (a proc's job_exit, a thread
                         parent's child_closed): the events the one teller (supervise/news.py)
                         appends, from its supervisor's end and from crash recovery alike

@@ -107,18 +107,8 @@ def close_own_timers(state_root: Path, job_id: str, *, now_ms: int) -> list[str]
     return []
 
 
-def tell_owners_of(store: JobStore, job_id: str, *, close_timers: bool = True) -> list[str]:
-    """The same, for a job that ended without its supervisor, as its status says."""
-    try:
-        status = store.read_status(job_id)
-    except (OSError, SpecialistsError, ValueError, TypeError) as exc:
-        return [f"job {job_id}: {exc}"]
-    if status is None or status.active:
-        return []
-    return _tell_recovered(store, status, close_timers=close_timers)
-
-
-def _tell_recovered(store: JobStore, status: JobStatus, *, close_timers: bool) -> list[str]:
+def tell_recovered(store: JobStore, status: JobStatus, *, close_timers: bool) -> list[str]:
+    """The same, for a job that ends without its supervisor, as `status` says."""
     job_id = status.id
     try:
         record = store.read_record(job_id)
@@ -162,7 +152,7 @@ def tell_owners_after_crash(state_root: Path, status: JobStatus) -> None:
     never raised."""
     store = JobStore(state_root, news=None)
     try:
-        problems = _tell_recovered(store, status, close_timers=False)
+        problems = tell_recovered(store, status, close_timers=False)
     except Exception:  # a bug here must not keep recovery from writing the end (R-E5)
         log.exception("telling the end of job %s after its crash", status.id)
         return

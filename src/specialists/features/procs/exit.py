@@ -22,7 +22,6 @@ from typing import Any, Literal
 
 from specialists.base.display import duration
 from specialists.base.errors import StoreError
-from specialists.base.vocab import PROC_RUNNER
 from specialists.events.spill import SpillLimits
 from specialists.events.told import Told
 from specialists.features.procs.output import read_tail
@@ -95,10 +94,8 @@ def event_limits(max_chars: int) -> SpillLimits:
 
 def render(ending: JobEnd) -> list[Told]:
     """A proc job's end as its one job_exit (HOOKS.ended), from its supervisor's end or from
-    crash recovery alike; nothing for any other job."""
+    crash recovery alike."""
     record, store = ending.record, ending.store
-    if record.runner != PROC_RUNNER:
-        return []
     options = ProcOptions.from_dict(record.runner_options)
     job_dir = store.job_dir(record.id)
     summary = read_summary(job_dir)
