@@ -113,7 +113,7 @@ def record_end(
     store: JobStore, current: JobStatus, final: str, reason: str, *, recovered: bool = True
 ) -> JobStatus:
     """Write the end of a job that its supervisor did not end (it died, or could not start),
-    under the job's lock; then tell what its supervisor would have told."""
+    under the job's lock, telling it first as its supervisor would have (store.news)."""
     from specialists.store.writer import JobWriter, mark_ended  # seldom needed: load it then
 
     writer = JobWriter(store, current.id, patience_s=0)
