@@ -9,8 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from specialists.store.jobs import JobLock, JobStore, now_ms
-from specialists.store.records import JobRecord
+from specialists.store.records import JobRecord, JobStatus
 from specialists.supervise.launch import create_job
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from specialists.supervise.hooks import JobEnd
 
 TEST_OWNER = "claude-tests"  # the owner test jobs are launched for
 
@@ -68,3 +72,32 @@ def wait_for(predicate: Callable[[], object], timeout: float = 20.0, what: str =
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what or predicate}"
         time.sleep(0.01)
+
+
+def job_end(
+    store: JobStore,
+    record: JobRecord,
+    final: str,
+    *,
+    answer: str | None = None,
+    error: str | None = None,
+    status: JobStatus | None = None,
+    recovered: bool = False,
+) -> JobEnd:
+    """The one end fact of `record` as its supervisor (or, `recovered`, crash recovery)
+    tells it (supervise/news.py `tell`)."""
+    from specialists.supervise.hooks import JobEnd
+
+    return JobEnd(
+        store=store,
+        record=record,
+        status=status or JobStatus(id=record.id, specialist=record.specialist, status=final),
+        final=final,
+        error=error,
+        answer=answer,
+        answers=0,
+        now_ms=now_ms(),
+        event=lambda *_, **__: None,
+        report=lambda _: None,
+        recovered=recovered,
+    )

@@ -14,6 +14,7 @@ from specialists.features.procs.watch import WatchBatcher, compile_watch
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobStatus
 from specialists.supervise.launch import create_job
+from tests.support.jobs import job_end
 from tests.support.procs import OWNER, proc_options
 
 
@@ -66,7 +67,7 @@ def test_job_exit_posted_by_the_supervisor_and_again_by_recovery_is_delivered_on
 ) -> None:
     """A supervisor killed between posting job_exit and writing its final status: recovery
     posts it again with the same id; the owner reads it once."""
-    from specialists.features.procs.exit import post_after_recovery, post_job_exit
+    from specialists.features.procs.exit import render
 
     store = JobStore(tmp_path / ".specialists", news=None)
     record, lock = create_job(store, proc_record(proc_options("echo hi", tmp_path)))
@@ -75,10 +76,10 @@ def test_job_exit_posted_by_the_supervisor_and_again_by_recovery_is_delivered_on
     (job_dir / "output.log").write_bytes(b"hi\n")
     write_summary(job_dir, ExitSummary(kind="exited", exit_code=0, lines=1, bytes=3, logged=3))
     status = store.read_status(record.id) or JobStatus(id=record.id, specialist="bg")
-    first = post_job_exit(store, record, status, "done", None)
-    status.status = "error"
-    again = post_after_recovery(store, status)
-    assert first is not None and again is not None and first.id == again.id
+    (first,) = render(job_end(store, record, "done", status=status))
+    (again,) = render(job_end(store, record, "error", status=status, recovered=True))
+    first_event, again_event = first.post(store.root), again.post(store.root)
+    assert first_event.id == again_event.id and first_event.kind == "job_exit"
     (event,) = Inbox(store.root, OWNER).pending().events
     assert event.body.startswith(f"job {record.id} (echo hi) exited with code 0")
     assert event.body.endswith("--- last 40 lines ---\nhi")
@@ -87,15 +88,32 @@ def test_job_exit_posted_by_the_supervisor_and_again_by_recovery_is_delivered_on
 def test_a_command_that_never_started_still_gets_its_one_job_exit(tmp_path: Path) -> None:
     """The runner raised before the command ran (no proc.json): the supervisor's ending posts
     an `error` job_exit with the reason, so the owner is never left waiting."""
-    from specialists.features.procs.exit import post_job_exit
+    from specialists.features.procs.exit import render
 
     store = JobStore(tmp_path / ".specialists", news=None)
     record, lock = create_job(store, proc_record(proc_options("echo hi", tmp_path)))
     lock.release()
     status = store.read_status(record.id) or JobStatus(id=record.id, specialist="bg")
     why = "the command could not start: cwd vanished"
-    assert post_job_exit(store, record, status, "error", why) is not None
+    (told,) = render(job_end(store, record, "error", error=why, status=status))
+    told.post(store.root)
     (event,) = Inbox(store.root, OWNER).pending().events
     assert event.details["status"] == "error"
     assert f"job {record.id} (echo hi) failed" in event.body and why in event.body
     assert event.body.endswith("(no output)")
+
+
+def test_a_proc_job_end_told_is_its_job_exit_and_no_other_notice(tmp_path: Path) -> None:
+    """The one teller: a proc job whose owner is a job hears of its end once, as job_exit
+    (its rendering), never also as the generic end notice."""
+    from specialists.supervise import news
+
+    store = JobStore(tmp_path / ".specialists", news=None)
+    options = proc_options("echo hi", tmp_path, owner="job-0123abcd")
+    record, lock = create_job(store, proc_record(options))
+    lock.release()
+    write_summary(store.job_dir(record.id), ExitSummary(kind="exited", exit_code=0))
+    assert news.tell(job_end(store, record, "done")) == []
+    assert news.tell(job_end(store, record, "error", recovered=True)) == []  # told twice
+    (event,) = Inbox(store.root, "job-0123abcd").pending().events
+    assert event.kind == "job_exit" and event.details["status"] == "exited"

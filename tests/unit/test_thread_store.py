@@ -16,7 +16,7 @@ from specialists.features.threads.records import Closing, ThreadRecord, ThreadSt
 from specialists.features.threads.state import Position
 from specialists.features.threads.watch import settle_ended_children
 from specialists.store.jobs import JobStore
-from tests.support.jobs import make_record
+from tests.support.jobs import job_end, make_record
 from tests.support.threads import ROOT_OWNER, call, root_caller, unsupervised_child
 
 
@@ -144,3 +144,11 @@ def test_settling_twice_sends_one_child_closed(tmp_path: Path) -> None:
     assert settle_ended_children(state_root, ROOT_OWNER) == []
     events = Inbox(state_root, ROOT_OWNER).pending().events
     assert [e.id for e in events] == [first]
+    # The end told again (recovery after a supervisor that told it): the same child_closed
+    # addresses the parent, so it gets no generic notice; its inbox drops the copy.
+    from specialists.features.threads.plugin import _closed
+
+    record = _jobs(state_root).read_record(job.id)
+    (told,) = _closed(job_end(_jobs(state_root), record, "error", recovered=True))
+    assert (told.owner, told.kind, told.post(state_root).id) == (ROOT_OWNER, "child_closed", first)
+    assert [e.id for e in Inbox(state_root, ROOT_OWNER).pending().events] == [first]

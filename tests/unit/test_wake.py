@@ -29,7 +29,7 @@ from specialists.supervise.wake import (
     deliver,
     delivery_mode,
 )
-from tests.support.jobs import make_record, new_job
+from tests.support.jobs import job_end, make_record, new_job
 
 OWNER = "job-0123abcd"
 SRC = EventSource("sleep", "call_1", {"seconds": 5})
@@ -209,8 +209,41 @@ def test_an_owned_job_whose_supervisor_died_is_recorded_and_its_owners_told(
     assert isinstance(status, JobStatus) and status.status == "error"
     (event,) = Inbox(store.root, OWNER).pending().events
     assert event.kind == "notice" and "supervisor crashed" in event.body
-    assert news.tell_owners_of(store, child.id) == []  # told once: a second telling is a no-op
+    # told once: a second telling is a no-op
+    assert news.tell_recovered(store, status, close_timers=True) == []
     assert len(Inbox(store.root, OWNER).pending().events) == 1
+
+
+def test_recovery_tells_the_end_before_it_writes_the_final_status(
+    store: JobStore, tmp_path: Path
+) -> None:
+    """Like its supervisor, recovery tells the job's one end before the final status, so an
+    owner that sees the job ended finds its event; a session owner gets the completion
+    notice after it, a job owner only the teller's notice (with the answer's words), once."""
+    from specialists.store.news import NEWS
+    from specialists.store.recovery import CRASHED, record_end
+
+    seen: list[tuple[str, str | None]] = []
+
+    def spy(root: Path, status: JobStatus) -> None:
+        written = JobStore(root, news=None).read_status(status.id)
+        seen.append((status.status, written.status if written else None))
+
+    store = JobStore(store.root, news=NEWS)
+    child, lock = new_job(store, tmp_path, owner=[OWNER, "claude-s1"])
+    NEWS.recovered.append(spy)
+    try:
+        status = store.read_status(child.id)
+        assert status is not None
+        record_end(store, status, "error", CRASHED)
+    finally:
+        NEWS.recovered.remove(spy)
+        lock.release()
+    assert seen == [("error", "starting")]  # told while its status still read active
+    (event,) = Inbox(store.root, OWNER).pending().events
+    assert event.id == f"job-{child.id}:notice:1" and event.body.startswith(f"Job {child.id}")
+    (notice,) = Inbox(store.root, "claude-s1").pending().events
+    assert notice.id == event.id and notice.body.startswith("Specialist 'tester' failed")
 
 
 def test_another_owners_damaged_job_is_not_this_jobs_problem(
@@ -254,8 +287,9 @@ def test_a_job_end_is_one_notice_per_owner_deduplicated_by_its_fixed_id(tmp_path
     root = tmp_path / ".specialists"
     second = "job-9f8e7d6c"
     record = make_record(tmp_path, id="1a2b3c4d", owner=[OWNER, second, "claude-s1", "not a key"])
-    assert news.tell_owners(root, record, "done", "All green.", None) == []
-    assert news.tell_owners(root, record, "error", None, "crashed") == []  # a second report
+    store = JobStore(root, news=None)
+    assert news.tell(job_end(store, record, "done", answer="All green.")) == []
+    assert news.tell(job_end(store, record, "error", error="crashed")) == []  # a second report
     assert not Inbox(root, "claude-s1").has_pending()
     for owner in (OWNER, second):
         (event,) = Inbox(root, owner).pending().events
@@ -266,6 +300,61 @@ def test_a_job_end_is_one_notice_per_owner_deduplicated_by_its_fixed_id(tmp_path
         )
 
 
+def test_an_owner_a_rendering_addressed_gets_no_generic_end_notice(tmp_path: Path) -> None:
+    """The features' renderings of the one end come first; the generic notice goes only to
+    the job owners none of them addressed."""
+    from specialists.events.told import Told
+    from specialists.supervise.hooks import HOOKS
+
+    root = tmp_path / ".specialists"
+    second = "job-9f8e7d6c"
+    record = make_record(tmp_path, id="1a2b3c4d", owner=[OWNER, second])
+    source = EventSource("spawn_thread", "c1")
+
+    def render(ending: object) -> list[Told]:
+        return [Told(OWNER, "child_closed", source, "closed", "t-1", 1, {})]
+
+    HOOKS.ended.append(render)
+    try:
+        assert news.tell(job_end(JobStore(root, news=None), record, "done", answer="ok")) == []
+    finally:
+        HOOKS.ended.remove(render)
+    assert [e.id for e in Inbox(root, OWNER).pending().events] == ["t-1:child_closed:1"]
+    assert [e.id for e in Inbox(root, second).pending().events] == ["job-1a2b3c4d:notice:1"]
+
+
+def test_a_rendering_that_fails_keeps_neither_the_others_word_nor_recoverys_end(
+    store: JobStore, tmp_path: Path
+) -> None:
+    """A feature's bug while rendering the end is reported; the job owners still hear, and
+    recovery still writes the job's end."""
+    from specialists.store.news import NEWS
+    from specialists.store.recovery import CRASHED, record_end
+    from specialists.supervise.hooks import HOOKS
+
+    def broken(ending: object) -> list[object]:
+        raise KeyError("a bug")
+
+    store = JobStore(store.root, news=NEWS)
+    child, lock = new_job(store, tmp_path, owner=[OWNER])
+    HOOKS.ended.insert(0, broken)
+    try:
+        (problem,) = news.tell(job_end(store, child, "done", answer="ok"))
+        status = store.read_status(child.id)
+        assert status is not None
+        record_end(store, status, "error", CRASHED)
+    finally:
+        HOOKS.ended.remove(broken)
+        lock.release()
+    assert (
+        problem.startswith(f"could not render the end of job {child.id}: ") and "a bug" in problem
+    )
+    (event,) = Inbox(store.root, OWNER).pending().events
+    assert event.id == f"job-{child.id}:notice:1"
+    final = store.read_status(child.id)
+    assert final is not None and final.status == "error"
+
+
 def test_end_texts_and_proc_jobs_that_report_their_own_exit(tmp_path: Path) -> None:
     record = make_record(tmp_path, id="1a2b3c4d")
     assert news.end_text(record, "error", None, "timeout after 5s").endswith(": timeout after 5s")
@@ -274,7 +363,7 @@ def test_end_texts_and_proc_jobs_that_report_their_own_exit(tmp_path: Path) -> N
     long = news.end_text(record, "done", "x" * 10_000, None)
     assert len(long) < 2200 and "specialists result 1a2b3c4d" in long
     proc = make_record(tmp_path, id="1a2b3c4d", runner="proc", owner=[OWNER])
-    assert news.tell_owners(tmp_path, proc, "done", "", None) == []
+    assert news.end_notices(job_end(JobStore(tmp_path, news=None), proc, "done"), {OWNER}) == []
     assert not (tmp_path / "owners").exists()
 
 

@@ -3,7 +3,9 @@
 Each time a job has news its owner must hear of, one `notice` event is appended to the
 inbox of every key of the job's owner (job.json `owner`, owner.py; events/ for inboxes):
 
-- the end of a job, from its supervisor (`JobWriter.tell_owner`) and from crash recovery;
+- the end of a job, from its supervisor (`JobWriter.tell_owner`) and from crash recovery,
+  for every key but the owners that are jobs: those heard of it from the job's one teller
+  (supervise/news.py), with its answer inline, before its final status;
 - each answer of a keep-alive job that then waits for a follow-up.
 
 The body names the job, its specialist, its outcome and the command that reads it:
@@ -13,11 +15,11 @@ The body names the job, its specialist, its outcome and the command that reads i
 
 Ids are fixed by the job, so the supervisor and recovery cannot both wake the model (the
 inbox's seen-set drops a second copy, R-E1): `job-<job id>:notice:1` for the end (the id
-supervise/news.py gives the generic "a job ended" event, so the two never both arrive) and
-`<job id>.answer:notice:<n>` for a keep-alive job's n-th answer. A job without an owner (a
-person at a terminal) posts nothing. Reading the answer (`clear`, from jobs/view.py: the CLI's
-`result`, a foreground run, the MCP tools `result`, `use_specialist`, `run_parallel`) drops
-the job's notices that were not delivered yet. `prune` keeps the bounds the notice files had:
+supervise/news.py gives a job owner's end notice too) and `<job id>.answer:notice:<n>` for a
+keep-alive job's n-th answer. A job without an owner (a person at a terminal) posts nothing.
+Reading the answer (`clear`, from jobs/view.py: the CLI's `result`, a foreground run, the
+MCP tools `result`, `use_specialist`, `run_parallel`) drops the job's notices that were not
+delivered yet. `prune` keeps the bounds the notice files had:
 a notice older than NOTICE_TTL_S, or whose job was collected, is never delivered, and an
 owner keeps at most MAX_NOTICES undelivered ones (the oldest go).
 
@@ -152,7 +154,9 @@ def post_for_job(state_dir: Path, job_id: str) -> bool:
         source_id, seq = f"{job_id}.answer", max(1, _answers(job_dir))
     elif record.get("runner") in OWN_END_EVENT_RUNNERS:
         return False
-    else:
+    else:  # its owners that are jobs heard of its end from its one teller (supervise/news.py)
+        told = {k for k in _keys(record.get("owner") or []) if k.startswith("job-")}
+        keys = [k for k in keys if k not in told]
         source_id, seq = end_source(job_id), 1
     details = {"job_id": job_id}
     if status is not None:
@@ -192,26 +196,15 @@ def post_to_owners(
 ) -> int:
     """Append one event (the same id for every key) to each key's inbox; how many took it.
     A failed append is logged, never raised (R-E5): the other keys still get theirs."""
-    from specialists.base.errors import SpecialistsError
-    from specialists.events.inbox import Inbox
     from specialists.events.model import EventSource
+    from specialists.events.told import Told, post_all
 
     source = EventSource(tool, call_id, args)
-    posted = 0
-    for key in keys:
-        try:
-            Inbox(state_dir, key).append(
-                kind,  # type: ignore[arg-type]
-                source,
-                body,
-                source_id=source_id,
-                seq=seq,
-                details=details,
-            )
-            posted += 1
-        except (OSError, SpecialistsError) as exc:
-            _warn("%s %s:%s for %s not posted: %s", kind, source_id, seq, key, exc)
-    return posted
+    told = [Told(k, kind, source, body, source_id, seq, details) for k in keys]  # type: ignore[arg-type]
+    problems = post_all(state_dir, told)
+    for problem in problems:
+        _warn("%s", problem)
+    return len(told) - len(problems)
 
 
 # --- reading the answer -----------------------------------------------------------------------

@@ -5,10 +5,11 @@ supervisor or, after a crash, by whichever reader finds it dead (recovery.py). B
 through `NEWS`, so no path forgets part of it. The rooms above register what they do with it
 when the composition root boots them (`specialists.project.boot`):
 
-    posters     each time the job has news: the completion notice for its owner, a proc
-                job's job_exit, a goal mission's next step (in registration order)
-    recovered   after recovery recorded a crash: the job owners' end event, a thread's
-                child_closed (its supervisor will never send them)
+    posters     each time the job has news: the completion notice for its owner, a goal
+                mission's next step (in registration order)
+    recovered   a job ends without its supervisor (a crash, or it never started): its end
+                (the status about to be written) told as its supervisor tells it, before
+                the final status (supervise/news.py `tell`: job_exit, child_closed, notices)
     clearers    its result was read: notices not delivered yet are dropped
     revivers    before recovery ends a job: one may take it over instead (a remote agent
                 that still runs)
@@ -25,14 +26,19 @@ from pathlib import Path
 
 from specialists.base.errors import Bug
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from specialists.store.records import JobStatus
+
 Poster = Callable[[Path, str], object]  # (state dir, job id)
+Teller = Callable[[Path, "JobStatus"], object]  # (state dir, the ended status, not yet written)
 Reviver = Callable[[Path, str, int], "int | str | None"]  # (state dir, job id, lock fd)
 
 
 class News:
     def __init__(self) -> None:
         self.posters: list[Poster] = []
-        self.recovered: list[Poster] = []
+        self.recovered: list[Teller] = []
         self.clearers: list[Poster] = []
         self.revivers: list[Reviver] = []
         self.booted = False
@@ -51,10 +57,10 @@ class News:
             told = told or (n == 0 and bool(result))
         return told
 
-    def recovered_end(self, state_dir: Path, job_id: str) -> None:
+    def recovered_end(self, state_dir: Path, status: JobStatus) -> None:
         self._check()
         for hook in self.recovered:
-            hook(state_dir, job_id)
+            hook(state_dir, status)
 
     def clear(self, state_dir: Path, job_id: str) -> None:
         self._check()

@@ -128,7 +128,7 @@ def record_end(
     store: JobStore, current: JobStatus, final: str, reason: str, *, recovered: bool = True
 ) -> JobStatus:
     """Write the end of a job that its supervisor did not end (it died, or could not start),
-    under the job's lock; then tell what its supervisor would have told."""
+    under the job's lock, telling it first as its supervisor would have (store.news)."""
     from specialists.store.writer import JobWriter, mark_ended  # seldom needed: load it then
 
     writer = JobWriter(store, current.id, patience_s=0)
@@ -143,14 +143,14 @@ def record_end(
             writer.complete(current)
             return current
         mark_ended(current, final, reason if final == "error" else current.error, now_ms())
+        # Its end told as its supervisor tells it: before the final status (store/news.py).
+        recovered_end = getattr(store.news, "recovered_end", None)
+        if recovered_end is not None:
+            recovered_end(store.root, current)
         fields = {"recovered": True} if recovered else {}
         writer.write_final(current, final, error=current.error, **fields)
     finally:
         writer.close()
-    # What its supervisor would have told before its end (job owners, a thread's parent).
-    recovered_end = getattr(store.news, "recovered_end", None)
-    if recovered_end is not None:
-        recovered_end(store.root, current.id)
     return current
 
 

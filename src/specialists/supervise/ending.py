@@ -3,7 +3,8 @@
 In order: the answer stands (a later run that failed never replaces an earlier answer), the
 gate looks (`run --gate`), result.txt, post-scripts and the features' `settle` hooks, every
 process of the job killed, the `before_end` hooks (what an owner must find once it sees the
-job ended), the owners told, and the final status and event last. A step that fails is
+job ended), the owners told (news.py `tell`: the one end and the features' renderings of
+it), and the final status and event last. A step that fails is
 reported on the job and the end goes on.
 """
 
@@ -88,12 +89,12 @@ def finish(
             fields["session_file"] = st.session_file
         elif final == "error":
             fields = {"error": error, **fields}
-        # What owners must find once they see the job ended (its asks settled, a proc's
-        # job_exit, a thread's child_closed): before the final status.
+        # What owners must find once they see the job ended (its asks settled; the end told,
+        # as a proc's job_exit, a thread's child_closed, a job owner's notice): before the
+        # final status.
         for hook in HOOKS.before_end:
             guard.run("ending", lambda hook=hook: hook(ending))  # type: ignore[misc]
-        # Before the final status: an owner that sees the job ended finds its event too.
-        guard.run("telling the owners", lambda: _tell_owners(j, guard, final, error, answer, wall))
+        guard.run("telling the owners", lambda: _report(guard, news.tell(ending)))
         # Event, status, news for the owner: written once, waiting for space if they must.
         record = j.writer.write_final(st, final, **fields)
         j.show(lambda observer: observer.on_event(record))
@@ -143,18 +144,8 @@ def _settle(j: Recorder, guard: StepGuard, ending: JobEnd) -> None:
             j.notice("post-scripts and bead update interrupted by a signal")
 
 
-def _tell_owners(
-    j: Recorder,
-    guard: StepGuard,
-    final: str,
-    error: str | None,
-    answer: str | None,
-    wall: Callable[[], float],
-) -> None:
-    """The job's end as an event in each owner's inbox; its own timers die with it."""
-    root, record, now = j.store.root, j.record, int(wall() * 1000)
-    problems = news.tell_owners(root, record, final, answer, error, now_ms=now)
-    for problem in problems + news.close_own_timers(root, record.id, now_ms=now):
+def _report(guard: StepGuard, problems: list[str]) -> None:
+    for problem in problems:
         guard.report(problem)
 
 

@@ -11,8 +11,11 @@ process, when the composition root loads the features (`specialists.features.loa
     HOOKS.settle        after the post-scripts, beside them (the job's bead updated)
     HOOKS.finalize      once the agent is dead, what may still change how the job ends (a
                         `--sandbox` job's work committed, or `done` becomes `error`)
-    HOOKS.before_end    what an owner must find once it sees the job ended (job_exit,
-                        child_closed, end notices, open asks settled); before the final status
+    HOOKS.before_end    what must be settled once the job ended (its open asks, its file
+                        claims, a merge queue's resolver); before its end is told
+    HOOKS.ended         the job's end rendered for its owners (a proc's job_exit, a thread
+                        parent's child_closed): the events the one teller (supervise/news.py)
+                        appends, from its supervisor's end and from crash recovery alike
     HOOKS.paused        the job paused (interrupted; `final` is "interrupted"): what waits on
                         its turn ends (open asks)
     HOOKS.answered      a keep-alive job answered and waits (`final` is "waiting"): a
@@ -30,7 +33,7 @@ from __future__ import annotations
 
 __all__ = ["HOOKS", "Companion", "CompanionContext", "Hooks", "JobEnd", "Lazy", "Planning"]
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
@@ -40,6 +43,7 @@ from specialists.store.records import JobRecord, JobStatus
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from specialists.events.told import Told
     from specialists.runners.base import SpendLimit
 
 
@@ -56,6 +60,7 @@ class JobEnd(NamedTuple):
     now_ms: int
     event: Callable[..., None]  # append an event to the job's log
     report: Callable[[str], None]  # a problem, said once on the job
+    recovered: bool = False  # written by crash recovery, not by its supervisor
 
 
 class Planning(NamedTuple):
@@ -109,6 +114,7 @@ class Hooks:
         self.settle: list[Callable[[JobEnd], None]] = []
         self.finalize: list[Callable[[JobEnd], tuple[str, str | None] | None]] = []
         self.before_end: list[Callable[[JobEnd], None]] = []
+        self.ended: list[Callable[[JobEnd], Iterable[Told]]] = []
         self.paused: list[Callable[[JobEnd], None]] = []
         self.answered: list[Callable[[JobEnd], None]] = []
         self.companions: list[Callable[[CompanionContext], Companion | None]] = []

@@ -37,7 +37,8 @@ from specialists.store.jobs import (
 from specialists.store.liveness import process_start_time
 from specialists.store.proctree import MARK_ENV, job_mark
 from specialists.store.records import JobRecord, JobStatus
-from specialists.store.writer import JobWriter, make_reserve, mark_ended
+from specialists.store.recovery import record_end
+from specialists.store.writer import make_reserve
 from specialists.supervise.argv import LOCK_FD_ENV, REATTACH_FLAG
 
 _SPACE_HINT = "free some space on the disk that holds .specialists/"
@@ -158,9 +159,4 @@ def _record_launch_failure(store: JobStore, job_id: str, message: str) -> None:
     status = store.read_status(job_id)
     if status is None:
         return
-    writer = JobWriter(store, job_id, patience_s=0)
-    try:
-        mark_ended(status, "error", message, now_ms())
-        writer.write_final(status, "error", error=message)
-    finally:
-        writer.close()
+    record_end(store, status, "error", message, recovered=False)  # its owners told, once

@@ -1,21 +1,22 @@
-"""A job's end, told to its owners as an inbox event (the generic "a job ended" event).
+"""A job's end, told to its owners: the one teller of the one end fact (`JobEnd`).
 
-Every owner of a job (`JobRecord.owner`) that is itself a job (`job-<id>`) gets one `notice`
-event when the job ends, so a parent job waiting for a child is woken by its end:
+Its supervisor's ending (ending.py `finish`) and crash recovery (store/recovery.py, through
+the store's news `recovered`) both call `tell` with the job's end. The features' renderings
+(`HOOKS.ended`: a proc's `job_exit`, a thread parent's `child_closed`) come first; then every
+owner that is itself a job (`job-<id>`) and that no rendering addressed gets the generic
+end notice, so a parent job waiting for a child is woken by its end:
 
     [specialists event] notice from job (1a2b3c4d)
     original_args: {"specialist":"reviewer","prompt":"review the diff"}
     ---
     Job 1a2b3c4d (reviewer) done after 12.4 s. Its answer: ...
 
-The event id is fixed per job (`job-<id>:notice:1`): a job ends once, so a supervisor and
+Every id is fixed per job (`job-<id>:notice:1` here): a job ends once, so a supervisor and
 crash recovery that both report the same end wake the owner once (the inbox's seen-set).
-It is appended before the job's final status is written, so an owner that sees the job
-finished also finds the event. Proc jobs (bg_run) report their own `job_exit` instead.
-A thread's parent whose inbox has the child's `child_closed` for this end already
-(threads/closing.py; threads/told.py) gets no second word of it. Outside
-sessions (claude-..., pi-...) hear of a job's end through its completion notice (notices.py),
-which their own front turns into an event: telling them here too would wake them twice.
+The supervisor tells before the job's final status is written, so an owner that sees the
+job finished also finds its events. Outside sessions (claude-..., pi-...) hear of a job's end
+through its completion notice (events/notices.py), which their own front turns into an
+event: telling them here too would wake them twice.
 """
 
 from __future__ import annotations
@@ -24,56 +25,61 @@ import logging
 from pathlib import Path
 
 from specialists.base.errors import SpecialistsError
-from specialists.base.vocab import PROC_RUNNER
-from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
 from specialists.events.owners import is_owner, job_owner, owner_job_id
 from specialists.events.timers import TimerStore
-from specialists.events.told import told_by_child_closed
+from specialists.events.told import Told, post_all
 from specialists.store.jobs import JobStore, now_ms
 from specialists.store.records import JobRecord, JobStatus
+from specialists.supervise.hooks import HOOKS, JobEnd
 
 log = logging.getLogger("specialists.supervisor")
 
-OWN_END_EVENT_RUNNERS = frozenset({PROC_RUNNER})  # jobs that send their own job_exit
 ANSWER_HEAD_CHARS = 2000  # the answer inline; the rest through `specialists result <id>`
 PROMPT_CHARS = 120
 
 
-def tell_owners(
-    state_root: Path,
-    record: JobRecord,
-    final: str,
-    answer: str | None,
-    error: str | None,
-    *,
-    now_ms: int | None = None,
-) -> list[str]:
-    """Append the job's end to each owner's inbox; problems as lines (never raised).
+def tell(ending: JobEnd, *, close_timers: bool = True) -> list[str]:
+    """Tell the job's end to whoever must hear of it; problems as lines (never raised).
 
-    With `now_ms`, first fire what is due for every owner: a front that sees an owner fires
-    its timers, even when the owner's own process is gone (a Claude Code session that
-    ended: its next hook, or this, delivers them).
+    First fire what is due for every owner: a front that sees an owner fires its timers,
+    even when the owner's own process is gone (a Claude Code session that ended: its next
+    hook, or this, delivers them). `close_timers`: the job's own pending timers are cancelled
+    (a crashed job's stay, to fire late for the next front that looks: docs/timers.md).
     """
-    problems = [] if now_ms is None else fire_owners_due(state_root, record.owner, now_ms)
-    if record.runner in OWN_END_EVENT_RUNNERS:
-        return problems
-    body = end_text(record, final, answer, error)
+    root, record = ending.store.root, ending.record
+    problems = fire_owners_due(root, record.owner, ending.now_ms)
+    addressed: set[str] = set()
+    for render in HOOKS.ended:
+        try:
+            told = list(render(ending))
+        except Exception as exc:  # one feature's fault never keeps the others' word (R-E5)
+            if not isinstance(exc, OSError | SpecialistsError):
+                log.exception("rendering the end of job %s", record.id)
+            problems.append(f"could not render the end of job {record.id}: {exc}")
+            continue
+        problems += post_all(root, told)
+        addressed.update(t.owner for t in told)
+    problems += post_all(root, end_notices(ending, addressed))
+    if close_timers:
+        problems += close_own_timers(root, record.id, now_ms=ending.now_ms)
+    return problems
+
+
+def end_notices(ending: JobEnd, addressed: set[str]) -> list[Told]:
+    """The generic end notice for each owner that is a job and heard nothing else of it."""
+    record = ending.record
     source = EventSource(
         "job", record.id, {"specialist": record.specialist, "prompt": record.prompt[:PROMPT_CHARS]}
     )
-    details = {"job_id": record.id, "status": final, "error": error}
-    closed_to = told_by_child_closed(state_root, record.thread)
-    for owner in record.owner:
-        if not is_owner(owner) or owner_job_id(owner) is None or owner == closed_to:
-            continue
-        try:
-            Inbox(state_root, owner).append(
-                "notice", source, body, source_id=f"job-{record.id}", seq=1, details=details
-            )
-        except (OSError, SpecialistsError) as exc:
-            problems.append(f"could not tell {owner} that the job ended: {exc}")
-    return problems
+    body = end_text(record, ending.final, ending.answer, ending.error)
+    details = {"job_id": record.id, "status": ending.final, "error": ending.error}
+    return [
+        Told(owner, "notice", source, body, f"job-{record.id}", 1, details)
+        for owner in dict.fromkeys(record.owner)
+        if is_owner(owner) and owner_job_id(owner) is not None
+        if owner not in addressed
+    ]
 
 
 def fire_owners_due(state_root: Path, owners: list[str], now_ms: int) -> list[str]:
@@ -101,23 +107,28 @@ def close_own_timers(state_root: Path, job_id: str, *, now_ms: int) -> list[str]
     return []
 
 
-def tell_owners_of(store: JobStore, job_id: str, *, close_timers: bool = True) -> list[str]:
-    """The same, for a job that ended without its supervisor (recovered after a crash).
-    `close_timers=False`: its pending timers stay, to fire late for the next front that looks
-    at its owner (docs/timers.md)."""
+def tell_recovered(store: JobStore, status: JobStatus, *, close_timers: bool) -> list[str]:
+    """The same, for a job that ends without its supervisor, as `status` says."""
+    job_id = status.id
     try:
         record = store.read_record(job_id)
-        status: JobStatus | None = store.read_status(job_id)
     except (OSError, SpecialistsError, ValueError, TypeError) as exc:
         return [f"job {job_id}: {exc}"]
-    if status is None or status.active:
-        return []
     answer = store.read_result(job_id) if status.status == "done" else None
-    now = now_ms()
-    problems = tell_owners(store.root, record, status.status, answer, status.error, now_ms=now)
-    if not close_timers:
-        return problems
-    return problems + close_own_timers(store.root, job_id, now_ms=now)
+    ending = JobEnd(
+        store=store,
+        record=record,
+        status=status,
+        final=status.status,
+        error=status.error,
+        answer=answer,
+        answers=0,
+        now_ms=now_ms(),
+        event=lambda *_, **__: None,  # its log is closed: recovery writes its last event
+        report=lambda problem: log.warning("job %s: %s", job_id, problem),
+        recovered=True,
+    )
+    return tell(ending, close_timers=close_timers)
 
 
 def end_text(record: JobRecord, final: str, answer: str | None, error: str | None) -> str:
@@ -134,9 +145,16 @@ def end_text(record: JobRecord, final: str, answer: str | None, error: str | Non
     return f"{head}. Its answer:\n{text}"
 
 
-def tell_owners_after_crash(state_root: Path, job_id: str) -> None:
-    """A job recovered after its supervisor died: its job owners hear of the end (store.news,
-    `recovered`); its timers stay, to fire late for the next front that looks at it. Problems
-    are logged, never raised."""
-    for problem in tell_owners_of(JobStore(state_root, news=None), job_id, close_timers=False):
-        log.warning("after the crash of job %s: %s", job_id, problem)
+def tell_owners_after_crash(state_root: Path, status: JobStatus) -> None:
+    """A job ends without its supervisor (store.news `recovered`, before recovery writes the
+    final `status`): its owners hear of the end as its supervisor would have told them; its
+    timers stay, to fire late for the next front that looks at it. Problems are logged,
+    never raised."""
+    store = JobStore(state_root, news=None)
+    try:
+        problems = tell_recovered(store, status, close_timers=False)
+    except Exception:  # a bug here must not keep recovery from writing the end (R-E5)
+        log.exception("telling the end of job %s after its crash", status.id)
+        return
+    for problem in problems:
+        log.warning("after the crash of job %s: %s", status.id, problem)

@@ -1,12 +1,13 @@
-"""Exactly one `job_exit` per proc job (R-J4), from its supervisor or from crash recovery.
+"""Exactly one `job_exit` per proc job (R-J4): its rendering of the job's one end.
 
 The proc runner writes what it knows of the command's end to the job's `proc.json` (how it
 ended, exit code, duration, lines, matches held back) before it reports the exit; it also
-keeps a running copy there while watch counters change, for recovery. The supervisor's
-ending then posts the event (`post_job_exit`), after the command's processes are dead and
-before the final status is written. If the supervisor died, crash recovery posts it instead
-(`post_after_recovery`). Both give the event the same id, `bg-<job>.<nonce>:job_exit:1`, so
-when both write (a supervisor killed between the two), the inbox delivers it once.
+keeps a running copy there while watch counters change, for recovery. The job's end, told
+by its supervisor after the command's processes are dead and before the final status, or by
+crash recovery if the supervisor died (supervise/news.py `tell`), is rendered here
+(`render`, registered as HOOKS.ended). Both give the event the same id,
+`bg-<job>.<nonce>:job_exit:1`, so when both tell (a supervisor killed between the two), the
+inbox delivers it once.
 
 The body (what the model reads) is one header line, counts and the log path, then the last
 `jobs.tailLines` lines; the inbox bounds it like any body (R-E2: head, tail, spill path).
@@ -14,27 +15,24 @@ The body (what the model reads) is one header line, counts and the log path, the
 
 from __future__ import annotations
 
-import logging
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from specialists.base.display import duration
-from specialists.base.errors import SpecialistsError, StoreError
-from specialists.base.vocab import PROC_RUNNER
-from specialists.events.inbox import Inbox
-from specialists.events.model import Event
+from specialists.base.errors import StoreError
 from specialists.events.spill import SpillLimits
+from specialists.events.told import Told
 from specialists.features.procs.output import read_tail
 from specialists.features.procs.spec import OUTPUT_LOG, ProcOptions
 from specialists.store.files import open_regular
-from specialists.store.joblog import last_event
-from specialists.store.jobs import JobStore, now_ms
+from specialists.store.jobs import now_ms
 from specialists.store.kinds import JOB
-from specialists.store.records import JobRecord, JobStatus
 
-log = logging.getLogger("specialists.features.procs")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from specialists.supervise.hooks import JobEnd
 
 SUMMARY = "proc"  # proc.json, a document of the job's record (store/kinds.py JOB)
 SUMMARY_FILE = "proc.json"
@@ -91,79 +89,32 @@ def event_limits(max_chars: int) -> SpillLimits:
     return SpillLimits(max_chars=chars, head_chars=chars * 3 // 5, tail_chars=chars // 4)
 
 
-# --- posting ------------------------------------------------------------------------------
+# --- the job's end, rendered ----------------------------------------------------------------
 
 
-def post_job_exit(
-    store: JobStore, record: JobRecord, status: JobStatus, final: str, error: str | None
-) -> Event | None:
-    """The supervisor's ending: `final` and `error` are the job's end as it will record it."""
+def render(ending: JobEnd) -> list[Told]:
+    """A proc job's end as its one job_exit (HOOKS.ended), from its supervisor's end or from
+    crash recovery alike."""
+    record, store = ending.record, ending.store
     options = ProcOptions.from_dict(record.runner_options)
     job_dir = store.job_dir(record.id)
     summary = read_summary(job_dir)
-    kind, reason = _kind(summary, final, error)
-    return _post(store, record.id, options, kind, reason, summary, status)
-
-
-def post_if_recovered(state_root: Path, job_id: str) -> Event | None:
-    """The news seam (procs/news.py): crash recovery wrote this job's end. Only a proc job
-    whose last event is recovery's gets its job_exit here; anything else costs one read of
-    the end of events.jsonl. Never raises (the owner's other news goes on)."""
-    store = JobStore(state_root, news=None)
-    try:
-        last = last_event(store.events_path(job_id))
-        if last is None or last.get("recovered") is not True:
-            return None
-        status = store.read_status(job_id)
-    except (OSError, SpecialistsError) as exc:
-        log.warning("job %s: not checked for a job_exit after recovery: %s", job_id, exc)
-        return None
-    if status is None or status.runner != PROC_RUNNER or status.active:
-        return None
-    return post_after_recovery(store, status)
-
-
-def post_after_recovery(store: JobStore, status: JobStatus) -> Event | None:
-    """Crash recovery recorded the job's end: tell its owner what became of the command."""
-    try:
-        record = store.read_record(status.id)
-        options = ProcOptions.from_dict(record.runner_options)
-    except (SpecialistsError, OSError, ValueError) as exc:
-        log.warning("job %s: no job_exit after recovery (job.json unreadable: %s)", status.id, exc)
-        return None
-    job_dir = store.job_dir(status.id)
-    summary = read_summary(job_dir)
-    if summary is None or summary.kind is None:
-        summary = _counted(job_dir / OUTPUT_LOG, summary or ExitSummary())
-        if status.status == "error":
-            kind, reason = (
-                "error",
-                f"{status.error or 'its supervisor died'}; the command was killed",
-            )
+    final, error = ending.final, ending.error
+    if ending.recovered and (summary is None or summary.kind is None):
+        summary = _counted(job_dir / OUTPUT_LOG, summary or ExitSummary())  # its counts died
+        if final == "error":
+            kind, reason = "error", f"{error or 'its supervisor died'}; the command was killed"
         else:
-            kind, reason = _kind(None, status.status, status.error)
-    else:  # the runner saw the end; only its supervisor's last words were lost
-        kind, reason = _kind(summary, status.status, status.error)
-    return _post(store, status.id, options, kind, reason, summary, status)
-
-
-def _post(
-    store: JobStore,
-    job_id: str,
-    options: ProcOptions,
-    kind: str,
-    reason: str,
-    summary: ExitSummary | None,
-    status: JobStatus,
-) -> Event | None:
-    log_path = store.job_dir(job_id) / OUTPUT_LOG
+            kind, reason = _kind(None, final, error)
+    else:  # the runner saw the end (after a crash, only its supervisor's last words were lost)
+        kind, reason = _kind(summary, final, error)
+    log_path = job_dir / OUTPUT_LOG
     s = summary or ExitSummary()
     duration_ms = s.duration_ms
-    if duration_ms is None and status.started_at_ms:
-        duration_ms = max(0, now_ms() - status.started_at_ms)
-    body = exit_body(job_id, options, kind, reason, s, duration_ms, log_path)
+    if duration_ms is None and ending.status.started_at_ms:
+        duration_ms = max(0, now_ms() - ending.status.started_at_ms)
     details: dict[str, Any] = {
-        "job_id": job_id,
+        "job_id": record.id,
         "name": options.name,
         "status": kind,
         "exit_code": s.exit_code,
@@ -175,21 +126,10 @@ def _post(
         "matched": s.matched,
         "suppressed": s.suppressed,
     }
-    try:
-        inbox = Inbox(
-            store.root, options.owner, limits=event_limits(options.settings.event_max_chars)
-        )
-        return inbox.append(
-            "job_exit",
-            options.source,
-            body,
-            source_id=options.source_id(job_id),
-            seq=1,
-            details=details,
-        )
-    except (OSError, SpecialistsError) as exc:  # R-E5: the job's end is recorded regardless
-        log.warning("job %s: job_exit for %s not delivered: %s", job_id, options.owner, exc)
-        return None
+    body = exit_body(record.id, options, kind, reason, s, duration_ms, log_path)
+    limits = event_limits(options.settings.event_max_chars)
+    source_id = options.source_id(record.id)
+    return [Told(options.owner, "job_exit", options.source, body, source_id, 1, details, limits)]
 
 
 def _kind(summary: ExitSummary | None, final: str, error: str | None) -> tuple[str, str]:

@@ -17,7 +17,7 @@ def register() -> None:
     register_tools("specialists.features.sandbox.claim_tools:CLAIM_TOOLS")
     register_tools("specialists.features.sandbox.queue_tools:QUEUE_TOOLS")
     HOOKS.before_end.append(_release_claims)
-    # After threads' close (registered before us), which commits the resolver's sandbox.
+    # The resolver is a `--sandbox` job: its work was committed by `finalize` already.
     HOOKS.before_end.append(_resolver_ended)
 
 

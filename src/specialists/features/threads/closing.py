@@ -5,12 +5,13 @@
   `<thread>:child_report:<seq>`: a retried append is dropped by the inbox's dedup.
 - `close_thread`: claims the close (closing.json, exclusive) with its report. Nothing is sent
   yet: the child's job is still running.
-- `settle(job)`: called wherever a job ends (its supervisor's end, crash recovery). For a
-  thread job whose close has not finished: claims the close if the child never did (the
-  runtime closes it with the job's final text, R-S9), commits the sandbox with hooks disabled
-  (`thread <id>`), takes its diff stat, writes closed.json and sends one `child_closed`
-  event (id `<thread>:child_closed:1`). So `child_closed` always means the child's job has
-  ended and its sandbox is final: the parent may squash at once.
+- `close_ended(job)`: the job's end rendered for its parent (threads/plugin.py, HOOKS.ended:
+  its supervisor's end and crash recovery alike; `settle` where a parent finds a child whose
+  end nobody told). For a thread job whose close has not finished: claims the close if the
+  child never did (the runtime closes it with the job's final text, R-S9), commits the
+  sandbox with hooks disabled (`thread <id>`), takes its diff stat, writes closed.json and
+  renders one `child_closed` event (id `<thread>:child_closed:1`). So `child_closed` always
+  means the child's job has ended and its sandbox is final: the parent may squash at once.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 from specialists.base.errors import SpecialistsError, UserError
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
+from specialists.events.told import Told
 from specialists.features.threads.records import Closed, Closing, ThreadRecord, ThreadStore
 from specialists.features.threads.reports import decode_report, prepare_report, render_report
 from specialists.features.threads.state import Position, job_store
@@ -87,11 +89,23 @@ def close(state_root: Path, position: Position, args: Mapping[str, Any], now_ms:
 def settle(
     state_root: Path, job_id: str, now_ms: int, ended: tuple[str, str | None] | None = None
 ) -> str | None:
-    """Finish the close of a thread job that ended (see the module docstring). Returns the
-    child_closed event id, or None when there was nothing to do. Never raises for a
+    """Finish the close of a thread job whose end nobody told (a parent's look at its
+    children) and send its child_closed; the event id, or None when there was nothing to do."""
+    told = close_ended(state_root, job_id, now_ms, ended)
+    if told is None:
+        return None
+    told.post(state_root)
+    return f"{told.source_id}:child_closed:1"
+
+
+def close_ended(
+    state_root: Path, job_id: str, now_ms: int, ended: tuple[str, str | None] | None = None
+) -> Told | None:
+    """Finish the close of a thread job that ended (see the module docstring): its
+    child_closed for the parent, or None when there was nothing to do. Never raises for a
     failure of its own: those are logged and the close records them as a failure.
-    `ended` is the job's final state and error when its supervisor settles it just before
-    writing them (its agent is dead by then); otherwise they are read from its status."""
+    `ended` is the job's final state and error when its end is told (its agent is dead by
+    then); otherwise they are read from its status."""
     jobs = job_store(state_root)
     job = jobs.read_record(job_id)
     if not job.thread:
@@ -129,21 +143,37 @@ def settle(
     )
     if not threads.finish_close(record.id, closed):
         return None  # another process finished it first
-    body = closed_body(record, closing, closed, finish.get("summary"))
+    return _told(record, job_id, closing, closed, finish.get("summary"))
+
+
+def told_closed(state_root: Path, job_id: str) -> Told | None:
+    """The child_closed of a thread job closed already (its end told twice: a supervisor
+    killed after telling it, then recovery): the same event, which the parent's inbox drops."""
+    threads = ThreadStore(state_root)
+    thread = job_store(state_root).read_record(job_id).thread
+    record = threads.get(str(thread.get("id"))) if thread else None
+    closed = threads.closed(record.id) if record and record.job_id == job_id else None
+    if record is None or closed is None:
+        return None
+    closing = threads.closing(record.id) or Closing(closed.by, None, closed.at_ms)
+    return _told(record, job_id, closing, closed, None)
+
+
+def _told(
+    record: ThreadRecord, job_id: str, closing: Closing, closed: Closed, summary: str | None
+) -> Told:
     details = {
         "thread_id": record.id,
         "job_id": job_id,
-        "final": final,
-        "failed": failed,
+        "final": closed.final,
+        "failed": closed.failed,
         "by": closing.by,
         "branch": closed.branch,
         "diff_stat": closed.diff_stat,
         "commit": closed.commit,
     }
-    Inbox(state_root, record.parent).append(
-        "child_closed", _source(record), body, source_id=record.id, seq=1, details=details
-    )
-    return f"{record.id}:child_closed:1"
+    body = closed_body(record, closing, closed, summary)
+    return Told(record.parent, "child_closed", _source(record), body, record.id, 1, details)
 
 
 def closed_body(
@@ -241,16 +271,3 @@ def _finish_sandbox(
         "commit": outcome.sha if outcome else None,
         "summary": summary,
     }
-
-
-def settle_quietly(
-    state_root: Path, job_id: str, ended: tuple[str, str | None] | None = None
-) -> None:
-    """`settle` where a job ends: its failure is logged with context, never raised into the
-    job's own ending (the parent can still settle it later: squash and depends_on do)."""
-    import time
-
-    try:
-        settle(state_root, job_id, int(time.time() * 1000), ended)
-    except (SpecialistsError, OSError) as exc:
-        log.warning("job %s: its thread could not be closed: %s", job_id, exc)

@@ -1,34 +1,37 @@
-"""What threads add to a job's life: a thread or sandboxed job's close (R-S9), before its
-final status, so a parent that sees its child ended finds the child_closed in its inbox."""
+"""What threads add to a job's life: a thread or sandboxed job's close (R-S9), rendered from
+its end before its final status, so a parent that sees its child ended finds the
+child_closed in its inbox; from crash recovery alike (a dead supervisor never closes it)."""
 
 from __future__ import annotations
 
-from specialists.base.lazy import Lazy
 from specialists.native.agent_table import register_tools
-from specialists.store.news import NEWS
 from specialists.supervise.hooks import HOOKS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from specialists.events.told import Told
     from specialists.supervise.hooks import JobEnd
 
 
 def register() -> None:
     register_tools("specialists.features.threads.tools:THREAD_TOOLS")
-    # A crashed child's supervisor will never close it: whoever recovers it does.
-    NEWS.recovered.append(Lazy("specialists.features.threads.closing:settle_quietly"))
-
     HOOKS.finalize.append(_commit_sandbox)
     HOOKS.answered.append(_checkpoint)
-    HOOKS.before_end.append(_close)
+    HOOKS.ended.append(_closed)
 
 
-def _close(ending: JobEnd) -> None:
-    if not ending.record.thread:
-        return
-    from specialists.features.threads.closing import settle_quietly
+def _closed(ending: JobEnd) -> list[Told]:
+    """A thread's close (told again when it closed already, so its parent gets no other
+    word of the end); after a crash, a `--sandbox` job's work committed too (its
+    supervisor's `_commit_sandbox` never ran)."""
+    record = ending.record
+    if not (record.thread or (ending.recovered and record.sandbox)):
+        return []
+    from specialists.features.threads.closing import close_ended, told_closed
 
-    settle_quietly(ending.store.root, ending.record.id, ended=(ending.final, ending.error))
+    root, ended = ending.store.root, (ending.final, ending.error)
+    told = close_ended(root, record.id, ending.now_ms, ended) or told_closed(root, record.id)
+    return [told] if told else []
 
 
 def _commit_sandbox(ending: JobEnd) -> tuple[str, str | None] | None:
