@@ -100,6 +100,10 @@ def _result(session: str, **fields: object) -> str:
 
 
 def main(argv: list[str]) -> int:
+    if os.environ.get("FAKE_CLAUDE_SCENARIO") == "hang":
+        # Before anything a test can wait for (the call log): an interrupt that comes early
+        # must still find the handler, not Python's KeyboardInterrupt mid-write.
+        signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
     stdin = sys.stdin.read()  # like claude -p: the prompt is all of stdin
     log = os.environ.get("FAKE_CLAUDE_LOG")
     if log:
@@ -165,7 +169,6 @@ def main(argv: list[str]) -> int:
         sys.stdout.write(json.dumps(obj) + "\n")
         return 1
     if scenario == "hang":
-        signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
         while True:
             time.sleep(0.05)
     print(f"fake claude: unknown scenario {scenario!r}", file=sys.stderr)
