@@ -72,17 +72,25 @@ def default_concurrency(available_memory: int | None = None) -> int:
 
 def _available_memory() -> int | None:
     """MemAvailable on Linux; elsewhere half the physical memory; None when unknown."""
+    available = _mem_available()
+    if available is not None:
+        return available
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _mem_available() -> int | None:
+    """/proc/meminfo's MemAvailable in bytes; None where there is none or it cannot be read."""
     try:
         with open("/proc/meminfo", "rb") as f:
             for line in f:
                 if line.startswith(b"MemAvailable:"):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
-    except (OSError, ValueError, AttributeError):
         return None
+    return None
 
 
 @dataclass(frozen=True)
