@@ -38,10 +38,8 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections import deque
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, assert_never, cast
+from collections.abc import Callable
+from typing import assert_never, cast
 
 from specialists.base.errors import SpecialistsError, StoreError
 from specialists.base.usage_limit import clock_time, from_text
@@ -101,73 +99,19 @@ from specialists.supervise.due import (
     plan_ending,
 )
 from specialists.supervise.hooks import HOOKS, Companion, CompanionContext
+from specialists.supervise.job_state import JobState
 from specialists.supervise.pending import Pending, check_owner_dir, pending_work
 from specialists.supervise.recorder import Observer, Recorder, add_usage, note_activity, open_status
 from specialists.supervise.requests import Decision, Phase, Situation, ack_fields, decide
 from specialists.supervise.scripts import run_pre_scripts
 from specialists.supervise.steps import StepGuard, StepInterrupted, signal_name
 
-__all__ = ["JobState", "Observer", "Supervisor"]
+__all__ = ["JobState", "Observer", "Supervisor"]  # JobState: supervise/job_state.py
 
 log = logging.getLogger("specialists.supervisor")
 
 # What the agent is told when its usage limit has reset (the timer's note).
 LIMIT_RESET = "the usage limit has reset: continue the task where you left off"
-
-
-@dataclass
-class JobState:
-    """The supervisor's own state between runs (status.json holds the rest); a checkpoint
-    carries it to a successor."""
-
-    last_answer: str | None = None  # the latest good answer: the result if the job ends
-    answers: int = 0
-    held: deque[tuple[str, str]] = field(default_factory=deque)  # follow-ups: (id, text)
-    # Steers handed to the agent and not yet acknowledged by it, oldest first: agents
-    # acknowledge steers in the order they got them (pi's responses, the native loop).
-    steers_out: deque[str] = field(default_factory=deque)
-    interrupted: bool = False  # a soft interrupt is under way: the aborted run pauses the job
-    waiting_for_work: bool = False  # waiting for the events of its pending work
-    why: str = ""  # what it waits for
-    delivery: wake.Delivery | None = None  # who delivers events; known once a run ended
-    yielded: bool = False  # the latest run ended on a yielding tool
-    nudged: bool = False  # the agent was told that nothing is pending
-    idle_since: float | None = None  # on the supervisor's clock
-
-    def to_dict(self, now: float) -> dict[str, Any]:
-        idle = self.idle_since
-        return {
-            "last_answer": self.last_answer,
-            "answers": self.answers,
-            "held": [list(h) for h in self.held],
-            "steers_out": list(self.steers_out),
-            "interrupted": self.interrupted,
-            "waiting_for_work": self.waiting_for_work,
-            "why": self.why,
-            "delivery": self.delivery,
-            "yielded": self.yielded,
-            "nudged": self.nudged,
-            "idle_s": None if idle is None else round(now - idle, 3),
-        }
-
-    @classmethod
-    def from_dict(cls, job: Mapping[str, Any], now: float) -> JobState:
-        answer, delivery, idle = job["last_answer"], job["delivery"], job["idle_s"]
-        if delivery not in (None, "supervisor", "agent", "none"):
-            raise ValueError(f"unknown delivery {delivery!r}")
-        return cls(
-            last_answer=None if answer is None else str(answer),
-            answers=int(job["answers"]),
-            held=deque((str(i), str(m)) for i, m in job["held"]),
-            steers_out=deque(str(i) for i in job["steers_out"]),
-            interrupted=bool(job["interrupted"]),
-            waiting_for_work=bool(job["waiting_for_work"]),
-            why=str(job["why"]),
-            delivery=delivery,
-            yielded=bool(job["yielded"]),
-            nudged=bool(job["nudged"]),
-            idle_since=None if idle is None else now - float(idle),
-        )
 
 
 class Supervisor:
@@ -627,8 +571,7 @@ class Supervisor:
                 )
                 self._finish(final, error)
                 return False
-            left_s = found.until_ms / 1000 - self.wall()
-            self.sleep(max(0.01, min(self.tick * 5, left_s)))
+            self._nap_until(found.until_ms)
             found = holds.held(self.store.root, provider, self._now_ms())
         st.current_event, st.paused_until_ms = "starting", None
         j.event("hold_ended", provider=provider)
@@ -700,11 +643,16 @@ class Supervisor:
             if self.guard.signal is not None:
                 self._finish("cancelled", None)
                 return None
-            self.sleep(max(0.01, min(self.tick * 5, until_ms / 1000 - self.wall())))
+            self._nap_until(until_ms)
         if self.limit_timer is not None:  # the reset came: this start is the wake-up
             self._cancel_limit_timer(self.limit_timer)
             self.limit_timer = None
         return LIMIT_RESET
+
+    def _nap_until(self, until_ms: int) -> None:
+        """One short sleep of a wait with no agent running (a hold, a pause): at most a few
+        ticks, so the inbox is read again soon, and never past `until_ms`."""
+        self.sleep(max(0.01, min(self.tick * 5, until_ms / 1000 - self.wall())))
 
     def _on_agent_exited(self, ev: AgentExited) -> None:
         self.status.exit_code = ev.exit_code if ev.signal is None else -ev.signal
