@@ -91,6 +91,21 @@ def test_a_successor_restored_from_the_state_writes_what_the_first_would_have() 
         assert [*out, successor.end()] == expected, cut_at
 
 
+def test_a_damaged_window_in_a_checkpoint_is_refused() -> None:
+    """A successor refuses (ValueError: the takeover ends the job naming its checkpoint as
+    unreadable) a window these cuts never make, rather than logging nonsense."""
+    good = {"head": "ab", "count": 2, "limit": FIRST_WINDOW, "opening": True}
+    Words().restore(good)
+    for bad in (
+        {**good, "count": -1},
+        {**good, "count": FIRST_WINDOW},
+        {**good, "limit": 7},
+        {**good, "head": "x" * 3},
+    ):
+        with pytest.raises(ValueError):
+            Words().restore(bad)
+
+
 def _pieces(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 

@@ -65,9 +65,12 @@ class Words:
         return {"head": head, "count": self._count, "limit": self._limit, "opening": self._opening}
 
     def restore(self, state: dict[str, Any]) -> None:
-        head = str(state["head"])
+        """The open window a checkpoint kept; ValueError for one these cuts never make."""
+        head, count, limit = str(state["head"]), int(state["count"]), int(state["limit"])
+        if limit not in (self._first, self._window) or not 0 <= len(head) <= count < limit:
+            raise ValueError(f"a window of {count} of {limit} characters holding {len(head)}")
         self._head, self._kept = [head], len(head)
-        self._count, self._limit = int(state["count"]), int(state["limit"])
+        self._count, self._limit = count, limit
         self._opening = bool(state["opening"])
 
     def _take(self) -> dict[str, Any]:
