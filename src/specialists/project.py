@@ -42,11 +42,9 @@ def boot() -> None:
     from specialists.runners.registry import EXECUTORS
     from specialists.supervise.hooks import HOOKS
 
-    # The owner's completion notice first: the posters' order is the order of the news.
-    NEWS.posters.append(Lazy("specialists.events.notices:post_for_job"))
+    NEWS.teller = Lazy("specialists.supervise.news:tell_owners_after_crash")
     NEWS.clearers.append(Lazy("specialists.events.notices:clear"))
     NEWS.revivers.append(Lazy("specialists.supervise.start:restart"))
-    NEWS.recovered.append(Lazy("specialists.supervise.news:tell_owners_after_crash"))
     EXECUTORS["ray"] = Lazy("specialists.executors.choose:remote_runner")
     HOOKS.planning.append(Lazy("specialists.executors.settings:planned"))
     HOOKS.housekeeping.append(Lazy("specialists.events.notices:prune_stale"))

@@ -239,9 +239,6 @@ class RecordingNews:
         self.calls: list[str] = []
         self.held: list[int] = []
 
-    def post_for_job(self, state_dir: Path, job_id: str) -> bool:
-        return False
-
     def clear(self, state_dir: Path, job_id: str) -> None:
         return None
 

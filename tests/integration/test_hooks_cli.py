@@ -171,7 +171,7 @@ def test_a_notice_from_a_writer_and_non_json_stdin(project):
     assert status is not None
     status.status, status.elapsed_s = "done", 107.0
     writer.write_status(status)
-    writer.tell_owner()
+    notices.retell(store.root, record.id)
     writer.close()
     lock.release()
     session = TEST_OWNER.removeprefix("claude-")

@@ -40,7 +40,7 @@ def test_nearest_agent_ancestor_is_found_by_name_and_start_time(tmp_path):
 def test_a_session_that_never_closes_stdin_still_gets_its_events(state, tmp_path):
     """The host keeps stdin open: the hook stops waiting after a second and answers."""
     put_job(state, "0000000f", ["claude-live"])
-    notices.post_for_job(state, "0000000f")
+    notices.retell(state, "0000000f")
     env = {**os.environ, SESSION_ENV: "live"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "specialists", "hook", "user-prompt-submit"],
@@ -59,7 +59,7 @@ def test_a_session_that_never_closes_stdin_still_gets_its_events(state, tmp_path
 
 def test_ten_megabytes_of_stdin_is_cut_not_fatal(state):
     put_job(state, "00000010", ["claude-big"])
-    notices.post_for_job(state, "00000010")
+    notices.retell(state, "00000010")
     env = {**os.environ, SESSION_ENV: "big"}
     out = subprocess.run(
         [sys.executable, "-m", "specialists", "hook", "user-prompt-submit"],

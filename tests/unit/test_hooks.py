@@ -51,7 +51,7 @@ def put_job(
     record = {"id": job_id, "specialist": "overthinker", "runner": "pi"}
     (job / "job.json").write_text(json.dumps({**record, "owner": [f"claude-{owner}"]}))
     if ready:
-        assert notices.post_for_job(state, job_id)
+        assert notices.retell(state, job_id)
     return job
 
 
@@ -111,7 +111,7 @@ def test_a_keep_alive_answer_is_announced_once_then_the_end_again(state):
     job = put_job(state, "a1b2c3d4", ready=False, status="waiting", elapsed_s=30)
     (job / "answers").mkdir()
     (job / "answers" / "1.txt").write_text("first answer")
-    notices.post_for_job(state, "a1b2c3d4")
+    notices.retell(state, "a1b2c3d4")
     assert "answered (job a1b2c3d4, 0m30s) and waits for a follow-up" in reply(
         call("user-prompt-submit")[1], "UserPromptSubmit"
     )
@@ -155,7 +155,7 @@ def test_an_expired_notice_is_acknowledged_unseen(state, monkeypatch):
 def test_unreadable_status_still_reports(state):
     job = put_job(state, "a1b2c3d4", ready=False)
     (job / "status.json").write_text("{not json")
-    notices.post_for_job(state, "a1b2c3d4")
+    notices.retell(state, "a1b2c3d4")
     text = reply(call("user-prompt-submit")[1], "UserPromptSubmit")
     assert "a1b2c3d4" in text and "unreadable" in text
 

@@ -59,8 +59,8 @@ def test_a_goal_nudges_after_each_idle_turn_and_stops_at_its_budget(tmp_path):
 
     status(jobs, job, "waiting", 30)
     answer(jobs, job, 1)
-    news.post_for_job(root, job)
-    news.post_for_job(root, job)  # the same idle turn told twice: one notice
+    news.step(root, job)
+    news.step(root, job)  # the same idle turn told twice: one notice
     first = notices(root)
     assert [e.id for e in first] == ["mission-g1:notice:1"]
     assert "Next ready action: run the integration tests" in first[0].body
@@ -71,19 +71,19 @@ def test_a_goal_nudges_after_each_idle_turn_and_stops_at_its_budget(tmp_path):
     store.update("g1", lambda m: (model.add_decision(m, "Keep the v1 API?", 2)[0], None))
     status(jobs, job, "waiting", 60)
     answer(jobs, job, 2)
-    news.post_for_job(root, job)
+    news.step(root, job)
     second = notices(root)[-1]
     assert second.id == "mission-g1:notice:2"
     assert "First open decision: d1: Keep the v1 API?" in second.body
 
     store.update("g1", lambda m: (model.set_paused(m, True, 3), None))
     answer(jobs, job, 3)
-    news.post_for_job(root, job)
+    news.step(root, job)
     assert len(notices(root)) == 2  # paused: quiet
     store.update("g1", lambda m: (model.set_paused(m, False, 4), None))
 
     status(jobs, job, "done", 130)  # over the budget
-    news.post_for_job(root, job)
+    news.step(root, job)
     last = notices(root)[-1]
     assert last.id == "mission-g1:notice:3"
     assert "budget is spent (130 of 100 tokens spent)" in last.body
@@ -94,7 +94,7 @@ def test_a_goal_nudges_after_each_idle_turn_and_stops_at_its_budget(tmp_path):
     assert mission.goal is not None and mission.goal.ended == "budget-exhausted"
 
     answer(jobs, job, 4)
-    news.post_for_job(root, job)
+    news.step(root, job)
     assert len(notices(root)) == 3  # the loop has ended: nothing more
 
 
@@ -102,7 +102,7 @@ def test_a_closed_goal_mission_says_nothing(tmp_path):
     jobs, store, job = setup(tmp_path, budget=1000)
     store.update("g1", lambda m: (model.close(m, "cancelled", "not needed", 5), None))
     status(jobs, job, "done", 10)
-    mission_news.post_for_job(jobs.root, job)
+    mission_news.step(jobs.root, job)
     assert notices(jobs.root) == []
     assert store.load("g1").goal.ended == "closed"  # type: ignore[union-attr]
 
@@ -112,7 +112,7 @@ def test_a_job_on_no_mission_costs_one_lstat_and_no_goal(tmp_path):
     record, lock = new_job(jobs, tmp_path, owner=[])
     lock.release()
     status(jobs, record.id, "done", 99)
-    mission_news.post_for_job(jobs.root, record.id)
+    mission_news.step(jobs.root, record.id)
     assert notices(jobs.root) == [] and store.load("g1").goal.notices == 0  # type: ignore[union-attr]
 
 

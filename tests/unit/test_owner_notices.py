@@ -102,7 +102,7 @@ def inbox_events(state: Path, key: str) -> list:
 def test_a_notice_is_one_event_in_every_owner_key_inbox(state):
     """The end of a job reaches each key of its owner as the same `notice` event."""
     put_job(state, "0000000a", ["claude-s", "agent-1.2"])
-    assert notices.post_for_job(state, "0000000a")
+    assert notices.retell(state, "0000000a")
     for key in ("claude-s", "agent-1.2"):
         (event,) = inbox_events(state, key)
         assert event.id == "job-0000000a:notice:1" and event.kind == "notice"
@@ -113,9 +113,9 @@ def test_a_notice_is_one_event_in_every_owner_key_inbox(state):
 
 def test_no_owner_no_notice_and_proc_jobs_report_their_own_end(state):
     put_job(state, "0000000b", [])
-    assert notices.post_for_job(state, "0000000b") is False
+    assert notices.retell(state, "0000000b") is False
     put_job(state, "0000000c", ["claude-s"], runner="proc")
-    assert notices.post_for_job(state, "0000000c") is False  # procs/ posts its job_exit
+    assert notices.retell(state, "0000000c") is False  # procs/ posts its job_exit
     assert not (state / "owners").exists()
 
 
@@ -126,8 +126,8 @@ def test_the_supervisor_and_recovery_wake_the_owner_once(state):
     Inbox(state, "claude-s").append(
         "notice", EventSource("job", "0000000d", {}), "ended", source_id="job-0000000d", seq=1
     )
-    notices.post_for_job(state, "0000000d")
-    notices.post_for_job(state, "0000000d")
+    notices.retell(state, "0000000d")
+    notices.retell(state, "0000000d")
     assert [e.body for e in inbox_events(state, "claude-s")] == ["ended"]
 
 
@@ -135,9 +135,9 @@ def test_a_keep_alive_answer_is_a_notice_of_its_own(state):
     put_job(state, "0000000e", ["claude-s"], status="waiting")
     (state / "jobs" / "0000000e" / "answers").mkdir()
     (state / "jobs" / "0000000e" / "answers" / "1.txt").write_text("an answer")
-    notices.post_for_job(state, "0000000e")
+    notices.retell(state, "0000000e")
     put_job(state, "0000000e", ["claude-s"], status="done")
-    notices.post_for_job(state, "0000000e")
+    notices.retell(state, "0000000e")
     ids = [e.id for e in inbox_events(state, "claude-s")]
     assert ids == ["0000000e.answer:notice:1", "job-0000000e:notice:1"]
     assert "waits for a follow-up" in inbox_events(state, "claude-s")[0].body
@@ -146,7 +146,7 @@ def test_a_keep_alive_answer_is_a_notice_of_its_own(state):
 def test_an_unreadable_status_still_tells_the_owner(state):
     put_job(state, "0000000f", ["claude-s"])
     (state / "jobs" / "0000000f" / "status.json").write_text("{not json")
-    notices.post_for_job(state, "0000000f")
+    notices.retell(state, "0000000f")
     (event,) = inbox_events(state, "claude-s")
     assert "status is unreadable" in event.body and "feed --job 0000000f" in event.body
 
@@ -156,9 +156,9 @@ def test_prune_bounds_the_notices(state, monkeypatch):
     monkeypatch.setattr(notices, "MAX_NOTICES", 3)
     for i in range(5):
         put_job(state, f"{i:08x}", ["claude-s"])
-        notices.post_for_job(state, f"{i:08x}")
+        notices.retell(state, f"{i:08x}")
     put_job(state, "0000dead", ["claude-s"])
-    notices.post_for_job(state, "0000dead")
+    notices.retell(state, "0000dead")
     shutil.rmtree(state / "jobs" / "0000dead")  # collected
     assert notices.prune(state) == []
     assert [e.details["job_id"] for e in inbox_events(state, "claude-s")] == [
@@ -173,7 +173,7 @@ def test_prune_bounds_the_notices(state, monkeypatch):
 def test_clear_drops_only_that_jobs_notice(state):
     for job_id in ("00000011", "00000012"):
         put_job(state, job_id, ["claude-s"])
-        notices.post_for_job(state, job_id)
+        notices.retell(state, job_id)
     notices.clear(state, "00000011")
     notices.clear(state, "00000011")  # twice is fine
     notices.clear(state, "../../x")  # not an id: nothing happens
@@ -214,7 +214,7 @@ def test_concurrent_sessions_each_get_only_their_own_notices(state):
     for i in range(40):
         job_id, session = f"{i:08x}", sessions[i % 8]
         put_job(state, job_id, [f"claude-{session}"])
-        notices.post_for_job(state, job_id)
+        notices.retell(state, job_id)
         expected[session].add(job_id)
     seen: dict[str, list[str]] = {s: [] for s in sessions}
     start = threading.Barrier(len(sessions) * 2)

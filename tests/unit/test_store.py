@@ -205,7 +205,7 @@ def test_gc_removes_old_finished_keeps_active_and_recent(store, tmp_path, monkey
         writer = JobWriter(store, record.id)
         writer.write_status(st)
         if state == "done":
-            writer.tell_owner()
+            notices.retell(store.root, record.id)
         return record.id
 
     old = job_in("done", ten_days_ago_ms)

@@ -130,14 +130,14 @@ def test_a_symlinked_inbox_or_owner_dir_is_never_followed(store, tmp_path, outsi
     owner_dir = store.root / "owners" / TEST_OWNER
     owner_dir.mkdir(parents=True)
     (owner_dir / "events.jsonl").symlink_to(outside / "precious.txt")
-    JobWriter(store, record.id).tell_owner()
+    owner_news.retell(store.root, record.id)
     assert untouched(outside)
     assert (owner_dir / "events.jsonl").is_symlink()  # left for a person to look at
     other, other_lock = new_job(store, tmp_path)
     (owner_dir / "events.jsonl").unlink()
     shutil.rmtree(owner_dir)  # its lock and cursor files
     owner_dir.symlink_to(outside)
-    JobWriter(store, other.id).tell_owner()  # refused, logged, not raised
+    owner_news.retell(store.root, other.id)  # refused, logged, not raised
     assert untouched(outside)
     lock.release()
     other_lock.release()

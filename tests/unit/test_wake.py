@@ -223,27 +223,87 @@ def test_recovery_tells_the_end_before_it_writes_the_final_status(
     from specialists.store.news import NEWS
     from specialists.store.recovery import CRASHED, record_end
 
-    seen: list[tuple[str, str | None]] = []
+    seen: list[tuple[str, str | None, int, int]] = []
 
-    def spy(root: Path, status: JobStatus) -> None:
+    def count(root: Path, owner: str) -> int:
+        inbox = Inbox(root, owner)
+        return len(inbox.pending().events) if inbox.events_path.exists() else 0
+
+    def on_disk(root: Path, status: JobStatus) -> None:
         written = JobStore(root, news=None).read_status(status.id)
-        seen.append((status.status, written.status if written else None))
+        told = (count(root, OWNER), count(root, "claude-s1"))
+        seen.append((status.status, written.status if written else None, *told))
+
+    teller = NEWS.teller
+
+    def spy(root: Path, status: JobStatus, record, *, told: bool) -> None:
+        assert teller is not None and not told
+
+        def recording() -> None:
+            on_disk(root, status)  # the job owner told, its status still active
+            record()
+            on_disk(root, status)
+
+        teller(root, status, recording, told=told)
 
     store = JobStore(store.root, news=NEWS)
     child, lock = new_job(store, tmp_path, owner=[OWNER, "claude-s1"])
-    NEWS.recovered.append(spy)
+    NEWS.teller = spy
     try:
         status = store.read_status(child.id)
         assert status is not None
         record_end(store, status, "error", CRASHED)
     finally:
-        NEWS.recovered.remove(spy)
+        NEWS.teller = teller
         lock.release()
-    assert seen == [("error", "starting")]  # told while its status still read active
+    # the job owner told, then the status written, then the session told
+    assert seen == [("error", "starting", 1, 0), ("error", "error", 1, 0)]
     (event,) = Inbox(store.root, OWNER).pending().events
     assert event.id == f"job-{child.id}:notice:1" and event.body.startswith(f"Job {child.id}")
     (notice,) = Inbox(store.root, "claude-s1").pending().events
     assert notice.id == event.id and notice.body.startswith("Specialist 'tester' failed")
+
+
+@pytest.mark.parametrize("dies", ["before its end event", "before its status"])
+def test_a_crash_between_telling_and_recording_tells_every_owner_once(
+    store: JobStore, tmp_path: Path, dies: str
+) -> None:
+    """Its supervisor tells the end, then dies before recording it: recovery tells it again
+    with the same ids (every owner hears once), and the session hears after the status."""
+    from specialists.store.news import NEWS
+    from specialists.store.recovery import record_end
+    from specialists.store.writer import JobWriter
+
+    class Died(BaseException):
+        pass
+
+    store = JobStore(store.root, news=NEWS)
+    child, lock = new_job(store, tmp_path, owner=[OWNER, "claude-s1"])
+    status = store.read_status(child.id)
+    assert status is not None
+    writer = JobWriter(store, child.id)
+    writer.write_result("All green.")
+    status.status = "done"
+
+    def record() -> None:
+        if dies == "before its status":
+            writer.append_event("done")
+        raise Died
+
+    with pytest.raises(Died):
+        news.tell(job_end(store, child, "done", answer="All green.", status=status), record)
+    writer.close()
+    assert not Inbox(store.root, "claude-s1").has_pending()  # the status never said done
+    status.status = "running"
+    try:
+        ended = record_end(store, status, "error", "supervisor crashed")
+    finally:
+        lock.release()
+    assert ended.status == ("done" if dies == "before its status" else "error")
+    (event,) = Inbox(store.root, OWNER).pending().events
+    assert event.id == f"job-{child.id}:notice:1" and event.body.endswith("All green.")
+    (notice,) = Inbox(store.root, "claude-s1").pending().events
+    assert notice.id == event.id and notice.details["status"] == ended.status
 
 
 def test_another_owners_damaged_job_is_not_this_jobs_problem(

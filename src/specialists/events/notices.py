@@ -1,11 +1,14 @@
 """Completion notices: a job's news (an answer, or its end) as an event for its owner.
 
-Each time a job has news its owner must hear of, one `notice` event is appended to the
-inbox of every key of the job's owner (job.json `owner`, owner.py; events/ for inboxes):
+Each time a job has news its owner must hear of, one `notice` event goes to the inbox of
+every key of the job's owner (job.json `owner`, owner.py; events/ for inboxes) and of its
+subscribers (`specialists wait --subscribe`), told by the job's one teller
+(supervise/news.py `tell`) once its status is written, so a woken session reads `result`
+at once:
 
-- the end of a job, from its supervisor (`JobWriter.tell_owner`) and from crash recovery,
-  for every key but the owners that are jobs: those heard of it from the job's one teller
-  (supervise/news.py), with its answer inline, before its final status;
+- the end of a job, from its supervisor and from crash recovery alike, for every key but the
+  owners that are jobs: those heard of it from the teller, with its answer inline, before
+  its final status;
 - each answer of a keep-alive job that then waits for a follow-up.
 
 The body names the job, its specialist, its outcome and the command that reads it:
@@ -23,11 +26,12 @@ delivered yet. `prune` keeps the bounds the notice files had:
 a notice older than NOTICE_TTL_S, or whose job was collected, is never delivered, and an
 owner keeps at most MAX_NOTICES undelivered ones (the oldest go).
 
-Proc jobs (procs/) report their end themselves, as exactly one `job_exit` event with the exit
-code and output tail (R-J4): they get no end notice here (OWN_END_EVENT_RUNNERS).
+Proc jobs (procs/) report their end as exactly one `job_exit` event with the exit code and
+output tail (R-J4), a rendering of the same end: they get no end notice here
+(OWN_END_EVENT_RUNNERS).
 
 Until wave 1's `.specialists/ready/` markers are gone from every project, `prune` turns any
-left there into events (`migrate_ready`, for one release).
+left there into the job's completion notice (`migrate_ready`, for one release).
 
 Posting never raises into the supervisor (R-E5): a failed append is logged. Only the light
 standard library at import time: the hooks import NOTICE_TTL_S; the events room (which uses
@@ -51,6 +55,7 @@ from specialists.store.records import LIMIT_EVENT, PAUSED_EVENT
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from specialists.events.inbox import Inbox
+    from specialists.events.told import Told
 
 
 def _warn(message: str, *args: object) -> None:
@@ -132,31 +137,29 @@ def notice_body(job_id: str, status: dict | None) -> str:
 # --- posting --------------------------------------------------------------------------------
 
 
-def post_for_job(state_dir: Path, job_id: str) -> bool:
-    """Post the job's news (its end, or a keep-alive answer) to every key of its owner.
-    False when it has no owner or nothing could be posted. Never raises (logged)."""
+def completion(state_dir: Path, job_id: str) -> list[Told]:
+    """The job's completion notice (its end, or a keep-alive answer) for every key of its
+    owner and its subscribers, as its status on disk says it: what an owner woken by it finds
+    with `result`. Told by the one teller (supervise/news.py), after the status is written."""
+    from specialists.events.model import EventSource
+    from specialists.events.told import Told, told_by_child_closed
+
     if not is_job_id(job_id):
-        return False
+        return []
     job_dir = state_dir / "jobs" / job_id
     record = _read_json(job_dir / "job.json", MAX_JOB_FILE_BYTES) or {}
     keys = _keys([*(record.get("owner") or []), *subscribers(job_dir)])
     if not keys:
-        return False
+        return []
     status = _read_json(job_dir / "status.json", MAX_STATUS_BYTES)
-    waiting = status is not None and status.get("status") == "waiting"
-    if not waiting:  # a thread's parent that has the child's child_closed: once is enough
-        from specialists.events.told import told_by_child_closed
-
-        keys = [k for k in keys if k != told_by_child_closed(state_dir, record.get("thread"))]
-        if not keys:
-            return False
-    if waiting:
+    if status is not None and status.get("status") == "waiting":
         source_id, seq = f"{job_id}.answer", max(1, _answers(job_dir))
     elif record.get("runner") in OWN_END_EVENT_RUNNERS:
-        return False
-    else:  # its owners that are jobs heard of its end from its one teller (supervise/news.py)
+        return []
+    else:  # its owners that are jobs heard of its end before its status (supervise/news.py)
         told = {k for k in _keys(record.get("owner") or []) if k.startswith("job-")}
-        keys = [k for k in keys if k not in told]
+        parent = told_by_child_closed(state_dir, record.get("thread"))  # its child_closed
+        keys = [k for k in keys if k not in told and k != parent]
         source_id, seq = end_source(job_id), 1
     details = {"job_id": job_id}
     if status is not None:
@@ -165,20 +168,21 @@ def post_for_job(state_dir: Path, job_id: str) -> bool:
                 details[name] = status[name]
         if status.get("error"):
             details["error"] = display_line(status["error"], 500)
-    return (
-        post_to_owners(
-            state_dir,
-            keys,
-            kind="notice",
-            source_id=source_id,
-            seq=seq,
-            body=notice_body(job_id, status),
-            details=details,
-            args={"specialist": str(record.get("specialist") or "?")[:60]},
-            call_id=job_id,
-        )
-        > 0
-    )
+    source = EventSource("run", job_id, {"specialist": str(record.get("specialist") or "?")[:60]})
+    body = notice_body(job_id, status)
+    return [Told(k, "notice", source, body, source_id, seq, details) for k in keys]
+
+
+def retell(state_dir: Path, job_id: str) -> bool:
+    """Post the completion notice again, for an owner that subscribed after the job ended
+    (its id is fixed: an inbox that has it drops the copy); True when any inbox took it."""
+    from specialists.events.told import post_all
+
+    told = completion(state_dir, job_id)
+    problems = post_all(state_dir, told)
+    for problem in problems:
+        _warn("%s", problem)
+    return len(told) > len(problems)
 
 
 def post_to_owners(
@@ -299,7 +303,7 @@ def migrate_ready(state_dir: Path, now: float | None = None) -> list[str]:
             info = entry.stat(follow_symlinks=False)
             fresh = stat.S_ISREG(info.st_mode) and now - info.st_mtime <= NOTICE_TTL_S
             if fresh and is_job_id(job_id) and (state_dir / "jobs" / job_id).is_dir():
-                post_for_job(state_dir, job_id)
+                retell(state_dir, job_id)
             if stat.S_ISDIR(info.st_mode):
                 problems.append(f"{entry.path} is a directory, not a notice; remove it")
             else:

@@ -58,11 +58,10 @@ def now_ms() -> int:
 
 
 class OwnerNews(Protocol):
-    """How a job's owner hears that the job has news (an answer, its end): `notices.py`,
-    which sits above this room, so whoever opens the store hands it in (`news=notices`).
-    Required, so that no caller forgets it: `news=None` says "nobody is told", on purpose."""
-
-    def post_for_job(self, state_dir: Path, job_id: str) -> bool: ...
+    """What reading and recovering a job tell above this room (store/news.py `NEWS`): a read
+    answer clears its notices; recovery tells a dead job's end through its `recovered_end`
+    when it has one. Required, so that no caller forgets it: `news=None` says "nobody is
+    told", on purpose."""
 
     def clear(self, state_dir: Path, job_id: str) -> None: ...
 

@@ -1,20 +1,18 @@
 """What a job's news means outside the job, registered by those it concerns.
 
-A job has news when it answers (a keep-alive job) or ends; its end is recorded by its own
-supervisor or, after a crash, by whichever reader finds it dead (recovery.py). Both go
-through `NEWS`, so no path forgets part of it. The rooms above register what they do with it
-when the composition root boots them (`specialists.project.boot`):
+A job's end is recorded by its own supervisor or, after a crash, by whichever reader finds it
+dead (recovery.py). Both tell it through the one teller (supervise/news.py `tell`), which sits
+above this room; the composition root (`specialists.project.boot`) hands it in here:
 
-    posters     each time the job has news: the completion notice for its owner, a goal
-                mission's next step (in registration order)
-    recovered   a job ends without its supervisor (a crash, or it never started): its end
-                (the status about to be written) told as its supervisor tells it, before
-                the final status (supervise/news.py `tell`: job_exit, child_closed, notices)
+    teller      a job ends without its supervisor (a crash, or it never started): its end
+                (the status about to be written) told as its supervisor tells it, with the
+                writing of its final status in the middle (`record`): renderings for job
+                owners before it, the completion notice and the subscribers after it
     clearers    its result was read: notices not delivered yet are dropped
     revivers    before recovery ends a job: one may take it over instead (a remote agent
                 that still runs)
 
-A hook never raises into the writer: what fails is logged where it happened. Posting news
+A hook never raises into the writer: what fails is logged where it happened. Recovering a job
 before the hooks are registered is a bug (a process that forgot to boot would drop every
 owner's notice silently).
 """
@@ -30,16 +28,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from specialists.store.records import JobStatus
 
-Poster = Callable[[Path, str], object]  # (state dir, job id)
-Teller = Callable[[Path, "JobStatus"], object]  # (state dir, the ended status, not yet written)
+Clearer = Callable[[Path, str], object]  # (state dir, job id)
+# (state dir, the ended status not yet written, the writing of it, told=): record() is called
+# once; `told`: its supervisor told the end and wrote its end event, then died
+Teller = Callable[..., object]
 Reviver = Callable[[Path, str, int], "int | str | None"]  # (state dir, job id, lock fd)
 
 
 class News:
     def __init__(self) -> None:
-        self.posters: list[Poster] = []
-        self.recovered: list[Teller] = []
-        self.clearers: list[Poster] = []
+        self.teller: Teller | None = None
+        self.clearers: list[Clearer] = []
         self.revivers: list[Reviver] = []
         self.booted = False
 
@@ -47,20 +46,16 @@ class News:
         if not self.booted:
             raise Bug("job news before the features were booted (specialists.project.boot)")
 
-    def post_for_job(self, state_dir: Path, job_id: str) -> bool:
-        """Tell whoever must hear of the job's news; True when the first poster (the
-        owner's notice) posted something."""
+    def recovered_end(
+        self, state_dir: Path, status: JobStatus, record: Callable[[], None], *, told: bool
+    ) -> None:
+        """Tell the end of a job recovery ends; `record` writes its final status, once;
+        `told`: only what follows the status is left to tell."""
         self._check()
-        told = False
-        for n, poster in enumerate(self.posters):
-            result = poster(state_dir, job_id)
-            told = told or (n == 0 and bool(result))
-        return told
-
-    def recovered_end(self, state_dir: Path, status: JobStatus) -> None:
-        self._check()
-        for hook in self.recovered:
-            hook(state_dir, status)
+        if self.teller is None:
+            record()
+        else:
+            self.teller(state_dir, status, record, told=told)
 
     def clear(self, state_dir: Path, job_id: str) -> None:
         self._check()

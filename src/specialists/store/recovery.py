@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from specialists.base.errors import StoreError
@@ -128,27 +129,48 @@ def record_end(
     store: JobStore, current: JobStatus, final: str, reason: str, *, recovered: bool = True
 ) -> JobStatus:
     """Write the end of a job that its supervisor did not end (it died, or could not start),
-    under the job's lock, telling it first as its supervisor would have (store.news)."""
+    under the job's lock, telling it around its final status as its supervisor would have
+    (store.news)."""
     from specialists.store.writer import JobWriter, mark_ended  # seldom needed: load it then
 
     writer = JobWriter(store, current.id, patience_s=0)
     try:
         last = last_event(store.events_path(current.id))
         if last is not None and last["event"] in TERMINAL_EVENTS:
-            # The supervisor's own end: adopt it, append nothing.
+            # The supervisor's own end (told before it was written): adopt it, append
+            # nothing; what is told after the status is told now.
             error = last.get("error")
             kind = last["event"]
             mark_ended(current, kind, error if isinstance(error, str) else None, last["ts"])
             current.events = last["seq"]
-            writer.complete(current)
-            return current
-        mark_ended(current, final, reason if final == "error" else current.error, now_ms())
-        # Its end told as its supervisor tells it: before the final status (store/news.py).
+            write: Callable[[], object] = lambda: writer.complete(current)  # noqa: E731
+            told = True
+        else:
+            mark_ended(current, final, reason if final == "error" else current.error, now_ms())
+            fields = {"recovered": True} if recovered else {}
+            write = lambda: writer.write_final(current, final, error=current.error, **fields)  # noqa: E731
+            told = False
+        # Its end told as its supervisor tells it, around the final status (store/news.py).
+        written: list[bool] = []
+        failed: list[BaseException] = []
+
+        def record() -> None:  # once, whoever calls it first; what it raises is raised here
+            if not written:
+                written.append(True)
+                try:
+                    write()
+                except BaseException as exc:
+                    failed.append(exc)
+                    raise
+
         recovered_end = getattr(store.news, "recovered_end", None)
-        if recovered_end is not None:
-            recovered_end(store.root, current)
-        fields = {"recovered": True} if recovered else {}
-        writer.write_final(current, final, error=current.error, **fields)
+        try:
+            if recovered_end is not None:
+                recovered_end(store.root, current, record, told=told)
+        finally:
+            record()  # no teller, or it failed before its turn to write
+        if failed:
+            raise failed[0]
     finally:
         writer.close()
     return current

@@ -1,14 +1,14 @@
 """The supervisor's pen: status.json (atomic), events.jsonl (whole lines), result.txt (once),
-answers, the owner's news, and the job's last words, which a full disk cannot stop.
+answers, and the job's last words, which a full disk cannot stop.
 
 A full disk, while the job runs, is not fatal: status.json keeps its last whole version, an
 event that does not fit is counted and dropped (seq stays gapless), and once space returns a
 notice says how many were lost.
 
-The last words (result.txt, the final event, the final status, the owner's news) must land,
-once. The launcher reserves room for them when it creates the job (`.reserve`, real blocks);
-the first of them that finds no space releases it and tries again, and after that the writer
-waits for space (`patience_s`). The final event is written before the final status, so a
+The last words (result.txt, the final event, the final status) must land, once. The
+launcher reserves room for them when it creates the job (`.reserve`, real blocks); the first
+of them that finds no space releases it and tries again, and after that the writer waits for
+space (`patience_s`). The final event is written before the final status, so a
 reader that finds a terminal event under a status still marked active completes the status
 from it (recovery.py) instead of appending a second end.
 
@@ -82,13 +82,6 @@ def failure_reason(exc: BaseException | None, bug: str) -> str:
     """The error a job ends with after its supervisor met `exc`: a full disk is named as the
     cause (it is no bug); anything else is `bug`."""
     return NO_SPACE if is_out_of_space(exc) else bug
-
-
-def tell_owner(store: JobStore, job_id: str) -> None:
-    """Tell the job's owner it has news, through the store's `news` (a job without an owner
-    gets none). Raises OSError."""
-    if store.news is not None:
-        store.news.post_for_job(store.root, job_id)
 
 
 def mark_ended(status: JobStatus, final: str, error: str | None, at_ms: int) -> None:
@@ -255,9 +248,6 @@ class JobWriter:
         # ANSWERS_DIR was just checked to be a real directory under our own dir fd.
         write_atomic(name, text.encode("utf-8", "replace"), dir_fd=self.dir_fd)
 
-    def tell_owner(self) -> None:
-        tell_owner(self.store, self.job_id)
-
     # --- the last words ------------------------------------------------------------------
 
     def write_result(self, text: str) -> str | None:
@@ -275,8 +265,8 @@ class JobWriter:
         return notice
 
     def write_final(self, status: JobStatus, event: str, **fields: Any) -> dict[str, Any]:
-        """The final event, then the final status, then the owner's news: each waits for
-        space if it must (the reserve first), and each lands at most once."""
+        """The final event, then the final status: each waits for space if it must (the
+        reserve first), and each lands at most once."""
         if self.lost_events:
             fields = {**fields, "unrecorded_events": self.lost_events}
             self.lost_events = 0
@@ -292,16 +282,13 @@ class JobWriter:
         return record
 
     def complete(self, status: JobStatus) -> None:
-        """The final status, then the owner's news (last words, best effort), and the
-        reserve released: a finished job keeps no room it does not need."""
-        for what, action in (
-            ("status.json", lambda: self._put_status(status)),
-            ("its news for the owner", self.tell_owner),
-        ):
-            try:
-                self._last_words(action)
-            except (OSError, StoreError) as exc:
-                log.warning("job %s: %s could not be written: %s", self.job_id, what, exc)
+        """The final status (last words, best effort), and the reserve released: a finished
+        job keeps no room it does not need, and its owners' notices, told next
+        (supervise/news.py), find that room."""
+        try:
+            self._last_words(lambda: self._put_status(status))
+        except (OSError, StoreError) as exc:
+            log.warning("job %s: status.json could not be written: %s", self.job_id, exc)
         release_reserve(self.dir_fd)
 
     def _last_words(self, action: Callable[[], None]) -> None:

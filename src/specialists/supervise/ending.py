@@ -4,7 +4,7 @@ In order: the answer stands (a later run that failed never replaces an earlier a
 gate looks (`run --gate`), result.txt, post-scripts and the features' `settle` hooks, every
 process of the job killed, the `before_end` hooks (what an owner must find once it sees the
 job ended), the owners told (news.py `tell`: the one end and the features' renderings of
-it), and the final status and event last. A step that fails is
+it) around the final event and status. A step that fails is
 reported on the job and the end goes on.
 """
 
@@ -94,10 +94,17 @@ def finish(
         # final status.
         for hook in HOOKS.before_end:
             guard.run("ending", lambda hook=hook: hook(ending))  # type: ignore[misc]
-        guard.run("telling the owners", lambda: _report(guard, news.tell(ending)))
-        # Event, status, news for the owner: written once, waiting for space if they must.
-        record = j.writer.write_final(st, final, **fields)
-        j.show(lambda observer: observer.on_event(record))
+        # The end told around its final event and status (written once, waiting for space if
+        # they must): job owners before them, sessions and subscribers after (news.py).
+        written: list[dict[str, Any]] = []
+
+        def record() -> None:
+            if not written:
+                written.append(j.writer.write_final(st, final, **fields))
+
+        guard.run("telling the owners", lambda: _report(guard, news.tell(ending, record)))
+        record()  # the teller failed before its turn
+        j.show(lambda observer: observer.on_event(written[0]))
 
 
 def job_end(

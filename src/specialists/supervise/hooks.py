@@ -16,6 +16,8 @@ process, when the composition root loads the features (`specialists.features.loa
     HOOKS.ended         the job's end rendered for its owners (a proc's job_exit, a thread
                         parent's child_closed): the events the one teller (supervise/news.py)
                         appends, from its supervisor's end and from crash recovery alike
+    HOOKS.heard         what follows a job's news once its status is written and its owners
+                        told (its end, or a keep-alive answer): a goal mission's next step
     HOOKS.paused        the job paused (interrupted; `final` is "interrupted"): what waits on
                         its turn ends (open asks)
     HOOKS.answered      a keep-alive job answered and waits (`final` is "waiting"): a
@@ -115,6 +117,7 @@ class Hooks:
         self.finalize: list[Callable[[JobEnd], tuple[str, str | None] | None]] = []
         self.before_end: list[Callable[[JobEnd], None]] = []
         self.ended: list[Callable[[JobEnd], Iterable[Told]]] = []
+        self.heard: list[Callable[[JobEnd], None]] = []
         self.paused: list[Callable[[JobEnd], None]] = []
         self.answered: list[Callable[[JobEnd], None]] = []
         self.companions: list[Callable[[CompanionContext], Companion | None]] = []

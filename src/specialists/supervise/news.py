@@ -1,30 +1,39 @@
-"""A job's end, told to its owners: the one teller of the one end fact (`JobEnd`).
+"""A job's news, told to its owners: the one teller of the one end fact (`JobEnd`).
 
-Its supervisor's ending (ending.py `finish`) and crash recovery (store/recovery.py, through
-the store's news `recovered`) both call `tell` with the job's end. The features' renderings
-(`HOOKS.ended`: a proc's `job_exit`, a thread parent's `child_closed`) come first; then every
-owner that is itself a job (`job-<id>`) and that no rendering addressed gets the generic
-end notice, so a parent job waiting for a child is woken by its end:
+Its supervisor's ending (ending.py `finish`), crash recovery (store/recovery.py, through the
+store's news `teller`) and a keep-alive job's answer (`final` "waiting") all call `tell`,
+which tells in this order around the writing of the job's status (`record`):
 
-    [specialists event] notice from job (1a2b3c4d)
-    original_args: {"specialist":"reviewer","prompt":"review the diff"}
-    ---
-    Job 1a2b3c4d (reviewer) done after 12.4 s. Its answer: ...
+1. the end rendered for its owners (`HOOKS.ended`: a proc's `job_exit`, a thread parent's
+   `child_closed`), then the generic end notice for every owner that is itself a job
+   (`job-<id>`) and that no rendering addressed, so a parent job waiting for a child is
+   woken by its end, and an owner that sees the job finished finds these events:
 
-Every id is fixed per job (`job-<id>:notice:1` here): a job ends once, so a supervisor and
-crash recovery that both report the same end wake the owner once (the inbox's seen-set).
-The supervisor tells before the job's final status is written, so an owner that sees the
-job finished also finds its events. Outside sessions (claude-..., pi-...) hear of a job's end
-through its completion notice (events/notices.py), which their own front turns into an
-event: telling them here too would wake them twice.
+       [specialists event] notice from job (1a2b3c4d)
+       original_args: {"specialist":"reviewer","prompt":"review the diff"}
+       ---
+       Job 1a2b3c4d (reviewer) done after 12.4 s. Its answer: ...
+
+2. `record()`: the final event and status;
+3. the completion notice (events/notices.py `completion`) for every other key of its owner
+   and its subscribers (outside sessions: claude-..., pi-...), after the status, so a woken
+   session reads `result` at once; then the subscribers (`HOOKS.heard`: a goal mission's
+   next step).
+
+Every id is fixed per job (`job-<id>:notice:1` here and in the completion notice): a job
+ends once, so a supervisor and crash recovery that both report the same end (it died between
+telling and recording) wake each owner once (the inbox's seen-set); a goal mission counts
+each idle turn once (missions/goal.py).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from specialists.base.errors import SpecialistsError
+from specialists.events import notices
 from specialists.events.model import EventSource
 from specialists.events.owners import is_owner, job_owner, owner_job_id
 from specialists.events.timers import TimerStore
@@ -39,30 +48,51 @@ ANSWER_HEAD_CHARS = 2000  # the answer inline; the rest through `specialists res
 PROMPT_CHARS = 120
 
 
-def tell(ending: JobEnd, *, close_timers: bool = True) -> list[str]:
-    """Tell the job's end to whoever must hear of it; problems as lines (never raised).
+def tell(
+    ending: JobEnd,
+    record: Callable[[], object] | None = None,
+    *,
+    close_timers: bool = True,
+    told: bool = False,
+) -> list[str]:
+    """Tell the job's news to whoever must hear of it, writing its status (`record`) at its
+    turn; problems as lines (never raised, but what `record` raises). `told`: its end was
+    told and its end event written (its supervisor died before its status): the rest only.
 
-    First fire what is due for every owner: a front that sees an owner fires its timers,
-    even when the owner's own process is gone (a Claude Code session that ended: its next
-    hook, or this, delivers them). `close_timers`: the job's own pending timers are cancelled
-    (a crashed job's stay, to fire late for the next front that looks: docs/timers.md).
+    At an end, first fire what is due for every owner: a front that sees an owner fires its
+    timers, even when the owner's own process is gone (a Claude Code session that ended: its
+    next hook, or this, delivers them). `close_timers`: the job's own pending timers are
+    cancelled (a crashed job's stay, to fire late for the next front that looks:
+    docs/timers.md).
     """
-    root, record = ending.store.root, ending.record
-    problems = fire_owners_due(root, record.owner, ending.now_ms)
-    addressed: set[str] = set()
-    for render in HOOKS.ended:
+    root, job = ending.store.root, ending.record
+    problems: list[str] = []
+    if ending.final != "waiting" and not told:
+        problems += fire_owners_due(root, job.owner, ending.now_ms)
+        addressed: set[str] = set()
+        for render in HOOKS.ended:
+            try:
+                rendered = list(render(ending))
+            except Exception as exc:  # one feature's fault never keeps the others' word (R-E5)
+                if not isinstance(exc, OSError | SpecialistsError):
+                    log.exception("rendering the end of job %s", job.id)
+                problems.append(f"could not render the end of job {job.id}: {exc}")
+                continue
+            problems += post_all(root, rendered)
+            addressed.update(t.owner for t in rendered)
+        problems += post_all(root, end_notices(ending, addressed))
+        if close_timers:
+            problems += close_own_timers(root, job.id, now_ms=ending.now_ms)
+    if record is not None:
+        record()
+    problems += post_all(root, notices.completion(root, job.id))
+    for hear in HOOKS.heard:
         try:
-            told = list(render(ending))
-        except Exception as exc:  # one feature's fault never keeps the others' word (R-E5)
+            hear(ending)
+        except Exception as exc:  # R-E5, as above
             if not isinstance(exc, OSError | SpecialistsError):
-                log.exception("rendering the end of job %s", record.id)
-            problems.append(f"could not render the end of job {record.id}: {exc}")
-            continue
-        problems += post_all(root, told)
-        addressed.update(t.owner for t in told)
-    problems += post_all(root, end_notices(ending, addressed))
-    if close_timers:
-        problems += close_own_timers(root, record.id, now_ms=ending.now_ms)
+                log.exception("after the news of job %s", job.id)
+            problems.append(f"after the news of job {job.id}: {exc}")
     return problems
 
 
@@ -107,13 +137,26 @@ def close_own_timers(state_root: Path, job_id: str, *, now_ms: int) -> list[str]
     return []
 
 
-def tell_recovered(store: JobStore, status: JobStatus, *, close_timers: bool) -> list[str]:
-    """The same, for a job that ends without its supervisor, as `status` says."""
+def tell_recovered(
+    store: JobStore,
+    status: JobStatus,
+    write: Callable[[], object] | None = None,
+    *,
+    close_timers: bool,
+    told: bool = False,
+) -> list[str]:
+    """The same, for a job that ends without its supervisor, as `status` says (its record
+    unreadable: the completion notice only, which reads what it can)."""
     job_id = status.id
     try:
         record = store.read_record(job_id)
     except (OSError, SpecialistsError, ValueError, TypeError) as exc:
-        return [f"job {job_id}: {exc}"]
+        if write is not None:
+            write()
+        return [
+            f"job {job_id}: {exc}",
+            *post_all(store.root, notices.completion(store.root, job_id)),
+        ]
     answer = store.read_result(job_id) if status.status == "done" else None
     ending = JobEnd(
         store=store,
@@ -128,7 +171,7 @@ def tell_recovered(store: JobStore, status: JobStatus, *, close_timers: bool) ->
         report=lambda problem: log.warning("job %s: %s", job_id, problem),
         recovered=True,
     )
-    return tell(ending, close_timers=close_timers)
+    return tell(ending, write, close_timers=close_timers, told=told)
 
 
 def end_text(record: JobRecord, final: str, answer: str | None, error: str | None) -> str:
@@ -145,14 +188,16 @@ def end_text(record: JobRecord, final: str, answer: str | None, error: str | Non
     return f"{head}. Its answer:\n{text}"
 
 
-def tell_owners_after_crash(state_root: Path, status: JobStatus) -> None:
-    """A job ends without its supervisor (store.news `recovered`, before recovery writes the
-    final `status`): its owners hear of the end as its supervisor would have told them; its
-    timers stay, to fire late for the next front that looks at it. Problems are logged,
-    never raised."""
+def tell_owners_after_crash(
+    state_root: Path, status: JobStatus, record: Callable[[], None], *, told: bool = False
+) -> None:
+    """A job ends without its supervisor (store.news `teller`; `record` writes the final
+    `status`): its owners hear of the end as its supervisor would have told them; its timers
+    stay, to fire late for the next front that looks at it. Problems are logged, never
+    raised; recovery writes the end whatever happens here."""
     store = JobStore(state_root, news=None)
     try:
-        problems = tell_recovered(store, status, close_timers=False)
+        problems = tell_recovered(store, status, record, close_timers=False, told=told)
     except Exception:  # a bug here must not keep recovery from writing the end (R-E5)
         log.exception("telling the end of job %s after its crash", status.id)
         return

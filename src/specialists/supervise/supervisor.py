@@ -825,10 +825,10 @@ class Supervisor:
     def _wait_for_follow_up(self, *, paused: bool = False, event: str = PAUSED_EVENT) -> None:
         """Wait for a follow-up: the run answered, or (`paused`) an interrupt cut it."""
         st, s, j = self.status, self.state, self.recorder
+        answered = ending.job_end(
+            j, self.guard, "waiting", None, s.last_answer, self.wall, s.answers
+        )
         if not paused:  # an answer: what features do at each (a checkpoint commit)
-            answered = ending.job_end(
-                j, self.guard, "waiting", None, s.last_answer, self.wall, s.answers
-            )
             for hook in HOOKS.answered:
                 self.guard.run("answered", lambda hook=hook: hook(answered))  # type: ignore[misc]
         s.waiting_for_work = False
@@ -838,7 +838,7 @@ class Supervisor:
         s.idle_since = self.clock()
         j.event("waiting", **({"paused": True} if paused else {}))
         self._save(force=True)
-        self.recorder.writer.tell_owner()  # the orchestrator hears of each answer, not only the end
+        self._report(news.tell(answered))  # the orchestrator hears of each answer, not only the end
 
     def _listening(self) -> bool:
         """Waiting for events the supervisor delivers: the step waits on them."""

@@ -122,5 +122,5 @@ def subscribe(store: JobStore, job_id: str, owner: str) -> bool:
     st = current_status(store, job_id)
     if st.active and not (st.status == "waiting" and st.keep_alive):
         return False
-    notices.post_for_job(store.root, job_id)
+    notices.retell(store.root, job_id)
     return True

@@ -1,10 +1,11 @@
-"""A linked job's news drives its goal mission: a poster of the store's news (store/news.py).
+"""A linked job's news drives its goal mission: a subscriber of the job's one teller
+(supervise/news.py `tell`, `HOOKS.heard`).
 
-`post_for_job` runs whenever a job has news (a keep-alive answer, its end; from its
-supervisor or from crash recovery), after the owner's notice: when the job is linked to a
-goal mission, one goal step (goal.py) and its notice to the mission's owner. It never
-raises into the supervisor (R-E5): a problem is logged. Kept light at import
-(`status` loads this module): the mission room is imported only for a linked job.
+`heard` runs whenever a job has news (a keep-alive answer, its end; from its supervisor or
+from crash recovery), once its status is written and its owners told: when the job is linked
+to a goal mission, one goal step (goal.py) and its notice to the mission's owner. It never
+raises into the supervisor (R-E5): a problem is logged. Kept light at import: the mission
+room is imported only for a linked job.
 """
 
 from __future__ import annotations
@@ -12,9 +13,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from specialists.supervise.hooks import JobEnd
 
-def post_for_job(state_dir: Path, job_id: str) -> None:
-    """The news of a job linked to a goal mission drives one goal step (store.news poster)."""
+
+def heard(ending: JobEnd) -> None:
+    """The job's news, told (supervise/hooks.py `HOOKS.heard`)."""
+    step(ending.store.root, ending.record.id)
+
+
+def step(state_dir: Path, job_id: str) -> None:
+    """The news of a job linked to a goal mission drives one goal step."""
     # Two lstats for a job that is on no mission (the common case): nothing else loads.
     link = os.path.join(state_dir, "missions", ".by-job", job_id)
     if os.path.lexists(link + ".json") or os.path.lexists(link):  # 0.1.0's had no suffix
