@@ -306,6 +306,21 @@ def test_a_crash_between_telling_and_recording_tells_every_owner_once(
     assert notice.id == event.id and notice.details["status"] == ended.status
 
 
+def test_telling_before_the_features_are_booted_is_a_bug(tmp_path: Path) -> None:
+    """Unbooted, no feature would render an end (a proc's job_exit): never lost silently."""
+    from specialists.base.errors import Bug
+    from specialists.store.news import NEWS
+
+    record = make_record(tmp_path, id="1a2b3c4d", owner=[OWNER])
+    NEWS.booted = False
+    try:
+        with pytest.raises(Bug, match="booted"):
+            news.tell(job_end(JobStore(tmp_path / ".specialists", news=None), record, "done"))
+    finally:
+        NEWS.booted = True
+    assert not (tmp_path / ".specialists" / "owners").exists()
+
+
 def test_another_owners_damaged_job_is_not_this_jobs_problem(
     store: JobStore, tmp_path: Path
 ) -> None:

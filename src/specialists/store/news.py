@@ -12,9 +12,9 @@ above this room; the composition root (`specialists.project.boot`) hands it in h
     revivers    before recovery ends a job: one may take it over instead (a remote agent
                 that still runs)
 
-A hook never raises into the writer: what fails is logged where it happened. Recovering a job
-before the hooks are registered is a bug (a process that forgot to boot would drop every
-owner's notice silently).
+A hook never raises into the writer: what fails is logged where it happened. Telling or
+recovering a job before the hooks are registered is a bug (a process that forgot to boot
+would drop every owner's notice silently).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ class News:
         self.revivers: list[Reviver] = []
         self.booted = False
 
-    def _check(self) -> None:
+    def check(self) -> None:
         if not self.booted:
             raise Bug("job news before the features were booted (specialists.project.boot)")
 
@@ -51,19 +51,19 @@ class News:
     ) -> None:
         """Tell the end of a job recovery ends; `record` writes its final status, once;
         `told`: only what follows the status is left to tell."""
-        self._check()
+        self.check()
         if self.teller is None:
             record()
         else:
             self.teller(state_dir, status, record, told=told)
 
     def clear(self, state_dir: Path, job_id: str) -> None:
-        self._check()
+        self.check()
         for clearer in self.clearers:
             clearer(state_dir, job_id)
 
     def revive(self, state_dir: Path, job_id: str, lock_fd: int) -> int | str | None:
-        self._check()
+        self.check()
         for reviver in self.revivers:
             answer = reviver(state_dir, job_id, lock_fd)
             if answer is not None:

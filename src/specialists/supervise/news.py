@@ -39,6 +39,7 @@ from specialists.events.owners import is_owner, job_owner, owner_job_id
 from specialists.events.timers import TimerStore
 from specialists.events.told import Told, post_all
 from specialists.store.jobs import JobStore, now_ms
+from specialists.store.news import NEWS
 from specialists.store.records import JobRecord, JobStatus
 from specialists.supervise.hooks import HOOKS, JobEnd
 
@@ -65,6 +66,7 @@ def tell(
     cancelled (a crashed job's stay, to fire late for the next front that looks:
     docs/timers.md).
     """
+    NEWS.check()  # unbooted, no feature would render it: every owner's word lost silently
     root, job = ending.store.root, ending.record
     problems: list[str] = []
     if ending.final != "waiting" and not told:
