@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from specialists.base.errors import UserError
-from specialists.events import notices
 from specialists.features.beads import jobs as bead_jobs
 from specialists.features.beads import notes as bead_notes
 from specialists.features.beads.client import BeadsClient
 from specialists.features.beads.notes import Bead, BeadsError
 from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
 from specialists.store.paths import state_dir
 from specialists.store.records import JobStatus
 from tests.support import fake_bd
@@ -168,7 +168,7 @@ def project() -> Path:
 
 @pytest.fixture
 def store(project) -> JobStore:
-    return JobStore(state_dir(project), news=notices)
+    return JobStore(state_dir(project), news=NEWS)
 
 
 def test_client_round_trip_against_the_stand_in(bd, tmp_path):

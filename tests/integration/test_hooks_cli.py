@@ -18,6 +18,7 @@ from specialists.base.owner import agent_ancestor
 from specialists.events import notices
 from specialists.events.inbox import Inbox
 from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
 from specialists.store.paths import state_dir
 from specialists.store.writer import JobWriter
 from specialists.supervise.launch import create_job
@@ -164,7 +165,7 @@ def test_a_job_without_an_owner_posts_no_notice(project):
 
 
 def test_a_notice_from_a_writer_and_non_json_stdin(project):
-    store = JobStore(state_dir(project), news=notices)
+    store = JobStore(state_dir(project), news=NEWS)
     record, lock = create_job(store, make_record(project, specialist="overthinker"))
     writer = JobWriter(store, record.id)
     status = store.read_status(record.id)

@@ -21,13 +21,13 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from specialists.events import notices
 from specialists.fronts.mcp.handlers import ServerContext
 from specialists.fronts.mcp.server import build_server
 from specialists.fronts.mcp.table import TOOLS_BY_NAME
 from specialists.native import agent_table as registry
 from specialists.store.jobs import JobStore
 from specialists.store.liveness import is_alive
+from specialists.store.news import NEWS
 from specialists.store.paths import state_dir
 from tests.support.mock_llm import MockLLM, Reply
 
@@ -71,7 +71,7 @@ def project(mock_llm: MockLLM, pi_bin: Path) -> Path:
 
 
 def store_of(root: Path) -> JobStore:
-    return JobStore(state_dir(root), news=notices)
+    return JobStore(state_dir(root), news=NEWS)
 
 
 def wait_until(pred: Callable[[], bool], timeout: float = 30, what: str = "") -> None:

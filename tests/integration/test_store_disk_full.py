@@ -1,7 +1,7 @@
 """A full disk never leaves a job looking alive (issue 7 item 2), on a real 256 KiB tmpfs.
 
 The store is mounted on a small tmpfs and filled to the last byte; the tests then prove that
-a job's last words (result, final event, final status, ready marker) still land, once, from
+a job's last words (result, final event, final status, its owner's notice) still land, once, from
 the room reserved at creation or after waiting for space; that readers never append a
 second end; and that a launch that fails half-way leaves nothing behind.
 """
@@ -16,13 +16,14 @@ from pathlib import Path
 import pytest
 
 from specialists.base.errors import StoreError
-from specialists.events import notices
 from specialists.store import writer as writer_module
 from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
 from specialists.store.recovery import CRASHED
 from specialists.store.view import current_status, overview
 from specialists.store.writer import JobWriter, mark_ended
-from tests.support.jobs import make_record, new_job, notice_ids
+from specialists.supervise import news
+from tests.support.jobs import job_end, make_record, new_job, notice_ids
 from tests.support.tmpfs import fill, small_tmpfs
 
 pytestmark = pytest.mark.timeout(90)
@@ -31,7 +32,7 @@ pytestmark = pytest.mark.timeout(90)
 @pytest.fixture
 def store(tmp_path: Path):
     with small_tmpfs(tmp_path / "fs") as fs:
-        yield JobStore(fs / ".specialists", news=notices)
+        yield JobStore(fs / ".specialists", news=NEWS)
 
 
 def terminal_events(store: JobStore, job_id: str) -> list[dict]:
@@ -57,7 +58,10 @@ def test_the_last_words_land_from_the_reserve_on_a_full_disk(store, tmp_path):
     assert writer.lost_events == 1
     assert writer.write_result("the answer") is None
     mark_ended(status, "done", None, status.started_at_ms + 1000)
-    writer.write_final(status, "done", duration_ms=1000)
+    # As its supervisor ends it: the one teller around the final event and status, whose
+    # completion notice lands in the room the spent reserve left.
+    ending = job_end(store, record, "done", answer="the answer", status=status)
+    assert news.tell(ending, lambda: writer.write_final(status, "done", duration_ms=1000)) == []
     writer.close()
     lock.release()
     on_disk = store.read_status(record.id)

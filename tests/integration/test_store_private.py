@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from specialists.events import notices
 from specialists.fronts.cli.main import main
 from specialists.store.control import post_request
 from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
 from specialists.store.paths import state_dir
 from specialists.store.view import current_status
 from tests.support.jobs import echo_project, wait_for
@@ -48,7 +48,7 @@ def wanted_mode(path: Path) -> int:
 
 @pytest.mark.parametrize("umask", [0o000, 0o022], ids=["umask 000", "umask 022"])
 def test_everything_in_the_store_is_private_whatever_the_umask(capsys, root, umask):
-    store = JobStore(state_dir(root), news=notices)
+    store = JobStore(state_dir(root), news=NEWS)
     old = os.umask(umask)
     try:
         assert main(["run", "echo", "--prompt", "in the foreground"]) == 0
@@ -79,7 +79,7 @@ def test_everything_in_the_store_is_private_whatever_the_umask(capsys, root, uma
 
 
 def test_an_older_open_store_is_tightened(capsys, root):
-    store = JobStore(state_dir(root), news=notices)
+    store = JobStore(state_dir(root), news=NEWS)
     (store.jobs_dir).mkdir(parents=True)
     os.chmod(store.root, 0o755)
     os.chmod(store.jobs_dir, 0o755)

@@ -7,9 +7,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from specialists.events import notices
 from specialists.store.jobs import JobStore
 from specialists.store.liveness import process_start_time
+from specialists.store.news import NEWS
 from specialists.store.recovery import CRASHED, recover_if_dead
 from specialists.store.writer import JobWriter
 from tests.support.jobs import new_job, notice_ids
@@ -66,4 +66,4 @@ def test_a_bad_ttl_refuses_run_and_gc_with_one_line(tmp_path, monkeypatch, capsy
         lines = out.err.splitlines()
         assert len(lines) == 1 and out.out == "", out
         assert lines[0].startswith("error: SPECIALISTS_JOB_TTL_DAYS='-1' is not a number")
-    assert len(JobStore(project / ".specialists", news=notices).list_ids()) == 1  # no new job
+    assert len(JobStore(project / ".specialists", news=NEWS).list_ids()) == 1  # no new job

@@ -167,13 +167,13 @@ def test_a_port_in_use_is_one_clear_line() -> None:
 
 def _top_app():
     pytest.importorskip("textual")
-    from specialists.events import notices
     from specialists.fronts.fleet.model import job_fleet
     from specialists.fronts.tui.app import TopApp
     from specialists.store.jobs import JobStore
+    from specialists.store.news import NEWS
     from specialists.store.paths import state_dir
 
-    store = JobStore(state_dir(project()), news=notices)
+    store = JobStore(state_dir(project()), news=NEWS)
     return TopApp(store, job_fleet(store), root_label="test", refresh_s=0.2, feed_s=0.1)
 
 

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from specialists.base.clock import FakeClock
-from specialists.events import notices
 from specialists.runners.testing import Call, ScriptedRunner, Step
 from specialists.store.control import post_request
 from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
 from specialists.store.records import JobStatus
 from specialists.supervise.supervisor import Supervisor
 from tests.support.jobs import new_job
@@ -26,7 +26,7 @@ class Harness:
 
     def __init__(self, tmp_path: Path) -> None:
         self.tmp_path = tmp_path
-        self.store = JobStore(tmp_path / ".specialists", news=notices)
+        self.store = JobStore(tmp_path / ".specialists", news=NEWS)
         self.clock = FakeClock()
         self.job_id = ""
         self.supervisor: Supervisor | None = None

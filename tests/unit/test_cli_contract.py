@@ -13,13 +13,13 @@ import pytest
 
 from specialists.base.display import for_terminal
 from specialists.base.errors import Bug
-from specialists.events import notices
 from specialists.fronts.cli import cmd_status
 from specialists.fronts.cli.commands import COMMANDS
 from specialists.fronts.cli.foreground import shown
 from specialists.fronts.cli.main import main
 from specialists.store.jobs import JobStore
 from specialists.store.liveness import process_start_time
+from specialists.store.news import NEWS
 from specialists.store.paths import state_dir, user_state_dir
 from specialists.store.records import JobStatus
 from specialists.store.writer import JobWriter
@@ -43,7 +43,7 @@ def root() -> Path:
 
 @pytest.fixture
 def store(root: Path) -> JobStore:
-    return JobStore(state_dir(root), news=notices)
+    return JobStore(state_dir(root), news=NEWS)
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from specialists.events import notices
 from specialists.fronts.cli.main import main
 from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
 from specialists.store.paths import state_dir
 from specialists.store.records import JobStatus
 from specialists.store.writer import JobWriter
@@ -30,7 +30,7 @@ def root() -> Path:
 
 @pytest.fixture
 def store(root: Path) -> JobStore:
-    return JobStore(state_dir(root), news=notices)
+    return JobStore(state_dir(root), news=NEWS)
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

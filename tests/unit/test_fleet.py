@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from specialists.events import notices
 from specialists.fronts.fleet.feed import FeedTail, ended
 from specialists.fronts.fleet.jobsource import MAX_STATUS_BYTES, JobSource
 from specialists.fronts.fleet.model import Fleet, job_fleet
 from specialists.fronts.fleet.rows import Row, printable
 from specialists.fronts.fleet.tree import MAX_DEPTH, build_tree
 from specialists.store.jobs import JobLock, JobStore
+from specialists.store.news import NEWS
 from tests.support.fleet import BASE_MS, append_events, fill_fleet, write_status
 
 
@@ -31,7 +31,7 @@ class FakeClock:
 
 @pytest.fixture
 def store(tmp_path: Path) -> JobStore:
-    return JobStore(tmp_path / ".specialists", news=notices)
+    return JobStore(tmp_path / ".specialists", news=NEWS)
 
 
 def rows_by_id(source: JobSource) -> dict[str, Row]:

@@ -17,6 +17,7 @@ from specialists.events import notices
 from specialists.events.inbox import Inbox
 from specialists.fronts.hooks import delivery, session_start
 from specialists.fronts.hooks.common import run_hook
+from specialists.store.news import NEWS
 from specialists.store.paths import user_state_dir
 
 SESSION = "test-session"  # the Claude Code session these hooks run in (see `session`)
@@ -280,13 +281,12 @@ def test_format_elapsed(seconds, text):
 
 
 def test_session_start_reads_the_finished_jobs_index_as_status_writes_it(state):
-    from specialists.events import notices
     from specialists.store import index
     from specialists.store.jobs import JobStore
     from specialists.store.records import JobStatus
 
     put_job(state, "a1b2c3d4", ready=False, status="done")
-    store = JobStore(state, news=notices)
+    store = JobStore(state, news=NEWS)
     index.save(
         store,
         {

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from specialists.events import notices
 from specialists.events.emitter import Emitter
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
@@ -26,6 +25,7 @@ from specialists.native import agent_table as registry
 from specialists.native import tool_tiers as tiers
 from specialists.native.agent_tools import AgentTool, Reply, ToolCall
 from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
 from tests.support.agent_env import AgentEnv
 from tests.support.jobs import new_job
 from tests.support.sidecar import InProcess
@@ -107,7 +107,7 @@ def test_child_scoped_tools_are_offered_only_inside_a_thread_job(
     )
     monkeypatch.setattr(registry, "TOOLS", (*registry.TOOLS, child_tool))
     monkeypatch.setattr(tiers, "NEEDS_NOTHING", tiers.NEEDS_NOTHING | {"report_up"})
-    store = JobStore(root, news=notices)
+    store = JobStore(root, news=NEWS)
     parent, lock = new_job(store, isolated_env.project)
     lock.release()
     child, lock = new_job(

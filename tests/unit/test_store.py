@@ -23,6 +23,7 @@ from specialists.store.gc import collect
 from specialists.store.ids import check_job_ref, is_job_id, new_job_id
 from specialists.store.jobs import JobStore, read_event_lines
 from specialists.store.liveness import is_alive, process_start_time
+from specialists.store.news import NEWS
 from specialists.store.records import JobStatus
 from specialists.store.recovery import recover_if_dead
 from specialists.store.writer import JobWriter
@@ -31,7 +32,7 @@ from tests.support.jobs import new_job
 
 @pytest.fixture
 def store(tmp_path: Path) -> JobStore:
-    return JobStore(tmp_path / ".specialists", news=notices)
+    return JobStore(tmp_path / ".specialists", news=NEWS)
 
 
 def test_ids_are_strict():
@@ -134,7 +135,7 @@ def test_newer_schema_is_refused(store, tmp_path):
 @settings(max_examples=20, deadline=None)
 @given(st.lists(st.text(max_size=3000), min_size=5, max_size=40))
 def test_concurrent_readers_never_see_torn_status(tmp_path_factory, errors):
-    store = JobStore(tmp_path_factory.mktemp("p") / ".specialists", news=notices)
+    store = JobStore(tmp_path_factory.mktemp("p") / ".specialists", news=NEWS)
     record, lock = new_job(store, Path("/tmp"))
     writer = JobWriter(store, record.id)
     path = store.job_dir(record.id) / "status.json"

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from specialists.events import notices
 from specialists.fronts.cli.main import main
 from specialists.store import index
 from specialists.store.fields import EMPTY
 from specialists.store.gc import collect
 from specialists.store.joblog import read_event_lines
 from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
 from specialists.store.paths import state_dir
 from specialists.store.records import JobRecord, JobStatus
 from specialists.store.view import all_statuses, overview
@@ -40,7 +40,7 @@ def root() -> Path:
 
 @pytest.fixture
 def store(root: Path) -> JobStore:
-    return JobStore(state_dir(root), news=notices)
+    return JobStore(state_dir(root), news=NEWS)
 
 
 def finished(store: JobStore, cwd: Path, state: str = "done") -> str:

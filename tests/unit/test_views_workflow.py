@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from specialists.events import notices
 from specialists.events.lines import status_line
 from specialists.features.workflows.graph import Node
 from specialists.fronts.fleet.feed import FeedTail, feed_parts
@@ -19,6 +18,7 @@ from specialists.fronts.fleet.model import job_fleet
 from specialists.fronts.web.app import build_app
 from specialists.fronts.web.graph import graph_svg
 from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
 from tests.support.fleet import WORKFLOW, workflow_fleet
 from tests.unit.test_web import TOKEN, get
 
@@ -27,7 +27,7 @@ PROGRESS = "1/8 done · 1 failed · 2 running · 4 queued · phase review and ve
 
 @pytest.fixture
 def store(tmp_path: Path) -> JobStore:
-    s = JobStore(tmp_path / ".specialists", news=notices)
+    s = JobStore(tmp_path / ".specialists", news=NEWS)
     workflow_fleet(s.jobs_dir)
     return s
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from specialists.base.errors import StoreError
-from specialists.events import notices
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
 from specialists.events.timers import TimerStore
 from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
 from specialists.store.records import JobStatus
 from specialists.supervise import news
 from specialists.supervise.pending import Pending, pending_work
@@ -158,7 +158,7 @@ def test_damaged_and_duplicate_lines_are_passed_over_so_a_waiter_never_spins(
 
 @pytest.fixture
 def store(tmp_path: Path) -> JobStore:
-    return JobStore(tmp_path / ".specialists", news=notices)
+    return JobStore(tmp_path / ".specialists", news=NEWS)
 
 
 def set_status(store: JobStore, job_id: str, **fields: object) -> None:

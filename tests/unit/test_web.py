@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from specialists.base.errors import UserError
-from specialists.events import notices
 from specialists.fronts.fleet.model import job_fleet
 from specialists.fronts.fleet.rows import Row
 from specialists.fronts.web import server
@@ -22,6 +21,7 @@ from specialists.fronts.web.pages import costs_page
 from specialists.fronts.web.payload import FleetDiff, snapshot
 from specialists.fronts.web.timeline import MAX_BARS, timeline_svg
 from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
 from tests.support.fleet import BASE_MS, fill_fleet, write_status
 
 TOKEN = "t0k3n-for-tests-0123456789abcdef"
@@ -29,7 +29,7 @@ TOKEN = "t0k3n-for-tests-0123456789abcdef"
 
 @pytest.fixture
 def store(tmp_path: Path) -> JobStore:
-    return JobStore(tmp_path / ".specialists", news=notices)
+    return JobStore(tmp_path / ".specialists", news=NEWS)
 
 
 def get(app: Any, path: str, token: str | None = TOKEN, query: str = "") -> tuple[int, dict, bytes]:
