@@ -39,7 +39,7 @@ RULES = {
     # creates a file by its own hand (O_CREAT, O_EXCL, link(2), an atomic replace).
     "writing a file by hand": (
         re.compile(r"\bO_CREAT\b|\bO_EXCL\b|\bos\.link\(|\bwrite_atomic\(|\bcreate_private\("),
-        {"store/record.py"},
+        {"store/file_record.py"},
     ),
     # Bounded: aliases, merges, duplicate keys, size and depth (issue 21 item 4).
     "loading YAML": (

@@ -23,7 +23,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from specialists.store.record import MAX_DOC, MAX_LINE, MAX_LOG, FileRecord
+from specialists.store.file_record import FileRecord
+from specialists.store.record import MAX_DOC, MAX_LINE, MAX_LOG
 
 KIB, MIB = 1 << 10, 1 << 20
 FORMS = ("doc", "log", "claim", "lock", "blob", "legacy")

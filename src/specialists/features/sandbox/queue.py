@@ -42,7 +42,7 @@ from typing import Any, Literal
 from specialists.base.errors import NotFound, StoreError, UserError
 from specialists.features.sandbox.backend import Sandbox
 from specialists.features.sandbox.rules import is_id
-from specialists.store.record import FileRecord
+from specialists.store.file_record import FileRecord
 
 QUEUES_DIR = "merges"
 DOC = "queue"
