@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from specialists.events.timers import TimerStore
+from specialists.features.usage_limits import holds
+from specialists.features.usage_limits.pause import LIMIT_RESET
 from specialists.runners.base import FollowUp, RunFinished
-from specialists.store import holds
 from specialists.store.control import post_request
-from specialists.supervise.supervisor import LIMIT_RESET
 from tests.support.supervising import Harness
 
 LIMIT = "429 Rate limit exceeded for requests: retry after 150 seconds"

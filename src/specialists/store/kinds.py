@@ -296,7 +296,7 @@ BREAKERS = kind(
 
 PROVIDER_HOLDS = kind(
     """
-    provider-holds holds  launches held until a provider's usage limit resets (supervise/usage.py)
+    provider-holds holds  launches held until a provider's usage limit resets (usage_limits)
     <provider>.json       doc/1   until when, the job that hit the limit, the line it said
     <provider>.lock       lock    every change
     """,
