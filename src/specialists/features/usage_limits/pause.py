@@ -2,7 +2,7 @@
 for the reset instead of failing (docs/usage-limits.md).
 
 One `LimitPause` per job (HOOKS.pauses, registered by plugin.py), called by its supervisor:
-- `run_failed`: a limit read from the run's error (base/usage_limit.py) pauses the job. A
+- `run_failed`: a limit read from the run's error (parse.py) pauses the job. A
   durable timer of the job's own (events/timers.py) wakes it at the reset, and the wake-up
   continues the agent's session as a follow-up would; new jobs for the provider are held
   until then (holds.py);
@@ -18,10 +18,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from specialists.base.errors import SpecialistsError
-from specialists.base.usage_limit import clock_time, from_text
+from specialists.base.usage_limit import clock_time
 from specialists.events.model import EventSource
 from specialists.events.timers import TimerStore
 from specialists.features.usage_limits import holds
+from specialists.features.usage_limits.parse import from_text
 from specialists.runners.base import FollowUp
 from specialists.store.control import take_requests
 from specialists.store.records import HELD_EVENT, LIMIT_EVENT
