@@ -25,31 +25,20 @@ process, when the composition root loads the features (`specialists.features.loa
                         usage limit until its reset: features/usage_limits): one `Pauser`
                         per job, made from its supervisor
 
-Registering costs no import of the feature (Lazy), and this module stays light (no
-dataclasses): a reader that boots to recover a job pays little. A hook is called with plain
-data and may not raise into the supervisor: what fails is reported
-on the job (`JobEnd.report`) and the job still ends. `Lazy` lets a feature name its hook by
-"module:attribute", so registering costs no import until the hook runs.
+Registering costs no import of the feature (`Lazy("module:attribute")` imports at the first
+call), and this module stays light (no dataclasses): a reader that boots to recover a job
+pays little. A hook is called with plain data and may not raise into the supervisor: what
+fails is reported on the job (`JobEnd.report`) and the job still ends.
 """
 
 from __future__ import annotations
 
-__all__ = [
-    "HOOKS",
-    "Companion",
-    "CompanionContext",
-    "Hooks",
-    "JobEnd",
-    "Lazy",
-    "Pauser",
-    "Planning",
-]
+__all__ = ["HOOKS", "Companion", "CompanionContext", "Hooks", "JobEnd", "Pauser", "Planning"]
 
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
-from specialists.base.lazy import Lazy
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobRecord, JobStatus
 
