@@ -88,7 +88,7 @@ def hook() -> None:
 
 
 def share() -> None:
-    """A real Supervisor's `_on_runner_event` with the hook, and with it replaced by a no-op."""
+    """A real Supervisor's `on_runner_event` with the hook, and with it replaced by a no-op."""
     from specialists.events import notices
     from specialists.runners.testing import ScriptedRunner
     from specialists.supervise.supervisor import Supervisor
@@ -113,7 +113,7 @@ def share() -> None:
 
         def handle(n: int, events: list[RunnerEvent] = events) -> None:
             for i in range(n):
-                sup._on_runner_event(events[i % len(events)])
+                sup.on_runner_event(events[i % len(events)])
 
         with_hook = without = float("inf")
         for _ in range(7):  # interleaved, so both see the same load

@@ -21,6 +21,7 @@ from specialists.runners.pi import PiRunner
 from specialists.store.control import post_request
 from specialists.store.jobs import JobStore
 from specialists.store.news import NEWS
+from specialists.supervise.beginning import begin, take_over
 from specialists.supervise.checkpoint import CHECKPOINT_FILE
 from specialists.supervise.supervisor import Supervisor
 from tests.integration.test_executor_loopback import SETTINGS
@@ -70,7 +71,7 @@ def gated_agent(tmp_path: Path, lines: list[str], cut: int) -> Path:
 
 def die_after_events(first: Supervisor, want: str) -> None:
     """One checkpointed step, then events recorded past it up to `want`, then death."""
-    first._begin()
+    begin(first)
     first._step()
     die_after_events_now(first, want)
 
@@ -194,7 +195,7 @@ def test_a_claude_job_waiting_between_runs_is_taken_over_and_answers_a_follow_up
         keep_alive=True,
     )
     first = supervisor(store, record, node, ClaudeRunner())
-    first._begin()
+    begin(first)
     inner = first.runner.inner  # type: ignore[attr-defined]
     waiting = lambda: first.status.status == "waiting" and inner._proc is None  # noqa: E731
     wait_for(lambda: first._step() or waiting(), what="the first answer, its process gone")
@@ -204,7 +205,7 @@ def test_a_claude_job_waiting_between_runs_is_taken_over_and_answers_a_follow_up
     assert checkpoint["adoptable"] and checkpoint["cursor"] is None, checkpoint
     assert checkpoint["job"]["answers"] == 1
     second = supervisor(store, record, node, ClaudeRunner(), reattach=True)
-    second._resume()
+    take_over(second)
     assert second.status.status == "waiting" and second.state.answers == 1
     post_request(store.job_dir(record.id), "follow_up", "and once more")
     wait_for(lambda: second._step() or second.state.answers == 2, what="the follow-up's answer")
@@ -228,7 +229,7 @@ def checkpointed_command_job(store: JobStore, root: Path, on: Any, tmp_path: Pat
 
     record, lock = command_job(store, root, tmp_path)
     first = supervisor(store, record, on, CommandRunner())
-    first._begin()
+    begin(first)
     first._step()
     first.recorder.writer.close()
     path = store.job_dir(record.id) / CHECKPOINT_FILE
@@ -322,7 +323,7 @@ def test_a_job_waiting_for_a_timer_is_taken_over_and_the_timer_wakes_it(
         source=EventSource("sleep"),
     )
     first = supervisor(store, record, node, ClaudeRunner())
-    first._begin()
+    begin(first)
     inner = first.runner.inner  # type: ignore[attr-defined]
     waiting = lambda: first.state.waiting_for_work and inner._proc is None  # noqa: E731
     wait_for(lambda: first._step() or waiting(), what="the wait, with the run's process gone")
@@ -382,13 +383,13 @@ def test_a_pi_job_is_taken_over_in_its_second_run(project, node, tmp_path):  # n
         store, project, runner="pi", runner_options=options, executor=SETTINGS, keep_alive=True
     )
     first = supervisor(store, record, node, PiRunner())
-    first._begin()
+    begin(first)
     wait_for(lambda: first._step() or first.status.status == "waiting", what="the first answer")
     post_request(store.job_dir(record.id), "follow_up", "and once more")
     wait_for(lambda: first._step() or first.status.status == "running", what="the second run")
     die_after_events_now(first, "text")
     second = supervisor(store, record, node, PiRunner(), reattach=True)
-    second._resume()
+    take_over(second)
     assert second.state.answers == 1 and second.state.last_answer is not None
     wait_for(lambda: second._step() or second.state.answers == 2, what="the second answer")
     post_request(store.job_dir(record.id), "stop")
@@ -413,7 +414,7 @@ def die_after_events_now(first: Supervisor, want: str) -> None:
 
     def read() -> bool:
         for ev in first.runner.poll(0.2):
-            first._on_runner_event(ev)
+            first.on_runner_event(ev)
             seen.append(ev)
         # The checkpointed step may already have recorded it (a fast agent): the log says so.
         recorded = [e["event"] for e in events_of(first.store, first.record.id)]

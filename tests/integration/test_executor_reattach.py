@@ -20,6 +20,7 @@ from specialists.runners.command import CommandRunner
 from specialists.store.jobs import JobStore
 from specialists.store.news import NEWS
 from specialists.store.recovery import CRASHED, is_crash, recover_if_dead
+from specialists.supervise.beginning import begin
 from specialists.supervise.checkpoint import CHECKPOINT_FILE
 from specialists.supervise.supervisor import Supervisor
 from tests.integration.test_executor_loopback import SETTINGS, git
@@ -88,7 +89,7 @@ def test_a_successor_takes_over_the_running_command_and_each_event_is_written_on
     store = JobStore(project / ".specialists", news=NEWS)
     record, lock = command_job(store, project, tmp_path)
     first = supervisor(store, record, node, CommandRunner())
-    first._begin()
+    begin(first)
     first._step()  # the first checkpoint: nothing read yet
     checkpoint = json.loads((store.job_dir(record.id) / CHECKPOINT_FILE).read_text())
     assert checkpoint["adoptable"] and checkpoint["cursor"]["seq"] == 0
@@ -98,7 +99,7 @@ def test_a_successor_takes_over_the_running_command_and_each_event_is_written_on
     seen: list[Any] = []
     wait_for(lambda: seen.extend(first.runner.poll(0.2)) or seen, what="the first line")
     for ev in seen:
-        first._on_runner_event(ev)
+        first.on_runner_event(ev)
     # A short block of words is logged when it ends (supervise/words.py): not yet.
     assert [e["event"] for e in events_of(store, record.id)].count("text") == 0
     first.recorder.writer.close()
@@ -124,7 +125,7 @@ def test_a_successor_that_finds_the_agent_gone_ends_the_job_saying_so(project, n
     store = JobStore(project / ".specialists", news=NEWS)
     record, lock = command_job(store, project, tmp_path)
     first = supervisor(store, record, node, CommandRunner())
-    first._begin()
+    begin(first)
     first._step()
     first.recorder.writer.close()
     for proc_id in list(node.core.procs):
@@ -148,7 +149,7 @@ def test_a_runner_that_cannot_be_adopted_says_why_in_its_checkpoint(project, nod
         adopt = None  # type: ignore[assignment]
 
     first = supervisor(store, record, node, NotAdoptable())
-    first._begin()
+    begin(first)
     first._step()
     checkpoint = json.loads((store.job_dir(record.id) / CHECKPOINT_FILE).read_text())
     assert checkpoint == {
@@ -305,7 +306,7 @@ def test_a_checkpoint_that_cannot_be_written_is_removed_and_output_still_flows(
     store = JobStore(project / ".specialists", news=NEWS)
     record, lock = command_job(store, project, tmp_path)
     first = supervisor(store, record, node, CommandRunner())
-    first._begin()
+    begin(first)
     first._step()
     path = store.job_dir(record.id) / CHECKPOINT_FILE
     assert path.exists()

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from specialists.features.usage_limits import holds
 from specialists.runners.claude import ClaudeRunner
 from specialists.runners.codex import CodexRunner
-from specialists.store import holds
 from specialists.store.jobs import JobStore
 from specialists.store.news import NEWS
 from specialists.supervise.supervisor import Supervisor

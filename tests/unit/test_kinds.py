@@ -29,10 +29,10 @@ from specialists.features.workflows.journal import Journal
 from specialists.features.workflows.receipt import write_receipt
 from specialists.native.breaker import CircuitBreaker
 from specialists.store import index
+from specialists.store.file_record import FileRecord
 from specialists.store.jobs import JobStore
 from specialists.store.kinds import KINDS, undeclared, undeclared_names
 from specialists.store.memory import MemoryRecord
-from specialists.store.record import FileRecord
 from specialists.store.writer import JobWriter
 from tests.support.jobs import new_job
 

@@ -1,5 +1,6 @@
-"""Atomic replace, file locking, starting a process, loading YAML, writing a durable file and
-starting a job each live in one module (issue 8 item 6; issue 21 item 4; issue 20 items 1-2).
+"""Atomic replace, file locking, starting a process, loading YAML, writing a durable file,
+starting a job and pausing one each live in one module (issue 8 item 6; issue 21 item 4;
+issue 20 items 1, 2 and 4).
 
 A second copy of a primitive is where its guarantees quietly stop holding: for a replace, no
 torn file, a temp file that cannot be redirected, 0600; for a lock, one that cannot be
@@ -39,7 +40,7 @@ RULES = {
     # creates a file by its own hand (O_CREAT, O_EXCL, link(2), an atomic replace).
     "writing a file by hand": (
         re.compile(r"\bO_CREAT\b|\bO_EXCL\b|\bos\.link\(|\bwrite_atomic\(|\bcreate_private\("),
-        {"store/record.py"},
+        {"store/file_record.py"},
     ),
     # Bounded: aliases, merges, duplicate keys, size and depth (issue 21 item 4).
     "loading YAML": (
@@ -58,6 +59,9 @@ RULES = {
         ),
         {"supervise/start.py", "supervise/launch.py"},
     ),
+    # One pause (supervise/supervisor.py `pause`): an interrupt and a feature's pause (a usage
+    # limit until its reset: features/usage_limits) end what waits on the job's turn alike.
+    "pausing a job": (re.compile(r"\bfor hook in HOOKS\.paused\b"), {"supervise/supervisor.py"}),
 }
 
 FLOOR = {"writing a file by hand": "store/"}  # the store room: the primitive and the job pen
@@ -94,6 +98,7 @@ EXCEPTIONS = {
     "file locking": {},
     "loading YAML": {},
     "starting a job": {},
+    "pausing a job": {},
     "starting a process": {
         # The detached supervisor is handed the job lock's descriptor and is never waited
         # for by its launcher: neither the agent seam's registry nor its session rules fit.

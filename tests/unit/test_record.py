@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specialists.base.errors import StoreError
+from specialists.store.file_record import FileRecord
 from specialists.store.memory import MemoryRecord
-from specialists.store.record import FileRecord, Record
+from specialists.store.record import Record
 
 
 @pytest.fixture(params=["file", "memory"])

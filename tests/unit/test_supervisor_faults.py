@@ -14,6 +14,7 @@ import pytest
 
 from specialists.runners.base import Activity, RunFinished
 from specialists.runners.testing import Call
+from specialists.supervise import control_inbox
 from specialists.supervise import supervisor as supervisor_module
 from specialists.supervise.launch import spawn_supervisor
 from tests.support.jobs import new_job
@@ -35,7 +36,7 @@ def test_an_inbox_that_fails_on_every_tick_is_reported_once_and_the_job_ends(
     def broken(job_dir: Path) -> tuple[list[object], list[str]]:
         raise RecursionError("maximum recursion depth exceeded while decoding a JSON object")
 
-    monkeypatch.setattr(supervisor_module, "take_requests", broken)
+    monkeypatch.setattr(control_inbox, "take_requests", broken)
     status = h.run(h.runner([Activity("thinking"), 2.0, RunFinished(text="fine")]))
     assert status.status == "done" and h.result() == "fine"
     failures = [n for n in notices(h) if n.startswith("inbox failed")]
@@ -56,7 +57,7 @@ def test_a_signal_still_stops_a_job_whose_inbox_fails_on_every_tick(
         assert h.supervisor is not None
         h.supervisor.guard.signal = signal.SIGTERM  # what the handler records
 
-    monkeypatch.setattr(supervisor_module, "take_requests", broken)
+    monkeypatch.setattr(control_inbox, "take_requests", broken)
     runner = h.runner([Activity("thinking"), Call(sigterm), 1e9])
     status = h.run(runner)
     assert status.status == "cancelled"
@@ -77,7 +78,7 @@ def test_a_request_that_breaks_its_handler_does_not_stop_the_next_one(
             raise OverflowError("int too large to convert")
         return real(kind, message, situation)
 
-    monkeypatch.setattr(supervisor_module, "decide", decide)
+    monkeypatch.setattr(control_inbox, "decide", decide)
     script = [h.post("steer", "poison"), h.post("steer", "fine"), 0.2, RunFinished(text="ok")]
     runner = h.runner(script)
     status = h.run(runner)

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from specialists.events.timers import TimerStore
+from specialists.features.usage_limits import holds
+from specialists.features.usage_limits.pause import LIMIT_RESET
 from specialists.runners.base import FollowUp, RunFinished
-from specialists.store import holds
 from specialists.store.control import post_request
-from specialists.supervise.supervisor import LIMIT_RESET
+from specialists.supervise.hooks import HOOKS
 from tests.support.supervising import Harness
 
 LIMIT = "429 Rate limit exceeded for requests: retry after 150 seconds"
@@ -49,6 +50,19 @@ def test_a_limit_without_a_reset_fails_the_job_as_before(h: Harness) -> None:
     status = h.run(runner)
     assert status.status == "error" and status.error == "429 Rate limit exceeded"
     assert "usage_limit" not in h.kinds()
+
+
+def test_the_pause_is_the_features_the_supervisor_alone_fails_the_job(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The supervisor knows no usage limit: without the feature's pause (HOOKS.pauses) a
+    limit with a reset time is an error like any other, and nothing is held."""
+    monkeypatch.setattr(HOOKS, "pauses", [])
+    runner = h.runner([RunFinished(text=None, error=LIMIT)], follow_up_script=[])
+    status = h.run(runner)
+    assert status.status == "error" and status.error == LIMIT
+    assert "usage_limit" not in h.kinds() and status.paused_until_ms is None
+    assert holds.held(h.store.root, "mock", 0) is None
 
 
 def test_a_stop_while_paused_cancels_the_job_and_its_timer(h: Harness) -> None:

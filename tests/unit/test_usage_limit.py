@@ -1,4 +1,5 @@
-"""Reading a usage or rate limit's reset time from what the agents say (base/usage_limit.py).
+"""Reading a usage or rate limit's reset time from what the agents say (usage_limits/parse.py)
+and from a 429's headers (base/usage_limit.py).
 
 Where the lines come from:
 - real, from public transcripts and bug reports: Claude Code's `Claude AI usage limit
@@ -20,7 +21,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from specialists.base.usage_limit import clock_time, describe, from_headers, from_text
+from specialists.base.usage_limit import clock_time, describe, from_headers
+from specialists.features.usage_limits.parse import from_text
 
 BERLIN = ZoneInfo("Europe/Berlin")
 # 2026-12-02 10:00:00 UTC = 11:00 in Berlin

@@ -1,6 +1,6 @@
 """Each runner's usage-limit output reaches the supervisor as a run error it pauses on: the
 agents' own lines fed to their translators (no process), the run's error read back by
-base/usage_limit.py `from_text`, as the supervisor reads it.
+features/usage_limits/parse.py `from_text`, as the pause reads it.
 
 Lines: Claude Code's `Claude AI usage limit reached|<epoch>` result text and Codex's `You've
 hit your usage limit ... try again in ...` are real messages (public bug reports); the JSON
@@ -18,7 +18,7 @@ import httpx2 as httpx
 import openai
 
 from specialists.base.clock import FakeClock
-from specialists.base.usage_limit import from_text
+from specialists.features.usage_limits.parse import from_text
 from specialists.native.providers.common import translate_sdk_error
 from specialists.native.retry import RetryPolicy
 from specialists.runners.base import RunFinished

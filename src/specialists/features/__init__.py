@@ -25,6 +25,7 @@ FEATURES = (
     "schedules",
     "manage",
     "spend",
+    "usage_limits",
     "sandbox",  # after threads: a resolver's sandbox is committed before its queue reads it
 )
 

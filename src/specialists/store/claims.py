@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specialists.base.errors import StoreError, UserError
+from specialists.store.file_record import FileRecord
 from specialists.store.jobs import JobStore
 from specialists.store.liveness import is_alive
 from specialists.store.paths import SANDBOXES_DIR, STATE_DIR_NAME
-from specialists.store.record import FileRecord
 
 CLAIMS_DIR = "claims"
 DOC = "claims"

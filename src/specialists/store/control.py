@@ -22,9 +22,9 @@ from typing import Literal
 
 from specialists.base.errors import Planted, StoreError, UserError
 from specialists.store.fields import Declared
+from specialists.store.file_record import FileRecord
 from specialists.store.files import displace, size_text
 from specialists.store.jobs import CONTROL_DIR
-from specialists.store.record import FileRecord
 
 ControlKind = Literal["steer", "follow_up", "abort", "stop", "interrupt"]
 CONTROL_KINDS: tuple[str, ...] = ("steer", "follow_up", "abort", "stop", "interrupt")

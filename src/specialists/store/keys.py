@@ -20,10 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from specialists.base.errors import StoreError
+from specialists.store.file_record import FileRecord
 from specialists.store.ids import is_job_id
 from specialists.store.jobs import now_ms
 from specialists.store.kinds import START_KEYS
-from specialists.store.record import FileRecord
 
 KEYS_DIR = "keys"
 MAX_KEY = 1024

@@ -23,7 +23,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from specialists.store.record import MAX_DOC, MAX_LINE, MAX_LOG, FileRecord
+from specialists.store.file_record import FileRecord
+from specialists.store.record import MAX_DOC, MAX_LINE, MAX_LOG
 
 KIB, MIB = 1 << 10, 1 << 20
 FORMS = ("doc", "log", "claim", "lock", "blob", "legacy")
@@ -295,7 +296,7 @@ BREAKERS = kind(
 
 PROVIDER_HOLDS = kind(
     """
-    provider-holds holds  launches held until a provider's usage limit resets (supervise/usage.py)
+    provider-holds holds  launches held until a provider's usage limit resets (usage_limits)
     <provider>.json       doc/1   until when, the job that hit the limit, the line it said
     <provider>.lock       lock    every change
     """,

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from specialists.base.errors import StoreError
-from specialists.store.record import FileRecord
+from specialists.store.file_record import FileRecord
 
 MARK_ENV = "SPECIALISTS_JOB_DIR"
 LEDGER = "processes"  # processes.json, a document of the job's record (kinds.py JOB)

@@ -23,23 +23,24 @@ process, when the composition root loads the features (`specialists.features.loa
     HOOKS.answered      a keep-alive job answered and waits (`final` is "waiting"): a
                         checkpoint commit of its sandbox (auto_commit: checkpoint_on_waiting)
     HOOKS.companions    something a feature runs beside a job (attention and the watchdog)
+    HOOKS.pauses        what may pause a job instead of failing it, and hold its start (a
+                        usage limit until its reset: features/usage_limits): one `Pauser`
+                        per job, made from its supervisor
 
-Registering costs no import of the feature (Lazy), and this module stays light (no
-dataclasses): a reader that boots to recover a job pays little. A hook is called with plain
-data and may not raise into the supervisor: what fails is reported
-on the job (`JobEnd.report`) and the job still ends. `Lazy` lets a feature name its hook by
-"module:attribute", so registering costs no import until the hook runs.
+Registering costs no import of the feature (`Lazy("module:attribute")` imports at the first
+call), and this module stays light (no dataclasses): a reader that boots to recover a job
+pays little. A hook is called with plain data and may not raise into the supervisor: what
+fails is reported on the job (`JobEnd.report`) and the job still ends.
 """
 
 from __future__ import annotations
 
-__all__ = ["HOOKS", "Companion", "CompanionContext", "Hooks", "JobEnd", "Lazy", "Planning"]
+__all__ = ["HOOKS", "Companion", "CompanionContext", "Hooks", "JobEnd", "Pauser", "Planning"]
 
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
-from specialists.base.lazy import Lazy
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobRecord, JobStatus
 
@@ -47,6 +48,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from specialists.events.told import Told
     from specialists.runners.base import SpendLimit
+    from specialists.supervise.supervisor import Supervisor
 
 
 class JobEnd(NamedTuple):
@@ -93,6 +95,27 @@ class Companion(Protocol):
         """The status object the job writes from now on (a takeover replaces it)."""
 
 
+class Pauser(Protocol):
+    """What a feature does to pause a job instead of failing it, on its supervisor's calls.
+    It acts through the supervisor it was made from (its `pause`, `finish`, control inbox)."""
+
+    def hold(self) -> bool:
+        """Before the agent starts: wait while its start is held; False when the job ended."""
+
+    def run_failed(self, error: str) -> bool:
+        """A run failed with `error`: True when the job was paused instead."""
+
+    def resumed(self) -> None:
+        """The paused job runs again (at its wake-up, or earlier by a person)."""
+
+    def ended(self) -> None:
+        """The job ends (maybe while paused: nothing is to wake it)."""
+
+    def take_over(self) -> str | None:
+        """This supervisor took over the job paused with no agent running: wait out the
+        pause; the task the agent continues with, or None when the job ended meanwhile."""
+
+
 class CompanionContext(NamedTuple):
     store: JobStore
     record: JobRecord
@@ -121,6 +144,7 @@ class Hooks:
         self.paused: list[Callable[[JobEnd], None]] = []
         self.answered: list[Callable[[JobEnd], None]] = []
         self.companions: list[Callable[[CompanionContext], Companion | None]] = []
+        self.pauses: list[Callable[[Supervisor], Pauser | None]] = []
 
 
 HOOKS = Hooks()

@@ -19,8 +19,9 @@ from specialists.features.asks.model import (
     ask_from_dict,
     outcome_from_dict,
 )
+from specialists.store.file_record import FileRecord
 from specialists.store.kinds import ASK
-from specialists.store.record import FileRecord, Record
+from specialists.store.record import Record
 
 ASKS_DIR = "asks"
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from specialists.base.errors import StoreError
 from specialists.features.gates.spec import GateError
-from specialists.store.record import FileRecord
+from specialists.store.file_record import FileRecord
 
 SCHEMA = 1
 EVIDENCE_DIR = "evidence"

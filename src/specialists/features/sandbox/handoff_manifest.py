@@ -29,10 +29,10 @@ from typing import Any, Literal
 
 from specialists.base.errors import StoreError, UserError
 from specialists.features.sandbox.rules import is_id
+from specialists.store.file_record import FileRecord
 from specialists.store.files import parse_object, read_bytes
 from specialists.store.kinds import HANDOFFS
 from specialists.store.paths import state_dir
-from specialists.store.record import FileRecord
 
 SCHEMA = 1
 HANDOFFS_DIR = "handoffs"

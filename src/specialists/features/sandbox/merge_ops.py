@@ -17,16 +17,14 @@ from specialists.features.sandbox.queue import (
     ORDERS,
     QUEUE_END,
     Candidate,
-    Driver,
     Member,
     Queue,
     Queues,
     new_queue_id,
-    ordered,
-    overlaps,
     queue_of_sandbox,
-    target_of,
 )
+from specialists.features.sandbox.queue_driver import Driver
+from specialists.features.sandbox.queue_members import ordered, overlaps, target_of
 
 
 def _backend(state_root: Path) -> Any:

@@ -19,7 +19,8 @@ from specialists.features.sandbox.backend import Sandbox, SandboxError
 
 if TYPE_CHECKING:
     from specialists.features.sandbox.git import GitSandbox
-    from specialists.features.sandbox.queue import Driver, Member
+    from specialists.features.sandbox.queue import Member
+    from specialists.features.sandbox.queue_driver import Driver
 
 DEFAULT_RESOLVER = "resolver"
 PROMPT = """\

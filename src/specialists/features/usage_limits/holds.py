@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from specialists.base.errors import StoreError
+from specialists.store.file_record import FileRecord
 from specialists.store.kinds import PROVIDER_HOLDS
-from specialists.store.record import FileRecord
 
 SCHEMA = 1
 HOLDS_DIR = "holds"

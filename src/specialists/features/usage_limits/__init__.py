@@ -1,0 +1,1 @@
+"""Usage limits: a job that meets one pauses until its reset, and its provider is held."""
