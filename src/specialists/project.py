@@ -56,13 +56,20 @@ def boot() -> None:
     NEWS.booted = True
 
 
+NEWS.boot = boot  # a `Project(lazy=True)` boots when a job's news is first told or cleared
+
+
 class Project:
-    """A project root and its job store, found once."""
+    """A project root and its job store, found once. `lazy`: the features boot only when a
+    job's news needs them (the read verbs: `status`, `result`, `feed`), not now."""
 
     __slots__ = ("_owner", "_root", "_start", "_store")
 
-    def __init__(self, root: Path | None = None, *, start: Path | None = None) -> None:
-        boot()
+    def __init__(
+        self, root: Path | None = None, *, start: Path | None = None, lazy: bool = False
+    ) -> None:
+        if not lazy:
+            boot()
         self._root = root
         self._start = start
         self._store: JobStore | None = None

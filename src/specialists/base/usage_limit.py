@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import NamedTuple
 
+from specialists.base.display import clock_time as clock_time  # where the views find it
+
 MAX_AHEAD_MS = 8 * 24 * 3600 * 1000  # a reset further away than this is not believed
 
 
@@ -241,11 +243,3 @@ def describe(provider: str, resets_at_ms: int) -> str:
     """The one line the native loop fails a run with: `from_text` reads it back."""
     at = datetime.fromtimestamp(resets_at_ms / 1000, UTC).isoformat(timespec="seconds")
     return f"{provider}: usage limit reached (HTTP 429); resets at {at.replace('+00:00', 'Z')}"
-
-
-def clock_time(resets_at_ms: int, now_ms: int) -> str:
-    """`14:05`, or `Dec 3 14:05` when not today (the machine's own time zone)."""
-    at = datetime.fromtimestamp(resets_at_ms / 1000).astimezone()
-    now = datetime.fromtimestamp(now_ms / 1000).astimezone()
-    clock = "%H:%M:%S" if at.second else "%H:%M"
-    return at.strftime(clock if at.date() == now.date() else f"%b %d {clock}")

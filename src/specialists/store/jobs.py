@@ -13,7 +13,6 @@ import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
 
 from specialists.base.errors import Bug, NotFound, StoreError, UserError
 from specialists.store.files import ensure_dir, read_bytes, read_object
@@ -21,6 +20,21 @@ from specialists.store.ids import check_job_ref, is_job_id, new_job_id
 from specialists.store.joblog import last_event_seq, read_event_lines
 from specialists.store.locks import JobLock
 from specialists.store.records import JobRecord, JobStatus
+
+TYPE_CHECKING = False  # no `typing` at run time: `status` reads the store
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+
+    class OwnerNews(Protocol):
+        """How a job's owner hears that the job has news (an answer, its end): news.py,
+        which the composition root fills, so whoever opens the store hands it in
+        (`news=NEWS`). Required, so that no caller forgets it: `news=None` says "nobody
+        is told", on purpose. Recovery also asks it to `revive` a job, when it can."""
+
+        def post_for_job(self, state_dir: Path, job_id: str) -> bool: ...
+
+        def clear(self, state_dir: Path, job_id: str) -> None: ...
+
 
 __all__ = [
     "JobLock",
@@ -55,27 +69,6 @@ MAX_EVENT_FIELD = 2000
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-class OwnerNews(Protocol):
-    """How a job's owner hears that the job has news (an answer, its end): `notices.py`,
-    which sits above this room, so whoever opens the store hands it in (`news=notices`).
-    Required, so that no caller forgets it: `news=None` says "nobody is told", on purpose."""
-
-    def post_for_job(self, state_dir: Path, job_id: str) -> bool: ...
-
-    def clear(self, state_dir: Path, job_id: str) -> None: ...
-
-
-@runtime_checkable
-class Reviver(Protocol):
-    """News that can also take a job over (news.py): recovery asks it before ending a job."""
-
-    def revive(self, state_dir: Path, job_id: str, lock_fd: int) -> int | str | None:
-        """Recovery found the job's supervisor dead (holding its lock on `lock_fd`): start
-        one that takes the job over and return its pid, or say why it cannot be (the job
-        ends), or None (an ordinary crash)."""
-        ...
 
 
 class JobStore:

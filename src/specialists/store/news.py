@@ -16,7 +16,8 @@ when the composition root boots them (`specialists.project.boot`):
 
 A hook never raises into the writer: what fails is logged where it happened. Posting news
 before the hooks are registered is a bug (a process that forgot to boot would drop every
-owner's notice silently).
+owner's notice silently), unless the composition root left `boot` to do it on first use
+(`status`, `result` and `feed` boot the features only when a job's news needs them).
 """
 
 from __future__ import annotations
@@ -42,8 +43,11 @@ class News:
         self.clearers: list[Poster] = []
         self.revivers: list[Reviver] = []
         self.booted = False
+        self.boot: Callable[[], object] | None = None
 
     def _check(self) -> None:
+        if not self.booted and self.boot is not None:
+            self.boot()
         if not self.booted:
             raise Bug("job news before the features were booted (specialists.project.boot)")
 

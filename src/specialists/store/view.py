@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
+from specialists.base.display import clock_time
 from specialists.base.errors import StoreError
-from specialists.base.usage_limit import clock_time
 from specialists.store import index
 from specialists.store.jobs import ANSWERS_DIR, RESULT_FILE, JobStore, iter_statuses
 from specialists.store.records import HELD_EVENT, PAUSED_EVENT, JobStatus

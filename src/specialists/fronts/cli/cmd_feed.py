@@ -11,15 +11,25 @@ meanwhile and ends once the job and every child it knows of have ended.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
-from typing import TYPE_CHECKING, Any
 
+from specialists.fronts.cli.commands import Plain
+
+TYPE_CHECKING = False  # no `typing`, no `argparse` at run time: a person waits on `feed`
 if TYPE_CHECKING:
+    import argparse
+    from typing import Any
+
     from specialists.project import Project
     from specialists.store.jobs import JobStore
+
+PLAIN = Plain(
+    {"--json": "json", "--tree": "tree", "--follow": "follow", "-f": "follow"},
+    "job_id",
+    {"job": None, "job_id": None, "tree": False, "follow": False, "from_seq": 0, "json": False},
+)
 
 FOLLOW_POLL_S = 0.04
 HEALTH_CHECK_S = 1.0  # how often a follow looks for dead supervisors and new jobs

@@ -3,19 +3,27 @@ summarised."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Any
 
 from specialists.base.display import duration
 from specialists.base.errors import UserError
 from specialists.events.lines import clip, status_line
+from specialists.fronts.cli.commands import Plain
 
+TYPE_CHECKING = False  # no `typing`, no `argparse` at run time: a person waits on `status`
 if TYPE_CHECKING:
+    import argparse
+    from typing import Any
+
     from specialists.project import Project
 
 RECENT_FINISHED = 5
+PLAIN = Plain(
+    {"--json": "json", "--all": "all", "-a": "all"},
+    "job_id",
+    {"job": None, "job_id": None, "json": False, "all": False},
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
