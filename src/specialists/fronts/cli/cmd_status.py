@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from operator import attrgetter
 
 from specialists.base.display import duration
 from specialists.base.errors import UserError
@@ -50,8 +51,9 @@ def run(args: argparse.Namespace, project: Project) -> int:
     active, finished, problems = overview(store)
     for problem in problems:
         print(f"warning: {clip(problem, 300)}", file=sys.stderr)
-    active.sort(key=lambda s: s.started_at_ms, reverse=True)
-    finished.sort(key=lambda f: f.started_at_ms, reverse=True)
+    newest = attrgetter("started_at_ms")
+    active.sort(key=newest, reverse=True)
+    finished.sort(key=newest, reverse=True)
     shown = finished if args.all else finished[:RECENT_FINISHED]
     counts = outcome_counts(finished)
     facts = health(project.root)

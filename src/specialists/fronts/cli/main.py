@@ -13,6 +13,7 @@ file that holds its traceback; no traceback reaches the terminal.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -183,4 +184,7 @@ def describe_os_error(exc: OSError) -> str:
 
 
 def entry() -> None:
+    # What is loaded by now lives as long as the process: the collector need not walk it
+    # again (a read verb allocates a row per finished job; each pass would walk it all).
+    gc.freeze()
     sys.exit(main())
