@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from specialists.base.lazy import Lazy
 from specialists.store.news import NEWS
 from specialists.store.paths import find_project_root, state_dir
 
@@ -38,6 +37,7 @@ def boot() -> None:
     if NEWS.booted:
         return
     from specialists import features
+    from specialists.base.lazy import Lazy
     from specialists.base.ops import register_noun
     from specialists.runners.registry import EXECUTORS
     from specialists.supervise.hooks import HOOKS
