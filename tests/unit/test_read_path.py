@@ -212,3 +212,32 @@ def test_readers_beside_a_writer_of_the_index_see_every_job(store, tmp_path):
     finally:
         stop.set()
         writer.join()
+
+
+GOOD_ROW = ["0000abcd", "done", "echo", 1000, 1.5, None, "key", "title", 10, 0.25, ["0000beef"]]
+# Per field, values the exact check refuses or that the column check must not take on trust.
+HOSTILE = {
+    0: [None, 12, ["x"], True],
+    1: ["running", None, ["done"], 1],
+    2: [None, 2.0, {}],
+    3: [True, 2**63, -(2**63) - 1, 1.0, "1", None],
+    4: [float("inf"), float("-inf"), float("nan"), 1e301, -1e301, 2**63, True, "1.5", None, 3],
+    5: [1, True, [], {}],
+    8: [-(2**63) - 1, 2**63, False, 0.5],
+    9: [float("nan"), 1e300, True, None, 0],
+    10: [None, "x", [1], [None], [["x"]], ["x", 2], ()],
+}
+
+
+def test_the_column_check_takes_on_trust_only_what_the_exact_check_takes():
+    exact = index._bad_rows()
+    assert index._all_fine([GOOD_ROW] * 3) and exact([GOOD_ROW] * 3) == []
+    assert not index._all_fine([]) and not index._all_fine([GOOD_ROW[:-1]])
+    for field, values in HOSTILE.items():
+        for value in values:
+            row = [*GOOD_ROW[:field], value, *GOOD_ROW[field + 1 :]]
+            rows = [GOOD_ROW, row, GOOD_ROW]
+            if exact(rows):  # refused: the column check must have doubted it
+                assert not index._all_fine(rows), (field, value)
+            else:  # taken (an int where a float is declared): by either check
+                assert field in (4, 9) and type(value) is int, (field, value)

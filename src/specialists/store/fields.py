@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     Check = Callable[[Any], bool]
 
 INT_LIMIT = 2**63
-_FLOAT_LIMIT = 1e300
+FLOAT_LIMIT = 1e300
 
 EMPTY: Any = type("Empty", (), {"__repr__": lambda self: "EMPTY"})()
 """Default of a list or dict field: a fresh empty one for each instance."""
@@ -94,7 +94,7 @@ def type_expression(text: str, var: str, depth: int = 0) -> tuple[str, str]:
 def compile_function(source: str, name: str, **names: Any) -> Callable[..., Any]:
     """The function `name` defined by `source` (made here from annotations, never input),
     with `names` in its globals."""
-    namespace: dict[str, Any] = {"L": INT_LIMIT, "F": _FLOAT_LIMIT, "M": _MISSING, **names}
+    namespace: dict[str, Any] = {"L": INT_LIMIT, "F": FLOAT_LIMIT, "M": _MISSING, **names}
     exec(source, namespace)
     function: Callable[..., Any] = namespace[name]
     return function
