@@ -174,11 +174,12 @@ def all_statuses(store: JobStore) -> tuple[list[JobStatus], list[str]]:
 def overview(store: JobStore) -> tuple[list[JobStatus], list[index.Finished], list[str]]:
     """(active statuses, finished summaries, problems), reading only unfinished jobs' files."""
     problems: list[str] = []
-    known = index.load(store, problems)
+    finished = index.load(store, problems)
     ids = store.list_ids()
-    present = set(ids)
-    changed = any(job_id not in present for job_id in known)  # gc removed some
-    finished = {k: v for k, v in known.items() if k in present}
+    gone = finished.keys() - ids  # gc removed them
+    for job_id in gone:
+        del finished[job_id]
+    changed = bool(gone)
     active: list[JobStatus] = []
     for job_id in ids:
         if job_id in finished:
