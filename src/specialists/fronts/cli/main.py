@@ -55,11 +55,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if hook is not None:  # Claude Code waits on every hook: skip argparse and the project
         from specialists.fronts.hooks.common import run_hook
 
+        collect_from_here()
         return run_hook(hook, sys.stdin, sys.stdout)
     stdio = mcp_stdio_args(args_list)
     if stdio is not None:  # an MCP client waits for this start: skip argparse and the project
         from specialists.fronts.cli.cmd_mcp import serve_stdio
 
+        collect_from_here()
         return _guarded(lambda: serve_stdio(*stdio), args_list)
     completing = "_ARGCOMPLETE" in os.environ  # the shell asks for completions
     args: Any = None if completing else plain_args(args_list)  # a person waits: no argparse
@@ -88,6 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             tell_person(project)  # a timer the person set, a command they started: said now
 
+    collect_from_here()
     return _guarded(lambda: args.run(args, project), args_list, after=told)
 
 
@@ -183,8 +186,15 @@ def describe_os_error(exc: OSError) -> str:
     return str(exc) or type(exc).__name__
 
 
+def collect_from_here() -> None:
+    """Start the collector that `entry` held off while the command loaded its modules: they
+    live as long as the process, so it takes them as permanent (`gc.freeze`) and never walks
+    them again while a read verb allocates a row per finished job."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
 def entry() -> None:
-    # What is loaded by now lives as long as the process: the collector need not walk it
-    # again (a read verb allocates a row per finished job; each pass would walk it all).
-    gc.freeze()
+    gc.disable()  # until the command is loaded (collect_from_here)
     sys.exit(main())
