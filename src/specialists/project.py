@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from specialists.base.lazy import Lazy
 from specialists.store.news import NEWS
 from specialists.store.paths import find_project_root, state_dir
 
@@ -38,6 +37,7 @@ def boot() -> None:
     if NEWS.booted:
         return
     from specialists import features
+    from specialists.base.lazy import Lazy
     from specialists.base.ops import register_noun
     from specialists.runners.registry import EXECUTORS
     from specialists.supervise.hooks import HOOKS
@@ -54,13 +54,20 @@ def boot() -> None:
     NEWS.booted = True
 
 
+NEWS.boot = boot  # a `Project(lazy=True)` boots when a job's news is first told or cleared
+
+
 class Project:
-    """A project root and its job store, found once."""
+    """A project root and its job store, found once. `lazy`: the features boot only when a
+    job's news needs them (the read verbs: `status`, `result`, `feed`), not now."""
 
     __slots__ = ("_owner", "_root", "_start", "_store")
 
-    def __init__(self, root: Path | None = None, *, start: Path | None = None) -> None:
-        boot()
+    def __init__(
+        self, root: Path | None = None, *, start: Path | None = None, lazy: bool = False
+    ) -> None:
+        if not lazy:
+            boot()
         self._root = root
         self._start = start
         self._store: JobStore | None = None

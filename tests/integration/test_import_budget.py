@@ -56,3 +56,17 @@ def test_fast_path_imports_nothing_heavy(args, tmp_path):
     names = imported_modules(args, tmp_path)
     heavy = sorted({n for n in names if n.split(".")[0] in HEAVY})
     assert heavy == [], f"`specialists {' '.join(args)}` imports heavy modules: {heavy}"
+
+
+# What a person waiting on a read verb never pays for: argparse (a plain form is read without
+# it), `typing` and `datetime`, and the features (booted only when a job's news needs them).
+READ_COMMANDS = [["status"], ["status", "--json"], ["status", "--all"], ["feed"]]
+READ_COMMANDS += [["result", "00000000"], ["result", "00000000", "--raw"]]
+NOT_FOR_READS = ("argparse", "typing", "datetime", "specialists.features", "specialists.supervise")
+
+
+@pytest.mark.parametrize("args", READ_COMMANDS, ids=lambda a: " ".join(a))
+def test_a_read_verb_parses_and_boots_nothing_it_does_not_need(args, tmp_path):
+    names = imported_modules(args, tmp_path)
+    loaded = sorted(n for n in names if n.startswith(NOT_FOR_READS))
+    assert loaded == [], f"`specialists {' '.join(args)}` imports {loaded}"

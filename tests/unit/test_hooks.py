@@ -15,7 +15,7 @@ from specialists.base.owner import SESSION_ENV
 from specialists.catalog.discovery import source_dirs
 from specialists.events import notices
 from specialists.events.inbox import Inbox
-from specialists.fronts.hooks import delivery, session_start
+from specialists.fronts.hooks import delivery, names, session_start
 from specialists.fronts.hooks.common import run_hook
 from specialists.store.news import NEWS
 from specialists.store.paths import user_state_dir
@@ -257,7 +257,7 @@ def test_session_start_shows_live_jobs_only(state):
 
 
 def test_session_start_dirs_mirror_the_catalog(project):
-    mine = [(p, k) for p, k in session_start.definition_dirs(project)]
+    mine = [(p, k) for p, k in names.definition_dirs(project)]
     theirs = [(d.path, d.kind) for d in source_dirs(project)]
     assert mine == theirs
 

@@ -21,7 +21,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from specialists.base.usage_limit import clock_time, describe, from_headers
+from specialists.base.display import clock_time
+from specialists.base.usage_limit import describe, from_headers
 from specialists.features.usage_limits.parse import from_text
 
 BERLIN = ZoneInfo("Europe/Berlin")

@@ -1,8 +1,7 @@
 """Text for people and models: one-line clipping, durations, and agent text made safe to show.
 
 Every interface (CLI, MCP server, hooks) shows job text through these, so a job reads the
-same everywhere. Standard library only and nothing imported at all: the hooks use it on
-every prompt.
+same everywhere. Nothing imported but the built-in `time`: the hooks use it on every prompt.
 
 Agent output is untrusted: an answer or an error line can carry terminal escape sequences
 (set the title, move the cursor, hide text). `for_terminal` makes them visible instead of
@@ -10,6 +9,8 @@ obeying them. It is for display only: `result --raw` and files keep the exact by
 """
 
 from __future__ import annotations
+
+import time
 
 ELLIPSIS = "…"
 
@@ -44,6 +45,14 @@ def duration(seconds: float | int | None) -> str:
     if total >= 3600:
         return f"{total // 3600}h{total % 3600 // 60:02d}m"
     return f"{total // 60}m{total % 60:02d}s"
+
+
+def clock_time(at_ms: int, now_ms: int) -> str:
+    """`14:05`, or `Dec 3 14:05` when not today (the machine's own time zone)."""
+    at, now = time.localtime(at_ms / 1000), time.localtime(now_ms / 1000)
+    clock = "%H:%M:%S" if at.tm_sec else "%H:%M"
+    today = (at.tm_year, at.tm_yday) == (now.tm_year, now.tm_yday)
+    return time.strftime(clock if today else f"%b %d {clock}", at)
 
 
 def _control_table() -> dict[int, str]:

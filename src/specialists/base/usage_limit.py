@@ -1,5 +1,6 @@
 """A provider's usage or rate limit: its reset time read from a 429's headers, the one line
-the native loop fails a run with (`describe`), and a reset shown on a clock (pure).
+the native loop fails a run with (`describe`); pure. A reset shown on a clock is
+`base/display.clock_time`.
 
 A job that meets a limit pauses until the reset instead of failing (docs/usage-limits.md;
 features/usage_limits). Every runner's failure ends as one line of text, read there
@@ -96,11 +97,3 @@ def describe(provider: str, resets_at_ms: int) -> str:
     """The one line the native loop fails a run with: `from_text` reads it back."""
     at = datetime.fromtimestamp(resets_at_ms / 1000, UTC).isoformat(timespec="seconds")
     return f"{provider}: usage limit reached (HTTP 429); resets at {at.replace('+00:00', 'Z')}"
-
-
-def clock_time(resets_at_ms: int, now_ms: int) -> str:
-    """`14:05`, or `Dec 3 14:05` when not today (the machine's own time zone)."""
-    at = datetime.fromtimestamp(resets_at_ms / 1000).astimezone()
-    now = datetime.fromtimestamp(now_ms / 1000).astimezone()
-    clock = "%H:%M:%S" if at.second else "%H:%M"
-    return at.strftime(clock if at.date() == now.date() else f"%b %d {clock}")

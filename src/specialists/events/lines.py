@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
 
-from specialists.base.display import display_line, duration
-from specialists.base.usage_limit import clock_time
+from specialists.base.display import clock_time, display_line, duration
 from specialists.store.records import JobStatus
 from specialists.store.view import doing, elapsed_s, name_of
+
+TYPE_CHECKING = False  # no `typing` at run time: `status` and `feed` read this
+if TYPE_CHECKING:
+    from typing import Any
 
 clip = display_line  # the commands' name for it: one safe line of at most N characters
 

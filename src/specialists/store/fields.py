@@ -20,20 +20,23 @@ overflow os.kill) and a float must be finite (JSON's 1e999 parses as infinity).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import Any, ClassVar, Self
 
 from specialists.base.errors import Bug, StoreError
 
+TYPE_CHECKING = False  # no `typing` at run time: `status` reads records
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, ClassVar, Self
+
+    Check = Callable[[Any], bool]
+
 INT_LIMIT = 2**63
-_FLOAT_LIMIT = 1e300
+FLOAT_LIMIT = 1e300
 
 EMPTY: Any = type("Empty", (), {"__repr__": lambda self: "EMPTY"})()
 """Default of a list or dict field: a fresh empty one for each instance."""
 
 _MISSING: Any = object()
-
-Check = Callable[[Any], bool]
 
 
 def is_int(value: Any) -> bool:
@@ -42,7 +45,7 @@ def is_int(value: Any) -> bool:
 
 # Each type becomes a Python expression over a variable, compiled into a small function (as
 # the standard library's dataclasses generate theirs) the first time a record of that type
-# is read: a field is checked in one call, a row of the finished-jobs cache in one call.
+# is read: a field is checked in one call, every row of the finished-jobs cache in one call.
 _SCALARS: dict[str, tuple[str, str]] = {
     "str": ("type({v}) is str", "a string"),
     "int": ("(type({v}) is int and -L <= {v} < L)", "an integer"),
@@ -71,8 +74,8 @@ def type_expression(text: str, var: str, depth: int = 0) -> tuple[str, str]:
         inner, expected = type_expression(text[5:-1], item, depth + 1)
         if inner == "True":
             return f"type({var}) is list", "a list"
-        return (
-            f"(type({var}) is list and all({inner} for {item} in {var}))",
+        return (  # `not`: an empty list (the usual case) costs no generator
+            f"(type({var}) is list and (not {var} or all({inner} for {item} in {var})))",
             f"a list (items: {expected})",
         )
     if text.startswith("dict[str,") and text.endswith("]"):
@@ -81,16 +84,17 @@ def type_expression(text: str, var: str, depth: int = 0) -> tuple[str, str]:
             return f"type({var}) is dict", "an object"
         key = f"_k{depth}"
         return (
-            f"(type({var}) is dict and all(type({key}) is str and {inner}"
-            f" for {key}, {item} in {var}.items()))",
+            f"(type({var}) is dict and (not {var} or all(type({key}) is str and {inner}"
+            f" for {key}, {item} in {var}.items())))",
             f"an object (values: {expected})",
         )
     raise Bug(f"record field type {text!r} is not one this module can check")
 
 
-def compile_function(source: str, name: str) -> Callable[..., Any]:
-    """The function `name` defined by `source` (made here from annotations, never input)."""
-    namespace: dict[str, Any] = {"L": INT_LIMIT, "F": _FLOAT_LIMIT, "M": _MISSING}
+def compile_function(source: str, name: str, **names: Any) -> Callable[..., Any]:
+    """The function `name` defined by `source` (made here from annotations, never input),
+    with `names` in its globals."""
+    namespace: dict[str, Any] = {"L": INT_LIMIT, "F": FLOAT_LIMIT, "M": _MISSING, **names}
     exec(source, namespace)
     function: Callable[..., Any] = namespace[name]
     return function
@@ -101,13 +105,6 @@ def parse_type(text: str) -> tuple[Check, str]:
     """A check and its description ("an integer or null") for one annotation's text."""
     expression, expected = type_expression(text, "v")
     return compile_function(f"def check(v):\n    return {expression}\n", "check"), expected
-
-
-def row_check(types: list[str]) -> Check:
-    """One function that is true for a list holding one value of each type, in order."""
-    parts = [f"type(row) is list and len(row) == {len(types)}"]
-    parts += [type_expression(t, f"row[{i}]")[0] for i, t in enumerate(types)]
-    return compile_function(f"def ok(row):\n    return {' and '.join(parts)}\n", "ok")
 
 
 def describe(value: Any) -> str:

@@ -12,14 +12,27 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-from typing import Any, NamedTuple
+from collections import namedtuple
+from itertools import chain
 
 from specialists.base.errors import StoreError
 from specialists.store.atomic import write_atomic
-from specialists.store.fields import Check, describe, parse_type, row_check
+from specialists.store.fields import (
+    FLOAT_LIMIT,
+    INT_LIMIT,
+    compile_function,
+    describe,
+    parse_type,
+    type_expression,
+)
 from specialists.store.files import read_object
 from specialists.store.jobs import JobStore
 from specialists.store.records import TERMINAL_STATES, TITLE_CHARS, JobStatus
+
+TYPE_CHECKING = False  # no `typing` at run time: `status` reads this
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 INDEX_NAME = ".finished.json"
 # 2: workflow_key and title (what a row is); 3: what it spent and the ceilings it counted
@@ -27,19 +40,20 @@ INDEX_NAME = ".finished.json"
 INDEX_VERSION = 3
 MAX_INDEX = 64 * 1024 * 1024  # about 400,000 rows
 
+_Row = namedtuple(  # not typing.NamedTuple: `typing` costs `status` milliseconds
+    "_Row",
+    "id status specialist started_at_ms elapsed_s error workflow_key title tokens cost_usd under",
+)
+# Each field's type, in order: `tokens` is its own input + output tokens (not its children's),
+# `under` the ceilings it counted against (status.json `ceilings`).
+TYPES: tuple[str, ...] = ("str", "str", "str", "int", "float", "str | None", "str | None")
+TYPES += ("str | None", "int", "float", "list[str]")
 
-class Finished(NamedTuple):
-    id: str
-    status: str
-    specialist: str
-    started_at_ms: int
-    elapsed_s: float
-    error: str | None
-    workflow_key: str | None
-    title: str | None
-    tokens: int  # its own input + output tokens (not its children's)
-    cost_usd: float
-    under: list[str]  # the ceilings it counted against (status.json `ceilings`)
+
+class Finished(_Row):
+    """A finished job's row, as the index holds it and the views show it."""
+
+    __slots__ = ()
 
     @classmethod
     def of(cls, st: JobStatus) -> Finished:
@@ -64,22 +78,50 @@ class Finished(NamedTuple):
         )
 
 
-# NamedTuple keeps each annotation as a ForwardRef: its text is the declared type.
-_TYPES = [getattr(hint, "__forward_arg__", str(hint)) for hint in Finished.__annotations__.values()]
+def _all_fine(rows: list[Any]) -> bool:
+    """True when every row surely holds a finished job: checked column by column in C
+    (set, map, zip, min, max; no Python call per row, no code compiled). False (a doubt,
+    not a verdict: an int where a float is declared, say) sends the rows through the exact
+    check below, which names what is wrong with each."""
+    if set(map(type, rows)) != {list} or set(map(len, rows)) != {len(TYPES)}:
+        return False
+    columns = list(zip(*rows, strict=True))
+    for text, column in zip(TYPES, columns, strict=True):
+        kinds = set(map(type, column))
+        if text in ("str", "str | None"):
+            fine = kinds <= ({str} if text == "str" else {str, type(None)})
+        elif text == "int":  # bool is not int here: type(True) is bool
+            fine = kinds == {int} and min(column) >= -INT_LIMIT and max(column) < INT_LIMIT
+        elif text == "float" and kinds == {float}:
+            total = sum(column)  # NaN anywhere makes it NaN; then min and max are sound
+            fine = total == total and min(column) > -FLOAT_LIMIT and max(column) < FLOAT_LIMIT
+        elif text == "list[str]":
+            fine = kinds == {list} and set(map(type, chain.from_iterable(column))) <= {str}
+        else:
+            fine = False
+        if not fine:
+            return False
+    return set(columns[1]) <= TERMINAL_STATES
 
 
 @functools.cache
-def _row_ok() -> Check:
-    """One call checks a row (compiled on first use, not at import)."""
-    return row_check(_TYPES)
+def _bad_rows() -> Callable[[list[Any]], list[int]]:
+    """One call finds the rows that are not a finished job's (compiled on first use, not at
+    import): every row is checked by one expression, with no call per row."""
+    parts = [f"type(row) is list and len(row) == {len(TYPES)}"]
+    parts += [type_expression(t, f"row[{i}]")[0] for i, t in enumerate(TYPES)]
+    parts.append("row[1] in T")
+    check = " and ".join(parts)
+    source = f"def bad(rows):\n    return [n for n, row in enumerate(rows) if not ({check})]\n"
+    return compile_function(source, "bad", T=TERMINAL_STATES)
 
 
 def _row_problem(row: Any) -> str:
-    """What is wrong with a row that failed the fast check. (A row whose id names no job
-    directory is dropped by the reader, as for a job gc removed.)"""
-    if type(row) is not list or len(row) != len(_TYPES):
-        return f"a row should be a list of {len(_TYPES)} values, not {describe(row)}"
-    for name, text, value in zip(Finished._fields, _TYPES, row, strict=True):
+    """What is wrong with a row the check refused. (A row whose id names no job directory
+    is dropped by the reader, as for a job gc removed.)"""
+    if type(row) is not list or len(row) != len(TYPES):
+        return f"a row should be a list of {len(TYPES)} values, not {describe(row)}"
+    for name, text, value in zip(Finished._fields, TYPES, row, strict=True):
         check, expected = parse_type(text)
         if not check(value):
             return f"field {name!r} should be {expected}, not {describe(value)}"
@@ -95,17 +137,18 @@ def load(store: JobStore, problems: list[str] | None = None) -> dict[str, Finish
     except (StoreError, OSError) as exc:
         _note(problems, f"{exc}; rebuilt from the status files")
         return {}
-    if data.get("v") != INDEX_VERSION or type(data.get("jobs")) is not list:
+    rows = data.get("jobs")
+    if data.get("v") != INDEX_VERSION or type(rows) is not list:
         return {}  # another version's cache: rebuilt by the caller
-    out: dict[str, Finished] = {}
-    ok, make = _row_ok(), Finished._make
-    for number, row in enumerate(data["jobs"]):
-        if ok(row) and row[1] in TERMINAL_STATES:
-            out[row[0]] = make(row)
-        else:
-            problem = _row_problem(row)
-            _note(problems, f"{path}: row {number}: {problem}; read again from its status.json")
-    return out
+    bad = [] if _all_fine(rows) else _bad_rows()(rows)
+    for number in bad:
+        problem = _row_problem(rows[number])
+        _note(problems, f"{path}: row {number}: {problem}; read again from its status.json")
+    if bad:
+        refused = set(bad)
+        rows = [row for n, row in enumerate(rows) if n not in refused]
+    make = Finished._make
+    return {row[0]: make(row) for row in rows}
 
 
 def _note(problems: list[str] | None, text: str) -> None:

@@ -12,11 +12,14 @@ from __future__ import annotations
 import errno
 import os
 from pathlib import Path
-from typing import Any
 
 from specialists.base.errors import StoreError
 from specialists.store.fields import describe, is_int
 from specialists.store.files import open_regular, parse_object, size_text
+
+TYPE_CHECKING = False  # no `typing` at run time: `status` and `feed` read this
+if TYPE_CHECKING:
+    from typing import Any
 
 TERMINAL_EVENTS = frozenset({"done", "error", "cancelled"})
 MAX_LINE = 64 * 1024  # longer is damage: the writer clips fields far below this

@@ -13,7 +13,6 @@ import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
 
 from specialists.base.errors import Bug, NotFound, StoreError, UserError
 from specialists.store.files import ensure_dir, read_bytes, read_object
@@ -21,6 +20,20 @@ from specialists.store.ids import check_job_ref, is_job_id, new_job_id
 from specialists.store.joblog import last_event_seq, read_event_lines
 from specialists.store.locks import JobLock
 from specialists.store.records import JobRecord, JobStatus
+
+TYPE_CHECKING = False  # no `typing` at run time: `status` reads the store
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+
+    class OwnerNews(Protocol):
+        """What reading and recovering a job tell above this room (store/news.py `NEWS`): a
+        read answer clears its notices; recovery tells a dead job's end through its
+        `recovered_end`, and asks its `revive` to take a job over, when it has them.
+        Required, so that no caller forgets it: `news=None` says "nobody is told", on
+        purpose."""
+
+        def clear(self, state_dir: Path, job_id: str) -> None: ...
+
 
 __all__ = [
     "JobLock",
@@ -55,26 +68,6 @@ MAX_EVENT_FIELD = 2000
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-class OwnerNews(Protocol):
-    """What reading and recovering a job tell above this room (store/news.py `NEWS`): a read
-    answer clears its notices; recovery tells a dead job's end through its `recovered_end`
-    when it has one. Required, so that no caller forgets it: `news=None` says "nobody is
-    told", on purpose."""
-
-    def clear(self, state_dir: Path, job_id: str) -> None: ...
-
-
-@runtime_checkable
-class Reviver(Protocol):
-    """News that can also take a job over (news.py): recovery asks it before ending a job."""
-
-    def revive(self, state_dir: Path, job_id: str, lock_fd: int) -> int | str | None:
-        """Recovery found the job's supervisor dead (holding its lock on `lock_fd`): start
-        one that takes the job over and return its pid, or say why it cannot be (the job
-        ends), or None (an ordinary crash)."""
-        ...
 
 
 class JobStore:

@@ -14,7 +14,9 @@ above this room; the composition root (`specialists.project.boot`) hands it in h
 
 A hook never raises into the writer: what fails is logged where it happened. Telling or
 recovering a job before the hooks are registered is a bug (a process that forgot to boot
-would drop every owner's notice silently).
+would drop every owner's notice silently), unless the composition root left `boot` to do it
+on first use (`status`, `result` and `feed` boot the features only when a job's news needs
+them).
 """
 
 from __future__ import annotations
@@ -41,8 +43,11 @@ class News:
         self.clearers: list[Clearer] = []
         self.revivers: list[Reviver] = []
         self.booted = False
+        self.boot: Callable[[], object] | None = None
 
     def check(self) -> None:
+        if not self.booted and self.boot is not None:
+            self.boot()
         if not self.booted:
             raise Bug("job news before the features were booted (specialists.project.boot)")
 

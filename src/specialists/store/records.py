@@ -6,11 +6,13 @@ reader both use, its value the default; a field without a value is required.
 
 from __future__ import annotations
 
-from typing import Any
-
 from specialists.base.display import first_line
 from specialists.base.errors import StoreError
 from specialists.store.fields import EMPTY, Declared
+
+TYPE_CHECKING = False  # no `typing` at run time: `status` and `feed` read this
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEMA_VERSION = 1
 TITLE_CHARS = 120  # status.json's title: a task's first line, for a view's row

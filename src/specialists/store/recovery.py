@@ -33,7 +33,7 @@ from pathlib import Path
 
 from specialists.base.errors import StoreError
 from specialists.store.joblog import TERMINAL_EVENTS, last_event
-from specialists.store.jobs import CHECKPOINT_FILE, JobLock, JobStore, Reviver, now_ms
+from specialists.store.jobs import CHECKPOINT_FILE, JobLock, JobStore, now_ms
 from specialists.store.liveness import is_alive
 from specialists.store.records import LIMIT_EVENT, JobStatus
 
@@ -101,18 +101,20 @@ def is_crash(error: str | None) -> bool:
 
 
 def _revive(store: JobStore, current: JobStatus, lock_fd: int) -> int | str | None:
-    """Under the job's lock: a supervisor that takes the job over, or why there is none."""
-    news, job_dir = store.news, store.job_dir(current.id)
+    """Under the job's lock: a supervisor that takes the job over (the store's news `revive`:
+    its pid), or why there is none (the job ends), or None (an ordinary crash)."""
+    revive, job_dir = getattr(store.news, "revive", None), store.job_dir(current.id)
     hosted = (job_dir / CHECKPOINT_FILE).exists()  # a remote job: its checkpoint decides
     paused = not hosted and paused_at_limit(current)
-    if not isinstance(news, Reviver) or not (paused or hosted):
+    if revive is None or not (paused or hosted):
         return None  # nothing to take over (a local job): no need to look further
     last = last_event(store.events_path(current.id))
     if last is not None and last["event"] in TERMINAL_EVENTS:
         return None  # its supervisor wrote its end: only the status is to be completed
     if paused:  # an idle agent (pi) may be left: its successor starts one of its own
         kill_agent(current, job_dir)
-    return news.revive(store.root, current.id, lock_fd)
+    answer: int | str | None = revive(store.root, current.id, lock_fd)
+    return answer
 
 
 def paused_at_limit(status: JobStatus) -> bool:

@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from specialists.store.records import JobStatus
 
+TYPE_CHECKING = False  # no `typing` at run time: `status --json` imports this
+if TYPE_CHECKING:
+    from typing import Any
+
+    Spent = dict[str, Any]
+
+
 TOKEN_KINDS = ("input", "output", "cache_read", "cache_write")
-Spent = dict[str, Any]
 
 
 def nothing() -> Spent:

@@ -7,13 +7,15 @@ many of each outcome. The interfaces only render these; none computes them on it
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterable
+from operator import attrgetter
 
+from specialists.base.display import clock_time
 from specialists.base.errors import StoreError
-from specialists.base.usage_limit import clock_time
 from specialists.store import index
 from specialists.store.jobs import ANSWERS_DIR, RESULT_FILE, JobStore, iter_statuses
-from specialists.store.records import HELD_EVENT, PAUSED_EVENT, JobStatus
+from specialists.store.records import ACTIVE_STATES, HELD_EVENT, PAUSED_EVENT, JobStatus
 from specialists.store.recovery import recover_if_dead, settle_unstarted
 
 WAITING_DOING = "waiting for a follow-up"
@@ -108,12 +110,8 @@ def is_paused(st: JobStatus) -> bool:
 
 def outcome_counts(statuses: Iterable[JobStatus | index.Finished]) -> dict[str, int]:
     """Finished jobs per final status (done, error, cancelled), in first-seen order."""
-    counts: dict[str, int] = {}
-    for st in statuses:
-        if st.status in ("starting", "running", "waiting"):
-            continue
-        counts[st.status] = counts.get(st.status, 0) + 1
-    return counts
+    counts = Counter(map(attrgetter("status"), statuses))  # one pass in C over 1,000 rows
+    return {status: n for status, n in counts.items() if status not in ACTIVE_STATES}
 
 
 def read_answer(store: JobStore, st: JobStatus) -> str | None:
@@ -176,11 +174,12 @@ def all_statuses(store: JobStore) -> tuple[list[JobStatus], list[str]]:
 def overview(store: JobStore) -> tuple[list[JobStatus], list[index.Finished], list[str]]:
     """(active statuses, finished summaries, problems), reading only unfinished jobs' files."""
     problems: list[str] = []
-    known = index.load(store, problems)
+    finished = index.load(store, problems)
     ids = store.list_ids()
-    present = set(ids)
-    changed = any(job_id not in present for job_id in known)  # gc removed some
-    finished = {k: v for k, v in known.items() if k in present}
+    gone = finished.keys() - ids  # gc removed them
+    for job_id in gone:
+        del finished[job_id]
+    changed = bool(gone)
     active: list[JobStatus] = []
     for job_id in ids:
         if job_id in finished:

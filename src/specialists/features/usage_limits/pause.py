@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from specialists.base.display import clock_time
 from specialists.base.errors import SpecialistsError
-from specialists.base.usage_limit import clock_time
 from specialists.events.model import EventSource
 from specialists.events.timers import TimerStore
 from specialists.features.usage_limits import holds

@@ -11,15 +11,25 @@ meanwhile and ends once the job and every child it knows of have ended.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
-from typing import TYPE_CHECKING, Any
 
+from specialists.fronts.cli.commands import Plain
+
+TYPE_CHECKING = False  # no `typing`, no `argparse` at run time: a person waits on `feed`
 if TYPE_CHECKING:
+    import argparse
+    from typing import Any
+
     from specialists.project import Project
     from specialists.store.jobs import JobStore
+
+PLAIN = Plain(
+    {"--json": "json", "--tree": "tree", "--follow": "follow", "-f": "follow"},
+    "job_id",
+    {"job": None, "job_id": None, "tree": False, "follow": False, "from_seq": 0, "json": False},
+)
 
 FOLLOW_POLL_S = 0.04
 HEALTH_CHECK_S = 1.0  # how often a follow looks for dead supervisors and new jobs
@@ -133,7 +143,7 @@ def _descendants(store: JobStore, root: str, known: set[str]) -> list[str]:
 
 def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.base.errors import UserError
-    from specialists.store.view import all_statuses, current_status
+    from specialists.store.view import current_status, overview
 
     if args.job is not None and args.job_id is not None and args.job != args.job_id:
         raise UserError("two different jobs given", hint="give one job, as JOB or --job JOB")
@@ -147,9 +157,8 @@ def run(args: argparse.Namespace, project: Project) -> int:
         tails = [_Tail(store, root, args.from_seq, strict=True)]
         if args.tree:
             tails += [_Tail(store, i, 0) for i in _descendants(store, root, {root})]
-    else:
-        statuses, _ = all_statuses(store)
-        active = sorted((s for s in statuses if s.active), key=lambda s: s.started_at_ms)
+    else:  # the active jobs: finished ones are known from the index, unread (store/view.py)
+        active = sorted(overview(store)[0], key=lambda s: s.started_at_ms)
         tails = [_Tail(store, s.id, args.from_seq) for s in active]
         if not tails and not args.follow:
             hint = "one job's events, finished ones too: specialists feed --job ID"

@@ -9,22 +9,31 @@ the outcome as `run --json` does, `{"id", "status", "error", "result"}`, whateve
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
-from typing import TYPE_CHECKING
 
-from specialists.fronts.cli.values import DURATION_HELP, Duration
+from specialists.fronts.cli.commands import Plain
 
+TYPE_CHECKING = False  # no `typing`, no `argparse` at run time: a person waits on `result`
 if TYPE_CHECKING:
+    import argparse
+
     from specialists.project import Project
 
+PLAIN = Plain(
+    {"--raw": "raw", "--json": "json", "--wait": "wait", "-w": "wait"},
+    "job",
+    {"raw": False, "json": False, "wait": False, "timeout": None},
+    exclusive=("raw", "json"),
+)
 WAIT_POLL_S = 0.05
 HEALTH_CHECK_S = 1.0  # how often a --wait re-checks that the supervisor is alive
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    from specialists.fronts.cli.values import DURATION_HELP, Duration
+
     p = sub.add_parser("result", help="print a finished job's answer")
     p.add_argument("job", help="job id or unique prefix")
     shape = p.add_mutually_exclusive_group()

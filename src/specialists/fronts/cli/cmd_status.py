@@ -3,19 +3,28 @@ summarised."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from operator import attrgetter
 
 from specialists.base.display import duration
 from specialists.base.errors import UserError
 from specialists.events.lines import clip, status_line
+from specialists.fronts.cli.commands import Plain
 
+TYPE_CHECKING = False  # no `typing`, no `argparse` at run time: a person waits on `status`
 if TYPE_CHECKING:
+    import argparse
+    from typing import Any
+
     from specialists.project import Project
 
 RECENT_FINISHED = 5
+PLAIN = Plain(
+    {"--json": "json", "--all": "all", "-a": "all"},
+    "job_id",
+    {"job": None, "job_id": None, "json": False, "all": False},
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -42,8 +51,9 @@ def run(args: argparse.Namespace, project: Project) -> int:
     active, finished, problems = overview(store)
     for problem in problems:
         print(f"warning: {clip(problem, 300)}", file=sys.stderr)
-    active.sort(key=lambda s: s.started_at_ms, reverse=True)
-    finished.sort(key=lambda f: f.started_at_ms, reverse=True)
+    newest = attrgetter("started_at_ms")
+    active.sort(key=newest, reverse=True)
+    finished.sort(key=newest, reverse=True)
     shown = finished if args.all else finished[:RECENT_FINISHED]
     counts = outcome_counts(finished)
     facts = health(project.root)

@@ -1,7 +1,10 @@
-"""The CLI's command table and its one-line error text, shared by main.py and parser.py
-(standard library only: the hooks' fast path loads it)."""
+"""The CLI's command table, the read verbs' plain forms and the one-line error text, shared
+by main.py and parser.py (standard library only: the hooks' fast path loads it)."""
 
 from __future__ import annotations
+
+import importlib
+from types import SimpleNamespace
 
 # Command -> the module (cli/cmd_<module>.py) that registers it (one module may add several),
 # or, for a noun of the operations table, that holds its renderers (None: it has none).
@@ -47,6 +50,55 @@ COMMANDS: dict[str, str | None] = {
     "workflow": "workflow",
     "completion": "completion",
 }
+
+# The read verbs a person waits on: their parser is their module's alone (no noun of the
+# operations table), and the features boot only if a job's news needs them (project.py).
+READS = frozenset({"status", "result", "feed"})
+
+
+class Plain:
+    """A read verb's plain forms, read without argparse (its module's `PLAIN`): the verb
+    first, then its flags (word -> dest) and at most one job (`job`: its dest, required
+    unless `defaults` holds it), no two of `exclusive`. `defaults` gives every other dest
+    as argparse would (tests/unit/test_cli_plain.py holds the two equal)."""
+
+    __slots__ = ("defaults", "exclusive", "flags", "job")
+
+    def __init__(
+        self,
+        flags: dict[str, str],
+        job: str,
+        defaults: dict[str, object],
+        exclusive: tuple[str, ...] = (),
+    ) -> None:
+        self.flags, self.job, self.defaults, self.exclusive = flags, job, defaults, exclusive
+
+
+def plain_args(args: list[str]) -> SimpleNamespace | None:
+    """The namespace of a read verb given in a plain form (`status --json`, `result ID`),
+    without argparse's import and parser; None for anything else (`--help`, an option with
+    a value, an abbreviation, any mistake), which argparse reads and refuses as before."""
+    if not args or args[0] not in READS:
+        return None
+    module = importlib.import_module(f"specialists.fronts.cli.cmd_{COMMANDS[args[0]]}")
+    plain: Plain = module.PLAIN
+    values = {**plain.defaults, "command": args[0], "run": module.run}
+    job = None
+    for word in args[1:]:
+        if word in plain.flags:
+            values[plain.flags[word]] = True
+        elif word.startswith("-") or job is not None:
+            return None
+        else:
+            job = word
+    if job is None and plain.job not in plain.defaults:
+        return None
+    if sum(values[dest] is True for dest in plain.exclusive) > 1:
+        return None
+    if job is not None:
+        values[plain.job] = job
+    return SimpleNamespace(**values)
+
 
 # How `specialists --help` groups the commands, in this order (a test keeps every command in
 # exactly one group).

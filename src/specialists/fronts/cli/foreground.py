@@ -9,10 +9,13 @@ the feed) so a person watching stderr still sees them.
 from __future__ import annotations
 
 import sys
-from typing import TextIO
 
 from specialists.base.display import display_line, for_terminal
 from specialists.events.lines import event_detail, feed_name
+
+TYPE_CHECKING = False  # no `typing` at run time: `result` shows its answer through `shown`
+if TYPE_CHECKING:
+    from typing import TextIO
 
 _QUIET_EVENTS = {"run_end", "follow_up_sent"}
 

@@ -16,6 +16,7 @@ import json
 import os
 from pathlib import Path
 
+from specialists.fronts.hooks.names import specialist_names
 from specialists.store.atomic import write_atomic
 from specialists.store.paths import user_state_dir
 
@@ -129,8 +130,6 @@ def _mcp(root: Path) -> str | None:
 def health(root: Path) -> dict[str, object]:
     """The facts of the health line, for `status --json`: specialists found, the agent CLIs,
     beads, where the MCP server is registered."""
-    from specialists.fronts.hooks.session_start import specialist_names
-
     return {
         "specialists": len(specialist_names(root)),
         "agents": _agents(),

@@ -13,6 +13,7 @@ file that holds its traceback; no traceback reaches the terminal.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -25,13 +26,20 @@ from specialists.base.errors import (
     bound_tracebacks,
     exception_text,
 )
-from specialists.fronts.cli.commands import HOOK_EVENTS, QUIET_AFTER, error_text
+from specialists.fronts.cli.commands import (
+    HOOK_EVENTS,
+    QUIET_AFTER,
+    READS,
+    error_text,
+    plain_args,
+)
 
 # `typing` costs ~5 ms and every hook run starts here: annotations are strings, so only
 # type checkers import it.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+    from typing import Any
 
 # Exit codes (docs/cli.md): 0 ok, 1 the job (or check) did not succeed, 2 bad input,
 # 3 agent CLI or credential missing, 4 job store unreadable, 70 a bug, 130 interrupted.
@@ -47,29 +55,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     if hook is not None:  # Claude Code waits on every hook: skip argparse and the project
         from specialists.fronts.hooks.common import run_hook
 
+        collect_from_here()
         return run_hook(hook, sys.stdin, sys.stdout)
     stdio = mcp_stdio_args(args_list)
     if stdio is not None:  # an MCP client waits for this start: skip argparse and the project
         from specialists.fronts.cli.cmd_mcp import serve_stdio
 
+        collect_from_here()
         return _guarded(lambda: serve_stdio(*stdio), args_list)
-    from specialists.fronts.cli.parser import build_parser
+    completing = "_ARGCOMPLETE" in os.environ  # the shell asks for completions
+    args: Any = None if completing else plain_args(args_list)  # a person waits: no argparse
+    if args is None:
+        from specialists.fronts.cli.parser import build_parser
+
+        if completing:
+            from specialists.fronts.cli.cmd_completion import complete
+
+            complete(build_parser())
+        first = next((a for a in args_list if not a.startswith("-")), None)
+        try:
+            args = build_parser(first).parse_args(args_list)
+        except SystemExit as exc:  # --help, --version, or a usage error (already printed)
+            return exc.code if isinstance(exc.code, int) else UserError.exit_code
+        if not getattr(args, "run", None):
+            build_parser().print_help()
+            return 0 if not args_list else UserError.exit_code
     from specialists.project import Project
 
-    if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (cmd_completion.py)
-        from specialists.fronts.cli.cmd_completion import complete
-
-        complete(build_parser())
-    first = next((a for a in args_list if not a.startswith("-")), None)
-    parser = build_parser(first)
-    try:
-        args = parser.parse_args(args_list)
-    except SystemExit as exc:  # --help, --version, or a usage error (already printed)
-        return exc.code if isinstance(exc.code, int) else UserError.exit_code
-    if not getattr(args, "run", None):
-        build_parser().print_help()
-        return 0 if not args_list else UserError.exit_code
-    project = Project()
+    project = Project(lazy=args.command in READS)
 
     def told() -> None:
         if args.command not in QUIET_AFTER:
@@ -77,6 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             tell_person(project)  # a timer the person set, a command they started: said now
 
+    collect_from_here()
     return _guarded(lambda: args.run(args, project), args_list, after=told)
 
 
@@ -114,6 +128,8 @@ def mcp_stdio_args(args: list[str]) -> tuple[str, str | None] | None:
     """(tool set, job id) for exactly `mcp`, `mcp --tools <set>` or `mcp --job <id>`: the
     MCP server's fast path (anything else, `--http` and `--help` included, goes through
     argparse and its errors)."""
+    if not args or args[0] != "mcp":
+        return None
     from specialists.fronts.cli.cmd_mcp import TOOLSETS
 
     if args == ["mcp"]:
@@ -170,5 +186,15 @@ def describe_os_error(exc: OSError) -> str:
     return str(exc) or type(exc).__name__
 
 
+def collect_from_here() -> None:
+    """Start the collector that `entry` held off while the command loaded its modules: they
+    live as long as the process, so it takes them as permanent (`gc.freeze`) and never walks
+    them again while a read verb allocates a row per finished job."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
 def entry() -> None:
+    gc.disable()  # until the command is loaded (collect_from_here)
     sys.exit(main())

@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 from specialists import __version__
 from specialists.base.errors import UserError
 from specialists.fronts.cli import help as cli_help
-from specialists.fronts.cli.commands import COMMANDS, error_text
+from specialists.fronts.cli.commands import COMMANDS, READS, error_text
 from specialists.fronts.cli.suggest import innermost, unknown_choice, unknown_options
 
 
@@ -59,7 +59,8 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The parser; with `only`, just that command's (the other modules stay unimported)."""
+    """The parser; with `only`, just that command's (the other modules stay unimported, and
+    a read verb's boots no feature)."""
     parser = Parser(
         prog="specialists",
         description="Run specialist coding agents as supervised background jobs.",
@@ -70,7 +71,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     from specialists.base import ops
     from specialists.project import boot
 
-    boot()  # the operations table: the features name their nouns
+    if only not in READS:
+        boot()  # the operations table: the features name their nouns
     commands = [only] if only in COMMANDS else list(COMMANDS)
     done: set[str] = set()
     for command in commands:

@@ -18,11 +18,13 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, TextIO
 
 from specialists.base.errors import SpecialistsError, reason
 
+TYPE_CHECKING = False  # no `typing` at run time: it runs after `status`
 if TYPE_CHECKING:
+    from typing import TextIO
+
     from specialists.events.inbox import Batch
     from specialists.project import Project
 

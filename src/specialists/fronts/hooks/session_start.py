@@ -5,9 +5,7 @@ Fast by construction:
   supervisor rewrites status.json at least every 5 s (its heartbeat), so of the rest only
   status files modified in the last LIVE_WINDOW_S seconds are read. An "active" status older
   than that belongs to a dead supervisor, which `specialists status` recovers.
-- Specialists: names come from definition file names in the catalog's directories, without
-  parsing YAML. `definition_dirs` mirrors catalog.discovery.source_dirs (a test keeps the
-  two equal) because importing the catalog costs more than this whole hook may take.
+- Specialists: names come from definition file names (names.py), without parsing YAML.
 """
 
 from __future__ import annotations
@@ -18,9 +16,9 @@ from pathlib import Path
 
 from specialists.base.display import display_line, duration
 from specialists.base.owner import Owner, reading_owner
-from specialists.base.vocab import SPEC_SUFFIXES
 from specialists.fronts.hooks.common import hook_reply, log, read_json_object
 from specialists.fronts.hooks.delivery import has_pending
+from specialists.fronts.hooks.names import specialist_names
 from specialists.store.ids import is_job_id
 
 # `typing` costs ~5 ms to import; annotations are strings here, so only type checkers need it.
@@ -32,70 +30,11 @@ EVENT = "SessionStart"
 LIVE_WINDOW_S = 60.0
 MAX_JOBS_SHOWN = 5
 MAX_NAMES_SHOWN = 30
-MAX_DEPTH = 4  # as catalog.discovery.MAX_DEPTH
-BUILTIN_DIR = Path(__file__).resolve().parents[2] / "catalog" / "builtin"
 ACTIVE = frozenset({"starting", "running", "waiting"})
 INDEX_NAME = ".finished.json"  # as jobs.index.INDEX_NAME
 INDEX_VERSION = 3  # as store.index.INDEX_VERSION
 MAX_MISSIONS_READ = 200
 MISSION_HEAD = 256  # missions/codec.py writes schema, id and status first
-
-
-def definition_dirs(project_root: Path) -> list[tuple[Path, str]]:
-    """(directory, kind) in catalog precedence order; kind is 'specialist' or 'agent'."""
-    home = Path.home()
-    config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    claude = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
-    pi = Path(os.environ.get("PI_CODING_AGENT_DIR") or home / ".pi" / "agent")
-    project = [
-        (project_root / "specialists", "specialist"),
-        (project_root / ".agents" / "specialists", "specialist"),
-        (project_root / ".claude" / "agents", "agent"),
-        (project_root / ".pi" / "agents", "agent"),
-    ]
-    user = [
-        (config / "specialists" / "specialists", "specialist"),
-        (home / ".agents" / "specialists", "specialist"),
-        (claude / "agents", "agent"),
-        (pi / "agents", "agent"),
-    ]
-    seen = {_path_key(p) for p, _ in project}
-    user = [(p, k) for p, k in user if _path_key(p) not in seen]
-    return [*project, *user, (BUILTIN_DIR, "specialist")]
-
-
-def _path_key(path: Path) -> str:
-    try:
-        return str(path.resolve())
-    except OSError:
-        return str(path.absolute())
-
-
-def _stem(name: str, kind: str) -> str:
-    if name.startswith("."):
-        return ""
-    if kind == "agent":
-        return name[:-3] if name.endswith(".md") else ""
-    for suffix in SPEC_SUFFIXES:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return ""
-
-
-def specialist_names(project_root: Path) -> list[str]:
-    """Names by file name, first scope wins, sorted. Damaged files are `list`'s business."""
-    names: set[str] = set()
-    for directory, kind in definition_dirs(project_root):
-        if not directory.is_dir():
-            continue
-        for dirpath, dirnames, filenames in os.walk(directory):
-            depth = len(Path(dirpath).relative_to(directory).parts)
-            dirnames[:] = [d for d in dirnames if not d.startswith(".") and depth < MAX_DEPTH]
-            for name in filenames:
-                stem = _stem(name, kind)
-                if stem:
-                    names.add(stem)
-    return sorted(names)
 
 
 def active_jobs(state_dir: Path, now: float | None = None) -> list[dict[str, Any]]:
