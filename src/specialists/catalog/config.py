@@ -22,7 +22,6 @@ documented in docs/config.md.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -280,6 +279,8 @@ def _read_toml(path: Path) -> dict[str, Any] | None:
         return None
     except Invalid as exc:
         raise ConfigError(f"{path}: {exc.problem}") from None
+    import tomllib  # only when a config file exists
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

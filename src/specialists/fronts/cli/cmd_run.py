@@ -150,15 +150,18 @@ def timeout_ms(args: argparse.Namespace) -> int | None:
 def run(args: argparse.Namespace, project: Project) -> int:
     from pathlib import Path
 
-    from specialists.features.missions.launch import check_before_launch, choose
     from specialists.supervise.plan import JobRequest
 
-    mission = choose(
-        mission_id=args.mission,
-        disabled=args.no_mission,
-        default="follow" if args.continue_from else "none",  # a continued job stays on its own
-    )
-    check_before_launch(project.store.root, mission)  # strict: nothing starts for a bad id
+    mission = None  # a plain run is on no mission: the mission room is not even imported
+    if args.mission is not None or args.continue_from:
+        from specialists.features.missions.launch import check_before_launch, choose
+
+        mission = choose(
+            mission_id=args.mission,
+            disabled=args.no_mission,
+            default="follow" if args.continue_from else "none",  # a continued job stays on its own
+        )
+        check_before_launch(project.store.root, mission)  # strict: nothing starts for a bad id
     variables = {}
     for item in args.var:
         key, sep, value = item.partition("=")
@@ -308,9 +311,9 @@ def _link_mission(
     quiet: bool,
 ) -> None:
     """Link the started job to its mission (missions/launch.py); a failure only warns."""
-    from specialists.features.missions.launch import Launched, link_after_launch
-
     if mission is not None:
+        from specialists.features.missions.launch import Launched, link_after_launch
+
         mission_id = link_after_launch(project.store.root, mission, Launched.of(record), warnings)
         if mission_id and not quiet:
             print(f"mission {mission_id}", file=sys.stderr)
