@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from specialists.base.errors import ConfigError, NotFound, UserError
 from specialists.base.reader import Invalid
@@ -29,8 +28,7 @@ MAX_DEPTH = 4  # subdirectories are allowed for grouping, not for whole trees
 BUILTIN_DIR = Path(__file__).parent / "builtin"
 
 
-@dataclass(frozen=True)
-class SourceDir:
+class SourceDir(NamedTuple):
     scope: Scope
     path: Path
     kind: Kind
@@ -155,16 +153,24 @@ def _load_or_problem(path: Path, scope: Scope, project_root: Path) -> Specialist
         return LoadProblem(path, None, problem, scope=scope)
 
 
-@dataclass
 class Catalog:
     """The resolved set of specialists, plus what failed to load and what was shadowed."""
 
-    by_name: dict[str, Specialist] = field(default_factory=dict)
-    problems: list[LoadProblem] = field(default_factory=list)
-    shadowed: list[tuple[Specialist, Specialist]] = field(default_factory=list)
-    # Hidden by `specialists agents disable` (catalog/managed.py): name -> (the scope whose
-    # setting disables it, the definition that would otherwise win).
-    disabled: dict[str, tuple[Scope, Specialist]] = field(default_factory=dict)
+    __slots__ = ("by_name", "disabled", "problems", "shadowed")
+
+    def __init__(
+        self,
+        by_name: dict[str, Specialist] | None = None,
+        problems: list[LoadProblem] | None = None,
+        shadowed: list[tuple[Specialist, Specialist]] | None = None,
+        disabled: dict[str, tuple[Scope, Specialist]] | None = None,
+    ) -> None:
+        self.by_name = {} if by_name is None else by_name
+        self.problems = [] if problems is None else problems
+        self.shadowed = [] if shadowed is None else shadowed
+        # Hidden by `specialists agents disable` (catalog/managed.py): name -> (the scope whose
+        # setting disables it, the definition that would otherwise win).
+        self.disabled = {} if disabled is None else disabled
 
     def all(self) -> list[Specialist]:
         return [self.by_name[n] for n in sorted(self.by_name)]

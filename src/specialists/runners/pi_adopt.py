@@ -92,7 +92,7 @@ def restore_translator(t: PiTranslator, raw: Mapping[str, Any], now: float) -> N
 
 
 def _usage(u: Usage) -> dict[str, Any]:
-    return {f.name: getattr(u, f.name) for f in dataclasses.fields(u) if f.name != "kind"}
+    return {k: v for k, v in u._asdict().items() if k != "kind"}
 
 
 def _state(state: PiState, now: float) -> dict[str, Any]:

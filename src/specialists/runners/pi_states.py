@@ -7,45 +7,39 @@ over them ends in assert_never. `RunFacts` is what the run in progress has told 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 
-@dataclass(frozen=True)
-class Idle:
+class Idle(NamedTuple):
     kind: Literal["idle"] = "idle"
 
 
-@dataclass(frozen=True)
-class Running:
+class Running(NamedTuple):
     """A prompt is being answered."""
 
     kind: Literal["running"] = "running"
 
 
-@dataclass(frozen=True)
-class Settling:
+class Settling(NamedTuple):
     """agent_end after a failed message: waiting to see whether pi retries or compacts."""
 
     deadline: float
     kind: Literal["settling"] = "settling"
 
 
-@dataclass(frozen=True)
-class Retrying:
+class Retrying(NamedTuple):
     """An auto-retry (or a compaction that will retry) is pending: waiting for agent_start."""
 
     kind: Literal["retrying"] = "retrying"
 
 
-@dataclass(frozen=True)
-class Compacting:
+class Compacting(NamedTuple):
     """Compaction after a failed run: waiting for compaction_end."""
 
     kind: Literal["compacting"] = "compacting"
 
 
-@dataclass(frozen=True)
-class SwitchingModel:
+class SwitchingModel(NamedTuple):
     """The run failed; `set_model` to the fallback is sent and waits for pi's answer."""
 
     request: str
@@ -53,8 +47,7 @@ class SwitchingModel:
     kind: Literal["switching_model"] = "switching_model"
 
 
-@dataclass(frozen=True)
-class Finalizing:
+class Finalizing(NamedTuple):
     """Final: waiting for the answers to get_last_assistant_text and get_state."""
 
     awaiting: frozenset[str]
