@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from specialists.store.record import MAX_DOC, MAX_LINE, MAX_LOG, FileRecord
 
@@ -29,16 +29,14 @@ KIB, MIB = 1 << 10, 1 << 20
 FORMS = ("doc", "log", "claim", "lock", "blob", "legacy")
 
 
-@dataclass(frozen=True)
-class File:
+class File(NamedTuple):
     name: str
     form: str
     what: str
     schema: int | None = None
 
 
-@dataclass(frozen=True)
-class Kind:
+class Kind(NamedTuple):
     name: str
     where: str
     what: str

@@ -33,9 +33,8 @@ import shutil
 import stat
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from specialists.base.errors import Planted, StoreError
 from specialists.store.atomic import write_atomic
@@ -60,8 +59,7 @@ STALE_S = 3600  # a hidden `.new-` or `.deleted-` directory this old was left by
 _RECORD_SUFFIXES = (".json", ".jsonl", ".lock")
 
 
-@dataclass(frozen=True)
-class Lines:
+class Lines(NamedTuple):
     """What a read of a log found: its entries, where the next read starts, what was bad."""
 
     entries: tuple[dict[str, Any], ...]
