@@ -10,17 +10,22 @@ and every other file still loads. See docs/specialists.md for the directory list
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from specialists.base.errors import ConfigError, NotFound, UserError
 from specialists.base.reader import Invalid
 from specialists.base.vocab import SPEC_SUFFIXES
-from specialists.catalog.files import definition_stem, parse_definition, read_definition
-from specialists.catalog.markdown import load_markdown_file
+from specialists.catalog.files import (
+    ParsedCache,
+    definition_stem,
+    parse_definition,
+    read_definition,
+)
 from specialists.catalog.model import LoadProblem, Scope, Specialist
 from specialists.catalog.schema import specialist_from_data
+from specialists.store.paths import state_dir
 
 Kind = Literal["specialist", "agent"]  # *.specialist.{yaml,yml,json} | *.md agent files
 SCOPE_ORDER: tuple[Scope, ...] = ("project", "user", "builtin")
@@ -129,23 +134,29 @@ def load_specialist_file(
 ) -> Specialist:
     """Load one definition (YAML, JSON or Markdown). Raises ConfigError with one line."""
     try:
-        return _load(path, scope, project_root)
+        return _load(path, scope, project_root, parse_definition)
     except Invalid as exc:
         raise ConfigError(LoadProblem(path, exc.field, exc.problem).one_line()) from None
 
 
-def _load(path: Path, scope: Scope, project_root: Path | None) -> Specialist:
-    if path.name.endswith(".md"):
+def _load(
+    path: Path, scope: Scope, project_root: Path | None, parse: Callable[[Path, str], Any]
+) -> Specialist:
+    if path.name.endswith(".md"):  # an agent file (Claude Code's, pi's): loaded when there is one
+        from specialists.catalog.markdown import load_markdown_file
+
         return load_markdown_file(path, scope, project_root)
     if not path.name.endswith(SPEC_SUFFIXES):
         raise Invalid(None, f"expected a file named *{', *'.join(SPEC_SUFFIXES)} or *.md")
-    data = parse_definition(path, read_definition(path))
+    data = parse(path, read_definition(path))
     return specialist_from_data(data, source=path, scope=scope, project_root=project_root)
 
 
-def _load_or_problem(path: Path, scope: Scope, project_root: Path) -> Specialist | LoadProblem:
+def _load_or_problem(
+    path: Path, scope: Scope, project_root: Path, parse: Callable[[Path, str], Any]
+) -> Specialist | LoadProblem:
     try:
-        return _load(path, scope, project_root)
+        return _load(path, scope, project_root, parse)
     except Invalid as exc:
         return LoadProblem(path, exc.field, exc.problem, scope=scope)
     except Exception as exc:  # noqa: BLE001 - one odd file must not hide the others; reported
@@ -255,10 +266,11 @@ class Catalog:
 def load_catalog(project_root: Path, *, dirs: Sequence[SourceDir] | None = None) -> Catalog:
     """Load every definition in every scope. Never raises for a bad file: see `.problems`."""
     catalog = Catalog()
+    cache = ParsedCache(state_dir(project_root))
     by_scope: dict[Scope, dict[str, Specialist]] = {s: {} for s in SCOPE_ORDER}
     for source in source_dirs(project_root) if dirs is None else dirs:
         for path in definition_files(source, catalog.problems):
-            loaded = _load_or_problem(path, source.scope, project_root)
+            loaded = _load_or_problem(path, source.scope, project_root, cache.parse)
             if isinstance(loaded, LoadProblem):
                 catalog.problems.append(loaded)
                 continue
@@ -275,6 +287,7 @@ def load_catalog(project_root: Path, *, dirs: Sequence[SourceDir] | None = None)
                 )
                 continue
             same_scope[loaded.name] = loaded
+    cache.save()
     for scope in SCOPE_ORDER:
         for name, spec in by_scope[scope].items():
             winner = catalog.by_name.get(name)

@@ -275,6 +275,14 @@ PERSON_FILES = kind(
     """
 )
 
+DEFINITIONS = kind(
+    """
+    definitions cache     what the YAML definitions parsed to (catalog/files.py); rebuilt when gone
+    definitions.json      doc/1   each file's path, its exact text and what that text parsed to
+    """,
+    max_doc=4 * MIB,
+)
+
 HOOK_CACHES = kind(
     """
     hook-caches hooks the hooks' own caches and counters (fronts/hooks), written without the store
