@@ -47,24 +47,24 @@ def _no_yaml(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_a_second_load_parses_nothing_and_finds_the_same(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first = load_catalog(project, dirs=_dirs(project)).get("tester")
+    first = load_catalog(project, dirs=_dirs(project), keep_parsed=True).get("tester")
     kept = json.loads(_cache_file(project).read_text())
     assert kept["schema"] == 1 and list(kept["files"]) == [
         str(project / "specialists" / "tester.specialist.yaml")
     ]
     parsed = _no_yaml(monkeypatch)
-    again = load_catalog(project, dirs=_dirs(project)).get("tester")
+    again = load_catalog(project, dirs=_dirs(project), keep_parsed=True).get("tester")
     assert parsed == [] and again == first
 
 
 def test_a_changed_text_is_parsed_again_and_a_removed_file_leaves(project: Path) -> None:
-    load_catalog(project, dirs=_dirs(project))
+    load_catalog(project, dirs=_dirs(project), keep_parsed=True)
     path = project / "specialists" / "tester.specialist.yaml"
     path.write_text(TESTER.replace("a/b", "c/d"))  # the same size, maybe the same mtime
-    assert load_catalog(project, dirs=_dirs(project)).get("tester").model == "c/d"
+    assert load_catalog(project, dirs=_dirs(project), keep_parsed=True).get("tester").model == "c/d"
     path.unlink()
     (project / "specialists" / "other.specialist.yaml").write_text("metadata: {name: other}\n")
-    load_catalog(project, dirs=_dirs(project))
+    load_catalog(project, dirs=_dirs(project), keep_parsed=True)
     kept = json.loads(_cache_file(project).read_text())["files"]
     assert [Path(p).name for p in kept] == ["other.specialist.yaml"]
 
@@ -96,7 +96,10 @@ def test_each_use_gets_its_own_copy(tmp_path: Path) -> None:
 def test_no_state_directory_no_cache(tmp_path: Path) -> None:
     (tmp_path / "specialists").mkdir()
     (tmp_path / "specialists" / "tester.specialist.yaml").write_text(TESTER)
-    assert load_catalog(tmp_path, dirs=_dirs(tmp_path)).get("tester").name == "tester"
+    assert (
+        load_catalog(tmp_path, dirs=_dirs(tmp_path), keep_parsed=True).get("tester").name
+        == "tester"
+    )
     assert not (tmp_path / ".specialists").exists()
 
 
@@ -105,7 +108,7 @@ def test_no_state_directory_no_cache(tmp_path: Path) -> None:
     ["garbage", "newer schema", "a planted link", "a FIFO", "a directory", "a deep document"],
 )
 def test_a_damaged_or_planted_cache_costs_a_parse(project: Path, damage: str) -> None:
-    load_catalog(project, dirs=_dirs(project))
+    load_catalog(project, dirs=_dirs(project), keep_parsed=True)
     cache = _cache_file(project)
     cache.unlink()
     outside = project / "outside.json"
@@ -126,7 +129,17 @@ def test_a_damaged_or_planted_cache_costs_a_parse(project: Path, damage: str) ->
         for _ in range(200):
             deep = [deep]
         cache.write_text(json.dumps({"schema": 1, "files": {path: {"text": TESTER, "data": deep}}}))
-    spec = load_catalog(project, dirs=_dirs(project)).get("tester")
+    spec = load_catalog(project, dirs=_dirs(project), keep_parsed=True).get("tester")
     assert spec.model == "a/b"
     if damage == "a planted link":
         assert json.loads(outside.read_text()) == {"schema": 1, "files": {}}  # not written through
+
+
+def test_only_a_runs_load_writes_it(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`list`, `agents` and the others read the cache; a refused command writes nothing."""
+    load_catalog(project, dirs=_dirs(project))
+    assert not _cache_file(project).exists()
+    load_catalog(project, dirs=_dirs(project), keep_parsed=True)
+    parsed = _no_yaml(monkeypatch)
+    assert load_catalog(project, dirs=_dirs(project)).get("tester").name == "tester"
+    assert parsed == []

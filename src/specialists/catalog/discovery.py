@@ -263,8 +263,12 @@ class Catalog:
         return "run 'specialists list' to see the available specialists"
 
 
-def load_catalog(project_root: Path, *, dirs: Sequence[SourceDir] | None = None) -> Catalog:
-    """Load every definition in every scope. Never raises for a bad file: see `.problems`."""
+def load_catalog(
+    project_root: Path, *, dirs: Sequence[SourceDir] | None = None, keep_parsed: bool = False
+) -> Catalog:
+    """Load every definition in every scope. Never raises for a bad file: see `.problems`.
+    `keep_parsed` (a run's load): keep what the YAML files parsed to (files.ParsedCache);
+    every load uses what was kept, only a run writes (a refused command writes nothing)."""
     catalog = Catalog()
     cache = ParsedCache(state_dir(project_root))
     by_scope: dict[Scope, dict[str, Specialist]] = {s: {} for s in SCOPE_ORDER}
@@ -287,7 +291,8 @@ def load_catalog(project_root: Path, *, dirs: Sequence[SourceDir] | None = None)
                 )
                 continue
             same_scope[loaded.name] = loaded
-    cache.save()
+    if keep_parsed:
+        cache.save()
     for scope in SCOPE_ORDER:
         for name, spec in by_scope[scope].items():
             winner = catalog.by_name.get(name)

@@ -144,7 +144,8 @@ class ParsedCache:
     since the last load. Kept: only a document JSON holds exactly (not a YAML date, a set,
     a key that is not text) of a file up to MAX_TEXT; each use gets its own copy. A cache
     that cannot be read or written costs the parse, nothing else; none is made where the
-    project has no state directory yet."""
+    project has no state directory yet. A run's load writes it (discovery.load_catalog
+    `keep_parsed`), every load reads it."""
 
     DOC = "definitions"
     MAX_TEXT = 64 * 1024

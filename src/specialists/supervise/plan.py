@@ -58,7 +58,7 @@ def plan_job(
     from specialists.catalog.render import render_task
 
     project_root = store.root.parent
-    catalog = load_catalog(project_root)
+    catalog = load_catalog(project_root, keep_parsed=True)  # a run keeps what it parsed
     spec = catalog.get(request.specialist)
     config = load_config(project_root)
     if warnings is not None:  # unknown keys: named once per process, ignored
