@@ -70,3 +70,52 @@ def test_a_read_verb_parses_and_boots_nothing_it_does_not_need(args, tmp_path):
     names = imported_modules(args, tmp_path)
     loaded = sorted(n for n in names if n.startswith(NOT_FOR_READS))
     assert loaded == [], f"`specialists {' '.join(args)}` imports {loaded}"
+
+
+# A foreground run loads what its job needs and no more (issue 20: at most 0.15 s of CPU over
+# the agent alone; benchmarks/bench_overhead.py measures it). Its budget, tightened to what a
+# pi job loads now: a module added to the path must be worth its milliseconds.
+RUN_NEVER = (
+    *HEAVY,
+    "dataclasses",  # some 1 ms a class at import: the path's values are NamedTuples
+    "inspect",
+    "difflib",  # a typo's suggestion only
+    "tomllib",  # a config file only
+    "statistics",  # a spend estimate only
+    "hashlib",
+    "specialists.features.missions",  # a run on a mission only
+    "specialists.features.asks",  # a job that asked only
+    "specialists.catalog.markdown",  # an agent file only
+    "specialists.executors",  # a remote executor only
+    "specialists.native.loop",  # the native runner only (the tool table's registry loads)
+    "specialists.native.providers",
+)
+RUN_OURS_BUDGET = 130  # specialists modules a foreground pi job imports (128 when set)
+
+PI_SPEC = """\
+metadata: {name: tester}
+execution: {runner: pi, model: mock/mock-model, permission_required: LOW}
+prompt: {system: "Be brief.", task_template: "$prompt"}
+"""
+
+
+def test_a_foreground_pi_run_imports_only_what_its_job_needs(mock_llm, isolated_env):
+    from tests.support.mock_llm import Reply
+
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    (root / "specialists").mkdir(exist_ok=True)
+    (root / "specialists" / "tester.specialist.yaml").write_text(PI_SPEC)
+    mock_llm.enqueue(Reply("hi"), Reply("hi"))
+    # The first run (in a project whose state directory exists) keeps what its definitions
+    # parsed to; the second is the one measured: every later run of unchanged definitions.
+    (root / ".specialists").mkdir(exist_ok=True)
+    argv = ["run", "tester", "--prompt", "hello"]
+    first = subprocess.run(
+        [sys.executable, "-m", "specialists", *argv], cwd=root, capture_output=True, text=True
+    )
+    assert first.returncode == 0, first.stderr
+    names = imported_modules(argv, root)
+    loaded = sorted(n for n in names if any(n == m or n.startswith(m + ".") for m in RUN_NEVER))
+    assert loaded == [], f"a foreground pi run imports {loaded}"
+    ours = sorted(n for n in names if n.split(".")[0] == "specialists")
+    assert len(ours) <= RUN_OURS_BUDGET, f"{len(ours)} of our modules: {ours}"

@@ -333,3 +333,40 @@ def test_contact_supervisor_takes_the_seeds_reason_as_well_as_kind(
         bad = _call("contact_supervisor", args, me)
         assert bad.is_error and said in bad.text, (args, bad.text)  # type: ignore[attr-defined]
     assert files.list_seqs(store.job_dir(child.id)) == [1, 2]  # the refusals wrote nothing
+
+
+def test_the_end_hook_finds_an_open_ask_and_skips_a_job_that_never_asked(
+    store: JobStore, tmp_path: Path
+) -> None:
+    """The plugin's hook looks for the asks directory before it loads the asks room: a job
+    that asked has its open ask cancelled by it; one that never asked is left alone."""
+    from specialists.features.asks.plugin import _cancel_open
+    from specialists.supervise.hooks import JobEnd
+
+    def ending(record: JobRecord, seen: list[tuple[str, dict[str, object]]]) -> JobEnd:
+        status = store.read_status(record.id)
+        assert status is not None
+        return JobEnd(
+            store, record, status, "done", None, None, 0, 0,
+            event=lambda kind, **fields: seen.append((kind, fields)), report=lambda _m: None,
+        )  # fmt: skip
+
+    quiet = _job(store, tmp_path, owner=[BOSS])
+    seen: list[tuple[str, dict[str, object]]] = []
+    _cancel_open(ending(quiet, seen))
+    assert seen == [] and not (store.job_dir(quiet.id) / files.ASKS_DIR).exists()
+    asker = _job(store, tmp_path, owner=[BOSS])
+    clock = FakeClock()
+
+    def sleep(seconds: float) -> None:
+        if not seen:
+            _cancel_open(ending(asker, seen))
+        clock.sleep(seconds)
+
+    waiting = ask(
+        store.root, asker.id, "need_decision", "1?", timeout_s=60, clock=clock, sleep=sleep
+    )
+    assert waiting.outcome is not None and waiting.outcome.kind == "cancelled"
+    assert seen == [
+        ("ask_cancelled", {"ask": waiting.ask.id, "reason": "the asking job ended done"})
+    ]

@@ -116,7 +116,7 @@ def test_ours_wins_the_name_over_a_jobs_own_server(tmp_path: Path) -> None:
         "mcp_servers": {"specialists": {"command": "evil"}, "docs": {"command": "d"}},
     }
     argv = claude_argv(
-        LaunchSpec(**{**spec.__dict__, "options": options}),
+        spec._replace(options=options),
         session_id="s",
         resume=False,
         as_root=False,
@@ -125,7 +125,7 @@ def test_ours_wins_the_name_over_a_jobs_own_server(tmp_path: Path) -> None:
     assert servers["specialists"]["command"] == sys.executable and servers["docs"] == {
         "command": "d"
     }
-    argv = codex_argv(LaunchSpec(**{**spec.__dict__, "options": options}), resume=None)
+    argv = codex_argv(spec._replace(options=options), resume=None)
     ours = [a for a in argv if a.startswith("mcp_servers.specialists=")]
     assert len(ours) == 1 and "evil" not in ours[0]
 

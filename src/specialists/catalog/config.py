@@ -22,11 +22,9 @@ documented in docs/config.md.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, NamedTuple, cast
 
 from specialists.base.errors import ConfigError
 from specialists.base.reader import Fields, Invalid, check_text, check_tree, value_error_text
@@ -119,8 +117,7 @@ _PRICE_KEYS = (
 _PRICE = "a number >= 0 (US dollars per million tokens)"
 
 
-@dataclass(frozen=True)
-class ModelConfig:
+class ModelConfig(NamedTuple):
     """Per-model overrides inside a provider (OpenRouter serves many models at many prices)."""
 
     context_window: int | None = None
@@ -130,8 +127,7 @@ class ModelConfig:
     cache_write_price_per_mtok: float | None = None
 
 
-@dataclass(frozen=True)
-class ProviderConfig:
+class ProviderConfig(NamedTuple):
     name: str
     base_url: str | None = None
     api: ApiKind | None = None  # None: the built-in provider's kind, else "openai-chat"
@@ -141,21 +137,20 @@ class ProviderConfig:
     output_price_per_mtok: float | None = None
     cache_read_price_per_mtok: float | None = None
     cache_write_price_per_mtok: float | None = None
-    models: Mapping[str, ModelConfig] = field(default_factory=dict)
+    models: Mapping[str, ModelConfig] = {}  # read-only (a Mapping): one shared empty one
     source: Path | None = None
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(NamedTuple):
     default_runner: str | None = None
     default_model: str | None = None
     # The scoped model list (pi's `enabledModels`, seed 001 R-H13): when not empty,
     # spawn_thread uses only these; the project's list replaces the user's.
     enabled_models: tuple[str, ...] = ()
-    providers: Mapping[str, ProviderConfig] = field(default_factory=dict)
+    providers: Mapping[str, ProviderConfig] = {}  # read-only, as all of these
     sources: tuple[Path, ...] = ()  # the files that were read, user first
     warnings: tuple[str, ...] = ()  # unknown keys, one line each
-    raw: Mapping[str, Any] = field(default_factory=dict)  # merged tables, for other rooms
+    raw: Mapping[str, Any] = {}  # merged tables, for other rooms
 
 
 def user_config_path() -> Path:
@@ -280,6 +275,8 @@ def _read_toml(path: Path) -> dict[str, Any] | None:
         return None
     except Invalid as exc:
         raise ConfigError(f"{path}: {exc.problem}") from None
+    import tomllib  # only when a config file exists
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

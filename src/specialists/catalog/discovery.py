@@ -10,18 +10,22 @@ and every other file still loads. See docs/specialists.md for the directory list
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, NamedTuple
 
 from specialists.base.errors import ConfigError, NotFound, UserError
 from specialists.base.reader import Invalid
 from specialists.base.vocab import SPEC_SUFFIXES
-from specialists.catalog.files import definition_stem, parse_definition, read_definition
-from specialists.catalog.markdown import load_markdown_file
+from specialists.catalog.files import (
+    ParsedCache,
+    definition_stem,
+    parse_definition,
+    read_definition,
+)
 from specialists.catalog.model import LoadProblem, Scope, Specialist
 from specialists.catalog.schema import specialist_from_data
+from specialists.store.paths import state_dir
 
 Kind = Literal["specialist", "agent"]  # *.specialist.{yaml,yml,json} | *.md agent files
 SCOPE_ORDER: tuple[Scope, ...] = ("project", "user", "builtin")
@@ -29,8 +33,7 @@ MAX_DEPTH = 4  # subdirectories are allowed for grouping, not for whole trees
 BUILTIN_DIR = Path(__file__).parent / "builtin"
 
 
-@dataclass(frozen=True)
-class SourceDir:
+class SourceDir(NamedTuple):
     scope: Scope
     path: Path
     kind: Kind
@@ -131,23 +134,29 @@ def load_specialist_file(
 ) -> Specialist:
     """Load one definition (YAML, JSON or Markdown). Raises ConfigError with one line."""
     try:
-        return _load(path, scope, project_root)
+        return _load(path, scope, project_root, parse_definition)
     except Invalid as exc:
         raise ConfigError(LoadProblem(path, exc.field, exc.problem).one_line()) from None
 
 
-def _load(path: Path, scope: Scope, project_root: Path | None) -> Specialist:
-    if path.name.endswith(".md"):
+def _load(
+    path: Path, scope: Scope, project_root: Path | None, parse: Callable[[Path, str], Any]
+) -> Specialist:
+    if path.name.endswith(".md"):  # an agent file (Claude Code's, pi's): loaded when there is one
+        from specialists.catalog.markdown import load_markdown_file
+
         return load_markdown_file(path, scope, project_root)
     if not path.name.endswith(SPEC_SUFFIXES):
         raise Invalid(None, f"expected a file named *{', *'.join(SPEC_SUFFIXES)} or *.md")
-    data = parse_definition(path, read_definition(path))
+    data = parse(path, read_definition(path))
     return specialist_from_data(data, source=path, scope=scope, project_root=project_root)
 
 
-def _load_or_problem(path: Path, scope: Scope, project_root: Path) -> Specialist | LoadProblem:
+def _load_or_problem(
+    path: Path, scope: Scope, project_root: Path, parse: Callable[[Path, str], Any]
+) -> Specialist | LoadProblem:
     try:
-        return _load(path, scope, project_root)
+        return _load(path, scope, project_root, parse)
     except Invalid as exc:
         return LoadProblem(path, exc.field, exc.problem, scope=scope)
     except Exception as exc:  # noqa: BLE001 - one odd file must not hide the others; reported
@@ -155,16 +164,24 @@ def _load_or_problem(path: Path, scope: Scope, project_root: Path) -> Specialist
         return LoadProblem(path, None, problem, scope=scope)
 
 
-@dataclass
 class Catalog:
     """The resolved set of specialists, plus what failed to load and what was shadowed."""
 
-    by_name: dict[str, Specialist] = field(default_factory=dict)
-    problems: list[LoadProblem] = field(default_factory=list)
-    shadowed: list[tuple[Specialist, Specialist]] = field(default_factory=list)
-    # Hidden by `specialists agents disable` (catalog/managed.py): name -> (the scope whose
-    # setting disables it, the definition that would otherwise win).
-    disabled: dict[str, tuple[Scope, Specialist]] = field(default_factory=dict)
+    __slots__ = ("by_name", "disabled", "problems", "shadowed")
+
+    def __init__(
+        self,
+        by_name: dict[str, Specialist] | None = None,
+        problems: list[LoadProblem] | None = None,
+        shadowed: list[tuple[Specialist, Specialist]] | None = None,
+        disabled: dict[str, tuple[Scope, Specialist]] | None = None,
+    ) -> None:
+        self.by_name = {} if by_name is None else by_name
+        self.problems = [] if problems is None else problems
+        self.shadowed = [] if shadowed is None else shadowed
+        # Hidden by `specialists agents disable` (catalog/managed.py): name -> (the scope whose
+        # setting disables it, the definition that would otherwise win).
+        self.disabled = {} if disabled is None else disabled
 
     def all(self) -> list[Specialist]:
         return [self.by_name[n] for n in sorted(self.by_name)]
@@ -246,13 +263,18 @@ class Catalog:
         return "run 'specialists list' to see the available specialists"
 
 
-def load_catalog(project_root: Path, *, dirs: Sequence[SourceDir] | None = None) -> Catalog:
-    """Load every definition in every scope. Never raises for a bad file: see `.problems`."""
+def load_catalog(
+    project_root: Path, *, dirs: Sequence[SourceDir] | None = None, keep_parsed: bool = False
+) -> Catalog:
+    """Load every definition in every scope. Never raises for a bad file: see `.problems`.
+    `keep_parsed` (a run's load): keep what the YAML files parsed to (files.ParsedCache);
+    every load uses what was kept, only a run writes (a refused command writes nothing)."""
     catalog = Catalog()
+    cache = ParsedCache(state_dir(project_root))
     by_scope: dict[Scope, dict[str, Specialist]] = {s: {} for s in SCOPE_ORDER}
     for source in source_dirs(project_root) if dirs is None else dirs:
         for path in definition_files(source, catalog.problems):
-            loaded = _load_or_problem(path, source.scope, project_root)
+            loaded = _load_or_problem(path, source.scope, project_root, cache.parse)
             if isinstance(loaded, LoadProblem):
                 catalog.problems.append(loaded)
                 continue
@@ -269,6 +291,8 @@ def load_catalog(project_root: Path, *, dirs: Sequence[SourceDir] | None = None)
                 )
                 continue
             same_scope[loaded.name] = loaded
+    if keep_parsed:
+        cache.save()
     for scope in SCOPE_ORDER:
         for name, spec in by_scope[scope].items():
             winner = catalog.by_name.get(name)

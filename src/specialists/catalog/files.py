@@ -9,6 +9,7 @@ imported only when a YAML file is read, never at CLI import time.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -134,3 +135,78 @@ def parse_json(text: str) -> Any:
 
 def parse_definition(path: Path, text: str) -> Any:
     return parse_json(text) if path.name.endswith(".json") else parse_yaml(text)
+
+
+class ParsedCache:
+    """What each YAML definition parsed to, kept in `.specialists/cache/definitions.json` by
+    path and exact text: a catalog load reads every definition's text as ever, but parses
+    (and imports PyYAML for, a sixth of a foreground run's own CPU) only a text that changed
+    since the last load. Kept: only a document JSON holds exactly (not a YAML date, a set,
+    a key that is not text) of a file up to MAX_TEXT; each use gets its own copy. A cache
+    that cannot be read or written costs the parse, nothing else; none is made where the
+    project has no state directory yet. A run's load writes it (discovery.load_catalog
+    `keep_parsed`), every load reads it."""
+
+    DOC = "definitions"
+    MAX_TEXT = 64 * 1024
+
+    def __init__(self, state_dir: Path | None) -> None:
+        self._record: Any = None
+        self._old: dict[str, Any] = {}
+        self._new: dict[str, Any] = {}
+        if state_dir is None or not state_dir.is_dir():
+            return
+        from specialists.base.errors import StoreError
+        from specialists.store.kinds import DEFINITIONS
+
+        self._record = DEFINITIONS.record(state_dir / "cache")
+        try:
+            doc = self._record.read(self.DOC, schema=1)
+        except (OSError, StoreError) as exc:  # damaged or planted: parsed again, then rewritten
+            _said(f"definitions cache not read: {exc}")
+            doc = None
+        files = doc.get("files") if doc is not None else None
+        self._old = files if isinstance(files, dict) else {}
+
+    def parse(self, path: Path, text: str) -> Any:
+        """`parse_definition`, from the cache when this very text was parsed before."""
+        if path.name.endswith(".json"):
+            return parse_json(text)
+        kept = self._old.get(str(path))
+        if isinstance(kept, dict) and kept.get("text") == text and "data" in kept:
+            try:
+                data = json.loads(json.dumps(kept["data"]))  # the caller's own copy
+                check_tree(data, "the YAML document")  # as bounded as a parse (planted?)
+            except (Invalid, ValueError, RecursionError) as exc:
+                _said(f"definitions cache: {path}: {exc}; parsed again")
+            else:
+                self._new[str(path)] = kept
+                return data
+        data = parse_yaml(text)
+        if len(text) <= self.MAX_TEXT:
+            try:
+                copy = json.loads(json.dumps(data))
+            except (TypeError, ValueError, RecursionError):  # a date, a set, ...: not kept
+                return data
+            if copy == data:  # (a key that is not text comes back as text: not kept)
+                self._new[str(path)] = {"text": text, "data": copy}
+        return data
+
+    def save(self) -> None:
+        """Keep what this load parsed, and only that (a removed file leaves the cache)."""
+        if self._record is None or self._new == self._old:
+            return
+        from specialists.base.errors import StoreError
+
+        try:
+            self._record.ensure()
+            self._record.replace(self.DOC, {"schema": 1, "files": self._new})
+        except (OSError, StoreError) as exc:  # a full disk, a planted link: parsed next time
+            _said(f"definitions cache not written: {exc}")
+
+
+def _said(problem: str) -> None:
+    """A cache problem, logged (it costs a parse, never a run); logging loads only then."""
+    import logging
+
+    logging.getLogger("specialists.catalog").info(problem)

@@ -17,10 +17,8 @@ manage room writes (catalog stays at the floor: no atomic writer here).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -38,11 +36,13 @@ def settings_path(scope: WritableScope, project_root: Path) -> Path:
     return config / "specialists" / SETTINGS_FILE
 
 
-@dataclass
 class ManagedSettings:
-    disabled: dict[str, bool] = field(default_factory=dict)  # name -> disabled (False: undone)
-    written: dict[str, str] = field(default_factory=dict)  # absolute path -> sha256
-    problem: str | None = None  # why the file could not be read (then it counts as empty)
+    __slots__ = ("disabled", "problem", "written")
+
+    def __init__(self, problem: str | None = None) -> None:
+        self.disabled: dict[str, bool] = {}  # name -> disabled (False: undone)
+        self.written: dict[str, str] = {}  # absolute path -> sha256
+        self.problem = problem  # why the file could not be read (then it counts as empty)
 
 
 def read_settings(path: Path) -> ManagedSettings:
@@ -104,6 +104,8 @@ def disabled_names(
 
 
 def digest(data: bytes) -> str:
+    import hashlib  # only for a file `agents` wrote
+
     return hashlib.sha256(data).hexdigest()
 
 

@@ -7,9 +7,8 @@ the package reads definition files directly.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Scope = Literal["project", "user", "builtin"]
 
@@ -20,16 +19,14 @@ def shown_path(path: Path) -> str:
     return text if text.isprintable() else repr(text)
 
 
-@dataclass(frozen=True)
-class ScriptSpec:
+class ScriptSpec(NamedTuple):
     path: str  # command line or script path, run with the job's cwd
     phase: Literal["pre", "post"] = "pre"
     inject_output: bool = False
     required: bool = False  # a pre-script that fails ends the job before its agent starts
 
 
-@dataclass(frozen=True)
-class MissingSkill:
+class MissingSkill(NamedTuple):
     """A skill path that does not exist: a warning, never fatal (seed 000 section 4.1)."""
 
     field: str  # where it was written, e.g. "skills.paths[1]"
@@ -41,8 +38,7 @@ class MissingSkill:
         return f"{self.field}: {self.written} {self.reason} (looked at {shown_path(self.path)})"
 
 
-@dataclass(frozen=True)
-class Specialist:
+class Specialist(NamedTuple):
     name: str  # the runtime name: `{package}.{local name}` when the file names a package
     description: str = ""
     version: str = ""
@@ -64,9 +60,9 @@ class Specialist:
     interactive: bool = False  # keep-alive: accept follow-ups after a run
     idle_timeout_ms: int | None = None  # keep-alive idle limit
     runner: str | None = None  # pi | claude | codex | command | native; None = config default
-    runner_options: Mapping[str, Any] = field(default_factory=dict)
+    runner_options: Mapping[str, Any] = {}  # read-only (a Mapping): one shared empty one
     # execution.executor as written (a kind, or a table); checked when a job is planned
-    executor: Mapping[str, Any] = field(default_factory=dict)
+    executor: Mapping[str, Any] = {}
     max_turns: int | None = None
     max_tokens: int | None = None
     requires_worktree: bool = False  # always run in a sandbox (git worktree)
@@ -85,7 +81,7 @@ class Specialist:
     system_prompt: str = ""
     task_template: str = "$prompt"
     skill_inherit: str | None = None
-    variables: Mapping[str, str] = field(default_factory=dict)
+    variables: Mapping[str, str] = {}
     # skills
     skill_paths: tuple[Path, ...] = ()  # resolved, in order, missing ones included
     # the skill paths that did not exist at load time; each is also one line of `warnings`
@@ -108,8 +104,7 @@ class Specialist:
         return tuple(s for s in self.scripts if s.phase == "post")
 
 
-@dataclass(frozen=True)
-class LoadProblem:
+class LoadProblem(NamedTuple):
     """A definition file that could not be loaded: one line for the user."""
 
     path: Path
@@ -126,7 +121,7 @@ class LoadProblem:
 
 def specialist_to_dict(spec: Specialist) -> dict[str, Any]:
     """A JSON-ready view of a resolved definition (paths as text, tuples as lists)."""
-    out = asdict(spec)
+    out = spec._asdict()
     out["skill_paths"] = [str(p) for p in spec.skill_paths]
     out["missing_skills"] = [
         {"field": m.field, "written": m.written, "path": str(m.path), "reason": m.reason}
@@ -140,5 +135,5 @@ def specialist_to_dict(spec: Specialist) -> dict[str, Any]:
     out["runner_options"] = dict(spec.runner_options)  # plain data: checked when loaded
     out["executor"] = dict(spec.executor)
     out["variables"] = dict(spec.variables)
-    out["scripts"] = [asdict(s) for s in spec.scripts]
+    out["scripts"] = [s._asdict() for s in spec.scripts]
     return out

@@ -17,8 +17,8 @@ import errno
 import json
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from specialists.base.errors import Planted, StoreError
 from specialists.events.model import Event, EventSource, event_from_dict, event_id
@@ -26,7 +26,7 @@ from specialists.events.owners import check_owner, owner_dir
 from specialists.events.spill import EVENT_LIMITS, SpillLimits, bound_body
 from specialists.store.kinds import OWNER
 
-TYPE_CHECKING = False  # no `typing` at run time: the hooks load this module
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -48,8 +48,7 @@ TAKE_MAX_EVENTS = 100
 WAIT_INTERVAL_S = 0.025
 
 
-@dataclass(frozen=True)
-class Batch:
+class Batch(NamedTuple):
     """What `pending` found: events to deliver, and where the cursor goes once they are."""
 
     events: tuple[Event, ...]
@@ -62,10 +61,12 @@ class Batch:
         return tuple(e.id for e in self.events)
 
 
-@dataclass
 class _Cursor:
-    offset: int = 0
-    seen: list[str] = field(default_factory=list)
+    __slots__ = ("offset", "seen")
+
+    def __init__(self, offset: int = 0, seen: list[str] | None = None) -> None:
+        self.offset = offset
+        self.seen = [] if seen is None else seen
 
 
 @contextlib.contextmanager

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
-# `typing` costs 5-10 ms and the hooks load this module: the kinds are a tuple at run time,
-# the Literal only for type checkers (tests/unit/test_events.py keeps the two equal).
+# The kinds are a tuple at run time, the Literal only for type checkers
+# (tests/unit/test_events.py keeps the two equal).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal
@@ -43,13 +43,12 @@ EVENT_KINDS: tuple[str, ...] = (
 MAX_ARGS_CHARS = 300  # original_args shown to the model: one line, at most this long
 
 
-@dataclass(frozen=True)
-class EventSource:
+class EventSource(NamedTuple):
     """The tool call (or other origin) an event answers."""
 
     tool: str
     call_id: str = ""
-    args: Mapping[str, Any] = field(default_factory=dict)
+    args: Mapping[str, Any] = {}  # read-only (a Mapping): one shared empty one
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"tool": self.tool}
@@ -60,15 +59,14 @@ class EventSource:
         return out
 
 
-@dataclass(frozen=True)
-class Event:
+class Event(NamedTuple):
     id: str
     kind: EventKind
     owner: str
     ts_ms: int
     source: EventSource
     body: str
-    details: Mapping[str, Any] = field(default_factory=dict)
+    details: Mapping[str, Any] = {}  # read-only, as args
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

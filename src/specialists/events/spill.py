@@ -11,14 +11,13 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from specialists.store.atomic import rename_over, write_atomic
 
 
-@dataclass(frozen=True)
-class SpillLimits:
+class SpillLimits(NamedTuple):
     max_chars: int = 40_000
     head_chars: int = 6_000
     tail_chars: int = 2_000

@@ -13,9 +13,8 @@ uses, so firing a timer and recording that it fired happen together.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from specialists.base.errors import StoreError, UserError
 from specialists.events.inbox import Inbox
@@ -31,19 +30,17 @@ MAX_NOTE = 500
 TimerState = Literal["pending", "fired", "cancelled"]
 
 
-@dataclass
-class Timer:
+class Timer(NamedTuple):
     id: str
     due_ms: int
     created_ms: int
     note: str = ""
-    source: EventSource = field(default_factory=lambda: EventSource("sleep"))
+    source: EventSource = EventSource("sleep")
     state: TimerState = "pending"
     done_at_ms: int | None = None
 
 
-@dataclass(frozen=True)
-class Fold:
+class Fold(NamedTuple):
     timers: dict[str, Timer]
     problems: tuple[str, ...]
 
@@ -54,8 +51,7 @@ class Fold:
         )
 
 
-@dataclass(frozen=True)
-class CancelOutcome:
+class CancelOutcome(NamedTuple):
     id: str
     state: TimerState  # the state after the call: cancelled now, or already fired/cancelled
     changed: bool
@@ -231,7 +227,7 @@ def _apply(timers: dict[str, Timer], record: object) -> str | None:
         if timer is None or at is None:
             return f"{op} of an unknown timer"
         if timer.state == "pending":
-            timer.state = "fired" if op == "fire" else "cancelled"
-            timer.done_at_ms = at
+            state: TimerState = "fired" if op == "fire" else "cancelled"
+            timers[timer_id] = timer._replace(state=state, done_at_ms=at)
         return None
     return f"unknown op {str(op)[:20]!r}"

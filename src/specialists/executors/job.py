@@ -17,7 +17,6 @@ and changes only where its processes run:
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import os
@@ -127,7 +126,7 @@ class RemoteJobRunner:
         self._placement = placement
         try:
             host = self._prepare(spec, placement)
-            self.inner.start(dataclasses.replace(spec, host=host))
+            self.inner.start(spec._replace(host=host))
         except BaseException:
             placement.release()
             raise
@@ -196,7 +195,7 @@ class RemoteJobRunner:
 
             self._snapshot = Snapshot.of_record(record["snapshot"])
         state = {**checkpoint["runner"], "then": checkpoint.get("then", "output")}
-        self.inner.adopt(dataclasses.replace(spec, host=host), state, proc)
+        self.inner.adopt(spec._replace(host=host), state, proc)
 
     def poll(self, timeout: float) -> list[RunnerEvent]:
         events = self._notes + self.inner.poll(timeout)

@@ -31,7 +31,6 @@ from typing import Any
 
 from specialists.base.errors import AgentUnavailable, ConfigError, UserError
 from specialists.base.reader import Fields, Invalid
-from specialists.executors.travel import DEFAULT_FORWARD_ENV
 
 EXECUTORS = ("local", "ray")
 WORKSPACES = ("bundle", "shared")
@@ -44,7 +43,6 @@ DEFAULTS: dict[str, Any] = {
     "namespace": "specialists",
     "resources": {"CPU": 1.0},
     "workspace": "bundle",
-    "forward_env": list(DEFAULT_FORWARD_ENV),
     "connect_timeout_s": 15.0,
     "schedule_timeout_s": 120.0,
     "lease_s": 60.0,
@@ -119,7 +117,9 @@ def resolve(
     if kind == "local":
         return None
     require_ray()
-    return {**DEFAULTS, **table, **own, "kind": kind}
+    from specialists.executors.travel import DEFAULT_FORWARD_ENV  # a local job never needs it
+
+    return {**DEFAULTS, "forward_env": list(DEFAULT_FORWARD_ENV), **table, **own, "kind": kind}
 
 
 def ray_installed() -> bool:

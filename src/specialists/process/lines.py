@@ -8,13 +8,12 @@ wrong here. A line longer than `max_line` is not kept: only its head survives, a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 OVERSIZED_HEAD = 4096
 
 
-@dataclass(frozen=True)
-class OversizedLine:
+class OversizedLine(NamedTuple):
     head: bytes  # the first OVERSIZED_HEAD bytes of the line
     size: int
 

@@ -20,8 +20,8 @@ import os
 import re
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from specialists.base.errors import AgentUnavailable
 
@@ -33,8 +33,7 @@ _PACKAGE_DEPTH = 6
 _cache: dict[tuple[str, int, int], Version | None] = {}
 
 
-@dataclass(frozen=True)
-class NodePackage:
+class NodePackage(NamedTuple):
     """The npm package a Node script belongs to, and the oldest Node it accepts."""
 
     name: str

@@ -16,8 +16,8 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from specialists.process import spawn as spawning
 
@@ -27,8 +27,7 @@ _CHUNK = 1 << 16
 _SLICE_S = 0.1  # without a pidfd, how often the loop looks for the exit
 
 
-@dataclass(frozen=True)
-class CommandResult:
+class CommandResult(NamedTuple):
     """How a short command ended. `error` says why it did not exit by itself, if it did not."""
 
     argv: tuple[str, ...]

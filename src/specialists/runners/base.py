@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, NoReturn, Protocol, runtime_checkable
 
 from specialists.base.display import excerpt
 from specialists.base.errors import Bug
@@ -29,8 +28,7 @@ if TYPE_CHECKING:
     from specialists.process.host import ProcessHost
 
 
-@dataclass(frozen=True)
-class LaunchSpec:
+class LaunchSpec(NamedTuple):
     """Everything a runner needs to start an agent for one job."""
 
     job_id: str
@@ -52,9 +50,9 @@ class LaunchSpec:
     max_tokens: int | None = None
     fallback_model: str | None = None
     response_format: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = {}  # read-only (a Mapping): one shared empty one
     # Runner-specific options from the specialist's execution.runner block.
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = {}  # read-only, as env
     # Where the agent's processes run (executors/); None: on this machine.
     host: ProcessHost | None = None
     # A thread job (threads/): its agent also gets the child tools (report_to_parent, ...).
@@ -86,8 +84,7 @@ class SpendLimit:
 # --- what a runner reports -------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Activity:
+class Activity(NamedTuple):
     """Something the agent is doing.
 
     `event` is a kind from the shared vocabulary (thinking, toolcall, tool_execution,
@@ -96,7 +93,7 @@ class Activity:
     """
 
     event: str
-    fields: Mapping[str, Any] = field(default_factory=dict)
+    fields: Mapping[str, Any] = {}  # read-only (a Mapping): one shared empty one
     log: bool = True
     current_tool: str | None = None
     kind: Literal["activity"] = "activity"
@@ -109,16 +106,14 @@ def agent_started() -> Activity:
     return Activity("agent_start", log=False)
 
 
-@dataclass(frozen=True)
-class AnswerDelta:
+class AnswerDelta(NamedTuple):
     """Answer text as it streams; shown by a foreground run, never logged."""
 
     text: str
     kind: Literal["answer_delta"] = "answer_delta"
 
 
-@dataclass(frozen=True)
-class Usage:
+class Usage(NamedTuple):
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
@@ -136,8 +131,7 @@ class Usage:
         )
 
 
-@dataclass(frozen=True)
-class RunFinished:
+class RunFinished(NamedTuple):
     """One prompt (or follow-up) has been fully answered, or has failed.
 
     `text` is the final assistant text ("" when the agent said nothing). `error` is set when
@@ -155,8 +149,7 @@ class RunFinished:
     kind: Literal["run_finished"] = "run_finished"
 
 
-@dataclass(frozen=True)
-class AgentExited:
+class AgentExited(NamedTuple):
     """The agent process ended (or the in-process loop stopped for good)."""
 
     exit_code: int | None  # None when killed by a signal
@@ -231,8 +224,7 @@ def toolcall(name: str, args: object) -> Activity:
 # --- what a runner is asked to do -------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class FollowUp:
+class FollowUp(NamedTuple):
     """Another user message, answered by a run of its own (queued behind a run in progress).
 
     `synthetic`: the message is not a person's but the supervisor's (inbox events waking the
@@ -244,38 +236,33 @@ class FollowUp:
     kind: Literal["follow_up"] = "follow_up"
 
 
-@dataclass(frozen=True)
-class Steer:
+class Steer(NamedTuple):
     """Guidance for the run in progress, read by the agent before its next step."""
 
     message: str
     kind: Literal["steer"] = "steer"
 
 
-@dataclass(frozen=True)
-class Abort:
+class Abort(NamedTuple):
     """End the run in progress gracefully; RunFinished(error="aborted") follows."""
 
     kind: Literal["abort"] = "abort"
 
 
-@dataclass(frozen=True)
-class Close:
+class Close(NamedTuple):
     """No more runs: end the agent cleanly once the run in progress is over. AgentExited
     follows."""
 
     kind: Literal["close"] = "close"
 
 
-@dataclass(frozen=True)
-class Terminate:
+class Terminate(NamedTuple):
     """SIGTERM the agent's process group (in-process runners: abort and close)."""
 
     kind: Literal["terminate"] = "terminate"
 
 
-@dataclass(frozen=True)
-class Kill:
+class Kill(NamedTuple):
     """SIGKILL the agent's process group, and what earlier runs left behind. Idempotent."""
 
     kind: Literal["kill"] = "kill"
@@ -296,8 +283,7 @@ def not_accepted(runner: str, command: Command) -> NoReturn:
 # --- who the agent is ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class AgentHandle:
+class AgentHandle(NamedTuple):
     """The agent as the job records it: its process and its session.
 
     `start_time` is the process's start time (jobs.liveness), so a pid the kernel reused is

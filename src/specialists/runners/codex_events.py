@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -185,7 +184,7 @@ class CodexTranslator:
             cache_read_tokens=usage.cache_read_tokens,
             cache_write_tokens=usage.cache_write_tokens,
         )
-        return replace(usage, cost_usd=cost)
+        return usage._replace(cost_usd=cost)
 
     def _item(self, item: Mapping[str, Any], *, done: bool, now: float) -> list[RunnerEvent]:
         itype = item.get("type")

@@ -11,7 +11,6 @@ same ids and the same stdin write numbers (the node drops what it applied alread
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, assert_never
@@ -40,7 +39,7 @@ if TYPE_CHECKING:
 def protocol_state(protocol: PiProtocol, now: float) -> dict[str, Any]:
     return {
         "state": _state(protocol.state, now),
-        "run": dataclasses.asdict(protocol._run),
+        "run": protocol._run.to_dict(),
         "pending": {rid: list(p) for rid, p in protocol._pending.items()},
         "queued": list(protocol._queued),
         "next_id": protocol.next_id,
@@ -92,7 +91,7 @@ def restore_translator(t: PiTranslator, raw: Mapping[str, Any], now: float) -> N
 
 
 def _usage(u: Usage) -> dict[str, Any]:
-    return {f.name: getattr(u, f.name) for f in dataclasses.fields(u) if f.name != "kind"}
+    return {k: v for k, v in u._asdict().items() if k != "kind"}
 
 
 def _state(state: PiState, now: float) -> dict[str, Any]:

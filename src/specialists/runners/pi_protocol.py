@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any, assert_never
 
 from specialists.base.errors import Bug
@@ -219,7 +218,7 @@ class PiProtocol:
             self.outbox.append({"type": "extension_ui_response", "id": sig.id, "cancelled": True})
         elif sig.kind == "agent_started":
             if isinstance(state, Finalizing):
-                self.state = replace(state, restarted=True)
+                self.state = state._replace(restarted=True)
             elif isinstance(state, Idle):
                 self._run = RunFacts()  # pi started a run on its own (e.g. a late steer)
                 self.state = Running()
@@ -351,7 +350,7 @@ class PiProtocol:
             return [Activity("notice", rejected)]
         if isinstance(state, Finalizing) and resp.id in state.awaiting:
             left = state.awaiting - {resp.id}
-            self.state = replace(state, awaiting=left)
+            self.state = state._replace(awaiting=left)
             if not left:
                 return self._finish()
         return []

@@ -7,17 +7,14 @@ assert_never.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 
-@dataclass(frozen=True)
-class AgentStarted:
+class AgentStarted(NamedTuple):
     kind: Literal["agent_started"] = "agent_started"
 
 
-@dataclass(frozen=True)
-class AgentEnded:
+class AgentEnded(NamedTuple):
     """One low-level run ended. pi 1.x says whether it will retry (`willRetry`); pi 0.x does
     not (None), so the protocol watches for the retry instead."""
 
@@ -25,16 +22,14 @@ class AgentEnded:
     kind: Literal["agent_ended"] = "agent_ended"
 
 
-@dataclass(frozen=True)
-class AgentSettled:
+class AgentSettled(NamedTuple):
     """pi 1.x: no automatic work is left (no retry, compaction or queued message)."""
 
     aborted: bool = False
     kind: Literal["agent_settled"] = "agent_settled"
 
 
-@dataclass(frozen=True)
-class AssistantDone:
+class AssistantDone(NamedTuple):
     """An assistant message ended (message_end)."""
 
     stop_reason: str | None
@@ -43,36 +38,30 @@ class AssistantDone:
     kind: Literal["assistant_done"] = "assistant_done"
 
 
-@dataclass(frozen=True)
-class TurnEnded:
+class TurnEnded(NamedTuple):
     kind: Literal["turn_ended"] = "turn_ended"
 
 
-@dataclass(frozen=True)
-class RetryStarted:
+class RetryStarted(NamedTuple):
     kind: Literal["retry_started"] = "retry_started"
 
 
-@dataclass(frozen=True)
-class RetryEnded:
+class RetryEnded(NamedTuple):
     success: bool
     final_error: str | None
     kind: Literal["retry_ended"] = "retry_ended"
 
 
-@dataclass(frozen=True)
-class CompactionStarted:
+class CompactionStarted(NamedTuple):
     kind: Literal["compaction_started"] = "compaction_started"
 
 
-@dataclass(frozen=True)
-class CompactionEnded:
+class CompactionEnded(NamedTuple):
     will_retry: bool
     kind: Literal["compaction_ended"] = "compaction_ended"
 
 
-@dataclass(frozen=True)
-class CommandResponse:
+class CommandResponse(NamedTuple):
     """pi's answer to one of our commands (`id` is ours; None when pi could not parse it)."""
 
     id: str | None
@@ -83,8 +72,7 @@ class CommandResponse:
     kind: Literal["command_response"] = "command_response"
 
 
-@dataclass(frozen=True)
-class UiRequest:
+class UiRequest(NamedTuple):
     """An extension asks the user something; nobody is there, so it is cancelled."""
 
     id: str

@@ -6,46 +6,39 @@ over them ends in assert_never. `RunFacts` is what the run in progress has told 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 
-@dataclass(frozen=True)
-class Idle:
+class Idle(NamedTuple):
     kind: Literal["idle"] = "idle"
 
 
-@dataclass(frozen=True)
-class Running:
+class Running(NamedTuple):
     """A prompt is being answered."""
 
     kind: Literal["running"] = "running"
 
 
-@dataclass(frozen=True)
-class Settling:
+class Settling(NamedTuple):
     """agent_end after a failed message: waiting to see whether pi retries or compacts."""
 
     deadline: float
     kind: Literal["settling"] = "settling"
 
 
-@dataclass(frozen=True)
-class Retrying:
+class Retrying(NamedTuple):
     """An auto-retry (or a compaction that will retry) is pending: waiting for agent_start."""
 
     kind: Literal["retrying"] = "retrying"
 
 
-@dataclass(frozen=True)
-class Compacting:
+class Compacting(NamedTuple):
     """Compaction after a failed run: waiting for compaction_end."""
 
     kind: Literal["compacting"] = "compacting"
 
 
-@dataclass(frozen=True)
-class SwitchingModel:
+class SwitchingModel(NamedTuple):
     """The run failed; `set_model` to the fallback is sent and waits for pi's answer."""
 
     request: str
@@ -53,8 +46,7 @@ class SwitchingModel:
     kind: Literal["switching_model"] = "switching_model"
 
 
-@dataclass(frozen=True)
-class Finalizing:
+class Finalizing(NamedTuple):
     """Final: waiting for the answers to get_last_assistant_text and get_state."""
 
     awaiting: frozenset[str]
@@ -67,16 +59,30 @@ PiState = Idle | Running | Settling | Retrying | Compacting | SwitchingModel | F
 BUSY_STATES = frozenset({"running", "settling", "retrying", "compacting", "switching_model"})
 
 
-@dataclass
 class RunFacts:
-    """What one run has told us so far."""
+    """What one run has told us so far (a checkpoint carries `to_dict()`, pi_adopt.py)."""
 
-    message: str = ""  # what the run answers (sent again on the fallback model)
-    stop_reason: str | None = None
-    error_message: str | None = None
-    fallback_text: str = ""  # the last assistant text seen, if the text query fails
-    final_error: str | None = None
-    abort_requested: bool = False
-    turn_limit_hit: bool = False
-    turns: int = 0
-    answer: str | None = None
+    __slots__ = FIELDS = (
+        "message", "stop_reason", "error_message", "fallback_text", "final_error",
+        "abort_requested", "turn_limit_hit", "turns", "answer",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        message: str = "",  # what the run answers (sent again on the fallback model)
+        stop_reason: str | None = None,
+        error_message: str | None = None,
+        fallback_text: str = "",  # the last assistant text seen, if the text query fails
+        final_error: str | None = None,
+        abort_requested: bool = False,
+        turn_limit_hit: bool = False,
+        turns: int = 0,
+        answer: str | None = None,
+    ) -> None:
+        self.message, self.stop_reason, self.error_message = message, stop_reason, error_message
+        self.fallback_text, self.final_error = fallback_text, final_error
+        self.abort_requested, self.turn_limit_hit = abort_requested, turn_limit_hit
+        self.turns, self.answer = turns, answer
+
+    def to_dict(self) -> dict[str, object]:
+        return {name: getattr(self, name) for name in self.FIELDS}

@@ -10,7 +10,7 @@ way to read is its shell) is refused before the job is created (`check_runner_to
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from specialists.base.errors import UserError
 from specialists.base.vocab import PERMISSION_TIERS
@@ -30,8 +30,7 @@ PI_TOOLS: dict[str, str] = {
 # --- Claude Code: available tools, auto-approved tools, permission mode -----------------
 
 
-@dataclass(frozen=True)
-class ClaudeControls:
+class ClaudeControls(NamedTuple):
     """Flags for `claude -p`.
 
     `tools` is the built-in tool set the model sees at all (`--tools`; None keeps Claude's
@@ -139,11 +138,10 @@ def claude_controls(
         approved = [a for a in approved if a.partition("(")[0] in offered]
     if controls.permission_mode == "bypassPermissions":
         if len(approved) == len(offered) and all("(" not in a for a in approved):
-            return replace(controls, tools=tuple(offered))
+            return controls._replace(tools=tuple(offered))
         # A rule means something only where tools are approved one by one.
         return ClaudeControls(tuple(offered), tuple(approved), (), "acceptEdits")
-    return replace(
-        controls,
+    return controls._replace(
         tools=tuple(offered),
         allowed=tuple(dict.fromkeys(approved)),
     )

@@ -22,16 +22,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from specialists.base.errors import StoreError, UserError
 from specialists.store.file_record import FileRecord
 from specialists.store.jobs import JobStore
 from specialists.store.liveness import is_alive
-from specialists.store.paths import SANDBOXES_DIR, STATE_DIR_NAME
+from specialists.store.paths import CLAIMS_DIR, SANDBOXES_DIR, STATE_DIR_NAME
 
-CLAIMS_DIR = "claims"
 DOC = "claims"
 SCHEMA = 1
 MAX_PATHS_PER_CALL = 200
@@ -41,8 +40,7 @@ MAX_NOTE_CHARS = 300
 MAX_ANCESTORS = 8  # how far up a writer's parents are looked for the holder
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(NamedTuple):
     path: str  # relative to its working copy's top, "/"-separated, no trailing "/"
     dir: bool  # covers everything below `path`
     job: str

@@ -19,8 +19,8 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from specialists.base.errors import StoreError
 from specialists.base.reader.env import env_number
@@ -45,13 +45,12 @@ def env_days(name: str, default: float) -> float:
     return env_number(name, default, low=0, high=MAX_TTL_DAYS, unit="days")
 
 
-@dataclass(frozen=True)
-class GcReport:
+class GcReport(NamedTuple):
     removed: list[str]  # with dry_run: the jobs that would be removed
     kept_active: int
     crashed: list[str]  # finished jobs (still present) that ended "supervisor crashed"
-    warnings: list[str] = field(default_factory=list)  # a bad TTL: one line, for the interface
-    problems: list[str] = field(default_factory=list)  # damaged jobs, left in place
+    warnings: list[str]  # a bad TTL: one line, for the interface
+    problems: list[str]  # damaged jobs, left in place
     freed_bytes: int = 0  # what the removed (or, dry, the chosen) directories held
 
 

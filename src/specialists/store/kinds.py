@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from specialists.store.file_record import FileRecord
 from specialists.store.record import MAX_DOC, MAX_LINE, MAX_LOG
@@ -30,16 +30,14 @@ KIB, MIB = 1 << 10, 1 << 20
 FORMS = ("doc", "log", "claim", "lock", "blob", "legacy")
 
 
-@dataclass(frozen=True)
-class File:
+class File(NamedTuple):
     name: str
     form: str
     what: str
     schema: int | None = None
 
 
-@dataclass(frozen=True)
-class Kind:
+class Kind(NamedTuple):
     name: str
     where: str
     what: str
@@ -276,6 +274,14 @@ PERSON_FILES = kind(
     config.toml           blob    the project's local config, at its old place (store/paths.py)
     workflows/<name>      blob    a workflow of this checkout (.py, .yaml, .yml, .json)
     """
+)
+
+DEFINITIONS = kind(
+    """
+    definitions cache     what the YAML definitions parsed to (catalog/files.py); rebuilt when gone
+    definitions.json      doc/1   each file's path, its exact text and what that text parsed to
+    """,
+    max_doc=4 * MIB,
 )
 
 HOOK_CACHES = kind(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 STATE_DIR_NAME = ".specialists"
 SANDBOXES_DIR = "sandboxes"  # the sandbox worktrees and their records (features/sandbox)
+CLAIMS_DIR = "claims"  # the file claims (store/claims.py): looked for before it loads
 
 
 def find_project_root(start: Path | None = None) -> Path:

@@ -29,8 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from specialists.base.errors import StoreError
 from specialists.store.files import parse_object
@@ -42,8 +41,7 @@ LOCK_FILE = "lock"
 _RECORD_SUFFIXES = (".json", ".jsonl", ".lock")
 
 
-@dataclass(frozen=True)
-class Lines:
+class Lines(NamedTuple):
     """What a read of a log found: its entries, where the next read starts, what was bad."""
 
     entries: tuple[dict[str, Any], ...]

@@ -21,8 +21,7 @@ for the agent and finish anyway.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from specialists.runners.base import Abort, Close, Command, Kill, Terminate
 from specialists.store.records import JobRecord
@@ -52,8 +51,7 @@ KILL_LADDER: tuple[Ladder, float] = (
 )
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(NamedTuple):
     """The job's timers, from its launch record."""
 
     # per piece of work (the prompt, a follow-up): its waits for pending work count, a
@@ -73,14 +71,12 @@ class Limits:
         )
 
 
-@dataclass(frozen=True)
-class LadderStep:
+class LadderStep(NamedTuple):
     at: float
     command: Command
 
 
-@dataclass(frozen=True)
-class Ending:
+class Ending(NamedTuple):
     """A decided end, waiting for the agent process to go."""
 
     final: FinalStatus
@@ -106,8 +102,7 @@ def plan_ending(
     )
 
 
-@dataclass(frozen=True)
-class Facts:
+class Facts(NamedTuple):
     """What the supervisor knows, its times in seconds of its own clock."""
 
     status: str  # the job's status; "waiting" too while it waits for its pending work
@@ -138,25 +133,25 @@ class Facts:
 Chore = Literal["fire_timers", "recheck", "give_up", "save", "checkpoint", "attend"]
 
 
-@dataclass(frozen=True)
-class RunTimedOut:
+class RunTimedOut(NamedTuple):
     limit_ms: int
+    kind: Literal["run_timed_out"] = "run_timed_out"  # (a tuple equals no other kind's)
 
 
-@dataclass(frozen=True)
-class StallBegan:
+class StallBegan(NamedTuple):
     quiet_ms: int
     kill: bool  # the specialist asked for stalled agents to be killed
+    kind: Literal["stall_began"] = "stall_began"
 
 
-@dataclass(frozen=True)
-class IdleTimedOut:
+class IdleTimedOut(NamedTuple):
     idle_ms: int
+    kind: Literal["idle_timed_out"] = "idle_timed_out"
 
 
-@dataclass(frozen=True)
-class LadderDue:
+class LadderDue(NamedTuple):
     command: Command
+    kind: Literal["ladder_due"] = "ladder_due"
 
 
 Due = Chore | RunTimedOut | StallBegan | IdleTimedOut | LadderDue

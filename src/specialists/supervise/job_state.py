@@ -6,30 +6,47 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from specialists.supervise import wake
 
 
-@dataclass
 class JobState:
     """The supervisor's own state between runs (status.json holds the rest); a checkpoint
     carries it to a successor."""
 
-    last_answer: str | None = None  # the latest good answer: the result if the job ends
-    answers: int = 0
-    held: deque[tuple[str, str]] = field(default_factory=deque)  # follow-ups: (id, text)
-    # Steers handed to the agent and not yet acknowledged by it, oldest first: agents
-    # acknowledge steers in the order they got them (pi's responses, the native loop).
-    steers_out: deque[str] = field(default_factory=deque)
-    interrupted: bool = False  # a soft interrupt is under way: the aborted run pauses the job
-    waiting_for_work: bool = False  # waiting for the events of its pending work
-    why: str = ""  # what it waits for
-    delivery: wake.Delivery | None = None  # who delivers events; known once a run ended
-    yielded: bool = False  # the latest run ended on a yielding tool
-    nudged: bool = False  # the agent was told that nothing is pending
-    idle_since: float | None = None  # on the supervisor's clock
+    __slots__ = (
+        "answers", "delivery", "held", "idle_since", "interrupted", "last_answer", "nudged",
+        "steers_out", "waiting_for_work", "why", "yielded",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        last_answer: str | None = None,
+        answers: int = 0,
+        held: deque[tuple[str, str]] | None = None,
+        steers_out: deque[str] | None = None,
+        interrupted: bool = False,
+        waiting_for_work: bool = False,
+        why: str = "",
+        delivery: wake.Delivery | None = None,
+        yielded: bool = False,
+        nudged: bool = False,
+        idle_since: float | None = None,
+    ) -> None:
+        self.last_answer = last_answer  # the latest good answer: the result if the job ends
+        self.answers = answers
+        self.held = deque() if held is None else held  # follow-ups: (id, text)
+        # Steers handed to the agent and not yet acknowledged by it, oldest first: agents
+        # acknowledge steers in the order they got them (pi's responses, the native loop).
+        self.steers_out = deque() if steers_out is None else steers_out
+        self.interrupted = interrupted  # a soft interrupt is under way: the run pauses the job
+        self.waiting_for_work = waiting_for_work  # waiting for the events of its pending work
+        self.why = why  # what it waits for
+        self.delivery = delivery  # who delivers events; known once a run ended
+        self.yielded = yielded  # the latest run ended on a yielding tool
+        self.nudged = nudged  # the agent was told that nothing is pending
+        self.idle_since = idle_since  # on the supervisor's clock
 
     def to_dict(self, now: float) -> dict[str, Any]:
         idle = self.idle_since

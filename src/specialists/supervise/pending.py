@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from specialists.base.errors import SpecialistsError, StoreError
 from specialists.events.inbox import Inbox
@@ -38,15 +38,20 @@ RUNNING_STATES = frozenset({"starting", "running"})
 MAX_SHOWN_JOBS = 5
 
 
-@dataclass(frozen=True)
-class Pending:
+class Pending(NamedTuple):
     """A snapshot of what can still wake a job."""
 
     timers: int = 0
     next_due_ms: int | None = None  # the earliest pending timer (wall-clock ms)
     events: bool = False  # unacknowledged inbox events
     jobs: tuple[str, ...] = ()  # owned jobs still starting or running
-    problems: tuple[str, ...] = field(default=(), compare=False)
+    problems: tuple[str, ...] = ()  # said, never compared (__eq__)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Pending) and self[:4] == other[:4]
+
+    def __hash__(self) -> int:
+        return hash(self[:4])
 
     @property
     def any(self) -> bool:

@@ -6,10 +6,9 @@ templates and continuation the same way.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from specialists.base.errors import UserError
 from specialists.runners.registry import DEFAULT_RUNNER, known_runner
@@ -23,8 +22,7 @@ from specialists.supervise.hooks import HOOKS, Planning
 PRE_SCRIPT_TOKEN = "\u27eapre_script_output\u27eb"
 
 
-@dataclass(frozen=True)
-class JobRequest:
+class JobRequest(NamedTuple):
     specialist: str
     prompt: str
     cwd: Path | None = None
@@ -33,7 +31,7 @@ class JobRequest:
     timeout_ms: int | None = None
     keep_alive: bool | None = None
     continue_from: str | None = None  # job id (or prefix) whose session to continue
-    variables: Mapping[str, str] = field(default_factory=dict)
+    variables: Mapping[str, str] = {}  # read-only (a Mapping): one shared empty one
     bead: str | None = None  # run this bead (issue) as the prompt
     context_depth: int = 1  # levels of the bead's blockers to include
     track_bead: bool = True  # False: never create or update a bead for this run
@@ -60,7 +58,7 @@ def plan_job(
     from specialists.catalog.render import render_task
 
     project_root = store.root.parent
-    catalog = load_catalog(project_root)
+    catalog = load_catalog(project_root, keep_parsed=True)  # a run keeps what it parsed
     spec = catalog.get(request.specialist)
     config = load_config(project_root)
     if warnings is not None:  # unknown keys: named once per process, ignored
@@ -165,8 +163,8 @@ def plan_job(
         response_format=spec.response_format,
         # Missing ones too: the runner reports each as a notice in events.jsonl (seed 000 4.1).
         skill_paths=[str(p) for p in spec.skill_paths],
-        pre_scripts=[dataclasses.asdict(s) for s in spec.pre_scripts],
-        post_scripts=[dataclasses.asdict(s) for s in spec.post_scripts],
+        pre_scripts=[s._asdict() for s in spec.pre_scripts],
+        post_scripts=[s._asdict() for s in spec.post_scripts],
         runner_options=runner_options(
             config.raw, runner, spec.runner_options, builtin=spec.scope == "builtin"
         ),

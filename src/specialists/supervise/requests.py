@@ -11,16 +11,14 @@ run ends, so each follow-up gets a run (and an answer) of its own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from specialists.runners.base import Abort, Command, CommandKind, FollowUp, Steer
 
 Phase = Literal["starting", "running", "waiting", "ending"]
 
 
-@dataclass(frozen=True)
-class Situation:
+class Situation(NamedTuple):
     """What a decision depends on."""
 
     phase: Phase
@@ -30,49 +28,42 @@ class Situation:
     answered: bool = True  # the job has an answer (a job waiting for events may have none)
 
 
-@dataclass(frozen=True)
-class Refuse:
+class Refuse(NamedTuple):
     reason: str
     kind: Literal["refuse"] = "refuse"
 
 
-@dataclass(frozen=True)
-class Deliver:
+class Deliver(NamedTuple):
     command: Command
     kind: Literal["deliver"] = "deliver"
 
 
-@dataclass(frozen=True)
-class Hold:
+class Hold(NamedTuple):
     """A follow-up for after the run in progress."""
 
     message: str
     kind: Literal["hold"] = "hold"
 
 
-@dataclass(frozen=True)
-class StopJob:
+class StopJob(NamedTuple):
     why: str
     kind: Literal["stop_job"] = "stop_job"
 
 
-@dataclass(frozen=True)
-class EndWaiting:
+class EndWaiting(NamedTuple):
     """Stop a job that waits for a follow-up: its last answer is the result."""
 
     kind: Literal["end_waiting"] = "end_waiting"
 
 
-@dataclass(frozen=True)
-class Pause:
+class Pause(NamedTuple):
     """A soft interrupt: abort the run in progress; the job then waits for a follow-up (or a
     resume) instead of ending, whether or not it is keep-alive."""
 
     kind: Literal["pause"] = "pause"
 
 
-@dataclass(frozen=True)
-class NothingToDo:
+class NothingToDo(NamedTuple):
     """Acknowledged, nothing to act on (an abort while no run is going)."""
 
     kind: Literal["nothing_to_do"] = "nothing_to_do"

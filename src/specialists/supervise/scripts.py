@@ -11,8 +11,8 @@ cancelled.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from specialists.process.short import run_short
 from specialists.store.records import JobRecord
@@ -23,8 +23,7 @@ OUTPUT_CAP = 64 * 1024
 Emit = Callable[..., None]  # emit(kind, **fields): append one event
 
 
-@dataclass(frozen=True)
-class ScriptOutcome:
+class ScriptOutcome(NamedTuple):
     command: str
     exit_code: int | None  # None: could not start, timed out or killed by a signal
     output: str

@@ -25,8 +25,7 @@ events in the inbox for the next delivery).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from specialists.base.vocab import PROC_RUNNER
 from specialists.events.inbox import Batch, Inbox
@@ -64,8 +63,7 @@ def delivery_mode(record: JobRecord, takes_follow_up: bool) -> Delivery:
 # --- decisions --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class WakeSituation:
+class WakeSituation(NamedTuple):
     """What the decision after a run (or during a wait) depends on."""
 
     pending: Pending
@@ -76,28 +74,24 @@ class WakeSituation:
     mode: Delivery
 
 
-@dataclass(frozen=True)
-class WaitForWork:
+class WaitForWork(NamedTuple):
     why: str
     kind: Literal["wait_for_work"] = "wait_for_work"
 
 
-@dataclass(frozen=True)
-class WaitForFollowUp:
+class WaitForFollowUp(NamedTuple):
     """A keep-alive job's ordinary wait (events still wake it where the supervisor delivers)."""
 
     kind: Literal["wait_for_follow_up"] = "wait_for_follow_up"
 
 
-@dataclass(frozen=True)
-class Nudge:
+class Nudge(NamedTuple):
     """Tell the agent nothing is pending (an inbox notice), then wait for its answer."""
 
     kind: Literal["nudge"] = "nudge"
 
 
-@dataclass(frozen=True)
-class End:
+class End(NamedTuple):
     final: Literal["done", "error"]
     error: str | None = None
     kind: Literal["end"] = "end"
@@ -122,8 +116,7 @@ def after_run(s: WakeSituation, now_ms: int) -> Next:
 # --- delivery ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Delivered:
+class Delivered(NamedTuple):
     """What one delivery did: the events the agent was sent, and problems in the inbox."""
 
     ids: tuple[str, ...]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from specialists.base.ops import register_noun
 from specialists.native.agent_table import register_tools
 from specialists.supervise.hooks import HOOKS
@@ -20,6 +22,10 @@ def register() -> None:
 
 
 def _cancel_open(ending: JobEnd) -> None:
+    # A job that never asked has no asks/ directory: one lstat, and the asks room stays
+    # unloaded (`asks.files.ASKS_DIR`).
+    if not os.path.lexists(ending.store.job_dir(ending.record.id) / "asks"):
+        return
     from specialists.features.asks.ops import cancel_open
 
     if ending.final == "interrupted":

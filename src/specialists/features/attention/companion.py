@@ -19,22 +19,18 @@ from pathlib import Path
 from typing import assert_never
 
 from specialists.base.errors import SpecialistsError
-from specialists.features.attention import notice
-from specialists.features.attention.review import start_review
 from specialists.features.attention.settings import AttentionSettings, WatchdogSettings
 from specialists.features.attention.watch import TOOL_EVENTS, AttentionWatch, mutating_tools
-from specialists.features.attention.watchdog import (
-    Busy,
-    Review,
-    ReviewBudgetSpent,
-    Unchanged,
-    Watchdog,
-)
 from specialists.runners.base import Activity, RunnerEvent
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobRecord, JobStatus
-from specialists.store.view import still_active
 from specialists.supervise.hooks import CompanionContext
+
+# The watchdog, its reviews and the notices load when a job has a watchdog or raises
+# attention, not for every job.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from specialists.features.attention.watchdog import Review, Watchdog
 
 EventSink = Callable[..., None]
 _SLOW = TOOL_EVENTS | {"run_finished"}  # events that move more than the activity clock
@@ -58,6 +54,8 @@ class Attendant:
         self.watchdog: Watchdog | None = None
         dog = WatchdogSettings.of_record(record.watchdog)
         if dog.enabled:
+            from specialists.features.attention.watchdog import Watchdog
+
             self.watchdog = Watchdog(dog)
         self.seq = 0  # notices posted: the n of `<job id>.attention:notice:<n>`
         self._open_since: float | None = None
@@ -101,6 +99,8 @@ class Attendant:
         item = self.watch.due(self.clock(), running=running)
         if item is None:
             return False
+        from specialists.features.attention import notice
+
         text = notice.summary(item)
         facts = notice.details(item)
         self._event("needs_attention", attention=item.kind, summary=text, **facts)
@@ -131,6 +131,13 @@ class Attendant:
         if dog is None:
             return
         from specialists.features.attention.tree import TreeError, diff, tree_key
+        from specialists.features.attention.watchdog import (
+            Busy,
+            Review,
+            ReviewBudgetSpent,
+            Unchanged,
+        )
+        from specialists.store.view import still_active
 
         cwd = Path(self.record.cwd)
         try:
@@ -161,6 +168,8 @@ class Attendant:
     def _start_review(
         self, dog: Watchdog, cwd: Path, review: Review, diff: Callable[..., tuple[str, str]]
     ) -> None:
+        from specialists.features.attention.review import start_review
+
         try:
             text, stat = diff(cwd, review.base, review.head)
             job_id = start_review(self.store, self.record, review, text, stat)
@@ -189,6 +198,8 @@ class Attendant:
     # --- helpers -----------------------------------------------------------------------
 
     def _post(self, kind: str, body: str, facts: dict[str, object]) -> None:
+        from specialists.features.attention import notice
+
         self.seq += 1
         notice.post(self.store.root, self.record, self.seq, kind, body, facts)
 

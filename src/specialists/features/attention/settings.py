@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from specialists.base.errors import UserError
 
@@ -42,8 +41,7 @@ _UNITS = {None: 1, "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_
 _OFF = ("off", "false", "no", "none", "0")
 
 
-@dataclass(frozen=True)
-class AttentionSettings:
+class AttentionSettings(NamedTuple):
     """A job's attention thresholds; None turns that trigger off."""
 
     quiet_ms: int | None = QUIET_AFTER_MS
@@ -72,8 +70,7 @@ class AttentionSettings:
 OFF = AttentionSettings(None, None, None)
 
 
-@dataclass(frozen=True)
-class WatchdogSettings:
+class WatchdogSettings(NamedTuple):
     enabled: bool = False
     reviewer: str = DEFAULT_REVIEWER
     max_reviews: int = DEFAULT_MAX_REVIEWS

@@ -23,8 +23,7 @@ allocation on the common path (benchmarks/bench_attention.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from specialists.features.attention.settings import AttentionSettings
 
@@ -51,25 +50,22 @@ def mutating_tools(runner: str) -> frozenset[str]:
     return MUTATING_TOOLS.get(runner, DEFAULT_MUTATING)
 
 
-@dataclass(frozen=True)
-class Quiet:
+class Quiet(NamedTuple):
     quiet_ms: int
     threshold_ms: int
     last_event: str  # the kind of the last event seen ("" before any)
     kind: Literal["quiet"] = "quiet"
 
 
-@dataclass(frozen=True)
-class ToolOpen:
+class ToolOpen(NamedTuple):
     tool: str
     open_ms: int
     threshold_ms: int
     kind: Literal["tool_open"] = "tool_open"
 
 
-@dataclass(frozen=True)
-class Failures:
-    count: int
+class Failures(NamedTuple):
+    count: int  # type: ignore[assignment]  # (a field: tuple.count is never used here)
     tools: tuple[str, ...]  # the failed calls' tools, oldest first
     kind: Literal["failures"] = "failures"
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from specialists.base.errors import SpecialistsError, UserError
 
@@ -27,8 +26,7 @@ class BeadsError(SpecialistsError):
     """A bd command failed or answered something we cannot read."""
 
 
-@dataclass(frozen=True)
-class Bead:
+class Bead(NamedTuple):
     id: str
     title: str
     description: str = ""

@@ -21,11 +21,11 @@ def register() -> None:
 
 
 def _prompt(planning: Planning, prompt: str) -> tuple[str, str | None] | None:
-    from specialists.features.beads.jobs import bead_prompt_for
-
     request = planning.request
     if not request.bead:
-        return None
+        return None  # the common case costs no import
+    from specialists.features.beads.jobs import bead_prompt_for
+
     return bead_prompt_for(planning.cwd, request.bead, request.context_depth, prompt)
 
 
@@ -42,10 +42,10 @@ def _track(record: JobRecord, planning: Planning, warnings: list[str]) -> JobRec
 
 
 def _finished(ending: JobEnd) -> None:
-    from specialists.features.beads.jobs import on_job_finished
-
     if not ending.record.bead_id:
         return
+    from specialists.features.beads.jobs import on_job_finished
+
     try:
         on_job_finished(ending.record, ending.status, ending.final, ending.answer, ending.error)
     except SpecialistsError as exc:
@@ -53,6 +53,8 @@ def _finished(ending: JobEnd) -> None:
 
 
 def _crashed(store: JobStore, crashed: list[str]) -> list[str]:
+    if not crashed:
+        return []
     from specialists.features.beads.jobs import settle_crashed
 
-    return settle_crashed(store, crashed) if crashed else []
+    return settle_crashed(store, crashed)

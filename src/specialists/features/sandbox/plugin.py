@@ -35,10 +35,12 @@ def _resolver_ended(ending: JobEnd) -> None:
 
 
 def _release_claims(ending: JobEnd) -> None:
-    from specialists.store.claims import CLAIMS_DIR, Claims
+    from specialists.store.paths import CLAIMS_DIR
 
     if not os.path.lexists(ending.store.root / CLAIMS_DIR):
-        return
+        return  # no job ever claimed a file: the claims room is not loaded
+    from specialists.store.claims import Claims
+
     gone = Claims(ending.store.root).release(ending.record.id)
     if gone:
         ending.event("claims_released", paths=[c.shown() for c in gone[:50]], count=len(gone))

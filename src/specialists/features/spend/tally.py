@@ -9,7 +9,6 @@ themselves.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -103,6 +102,8 @@ def usual(store: JobStore, specialists: Iterable[str]) -> dict[str, Usual]:
 def _median(rows: list[Finished], whose: str) -> Usual:
     if not rows:
         return Usual(0, 0.0, 0)
+    import statistics  # (and fractions, decimal): only for an estimate, never per job
+
     tokens = int(statistics.median(r.tokens for r in rows))
     usd = round(statistics.median(r.cost_usd for r in rows), 6)
     return Usual(tokens, usd, len(rows), f"the median of {len(rows)} finished jobs {whose}")

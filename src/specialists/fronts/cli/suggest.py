@@ -4,13 +4,14 @@ instead of the whole list (as git, gh and kubectl do). Pure functions over a par
 from __future__ import annotations
 
 import argparse
-import difflib
 from collections.abc import Iterable
 
 CUTOFF = 0.6  # difflib's ratio: "stauts" -> "status", "lsit" -> "list", not "x" -> "gc"
 
 
 def closest(word: str, known: Iterable[str]) -> str | None:
+    import difflib  # only for a typo: every command imports this module
+
     matches = difflib.get_close_matches(word, list(known), n=1, cutoff=CUTOFF)
     return matches[0] if matches else None
 

@@ -109,7 +109,7 @@ def claims_decision(
     """The PreToolUse reply denying a file tool's write of a file another live job claimed
     (native/guards.py `claim_refusal`), or None. Nothing is imported unless something was
     ever claimed in this project."""
-    from specialists.store.claims import CLAIMS_DIR
+    from specialists.store.paths import CLAIMS_DIR
 
     raw = tool_input.get(FILE_TOOLS[tool_name])
     if not isinstance(raw, str) or not raw or not os.path.lexists(state_dir / CLAIMS_DIR):
