@@ -306,18 +306,19 @@ def test_a_crash_between_telling_and_recording_tells_every_owner_once(
     assert notice.id == event.id and notice.details["status"] == ended.status
 
 
-def test_telling_before_the_features_are_booted_is_a_bug(tmp_path: Path) -> None:
-    """Unbooted, no feature would render an end (a proc's job_exit): never lost silently."""
+def test_telling_before_the_features_are_booted_is_a_bug(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unbooted, no feature would render an end (a proc's job_exit): never lost silently
+    (a process that left its boot to the store's news, `NEWS.boot`, boots instead)."""
     from specialists.base.errors import Bug
     from specialists.store.news import NEWS
 
     record = make_record(tmp_path, id="1a2b3c4d", owner=[OWNER])
-    NEWS.booted = False
-    try:
-        with pytest.raises(Bug, match="booted"):
-            news.tell(job_end(JobStore(tmp_path / ".specialists", news=None), record, "done"))
-    finally:
-        NEWS.booted = True
+    monkeypatch.setattr(NEWS, "booted", False)
+    monkeypatch.setattr(NEWS, "boot", None)
+    with pytest.raises(Bug, match="booted"):
+        news.tell(job_end(JobStore(tmp_path / ".specialists", news=None), record, "done"))
     assert not (tmp_path / ".specialists" / "owners").exists()
 
 
