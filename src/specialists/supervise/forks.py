@@ -206,8 +206,11 @@ def main(argv: list[str]) -> int:
     """`python -m specialists _forks`: import the supervisor, then fork one per request until
     the launcher closes its end."""
     sock = socket.socket(fileno=int(os.environ.pop(SOCK_ENV)))
-    importlib.import_module("specialists.supervise.detached")
-    _freeze()
+    from specialists.base.lazy import Lazy
+    from specialists.runners.registry import RUNNER_CLASSES
+
+    runners = (module for module, _ in RUNNER_CLASSES.values())
+    _import(["specialists.supervise.detached", *runners, *sorted(Lazy.modules)])
     sock.send(b"ready")
     learning: dict[int, bytes] = {}  # a child's pipe -> the module names it sent so far
     while True:
@@ -324,40 +327,37 @@ def _learn(fd: int, learning: dict[int, bytes]) -> None:
         learning[fd] = (learning[fd] + chunk)[:_MAX_TELL]
         return
     os.close(fd)
-    names = learning.pop(fd).decode(errors="replace").split("\n")
-    fresh = [n for n in names if n and n not in sys.modules and "__main__" not in n]
-    for name in fresh:
-        try:
-            importlib.import_module(name)
-        except Exception as exc:  # noqa: BLE001 - a module only a live job can import
-            log.debug("fork server: %s not imported: %s", name, exc)
-    if fresh:
-        _freeze()
+    _import([n for n in learning.pop(fd).decode(errors="replace").split("\n") if n])
 
 
 def _warm(runner: str, model: str) -> None:
-    """Import what this job's supervisor will (its runner, a native job's SDK and its TLS
-    context) here, once, so that every later child shares it."""
+    """Import a native job's SDK (and make its TLS context) here, once, so that every
+    later child shares it."""
     from specialists.native.providers.registry import BUILTINS
-    from specialists.runners.registry import RUNNER_CLASSES
 
-    modules = [RUNNER_CLASSES[runner][0]] if runner in RUNNER_CLASSES else []
     provider = BUILTINS.get(model.partition("/")[0]) if runner == "native" else None
-    sdk = (
-        None if provider is None or provider.api == "replay" else _SDKS.get(provider.api, "openai")
-    )
-    fresh = [m for m in (*modules, sdk) if m is not None and m not in sys.modules]
-    for name in fresh:
-        try:
-            importlib.import_module(name)
-        except ImportError as exc:
-            log.warning("fork server: %s cannot be imported: %s", name, exc)
-    if sdk in fresh and sdk in sys.modules:
+    if provider is None or provider.api == "replay":
+        return
+    sdk = _SDKS.get(provider.api, "openai")
+    if sdk not in sys.modules and _import([sdk]):
         from specialists.native.providers.common import tls_context
 
         tls_context()
+        _freeze()
+
+
+def _import(names: list[str]) -> bool:
+    """Import `names` that are not yet (a module only a live job can import is skipped),
+    then freeze: whether any was new."""
+    fresh = [n for n in names if n not in sys.modules and "__main__" not in n]
+    for name in fresh:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 - whatever a module raises, it is skipped
+            log.debug("fork server: %s not imported: %s", name, exc)
     if fresh:
         _freeze()
+    return bool(fresh)
 
 
 def _freeze() -> None:
