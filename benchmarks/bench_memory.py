@@ -38,6 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.common import isolated_project, machine, sp_argv
+from specialists.base.errors import StoreError
 from specialists.features.workflows.options import MAX_CONCURRENCY
 from specialists.store.jobs import JobStore
 from specialists.store.news import NEWS
@@ -164,10 +165,14 @@ class Bench:
         return st is not None and st.status == "running" and bool(st.pid)
 
     def _children_running(self, workflows: list[str], n: int) -> bool:
-        children = [
-            j for j in self.store.list_ids() if self.store.read_record(j).parent_id in workflows
-        ]
+        children = [j for j in self.store.list_ids() if self._parent(j) in workflows]
         return len(children) >= n and all(self._running(j) for j in children)
+
+    def _parent(self, job: str) -> str | None:
+        try:
+            return self.store.read_record(job).parent_id
+        except StoreError:  # being created: its job.json is not written yet
+            return None
 
     def _clean(self, run_id: str, jobs: list[str]) -> None:
         """Stop every job; then nothing of the run may be left (killed and reported if so)."""
