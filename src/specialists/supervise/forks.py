@@ -215,7 +215,7 @@ def main(argv: list[str]) -> int:
     learning: dict[int, bytes] = {}  # a child's pipe -> the module names it sent so far
     while True:
         _reap()
-        readable, _, _ = select.select([sock.fileno(), *learning], [], [], 1.0)
+        readable = _readable([sock.fileno(), *learning], 1.0)
         for fd in readable:
             if fd in learning:
                 _learn(fd, learning)
@@ -365,6 +365,14 @@ def _freeze() -> None:
     never writes to (and so never copies) the pages it shares with us."""
     gc.collect()
     gc.freeze()
+
+
+def _readable(fds: list[int], timeout: float) -> list[int]:
+    """Those of `fds` with something to read or at their end (poll: no FD_SETSIZE limit)."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    return [fd for fd, _ in poller.poll(timeout * 1000)]
 
 
 def _reap() -> None:
