@@ -270,7 +270,7 @@ def _fork(
         code = _child(job_dir, cwd, env, extra, (lock_fd, log_fd, go_fd, tell))
         _tell(tell, known)
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
+        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     except BaseException:
         logging.getLogger("specialists.supervise").exception("the forked supervisor failed")
     finally:
