@@ -91,8 +91,17 @@ def _running(project: Path, wf: str, key: str) -> str:
     return str(keys(project, wf)[key].job)
 
 
+@pytest.fixture
+def released(tmp_path: Path) -> Iterator[None]:
+    """The held children are let go at the end, whatever the test did."""
+    try:
+        yield
+    finally:
+        (tmp_path / "go").write_text("")
+
+
 def test_a_forked_supervisor_is_what_a_fresh_one_is(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], released: None
 ) -> None:
     project = workflow_project({"hold.py": HOLD}, hold=_hold(tmp_path))
     wf = _run(capsys, 1, 1)
@@ -131,7 +140,7 @@ def test_a_forked_supervisor_is_what_a_fresh_one_is(
 
 
 def test_a_kill_9_of_the_server_loses_no_child(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], released: None
 ) -> None:
     """The running child lives on and ends well; the children after it start as fresh
     supervisors; the workflow completes."""
@@ -152,7 +161,7 @@ def test_a_kill_9_of_the_server_loses_no_child(
 
 
 def test_a_kill_9_of_a_forked_supervisor_is_recovered_by_its_keeper(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], released: None
 ) -> None:
     project = workflow_project({"hold.py": HOLD}, hold=_hold(tmp_path))
     wf = _run(capsys, 1, 1)
