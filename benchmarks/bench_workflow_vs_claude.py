@@ -11,8 +11,10 @@ N agents), every child a one-word answer from the mock:
 - ours-native: the same workflow with native-runtime children on the same mock.
 
 Both runners get the same concurrency: Claude Code's cap, min(16, max(2, cores - 2)).
-Figures: wall time per run and per child (median of --rounds), peak memory (the sum of the
-RSS of every process of the run, sampled every 0.2 s), model requests the mock saw per child,
+Figures: wall time per run and per child (median of --rounds), CPU time of every process of
+the run (this process is their subreaper and reaps them: RUSAGE_CHILDREN; steadier than the
+wall on a shared machine), peak memory (the sum of the RSS of every process of the run,
+sampled every 0.2 s), model requests the mock saw per child,
 and what a kill -9 of the orchestrating process mid-run leaves (then resume).
 
 Run: .venv/bin/python -m benchmarks.bench_workflow_vs_claude [--sizes 10,50,100] [--rounds 3]
@@ -82,6 +84,31 @@ class Figures:
     peak_mb: float
     child_requests: int
     other_requests: int
+    cpu: float  # user + system seconds of every process of the run
+
+
+def _subreaper() -> None:
+    """Orphans of the run (detached supervisors) become this process's children, so that
+    their CPU reaches RUSAGE_CHILDREN once they are reaped (`_reaped_cpu`)."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def _reaped_cpu(timeout: float = 60) -> float:
+    """Reap every child (the run's processes end with it), then the children's CPU so far."""
+    import resource
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            time.sleep(0.05)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 class Counter:
@@ -191,6 +218,7 @@ class Bench:
         self.env = dict(self.layout.env)
         self.env["SPECIALISTS_CLAUDE_BIN"] = self.claude
         self.store = JobStore(project / ".specialists", news=NEWS)
+        _subreaper()
 
     def _env(self) -> tuple[str, dict[str, str]]:
         run_id = uuid.uuid4().hex[:12]
@@ -202,6 +230,7 @@ class Bench:
         run_id, env = self._env()
         sampler = Sampler(run_id)
         sampler.start()
+        cpu0 = _reaped_cpu()
         t0 = time.perf_counter()
         if mode == "cc":
             out = subprocess.run(
@@ -220,7 +249,8 @@ class Bench:
         sampler.join()
         if len(counter.tags) != n:
             raise SystemExit(f"error: the mock saw {len(counter.tags)} children, not {n}")
-        return Figures(wall, sampler.peak_kb / 1024, sum(counter.tags.values()), counter.other)
+        cpu = _reaped_cpu() - cpu0
+        return Figures(wall, sampler.peak_kb / 1024, sum(counter.tags.values()), counter.other, cpu)
 
     def _ours(self, env: dict[str, str], mode: str, shape: str, n: int) -> str:
         agent = "ccchild" if mode == "ours-cc" else "natchild"
@@ -338,8 +368,9 @@ def main() -> None:
     modes = [m for m in args.modes.split(",") if m]
     loads = [os.getloadavg()[0]]
     print(f"machine: {machine()}; concurrency {CONCURRENCY} for both; load {loads[0]:.1f}")
-    print(f"{'mode':<12} {'shape':<9} {'N':>4} {'wall s':>8} {'ms/child':>9} "
+    print(f"{'mode':<12} {'shape':<9} {'N':>4} {'wall s':>8} {'ms/child':>9} {'cpu s':>6} "
           f"{'peak MB':>8} {'req/child':>9} {'other req':>9} {'rounds':>6}")  # fmt: skip
+    base: dict[tuple[str, int], tuple[float, float]] = {}  # cc's (wall, cpu) per shape and N
     for n in (int(x) for x in args.sizes.split(",") if x):
         for shape in args.shapes.split(","):
             for mode in modes:
@@ -350,11 +381,19 @@ def main() -> None:
                 ]
                 loads.append(os.getloadavg()[0])
                 wall = statistics.median(r.wall for r in runs)
+                cpu = statistics.median(r.cpu for r in runs)
+                if mode == "cc":
+                    base[shape, n] = (wall, cpu)
+                cc = base.get((shape, n))
+                versus = (
+                    f" ({wall / cc[0]:.1f}x cc's wall, {cpu / cc[1]:.1f}x its cpu)" if cc else ""
+                )
                 print(
-                    f"{mode:<12} {shape:<9} {n:>4} {wall:8.1f} {wall / n * 1000:9.0f} "
+                    f"{mode:<12} {shape:<9} {n:>4} {wall:8.1f} {wall / n * 1000:9.0f} {cpu:6.1f} "
                     f"{statistics.median(r.peak_mb for r in runs):8.0f} "
                     f"{statistics.median(r.child_requests for r in runs) / n:9.2f} "
-                    f"{statistics.median(r.other_requests for r in runs):9.0f} {len(runs):>6}",
+                    f"{statistics.median(r.other_requests for r in runs):9.0f} {len(runs):>6}"
+                    + ("" if mode == "cc" else versus),
                     flush=True,
                 )
     if not args.no_kill:

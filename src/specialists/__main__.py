@@ -7,6 +7,7 @@ ENTRIES = {
     "_supervise": "specialists.supervise.main:main",
     "_workflow": "specialists.features.workflows.engine:main",
     "_relay": "specialists.executors.relay:main",
+    "_forks": "specialists.supervise.forks:main",
 }
 
 

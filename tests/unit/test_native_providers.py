@@ -384,3 +384,26 @@ def test_replay_model_name_resolves_relative_to_cwd(tmp_path: Path) -> None:
     assert isinstance(make_client(r)(), ReplayModel)
     with pytest.raises(ConfigError, match="not found"):
         resolve_model("replay/missing.jsonl", Config(), {}, tmp_path)
+
+
+def test_the_sdk_clients_share_one_tls_context_per_ca_setting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Building a TLS context reads the whole CA bundle (about 100 ms): one per process and
+    CA setting, made once (a fork server makes it for the supervisors it forks)."""
+    import certifi
+    import openai
+
+    from specialists.native.providers import common
+
+    monkeypatch.setattr(common, "_tls", {})
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    first = common.tls_context()
+    assert common.tls_context() is first
+    monkeypatch.setenv("SSL_CERT_FILE", certifi.where())  # another CA setting: its own
+    other = common.tls_context()
+    assert other is not first and common.tls_context() is other
+    client = common.http_client(openai)
+    assert isinstance(client, openai.DefaultHttpxClient)
+    client.close()

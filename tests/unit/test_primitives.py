@@ -106,6 +106,8 @@ EXCEPTIONS = {
         # It forks before anything else so that it stays the supervisor's parent: no exec,
         # no registry, no new session (it must be the nearest subreaper above the job).
         "supervise/keeper.py": "the keeper forks the supervisor it waits for (os.fork)",
+        # Forked, not exec'd, so that a supervisor starts with the imports the server has.
+        "supervise/forks.py": "the fork server forks each supervisor (os.fork, no exec)",
     },
 }
 

@@ -13,10 +13,12 @@ if TYPE_CHECKING:
 
 class Lazy:
     __slots__ = ("_target", "name")
+    modules: set[str] = set()  # every module named so far (a fork server imports them first)
 
     def __init__(self, name: str) -> None:
         self.name = name
         self._target: Callable[..., Any] | None = None
+        Lazy.modules.add(name.partition(":")[0])
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._target is None:

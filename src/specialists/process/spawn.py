@@ -71,8 +71,10 @@ def spawn(
     stdout: int | IO[bytes],
     stderr: int | IO[bytes],
     die_with_parent: bool = False,
+    pass_fds: Sequence[int] = (),
 ) -> subprocess.Popen[bytes]:
-    """Start `argv` in a new session; SpawnFailed (with the reason) if it cannot start."""
+    """Start `argv` in a new session; SpawnFailed (with the reason) if it cannot start.
+    `pass_fds`: descriptors the child keeps (every other one is closed)."""
     args = list(argv)
     try:
         with _lock:
@@ -85,6 +87,7 @@ def spawn(
                 stderr=stderr,
                 start_new_session=True,
                 preexec_fn=_die_with_parent if die_with_parent else None,
+                pass_fds=tuple(pass_fds),
             )
             _live.add(proc.pid)
     except FileNotFoundError as exc:

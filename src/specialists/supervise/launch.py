@@ -39,6 +39,7 @@ from specialists.store.proctree import MARK_ENV, job_mark
 from specialists.store.records import JobRecord, JobStatus
 from specialists.store.recovery import record_end
 from specialists.store.writer import make_reserve
+from specialists.supervise import forks
 from specialists.supervise.argv import LOCK_FD_ENV, REATTACH_FLAG
 
 _SPACE_HINT = "free some space on the disk that holds .specialists/"
@@ -117,7 +118,9 @@ def spawn_supervisor(store: JobStore, record: JobRecord, lock: JobLock) -> int:
     """Start `python -m specialists _supervise <job_dir>` detached; returns its pid."""
     job_dir = store.job_dir(record.id)
     try:
-        pid = _start_supervisor(job_dir, lock.fd, record.cwd, ())
+        pid = _start_supervisor(
+            job_dir, lock.fd, record.cwd, (), (record.runner, record.model or "")
+        )
     except OSError as exc:
         message = f"could not start the job's supervisor: {exc.strerror or exc}"
         _record_launch_failure(store, record.id, message)
@@ -133,12 +136,18 @@ def spawn_reattaching(job_dir: Path, lock_fd: int) -> int:
     return _start_supervisor(job_dir, lock_fd, str(job_dir.parent.parent.parent), (REATTACH_FLAG,))
 
 
-def _start_supervisor(job_dir: Path, lock_fd: int, cwd: str, extra: tuple[str, ...]) -> int:
+def _start_supervisor(
+    job_dir: Path, lock_fd: int, cwd: str, extra: tuple[str, ...], warm: tuple[str, str] = ("", "")
+) -> int:
+    """Forked by this process's fork server if it has one (forks.py), else a fresh one."""
     env = dict(os.environ)
     env[LOCK_FD_ENV] = str(lock_fd)
     env[MARK_ENV] = job_mark(job_dir)  # every process of the job inherits it (jobs/proctree.py)
     log_fd = create_private(SUPERVISOR_LOG, os.O_WRONLY | os.O_APPEND, dir_fd=lock_fd)
     try:
+        pid = forks.launch(forks.Request(job_dir, cwd, env, lock_fd, log_fd, extra, warm))
+        if pid is not None:
+            return pid
         proc = subprocess.Popen(
             [sys.executable, "-m", "specialists", "_supervise", str(job_dir), *extra],
             cwd=cwd,

@@ -34,6 +34,7 @@ from specialists.store.atomic import write_atomic
 from specialists.store.jobs import JobStore
 from specialists.store.news import NEWS
 from specialists.store.records import JobRecord
+from specialists.supervise import forks
 
 RESULT_FILE = "workflow-result.json"
 
@@ -47,6 +48,7 @@ def main(argv: list[str]) -> int:
     bound_tracebacks()  # a script may raise the recursion limit and recurse a million deep
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     job_dir = Path(argv[0])
+    forks.serve_here()  # its children's supervisors fork from it (from this, the main thread)
     store = JobStore(job_dir.parent.parent, news=NEWS)
     record = store.read_record(job_dir.name)
     options = record.runner_options

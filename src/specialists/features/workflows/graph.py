@@ -13,6 +13,8 @@ their sibling and shares the previous call's parents. A pipeline's stages follow
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -148,3 +150,21 @@ def _node(e: dict[str, Any]) -> Node | None:
         after=[a[:20] for a in after[:MAX_NODES]],
         phase=phase[:MAX_LABEL] if isinstance(phase, str) else None,
     )
+
+
+SEPARATORS = "-_:/.@+ "
+
+
+def common_label(keys: list[str]) -> str:
+    """What the children of one `runs.all` have in common: their keys' shared start
+    (`lint-a.py`, `lint-b.py` -> `lint`), else how many they are."""
+    prefix = os.path.commonprefix(keys).rstrip(SEPARATORS) if len(keys) > 1 else ""  # noqa: RUF071 - keys are names, not paths
+    if prefix:
+        return prefix
+    return keys[0] if len(keys) == 1 else f"{len(keys)} children"
+
+
+def stage_label(stage: Callable[..., Any], n: int) -> str:
+    """A pipeline stage's name: its function's (`review`), else its position."""
+    name = getattr(stage, "__name__", "")
+    return name if isinstance(name, str) and name and not name.startswith("<") else f"stage {n}"

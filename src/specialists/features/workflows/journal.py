@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from specialists.features.workflows.results import Launch
+from specialists.store.jobs import now_ms
 from specialists.store.kinds import WORKFLOW_JOURNAL
 
 JOURNAL = "workflow-journal"
@@ -107,3 +109,22 @@ def output_fields(output: str, ref: str) -> dict[str, Any]:
     if len(output.encode("utf-8", "replace")) <= MAX_INLINE_OUTPUT:
         return {"output": output, "output_ref": ref}
     return {"output_ref": ref}
+
+
+def launch_entry(launch: Launch, h: str, job: str, attempt: int, resolved: str) -> dict[str, Any]:
+    """The line a child's launch leaves, written before the child can start."""
+    opts = launch.options
+    return {
+        "e": "launch",
+        "key": opts.key,
+        "hash": h,
+        "job": job,
+        "attempt": attempt,
+        "agent": opts.agent,
+        "context": opts.context,
+        "resolved_context": resolved,
+        "continues": launch.continue_from,
+        "keyed": opts.resume is not None and attempt == 1,
+        "node": launch.node,
+        "ts": now_ms(),
+    }

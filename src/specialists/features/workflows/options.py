@@ -13,7 +13,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -327,3 +327,54 @@ def _count(value: object, what: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1_000_000_000:
         raise UserError(f"{what} must be a positive whole number")
     return value
+
+
+def bounded(items: Iterable[Any]) -> list[Any]:
+    listed = []
+    for item in items:
+        listed.append(item)
+        if len(listed) > MAX_ITEMS:
+            raise UserError(
+                f"too many items in one call: more than {MAX_ITEMS}",
+                hint="split them into several calls or batch several into one child",
+            )
+    return listed
+
+
+def claim_output(claimed: dict[str, str], opts: ChildOptions) -> None:
+    """Two keys of one run may not write one output file (the second would overwrite)."""
+    if opts.output is None:
+        return
+    name = os.path.normpath(opts.output)
+    other = claimed.get(name)
+    if other is not None and other != opts.key:
+        raise UserError(
+            f"child {opts.key!r}: output {opts.output!r} is already the output of key {other!r}",
+            hint="give each child its own output path (include the key in it)",
+        )
+    claimed[name] = opts.key
+
+
+def launch_refusal(
+    key: str, launched: int, most: int, spent: int, budget: int | None, reached: str | None
+) -> UserError | None:
+    """Why a run may launch no more children (its child cap, its token budget, a spend
+    ceiling `reached`), or None."""
+    if launched >= most:
+        return UserError(
+            f"workflow child cap reached: {launched} children launched, the most "
+            f"one run may launch is {most} (at key {key!r})",
+            hint="split the work into several workflows, or batch items into fewer children",
+        )
+    if budget is not None and spent >= budget:
+        return UserError(
+            f"workflow token budget spent: its children used {spent:,} of "
+            f"{budget:,} tokens (no more children launch; at key {key!r})",
+            hint="resume it with a larger budget: specialists workflow resume ID --budget-tokens N",
+        )
+    if reached is not None:
+        return UserError(
+            f"{reached} (no more children launch; at key {key!r})",
+            hint="resume it with a larger ceiling: specialists workflow resume ID --max-cost",
+        )
+    return None

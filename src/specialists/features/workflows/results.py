@@ -8,6 +8,7 @@ job store; testing.py has a fake that runs on the event loop without processes.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -155,3 +156,36 @@ def schema_problem(schema: Mapping[str, Any], answer: str) -> tuple[Any, str | N
         at = "/".join(str(p) for p in e.path) or "the top"
         return None, f"{e.message} (at {at})"
     return data, None
+
+
+def child_result(
+    opts: ChildOptions,
+    status: str,
+    output: str,
+    error: str | None,
+    jobs: tuple[str, ...],
+    *,
+    data: Any = None,
+    cached: bool = False,
+) -> ChildResult:
+    if data is None and status == "done" and opts.schema is not None:
+        data, _ = schema_problem(opts.schema, output)
+    return ChildResult(
+        opts.key, status, output, error, jobs[-1] if jobs else None, jobs, data, cached
+    )
+
+
+def json_or_none(text: str) -> Any:
+    try:
+        return load_json(text, "JSON", max_nodes=None, max_depth=MAX_ANSWER_DEPTH)
+    except Invalid:
+        return None
+
+
+def schema_retry_note(schema: Any, problem: str) -> str:
+    """What a child whose answer failed its schema is asked once more."""
+    return (
+        f"Your final answer did not satisfy the required JSON schema: {problem}. Answer "
+        "again with one JSON value that satisfies this schema, and nothing else:\n"
+        + json.dumps(schema)
+    )

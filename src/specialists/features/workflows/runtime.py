@@ -23,39 +23,46 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from specialists.base.errors import UserError
-from specialists.base.reader import Invalid, load_json
-from specialists.features.workflows.graph import NodeKind, Planner
-from specialists.features.workflows.journal import Journal, KeyState, output_fields
+from specialists.features.workflows.graph import NodeKind, Planner, common_label, stage_label
+from specialists.features.workflows.journal import (
+    Journal,
+    KeyState,
+    launch_entry,
+    output_fields,
+)
 from specialists.features.workflows.mission import MissionHandle
 from specialists.features.workflows.options import (
     MAX_CHILDREN,
-    MAX_ITEMS,
     ChildOptions,
+    bounded,
     child_options,
+    claim_output,
+    launch_refusal,
 )
 from specialists.features.workflows.progress import KeyState as Standing
 from specialists.features.workflows.progress import Tally
 from specialists.features.workflows.results import (
-    MAX_ANSWER_DEPTH,
     ChildFailed,
     Children,
     ChildResult,
     Launch,
     Outcome,
+    child_result,
+    json_or_none,
     schema_problem,
+    schema_retry_note,
 )
 from specialists.features.workflows.slots import STAGE, Slots
+from specialists.store.jobs import now_ms
 
 POLL_S = 0.05  # how often running children are looked at (a stat each, mostly)
 Emit = Callable[[dict[str, Any]], None]
-SEPARATORS = "-_:/.@+ "
 
 
 class Runs:
@@ -128,15 +135,15 @@ class Runs:
     ) -> list[ChildResult]:
         """Every item (a mapping of options with its key) at once, up to the concurrency
         limit; returns when all have ended (a barrier), results in item order."""
-        parsed = [child_options(item) for item in _items(items)]
+        parsed = [child_options(item) for item in bounded(items)]
         seen: set[str] = set()
         outputs = dict(self._outputs)
         for opts in parsed:  # refused before any of them launches
             self._check_new_key(opts.key, seen)
             seen.add(opts.key)
-            _claim_output(outputs, opts)
+            claim_output(outputs, opts)
         await self._approval(parsed)
-        node = self._begin("all", [_common_label([o.key for o in parsed])], len(parsed))[0]
+        node = self._begin("all", [common_label([o.key for o in parsed])], len(parsed))[0]
         self._progress.lookahead += len(parsed)  # counted before the first one is asked for
         try:
             runs = (self._run(o, node=node, planned=True) for o in parsed)
@@ -155,11 +162,11 @@ class Runs:
         stages: item i's stage 2 starts as soon as its stage 1 is done. A stage gets
         (item, previous) and returns a mapping of child options (run here), a coroutine
         (awaited), or a plain value. Returns each item's last value, in item order."""
-        listed = _items(items)
+        listed = bounded(items)
         if not stages:
             raise UserError("pipeline needs at least one stage")
 
-        labels = [_stage_label(stage, n) for n, stage in enumerate(stages, 1)]
+        labels = [stage_label(stage, n) for n, stage in enumerate(stages, 1)]
         nodes = self._begin("stage", labels, len(listed))
         self._progress.lookahead += len(listed) * len(stages)
 
@@ -212,14 +219,14 @@ class Runs:
 
     def phase(self, name: str) -> None:
         self._phase = str(name)[:200]
-        self._journal.append({"e": "phase", "name": self._phase, "ts": _ms()})
+        self._journal.append({"e": "phase", "name": self._phase, "ts": now_ms()})
         self._emit({"kind": "phase", "name": self._phase})
         self._progress.phase = self._phase
         self._report_progress()
 
     def emit(self, message: object, **fields: Any) -> None:
         text = str(message)[:2000]
-        self._journal.append({"e": "log", "message": text, "ts": _ms()})
+        self._journal.append({"e": "log", "message": text, "ts": now_ms()})
         self._emit({"kind": "log", "message": text, **fields})
 
     log = emit
@@ -250,7 +257,7 @@ class Runs:
         """Journal the node(s) of a call beginning now (graph.py); their ids."""
         entries = self._planner.begin(kind, labels, count, self._phase)
         for entry in entries:
-            self._journal.append({**entry, "ts": _ms()})
+            self._journal.append({**entry, "ts": now_ms()})
         return [str(e["id"]) for e in entries]
 
     def _stand(self, key: str, state: Standing) -> None:
@@ -282,7 +289,7 @@ class Runs:
     ) -> ChildResult:
         """One key to its result. `planned`: the key was counted ahead (`runs.all`)."""
         self._check_new_key(opts.key)
-        _claim_output(self._outputs, opts)
+        claim_output(self._outputs, opts)
         await self._approval([opts])
         self._keys.add(opts.key)
         if planned:
@@ -344,10 +351,10 @@ class Runs:
             output = prior.output
             if output is None and prior.job:
                 output = self._children.read_output(prior.job) or ""
-            result = _result(opts, "done", output or "", None, tuple(prior.jobs), cached=True)
+            result = child_result(opts, "done", output or "", None, tuple(prior.jobs), cached=True)
             result = dataclasses.replace(result, output_file=prior.output_file)
             self._journal.append(
-                {"e": "cached", "key": opts.key, "job": prior.job, "node": node, "ts": _ms()}
+                {"e": "cached", "key": opts.key, "job": prior.job, "node": node, "ts": now_ms()}
             )
             self._emit({"kind": "cached", "key": opts.key, "job": prior.job})
             return result
@@ -367,7 +374,7 @@ class Runs:
         written = self._end(opts, prior.hash, job, outcome, details)
         if outcome.status != "done":
             return None
-        result = _result(opts, "done", outcome.output, None, tuple(prior.jobs), data=data)
+        result = child_result(opts, "done", outcome.output, None, tuple(prior.jobs), data=data)
         return dataclasses.replace(result, output_file=written)
 
     async def _launch_and_wait(
@@ -401,18 +408,14 @@ class Runs:
             outcome, details = await asyncio.to_thread(self._children.finish, job, opts, outcome)
             written = self._end(opts, h, job, outcome, details)
             if nested is not None and outcome.status == "done":
-                data = _json_or_none(outcome.output)
-        result = _result(
+                data = json_or_none(outcome.output)
+        result = child_result(
             opts, outcome.status, outcome.output, outcome.error, tuple(jobs), data=data
         )
         return dataclasses.replace(result, output_file=written)
 
     def _retry(self, opts: ChildOptions, job: str, problem: str) -> Launch:
-        note = (
-            f"Your final answer did not satisfy the required JSON schema: {problem}. Answer "
-            "again with one JSON value that satisfies this schema, and nothing else:\n"
-            + json.dumps(opts.schema)
-        )
+        note = schema_retry_note(opts.schema, problem)
         if self._children.can_continue(job):
             return Launch(opts, note, continue_from=job)
         return Launch(opts, f"{opts.task}\n\n{note}", retry_of=job)
@@ -421,44 +424,16 @@ class Runs:
         self, launch: Launch, h: str, attempt: int, jobs: list[str]
     ) -> tuple[Outcome, str]:
         opts = launch.options
-        if self._launched >= self._max_children:
-            raise UserError(
-                f"workflow child cap reached: {self._launched} children launched, the most "
-                f"one run may launch is {self._max_children} (at key {opts.key!r})",
-                hint="split the work into several workflows, or batch items into fewer children",
-            )
-        if self._budget is not None and self._spent >= self._budget:
-            raise UserError(
-                f"workflow token budget spent: its children used {self._spent:,} of "
-                f"{self._budget:,} tokens (no more children launch; at key {opts.key!r})",
-                hint="resume it with a larger budget: specialists workflow resume ID "
-                "--budget-tokens N",
-            )
         reached = self._ceiling() if self._ceiling is not None else None
-        if reached is not None:
-            raise UserError(
-                f"{reached} (no more children launch; at key {opts.key!r})",
-                hint="resume it with a larger ceiling: specialists workflow resume ID --max-cost",
-            )
+        refusal = launch_refusal(
+            opts.key, self._launched, self._max_children, self._spent, self._budget, reached
+        )
+        if refusal is not None:
+            raise refusal
         self._launched += 1
 
         def created(job_id: str, resolved: str) -> None:  # journaled before the child starts
-            self._journal.append(
-                {
-                    "e": "launch",
-                    "key": opts.key,
-                    "hash": h,
-                    "job": job_id,
-                    "attempt": attempt,
-                    "agent": opts.agent,
-                    "context": opts.context,
-                    "resolved_context": resolved,
-                    "continues": launch.continue_from,
-                    "keyed": opts.resume is not None and attempt == 1,
-                    "node": launch.node,
-                    "ts": _ms(),
-                }
-            )
+            self._journal.append(launch_entry(launch, h, job_id, attempt, resolved))
 
         job = self._children.launch(replace(launch, attempt=attempt), created)
         jobs.append(job)
@@ -505,7 +480,7 @@ class Runs:
             # names who ran it (`workflow show`).
             "agent": opts.agent,
             "context": opts.context,
-            "ts": _ms(),
+            "ts": now_ms(),
         }
         if outcome.status == "done":
             entry.update(output_fields(outcome.output, f"{job}/result.txt"))
@@ -520,72 +495,3 @@ class Runs:
         self._stand(opts.key, "done" if outcome.status == "done" else "failed")
         self._emit({"kind": "end", "key": opts.key, "job": job, "status": outcome.status})
         return written if isinstance(written, str) else None
-
-
-def _result(
-    opts: ChildOptions,
-    status: str,
-    output: str,
-    error: str | None,
-    jobs: tuple[str, ...],
-    *,
-    data: Any = None,
-    cached: bool = False,
-) -> ChildResult:
-    if data is None and status == "done" and opts.schema is not None:
-        data, _ = schema_problem(opts.schema, output)
-    return ChildResult(
-        opts.key, status, output, error, jobs[-1] if jobs else None, jobs, data, cached
-    )
-
-
-def _claim_output(claimed: dict[str, str], opts: ChildOptions) -> None:
-    """Two keys of one run may not write one output file (the second would overwrite)."""
-    if opts.output is None:
-        return
-    name = os.path.normpath(opts.output)
-    other = claimed.get(name)
-    if other is not None and other != opts.key:
-        raise UserError(
-            f"child {opts.key!r}: output {opts.output!r} is already the output of key {other!r}",
-            hint="give each child its own output path (include the key in it)",
-        )
-    claimed[name] = opts.key
-
-
-def _json_or_none(text: str) -> Any:
-    try:
-        return load_json(text, "JSON", max_nodes=None, max_depth=MAX_ANSWER_DEPTH)
-    except Invalid:
-        return None
-
-
-def _items(items: Iterable[Any]) -> list[Any]:
-    listed = []
-    for item in items:
-        listed.append(item)
-        if len(listed) > MAX_ITEMS:
-            raise UserError(
-                f"too many items in one call: more than {MAX_ITEMS}",
-                hint="split them into several calls or batch several into one child",
-            )
-    return listed
-
-
-def _common_label(keys: list[str]) -> str:
-    """What the children of one `runs.all` have in common: their keys' shared start
-    (`lint-a.py`, `lint-b.py` -> `lint`), else how many they are."""
-    prefix = os.path.commonprefix(keys).rstrip(SEPARATORS) if len(keys) > 1 else ""  # noqa: RUF071 - keys are names, not paths
-    if prefix:
-        return prefix
-    return keys[0] if len(keys) == 1 else f"{len(keys)} children"
-
-
-def _stage_label(stage: Callable[..., Any], n: int) -> str:
-    """A pipeline stage's name: its function's (`review`), else its position."""
-    name = getattr(stage, "__name__", "")
-    return name if isinstance(name, str) and name and not name.startswith("<") else f"stage {n}"
-
-
-def _ms() -> int:
-    return int(time.time() * 1000)

@@ -25,6 +25,7 @@ from specialists.native.model import (
 from specialists.native.providers.common import (
     SdkStreamClient,
     StreamParser,
+    http_client,
     parse_arguments,
 )
 
@@ -206,6 +207,7 @@ class AnthropicClient(SdkStreamClient):
             base_url=resolved.base_url,
             max_retries=0,  # retries are the loop's business (classified, with a breaker)
             timeout=anthropic.Timeout(timeout_s, connect=10.0),
+            http_client=http_client(anthropic),
         )
 
     def _parser(self) -> StreamParser:

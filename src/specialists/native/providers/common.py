@@ -22,6 +22,27 @@ from specialists.native.messages import ToolCall
 from specialists.native.model import ModelError, ModelRequest, StreamEvent
 
 log = logging.getLogger(__name__)
+_tls: dict[tuple[str | None, str | None], Any] = {}  # (SSL_CERT_FILE, SSL_CERT_DIR) -> context
+
+
+def tls_context() -> Any:
+    """The TLS context the SDKs' HTTP clients verify with, one per process (and per CA
+    setting): building one reads the whole CA bundle, about 100 ms a client. A forked
+    supervisor inherits the fork server's (supervise/forks.py)."""
+    import os
+
+    key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    if key not in _tls:
+        import httpx2  # the SDKs' own HTTP library
+
+        _tls[key] = httpx2.create_ssl_context()  # as the SDK's default client does
+    return _tls[key]
+
+
+def http_client(sdk: Any) -> Any:
+    """The SDK's default HTTP client (its limits, redirects; the SDK client's own timeout
+    applies to each request), verifying with `tls_context`."""
+    return sdk.DefaultHttpxClient(verify=tls_context())
 
 
 def translate_sdk_error(

@@ -27,6 +27,7 @@ from specialists.native.providers.common import (
     SdkStreamClient,
     StreamParser,
     dump_arguments,
+    http_client,
     parse_arguments,
 )
 
@@ -200,6 +201,7 @@ class OpenAIChatClient(SdkStreamClient):
             base_url=resolved.base_url,
             max_retries=0,  # retries are the loop's business (classified, with a breaker)
             timeout=openai.Timeout(timeout_s, connect=10.0),
+            http_client=http_client(openai),
         )
 
     def _parser(self) -> StreamParser:

@@ -26,6 +26,7 @@ from specialists.native.providers.common import (
     SdkStreamClient,
     StreamParser,
     dump_arguments,
+    http_client,
     parse_arguments,
 )
 
@@ -170,6 +171,7 @@ class OpenAIResponsesClient(SdkStreamClient):
             base_url=resolved.base_url,
             max_retries=0,
             timeout=openai.Timeout(timeout_s, connect=10.0),
+            http_client=http_client(openai),
         )
 
     def _parser(self) -> StreamParser:

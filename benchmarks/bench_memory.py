@@ -1,0 +1,224 @@
+"""Memory of 100 concurrent jobs (issue 20: at most 800 MB of PSS in all).
+
+Each job is a command job whose agent is `sleep 600`: a runner that only waits, so what is
+measured is our own cost per job (its keeper and its supervisor, and what starts them), not
+an agent runtime's; the `sleep` processes are summed apart. PSS (proportional set size,
+/proc/PID/smaps_rollup) divides a page shared by several processes among them, so the sum
+over processes is the memory they take together: forked supervisors share the pages of the
+fork server they came from.
+
+Ways to start the jobs (all 100 running at once, then measured):
+
+- fresh:    this process starts them one by one through the one start (supervise/start.py),
+            each supervisor a fresh `python -m specialists _supervise` (what `specialists run
+            --background` does);
+- forked:   the same, with this process's fork server (supervise/forks.py) forking them;
+- workflow: `specialists workflow run` of all its children at once (at most 64 a workflow:
+            100 jobs are two workflows of 50); each engine's fork server forks them, and
+            the workflows' own supervisors, engines and servers count.
+
+Every process of the run carries SP_BENCH_RUN=<id> in its start-up environment (set before
+anything is started), which is how they are found; at the end every job is stopped and any
+process of the run still alive is killed and reported.
+
+Run: .venv/bin/python -m benchmarks.bench_memory [--jobs 100] [--modes fresh,forked,workflow]
+     SPECIALISTS_BENCH_SRC=/other/src ... --modes fresh   (the other tree's supervisors)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import subprocess
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from benchmarks.common import isolated_project, machine, sp_argv
+from specialists.base.errors import StoreError
+from specialists.features.workflows.options import MAX_CONCURRENCY
+from specialists.store.jobs import JobStore
+from specialists.store.news import NEWS
+from specialists.store.view import current_status
+from specialists.supervise.actions import stop_job
+from specialists.supervise.plan import JobRequest, plan_job
+from specialists.supervise.start import start
+
+MARK = "SP_BENCH_RUN"
+TARGET_MB = 800.0
+SPEC = (
+    "metadata: {name: waiter, description: bench}\n"
+    'execution: {runner: {type: command, command: sleep, args: ["600"]}}\n'
+    'prompt: {task_template: "$prompt"}\n'
+)
+WORKFLOW = """
+async def main(runs, args):
+    n = int(args["n"])
+    return [r.output for r in await runs.all(
+        [{"key": f"w{i}", "agent": "waiter", "task": f"wait {i}"} for i in range(n)])]
+"""
+
+
+def pss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass  # it ended while we looked: it no longer counts
+    return 0
+
+
+def ours(run_id: str) -> dict[int, bytes]:
+    """Every live process whose start-up environment carries this run's mark: pid -> argv[0]."""
+    needle = f"{MARK}={run_id}".encode()
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if needle in Path(f"/proc/{entry}/environ").read_bytes().split(b"\0"):
+                found[int(entry)] = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+    return found
+
+
+def measure(run_id: str) -> tuple[float, float, int, int]:
+    """(our PSS MB, the agents' PSS MB, our processes, agent processes)."""
+    procs = ours(run_id)
+    agents = [p for p, cmd in procs.items() if os.path.basename(cmd.split(b"\0")[0]) == b"sleep"]
+    mine = [p for p in procs if p not in agents]
+    return (
+        sum(pss_kb(p) for p in mine) / 1024,
+        sum(pss_kb(p) for p in agents) / 1024,
+        len(mine),
+        len(agents),
+    )
+
+
+class Bench:
+    def __init__(self) -> None:
+        self.layout = isolated_project()
+        project = self.layout.project
+        (project / "specialists").mkdir(exist_ok=True)
+        (project / "specialists" / "waiter.specialist.yaml").write_text(SPEC)
+        (project / ".specialists" / "workflows").mkdir(parents=True, exist_ok=True)
+        (project / ".specialists" / "workflows" / "wait.py").write_text(WORKFLOW)
+        os.environ.update(self.layout.env)  # the supervisors this process starts inherit it
+        os.chdir(project)
+        self.store = JobStore(project / ".specialists", news=NEWS)
+
+    def run(self, mode: str, n: int) -> tuple[float, float, int, int, float]:
+        run_id = uuid.uuid4().hex[:12]
+        os.environ[MARK] = run_id
+        t0 = time.perf_counter()
+        server = None
+        jobs: list[str] = []
+        try:
+            if mode == "workflow":  # a workflow runs at most 64 children at once: several
+                count = -(-n // MAX_CONCURRENCY)
+                jobs = [self._workflow(n // count + (i < n % count)) for i in range(count)]
+                running = lambda: self._children_running(jobs, n)  # noqa: E731
+            else:
+                if mode == "forked":
+                    from specialists.supervise import forks
+
+                    server = forks.serve_here()
+                    if server is None:
+                        raise SystemExit("error: no fork server here (Linux only)")
+                request = JobRequest("waiter", "wait", cwd=self.layout.project)
+                for _ in range(n):
+                    record = plan_job(self.store, request)
+                    jobs.append(start(self.store, record, check=False).id)
+                running = lambda: all(self._running(j) for j in jobs)  # noqa: E731
+            _wait(running, f"{n} jobs running")
+            started = time.perf_counter() - t0
+            time.sleep(2.0)  # let every supervisor reach its steady loop
+            samples = []
+            for _ in range(3):
+                samples.append(measure(run_id))
+                time.sleep(1.0)
+            mine = statistics.median(s[0] for s in samples)
+            agents = statistics.median(s[1] for s in samples)
+            return mine, agents, samples[-1][2], samples[-1][3], started
+        finally:
+            if server is not None:  # what it forked lives on
+                from specialists.supervise import forks
+
+                forks.stop_serving()
+            self._clean(run_id, jobs)
+
+    def _workflow(self, n: int) -> str:
+        argv = sp_argv(
+            "workflow", "run", "wait", "--arg", f"n={n}", "--concurrency", str(n), "--detach"
+        )
+        out = subprocess.run(argv, capture_output=True, text=True, check=True)
+        return out.stdout.strip()
+
+    def _running(self, job: str) -> bool:
+        st = self.store.read_status(job)
+        return st is not None and st.status == "running" and bool(st.pid)
+
+    def _children_running(self, workflows: list[str], n: int) -> bool:
+        children = [j for j in self.store.list_ids() if self._parent(j) in workflows]
+        return len(children) >= n and all(self._running(j) for j in children)
+
+    def _parent(self, job: str) -> str | None:
+        try:
+            return self.store.read_record(job).parent_id
+        except StoreError:  # being created: its job.json is not written yet
+            return None
+
+    def _clean(self, run_id: str, jobs: list[str]) -> None:
+        """Stop every job; then nothing of the run may be left (killed and reported if so)."""
+        every = [j for j in self.store.list_ids() if current_status(self.store, j).active]
+        for job in [*jobs, *(j for j in every if j not in jobs)]:
+            if current_status(self.store, job).active:
+                stop_job(self.store, job)
+        deadline = time.monotonic() + 60
+        while ours(run_id) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = ours(run_id)
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+        if left:
+            print(f"  warning: {len(left)} process(es) of the run outlived their jobs: killed")
+
+
+def _wait(condition: Callable[[], bool], what: str, timeout: float = 600) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"error: timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--jobs", type=int, default=100)
+    parser.add_argument("--modes", default="fresh,forked,workflow")
+    args = parser.parse_args()
+    bench = Bench()
+    print(f"machine: {machine()}; load {os.getloadavg()[0]:.1f}; {args.jobs} jobs, agent sleep")
+    print(f"{'mode':<9} {'ours MB':>8} {'per job':>8} {'target':>7} {'ratio':>6} "
+          f"{'agents MB':>9} {'procs':>6} {'start s':>8}")  # fmt: skip
+    for mode in (m for m in args.modes.split(",") if m):
+        mine, agents, procs, _, started = bench.run(mode, args.jobs)
+        print(
+            f"{mode:<9} {mine:8.0f} {mine / args.jobs:8.1f} {TARGET_MB:7.0f} "
+            f"{mine / TARGET_MB:6.2f} {agents:9.1f} {procs:>6} {started:8.1f}",
+            flush=True,
+        )
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

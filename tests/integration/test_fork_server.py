@@ -1,0 +1,219 @@
+"""The fork server (supervise/forks.py): a workflow's children's supervisors are forked from a
+process that has their imports, and each is what a fresh `python -m specialists _supervise`
+is: its own session, its keeper, the job's lock, supervisor.log, no other descriptor, its
+job's mark on what it starts. A kill -9 of the server, of a forked supervisor, or a server
+that stops answering loses no job."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from specialists.fronts.cli.main import main
+from specialists.store.proctree import MARK_ENV, job_mark
+from specialists.supervise import forks
+from specialists.supervise.plan import JobRequest, plan_job
+from specialists.supervise.start import start
+from tests.support.processes import alive
+from tests.support.waiting import wait_until
+from tests.support.workflows import keys, launched_keys, store, wait_ended, workflow_project
+
+pytestmark = pytest.mark.integration
+
+HOLD = """
+async def main(runs, args):
+    return [r.output for r in await runs.all(
+        [{"key": f"c{n}", "agent": "hold", "task": f"c{n}"} for n in range(int(args["n"]))])]
+"""
+
+
+def _hold(tmp_path: Path) -> str:
+    """A child that writes its shell's pid, then waits for the flag file."""
+    return (
+        f"cat >/dev/null; echo $$ > {tmp_path}/pid-$SPECIALISTS_JOB_ID; "
+        f"while [ ! -e {tmp_path}/go ]; do sleep 0.05; done; echo held"
+    )
+
+
+def _stat(pid: int) -> list[str]:
+    text = Path(f"/proc/{pid}/stat").read_text()
+    return text[text.rfind(")") + 2 :].split()
+
+
+def _parent(pid: int) -> int:
+    return int(_stat(pid)[1])
+
+
+def _session(pid: int) -> int:
+    return int(_stat(pid)[3])
+
+
+def _cmdline(pid: int) -> bytes:
+    return Path(f"/proc/{pid}/cmdline").read_bytes()
+
+
+def _fds(pid: int) -> dict[int, str]:
+    found = {}
+    for name in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            found[int(name)] = os.readlink(f"/proc/{pid}/fd/{name}")
+        except OSError:
+            continue
+    return found
+
+
+def _mark(pid: int) -> str:
+    env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    key = MARK_ENV.encode() + b"="
+    return next((e[len(key) :].decode() for e in env if e.startswith(key)), "")
+
+
+def _run(capsys: pytest.CaptureFixture[str], n: int, concurrency: int) -> str:
+    argv = ["workflow", "run", "hold", "--arg", f"n={n}", "--concurrency", str(concurrency)]
+    assert main([*argv, "--detach"]) == 0
+    return capsys.readouterr().out.strip()
+
+
+def _running(project: Path, wf: str, key: str) -> str:
+    """The job of `key` once its agent runs; its id."""
+
+    def started() -> bool:
+        state = keys(project, wf).get(key)
+        st = store(project).read_status(state.job) if state and state.job else None
+        return st is not None and st.status == "running" and bool(st.pid)
+
+    wait_until(started, timeout=120, what=f"{key} running")
+    return str(keys(project, wf)[key].job)
+
+
+@pytest.fixture
+def released(tmp_path: Path) -> Iterator[None]:
+    """The held children are let go at the end, whatever the test did."""
+    try:
+        yield
+    finally:
+        (tmp_path / "go").write_text("")
+
+
+def test_a_forked_supervisor_is_what_a_fresh_one_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], released: None
+) -> None:
+    project = workflow_project({"hold.py": HOLD}, hold=_hold(tmp_path))
+    wf = _run(capsys, 1, 1)
+    child = _running(project, wf, "c0")
+    st = store(project).read_status(child)
+    assert st is not None and st.supervisor_pid and st.pid
+    supervisor = st.supervisor_pid
+    keeper = _parent(supervisor)
+    server = _parent(keeper)
+    assert b"_forks" in _cmdline(server)  # forked, not a fresh interpreter
+    assert _session(keeper) == keeper and _session(supervisor) == keeper  # its own session
+    job_dir = store(project).job_dir(child)
+    for pid in (keeper, supervisor):
+        fds = _fds(pid)
+        assert fds[0] == os.devnull
+        assert fds[1] == fds[2] == str(job_dir / "supervisor.log")
+        # Nothing of the server's (its socket) or the launcher's: the job's own files, and
+        # pipes (the keeper's one: it tells the server what the child imported).
+        foreign = [
+            t for t in fds.values()
+            if not t.startswith((str(job_dir), "pipe:", "anon_inode:", os.devnull))
+        ]  # fmt: skip
+        assert not foreign, fds
+    keeper_fds = _fds(keeper)
+    assert sorted(keeper_fds) == [0, 1, 2, max(keeper_fds)], keeper_fds  # no lock: only the pipe
+    assert keeper_fds[max(keeper_fds)].startswith("pipe:")
+    assert len(os.listdir(f"/proc/{keeper}/task")) == 1  # no thread came with the fork
+    # The kernel shows the server's start-up environment for what it forked (no job's
+    # mark), and the job's own mark on what the supervisor starts.
+    assert _mark(supervisor).endswith(":forks") and _mark(supervisor) != job_mark(job_dir)
+    assert _mark(st.pid) == job_mark(job_dir)
+    assert not any(t.startswith("socket:") for t in _fds(st.pid).values())
+    (tmp_path / "go").write_text("")
+    status = wait_ended(project, wf)
+    assert status.status == "done", status.error
+
+
+def test_a_kill_9_of_the_server_loses_no_child(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], released: None
+) -> None:
+    """The running child lives on and ends well; the children after it start as fresh
+    supervisors; the workflow completes."""
+    project = workflow_project({"hold.py": HOLD}, hold=_hold(tmp_path))
+    wf = _run(capsys, 3, 1)
+    child = _running(project, wf, "c0")
+    st = store(project).read_status(child)
+    assert st is not None and st.supervisor_pid
+    server = _parent(_parent(st.supervisor_pid))
+    assert b"_forks" in _cmdline(server)
+    os.kill(server, signal.SIGKILL)
+    wait_until(lambda: not alive(server), timeout=20, what="the server's death")
+    (tmp_path / "go").write_text("")
+    status = wait_ended(project, wf)
+    assert status.status == "done", status.error
+    assert launched_keys(project, wf) == ["c0", "c1", "c2"]
+    assert all(s.status == "done" for s in keys(project, wf).values())
+
+
+def test_a_kill_9_of_a_forked_supervisor_is_recovered_by_its_keeper(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], released: None
+) -> None:
+    project = workflow_project({"hold.py": HOLD}, hold=_hold(tmp_path))
+    wf = _run(capsys, 1, 1)
+    child = _running(project, wf, "c0")
+    st = store(project).read_status(child)
+    assert st is not None and st.supervisor_pid and st.pid
+    os.kill(st.supervisor_pid, signal.SIGKILL)
+    # Recorded by its keeper (read_status never recovers), the agent killed with it.
+    wait_until(
+        lambda: store(project).read_status(child).status != "running", 30, "the keeper's end"
+    )
+    wait_until(lambda: not alive(st.pid), timeout=30, what="the agent killed by the keeper")
+    ended = store(project).read_status(child)
+    assert ended is not None and ended.status == "error"
+    assert "supervisor" in (ended.error or "")
+    status = wait_ended(project, wf)
+    assert status.status == "error"
+
+
+@pytest.fixture
+def server_here() -> Iterator[forks.ForkServer]:
+    server = forks.serve_here()
+    assert server is not None
+    try:
+        yield server
+    finally:
+        forks.stop_serving()
+
+
+def _command_job(project: Path, name: str) -> str:
+    record = plan_job(store(project), JobRequest(name, "go", cwd=project))
+    return start(store(project), record, check=False).id
+
+
+def test_a_server_that_does_not_answer_leaves_the_job_to_a_fresh_supervisor(
+    tmp_path: Path, server_here: forks.ForkServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The launch gives up on a stopped server and starts a fresh supervisor; the fork the
+    server makes once it runs again never had the go, and exits without supervising."""
+    project = workflow_project(quick="cat >/dev/null; echo quick")
+    first = _command_job(project, "quick")
+    wait_until(lambda: not store(project).read_status(first).active, timeout=60, what="first")
+    assert store(project).read_status(first).status == "done"
+    monkeypatch.setattr(forks, "REPLY_S", 1.0)
+    os.kill(server_here.proc.pid, signal.SIGSTOP)
+    try:
+        second = _command_job(project, "quick")
+    finally:
+        os.kill(server_here.proc.pid, signal.SIGCONT)
+    assert server_here.broken is not None
+    wait_until(lambda: not store(project).read_status(second).active, timeout=60, what="second")
+    time.sleep(1.0)  # the late fork has had its chance to do harm
+    assert store(project).read_status(second).status == "done"
+    events = (store(project).job_dir(second) / "events.jsonl").read_text()
+    assert events.count('"event":"starting"') == 1  # one supervisor, not two
