@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from specialists.features.sandbox.git import GitSandbox
     from specialists.features.sandbox.queue import Driver, Member
 
-DEFAULT_RESOLVER = "resolver"
 PROMPT = """\
 Resolve a merge conflict in this git worktree ({path}).
 

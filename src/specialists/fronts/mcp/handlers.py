@@ -30,7 +30,6 @@ from specialists.project import Project
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobStatus
 
-FEED_DEFAULT_LIMIT = 50
 STOP_WAIT_S = 8.0  # a timed-out synchronous job: how long to wait for it to stop
 HOW_TO = (
     "Dispatch work with run (returns a job id at once) and keep working; read it with "
