@@ -154,7 +154,7 @@ def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, projec
         prepare(args)
     values: dict[str, Any] = {}
     for param in signature(op.fn).params:
-        if param.cli.hidden:
+        if param.cli.hidden and not hasattr(args, _dest(param)):  # PREPARE may set one
             continue
         if param.keys:
             keys = {k.name: getattr(args, f"{param.name}__{k.name}") for k in param.keys}
