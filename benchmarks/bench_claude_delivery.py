@@ -10,7 +10,7 @@ recorded hook input on stdin), in an isolated project:
   hook's reply carrying the event (additionalContext).
 - post-tool-use, nothing pending: what every tool call pays when there is no news.
 - stop, woken while waiting: the Stop hook waits (the session has a pending timer an hour
-  away); an event is appended; from the append to the hook's reply (decision block).
+  away); an event is appended; from the append to the hook's reply (additionalContext).
 - deliver() in-process: the delivery alone, without the interpreter start.
 
 Each hook run is paired with a bare `python -c pass` just before it (the machine is shared:

@@ -48,8 +48,8 @@ def boot() -> None:
     EXECUTORS["ray"] = Lazy("specialists.executors.choose:remote_runner")
     HOOKS.planning.append(Lazy("specialists.executors.settings:planned"))
     HOOKS.housekeeping.append(Lazy("specialists.events.notices:prune_stale"))
-    for noun in ("interrupt", "children"):  # the job-control ops
-        register_noun(noun, f"specialists.supervise.verbs:{noun.upper()}")
+    for noun in ("steer", "follow-up", "stop", "interrupt", "children"):  # the job-control ops
+        register_noun(noun, f"specialists.supervise.verbs:{noun.upper().replace('-', '_')}")
     features.load()
     NEWS.booted = True
 

@@ -14,7 +14,7 @@ import pytest
 from specialists.features.gates import memo as memo_mod
 from specialists.features.gates.run import OUTPUT_CAP, TAIL_BYTES, run_gate
 from specialists.features.gates.spec import GateError, GateSpec, parse_gate
-from specialists.features.gates.state import changed_paths, workspace_state
+from specialists.features.gates.state import workspace_state
 from specialists.store.files import ensure_dir
 
 pytestmark = pytest.mark.integration
@@ -136,16 +136,6 @@ def test_the_key_is_content_only_staged_committed_or_not(repo: Path):
     (repo / "ok.txt").unlink()
     gone = workspace_state(repo)
     assert gone.key not in (on_disk, base) and gone.changed == 1
-
-
-def test_changed_paths_lists_committed_staged_and_untracked(repo: Path):
-    base = git(repo, "rev-parse", "HEAD").strip()
-    (repo / "ok.txt").write_text("x\n")
-    git(repo, "commit", "-qam", "one")
-    (repo / "new.txt").write_text("n")
-    (repo / "build").mkdir()
-    (repo / "build" / "x").write_text("ignored")
-    assert changed_paths(repo, base) == ("new.txt", "ok.txt")
 
 
 def test_a_hanging_gate_is_killed_with_its_process_group(repo: Path, tmp_path: Path):

@@ -251,8 +251,8 @@ def test_retries_exhausted_is_an_error_run(tmp_path: Path) -> None:
     assert [k for k, _ in d.logged()].count("retry") == 3
 
 
-def test_provider_error_without_retry_finishes_after_the_grace_window(tmp_path: Path) -> None:
-    d = start(make_spec(tmp_path, scenario="error", options={"final_grace_s": 0.05}))
+def test_provider_error_without_retry_finishes_with_the_error(tmp_path: Path) -> None:
+    d = start(make_spec(tmp_path, scenario="error"))
     assert d.finished().error == "401 invalid api key"
 
 

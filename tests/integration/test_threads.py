@@ -11,8 +11,8 @@ import os
 import signal
 from pathlib import Path
 
+from specialists.features.threads.listing import thread_rows
 from specialists.features.threads.records import MAX_DEPTH, ThreadStore, new_thread_id
-from specialists.features.threads.watch import settle_ended_children
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobRecord
 from specialists.store.view import current_status
@@ -265,24 +265,26 @@ def test_kill_9_of_a_childs_supervisor_gives_the_parent_a_failed_child_closed() 
     assert sum(e.kind == "child_closed" for e in inbox_events(project)) == 1
 
 
-def test_a_waiting_parent_hears_of_a_killed_child_without_anyone_looking() -> None:
-    """The waiting front's sweep (settle_ended_children): the child's supervisor dies by
-    SIGKILL, and one sweep records the crash and sends the failed child_closed."""
+def test_listing_the_threads_closes_a_killed_child_once() -> None:
+    """`specialists threads` (thread_rows): the child's supervisor dies by SIGKILL, and the
+    listing records the crash and sends the failed child_closed, once however often it looks."""
     project = thread_project(waiter="sleep 30")
     reply = spawn(root_caller(project), specialist="waiter")
     tid, job_id = reply.data["thread_id"], reply.data["job_id"]
     pid = _supervisor_pid(project, job_id)
     os.kill(pid, signal.SIGKILL)
     wait_until(lambda: not _alive(pid), what="the supervisor is gone")
-    # The sweep is what a waiting front runs now and then: until recovery can prove the
-    # supervisor dead (its lock released), a sweep finds nothing to close.
-    closed = wait_until(
-        lambda: settle_ended_children(project / ".specialists", ROOT_OWNER), what="the sweep"
-    )
-    assert closed == [tid]
+
+    # Until recovery can prove the supervisor dead (its lock released), nothing is closed.
+    def closed() -> list[str]:
+        rows, _ = thread_rows(project / ".specialists")
+        return [c.record.id for c in rows if c.closed is not None]
+
+    assert wait_until(closed, what="the listing closes it") == [tid]
     event = wait_closed(project, tid)
     assert event.details["failed"] is True and event.details["final"] == "error"
-    assert settle_ended_children(project / ".specialists", ROOT_OWNER) == []
+    assert closed() == [tid]
+    assert sum(e.kind == "child_closed" for e in inbox_events(project)) == 1
 
 
 def _stop(project: Path, job_id: str) -> None:

@@ -278,11 +278,12 @@ def test_stop_with_nothing_pending_lets_the_turn_end(state):
     assert time.monotonic() - started < 5
 
 
-def test_stop_hands_over_a_pending_event_as_the_block_reason(state):
+def test_stop_hands_over_a_pending_event_as_additional_context(state):
     post_event(state, "exit 2 after 9.0 s")
     reply = call("stop", hook_input("Stop"))
-    assert reply is not None and reply["decision"] == "block"
-    assert reply["reason"].startswith("[specialists event] job_exit from bg_run (toolu_1)")
+    assert reply is not None and reply["hookSpecificOutput"]["hookEventName"] == "Stop"
+    context = reply["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("[specialists event] job_exit from bg_run (toolu_1)")
     assert pending(state) == []
 
 
@@ -290,8 +291,9 @@ def test_stop_waits_for_a_pending_timer_and_wakes_the_session_with_it(state):
     timer_id = set_timer(state, 1.0)
     started = time.monotonic()
     reply = call("stop", hook_input("Stop"))
-    assert reply is not None and reply["decision"] == "block"
-    assert "[specialists event] timer from sleep (toolu_9)" in reply["reason"]
+    assert reply is not None and reply["hookSpecificOutput"]["hookEventName"] == "Stop"
+    context = reply["hookSpecificOutput"]["additionalContext"]
+    assert "[specialists event] timer from sleep (toolu_9)" in context
     assert time.monotonic() - started >= 0.9
     assert TimerStore(state, KEY).pending() == [] and timer_id
 

@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 
 from specialists.base.errors import Bug
-from specialists.base.reader.arguments import check_arguments
+from specialists.base.reader.arguments import ONE_LINE_PATTERN, check_arguments
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
 from specialists.events.timers import TimerStore
@@ -47,7 +47,7 @@ EXPECTED_TOOLS = {
     "specialist_init", "list_specialists", "specialist_status", "use_specialist",
     "start_specialist", "poll_specialist", "stop_specialist", "run_parallel",
     "manage_specialist", "schedule", "workflow",
-    "wait", "interrupt", "children",  # control (mcp/control_tool.py)
+    "wait", "interrupt", "children",  # control (mcp/control_tool.py, supervise/verbs.py)
     "events",  # collecting events without hooks (mcp/agent_tools.py)
 }  # fmt: skip
 LONG = 30.0  # a scripted wait longer than any test
@@ -143,6 +143,37 @@ def test_descriptions_say_dispatch_keep_working_and_no_polling():
         assert "poll" in text or "in a loop" in text, name
     for name in ("run", "follow_up", "start_specialist", "run_parallel"):
         assert "keep working" in TOOLS_BY_NAME[name].description.lower(), name
+
+
+def test_the_control_tools_generated_from_their_ops_keep_their_shapes(ctx):
+    """steer, follow_up and stop (supervise/verbs.py): the arguments and answers the
+    hand-written tools had; a person's flag (`--no-wait`) is no model's argument."""
+    job_id = {"type": "string", "maxLength": 64, "minLength": 1, "pattern": ONE_LINE_PATTERN}
+    message = {"type": "string", "maxLength": 200_000, "minLength": 1}
+    schemas = {n: TOOLS_BY_NAME[n].input_schema for n in ("steer", "follow_up", "stop")}
+    for schema in schemas.values():
+        assert schema["additionalProperties"] is False
+        for p in schema["properties"].values():
+            p.pop("description", None)
+            p.get("items", {}).pop("description", None)
+    assert schemas["stop"]["properties"] == {"job_id": job_id}
+    assert schemas["follow_up"]["properties"] == {"job_id": job_id, "message": message}
+    assert schemas["steer"]["properties"] == {
+        "job_id": job_id, "message": message, "children": {"type": "boolean"},
+        "job_ids": {"type": "array", "items": job_id, "maxItems": 63},
+        "recover": {"type": "boolean"},
+    }  # fmt: skip
+    assert [schemas[n].get("required") for n in ("steer", "follow_up", "stop")] == [
+        ["job_id", "message"], ["job_id", "message"], ["job_id"],
+    ]  # fmt: skip
+    each = TOOLS_BY_NAME["steer"].output_schema["properties"]["each"]["items"]
+    assert "additionalProperties" not in each and each["required"] == ["job_id", "state"]
+    for name in ("steer", "follow_up", "stop"):
+        out = TOOLS_BY_NAME[name].output_schema
+        assert out["additionalProperties"] is False and "text" not in out["properties"]
+        assert TOOLS_BY_NAME[name].core
+    said = failed(ctx, "follow_up", job_id="0badc0de", message="x", no_wait=True)
+    assert "unknown argument 'no_wait'" in said.text
 
 
 # Claude Code sends a tool as {name, description, input_schema}, named mcp__<server>__<tool>.
@@ -324,8 +355,14 @@ def test_running_job_status_result_steer_follow_up_stop(ctx, scripts):
     assert outcome.data == {"job_id": job_id, "status": "running", "error": outcome.data["error"]}
     assert "no result yet" in outcome.text and "keep working" in outcome.text
 
-    assert ok(ctx, "steer", job_id=job_id, message="look at x")["state"] == "delivered"
-    assert ok(ctx, "follow_up", job_id=job_id, message="then y")["state"] == "queued"
+    assert ok(ctx, "steer", job_id=job_id, message="look at x") == {
+        "job_id": job_id,
+        "state": "delivered",
+    }
+    assert ok(ctx, "follow_up", job_id=job_id, message="then y") == {
+        "job_id": job_id,
+        "state": "queued",
+    }
 
     stopped = ok(ctx, "stop", job_id=job_id)
     assert stopped == {"job_id": job_id, "status": "cancelled", "stopped": True}

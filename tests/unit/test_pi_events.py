@@ -1,9 +1,8 @@
 """pi_events: recorded pi transcripts -> the shared vocabulary, and the run state machine
 (final detection, queries, steer/follow-up/abort). Pure: no processes.
 
-The transcripts are pi 1.6.0's (the target, tests/fixtures/pi-1.6.0, recorded by
-tests/support/record_pi.py) and pi 0.73.1's (the older stream without `willRetry` and
-`agent_settled`, which the protocol still reads; no real 0.73.1 is tested any more)."""
+The transcripts are pi 1.6.0's (tests/fixtures/pi-1.6.0, recorded by
+tests/support/record_pi.py)."""
 
 from __future__ import annotations
 
@@ -26,21 +25,27 @@ from tests.support.fake_pi import AssistantMessage, long_answer_lines, text_answ
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TRANSCRIPTS = FIXTURES / "pi-1.6.0"  # the target; copied to shared/reference/pi-1.6.0
-OLDER = FIXTURES / "pi-0.73.1"
-# What differs between the two recordings (the mock counted tokens differently).
+# What the recording says (the mock's token counts, its session file, its retry error).
 EXPECT = {
     "1.6.0": {"usage": [(12, 5), (12, 1)], "session": "basic.jsonl", "retry_error": "500: {"},
-    "0.73.1": {"usage": [(100, 12), (100, 2)], "session": "s.jsonl", "retry_error": "500 mock"},
 }
+AGENT_END = b'{"type":"agent_end","messages":[],"willRetry":false}'
+SETTLED = b'{"type":"agent_settled","aborted":false}'
 
 
-@pytest.fixture(params=["1.6.0", "0.73.1"])
+@pytest.fixture(params=["1.6.0"])
 def version(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
 def transcripts(version: str) -> Path:
-    return TRANSCRIPTS if version == "1.6.0" else OLDER
+    return TRANSCRIPTS
+
+
+def run_over(r: Replay) -> None:
+    """pi ends a run: agent_end, then agent_settled."""
+    r.feed(AGENT_END)
+    r.feed(SETTLED)
 
 
 # --- transcript replay ---------------------------------------------------------------------
@@ -376,6 +381,8 @@ def test_oversized_agent_end_ends_the_run_and_other_oversized_lines_are_skipped(
     skipped = r.feed(OversizedLine(b'{"type":"message_update","assistantMessageEvent"', 10**8))
     assert isinstance(skipped[0], Activity) and skipped[0].fields["bytes"] == 10**8
     r.feed(OversizedLine(b'{"type":"agent_end","messages":[{"role":"user"', 50_000_000))
+    assert r.protocol.state.kind == "settling"
+    r.feed(SETTLED)
     assert r.protocol.state.kind == "finalizing"
     r.finish()
     assert [f.text for f in r.finished()] == ["DONE"]
@@ -419,18 +426,16 @@ def _error_run(r: Replay, error: str = "401 invalid api key") -> None:
     msg.stop_reason, msg.error = "error", error
     for line in ('{"type":"agent_start"}', msg.start(), msg.end(), msg.turn_end()):
         r.feed(line.encode())
-    r.feed(b'{"type":"agent_end","messages":[]}')
+    r.feed(AGENT_END)
 
 
-def test_an_error_without_retry_is_final_after_the_grace_window() -> None:
+def test_an_error_without_retry_is_final_at_agent_settled() -> None:
     r = Replay()
     r.prompt()
     _error_run(r)
     assert r.protocol.tick() == []
-    deadline = r.protocol.next_deadline()
-    assert deadline is not None and deadline - r.clock.now == pytest.approx(0.3)
-    r.clock.advance(0.31)
-    assert r.protocol.tick() == []
+    assert r.protocol.state.kind == "settling"
+    r.feed(SETTLED)
     r._take()
     assert [c["type"] for c in r.sent[-2:]] == ["get_last_assistant_text", "get_state"]
     r.finish()
@@ -453,7 +458,7 @@ def test_overflow_compaction_with_retry_keeps_the_run_open() -> None:
     r.feed(b'{"type":"agent_start"}')
     for line in text_answer_lines("OK", 1):
         r.feed(line.encode())
-    r.feed(b'{"type":"agent_end","messages":[]}')
+    run_over(r)
     r.finish()
     assert [(f.text, f.error) for f in r.finished()] == [("OK", None)]
 
@@ -463,7 +468,7 @@ def test_query_timeout_falls_back_to_the_text_seen_in_message_end() -> None:
     r.prompt()
     for line in text_answer_lines("the answer", 3):
         r.feed(line.encode())
-    r.feed(b'{"type":"agent_end","messages":[]}')
+    run_over(r)
     r.clock.advance(11)
     out = r.protocol.tick()
     assert isinstance(out[0], Activity) and out[0].event == "notice"
@@ -475,7 +480,7 @@ def test_process_exit_while_collecting_the_result_still_reports_it() -> None:
     r.prompt()
     for line in text_answer_lines("partial?", 3):
         r.feed(line.encode())
-    r.feed(b'{"type":"agent_end","messages":[]}')
+    run_over(r)
     assert r.protocol.process_exited() == [RunFinished(text="partial?", error=None)]
 
 
@@ -483,7 +488,7 @@ def test_process_exit_while_collecting_the_result_still_reports_it() -> None:
 def test_no_text_is_an_empty_answer(data: Any) -> None:
     r = Replay()
     r.prompt()
-    r.feed(b'{"type":"agent_end","messages":[]}')
+    run_over(r)
     text_id = next(c["id"] for c in r.sent if c["type"] == "get_last_assistant_text")
     state_id = next(c["id"] for c in r.sent if c["type"] == "get_state")
     resp = {"type": "response", "success": True, "data": data}
@@ -534,7 +539,7 @@ def test_follow_up_while_collecting_the_result_is_sent_after_it() -> None:
     r.prompt()
     for line in text_answer_lines("one", 1):
         r.feed(line.encode())
-    r.feed(b'{"type":"agent_end","messages":[]}')
+    run_over(r)
     queued = r.protocol.follow_up("two")
     assert isinstance(queued[0], Activity) and queued[0].fields["queued"] is True
     r._take()
@@ -576,7 +581,7 @@ def test_max_turns_aborts_a_run_that_wants_to_continue() -> None:
     aborted = AssistantMessage()
     aborted.stop_reason = "aborted"
     r.feed(aborted.end().encode())
-    r.feed(b'{"type":"agent_end","messages":[]}')
+    run_over(r)
     r.finish()
     assert [f.error for f in r.finished()] == ["max turns reached (1)"]
 
@@ -584,7 +589,7 @@ def test_max_turns_aborts_a_run_that_wants_to_continue() -> None:
 def test_a_run_that_restarts_while_collecting_stays_running() -> None:
     r = Replay()
     r.prompt()
-    r.feed(b'{"type":"agent_end","messages":[]}')
+    run_over(r)
     r.feed(b'{"type":"agent_start"}')  # e.g. a follow-up that reached an idle pi
     r.finish()
     assert len(r.finished()) == 1
@@ -599,8 +604,7 @@ def fallback_replay(fallback: str, model: str = "mock/mock-model") -> Replay:
     r = Replay(PiProtocol(clock=clock, model=model, fallback_model=fallback), clock)
     r.prompt("the task")
     _error_run(r)
-    r.clock.advance(0.31)
-    r.events.extend(r.protocol.tick())
+    r.feed(SETTLED)
     r._take()
     return r
 
@@ -667,7 +671,7 @@ def test_a_run_is_final_at_agent_settled_not_at_agent_end() -> None:
 def test_will_retry_keeps_the_run_open_whatever_the_clock_says() -> None:
     r = Replay()
     r.prompt()
-    _error_run(r)  # an agent_end without willRetry: the old grace window
+    _error_run(r)
     r.feed(b'{"type":"agent_end","messages":[],"willRetry":true}')
     r.clock.advance(60)
     assert r.protocol.tick() == []

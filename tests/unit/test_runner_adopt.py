@@ -85,16 +85,16 @@ def test_pi_restored_at_any_line_says_what_the_original_says(name: str) -> None:
         assert pi_run(restored, later, lines[cut:]) == expected, (name, cut)
 
 
-def test_a_pi_grace_window_left_at_the_checkpoint_is_left_after_it() -> None:
-    """agent_end after a failed message starts the grace window (Settling): restored, the
+def test_a_pi_settle_window_left_at_the_checkpoint_is_left_after_it() -> None:
+    """agent_end after a failed message starts the settle window (Settling): restored, the
     window ends when it would have (seconds left, not a monotonic time of another process)."""
     clock = FakeClock()
-    p = PiProtocol(clock=clock, final_grace_s=0.3)
+    p = PiProtocol(clock=clock, settle_timeout_s=0.3)
     p.prompt("task")
     p.take_outbox()
     failed = {"role": "assistant", "content": [], "stopReason": "error", "errorMessage": "500"}
     p.feed(json.dumps({"type": "message_end", "message": failed}).encode())
-    p.feed(b'{"type":"agent_end","messages":[]}')
+    p.feed(b'{"type":"agent_end","messages":[],"willRetry":false}')
     assert p.state.kind == "settling"
     clock.advance(0.1)
     state = through_json(protocol_state(p, clock()))

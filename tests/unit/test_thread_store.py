@@ -12,9 +12,9 @@ import pytest
 from specialists.base.errors import StoreError
 from specialists.events.inbox import Inbox
 from specialists.features.threads.closing import report, settle
+from specialists.features.threads.listing import thread_rows
 from specialists.features.threads.records import Closing, ThreadRecord, ThreadStore, new_thread_id
 from specialists.features.threads.state import Position
-from specialists.features.threads.watch import settle_ended_children
 from specialists.store.jobs import JobStore
 from tests.support.jobs import job_end, make_record
 from tests.support.threads import ROOT_OWNER, call, root_caller, unsupervised_child
@@ -141,7 +141,8 @@ def test_settling_twice_sends_one_child_closed(tmp_path: Path) -> None:
     first = settle(state_root, job.id, 10)
     assert first == f"{tid}:child_closed:1"
     assert settle(state_root, job.id, 11) is None
-    assert settle_ended_children(state_root, ROOT_OWNER) == []
+    rows, _ = thread_rows(state_root)  # a parent's look (settled_view): nothing to close again
+    assert [(c.record.id, c.closed is not None) for c in rows] == [(tid, True)]
     events = Inbox(state_root, ROOT_OWNER).pending().events
     assert [e.id for e in events] == [first]
     # The end told again (recovery after a supervisor that told it): the same child_closed

@@ -84,14 +84,14 @@ def test_codex_usage_limit_body() -> None:
 
 def test_pi_provider_error_with_a_retry_hint() -> None:
     clock = FakeClock()
-    p = PiProtocol(clock=clock, final_grace_s=0.3)
+    p = PiProtocol(clock=clock, settle_timeout_s=0.3)
     p.prompt("task")
     p.take_outbox()
     message = "429 Rate limit exceeded for requests: quota resets in 45s"
     failed = {"role": "assistant", "content": [], "stopReason": "error", "errorMessage": message}
     said = p.feed(b'{"type":"response","id":"sp-1","command":"prompt","success":true}')
     said += p.feed(json.dumps({"type": "message_end", "message": failed}).encode())
-    said += p.feed(b'{"type":"agent_end","messages":[]}')
+    said += p.feed(b'{"type":"agent_end","messages":[],"willRetry":false}')
     clock.advance(0.5)
     said += p.tick()
     p.take_outbox()

@@ -68,11 +68,12 @@ class Cli:
     """A parameter's command-line form where the generated one is not what people type:
     `flags` ("--prompt", "-p"), a `metavar`, `const` (the option stores it: `--global`),
     `words` (a positional of one or more words, joined by spaces: a shell command), `only`
-    (a person's option: no tool offers it to a model), `hidden` (a model's argument: not on
+    (a person's option: no tool offers it to a model), `person` (likewise, and an op's own
+    tool's schema leaves it out too: `--no-wait`), `hidden` (a model's argument: not on
     the command line), `parse` (how a command line's text becomes the value, where people
     type more than the schema's form: "200k" tokens, "$2.50")."""
 
-    __slots__ = ("const", "flags", "hidden", "metavar", "only", "parse", "words")
+    __slots__ = ("const", "flags", "hidden", "metavar", "only", "parse", "person", "words")
 
     def __init__(
         self,
@@ -83,11 +84,12 @@ class Cli:
         only: bool = False,
         hidden: bool = False,
         parse: Callable[[str], Any] | None = None,
+        person: bool = False,
     ) -> None:
         self.flags, self.metavar, self.const, self.words, self.only = (
             flags, metavar, const, words, only,
         )  # fmt: skip
-        self.hidden, self.parse = hidden, parse
+        self.hidden, self.parse, self.person = hidden, parse, person
 
 
 @dataclass(frozen=True)
@@ -114,13 +116,12 @@ class Signature:
     returns: Any  # the return annotation (a TypedDict gives an output schema)
 
     def input_schema(self) -> Schema:
-        return obj(
-            {p.name: p.schema for p in self.params}, [p.name for p in self.params if p.required]
-        )
+        ps = [p for p in self.params if not p.cli.person]
+        return obj({p.name: p.schema for p in ps}, [p.name for p in ps if p.required])
 
     def output_schema(self) -> Schema:
         if _is_typeddict(self.returns):
-            return _typeddict_schema(self.returns, closed=False)
+            return {**_typeddict_schema(self.returns, output=True), "additionalProperties": False}
         return {"type": "object"}
 
 
@@ -206,9 +207,14 @@ def _is_union(hint: Any) -> bool:
     return typing.get_origin(hint) in (typing.Union, types.UnionType)
 
 
-def _schema(hint: Any, marks: tuple[Any, ...]) -> tuple[Schema, str, tuple[str, ...]]:
-    """(JSON Schema, kind, choices) of one type with its marks."""
+def _schema(
+    hint: Any, marks: tuple[Any, ...], output: bool = False
+) -> tuple[Schema, str, tuple[str, ...]]:
+    """(JSON Schema, kind, choices) of one type with its marks; an `output`'s strings and
+    objects are as the op makes them (no input bounds, open objects)."""
     origin = typing.get_origin(hint)
+    if hint is str and output:
+        return {"type": "string"}, "str", ()
     if hint is str:
         text = next((m for m in marks if isinstance(m, Text)), Text())
         schema: Schema = {"type": "string", "maxLength": text.max}
@@ -233,7 +239,7 @@ def _schema(hint: Any, marks: tuple[Any, ...]) -> tuple[Schema, str, tuple[str, 
     if origin is list:
         (item,) = typing.get_args(hint)
         inner, inner_marks = _unwrap(item)
-        schema = {"type": "array", "items": _schema(inner, inner_marks)[0]}
+        schema = {"type": "array", "items": _schema(inner, inner_marks, output)[0]}
         many = next((m for m in marks if isinstance(m, Many)), None)
         if many is not None:
             schema["maxItems"] = many.max
@@ -241,7 +247,7 @@ def _schema(hint: Any, marks: tuple[Any, ...]) -> tuple[Schema, str, tuple[str, 
                 schema["minItems"] = many.min
         return schema, "list", ()
     if _is_typeddict(hint):
-        return _typeddict_schema(hint, closed=True), "object", ()
+        return _typeddict_schema(hint, output=output), "object", ()
     if hint is dict or origin in (dict, Mapping) or hint is Mapping:
         return {"type": "object"}, "object", ()
     if hint is Any:
@@ -253,7 +259,7 @@ def _is_typeddict(hint: Any) -> bool:
     return isinstance(hint, type) and typing.is_typeddict(hint)
 
 
-def _typeddict_schema(hint: Any, *, closed: bool) -> Schema:
+def _typeddict_schema(hint: Any, *, output: bool = False) -> Schema:
     hints = typing.get_type_hints(hint, include_extras=True)
     props = {}
     for name, each in hints.items():
@@ -262,9 +268,9 @@ def _typeddict_schema(hint: Any, *, closed: bool) -> Schema:
             members = [a for a in typing.get_args(base) if a is not type(None)]
             base, more = _unwrap(members[0] if len(members) == 1 else Any)
             marks = (*marks, *more)
-        props[name] = _schema(base, marks)[0]
+        props[name] = _schema(base, marks, output)[0]
     required = [k for k in hints if k in hint.__required_keys__]
-    return obj(props, required, closed=closed)
+    return obj(props, required, closed=not output)
 
 
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from specialists.base.errors import UserError
+from specialists.base.errors import StoreError, UserError
 
 OWNERS_DIR = "owners"
 _OWNER_RE = re.compile(r"[a-z][a-z0-9]{0,15}-[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
@@ -51,3 +51,13 @@ def session_owner(kind: str, session_id: str) -> str:
 def owner_dir(state_root: Path, key: str) -> Path:
     """`.specialists/owners/<key>/`: the owner's inbox, cursor, timers and spill."""
     return state_root / OWNERS_DIR / check_owner(key)
+
+
+def check_owner_dir(state_root: Path, owner: str) -> None:
+    """Refuse an owner directory that is a symlink (reads would follow it)."""
+    directory = owner_dir(state_root, owner)
+    if directory.is_symlink():
+        raise StoreError(
+            f"{directory} is a symlink; its events and timers are not read",
+            hint="remove the link; the job's inbox is made again when needed",
+        )

@@ -20,7 +20,6 @@ from specialists.events.spill import SpillLimits, bound_body
 
 GuardMode = Literal["block", "warn", "off"]
 GUARD_MODES: tuple[str, ...] = ("block", "warn", "off")
-DEFAULT_BASH_TIMEOUT_S = 180
 RESULT_LIMITS = SpillLimits(max_chars=40_000, head_chars=6_000, tail_chars=2_000)
 
 

@@ -30,8 +30,6 @@ GIT_PARAMETERS_ENV = "GIT_CONFIG_PARAMETERS"
 # The user's own GIT_CONFIG_PARAMETERS ("" if none), restored for the repository's hooks.
 SAVED_GIT_PARAMETERS_ENV = "SPECIALISTS_GIT_CONFIG_PARAMETERS"
 HOOKS_DIR = "git-hooks"
-JOB_TRAILER = "Specialists-Job"
-BEAD_TRAILER = "Specialists-Bead"
 JOB_FILE = "job.json"
 _JOB_FILE_MAX = 4 << 20
 

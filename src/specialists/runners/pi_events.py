@@ -68,10 +68,9 @@ _IGNORED_EVENTS = frozenset(
         "bash_execution_update",
     }
 )
-# pi 1.x ends agent_end with `"willRetry":<bool>}`; it is read from the line's tail, because
-# the line repeats every message of the run and is never parsed whole.
+# pi ends agent_end with `"willRetry":<bool>}`; it is read from the line's tail, because the
+# line repeats every message of the run and is never parsed whole.
 _WILL_RETRY = b'"willRetry":true}'
-_WONT_RETRY = b'"willRetry":false}'
 
 
 def _usage_of(message: Mapping[str, Any]) -> Usage | None:
@@ -201,8 +200,8 @@ class PiTranslator:
             return out
         if kind == "toolcall_start":
             self._heartbeat["toolcall"] = self._clock()
-            named = ev.get("toolName")  # pi 1.x; pi 0.x has it only in the partial message
-            name = str(named) if isinstance(named, str) and named else _tool_name_in_partial(ev)
+            named = ev.get("toolName")
+            name = str(named) if isinstance(named, str) and named else None
             return [
                 Activity("toolcall", {"tool": name} if name else {}, log=False, current_tool=name)
             ]
@@ -230,8 +229,7 @@ class PiTranslator:
         if kind == "agent_start":
             return [AgentStarted(), agent_started()]
         if kind == "agent_end":
-            will_retry = obj.get("willRetry")
-            return [AgentEnded(will_retry if isinstance(will_retry, bool) else None)]
+            return [AgentEnded(obj.get("willRetry") is True)]
         if kind == "agent_settled":
             return [AgentSettled(aborted=obj.get("aborted") is True)]
         if kind == "message_start":
@@ -396,24 +394,7 @@ class PiTranslator:
 
 def _agent_ended(line: bytes) -> AgentEnded:
     tail = line[-32:].rstrip()
-    if tail.endswith(_WILL_RETRY):
-        return AgentEnded(will_retry=True)
-    if tail.endswith(_WONT_RETRY):
-        return AgentEnded(will_retry=False)
-    return AgentEnded()
-
-
-def _tool_name_in_partial(ev: Mapping[str, Any]) -> str | None:
-    partial = ev.get("partial")
-    index = ev.get("contentIndex")
-    if not isinstance(partial, Mapping) or not isinstance(index, int):
-        return None
-    content = partial.get("content")
-    if not isinstance(content, list) or not 0 <= index < len(content):
-        return None
-    block = content[index]
-    name = block.get("name") if isinstance(block, Mapping) else None
-    return str(name) if name else None
+    return AgentEnded(will_retry=tail.endswith(_WILL_RETRY))
 
 
 def _response(obj: Mapping[str, Any]) -> CommandResponse:

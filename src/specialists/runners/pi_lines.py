@@ -1,10 +1,8 @@
 """Recognising pi's stdout lines from their first bytes, and the delta inside an update.
 
-pi repeats the whole partial message twice in every `message_update`, so its stdout grows
-quadratically with the answer (pi 0.x; pi 1.x sends the event and the usage so far instead, so
-its lines stay short). These helpers tell a line's kind from a bytes prefix and decode only the
-short `delta` string, so a 20 MB stream costs milliseconds. pi writes its keys in a fixed
-order (1.6.0: `type`, `usage`, `assistantMessageEvent`; 0.73.1: `type`,
+pi sends one `message_update` per delta, with the usage so far. These helpers tell a line's
+kind from a bytes prefix and decode only the short `delta` string, so a long stream costs
+milliseconds. pi writes its keys in a fixed order (1.6.0: `type`, `usage`,
 `assistantMessageEvent`); a line in any other shape is simply parsed in full by the caller.
 """
 

@@ -2,20 +2,14 @@
 
 Pure: no processes, no I/O; the adapter (runners/pi.py) writes `outbox` to pi's stdin and
 feeds stdout lines to `feed`. The protocol owns request ids, decides when a run is really
-finished (pi 0.73.1 emits several `agent_end` for one prompt while it auto-retries), queries
-the final text and session file, and emits `RunFinished`. Its state is a closed union.
+finished, queries the final text and session file, and emits `RunFinished`. Its state is a
+closed union.
 
-Final detection, pi 1.x: `agent_settled` ends the run (pi has no automatic work left: no
+Final detection (pi 1.x): `agent_settled` ends the run (pi has no automatic work left: no
 retry, compaction or queued message); `agent_end` carries `willRetry`. An `agent_settled`
 that never follows an `agent_end` would leave the job waiting, so after `agent_end` the run
 also ends once `settle_timeout_s` (default 10 s) passes without one. A prompt an extension
 command consumed (`disposition: "handled"`) starts no run and is final at once.
-
-pi 0.x (no `willRetry`): an `agent_end` whose last assistant message did not fail finishes the
-run at once. After a failed one, pi decides synchronously whether to retry
-(`auto_retry_start`) or compact (`compaction_start`), so we wait a short grace window
-(default 0.3 s, measured from reading the line) for either; `auto_retry_end` with success
-false, a compaction that will not retry, or an empty window make the run final.
 
 Fallback model: a run that failed at the provider (pi's own retries exhausted, or an error
 pi does not retry) is run once more on the fallback model, if one is set: `set_model`, then
@@ -55,7 +49,6 @@ from specialists.runners.pi_states import (
     SwitchingModel,
 )
 
-DEFAULT_FINAL_GRACE_S = 0.3
 DEFAULT_SETTLE_TIMEOUT_S = 10.0
 DEFAULT_QUERY_TIMEOUT_S = 10.0
 
@@ -73,7 +66,6 @@ def split_pi_model(model: str | None) -> tuple[str | None, str | None]:
 def job_protocol(spec: LaunchSpec, session_file: str | None) -> PiProtocol:
     """The conversation of one job's pi, with the job's limits and models."""
     return PiProtocol(
-        final_grace_s=float(spec.options.get("final_grace_s", DEFAULT_FINAL_GRACE_S)),
         settle_timeout_s=float(spec.options.get("settle_timeout_s", DEFAULT_SETTLE_TIMEOUT_S)),
         max_turns=spec.max_turns,
         session_file=session_file,
@@ -89,7 +81,6 @@ class PiProtocol:
         self,
         *,
         clock: Clock = time.monotonic,
-        final_grace_s: float = DEFAULT_FINAL_GRACE_S,
         settle_timeout_s: float = DEFAULT_SETTLE_TIMEOUT_S,
         query_timeout_s: float = DEFAULT_QUERY_TIMEOUT_S,
         max_turns: int | None = None,
@@ -98,7 +89,6 @@ class PiProtocol:
         fallback_model: str | None = None,
     ) -> None:
         self._clock = clock
-        self._grace = final_grace_s
         self._settle_timeout = settle_timeout_s
         self._query_timeout = query_timeout_s
         self._max_turns = max_turns
@@ -178,7 +168,7 @@ class PiProtocol:
         return None
 
     def tick(self) -> list[RunnerEvent]:
-        """Act on expired timers (grace window, query timeouts)."""
+        """Act on expired timers (settle, set_model and query timeouts)."""
         state = self.state
         deadline = self.next_deadline()
         if deadline is None or self._clock() < deadline:
@@ -249,19 +239,13 @@ class PiProtocol:
             assert_never(sig)
         return []
 
-    def _agent_ended(self, will_retry: bool | None) -> list[RunnerEvent]:
-        if will_retry is not None:  # pi 1.x: agent_settled says when the run is over
-            if will_retry:
-                self.state = Retrying()
-            elif isinstance(self.state, Running | Idle | Retrying):
-                self.state = Settling(self._clock() + self._settle_timeout)
-            return []
-        if not isinstance(self.state, Running | Idle):
-            return []
-        if self._run.stop_reason == "error" and not self._run.abort_requested:
-            self.state = Settling(self._clock() + self._grace)
-            return []
-        return self._finalize()
+    def _agent_ended(self, will_retry: bool) -> list[RunnerEvent]:
+        """agent_settled, not agent_end, says when the run is over."""
+        if will_retry:
+            self.state = Retrying()
+        elif isinstance(self.state, Running | Idle | Retrying):
+            self.state = Settling(self._clock() + self._settle_timeout)
+        return []
 
     def _turn_ended(self) -> list[RunnerEvent]:
         run = self._run

@@ -15,10 +15,9 @@ class AgentStarted(NamedTuple):
 
 
 class AgentEnded(NamedTuple):
-    """One low-level run ended. pi 1.x says whether it will retry (`willRetry`); pi 0.x does
-    not (None), so the protocol watches for the retry instead."""
+    """One low-level run ended; `willRetry`: pi retries it on its own."""
 
-    will_retry: bool | None = None
+    will_retry: bool = False
     kind: Literal["agent_ended"] = "agent_ended"
 
 

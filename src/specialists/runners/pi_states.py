@@ -20,7 +20,7 @@ class Running(NamedTuple):
 
 
 class Settling(NamedTuple):
-    """agent_end after a failed message: waiting to see whether pi retries or compacts."""
+    """agent_end: waiting for agent_settled (a retry or compaction may come first)."""
 
     deadline: float
     kind: Literal["settling"] = "settling"

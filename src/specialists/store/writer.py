@@ -152,7 +152,6 @@ class JobWriter:
         self.lost_events = 0  # events dropped for lack of space since the last notice
         self.failures_in_a_row = 0
         self.last_failure: str | None = None
-        self.status_write_failures = 0
         self._result_written = False
         for text in notices:
             self.append_event("notice", message=text)
@@ -188,7 +187,6 @@ class JobWriter:
         except OSError as exc:
             if exc.errno not in _SOFT_ERRORS:
                 raise
-            self.status_write_failures += 1
             self._failed(exc)
             return False
         self.failures_in_a_row = 0

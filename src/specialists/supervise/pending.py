@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import logging
 import time
-from pathlib import Path
 from typing import NamedTuple
 
-from specialists.base.errors import SpecialistsError, StoreError
+from specialists.base.errors import SpecialistsError
 from specialists.events.inbox import Inbox
-from specialists.events.owners import owner_dir
+from specialists.events.owners import check_owner_dir
 from specialists.events.timers import TimerStore
 from specialists.store import index
 from specialists.store.jobs import JobStore
@@ -78,16 +77,6 @@ class Pending(NamedTuple):
 def _when(due_ms: int, now_ms: int) -> str:
     shape = "%H:%M:%S UTC" if due_ms - now_ms < 86_400_000 else "%Y-%m-%d %H:%M UTC"
     return time.strftime(shape, time.gmtime(due_ms / 1000))
-
-
-def check_owner_dir(state_root: Path, owner: str) -> None:
-    """Refuse an owner directory that is a symlink (reads would follow it)."""
-    directory = owner_dir(state_root, owner)
-    if directory.is_symlink():
-        raise StoreError(
-            f"{directory} is a symlink; its events and timers are not read",
-            hint="remove the link; the job's inbox is made again when needed",
-        )
 
 
 def pending_work(

@@ -15,7 +15,6 @@ from specialists.base.errors import SpecialistsError
 from specialists.base.vocab import PROC_RUNNER
 from specialists.store.jobs import JobStore
 from specialists.store.records import TERMINAL_STATES
-from specialists.supervise.start import session_holder
 
 DEFAULT_LAST = 10
 MAX_LAST = 200
@@ -66,6 +65,8 @@ def resumability(store: JobStore, job_id: str) -> tuple[bool, str]:
         return False, "no agent session was recorded"
     if Path(session).is_absolute() and not Path(session).is_file():
         return False, f"its session file {session} is gone"
+    from specialists.supervise.start import session_holder  # the start path: not at import
+
     holder = session_holder(store, job_id)
     if holder is not None:
         return False, f"being resumed by job {holder.id} (pid {holder.supervisor_pid})"

@@ -21,15 +21,8 @@ EXCERPT_CHARS = 160  # keeping the head of each (about what a feed line shows)
 
 
 class Words:
-    def __init__(
-        self,
-        *,
-        excerpt: int = EXCERPT_CHARS,
-        first: int = FIRST_WINDOW,
-        window: int = WINDOW_CHARS,
-    ) -> None:
-        self._excerpt, self._first, self._window = excerpt, first, window
-        self._limit = first
+    def __init__(self) -> None:
+        self._limit = FIRST_WINDOW
         self._opening = True  # the block's first window: kept whole
         self._head: list[str] = []
         self._kept = 0  # characters in _head
@@ -41,7 +34,7 @@ class Words:
         while text:
             room = self._limit - self._count
             piece, text = text[:room], text[room:]
-            keep = self._limit if self._opening else self._excerpt
+            keep = self._limit if self._opening else EXCERPT_CHARS
             if self._kept < keep:
                 kept = piece[: keep - self._kept]
                 self._head.append(kept)
@@ -49,13 +42,13 @@ class Words:
             self._count += len(piece)
             if self._count >= self._limit:
                 out.append(self._take())
-                self._limit, self._opening = self._window, False
+                self._limit, self._opening = WINDOW_CHARS, False
         return out
 
     def end(self) -> dict[str, Any] | None:
         """The block ended: the fields of its last, partial window (None when empty)."""
         fields = self._take() if self._count else None
-        self._limit, self._opening = self._first, True
+        self._limit, self._opening = FIRST_WINDOW, True
         return fields
 
     def state(self) -> dict[str, Any]:
@@ -67,7 +60,7 @@ class Words:
     def restore(self, state: dict[str, Any]) -> None:
         """The open window a checkpoint kept; ValueError for one these cuts never make."""
         head, count, limit = str(state["head"]), int(state["count"]), int(state["limit"])
-        if limit not in (self._first, self._window) or not 0 <= len(head) <= count < limit:
+        if limit not in (FIRST_WINDOW, WINDOW_CHARS) or not 0 <= len(head) <= count < limit:
             raise ValueError(f"a window of {count} of {limit} characters holding {len(head)}")
         self._head, self._kept = [head], len(head)
         self._count, self._limit = count, limit

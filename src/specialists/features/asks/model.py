@@ -24,7 +24,6 @@ OUTCOME_KINDS: tuple[str, ...] = ("reply", "timeout", "cancelled", "supervisor_g
 
 MAX_MESSAGE_BYTES = 64 * 1024  # a question or a reply, as UTF-8
 DEFAULT_TIMEOUT_S = 300.0
-MIN_TIMEOUT_S = 1.0
 MAX_TIMEOUT_S = 3600.0
 MAX_ASKS_PER_JOB = 10_000  # asks/<n>/ directories one job may make
 

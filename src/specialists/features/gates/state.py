@@ -181,26 +181,3 @@ def _blob_id(size: int, chunks: Iterator[bytes]) -> bytes:
     for chunk in chunks:
         digest.update(chunk)
     return digest.hexdigest().encode()
-
-
-def changed_paths(cwd: Path, base: str) -> tuple[str, ...] | None:
-    """Paths of the working copy holding `cwd` that differ from commit `base` (committed,
-    staged, unstaged and untracked-not-ignored), relative to its top; None if git cannot
-    say. What `checked` acceptance compares a report's changed_files with."""
-    env = git_env()
-    top = _git(cwd, env, "rev-parse", "--show-toplevel")
-    if top is None:
-        return None
-    toplevel = Path(os.fsdecode(top.rstrip(b"\n")))
-    exclude = f":(top,exclude){STATE_DIR_NAME}"
-    diff = _git(
-        toplevel, env, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff",
-        base, "--", ":(top)", exclude,
-    )  # fmt: skip
-    untracked = _git(
-        toplevel, env, "ls-files", "-z", "--others", "--exclude-standard", "--", ":(top)", exclude
-    )
-    if diff is None or untracked is None:
-        return None
-    names = {os.fsdecode(p) for p in (*diff.split(b"\0"), *untracked.split(b"\0")) if p}
-    return tuple(sorted(names))

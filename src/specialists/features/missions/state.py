@@ -24,7 +24,6 @@ from specialists.store.record import encode_doc
 MAX_STATE = 256 << 10
 STATE = "state"  # state.json in the mission's record
 STATE_FILE = "state.json"
-NEXT_ACTION = "nextReadyAction"
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,127}")
 KEY_HINT = "1-128 of A-Z a-z 0-9 _ . -, starting with a letter or '_'"
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from specialists.base.display import duration
 from specialists.base.errors import StoreError
@@ -38,7 +38,6 @@ SUMMARY = "proc"  # proc.json, a document of the job's record (store/kinds.py JO
 SUMMARY_FILE = "proc.json"
 COUNT_CHUNK = 1 << 20
 
-ExitKind = Literal["exited", "signaled", "cancelled", "timeout", "error"]
 EXIT_KINDS: tuple[str, ...] = ("exited", "signaled", "cancelled", "timeout", "error")
 
 

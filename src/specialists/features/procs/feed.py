@@ -45,10 +45,6 @@ class OutputFeed:
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
         self._fd = os.open(log_path, flags, 0o600)
 
-    @property
-    def unlogged(self) -> int:
-        return self.bytes - self.logged
-
     def add(self, chunk: bytes, now_ms: int) -> list[MatchBatch]:
         """One chunk of output; the match batches that are due because of it."""
         if not chunk:

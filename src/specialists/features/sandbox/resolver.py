@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from specialists.features.sandbox.queue import Member
     from specialists.features.sandbox.queue_driver import Driver
 
-DEFAULT_RESOLVER = "resolver"
 PROMPT = """\
 Resolve a merge conflict in this git worktree ({path}).
 

@@ -10,7 +10,6 @@
     verbs.py     the schedule ops: the command and the MCP tool `schedule`
     launch.py    what a firing starts: the target, planned, owned by the schedule
     loop.py      the long-running scheduler
-    testing.py   a recording launcher for tests
 
 See docs/schedules.md.
 """

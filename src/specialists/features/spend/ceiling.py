@@ -173,12 +173,6 @@ def tightest(found: Iterable[Entry]) -> Entry | None:
     return max(found, key=Entry.used, default=None)
 
 
-def tokens_of(spent: Mapping[str, Any]) -> int:
-    """The tokens a ceiling counts of a rollup (`store.rollup`): input + output."""
-    t = spent.get("tokens") or {}
-    return int(t.get("input", 0)) + int(t.get("output", 0))
-
-
 def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS
 

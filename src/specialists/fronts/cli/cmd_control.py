@@ -1,6 +1,7 @@
 """`specialists wait [<id>...] [--next|--all] [--timeout S] [--subscribe [--owner KEY]]`, and
-how `interrupt` and `children` print (those two are generated from their ops:
-supervise/verbs.py)."""
+how `steer`, `follow-up`, `stop`, `interrupt` and `children` print (those are generated from
+their ops: supervise/verbs.py). `steer a,b,c` steers each; exit PARTIAL_EXIT when it reached
+some and not others."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from specialists.project import Project
 
 EXIT_TIMED_OUT = 124  # as timeout(1)
+PARTIAL_EXIT = 5
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -34,9 +36,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     w.set_defaults(run=run_wait)
 
 
-def _interrupted(data: dict[str, Any], args: argparse.Namespace) -> int:
+def _said(data: dict[str, Any], args: argparse.Namespace) -> int:
     print(data["text"])
-    return 0
+    return _code(data)
+
+
+def _code(data: dict[str, Any]) -> int:
+    return PARTIAL_EXIT if data.get("state") == "partial" else 0
+
+
+def _job_list(args: argparse.Namespace) -> None:
+    """`steer a,b,c`: the first job, and the others as the op's job_ids."""
+    first, *args.job_ids = [ref for ref in args.job_id.split(",") if ref] or [""]
+    args.job_id = first
 
 
 def _session_keys(project: Project, given: str | None) -> tuple[str, ...]:
@@ -100,4 +112,8 @@ def _children(listed: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-TEXT = {"interrupt": _interrupted, "children": _children}
+TEXT = {
+    "steer": _said, "follow-up": _said, "stop": _said, "interrupt": _said, "children": _children,
+}  # fmt: skip
+CODE = {"steer": _code}
+PREPARE = {"steer": _job_list}

@@ -62,8 +62,8 @@ def owner_key(given: str | None, project: Project) -> str:
 
 def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.events.inbox import Inbox
+    from specialists.events.owners import check_owner_dir
     from specialists.events.wake import WakeWatch
-    from specialists.supervise.pending import check_owner_dir
 
     owner = owner_key(args.owner, project)
     root = project.store.root

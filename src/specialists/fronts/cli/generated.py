@@ -154,7 +154,7 @@ def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, projec
         prepare(args)
     values: dict[str, Any] = {}
     for param in signature(op.fn).params:
-        if param.cli.hidden:
+        if param.cli.hidden and not hasattr(args, _dest(param)):  # PREPARE may set one
             continue
         if param.keys:
             keys = {k.name: getattr(args, f"{param.name}__{k.name}") for k in param.keys}
@@ -200,10 +200,10 @@ def person(
 ) -> Caller:
     """The caller of an op typed at a terminal: the owner given, the session around it, else
     the person (`choose`: a noun's own rule for that)."""
+    from specialists.events.owners import check_owner_dir
     from specialists.fronts.cli.cmd_events import owner_key
     from specialists.native.agent_tools import Caller
     from specialists.native.tool_settings import load_settings
-    from specialists.supervise.pending import check_owner_dir
 
     settings, unknown, problem = load_settings(project.root)
     keys = tuple(project.owner.keys)

@@ -3,10 +3,9 @@
 When Claude Code is about to end a turn (in `claude -p`, to exit):
 
 1. Events are already pending for this session (a job it started ended, its timer fired):
-   they are handed to the model and the session goes on. Claude Code 2.1.332 takes them as
-   the Stop hook's `additionalContext` (non-error feedback: the person sees no "Stop hook
-   error"); an older or unknown Claude Code gets them as the reason of a blocked stop
-   (hooks/client.py). Either is called a "block" below.
+   they are handed to the model as the Stop hook's `additionalContext` (non-error feedback
+   since Claude Code 2.1.332: the person sees no "Stop hook error") and the session goes on.
+   That is called a "block" below.
 2. Otherwise, if the session has pending work (a job or proc job it owns still running, a
    timer it set still pending), the hook waits for the next event, firing timers as they
    fall due, and blocks the stop with it. A headless orchestrator can so dispatch, end its
@@ -37,7 +36,6 @@ import time
 from pathlib import Path
 
 from specialists.events.notices import read_regular
-from specialists.fronts.hooks.client import claude_version, stop_wake_reply
 from specialists.fronts.hooks.common import (
     HOOKS_DIR_NAME,
     log,
@@ -127,10 +125,10 @@ def run(data: dict[str, Any], state_dir: Path, out: TextIO) -> None:
         log("stop", f"not blocking: {state.run} blocks in a row, {state.blocks} this prompt")
         return
 
-    version = claude_version()
-
     def block(text: str) -> None:
-        write_reply(out, stop_wake_reply(text, version))
+        write_reply(
+            out, {"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": text}}
+        )
         state.blocks += 1
         state.run += 1
 

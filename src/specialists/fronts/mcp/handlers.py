@@ -12,7 +12,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from specialists.base.errors import Failed, StoreError, UserError
 from specialists.base.owner import NO_OWNER, OWNER_ENV
@@ -30,7 +30,6 @@ from specialists.project import Project
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobStatus
 
-FEED_DEFAULT_LIMIT = 50
 STOP_WAIT_S = 8.0  # a timed-out synchronous job: how long to wait for it to stop
 HOW_TO = (
     "Dispatch work with run (returns a job id at once) and keep working; read it with "
@@ -348,38 +347,6 @@ def feed(ctx: ServerContext, args: Args) -> dict[str, Any]:
 # --- control ------------------------------------------------------------------------------------
 
 
-def follow_up(ctx: ServerContext, args: Args) -> dict[str, Any]:
-    return _send(ctx, args, "follow_up")
-
-
-def _send(ctx: ServerContext, args: Args, kind: Literal["steer", "follow_up"]) -> dict[str, Any]:
-    from specialists.supervise.actions import send_message
-
-    store = ctx.store()
-    job_id = store.resolve(args["job_id"])
-    outcome = send_message(store, job_id, kind, args["message"])
-    if not outcome.ok:
-        raise ToolFailed(
-            f"{kind} refused: {outcome.reason}",
-            hint=f"to continue a finished job, run with continue_from={job_id}",
-            data={"job_id": job_id, "state": outcome.state},
-        )
-    return {"job_id": job_id, "state": outcome.state}
-
-
-def stop(ctx: ServerContext, args: Args) -> dict[str, Any]:
-    from specialists.supervise.actions import stop_job
-
-    store = ctx.store()
-    job_id = store.resolve(args["job_id"])
-    outcome = stop_job(store, job_id)
-    if outcome.kind == "still_running":
-        raise ToolFailed(
-            outcome.describe(), data={"job_id": job_id, "status": outcome.status.status}
-        )
-    return {"job_id": job_id, "status": outcome.status.status, "stopped": outcome.stopped}
-
-
 # --- deprecated v2 tools ------------------------------------------------------------------------
 
 
@@ -396,7 +363,3 @@ def poll_specialist(ctx: ServerContext, args: Args) -> dict[str, Any]:
     if st.status in ("done", "waiting"):
         out["result"] = _with_result(store, st)["result"]
     return out
-
-
-def stop_specialist(ctx: ServerContext, args: Args) -> dict[str, Any]:
-    return stop(ctx, args)

@@ -134,13 +134,6 @@ OPTIONAL_JOB_ARGS = obj(
         },
     }
 )
-MESSAGE_ARGS = obj(
-    {
-        "job_id": JOB_ID,
-        "message": text("the message", max_length=MAX_PROMPT, min_length=1, one_line=False),
-    },
-    ("job_id", "message"),
-)
 FEED_ARGS = obj(
     {
         "job_id": JOB_ID,
@@ -244,14 +237,6 @@ FEED_RESULT = obj(
         "more": {"type": "boolean"},
     },
     ("job_id", "status", "events", "next_seq", "more"),
-)
-
-SENT = obj(
-    {
-        "job_id": {"type": "string"},
-        "state": {"type": "string", "enum": ["delivered", "scheduled", "queued", "pending"]},
-    },
-    ("job_id", "state"),
 )
 
 STOPPED = obj(

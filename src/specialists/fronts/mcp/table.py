@@ -141,16 +141,6 @@ _FEED = (
     "max 200): tool calls, turns, steering acks, errors. Returns events and next_seq to "
     "continue from. For diagnosing a stuck or failing job, not for waiting on one. " + NO_POLL
 )
-_FOLLOW_UP = (
-    "Send another message to a live job: delivered when its current run ends, or at once to a "
-    "job that is waiting (keep-alive specialists answer, then wait). The new answer arrives "
-    "like the first: keep working and call result when its end is announced. " + NO_POLL + " "
-    "To continue a job that already finished, use run with continue_from."
-)
-_STOP = (
-    "Stop a job: graceful abort, then terminate; it ends as cancelled. A job that already "
-    "finished is left as it is. Returns its final status."
-)
 _USE = (
     "Run a specialist synchronously and wait for its answer (up to timeout_s, default 120). "
     "Only for quick tasks (well under a minute): you are blocked while it runs. On timeout the "
@@ -189,14 +179,18 @@ _HEALTH = (
     "the most recent finished). One check: " + NO_POLL
 )
 
+
+def _stop_old(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
+    from specialists.supervise.verbs import STOP
+
+    return _runs(STOP.ops[0])(ctx, args)
+
+
 TOOLS: tuple[McpTool, ...] = (
     McpTool("run", _RUN, s.RUN_ARGS, s.STARTED, h.run, core=True),
     McpTool("status", _STATUS, s.OPTIONAL_JOB_ARGS, s.STATUS_RESULT, h.status, True, core=True),
     McpTool("result", _RESULT, s.JOB_ARGS, s.ANSWER, h.result, read_only=True, core=True),
     McpTool("feed", _FEED, s.FEED_ARGS, s.FEED_RESULT, h.feed, read_only=True),
-    McpTool("steer", ctl.STEER_DESCRIPTION, ctl.STEER_ARGS, ctl.STEERED, ctl.steer, core=True),
-    McpTool("follow_up", _FOLLOW_UP, s.MESSAGE_ARGS, s.SENT, h.follow_up, core=True),
-    McpTool("stop", _STOP, s.JOB_ARGS, s.STOPPED, h.stop, core=True),
     McpTool("specialist_init", _INIT, s.NO_ARGS, s.INIT_RESULT, h.specialist_init, True),
     McpTool(
         "list_specialists", _LIST, s.LIST_ARGS, s.LIST_RESULT, h.list_specialists, True, core=True
@@ -205,7 +199,7 @@ TOOLS: tuple[McpTool, ...] = (
     McpTool("use_specialist", _USE, s.USE_ARGS, s.ANSWER, h.use_specialist),
     McpTool("start_specialist", _START, s.RUN_ARGS, s.STARTED, h.start_specialist, False, True),
     McpTool("poll_specialist", _POLL, s.JOB_ARGS, s.JOB_BRIEF, h.poll_specialist, True, True),
-    McpTool("stop_specialist", _STOP_OLD, s.JOB_ARGS, s.STOPPED, h.stop_specialist, False, True),
+    McpTool("stop_specialist", _STOP_OLD, s.JOB_ARGS, s.STOPPED, _stop_old, False, True),
     McpTool(
         "run_parallel", _PARALLEL, s.PARALLEL_ARGS, s.PARALLEL_RESULT, h.run_parallel, False, True
     ),

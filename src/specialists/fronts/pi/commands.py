@@ -25,7 +25,6 @@ from specialists.native.agent_tools import AgentTool, ToolCall, call_tool
 if TYPE_CHECKING:
     from specialists.fronts.pi.ops import Front
 
-SUBCOMMANDS = ("jobs", "timers", "threads", "cancel", "config")
 USAGE = "usage: /specialists [jobs | timers | threads | cancel <id|all> | config]"
 NO_JOBS = "background jobs: not available in this version yet (the tool table has no bg_list)"
 
