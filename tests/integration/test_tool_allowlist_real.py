@@ -1,4 +1,4 @@
-"""A `tools: read, grep, find, ls` agent gets no shell from the real pi 0.73.1 or Claude Code
+"""A `tools: read, grep, find, ls` agent gets no shell from the real pi 1.6.0 or Claude Code
 2.1.197 (seed 004: `tools` is a strict allowlist): what the model is offered, seen at the
 mock LLM, is the list and nothing the READ_ONLY tier would add."""
 

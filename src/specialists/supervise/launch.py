@@ -39,7 +39,6 @@ from specialists.store.proctree import MARK_ENV, job_mark
 from specialists.store.records import JobRecord, JobStatus
 from specialists.store.recovery import record_end
 from specialists.store.writer import make_reserve
-from specialists.supervise import forks
 from specialists.supervise.argv import LOCK_FD_ENV, REATTACH_FLAG
 
 _SPACE_HINT = "free some space on the disk that holds .specialists/"
@@ -145,9 +144,14 @@ def _start_supervisor(
     env[MARK_ENV] = job_mark(job_dir)  # every process of the job inherits it (jobs/proctree.py)
     log_fd = create_private(SUPERVISOR_LOG, os.O_WRONLY | os.O_APPEND, dir_fd=lock_fd)
     try:
-        pid = forks.launch(forks.Request(job_dir, cwd, env, lock_fd, log_fd, extra, warm))
-        if pid is not None:
-            return pid
+        # Only a process that serves forks has loaded forks.py (`serve_here`): a foreground
+        # run or a CLI `--background` start, which has no server, never imports it.
+        if "specialists.supervise.forks" in sys.modules:
+            from specialists.supervise import forks
+
+            pid = forks.launch(forks.Request(job_dir, cwd, env, lock_fd, log_fd, extra, warm))
+            if pid is not None:
+                return pid
         proc = subprocess.Popen(
             [sys.executable, "-m", "specialists", "_supervise", str(job_dir), *extra],
             cwd=cwd,
