@@ -22,7 +22,6 @@ from specialists.base.errors import SpecialistsError
 from specialists.events.model import EventSource
 from specialists.events.timers import TimerStore
 from specialists.features.usage_limits import holds
-from specialists.features.usage_limits.parse import from_text
 from specialists.runners.base import FollowUp
 from specialists.store.control import take_requests
 from specialists.store.records import HELD_EVENT, LIMIT_EVENT
@@ -44,6 +43,9 @@ class LimitPause:
         self.looked = False  # a successor looks its predecessor's timer up once
 
     def run_failed(self, error: str) -> bool:
+        # Its dozen patterns are compiled only when a run fails, never on a job's start.
+        from specialists.features.usage_limits.parse import from_text
+
         sup = self.sup
         limit = from_text(error, sup.now_ms())
         if limit is None or "follow_up" not in sup.runner.accepts() or sup.ending is not None:
