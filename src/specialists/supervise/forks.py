@@ -43,6 +43,7 @@ from typing import NamedTuple
 from specialists.process.spawn import SpawnFailed, reaped, spawn
 from specialists.store.proctree import MARK_ENV
 from specialists.supervise.argv import LOCK_FD_ENV
+from specialists.supervise.keeper import reap_all
 
 log = logging.getLogger("specialists.forks")
 
@@ -214,7 +215,7 @@ def main(argv: list[str]) -> int:
     sock.send(b"ready")
     learning: dict[int, bytes] = {}  # a child's pipe -> the module names it sent so far
     while True:
-        _reap()
+        reap_all()
         readable = _readable([sock.fileno(), *learning], 1.0)
         for fd in readable:
             if fd in learning:
@@ -373,13 +374,3 @@ def _readable(fds: list[int], timeout: float) -> list[int]:
     for fd in fds:
         poller.register(fd, select.POLLIN)
     return [fd for fd, _ in poller.poll(timeout * 1000)]
-
-
-def _reap() -> None:
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return

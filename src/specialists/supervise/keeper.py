@@ -67,7 +67,7 @@ def keep(job_dir: Path, child: int) -> int:
     try:
         _after(job_dir, child, code)
     finally:
-        _reap_all()
+        reap_all()
     return code if code >= 0 else 128 - code
 
 
@@ -111,7 +111,8 @@ def _after(job_dir: Path, child: int, code: int) -> None:
         log.warning("killed %d process(es) job %s left behind", len(killed), job_dir.name)
 
 
-def _reap_all() -> None:
+def reap_all() -> None:
+    """Reap every child that has exited (a subreaper inherits orphans), without waiting."""
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
