@@ -89,13 +89,13 @@ def hook() -> None:
 
 def share() -> None:
     """A real Supervisor's `on_runner_event` with the hook, and with it replaced by a no-op."""
-    from specialists.events import notices
     from specialists.runners.testing import ScriptedRunner
+    from specialists.store.news import NEWS
     from specialists.supervise.supervisor import Supervisor
     from tests.support.jobs import new_job
 
     root = Path(tempfile.mkdtemp(prefix="sp-bench-attn-"))
-    store = JobStore(root / ".specialists", news=notices)
+    store = JobStore(root / ".specialists", news=NEWS)
     clock = FakeClock()
     rec, lock = new_job(store, root)
     sup = Supervisor(
@@ -108,7 +108,9 @@ def share() -> None:
         handle_signals=False,
     )
     status_only = [e for e in EVENTS if not (isinstance(e, Activity) and e.log)]
-    real_saw = sup.attendant.saw
+    # The attention feature is one of the supervisor's companions (HOOKS.companions).
+    attendant = next(c for c in sup.companions if isinstance(c, Attendant))
+    real_saw = attendant.saw
     for label, events, n in (("status-only", status_only, 50_000), ("a pi mix", EVENTS, 5_000)):
 
         def handle(n: int, events: list[RunnerEvent] = events) -> None:
@@ -117,16 +119,16 @@ def share() -> None:
 
         with_hook = without = float("inf")
         for _ in range(7):  # interleaved, so both see the same load
-            sup.attendant.saw = real_saw  # type: ignore[method-assign]
+            attendant.saw = real_saw  # type: ignore[method-assign]
             with_hook = min(with_hook, per_call_ns(handle, n, rounds=1))
-            sup.attendant.saw = lambda ev, now: False  # type: ignore[method-assign]
+            attendant.saw = lambda ev, now: False  # type: ignore[method-assign]
             without = min(without, per_call_ns(handle, n, rounds=1))
         extra = with_hook - without
         print(
             f"Supervisor event handling ({label} events): {with_hook:.0f} ns with attention, "
             f"{without:.0f} ns without: {extra:+.0f} ns ({100 * extra / without:+.1f}%)"
         )
-    sup.attendant.saw = real_saw  # type: ignore[method-assign]
+    attendant.saw = real_saw  # type: ignore[method-assign]
     lock.release()
 
 
