@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import sys
 from typing import TYPE_CHECKING, Any
 
 from specialists.base.errors import SpecialistsError, UserError
+from specialists.fronts.cli import collector
 from specialists.fronts.cli.values import DURATION_HELP, Duration, nonempty
 
 if TYPE_CHECKING:
@@ -149,14 +149,13 @@ def timeout_ms(args: argparse.Namespace) -> int | None:
 
 
 def run(args: argparse.Namespace, project: Project) -> int:
-    # Starting a job loads some 150 modules and makes no garbage cycles: the cyclic collector
-    # would only rescan what was just loaded, again and again (a fifth of a foreground run's
-    # own CPU). It is off until the job is supervised here (`launch`) or the command ends.
-    gc.disable()
+    # Starting a job loads some 150 modules: the collector is held until the job is
+    # supervised here (`launch`) or the command ends (collector.py).
+    collector.hold()
     try:
         return _run(args, project)
     finally:
-        gc.enable()
+        collector.collect_from_here()
 
 
 def _run(args: argparse.Namespace, project: Project) -> int:
@@ -298,8 +297,7 @@ def launch(
         _link_mission(project, mission, record.replace(id=job.id), warnings, as_json)
     finally:
         _warn(warnings)
-    gc.freeze()  # what the start loaded stays for good: no collection rescans it
-    gc.enable()  # a long job makes garbage cycles; they are collected as ever
+    collector.collect_from_here()  # what the start loaded stays; the job is collected
     status = job.run()
     result = read_answer(project.store, status)  # the caller has it now: no banner for it
     if as_json:

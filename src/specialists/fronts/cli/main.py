@@ -13,7 +13,6 @@ file that holds its traceback; no traceback reaches the terminal.
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 
@@ -26,6 +25,7 @@ from specialists.base.errors import (
     bound_tracebacks,
     exception_text,
 )
+from specialists.fronts.cli.collector import collect_from_here, hold
 from specialists.fronts.cli.commands import (
     HOOK_EVENTS,
     QUIET_AFTER,
@@ -186,15 +186,6 @@ def describe_os_error(exc: OSError) -> str:
     return str(exc) or type(exc).__name__
 
 
-def collect_from_here() -> None:
-    """Start the collector that `entry` held off while the command loaded its modules: they
-    live as long as the process, so it takes them as permanent (`gc.freeze`) and never walks
-    them again while a read verb allocates a row per finished job."""
-    if not gc.isenabled():
-        gc.freeze()
-        gc.enable()
-
-
 def entry() -> None:
-    gc.disable()  # until the command is loaded (collect_from_here)
+    hold()  # until the command is loaded (collect_from_here)
     sys.exit(main())
