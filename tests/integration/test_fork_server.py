@@ -16,6 +16,7 @@ import pytest
 
 from specialists.fronts.cli.main import main
 from specialists.store.proctree import MARK_ENV, job_mark
+from specialists.store.records import JobStatus
 from specialists.supervise import forks
 from specialists.supervise.plan import JobRequest, plan_job
 from specialists.supervise.start import start
@@ -91,6 +92,19 @@ def _running(project: Path, wf: str, key: str) -> str:
     return str(keys(project, wf)[key].job)
 
 
+def _held_child(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], n: int
+) -> tuple[Path, str, str, JobStatus]:
+    """A workflow of `n` held children, one at a time: its project, its id, and the first
+    child's id and status once its agent runs."""
+    project = workflow_project({"hold.py": HOLD}, hold=_hold(tmp_path))
+    wf = _run(capsys, n, 1)
+    child = _running(project, wf, "c0")
+    st = store(project).read_status(child)
+    assert st is not None and st.supervisor_pid and st.pid
+    return project, wf, child, st
+
+
 @pytest.fixture
 def released(tmp_path: Path) -> Iterator[None]:
     """The held children are let go at the end, whatever the test did."""
@@ -103,11 +117,7 @@ def released(tmp_path: Path) -> Iterator[None]:
 def test_a_forked_supervisor_is_what_a_fresh_one_is(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], released: None
 ) -> None:
-    project = workflow_project({"hold.py": HOLD}, hold=_hold(tmp_path))
-    wf = _run(capsys, 1, 1)
-    child = _running(project, wf, "c0")
-    st = store(project).read_status(child)
-    assert st is not None and st.supervisor_pid and st.pid
+    project, wf, child, st = _held_child(tmp_path, capsys, 1)
     supervisor = st.supervisor_pid
     keeper = _parent(supervisor)
     server = _parent(keeper)
@@ -144,11 +154,7 @@ def test_a_kill_9_of_the_server_loses_no_child(
 ) -> None:
     """The running child lives on and ends well; the children after it start as fresh
     supervisors; the workflow completes."""
-    project = workflow_project({"hold.py": HOLD}, hold=_hold(tmp_path))
-    wf = _run(capsys, 3, 1)
-    child = _running(project, wf, "c0")
-    st = store(project).read_status(child)
-    assert st is not None and st.supervisor_pid
+    project, wf, _, st = _held_child(tmp_path, capsys, 3)
     server = _parent(_parent(st.supervisor_pid))
     assert b"_forks" in _cmdline(server)
     os.kill(server, signal.SIGKILL)
@@ -163,11 +169,7 @@ def test_a_kill_9_of_the_server_loses_no_child(
 def test_a_kill_9_of_a_forked_supervisor_is_recovered_by_its_keeper(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], released: None
 ) -> None:
-    project = workflow_project({"hold.py": HOLD}, hold=_hold(tmp_path))
-    wf = _run(capsys, 1, 1)
-    child = _running(project, wf, "c0")
-    st = store(project).read_status(child)
-    assert st is not None and st.supervisor_pid and st.pid
+    project, wf, child, st = _held_child(tmp_path, capsys, 1)
     os.kill(st.supervisor_pid, signal.SIGKILL)
     # Recorded by its keeper (read_status never recovers), the agent killed with it.
     wait_until(
