@@ -30,7 +30,7 @@ from typing import Any
 
 from benchmarks.common import isolated_project, machine
 from tests.support.agent_env import find_agent_bin
-from tests.support.mock_llm import MockLLM, Reply, ToolCall, Usage
+from tests.support.mock_llm import MockLLM, Reply, ToolCall, Usage, write_mockhttp_project
 
 REPLY = Usage(input_tokens=240, output_tokens=60)  # 300 tokens a request
 CEILINGS = (1_000, 10_000, 100_000)
@@ -56,15 +56,8 @@ def overshoot(runner: str, ceilings: tuple[int, ...]) -> list[str]:
         layout.env.update(layout.point_at(mock.base_url))
         layout.env["MOCK_KEY"] = "sk-bench"
         model = "mockhttp/mock-model" if runner == "native" else "mock/mock-model"
-        (root / "specialists").mkdir(exist_ok=True)
-        (root / "specialists" / "spender.specialist.yaml").write_text(
-            SPEC.format(runner=runner, model=model)
-        )
-        (root / ".specialists").mkdir(exist_ok=True)
-        (root / ".specialists" / "config.toml").write_text(
-            f'[providers.mockhttp]\nbase_url = "{mock.openai_base_url}"\n'
-            'api = "openai-chat"\napi_key_env = "MOCK_KEY"\n'
-        )
+        spec = SPEC.format(runner=runner, model=model)
+        write_mockhttp_project(root, mock.openai_base_url, spec, name="spender")
         lines = []
         for ceiling in ceilings:
             before = len(mock.model_requests)

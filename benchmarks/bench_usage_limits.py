@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import isolated_project, machine, sp_argv
-from tests.support.mock_llm import MockLLM, Reply
+from tests.support.mock_llm import MockLLM, Reply, write_mockhttp_project
 
 PAUSE_S = 2.0
 ROUNDS = 5
@@ -85,16 +85,8 @@ def main() -> None:
     print(f"# usage limits: pause-to-resume lateness — {machine()}, load {os.getloadavg()[0]:.2f}")
     layout = isolated_project()
     cwd = layout.project
-    (cwd / "specialists").mkdir(exist_ok=True)
-    (cwd / "specialists" / "tester.specialist.yaml").write_text(SPEC)
     with MockLLM(default=Reply("done")) as server:
-        (cwd / ".specialists").mkdir(exist_ok=True)
-        (cwd / ".specialists" / "config.toml").write_text(
-            "[providers.mockhttp]\n"
-            f'base_url = "{server.openai_base_url}"\n'
-            'api = "openai-chat"\n'
-            'api_key_env = "MOCK_KEY"\n'
-        )
+        write_mockhttp_project(cwd, server.openai_base_url, SPEC)
         env = {**layout.env, **layout.point_at(server.base_url), "MOCK_KEY": "sk-bench"}
         for crash in (False, True):
             late = [one(env, cwd, server, crash=crash) for _ in range(ROUNDS if not crash else 3)]

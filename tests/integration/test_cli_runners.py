@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_cli_pi import SPEC, sp, status, wait_until
-from tests.support.mock_llm import MockLLM, Reply, ToolCall
+from tests.support.mock_llm import MockLLM, Reply, ToolCall, write_mockhttp_project
 
 pytestmark = pytest.mark.integration
 
@@ -21,17 +21,8 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 def project(mock_llm: MockLLM) -> Path:
     root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
-    (root / "specialists").mkdir(exist_ok=True)
-    (root / "specialists" / "tester.specialist.yaml").write_text(SPEC.format(extra=""))
-    (root / ".specialists").mkdir(exist_ok=True)
-    (root / ".specialists" / "config.toml").write_text(
-        "[providers.mockhttp]\n"
-        f'base_url = "{mock_llm.openai_base_url}"\n'
-        'api = "openai-chat"\n'
-        'api_key_env = "MOCK_KEY"\n'
-    )
     os.environ["MOCK_KEY"] = "sk-test"
-    return root
+    return write_mockhttp_project(root, mock_llm.openai_base_url, SPEC.format(extra=""))
 
 
 def run_bg(*args: str) -> str:

@@ -13,7 +13,7 @@ import pytest
 
 from specialists.fronts.cli.main import main
 from tests.integration.test_cli_pi import SPEC, sp, status
-from tests.support.mock_llm import MockLLM, Reply, ToolCall, Usage
+from tests.support.mock_llm import MockLLM, Reply, ToolCall, Usage, write_mockhttp_project
 from tests.support.waiting import wait_until
 from tests.support.workflows import journal, wait_ended, workflow_project
 
@@ -34,19 +34,12 @@ def ended(job_id: str, timeout: float = 90) -> dict[str, Any]:
 @pytest.fixture
 def project(mock_llm: MockLLM) -> Path:
     root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
-    (root / "specialists").mkdir(exist_ok=True)
-    (root / "specialists" / "tester.specialist.yaml").write_text(SPEC.format(extra=""))
-    (root / ".specialists").mkdir(exist_ok=True)
-    (root / ".specialists" / "config.toml").write_text(
-        "[providers.mockhttp]\n"
-        f'base_url = "{mock_llm.openai_base_url}"\n'
-        'api = "openai-chat"\n'
-        'api_key_env = "MOCK_KEY"\n'
-        "input_price_per_mtok = 1000.0\n"  # $0.02 + $0.005 a request: dollars to count
-        "output_price_per_mtok = 1000.0\n"
-    )
     os.environ["MOCK_KEY"] = "sk-test"
-    return root
+    # $0.02 + $0.005 a request: dollars to count
+    prices = "input_price_per_mtok = 1000.0\noutput_price_per_mtok = 1000.0\n"
+    return write_mockhttp_project(
+        root, mock_llm.openai_base_url, SPEC.format(extra=""), config=prices
+    )
 
 
 def test_a_native_job_stops_before_the_request_that_would_pass_its_ceiling(

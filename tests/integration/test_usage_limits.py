@@ -23,7 +23,7 @@ from tests.integration.test_cli_pi import events, sp, status, write_spec
 from tests.support import fake_claude
 from tests.support.agent_env import MOCK_MODEL, AgentEnv, find_agent_bin
 from tests.support.jobs import new_job
-from tests.support.mock_llm import MockError, MockLLM, Reply
+from tests.support.mock_llm import MockError, MockLLM, Reply, write_mockhttp_project
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -48,17 +48,8 @@ prompt:
 @pytest.fixture
 def project(mock_llm: MockLLM) -> Path:
     root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
-    (root / "specialists").mkdir(exist_ok=True)
-    (root / "specialists" / "tester.specialist.yaml").write_text(SPEC)
-    (root / ".specialists").mkdir(exist_ok=True)
-    (root / ".specialists" / "config.toml").write_text(
-        "[providers.mockhttp]\n"
-        f'base_url = "{mock_llm.openai_base_url}"\n'
-        'api = "openai-chat"\n'
-        'api_key_env = "MOCK_KEY"\n'
-    )
     os.environ["MOCK_KEY"] = "sk-test"
-    return root
+    return write_mockhttp_project(root, mock_llm.openai_base_url, SPEC)
 
 
 def run(prompt: str) -> str:

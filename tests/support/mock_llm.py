@@ -20,12 +20,14 @@ import itertools
 import json
 import logging
 import re
+import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, Literal
 
 log = logging.getLogger(__name__)
@@ -221,6 +223,17 @@ class Request:
             if fn.get("name"):
                 names.append(str(fn["name"]))
         return names
+
+
+class _Server(ThreadingHTTPServer):
+    """The mock's HTTP server. A client that drops its kept-alive connection (an agent CLI
+    exiting) resets it: that is the client's normal end, not the mock's error, so it prints
+    no traceback; any other error of a request is printed as the standard server does."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionResetError | BrokenPipeError):
+            return
+        super().handle_error(request, client_address)
 
 
 def _text_of(content: Any, *, skip_tool_results: bool = False) -> str:
@@ -647,7 +660,7 @@ class MockLLM:
         self.errors: list[str] = []  # exceptions raised while serving (e.g. by a rule)
         self._stopping = False
         self.models = list(models)
-        self._server = ThreadingHTTPServer((host, 0), _make_handler(self))
+        self._server = _Server((host, 0), _make_handler(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -1060,3 +1073,19 @@ def _sse(name: str | None, data: dict[str, Any]) -> bytes:
 def _sse_raw(name: str | None, data: str) -> bytes:
     head = f"event: {name}\n" if name else ""
     return f"{head}data: {data}\n\n".encode()
+
+
+def write_mockhttp_project(
+    root: Path, openai_base_url: str, spec: str, *, name: str = "tester", config: str = ""
+) -> Path:
+    """A project whose `name` specialist is `spec`, with the `mockhttp` provider: the native
+    loop over real HTTP to this mock, its key read from MOCK_KEY (which the caller sets);
+    `config`: more lines for that provider's table (prices, say)."""
+    (root / "specialists").mkdir(exist_ok=True)
+    (root / "specialists" / f"{name}.specialist.yaml").write_text(spec)
+    (root / ".specialists").mkdir(exist_ok=True)
+    (root / ".specialists" / "config.toml").write_text(
+        f'[providers.mockhttp]\nbase_url = "{openai_base_url}"\napi = "openai-chat"\n'
+        f'api_key_env = "MOCK_KEY"\n{config}'
+    )
+    return root
