@@ -143,3 +143,23 @@ def test_only_a_runs_load_writes_it(project: Path, monkeypatch: pytest.MonkeyPat
     parsed = _no_yaml(monkeypatch)
     assert load_catalog(project, dirs=_dirs(project)).get("tester").name == "tester"
     assert parsed == []
+
+
+def test_a_full_disk_costs_the_next_load_a_parse(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run goes on with what it parsed; nothing half-written is left to read."""
+    import errno
+
+    from specialists.store.file_record import FileRecord
+
+    def full(*_args: object, **_kw: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(FileRecord, "replace", full)
+        catalog = load_catalog(project, dirs=_dirs(project), keep_parsed=True)
+    assert catalog.get("tester").name == "tester"
+    assert not _cache_file(project).exists()
+    load_catalog(project, dirs=_dirs(project), keep_parsed=True)  # parsed, and kept this time
+    assert _cache_file(project).exists()
