@@ -100,7 +100,7 @@ def test_rows_carry_tokens_cost_attention_and_parent(store):
         (b'{"id": "x", "specialist": "s", "status": "exploded"}', "'status' should be one of"),
         (b'{"id": "x", "specialist": 5}', "'specialist' should be a string"),
         (b'{"id": "x", "specialist": "s", "schema": 99}', "newer"),
-        (b"[" * 100_000 + b"]" * 100_000, "JSON"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
     ],
 )
 def test_a_damaged_status_is_one_damaged_row_and_the_rest_render(store, content, reason):
@@ -135,7 +135,7 @@ def test_planted_files_never_hang_or_escape(store, tmp_path):
     assert "not a regular file" in rows["00000001"].activity
     assert "symbolic link" in rows["00000002"].activity
     assert "not a regular file" in rows["00000003"].activity
-    assert "larger than" in rows["00000004"].activity
+    assert "too large" in rows["00000004"].activity
     assert all(r.title != "stolen" for r in rows.values())
 
 

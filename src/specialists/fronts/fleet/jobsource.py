@@ -13,8 +13,6 @@ makes a "damaged" row naming the problem, and every other job still renders.
 from __future__ import annotations
 
 import errno
-import json
-import math
 import os
 import stat
 import time
@@ -24,6 +22,7 @@ from typing import Any
 from specialists.base.errors import StoreError
 from specialists.fronts.fleet.rows import Row, printable
 from specialists.store import rollup
+from specialists.store.files import parse_object, read_bytes
 from specialists.store.jobs import STATUS_FILE, JobStore
 from specialists.store.records import TERMINAL_STATES, JobStatus
 from specialists.store.recovery import recover_if_dead
@@ -105,8 +104,7 @@ class JobSource:
             what = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "not a regular file"
             return _Entry(signature, damaged_row(job_id, f"status.json is {what}"), None, False)
         try:
-            status = self._read(path)
-            row = job_row(job_id, status)  # fields checked before recovery acts on any
+            status = self._read(path)  # fields checked (JobStatus) before recovery acts on any
         except _Damaged as exc:
             return _Entry(signature, damaged_row(job_id, str(exc)), None, False)
         if status.active and health:
@@ -118,38 +116,20 @@ class JobSource:
             if recovered is not status:
                 # Recovery rewrote the file: show what it wrote, read it afresh next time.
                 return self._entry_of(job_id, None, recovered)
-        return _Entry(signature, row, status, row.status in TERMINAL_STATES)
+        return self._entry_of(job_id, signature, status)
 
     def _read(self, path: str) -> JobStatus:
         self.reads += 1
-        try:
-            # O_NONBLOCK: a FIFO swapped in after the lstat must not hang the view.
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError as exc:
-            raise _Damaged(_os_reason(exc)) from exc
-        try:
-            with os.fdopen(fd, "rb") as f:
-                raw = f.read(MAX_STATUS_BYTES + 1)
-        except OSError as exc:
-            raise _Damaged(_os_reason(exc)) from exc
-        if len(raw) > MAX_STATUS_BYTES:
-            raise _Damaged(f"status.json is larger than {MAX_STATUS_BYTES} bytes")
-        try:
-            data = json.loads(raw)
-        except (ValueError, RecursionError) as exc:
-            raise _Damaged(f"status.json is not valid JSON ({str(exc)[:80]})") from exc
-        if not isinstance(data, dict):
-            raise _Damaged("status.json does not hold a JSON object")
-        try:
+        try:  # the store's reader: no link followed, no FIFO opened, bounded
+            data = parse_object(read_bytes(path, MAX_STATUS_BYTES, label=STATUS_FILE), STATUS_FILE)
             return JobStatus.from_dict(data)
         except StoreError as exc:
             raise _Damaged(exc.message) from exc
+        except OSError as exc:
+            raise _Damaged(_os_reason(exc)) from exc
 
     def _entry_of(self, job_id: str, signature: _Signature | None, status: JobStatus) -> _Entry:
-        try:
-            row = job_row(job_id, status)
-        except _Damaged as exc:
-            return _Entry(signature, damaged_row(job_id, str(exc)), None, False)
+        row = job_row(job_id, status)
         return _Entry(signature, row, status, row.status in TERMINAL_STATES)
 
     def _unstarted(self, job_id: str, entry: _Entry | None, health: bool) -> _Entry | None:
@@ -173,33 +153,30 @@ class _Damaged(Exception):
 
 
 def job_row(job_id: str, st: JobStatus) -> Row:
-    """The row of one job. Raises _Damaged when a field has the wrong type."""
-    status = _text(st.status, "status")
-    if status not in TERMINAL_STATES and status not in ("starting", "running", "waiting"):
-        raise _Damaged(f"status.json has an unknown status {status[:40]!r}")
-    tokens = st.tokens if isinstance(st.tokens, dict) else {}
-    parent = _opt_text(st.parent_id, "parent_id")
+    """The row of one job (its fields were checked when it was read: JobStatus.from_dict)."""
+    tokens = st.tokens
+    parent = st.parent_id
     return Row(
         key=f"job:{job_id}",
         kind="job",
         job_id=job_id,
-        title=printable(_text(st.specialist, "specialist"))[:80],
-        status=status,
+        title=printable(st.specialist)[:80],
+        status=st.status,
         parent=f"job:{parent}" if parent and parent != job_id else None,
-        activity=_activity(st, status),
-        started_at_ms=_int(st.started_at_ms, "started_at_ms"),
-        finished_at_ms=_int(st.finished_at_ms, "finished_at_ms") or None,
-        elapsed_s=_float(st.elapsed_s, "elapsed_s"),
-        tokens_in=sum(_int(tokens.get(k), k) for k in ("input", "cache_read", "cache_write")),
-        tokens_out=_int(tokens.get("output"), "output"),
-        cost_usd=_float(st.cost_usd, "cost_usd"),
-        attention=printable(_opt_text(st.needs_attention, "needs_attention"))[:200] or None,
-        stalled=st.stalled is True,
-        keep_alive=st.keep_alive is True,
-        model=printable(_opt_text(st.model, "model"))[:80] or None,
-        runner=printable(_opt_text(st.runner, "runner"))[:40] or None,
-        workflow_key=printable(_opt_text(st.workflow_key, "workflow_key"))[:80] or None,
-        task=printable(_opt_text(st.title, "title"))[:TASK_CHARS],
+        activity=_activity(st),
+        started_at_ms=st.started_at_ms,
+        finished_at_ms=st.finished_at_ms or None,
+        elapsed_s=float(st.elapsed_s),
+        tokens_in=sum(tokens.get(k, 0) for k in ("input", "cache_read", "cache_write")),
+        tokens_out=tokens.get("output", 0),
+        cost_usd=float(st.cost_usd),
+        attention=printable(st.needs_attention or "")[:200] or None,
+        stalled=st.stalled,
+        keep_alive=st.keep_alive,
+        model=printable(st.model or "")[:80] or None,
+        runner=printable(st.runner or "")[:40] or None,
+        workflow_key=printable(st.workflow_key or "")[:80] or None,
+        task=printable(st.title or "")[:TASK_CHARS],
         progress=_progress(st),
         rollup=rollup.rollup(st) if rollup.children(st) is not None else None,
         ceiling=_ceiling(st),
@@ -211,7 +188,7 @@ def _ceiling(st: JobStatus) -> dict[str, Any] | None:
     what is left, in words."""
     from specialists.features.spend.ceiling import entries, tightest
 
-    top = tightest(entries(st.ceilings if isinstance(st.ceilings, list) else ()))
+    top = tightest(entries(st.ceilings))
     if top is None:
         return None
     return {**top.to_dict(), "used": round(top.used(), 3), "whose": top.whose(), "left": top.left()}
@@ -228,12 +205,10 @@ def damaged_row(job_id: str, reason: str) -> Row:
     )
 
 
-def _activity(st: JobStatus, status: str) -> str:
+def _activity(st: JobStatus) -> str:
     """What the job is doing, in words (jobs/view.py `doing`); a failed job's error."""
-    for field in ("current_tool", "current_event", "last_text"):
-        _opt_text(getattr(st, field), field)  # a wrong type is damage, before it is shown
-    failed = status in ("error", "cancelled")
-    text = (_opt_text(st.error, "error") or status) if failed else doing(st)
+    failed = st.status in ("error", "cancelled")
+    text = (st.error or st.status) if failed else doing(st)
     return printable(text)[:ACTIVITY_CHARS]
 
 
@@ -250,33 +225,6 @@ def _progress(st: JobStatus) -> dict[str, Any] | None:
     phase = p.get("phase")
     out["phase"] = printable(phase)[:80] if isinstance(phase, str) else None
     return out
-
-
-def _text(value: Any, field: str) -> str:
-    if not isinstance(value, str):
-        raise _Damaged(f"status.json field {field!r} is not a string")
-    return value
-
-
-def _opt_text(value: Any, field: str) -> str | None:
-    return None if value is None else _text(value, field)
-
-
-def _int(value: Any, field: str) -> int:
-    if value is None:
-        return 0
-    return int(_float(value, field))
-
-
-def _float(value: Any, field: str) -> float:
-    if value is None:
-        return 0.0
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _Damaged(f"status.json field {field!r} is not a number")
-    number = float(value)
-    if not math.isfinite(number):
-        raise _Damaged(f"status.json field {field!r} is not a finite number")
-    return number
 
 
 def _os_reason(exc: OSError) -> str:
