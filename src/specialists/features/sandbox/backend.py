@@ -8,38 +8,7 @@ over the git CLI and `testing.py` keeps an in-memory fake for the thread tests.
 Outcomes are values, never prints: a refusal is a `SquashRefused` the front renders, not an
 exception. Exceptions (`SandboxError`) are for bad input and for git itself failing.
 
-How a jj backend would map onto each method (none ships: no jj binary can be installed here,
-and an untested backend would be a stub). jj names follow jj 0.2x-0.4x:
-
-- `detect(cwd)`: `jj root`; in a colocated repository (`.jj` and `.git`) jj wins.
-- `create(id, base=..., origin=...)`: `jj workspace add --name sandbox-<id> -r <base>
-  <root>/<id>`, then `jj bookmark create sandbox-<id> -r sandbox-<id>@`. Base is the parent's
-  bookmark, else `@-` of the origin workspace (jj's nearest analogue of a committed HEAD).
-  R-S2: jj reads no `.git/info/exclude` outside colocated repos, so the root must be kept out
-  of snapshots with `snapshot.auto-track` in the repo config. Failed creation must verify the
-  registered workspace name, path and `.jj/repo` pointer before deleting anything (R-S7).
-- `commit_all(sandbox)`: jj snapshots on every command; `jj describe -r sandbox-<id>@ -m
-  "thread <id>"`, `jj new sandbox-<id>@`, `jj bookmark set sandbox-<id> -r sandbox-<id>@-`.
-  jj runs no hooks, so R-S3's hook rule holds trivially.
-- `diff_stat(sandbox)`: `jj diff --stat --from <base_sha> --to sandbox-<id>`.
-- `squash_into(target, ...)`: refuse when the target's `@` is not empty (uncommitted changes);
-  record the operation id, `jj squash --from '<base>..sandbox-<id>' --into <target-ws>@
-  --keep-emptied` (the bookmark must survive), `jj workspace update-stale` in the source once
-  and retry; jj commits conflicts instead of refusing, so check `jj resolve --list -r
-  <target-ws>@` and `jj op restore <op>` on conflict (R-S6). "Commit" means `jj describe` +
-  `jj new` on the target; "staged" means the result stays in the target's working-copy change.
-  The ignored-file rule (R-S5) is git's; jj never writes ignored paths.
-- `remove(sandbox, keep_branch=...)`: `jj workspace forget sandbox-<id>`, then delete the
-  directory only after checking its registered name and path and its `.jj/repo` pointer,
-  refusing when unsnapshotted or ignored files are present or (keeping the bookmark) the
-  bookmark no longer points at the workspace's current change.
-- `list()`: `jj bookmark list 'glob:sandbox-*'` and `jj workspace list`; a bookmark is merged
-  only when a squash marker recorded exactly its current commit (old path-only markers prove
-  nothing). Markers would live in `.jj/` beside the repo (jj has no per-repo free-form store).
-- `prune_plan()` / `prune_merged(plan)`: jj has no compare-and-delete for bookmarks, so a
-  bookmark may move between inspection and deletion; automatic pruning stays disabled (the
-  plan lists merged bookmarks, `prune_merged` deletes nothing and says so).
-- `has_pending_work(path)`: `jj diff --summary -r @` in that workspace, non-empty.
+How a jj backend would map onto each method: docs/sandbox.md "jj".
 """
 
 from __future__ import annotations
