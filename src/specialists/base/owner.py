@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import os
 
+from specialists.base.procstat import proc_stat
+
 OWNER_ENV = "SPECIALISTS_OWNER"
 PERSON_KIND = "cli"  # `cli-<login name>`: a person at a terminal (person_key)
 NO_OWNER = "none"  # SPECIALISTS_OWNER=none: jobs started here have no owner, post no notice
@@ -179,15 +181,7 @@ def agent_ancestor(pid: int | None = None) -> str | None:
 def _stat(pid: int) -> tuple[str, int, int] | None:
     """(command name, parent pid, start time in clock ticks) from /proc/<pid>/stat."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read(4096)
+        info = proc_stat(pid)
     except OSError:
         return None
-    # The name (field 2) may hold spaces and parens: it ends at the last ')'.
-    open_at, close_at = raw.find(b"("), raw.rfind(b")")
-    fields = raw[close_at + 2 :].split()
-    try:
-        name = raw[open_at + 1 : close_at].decode("utf-8", "replace")
-        return name, int(fields[1]), int(fields[19])
-    except (IndexError, ValueError):
-        return None
+    return None if info is None else (info[0], info[2], info[4])

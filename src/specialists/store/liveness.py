@@ -8,22 +8,16 @@ from __future__ import annotations
 
 import os
 
+from specialists.base.procstat import proc_stat
+
 
 def process_start_time(pid: int) -> int | None:
     """Start time of `pid` in clock ticks since boot, or None if there is no such process."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
+        info = proc_stat(pid)
     except PermissionError:
         return -1  # exists but unreadable: treat as alive with unknown start time
-    # The command name (field 2) may contain spaces and parens: split after the last ')'.
-    fields = raw[raw.rfind(b")") + 2 :].split()
-    try:
-        return int(fields[19])  # field 22 overall; 20th after "pid (comm)"
-    except (IndexError, ValueError):
-        return None
+    return None if info is None else info[4]
 
 
 def is_alive(pid: int | None, start_time: int | None) -> bool:
@@ -43,11 +37,10 @@ def is_alive(pid: int | None, start_time: int | None) -> bool:
 def _state(pid: int) -> bytes:
     """The process's state letter (R, S, D, T, t, Z, ...); b"" when it cannot be read."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read()
+        info = proc_stat(pid)
     except OSError:
         return b""
-    return raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3]
+    return b"" if info is None else info[1]
 
 
 def _is_zombie(pid: int) -> bool:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from specialists.base.errors import StoreError
+from specialists.base.procstat import proc_stat
 from specialists.store.file_record import FileRecord
 
 MARK_ENV = "SPECIALISTS_JOB_DIR"
@@ -71,16 +72,10 @@ def job_mark(job_dir: Path | str) -> str:
 
 def _stat(pid: int) -> _Stat | None:
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read()
+        info = proc_stat(pid)
     except OSError:
         return None
-    # The command name (field 2) may hold spaces and parens: split after the last ')'.
-    fields = raw[raw.rfind(b")") + 2 :].split()
-    try:
-        return _Stat(int(fields[1]), int(fields[2]), fields[0], int(fields[19]))
-    except (IndexError, ValueError):
-        return None
+    return None if info is None else _Stat(info[2], info[3], info[1], info[4])
 
 
 def identify(pid: int) -> Proc | None:
