@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import logging
 import re
 import time
@@ -163,21 +162,21 @@ class CircuitBreaker:
 def breaker_health(directory: Path | None = None) -> list[dict[str, Any]]:
     """Every known breaker as a dict (key, state, failures, last_error, ...), sorted by key.
 
-    For `specialist_status`: cheap, no lock, skips files it cannot read.
+    For `specialist_status`: cheap, no lock, skips documents it cannot read.
     """
-    root = directory or breakers_dir()
+    record = BREAKERS.record(directory or breakers_dir())
     out: list[dict[str, Any]] = []
     try:
-        paths = sorted(root.glob("*.json"))
-    except OSError as exc:
-        log.warning("cannot list breakers in %s: %s", root, exc)
+        names = record.docs()
+    except (OSError, StoreError) as exc:
+        log.warning("cannot list breakers in %s: %s", record.path, exc)
         return out
-    for path in paths:
+    for name in names:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            log.warning("skipping unreadable breaker file %s: %s", path, exc)
+            data = record.read(name)
+        except (OSError, StoreError) as exc:
+            log.warning("skipping unreadable breaker %s: %s", name, exc)
             continue
-        if isinstance(data, dict) and "key" in data:
+        if data is not None and "key" in data:
             out.append(data)
     return sorted(out, key=lambda d: str(d["key"]))
