@@ -8,10 +8,9 @@ paths need not be UTF-8.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from specialists.process.short import run_short
 from specialists.process.spawn import MISSING
@@ -39,18 +38,7 @@ class GitResult:
         return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-class GitRunner(Protocol):
-    """The signature of `run_command`, so tests can wrap it (to simulate a race)."""
-
-    def __call__(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: Path,
-        timeout_s: float,
-        stdin: bytes | None = None,
-        env: Mapping[str, str] | None = None,
-    ) -> GitResult: ...
+GitRunner = Callable[..., GitResult]  # `run_command`, or a test's wrapper of it (a race)
 
 
 def run_command(
