@@ -2,21 +2,8 @@
 
 Chosen, first match wins: the run's `--executor`, the specialist's
 `execution.executor`, config.toml's `[executor] kind`, else `local`. The Ray settings come
-from `[executor]` with the specialist's mapping over them key by key:
-
-    [executor]
-    kind = "ray"                      # local (default) | ray
-    address = "auto"                  # host:port, ray://host:port, or auto (ray start)
-    namespace = "specialists"
-    resources = { CPU = 1 }           # reserved per job (a placement group); {} = none
-    workspace = "bundle"              # bundle: a git snapshot travels; shared: same paths
-    forward_env = ["*_API_KEY", "*_AUTH_TOKEN"]
-    connect_timeout_s = 15
-    schedule_timeout_s = 120          # waiting for a node with the resources free
-    lease_s = 60                      # a node kills an agent unread this long
-    node_root = ""                    # where a node keeps checkouts ("" = its temp dir)
-    connection = "shared"             # shared: one Ray driver per machine; direct: per job
-    bridge_idle_s = 120               # the shared connection ends this long after its last job
+from `[executor]` (every key and its default: docs/executors.md) with the specialist's
+mapping over them key by key.
 
 A job's settings are resolved once, when it is planned, and kept in job.json (`executor`),
 so a job always runs where it was planned to.
