@@ -1,6 +1,8 @@
-"""A process as the kernel describes it in /proc/<pid>/stat, read in one place (Linux)."""
+"""A process as the kernel describes it in /proc, read in one place (Linux)."""
 
 from __future__ import annotations
+
+import os
 
 
 def proc_stat(pid: int) -> tuple[str, bytes, int, int, int] | None:
@@ -20,3 +22,12 @@ def proc_stat(pid: int) -> tuple[str, bytes, int, int, int] | None:
         return name, fields[0], int(fields[1]), int(fields[2]), int(fields[19])
     except (IndexError, ValueError):
         return None
+
+
+def rss_bytes() -> int:
+    """This process's resident memory (/proc/self/statm); 0 where it cannot be read."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0

@@ -36,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 from specialists.base.errors import SpecialistsError, UserError
+from specialists.base.procstat import rss_bytes
 from specialists.executors.bridge_home import Home, peer_of
 from specialists.executors.bridge_wire import (
     HEADER,
@@ -236,7 +237,7 @@ class BridgeServer:
 
             return {"pid": os.getpid(), "version": __version__, "protocol": PROTOCOL}
         if op == "stats":
-            return {"clients": len(self.clients), "rss_bytes": _rss_bytes()}
+            return {"clients": len(self.clients), "rss_bytes": rss_bytes()}
         raise UserError(f"the Ray bridge has no op {op!r} with {len(args)} arguments")
 
     async def _fire(self, node: Any, method: Any, args: Any) -> None:
@@ -262,14 +263,6 @@ def _check_call(node: Any, method: Any, args: Any) -> None:
         raise UserError("a call names its node as [id, ip, root]")
     if method not in METHODS or not isinstance(args, list):
         raise UserError(f"the node actor has no method {method!r}")
-
-
-def _rss_bytes() -> int:
-    try:
-        with open("/proc/self/statm", "rb") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except OSError:
-        return 0
 
 
 def run_bridge(argv: list[str], make_backend: Callable[[dict[str, str]], Backend]) -> int:

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from specialists.base.procstat import rss_bytes
 from specialists.executors import nodework
 from specialists.executors.nodeproc import NodeProcess, kill_marked
 from specialists.process.spawn import SpawnFailed
@@ -65,7 +66,7 @@ class NodeCore:
             "processes": sum(1 for p in self.procs.values() if not p.done),
             "known": len(self.procs),
             "buffered": sum(p.buffered for p in self.procs.values()),
-            "rss_bytes": _rss_bytes(),
+            "rss_bytes": rss_bytes(),
             "expired": list(self.expired),
         }
 
@@ -226,11 +227,3 @@ def _caller_pid(caller: Any) -> tuple[int, ...]:
     if isinstance(caller, list | tuple) and len(caller) == 2 and caller[0] == socket.gethostname():
         return (int(caller[1]),)
     return ()
-
-
-def _rss_bytes() -> int:
-    try:
-        with open("/proc/self/statm", "rb") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
