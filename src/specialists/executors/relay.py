@@ -68,9 +68,9 @@ def event_to_dict(event: RunnerEvent) -> dict[str, Any]:
     if isinstance(event, AnswerDelta):
         return {"kind": "answer_delta", "text": event.text}
     if isinstance(event, Usage):
-        return {"kind": "usage", **_usage(event)}
+        return event._asdict()
     if isinstance(event, RunFinished):
-        usage = _usage(event.usage) if event.usage else None
+        usage = event.usage._asdict() if event.usage else None
         return {
             "kind": "run_finished",
             "text": event.text,
@@ -88,16 +88,6 @@ def event_to_dict(event: RunnerEvent) -> dict[str, Any]:
     assert_never(event)
 
 
-def _usage(u: Usage) -> dict[str, Any]:
-    return {
-        "input_tokens": u.input_tokens,
-        "output_tokens": u.output_tokens,
-        "cache_read_tokens": u.cache_read_tokens,
-        "cache_write_tokens": u.cache_write_tokens,
-        "cost_usd": u.cost_usd,
-    }
-
-
 def event_from_dict(data: Mapping[str, Any]) -> RunnerEvent:
     kind = data.get("kind")
     if kind == "activity":
@@ -110,7 +100,7 @@ def event_from_dict(data: Mapping[str, Any]) -> RunnerEvent:
     if kind == "answer_delta":
         return AnswerDelta(str(data["text"]))
     if kind == "usage":
-        return Usage(**{k: v for k, v in data.items() if k != "kind"})
+        return Usage(**data)
     if kind == "run_finished":
         usage = data.get("usage")
         return RunFinished(
