@@ -17,7 +17,7 @@ import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, assert_never
+from typing import Any
 
 from specialists.base.errors import Bug, bound_tracebacks
 from specialists.process.host import AdoptedProcess, HostedProcess, spawn_agent
@@ -56,62 +56,29 @@ SPEC_FIELDS = (
 _SIMPLE = {"follow_up": FollowUp, "steer": Steer}
 
 
+_KINDS: dict[str, Any] = {
+    cls._field_defaults["kind"]: cls
+    for cls in (Activity, AnswerDelta, Usage, RunFinished, AgentExited)
+}
+
+
 def event_to_dict(event: RunnerEvent) -> dict[str, Any]:
+    """Every field of the event (each is a NamedTuple whose `kind` names it), as JSON."""
+    out = event._asdict()
     if isinstance(event, Activity):
-        return {
-            "kind": "activity",
-            "event": event.event,
-            "fields": dict(event.fields),
-            "log": event.log,
-            "current_tool": event.current_tool,
-        }
-    if isinstance(event, AnswerDelta):
-        return {"kind": "answer_delta", "text": event.text}
-    if isinstance(event, Usage):
-        return event._asdict()
-    if isinstance(event, RunFinished):
-        usage = event.usage._asdict() if event.usage else None
-        return {
-            "kind": "run_finished",
-            "text": event.text,
-            "error": event.error,
-            "session_file": event.session_file,
-            "usage": usage,
-        }
-    if isinstance(event, AgentExited):
-        return {
-            "kind": "agent_exited",
-            "exit_code": event.exit_code,
-            "signal": event.signal,
-            "stderr_tail": event.stderr_tail,
-        }
-    assert_never(event)
+        out["fields"] = dict(event.fields)
+    elif isinstance(event, RunFinished) and event.usage is not None:
+        out["usage"] = event.usage._asdict()
+    return out
 
 
 def event_from_dict(data: Mapping[str, Any]) -> RunnerEvent:
-    kind = data.get("kind")
-    if kind == "activity":
-        return Activity(
-            str(data["event"]),
-            dict(data.get("fields") or {}),
-            log=bool(data.get("log", True)),
-            current_tool=data.get("current_tool"),
-        )
-    if kind == "answer_delta":
-        return AnswerDelta(str(data["text"]))
-    if kind == "usage":
-        return Usage(**data)
-    if kind == "run_finished":
-        usage = data.get("usage")
-        return RunFinished(
-            data.get("text"),
-            error=data.get("error"),
-            session_file=data.get("session_file"),
-            usage=Usage(**usage) if usage else None,
-        )
-    if kind == "agent_exited":
-        return AgentExited(data.get("exit_code"), data.get("signal"), data.get("stderr_tail", ""))
-    raise ValueError(f"unknown event kind {kind!r}")
+    cls = _KINDS.get(str(data.get("kind")))
+    if cls is None:
+        raise ValueError(f"unknown event kind {data.get('kind')!r}")
+    if cls is RunFinished and data.get("usage"):
+        return RunFinished(**{**data, "usage": Usage(**data["usage"])})
+    return cls(**data)
 
 
 # --- the supervisor's side -------------------------------------------------------------------
