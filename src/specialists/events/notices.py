@@ -40,7 +40,6 @@ dataclasses) is imported when a notice is posted, cleared or pruned.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import time
@@ -49,6 +48,7 @@ from pathlib import Path
 from specialists.base.display import display_line, duration
 from specialists.base.owner import is_key
 from specialists.base.vocab import PROC_RUNNER
+from specialists.store.files import object_or_none
 from specialists.store.ids import is_job_id
 from specialists.store.records import LIMIT_EVENT, PAUSED_EVENT
 
@@ -147,11 +147,11 @@ def completion(state_dir: Path, job_id: str) -> list[Told]:
     if not is_job_id(job_id):
         return []
     job_dir = state_dir / "jobs" / job_id
-    record = _read_json(job_dir / "job.json", MAX_JOB_FILE_BYTES) or {}
+    record = object_or_none(job_dir / "job.json", MAX_JOB_FILE_BYTES) or {}
     keys = _keys([*(record.get("owner") or []), *subscribers(job_dir)])
     if not keys:
         return []
-    status = _read_json(job_dir / "status.json", MAX_STATUS_BYTES)
+    status = object_or_none(job_dir / "status.json", MAX_STATUS_BYTES)
     if status is not None and status.get("status") == "waiting":
         source_id, seq = f"{job_id}.answer", max(1, _answers(job_dir))
     elif record.get("runner") in OWN_END_EVENT_RUNNERS:
@@ -219,7 +219,7 @@ def clear(state_dir: Path, job_id: str) -> None:
     if not is_job_id(job_id):
         return
     job_dir = state_dir / "jobs" / job_id
-    keys = _keys((_read_json(job_dir / "job.json", MAX_JOB_FILE_BYTES) or {}).get("owner"))
+    keys = _keys((object_or_none(job_dir / "job.json", MAX_JOB_FILE_BYTES) or {}).get("owner"))
     if not keys:
         return
     answers = _answers(job_dir)
@@ -326,7 +326,7 @@ def migrate_ready(state_dir: Path, now: float | None = None) -> list[str]:
 def job_owner(job_dir: Path) -> list[str]:
     """The `owner` keys of a job's job.json; [] when absent or unreadable (then no one is
     told, which is what a job without an owner gets anyway)."""
-    return _keys((_read_json(job_dir / "job.json", MAX_JOB_FILE_BYTES) or {}).get("owner"))
+    return _keys((object_or_none(job_dir / "job.json", MAX_JOB_FILE_BYTES) or {}).get("owner"))
 
 
 SUBSCRIBERS_DIR = "subscribers"  # jobs/<id>/subscribers/<owner key>: `specialists wait --subscribe`
@@ -364,35 +364,6 @@ def _existing_inboxes(state_dir: Path, keys: list[str]) -> list[Inbox]:
     from specialists.events.inbox import Inbox
 
     return [i for i in (Inbox(state_dir, k) for k in keys) if i.events_path.exists()]
-
-
-def _read_json(path: Path, limit: int) -> dict | None:
-    """A JSON object from a regular file (no link followed, no FIFO opened), else None."""
-    raw = read_regular(path, limit)
-    if raw is None:
-        return None
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def read_regular(path: Path, limit: int) -> bytes | None:
-    """At most `limit` bytes of a regular file; None when it is missing, a link, a FIFO or
-    unreadable (a planted FIFO must never block a reader; the hooks use this too)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.read(fd, limit)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def prune_stale(store: object, crashed: list[str]) -> list[str]:

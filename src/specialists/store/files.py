@@ -150,6 +150,15 @@ def read_object(path: PathArg, cap: int, *, dir_fd: int | None = None) -> dict[s
     return parse_object(read_bytes(path, cap, dir_fd=dir_fd), path)
 
 
+def object_or_none(path: PathArg, cap: int) -> dict[str, Any] | None:
+    """The JSON object at `path`, or None when it is missing, planted, too large or damaged:
+    for a reader to whom such a file means "nothing known" (a cache, a count, a cursor)."""
+    try:
+        return read_object(path, cap)
+    except (OSError, StoreError):
+        return None
+
+
 # --- creating -----------------------------------------------------------------------------
 
 

@@ -15,13 +15,14 @@ Inbox.has_pending; a test keeps the two in step.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
 
-from specialists.events.notices import NOTICE_TTL_S, read_regular
+from specialists.base.errors import StoreError
+from specialists.events.notices import NOTICE_TTL_S
 from specialists.fronts.hooks.common import HOOKS_DIR_NAME, log, write_small
+from specialists.store.files import object_or_none, read_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -129,12 +130,8 @@ def _has_pending(owner: Path) -> bool:
 
 
 def _cursor_offset(owner: Path) -> int:
-    raw = read_regular(owner / "cursor.json", CURSOR_BYTES)  # unreadable: the full look decides
-    try:
-        data = json.loads(raw) if raw else None
-    except (ValueError, RecursionError):
-        return 0
-    offset = data.get("offset") if isinstance(data, dict) else None
+    data = object_or_none(owner / "cursor.json", CURSOR_BYTES)  # damaged: the full look decides
+    offset = data.get("offset") if data is not None else None
     return offset if isinstance(offset, int) and not isinstance(offset, bool) else 0
 
 
@@ -155,10 +152,9 @@ def _timer_may_be_due(state_dir: Path, owner: Path, key: str, now: float) -> boo
     stamp = _stamp(owner / "timers.jsonl")
     if stamp is None:
         return False
-    raw = read_regular(_cache_path(state_dir, key), 200)
     try:
-        cached_stamp, due = (raw or b"").decode("ascii").split()
-    except (ValueError, UnicodeDecodeError):
+        cached_stamp, due = read_bytes(_cache_path(state_dir, key), 200).decode("ascii").split()
+    except (OSError, StoreError, ValueError, UnicodeDecodeError):
         return True
     if cached_stamp != stamp:
         return True

@@ -35,7 +35,6 @@ import os
 import time
 from pathlib import Path
 
-from specialists.events.notices import read_regular
 from specialists.fronts.hooks.common import (
     HOOKS_DIR_NAME,
     log,
@@ -44,6 +43,7 @@ from specialists.fronts.hooks.common import (
     write_small,
 )
 from specialists.fronts.hooks.delivery import deliver
+from specialists.store.files import object_or_none
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -69,12 +69,8 @@ class StopState:
     @classmethod
     def load(cls, state_dir: Path, key: str, prompt: str, fresh: bool) -> StopState:
         path = stop_state_path(state_dir, key)
-        raw = read_regular(path, 4096)
-        try:
-            data = json.loads(raw) if raw and not fresh else {}
-        except ValueError:
-            data = {}
-        if not isinstance(data, dict) or data.get("prompt") != prompt:
+        data = {} if fresh else object_or_none(path, 4096) or {}
+        if data.get("prompt") != prompt:
             data = {}
         return cls(
             path,
@@ -102,12 +98,8 @@ def note_tool_use(state_dir: Path, keys: tuple[str, ...]) -> None:
     """A tool ran: the next wake-up starts a new run of blocks (one stat when none is counted)."""
     if not keys or not os.path.lexists(path := stop_state_path(state_dir, keys[0])):
         return
-    raw = read_regular(path, 4096)
-    try:
-        data = json.loads(raw) if raw else None
-    except ValueError:
-        return
-    if isinstance(data, dict) and _int(data.get("run")):
+    data = object_or_none(path, 4096)
+    if data is not None and _int(data.get("run")):
         data["run"] = 0
         write_small(path, json.dumps(data).encode(), "post-tool-use")
 
