@@ -17,9 +17,7 @@ and changes only where its processes run:
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import sys
 import zlib
 from collections.abc import Mapping
@@ -42,6 +40,7 @@ from specialists.runners.base import (
     RunnerEvent,
 )
 from specialists.store.atomic import write_atomic
+from specialists.store.files import object_or_none
 from specialists.store.kinds import JOB
 from specialists.store.proctree import job_mark
 
@@ -354,17 +353,5 @@ class RemoteJobRunner:
 
 
 def read_executor_record(job_dir: Path) -> dict[str, Any] | None:
-    """executor.json, or None (a local job); stdlib only, for recovery."""
-    try:
-        fd = os.open(job_dir / EXECUTOR_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        raw = os.read(fd, 1 << 16)
-    finally:
-        os.close(fd)
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
+    """executor.json, or None (a local job)."""
+    return object_or_none(job_dir / EXECUTOR_FILE, 1 << 16)
