@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-from specialists.store.atomic import rename_over, write_atomic
+from specialists.store.atomic import rename_over, write_all, write_atomic
 
 
 class SpillLimits(NamedTuple):
@@ -93,9 +93,9 @@ def bound_stream(
                 kept = []
                 head = so_far[: limits.head_chars]
                 tail = so_far[-limits.tail_chars :] if limits.tail_chars > 0 else ""
-                _write_all(fd, so_far.encode("utf-8", "surrogatepass"))
+                write_all(fd, so_far.encode("utf-8", "surrogatepass"))
                 continue
-            _write_all(fd, data)
+            write_all(fd, data)
             if limits.tail_chars > 0:
                 tail = (tail + piece)[-limits.tail_chars :]
         if fd < 0:
@@ -121,7 +121,7 @@ def add_part(path: Path, text: str) -> None:
     _make_private_dir(path.parent)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
-        _write_all(fd, text.encode("utf-8", "surrogatepass"))
+        write_all(fd, text.encode("utf-8", "surrogatepass"))
     finally:
         os.close(fd)
 
@@ -139,12 +139,6 @@ def _marked(head: str, tail: str, total: int, path: Path) -> str:
         "Use the read tool with offset and limit on that path to see the rest ...]\n"
     )
     return head + marker + tail
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def _make_private_dir(path: Path) -> None:

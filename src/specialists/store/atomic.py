@@ -46,10 +46,7 @@ def write_atomic(
         fd = os.open(tmp, _FLAGS, mode, dir_fd=dir_fd)
     try:
         os.fchmod(fd, mode)  # the umask may have taken bits away
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        write_all(fd, data)
         if durable:
             os.fsync(fd)
     except BaseException:
@@ -76,3 +73,10 @@ def rename_over(src: str | Path, dst: str | Path) -> None:
     """Give the finished file `src` the name `dst` in one step (a temp file streamed to the
     end, a log rotated): readers of `dst` see the old file or the new one."""
     os.replace(src, dst)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """All of `data` to `fd`, however many writes it takes."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import Planted, StoreError
-from specialists.store.atomic import write_atomic
+from specialists.store.atomic import write_all, write_atomic
 from specialists.store.files import (
     DIR_MODE,
     FILE_MODE,
@@ -225,7 +225,7 @@ class FileRecord:
             os.unlink(tmp)
         fd = create_private(tmp, os.O_WRONLY)
         try:
-            _write_all(fd, encode_doc(data))
+            write_all(fd, encode_doc(data))
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -370,12 +370,6 @@ def _sweep(parent: Path) -> None:
             st = os.lstat(path)
             if time.time() - st.st_mtime > STALE_S and stat.S_ISDIR(st.st_mode):
                 shutil.rmtree(path, ignore_errors=True)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def _append_whole(fd: int, line: bytes) -> None:
