@@ -29,6 +29,7 @@ from specialists.store.files import (
     parse_object,
     read_bytes,
 )
+from specialists.store.joblog import append_whole
 from specialists.store.locks import lock as flock
 from specialists.store.record import (
     LOCK_FILE,
@@ -260,7 +261,7 @@ class FileRecord:
                 size = os.fstat(fd).st_size
                 if size and os.pread(fd, 1, size - 1) != b"\n":
                     line = b"\n" + line  # close a torn line first: it stays on its own
-                _append_whole(fd, line)
+                append_whole(fd, line)
                 if self.durable:
                     os.fsync(fd)
             finally:
@@ -370,12 +371,3 @@ def _sweep(parent: Path) -> None:
             st = os.lstat(path)
             if time.time() - st.st_mtime > STALE_S and stat.S_ISDIR(st.st_mode):
                 shutil.rmtree(path, ignore_errors=True)
-
-
-def _append_whole(fd: int, line: bytes) -> None:
-    """One write on an O_APPEND descriptor, all of it or none: a short write (a full disk)
-    is cut back off and raised as ENOSPC, so no torn line is left by us."""
-    written = os.write(fd, line)
-    if written != len(line):
-        os.ftruncate(fd, os.fstat(fd).st_size - written)
-        raise OSError(errno.ENOSPC, "No space left on device (a partial line was removed)")
