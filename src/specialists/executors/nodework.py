@@ -52,10 +52,14 @@ class WorkspaceError(Exception):
     """A checkout could not be made or read; the message is one line."""
 
 
-def git(cwd: Path, *args: str, timeout: float = GIT_TIMEOUT_S) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in _REDIRECTING}
-    env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0")
-    result = run_short(["git", *SAFE, *args], cwd=cwd, env=env, timeout=timeout)
+def git(
+    cwd: Path, *args: str, timeout: float = GIT_TIMEOUT_S, env: dict[str, str] | None = None
+) -> str:
+    """git's stdout, run with no hook, no gc, no signing, no redirected repository (the
+    local side's snapshots too, workspace.py); WorkspaceError when it fails."""
+    full = {k: v for k, v in os.environ.items() if k not in _REDIRECTING}
+    full.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0", **(env or {}))
+    result = run_short(["git", *SAFE, *args], cwd=cwd, env=full, timeout=timeout)
     if not result.ok:
         raise WorkspaceError(result.describe(f"git {args[0]}"))
     return result.stdout

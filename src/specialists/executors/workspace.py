@@ -27,18 +27,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from specialists.base.errors import UserError
+from specialists.executors import nodework
 from specialists.process.short import run_short
 
 STATE_DIR = ".specialists"
-GIT_TIMEOUT_S = 300.0
 SNAPSHOT_IDENTITY = {
     "GIT_AUTHOR_NAME": "specialists",
     "GIT_AUTHOR_EMAIL": "specialists@localhost",
     "GIT_COMMITTER_NAME": "specialists",
     "GIT_COMMITTER_EMAIL": "specialists@localhost",
 }
-_SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0", "-c", "core.fsmonitor=false")
-_REDIRECTING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY")
 
 
 class WorkspaceProblem(UserError):
@@ -82,13 +80,10 @@ def ref_of(job_id: str, what: str) -> str:
 
 
 def _git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    base = {k: v for k, v in os.environ.items() if k not in _REDIRECTING}
-    base.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0")
-    base.update(env or {})
-    result = run_short(["git", *_SAFE, *args], cwd=cwd, env=base, timeout=GIT_TIMEOUT_S)
-    if not result.ok:
-        raise WorkspaceProblem(result.describe(f"git {args[0]}"))
-    return result.stdout
+    try:
+        return nodework.git(cwd, *args, env={"GIT_OPTIONAL_LOCKS": "0", **(env or {})})
+    except nodework.WorkspaceError as exc:
+        raise WorkspaceProblem(str(exc)) from None
 
 
 def take_snapshot(cwd: Path, job_id: str) -> Snapshot:
