@@ -12,7 +12,7 @@ DEFAULT_PERMISSION = "MEDIUM"
 # What each tier grants beyond reading, as powers: `command` (a shell of its own on the host),
 # `write` (files changed in the working tree), `full` (the agent's own checks off). Tiers are
 # not a line: BASH_ONLY has a shell and no file tools, LOW file tools and no shell (Claude
-# Code's LOW has no Bash). Agent tools (toolset/tiers.py) and a thread child's tier (never
+# Code's LOW has no Bash). Agent tools (native/tool_tiers.py) and a thread child's tier (never
 # more than its parent's: `narrower_tier`) are decided from these.
 TIER_POWERS: dict[str, frozenset[str]] = {
     "READ_ONLY": frozenset(),

@@ -20,7 +20,7 @@ Ids are fixed by the job, so the supervisor and recovery cannot both wake the mo
 inbox's seen-set drops a second copy, R-E1): `job-<job id>:notice:1` for the end (the id
 supervise/news.py gives a job owner's end notice too) and `<job id>.answer:notice:<n>` for a
 keep-alive job's n-th answer. A job without an owner (a person at a terminal) posts nothing.
-Reading the answer (`clear`, from jobs/view.py: the CLI's `result`, a foreground run, the
+Reading the answer (`clear`, from store/view.py: the CLI's `result`, a foreground run, the
 MCP tools `result`, `use_specialist`, `run_parallel`) drops the job's notices that were not
 delivered yet. `prune` keeps the bounds the notice files had:
 a notice older than NOTICE_TTL_S, or whose job was collected, is never delivered, and an

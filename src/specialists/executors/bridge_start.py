@@ -7,7 +7,7 @@ Two supervisors starting at once therefore get one bridge. Every step is bounded
 connect and the hello by `timeout`, the lock and the start by `timeout + START_GRACE_S`.
 
 The bridge is started in its own session, and with a mark of its own in place of the job's
-(MARK_ENV, jobs/proctree.py): ending a job kills what carries the job's mark and what lies
+(MARK_ENV, store/proctree.py): ending a job kills what carries the job's mark and what lies
 below its supervisor, which is a subreaper, but never a subtree marked for something else,
 so the job that happened to start the bridge does not take it down with it. The starting
 supervisor reaps it if it ends first.

@@ -351,7 +351,7 @@ def kill_marked(
     mark: str | None, agent: proctree.Proc | None = None, spare: tuple[int, ...] = ()
 ) -> list[proctree.Proc]:
     """Kill everything of one job on this node: the agent's tree and every process carrying
-    the job's mark (jobs/proctree.py), with what is below those."""
+    the job's mark (store/proctree.py), with what is below those."""
     killed: list[proctree.Proc] = []
     if agent is not None:
         killed += proctree.kill_tree(agent, mark)

@@ -102,7 +102,7 @@ class AgentTool:
 
 def call_tool(tool: AgentTool, call: ToolCall) -> Reply:
     """Run a handler; a user error becomes an error reply the model can read. A job's call
-    of a tool its permission tier does not grant (toolset/tiers.py) is refused here, whatever
+    of a tool its permission tier does not grant (native/tool_tiers.py) is refused here, whatever
     the front listed: the one call path every front goes through."""
     tier = caller_tier(call.caller)
     if not allowed(tool.name, tier):

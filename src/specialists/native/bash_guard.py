@@ -2,7 +2,7 @@
 
 It spots the idioms that block until someone stops them or for a long time (long sleeps,
 followers, watch loops, dev servers, attached `docker compose up`, endless loops) and says
-to use `bg_run` or the `sleep` tool instead. Every front asks it (toolset/guards.py).
+to use `bg_run` or the `sleep` tool instead. Every front asks it (native/guards.py).
 
 How a command is read, so that wrapping it changes nothing:
 

@@ -1,6 +1,6 @@
 """Guards every front applies to an agent's tool calls (seed 001 sections 5.2 and 5.4).
 
-- The bash guard (R-B1..R-B5, toolset/bash_guard.py) spots commands that would block the
+- The bash guard (R-B1..R-B5, native/bash_guard.py) spots commands that would block the
   turn (long sleeps, followers, watch loops, dev servers, attached `docker compose up`,
   endless loops), looking through wrappers (`bash -c`, `env`, `timeout`, `nohup`, `xargs`,
   ...) and into interpreters' code (`python -c`), and says to use `bg_run` or `sleep`.

@@ -54,7 +54,7 @@ class TimersSettings:
 
 @dataclass(frozen=True)
 class AdaptiveConcurrency:
-    """R-H11: `[threads.adaptiveConcurrency]`, off unless `enabled` (threads/adaptive.py)."""
+    """R-H11: `[threads.adaptiveConcurrency]`, off unless `enabled` (threads/limits.py)."""
 
     enabled: bool = False
     min: int = 1

@@ -148,7 +148,7 @@ class JobStatus(_Versioned):
     cost_usd: float = 0.0
     needs_attention: str | None = None
     tool_open_since_ms: int | None = None  # when the oldest open tool call started
-    title: str | None = None  # what the row is: the task's first line (jobs/labels.py)
+    title: str | None = None  # what the row is: the task's first line (store/records.py `labels`)
     workflow_key: str | None = None  # a workflow child's key
     last_text: str | None = None  # the agent's latest words, an excerpt (supervise/words.py)
     progress: dict[str, Any] = EMPTY  # a workflow's children counts (workflows/progress.py)

@@ -3,7 +3,7 @@
 Proof of death is twofold: the recorded supervisor pid is gone (or is another process,
 by its start time) AND the job's lock can be taken (the supervisor holds it for its whole
 life). Only then does another process write the job's files, and only under that lock.
-Before that, everything the dead supervisor left running is killed (jobs/proctree.py).
+Before that, everything the dead supervisor left running is killed (store/proctree.py).
 
 A job that can be taken over (a remote agent still running on its node: it has a checkpoint,
 supervise/checkpoint.py; or any job paused at a usage limit, docs/usage-limits.md) is not

@@ -48,7 +48,7 @@ class Run:
     specialist: str = ""
     status: str = "starting"  # as last seen (mission show refreshes it)
     tokens: int = 0  # input + output tokens, as last seen (final once the job ended)
-    # What it spent with any children (jobs/rollup.py's shape) and the job it is below, as
+    # What it spent with any children (store/rollup.py's shape) and the job it is below, as
     # last seen: the mission's spending, with a workflow's children counted once.
     spent: dict[str, Any] | None = None
     parent: str | None = None

@@ -82,7 +82,7 @@ class RunView:
     status: str  # live when it could be read; else as last seen, and a warning says why
     tokens: int = 0
     live: bool = True
-    spent: dict[str, Any] | None = None  # with its children (jobs/rollup.py), when known
+    spent: dict[str, Any] | None = None  # with its children (store/rollup.py), when known
     parent: str | None = None
 
 

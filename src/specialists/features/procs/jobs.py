@@ -1,7 +1,7 @@
 """Background commands as proc jobs: start, find, read, cancel and list them (the bg_* core).
 
 Every function takes the project's state root and an owner key and returns a plain outcome;
-the agent tools (toolset/bg_tools.py) and `specialists bg` (cli/cmd_bg.py) only render them.
+the agent tools (procs/verbs.py) and `specialists bg` (cli/cmd_bg.py) only render them.
 Bad input raises `UserError` before anything is created or signalled.
 
 - `start_proc` checks everything first (command, cwd, watch patterns, timeout, isolation),
@@ -147,7 +147,7 @@ def start_proc(
 
 def proc_store(state_root: Path) -> JobStore:
     """The store as the bg tools open it: a proc job recovered on the way gets its job_exit
-    (procs/news.py); proc jobs have no completion notices."""
+    (procs/exit.py); proc jobs have no completion notices."""
     return JobStore(state_root, news=NEWS)
 
 

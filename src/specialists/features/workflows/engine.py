@@ -1,6 +1,6 @@
 """The workflow job's agent process: `python -m specialists.features.workflows.engine <job_dir>`.
 
-The supervisor runs this like any agent (runners/workflow.py): it owns status.json and
+The supervisor runs this like any agent (workflows/runner.py): it owns status.json and
 events.jsonl; the engine owns the journal and the receipt. Progress goes to stdout as one
 JSON object per line (`{"wf": "event", ...}`), the runner turns each into a notice, and the
 result is written to workflow-result.json and announced by the last line (`{"wf": "result",

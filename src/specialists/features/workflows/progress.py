@@ -1,7 +1,7 @@
 """A workflow run's progress, as status.json carries it for every view.
 
     {"total": 8, "done": 3, "failed": 0, "running": 2, "queued": 3,
-     "phase": "review", "concurrency": 4, "children": <jobs/rollup.py shape>}
+     "phase": "review", "concurrency": 4, "children": <store/rollup.py shape>}
 
 Counted by key (a key retried after a schema miss is still one key): `queued` keys wait for
 a concurrency slot, `running` ones hold one (or are adopted from an earlier run), `done`

@@ -50,7 +50,7 @@ class Children(Protocol):
     def outcome(self, job_id: str) -> Outcome | None: ...
 
     def spent(self, job_id: str) -> dict[str, Any] | None:
-        """What the job has spent so far, its children included (jobs/rollup.py), as last
+        """What the job has spent so far, its children included (store/rollup.py), as last
         read by `outcome`; None before that."""
 
     def stop(self, job_id: str) -> None: ...

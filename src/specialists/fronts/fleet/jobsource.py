@@ -206,7 +206,7 @@ def damaged_row(job_id: str, reason: str) -> Row:
 
 
 def _activity(st: JobStatus) -> str:
-    """What the job is doing, in words (jobs/view.py `doing`); a failed job's error."""
+    """What the job is doing, in words (store/view.py `doing`); a failed job's error."""
     failed = st.status in ("error", "cancelled")
     text = (st.error or st.status) if failed else doing(st)
     return printable(text)[:ACTIVITY_CHARS]

@@ -56,7 +56,7 @@ class Row:
     model: str | None = None
     runner: str | None = None
     # A workflow's progress (done, failed, running, queued of total, phase, concurrency),
-    # and what it spent with its children (jobs/rollup.py's shape); None for other rows.
+    # and what it spent with its children (store/rollup.py's shape); None for other rows.
     progress: dict[str, Any] | None = None
     rollup: dict[str, Any] | None = None
     # The spend ceiling nearest its limit that the job counts against (status.json

@@ -1,7 +1,7 @@
 """Pending timers as rows, each under the job that owns it (wave 2's first extra source).
 
 Timers are records beside the jobs (`.specialists/owners/<owner>/timers.jsonl`, see
-timers/store.py). A refresh lists the owners and folds only the files whose inode, mtime or
+events/timers.py). A refresh lists the owners and folds only the files whose inode, mtime or
 size changed. This source only reads: firing a due timer is the owner's front's work.
 """
 

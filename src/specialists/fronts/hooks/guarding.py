@@ -1,4 +1,4 @@
-"""The two guards (toolset/guards.py) in Claude Code's PreToolUse and PostToolUse hooks.
+"""The two guards (native/guards.py) in Claude Code's PreToolUse and PostToolUse hooks.
 
 What Claude Code 2.1.197 lets a hook do, checked against the binary and by running it:
 
@@ -52,7 +52,7 @@ def has_config(state_dir: Path) -> bool:
 
 
 def load_settings(state_dir: Path, event: str) -> Settings:
-    """The [bash] and [overflow] knobs (toolset.settings.load_settings: the user's and the
+    """The [bash] and [overflow] knobs (native.tool_settings.load_settings: the user's and the
     project's config.toml). A wrong value is logged and the defaults apply; unknown keys
     are not logged here: a hook runs at every tool call, and the fronts a person reads
     (`run`, the MCP server, the pi sidecar) name them once."""

@@ -68,7 +68,7 @@ def active_jobs(state_dir: Path, now: float | None = None) -> list[dict[str, Any
 
 
 def finished_ids(jobs_dir: Path) -> frozenset[str]:
-    """Ids in the finished-jobs index (jobs/index.py) that `status` keeps; read, never written.
+    """Ids in the finished-jobs index (store/index.py) that `status` keeps; read, never written.
 
     Read here without importing jobs.index (it pulls in the store); a test keeps the formats
     in step. A missing or unknown index only means more status files are looked at.

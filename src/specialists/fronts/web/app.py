@@ -241,7 +241,7 @@ def _parent_job(row: Row) -> str | None:
 
 
 def _own(row: Row) -> dict[str, Any]:
-    """A row's own spending in jobs/rollup.py's shape (its `in` counts cache reads too)."""
+    """A row's own spending in store/rollup.py's shape (its `in` counts cache reads too)."""
     tokens = {"input": row.tokens_in, "output": row.tokens_out, "cache_read": 0, "cache_write": 0}
     return {"tokens": tokens, "cost_usd": row.cost_usd, "jobs": 1}
 

@@ -114,7 +114,7 @@ class MissionCost:
     id: str
     title: str
     status: str
-    spent: dict[str, Any]  # jobs/rollup.py's shape
+    spent: dict[str, Any]  # store/rollup.py's shape
 
 
 def costs_page(

@@ -1,5 +1,5 @@
 """The native tool set: read, write, edit, bash, grep, find, ls, chosen by permission tier,
-plus the agent tool table (table.py: sleep, timers, and whatever toolset/registry.py holds).
+plus the agent tool table (table.py: sleep, timers, and whatever native/agent_table.py holds).
 
 `execute_call` is the only entry the loop uses: it never raises for a tool's own failure
 (bad arguments, missing file, unknown tool): those come back as error results the model reads

@@ -1,4 +1,4 @@
-"""The agent tool table as native tools (the native front of toolset/registry.py).
+"""The agent tool table as native tools (the native front of native/agent_table.py).
 
 Each `AgentTool` becomes a native `Tool` with the same name, description and JSON schema;
 its handler runs through `toolset.call_tool` with the job's `Caller` (owner `job-<id>`), so
