@@ -22,6 +22,7 @@ import contextlib
 import os
 import stat
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -133,28 +134,8 @@ def to_dict(sb: Sandbox) -> dict[str, Any]:
         "parent": sb.parent,
         "created_at_ms": sb.created_at_ms,
         "removed_at_ms": sb.removed_at_ms,
-        "squashes": [
-            {
-                "tip": m.tip,
-                "target": m.target,
-                "at_ms": m.at_ms,
-                "committed": m.committed,
-                "commit": m.commit,
-            }
-            for m in sb.squashes[-MAX_MARKERS:]
-        ],
-        "pending": None if sb.pending is None else _pending_dict(sb.pending),
-    }
-
-
-def _pending_dict(p: PendingSquash) -> dict[str, Any]:
-    return {
-        "tip": p.tip,
-        "target": p.target,
-        "head": p.head,
-        "tree": p.tree,
-        "commit": p.commit,
-        "at_ms": p.at_ms,
+        "squashes": [asdict(m) for m in sb.squashes[-MAX_MARKERS:]],
+        "pending": None if sb.pending is None else asdict(sb.pending),
     }
 
 
