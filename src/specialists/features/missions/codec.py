@@ -6,6 +6,7 @@ naming the field: the store reports the mission as damaged and lists the others.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from specialists.base.errors import UserError
@@ -44,15 +45,7 @@ def mission_to_dict(m: Mission) -> dict[str, Any]:
         "owner": list(m.owner),
         "labels": list(m.labels),
         "runs": [
-            {
-                "job_id": r.job_id,
-                "linked_ms": r.linked_ms,
-                "specialist": r.specialist,
-                "status": r.status,
-                "tokens": r.tokens,
-                **({"spent": r.spent} if r.spent is not None else {}),
-                **({"parent": r.parent} if r.parent else {}),
-            }
+            {k: v for k, v in asdict(r).items() if v is not None or k not in ("spent", "parent")}
             for r in m.runs
         ],
         "decisions": [
@@ -66,20 +59,8 @@ def mission_to_dict(m: Mission) -> dict[str, Any]:
             }
             for d in m.decisions
         ],
-        "artifacts": [
-            {"kind": a.kind, "path": a.path, "added_ms": a.added_ms, "note": a.note}
-            for a in m.artifacts
-        ],
-        "receipts": [
-            {
-                "kind": r.kind,
-                "url": r.url,
-                "status": r.status,
-                "added_ms": r.added_ms,
-                "note": r.note,
-            }
-            for r in m.receipts
-        ],
+        "artifacts": [asdict(a) for a in m.artifacts],
+        "receipts": [asdict(r) for r in m.receipts],
         "goal": goal_to_dict(m.goal),
         "summary": m.summary,
         "closed_ms": m.closed_ms,
