@@ -22,7 +22,7 @@ import shutil
 import socket
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -54,14 +54,7 @@ class Snapshot:
 
     def to_record(self) -> dict[str, object]:
         """For executor.json: a restarted supervisor lands the job's changes from it."""
-        return {
-            "toplevel": str(self.toplevel),
-            "subdir": self.subdir,
-            "base": self.base,
-            "head": self.head,
-            "carried": self.carried,
-            "repo_key": self.repo_key,
-        }
+        return {**asdict(self), "toplevel": str(self.toplevel)}
 
     @classmethod
     def of_record(cls, data: Mapping[str, Any]) -> Snapshot:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,16 +39,7 @@ class MemoEntry:
     evidence: str | None  # the evidence file of the run that passed
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": SCHEMA,
-            "key": self.key,
-            "command": self.command,
-            "exit_code": self.exit_code,
-            "duration_ms": self.duration_ms,
-            "tail": self.tail,
-            "at_ms": self.at_ms,
-            "evidence": self.evidence,
-        }
+        return {"schema": SCHEMA, **asdict(self)}
 
 
 def memo_dir(project: Path) -> Path:

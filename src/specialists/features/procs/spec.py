@@ -11,7 +11,7 @@ clear error, never a command run with half its options.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from specialists.base.errors import StoreError
@@ -84,7 +84,6 @@ class ProcOptions:
         return self.name or (first if len(first) <= 60 else first[:59] + "…")
 
     def to_dict(self) -> dict[str, Any]:
-        s = self.settings
         return {
             "v": SPEC_VERSION,
             "command": self.command,
@@ -98,13 +97,7 @@ class ProcOptions:
             "isolate": self.isolate,
             "tether": self.tether.to_dict() if self.tether else None,
             "source": self.source.to_dict(),
-            "settings": {
-                "tail_lines": s.tail_lines,
-                "debounce_ms": s.debounce_ms,
-                "batch_lines": s.batch_lines,
-                "per_min": s.per_min,
-                "event_max_chars": s.event_max_chars,
-            },
+            "settings": asdict(self.settings),
         }
 
     @classmethod

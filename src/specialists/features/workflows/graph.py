@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 NodeKind = Literal["run", "all", "stage"]
@@ -79,19 +79,7 @@ class Node:
         return max(0, self.count - self.done - self.failed - self.running)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "label": self.label,
-            "count": self.count,
-            "after": self.after,
-            "phase": self.phase,
-            "agents": self.agents,
-            "done": self.done,
-            "failed": self.failed,
-            "running": self.running,
-            "queued": self.queued,
-        }
+        return {**asdict(self), "queued": self.queued}
 
 
 def fold_graph(entries: list[dict[str, Any]]) -> list[Node]:
