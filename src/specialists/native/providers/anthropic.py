@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from specialists.native.errors import classify, short
 from specialists.native.messages import Item
 from specialists.native.model import (
     Done,
@@ -27,6 +26,7 @@ from specialists.native.providers.common import (
     StreamParser,
     http_client,
     parse_arguments,
+    stream_error,
 )
 
 if TYPE_CHECKING:
@@ -154,11 +154,7 @@ class AnthropicStreamParser:
             self.stopped = True
         elif kind == "error":
             error = event.get("error") or {}
-            category = classify(None, error.get("type"), str(error.get("message") or ""))
-            raise ModelError(
-                f"{self.label}: stream error: {short(str(error.get('message') or error))}",
-                category=category,
-            )
+            raise stream_error(self.label, error.get("type"), error.get("message") or error)
 
     def _delta(self, index: int, delta: dict[str, Any]) -> Iterator[StreamEvent]:
         kind = delta.get("type")

@@ -84,9 +84,7 @@ def translate_sdk_error(
         )
     if isinstance(exc, sdk.APIError):
         # An error event inside an otherwise good stream (no HTTP status).
-        code, message = _code_and_message(getattr(exc, "body", None), str(exc))
-        category = classify(None, code, message)
-        return ModelError(f"{label}: stream error: {short(message)}", category=category)
+        return stream_error(label, *_code_and_message(getattr(exc, "body", None), str(exc)))
     if _is_transport_error(exc):
         return ModelError(
             f"{label}: connection to {where} broke mid-stream: {type(exc).__name__}: "
@@ -169,6 +167,12 @@ def parse_arguments(call_id: str, name: str, raw: str | None) -> ToolCall:
 
 def dump_arguments(arguments: Mapping[str, Any]) -> str:
     return json.dumps(dict(arguments), ensure_ascii=False, separators=(",", ":"))
+
+
+def stream_error(label: str, code: Any, message: Any) -> ModelError:
+    """An error the provider sent inside a stream, classified like any other."""
+    category = classify(None, str(code) if code else None, str(message))
+    return ModelError(f"{label}: stream error: {short(str(message))}", category=category)
 
 
 class StreamParser(Protocol):

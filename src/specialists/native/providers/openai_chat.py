@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from specialists.native.errors import classify, short
 from specialists.native.messages import Item
 from specialists.native.model import (
     Done,
@@ -29,6 +28,7 @@ from specialists.native.providers.common import (
     dump_arguments,
     http_client,
     parse_arguments,
+    stream_error,
 )
 
 if TYPE_CHECKING:
@@ -125,7 +125,10 @@ class ChatStreamParser:
         if not isinstance(chunk, dict):
             raise ModelError(f"{self.label}: malformed stream chunk", category="fatal")
         if "error" in chunk and not chunk.get("choices"):
-            raise _in_stream_error(self.label, chunk["error"])
+            error = chunk["error"]
+            if isinstance(error, dict):
+                raise stream_error(self.label, error.get("code"), error.get("message"))
+            raise stream_error(self.label, None, error)
         self.received = True
         usage = chunk.get("usage")
         if isinstance(usage, dict):
@@ -181,13 +184,6 @@ def _usage(usage: dict[str, Any]) -> UsageReport:
         output_tokens=int(usage.get("completion_tokens") or 0),
         cache_read_tokens=cached,
     )
-
-
-def _in_stream_error(label: str, error: Any) -> ModelError:
-    code = error.get("code") if isinstance(error, dict) else None
-    message = error.get("message") if isinstance(error, dict) else str(error)
-    category = classify(None, str(code) if code else None, str(message))
-    return ModelError(f"{label}: stream error: {short(str(message))}", category=category)
 
 
 class OpenAIChatClient(SdkStreamClient):

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from specialists.native.errors import classify, short
 from specialists.native.messages import Item
 from specialists.native.model import (
     Done,
@@ -28,6 +27,7 @@ from specialists.native.providers.common import (
     dump_arguments,
     http_client,
     parse_arguments,
+    stream_error,
 )
 
 if TYPE_CHECKING:
@@ -125,9 +125,13 @@ class ResponsesStreamParser:
             self.done = Done(stop, details.get("reason") or response.get("status"))
         elif kind == "response.failed":
             error = (event.get("response") or {}).get("error") or {}
-            raise _error(self.label, error.get("code"), error.get("message") or "response failed")
+            raise stream_error(
+                self.label, error.get("code"), error.get("message") or "response failed"
+            )
         elif kind == "error":
-            raise _error(self.label, event.get("code"), event.get("message") or "stream error")
+            raise stream_error(
+                self.label, event.get("code"), event.get("message") or "stream error"
+            )
 
     def finish(self) -> Iterator[StreamEvent]:
         if not self.received:
@@ -154,11 +158,6 @@ def _usage(usage: Any) -> UsageReport | None:
         output_tokens=int(usage.get("output_tokens") or 0),
         cache_read_tokens=cached,
     )
-
-
-def _error(label: str, code: Any, message: Any) -> ModelError:
-    category = classify(None, str(code) if code else None, str(message))
-    return ModelError(f"{label}: stream error: {short(str(message))}", category=category)
 
 
 class OpenAIResponsesClient(SdkStreamClient):
