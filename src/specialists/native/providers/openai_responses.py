@@ -22,16 +22,15 @@ from specialists.native.model import (
     UsageReport,
 )
 from specialists.native.providers.common import (
-    SdkStreamClient,
     StreamParser,
     dump_arguments,
-    http_client,
     parse_arguments,
     stream_error,
 )
+from specialists.native.providers.openai_chat import OpenAIChatClient
 
 if TYPE_CHECKING:
-    from specialists.native.providers.registry import ResolvedModel
+    pass
 
 _EFFORT = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
 
@@ -160,18 +159,8 @@ def _usage(usage: Any) -> UsageReport | None:
     )
 
 
-class OpenAIResponsesClient(SdkStreamClient):
-    def __init__(self, resolved: ResolvedModel, *, timeout_s: float = 600.0) -> None:
-        import openai  # lazy: only a native job pays for the SDK import
-
-        super().__init__(openai, resolved.info.label, resolved.base_url, timeout_s)
-        self._client = openai.OpenAI(
-            api_key=resolved.api_key or "not-needed",
-            base_url=resolved.base_url,
-            max_retries=0,
-            timeout=openai.Timeout(timeout_s, connect=10.0),
-            http_client=http_client(openai),
-        )
+class OpenAIResponsesClient(OpenAIChatClient):
+    """The same SDK client as Chat Completions; another endpoint and parser."""
 
     def _parser(self) -> StreamParser:
         return ResponsesStreamParser(self.label)
