@@ -319,3 +319,19 @@ def test_session_start_names_open_missions_for_recovery_after_compaction(state, 
     line = next(x for x in text.splitlines() if "mission" in x)
     assert line.startswith("[specialists] 2 open mission(s): open1, paused1.")
     assert "specialists mission list, then specialists mission show <id>" in line
+
+
+def test_session_start_skips_a_planted_status_without_blocking(state, tmp_path):
+    """A FIFO, a symlink and an oversized file as status.json are each skipped (and logged);
+    the FIFO is never opened for a blocking read, and the live job beside them is listed."""
+    put_job(state, "0000000a", ready=False, status="running")
+    for job_id in ("0000000b", "0000000c", "0000000d"):
+        (state / "jobs" / job_id).mkdir(parents=True)
+    os.mkfifo(state / "jobs" / "0000000b" / "status.json")
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({"id": "0000000c", "status": "running", "specialist": "x"}))
+    (state / "jobs" / "0000000c" / "status.json").symlink_to(secret)
+    huge = b'{"status": "running", "pad": "' + b"a" * session_start.MAX_STATUS_BYTES + b'"}'
+    (state / "jobs" / "0000000d" / "status.json").write_bytes(huge)
+    found = session_start.active_jobs(state)
+    assert [s["id"] for s in found] == ["0000000a"]

@@ -130,15 +130,6 @@ def write_small(path: Path, data: bytes, event: str) -> None:
         log(event, f"cannot write {path}: {exc}")
 
 
-def read_json_object(path: Path) -> dict[str, Any]:
-    """A JSON object file. Raises FileNotFoundError, or ValueError when it is damaged."""
-    with open(path, "rb") as f:
-        data = json.loads(f.read())
-    if not isinstance(data, dict):
-        raise ValueError(f"{path} does not hold a JSON object")
-    return data
-
-
 EVENTS = {
     "user-prompt-submit": "specialists.fronts.hooks.user_prompt_submit",
     "session-start": "specialists.fronts.hooks.session_start",

@@ -15,10 +15,12 @@ import time
 from pathlib import Path
 
 from specialists.base.display import display_line, duration
+from specialists.base.errors import StoreError
 from specialists.base.owner import Owner, reading_owner
-from specialists.fronts.hooks.common import hook_reply, log, read_json_object
+from specialists.fronts.hooks.common import hook_reply, log
 from specialists.fronts.hooks.delivery import has_pending
 from specialists.fronts.hooks.names import specialist_names
+from specialists.store.files import read_object
 from specialists.store.ids import is_job_id
 
 # `typing` costs ~5 ms to import; annotations are strings here, so only type checkers need it.
@@ -33,6 +35,8 @@ MAX_NAMES_SHOWN = 30
 ACTIVE = frozenset({"starting", "running", "waiting"})
 INDEX_NAME = ".finished.json"  # as jobs.index.INDEX_NAME
 INDEX_VERSION = 3  # as store.index.INDEX_VERSION
+MAX_STATUS_BYTES = 1 << 20  # as store.jobs.MAX_STATUS
+MAX_INDEX_BYTES = 64 << 20  # as store.index.MAX_INDEX
 MAX_MISSIONS_READ = 200
 MISSION_HEAD = 256  # missions/codec.py writes schema, id and status first
 
@@ -54,10 +58,10 @@ def active_jobs(state_dir: Path, now: float | None = None) -> list[dict[str, Any
         try:
             if now - os.stat(path).st_mtime > LIVE_WINDOW_S:
                 continue
-            status = read_json_object(Path(path))
+            status = read_object(path, MAX_STATUS_BYTES)  # never a link, a FIFO or a huge file
         except FileNotFoundError:
             continue
-        except (ValueError, OSError) as exc:
+        except (StoreError, OSError) as exc:
             log("session-start", f"job {entry.name}: unreadable status.json: {exc}")
             continue
         if status.get("status") in ACTIVE:
@@ -74,13 +78,13 @@ def finished_ids(jobs_dir: Path) -> frozenset[str]:
     in step. A missing or unknown index only means more status files are looked at.
     """
     try:
-        data = read_json_object(jobs_dir / INDEX_NAME)
+        data = read_object(jobs_dir / INDEX_NAME, MAX_INDEX_BYTES)
         if data.get("v") != INDEX_VERSION:
             return frozenset()
         return frozenset(row[0] for row in data["jobs"])
     except FileNotFoundError:
         return frozenset()
-    except (ValueError, OSError, TypeError, KeyError, IndexError) as exc:
+    except (StoreError, OSError, TypeError, KeyError, IndexError) as exc:
         log("session-start", f"ignoring the finished-jobs index: {exc}")
         return frozenset()
 
