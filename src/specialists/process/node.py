@@ -21,9 +21,9 @@ import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
 
 from specialists.base.errors import AgentUnavailable
+from specialists.base.tuples import NamedTuple
 
 NODE_ENV = "SPECIALISTS_NODE"
 Version = tuple[int, int, int]

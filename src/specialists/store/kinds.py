@@ -21,8 +21,8 @@ from __future__ import annotations
 import fnmatch
 import re
 from pathlib import Path
-from typing import NamedTuple
 
+from specialists.base.tuples import NamedTuple
 from specialists.store.file_record import FileRecord
 from specialists.store.record import MAX_DOC, MAX_LINE, MAX_LOG
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import NamedTuple
 
 from specialists.base.errors import SpecialistsError
+from specialists.base.tuples import NamedTuple
 from specialists.events.inbox import Inbox
 from specialists.events.owners import check_owner_dir
 from specialists.events.timers import TimerStore

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from specialists.base.errors import SpecialistsError, UserError
+from specialists.base.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from specialists.store.records import JobRecord, JobStatus
