@@ -280,6 +280,7 @@ DEFINITIONS = kind(
     """
     definitions cache     what the YAML definitions parsed to (catalog/files.py); rebuilt when gone
     definitions.json      doc/1   each file's path, its exact text and what that text parsed to
+    nodes.json            doc/1   each Node binary's path, size, mtime and version (process/node.py)
     """,
     max_doc=4 * MIB,
 )
