@@ -29,8 +29,8 @@ EXIT_BY_STATUS = {"done": 0, "cancelled": 130}
 # `run`'s plain forms (commands.py): its flags, its options that argparse takes as given (no
 # `type=` but `nonempty`, whose empty value the plain form leaves to argparse), its defaults.
 _FLAGS = ("background", "attach", "keep_alive", "json", "no_beads", "sandbox", "no_mission")
-_VALUES = ("prompt", "model", "runner", "cwd", "executor", "bead", "mission", "gate")
-_VALUES += ("attention_after", "max_cost", "max_tokens", "approve_cost")
+_VALUES: tuple[str, ...] = ("prompt", "model", "runner", "cwd", "executor", "bead", "mission")
+_VALUES += ("gate", "attention_after", "max_cost", "max_tokens", "approve_cost")
 PLAIN = Plain(
     {"-b": "background", **{"--" + d.replace("_", "-"): d for d in _FLAGS}},
     "name",
