@@ -1,8 +1,10 @@
 """base/tuples.py's NamedTuple builds what typing.NamedTuple builds, minus the checks of each
-annotation (mypy makes those)."""
+annotation (mypy makes those) and a `__new__` compiled for each class."""
 
 from __future__ import annotations
 
+import copy
+import inspect
 import pickle
 import typing
 
@@ -50,6 +52,44 @@ def test_the_same_class_as_typing_builds() -> None:
     assert OURS.__slots__ == THEIRS.__slots__ == ()
 
 
+def test_signatures_and_defaults_are_alike() -> None:
+    def shape(cls: typing.Any) -> list[tuple[str, object, object]]:  # annotations apart
+        params = inspect.signature(cls).parameters.values()
+        return [(p.name, p.kind, p.default) for p in params]
+
+    assert shape(OURS) == shape(THEIRS)
+    assert OURS.__new__.__doc__ == THEIRS.__new__.__doc__
+    assert OURS.__match_args__ == THEIRS.__match_args__ == ("x", "y", "tags", "z")
+    assert OURS.x.__doc__ == THEIRS.x.__doc__ == "Alias for field number 0"
+
+    def bare(base: typing.Any) -> typing.Any:
+        class Empty(base):
+            pass
+
+        class One(base):
+            only: int
+
+        return Empty, One
+
+    for ours, theirs in zip(bare(tuples.NamedTuple), bare(typing.NamedTuple), strict=True):
+        assert ours.__doc__ == theirs.__doc__  # the default doc: "One(only)"
+        assert shape(ours) == shape(theirs)
+    ours_one, theirs_one = bare(tuples.NamedTuple)[1], bare(typing.NamedTuple)[1]
+    assert ours_one(1) == theirs_one(1) == (1,) and repr(ours_one(only=2)) == "One(only=2)"
+
+
+def test_errors_say_the_same() -> None:
+    said = []
+    for cls in (OURS, THEIRS):
+        calls = [(cls, (), {}), (cls, (1, 2, 3, 4, 5), {}), (cls, (1,), {"y": 2, "nope": 3})]
+        calls += [(cls._make, ([1],), {}), (cls(1, "a")._replace, (), {"nope": 1})]
+        for call, args, kwargs in calls:
+            with pytest.raises((TypeError, ValueError)) as caught:
+                call(*args, **kwargs)
+            said.append((type(caught.value), str(caught.value).replace("Point.", "")))
+    assert said[:5] == said[5:]
+
+
 def test_instances_behave_alike() -> None:
     for cls in (OURS, THEIRS):
         p = cls(1, "a", z=2)
@@ -64,6 +104,13 @@ def test_instances_behave_alike() -> None:
             cls(1, 2, nope=3)
         with pytest.raises(AttributeError):
             p.x = 3  # type: ignore[misc]
+        assert copy.copy(p) == p and copy.deepcopy(p) == p and hash(p._replace(tags=())) != 0
+        assert not hasattr(p, "__dict__")
+        match p:
+            case cls(x, y):
+                assert (x, y) == (1, "a")
+            case _:
+                raise AssertionError("no match")
 
 
 def test_a_default_before_a_field_without_one_is_refused_alike() -> None:
@@ -87,6 +134,14 @@ def test_what_a_body_may_not_define_is_refused_alike() -> None:
                 a: int
 
                 def _replace(self) -> None: ...
+
+
+def test_a_field_may_not_start_with_an_underscore() -> None:
+    for base in (tuples.NamedTuple, typing.NamedTuple):
+        with pytest.raises(ValueError, match="cannot start with an underscore: '_a'"):
+
+            class Bad(base):  # type: ignore[valid-type,misc]
+                _a: int
 
 
 def test_only_namedtuple_may_be_a_base() -> None:
