@@ -170,3 +170,100 @@ def test_a_removed_tools_dir_is_one_line_and_no_job(pi_bin: Path, tmp_path: Path
     assert "pi is not installed" in first and str(gone) in first, out.stderr
     assert "Traceback" not in out.stderr
     assert no_jobs(project)
+
+
+def _counting_node(directory: Path, version: str) -> tuple[Path, Path]:
+    """A fake node that also counts how often it was asked."""
+    directory.mkdir(parents=True, exist_ok=True)
+    count, path = directory / "asked", directory / "node"
+    path.write_text(f"#!/bin/sh\necho x >> {count}\necho v{version}\n")
+    path.chmod(0o755)
+    return path, count
+
+
+def _asked(count: Path) -> int:
+    return len(count.read_text().splitlines()) if count.exists() else 0
+
+
+def test_a_version_asked_once_is_kept_in_the_state_directory(tmp_path: Path) -> None:
+    pi = fake_pi_package(tmp_path)
+    node, count = _counting_node(tmp_path / "system", "24.22.3")
+    state = tmp_path / "state"
+    state.mkdir()
+    env = {"PATH": str(node.parent)}
+    for _ in range(3):  # three runs: three processes, each with an empty memory
+        node_module._cache.clear()
+        assert choose_node(str(pi), env, "pi", state) == str(node)
+    assert _asked(count) == 1
+    kept = json.loads((state / "cache" / "nodes.json").read_text())
+    assert kept["nodes"][str(node)][2] == [24, 22, 3]
+    # A Node replaced in place (another size or mtime) is asked again.
+    node.write_text(node.read_text().replace("24.22.3", "20.20.2") + "\n")
+    node_module._cache.clear()
+    with pytest.raises(AgentUnavailable, match=r"v20\.20\.2"):
+        choose_node(str(pi), env, "pi", state)
+    assert _asked(count) == 2
+
+
+def test_no_state_directory_no_cache_made(tmp_path: Path) -> None:
+    pi = fake_pi_package(tmp_path)
+    node, _ = _counting_node(tmp_path / "system", "24.22.3")
+    assert choose_node(str(pi), {"PATH": str(node.parent)}, "pi", tmp_path / "none") == str(node)
+    assert not (tmp_path / "none").exists()
+
+
+@pytest.mark.parametrize("damage", ["garbage", "wrong", "old", "symlink", "fifo", "directory"])
+def test_a_damaged_or_planted_cache_costs_a_question_never_the_run(
+    tmp_path: Path, damage: str
+) -> None:
+    pi = fake_pi_package(tmp_path)
+    node, count = _counting_node(tmp_path / "system", "24.22.3")
+    state = tmp_path / "state"
+    (state / "cache").mkdir(parents=True)
+    kept = state / "cache" / "nodes.json"
+    st = node.stat()
+    if damage == "garbage":
+        kept.write_bytes(b"\x00{not json")
+    elif damage == "wrong":  # a version that is no version: asked again
+        body = {str(node): [st.st_size, st.st_mtime_ns, ["24", None, 3]]}
+        kept.write_text(json.dumps({"schema": 1, "nodes": body}))
+    elif damage == "old":  # the answer for another binary at this path
+        body = {str(node): [st.st_size + 1, st.st_mtime_ns, [99, 0, 0]]}
+        kept.write_text(json.dumps({"schema": 1, "nodes": body}))
+    elif damage == "symlink":
+        secret = tmp_path / "elsewhere.json"
+        secret.write_text("{}")
+        kept.symlink_to(secret)
+    elif damage == "fifo":
+        os.mkfifo(kept)
+    else:
+        kept.mkdir()
+    env = {"PATH": str(node.parent)}
+    assert choose_node(str(pi), env, "pi", state) == str(node)
+    assert _asked(count) == 1
+    if damage == "symlink":
+        assert (tmp_path / "elsewhere.json").read_text() == "{}"  # never written through
+
+
+def test_concurrent_runs_keep_a_readable_cache(tmp_path: Path) -> None:
+    """Runs in parallel, each asking for its own Node: the cache stays whole JSON, and each
+    asks at most once more after."""
+    pi = fake_pi_package(tmp_path)
+    state = tmp_path / "state"
+    state.mkdir()
+    nodes = [_counting_node(tmp_path / f"n{i}", "24.22.3") for i in range(6)]
+    code = (
+        "import sys; from pathlib import Path; from specialists.process.node import choose_node;"
+        "choose_node(sys.argv[1], {'PATH': sys.argv[2]}, 'pi', Path(sys.argv[3]))"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(pi), str(n.parent), str(state)])
+        for n, _ in nodes
+    ]
+    assert all(p.wait(timeout=60) == 0 for p in procs)
+    doc = json.loads((state / "cache" / "nodes.json").read_text())
+    assert set(doc["nodes"]) <= {str(n) for n, _ in nodes} and doc["nodes"]
+    for node, count in nodes:
+        node_module._cache.clear()
+        assert choose_node(str(pi), {"PATH": str(node.parent)}, "pi", state) == str(node)
+        assert 1 <= _asked(count) <= 2

@@ -8,6 +8,7 @@ import importlib
 TYPE_CHECKING = False  # no `typing` at run time: the hooks' fast path registers through this
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from logging import Logger
     from typing import Any
 
 
@@ -28,3 +29,21 @@ class Lazy:
 
     def __repr__(self) -> str:
         return f"Lazy({self.name!r})"
+
+
+def logger(name: str) -> Logger:
+    """`logging.getLogger(name)`, imported at its first use: a run that logs nothing never
+    loads `logging` (and its traceback, linecache and tokenize: some 3 ms of a start)."""
+    return _Logger(name)  # type: ignore[return-value]
+
+
+class _Logger:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        import logging
+
+        return getattr(logging.getLogger(self.name), attribute)

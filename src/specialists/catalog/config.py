@@ -24,12 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, cast
+from typing import Any, Literal, cast
 
 from specialists.base.errors import ConfigError
 from specialists.base.reader import Fields, Invalid, check_text, check_tree, value_error_text
 from specialists.base.reader.textfile import read_text_file
 from specialists.base.reader.values import unknown_key_problem
+from specialists.base.tuples import NamedTuple
 from specialists.base.vocab import RUNNER_ALIASES, RUNNER_NAMES
 from specialists.store.paths import project_config_files, state_dir, user_config_dir
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from specialists.base.errors import ConfigError, NotFound, UserError
 from specialists.base.reader import Invalid
+from specialists.base.tuples import NamedTuple
 from specialists.base.vocab import SPEC_SUFFIXES
 from specialists.catalog.files import (
     ParsedCache,

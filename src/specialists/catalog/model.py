@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
+
+from specialists.base.tuples import NamedTuple
 
 Scope = Literal["project", "user", "builtin"]
 

@@ -9,7 +9,6 @@ None (R-E5): the work that produced the event goes on.
 
 from __future__ import annotations
 
-import logging
 import os
 from collections import Counter
 from collections.abc import Mapping
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import SpecialistsError
+from specialists.base.lazy import logger
 from specialists.events.inbox import Inbox
 from specialists.events.model import Event, EventSource
 from specialists.events.spill import EVENT_LIMITS, SpillLimits
@@ -25,7 +25,7 @@ TYPE_CHECKING = False  # no `typing` at run time: the hooks load this module
 if TYPE_CHECKING:
     from specialists.events.model import EventKind
 
-log = logging.getLogger("specialists.events")
+log = logger("specialists.events")
 
 
 def new_nonce() -> str:

@@ -18,9 +18,9 @@ import json
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import NamedTuple
 
 from specialists.base.errors import Planted, StoreError
+from specialists.base.tuples import NamedTuple
 from specialists.events.model import Event, EventSource, event_from_dict, event_id
 from specialists.events.owners import check_owner, owner_dir
 from specialists.events.spill import EVENT_LIMITS, SpillLimits, bound_body

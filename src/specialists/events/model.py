@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import NamedTuple
+
+from specialists.base.tuples import NamedTuple
 
 # The kinds are a tuple at run time, the Literal only for type checkers
 # (tests/unit/test_events.py keeps the two equal).

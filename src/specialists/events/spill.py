@@ -12,8 +12,8 @@ import contextlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import NamedTuple
 
+from specialists.base.tuples import NamedTuple
 from specialists.store.atomic import rename_over, write_all, write_atomic
 
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from specialists.base.errors import StoreError, UserError
+from specialists.base.tuples import NamedTuple
 from specialists.events.inbox import Inbox
 from specialists.events.model import Event, EventSource
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from specialists.base.errors import SpecialistsError
 from specialists.base.owner import is_key
+from specialists.base.tuples import NamedTuple
 from specialists.events.inbox import Inbox
 from specialists.events.model import Event, EventSource, event_id
 from specialists.events.spill import EVENT_LIMITS, SpillLimits

@@ -6,18 +6,18 @@ timer fires within a few milliseconds of its time (the p99 target is 50 ms).
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from specialists.base.errors import SpecialistsError
+from specialists.base.lazy import logger
 from specialists.events.inbox import WAIT_INTERVAL_S
 from specialists.events.multi import OwnerSet
 from specialists.events.timers import TimerStore
 
-log = logging.getLogger("specialists.features.timers")
+log = logger("specialists.features.timers")
 
 
 def fire_due(state_root: Path, owner: str, *, now: Callable[[], float] = time.time) -> int:

@@ -14,7 +14,9 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
+
+from specialists.base.tuples import NamedTuple
 
 log = logging.getLogger(__name__)
 

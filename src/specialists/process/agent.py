@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import selectors
 import signal
@@ -26,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from specialists.base.errors import AgentUnavailable
+from specialists.base.lazy import logger
 from specialists.process.lines import Line, LineSplitter, OversizedLine
 from specialists.process.orphans import tend_orphans
 from specialists.process.spawn import (
@@ -43,7 +43,7 @@ from specialists.store.liveness import pid_exists
 
 __all__ = ["AgentProcess", "OversizedLine", "describe_exit", "exit_status"]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 DEFAULT_MAX_LINE = 32 * 1024 * 1024
 STDERR_LOG_CAP = 1024 * 1024

@@ -8,7 +8,7 @@ wrong here. A line longer than `max_line` is not kept: only its head survives, a
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from specialists.base.tuples import NamedTuple
 
 OVERSIZED_HEAD = 4096
 

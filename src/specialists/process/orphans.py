@@ -7,18 +7,18 @@ TEND_INTERVAL_S: reaps adopted processes that have exited, never one a Popen sti
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
 from pathlib import Path
 
+from specialists.base.lazy import logger
 from specialists.process.spawn import spawns_paused
 from specialists.store import proctree
 
 TEND_INTERVAL_S = 2.0
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 _tend_lock = threading.Lock()
 _tended_at = 0.0

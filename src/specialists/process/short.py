@@ -17,8 +17,8 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
 
+from specialists.base.tuples import NamedTuple
 from specialists.process import spawn as spawning
 
 DEFAULT_TIMEOUT_S = 30.0

@@ -18,10 +18,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, NoReturn, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, runtime_checkable
 
 from specialists.base.display import excerpt
 from specialists.base.errors import Bug
+from specialists.base.tuples import NamedTuple
 from specialists.store.liveness import process_start_time
 
 if TYPE_CHECKING:

@@ -75,10 +75,13 @@ EXTENSION_UNAVAILABLE = (
 )
 
 
-def resolve_pi_command(options: Mapping[str, Any], env: Mapping[str, str]) -> list[str]:
+def resolve_pi_command(
+    options: Mapping[str, Any], env: Mapping[str, str], state: Path | None = None
+) -> list[str]:
     """The pi command: options["pi_bin"] or ["bin"] (a path, or an argv list such as
     [python, fake_pi.py]), then $SPECIALISTS_PI_BIN, then `pi` on PATH. A pi that is a Node
-    script is started by a Node its package accepts (process/node.py): `[node, pi]`."""
+    script is started by a Node its package accepts (process/node.py, whose answers `state`'s
+    cache keeps): `[node, pi]`."""
     configured = options.get("pi_bin") or options.get("bin") or env.get(PI_BIN_ENV)
     path_var = env.get("PATH", os.defpath)
     if isinstance(configured, list | tuple):
@@ -96,7 +99,7 @@ def resolve_pi_command(options: Mapping[str, Any], env: Mapping[str, str]) -> li
             hint=f"or set {PI_BIN_ENV} or execution.runner.pi_bin to its path",
         )
     if is_node_script(found):
-        return [choose_node(found, env, "pi"), found]
+        return [choose_node(found, env, "pi", state), found]
     return [found]
 
 

@@ -7,7 +7,9 @@ assert_never.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
+
+from specialists.base.tuples import NamedTuple
 
 
 class AgentStarted(NamedTuple):

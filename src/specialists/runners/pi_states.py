@@ -6,7 +6,9 @@ over them ends in assert_never. `RunFacts` is what the run in progress has told 
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import Literal
+
+from specialists.base.tuples import NamedTuple
 
 
 class Idle(NamedTuple):

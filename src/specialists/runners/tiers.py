@@ -10,9 +10,9 @@ way to read is its shell) is refused before the job is created (`check_runner_to
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from specialists.base.errors import UserError
+from specialists.base.tuples import NamedTuple
 from specialists.base.vocab import PERMISSION_TIERS
 from specialists.catalog.tools import CLAUDE_ONLY, PI_NAMES, TABLE_TOOLS
 

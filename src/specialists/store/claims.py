@@ -23,9 +23,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import NamedTuple
 
 from specialists.base.errors import StoreError, UserError
+from specialists.base.tuples import NamedTuple
 from specialists.store.file_record import FileRecord
 from specialists.store.jobs import JobStore
 from specialists.store.liveness import is_alive

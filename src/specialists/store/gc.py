@@ -20,10 +20,10 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import NamedTuple
 
 from specialists.base.errors import StoreError
 from specialists.base.reader.env import env_number
+from specialists.base.tuples import NamedTuple
 from specialists.store import index, keys
 from specialists.store.jobs import JobStore
 from specialists.store.recovery import is_crash

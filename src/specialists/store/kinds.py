@@ -21,8 +21,8 @@ from __future__ import annotations
 import fnmatch
 import re
 from pathlib import Path
-from typing import NamedTuple
 
+from specialists.base.tuples import NamedTuple
 from specialists.store.file_record import FileRecord
 from specialists.store.record import MAX_DOC, MAX_LINE, MAX_LOG
 
@@ -280,6 +280,7 @@ DEFINITIONS = kind(
     """
     definitions cache     what the YAML definitions parsed to (catalog/files.py); rebuilt when gone
     definitions.json      doc/1   each file's path, its exact text and what that text parsed to
+    nodes.json            doc/1   each Node binary's path, size, mtime and version (process/node.py)
     """,
     max_doc=4 * MIB,
 )

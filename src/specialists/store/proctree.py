@@ -30,10 +30,10 @@ import signal
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import NamedTuple
 
 from specialists.base.errors import StoreError
 from specialists.base.procstat import proc_stat
+from specialists.base.tuples import NamedTuple
 from specialists.store.file_record import FileRecord
 
 MARK_ENV = "SPECIALISTS_JOB_DIR"

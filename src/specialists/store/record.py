@@ -29,9 +29,10 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from specialists.base.errors import StoreError
+from specialists.base.tuples import NamedTuple
 from specialists.store.files import parse_object
 
 MAX_DOC = 1 << 20  # a document past this is damage, not data (a kind may allow more)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import errno
 import json
-import logging
 import os
 import stat
 import time
@@ -29,6 +28,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from specialists.base.errors import Bug, StoreError
+from specialists.base.lazy import logger
 from specialists.store.atomic import write_atomic
 from specialists.store.files import (
     create_private,
@@ -50,7 +50,7 @@ from specialists.store.jobs import (
 )
 from specialists.store.records import JobStatus
 
-log = logging.getLogger("specialists.store")
+log = logger("specialists.store")
 
 RESERVE_SIZE = 64 * 1024  # room for the last words: a status, an event, a modest answer
 FINAL_PATIENCE_S = 600.0  # how long the last words wait for space once the reserve is spent

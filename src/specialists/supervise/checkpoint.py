@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specialists.base.errors import StoreError
+from specialists.base.lazy import logger
 from specialists.store.atomic import write_atomic
 from specialists.store.files import read_object
 from specialists.store.joblog import read_event_lines
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from specialists.runners.base import HostedRunner
     from specialists.supervise.recorder import Recorder
 
-log = logging.getLogger("specialists.supervisor")
+log = logger("specialists.supervisor")
 
 EXECUTOR_FILE = "executor.json"  # as executors/job.py writes it
 MAX_CHECKPOINT = 4 * 1024 * 1024

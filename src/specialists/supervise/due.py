@@ -21,8 +21,9 @@ for the agent and finish anyway.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, NamedTuple
+from typing import Literal
 
+from specialists.base.tuples import NamedTuple
 from specialists.runners.base import Abort, Close, Command, Kill, Terminate
 from specialists.store.records import JobRecord
 

@@ -38,8 +38,8 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
 
+from specialists.base.tuples import NamedTuple
 from specialists.process.spawn import SpawnFailed, reaped, spawn
 from specialists.store.proctree import MARK_ENV
 from specialists.supervise.argv import LOCK_FD_ENV

@@ -39,8 +39,9 @@ __all__ = ["HOOKS", "Companion", "CompanionContext", "Hooks", "JobEnd", "Pauser"
 
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
+from specialists.base.tuples import NamedTuple
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobRecord, JobStatus
 

@@ -28,11 +28,11 @@ each idle turn once (missions/goal.py).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from pathlib import Path
 
 from specialists.base.errors import SpecialistsError
+from specialists.base.lazy import logger
 from specialists.events import notices
 from specialists.events.model import EventSource
 from specialists.events.owners import is_owner, job_owner, owner_job_id
@@ -43,7 +43,7 @@ from specialists.store.news import NEWS
 from specialists.store.records import JobRecord, JobStatus
 from specialists.supervise.hooks import HOOKS, JobEnd
 
-log = logging.getLogger("specialists.supervisor")
+log = logger("specialists.supervisor")
 
 ANSWER_HEAD_CHARS = 2000  # the answer inline; the rest through `specialists result <id>`
 PROMPT_CHARS = 120

@@ -19,11 +19,11 @@ followed, whatever it points to.
 
 from __future__ import annotations
 
-import logging
 import time
-from typing import NamedTuple
 
 from specialists.base.errors import SpecialistsError
+from specialists.base.lazy import logger
+from specialists.base.tuples import NamedTuple
 from specialists.events.inbox import Inbox
 from specialists.events.owners import check_owner_dir
 from specialists.events.timers import TimerStore
@@ -31,7 +31,7 @@ from specialists.store import index
 from specialists.store.jobs import JobStore
 from specialists.store.recovery import recover_if_dead
 
-log = logging.getLogger("specialists.supervisor")
+log = logger("specialists.supervisor")
 
 RUNNING_STATES = frozenset({"starting", "running"})
 MAX_SHOWN_JOBS = 5

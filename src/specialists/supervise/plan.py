@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
 
 from specialists.base.errors import UserError
+from specialists.base.tuples import NamedTuple
 from specialists.runners.registry import DEFAULT_RUNNER, known_runner
 from specialists.runners.tiers import check_runner_tools
 from specialists.store.gc import collect

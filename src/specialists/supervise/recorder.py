@@ -9,11 +9,11 @@ supervisor decides what is logged and when status.json is written.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from specialists.base.errors import SpecialistsError
+from specialists.base.lazy import logger
 from specialists.runners.base import Activity, AgentHandle, Usage
 from specialists.store.jobs import JobStore, now_ms
 from specialists.store.records import JobRecord, JobStatus
@@ -23,7 +23,7 @@ from specialists.supervise.words import Words
 if TYPE_CHECKING:
     from specialists.supervise.checkpoint import Replay
 
-log = logging.getLogger("specialists.supervisor")
+log = logger("specialists.supervisor")
 LAST_TEXT_CHARS = 200  # status.json's last_text: what a view shows beside the job
 # Activities that say what the agent is doing now (status.json's current_event).
 _DOING = ("toolcall", "tool_execution", "thinking", "text", "tool_execution_end")

@@ -11,8 +11,9 @@ run ends, so each follow-up gets a run (and an answer) of its own.
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import Literal
 
+from specialists.base.tuples import NamedTuple
 from specialists.runners.base import Abort, Command, CommandKind, FollowUp, Steer
 
 Phase = Literal["starting", "running", "waiting", "ending"]

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
 
+from specialists.base.tuples import NamedTuple
 from specialists.process.short import run_short
 from specialists.store.records import JobRecord
 from specialists.supervise.plan import PRE_SCRIPT_TOKEN

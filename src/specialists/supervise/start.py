@@ -113,7 +113,7 @@ def start(
 
         runner = job_runner(record.runner, record.executor)
     if check:
-        check_agent(record)
+        check_agent(record, store.root)
     if housekeep:
         problems = housekeeping(store)
         if warnings is not None:
@@ -288,7 +288,7 @@ def _remove(store: JobStore, job_id: str, lock: JobLock) -> None:
         lock.release()
 
 
-def check_agent(record: JobRecord) -> None:
+def check_agent(record: JobRecord, state: Path | None = None) -> None:
     """Raise AgentUnavailable (exit 3) when the job's agent CLI cannot be found (or pi has
     certainly no credential for the job's provider), so a missing agent is refused before
     a job exists rather than ending one at once. The runners look the binary up again when
@@ -301,7 +301,7 @@ def check_agent(record: JobRecord) -> None:
         from specialists.runners.pi_credentials import check_pi_credential
         from specialists.runners.pi_protocol import split_pi_model
 
-        resolve_pi_command(options, env)
+        resolve_pi_command(options, env, state)  # `state`: where Node's version is kept
         if not record.executor:  # on a node, the node's environment decides
             check_pi_credential(split_pi_model(record.model)[0], env)
     elif record.runner in ("claude", "codex"):

@@ -16,7 +16,6 @@ passed its alarms and given back, less the time spent, when the guard is uninsta
 
 from __future__ import annotations
 
-import logging
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -24,9 +23,10 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
+from specialists.base.lazy import logger
 from specialists.store.files import is_out_of_space
 
-log = logging.getLogger("specialists.supervisor")
+log = logger("specialists.supervisor")
 
 SIGNAL_RESPONSE_S = 1.0  # how long a signal may wait for the loop before a step is cut
 _RECHECK_S = 0.2  # the alarm came at a point that may not be cut: look again this soon

@@ -26,11 +26,11 @@ the job's timeout and its idle limit (due.py). A run that fails may pause the jo
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable
 from typing import assert_never
 
+from specialists.base.lazy import logger
 from specialists.events.owners import check_owner
 from specialists.events.wake import WakeWatch
 from specialists.runners.base import (
@@ -80,7 +80,7 @@ from specialists.supervise.steps import StepGuard, signal_name
 
 __all__ = ["JobState", "Observer", "Supervisor"]  # JobState: supervise/job_state.py
 
-log = logging.getLogger("specialists.supervisor")
+log = logger("specialists.supervisor")
 
 
 class Supervisor:

@@ -25,8 +25,9 @@ events in the inbox for the next delivery).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal, NamedTuple
+from typing import Literal
 
+from specialists.base.tuples import NamedTuple
 from specialists.base.vocab import PROC_RUNNER
 from specialists.events.inbox import Batch, Inbox
 from specialists.events.render import render_events

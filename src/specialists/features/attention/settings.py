@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from specialists.base.errors import UserError
+from specialists.base.tuples import NamedTuple
 
 QUIET_AFTER_MS = 5 * 60_000  # the seed's needsAttentionAfterMs default
 TOOL_OPEN_AFTER_MS = 10 * 60_000

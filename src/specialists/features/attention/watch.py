@@ -23,8 +23,9 @@ allocation on the common path (benchmarks/bench_attention.py).
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import Literal
 
+from specialists.base.tuples import NamedTuple
 from specialists.features.attention.settings import AttentionSettings
 
 MAX_OPEN = 32  # open tool calls tracked; more at once is a flood, not a plan

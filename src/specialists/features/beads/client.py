@@ -20,22 +20,11 @@ from typing import Any
 from specialists.features.beads.notes import LABEL, Bead, BeadsError, check_bead_id
 from specialists.process.short import CommandResult, run_short
 
-BD_ENV = "SPECIALISTS_BD_BIN"
 BD_TIMEOUT_S = 30.0
 GIT_TIMEOUT_S = 5.0
 
 
 ShortRun = Callable[..., CommandResult]  # the shape of run_short: tests pass a fake
-
-
-def bd_path() -> str | None:
-    """The bd executable: $SPECIALISTS_BD_BIN, else `bd` on PATH. No process is started."""
-    import shutil
-
-    configured = os.environ.get(BD_ENV)
-    if configured:
-        return configured if os.path.exists(configured) else shutil.which(configured)
-    return shutil.which("bd")
 
 
 def project_uses_beads(cwd: Path) -> bool:

@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING
 
 from specialists.base.errors import UserError
 from specialists.features.beads.client import (
-    BD_ENV,
     BeadsClient,
     ShortRun,
-    bd_path,
     git_head,
     project_uses_beads,
     run_short,
 )
 from specialists.features.beads.notes import (
+    BD_ENV,
     BeadsError,
+    bd_path,
     bead_prompt,
     check_bead_id,
     clip,

@@ -5,21 +5,34 @@ No processes here: the bd client (client.py) and the job hooks (jobs.py) use the
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from specialists.base.errors import SpecialistsError, UserError
+from specialists.base.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from specialists.store.records import JobRecord, JobStatus
 
+BD_ENV = "SPECIALISTS_BD_BIN"
 LABEL = "specialists"
 MAX_NOTES_CHARS = 60_000  # one argv string must stay below Linux's 128 KiB MAX_ARG_STRLEN
 MAX_BLOCKERS = 20
 MAX_BLOCKER_CHARS = 4_000
 MAX_TITLE_CHARS = 80
 _BEAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,99}")
+
+
+def bd_path() -> str | None:
+    """The bd executable: $SPECIALISTS_BD_BIN, else `bd` on PATH. No process is started."""
+    import shutil
+
+    configured = os.environ.get(BD_ENV)
+    if configured:
+        return configured if os.path.exists(configured) else shutil.which(configured)
+    return shutil.which("bd")
 
 
 class BeadsError(SpecialistsError):

@@ -30,11 +30,13 @@ def _prompt(planning: Planning, prompt: str) -> tuple[str, str | None] | None:
 
 
 def _track(record: JobRecord, planning: Planning, warnings: list[str]) -> JobRecord:
-    from specialists.features.beads.jobs import track
+    from specialists.features.beads.notes import bd_path
 
     request = planning.request
-    if not request.track_bead or request.bead:
-        return record
+    if not request.track_bead or request.bead or bd_path() is None:
+        return record  # no bd (the common case): beads' client is not even imported
+    from specialists.features.beads.jobs import track
+
     tracked, problem = track(record, planning.spec.beads_integration)
     if problem:
         warnings.append(problem)

@@ -19,9 +19,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from specialists.base.errors import SpecialistsError, UserError
+from specialists.base.tuples import NamedTuple
 from specialists.features.spend.ceiling import entries, usd
 from specialists.features.spend.settings import SpendSettings
 from specialists.features.spend.tally import Outlay, Usual, usual

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from specialists.base.errors import UserError
+from specialists.base.tuples import NamedTuple
 
 WARN_AT = 0.8  # a ceiling this far spent is said once (an event on the job, shown by feed)
 MAX_TOKENS = 10**12

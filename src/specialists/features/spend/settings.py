@@ -15,9 +15,10 @@ Every key is optional; with none, nothing is limited and nothing waits.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from specialists.base.errors import ConfigError, UserError
+from specialists.base.tuples import NamedTuple
 from specialists.features.spend.ceiling import parse_tokens, parse_usd
 
 DEFAULT_APPROVE_TIMEOUT_S = 900.0

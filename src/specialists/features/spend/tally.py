@@ -10,8 +10,8 @@ themselves.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import NamedTuple
 
+from specialists.base.tuples import NamedTuple
 from specialists.store.index import Finished
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobStatus

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import NamedTuple
 
 from specialists.base.errors import StoreError
+from specialists.base.tuples import NamedTuple
 from specialists.store.file_record import FileRecord
 from specialists.store.kinds import PROVIDER_HOLDS
 

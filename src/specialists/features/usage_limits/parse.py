@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, tzinfo
-from typing import NamedTuple
 
+from specialists.base.tuples import NamedTuple
 from specialists.base.usage_limit import SECONDS, iso_ms
 
 MAX_AHEAD_MS = 8 * 24 * 3600 * 1000  # a reset further away than this is not believed

@@ -1,17 +1,22 @@
-"""`specialists run <name> --prompt ...`: start a specialist job."""
+"""`specialists run <name> --prompt ...`: start a specialist job.
+
+A plain form (`run NAME --prompt TEXT --background`, `PLAIN`) is read without argparse, which
+this module imports only to build its parser: a foreground run is waited on."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Any
 
 from specialists.base.errors import SpecialistsError, UserError
 from specialists.fronts.cli import collector
-from specialists.fronts.cli.values import DURATION_HELP, Duration, nonempty
+from specialists.fronts.cli.commands import Plain
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
+    from typing import Any
+
     from specialists.features.missions.launch import MissionChoice
     from specialists.project import Project
     from specialists.store.records import JobRecord
@@ -21,7 +26,33 @@ if TYPE_CHECKING:
 EXIT_BY_STATUS = {"done": 0, "cancelled": 130}
 
 
+# `run`'s plain forms (commands.py): its flags, its options that argparse takes as given (no
+# `type=` but `nonempty`, whose empty value the plain form leaves to argparse), its defaults.
+_FLAGS = ("background", "attach", "keep_alive", "json", "no_beads", "sandbox", "no_mission")
+_VALUES: tuple[str, ...] = ("prompt", "model", "runner", "cwd", "executor", "bead", "mission")
+_VALUES += ("gate", "attention_after", "max_cost", "max_tokens", "approve_cost")
+PLAIN = Plain(
+    {"-b": "background", **{"--" + d.replace("_", "-"): d for d in _FLAGS}},
+    "name",
+    {
+        **dict.fromkeys((*_VALUES, "timeout", "continue_from", "gate_timeout"), None),
+        **dict.fromkeys(_FLAGS, False),
+        "keep_alive": None,  # a flag whose absence means "as the definition says"
+        "watchdog": None,
+        "var": [],
+        "context_depth": 1,
+    },
+    options={
+        "-p": "prompt",
+        "--continue": "continue_from",
+        **{"--" + d.replace("_", "-"): d for d in _VALUES},
+    },
+)
+
+
 def add_common_run_args(p: argparse.ArgumentParser) -> None:
+    from specialists.fronts.cli.values import DURATION_HELP, Duration, nonempty
+
     p.add_argument("--prompt", "-p", help="the task; read from stdin when omitted or '-'")
     p.add_argument("--background", "-b", action="store_true", help="return the job id at once")
     p.add_argument(
@@ -42,6 +73,10 @@ def add_common_run_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    import argparse
+
+    from specialists.fronts.cli.values import DURATION_HELP, Duration, nonempty
+
     p = sub.add_parser("run", help="run a specialist (foreground, or --background)")
     p.add_argument("name", help="specialist name (see `specialists list`)")
     add_common_run_args(p)
@@ -100,6 +135,10 @@ def ceiling_of(args: argparse.Namespace, mission: MissionChoice | None = None) -
 
 def add_attention_args(p: argparse.ArgumentParser) -> None:
     """`--attention-after` and `--watchdog` (docs/attention.md): run and resume."""
+    import argparse
+
+    from specialists.fronts.cli.values import nonempty
+
     p.add_argument(
         "--attention-after",
         metavar="DURATION",

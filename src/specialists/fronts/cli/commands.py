@@ -54,15 +54,19 @@ COMMANDS: dict[str, str | None] = {
 # The read verbs a person waits on: their parser is their module's alone (no noun of the
 # operations table), and the features boot only if a job's news needs them (project.py).
 READS = frozenset({"status", "result", "feed"})
+# The verbs with plain forms (their module's `PLAIN`): the read verbs and `run`.
+PLAIN_VERBS = READS | {"run"}
 
 
 class Plain:
-    """A read verb's plain forms, read without argparse (its module's `PLAIN`): the verb
-    first, then its flags (word -> dest) and at most one job (`job`: its dest, required
-    unless `defaults` holds it), no two of `exclusive`. `defaults` gives every other dest
-    as argparse would (tests/unit/test_cli_plain.py holds the two equal)."""
+    """A verb's plain forms, read without argparse (its module's `PLAIN`): the verb first,
+    then its flags (word -> dest), its options (word -> dest, each with a value neither blank
+    nor dash-led nor holding a NUL) and at most one job (`job`: its dest, required unless
+    `defaults` holds it), no two of `exclusive`. `defaults` gives every other dest as
+    argparse would (tests/unit/test_read_path.py and test_cli_plain_run.py hold the two
+    equal)."""
 
-    __slots__ = ("defaults", "exclusive", "flags", "job")
+    __slots__ = ("defaults", "exclusive", "flags", "job", "options")
 
     def __init__(
         self,
@@ -70,23 +74,33 @@ class Plain:
         job: str,
         defaults: dict[str, object],
         exclusive: tuple[str, ...] = (),
+        options: dict[str, str] | None = None,
     ) -> None:
         self.flags, self.job, self.defaults, self.exclusive = flags, job, defaults, exclusive
+        self.options = options or {}
 
 
 def plain_args(args: list[str]) -> SimpleNamespace | None:
-    """The namespace of a read verb given in a plain form (`status --json`, `result ID`),
-    without argparse's import and parser; None for anything else (`--help`, an option with
-    a value, an abbreviation, any mistake), which argparse reads and refuses as before."""
-    if not args or args[0] not in READS:
+    """The namespace of a verb given in a plain form (`status --json`, `result ID`, `run
+    NAME --prompt TEXT`), without argparse's import and parser; None for anything else
+    (`--help`, `--opt=value`, an abbreviation, any mistake), which argparse reads and
+    refuses as before."""
+    if not args or args[0] not in PLAIN_VERBS:
         return None
     module = importlib.import_module(f"specialists.fronts.cli.cmd_{COMMANDS[args[0]]}")
     plain: Plain = module.PLAIN
-    values = {**plain.defaults, "command": args[0], "run": module.run}
+    values = {k: list(v) if isinstance(v, list) else v for k, v in plain.defaults.items()}
+    values.update(command=args[0], run=module.run)
     job = None
-    for word in args[1:]:
+    words = iter(args[1:])
+    for word in words:
         if word in plain.flags:
             values[plain.flags[word]] = True
+        elif word in plain.options:
+            value = next(words, "")
+            if not value.strip() or value.startswith("-") or "\x00" in value:
+                return None  # argparse's `nonempty` judges it, or it is an option
+            values[plain.options[word]] = value
         elif word.startswith("-") or job is not None:
             return None
         else:
