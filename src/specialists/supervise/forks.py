@@ -111,7 +111,7 @@ class ForkServer:
         self.broken: str | None = None
 
     def launch(self, job: Request) -> int | None:
-        """Fork a supervisor for `job`; its pid (the keeper's), or None when the server
+        """Fork a supervisor for `job`; its pid, or None when the server
         cannot (a fresh one must start)."""
         state = launcher_state()
         if state is None:

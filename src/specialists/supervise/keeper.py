@@ -66,6 +66,8 @@ def keep(job_dir: str, child: int, boot: Callable[[], object]) -> int:
     _become_keeper()
     status = _wait_for(child)
     code = os.waitstatus_to_exitcode(status)
+    if code == 0 and not _has_children():
+        return 0  # its job is done and left nothing below us: nothing to import or to do
     try:
         import logging
         from pathlib import Path
@@ -125,6 +127,14 @@ def after(job_dir: Path, child: int, code: int) -> None:
     killed = proctree.kill_tree_of_self(proctree.job_mark(job_dir))
     if killed:
         log.warning("killed %d process(es) job %s left behind", len(killed), job_dir.name)
+
+
+def _has_children() -> bool:
+    try:
+        os.waitpid(-1, os.WNOHANG)  # reaps one that has exited: still, it was there
+    except ChildProcessError:
+        return False
+    return True
 
 
 def reap_all() -> None:
