@@ -242,7 +242,10 @@ def main(argv: list[str]) -> int:
     runners = (module for module, _ in RUNNER_CLASSES.values())
     modules = ["specialists.supervise.detached", "specialists.supervise.main"]
     _import([*modules, "specialists.store.recovery", *runners, *sorted(Lazy.modules)])
-    first.send(b"ready")
+    try:
+        first.send(b"ready")
+    except OSError:
+        return 0  # its launcher died while it imported: nothing to serve or keep
     sock: socket.socket | None = first  # None once the launcher has closed its end
     learning: dict[int, bytes] = {}  # a child's pipe -> the module names it sent so far
     kept: dict[int, Path] = {}  # a supervisor forked here -> its job's directory
