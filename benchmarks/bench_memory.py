@@ -146,6 +146,9 @@ class Bench:
         (project / ".specialists" / "workflows").mkdir(parents=True, exist_ok=True)
         (project / ".specialists" / "workflows" / "wait.py").write_text(WORKFLOW)
         os.environ.update(self.layout.env)  # the supervisors this process starts inherit it
+        # Measure what users get: bytecode cached. A tree never run with it written compiles
+        # every module in every fresh supervisor, which costs CPU and leaves a bigger heap.
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
         os.chdir(project)
         self.store = JobStore(project / ".specialists", news=NEWS)
 
