@@ -17,6 +17,9 @@ Ways to start the jobs (all 100 running at once, then measured):
             100 jobs are two workflows of 50); each engine's fork server forks them, and
             the workflows' own supervisors, engines and servers count.
 
+Beside the sum it prints the PSS of a process in each role: a keeper (a fresh supervisor's
+parent, named sp-keeper), a supervisor, a fork server (the keeper of what it forked).
+
 Every process of the run carries SP_BENCH_RUN=<id> in its start-up environment (set before
 anything is started), which is how they are found; at the end every job is stopped and any
 process of the run still alive is killed and reported.
@@ -88,17 +91,50 @@ def ours(run_id: str) -> dict[int, bytes]:
     return found
 
 
-def measure(run_id: str) -> tuple[float, float, int, int]:
-    """(our PSS MB, the agents' PSS MB, our processes, agent processes)."""
-    procs = ours(run_id)
-    agents = [p for p, cmd in procs.items() if os.path.basename(cmd.split(b"\0")[0]) == b"sleep"]
-    mine = [p for p in procs if p not in agents]
-    return (
-        sum(pss_kb(p) for p in mine) / 1024,
-        sum(pss_kb(p) for p in agents) / 1024,
-        len(mine),
-        len(agents),
-    )
+def _stat(pid: int) -> tuple[str, int]:
+    """(its name, its parent's pid), or ("", 0) once it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return "", 0
+    return text[text.find("(") + 1 : text.rfind(")")], int(text[text.rfind(")") + 2 :].split()[1])
+
+
+def roles(procs: dict[int, bytes]) -> dict[str, list[int]]:
+    """Our processes by role: agents (`sleep`), keepers (named sp-keeper), fork servers,
+    supervisors (a keeper's or a fork server's other child) and the rest (workflows' engines)."""
+    stats = {pid: _stat(pid) for pid in procs}
+    servers = {p for p, cmd in procs.items() if b"_forks" in cmd and not _forked(p, procs, stats)}
+    found: dict[str, list[int]] = {r: [] for r in ("agent", "keeper", "server", "supervisor")}
+    found["other"] = []
+    for pid, cmd in procs.items():
+        name, parent = stats[pid]
+        if os.path.basename(cmd.split(b"\0")[0]) == b"sleep":
+            found["agent"].append(pid)
+        elif name == "sp-keeper":
+            found["keeper"].append(pid)
+        elif pid in servers:
+            found["server"].append(pid)
+        elif parent in servers or stats.get(parent, ("", 0))[0] == "sp-keeper":
+            found["supervisor"].append(pid)
+        else:
+            found["other"].append(pid)
+    return found
+
+
+def _forked(pid: int, procs: dict[int, bytes], stats: dict[int, tuple[str, int]]) -> bool:
+    """Whether `pid` was forked by a fork server (it shows the server's command line)."""
+    parent = stats[pid][1]
+    return parent in procs and b"_forks" in procs[parent]
+
+
+def measure(run_id: str) -> dict[str, tuple[float, int]]:
+    """Role (and "ours": all but the agents) -> (PSS MB, processes)."""
+    found = roles(ours(run_id))
+    sizes = {role: (sum(pss_kb(p) for p in pids) / 1024, len(pids)) for role, pids in found.items()}
+    mine = [sizes[r] for r in ("keeper", "supervisor", "server", "other")]
+    sizes["ours"] = (sum(mb for mb, _ in mine), sum(n for _, n in mine))
+    return sizes
 
 
 class Bench:
@@ -110,10 +146,13 @@ class Bench:
         (project / ".specialists" / "workflows").mkdir(parents=True, exist_ok=True)
         (project / ".specialists" / "workflows" / "wait.py").write_text(WORKFLOW)
         os.environ.update(self.layout.env)  # the supervisors this process starts inherit it
+        # Measure what users get: bytecode cached. A tree never run with it written compiles
+        # every module in every fresh supervisor, which costs CPU and leaves a bigger heap.
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
         os.chdir(project)
         self.store = JobStore(project / ".specialists", news=NEWS)
 
-    def run(self, mode: str, n: int) -> tuple[float, float, int, int, float]:
+    def run(self, mode: str, n: int) -> tuple[dict[str, tuple[float, int]], float]:
         run_id = uuid.uuid4().hex[:12]
         os.environ[MARK] = run_id
         t0 = time.perf_counter()
@@ -143,9 +182,11 @@ class Bench:
             for _ in range(3):
                 samples.append(measure(run_id))
                 time.sleep(1.0)
-            mine = statistics.median(s[0] for s in samples)
-            agents = statistics.median(s[1] for s in samples)
-            return mine, agents, samples[-1][2], samples[-1][3], started
+            medians = {
+                role: (statistics.median(s[role][0] for s in samples), samples[-1][role][1])
+                for role in samples[-1]
+            }
+            return medians, started
         finally:
             if server is not None:  # what it forked lives on
                 from specialists.supervise import forks
@@ -209,12 +250,18 @@ def main() -> None:
     bench = Bench()
     print(f"machine: {machine()}; load {os.getloadavg()[0]:.1f}; {args.jobs} jobs, agent sleep")
     print(f"{'mode':<9} {'ours MB':>8} {'per job':>8} {'target':>7} {'ratio':>6} "
-          f"{'agents MB':>9} {'procs':>6} {'start s':>8}")  # fmt: skip
+          f"{'agents MB':>9} {'procs':>6} {'start s':>8}   MB a process (count): keeper, "
+          "supervisor, server, other")  # fmt: skip
     for mode in (m for m in args.modes.split(",") if m):
-        mine, agents, procs, _, started = bench.run(mode, args.jobs)
+        sizes, started = bench.run(mode, args.jobs)
+        (mine, procs), agents = sizes["ours"], sizes["agent"][0]
+        each = ", ".join(
+            f"{mb / max(count, 1):.1f} ({count})"
+            for mb, count in (sizes[r] for r in ("keeper", "supervisor", "server", "other"))
+        )
         print(
             f"{mode:<9} {mine:8.0f} {mine / args.jobs:8.1f} {TARGET_MB:7.0f} "
-            f"{mine / TARGET_MB:6.2f} {agents:9.1f} {procs:>6} {started:8.1f}",
+            f"{mine / TARGET_MB:6.2f} {agents:9.1f} {procs:>6} {started:8.1f}   {each}",
             flush=True,
         )
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")

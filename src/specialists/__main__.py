@@ -18,13 +18,21 @@ def main() -> None:
 
         cli()
         return
+    if entry == ENTRIES["_supervise"]:  # its keeper forks off before the imports and boot
+        from specialists.supervise.main import main as supervise
+
+        sys.exit(supervise(sys.argv[2:], _boot))
     import importlib
 
+    _boot()
+    module, _, name = entry.partition(":")
+    sys.exit(getattr(importlib.import_module(module), name)(sys.argv[2:]))
+
+
+def _boot() -> None:
     from specialists.project import boot
 
     boot()
-    module, _, name = entry.partition(":")
-    sys.exit(getattr(importlib.import_module(module), name)(sys.argv[2:]))
 
 
 main()

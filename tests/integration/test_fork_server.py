@@ -1,8 +1,8 @@
 """The fork server (supervise/forks.py): a workflow's children's supervisors are forked from a
 process that has their imports, and each is what a fresh `python -m specialists _supervise`
-is: its own session, its keeper, the job's lock, supervisor.log, no other descriptor, its
-job's mark on what it starts. A kill -9 of the server, of a forked supervisor, or a server
-that stops answering loses no job."""
+is: its own session, a keeper (the server), the job's lock, supervisor.log, no other
+descriptor, its job's mark on what it starts. A kill -9 of the server, of a forked
+supervisor, or a server that stops answering loses no job."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from specialists.store.records import JobStatus
 from specialists.supervise import forks
 from specialists.supervise.plan import JobRequest, plan_job
 from specialists.supervise.start import start
-from tests.support.processes import alive
+from tests.support.processes import alive, killed_after
 from tests.support.waiting import wait_until
 from tests.support.workflows import keys, launched_keys, store, wait_ended, workflow_project
 
@@ -119,26 +119,24 @@ def test_a_forked_supervisor_is_what_a_fresh_one_is(
 ) -> None:
     project, wf, child, st = _held_child(tmp_path, capsys, 1)
     supervisor = st.supervisor_pid
-    keeper = _parent(supervisor)
-    server = _parent(keeper)
+    server = _parent(supervisor)  # its keeper: no keeper process of its own
     assert b"_forks" in _cmdline(server)  # forked, not a fresh interpreter
-    assert _session(keeper) == keeper and _session(supervisor) == keeper  # its own session
+    assert b"sp-keeper" not in Path(f"/proc/{supervisor}/comm").read_bytes()
+    assert _session(supervisor) == supervisor  # its own session
     job_dir = store(project).job_dir(child)
-    for pid in (keeper, supervisor):
-        fds = _fds(pid)
-        assert fds[0] == os.devnull
-        assert fds[1] == fds[2] == str(job_dir / "supervisor.log")
-        # Nothing of the server's (its socket) or the launcher's: the job's own files, and
-        # pipes (the keeper's one: it tells the server what the child imported).
-        foreign = [
-            t for t in fds.values()
-            if not t.startswith((str(job_dir), "pipe:", "anon_inode:", os.devnull))
-        ]  # fmt: skip
-        assert not foreign, fds
-    keeper_fds = _fds(keeper)
-    assert sorted(keeper_fds) == [0, 1, 2, max(keeper_fds)], keeper_fds  # no lock: only the pipe
-    assert keeper_fds[max(keeper_fds)].startswith("pipe:")
-    assert len(os.listdir(f"/proc/{keeper}/task")) == 1  # no thread came with the fork
+    fds = _fds(supervisor)
+    assert fds[0] == os.devnull
+    assert fds[1] == fds[2] == str(job_dir / "supervisor.log")
+    # Nothing of the server's (its socket) or the launcher's: the job's own files, and
+    # pipes (one tells the server what the child imported).
+    foreign = [
+        t for t in fds.values()
+        if not t.startswith((str(job_dir), "pipe:", "anon_inode:", os.devnull))
+    ]  # fmt: skip
+    assert not foreign, fds
+    # The server, its keeper, holds nothing of the job: not its lock, not its log.
+    assert not [t for t in _fds(server).values() if t.startswith(str(job_dir))], _fds(server)
+    assert len(os.listdir(f"/proc/{supervisor}/task")) == 1  # no thread came with the fork
     # The kernel shows the server's start-up environment for what it forked (no job's
     # mark), and the job's own mark on what the supervisor starts.
     assert _mark(supervisor).endswith(":forks") and _mark(supervisor) != job_mark(job_dir)
@@ -155,7 +153,7 @@ def test_a_kill_9_of_the_server_loses_no_child(
     """The running child lives on and ends well; the children after it start as fresh
     supervisors; the workflow completes."""
     project, wf, _, st = _held_child(tmp_path, capsys, 3)
-    server = _parent(_parent(st.supervisor_pid))
+    server = _parent(st.supervisor_pid)
     assert b"_forks" in _cmdline(server)
     os.kill(server, signal.SIGKILL)
     wait_until(lambda: not alive(server), timeout=20, what="the server's death")
@@ -166,12 +164,12 @@ def test_a_kill_9_of_the_server_loses_no_child(
     assert all(s.status == "done" for s in keys(project, wf).values())
 
 
-def test_a_kill_9_of_a_forked_supervisor_is_recovered_by_its_keeper(
+def test_a_kill_9_of_a_forked_supervisor_is_recovered_by_the_server(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], released: None
 ) -> None:
     project, wf, child, st = _held_child(tmp_path, capsys, 1)
     os.kill(st.supervisor_pid, signal.SIGKILL)
-    # Recorded by its keeper (read_status never recovers), the agent killed with it.
+    # Recorded by its keeper, the server (read_status never recovers), the agent killed.
     wait_until(
         lambda: store(project).read_status(child).status != "running", 30, "the keeper's end"
     )
@@ -219,3 +217,115 @@ def test_a_server_that_does_not_answer_leaves_the_job_to_a_fresh_supervisor(
     assert store(project).read_status(second).status == "done"
     events = (store(project).job_dir(second) / "events.jsonl").read_text()
     assert events.count('"event":"starting"') == 1  # one supervisor, not two
+
+
+def _proc_status(pid: int) -> dict[str, str]:
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return dict((k, v.strip()) for k, _, v in (line.partition(":") for line in lines))
+
+
+def _environ(pid: int) -> dict[bytes, bytes]:
+    pairs = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(p.partition(b"=")[::2] for p in pairs if p)
+
+
+def _seen_by_the_job(project: Path, job: str) -> dict[str, object]:
+    """What a job's supervisor got from its launcher, as its agent and /proc show it."""
+    st = store(project).read_status(job)
+    assert st is not None and st.supervisor_pid and st.pid
+    job_dir = str(store(project).job_dir(job))
+    fields = _proc_status(st.supervisor_pid)
+    env = _environ(st.pid)  # the agent's: the supervisor's environment, handed on
+    job_keys = {b"SPECIALISTS_JOB_ID", b"SPECIALISTS_JOB_DIR"}
+    return {
+        **{k: fields[k] for k in ("Umask", "SigIgn", "SigBlk", "SigCgt")},
+        "agent": {k: _proc_status(st.pid)[k] for k in ("Umask", "SigIgn", "SigBlk")},
+        "cwd": os.readlink(f"/proc/{st.supervisor_pid}/cwd"),
+        "fds": sorted(
+            t.replace(job_dir, "JOB")
+            for t in _fds(st.supervisor_pid).values()
+            if not t.startswith(("pipe:", "anon_inode:"))
+        ),
+        "env": {
+            k: v.replace(job_dir.encode(), b"JOB") for k, v in env.items() if k not in job_keys
+        },
+    }
+
+
+def test_a_forked_supervisor_inherits_its_launcher_never_the_server(
+    tmp_path: Path, server_here: forks.ForkServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server started under one umask, environment, working directory and signals; the
+    launcher changed all of them since. A forked supervisor has the launcher's, exactly what
+    a fresh one (started right after, without the server) has."""
+    project = workflow_project(hold=_hold(tmp_path))
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("SP_FORK_PROBE", "the launcher's")
+    old_mask = os.umask(0o027)
+    old_hup = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    old_usr2 = signal.signal(signal.SIGUSR2, lambda *_: None)  # caught: a fresh one has SIG_DFL
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    seen = {}
+    try:
+        for how in ("forked", "fresh"):
+            job = _command_job(project, "hold")
+            wait_until(
+                lambda j=job: (s := store(project).read_status(j)) is not None and bool(s.pid),
+                timeout=60,
+                what=f"the {how} job's agent",
+            )
+            supervisor = store(project).read_status(job).supervisor_pid
+            server = b"_forks" in _cmdline(_parent(supervisor))
+            assert server == (how == "forked"), how
+            seen[how] = _seen_by_the_job(project, job)
+            forks.stop_serving()  # the next one starts fresh
+    finally:
+        os.umask(old_mask)
+        signal.signal(signal.SIGHUP, old_hup)
+        signal.signal(signal.SIGUSR2, old_usr2)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        (tmp_path / "go").write_text("")
+    assert seen["forked"] == seen["fresh"]
+    assert seen["fresh"]["Umask"] == "0027"
+    assert int(str(seen["fresh"]["SigIgn"]), 16) >> (signal.SIGHUP - 1) & 1
+    assert not int(str(seen["fresh"]["SigCgt"]), 16) >> (signal.SIGUSR2 - 1) & 1
+    assert int(str(seen["fresh"]["SigBlk"]), 16) >> (signal.SIGUSR1 - 1) & 1
+    env = seen["fresh"]["env"]
+    assert isinstance(env, dict) and env[b"SP_FORK_PROBE"] == b"the launcher's"
+    assert seen["fresh"]["cwd"] == str(project)
+
+
+def test_the_server_keeps_its_jobs_after_its_launcher_then_exits(
+    tmp_path: Path, server_here: forks.ForkServer, strays: list[int]
+) -> None:
+    """The launcher closes its end while a forked supervisor runs: the server lives on as
+    its keeper; a kill -9 of the supervisor, whose agent left a grandchild with no mark
+    (`env -i`, a session of its own), is recorded by the server and the grandchild killed;
+    with no supervisor left the server exits."""
+    pid_file = tmp_path / "grandchild.pid"
+    project = workflow_project(
+        unmarked=f"cat >/dev/null; env -i PATH=/usr/bin:/bin setsid sh -c "
+        f"'trap \"\" TERM; echo $$ > {pid_file}; exec sleep 300' & sleep 300"
+    )
+    job = _command_job(project, "unmarked")
+    wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), 60, "the grandchild")
+    grandchild = int(pid_file.read_text())
+    strays.append(grandchild)
+    st = store(project).read_status(job)
+    assert st is not None and st.supervisor_pid
+    server = server_here.proc.pid
+    assert _parent(st.supervisor_pid) == server
+    forks.stop_serving()  # the launcher's EOF
+    time.sleep(1.0)
+    assert alive(server), "the server left its job without a keeper"
+    os.kill(st.supervisor_pid, signal.SIGKILL)
+    wait_until(lambda: not alive(grandchild), 20, "the grandchild killed by the server")
+    ended = store(project).read_status(job)
+    assert ended is not None and ended.status == "error" and "supervisor" in (ended.error or "")
+    wait_until(lambda: not alive(server), 20, "the server's exit once it keeps nothing")
+
+
+@pytest.fixture
+def strays() -> Iterator[list[int]]:
+    with killed_after() as pids:
+        yield pids

@@ -7,19 +7,26 @@ process that starts many jobs (the workflow engine) starts one fork server inste
 per job. Forked supervisors skip that CPU and share those pages (lower PSS).
 
 A forked supervisor is what a fresh one is: its own session (so its own process group), the
-keeper forked first (main.py), the job's lock on an inherited descriptor, stdin /dev/null and
-stdout/stderr on supervisor.log, no other descriptor, no thread (the server never starts one:
-it refuses to fork if an import did), the launcher's environment with the job's mark. The
-kernel shows a process's start-up environment in /proc/PID/environ, so a forked supervisor
-shows the server's, whose mark (`<launcher's mark>:forks`) is no job's: like a fresh one
-marked with its own job, it counts as another job's process to the launcher's job, so a
-workflow's end never kills its children's supervisors (store/proctree.py).
+job's lock on an inherited descriptor, stdin /dev/null and stdout/stderr on supervisor.log,
+no other descriptor, no thread (the server never starts one: it refuses to fork if an import
+did), the launcher's environment with the job's mark, working directory, umask, ignored and
+blocked signals (every other signal at its default, as after an exec). The kernel shows a
+process's start-up environment in /proc/PID/environ, so a forked supervisor shows the
+server's, whose mark (`<launcher's mark>:forks`) is no job's: like a fresh one marked with
+its own job, it counts as another job's process to the launcher's job, so a workflow's end
+never kills its children's supervisors (store/proctree.py).
+
+The server is the keeper (keeper.py) of every supervisor it forked: a subreaper that runs the
+keeper's `after` for each when it exits, instead of one keeper process a job (each a few MB
+of memory no job could share). So it outlives its launcher while a supervisor it forked
+lives, and exits once none does: never a daemon that outlives its jobs.
 
 Nothing is lost when the server dies (kill -9) or misbehaves: a forked supervisor is its own
-process, and a launch the server did not confirm falls back to a fresh interpreter. The
-child it forks waits for the launcher's go (one byte on a pipe only the launcher can write)
-before it does anything, so a fork whose pid never reached the launcher exits unused rather
-than supervising the job beside the fallback's supervisor.
+process (without a keeper then: the next reader recovers its job, store/recovery.py), and a
+launch the server did not confirm falls back to a fresh interpreter. The child it forks
+waits for the launcher's go (one byte on a pipe only the launcher can write) before it does
+anything, so a fork whose pid never reached the launcher exits unused rather than
+supervising the job beside the fallback's supervisor.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import json
 import logging
 import os
 import select
+import signal
 import socket
 import subprocess
 import sys
@@ -40,10 +48,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from specialists.base.tuples import NamedTuple
-from specialists.process.spawn import SpawnFailed, reaped, spawn
+from specialists.process.spawn import SpawnFailed, exit_fd, reaped, spawn
 from specialists.store.proctree import MARK_ENV
 from specialists.supervise.argv import LOCK_FD_ENV
-from specialists.supervise.keeper import reap_all
+from specialists.supervise.keeper import after
 
 log = logging.getLogger("specialists.forks")
 
@@ -54,6 +62,7 @@ REPLY_S = 20.0  # how long a launch waits for the server's fork
 _SDKS = {"anthropic": "anthropic"}  # a native provider's api -> its SDK (else openai)
 _MAX_FD = 65536
 _MAX_TELL = 256 * 1024
+_PR_SET_CHILD_SUBREAPER = 36
 
 
 class Request(NamedTuple):
@@ -89,7 +98,6 @@ class ForkServer:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=sys.stderr.fileno(),
-                die_with_parent=True,
                 pass_fds=(theirs.fileno(),),
             )
         except BaseException:
@@ -103,10 +111,13 @@ class ForkServer:
         self.broken: str | None = None
 
     def launch(self, job: Request) -> int | None:
-        """Fork a supervisor for `job`; its pid (the keeper's), or None when the server
+        """Fork a supervisor for `job`; its pid, or None when the server
         cannot (a fresh one must start)."""
+        state = launcher_state()
+        if state is None:
+            return None
         request = {"dir": str(job.dir), "cwd": job.cwd, "env": dict(job.env),
-                   "extra": list(job.extra), "warm": list(job.warm)}  # fmt: skip
+                   "extra": list(job.extra), "warm": list(job.warm), "state": state}  # fmt: skip
         data = json.dumps(request).encode("utf-8", "surrogateescape")
         if len(data) > MAX_REQUEST:
             return None
@@ -163,12 +174,29 @@ class ForkServer:
             self._sock.close()
 
     def close(self) -> None:
-        """End the server (its EOF); supervisors it forked live on."""
+        """End the server (its EOF): it exits once no supervisor it forked lives."""
         with contextlib.suppress(OSError):
             self._sock.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(5)
+            self.proc.wait(0.5)
             reaped(self.proc)
+
+
+def launcher_state() -> dict[str, object] | None:
+    """What a fresh supervisor would inherit from this thread besides its environment: the
+    umask, the ignored and the blocked signals (None where /proc does not tell)."""
+    try:
+        with open("/proc/thread-self/status") as f:
+            fields = dict(line.rstrip("\n").partition(":")[::2] for line in f)
+        umask = int(fields["Umask"], 8)
+        ignored, blocked = (int(fields[k], 16) for k in ("SigIgn", "SigBlk"))
+    except (OSError, KeyError, ValueError):
+        return None
+
+    def signals(mask: int) -> list[int]:
+        return [n for n in range(1, 65) if mask >> (n - 1) & 1]
+
+    return {"umask": umask, "ignored": signals(ignored), "blocked": signals(blocked)}
 
 
 _server: ForkServer | None = None
@@ -205,38 +233,86 @@ def launch(job: Request) -> int | None:
 
 def main(argv: list[str]) -> int:
     """`python -m specialists _forks`: import the supervisor, then fork one per request until
-    the launcher closes its end."""
-    sock = socket.socket(fileno=int(os.environ.pop(SOCK_ENV)))
+    the launcher closes its end, keeping each until it exits."""
+    first = socket.socket(fileno=int(os.environ.pop(SOCK_ENV)))
     from specialists.base.lazy import Lazy
     from specialists.runners.registry import RUNNER_CLASSES
 
+    _subreaper()
     runners = (module for module, _ in RUNNER_CLASSES.values())
-    _import(["specialists.supervise.detached", *runners, *sorted(Lazy.modules)])
-    sock.send(b"ready")
+    modules = ["specialists.supervise.detached", "specialists.supervise.main"]
+    _import([*modules, "specialists.store.recovery", *runners, *sorted(Lazy.modules)])
+    try:
+        first.send(b"ready")
+    except OSError:
+        return 0  # its launcher died while it imported: nothing to serve or keep
+    sock: socket.socket | None = first  # None once the launcher has closed its end
     learning: dict[int, bytes] = {}  # a child's pipe -> the module names it sent so far
-    while True:
-        reap_all()
-        readable = _readable([sock.fileno(), *learning], 1.0)
+    kept: dict[int, Path] = {}  # a supervisor forked here -> its job's directory
+    exits: dict[int, int] = {}  # a pidfd, readable once its supervisor exits -> the pid
+    while sock is not None or kept:
+        _reap(kept)
+        listening = [] if sock is None else [sock.fileno()]
+        readable = _readable([*listening, *learning, *exits], 1.0)
         for fd in readable:
             if fd in learning:
                 _learn(fd, learning)
-        if sock.fileno() not in readable:
+            elif fd in exits:  # reaped by the next _reap
+                del exits[fd]
+                os.close(fd)
+        if sock is None or sock.fileno() not in readable:
             continue
         try:
             data, fds, _, _ = socket.recv_fds(sock, MAX_REQUEST, 8)
         except OSError:
-            return 0
-        if not data:
-            return 0  # the launcher is gone: so is the server (its children live on)
+            data, fds = b"", []
+        if not data:  # the launcher is gone: the server only keeps what it forked
+            sock.close()
+            sock = None
+            continue
         try:
             reply = _fork(sock, data, fds, learning)
         finally:
             for fd in fds:
                 os.close(fd)
+        pid = reply.get("pid")
+        if isinstance(pid, int):
+            kept[pid] = Path(json.loads(data)["dir"])
+            if (pidfd := exit_fd(pid)) is not None:
+                exits[pidfd] = pid
         try:
             sock.send(json.dumps(reply).encode())
         except OSError:
-            return 0
+            sock.close()
+            sock = None
+    return 0
+
+
+def _reap(kept: dict[int, Path]) -> None:
+    """Reap every child that has exited (a subreaper inherits orphans); for a supervisor
+    forked here, do what its keeper would."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        job_dir = kept.pop(pid, None)
+        if job_dir is None:
+            continue
+        try:
+            after(job_dir, pid, os.waitstatus_to_exitcode(status))
+        except Exception:  # one job's trouble never ends the server
+            log.exception("fork server: keeping job %s failed", job_dir.name)
+
+
+def _subreaper() -> None:
+    """Make the server the reaper of what its supervisors leave (their keeper)."""
+    import ctypes
+
+    if ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        log.warning("fork server: not a subreaper: a dead supervisor's orphans go to init")
 
 
 def _fork(
@@ -248,6 +324,8 @@ def _fork(
         job_dir, cwd, env = Path(request["dir"]), str(request["cwd"]), dict(request["env"])
         extra = [str(x) for x in request["extra"]]
         runner, model = (str(x) for x in request["warm"])
+        state = request["state"]
+        inherited = (int(state["umask"]), set(state["ignored"]), set(state["blocked"]))
         lock_fd, log_fd, go_fd = fds
     except (ValueError, TypeError, KeyError) as exc:
         return {"error": f"a malformed request: {exc}"}
@@ -268,7 +346,7 @@ def _fork(
         sock.close()
         for fd in (tell_read, *learning):
             os.close(fd)
-        code = _child(job_dir, cwd, env, extra, (lock_fd, log_fd, go_fd, tell))
+        code = _child(job_dir, cwd, env, extra, inherited, (lock_fd, log_fd, go_fd, tell))
         _tell(tell, known)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
@@ -283,7 +361,12 @@ def _fork(
 
 
 def _child(
-    job_dir: Path, cwd: str, env: dict[str, str], extra: list[str], fds: tuple[int, ...]
+    job_dir: Path,
+    cwd: str,
+    env: dict[str, str],
+    extra: list[str],
+    inherited: tuple[int, set[int], set[int]],
+    fds: tuple[int, ...],
 ) -> int:
     """In the forked child: wait for the launcher's go, become a fresh supervisor's equal
     (keeping only the job's lock and, closed on exec, the pipe that tells the server what
@@ -301,13 +384,32 @@ def _child(
     os.closerange(keep[0] + 1, keep[1])
     os.closerange(keep[1] + 1, _MAX_FD)
     os.chdir(cwd)
+    umask, ignored, blocked = inherited
+    os.umask(umask)
+    _fresh_signals(ignored, blocked)
     os.environ.clear()
     os.environ.update(env)
-    os.environ[LOCK_FD_ENV] = str(lock_fd)
+    os.environ.pop(LOCK_FD_ENV, None)  # a fresh one takes it out of its environment too
     sys.argv = [sys.argv[0], "_supervise", str(job_dir), *extra]
-    from specialists.supervise.main import main as supervise
+    from specialists.supervise.main import supervise
 
-    return supervise([str(job_dir), *extra])
+    return supervise([str(job_dir), *extra], str(lock_fd))
+
+
+def _fresh_signals(ignored: set[int], blocked: set[int]) -> None:
+    """A fresh interpreter's signals: what its launcher ignored stays ignored across the
+    exec, all else is at its default; Python then ignores SIGPIPE and SIGXFSZ and turns a
+    default SIGINT into KeyboardInterrupt. The launcher's blocked signals stay blocked."""
+    for sig in signal.valid_signals():
+        if sig in (signal.SIGKILL, signal.SIGSTOP):
+            continue
+        with contextlib.suppress(OSError, ValueError):  # one the C library keeps for itself
+            signal.signal(sig, signal.SIG_IGN if sig in ignored else signal.SIG_DFL)
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(sig, signal.SIG_IGN)
+    if signal.SIGINT not in ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def _tell(fd: int, known: frozenset[str]) -> None:
