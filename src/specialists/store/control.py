@@ -245,40 +245,33 @@ def stop_pending(job_dir: Path) -> bool:
     """A stop request waits (read, not taken): recovery records that the job was stopped,
     not that its supervisor crashed. A bad entry is no request."""
     legacy = FileRecord(job_dir / CONTROL_DIR, max_doc=MAX_REQUEST + 4096)
-    record = _owner(job_dir)
     try:
         for name in legacy.docs()[:MAX_BATCH] if os.path.lexists(legacy.path) else []:
             with contextlib.suppress(StoreError):  # a bad entry is no request
                 if (legacy.read(name) or {}).get("kind") == "stop":
                     return True
-        cursor = _Cursor(record)
-        entries = record.lines(EVENTS, start=cursor.offset).entries
+        return "stop" in _waiting(_owner(job_dir))[1]
     except StoreError:
         return False
-    for entry in entries:
-        if entry.get("kind") == "control":
-            with contextlib.suppress(StoreError):  # a bad entry is no request
-                request = _request(entry, "a control request")
-                if request.kind == "stop" and request.id not in cursor.seen:
-                    return True
-    return False
+
+
+def _waiting(record: Record) -> tuple[_Cursor, list[str]]:
+    """The supervisor's cursor, and the kinds of the requests past it not yet taken."""
+    cursor, kinds = _Cursor(record), []
+    for entry in record.lines(EVENTS, start=cursor.offset).entries:
+        details = entry.get("details") if entry.get("kind") == "control" else None
+        if isinstance(details, dict) and details.get("request") not in cursor.seen:
+            kinds.append(str(details.get("control")))
+    return cursor, kinds
 
 
 def may_empty(record: Record) -> bool:
     """Under the owner's lock, for an inbox about to empty its log (events/inbox.py): False
     while a request waits for the supervisor; else True, and its cursor is rewound to 0."""
-    cursor = _Cursor(record)
-    if any(
-        e.get("kind") == "control" and _id(e) not in cursor.seen
-        for e in record.lines(EVENTS, start=cursor.offset).entries
-    ):
+    cursor, waiting = _waiting(record)
+    if waiting:
         return False
     if cursor.offset:
-        cursor.offset = cursor.start = 0
-        record.replace(CURSOR, {"offset": 0, "seen": cursor.seen, "taking": None, "log": 0})
+        cursor.offset = 0
+        cursor.save(record)
     return True
-
-
-def _id(entry: dict[str, Any]) -> object:
-    details = entry.get("details")
-    return details.get("request") if isinstance(details, dict) else None
