@@ -105,13 +105,12 @@ def settle(state_root: Path, job_id: str) -> str | None:
 
 
 def close_ended(
-    state_root: Path, job_id: str, now_ms: int, ended: tuple[str, str | None] | None = None
+    state_root: Path, job_id: str, now_ms: int, ended: tuple[str, str | None]
 ) -> Told | None:
     """Finish the close of a thread job that ended (see the module docstring): its
     child_closed for the parent, or None when there was nothing to do. Never raises for a
     failure of its own: those are logged and the close records them as a failure.
-    `ended` is the job's final state and error when its end is told (its agent is dead by
-    then); otherwise they are read from its status."""
+    `ended`: the job's final state and error, as its end is told (its agent is dead)."""
     jobs = job_store(state_root)
     job = jobs.read_record(job_id)
     if not job.thread:
@@ -124,12 +123,7 @@ def close_ended(
     record = threads.get(str(job.thread.get("id")))
     if record is None or record.job_id != job_id or threads.closed(record.id) is not None:
         return None
-    if ended is not None:
-        final, error = ended
-    else:
-        status = jobs.read_status(job_id)
-        final = status.status if status is not None else "error"
-        error = status.error if status is not None else "the job's status is unreadable"
+    final, error = ended
     if threads.closing(record.id) is None:
         answer = jobs.read_result(job_id) or jobs.latest_answer(job_id)
         threads.begin_close(record.id, Closing("runtime", answer, now_ms))
