@@ -42,7 +42,7 @@ ControlKind = Literal["steer", "follow_up", "abort", "stop", "interrupt"]
 CONTROL_KINDS: tuple[str, ...] = ("steer", "follow_up", "abort", "stop", "interrupt")
 MAX_REQUEST = 1024 * 1024
 MAX_BATCH = 100  # requests handled per look; the rest wait for the next
-SEEN_CAP = 2000
+SEEN_CAP = 256  # request ids kept: a sender retries at once, not a day later
 EVENTS, CURSOR = "events", "control"  # the owner's events.jsonl, the supervisor's control.json
 
 
