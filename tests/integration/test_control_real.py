@@ -138,6 +138,13 @@ def test_steer_waits_for_the_agents_acknowledgement(project: Path, mock_llm: Moc
     assert "steer_ack" in kinds and "steer_delivered" in kinds, kinds
     late = sp("steer", job_id, "too late")
     assert late.returncode == 1 and "failed: job" in late.stderr
+    inbox = project / ".specialists" / "owners" / f"job-{job_id}" / "events.jsonl"
+    sent = inbox.read_text().count('"kind":"control"')
+    for verb in (("follow-up", job_id, "more"), ("interrupt", job_id)):
+        out = sp(*verb)
+        assert out.returncode != 0 and len(out.stderr.strip().splitlines()) == 1, out
+        assert "Traceback" not in out.stderr
+    assert inbox.read_text().count('"kind":"control"') == sent  # nothing sent to an ended job
 
 
 def test_wait_next_all_one_and_timeout(project: Path, mock_llm: MockLLM) -> None:

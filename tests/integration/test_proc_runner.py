@@ -8,7 +8,6 @@ timeout, and the real process is only waited for where it has real work to do.
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import sys
@@ -22,8 +21,10 @@ from specialists.features.procs.exit import read_summary
 from specialists.features.procs.runner import CANCEL_GRACE_S, ProcRunner
 from specialists.features.procs.spec import OUTPUT_LOG, Tether, WatchSettings
 from specialists.runners.base import Abort, AgentExited, Kill, RunFinished, RunnerEvent, Terminate
+from specialists.store.jobs import JobStore
 from specialists.store.liveness import process_start_time
 from tests.support.driving import acts, of
+from tests.support.jobs import control_requests
 from tests.support.processes import alive, killed_after, wait_dead
 from tests.support.procs import events, proc_spec
 from tests.support.waiting import wait_until
@@ -319,14 +320,14 @@ def test_a_lost_tether_asks_the_supervisor_to_stop(tmp_path: Path) -> None:
         p.until_log("up")
         p.clock.advance(1.0)
         p.pump()
-        control = p.spec.job_dir / "control"
-        assert not control.exists() or not os.listdir(control)
+        store = JobStore(p.spec.job_dir.parent.parent, news=None)
+        assert control_requests(store, p.spec.job_dir.name) == []
         session.kill()
         session.wait()
         p.clock.advance(1.0)
         p.pump()
-        (request,) = os.listdir(control)
-        assert '"kind": "stop"' in (control / request).read_text()
+        (request,) = control_requests(store, p.spec.job_dir.name)
+        assert request["kind"] == "stop"
         p.runner.send(Abort())  # what the supervisor does with it
         p.until_exit()
         summary = read_summary(p.spec.job_dir)

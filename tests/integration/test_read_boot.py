@@ -3,7 +3,10 @@ the job's owner, by the hooks the features register (store/news.py `boot`)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,10 +15,11 @@ import pytest
 
 from specialists.events import notices
 from specialists.store.jobs import JobStore
+from specialists.store.liveness import is_alive
 from specialists.store.paths import state_dir
 from specialists.store.records import JobStatus
 from specialists.store.writer import JobWriter
-from tests.support.jobs import TEST_OWNER, echo_project, new_job, notice_ids
+from tests.support.jobs import ECHO_SPEC, TEST_OWNER, echo_project, new_job, notice_ids, wait_for
 from tests.unit.test_store import _dead_pid
 
 pytestmark = pytest.mark.integration
@@ -45,3 +49,43 @@ def test_a_crash_status_finds_is_told_to_the_owner(tmp_path: Path) -> None:
     shown = json.loads(done.stdout)["finished"]
     assert [(j["id"], j["error"]) for j in shown] == [(record.id, "supervisor crashed")]
     assert notice_ids(store, record.id, TEST_OWNER) != []  # the owner hears of it
+
+
+def test_a_supervisor_killed_after_its_status_before_its_notice_is_told_once(
+    tmp_path: Path,
+) -> None:
+    """Its final status is written, `telling`; it is killed -9 while it waits to post the
+    completion notice (the owner's inbox locked). The next reader's recovery tells it, under
+    the same id, once: a later reader finds nothing left to tell. (Its keeper does not: the
+    job's end killed it with the job's other processes.)"""
+    root = echo_project()
+    (root / "specialists" / "slow.specialist.yaml").write_text(
+        ECHO_SPEC.replace("name: echo", "name: slow").replace(
+            "command: cat}", 'command: sh, args: ["-c", "sleep 1; cat"]}'
+        )
+    )
+    store = JobStore(state_dir(root), news=notices)
+    launched = subprocess.run(
+        [sys.executable, "-m", "specialists", "run", "slow", "--background", "--prompt", "hi"],
+        cwd=root, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "SPECIALISTS_OWNER": TEST_OWNER},
+    )  # fmt: skip
+    assert launched.returncode == 0, launched.stderr
+    job_id = launched.stdout.strip()
+    owner_dir = store.root / "owners" / TEST_OWNER
+    owner_dir.mkdir(parents=True, exist_ok=True)
+    with open(owner_dir / "lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # the notice's post waits here
+        wait_for(lambda: (store.read_status(job_id) or JobStatus("", "")).telling, 30, "its end")
+        st = store.read_status(job_id)
+        assert st is not None and st.status == "done" and st.supervisor_pid
+        os.kill(st.supervisor_pid, signal.SIGKILL)
+        wait_for(lambda: not is_alive(st.supervisor_pid, st.supervisor_start_time), 10, "death")
+    assert notice_ids(store, job_id) == []  # lost, until a reader looks
+    for _ in range(2):
+        shown = sp("status", job_id, "--json", cwd=root)
+        assert shown.returncode == 0 and json.loads(shown.stdout)["status"] == "done", shown
+    assert notice_ids(store, job_id) == [f"job-{job_id}:notice:1"]
+    lines = (owner_dir / "events.jsonl").read_text().splitlines()
+    assert len([line for line in lines if f"job-{job_id}:notice:1" in line]) == 1  # told once
+    assert (store.read_status(job_id) or st).telling is False

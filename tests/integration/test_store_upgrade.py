@@ -94,6 +94,19 @@ def test_jobs_results_and_the_crashed_job(old_store: dict[str, str]) -> None:
     assert "done" in feed
 
 
+def test_a_control_request_0_1_0_left_is_still_read(old_store: dict[str, str]) -> None:
+    """Release 0.1.0 wrote each request as a file in <job>/control/ (store/control.py reads
+    them until none is left): a stop the crashed job's supervisor never took makes its end
+    `cancelled`, as asked, not a crash; no new code writes there."""
+    job = old_store["crashed_job"]
+    control = ROOT / "project" / ".specialists" / "jobs" / job / "control"
+    request = {"id": "0a1b2c3d", "kind": "stop", "message": "", "sent_at_ms": 1}
+    (control / "00000000000000000001-0a1b2c3d.json").write_text(json.dumps(request))
+    crashed = json.loads(ok("status", job, "--json"))
+    assert crashed["status"] == "cancelled", crashed
+    assert [p.name for p in control.iterdir()] == ["00000000000000000001-0a1b2c3d.json"]
+
+
 def test_inboxes_deliver_what_0_1_0_left(old_store: dict[str, str]) -> None:
     session = {"CLAUDE_CODE_SESSION_ID": SESSION}
     events = [json.loads(line) for line in ok("events", "--json", env=session).splitlines()]

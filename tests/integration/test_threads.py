@@ -6,7 +6,6 @@ owner and job id), so what is proved here holds for the native, MCP and pi front
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 from pathlib import Path
@@ -16,7 +15,7 @@ from specialists.features.threads.records import MAX_DEPTH, ThreadStore, new_thr
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobRecord
 from specialists.store.view import current_status
-from tests.support.jobs import new_job
+from tests.support.jobs import control_requests, new_job
 from tests.support.threads import (
     ROOT_OWNER,
     call,
@@ -238,8 +237,7 @@ def test_a_message_to_a_running_native_child_lands_in_its_control_inbox() -> Non
             args = {"thread_id": tid, "message": f"as {mode}", "mode": mode}
             sent = call("send_message_to_child", args, root_caller(project))
             assert not sent.is_error, sent.text
-        requests = sorted((store.job_dir(record.id) / "control").iterdir())
-        kinds = [json.loads(p.read_text())["kind"] for p in requests]
+        kinds = [r["kind"] for r in control_requests(store, record.id)]
         assert kinds == ["steer", "follow_up"]
         bad = {"thread_id": tid, "message": "x", "mode": "shout"}
         assert call("send_message_to_child", bad, root_caller(project)).is_error
@@ -387,8 +385,8 @@ def test_close_thread_ends_a_keep_alive_child_that_would_wait_forever() -> None:
     try:
         reply = call("close_thread", {"report": "done"}, job_caller(project, record.id))
         assert not reply.is_error, reply.text
-        (request,) = (store.job_dir(record.id) / "control").iterdir()
-        assert json.loads(request.read_text())["kind"] == "stop"
+        (request,) = control_requests(store, record.id)
+        assert request["kind"] == "stop"
     finally:
         lock.release()
 

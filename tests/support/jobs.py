@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -101,3 +102,15 @@ def job_end(
         report=lambda _: None,
         recovered=recovered,
     )
+
+
+def control_requests(store: JobStore, job_id: str) -> list[dict[str, str]]:
+    """The control requests sent to a job (store/control.py), taken or not, oldest first."""
+    path = store.root / "owners" / f"job-{job_id}" / "events.jsonl"
+    lines = path.read_text().splitlines() if path.exists() else []
+    events = [json.loads(line) for line in lines if line.strip()]
+    return [
+        {"kind": e["details"]["control"], "message": e["body"]}
+        for e in events
+        if e.get("kind") == "control"
+    ]

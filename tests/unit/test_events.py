@@ -14,11 +14,12 @@ import pytest
 
 from specialists.base.errors import UserError
 from specialists.events.emitter import Emitter
-from specialists.events.inbox import COMPACT_BYTES, MAX_LINE_BYTES, Inbox
+from specialists.events.inbox import COMPACT_BYTES, Inbox
 from specialists.events.model import Event, EventSource, event_from_dict, event_id
 from specialists.events.owners import check_owner, job_owner, owner_job_id, session_owner
 from specialists.events.render import render_event
 from specialists.events.spill import SpillLimits, bound_body, bound_stream
+from specialists.store.kinds import OWNER as OWNER_KIND
 
 OWNER = "claude-sess1"
 SRC = EventSource("bg_run", "call_7", {"command": "make test"})
@@ -209,7 +210,7 @@ def test_damaged_lines_are_reported_and_later_events_still_arrive(root: Path) ->
         f.write(b"[" * 30_000 + b"\n")  # nested too deeply to parse
         f.write(json.dumps({**good, "ts": "soon"}).encode() + b"\n")  # wrong type
         f.write(b'{"id":"a:notice:1","ts":' + b"9" * 5000 + b"}\n")  # too large to parse
-        f.write(b"x" * (MAX_LINE_BYTES + 10) + b"\n")  # over the line cap
+        f.write(b"x" * (OWNER_KIND.max_line + 10) + b"\n")  # over the line cap
         f.write(b"\xff\xfe\n")  # not UTF-8
         f.write(b"\n\n")
         f.write(json.dumps(good).encode() + b"\n")  # someone else's event
@@ -218,7 +219,7 @@ def test_damaged_lines_are_reported_and_later_events_still_arrive(root: Path) ->
     assert [e.body for e in batch.events] == ["before", "after"]
     problems = "\n".join(batch.problems)
     assert "not valid JSON" in problems and "nested too deeply" in problems
-    assert "bad field(s) ts" in problems and "over 65536 bytes" in problems
+    assert "bad field(s) ts" in problems and f"over {OWNER_KIND.max_line} bytes" in problems
     assert "is for 'pi-other'" in problems
 
 

@@ -166,12 +166,30 @@ def test_control_requests_in_order_and_bad_files_reported(store, tmp_path):
     record, lock = new_job(store, tmp_path)
     job_dir = store.job_dir(record.id)
     a = post_request(job_dir, "steer", "one")
+    inbox = store.root / "owners" / f"job-{record.id}" / "events.jsonl"
+    with inbox.open("a") as f:  # a request the supervisor would refuse, between two good ones
+        f.write(json.dumps({"kind": "control", "details": {"request": "zz", "control": "rm"}}))
+        f.write("\n")
     b = post_request(job_dir, "follow_up", "two")
-    (job_dir / "control" / "99999999999999999999-zz.json").write_text("{not json")
     requests, problems = take_requests(job_dir)
     assert [r.id for r in requests] == [a.id, b.id]
+    assert [r.message for r in requests] == ["one", "two"]
     assert len(problems) == 1 and "ignored" in problems[0]
     assert take_requests(job_dir) == ([], [])
+    # A 0.1.0 store's request files are read first (they are older), then deleted.
+    (job_dir / "control").mkdir()
+    (job_dir / "control" / "00000000000000000001-aa.json").write_text(
+        json.dumps({"id": "aa", "kind": "stop", "message": "", "sent_at_ms": 1})
+    )
+    (job_dir / "control" / "99999999999999999999-zz.json").write_text("{not json")
+    c = post_request(job_dir, "steer", "three")
+    requests, problems = take_requests(job_dir)
+    assert [r.id for r in requests] == ["aa", c.id]
+    assert len(problems) == 1 and "ignored" in problems[0]
+    assert take_requests(job_dir) == ([], [])
+    assert [p.name for p in (job_dir / "control").iterdir()] == [
+        ".99999999999999999999-zz.json.bad"
+    ]
     lock.release()
 
 

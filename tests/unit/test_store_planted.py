@@ -94,7 +94,8 @@ BAD_REQUESTS = {
 @pytest.mark.parametrize("plant", list(BAD_REQUESTS))
 def test_a_bad_request_is_reported_once_and_set_aside(store, tmp_path, plant):
     record, lock, sup, thread = start(store, tmp_path, [Activity("thinking"), 30.0])
-    inbox = store.job_dir(record.id) / "control"
+    inbox = store.job_dir(record.id) / "control"  # as release 0.1.0 left it: still read
+    inbox.mkdir()
     name = "00000000000000000001-abcd0123.json"  # sorts before any real request
     BAD_REQUESTS[plant](inbox / name)
     post_request(store.job_dir(record.id), "stop")
@@ -110,15 +111,31 @@ def test_a_symlinked_control_dir_is_neither_written_nor_emptied(store, tmp_path,
     (outside / "00000000000000000001-abcd0123.json").write_text(json.dumps(REQUEST))
     before = sorted(p.name for p in outside.iterdir())
     record, lock = new_job(store, tmp_path)
-    inbox = store.job_dir(record.id) / "control"
-    inbox.rmdir()
+    inbox = store.job_dir(record.id) / "control"  # release 0.1.0's place
     inbox.symlink_to(outside)
-    with pytest.raises(StoreError, match="not a directory"):
-        post_request(store.job_dir(record.id), "steer", "hi")
     requests, problems = take_requests(store.job_dir(record.id))  # the supervisor's side
     assert requests == [] and len(problems) == 1 and "moved" in problems[0]
     assert sorted(p.name for p in outside.iterdir()) == before  # nothing read-and-deleted
     assert not inbox.is_symlink()
+    # Today's place, the job's inbox: a link as its directory or its log, a FIFO as its log.
+    owner = store.root / "owners" / f"job-{record.id}"
+    for plant in ("dir", "log", "fifo"):
+        owner.parent.mkdir(exist_ok=True)
+        if plant == "dir":
+            owner.symlink_to(outside)
+        else:
+            owner.mkdir(exist_ok=True)
+            log = owner / "events.jsonl"
+            log.symlink_to(outside / "precious.txt") if plant == "log" else os.mkfifo(log)
+        with pytest.raises(StoreError):
+            post_request(store.job_dir(record.id), "steer", "hi")
+        requests, problems = take_requests(store.job_dir(record.id))
+        assert requests == [] and len(problems) == 1 and "moved" in problems[0], problems
+        assert sorted(p.name for p in outside.iterdir()) == before
+        assert not owner.is_symlink() and not (owner / "events.jsonl").exists()
+        post_request(store.job_dir(record.id), "steer", plant)  # the inbox works again
+        assert [r.message for r in take_requests(store.job_dir(record.id))[0]] == [plant]
+        shutil.rmtree(owner)
     lock.release()
 
 

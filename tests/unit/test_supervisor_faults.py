@@ -33,10 +33,10 @@ def notices(h: Harness) -> list[str]:
 def test_an_inbox_that_fails_on_every_tick_is_reported_once_and_the_job_ends(
     h: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(job_dir: Path) -> tuple[list[object], list[str]]:
+    def broken(job_dir: Path, act: object) -> list[str]:
         raise RecursionError("maximum recursion depth exceeded while decoding a JSON object")
 
-    monkeypatch.setattr(control_inbox, "take_requests", broken)
+    monkeypatch.setattr(control_inbox, "read_requests", broken)
     status = h.run(h.runner([Activity("thinking"), 2.0, RunFinished(text="fine")]))
     assert status.status == "done" and h.result() == "fine"
     failures = [n for n in notices(h) if n.startswith("inbox failed")]
@@ -50,14 +50,14 @@ def test_a_signal_still_stops_a_job_whose_inbox_fails_on_every_tick(
 ) -> None:
     """The stop request cannot be read, but SIGTERM does not depend on the inbox."""
 
-    def broken(job_dir: Path) -> tuple[list[object], list[str]]:
+    def broken(job_dir: Path, act: object) -> list[str]:
         raise OSError(5, "Input/output error")
 
     def sigterm() -> None:
         assert h.supervisor is not None
         h.supervisor.guard.signal = signal.SIGTERM  # what the handler records
 
-    monkeypatch.setattr(control_inbox, "take_requests", broken)
+    monkeypatch.setattr(control_inbox, "read_requests", broken)
     runner = h.runner([Activity("thinking"), Call(sigterm), 1e9])
     status = h.run(runner)
     assert status.status == "cancelled"

@@ -138,9 +138,9 @@ def test_settling_twice_sends_one_child_closed(tmp_path: Path) -> None:
     writer.write_final(status, "done")
     writer.close()
     lock.release()
-    first = settle(state_root, job.id, 10)
+    first = settle(state_root, job.id)
     assert first == f"{tid}:child_closed:1"
-    assert settle(state_root, job.id, 11) is None
+    assert settle(state_root, job.id) is None
     rows, _ = thread_rows(state_root)  # a parent's look (settled_view): nothing to close again
     assert [(c.record.id, c.closed is not None) for c in rows] == [(tid, True)]
     events = Inbox(state_root, ROOT_OWNER).pending().events

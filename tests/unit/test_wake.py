@@ -256,8 +256,11 @@ def test_recovery_tells_the_end_before_it_writes_the_final_status(
     finally:
         NEWS.teller = teller
         lock.release()
-    # the job owner told, then the status written, then the session told
-    assert seen == [("error", "starting", 1, 0), ("error", "error", 1, 0)]
+    # the job owner told, then the status written, then the session told, then the status
+    # again (no longer `telling`)
+    assert seen[:2] == [("error", "starting", 1, 0), ("error", "error", 1, 0)]
+    assert seen[2:] == [("error", "error", 1, 1)] * 2
+    assert store.read_status(child.id).telling is False  # type: ignore[union-attr]
     (event,) = Inbox(store.root, OWNER).pending().events
     assert event.id == f"job-{child.id}:notice:1" and event.body.startswith(f"Job {child.id}")
     (notice,) = Inbox(store.root, "claude-s1").pending().events

@@ -6,6 +6,10 @@ it to the model, then `ack` moves the cursor. What was never acknowledged is rea
 a crash or restart. The seen-set (bounded, kept in the cursor) drops a second copy of an id
 (R-E1), so a producer that retries after a crash does not wake the model twice.
 
+A job's inbox also holds the requests addressed to its supervisor (kind `control`,
+store/control.py), which reads them through a cursor of its own: they are never delivered,
+and the log is emptied only when none of them waits.
+
 Every line is untrusted: one that is not JSON, too long, or has a field of the wrong type is
 reported (`Batch.problems`) and skipped, and the events after it are still delivered.
 """
@@ -24,6 +28,7 @@ from specialists.base.tuples import NamedTuple
 from specialists.events.model import Event, EventSource, event_from_dict, event_id
 from specialists.events.owners import check_owner, owner_dir
 from specialists.events.spill import EVENT_LIMITS, SpillLimits, bound_body
+from specialists.store.control import may_empty
 from specialists.store.kinds import OWNER
 
 TYPE_CHECKING = False
@@ -41,7 +46,7 @@ SPILL_DIR = "spill"
 
 SEEN_CAP = 2000  # events.seenCap in seed 001
 RECENT_TAIL_BYTES = 1 << 20  # where `holds_recent` looks for an event just appended
-MAX_LINE_BYTES = OWNER.max_line  # a body is bounded to a few KB; a longer line is damage
+MAX_LINE_BYTES = 64 * 1024  # a body is bounded to a few KB; a longer event is cut
 MAX_DETAILS_BYTES = 16 * 1024
 COMPACT_BYTES = 256 * 1024  # a fully acknowledged inbox this large is emptied
 TAKE_MAX_EVENTS = 100
@@ -153,10 +158,14 @@ class Inbox:
         """Cheap: a whole line past the cursor? (a line still being written is not pending,
         or a waiter woken for it would find nothing to take and spin)"""
         offset = self._read_cursor().offset
-        with _untrusted():
-            found = self.record.lines(EVENTS, start=offset, limit=1)
-        # An entry or a damaged line; a cursor past the end (compacted) reads from the start.
-        return bool(found.entries or found.problems) or found.end > offset
+        while True:
+            with _untrusted():
+                found = self.record.lines(EVENTS, start=offset, limit=1)
+            if found.problems or any(e.get("kind") != "control" for e in found.entries):
+                return True  # an event or a damaged line (control requests are not ours)
+            if not found.entries:  # (a cursor past the end, emptied, reads from the start)
+                return False
+            offset = found.end
 
     def pending(self, *, max_events: int = TAKE_MAX_EVENTS) -> Batch:
         """Events past the cursor, deduplicated, in order; the cursor does not move."""
@@ -225,6 +234,8 @@ class Inbox:
                 found = self.record.lines(EVENTS, start=offset, limit=max_events - len(events))
             problems.extend(found.problems)
             for data in found.entries:
+                if data.get("kind") == "control":
+                    continue  # a request for the job's supervisor (store/control.py)
                 event, bad = event_from_dict(data)
                 if bad is not None or event is None:
                     problems.append(f"{self.events_path}: {bad}")
@@ -248,7 +259,7 @@ class Inbox:
         cursor.seen = (cursor.seen + list(batch.ids))[-self.seen_cap :]
         with _untrusted():
             size = self.record.size(EVENTS)
-            if cursor.offset >= size >= COMPACT_BYTES:
+            if cursor.offset >= size >= COMPACT_BYTES and may_empty(self.record):
                 # Everything was delivered: empty the log (producers wait on the same lock).
                 self.record.trim(EVENTS, 0)
                 cursor.offset = 0

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         "child_closed",  # a child thread closed (R-H6)
         "notice",  # anything else the owner must hear of (a job ended, attention needed)
         "ask",  # a child asks its supervisor or reports progress (asks/, contact_supervisor)
+        "control",  # a request to the job's supervisor (store/control.py), never delivered
     ]
 
 EVENT_KINDS: tuple[str, ...] = (
@@ -39,6 +40,7 @@ EVENT_KINDS: tuple[str, ...] = (
     "child_closed",
     "notice",
     "ask",
+    "control",
 )
 
 MAX_ARGS_CHARS = 300  # original_args shown to the model: one line, at most this long

@@ -87,10 +87,12 @@ OWNER = kind(
     owner owners/<owner> what one owner (a job, a session, a person) must hear of (events/)
     events.jsonl          log     the inbox: one event per line (events/model.py)
     cursor.json           doc     how far the inbox was taken: byte offset, recent ids
+    control.json          doc     how far a job's supervisor took its control requests
     timers.jsonl          log     set / fire / cancel of the owner's timers, folded
     lock                  lock    appends, the cursor and timers
     spill/<label>.txt     blob    an event body too long for a line (events/spill.py)
     """,
+    max_line=MIB + 8 * KIB,  # a control request (store/control.py) of up to 1 MiB
     max_log=8 * MIB,
 )
 
@@ -100,7 +102,7 @@ JOB = kind(
     job.json              doc/1   the launch record, written once (store/records.py), 32 MiB
     status.json           doc/1   the current state, replaced on every change
     events.jsonl          log     the job's events, appended by the pen (store/joblog.py)
-    control/<req>.json    doc     a steer, follow-up, abort or stop for the supervisor
+    control/<req>.json    legacy  0.1.0: a control request (now an event: store/control.py)
     proc.json             doc     a background command's exit summary (features/procs)
     executor.json         doc     where the agent runs when not here (executors/job.py)
     reattach.json         doc     the checkpoint a reattaching supervisor resumes from

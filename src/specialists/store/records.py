@@ -155,6 +155,7 @@ class JobStatus(_Versioned):
     ceilings: list[dict[str, Any]] = EMPTY  # each ceiling it counts against, as last counted
     paused_until_ms: int | None = None  # a usage limit's reset: paused until then (or held)
     keep_alive: bool = False
+    telling: bool = False  # ended; its sessions not yet told (a crash here: recovery tells)
     events: int = 0
     tool_calls: int = 0
     turns: int = 0

@@ -13,6 +13,10 @@ could not write, with the reason appended to CRASHED, and its owners are told. A
 asked to stop (it had begun stopping, or the stop request still waits in its inbox) is neither
 taken over nor called crashed: it ends `cancelled`, as asked.
 
+A job whose supervisor wrote its final status and died before its sessions and subscribers
+heard of it (its status still `telling`: supervise/news.py) is told now, as its supervisor
+would have told it, with the same event ids.
+
 Recovery is idempotent. Under the lock it looks at what events.jsonl already ends with: a
 terminal event there (the supervisor wrote its last event but not its status: a full disk,
 or a kill between the two) is the job's end, and only the status is completed from it.
@@ -51,15 +55,19 @@ def recover_if_dead(
     store: JobStore, job_id: str, status: JobStatus, *, final: str = "error", reason: str = CRASHED
 ) -> JobStatus:
     """Return the status to show; if the supervisor died, first record that durably."""
-    if not status.active or supervisor_alive(status):
+    if not (status.active or status.telling) or supervisor_alive(status):
         return status
     lock = JobLock(store.job_dir(job_id))
     try:
         if not _acquire_soon(lock):
             return status  # a supervisor (maybe just starting) holds the job
         current = store.read_status(job_id)
-        if current is None or not current.active or supervisor_alive(current):
+        if current is None or not (current.active or current.telling):
             return current or status
+        if supervisor_alive(current):
+            return current
+        if not current.active:  # it wrote its end, then died before its sessions heard
+            return record_end(store, current, current.status, current.error or CRASHED)
         if reason == CRASHED and _stop_was_asked(store, current):
             final, reason = "cancelled", "stopped"
         revived = _revive(store, current, lock.fd) if reason == CRASHED else None
@@ -156,21 +164,24 @@ def record_end(
         written: list[bool] = []
         failed: list[BaseException] = []
 
-        def record() -> None:  # once, whoever calls it first; what it raises is raised here
-            if not written:
-                written.append(True)
-                try:
-                    write()
-                except BaseException as exc:
-                    failed.append(exc)
-                    raise
+        def record() -> None:  # the end once, whoever calls first; what it raises is raised here
+            if written:
+                writer.write_status(current)  # told: the status again
+                return
+            written.append(True)
+            try:
+                write()
+            except BaseException as exc:
+                failed.append(exc)
+                raise
 
         recovered_end = getattr(store.news, "recovered_end", None)
         try:
             if recovered_end is not None:
                 recovered_end(store.root, current, record, told=told)
         finally:
-            record()  # no teller, or it failed before its turn to write
+            if not written:
+                record()  # no teller, or it failed before its turn to write
         if failed:
             raise failed[0]
     finally:

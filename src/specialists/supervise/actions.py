@@ -34,15 +34,21 @@ def wait_for_ack(
     store: JobStore, job_id: str, request_id: str, timeout: float
 ) -> dict[str, Any] | None:
     """The ack event for `request_id`, or None if none arrived within `timeout` seconds."""
-    path = store.events_path(job_id)
-    offset = 0
-    deadline = time.monotonic() + timeout
+    return events_for(store, job_id, request_id, None, time.monotonic() + timeout)
+
+
+def events_for(
+    store: JobStore, job_id: str, request_id: str, kinds: set[str] | None, until: float
+) -> dict[str, Any] | None:
+    """The first event (of `kinds`, unless None) for `request_id`, or None by the monotonic
+    time `until`."""
+    path, offset = store.events_path(job_id), 0
     while True:
         events, offset = read_event_lines(path, offset)
         for ev in events:
-            if ev.get("request") == request_id:
+            if ev.get("request") == request_id and (kinds is None or ev.get("event") in kinds):
                 return ev
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= until:
             return None
         time.sleep(_POLL_S)
 

@@ -1,7 +1,7 @@
-"""A supervisor's control inbox: the requests other processes post to a job (steer,
-follow-up, abort, interrupt, stop), read each step, decided at once (requests.py) and
-acknowledged by an event; the follow-ups it holds until a run ends, so each gets a run of
-its own; the steers handed to the agent until it acknowledges them."""
+"""A supervisor's control inbox: the requests other processes address to a job (steer,
+follow-up, abort, interrupt, stop: events in its inbox, store/control.py), read each step,
+decided at once (requests.py) and acknowledged by an event; the follow-ups it holds until a
+run ends, so each gets a run of its own; the steers handed to the agent until it takes them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, assert_never, cast
 
 from specialists.base.errors import SpecialistsError
 from specialists.runners.base import Abort, FollowUp
-from specialists.store.control import ControlRequest, take_requests
+from specialists.store.control import ControlRequest, read_requests
 from specialists.supervise.requests import Decision, Phase, Situation, ack_fields, decide
 
 if TYPE_CHECKING:
@@ -22,13 +22,18 @@ class ControlInbox:
         self.paused_at: float | None = None  # when an interrupt paused the run
 
     def read(self) -> None:
-        requests, problems = take_requests(self.sup.recorder.job_dir)
-        for problem in problems:
+        """Act on each request waiting in the job's inbox, once per request id (its cursor:
+        store/control.py), the checkpoint told first that writes for requests follow."""
+        first: list[bool] = []
+
+        def act(request: ControlRequest) -> None:
+            if not first:
+                first.append(True)
+                self.sup.before_control_writes()
+            self.sup.guard.run("request", lambda: self._on_request(request))
+
+        for problem in read_requests(self.sup.recorder.job_dir, act):
             self.sup.recorder.notice(problem)
-        if requests:
-            self.sup.before_control_writes()
-        for request in requests:
-            self.sup.guard.run("request", lambda r=request: self._on_request(r))  # type: ignore[misc]
 
     def _on_request(self, req: ControlRequest) -> None:
         sup = self.sup

@@ -99,11 +99,14 @@ def finish(
         written: list[dict[str, Any]] = []
 
         def record() -> None:
-            if not written:
+            if written:
+                j.writer.write_status(st)
+            else:
                 written.append(j.writer.write_final(st, final, **fields))
 
         guard.run("telling the owners", lambda: _report(guard, news.tell(ending, record)))
-        record()  # the teller failed before its turn
+        if not written:
+            record()  # the teller failed before its turn
         j.show(lambda observer: observer.on_event(written[0]))
 
 

@@ -111,7 +111,11 @@ def after(job_dir: Path, child: int, code: int) -> None:
     while True:
         try:
             status = store.read_status(job_dir.name)
-            if status is not None and status.active and status.supervisor_pid == child:
+            if (
+                status is not None
+                and (status.active or status.telling)
+                and status.supervisor_pid == child
+            ):
                 how = f"killed by {signal_name(-code)}" if code < 0 else f"exit code {code}"
                 log.warning("supervisor %d of job %s died (%s) with the job active", child,
                             job_dir.name, how)  # fmt: skip

@@ -21,9 +21,8 @@ from pathlib import Path
 
 from specialists.base.errors import Bug, StoreError, UserError
 from specialists.store.atomic import write_atomic
-from specialists.store.files import DIR_MODE, create_private, is_out_of_space, size_text
+from specialists.store.files import create_private, is_out_of_space, size_text
 from specialists.store.jobs import (
-    CONTROL_DIR,
     EVENTS_FILE,
     JOB_FILE,
     MAX_RECORD,
@@ -81,8 +80,6 @@ def _write_files(dir_fd: int, record: JobRecord) -> None:
     make_reserve(dir_fd)  # room for the job's last words on a disk that fills up
     for name in (EVENTS_FILE, STDERR_LOG):
         os.close(create_private(name, os.O_WRONLY, dir_fd=dir_fd))  # 0600 from the start
-    os.mkdir(CONTROL_DIR, DIR_MODE, dir_fd=dir_fd)
-    os.chmod(CONTROL_DIR, DIR_MODE, dir_fd=dir_fd)
     status = JobStatus(
         id=record.id,
         specialist=record.specialist,

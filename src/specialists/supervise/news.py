@@ -14,11 +14,12 @@ which tells in this order around the writing of the job's status (`record`):
        ---
        Job 1a2b3c4d (reviewer) done after 12.4 s. Its answer: ...
 
-2. `record()`: the final event and status;
+2. `record()`: the final event and status, `telling` (store/records.py);
 3. the completion notice (events/notices.py `completion`) for every other key of its owner
    and its subscribers (outside sessions: claude-..., pi-...), after the status, so a woken
    session reads `result` at once; then the subscribers (`HOOKS.heard`: a goal mission's
-   next step).
+   next step); then `record()` again: the status, no longer `telling`. A supervisor killed
+   before that leaves it `telling`, and recovery (store/recovery.py) tells steps 3 again.
 
 Every id is fixed per job (`job-<id>:notice:1` here and in the completion notice): a job
 ends once, so a supervisor and crash recovery that both report the same end (it died between
@@ -56,9 +57,11 @@ def tell(
     close_timers: bool = True,
     told: bool = False,
 ) -> list[str]:
-    """Tell the job's news to whoever must hear of it, writing its status (`record`) at its
-    turn; problems as lines (never raised, but what `record` raises). `told`: its end was
-    told and its end event written (its supervisor died before its status): the rest only.
+    """Tell the job's news to whoever must hear of it, writing its status (`record`: its
+    final event too, the first time) at its turn and once more when all is told; problems
+    as lines (never raised, but what `record` raises). `told`: its end was told and its end
+    event written (its supervisor died before its status, or before it told its sessions):
+    the rest only.
 
     At an end, first fire what is due for every owner: a front that sees an owner fires its
     timers, even when the owner's own process is gone (a Claude Code session that ended: its
@@ -86,6 +89,7 @@ def tell(
         if close_timers:
             problems += close_own_timers(root, job.id, now_ms=ending.now_ms)
     if record is not None:
+        ending.status.telling = ending.final != "waiting"
         record()
     problems += post_all(root, notices.completion(root, job.id))
     for hear in HOOKS.heard:
@@ -95,6 +99,9 @@ def tell(
             if not isinstance(exc, OSError | SpecialistsError):
                 log.exception("after the news of job %s", job.id)
             problems.append(f"after the news of job {job.id}: {exc}")
+    if record is not None and ending.status.telling:
+        ending.status.telling = False
+        record()  # told: the status again, so that no recovery tells it twice
     return problems
 
 

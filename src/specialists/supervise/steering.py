@@ -33,8 +33,9 @@ from typing import Literal
 
 from specialists.base.errors import UserError
 from specialists.store.control import post_request
-from specialists.store.jobs import JobStore, read_event_lines
+from specialists.store.jobs import JobStore
 from specialists.store.view import current_status
+from specialists.supervise.actions import events_for
 
 STEER_WAIT_S = 3.0
 INTERRUPT_WAIT_S = 10.0
@@ -68,22 +69,6 @@ class SteerOutcome:
                 + (f"; {self.reason}" if self.reason else "")
             )
         return f"failed: {self.reason or 'refused'}{rid}"
-
-
-def events_for(
-    store: JobStore, job_id: str, request_id: str, kinds: set[str], until: float
-) -> dict | None:
-    """The first event of `kinds` for `request_id`, or None by the monotonic time `until`."""
-    path = store.events_path(job_id)
-    offset = 0
-    while True:
-        events, offset = read_event_lines(path, offset)
-        for ev in events:
-            if ev.get("request") == request_id and ev.get("event") in kinds:
-                return ev
-        if time.monotonic() >= until:
-            return None
-        time.sleep(_POLL_S)
 
 
 def steer_job(

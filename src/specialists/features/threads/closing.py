@@ -6,12 +6,13 @@
 - `close_thread`: claims the close (closing.json, exclusive) with its report. Nothing is sent
   yet: the child's job is still running.
 - `close_ended(job)`: the job's end rendered for its parent (threads/plugin.py, HOOKS.ended:
-  its supervisor's end and crash recovery alike; `settle` where a parent finds a child whose
-  end nobody told). For a thread job whose close has not finished: claims the close if the
-  child never did (the runtime closes it with the job's final text, R-S9), commits the
-  sandbox with hooks disabled (`thread <id>`), takes its diff stat, writes closed.json and
-  renders one `child_closed` event (id `<thread>:child_closed:1`). So `child_closed` always
-  means the child's job has ended and its sandbox is final: the parent may squash at once.
+  its supervisor's end and crash recovery alike, and `settle`, where a parent finds a child
+  whose end nobody told, through the same teller). For a thread job whose close has not
+  finished: claims the close if the child never did (the runtime closes it with the job's
+  final text, R-S9), commits the sandbox with hooks disabled (`thread <id>`), takes its diff
+  stat, writes closed.json and renders one `child_closed` event (id
+  `<thread>:child_closed:1`). So `child_closed` always means the child's job has ended and
+  its sandbox is final: the parent may squash at once.
 """
 
 from __future__ import annotations
@@ -86,26 +87,30 @@ def close(state_root: Path, position: Position, args: Mapping[str, Any], now_ms:
     return first
 
 
-def settle(
-    state_root: Path, job_id: str, now_ms: int, ended: tuple[str, str | None] | None = None
-) -> str | None:
-    """Finish the close of a thread job whose end nobody told (a parent's look at its
-    children) and send its child_closed; the event id, or None when there was nothing to do."""
-    told = close_ended(state_root, job_id, now_ms, ended)
-    if told is None:
+def settle(state_root: Path, job_id: str) -> str | None:
+    """Tell the end of a thread job that ended unclosed (a parent's look at its children)
+    through the one teller (supervise/news.py), whose rendering for its parent is its close
+    (plugin.py); the child_closed id, or None when there was nothing to do."""
+    from specialists.supervise.news import tell_recovered
+
+    jobs = job_store(state_root)
+    thread, status = jobs.read_record(job_id).thread, jobs.read_status(job_id)
+    tid = str(thread.get("id")) if thread else ""
+    threads = ThreadStore(state_root)
+    if not tid or status is None or status.active or threads.closed(tid) is not None:
         return None
-    told.post(state_root)
-    return f"{told.source_id}:child_closed:1"
+    for problem in tell_recovered(jobs, status, close_timers=False):
+        log.warning("job %s: %s", job_id, problem)
+    return f"{tid}:child_closed:1" if threads.closed(tid) is not None else None
 
 
 def close_ended(
-    state_root: Path, job_id: str, now_ms: int, ended: tuple[str, str | None] | None = None
+    state_root: Path, job_id: str, now_ms: int, ended: tuple[str, str | None]
 ) -> Told | None:
     """Finish the close of a thread job that ended (see the module docstring): its
     child_closed for the parent, or None when there was nothing to do. Never raises for a
     failure of its own: those are logged and the close records them as a failure.
-    `ended` is the job's final state and error when its end is told (its agent is dead by
-    then); otherwise they are read from its status."""
+    `ended`: the job's final state and error, as its end is told (its agent is dead)."""
     jobs = job_store(state_root)
     job = jobs.read_record(job_id)
     if not job.thread:
@@ -118,12 +123,7 @@ def close_ended(
     record = threads.get(str(job.thread.get("id")))
     if record is None or record.job_id != job_id or threads.closed(record.id) is not None:
         return None
-    if ended is not None:
-        final, error = ended
-    else:
-        status = jobs.read_status(job_id)
-        final = status.status if status is not None else "error"
-        error = status.error if status is not None else "the job's status is unreadable"
+    final, error = ended
     if threads.closing(record.id) is None:
         answer = jobs.read_result(job_id) or jobs.latest_answer(job_id)
         threads.begin_close(record.id, Closing("runtime", answer, now_ms))

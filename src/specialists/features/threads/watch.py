@@ -10,8 +10,6 @@ status read per open child.
 
 from __future__ import annotations
 
-import time
-
 from specialists.features.threads.closing import settle
 from specialists.features.threads.records import ThreadRecord, ThreadStore
 from specialists.features.threads.state import Child, child_view
@@ -23,6 +21,6 @@ def settled_view(threads: ThreadStore, jobs: JobStore, record: ThreadRecord) -> 
     child = child_view(threads, jobs, record)  # records a dead supervisor on the way
     ended = child.status is not None and not child.status.active
     if child.phase == "ended" or (child.phase == "closing" and ended):
-        settle(threads.state_root, record.job_id, int(time.time() * 1000))
+        settle(threads.state_root, record.job_id)
         child = child_view(threads, jobs, record)
     return child
