@@ -50,6 +50,7 @@ def boot() -> None:
     HOOKS.housekeeping.append(Lazy("specialists.events.notices:prune_stale"))
     for noun in ("steer", "follow-up", "stop", "interrupt", "children"):  # the job-control ops
         register_noun(noun, f"specialists.supervise.verbs:{noun.upper().replace('-', '_')}")
+    register_noun("show", "specialists.catalog.verbs:SHOW")
     features.load()
     NEWS.booted = True
 

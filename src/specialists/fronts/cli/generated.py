@@ -7,8 +7,10 @@ A renderer is `(result, args) -> exit code`, looked up as `TEXT[verb]` in the no
 without one, the result is printed as JSON. `--json` prints the result as one JSON document
 (docs/cli.md, "Output") and asks the module only for the exit code (`CODE[verb]`), unless the
 renderer prints JSON itself (`OWN_JSON`: `timer set --wait` prints the timer once it fired).
-The module may add flags of the command line's own (`FLAGS[verb]`: `--wait`) and adjust the
-parsed arguments first (`PREPARE[verb]`: `-` for stdin).
+The module may add flags of the command line's own (`FLAGS[verb]`: `--wait`), adjust the
+parsed arguments first (`PREPARE[verb]`: `-` for stdin), and run the op again from its
+renderer (`args.again(**more)`: once the person confirmed). An op without a verb beside
+others is what the noun alone runs (`claims` lists, `claims release` releases).
 """
 
 from __future__ import annotations
@@ -36,9 +38,10 @@ def add_noun(sub: argparse._SubParsersAction, noun: Noun, module: str | None) ->
     """The noun's command, its ops under it (`state get`: two words, two levels)."""
     p = sub.add_parser(noun.name, help=noun.help, description=_sentence(noun.help))
     ops = [o for o in noun.ops if o.cli]
-    if len(ops) == 1 and not ops[0].verb:
-        _add_op(p, noun, ops[0], module)
-        return
+    bare = next((o for o in ops if not o.verb), None)  # the noun alone runs it: `claims`
+    if bare is not None:
+        _add_op(p, noun, bare, module)
+        ops.remove(bare)
     parsers: dict[tuple[str, ...], argparse.ArgumentParser] = {(): p}
     subs: dict[tuple[str, ...], argparse._SubParsersAction] = {}
     for op in ops:
@@ -51,7 +54,7 @@ def add_noun(sub: argparse._SubParsersAction, noun: Noun, module: str | None) ->
             if above not in subs:
                 dest = "_".join(("verb", *above))
                 subs[above] = parsers[above].add_subparsers(
-                    dest=dest, metavar="VERB", required=True
+                    dest=dest, metavar="VERB", required=bool(above) or bare is None
                 )
             if depth < len(words):  # a word that groups verbs: `state` of `state get`
                 under = sorted(
@@ -67,9 +70,13 @@ def add_noun(sub: argparse._SubParsersAction, noun: Noun, module: str | None) ->
 
 
 def _add_op(p: argparse.ArgumentParser, noun: Noun, op: Op, module: str | None) -> None:
+    groups: dict[str, Any] = {}  # `Cli(group=)`: at most one of them (`--days` | `--all`)
     for param in signature(op.fn).params:
         if not param.cli.hidden:
-            _add_param(p, param)
+            group = param.cli.group
+            _add_param(
+                groups.setdefault(group, p.add_mutually_exclusive_group()) if group else p, param
+            )
     if op.owner:
         p.add_argument(
             "--owner",
@@ -81,7 +88,8 @@ def _add_op(p: argparse.ArgumentParser, noun: Noun, op: Op, module: str | None) 
         extra = getattr(importlib.import_module(module), "FLAGS", {}).get(op.verb or noun.name)
         if extra is not None:
             extra(p)
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    if "--json" not in p._option_string_actions:  # FLAGS may say what its JSON is
+        p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(run=lambda args, project: run(noun, op, module, args, project))
 
 
@@ -93,7 +101,7 @@ def _dest(param: Param) -> str:
     return f"{param.name}_" if param.name in TAKEN else param.name
 
 
-def _add_param(p: argparse.ArgumentParser, param: Param) -> None:
+def _add_param(p: Any, param: Param) -> None:
     if param.keys:  # a JSON object of known keys: an option for each
         for key in param.keys:
             _add_param(p, replace(key, name=f"{param.name}__{key.name}", cli=_flag_of(key)))
@@ -179,6 +187,8 @@ def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, projec
         project, getattr(args, "owner", None) if op.owner else None,
         getattr(renderers, "OWNER", None),
     )  # fmt: skip
+    # A renderer may run the op again with more (`confirmed` once the person said yes).
+    args.again = lambda **more: call_json(op, caller, {**values, **more}, words)
     try:
         result = call_json(op, caller, values, words)
     finally:
