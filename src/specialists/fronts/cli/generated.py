@@ -74,9 +74,9 @@ def _add_op(p: argparse.ArgumentParser, noun: Noun, op: Op, module: str | None) 
     for param in signature(op.fn).params:
         if not param.cli.hidden:
             group = param.cli.group
-            _add_param(
-                groups.setdefault(group, p.add_mutually_exclusive_group()) if group else p, param
-            )
+            if group and group not in groups:
+                groups[group] = p.add_mutually_exclusive_group()
+            _add_param(groups[group] if group else p, param)
     if op.owner:
         p.add_argument(
             "--owner",
@@ -189,8 +189,12 @@ def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, projec
     )  # fmt: skip
     # A renderer may run the op again with more (`confirmed` once the person said yes).
     args.again = lambda **more: call_json(op, caller, {**values, **more}, words)
+    config = len(caller.warnings)  # the settings' warnings: noise beside a refusal's line
     try:
         result = call_json(op, caller, values, words)
+    except BaseException:
+        del caller.warnings[:config]
+        raise
     finally:
         for warning in caller.warnings:
             _warn(warning)
