@@ -1,5 +1,5 @@
 """How `specialists show NAME` prints for people (the command is generated from the show op,
-catalog/verbs.py)."""
+features/manage/verbs.py)."""
 
 from __future__ import annotations
 
