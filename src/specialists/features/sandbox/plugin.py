@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 def register() -> None:
     register_noun("claims", "specialists.features.sandbox.verbs:CLAIMS")
+    register_noun("sandboxes", "specialists.features.sandbox.verbs:SANDBOXES")
+    register_noun("worktree", "specialists.features.sandbox.verbs:WORKTREE")
     register_tools("specialists.features.sandbox.verbs:CLAIMS")
     register_tools("specialists.features.sandbox.queue_tools:QUEUE_TOOLS")
     HOOKS.before_end.append(_release_claims)

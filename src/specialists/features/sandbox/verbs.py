@@ -7,7 +7,8 @@ command line asks first, then runs the op again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 from specialists.base.display import one_line
@@ -17,6 +18,7 @@ from specialists.base.opschema import Cli, Many, Text
 from specialists.store.claims import MAX_PATHS_PER_CALL, Claims, key_of_arg
 
 if TYPE_CHECKING:
+    from specialists.features.sandbox.backend import SandboxBackend
     from specialists.native.agent_tools import Caller
 
 Paths = Annotated[list[str], Many(MAX_PATHS_PER_CALL)]
@@ -132,5 +134,202 @@ CLAIMS = Noun(
             "Which files are claimed now, by which live job, and why: read it before planning "
             "parallel work. A claim of a job that ended or crashed is not listed."
         )),
+    ),
+)  # fmt: skip
+
+
+# --- sandbox branches (R-S7, R-S8) ----------------------------------------------------------
+
+
+def _backend(caller: Caller) -> SandboxBackend:
+    from specialists.features.threads.sandboxing import backend_for
+
+    backend = backend_for(caller.root)
+    if backend.detect(caller.root) is None:
+        raise UserError(f"{caller.root} is not in a git repository; it has no sandboxes")
+    return backend
+
+
+def sandboxes(caller: Caller) -> dict[str, Any]:
+    """Every `sandbox-<id>` branch, merged or not, and its worktree."""
+    listing = _backend(caller).list()
+    caller.warnings.extend(f"{p.where}: {p.what}" for p in listing.problems)
+    rows = [
+        {"id": s.id, "branch": s.branch, "tip": s.tip, "merged": s.merged, "note": s.note,
+         "worktree": str(s.worktree) if s.worktree else None}
+        for s in listing.sandboxes
+    ]  # fmt: skip
+    return {"sandboxes": rows}
+
+
+def prune(
+    caller: Caller,
+    *,
+    confirmed: Annotated[list[Mapping[str, Any]] | None, Cli(hidden=True)] = None,
+) -> dict[str, Any]:
+    """Delete merged sandbox branches (asks first): without `confirmed`, what would go; with
+    it, those candidates, each only if nothing about it changed since it was shown."""
+    from specialists.features.sandbox.backend import PruneCandidate, PrunePlan
+
+    backend = _backend(caller)
+    if confirmed is not None:
+        plan = PrunePlan(tuple(PruneCandidate(**c) for c in confirmed), ())
+        outcome = backend.prune_merged(plan)
+        return {"kept": [asdict(k) for k in outcome.kept], "deleted": list(outcome.deleted)}
+    plan = backend.prune_plan()
+    if plan.blocked:
+        raise UserError(plan.describe(), hint="commit or discard those changes, then prune again")
+    return {
+        "candidates": [asdict(c) for c in plan.candidates],
+        "kept": [asdict(k) for k in plan.kept],
+    }
+
+
+def squash(
+    caller: Caller,
+    id: Annotated[str, Text(200)],
+    /,
+    *,
+    confirmed: Annotated[bool, Cli(hidden=True)] = False,
+) -> dict[str, Any]:
+    """Stage a finished sandbox's work in your tree (never committed, R-S8), once `confirmed`.
+
+    Args:
+        id: thread id (t-...) or sandbox id
+    """
+    from specialists.features.threads.owning import child_state_for, sandbox_for
+
+    backend = _backend(caller)
+    sandbox = sandbox_for(backend, caller.state_root, id)
+    state, auto_commit = child_state_for(caller.state_root, sandbox.id)
+    target = sandbox.origin
+    outcome = backend.squash_into(
+        target, sandbox, child=state, commit=False, auto_commit=auto_commit, confirmed=confirmed
+    )
+    if outcome.kind == "squashed":
+        return {"squashed": True, "said": outcome.describe()}
+    if outcome.kind == "refused" and outcome.reason == "needs_confirmation" and not confirmed:
+        question = f"stage the work of {sandbox.branch} in {target} (nothing is committed)?"
+        return {"squashed": False, "question": question}
+    raise UserError(outcome.describe())
+
+
+SANDBOXES = Noun(
+    "sandboxes",
+    "list sandbox branches; prune merged ones; squash one",
+    (
+        Op(sandboxes, reads=True, tool=None),
+        Op(prune, "prune", tool=None, help="delete merged sandbox branches (asks first)"),
+        Op(squash, "squash", tool=None, help="stage a finished sandbox's work in your tree"),
+    ),
+)
+
+
+# --- worktree handoffs (docs/workflows.md) ----------------------------------------------------
+
+Ref = Annotated[str, Text(4096, 1)]
+
+
+def handoffs(caller: Caller) -> dict[str, Any]:
+    """The project's handoff manifests."""
+    from specialists.features.sandbox.handoff_manifest import (
+        HandoffError,
+        list_manifests,
+        read_manifest,
+    )
+
+    rows: list[dict[str, Any]] = []
+    for path in list_manifests(caller.root):
+        try:
+            m = read_manifest(path)
+        except HandoffError as exc:
+            caller.warnings.append(exc.one_line())
+            continue
+        states: dict[str, int] = {}
+        for c in m.children:
+            states[c.state] = states.get(c.state, 0) + 1
+        rows.append({"id": m.id, "owner": m.owner, "path": str(path), "states": states})
+    return {"handoffs": rows}
+
+
+def handoff(caller: Caller, ref: Ref, /) -> dict[str, Any]:
+    """A handoff's children, patches and recovery: as recorded, and as they are now.
+
+    Args:
+        ref: the workflow's job id (handoff id) or a manifest's path
+    """
+    from specialists.features.sandbox.handoff_discard import inspect
+
+    view = inspect(caller.root, ref)
+    data = view.manifest.to_dict()
+    children = [
+        {**row, "now": {"worktree_exists": c.worktree_exists, "ours": c.ours, "tip": c.tip,
+                        "dirty": list(c.dirty), "recovery": list(c.recovery())}}
+        for row, c in zip(data["children"], view.children, strict=True)
+    ]  # fmt: skip
+    return {**data, "path": str(view.path), "children": children}
+
+
+def capture(caller: Caller, ref: Ref, /) -> dict[str, Any]:
+    """Capture children that ended without it (the process that owned the handoff died).
+
+    Args:
+        ref: the workflow's job id (handoff id) or a manifest's path
+    """
+    from specialists.features.sandbox.handoff import child_ended
+    from specialists.features.sandbox.handoff_discard import inspect
+
+    view = inspect(caller.root, ref)
+    rows = []
+    for c in view.children:
+        done = child_ended(caller.root, view.manifest.id, c.entry.key)
+        rows.append({"key": c.entry.key, "state": done.state, "summary": done.summary})
+        caller.warnings.extend(done.warnings)
+    return {"captured": rows}
+
+
+def discard(
+    caller: Caller,
+    ref: Ref,
+    /,
+    *,
+    confirmed: Annotated[Mapping[str, Any] | None, Cli(hidden=True)] = None,
+) -> dict[str, Any]:
+    """Delete a handoff's worktrees and branches: without `confirmed`, what would go; with it
+    (each child's branch tip as shown), those, a branch that moved since kept.
+
+    Args:
+        ref: the workflow's job id (handoff id) or a manifest's path
+    """
+    from dataclasses import replace
+
+    from specialists.features.sandbox import handoff_discard as hd
+
+    view = hd.inspect(caller.root, ref)
+    live = [c for c in view.children if c.entry.state != "discarded"]
+    if confirmed is None:
+        rows = [
+            {"key": c.entry.key, "worktree": c.entry.worktree, "branch": c.entry.branch,
+             "dirty": len(c.dirty), "tip": c.tip}
+            for c in live
+        ]  # fmt: skip
+        return {"id": view.manifest.id, "live": rows}
+    shown = tuple(replace(c, tip=confirmed[c.entry.key]) for c in live if c.entry.key in confirmed)
+    outcome = hd.discard(caller.root, replace(view, children=shown))
+    return {
+        "id": view.manifest.id, "removed": list(outcome.removed), "kept": list(outcome.kept),
+        "manual": list(outcome.manual), "complete": outcome.complete,
+    }  # fmt: skip
+
+
+WORKTREE = Noun(
+    "worktree",
+    "review, capture or discard worktree handoffs",
+    (
+        Op(handoffs, "list", reads=True, tool=None, help="the project's handoff manifests"),
+        Op(handoff, "show", reads=True, tool=None,
+           help="a handoff's children, patches and recovery"),
+        Op(capture, "capture", tool=None, help="capture children that ended without it"),
+        Op(discard, "discard", tool=None, help="delete a handoff's worktrees and branches"),
     ),
 )  # fmt: skip

@@ -9,7 +9,8 @@ without one, the result is printed as JSON. `--json` prints the result as one JS
 renderer prints JSON itself (`OWN_JSON`: `timer set --wait` prints the timer once it fired).
 The module may add flags of the command line's own (`FLAGS[verb]`: `--wait`), adjust the
 parsed arguments first (`PREPARE[verb]`: `-` for stdin), and run the op again from its
-renderer (`args.again(**more)`: once the person confirmed). An op without a verb beside
+renderer (`args.again(**more)`: once the person confirmed; such verbs are its `ASKS`, which
+take no `--json`). An op without a verb beside
 others is what the noun alone runs (`claims` lists, `claims release` releases).
 """
 
@@ -84,11 +85,14 @@ def _add_op(p: argparse.ArgumentParser, noun: Noun, op: Op, module: str | None) 
             help="whose inbox: job-<id>, claude-<session>, ... (default: this session, else "
             "cli-<user>)",
         )
-    if module is not None:
-        extra = getattr(importlib.import_module(module), "FLAGS", {}).get(op.verb or noun.name)
-        if extra is not None:
-            extra(p)
-    if "--json" not in p._option_string_actions:  # FLAGS may say what its JSON is
+    renderers = importlib.import_module(module) if module is not None else None
+    extra = getattr(renderers, "FLAGS", {}).get(op.verb or noun.name)
+    if extra is not None:
+        extra(p)
+    # FLAGS may say what its JSON is; a verb that asks the person first (ASKS) has none.
+    if "--json" in p._option_string_actions or op.verb in getattr(renderers, "ASKS", ()):
+        p.set_defaults(json=False)
+    else:
         p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(run=lambda args, project: run(noun, op, module, args, project))
 
