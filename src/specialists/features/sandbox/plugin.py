@@ -19,7 +19,8 @@ def register() -> None:
     register_noun("sandboxes", "specialists.features.sandbox.verbs:SANDBOXES")
     register_noun("worktree", "specialists.features.sandbox.verbs:WORKTREE")
     register_tools("specialists.features.sandbox.verbs:CLAIMS")
-    register_tools("specialists.features.sandbox.queue_tools:QUEUE_TOOLS")
+    register_noun("merge", "specialists.features.sandbox.merge_verbs:MERGE")
+    register_tools("specialists.features.sandbox.merge_verbs:MERGE")
     HOOKS.before_end.append(_release_claims)
     # The resolver is a `--sandbox` job: its work was committed by `finalize` already.
     HOOKS.before_end.append(_resolver_ended)

@@ -191,8 +191,15 @@ def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, projec
         project, getattr(args, "owner", None) if op.owner else None,
         getattr(renderers, "OWNER", None),
     )  # fmt: skip
-    # A renderer may run the op again with more (`confirmed` once the person said yes).
-    args.again = lambda **more: call_json(op, caller, {**values, **more}, words)
+
+    def again(verb: str | None = None, **more: Any) -> Any:
+        """The op again with `more` (`confirmed` once the person said yes), or another verb's
+        op of the noun with just `more` (`merge start --wait` runs `merge run`)."""
+        if verb is not None:
+            return call_json(noun.op(verb), caller, more, f"{noun.name} {verb}")
+        return call_json(op, caller, {**values, **more}, words)
+
+    args.again = again
     config = len(caller.warnings)  # the settings' warnings: noise beside a refusal's line
     try:
         result = call_json(op, caller, values, words)
