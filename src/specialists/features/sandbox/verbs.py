@@ -40,7 +40,7 @@ def _job(caller: Caller) -> str:
 
 
 @dataclass(frozen=True)
-class Claimed:
+class FilesClaimed:
     asked: int
     claimed: list[dict[str, Any]]
     held: list[dict[str, Any]]
@@ -51,7 +51,7 @@ class Claimed:
 
 def claim_files(
     caller: Caller, *, paths: Paths, note: Annotated[str, Text(2000, line=False)] = ""
-) -> Claimed:
+) -> FilesClaimed:
     """Claim files for the caller's job."""
     job = _job(caller)
     keys = _keys(caller, paths)
@@ -64,7 +64,7 @@ def claim_files(
     now = int(caller.clock() * 1000)
     new = claims.claim(job, keys, specialist=specialist, note=one_line(note, 300), now_ms=now)
     held = [c.to_dict() for c in claims.live() if c.job == job]
-    return Claimed(len(keys), [c.to_dict() for c in new], held)
+    return FilesClaimed(len(keys), [c.to_dict() for c in new], held)
 
 
 def release_files(
@@ -105,7 +105,7 @@ def _claims_said(data: dict[str, Any]) -> str:
     return "\n".join(lines) or "no files are claimed"
 
 
-def _claimed_said(r: Claimed) -> str:
+def _claimed_said(r: FilesClaimed) -> str:
     shown = ", ".join(row["path"] + ("/" if row["dir"] else "") for row in r.held[:20])
     return f"claimed {r.asked} path(s); you hold {len(r.held)}: {shown}"
 
