@@ -1,11 +1,5 @@
 """How `specialists claims [release --job JOB [PATH...]]` prints for people (the command is
-generated from the claim ops, features/sandbox/verbs.py, as the agents' claim tools are).
-
-Jobs claim files with their claim_files tool (store/claims.py); every front's write guard
-refuses another job's write to them. A person sees them here, and may release a job's
-claims (all, or the paths named, relative to the current directory) without waiting for
-the job to end.
-"""
+generated from the claim ops, features/sandbox/verbs.py, as the agents' claim tools are)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,5 @@
-"""How `specialists merge check|start|run|show|list|land|cancel` prints for people, and its
-`--wait` (the command is generated from the merge ops, features/sandbox/merge_verbs.py, as
-the agents' merge_queue tool is; docs/sandbox.md).
-
-- `check [REF...] [--parent P]`: each sibling sandbox's changed files, the overlapping pairs
-  and the default order; nothing changes.
-- `start [REF...] [--parent P]`: queue them (prints the queue id); each lands all or nothing
-  in the queue's own sandbox, overlapping ones are rebased as each lands, a conflict goes to
-  a resolver job. `--wait` follows it until no resolver is at work.
-- `run ID`: one more pass (after a crash, or `--retry` to requeue conflicts); `--wait` too.
-- `land ID`: the result into the working copy it came from, staged only, after you confirm
-  (a terminal, or `--yes`); into a sandboxed parent it is committed.
-"""
+"""How `specialists merge ...` prints for people, asks and waits (`--wait`); the command
+is generated from the merge ops, features/sandbox/merge_verbs.py (docs/cli.md, sandbox.md)."""
 
 from __future__ import annotations
 
@@ -24,18 +13,6 @@ from specialists.fronts.cli.cmd_sandboxes import _confirmed, yes_flag
 from specialists.fronts.cli.values import Duration
 
 WAIT_SLICE_S = 0.5
-
-
-def _check(found: dict[str, Any], args: argparse.Namespace) -> int:
-    from specialists.features.sandbox.merge_verbs import check_text
-
-    print(check_text(found))
-    return 0
-
-
-def _list(data: dict[str, Any], args: argparse.Namespace) -> int:
-    print("\n".join(r["summary"] for r in data["queues"]) or "no merge queues")
-    return 0
 
 
 def _started(queue: dict[str, Any], args: argparse.Namespace) -> int:
@@ -102,10 +79,7 @@ def _wait_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=Duration, help="with --wait: give up waiting after D")
 
 
-TEXT = {
-    "check": _check, "list": _list, "start": _started, "run": _ran, "show": _show,
-    "land": _land, "cancel": _cancelled,
-}  # fmt: skip
+TEXT = {"start": _started, "run": _ran, "show": _show, "land": _land, "cancel": _cancelled}
 CODE = {"run": _code}
 OWN_JSON = ("start", "run")
 FLAGS = {"start": _wait_flags, "run": _wait_flags, "land": yes_flag}

@@ -1,13 +1,6 @@
 """How `specialists sandboxes [prune | squash ID]` prints for people, and the person's consent
-(the command is generated from the sandbox ops, features/sandbox/verbs.py; R-S7, R-S8).
-
-- no verb: every `sandbox-<id>` branch, merged or not as R-S7 defines it, and its worktree.
-- `prune`: delete the merged branches, after the person at the terminal confirms (or
-  `--yes`). Refused while any worktree has uncommitted changes; a branch that moved after it
-  was shown is kept.
-- `squash ID`: merge a finished sandbox (a thread id or a sandbox id) into the working copy
-  it came from, staged only, never committed (R-S8), after confirmation.
-"""
+(`--yes`, or a terminal; never assumed headless). The command is generated from the sandbox
+ops, features/sandbox/verbs.py (R-S7, R-S8; docs/cli.md)."""
 
 from __future__ import annotations
 

@@ -24,55 +24,44 @@ def _ms(value: int | None) -> str:
     return f"{value} ms ({value / 1000:g} s)"
 
 
+NO = object()  # a line left out
+
+
 def describe(spec: dict[str, Any]) -> str:
     """Human text for one resolved definition (the op's data)."""
-    lines = [
-        f"name:           {spec['name']}",
-        f"description:    {' '.join(spec['description'].split())}",
-        f"scope:          {spec['scope']}",
-        f"source:         {spec['source']}",
-    ]
-    lines += [f"shadows:        {path}" for path in spec["shadowed"]]
-    if spec["aliases"]:
-        lines.append(f"aliases:        {', '.join(spec['aliases'])}")
-    if spec["version"]:
-        lines.append(f"version:        {spec['version']}")
     runner = spec["runner"] or "default (from config)"
     if spec["runner_options"]:
         runner += f" {json.dumps(spec['runner_options'], default=str)}"
-    fallback = spec["fallback_model"]
-    lines += [
-        f"runner:         {runner}",
-        f"model:          {spec['model'] or 'default'}"
-        + (f" (fallback {fallback})" if fallback else ""),
-        f"permission:     {spec['permission']}",
-    ]
-    if spec["tools"] is not None:
-        lines.append(f"tools:          {', '.join(spec['tools']) or 'none (no agent tool)'}")
-    if spec["thinking_level"]:
-        lines.append(f"thinking:       {spec['thinking_level']}")
-    lines += [
-        f"timeout:        {_ms(spec['timeout_ms'])}",
-        f"stall timeout:  {_ms(spec['stall_timeout_ms'])}"
-        + (" (kill)" if spec["stall_kill"] else ""),
-        f"interactive:    {'yes' if spec['interactive'] else 'no'}",
-    ]
-    if spec["max_turns"]:
-        lines.append(f"max turns:      {spec['max_turns']}")
-    if spec["max_tokens"]:
-        lines.append(f"max tokens:     {spec['max_tokens']}")
-    if spec["response_format"]:
-        lines.append(f"response:       {spec['response_format']}")
-    lines.append(f"beads:          {spec['beads_integration']}")
-    lines += [f"skill path:     {p}" for p in spec["skill_paths"]]
-    if spec["skill_inherit"]:
-        lines.append(f"skill inherit:  {spec['skill_inherit']}")
-    for script in spec["scripts"]:
-        inject = ", inject output" if script["inject_output"] else ""
-        lines.append(f"script:         [{script['phase']}{inject}] {script['path']}")
-    for key, value in spec["variables"].items():
-        lines.append(f"variable:       {key}={value}")
-    lines += [f"warning:        {w}" for w in spec["warnings"]]
+    fallback = f" (fallback {spec['fallback_model']})" if spec["fallback_model"] else ""
+    tools, kill = spec["tools"], " (kill)" if spec["stall_kill"] else ""
+    rows = [
+        ("name", spec["name"]),
+        ("description", " ".join(spec["description"].split())),
+        ("scope", spec["scope"]),
+        ("source", spec["source"]),
+        *(("shadows", path) for path in spec["shadowed"]),
+        ("aliases", ", ".join(spec["aliases"]) or NO),
+        ("version", spec["version"] or NO),
+        ("runner", runner),
+        ("model", f"{spec['model'] or 'default'}{fallback}"),
+        ("permission", spec["permission"]),
+        ("tools", NO if tools is None else ", ".join(tools) or "none (no agent tool)"),
+        ("thinking", spec["thinking_level"] or NO),
+        ("timeout", _ms(spec["timeout_ms"])),
+        ("stall timeout", _ms(spec["stall_timeout_ms"]) + kill),
+        ("interactive", "yes" if spec["interactive"] else "no"),
+        ("max turns", spec["max_turns"] or NO),
+        ("max tokens", spec["max_tokens"] or NO),
+        ("response", spec["response_format"] or NO),
+        ("beads", spec["beads_integration"]),
+        *(("skill path", path) for path in spec["skill_paths"]),
+        ("skill inherit", spec["skill_inherit"] or NO),
+        *(("script", f"[{c['phase']}{', inject output' if c['inject_output'] else ''}] {c['path']}")
+          for c in spec["scripts"]),
+        *(("variable", f"{key}={value}") for key, value in spec["variables"].items()),
+        *(("warning", w) for w in spec["warnings"]),
+    ]  # fmt: skip
+    lines = [f"{label + ':':<16}{value}" for label, value in rows if value is not NO]
     lines += ["", "task template:", _indent(spec["task_template"]), "", "system prompt:"]
     lines.append(_indent(spec["system_prompt"] or "(none)"))
     return "\n".join(lines)

@@ -1,16 +1,5 @@
-"""How `specialists worktree list | show | capture | discard` prints for people: the review
-path of worktree handoffs (the command is generated from the handoff ops,
-features/sandbox/verbs.py).
-
-- `list`: every handoff manifest of the project, one line each.
-- `show REF`: a manifest (a workflow's handoff id, or a manifest's path) with each child's
-  worktree, branch, patch and diff stat as recorded and as they are now, and how to recover
-  them by hand. After an abrupt exit this is where the owned paths are.
-- `capture REF`: capture every child that ended without it (the process that owned the
-  handoff died): patches and stats into the manifest, dirty work preserved.
-- `discard REF`: remove the children's worktrees and branches, after the person at the
-  terminal confirms what `show` lists (headless: refused without `--yes`).
-"""
+"""How `specialists worktree list | show | capture | discard` prints for people and asks (the
+command is generated from the handoff ops, features/sandbox/verbs.py; docs/cli.md)."""
 
 from __future__ import annotations
 

@@ -3,14 +3,14 @@ op, its positional-only parameters as positionals and its keyword-only ones as `
 `--json` on each, and the renderer of the noun's `cmd_<noun>.py` (if it has one) for text.
 
 A renderer is `(result, args) -> exit code`, looked up as `TEXT[verb]` in the noun's module
-(by the noun's name for a noun that is one command, as `wait` is);
-without one, the result is printed as JSON. `--json` prints the result as one JSON document
-(docs/cli.md, "Output") and asks the module only for the exit code (`CODE[verb]`), unless the
-renderer prints JSON itself (`OWN_JSON`: `timer set --wait` prints the timer once it fired).
-The module may add flags of the command line's own (`FLAGS[verb]`: `--wait`), adjust the
-parsed arguments first (`PREPARE[verb]`: `-` for stdin), and run the op again from its
-renderer (`args.again(**more)`: once the person confirmed; such verbs are its `ASKS`, which
-take no `--json`). An op without a verb beside
+(by the noun's name for a noun that is one command, as `wait` is); without one, the text a
+model reads of the result (the op's `text`), else the result as JSON. `--json` prints the
+result as one JSON document (docs/cli.md, "Output") and asks the module only for the exit
+code (`CODE[verb]`), unless the renderer prints JSON itself (`OWN_JSON`: `timer set --wait`
+prints the timer once it fired). The module may add flags of the command line's own
+(`FLAGS[verb]`: `--wait`), adjust the parsed arguments first (`PREPARE[verb]`: `-` for
+stdin), and run the op again from its renderer (`args.again(**more)`, once the person
+confirmed: such verbs are its `ASKS`, which take no `--json`). An op without a verb beside
 others is what the noun alone runs (`claims` lists, `claims release` releases).
 """
 
@@ -157,7 +157,7 @@ def _flag_of(key: Param) -> Any:
 
 def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, project: Project) -> int:
     """Check the arguments as every front does, run the op for the person, render."""
-    from specialists.base.ops import call_json
+    from specialists.base.ops import call_json, said
 
     renderers = importlib.import_module(module) if module is not None else None
     key = op.verb or noun.name  # how the noun's module names the op
@@ -214,8 +214,10 @@ def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, projec
         code = getattr(renderers, "CODE", {}).get(key)
         return 0 if code is None else int(code(result))
     render = getattr(renderers, "TEXT", {}).get(key)
-    if render is None:
-        print(json.dumps(_data(result), ensure_ascii=False, indent=1))
+    if render is None:  # what a model reads of it, else the JSON
+        print(
+            said(op, result) if op.text else json.dumps(_data(result), ensure_ascii=False, indent=1)
+        )
         return 0
     return int(render(result, args))
 
