@@ -195,9 +195,14 @@ def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, projec
     def again(verb: str | None = None, **more: Any) -> Any:
         """The op again with `more` (`confirmed` once the person said yes), or another verb's
         op of the noun with just `more` (`merge start --wait` runs `merge run`)."""
-        if verb is not None:
-            return call_json(noun.op(verb), caller, more, f"{noun.name} {verb}")
-        return call_json(op, caller, {**values, **more}, words)
+        said_before = len(caller.warnings)
+        try:
+            if verb is not None:
+                return call_json(noun.op(verb), caller, more, f"{noun.name} {verb}")
+            return call_json(op, caller, {**values, **more}, words)
+        finally:
+            for warning in caller.warnings[said_before:]:
+                _warn(warning)
 
     args.again = again
     config = len(caller.warnings)  # the settings' warnings: noise beside a refusal's line
