@@ -50,6 +50,9 @@ def boot() -> None:
     HOOKS.housekeeping.append(Lazy("specialists.events.notices:prune_stale"))
     for noun in ("steer", "follow-up", "stop", "interrupt", "children"):  # the job-control ops
         register_noun(noun, f"specialists.supervise.verbs:{noun.upper().replace('-', '_')}")
+    register_noun("events", "specialists.supervise.look:EVENTS")
+    register_noun("clean", "specialists.supervise.clean:CLEAN")
+    register_noun("gc", "specialists.supervise.clean:GC")
     features.load()
     NEWS.booted = True
 

@@ -56,6 +56,9 @@ READERS: dict[str, list[list[str]]] = {
     "`threads`": [["threads"]],
     "`sandboxes`": [["sandboxes"]],
     "`worktree list`": [["worktree", "list"]],
+    "`claims`": [["claims"]],
+    "`merge list`": [["merge", "list"]],
+    "`clean`": [["clean", "--dry-run"], ["gc", "--days", "30"]],
 }
 
 WORKFLOW = "steps:\n  - run: {key: a, agent: echo, task: one}\n"

@@ -332,3 +332,29 @@ def test_a_child_whose_worktree_has_its_own_ignored_state_dir_is_captured(repo: 
     assert ended.state == "captured", ended.warnings
     assert ended.summary == "1 file changed, +1 -1"
     assert ended.patch is not None and ".specialists" not in ended.patch.read_text()
+
+
+def test_the_discard_command_keeps_a_branch_that_moved_while_the_person_was_asked(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    """`worktree discard` runs its op twice (what would go, then what the person confirmed):
+    the second run deletes a branch only at the tip the first one showed."""
+    from specialists.fronts.cli import cmd_worktree
+    from specialists.fronts.cli.main import main
+
+    started = begin_handoff(repo, "wf-12", ["a"])
+    (child,) = started.children
+
+    def move_then_yes(question: str, yes: bool) -> bool:
+        (child.path / "late.txt").write_text("while asked")
+        git(child.path, "add", "-A")
+        git(child.path, "commit", "-qm", "moved while asked")
+        return True
+
+    monkeypatch.setattr(cmd_worktree, "_confirmed", move_then_yes)
+    monkeypatch.chdir(repo)
+    assert main(["worktree", "discard", "wf-12"]) == 1
+    out = capsys.readouterr().out
+    assert f"discard a: {child.path}" in out and "moved since it was shown" in out
+    assert git(repo, "rev-parse", child.branch).strip()  # still there
+    assert read_manifest(started.manifest).child("a").state != "discarded"

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from specialists.base.errors import NotFound
-from specialists.fronts.cli import cmd_list, cmd_show
+from specialists.base.ops import noun
+from specialists.fronts.cli import cmd_list
+from specialists.fronts.cli.generated import add_noun
 from specialists.project import Project
 
 
@@ -17,7 +19,7 @@ def run(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="specialists")
     sub = parser.add_subparsers(required=True)
     cmd_list.add_parser(sub)
-    cmd_show.add_parser(sub)
+    add_noun(sub, noun("show"), "specialists.fronts.cli.cmd_show")  # generated from its op
     args = parser.parse_args(argv)
     return int(args.run(args, Project()))
 

@@ -71,9 +71,12 @@ class Cli:
     (a person's option: no tool offers it to a model), `person` (likewise, and an op's own
     tool's schema leaves it out too: `--no-wait`), `hidden` (a model's argument: not on
     the command line), `parse` (how a command line's text becomes the value, where people
-    type more than the schema's form: "200k" tokens, "$2.50")."""
+    type more than the schema's form: "200k" tokens, "$2.50"), `group` (options of one group
+    exclude each other: `--days` | `--all`)."""
 
-    __slots__ = ("const", "flags", "hidden", "metavar", "only", "parse", "person", "words")
+    __slots__ = (
+        "const", "flags", "group", "hidden", "metavar", "only", "parse", "person", "words",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -85,11 +88,12 @@ class Cli:
         hidden: bool = False,
         parse: Callable[[str], Any] | None = None,
         person: bool = False,
+        group: str = "",
     ) -> None:
         self.flags, self.metavar, self.const, self.words, self.only = (
             flags, metavar, const, words, only,
         )  # fmt: skip
-        self.hidden, self.parse, self.person = hidden, parse, person
+        self.hidden, self.parse, self.person, self.group = hidden, parse, person, group
 
 
 @dataclass(frozen=True)

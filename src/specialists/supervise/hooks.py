@@ -7,6 +7,8 @@ process, when the composition root loads the features (`specialists.features.loa
     HOOKS.prompt_source a prompt a feature supplies (a bead run as the prompt)
     HOOKS.after_plan    a last look at the planned record (beads track a run)
     HOOKS.housekeeping  run-start chores (gc'd jobs' beads, stale notices), warnings back
+    HOOKS.clean         what `specialists clean` removes beside old jobs (closed missions):
+                        (lines said, warnings) back
     HOOKS.gate          the verdict of a command run after the job (gates)
     HOOKS.settle        after the post-scripts, beside them (the job's bead updated)
     HOOKS.finalize      once the agent is dead, what may still change how the job ends (a
@@ -136,6 +138,7 @@ class Hooks:
         self.prompt_source: list[Callable[[Planning, str], tuple[str, str | None] | None]] = []
         self.after_plan: list[Callable[[JobRecord, Planning, list[str]], JobRecord]] = []
         self.housekeeping: list[Callable[[JobStore, list[str]], list[str]]] = []
+        self.clean: list[Callable[[Path], tuple[list[str], list[str]]]] = []
         self.gate: list[Callable[[JobEnd], tuple[str, str | None] | None]] = []
         self.settle: list[Callable[[JobEnd], None]] = []
         self.finalize: list[Callable[[JobEnd], tuple[str, str | None] | None]] = []

@@ -239,3 +239,21 @@ AGENTS = Noun(
         "definitions when the user asked for it."
     ),
 )
+
+
+def show(caller: Caller, name: str, /) -> dict[str, Any]:
+    """One specialist's resolved definition (after scope precedence), and what it shadows.
+
+    Args:
+        name: specialist name, as printed by 'specialists list'
+    """
+    from specialists.catalog import load_catalog, specialist_to_dict
+
+    catalog = load_catalog(caller.root)
+    spec = catalog.get(name)  # NotFound: one line with suggestions, exit 2
+    data = specialist_to_dict(spec)
+    data["shadowed"] = [str(s.source) for s in catalog.shadowed_by(spec.name)]
+    return data
+
+
+SHOW = Noun("show", "show one specialist's resolved definition", (Op(show, reads=True, tool=None),))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from specialists.base.ops import register_noun
 from specialists.native.agent_table import register_tools
 from specialists.supervise.hooks import HOOKS
 
@@ -14,8 +15,12 @@ if TYPE_CHECKING:
 
 
 def register() -> None:
-    register_tools("specialists.features.sandbox.claim_tools:CLAIM_TOOLS")
-    register_tools("specialists.features.sandbox.queue_tools:QUEUE_TOOLS")
+    register_noun("claims", "specialists.features.sandbox.verbs:CLAIMS")
+    register_noun("sandboxes", "specialists.features.sandbox.verbs:SANDBOXES")
+    register_noun("worktree", "specialists.features.sandbox.verbs:WORKTREE")
+    register_tools("specialists.features.sandbox.verbs:CLAIMS")
+    register_noun("merge", "specialists.features.sandbox.merge_verbs:MERGE")
+    register_tools("specialists.features.sandbox.merge_verbs:MERGE")
     HOOKS.before_end.append(_release_claims)
     # The resolver is a `--sandbox` job: its work was committed by `finalize` already.
     HOOKS.before_end.append(_resolver_ended)

@@ -4,6 +4,7 @@ child_closed in its inbox; from crash recovery alike (a dead supervisor never cl
 
 from __future__ import annotations
 
+from specialists.base.ops import register_noun
 from specialists.native.agent_table import register_tools
 from specialists.supervise.hooks import HOOKS
 
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
 
 
 def register() -> None:
+    register_noun("threads", "specialists.features.threads.verbs:THREADS")
     register_tools("specialists.features.threads.tools:THREAD_TOOLS")
     HOOKS.finalize.append(_commit_sandbox)
     HOOKS.answered.append(_checkpoint)

@@ -1,42 +1,20 @@
-"""`specialists show <name> [--json]`: one resolved definition, where it came from, and
-what it shadows."""
+"""How `specialists show NAME` prints for people (the command is generated from the show op,
+features/manage/verbs.py)."""
 
 from __future__ import annotations
 
-import argparse
 import json
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from specialists.catalog.model import Specialist
-    from specialists.project import Project
+from argparse import Namespace
+from typing import Any
 
 
-def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "show",
-        help="show one specialist's resolved definition",
-        description="Show a specialist's resolved definition (after scope precedence).",
-    )
-    parser.add_argument("name", help="specialist name, as printed by 'specialists list'")
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.set_defaults(run=run)
-
-
-def run(args: argparse.Namespace, project: Project) -> int:
-    from specialists.catalog import load_catalog, specialist_to_dict
-
-    catalog = load_catalog(project.root)
-    spec = catalog.get(args.name)  # NotFound -> one line with suggestions, exit 2
-    shadowed = catalog.shadowed_by(spec.name)
+def _show(data: dict[str, Any], args: Namespace) -> int:
     if args.json:
-        data = specialist_to_dict(spec)
-        data["shadowed"] = [str(s.source) for s in shadowed]
         print(json.dumps(data, indent=2))
         return 0
     from specialists.base.display import for_terminal
 
-    print(for_terminal(describe(spec, [str(s.source) for s in shadowed])))
+    print(for_terminal(describe(data)))
     return 0
 
 
@@ -46,57 +24,52 @@ def _ms(value: int | None) -> str:
     return f"{value} ms ({value / 1000:g} s)"
 
 
-def describe(spec: Specialist, shadowed: list[str]) -> str:
-    """Human text for one Specialist."""
-    lines = [
-        f"name:           {spec.name}",
-        f"description:    {' '.join(spec.description.split())}",
-        f"scope:          {spec.scope}",
-        f"source:         {spec.source}",
-    ]
-    lines += [f"shadows:        {path}" for path in shadowed]
-    if spec.aliases:
-        lines.append(f"aliases:        {', '.join(spec.aliases)}")
-    if spec.version:
-        lines.append(f"version:        {spec.version}")
-    runner = spec.runner or "default (from config)"
-    if spec.runner_options:
-        runner += f" {json.dumps(dict(spec.runner_options), default=str)}"
-    lines += [
-        f"runner:         {runner}",
-        f"model:          {spec.model or 'default'}"
-        + (f" (fallback {spec.fallback_model})" if spec.fallback_model else ""),
-        f"permission:     {spec.permission}",
-    ]
-    if spec.tools is not None:
-        lines.append(f"tools:          {', '.join(spec.tools) or 'none (no agent tool)'}")
-    if spec.thinking_level:
-        lines.append(f"thinking:       {spec.thinking_level}")
-    lines += [
-        f"timeout:        {_ms(spec.timeout_ms)}",
-        f"stall timeout:  {_ms(spec.stall_timeout_ms)}" + (" (kill)" if spec.stall_kill else ""),
-        f"interactive:    {'yes' if spec.interactive else 'no'}",
-    ]
-    if spec.max_turns:
-        lines.append(f"max turns:      {spec.max_turns}")
-    if spec.max_tokens:
-        lines.append(f"max tokens:     {spec.max_tokens}")
-    if spec.response_format:
-        lines.append(f"response:       {spec.response_format}")
-    lines.append(f"beads:          {spec.beads_integration}")
-    lines += [f"skill path:     {p}" for p in spec.skill_paths]
-    if spec.skill_inherit:
-        lines.append(f"skill inherit:  {spec.skill_inherit}")
-    for script in spec.scripts:
-        inject = ", inject output" if script.inject_output else ""
-        lines.append(f"script:         [{script.phase}{inject}] {script.path}")
-    for key, value in spec.variables.items():
-        lines.append(f"variable:       {key}={value}")
-    lines += [f"warning:        {w}" for w in spec.warnings]
-    lines += ["", "task template:", _indent(spec.task_template), "", "system prompt:"]
-    lines.append(_indent(spec.system_prompt or "(none)"))
+NO = object()  # a line left out
+
+
+def describe(spec: dict[str, Any]) -> str:
+    """Human text for one resolved definition (the op's data)."""
+    runner = spec["runner"] or "default (from config)"
+    if spec["runner_options"]:
+        runner += f" {json.dumps(spec['runner_options'], default=str)}"
+    fallback = f" (fallback {spec['fallback_model']})" if spec["fallback_model"] else ""
+    tools, kill = spec["tools"], " (kill)" if spec["stall_kill"] else ""
+    rows = [
+        ("name", spec["name"]),
+        ("description", " ".join(spec["description"].split())),
+        ("scope", spec["scope"]),
+        ("source", spec["source"]),
+        *(("shadows", path) for path in spec["shadowed"]),
+        ("aliases", ", ".join(spec["aliases"]) or NO),
+        ("version", spec["version"] or NO),
+        ("runner", runner),
+        ("model", f"{spec['model'] or 'default'}{fallback}"),
+        ("permission", spec["permission"]),
+        ("tools", NO if tools is None else ", ".join(tools) or "none (no agent tool)"),
+        ("thinking", spec["thinking_level"] or NO),
+        ("timeout", _ms(spec["timeout_ms"])),
+        ("stall timeout", _ms(spec["stall_timeout_ms"]) + kill),
+        ("interactive", "yes" if spec["interactive"] else "no"),
+        ("max turns", spec["max_turns"] or NO),
+        ("max tokens", spec["max_tokens"] or NO),
+        ("response", spec["response_format"] or NO),
+        ("beads", spec["beads_integration"]),
+        *(("skill path", path) for path in spec["skill_paths"]),
+        ("skill inherit", spec["skill_inherit"] or NO),
+        *(("script", f"[{c['phase']}{', inject output' if c['inject_output'] else ''}] {c['path']}")
+          for c in spec["scripts"]),
+        *(("variable", f"{key}={value}") for key, value in spec["variables"].items()),
+        *(("warning", w) for w in spec["warnings"]),
+    ]  # fmt: skip
+    lines = [f"{label + ':':<16}{value}" for label, value in rows if value is not NO]
+    lines += ["", "task template:", _indent(spec["task_template"]), "", "system prompt:"]
+    lines.append(_indent(spec["system_prompt"] or "(none)"))
     return "\n".join(lines)
 
 
 def _indent(text: str) -> str:
     return "\n".join(f"  {line}" if line else "" for line in text.rstrip().splitlines())
+
+
+TEXT = {"show": _show}
+OWN_JSON = ("show",)

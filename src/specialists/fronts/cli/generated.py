@@ -3,12 +3,15 @@ op, its positional-only parameters as positionals and its keyword-only ones as `
 `--json` on each, and the renderer of the noun's `cmd_<noun>.py` (if it has one) for text.
 
 A renderer is `(result, args) -> exit code`, looked up as `TEXT[verb]` in the noun's module
-(by the noun's name for a noun that is one command, as `wait` is);
-without one, the result is printed as JSON. `--json` prints the result as one JSON document
-(docs/cli.md, "Output") and asks the module only for the exit code (`CODE[verb]`), unless the
-renderer prints JSON itself (`OWN_JSON`: `timer set --wait` prints the timer once it fired).
-The module may add flags of the command line's own (`FLAGS[verb]`: `--wait`) and adjust the
-parsed arguments first (`PREPARE[verb]`: `-` for stdin).
+(by the noun's name for a noun that is one command, as `wait` is); without one, the text a
+model reads of the result (the op's `text`), else the result as JSON. `--json` prints the
+result as one JSON document (docs/cli.md, "Output") and asks the module only for the exit
+code (`CODE[verb]`), unless the renderer prints JSON itself (`OWN_JSON`: `timer set --wait`
+prints the timer once it fired). The module may add flags of the command line's own
+(`FLAGS[verb]`: `--wait`), adjust the parsed arguments first (`PREPARE[verb]`: `-` for
+stdin), and run the op again from its renderer (`args.again(**more)`, once the person
+confirmed: such verbs are its `ASKS`, which take no `--json`). An op without a verb beside
+others is what the noun alone runs (`claims` lists, `claims release` releases).
 """
 
 from __future__ import annotations
@@ -36,9 +39,10 @@ def add_noun(sub: argparse._SubParsersAction, noun: Noun, module: str | None) ->
     """The noun's command, its ops under it (`state get`: two words, two levels)."""
     p = sub.add_parser(noun.name, help=noun.help, description=_sentence(noun.help))
     ops = [o for o in noun.ops if o.cli]
-    if len(ops) == 1 and not ops[0].verb:
-        _add_op(p, noun, ops[0], module)
-        return
+    bare = next((o for o in ops if not o.verb), None)  # the noun alone runs it: `claims`
+    if bare is not None:
+        _add_op(p, noun, bare, module)
+        ops.remove(bare)
     parsers: dict[tuple[str, ...], argparse.ArgumentParser] = {(): p}
     subs: dict[tuple[str, ...], argparse._SubParsersAction] = {}
     for op in ops:
@@ -51,7 +55,7 @@ def add_noun(sub: argparse._SubParsersAction, noun: Noun, module: str | None) ->
             if above not in subs:
                 dest = "_".join(("verb", *above))
                 subs[above] = parsers[above].add_subparsers(
-                    dest=dest, metavar="VERB", required=True
+                    dest=dest, metavar="VERB", required=bool(above) or bare is None
                 )
             if depth < len(words):  # a word that groups verbs: `state` of `state get`
                 under = sorted(
@@ -67,9 +71,13 @@ def add_noun(sub: argparse._SubParsersAction, noun: Noun, module: str | None) ->
 
 
 def _add_op(p: argparse.ArgumentParser, noun: Noun, op: Op, module: str | None) -> None:
+    groups: dict[str, Any] = {}  # `Cli(group=)`: at most one of them (`--days` | `--all`)
     for param in signature(op.fn).params:
         if not param.cli.hidden:
-            _add_param(p, param)
+            group = param.cli.group
+            if group and group not in groups:
+                groups[group] = p.add_mutually_exclusive_group()
+            _add_param(groups[group] if group else p, param)
     if op.owner:
         p.add_argument(
             "--owner",
@@ -77,11 +85,15 @@ def _add_op(p: argparse.ArgumentParser, noun: Noun, op: Op, module: str | None) 
             help="whose inbox: job-<id>, claude-<session>, ... (default: this session, else "
             "cli-<user>)",
         )
-    if module is not None:
-        extra = getattr(importlib.import_module(module), "FLAGS", {}).get(op.verb or noun.name)
-        if extra is not None:
-            extra(p)
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    renderers = importlib.import_module(module) if module is not None else None
+    extra = getattr(renderers, "FLAGS", {}).get(op.verb or noun.name)
+    if extra is not None:
+        extra(p)
+    # FLAGS may say what its JSON is; a verb that asks the person first (ASKS) has none.
+    if "--json" in p._option_string_actions or op.verb in getattr(renderers, "ASKS", ()):
+        p.set_defaults(json=False)
+    else:
+        p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(run=lambda args, project: run(noun, op, module, args, project))
 
 
@@ -93,7 +105,7 @@ def _dest(param: Param) -> str:
     return f"{param.name}_" if param.name in TAKEN else param.name
 
 
-def _add_param(p: argparse.ArgumentParser, param: Param) -> None:
+def _add_param(p: Any, param: Param) -> None:
     if param.keys:  # a JSON object of known keys: an option for each
         for key in param.keys:
             _add_param(p, replace(key, name=f"{param.name}__{key.name}", cli=_flag_of(key)))
@@ -145,7 +157,7 @@ def _flag_of(key: Param) -> Any:
 
 def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, project: Project) -> int:
     """Check the arguments as every front does, run the op for the person, render."""
-    from specialists.base.ops import call_json
+    from specialists.base.ops import call_json, said
 
     renderers = importlib.import_module(module) if module is not None else None
     key = op.verb or noun.name  # how the noun's module names the op
@@ -179,8 +191,26 @@ def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, projec
         project, getattr(args, "owner", None) if op.owner else None,
         getattr(renderers, "OWNER", None),
     )  # fmt: skip
+
+    def again(verb: str | None = None, **more: Any) -> Any:
+        """The op again with `more` (`confirmed` once the person said yes), or another verb's
+        op of the noun with just `more` (`merge start --wait` runs `merge run`)."""
+        said_before = len(caller.warnings)
+        try:
+            if verb is not None:
+                return call_json(noun.op(verb), caller, more, f"{noun.name} {verb}")
+            return call_json(op, caller, {**values, **more}, words)
+        finally:
+            for warning in caller.warnings[said_before:]:
+                _warn(warning)
+
+    args.again = again
+    config = len(caller.warnings)  # the settings' warnings: noise beside a refusal's line
     try:
         result = call_json(op, caller, values, words)
+    except BaseException:
+        del caller.warnings[:config]
+        raise
     finally:
         for warning in caller.warnings:
             _warn(warning)
@@ -189,8 +219,10 @@ def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, projec
         code = getattr(renderers, "CODE", {}).get(key)
         return 0 if code is None else int(code(result))
     render = getattr(renderers, "TEXT", {}).get(key)
-    if render is None:
-        print(json.dumps(_data(result), ensure_ascii=False, indent=1))
+    if render is None:  # what a model reads of it, else the JSON
+        print(
+            said(op, result) if op.text else json.dumps(_data(result), ensure_ascii=False, indent=1)
+        )
         return 0
     return int(render(result, args))
 
