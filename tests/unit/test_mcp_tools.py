@@ -22,7 +22,6 @@ from specialists.events.model import EventSource
 from specialists.events.timers import TimerStore
 from specialists.fronts.mcp import table
 from specialists.fronts.mcp.handlers import ServerContext
-from specialists.fronts.mcp.schemas import FEED_ARGS
 from specialists.fronts.mcp.table import TOOLS, TOOLS_BY_NAME, ToolOutcome, UnknownTool, call_tool
 from specialists.fronts.mcp.views import bounded_result
 from specialists.native import agent_table as registry
@@ -282,12 +281,17 @@ def test_a_handler_bug_becomes_one_line_not_a_traceback(ctx, monkeypatch):
 
 
 def test_defaults_are_filled_in():
-    assert check_arguments("feed", FEED_ARGS, {"job_id": "ab"}) == {
+    assert check_arguments("feed", TOOLS_BY_NAME["feed"].input_schema, {"job_id": "ab"}) == {
         "job_id": "ab",
         "from_seq": 1,
         "limit": 50,
     }
-    assert check_arguments("feed", FEED_ARGS, {"job_id": "ab", "limit": 3.0})["limit"] == 3
+    assert (
+        check_arguments("feed", TOOLS_BY_NAME["feed"].input_schema, {"job_id": "ab", "limit": 3.0})[
+            "limit"
+        ]
+        == 3
+    )
 
 
 # --- synchronous path -----------------------------------------------------------------------
