@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from specialists.fronts.jobshapes import (
         AllWaitS, Answer, Attention, Bead, Brief, CatalogShown, ContinueFrom, Dispatched,
         FromSeq, Health, JobRef, JobRefs, Jobs, Limit, Line, MaxCost, MaxTokens, MissionId,
-        Model, Name, Page, Prompt, Scope, SessionStart, Tasks, Timeout, Wait, WaitFor, WaitMode,
-        WaitS, WaitUpTo,
+        Model, Name, Page, Prompt, Scope, SessionStart, Tasks, Threads, Timeout, Wait, WaitFor,
+        WaitMode, WaitS, WaitUpTo,
     )  # fmt: skip
     from specialists.native.agent_tools import Caller
     from specialists.project import Project
@@ -285,7 +285,7 @@ def _final(store: JobStore, job_id: str) -> Answer:
 # --- reading jobs -------------------------------------------------------------------------
 
 
-def status(caller: Caller, job_id: JobRef | None = None, /, *, threads: bool = False) -> Jobs:
+def status(caller: Caller, job_id: JobRef | None = None, /, *, threads: Threads = False) -> Jobs:
     """Check jobs once. With job_id: that job (status, elapsed_s, what it is doing, error).
     Without: active jobs, counts of finished ones and the few most recent. Statuses:
     starting, running, waiting (idle, takes follow_up), done, error, cancelled. With

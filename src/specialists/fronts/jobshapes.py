@@ -28,6 +28,7 @@ FromSeq = Annotated[int, Range(0, 10**9)]
 Limit = Annotated[int, Range(1, 200)]
 Scope = Literal["project", "user", "builtin"]
 Wait = Annotated[bool, Cli(person=True)]  # a person's `result --wait`
+Threads = Annotated[bool, Cli(hidden=True)]  # a model's: its child threads
 WaitFor = Annotated[float | None, Cli(person=True)]
 JobRefs = Annotated[list[JobRef] | None, Many(64)]
 WaitMode = Literal["next", "all"]

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 PLAIN = Plain(
     {"--raw": "raw", "--json": "json", "--wait": "wait", "-w": "wait"},
-    "job",
+    "job_id",
     {"raw": False, "json": False, "wait": False, "timeout": None},
     exclusive=("raw", "json"),
 )
@@ -33,7 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     from specialists.fronts.cli.values import DURATION_HELP, Duration
 
     p = sub.add_parser("result", help="print a finished job's answer")
-    p.add_argument("job", help="job id or unique prefix")
+    p.add_argument("job_id", metavar="job", help="job id or unique prefix")
     shape = p.add_mutually_exclusive_group()
     shape.add_argument("--raw", action="store_true", help="the answer's exact bytes, nothing added")
     shape.add_argument("--json", action="store_true", help="machine-readable output")
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace, project: Project) -> int:
             print(f"warning: {warning}", file=sys.stderr)
         timeout = args.timeout.ms / 1000
     try:
-        answer: Any = result(person(project), args.job, wait=args.wait, timeout=timeout)
+        answer: Any = result(person(project), args.job_id, wait=args.wait, timeout=timeout)
     except Failed as exc:  # said here, so that the person still hears of their events
         if not args.json:
             print(f"error: {error_text(exc.one_line())}", file=sys.stderr)
