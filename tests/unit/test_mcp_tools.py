@@ -144,6 +144,17 @@ def test_descriptions_say_dispatch_keep_working_and_no_polling():
         assert "keep working" in TOOLS_BY_NAME[name].description.lower(), name
 
 
+def test_the_listing_the_stdio_server_starts_with_is_the_tables():
+    """stdio.py answers tools/list from listing.json before the table loads: it must be what
+    the table generates from the ops and the agent tools, for each tool set."""
+    from specialists.fronts.mcp.stdio import LISTING
+
+    written = json.loads(Path(LISTING).read_text(encoding="utf-8"))
+    assert written == table.listings(), (
+        "listing.json is stale: python -c 'from specialists.fronts.mcp.table import write; write()'"
+    )
+
+
 def test_the_control_tools_generated_from_their_ops_keep_their_shapes(ctx):
     """steer, follow_up and stop (supervise/verbs.py): the arguments and answers the
     hand-written tools had; a person's flag (`--no-wait`) is no model's argument."""

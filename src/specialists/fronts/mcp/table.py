@@ -31,9 +31,11 @@ from specialists.fronts.mcp import agent_tools as a
 from specialists.fronts.mcp import handlers as h
 from specialists.native import agent_table as registry
 from specialists.native.agent_tools import AgentTool
+from specialists.project import boot
 from specialists.supervise.verbs import STOP
 
 log = logging.getLogger("specialists.fronts.mcp")
+boot()  # the features add their agent tools and nouns: the table holds every one
 
 MAX_DESCRIPTION = 900
 
@@ -220,6 +222,13 @@ def wire_listing(ctx: h.ServerContext) -> list[dict[str, Any]]:
     tools at once (report_to_parent must be there on its first turn)."""
     scoped = ctx.job_scope is not None
     return [t.wire(always_load=t.core or scoped) for t in listed_tools(ctx)]
+
+
+def listings() -> dict[str, list[dict[str, Any]]]:
+    """tools/list of a client that is none of our jobs, by tool set: what listing.json
+    holds for the stdio server's start (stdio.write_listing writes it)."""
+    ctx = h.ServerContext(owner_keys=("mcp-listing",))
+    return {toolset: wire_listing(replace(ctx, toolset=toolset)) for toolset in TOOLSETS}
 
 
 def _names(ctx: h.ServerContext) -> set[str]:
