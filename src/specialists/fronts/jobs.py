@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace as Seen  # what a person's `status` is shown, and a person
 
-from specialists.base.errors import Failed, StoreError, UserError
+from specialists.base.errors import Bug, Failed, StoreError, UserError
 from specialists.base.ops import Noun, Op
 
 TYPE_CHECKING = False
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from specialists.store.jobs import JobStore
     from specialists.store.records import JobStatus
 
-NO_POLL = "Do not poll in a loop."
 STOP_WAIT_S = 8.0  # a timed-out synchronous job: how long to wait for it to stop
 HOW_TO = (
     "Dispatch work with run (returns a job id at once) and keep working; read it with "
@@ -110,7 +109,7 @@ def run(
     )
     from specialists.features.threads.sandboxing import launch_in_sandbox  # as `run --sandbox`
 
-    project = _project(caller)
+    project = _front(caller).project
     mission_choice = choose(
         mission_id=mission_id,
         disabled=mission is False,
@@ -165,7 +164,7 @@ def use_specialist(
         watchdog: have each turn's change to the working tree reviewed (a child job)
         timeout_s: seconds to wait before stopping it
     """
-    project, own = _project(caller), _own_jobs(caller)
+    project, own = _front(caller).project, _front(caller).jobs
     record = _plan(caller, project, locals(), foreground=True)
     job_id = own.start(project, record)
     if not own.wait(job_id, float(timeout_s)):
@@ -190,7 +189,7 @@ def run_parallel(caller: Caller, /, *, tasks: Tasks, timeout_s: AllWaitS = 300) 
     """
     import time
 
-    project, own = _project(caller), _own_jobs(caller)
+    project, own = _front(caller).project, _front(caller).jobs
     records = [_plan(caller, project, task, foreground=True) for task in tasks]
     ids = [own.start(project, record, caller.warnings) for record in records]
     deadline = time.monotonic() + float(timeout_s)
@@ -205,23 +204,13 @@ def run_parallel(caller: Caller, /, *, tasks: Tasks, timeout_s: AllWaitS = 300) 
     return {"results": out}
 
 
-def _project(caller: Caller) -> Project:
-    """The project the front opened (an MCP server's, kept for its life), else this one."""
-    front = getattr(caller, "front", None)
-    if front is not None:
-        found: Project = front.project
-        return found
-    from specialists.project import Project
-
-    return Project(caller.root)
-
-
-def _own_jobs(caller: Caller) -> Any:
-    """The jobs the MCP server runs itself (fronts/mcp/inprocess.py): they end with it."""
+def _front(caller: Caller) -> Any:
+    """The MCP server a client calls: its project (opened once, at its start) and the jobs
+    it runs itself, which end with it (fronts/mcp/inprocess.py)."""
     front = getattr(caller, "front", None)
     if front is None:
-        raise UserError("a synchronous run is an MCP server's", hint="specialists run")
-    return front.jobs
+        raise Bug("the job ops start jobs for an MCP server's client only")
+    return front
 
 
 def _plan(caller: Caller, project: Project, task: Any, *, foreground: bool = False) -> Any:
@@ -264,8 +253,8 @@ def _plan(caller: Caller, project: Project, task: Any, *, foreground: bool = Fal
 def _stop_own(caller: Caller, job_id: str) -> JobStatus:
     from specialists.supervise.actions import stop_job
 
-    outcome = stop_job(_project(caller).store, job_id, stop_timeout=STOP_WAIT_S)
-    _own_jobs(caller).wait(job_id, 2.0)
+    outcome = stop_job(_front(caller).project.store, job_id, stop_timeout=STOP_WAIT_S)
+    _front(caller).jobs.wait(job_id, 2.0)
     return outcome.status
 
 
@@ -325,8 +314,7 @@ def status(caller: Caller, job_id: JobRef | None = None, /, *, threads: Threads 
         from specialists.features.threads.listing import threads_of
 
         out.update(threads_of(store.root, set(caller.owners)))
-    result: Jobs = out
-    return result
+    return out
 
 
 def result(
@@ -473,7 +461,7 @@ def poll_specialist(caller: Caller, job_id: JobRef, /) -> Brief:
     st = current_status(store, store.resolve(job_id))
     out = job_detail(st)
     if st.status in ("done", "waiting"):
-        out["result"] = _answer(store, st)["result"]
+        out["result"] = _answer(store, st)["result"]  # none when there is none, never an error
     return out  # type: ignore[return-value]
 
 
@@ -579,7 +567,7 @@ def specialist_status(caller: Caller, /) -> Health:
 START = (
     "DEPRECATED: use run (same arguments and result). Starts a specialist in the background "
     "and returns {job_id} at once. Keep working; call result when the job's end is announced. "
-    + NO_POLL
+    "Do not poll in a loop."
 )
 
 # The MCP server's job tools, in the order tools/list names them; `status` and `result`

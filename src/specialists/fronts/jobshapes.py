@@ -99,13 +99,6 @@ class ThreadRow(TypedDict, total=False):
     instructions: str
 
 
-class JobList(TypedDict):
-    active: list[Brief]
-    finished: dict[str, int]
-    recent: list[Brief]
-    problems: NotRequired[list[str]]
-
-
 class Jobs(TypedDict, total=False):
     job: Brief
     active: list[Brief]
@@ -161,5 +154,5 @@ class Breaker(TypedDict):
 
 class Health(TypedDict):
     breakers: list[Breaker]
-    jobs: JobList
+    jobs: Jobs
     problems: NotRequired[list[str]]

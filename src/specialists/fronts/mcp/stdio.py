@@ -371,10 +371,10 @@ LISTING = os.path.join(os.path.dirname(__file__), "listing.json")
 
 
 def static_listing(toolset: str) -> list[dict[str, Any]] | None:
-    """tools/list of a client that is none of our jobs, from listing.json (table.listings()
-    wrote it; tests/unit/test_mcp_tools.py holds the two equal), answered before the table
-    loads. None when the listing depends on a job (its tier, its thread) or the file cannot
-    be read: then tools/list waits for the table, as it always may."""
+    """tools/list of a client that is none of our jobs, answered before the table loads from
+    listing.json (scripts/mcp-listing writes it; a unit test holds it equal to the table's).
+    None when the listing depends on a job (its tier, its thread) or the file cannot be
+    read: then tools/list waits for the table, as it always may."""
     from specialists.base.owner import JOB_ENV, OWNER_ENV
     from specialists.base.vocab import NODE_COPY_ENV
 
@@ -389,17 +389,6 @@ def static_listing(toolset: str) -> list[dict[str, Any]] | None:
         log().warning("tools/list waits for the table: %s", exc)
         return None
     return listed
-
-
-def write_listing() -> None:
-    """Write listing.json anew, after a tool changed: `python -c "from
-    specialists.fronts.mcp.stdio import write_listing; write_listing()"`."""
-    import json
-
-    from specialists.fronts.mcp.table import listings
-
-    with open(LISTING, "w", encoding="utf-8") as f:
-        f.write(json.dumps(listings(), indent=1, ensure_ascii=False, sort_keys=True) + "\n")
 
 
 def serve(make_context: Callable[[], ServerContext], toolset: str | None = None) -> int:

@@ -165,32 +165,13 @@ TOOLS: tuple[McpTool, ...] = (
     *op_tools([Noun("stop", "", (Op(STOP.ops[0].fn, tool="stop_specialist", about=_STOP_OLD),))]),
 )
 
-# The agent tool table (toolset/registry.py) and `events`, next to the job tools above.
+# The agent tool table (native/agent_table.py) and `events`, next to the job tools above.
 TOOLS += (
-    McpTool(
-        "events",
-        a.EVENTS_DESCRIPTION,
-        a.EVENTS_SCHEMA,
-        a.ANY_RESULT,
-        _unserved,
-        True,
-        text_first=True,
-    ),
-    *(
-        McpTool(
-            t.name,
-            t.description,
-            dict(t.schema),
-            a.ANY_RESULT,
-            _unserved,
-            agent_tool=t,
-            text_first=True,
-        )
-        for t in registry.TOOLS
-    ),
-)
-
-
+    McpTool("events", a.EVENTS_DESCRIPTION, a.EVENTS_SCHEMA, a.ANY_RESULT, _unserved, True,
+            text_first=True),
+    *(McpTool(t.name, t.description, dict(t.schema), a.ANY_RESULT, _unserved, agent_tool=t,
+              text_first=True) for t in registry.TOOLS),
+)  # fmt: skip
 TOOLS += op_tools(ops.nouns())
 TOOLS_BY_NAME: Mapping[str, McpTool] = {t.name: t for t in TOOLS}
 
@@ -226,7 +207,7 @@ def wire_listing(ctx: h.ServerContext) -> list[dict[str, Any]]:
 
 def listings() -> dict[str, list[dict[str, Any]]]:
     """tools/list of a client that is none of our jobs, by tool set: what listing.json
-    holds for the stdio server's start (stdio.write_listing writes it)."""
+    holds for the stdio server's start (scripts/mcp-listing writes it)."""
     ctx = h.ServerContext(owner_keys=("mcp-listing",))
     return {toolset: wire_listing(replace(ctx, toolset=toolset)) for toolset in TOOLSETS}
 
