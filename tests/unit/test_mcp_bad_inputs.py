@@ -62,11 +62,11 @@ def test_out_of_range_number_is_shown_as_given(ctx):
 
 
 def test_empty_continue_from_means_none(ctx):
-    from specialists.fronts import jobs
+    from specialists.fronts import dispatch
     from specialists.fronts.mcp.agent_tools import caller
 
     task = {"specialist": "tester", "prompt": "x", "continue_from": ""}
-    record = jobs._plan(caller(ctx), ctx.project, task)
+    record = dispatch._plan(caller(ctx), ctx.project, task)
     assert record.parent_id is None
 
 

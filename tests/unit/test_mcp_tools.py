@@ -20,10 +20,10 @@ from specialists.base.reader.arguments import ONE_LINE_PATTERN, check_arguments
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
 from specialists.events.timers import TimerStore
+from specialists.fronts.jobs import bounded_result
 from specialists.fronts.mcp import table
 from specialists.fronts.mcp.handlers import ServerContext
 from specialists.fronts.mcp.table import TOOLS, TOOLS_BY_NAME, ToolOutcome, UnknownTool, call_tool
-from specialists.fronts.mcp.views import bounded_result
 from specialists.native import agent_table as registry
 from specialists.runners.base import Activity, RunFinished
 from specialists.runners.testing import ScriptedRunner, Step

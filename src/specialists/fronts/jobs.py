@@ -1,9 +1,9 @@
-"""The job ops (base/ops.py): start a specialist, check jobs, read an answer or a job's
-events, the catalog. The MCP tools of those names are generated from these; `specialists
-status` and `result` call them for what they read and render it (cli/cmd_*.py).
+"""The job ops that read (base/ops.py): check jobs, read an answer or a job's events, wait,
+the catalog. The MCP tools of those names are generated from these (dispatch.py names them
+all); `specialists status` and `result` call them and render what they read (cli/cmd_*.py).
 
 A person's answer is the view itself (the command line renders it); a model's is the compact
-data of views.py, an orchestrator paying for every byte it reads. A model's refusals say
+data below, an orchestrator paying for every byte it reads. A model's refusals say
 what to do next with its tools, a person's with the command line.
 
 Nothing here imports `typing` when it runs: a person waits on `status`. The types the
@@ -15,25 +15,23 @@ from __future__ import annotations
 
 from types import SimpleNamespace as Seen  # what a person's `status` is shown, and a person
 
-from specialists.base.errors import Bug, Failed, StoreError, UserError
-from specialists.base.ops import Noun, Op
+from specialists.base.display import one_line
+from specialists.base.errors import Failed, StoreError
+from specialists.store.view import doing, elapsed_s, is_paused, outcome_counts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any  # noqa: I001 (the names below, one paragraph)
 
     from specialists.fronts.jobshapes import (
-        AllWaitS, Answer, Attention, Bead, Brief, CatalogShown, ContinueFrom, Dispatched,
-        FromSeq, Health, JobRef, JobRefs, Jobs, Limit, Line, MaxCost, MaxTokens, MissionId,
-        Model, Name, Page, Prompt, Scope, SessionStart, Tasks, Threads, Timeout, Wait, WaitFor,
-        WaitMode, WaitS, WaitUpTo,
+        Answer, Brief, CatalogShown, FromSeq, Health, JobRef, JobRefs, Jobs, Limit, Page, Scope,
+        SessionStart, Threads, Wait, WaitFor, WaitMode, WaitUpTo,
     )  # fmt: skip
     from specialists.native.agent_tools import Caller
     from specialists.project import Project
     from specialists.store.jobs import JobStore
     from specialists.store.records import JobStatus
 
-STOP_WAIT_S = 8.0  # a timed-out synchronous job: how long to wait for it to stop
 HOW_TO = (
     "Dispatch work with run (returns a job id at once) and keep working; read it with "
     "result when its completion is announced. Use status for a single check, feed for "
@@ -44,234 +42,113 @@ HOW_TO = (
 __types__ = "specialists.fronts.jobshapes"  # what the signatures name (base/opschema.py)
 
 
+# --- what a model reads of a job: only what a decision needs (no ms timestamps, no pids, no
+# nulls), long text clipped with its size noted
+
+RECENT_FINISHED = 3
+EVENT_FIELD_CHARS = 200
+ERROR_CHARS = 300
+DOING_CHARS = 80
+RESULT_CHARS = 60_000
+_DROPPED_EVENT_FIELDS = frozenset({"ts", "id", "specialist", "session_file"})
+
+
+def clip(text: str, limit: int) -> str:
+    """Short fields become one line; long ones (answers) keep their lines, cut at `limit`."""
+    if limit <= ERROR_CHARS:
+        return one_line(text, limit)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def job_brief(st: JobStatus) -> dict[str, Any]:
+    """One job in a few dozen bytes: id, specialist, status, elapsed, and what matters now."""
+    out: dict[str, Any] = {
+        "id": st.id,
+        "specialist": st.specialist,
+        "status": st.status,
+        "elapsed_s": elapsed_s(st),
+    }
+    now_doing = doing(st) if st.status in ("starting", "running") or st.paused_until_ms else ""
+    if now_doing:
+        out["doing"] = clip(now_doing, DOING_CHARS)
+    if is_paused(st):
+        out["paused"] = True
+    if st.stalled:
+        out["stalled"] = True
+    if st.needs_attention:
+        out["needs_attention"] = clip(st.needs_attention, ERROR_CHARS)
+    if st.error and st.status != "done":
+        out["error"] = clip(st.error, ERROR_CHARS)
+    return out
+
+
+def job_detail(st: JobStatus) -> dict[str, Any]:
+    """`job_brief` plus the counters someone looking at one job wants."""
+    out = job_brief(st)
+    out["events"] = st.events
+    if st.tool_calls:
+        out["tool_calls"] = st.tool_calls
+    if st.model:
+        out["model"] = st.model
+    if st.cost_usd:
+        out["cost_usd"] = round(st.cost_usd, 4)
+    if st.parent_id:
+        out["continues"] = st.parent_id
+    if st.ceilings:  # each spend ceiling it counts against, as last counted
+        out["ceilings"] = st.ceilings
+    return out
+
+
+def job_list(statuses: list[JobStatus]) -> dict[str, Any]:
+    """Active jobs in full, finished ones as counts plus the few most recent."""
+    ordered = sorted(statuses, key=lambda s: s.started_at_ms, reverse=True)
+    active = [job_brief(s) for s in ordered if s.active]
+    finished = [s for s in ordered if not s.active]
+    return {
+        "active": active,
+        "finished": outcome_counts(finished),
+        "recent": [job_brief(s) for s in finished[:RECENT_FINISHED]],
+    }
+
+
+def compact_event(event: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in event.items():
+        if key in _DROPPED_EVENT_FIELDS or value is None:
+            continue
+        out[key] = clip(value, EVENT_FIELD_CHARS) if isinstance(value, str) else value
+    return out
+
+
+def bounded_result(text: str, path: object, limit: int = RESULT_CHARS) -> tuple[str, bool]:
+    """The result text, or its head plus where the rest is. (text, truncated)."""
+    if len(text) <= limit:
+        return text, False
+    rest = len(text) - limit
+    return text[:limit] + f"\n…[{rest} more characters; full text in {path}]", True
+
+
+def breakers() -> list[dict[str, Any]]:
+    """The native providers' circuit breakers, for specialist_status."""
+    try:
+        from specialists.native.breaker import breaker_health
+    except ImportError as exc:
+        return [{"key": "?", "state": "unknown", "last_error": f"breakers unavailable: {exc}"}]
+    out = []
+    for item in breaker_health():
+        entry = {"key": str(item.get("key")), "state": str(item.get("state", "?"))}
+        if item.get("failures"):
+            entry["failures"] = item["failures"]
+        if item.get("last_error"):
+            entry["last_error"] = clip(str(item["last_error"]), 200)
+        out.append(entry)
+    return out
+
+
 def person(project: Project) -> Any:
     """A person at a terminal as the read verbs' caller: a `Caller` would cost `typing` and
     the settings file, which reading a job never needs."""
     return Seen(person=True, warnings=[], root=project.root, jobs=lambda: project.store)
-
-
-# --- dispatch -----------------------------------------------------------------------------
-
-
-def run(
-    caller: Caller,
-    /,
-    *,
-    specialist: Name,
-    prompt: Prompt,
-    model: Model = None,
-    cwd: Line = None,
-    timeout_s: Timeout = None,
-    continue_from: ContinueFrom = None,
-    bead: Bead = None,
-    sandbox: bool = False,
-    mission: bool | None = None,
-    mission_id: MissionId = None,
-    attention_after: Attention = None,
-    watchdog: bool | None = None,
-    max_cost: MaxCost = None,
-    max_tokens: MaxTokens = None,
-) -> Dispatched:
-    """Start a specialist (a named coding agent: reviewer, debugger, explorer, ...) on a
-    task in the background. Returns {job_id} at once; the job runs under its own supervisor
-    and outlives this server. After dispatching, KEEP WORKING on something else: you are
-    told when the job ends; then call result once. Do not poll in a loop. The prompt is the
-    whole task (the specialist sees nothing else of this conversation): say what to do,
-    where, and what the answer must contain. Optional: model overrides the specialist's
-    model, cwd the working directory, timeout_s a time limit, continue_from a finished job
-    whose session to continue, sandbox: true a new git worktree (merge it later: specialists
-    sandboxes squash). Names: list_specialists. mission_id links the run to a mission
-    (recover it after compaction with the mission tool); mission: true makes a new one for
-    it.
-
-    Args:
-        specialist: specialist name (see list_specialists)
-        prompt: the whole task: what to do, where, what the answer must contain
-        model: override the specialist's model, e.g. anthropic/claude-sonnet-4-5
-        cwd: working directory (relative paths are under the project root)
-        timeout_s: time limit for the job
-        continue_from: a finished job id whose agent session to continue
-        bead: run this beads issue as the task (its blockers as context)
-        sandbox: run in a new git worktree on a sandbox-<id> branch
-        mission: true: a new mission for this run
-        mission_id: attach to this existing mission (strict)
-        attention_after: tell you when the job shows no activity this long: 30s, 5m, 1h;
-            off for never
-        watchdog: have each turn's change to the working tree reviewed (a child job)
-        max_cost: US dollars, tree
-        max_tokens: input+output tokens, tree
-    """
-    from specialists.features.missions.launch import (
-        Launched,
-        check_before_launch,
-        choose,
-        link_after_launch,
-    )
-    from specialists.features.threads.sandboxing import launch_in_sandbox  # as `run --sandbox`
-
-    project = _front(caller).project
-    mission_choice = choose(
-        mission_id=mission_id,
-        disabled=mission is False,
-        options=True if mission is True else None,
-        default="follow" if continue_from else "none",
-    )
-    check_before_launch(project.store.root, mission_choice)  # nothing starts for a bad id
-    record = _plan(caller, project, locals())
-    if max_cost is not None or max_tokens is not None:
-        from specialists.features.spend.ceiling import own_ceiling
-
-        record = record.replace(ceiling=own_ceiling(max_tokens, max_cost))
-    job_id, made = launch_in_sandbox(
-        project.root,
-        record,
-        lambda r: project.start(r, warnings=caller.warnings).id,
-        wanted=sandbox,
-    )
-    launched = Launched.of(record.replace(id=job_id))
-    linked = link_after_launch(project.store.root, mission_choice, launched, caller.warnings)
-    out: Dispatched = {"job_id": job_id, "specialist": record.specialist, "mission_id": linked}
-    if made:
-        out["sandbox"] = made  # type: ignore[typeddict-item]
-    return out
-
-
-def use_specialist(
-    caller: Caller,
-    /,
-    *,
-    specialist: Name,
-    prompt: Prompt,
-    model: Model = None,
-    cwd: Line = None,
-    attention_after: Attention = None,
-    watchdog: bool | None = None,
-    timeout_s: WaitS = 120,
-) -> Answer:
-    """Run a specialist synchronously and wait for its answer (up to timeout_s, default
-    120). Only for quick tasks (well under a minute): you are blocked while it runs. On
-    timeout the job is stopped and an error is returned. For anything longer use run, which
-    returns at once so you can keep working. Jobs started here end if this server is
-    terminated.
-
-    Args:
-        specialist: specialist name (see list_specialists)
-        prompt: the whole task: what to do, where, what the answer must contain
-        model: override the specialist's model, e.g. anthropic/claude-sonnet-4-5
-        cwd: working directory (relative paths are under the project root)
-        attention_after: tell you when the job shows no activity this long: 30s, 5m, 1h;
-            off for never
-        watchdog: have each turn's change to the working tree reviewed (a child job)
-        timeout_s: seconds to wait before stopping it
-    """
-    project, own = _front(caller).project, _front(caller).jobs
-    record = _plan(caller, project, locals(), foreground=True)
-    job_id = own.start(project, record)
-    if not own.wait(job_id, float(timeout_s)):
-        st = _stop_own(caller, job_id)
-        raise Failed(
-            f"use_specialist timed out after {timeout_s:g}s; job {job_id} was stopped "
-            f"({st.status})",
-            hint="for longer work use run, which returns at once",
-            data={"job_id": job_id, "status": st.status},
-        )
-    return _final(project.store, job_id)
-
-
-def run_parallel(caller: Caller, /, *, tasks: Tasks, timeout_s: AllWaitS = 300) -> Any:
-    """DEPRECATED: call run once per task instead (each returns at once) and keep working.
-    Starts up to 8 specialists together and waits for all of them up to timeout_s (default
-    300), blocking you meanwhile; jobs still running then are stopped. Returns one entry per
-    task: job_id, status, result or error.
-
-    Args:
-        timeout_s: seconds to wait for all of them
-    """
-    import time
-
-    project, own = _front(caller).project, _front(caller).jobs
-    records = [_plan(caller, project, task, foreground=True) for task in tasks]
-    ids = [own.start(project, record, caller.warnings) for record in records]
-    deadline = time.monotonic() + float(timeout_s)
-    out: list[Any] = []
-    for job_id in ids:
-        if not own.wait(job_id, deadline - time.monotonic()):
-            _stop_own(caller, job_id)
-        try:
-            out.append(_final(project.store, job_id))
-        except Failed as exc:
-            out.append({"job_id": job_id, **exc.data, "error": exc.message})
-    return {"results": out}
-
-
-def _front(caller: Caller) -> Any:
-    """The MCP server a client calls: its project (opened once, at its start) and the jobs
-    it runs itself, which end with it (fronts/mcp/inprocess.py)."""
-    front = getattr(caller, "front", None)
-    if front is None:
-        raise Bug("the job ops start jobs for an MCP server's client only")
-    return front
-
-
-def _plan(caller: Caller, project: Project, task: Any, *, foreground: bool = False) -> Any:
-    """The launch record of a model's task (an op's arguments, by name: supervise/plan.py),
-    owned by the caller."""
-    import os
-    from pathlib import Path
-
-    from specialists.base.owner import NO_OWNER, OWNER_ENV
-    from specialists.supervise.plan import JobRequest
-
-    for name in ("model", "cwd", "continue_from", "bead"):
-        if "\x00" in (task.get(name) or ""):
-            raise UserError(f"argument '{name}' contains a NUL byte")
-    cwd = project.root
-    if task.get("cwd"):
-        try:
-            cwd = Path(task["cwd"]).expanduser()
-        except RuntimeError as exc:  # ~user that does not exist
-            raise UserError(f"invalid cwd {task['cwd'][:200]!r}: {exc}") from None
-        cwd = cwd if cwd.is_absolute() else project.root / cwd
-    timeout_s = None if foreground else task.get("timeout_s")  # a synchronous one waits
-    request = JobRequest(
-        specialist=task["specialist"],
-        prompt=task["prompt"],
-        cwd=cwd,
-        model=task.get("model"),
-        timeout_ms=int(timeout_s * 1000) if timeout_s else None,
-        continue_from=task.get("continue_from") or None,  # agents send "" for "none"
-        bead=task.get("bead"),
-        attention_after=task.get("attention_after"),
-        watchdog=task.get("watchdog"),
-    )
-    record = project.plan(request, foreground=foreground, warnings=caller.warnings)
-    if not record.owner and os.environ.get(OWNER_ENV) != NO_OWNER:
-        record = record.replace(owner=list(caller.owners))  # a client known by its process
-    return record
-
-
-def _stop_own(caller: Caller, job_id: str) -> JobStatus:
-    from specialists.supervise.actions import stop_job
-
-    outcome = stop_job(_front(caller).project.store, job_id, stop_timeout=STOP_WAIT_S)
-    _front(caller).jobs.wait(job_id, 2.0)
-    return outcome.status
-
-
-def _final(store: JobStore, job_id: str) -> Answer:
-    """A finished synchronous job as an answer, or Failed saying how it ended."""
-    from specialists.store.view import current_status
-
-    st = current_status(store, job_id)
-    if st.status != "done":
-        why = f": {st.error}" if st.error else ""
-        raise Failed(
-            f"job {job_id} ended {st.status}{why}", data={"job_id": job_id, "status": st.status}
-        )
-    return _answer(store, st)
-
-
-# --- reading jobs -------------------------------------------------------------------------
 
 
 def status(caller: Caller, job_id: JobRef | None = None, /, *, threads: Threads = False) -> Jobs:
@@ -300,7 +177,6 @@ def status(caller: Caller, job_id: JobRef | None = None, /, *, threads: Threads 
         active.sort(key=attrgetter("started_at_ms"), reverse=True)
         finished.sort(key=attrgetter("started_at_ms"), reverse=True)
         return Seen(job=None, active=active, finished=finished, problems=problems)  # type: ignore[return-value]
-    from specialists.fronts.mcp.views import clip, job_detail, job_list
 
     out: Any = {}
     if job_id:
@@ -346,7 +222,7 @@ def result(
     if wait:
         st = _waited(store, st, timeout)
     if st.status in ("done", "waiting"):
-        answer = _answer(store, st, whole=caller.person)
+        answer = answer_of(store, st, whole=caller.person)
         if answer["result"] is not None:
             return answer
     data = {"job_id": job, "status": st.status, "error": st.error}
@@ -354,7 +230,6 @@ def result(
         if caller.person:
             hint = f"wait for it: specialists result {job} --wait"
             raise Failed(f"job {job} is {st.status}; no result yet", hint=hint, data=data)
-        from specialists.fronts.mcp.views import job_brief
 
         brief = job_brief(st)
         doing = f", {brief['doing']}" if "doing" in brief else ""
@@ -395,7 +270,7 @@ def _waited(store: JobStore, st: JobStatus, timeout: float | None) -> JobStatus:
     return st
 
 
-def _answer(store: JobStore, st: JobStatus, *, whole: bool = False) -> Answer:
+def answer_of(store: JobStore, st: JobStatus, *, whole: bool = False) -> Answer:
     """The job's answer (view.read_answer: which one, and its notice cleared), bounded for
     a model."""
     from specialists.store.view import answer_path, read_answer
@@ -410,8 +285,6 @@ def _answer(store: JobStore, st: JobStatus, *, whole: bool = False) -> Answer:
     if whole:  # a person's `--json` says the job's error too
         out["error"] = st.error
     elif text is not None:
-        from specialists.fronts.mcp.views import bounded_result
-
         out["result"], truncated = bounded_result(text, answer_path(store, st))
         if truncated:
             out["truncated"] = True
@@ -429,7 +302,6 @@ def feed(caller: Caller, job_id: JobRef, /, *, from_seq: FromSeq = 1, limit: Lim
         from_seq: first event sequence number to return
         limit: most events to return
     """
-    from specialists.fronts.mcp.views import compact_event
     from specialists.store.view import current_status
 
     store = caller.jobs()
@@ -454,14 +326,13 @@ def poll_specialist(caller: Caller, job_id: JobRef, /) -> Brief:
     Args:
         job_id: job id (8 hex characters) or a unique prefix
     """
-    from specialists.fronts.mcp.views import job_detail
     from specialists.store.view import current_status
 
     store = caller.jobs()
     st = current_status(store, store.resolve(job_id))
     out = job_detail(st)
     if st.status in ("done", "waiting"):
-        out["result"] = _answer(store, st)["result"]  # none when there is none, never an error
+        out["result"] = answer_of(store, st)["result"]  # none when there is none, never an error
     return out  # type: ignore[return-value]
 
 
@@ -529,7 +400,6 @@ def list_specialists(caller: Caller, /, *, scope: Scope | None = None) -> Catalo
     permission tier, and runner and model when set. Definition files that failed to load
     are listed under problems. Optional scope filter."""
     from specialists.catalog import load_catalog
-    from specialists.fronts.mcp.views import clip
 
     catalog = load_catalog(caller.root)
     entries: list[Any] = []
@@ -554,7 +424,6 @@ def specialist_status(caller: Caller, /) -> Health:
     """Health: circuit-breaker state per provider/model (closed is healthy; open means
     recent failures, calls refused until a cooldown passes) and the jobs (active ones,
     counts and the most recent finished). One check: Do not poll in a loop."""
-    from specialists.fronts.mcp.views import breakers, clip, job_list
     from specialists.store.view import all_statuses
 
     statuses, problems = all_statuses(caller.jobs())
@@ -562,32 +431,3 @@ def specialist_status(caller: Caller, /) -> Health:
     if problems:
         out["problems"] = [clip(p, 300) for p in problems[:5]]
     return out
-
-
-START = (
-    "DEPRECATED: use run (same arguments and result). Starts a specialist in the background "
-    "and returns {job_id} at once. Keep working; call result when the job's end is announced. "
-    "Do not poll in a loop."
-)
-
-# The MCP server's job tools, in the order tools/list names them; `status` and `result`
-# are a person's commands too, with parsers of their own (cli/cmd_status.py, cmd_result.py).
-JOBS = Noun(
-    "jobs",
-    "start and read jobs",
-    (
-        Op(run, tool="run", core=True, cli=False),
-        Op(status, tool="status", reads=True, core=True, cli=False),
-        Op(result, tool="result", reads=True, core=True, cli=False),
-        Op(feed, tool="feed", reads=True, cli=False),
-        Op(specialist_init, tool="specialist_init", reads=True, cli=False),
-        Op(list_specialists, tool="list_specialists", reads=True, core=True, cli=False),
-        Op(specialist_status, tool="specialist_status", reads=True, cli=False),
-        Op(use_specialist, tool="use_specialist", cli=False),
-        Op(run, tool="start_specialist", about=START, cli=False),
-        Op(poll_specialist, tool="poll_specialist", reads=True, cli=False),
-        Op(run_parallel, tool="run_parallel", cli=False),
-        Op(wait, tool="wait", cli=False),  # subscribe writes
-    ),
-)
-DEPRECATED = frozenset({"start_specialist", "poll_specialist", "run_parallel"})

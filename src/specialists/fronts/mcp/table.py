@@ -26,7 +26,7 @@ from specialists.base.display import one_line
 from specialists.base.errors import Bug, Failed, SpecialistsError, UserError
 from specialists.base.ops import Noun, Op
 from specialists.base.reader.arguments import check_arguments
-from specialists.fronts.jobs import JOBS
+from specialists.fronts.dispatch import JOBS
 from specialists.fronts.mcp import agent_tools as a
 from specialists.fronts.mcp import handlers as h
 from specialists.native import agent_table as registry
@@ -159,7 +159,7 @@ def _unserved(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
     raise Bug("a table tool is served by agent_tools.run_agent_tool, not a handler")
 
 
-# The job tools (fronts/jobs.py) first, as tools/list has always named them.
+# The job tools (fronts/dispatch.py) first, as tools/list has always named them.
 TOOLS: tuple[McpTool, ...] = (
     *op_tools([JOBS]),
     *op_tools([Noun("stop", "", (Op(STOP.ops[0].fn, tool="stop_specialist", about=_STOP_OLD),))]),
