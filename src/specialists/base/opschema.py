@@ -258,14 +258,11 @@ def _schema(
     if _is_typeddict(hint):
         return _typeddict_schema(hint, output=output), "object", ()
     if hint is dict or origin in (dict, Mapping) or hint is Mapping:
-        values = typing.get_args(hint)[1:]
-        if values and values[0] is not Any:  # dict[str, int]: every value of that type
-            return (
-                {"type": "object", "additionalProperties": _schema(values[0], ())[0]},
-                "object",
-                (),
-            )
-        return {"type": "object"}, "object", ()
+        rest = typing.get_args(hint)[1:]  # dict[str, int]: each value's schema
+        each = (
+            {"additionalProperties": _schema(rest[0], ())[0]} if rest and rest[0] is not Any else {}
+        )
+        return {"type": "object", **each}, "object", ()
     if hint is Any:
         return {}, "any", ()
     raise TypeError(f"bug: an op argument cannot be of type {hint!r}")

@@ -1,8 +1,8 @@
-"""The types the job ops (jobs.py) name in their signatures: their arguments' bounds and their
-answers' shapes, from which the MCP tools' schemas are generated (base/opschema.py). Kept
-apart so that `status`, `result` and `feed` at a terminal never import `typing`: jobs.py
-offers these names lazily, to the schema reader only. (No `from __future__ import
-annotations`: a TypedDict's NotRequired keys must be seen as it is made.)
+"""The types the job ops (jobs.py, dispatch.py) name in their signatures: their arguments'
+bounds and their answers' shapes, from which the MCP tools' schemas are generated. Kept
+apart so that `status` and `result` at a terminal never import `typing`: the ops name this
+module in `__types__`, for the schema reader only (base/opschema.py). (No `from __future__
+import annotations`: a TypedDict's NotRequired keys must be seen as it is made.)
 """
 
 from typing import Annotated, Any, Literal, NotRequired, Required, TypedDict

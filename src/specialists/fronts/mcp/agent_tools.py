@@ -65,7 +65,7 @@ def offered_tools(ctx: ServerContext) -> tuple[AgentTool, ...]:
 @dataclass(frozen=True)
 class ClientCaller(Caller):
     """An MCP client: the job ops start jobs in the server's project, and the synchronous
-    ones among the server's own jobs (fronts/jobs.py)."""
+    ones among the server's own jobs (fronts/dispatch.py)."""
 
     front: ServerContext | None = field(default=None, compare=False)
 
