@@ -13,11 +13,12 @@ base/opschema.py).
 
 from __future__ import annotations
 
+from operator import attrgetter
 from types import SimpleNamespace as Seen  # what a person's `status` is shown, and a person
 
 from specialists.base.display import one_line
 from specialists.base.errors import Failed, StoreError
-from specialists.store.view import doing, elapsed_s, is_paused, outcome_counts
+from specialists.store import view
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,12 +67,12 @@ def job_brief(st: JobStatus) -> dict[str, Any]:
         "id": st.id,
         "specialist": st.specialist,
         "status": st.status,
-        "elapsed_s": elapsed_s(st),
+        "elapsed_s": view.elapsed_s(st),
     }
-    now_doing = doing(st) if st.status in ("starting", "running") or st.paused_until_ms else ""
+    now_doing = view.doing(st) if st.status in ("starting", "running") or st.paused_until_ms else ""
     if now_doing:
         out["doing"] = clip(now_doing, DOING_CHARS)
-    if is_paused(st):
+    if view.is_paused(st):
         out["paused"] = True
     if st.stalled:
         out["stalled"] = True
@@ -106,7 +107,7 @@ def job_list(statuses: list[JobStatus]) -> dict[str, Any]:
     finished = [s for s in ordered if not s.active]
     return {
         "active": active,
-        "finished": outcome_counts(finished),
+        "finished": view.outcome_counts(finished),
         "recent": [job_brief(s) for s in finished[:RECENT_FINISHED]],
     }
 
@@ -163,26 +164,20 @@ def status(caller: Caller, job_id: JobRef | None = None, /, *, threads: Threads 
         job_id: job id (8 hex characters) or a unique prefix
         threads: also list your child threads, each with its transport
     """
-    from specialists.store.view import all_statuses, current_status
-
     store = caller.jobs()
     if caller.person:  # the view itself (a person's is read from the index: fast at 1,000)
         if job_id is not None:
-            return Seen(job=current_status(store, store.resolve(job_id)))  # type: ignore[return-value]
-        from operator import attrgetter
-
-        from specialists.store.view import overview
-
-        active, finished, problems = overview(store)
+            return Seen(job=view.current_status(store, store.resolve(job_id)))  # type: ignore[return-value]
+        active, finished, problems = view.overview(store)
         active.sort(key=attrgetter("started_at_ms"), reverse=True)
         finished.sort(key=attrgetter("started_at_ms"), reverse=True)
         return Seen(job=None, active=active, finished=finished, problems=problems)  # type: ignore[return-value]
 
     out: Any = {}
     if job_id:
-        out["job"] = job_detail(current_status(store, store.resolve(job_id)))
+        out["job"] = job_detail(view.current_status(store, store.resolve(job_id)))
     else:
-        statuses, problems = all_statuses(store)
+        statuses, problems = view.all_statuses(store)
         out = job_list(statuses)
         if problems:
             out["problems"] = [clip(p, 300) for p in problems[:5]]
@@ -214,11 +209,9 @@ def result(
         wait: wait for the job to end
         timeout: at most this many seconds (default: forever)
     """
-    from specialists.store.view import current_status
-
     store = caller.jobs()
     job = store.resolve(job_id)
-    st = current_status(store, job)
+    st = view.current_status(store, job)
     if wait:
         st = _waited(store, st, timeout)
     if st.status in ("done", "waiting"):
@@ -255,8 +248,6 @@ def _waited(store: JobStore, st: JobStatus, timeout: float | None) -> JobStatus:
     """The job's status once it ended (or is waiting), or when `timeout` seconds passed."""
     import time
 
-    from specialists.store.view import current_status
-
     deadline = None if timeout is None else time.monotonic() + timeout
     checked = time.monotonic()
     while st.status in ("starting", "running"):
@@ -264,7 +255,7 @@ def _waited(store: JobStore, st: JobStatus, timeout: float | None) -> JobStatus:
             break
         time.sleep(WAIT_POLL_S)
         if time.monotonic() - checked > HEALTH_CHECK_S:
-            st, checked = current_status(store, st.id), time.monotonic()
+            st, checked = view.current_status(store, st.id), time.monotonic()
         else:
             st = store.read_status(st.id) or st
     return st
@@ -273,10 +264,8 @@ def _waited(store: JobStore, st: JobStatus, timeout: float | None) -> JobStatus:
 def answer_of(store: JobStore, st: JobStatus, *, whole: bool = False) -> Answer:
     """The job's answer (view.read_answer: which one, and its notice cleared), bounded for
     a model."""
-    from specialists.store.view import answer_path, read_answer
-
     try:
-        text = read_answer(store, st)
+        text = view.read_answer(store, st)
     except StoreError as exc:
         if whole:  # a person sees the store's own error
             raise
@@ -285,7 +274,7 @@ def answer_of(store: JobStore, st: JobStatus, *, whole: bool = False) -> Answer:
     if whole:  # a person's `--json` says the job's error too
         out["error"] = st.error
     elif text is not None:
-        out["result"], truncated = bounded_result(text, answer_path(store, st))
+        out["result"], truncated = bounded_result(text, view.answer_path(store, st))
         if truncated:
             out["truncated"] = True
     return out
@@ -302,8 +291,6 @@ def feed(caller: Caller, job_id: JobRef, /, *, from_seq: FromSeq = 1, limit: Lim
         from_seq: first event sequence number to return
         limit: most events to return
     """
-    from specialists.store.view import current_status
-
     store = caller.jobs()
     job = store.resolve(job_id)
     events = store.read_events(job, from_seq)
@@ -311,7 +298,7 @@ def feed(caller: Caller, job_id: JobRef, /, *, from_seq: FromSeq = 1, limit: Lim
     next_seq = int(shown[-1].get("seq", from_seq)) + 1 if shown else from_seq
     return {
         "job_id": job,
-        "status": current_status(store, job).status,  # type: ignore[typeddict-item]
+        "status": view.current_status(store, job).status,  # type: ignore[typeddict-item]
         "events": [compact_event(e) for e in shown],  # type: ignore[misc]
         "next_seq": next_seq,
         "more": len(events) > len(shown),
@@ -326,10 +313,8 @@ def poll_specialist(caller: Caller, job_id: JobRef, /) -> Brief:
     Args:
         job_id: job id (8 hex characters) or a unique prefix
     """
-    from specialists.store.view import current_status
-
     store = caller.jobs()
-    st = current_status(store, store.resolve(job_id))
+    st = view.current_status(store, store.resolve(job_id))
     out = job_detail(st)
     if st.status in ("done", "waiting"):
         out["result"] = answer_of(store, st)["result"]  # none when there is none, never an error
@@ -351,17 +336,17 @@ def wait(
     else to do; otherwise pass subscribe=true: it returns at once and each job's completion
     event arrives in your inbox as a [specialists event] message. Do not poll in a loop.
     """
-    from specialists.supervise.waiting import owned_active, wait_for_jobs
-    from specialists.supervise.waiting import subscribe as subscribe_to
+    from specialists.supervise import waiting
 
     store = caller.jobs()
-    ids = [store.resolve(r) for r in job_ids] if job_ids else owned_active(store, caller.owners)
+    mine = waiting.owned_active
+    ids = [store.resolve(r) for r in job_ids] if job_ids else mine(store, caller.owners)
     if not ids:
         return {"ended": [], "running": [], "timed_out": False, "note": "no active jobs"}
     if subscribe:
-        posted = [j for j in ids if subscribe_to(store, j, caller.owners[0])]
+        posted = [j for j in ids if waiting.subscribe(store, j, caller.owners[0])]
         return {"subscribed": ids, "already_ended": posted}
-    outcome = wait_for_jobs(store, ids, mode, timeout_s, cancelled=caller.cancelled)
+    outcome = waiting.wait_for_jobs(store, ids, mode, timeout_s, cancelled=caller.cancelled)
     return {
         "ended": [{"job_id": s.id, "status": s.status, "error": s.error} for s in outcome.ended],
         "running": list(outcome.running),
@@ -380,11 +365,10 @@ def specialist_init(caller: Caller, /) -> SessionStart:
     import shutil
 
     from specialists.catalog import load_catalog
-    from specialists.store.view import all_statuses
 
     root = caller.root
     catalog = load_catalog(root)
-    statuses, _ = all_statuses(caller.jobs())
+    statuses, _ = view.all_statuses(caller.jobs())
     return {
         "project_root": str(root),
         "specialists": catalog.names(),
@@ -424,9 +408,7 @@ def specialist_status(caller: Caller, /) -> Health:
     """Health: circuit-breaker state per provider/model (closed is healthy; open means
     recent failures, calls refused until a cooldown passes) and the jobs (active ones,
     counts and the most recent finished). One check: Do not poll in a loop."""
-    from specialists.store.view import all_statuses
-
-    statuses, problems = all_statuses(caller.jobs())
+    statuses, problems = view.all_statuses(caller.jobs())
     out: Any = {"breakers": breakers(), "jobs": job_list(statuses)}
     if problems:
         out["problems"] = [clip(p, 300) for p in problems[:5]]

@@ -114,7 +114,6 @@ class UnknownTool(UserError):
 
 _STOP_OLD = "DEPRECATED: use stop. Stops a job (graceful abort, then terminate): it ends cancelled."
 DEPRECATED = frozenset({"start_specialist", "poll_specialist", "stop_specialist", "run_parallel"})
-ANY: dict[str, Any] = {"type": "object"}
 
 
 def _runs(op: Any) -> Callable[[h.ServerContext, dict[str, Any]], dict[str, Any]]:
@@ -144,7 +143,9 @@ def op_tools(nouns: Iterable[Any]) -> tuple[McpTool, ...]:
         if grouped and noun.power is None:
             read_only = all(o.reads for o in grouped)
             schema = ops.tool_schema(noun)
-            made.append(McpTool(noun.tool, noun.about, schema, ANY, _by_action(noun), read_only))
+            made.append(
+                McpTool(noun.tool, noun.about, schema, a.ANY_RESULT, _by_action(noun), read_only)
+            )
         for op in noun.ops:
             if op.tool and op.power is None:
                 sig = signature(op.fn)
