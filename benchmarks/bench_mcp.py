@@ -27,7 +27,7 @@ from benchmarks.bench_status import fill
 from benchmarks.common import isolated_project, machine, median_ms, p90_ms
 from specialists.events import notices
 from specialists.fronts.mcp.handlers import ServerContext
-from specialists.fronts.mcp.server import build_server
+from specialists.fronts.mcp.http import build_server
 from specialists.store.jobs import JobStore
 from specialists.store.paths import state_dir
 

@@ -22,7 +22,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from specialists.fronts.mcp.handlers import ServerContext
-from specialists.fronts.mcp.server import build_server
+from specialists.fronts.mcp.http import build_server
 from specialists.fronts.mcp.table import TOOLS_BY_NAME
 from specialists.native import agent_table as registry
 from specialists.store.jobs import JobStore

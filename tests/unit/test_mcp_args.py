@@ -10,7 +10,11 @@ import pytest
 
 from specialists.base.errors import UserError
 from specialists.base.reader.arguments import ONE_LINE_PATTERN, check_arguments
-from specialists.fronts.mcp.schemas import FEED_ARGS, PARALLEL_ARGS, RUN_ARGS
+from specialists.fronts.mcp.table import TOOLS_BY_NAME
+
+RUN_ARGS = TOOLS_BY_NAME["run"].input_schema
+FEED_ARGS = TOOLS_BY_NAME["feed"].input_schema
+PARALLEL_ARGS = TOOLS_BY_NAME["run_parallel"].input_schema
 
 
 def refused(schema: dict[str, object], arguments: dict[str, object], tool: str = "run") -> str:

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from specialists.fronts.mcp import handlers
 from specialists.fronts.mcp.handlers import ServerContext
 from specialists.fronts.mcp.table import call_tool
 
@@ -63,9 +62,11 @@ def test_out_of_range_number_is_shown_as_given(ctx):
 
 
 def test_empty_continue_from_means_none(ctx):
-    store = ctx.store()
-    args = {"specialist": "tester", "prompt": "x", "continue_from": ""}
-    record = handlers._plan(ctx, store, args)
+    from specialists.fronts import dispatch
+    from specialists.fronts.mcp.agent_tools import caller
+
+    task = {"specialist": "tester", "prompt": "x", "continue_from": ""}
+    record = dispatch._plan(caller(ctx), ctx.project, task)
     assert record.parent_id is None
 
 

@@ -280,3 +280,38 @@ def test_claude_code_2_1_332s_own_session_replays():
         assert ours["result"]["resultType"] == "complete"
     stdin.close()
     thread.join(30)
+
+
+def test_a_client_that_is_no_job_is_listed_before_the_table_loads(monkeypatch, tmp_path):
+    """tools/list answers from listing.json while the table is still loading (its start is
+    what a client waits for); a job's server waits for the table, whose listing is its
+    tier's."""
+    for name in ("SPECIALISTS_OWNER", "SPECIALISTS_JOB_ID", "SPECIALISTS_NODE_COPY"):
+        monkeypatch.delenv(name, raising=False)
+    loading = threading.Event()
+
+    def slow() -> FakeTools:
+        loading.wait(30)
+        return FakeTools()
+
+    stdin, stdout = Stdin(), Stdout()
+    thread = threading.Thread(target=StdioServer(slow, stdin, stdout, "core").serve)  # type: ignore[arg-type]
+    thread.start()
+    stdin.feed({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    listed = stdout.answer(1)["result"]["tools"]
+    assert [t["name"] for t in listed] == [t["name"] for t in stdio.static_listing("core") or []]
+    assert "run" in {t["name"] for t in listed} and not loading.is_set()
+    for text in ("{not json", '{"all": []}', ""):  # torn, without the set, empty: the table's
+        broken = tmp_path / "listing.json"
+        broken.write_text(text)
+        with monkeypatch.context() as m:
+            m.setattr(stdio, "LISTING", str(broken))
+            assert stdio.static_listing("core") is None
+    monkeypatch.setenv("SPECIALISTS_OWNER", "job-0000abcd")
+    assert stdio.static_listing("core") is None
+    stdin.feed({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    loading.set()
+    assert stdout.answer(2)["result"]["tools"] == FakeTools().listing  # the table's, loaded
+    stdin.close()
+    thread.join(30)
+    assert not thread.is_alive()

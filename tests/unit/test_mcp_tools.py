@@ -20,11 +20,10 @@ from specialists.base.reader.arguments import ONE_LINE_PATTERN, check_arguments
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
 from specialists.events.timers import TimerStore
+from specialists.fronts.jobs import bounded_result
 from specialists.fronts.mcp import table
 from specialists.fronts.mcp.handlers import ServerContext
-from specialists.fronts.mcp.schemas import FEED_ARGS
 from specialists.fronts.mcp.table import TOOLS, TOOLS_BY_NAME, ToolOutcome, UnknownTool, call_tool
-from specialists.fronts.mcp.views import bounded_result
 from specialists.native import agent_table as registry
 from specialists.runners.base import Activity, RunFinished
 from specialists.runners.testing import ScriptedRunner, Step
@@ -143,6 +142,17 @@ def test_descriptions_say_dispatch_keep_working_and_no_polling():
         assert "poll" in text or "in a loop" in text, name
     for name in ("run", "follow_up", "start_specialist", "run_parallel"):
         assert "keep working" in TOOLS_BY_NAME[name].description.lower(), name
+
+
+def test_the_listing_the_stdio_server_starts_with_is_the_tables():
+    """stdio.py answers tools/list from listing.json before the table loads: it must be what
+    the table generates from the ops and the agent tools, for each tool set."""
+    from specialists.fronts.mcp.stdio import LISTING
+
+    written = json.loads(Path(LISTING).read_text(encoding="utf-8"))
+    assert written == table.listings(), (
+        "listing.json is stale: python -c 'from specialists.fronts.mcp.table import write; write()'"
+    )
 
 
 def test_the_control_tools_generated_from_their_ops_keep_their_shapes(ctx):
@@ -282,12 +292,17 @@ def test_a_handler_bug_becomes_one_line_not_a_traceback(ctx, monkeypatch):
 
 
 def test_defaults_are_filled_in():
-    assert check_arguments("feed", FEED_ARGS, {"job_id": "ab"}) == {
+    assert check_arguments("feed", TOOLS_BY_NAME["feed"].input_schema, {"job_id": "ab"}) == {
         "job_id": "ab",
         "from_seq": 1,
         "limit": 50,
     }
-    assert check_arguments("feed", FEED_ARGS, {"job_id": "ab", "limit": 3.0})["limit"] == 3
+    assert (
+        check_arguments("feed", TOOLS_BY_NAME["feed"].input_schema, {"job_id": "ab", "limit": 3.0})[
+            "limit"
+        ]
+        == 3
+    )
 
 
 # --- synchronous path -----------------------------------------------------------------------

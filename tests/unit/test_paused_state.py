@@ -4,7 +4,7 @@ on every view: status rows, `top`, the owner's notice, the MCP status (issue 21 
 from __future__ import annotations
 
 from specialists.events.notices import notice_body
-from specialists.fronts.mcp.views import job_brief
+from specialists.fronts.jobs import job_brief
 from specialists.store.records import PAUSED_EVENT, JobStatus
 from specialists.store.view import PAUSED_DOING, WAITING_DOING, doing, is_paused
 

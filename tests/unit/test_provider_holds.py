@@ -11,7 +11,7 @@ import pytest
 
 from specialists.events.lines import status_line
 from specialists.features.usage_limits import holds
-from specialists.fronts.mcp.views import job_brief
+from specialists.fronts.jobs import job_brief
 from specialists.store.kinds import undeclared
 from specialists.store.records import JobStatus
 from specialists.supervise.due import Facts, IdleTimedOut, Limits, due

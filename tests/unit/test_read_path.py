@@ -61,6 +61,31 @@ def test_a_plain_form_reads_as_argparse_reads_it(verb, capsys):
     assert plain_count > 20  # the plain forms are many: status --json, result ID --raw, ...
 
 
+# What a read verb's plain form takes that is no argument of its op: how it is shown
+# (`--json`, `--raw`, every finished job), and `status --job JOB`, the same as JOB.
+SHOWN_ONLY = {"status": {"json", "all", "job"}, "result": {"json", "raw"}}
+
+
+@pytest.mark.parametrize("verb", sorted(SHOWN_ONLY))
+def test_a_read_verbs_plain_form_takes_what_its_op_takes(verb):
+    """`status` and `result` call the ops the MCP tools are generated from (fronts/jobs.py):
+    the plain form's job is the op's positional, every other value a person can give is one
+    of its options, and nothing a person may give is left out."""
+    from importlib import import_module
+
+    from specialists.base.opschema import signature
+    from specialists.fronts import jobs
+
+    plain = import_module(f"specialists.fronts.cli.cmd_{verb}").PLAIN
+    params = signature(getattr(jobs, verb)).params
+    assert [p.name for p in params if p.positional] == [plain.job]
+    options = {p.name for p in params if not p.positional and not p.cli.hidden}
+    given = (set(plain.flags.values()) | set(plain.defaults)) - {plain.job}
+    assert given - SHOWN_ONLY[verb] == options
+    hidden = {p.name for p in params if p.cli.hidden}
+    assert not hidden & given  # a model's argument (status `threads`) is no person's flag
+
+
 def test_the_read_verbs_have_no_noun_of_the_operations_table():
     from specialists.base import ops
 

@@ -159,8 +159,8 @@ def tool_schema(noun: Noun) -> dict[str, Any]:
     }
     for op in noun.grouped():
         for p in signature(op.fn).params:
-            if not p.cli.only:
-                props.setdefault(p.name, p.schema)
+            if not p.cli.only:  # no default: one action's would be given to every action
+                props.setdefault(p.name, {k: v for k, v in p.schema.items() if k != "default"})
     return obj(props, ("action",))
 
 

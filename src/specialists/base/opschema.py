@@ -18,11 +18,13 @@ line of at most 4,096 characters), `Range(low, high)` for numbers, `Many(max)` f
 `Seconds()` for a duration in seconds (a command line takes "30s", "5m"), and `Cli(...)` for
 how the parameter reads on a command line when the generated form is not the one people use.
 The docstring's first paragraph is the description; its `Args:` section gives each
-parameter's help (`name: text`, continued on deeper-indented lines).
+parameter's help (`name: text`, continued on deeper-indented lines). An op's module whose
+import must stay light names its types' module in `__types__` (fronts/jobs.py).
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import types
 import typing
@@ -162,7 +164,10 @@ def _hint(fn: Callable[..., Any], annotation: Any) -> Any:
     if annotation is inspect.Parameter.empty:
         return Any
     if isinstance(annotation, str):
-        return eval(annotation, fn.__globals__)
+        names = fn.__globals__
+        if "__types__" in names:  # the module of the types it names, kept off its import
+            names = {**vars(importlib.import_module(names["__types__"])), **names}
+        return eval(annotation, names)
     return annotation
 
 
@@ -180,6 +185,8 @@ def _param(p: inspect.Parameter, hint: Any, help_: str) -> Param:
     if optional and not required and p.default is not None:
         raise TypeError(f"bug: optional argument {p.name} must default to None")
     schema, kind, choices = _schema(base, marks)
+    if kind in ("int", "float") and not required and p.default is not None:
+        schema = {**schema, "default": p.default}
     if help_:
         schema = {**schema, "description": help_}
     keys = _keys(base) if _is_typeddict(base) else ()
@@ -200,6 +207,8 @@ def _keys(hint: Any) -> tuple[Param, ...]:
 
 
 def _unwrap(hint: Any) -> tuple[Any, tuple[Any, ...]]:
+    if typing.get_origin(hint) in (typing.Required, typing.NotRequired):
+        return _unwrap(typing.get_args(hint)[0])
     if typing.get_origin(hint) is typing.Annotated:
         base, *marks = typing.get_args(hint)
         inner, more = _unwrap(base)
@@ -253,7 +262,11 @@ def _schema(
     if _is_typeddict(hint):
         return _typeddict_schema(hint, output=output), "object", ()
     if hint is dict or origin in (dict, Mapping) or hint is Mapping:
-        return {"type": "object"}, "object", ()
+        rest = typing.get_args(hint)[1:]  # dict[str, int]: each value's schema
+        each = (
+            {"additionalProperties": _schema(rest[0], ())[0]} if rest and rest[0] is not Any else {}
+        )
+        return {"type": "object", **each}, "object", ()
     if hint is Any:
         return {}, "any", ()
     raise TypeError(f"bug: an op argument cannot be of type {hint!r}")
@@ -268,11 +281,15 @@ def _typeddict_schema(hint: Any, *, output: bool = False) -> Schema:
     props = {}
     for name, each in hints.items():
         base, marks = _unwrap(each)
+        null = False
         if _is_union(base):
             members = [a for a in typing.get_args(base) if a is not type(None)]
+            null = output and len(members) < len(typing.get_args(base))
             base, more = _unwrap(members[0] if len(members) == 1 else Any)
             marks = (*marks, *more)
         props[name] = _schema(base, marks, output)[0]
+        if null and isinstance(props[name].get("type"), str):  # an answer's null is said
+            props[name] = {**props[name], "type": [props[name]["type"], "null"]}
     required = [k for k in hints if k in hint.__required_keys__]
     return obj(props, required, closed=not output)
 

@@ -79,7 +79,7 @@ def serve_stdio(toolset: str, job: str | None, project: Project | None = None) -
     def make_context() -> ServerContext:
         return _context(project or _open_project(), toolset=toolset, job_scope=scope)
 
-    return serve(make_context)
+    return serve(make_context, toolset if job is None else None)
 
 
 def _open_project() -> Project:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-from operator import attrgetter
 
 from specialists.base.display import duration
 from specialists.base.errors import UserError
@@ -38,22 +37,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, project: Project) -> int:
     from specialists.fronts.cli.health import health, health_line
-    from specialists.store.view import current_status, outcome_counts, overview
+    from specialists.fronts.jobs import person, status
+    from specialists.store.view import outcome_counts
 
-    store = project.store
     if args.job is not None and args.job_id is not None and args.job != args.job_id:
         raise UserError("two different jobs given", hint="give one job, as JOB or --job JOB")
-    job = args.job if args.job is not None else args.job_id
-    if job is not None:
-        st = current_status(store, store.resolve(job))
-        print(json.dumps(_json(st)) if args.json else _detail(st))
+    seen: Any = status(person(project), args.job if args.job is not None else args.job_id)
+    if seen.job is not None:
+        print(json.dumps(_json(seen.job)) if args.json else _detail(seen.job))
         return 0
-    active, finished, problems = overview(store)
-    for problem in problems:
+    active, finished = seen.active, seen.finished
+    for problem in seen.problems:
         print(f"warning: {clip(problem, 300)}", file=sys.stderr)
-    newest = attrgetter("started_at_ms")
-    active.sort(key=newest, reverse=True)
-    finished.sort(key=newest, reverse=True)
     shown = finished if args.all else finished[:RECENT_FINISHED]
     counts = outcome_counts(finished)
     facts = health(project.root)

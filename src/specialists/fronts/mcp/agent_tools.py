@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,14 @@ def offered_tools(ctx: ServerContext) -> tuple[AgentTool, ...]:
     return registry.offered_to(ctx.store().root, ctx.keys()[0])
 
 
+@dataclass(frozen=True)
+class ClientCaller(Caller):
+    """An MCP client: the job ops start jobs in the server's project, and the synchronous
+    ones among the server's own jobs (fronts/dispatch.py)."""
+
+    front: ServerContext | None = field(default=None, compare=False)
+
+
 def caller(ctx: ServerContext) -> Caller:
     from specialists.catalog.config import unreported
     from specialists.native.tool_settings import load_settings
@@ -73,9 +81,9 @@ def caller(ctx: ServerContext) -> Caller:
     cwd = ctx.root()
     if ctx.job_scope is not None:  # the job's agent works in the job's directory (a sandbox)
         cwd = Path(ctx.store().read_record(ctx.job_scope).cwd)
-    return Caller(
+    return ClientCaller(
         ctx.store().root, keys[0], cwd, job_id=job, settings=settings, keys=keys,
-        warnings=ctx.warnings,
+        warnings=ctx.warnings, front=ctx,
     )  # fmt: skip
 
 

@@ -6,6 +6,10 @@ the SDK sees it. The token is `$SPECIALISTS_MCP_TOKEN` when set (a team shares o
 16 characters), else a fresh random one per run, printed with the URL. The socket is bound
 by `web/server.py`'s `bind` (one clear line for a port in use) on loopback unless `--host`
 says otherwise; on loopback the SDK's DNS-rebinding protection stays on.
+
+The stdio server is our own (stdio.py): a client waits for its start, and the SDK's import
+costs seconds under load. Over HTTP the SDK's streamable transport, sessions and
+DNS-rebinding protection are worth that one start.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import hmac
 import os
 import sys
+import threading
 from typing import Any
 
 from specialists.base.errors import UserError
@@ -73,7 +78,6 @@ class BearerGate:
 def build_app(ctx: ServerContext, token: str, host: str) -> Any:
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from specialists.fronts.mcp.server import build_server
     from specialists.fronts.web.server import is_loopback
 
     # Off the loopback the Host header is whatever name the team uses for this machine;
@@ -118,3 +122,51 @@ def serve_http(ctx: ServerContext, host: str, port: int) -> int:
             print(f"specialists mcp: stopped jobs {', '.join(stopped)}", file=sys.stderr)
     print("specialists mcp: stopped", file=sys.stderr)
     return 0
+
+
+def build_server(ctx: ServerContext | None = None) -> Any:
+    """A low-level `mcp.server.Server` serving the tool table with `ctx` (2.x). Its handlers
+    block (file reads, synchronous jobs), so each call runs in a worker thread."""
+    import anyio
+    import mcp.types as types
+    from mcp.server import Server
+    from mcp.shared.exceptions import MCPError
+
+    from specialists import __version__
+    from specialists.fronts.mcp import table
+    from specialists.fronts.mcp.stdio import INSTRUCTIONS, SERVER_NAME
+
+    context = ctx or ServerContext()
+    context.keys()  # the client's owner, found once (calls work on copies of the context)
+    tools = [types.Tool.model_validate(tool) for tool in table.wire_listing(context)]
+
+    async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def handle_call(req: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        arguments = dict(params.arguments or {})
+        cancelled = threading.Event()  # tells a waiting `events` call to take nothing
+
+        def call() -> table.ToolOutcome:
+            call_id = f"mcp-{getattr(req, 'request_id', None) or id(cancelled)}"
+            return table.call_tool(
+                context, params.name, arguments, call_id=call_id, cancelled=cancelled
+            )
+
+        try:
+            # Abandoned on cancellation: a synchronous job then ends with the server (stop_all).
+            outcome = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+        except table.UnknownTool as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=exc.one_line()) from exc
+        except anyio.get_cancelled_exc_class():
+            cancelled.set()
+            raise
+        return types.CallToolResult.model_validate(table.wire_result(params.name, outcome))
+
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=handle_call,
+    )

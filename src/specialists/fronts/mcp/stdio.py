@@ -9,6 +9,8 @@ tool table loads in a thread right after the first answer. The SDK stays for `--
 The loop (wire.py reads and shapes the messages):
 - the main thread reads one line at a time (at most wire.MAX_LINE_BYTES; a longer one is
   skipped and answered) and answers initialize, server/discover and ping at once;
+- tools/list of a client that is none of our jobs is answered from listing.json, the
+  table's listing written down (`static_listing`), without waiting for the table;
 - tools/list and tools/call run in their own threads, so a long call (a synchronous job, a
   waiting `events`) never holds up the others; at most MAX_CALLS at a time;
 - notifications/cancelled sets the call's `cancelled` event (a waiting events or
@@ -86,8 +88,15 @@ class Tools:
 class StdioServer:
     """The loop. `load` builds the tools (Tools, or a fake with the same three members)."""
 
-    def __init__(self, load: Callable[[], Tools], stdin: BinaryIO, stdout: BinaryIO) -> None:
+    def __init__(
+        self,
+        load: Callable[[], Tools],
+        stdin: BinaryIO,
+        stdout: BinaryIO,
+        toolset: str | None = None,
+    ) -> None:
         self._load_tools = load
+        self._toolset = toolset  # its tools/list may come before the table (static_listing)
         self._in = stdin
         self._out = stdout
         self._write_lock = threading.Lock()
@@ -267,7 +276,10 @@ class StdioServer:
         thread.start()
 
     def _list(self, message: wire.Message, cancelled: Any) -> dict:
-        return wire.tools_result(self._ready().listing, message.modern_version is not None)
+        listing = static_listing(self._toolset) if self._toolset else None
+        if listing is None:
+            listing = self._ready().listing
+        return wire.tools_result(listing, message.modern_version is not None)
 
     def _call(self, message: wire.Message, cancelled: Any) -> dict:
         params = message.params
@@ -355,9 +367,36 @@ def check_stdio() -> None:
             )
 
 
-def serve(make_context: Callable[[], ServerContext]) -> int:
-    """Serve on stdin/stdout until the client goes away or a signal arrives."""
+LISTING = os.path.join(os.path.dirname(__file__), "listing.json")
+
+
+def static_listing(toolset: str) -> list[dict[str, Any]] | None:
+    """tools/list of a client that is none of our jobs, answered before the table loads from
+    listing.json (scripts/mcp-listing writes it; a unit test holds it equal to the table's).
+    None when the listing depends on a job (its tier, its thread) or the file cannot be
+    read: then tools/list waits for the table, as it always may."""
+    from specialists.base.owner import JOB_ENV, OWNER_ENV
+    from specialists.base.vocab import NODE_COPY_ENV
+
+    if any(os.environ.get(name) for name in (JOB_ENV, OWNER_ENV, NODE_COPY_ENV)):
+        return None
+    import json
+
+    try:
+        with open(LISTING, "rb") as f:
+            listed: list[dict[str, Any]] = json.load(f)[toolset]
+    except (OSError, ValueError, KeyError) as exc:
+        log().warning("tools/list waits for the table: %s", exc)
+        return None
+    return listed
+
+
+def serve(make_context: Callable[[], ServerContext], toolset: str | None = None) -> int:
+    """Serve on stdin/stdout until the client goes away or a signal arrives. `toolset`: the
+    tool set of a server that is no job's (its listing is static_listing's)."""
     check_stdio()
-    server = StdioServer(lambda: Tools(make_context()), sys.stdin.buffer, sys.stdout.buffer)
+    server = StdioServer(
+        lambda: Tools(make_context()), sys.stdin.buffer, sys.stdout.buffer, toolset
+    )
     signal.signal(signal.SIGTERM, server.terminate)
     return server.serve()

@@ -17,24 +17,27 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from specialists.base import ops
 from specialists.base.display import one_line
 from specialists.base.errors import Bug, Failed, SpecialistsError, UserError
+from specialists.base.ops import Noun, Op
 from specialists.base.reader.arguments import check_arguments
+from specialists.fronts.dispatch import JOBS
 from specialists.fronts.mcp import agent_tools as a
-from specialists.fronts.mcp import control_tool as ctl
 from specialists.fronts.mcp import handlers as h
-from specialists.fronts.mcp import schemas as s
 from specialists.native import agent_table as registry
 from specialists.native.agent_tools import AgentTool
+from specialists.project import boot
+from specialists.supervise.verbs import STOP
 
 log = logging.getLogger("specialists.fronts.mcp")
+boot()  # the features add their agent tools and nouns: the table holds every one
 
 MAX_DESCRIPTION = 900
-NO_POLL = "Do not poll in a loop."
 
 
 @dataclass(frozen=True)
@@ -109,158 +112,8 @@ class UnknownTool(UserError):
     """A tool name this server does not have (a protocol error, not a tool result)."""
 
 
-_RUN = (
-    "Start a specialist (a named coding agent: reviewer, debugger, explorer, ...) on a task "
-    "in the background. Returns {job_id} at once; the job runs under its own supervisor and "
-    "outlives this server. After dispatching, KEEP WORKING on something else: you are told "
-    "when the job ends; then call result once. " + NO_POLL + " The prompt is the whole task "
-    "(the specialist sees nothing else of this conversation): say what to do, where, and "
-    "what the answer must contain. Optional: model overrides the specialist's model, cwd the "
-    "working directory, timeout_s a time limit, continue_from a finished job whose session to "
-    "continue, sandbox: true a new git worktree (merge it later: specialists sandboxes "
-    "squash). Names: list_specialists. mission_id links the run to a mission (recover it "
-    "after compaction with the mission tool); mission: true makes a new one for it."
-)
-_STATUS = (
-    "Check jobs once. With job_id: that job (status, elapsed_s, what it is doing, error). "
-    "Without: active jobs, counts of finished ones and the few most recent. Statuses: "
-    "starting, running, waiting (idle, takes follow_up), done, error, cancelled. With "
-    "threads: true, also your child threads (spawn_thread): phase, runner, and its transport "
-    "with what it supports (tools, fork, messages). Do not call this in a loop to wait: "
-    "dispatch, keep working, and call result when the job's end is announced."
-)
-_RESULT = (
-    "The final answer of a finished job (or the latest answer of a job waiting for "
-    "follow-ups). Call it once, after the job's end is announced or status shows done. If the "
-    "job is still running you get an error saying so: keep working instead of retrying. "
-    + NO_POLL
-    + " Very long answers are clipped, with the path of the full text."
-)
-_FEED = (
-    "A job's events from sequence number from_seq (default 1), at most limit (default 50, "
-    "max 200): tool calls, turns, steering acks, errors. Returns events and next_seq to "
-    "continue from. For diagnosing a stuck or failing job, not for waiting on one. " + NO_POLL
-)
-_USE = (
-    "Run a specialist synchronously and wait for its answer (up to timeout_s, default 120). "
-    "Only for quick tasks (well under a minute): you are blocked while it runs. On timeout the "
-    "job is stopped and an error is returned. For anything longer use run, which returns at "
-    "once so you can keep working. Jobs started here end if this server is terminated."
-)
-_START = (
-    "DEPRECATED: use run (same arguments and result). Starts a specialist in the background "
-    "and returns {job_id} at once. Keep working; call result when the job's end is announced. "
-    + NO_POLL
-)
-_POLL = (
-    "DEPRECATED: use status for one check and result for the answer. Returns a job's status, "
-    "plus its result when done. " + NO_POLL + " Dispatch, keep working, and read the result "
-    "once when the job's end is announced."
-)
 _STOP_OLD = "DEPRECATED: use stop. Stops a job (graceful abort, then terminate): it ends cancelled."
-_PARALLEL = (
-    "DEPRECATED: call run once per task instead (each returns at once) and keep working. "
-    "Starts up to 8 specialists together and waits for all of them up to timeout_s (default "
-    "300), blocking you meanwhile; jobs still running then are stopped. Returns one entry per "
-    "task: job_id, status, result or error."
-)
-_INIT = (
-    "Session start: the project root, the specialists available here, how many jobs are "
-    "active, whether beads (bd) is set up, and how to use these tools. Call once per session."
-)
-_LIST = (
-    "The specialists you can dispatch: name, description, scope (project, user, builtin), "
-    "permission tier, and runner and model when set. Definition files that failed to load "
-    "are listed under problems. Optional scope filter."
-)
-_HEALTH = (
-    "Health: circuit-breaker state per provider/model (closed is healthy; open means recent "
-    "failures, calls refused until a cooldown passes) and the jobs (active ones, counts and "
-    "the most recent finished). One check: " + NO_POLL
-)
-
-
-def _stop_old(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
-    from specialists.supervise.verbs import STOP
-
-    return _runs(STOP.ops[0])(ctx, args)
-
-
-TOOLS: tuple[McpTool, ...] = (
-    McpTool("run", _RUN, s.RUN_ARGS, s.STARTED, h.run, core=True),
-    McpTool("status", _STATUS, s.OPTIONAL_JOB_ARGS, s.STATUS_RESULT, h.status, True, core=True),
-    McpTool("result", _RESULT, s.JOB_ARGS, s.ANSWER, h.result, read_only=True, core=True),
-    McpTool("feed", _FEED, s.FEED_ARGS, s.FEED_RESULT, h.feed, read_only=True),
-    McpTool("specialist_init", _INIT, s.NO_ARGS, s.INIT_RESULT, h.specialist_init, True),
-    McpTool(
-        "list_specialists", _LIST, s.LIST_ARGS, s.LIST_RESULT, h.list_specialists, True, core=True
-    ),
-    McpTool("specialist_status", _HEALTH, s.NO_ARGS, s.HEALTH_RESULT, h.specialist_status, True),
-    McpTool("use_specialist", _USE, s.USE_ARGS, s.ANSWER, h.use_specialist),
-    McpTool("start_specialist", _START, s.RUN_ARGS, s.STARTED, h.start_specialist, False, True),
-    McpTool("poll_specialist", _POLL, s.JOB_ARGS, s.JOB_BRIEF, h.poll_specialist, True, True),
-    McpTool("stop_specialist", _STOP_OLD, s.JOB_ARGS, s.STOPPED, _stop_old, False, True),
-    McpTool(
-        "run_parallel", _PARALLEL, s.PARALLEL_ARGS, s.PARALLEL_RESULT, h.run_parallel, False, True
-    ),
-    McpTool("wait", ctl.WAIT_DESCRIPTION, ctl.WAIT_ARGS, ctl.RESULT, ctl.wait),  # subscribe writes
-)
-
-
-def _unserved(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
-    raise Bug("a table tool is served by agent_tools.run_agent_tool, not a handler")
-
-
-# The agent tool table (toolset/registry.py) and `events`, next to the job tools above.
-TOOLS += (
-    McpTool(
-        "events",
-        a.EVENTS_DESCRIPTION,
-        a.EVENTS_SCHEMA,
-        a.ANY_RESULT,
-        _unserved,
-        True,
-        text_first=True,
-    ),
-    *(
-        McpTool(
-            t.name,
-            t.description,
-            dict(t.schema),
-            a.ANY_RESULT,
-            _unserved,
-            agent_tool=t,
-            text_first=True,
-        )
-        for t in registry.TOOLS
-    ),
-)
-
-
-def op_tools() -> tuple[McpTool, ...]:
-    """The operations table's tools that are not agent tools (base/ops.py): a noun's one
-    tool (its verbs as `action`) and ops with a tool of their own."""
-    from specialists.base import ops
-    from specialists.base.opschema import signature
-
-    made = []
-    for noun in ops.nouns():
-        grouped = noun.grouped()
-        if grouped and noun.power is None:
-            read_only = all(o.reads for o in grouped)
-            schema = ops.tool_schema(noun)
-            made.append(McpTool(noun.tool, noun.about, schema, ANY, _by_action(noun), read_only))
-        for op in noun.ops:
-            if op.tool and op.power is None:
-                sig = signature(op.fn)
-                made.append(
-                    McpTool(op.tool, op.description, sig.input_schema(), sig.output_schema(),
-                            _runs(op), op.reads, core=op.core)
-                )  # fmt: skip
-    return tuple(made)
-
-
-ANY: dict[str, Any] = {"type": "object"}
+DEPRECATED = frozenset({"start_specialist", "poll_specialist", "stop_specialist", "run_parallel"})
 
 
 def _runs(op: Any) -> Callable[[h.ServerContext, dict[str, Any]], dict[str, Any]]:
@@ -279,7 +132,48 @@ def _by_action(noun: Any) -> Callable[[h.ServerContext, dict[str, Any]], dict[st
     return handle
 
 
-TOOLS += op_tools()
+def op_tools(nouns: Iterable[Any]) -> tuple[McpTool, ...]:
+    """The operations table's tools that are not agent tools (base/ops.py): a noun's one
+    tool (its verbs as `action`) and ops with a tool of their own."""
+    from specialists.base.opschema import signature
+
+    made = []
+    for noun in nouns:
+        grouped = noun.grouped()
+        if grouped and noun.power is None:
+            read_only = all(o.reads for o in grouped)
+            schema = ops.tool_schema(noun)
+            made.append(
+                McpTool(noun.tool, noun.about, schema, a.ANY_RESULT, _by_action(noun), read_only)
+            )
+        for op in noun.ops:
+            if op.tool and op.power is None:
+                sig = signature(op.fn)
+                made.append(
+                    McpTool(op.tool, op.description, sig.input_schema(), sig.output_schema(),
+                            _runs(op), op.reads, op.tool in DEPRECATED, core=op.core)
+                )  # fmt: skip
+    return tuple(made)
+
+
+def _unserved(ctx: h.ServerContext, args: dict[str, Any]) -> dict[str, Any]:
+    raise Bug("a table tool is served by agent_tools.run_agent_tool, not a handler")
+
+
+# The job tools (fronts/dispatch.py) first, as tools/list has always named them.
+TOOLS: tuple[McpTool, ...] = (
+    *op_tools([JOBS]),
+    *op_tools([Noun("stop", "", (Op(STOP.ops[0].fn, tool="stop_specialist", about=_STOP_OLD),))]),
+)
+
+# The agent tool table (native/agent_table.py) and `events`, next to the job tools above.
+TOOLS += (
+    McpTool("events", a.EVENTS_DESCRIPTION, a.EVENTS_SCHEMA, a.ANY_RESULT, _unserved, True,
+            text_first=True),
+    *(McpTool(t.name, t.description, dict(t.schema), a.ANY_RESULT, _unserved, agent_tool=t,
+              text_first=True) for t in registry.TOOLS),
+)  # fmt: skip
+TOOLS += op_tools(ops.nouns())
 TOOLS_BY_NAME: Mapping[str, McpTool] = {t.name: t for t in TOOLS}
 
 
@@ -310,6 +204,13 @@ def wire_listing(ctx: h.ServerContext) -> list[dict[str, Any]]:
     tools at once (report_to_parent must be there on its first turn)."""
     scoped = ctx.job_scope is not None
     return [t.wire(always_load=t.core or scoped) for t in listed_tools(ctx)]
+
+
+def listings() -> dict[str, list[dict[str, Any]]]:
+    """tools/list of a client that is none of our jobs, by tool set: what listing.json
+    holds for the stdio server's start (scripts/mcp-listing writes it)."""
+    ctx = h.ServerContext(owner_keys=("mcp-listing",))
+    return {toolset: wire_listing(replace(ctx, toolset=toolset)) for toolset in TOOLSETS}
 
 
 def _names(ctx: h.ServerContext) -> set[str]:
