@@ -55,9 +55,9 @@ def test_a_supervisor_killed_after_its_status_before_its_notice_is_told_once(
     tmp_path: Path,
 ) -> None:
     """Its final status is written, `telling`; it is killed -9 while it waits to post the
-    completion notice (the owner's inbox locked). The next reader's recovery tells it, under
-    the same id, once: a later reader finds nothing left to tell. (Its keeper does not: the
-    job's end killed it with the job's other processes.)"""
+    completion notice (the owner's inbox locked). Its keeper, which the job's end spared,
+    tells it under the same id once the inbox is free, with no reader: later readers find
+    nothing left to tell."""
     root = echo_project()
     (root / "specialists" / "slow.specialist.yaml").write_text(
         ECHO_SPEC.replace("name: echo", "name: slow").replace(
@@ -79,9 +79,15 @@ def test_a_supervisor_killed_after_its_status_before_its_notice_is_told_once(
         wait_for(lambda: (store.read_status(job_id) or JobStatus("", "")).telling, 30, "its end")
         st = store.read_status(job_id)
         assert st is not None and st.status == "done" and st.supervisor_pid
+        keeper = int(
+            Path(f"/proc/{st.supervisor_pid}/stat").read_text().rsplit(")", 1)[1].split()[1]
+        )
         os.kill(st.supervisor_pid, signal.SIGKILL)
         wait_for(lambda: not is_alive(st.supervisor_pid, st.supervisor_start_time), 10, "death")
-    assert notice_ids(store, job_id) == []  # lost, until a reader looks
+        assert notice_ids(store, job_id) == []  # not yet: the inbox is held
+        assert Path(f"/proc/{keeper}").exists()  # its keeper lives, waiting for the inbox
+    wait_for(lambda: notice_ids(store, job_id) != [], 30, "the keeper's telling")
+    wait_for(lambda: not Path(f"/proc/{keeper}").exists(), 30, "the keeper's exit")
     for _ in range(2):
         shown = sp("status", job_id, "--json", cwd=root)
         assert shown.returncode == 0 and json.loads(shown.stdout)["status"] == "done", shown

@@ -248,7 +248,10 @@ def kill_job(job_dir: Path, agent: Proc | None = None) -> list[Proc]:
             below.append(os.getpid())
         return [*roots, *descendants(below, mark)]
 
-    return kill_all(find)
+    # A detached supervisor's parent is its keeper (supervise/keeper.py), which carries the
+    # job's mark too: it must outlive the end it guards, or a supervisor killed while it tells
+    # its end would leave that to the next reader.
+    return kill_all(find, spare=(os.getppid(),) if _adopting == mark else ())
 
 
 def kill_tree_of_self(mark: str | None) -> list[Proc]:
