@@ -11,10 +11,10 @@ from pathlib import Path
 
 from specialists.base.errors import UserError
 from specialists.store import keys
-from specialists.store.control import post_request, take_requests
+from specialists.store.control import post_request
 from specialists.store.jobs import JobStore
 from specialists.supervise.start import session_key, start
-from tests.support.jobs import new_job
+from tests.support.jobs import new_job, take_requests
 from tests.support.starting import FakeSupervisors
 from tests.unit.test_control import (
     _job,

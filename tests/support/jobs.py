@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from specialists.store.control import ControlRequest, read_requests
 from specialists.store.jobs import JobLock, JobStore, now_ms
 from specialists.store.records import JobRecord, JobStatus
 from specialists.supervise.launch import create_job
@@ -114,3 +115,10 @@ def control_requests(store: JobStore, job_id: str) -> list[dict[str, str]]:
         for e in events
         if e.get("kind") == "control"
     ]
+
+
+def take_requests(job_dir: Path) -> tuple[list[ControlRequest], list[str]]:
+    """Every control request waiting for the job, taken as its supervisor would take them."""
+    taken: list[ControlRequest] = []
+    problems = read_requests(job_dir, taken.append)
+    return taken, problems

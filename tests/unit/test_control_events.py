@@ -18,11 +18,10 @@ from specialists.store.control import (
     post_request,
     read_requests,
     stop_pending,
-    take_requests,
 )
 from specialists.store.jobs import JobStore
 from specialists.store.writer import JobWriter
-from tests.support.jobs import new_job
+from tests.support.jobs import new_job, take_requests
 
 
 class Killed(BaseException):

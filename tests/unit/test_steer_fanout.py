@@ -12,14 +12,13 @@ from pathlib import Path
 import pytest
 
 from specialists.base.errors import UserError
-from specialists.store.control import take_requests
 from specialists.store.jobs import JobStore
 from specialists.supervise.actions import SendOutcome
 from specialists.supervise.steer_fanout import overall, running_children, steer_children, steer_many
 from specialists.supervise.steer_recover import GO_ON, Recovery, check_top_level, steer_recovering
 from specialists.supervise.steering import InterruptOutcome, SteerOutcome
 from tests.support.fleet import write_status
-from tests.support.jobs import new_job
+from tests.support.jobs import new_job, take_requests
 
 
 @pytest.fixture

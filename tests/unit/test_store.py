@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from specialists.base.errors import Bug, ConfigError, NotFound, StoreError, UserError
 from specialists.events import notices
 from specialists.store import atomic
-from specialists.store.control import post_request, take_requests
+from specialists.store.control import post_request
 from specialists.store.gc import collect
 from specialists.store.ids import check_job_ref, is_job_id, new_job_id
 from specialists.store.jobs import JobStore, read_event_lines
@@ -27,7 +27,7 @@ from specialists.store.news import NEWS
 from specialists.store.records import JobStatus
 from specialists.store.recovery import recover_if_dead
 from specialists.store.writer import JobWriter
-from tests.support.jobs import new_job
+from tests.support.jobs import new_job, take_requests
 
 
 @pytest.fixture

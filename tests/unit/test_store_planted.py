@@ -21,13 +21,13 @@ from specialists.events import notices as owner_news
 from specialists.runners.base import Activity, RunFinished
 from specialists.runners.testing import ScriptedRunner
 from specialists.store.atomic import write_atomic
-from specialists.store.control import post_request, take_requests
+from specialists.store.control import post_request
 from specialists.store.gc import collect
 from specialists.store.jobs import JobStore
 from specialists.store.view import current_status, overview
 from specialists.store.writer import JobWriter
 from specialists.supervise.supervisor import Supervisor
-from tests.support.jobs import TEST_OWNER, new_job, wait_for
+from tests.support.jobs import TEST_OWNER, new_job, take_requests, wait_for
 
 pytestmark = pytest.mark.timeout(60)  # a regression here hangs the supervisor
 

@@ -87,6 +87,38 @@ def test_a_stop_while_paused_cancels_the_job_and_its_timer(h: Harness) -> None:
     assert [t.state for t in timers.values()] == ["cancelled"]
 
 
+def test_a_follow_up_ends_the_pause_and_a_request_after_it_still_reaches_the_job(
+    h: Harness,
+) -> None:
+    """A person's follow-up ends the pause early; a steer sent just after it waits for the
+    job's next look and is answered there, never dropped with the pause."""
+    runner = h.runner(
+        [RunFinished(text=None, error=LIMIT)],
+        follow_up_script=[RunFinished(text="went on early")],
+    )
+    sleep, sent = h.clock.sleep, False
+
+    def sleeping(seconds: float) -> None:  # both sent a minute into the pause
+        nonlocal sent
+        sleep(seconds)
+        if not sent and h.clock() >= started + 60:
+            sent = True
+            post_request(h.store.job_dir(h.job_id), "follow_up", "go on now")
+            post_request(h.store.job_dir(h.job_id), "steer", "and mind the tests")
+
+    h.clock.sleep = sleeping  # type: ignore[method-assign]
+    started = h.clock()
+    status = h.run(runner)
+    assert status.status == "done" and h.result() == "went on early"
+    assert h.clock() - started < 150  # the follow-up, not the reset, ended the pause
+    (resumed,) = [c for c in runner.commands if isinstance(c, FollowUp)]
+    assert resumed.message.endswith("go on now")
+    assert [e["event"] for e in h.events() if e["event"].endswith("_ack")] == [
+        "follow_up_ack",
+        "steer_ack",
+    ]
+
+
 def test_a_held_provider_starts_the_job_at_the_reset(h: Harness) -> None:
     now = h.clock()
     holds.hold(h.store.root, "mock", int((now + 600) * 1000), "other01", "usage limit")

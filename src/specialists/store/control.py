@@ -234,13 +234,6 @@ def _set_aside(inbox: Path, name: str) -> str:
     return f"ignored and kept as .{name}.bad"
 
 
-def take_requests(job_dir: Path) -> tuple[list[ControlRequest], list[str]]:
-    """Every pending request, marked taken (for a reader that acts on them all at once)."""
-    taken: list[ControlRequest] = []
-    problems = read_requests(job_dir, taken.append)
-    return taken, problems
-
-
 def stop_pending(job_dir: Path) -> bool:
     """A stop request waits (read, not taken): recovery records that the job was stopped,
     not that its supervisor crashed. A bad entry is no request."""

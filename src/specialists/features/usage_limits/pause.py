@@ -23,7 +23,7 @@ from specialists.events.model import EventSource
 from specialists.events.timers import TimerStore
 from specialists.features.usage_limits import holds
 from specialists.runners.base import FollowUp
-from specialists.store.control import take_requests
+from specialists.store.control import ControlRequest, read_requests
 from specialists.store.records import HELD_EVENT, LIMIT_EVENT
 from specialists.supervise import wake
 from specialists.supervise.requests import Situation, ack_fields, decide
@@ -133,19 +133,23 @@ class LimitPause:
             accepts=frozenset({"follow_up"}),
             answered=sup.state.last_answer is not None,
         )
+        ended: list[str | None] = []  # what a request that ends the wait says to do
+
+        def act(req: ControlRequest) -> bool:
+            decision = decide(req.kind, req.message, situation)
+            sup.recorder.event(f"{req.kind}_ack", **ack_fields(req.id, decision))
+            if decision.kind == "stop_job" or sup.guard.signal is not None:
+                ended.append(None)
+            elif decision.kind == "deliver" and isinstance(decision.command, FollowUp):
+                ended.append(decision.command.message)  # resumed early by a person
+            return bool(ended)  # the requests after it wait for the job's next look
+
         while sup.now_ms() < until_ms:
-            requests, problems = take_requests(sup.recorder.job_dir)
-            for problem in problems:
+            for problem in read_requests(sup.recorder.job_dir, act):
                 sup.recorder.notice(problem)
-            for req in requests:
-                decision = decide(req.kind, req.message, situation)
-                sup.recorder.event(f"{req.kind}_ack", **ack_fields(req.id, decision))
-                if decision.kind == "stop_job" or sup.guard.signal is not None:
-                    sup.finish("cancelled", None)
-                    return None
-                if decision.kind == "deliver" and isinstance(decision.command, FollowUp):
-                    return decision.command.message  # resumed early by a person
-            if sup.guard.signal is not None:
+            if ended and ended[0] is not None:
+                return ended[0]
+            if ended or sup.guard.signal is not None:
                 sup.finish("cancelled", None)
                 return None
             self._nap_until(until_ms)
