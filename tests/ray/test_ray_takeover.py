@@ -147,8 +147,13 @@ def test_a_job_taken_over_while_it_waits_between_runs_accepts_a_follow_up(
     job_id = start(cluster, runner, "--keep-alive")
     wait_until(lambda: status(job_id)["status"] == "waiting", 240, "the first answer")
     first = kill_supervisor(job_id)
-    # Its keeper (supervise/keeper.py) starts the successor at once; `status` would too.
-    wait_until(lambda: status(job_id)["supervisor_pid"] != first, 60, "the successor")
+    # Its keeper (supervise/keeper.py) starts the successor at once; `status` would too. A
+    # reader shows the successor's pid as soon as it started it, but status.json names the
+    # dead one until the successor has taken the job over: wait for that.
+    on_disk = job_dir(job_id) / "status.json"
+    wait_until(
+        lambda: json.loads(on_disk.read_text())["supervisor_pid"] != first, 60, "the successor"
+    )
     st = status(job_id)
     assert st["status"] == "waiting", diagnose(job_id)
     assert st["supervisor_pid"] != first and alive(st["supervisor_pid"])
