@@ -105,6 +105,25 @@ def test_a_supervisor_killed_between_acting_and_moving_on_is_not_acted_on_again(
     writer.close()
 
 
+def test_a_damaged_cursor_acts_again_on_no_request_the_job_answered(job) -> None:  # type: ignore[no-untyped-def]
+    """control.json damaged (a torn write, a person's edit): the inbox is read from its start,
+    but a request whose answer is in the job's log is not acted on a second time."""
+    store, job_id = job
+    first = post_request(store.job_dir(job_id), "steer", "one")
+    writer = JobWriter(store, job_id)
+
+    def act(request: ControlRequest) -> None:
+        writer.append_event("steer_ack", request=request.id, delivered=True)
+
+    assert read_requests(store.job_dir(job_id), act) == []
+    cursor = store.root / "owners" / f"job-{job_id}" / "control.json"
+    cursor.write_text('{"offset": ')
+    second = post_request(store.job_dir(job_id), "steer", "two")
+    requests, _ = take_requests(store.job_dir(job_id))
+    assert [r.id for r in requests] == [second.id] and first.id != second.id
+    writer.close()
+
+
 def test_senders_at_once_lose_nothing_and_keep_their_order(job) -> None:  # type: ignore[no-untyped-def]
     store, job_id = job
     sent: dict[int, list[str]] = {}

@@ -101,10 +101,11 @@ def _request(entry: dict[str, Any], where: str) -> ControlRequest:
 
 class _Cursor:
     def __init__(self, record: Record) -> None:
+        self.damaged = False
         try:
             data = record.read(CURSOR) or {}
-        except StoreError:
-            data = {}  # damaged: read from the start; `seen` is gone, the log's acks are not
+        except StoreError:  # read from the start; `seen` is gone, the job log's acks are not
+            data, self.damaged = {}, True
         offset, seen, self.taking, self.log = (
             data.get(k) for k in ("offset", "seen", "taking", "log")
         )
@@ -166,7 +167,8 @@ def _read(
             problems.append(f"{exc.message}; ignored")
             continue
         if request.id in cursor.seen or (
-            cursor.taking == request.id and _acked(job_dir, request.id, cursor.log)
+            (cursor.damaged or cursor.taking == request.id)
+            and _acked(job_dir, request.id, 0 if cursor.damaged else cursor.log)
         ):
             continue  # sent twice, or acted on by a supervisor that died before moving on
         cursor.offset = at
