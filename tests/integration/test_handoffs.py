@@ -351,7 +351,7 @@ def test_the_discard_command_keeps_a_branch_that_moved_while_the_person_was_aske
         git(child.path, "commit", "-qm", "moved while asked")
         return True
 
-    monkeypatch.setattr(cmd_worktree, "_confirmed", move_then_yes)
+    monkeypatch.setattr(cmd_worktree, "confirmed", move_then_yes)
     monkeypatch.chdir(repo)
     assert main(["worktree", "discard", "wf-12"]) == 1
     out = capsys.readouterr().out

@@ -91,7 +91,7 @@ def test_prune_keeps_a_branch_that_moved_while_the_person_was_asked(
         git(project, "branch", "-f", branch, f"{branch}~1")  # someone moves it meanwhile
         return True
 
-    monkeypatch.setattr(cmd_sandboxes, "_confirmed", move_then_yes)
+    monkeypatch.setattr(cmd_sandboxes, "confirmed", move_then_yes)
     assert main(["sandboxes", "prune"]) == 0
     out = capsys.readouterr().out
     assert "deleted 0 branch(es)" in out and branch in git(project, "branch", "--list", branch)

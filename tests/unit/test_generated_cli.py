@@ -16,7 +16,7 @@ import pytest
 from specialists.base.errors import UserError
 from specialists.base.ops import Noun, Op
 from specialists.base.opschema import Cli
-from specialists.fronts.cli.cmd_sandboxes import _confirmed, yes_flag
+from specialists.fronts.cli.consent import confirmed, yes_flag
 from specialists.fronts.cli.generated import add_noun
 from specialists.project import Project
 
@@ -56,7 +56,7 @@ def _looked(data: dict[str, Any], args: argparse.Namespace) -> int:
 
 
 def _dropped(data: dict[str, Any], args: argparse.Namespace) -> int:
-    if not _confirmed(data["question"], args.yes):
+    if not confirmed(data["question"], args.yes):
         return 1
     again = args.again(confirmed=True)
     other = args.again("", days=2.0)  # the bare op, from this verb's renderer

@@ -9,7 +9,7 @@ import sys
 import time
 from typing import Any
 
-from specialists.fronts.cli.cmd_sandboxes import _confirmed, yes_flag
+from specialists.fronts.cli.consent import confirmed, yes_flag
 from specialists.fronts.cli.values import Duration
 
 WAIT_SLICE_S = 0.5
@@ -61,7 +61,7 @@ def _show(data: dict[str, Any], args: argparse.Namespace) -> int:
 
 def _land(data: dict[str, Any], args: argparse.Namespace) -> int:
     if "question" in data:
-        if not _confirmed(data["question"], args.yes):
+        if not confirmed(data["question"], args.yes):
             print("nothing changed")
             return 1
         data = args.again(confirm=True)

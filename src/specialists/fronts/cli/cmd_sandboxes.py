@@ -1,14 +1,13 @@
-"""How `specialists sandboxes [prune | squash ID]` prints for people, and the person's consent
-(`--yes`, or a terminal; never assumed headless). The command is generated from the sandbox
-ops, features/sandbox/verbs.py (R-S7, R-S8; docs/cli.md)."""
+"""How `specialists sandboxes [prune | squash ID]` prints for people, asking the person's
+consent first (consent.py). The command is generated from the sandbox ops,
+features/sandbox/verbs.py (R-S7, R-S8; docs/cli.md)."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from specialists.base.errors import UserError
+from specialists.fronts.cli.consent import confirmed, yes_flag
 
 
 def _list(data: dict[str, Any], args: argparse.Namespace) -> int:
@@ -32,7 +31,7 @@ def _prune(plan: dict[str, Any], args: argparse.Namespace) -> int:
         return 0
     for c in plan["candidates"]:
         print(f"delete {c['branch']} at {c['tip'][:12]} ({c['proof']})")
-    if not _confirmed(f"delete {len(plan['candidates'])} merged branch(es)?", args.yes):
+    if not confirmed(f"delete {len(plan['candidates'])} merged branch(es)?", args.yes):
         print("nothing deleted")
         return 1
     outcome = args.again(confirmed=plan["candidates"])
@@ -44,26 +43,12 @@ def _prune(plan: dict[str, Any], args: argparse.Namespace) -> int:
 
 def _squash(data: dict[str, Any], args: argparse.Namespace) -> int:
     if not data["squashed"]:
-        if not _confirmed(data["question"], args.yes):
+        if not confirmed(data["question"], args.yes):
             print("nothing changed")
             return 1
         data = args.again(confirmed=True)
     print(data["said"])
     return 0
-
-
-def _confirmed(question: str, yes: bool) -> bool:
-    """The person's consent: --yes, or an answer at a terminal; never assumed headless."""
-    if yes:
-        return True
-    if sys.stdin is None or not sys.stdin.isatty():
-        raise UserError("no terminal to confirm on", hint="pass --yes to confirm")
-    answer = input(f"{question} [y/N] ")
-    return answer.strip().lower() in ("y", "yes")
-
-
-def yes_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--yes", "-y", action="store_true", help="do not ask")
 
 
 TEXT = {"sandboxes": _list, "prune": _prune, "squash": _squash}

@@ -7,7 +7,7 @@ from argparse import Namespace
 from typing import Any
 
 from specialists.base.display import display_line
-from specialists.fronts.cli.cmd_sandboxes import _confirmed, yes_flag
+from specialists.fronts.cli.consent import confirmed, yes_flag
 
 
 def _list(data: dict[str, Any], args: Namespace) -> int:
@@ -67,7 +67,7 @@ def _discard(data: dict[str, Any], args: Namespace) -> int:
         dirty = f", {c['dirty']} uncommitted path(s)" if c["dirty"] else ""
         print(f"discard {display_line(c['key'], 80)}: {c['worktree']}{dirty}, {c['branch']}")
     question = f"permanently delete {len(live)} worktree(s) and branch(es)? patches stay"
-    if not _confirmed(question, args.yes):
+    if not confirmed(question, args.yes):
         print("nothing discarded")
         return 1
     outcome = args.again(confirmed={c["key"]: c["tip"] for c in live})
