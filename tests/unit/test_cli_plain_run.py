@@ -10,6 +10,7 @@ import pytest
 from specialists.fronts.cli import cmd_run, main
 from specialists.fronts.cli.commands import plain_args
 from specialists.fronts.cli.parser import build_parser
+from tests.support.plain import plain_forms_read_as_argparse
 
 # What a run may be given, a flag or an option with its value each: the plain ones, and what
 # only argparse reads (a value it converts or refuses, `--opt=value`, an abbreviation, a
@@ -55,18 +56,7 @@ def _forms() -> list[list[str]]:
 
 
 def test_a_plain_form_reads_as_argparse_reads_it(capsys):
-    parser = build_parser("run")
-    plain_count = 0
-    for argv in _forms():
-        plain = plain_args(argv)
-        try:
-            parsed = vars(parser.parse_args(argv))
-        except SystemExit:
-            assert plain is None, argv
-            continue
-        if plain is not None:
-            plain_count += 1
-            assert vars(plain) == parsed, argv
+    plain_count = plain_forms_read_as_argparse("run", _forms())
     capsys.readouterr()
     assert plain_count > 150  # run NAME -p TEXT -b, run NAME --json --model M, ...
 

@@ -16,7 +16,6 @@ import pytest
 from specialists.events import notices
 from specialists.fronts.cli import main as cli_main
 from specialists.fronts.cli.commands import READS, plain_args
-from specialists.fronts.cli.parser import build_parser
 from specialists.store import index
 from specialists.store.jobs import JobStore
 from specialists.store.paths import state_dir
@@ -24,6 +23,7 @@ from specialists.store.records import JobStatus
 from specialists.store.view import overview
 from specialists.store.writer import JobWriter
 from tests.support.jobs import echo_project, new_job
+from tests.support.plain import plain_forms_read_as_argparse
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -46,17 +46,7 @@ def _forms(verb: str) -> list[list[str]]:
 def test_a_plain_form_reads_as_argparse_reads_it(verb, capsys):
     """Every form read plainly gives argparse's namespace; every form argparse refuses (or
     answers itself, as --help) is left to it."""
-    plain_count = 0
-    for argv in _forms(verb):
-        plain = plain_args(argv)
-        try:
-            parsed = vars(build_parser(argv[0]).parse_args(argv))
-        except SystemExit:
-            assert plain is None, argv
-            continue
-        if plain is not None:
-            plain_count += 1
-            assert vars(plain) == parsed, argv
+    plain_count = plain_forms_read_as_argparse(verb, _forms(verb))
     capsys.readouterr()
     assert plain_count > 20  # the plain forms are many: status --json, result ID --raw, ...
 
