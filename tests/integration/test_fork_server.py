@@ -229,6 +229,21 @@ def _environ(pid: int) -> dict[bytes, bytes]:
     return dict(p.partition(b"=")[::2] for p in pairs if p)
 
 
+def _settled_status(pid: int, keys: tuple[str, ...]) -> dict[str, str]:
+    """`keys` of a process's status once two readings agree: the agent is a shell that
+    blocks every signal for the moment it vforks its next `sleep`, and one reading can
+    land in that moment."""
+    seen = None
+    for _ in range(50):
+        fields = _proc_status(pid)
+        now = {k: fields[k] for k in keys}
+        if now == seen:
+            return now
+        seen = now
+        time.sleep(0.01)
+    raise AssertionError(f"the status of {pid} never settled: {seen}")
+
+
 def _seen_by_the_job(project: Path, job: str) -> dict[str, object]:
     """What a job's supervisor got from its launcher, as its agent and /proc show it."""
     st = store(project).read_status(job)
@@ -239,7 +254,7 @@ def _seen_by_the_job(project: Path, job: str) -> dict[str, object]:
     job_keys = {b"SPECIALISTS_JOB_ID", b"SPECIALISTS_JOB_DIR"}
     return {
         **{k: fields[k] for k in ("Umask", "SigIgn", "SigBlk", "SigCgt")},
-        "agent": {k: _proc_status(st.pid)[k] for k in ("Umask", "SigIgn", "SigBlk")},
+        "agent": _settled_status(st.pid, ("Umask", "SigIgn", "SigBlk")),
         "cwd": os.readlink(f"/proc/{st.supervisor_pid}/cwd"),
         "fds": sorted(
             t.replace(job_dir, "JOB")
