@@ -29,6 +29,7 @@ import pytest
 from specialists.project import boot
 from tests.support.agent_env import AgentEnv, build_agent_env, find_agent_bin, missing_reason
 from tests.support.mock_llm import MockLLM
+from tests.support.processes import end_left_behind
 from tests.support.starting import FakeSupervisors
 
 # Every process of ours boots its features first (specialists/__main__.py, Project); tests
@@ -158,11 +159,14 @@ def _git_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(autouse=True)
 def isolated_env(
+    request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
     _git_template: Path,
-) -> AgentEnv:
-    """os.environ for this test = an isolated AgentEnv (see tests/support/agent_env.py)."""
+) -> Iterator[AgentEnv]:
+    """os.environ for this test = an isolated AgentEnv (see tests/support/agent_env.py).
+    What the test left running in its directories (a job kept alive, a held agent) is
+    ended after it, so it neither waits out the session nor loads the tests after it."""
     layout = build_agent_env(tmp_path_factory.mktemp("env"), git_init=False)
     shutil.copytree(_git_template, layout.project / ".git", symlinks=True)
     for key in list(os.environ):
@@ -170,7 +174,13 @@ def isolated_env(
             monkeypatch.delenv(key)
     for key, value in layout.env.items():
         monkeypatch.setenv(key, value)
-    return layout
+    yield layout
+    if UNIT_DIR in Path(str(request.node.path)).parents:
+        return  # a unit test starts no process
+    roots = [str(layout.root)]
+    if isinstance(tmp := request.node.funcargs.get("tmp_path"), Path):
+        roots.append(str(tmp))
+    end_left_behind(roots)
 
 
 @pytest.fixture
