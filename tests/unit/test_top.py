@@ -361,3 +361,22 @@ def _sp(*args: str, code: str | None = None) -> subprocess.CompletedProcess[str]
     return subprocess.run(
         argv, capture_output=True, text=True, timeout=60, stdin=subprocess.PIPE, env=os.environ
     )
+
+
+def test_a_refresh_that_fires_while_the_app_closes_does_nothing(store):
+    """A timer can fire while Textual tears the screens down (CI caught one under load): the
+    tick and the feed poll then skip their turn instead of crashing the exit on a widget
+    that is gone."""
+    small_fleet(store)
+
+    async def scenario() -> TopApp:
+        app = make_app(store)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.press("down")  # a job selected: the feed pane follows it
+            await pilot.pause()
+        return app
+
+    app = run(scenario())
+    assert not app.is_running
+    app.tick()
+    app.poll_feed()

@@ -172,7 +172,9 @@ def run(args: argparse.Namespace, project: Project) -> int:
     watch_new = job is None
     known = {t.job_id for t in tails} | seen_at_start
     last_health = time.monotonic()
-    while watch_new or not all(t.ended for t in tails) or _more_below(args, store, root, tails):
+    while (
+        watch_new or not all(t.ended for t in tails) or _more_below(args, store, root, tails, known)
+    ):
         time.sleep(FOLLOW_POLL_S)
         _emit(tails, args.json)
         if time.monotonic() - last_health > HEALTH_CHECK_S:
@@ -194,12 +196,14 @@ def run(args: argparse.Namespace, project: Project) -> int:
 
 
 def _more_below(
-    args: argparse.Namespace, store: JobStore, root: str | None, tails: list[_Tail]
+    args: argparse.Namespace, store: JobStore, root: str | None, tails: list[_Tail], known: set[str]
 ) -> bool:
-    """A tree whose known jobs all ended may still have a child that started at the end."""
+    """A tree whose known jobs all ended may still have a child that started at the end
+    (made known here, so the next look for descendants does not tail it twice)."""
     if root is None or not args.tree:
         return False
-    fresh = _descendants(store, root, {t.job_id for t in tails})
+    fresh = _descendants(store, root, known)
+    known.update(fresh)
     tails += [_Tail(store, i, 0) for i in fresh]
     return bool(fresh)
 

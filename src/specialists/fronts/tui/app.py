@@ -145,6 +145,8 @@ class TopApp(App[None]):
 
     def tick(self) -> None:
         """Re-read what changed, patch the table, update the summary line."""
+        if not self.is_running:  # a tick while the app closes: its widgets are going away
+            return
         self.fleet.refresh()
         self._sync_table(self.fleet.tree(active_only=self.active_only))
         summary = summary_text(self.root_label, self.fleet.totals(), self.active_only)
@@ -260,7 +262,7 @@ class TopApp(App[None]):
             self.poll_feed()
 
     def poll_feed(self) -> None:
-        if self._feed is None:
+        if self._feed is None or not self.is_running:
             return
         events = self._feed.poll()
         if not events:
