@@ -221,7 +221,7 @@ class Declared:
         for name, value in changes.items():
             if not any(f.name == name for f in self._fields):
                 raise TypeError(f"{type(self).__name__} has no field {name!r}")
-            record.__dict__[name] = value
+            record.__dict__[name] = list(value) if type(value) is tuple else value
         return record
 
     @classmethod
