@@ -21,7 +21,6 @@ overflow os.kill) and a float must be finite (JSON's 1e999 parses as infinity).
 from __future__ import annotations
 
 import functools
-import re
 import sys
 
 from specialists.base.errors import Bug, StoreError
@@ -124,10 +123,6 @@ def describe(value: Any) -> str:
     return shown if len(shown) <= 40 else shown[:37] + "..."
 
 
-# `Child`, `Child | None`, `list[Child]`: a capitalised name none of the scalars.
-_NESTED = re.compile(r"(list\[)?([A-Z]\w*)(?(1)\])( \| None)?")
-
-
 class Field:
     __slots__ = ("annotation", "default", "fresh", "many", "name", "nested")
 
@@ -138,9 +133,11 @@ class Field:
         self.fresh: Callable[[], Any] | None = None
         if default is EMPTY:
             self.fresh = list if annotation.startswith("list[") else dict
-        match = _NESTED.fullmatch(annotation.strip())
-        self.nested = match[2] if match and match[2] != "Any" else ""  # resolved on first use
-        self.many = bool(match and match[1])
+        # `Child`, `Child | None` or `list[Child]`: a capitalised name, resolved on first use
+        core = annotation.strip().removesuffix(" | None")
+        self.many = core.startswith("list[") and core.endswith("]")
+        name = core[5:-1] if self.many else core
+        self.nested = name if name[:1].isupper() and name.isidentifier() and name != "Any" else ""
 
 
 class Declared:
