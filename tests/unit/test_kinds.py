@@ -107,7 +107,13 @@ def test_what_the_stores_write_is_all_declared(tmp_path: Path) -> None:
 
     from specialists.features.sandbox import handoff, handoff_manifest
 
-    handoff.update(project, "h1", lambda _: HandoffManifest("h1", str(project), "a" * 40, T0))
+    handoff.update(
+        project,
+        "h1",
+        lambda _: HandoffManifest(
+            id="h1", origin=str(project), base_sha="a" * 40, created_at_ms=T0
+        ),
+    )
     assert handoff_manifest.read_manifest(handoff_manifest.manifest_path(project, "h1")).id == "h1"
 
     key = "b" * 64

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from specialists.base.errors import StoreError
 from specialists.features.sandbox.backend import SandboxError, SquashMarker
 from specialists.features.sandbox.meta import MetaStore, from_dict
 from specialists.features.sandbox.rules import (
@@ -152,7 +153,7 @@ def test_a_record_round_trips_and_its_path_is_derived_not_read(tmp_path):
     ],
 )
 def test_a_record_with_a_wrong_field_is_damaged(tmp_path, over):
-    with pytest.raises(ValueError):
+    with pytest.raises(StoreError, match="sandbox record"):
         from_dict(_record(**over), tmp_path, "t1")
 
 

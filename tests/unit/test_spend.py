@@ -366,7 +366,7 @@ def test_a_fan_out_over_the_threshold_asks_once_and_a_yes_covers_twice_it(tmp_pa
     from specialists.features.asks.ops import list_asks
 
     (row,) = list_asks(store.root, None, include_settled=True)[0]
-    assert row.ask.to == ("claude-boss",) and row.ask.spend["estimate_usd"] == 6.0
+    assert row.ask.to == ["claude-boss"] and row.ask.spend["estimate_usd"] == 6.0
     assert "3 children in all so far, estimated at $6.00" in row.ask.message
     assert "2 x reviewer at $2.00 / 200 tokens each (the median of 2 finished jobs" in (
         row.ask.message

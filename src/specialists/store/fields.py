@@ -11,7 +11,8 @@ from disk. Records sit on the hot path of `status`, so this is a plain class, no
 (importing `dataclasses` costs more than reading a hundred status files): the annotations
 are read as text (the modules use `from __future__ import annotations`) by a grammar that
 covers the JSON shapes records hold: str, int, float, bool, Any, `X | None`, list[X] and
-dict[str, X].
+dict[str, X]. A field may also hold records: `Child`, `Child | None` or `list[Child]`, where
+`Child` is a Declared class of the same module, read (and written) as objects in place.
 
 Numbers are bounded as well as typed: an int must fit 64 bits (a pid of 10**100 would
 overflow os.kill) and a float must be finite (JSON's 1e999 parses as infinity).
@@ -20,6 +21,7 @@ overflow os.kill) and a float must be finite (JSON's 1e999 parses as infinity).
 from __future__ import annotations
 
 import functools
+import sys
 
 from specialists.base.errors import Bug, StoreError
 
@@ -122,7 +124,7 @@ def describe(value: Any) -> str:
 
 
 class Field:
-    __slots__ = ("annotation", "default", "fresh", "name")
+    __slots__ = ("annotation", "default", "fresh", "many", "name", "nested")
 
     def __init__(self, name: str, annotation: str, default: Any) -> None:
         self.name = name
@@ -131,14 +133,21 @@ class Field:
         self.fresh: Callable[[], Any] | None = None
         if default is EMPTY:
             self.fresh = list if annotation.startswith("list[") else dict
+        # `Child`, `Child | None` or `list[Child]`: a capitalised name, resolved on first use
+        core = annotation.strip().removesuffix(" | None")
+        self.many = core.startswith("list[") and core.endswith("]")
+        name = core[5:-1] if self.many else core
+        self.nested = name if name[:1].isupper() and name.isidentifier() and name != "Any" else ""
 
 
 class Declared:
     """Keyword construction, dict round trip, equality and checked reading over the fields
-    declared (once) in the subclass body. Unknown names are refused; so are missing required
-    ones. `_choices` may restrict a str field to a set of values."""
+    declared (once) in the subclass body, taken by keyword or in declared order. Unknown
+    names are refused; so are missing required ones. `_choices` may restrict a str field to
+    a set of values; `_after_read` adds a record's own checks."""
 
     _fields: ClassVar[tuple[Field, ...]] = ()
+    _nested: ClassVar[dict[str, type[Declared]] | None] = None  # field -> its record class
     _what: ClassVar[str] = "record"
     _choices: ClassVar[dict[str, frozenset[str]]] = {}
 
@@ -152,11 +161,37 @@ class Declared:
                 continue
             fields.append(Field(name, str(annotation), cls.__dict__.get(name, _MISSING)))
         cls._fields = tuple(fields)
+        cls._nested = None
 
-    def __init__(self, **values: Any) -> None:
+    @classmethod
+    def _records(cls) -> dict[str, type[Declared]]:
+        """The fields that hold records, with their classes (looked up once, by then the
+        whole module is defined)."""
+        if cls._nested is None:
+            names = vars(sys.modules[cls.__module__])
+            nested = {}
+            for f in cls._fields:
+                if f.nested:
+                    child = names.get(f.nested)
+                    if not (isinstance(child, type) and issubclass(child, Declared)):
+                        raise Bug(f"{cls.__name__}.{f.name}: {f.nested} is not a Declared record")
+                    nested[f.name] = child
+            cls._nested = nested
+        return cls._nested
+
+    def __init__(self, *args: Any, **values: Any) -> None:
+        if args:  # positional, in declared order (as a dataclass takes them)
+            if len(args) > len(self._fields):
+                raise TypeError(f"{type(self).__name__} takes {len(self._fields)} fields")
+            for f, value in zip(self._fields, args, strict=False):
+                if f.name in values:
+                    raise TypeError(f"{type(self).__name__} got {f.name!r} twice")
+                values[f.name] = value
         for f in self._fields:
             if f.name in values:
                 value = values.pop(f.name)
+                if type(value) is tuple:  # a list field given a tuple holds (and writes) a list
+                    value = list(value)
             elif f.default is _MISSING:
                 raise TypeError(f"{type(self).__name__} needs {f.name!r}")
             else:
@@ -166,7 +201,25 @@ class Declared:
             raise TypeError(f"{type(self).__name__} has no field(s) {sorted(values)}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: self.__dict__[f.name] for f in self._fields}
+        values = self.__dict__
+        out = {f.name: values[f.name] for f in self._fields}
+        for name in self._records():
+            value = out[name]
+            if type(value) is list:
+                out[name] = [item.to_dict() for item in value]
+            elif value is not None:
+                out[name] = value.to_dict()
+        return out
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with `changes` (records are not changed in place where they are shared)."""
+        record = object.__new__(type(self))
+        record.__dict__.update(self.__dict__)
+        for name, value in changes.items():
+            if not any(f.name == name for f in self._fields):
+                raise TypeError(f"{type(self).__name__} has no field {name!r}")
+            record.__dict__[name] = list(value) if type(value) is tuple else value
+        return record
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, source: str | None = None) -> Self:
@@ -177,12 +230,15 @@ class Declared:
         cls._before_read(data, where)
         record = object.__new__(cls)
         values = record.__dict__
+        nested = cls._records()
         for f in cls._fields:
             value = data.get(f.name, _MISSING)
             if value is _MISSING:
                 if f.default is _MISSING:
                     raise StoreError(f"{where}: field {f.name!r} is missing")
                 value = _default_of(f)
+            elif f.name in nested:
+                value = _read_records(f, nested[f.name], value, where)
             else:
                 check, expected = parse_type(f.annotation)
                 if not check(value):
@@ -196,11 +252,17 @@ class Declared:
                     f"{where}: field {name!r} should be one of {', '.join(sorted(allowed))}, "
                     f"not {describe(values[name])}"
                 )
+        cls._after_read(record, where)
         return record
 
     @classmethod
     def _before_read(cls, data: dict[str, Any], where: str) -> None:
         """Whole-record checks a subclass adds (a schema version, say)."""
+
+    @classmethod
+    def _after_read(cls, record: Self, where: str) -> None:
+        """Checks of the typed fields that are the record's own (an id that matches its file,
+        say): raise StoreError(f"{where}: ...")."""
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -214,6 +276,24 @@ class Declared:
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items())
         return f"{type(self).__name__}({shown})"
+
+
+def _read_records(f: Field, child: type[Declared], value: Any, where: str) -> Any:
+    if value is None and f.annotation.endswith("| None"):
+        return None
+    if f.many:
+        if type(value) is not list:
+            raise StoreError(f"{where}: field {f.name!r} should be a list, not {describe(value)}")
+        return [
+            _read_record(child, item, f"{where}: {f.name}[{i}]") for i, item in enumerate(value)
+        ]
+    return _read_record(child, value, f"{where}: {f.name}")
+
+
+def _read_record(child: type[Declared], value: Any, where: str) -> Declared:
+    if type(value) is not dict:
+        raise StoreError(f"{where} should be an object, not {describe(value)}")
+    return child.from_dict(value, source=where)
 
 
 def _default_of(f: Field) -> Any:

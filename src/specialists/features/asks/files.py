@@ -16,8 +16,6 @@ from specialists.features.asks.model import (
     MAX_ASKS_PER_JOB,
     Ask,
     AskOutcome,
-    ask_from_dict,
-    outcome_from_dict,
 )
 from specialists.store.file_record import FileRecord
 from specialists.store.kinds import ASK
@@ -64,13 +62,14 @@ def read_ask(job_dir: Path, seq: int) -> Ask:
     data = _ask(job_dir, seq).read("ask")
     if data is None:
         raise FileNotFoundError(f"{where}: ask.json is missing")
-    return ask_from_dict(data, where)
+    return Ask.from_dict(data, source=f"{where} is damaged")
 
 
 def read_outcome(job_dir: Path, seq: int) -> AskOutcome | None:
     """How the ask ended, or None while it is open."""
     data = _ask(job_dir, seq).read("outcome")
-    return None if data is None else outcome_from_dict(data, f"ask {seq} of job {job_dir.name}")
+    where = f"ask {seq} of job {job_dir.name} is damaged"
+    return None if data is None else AskOutcome.from_dict(data, source=where)
 
 
 def claim(job_dir: Path, seq: int, outcome: AskOutcome) -> tuple[bool, AskOutcome]:

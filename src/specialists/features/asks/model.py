@@ -10,10 +10,10 @@ MCP client cancelled the call, the asking job paused or ended), or the superviso
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Literal
 
-from specialists.base.errors import StoreError, UserError
+from specialists.base.errors import UserError
+from specialists.store.fields import Declared
 
 AskKind = Literal["need_decision", "interview_request", "progress_update"]
 ASK_KINDS: tuple[str, ...] = ("need_decision", "interview_request", "progress_update")
@@ -61,15 +61,18 @@ def check_message(text: str, what: str = "message") -> str:
     return text
 
 
-@dataclass(frozen=True)
-class Ask:
+class Ask(Declared):
+    """ask.json, written once by the asker."""
+
+    _what = "ask.json"
+    _choices = {"kind": frozenset(ASK_KINDS)}
     id: str
     job_id: str
-    kind: AskKind
+    kind: str  # an AskKind
     message: str
     asked_at_ms: int
     timeout_s: float  # 0 for a progress update
-    to: tuple[str, ...]  # the owner keys whose inboxes got it
+    to: list[str]  # the owner keys whose inboxes got it
     call_id: str = ""
     # An approval a fan-out waits for (features/spend/approval.py): its estimate and the
     # amount a plain yes approves.
@@ -80,22 +83,18 @@ class Ask:
         return self.kind in WAITING_KINDS
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "job_id": self.job_id,
-            "kind": self.kind,
-            "message": self.message,
-            "asked_at_ms": self.asked_at_ms,
-            "timeout_s": self.timeout_s,
-            "to": list(self.to),
-            "call_id": self.call_id,
-            **({"spend": self.spend} if self.spend is not None else {}),
-        }
+        out = super().to_dict()
+        if self.spend is None:
+            del out["spend"]  # written only when there is one
+        return out
 
 
-@dataclass(frozen=True)
-class AskOutcome:
-    kind: OutcomeKind
+class AskOutcome(Declared):
+    """outcome.json: how the ask ended, claimed once."""
+
+    _what = "outcome.json"
+    _choices = {"kind": frozenset(OUTCOME_KINDS)}
+    kind: str  # an OutcomeKind
     at_ms: int
     answer: str = ""  # the reply (kind "reply")
     by: str = ""  # who replied: an owner key, or "cli" for a person
@@ -119,44 +118,3 @@ class AskOutcome:
         if self.kind == "supervisor_gone":
             return "given up (the supervisor is gone)"
         raise AssertionError(self.kind)
-
-
-def ask_from_dict(data: dict[str, Any], where: str) -> Ask:
-    """An ask.json object, checked field by field (the directory is untrusted)."""
-    try:
-        kind, to = data["kind"], data["to"]
-        ok = (
-            kind in ASK_KINDS
-            and all(type(data[k]) is str for k in ("id", "job_id", "message"))
-            and type(data["asked_at_ms"]) is int
-            and type(data["timeout_s"]) in (int, float)
-            and type(to) is list
-            and all(type(k) is str for k in to)
-            and type(data.get("call_id", "")) is str
-            and type(data.get("spend", {})) is dict
-        )
-    except KeyError:
-        ok = False
-    if not ok:
-        raise StoreError(f"{where} is damaged (a field is missing or of the wrong type)")
-    return Ask(
-        data["id"],
-        data["job_id"],
-        kind,
-        data["message"],
-        data["asked_at_ms"],
-        float(data["timeout_s"]),
-        tuple(to),
-        data.get("call_id", ""),
-        data.get("spend"),
-    )
-
-
-def outcome_from_dict(data: dict[str, Any], where: str) -> AskOutcome:
-    kind, at = data.get("kind"), data.get("at_ms")
-    answer, by, why = data.get("answer", ""), data.get("by", ""), data.get("why", "")
-    if kind not in OUTCOME_KINDS or type(at) is not int or type(answer) is not str:
-        raise StoreError(f"{where} is damaged (a field is missing or of the wrong type)")
-    if type(by) is not str or type(why) is not str:
-        raise StoreError(f"{where} is damaged (field 'by' or 'why')")
-    return AskOutcome(kind, at, answer, by, why)

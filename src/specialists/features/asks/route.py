@@ -25,7 +25,7 @@ from specialists.store.recovery import supervisor_alive
 _PROCESS_KEY = re.compile(r"(?:agent|mcp)-([0-9]+)\.([0-9]+)")
 
 
-def gone_reason(state_root: Path, keys: tuple[str, ...]) -> str | None:
+def gone_reason(state_root: Path, keys: tuple[str, ...] | list[str]) -> str | None:
     """None while one of `keys` may still hear; else why none can (one line)."""
     if not keys:
         return "this job has no supervisor (no parent or owner started it)"

@@ -16,7 +16,6 @@ The body (what the model reads) is one header line, counts and the log path, the
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from specialists.events.spill import SpillLimits
 from specialists.events.told import Told
 from specialists.features.procs.output import read_tail
 from specialists.features.procs.spec import OUTPUT_LOG, ProcOptions
+from specialists.store.fields import Declared
 from specialists.store.files import open_regular
 from specialists.store.jobs import now_ms
 from specialists.store.kinds import JOB
@@ -41,11 +41,11 @@ COUNT_CHUNK = 1 << 20
 EXIT_KINDS: tuple[str, ...] = ("exited", "signaled", "cancelled", "timeout", "error")
 
 
-@dataclass(frozen=True)
-class ExitSummary:
+class ExitSummary(Declared):
     """The runner's account of the command; `kind` is None while it still runs."""
 
-    kind: str | None = None
+    _what = "proc.json"
+    kind: str | None = None  # one of EXIT_KINDS
     exit_code: int | None = None
     signal: str | None = None  # "SIGKILL" when a signal ended it
     duration_ms: int | None = None  # start to the shell's exit (not the drain after it)
@@ -59,25 +59,20 @@ class ExitSummary:
     reason: str = ""  # why it was cancelled, or what failed
 
     @classmethod
-    def from_dict(cls, data: object) -> ExitSummary | None:
-        if not isinstance(data, dict):
-            return None
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        try:
-            summary = cls(**known)
-        except TypeError:
-            return None
-        return summary if summary.kind is None or summary.kind in EXIT_KINDS else None
+    def _after_read(cls, record: ExitSummary, where: str) -> None:
+        if record.kind is not None and record.kind not in EXIT_KINDS:
+            raise StoreError(f"{where}: kind {record.kind[:20]!r} is not one of {EXIT_KINDS}")
 
 
 def write_summary(job_dir: Path, summary: ExitSummary) -> None:
-    JOB.record(job_dir).replace(SUMMARY, asdict(summary))
+    JOB.record(job_dir).replace(SUMMARY, summary.to_dict())
 
 
 def read_summary(job_dir: Path) -> ExitSummary | None:
     """The runner's summary; None when absent, planted (a link, a FIFO) or damaged."""
     try:
-        return ExitSummary.from_dict(JOB.record(job_dir).read(SUMMARY))
+        data = JOB.record(job_dir).read(SUMMARY)
+        return None if data is None else ExitSummary.from_dict(data)
     except (OSError, StoreError):
         return None
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
-from specialists.base.errors import UserError
+from specialists.base.errors import StoreError, UserError
+from specialists.store.fields import Declared
 
 ChildState = Literal["running", "finalizing", "finished"]
 SquashMode = Literal["committed", "staged", "nothing"]
@@ -49,28 +50,45 @@ class Repo:
     linked: bool  # a linked worktree (not the main working copy)
 
 
-@dataclass(frozen=True)
-class SquashMarker:
+class SquashMarker(Declared):
     """One squash of a sandbox: which tip went where. A later move of the branch voids it."""
 
+    _what = "squash marker"
     tip: str
     target: str
     at_ms: int
     committed: bool
     commit: str | None = None
 
+    @classmethod
+    def _after_read(cls, record: SquashMarker, where: str) -> None:
+        if not (is_commit_id(record.tip) and record.target and record.at_ms >= 0):
+            raise StoreError(f"{where}: tip, target or at_ms is not as written")
+        if record.commit is not None and not is_commit_id(record.commit):
+            raise StoreError(f"{where}: commit is not a commit id")
 
-@dataclass(frozen=True)
-class PendingSquash:
+
+class PendingSquash(Declared):
     """A squash that began writing into its target and has not finished (squash.py): what
     it applies where, so a retry after a crash can tell its own leftovers and finish."""
 
+    _what = "pending squash"
     tip: str  # the branch tip being squashed
     target: str  # the target working copy's top
     head: str  # the target's HEAD when the squash began
     tree: str  # the merged tree the target's index becomes
     commit: bool  # the squash commits (a sandboxed parent) rather than stages
     at_ms: int
+
+    @classmethod
+    def _after_read(cls, record: PendingSquash, where: str) -> None:
+        shas = (record.tip, record.head, record.tree)
+        if not (all(map(is_commit_id, shas)) and record.target and record.at_ms >= 0):
+            raise StoreError(f"{where}: tip, head, tree, target or at_ms is not as written")
+
+
+def is_commit_id(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
 
 
 @dataclass(frozen=True)

@@ -163,7 +163,9 @@ def begin_handoff(
 
     def journal(manifest: HandoffManifest | None) -> HandoffManifest:
         if manifest is None:
-            manifest = HandoffManifest(handoff_id, str(top), base, now, owner)
+            manifest = HandoffManifest(
+                id=handoff_id, owner=owner, origin=str(top), base_sha=base, created_at_ms=now
+            )
         elif manifest.base_sha != base or manifest.origin != str(top):
             raise HandoffError(
                 f"handoff {handoff_id} began at {manifest.base_sha[:12]} in {manifest.origin}",
@@ -298,7 +300,7 @@ def _ended(entry: ChildEntry) -> ChildEnded:
     else:
         summary = entry.problem or entry.preserved or entry.state
     patch = Path(entry.patch) if entry.patch else None
-    return ChildEnded(entry.key, entry.state, patch, summary, entry.warnings)
+    return ChildEnded(entry.key, entry.state, patch, summary, tuple(entry.warnings))
 
 
 def _checked_keys(keys: Sequence[str]) -> list[str]:

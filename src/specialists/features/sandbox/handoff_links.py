@@ -26,7 +26,10 @@ from specialists.base.errors import StoreError
 from specialists.store.files import read_bytes
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from specialists.features.sandbox.git import GitSandbox
+
 
 DEFAULT_LINKS = ("node_modules", ".venv")
 _MAX_SCANNED = 400  # entries looked at per folder when checking for links into the root
@@ -55,7 +58,7 @@ def link_dependencies(
     return records
 
 
-def unlink_dependencies(worktree: Path, records: tuple[dict[str, Any], ...]) -> list[str]:
+def unlink_dependencies(worktree: Path, records: Sequence[dict[str, Any]]) -> list[str]:
     """Take back the links `link_dependencies` made, if they are still ours; warnings."""
     warnings = []
     for record in records:

@@ -21,14 +21,13 @@ The file is untrusted on read: damaged, planted or oversized is one clear Handof
 
 from __future__ import annotations
 
-import dataclasses
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from specialists.base.errors import StoreError, UserError
 from specialists.features.sandbox.rules import is_id
+from specialists.store.fields import EMPTY, Declared
 from specialists.store.file_record import FileRecord
 from specialists.store.files import parse_object, read_bytes
 from specialists.store.kinds import HANDOFFS
@@ -50,38 +49,54 @@ class HandoffError(UserError):
     """Bad input for a handoff, a damaged manifest, or a tree that is not clean."""
 
 
-@dataclass(frozen=True)
-class ChildEntry:
+class ChildEntry(Declared):
+    _what = "child entry"
+    _choices = {"state": frozenset(CHILD_STATES)}
     key: str
     sandbox: str
     branch: str
     worktree: str
-    state: ChildState = "planned"
+    state: str = "planned"  # one of CHILD_STATES
     job_id: str | None = None
     problem: str | None = None  # why create or setup failed, or why no patch was captured
     setup: dict[str, Any] | None = None  # the setup hook's outcome
-    links: tuple[dict[str, Any], ...] = ()  # dependency folders linked or not, and why
+    links: list[dict[str, Any]] = EMPTY  # dependency folders linked or not, and why
     patch: str | None = None
     stat: dict[str, Any] | None = None  # files, insertions, deletions, text
     tip: str | None = None  # the branch tip when its work was captured
     preserved: str | None = None  # "committed <sha>" or "in place"
-    warnings: tuple[str, ...] = ()
+    warnings: list[str] = EMPTY
     worktree_removed: bool = False
     branch_removed: bool = False
     ended_at_ms: int | None = None
 
-    def replace(self, **changes: Any) -> ChildEntry:
-        return dataclasses.replace(self, **changes)
+    @classmethod
+    def _after_read(cls, record: ChildEntry, where: str) -> None:
+        if not is_id(record.sandbox) or record.branch != f"sandbox-{record.sandbox}":
+            raise StoreError(f"{where}: its sandbox id or branch is not one of ours")
 
 
-@dataclass(frozen=True)
-class HandoffManifest:
+class HandoffManifest(Declared):
+    _what = "manifest"
+    schema: int = SCHEMA
     id: str
+    owner: str | None = None
     origin: str
     base_sha: str
     created_at_ms: int
-    owner: str | None = None
-    children: tuple[ChildEntry, ...] = field(default=())
+    children: list[ChildEntry] = EMPTY
+
+    @classmethod
+    def _before_read(cls, data: dict[str, Any], where: str) -> None:
+        if data.get("schema") != SCHEMA:
+            raise StoreError(f"{where}: schema {str(data.get('schema'))[:20]}")
+        children = data.get("children")
+        if isinstance(children, list) and len(children) > MAX_CHILDREN:
+            raise StoreError(f"{where}: more than {MAX_CHILDREN} children")
+
+    @classmethod
+    def _after_read(cls, record: HandoffManifest, where: str) -> None:
+        check_handoff_id(record.id)
 
     def child(self, key: str) -> ChildEntry:
         for entry in self.children:
@@ -90,21 +105,10 @@ class HandoffManifest:
         raise HandoffError(f"handoff {self.id} has no child {key[:80]!r}")
 
     def with_child(self, entry: ChildEntry) -> HandoffManifest:
-        kept = tuple(entry if c.key == entry.key else c for c in self.children)
+        kept = [entry if c.key == entry.key else c for c in self.children]
         if entry.key not in {c.key for c in self.children}:
-            kept = (*kept, entry)
-        return dataclasses.replace(self, children=kept)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": SCHEMA,
-            "id": self.id,
-            "owner": self.owner,
-            "origin": self.origin,
-            "base_sha": self.base_sha,
-            "created_at_ms": self.created_at_ms,
-            "children": [_child_dict(c) for c in self.children],
-        }
+            kept.append(entry)
+        return self.replace(children=kept)
 
 
 def handoffs_dir(project: Path) -> Path:
@@ -144,10 +148,10 @@ def read_manifest(path: Path) -> HandoffManifest:
     except OSError as exc:
         raise HandoffError(f"handoff manifest {path} unreadable: {exc.strerror}") from None
     try:
-        return _manifest(data)
-    except (KeyError, TypeError, ValueError) as exc:
+        return HandoffManifest.from_dict(data)
+    except StoreError as exc:
         raise HandoffError(
-            f"handoff manifest {path} is damaged ({_what(exc)})",
+            f"handoff manifest {path} is damaged ({exc.message[:160]})",
             hint="the worktrees and branches it names are untouched: see `git worktree list`",
         ) from None
 
@@ -165,88 +169,3 @@ def list_manifests(project: Path) -> list[Path]:
     except FileNotFoundError:
         return []
     return [folder / n for n in names if n.endswith(".json") and is_id(n[:-5])]
-
-
-def _child_dict(c: ChildEntry) -> dict[str, Any]:
-    data = dataclasses.asdict(c)
-    data["links"] = list(c.links)
-    data["warnings"] = list(c.warnings)
-    return data
-
-
-def _manifest(data: dict[str, Any]) -> HandoffManifest:
-    if data.get("schema") != SCHEMA:
-        raise ValueError(f"schema {str(data.get('schema'))[:20]}")
-    children = data["children"]
-    if not isinstance(children, list) or len(children) > MAX_CHILDREN:
-        raise ValueError("children is not a list of entries")
-    manifest = HandoffManifest(
-        id=_text(data, "id"),
-        origin=_text(data, "origin"),
-        base_sha=_text(data, "base_sha"),
-        created_at_ms=_int(data, "created_at_ms"),
-        owner=_text(data, "owner", optional=True),
-        children=tuple(_child(c) for c in children),
-    )
-    check_handoff_id(manifest.id)
-    return manifest
-
-
-def _child(raw: object) -> ChildEntry:
-    if not isinstance(raw, dict):
-        raise ValueError("a child entry is not an object")
-    state = raw["state"]
-    if state not in CHILD_STATES:
-        raise ValueError(f"unknown child state {str(state)[:30]!r}")
-    sandbox = _text(raw, "sandbox")
-    if not is_id(sandbox) or raw["branch"] != f"sandbox-{sandbox}":
-        raise ValueError("a child's sandbox id or branch is not one of ours")
-    links, warnings = raw.get("links", []), raw.get("warnings", [])
-    if not isinstance(links, list) or not all(isinstance(x, dict) for x in links):
-        raise ValueError("links is not a list of objects")
-    if not isinstance(warnings, list) or not all(isinstance(x, str) for x in warnings):
-        raise ValueError("warnings is not a list of text")
-    for name in ("setup", "stat"):
-        if raw.get(name) is not None and not isinstance(raw[name], dict):
-            raise ValueError(f"{name} is not an object")
-    return ChildEntry(
-        key=_text(raw, "key"),
-        sandbox=sandbox,
-        branch=raw["branch"],
-        worktree=_text(raw, "worktree"),
-        state=state,
-        job_id=_text(raw, "job_id", optional=True),
-        problem=_text(raw, "problem", optional=True),
-        setup=raw.get("setup"),
-        links=tuple(links),
-        patch=_text(raw, "patch", optional=True),
-        stat=raw.get("stat"),
-        tip=_text(raw, "tip", optional=True),
-        preserved=_text(raw, "preserved", optional=True),
-        warnings=tuple(warnings),
-        worktree_removed=raw.get("worktree_removed") is True,
-        branch_removed=raw.get("branch_removed") is True,
-        ended_at_ms=raw.get("ended_at_ms") if type(raw.get("ended_at_ms")) is int else None,
-    )
-
-
-def _text(data: dict[str, Any], key: str, *, optional: bool = False) -> Any:
-    value = data.get(key) if optional else data[key]
-    if value is None and optional:
-        return None
-    if not isinstance(value, str):
-        raise ValueError(f"{key} is not text")
-    return value
-
-
-def _int(data: dict[str, Any], key: str) -> int:
-    value = data[key]
-    if type(value) is not int:
-        raise ValueError(f"{key} is not an integer")
-    return value
-
-
-def _what(exc: BaseException) -> str:
-    if isinstance(exc, KeyError):
-        return f"{exc.args[0]} is missing"
-    return str(exc)[:120]

@@ -22,7 +22,6 @@ import contextlib
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +32,10 @@ from specialists.features.sandbox.backend import (
     Sandbox,
     SandboxError,
     SquashMarker,
+    is_commit_id,
 )
 from specialists.features.sandbox.rules import branch_name, is_id
+from specialists.store.fields import Declared
 from specialists.store.kinds import SANDBOXES
 
 SCHEMA = 1
@@ -94,8 +95,8 @@ class MetaStore:
             return None, None
         try:
             return from_dict(data, self.root, sandbox_id), None
-        except (ValueError, TypeError, KeyError) as exc:
-            return None, Problem(str(path), f"damaged: {exc}")
+        except StoreError as exc:
+            return None, Problem(str(path), f"damaged: {exc.message}")
 
     def read_all(self) -> tuple[list[Sandbox], list[Problem]]:
         try:
@@ -123,102 +124,64 @@ class MetaStore:
         self.record.remove(sandbox_id)
 
 
+class SandboxFile(Declared):
+    """The file's fields (a Sandbox adds its path, derived from the id, never read)."""
+
+    _what = "sandbox record"
+    schema: int
+    id: str
+    branch: str
+    base: str
+    base_sha: str
+    origin: str
+    parent: str | None = None
+    created_at_ms: int
+    removed_at_ms: int | None = None
+    squashes: list[SquashMarker]
+    pending: PendingSquash | None = None
+
+    @classmethod
+    def _after_read(cls, record: SandboxFile, where: str) -> None:
+        if record.schema != SCHEMA:
+            raise StoreError(f"{where}: schema {record.schema}, expected {SCHEMA}")
+        if not (record.base and is_commit_id(record.base_sha)):
+            raise StoreError(f"{where}: base or base_sha is not as written")
+        if not os.path.isabs(record.origin):
+            raise StoreError(f"{where}: origin is not an absolute path")
+        if record.parent is not None and not is_id(record.parent):
+            raise StoreError(f"{where}: parent is not a sandbox id")
+        if record.created_at_ms < 0 or (record.removed_at_ms or 0) < 0:
+            raise StoreError(f"{where}: a time is negative")
+
+
 def to_dict(sb: Sandbox) -> dict[str, Any]:
-    return {
-        "schema": SCHEMA,
-        "id": sb.id,
-        "branch": sb.branch,
-        "base": sb.base,
-        "base_sha": sb.base_sha,
-        "origin": str(sb.origin),
-        "parent": sb.parent,
-        "created_at_ms": sb.created_at_ms,
-        "removed_at_ms": sb.removed_at_ms,
-        "squashes": [asdict(m) for m in sb.squashes[-MAX_MARKERS:]],
-        "pending": None if sb.pending is None else asdict(sb.pending),
-    }
+    fields = {k: getattr(sb, k) for k in ("id", "branch", "base", "base_sha", "parent")}
+    return SandboxFile(
+        schema=SCHEMA,
+        origin=str(sb.origin),
+        created_at_ms=sb.created_at_ms,
+        removed_at_ms=sb.removed_at_ms,
+        squashes=list(sb.squashes[-MAX_MARKERS:]),
+        pending=sb.pending,
+        **fields,
+    ).to_dict()
 
 
-def from_dict(data: Any, root: Path, sandbox_id: str) -> Sandbox:
+def from_dict(data: dict[str, Any], root: Path, sandbox_id: str) -> Sandbox:
     """A record read back; every field checked. The path is derived, never trusted."""
-    if not isinstance(data, dict):
-        raise ValueError("not an object")
-    if data.get("schema") != SCHEMA:
-        raise ValueError(f"schema {data.get('schema')!r}, expected {SCHEMA}")
-    if data.get("id") != sandbox_id or data.get("branch") != branch_name(sandbox_id):
-        raise ValueError("id or branch does not match the file name")
-    origin = _str(data, "origin")
-    if not os.path.isabs(origin):
-        raise ValueError("origin is not an absolute path")
-    parent = data.get("parent")
-    if parent is not None and (not isinstance(parent, str) or not is_id(parent)):
-        raise ValueError("parent is not a sandbox id")
-    markers = data.get("squashes")
-    if not isinstance(markers, list):
-        raise ValueError("squashes is not a list")
+    r = SandboxFile.from_dict(data)
+    if r.id != sandbox_id or r.branch != branch_name(sandbox_id):
+        raise StoreError("sandbox record: id or branch does not match the file name")
     return Sandbox(
         id=sandbox_id,
         path=root / sandbox_id,
-        branch=branch_name(sandbox_id),
-        base=_str(data, "base"),
-        base_sha=_sha(data, "base_sha"),
-        origin=Path(origin),
-        parent=parent,
-        created_at_ms=_int(data, "created_at_ms"),
-        squashes=tuple(_marker(m) for m in markers),
-        removed_at_ms=None if data.get("removed_at_ms") is None else _int(data, "removed_at_ms"),
-        pending=None if data.get("pending") is None else _pending(data["pending"]),
+        branch=r.branch,
+        base=r.base,
+        base_sha=r.base_sha,
+        origin=Path(r.origin),
+        parent=r.parent,
+        created_at_ms=r.created_at_ms,
+        squashes=tuple(r.squashes),
+        removed_at_ms=r.removed_at_ms,
+        pending=r.pending,
     )
-
-
-def _pending(data: Any) -> PendingSquash:
-    if not isinstance(data, dict):
-        raise ValueError("pending is not an object")
-    commit = data.get("commit")
-    if not isinstance(commit, bool):
-        raise ValueError("pending: commit is not a boolean")
-    return PendingSquash(
-        tip=_sha(data, "tip"),
-        target=_str(data, "target"),
-        head=_sha(data, "head"),
-        tree=_sha(data, "tree"),
-        commit=commit,
-        at_ms=_int(data, "at_ms"),
-    )
-
-
-def _marker(data: Any) -> SquashMarker:
-    if not isinstance(data, dict):
-        raise ValueError("a squash marker is not an object")
-    committed = data.get("committed")
-    if not isinstance(committed, bool):
-        raise ValueError("squash marker: committed is not a boolean")
-    commit = data.get("commit")
-    return SquashMarker(
-        tip=_sha(data, "tip"),
-        target=_str(data, "target"),
-        at_ms=_int(data, "at_ms"),
-        committed=committed,
-        commit=None if commit is None else _sha(data, "commit"),
-    )
-
-
-def _str(data: dict[str, Any], key: str) -> str:
-    value = data.get(key)
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"{key} is not a nonempty string")
-    return value
-
-
-def _sha(data: dict[str, Any], key: str) -> str:
-    value = _str(data, key)
-    if len(value) not in (40, 64) or any(c not in "0123456789abcdef" for c in value):
-        raise ValueError(f"{key} is not a commit id")
-    return value
-
-
-def _int(data: dict[str, Any], key: str) -> int:
-    value = data.get(key)
-    if type(value) is not int or value < 0:
-        raise ValueError(f"{key} is not a non-negative integer")
-    return value

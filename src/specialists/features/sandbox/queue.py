@@ -33,15 +33,15 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from specialists.base.errors import NotFound, StoreError, UserError
 from specialists.features.sandbox.backend import Sandbox
 from specialists.features.sandbox.rules import is_id
+from specialists.store.fields import EMPTY, Declared
 from specialists.store.file_record import FileRecord
 
 QUEUES_DIR = "merges"
@@ -55,8 +55,8 @@ ORDERS: tuple[str, ...] = ("given", "auto", "fifo", "smallest")
 QUEUE_END = frozenset({"landed", "failed", "cancelled"})
 
 
-@dataclass
-class Member:
+class Member(Declared):
+    _what = "merge queue member"
     sandbox: str
     ref: str  # what the caller named: a thread, a job or the sandbox itself
     job: str | None  # the job that worked in it
@@ -67,15 +67,18 @@ class Member:
     state: str = "queued"  # queued rebasing landing resolving landed conflict failed
     step: dict[str, Any] | None = None  # the step under way, journaled before it acts
     landed: str | None = None  # the commit its squash made in the queue's sandbox
-    conflict: list[str] = field(default_factory=list)
+    conflict: list[str] = EMPTY
     resolver: dict[str, Any] | None = None  # sandbox, job, onto, paths, final
     rounds: int = 0  # resolver runs since queued (or retried): at most MAX_ROUNDS
     resolver_runs: int = 0  # across retries: names each one's sandbox, never reused
     problem: str | None = None
 
 
-@dataclass
-class Queue:
+class Queue(Declared):
+    """queue.json, replaced whole at each step (its schema is checked by its Record)."""
+
+    _what = "damaged merge queue record"
+    schema: int = SCHEMA
     id: str
     created_at_ms: int
     owner: str
@@ -88,26 +91,10 @@ class Queue:
     resolver: str | None  # the specialist a conflict goes to; None: conflicts stay
     land: bool  # land into a sandbox target by itself once merged
     members: list[Member]
-    overlaps: list[dict[str, Any]] = field(default_factory=list)
+    overlaps: list[dict[str, Any]] = EMPTY
     state: str = "running"  # running waiting merged landed failed cancelled
     landing: dict[str, Any] | None = None
     problem: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Shallow (it is written out at once): `dataclasses.asdict` deep-copies every
-        overlap pair and file list, a quarter of a 20-member queue's time."""
-        out = {"schema": SCHEMA, **vars(self)}
-        out["members"] = [dict(vars(m)) for m in self.members]
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Queue:
-        try:
-            fields = {k: v for k, v in data.items() if k != "schema"}
-            fields["members"] = [Member(**m) for m in data["members"]]
-            return cls(**fields)
-        except (KeyError, TypeError) as exc:
-            raise StoreError(f"merge queue record is damaged: {exc}") from None
 
     def member(self, sandbox: str) -> Member:
         return next(m for m in self.members if m.sandbox == sandbox)
@@ -175,7 +162,7 @@ class Queues:
         data = self.record(queue_id).read(DOC, schema=SCHEMA)
         if data is None:
             raise NotFound(f"unknown merge queue {queue_id}", hint="`specialists merge list`")
-        return Queue.from_dict(data)
+        return Queue.from_dict(data, source=f"merge queue {queue_id} is damaged")
 
     def save(self, queue: Queue) -> None:
         self.record(queue.id).replace(DOC, queue.to_dict())

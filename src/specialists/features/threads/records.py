@@ -19,11 +19,11 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import StoreError, UserError
+from specialists.store.fields import EMPTY, Declared
 from specialists.store.files import read_bytes
 from specialists.store.kinds import THREAD
 from specialists.store.record import Record
@@ -54,18 +54,21 @@ def check_thread_id(text: object) -> str:
     return text
 
 
-@dataclass(frozen=True)
-class ThreadRecord:
+class ThreadRecord(Declared):
+    """thread.json: written once by the spawner; read field by field (the registry is files
+    anyone in the project can write)."""
+
+    _what = "thread record"
     id: str
     parent: str  # owner key of the parent: job-<id> or an outside session
-    stack: tuple[str, ...]  # root .. this thread
+    stack: list[str]  # root .. this thread
     job_id: str
     instructions: str
     fresh_context: bool
     runner: str
     created_at_ms: int
     sandbox: str | None = None
-    depends_on: tuple[str, ...] = ()
+    depends_on: list[str] = EMPTY
     call_id: str = ""  # the spawn_thread call the child's events answer
 
     @property
@@ -76,73 +79,33 @@ class ThreadRecord:
     def depth(self) -> int:
         return len(self.stack) - 1
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "parent": self.parent,
-            "stack": list(self.stack),
-            "job_id": self.job_id,
-            "instructions": self.instructions,
-            "fresh_context": self.fresh_context,
-            "runner": self.runner,
-            "created_at_ms": self.created_at_ms,
-            "sandbox": self.sandbox,
-            "depends_on": list(self.depends_on),
-            "call_id": self.call_id,
-        }
+    @classmethod
+    def _after_read(cls, record: ThreadRecord, where: str) -> None:
+        stack = record.stack
+        if not (
+            is_thread_id(record.id)
+            and len(stack) >= 2
+            and stack[0] == ROOT
+            and stack[-1] == record.id
+            and all(is_thread_id(s) for s in [*stack[1:], *record.depends_on])
+        ):
+            raise StoreError(f"{where}: damaged thread record (its id or stack is not ours)")
 
 
-def record_from_dict(data: dict[str, Any], where: str) -> ThreadRecord:
-    """Field by field: the registry is files anyone in the project can write."""
-    try:
-        stack = tuple(data["stack"])
-        record = ThreadRecord(
-            id=data["id"],
-            parent=data["parent"],
-            stack=stack,
-            job_id=data["job_id"],
-            instructions=data["instructions"],
-            fresh_context=data["fresh_context"],
-            runner=data["runner"],
-            created_at_ms=data["created_at_ms"],
-            sandbox=data.get("sandbox"),
-            depends_on=tuple(data.get("depends_on") or ()),
-            call_id=data.get("call_id", ""),
-        )
-    except (KeyError, TypeError) as exc:
-        raise StoreError(f"{where}: missing or bad field {exc}") from None
-    ok = (
-        is_thread_id(record.id)
-        and all(isinstance(s, str) for s in (record.parent, record.job_id, record.runner))
-        and isinstance(record.instructions, str)
-        and type(record.fresh_context) is bool
-        and type(record.created_at_ms) is int
-        and len(stack) >= 2
-        and stack[0] == ROOT
-        and stack[-1] == record.id
-        and all(is_thread_id(s) for s in stack[1:])
-        and (record.sandbox is None or isinstance(record.sandbox, str))
-        and all(is_thread_id(d) for d in record.depends_on)
-        and isinstance(record.call_id, str)
-    )
-    if not ok:
-        raise StoreError(f"{where}: damaged thread record")
-    return record
-
-
-@dataclass(frozen=True)
-class Closing:
+class Closing(Declared):
     """closing.json: the close began, with the report the child closed with (if any)."""
 
+    _what = "closing.json"
     by: str  # "child" (close_thread) or "runtime" (the job ended without one, R-S9)
     report: str | None
     at_ms: int
 
 
-@dataclass(frozen=True)
-class Closed:
-    """closed.json: the close finished. `failed` when the job failed or finalization did."""
+class Closed(Declared):
+    """closed.json: the close finished. `failed` when the job failed or finalization did.
+    `extra` is written beside the fields (not under a key of its own) and not read back."""
 
+    _what = "closed.json"
     by: str
     at_ms: int
     failed: bool
@@ -151,7 +114,7 @@ class Closed:
     branch: str | None = None
     diff_stat: str | None = None
     commit: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = EMPTY
 
 
 class ThreadStore:
@@ -195,7 +158,7 @@ class ThreadStore:
             data = self._rec(thread_id).read("thread")
         except OSError as exc:
             raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from None
-        return None if data is None else record_from_dict(data, str(path))
+        return None if data is None else ThreadRecord.from_dict(data, source=str(path))
 
     def all(self) -> tuple[list[ThreadRecord], list[str]]:
         """Every readable record (oldest first) and one problem line per damaged one."""
@@ -269,60 +232,33 @@ class ThreadStore:
 
     def begin_close(self, thread_id: str, closing: Closing) -> bool:
         """Claim the close; False when it was already claimed (by the child or the runtime)."""
-        data = {"by": closing.by, "report": closing.report, "at_ms": closing.at_ms}
-        return self._rec(thread_id).claim("closing", data)
+        return self._rec(thread_id).claim("closing", closing.to_dict())
 
     def closing(self, thread_id: str) -> Closing | None:
         data = self._marker(thread_id, "closing")
         if data is None:
             return None
-        report = data.get("report")
-        return Closing(
-            str(data.get("by", "?")),
-            report if isinstance(report, str) else None,
-            _int(data.get("at_ms")),
-        )
+        try:
+            return Closing.from_dict(data)
+        except StoreError:  # the close began; who began it and its report are lost
+            return Closing("?", None, 0)
 
     def finish_close(self, thread_id: str, closed: Closed) -> bool:
-        data = {
-            "by": closed.by,
-            "at_ms": closed.at_ms,
-            "failed": closed.failed,
-            "final": closed.final,
-            "error": closed.error,
-            "branch": closed.branch,
-            "diff_stat": closed.diff_stat,
-            "commit": closed.commit,
-            **closed.extra,
-        }
+        data = closed.to_dict()
+        data.update(data.pop("extra"))
         return self._rec(thread_id).claim("closed", data)
 
     def closed(self, thread_id: str) -> Closed | None:
         data = self._marker(thread_id, "closed")
         if data is None:
             return None
-
-        def text(key: str) -> str | None:
-            value = data.get(key)
-            return value if isinstance(value, str) else None
-
-        return Closed(
-            by=text("by") or "?",
-            at_ms=_int(data.get("at_ms")),
-            failed=data.get("failed") is not False,  # damaged means failed: never a success
-            final=text("final") or "?",
-            error=text("error"),
-            branch=text("branch"),
-            diff_stat=text("diff_stat"),
-            commit=text("commit"),
-        )
+        try:
+            return Closed.from_dict({k: v for k, v in data.items() if k != "extra"})
+        except StoreError:  # damaged means failed: never a success
+            return Closed("?", 0, True, "?")
 
     def _marker(self, thread_id: str, name: str) -> dict[str, Any] | None:
         try:
             return self._rec(thread_id).read(name)
         except StoreError:
             return {}  # there, but damaged: the close happened; its details are lost
-
-
-def _int(value: object) -> int:
-    return value if type(value) is int else 0
