@@ -107,8 +107,6 @@ class RemoteJobRunner:
         self._host: RemoteHost | None = None
         self._recorded: RemoteProcess | None = None  # the process executor.json names
 
-    # --- AgentRunner -------------------------------------------------------------------
-
     @property
     def handle(self) -> AgentHandle:
         return AgentHandle(session_ref=self.inner.handle.session_ref)

@@ -120,8 +120,6 @@ class CircuitBreaker:
     def snapshot(self) -> dict[str, Any]:
         return self._read()
 
-    # --- storage --------------------------------------------------------------------------
-
     def _fresh(self) -> dict[str, Any]:
         return {
             "version": SCHEMA_VERSION,

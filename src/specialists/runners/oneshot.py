@@ -138,8 +138,6 @@ class ResumableRunner:
     def _first_message(self, spec: LaunchSpec) -> str:
         return spec.prompt
 
-    # --- AgentRunner -------------------------------------------------------------------
-
     @property
     def session_ref(self) -> str | None:
         return None  # subclasses: the agent's session id
@@ -285,8 +283,6 @@ class ResumableRunner:
         proc = self._proc or self._last
         if proc is not None:
             proc.kill_job()
-
-    # --- internals ---------------------------------------------------------------------
 
     def _spawn(self, message: str, resume: str | None) -> None:
         spec = self._spec
