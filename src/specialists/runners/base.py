@@ -161,6 +161,12 @@ class AgentExited(NamedTuple):
 
 RunnerEvent = Activity | AnswerDelta | Usage | RunFinished | AgentExited
 
+
+def token_count(value: Any) -> int:
+    """A token count from an agent's JSON: an int (not a bool), else 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 ARGS_SUMMARY_MAX = 200
 _SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "query", "prompt")
 

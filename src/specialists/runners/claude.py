@@ -255,9 +255,6 @@ class ClaudeRunner(ResumableRunner):
     def _new_translator(self) -> Translator:
         return ClaudeTranslator()
 
-    def _resume_id(self) -> str | None:
-        return self.session_ref
-
     def _own_state(self) -> dict[str, Any]:
         return {"session_id": self._session_id}
 

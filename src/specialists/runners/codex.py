@@ -156,9 +156,6 @@ class CodexRunner(ResumableRunner):
         configured = (self._user_config or {}).get("model")
         return CodexTranslator(model or (configured if isinstance(configured, str) else None))
 
-    def _resume_id(self) -> str | None:
-        return self.session_ref
-
     def _own_state(self) -> dict[str, Any]:
         return {"thread_id": self.session_ref}
 

@@ -124,10 +124,6 @@ class ResumableRunner:
     def _new_translator(self) -> Translator:
         raise NotImplementedError
 
-    def _resume_id(self) -> str | None:
-        """The agent session to resume for a follow-up."""
-        raise NotImplementedError
-
     def _own_state(self) -> dict[str, Any]:
         """The subclass's part of `adopt_state` (its session id)."""
         return {}
@@ -332,7 +328,7 @@ class ResumableRunner:
     def _maybe_spawn_queued(self) -> None:
         if self._proc is not None or not self._queued or self._closing:
             return
-        resume = self._resume_id()
+        resume = self.session_ref  # the agent session a follow-up resumes
         message = self._queued.popleft()
         if resume is None:
             error = f"cannot follow up: {self.agent} reported no session to resume"
