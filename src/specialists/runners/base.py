@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, runtime_checkable
 
-from specialists.base.display import excerpt
+from specialists.base.display import excerpt, one_line
 from specialists.base.errors import Bug
 from specialists.base.tuples import NamedTuple
 from specialists.store.liveness import process_start_time
@@ -185,8 +185,7 @@ def summarize_args(args: object) -> str:
             text = "" if text == "{}" else text
     elif args is not None:
         text = str(args)
-    text = " ".join(text.split())
-    return text if len(text) <= ARGS_SUMMARY_MAX else text[: ARGS_SUMMARY_MAX - 1] + "…"
+    return one_line(text, ARGS_SUMMARY_MAX)
 
 
 TOOL_ERROR_CHARS = 300
