@@ -57,9 +57,7 @@ WAIT_FOR_OUR_SERVER = {
 
 def claude_model(model: str | None) -> str | None:
     """`anthropic/claude-sonnet-4-5` -> `claude-sonnet-4-5`; other names pass through."""
-    if model and model.startswith("anthropic/"):
-        return model.split("/", 1)[1]
-    return model or None
+    return model.split("/", 1)[1] if model and model.startswith("anthropic/") else model or None
 
 
 def claude_argv(

@@ -42,9 +42,7 @@ JSON_ANSWER = "Answer with one JSON value and nothing else: no prose, no code fe
 
 
 def codex_model(model: str | None) -> str | None:
-    if model and model.startswith("openai/"):
-        return model.split("/", 1)[1]
-    return model or None
+    return model.split("/", 1)[1] if model and model.startswith("openai/") else model or None
 
 
 def instructions_fit(system_prompt: str) -> bool:
