@@ -22,7 +22,7 @@ def test_the_longest_path_wins_and_a_longer_name_is_left_alone():
     )
     assert PATHS.to_node("/home/me/proj/src/a.py") == "/node/work/j1/src/a.py"
     assert PATHS.to_node("/home/me/project2/a.py") == "/home/me/project2/a.py"
-    assert PATHS.to_local("cd /node/work/j1 && ls") == "cd /home/me/proj && ls"
+    assert PATHS.line_to_local(b"cd /node/work/j1 && ls") == b"cd /home/me/proj && ls"
 
 
 def test_a_line_back_stays_the_same_json_with_our_paths():

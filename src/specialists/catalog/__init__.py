@@ -16,46 +16,23 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from specialists.catalog.discovery import (
         Catalog,
-        SourceDir,
         load_catalog,
         load_specialist_file,
         source_dirs,
     )
-    from specialists.catalog.model import (
-        LoadProblem,
-        MissingSkill,
-        Scope,
-        ScriptSpec,
-        Specialist,
-        specialist_to_dict,
-    )
-    from specialists.catalog.schema import PERMISSIONS, RUNNERS
+    from specialists.catalog.model import Specialist, specialist_to_dict
 
 _HOMES = {
     "Catalog": "discovery",
-    "SourceDir": "discovery",
     "load_catalog": "discovery",
     "load_specialist_file": "discovery",
     "source_dirs": "discovery",
-    "LoadProblem": "model",
-    "MissingSkill": "model",
-    "Scope": "model",
-    "ScriptSpec": "model",
     "Specialist": "model",
     "specialist_to_dict": "model",
-    "PERMISSIONS": "schema",
-    "RUNNERS": "schema",
 }
 
 __all__ = [
-    "PERMISSIONS",
-    "RUNNERS",
     "Catalog",
-    "LoadProblem",
-    "MissingSkill",
-    "Scope",
-    "ScriptSpec",
-    "SourceDir",
     "Specialist",
     "load_catalog",
     "load_specialist_file",

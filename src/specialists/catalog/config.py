@@ -32,7 +32,7 @@ from specialists.base.reader.textfile import read_text_file
 from specialists.base.reader.values import unknown_key_problem
 from specialists.base.tuples import NamedTuple
 from specialists.base.vocab import RUNNER_ALIASES, RUNNER_NAMES
-from specialists.store.paths import project_config_files, state_dir, user_config_dir
+from specialists.store.paths import project_config_files, user_config_dir
 
 ApiKind = Literal["openai-chat", "openai-responses", "anthropic"]
 API_KINDS: tuple[ApiKind, ...] = ("openai-chat", "openai-responses", "anthropic")
@@ -53,7 +53,7 @@ Schema = Mapping[str, "str | Schema"]
 
 
 def _snake_and_camel(*names: str) -> dict[str, str | Schema]:
-    """Seed 001's camelCase spellings are accepted beside snake_case (toolset/settings.py)."""
+    """Seed 001's camelCase spellings are accepted beside snake_case (native/tool_settings.py)."""
     out: dict[str, str | Schema] = {}
     for name in names:
         head, *rest = name.split("_")
@@ -67,7 +67,7 @@ _ADAPTIVE = _snake_and_camel(
 ROOM_TABLES: dict[str, str | Schema] = {
     # supervise/plan.py: [runners.<name>] are the runner's options
     "runners": {name: OPEN for name in (*RUNNER_NAMES, *RUNNER_ALIASES)},
-    # toolset/settings.py
+    # native/tool_settings.py
     "bash": _snake_and_camel("guard", "default_timeout_sec", "sleep_limit_sec"),
     "jobs": _snake_and_camel(
         "max", "tail_lines", "watch_debounce_ms", "watch_batch_lines", "watch_events_per_min"
@@ -156,11 +156,6 @@ class Config(NamedTuple):
 
 def user_config_path() -> Path:
     return user_config_dir() / CONFIG_FILE_NAME
-
-
-def project_config_path(project_root: Path) -> Path:
-    """The local config's old place, in the gitignored state directory (still read)."""
-    return state_dir(project_root) / CONFIG_FILE_NAME
 
 
 def config_paths(project_root: Path) -> list[Path]:

@@ -200,10 +200,6 @@ class Catalog:
         running the builtin in place of a broken project override could grant more than the
         override meant to (a READ_ONLY reviewer becoming the MEDIUM builtin)."""
         spec = self.by_name.get(name)
-        if spec is None and name not in self.disabled:
-            spec = self._by_alias(name)
-            if spec is not None:
-                return spec
         if spec is None and name in self.disabled:
             scope = self.disabled[name][0]
             raise NotFound(
@@ -211,6 +207,9 @@ class Catalog:
                 hint=f"specialists agents enable {name} --scope {scope}",
             )
         if spec is None:
+            alias = self._by_alias(name)
+            if alias is not None:
+                return alias
             raise NotFound(f"unknown specialist {name!r}", hint=self._hint(name))
         rank = SCOPE_ORDER.index(spec.scope)
         for problem in self._failed_files(name):

@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from specialists.base.reader import Fields, Invalid, check_text, check_tree, choice_value, describe
-from specialists.base.vocab import THINKING_LEVELS
+from specialists.base.vocab import PERMISSION_TIERS, THINKING_LEVELS
 from specialists.catalog.files import parse_yaml, read_definition
 from specialists.catalog.model import Scope, Specialist
 from specialists.catalog.schema import (
     MAX_LINE,
-    PERMISSIONS,
     check_aliases,
     check_model_name,
     check_name,
@@ -164,7 +163,7 @@ def specialist_from_markdown(
     allowed = allowlist(written, disallowed)  # Invalid for a tool no agent has
     explicit_key = "permission" if front.has("permission") else "permission_required"
     front.raw("permission")
-    explicit = front.choice(explicit_key, PERMISSIONS, upper=True)
+    explicit = front.choice(explicit_key, PERMISSION_TIERS, upper=True)
     permission = explicit or permission_for_tools(written, disallowed)
 
     model_value = front.raw("model")

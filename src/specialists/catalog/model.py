@@ -49,7 +49,6 @@ class Specialist(NamedTuple):
     package: str | None = None  # seed 004: the runtime name is `{package}.{name}`
     # other names that select it (seed 004 `aliases`); the canonical name wins over an alias
     aliases: tuple[str, ...] = ()
-    # execution
     mode: str = "auto"
     model: str | None = None
     fallback_model: str | None = None
@@ -79,20 +78,16 @@ class Specialist(NamedTuple):
     # "whatever the permission tier allows", () no agent tool at all. The tier is always set
     # and is the floor: a runner gives the tools both the tier and this list allow.
     tools: tuple[str, ...] | None = None
-    # prompt
     system_prompt: str = ""
     task_template: str = "$prompt"
     skill_inherit: str | None = None
     variables: Mapping[str, str] = {}
-    # skills
     skill_paths: tuple[Path, ...] = ()  # resolved, in order, missing ones included
     # the skill paths that did not exist at load time; each is also one line of `warnings`
     # (for people), kept here as data so the supervisor can record a notice event for each
     missing_skills: tuple[MissingSkill, ...] = ()
     scripts: tuple[ScriptSpec, ...] = ()
-    # beads
     beads_integration: Literal["auto", "always", "never"] = "auto"
-    # provenance
     source: Path | None = None
     scope: Scope = "builtin"
     warnings: tuple[str, ...] = ()

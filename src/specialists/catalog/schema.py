@@ -37,8 +37,6 @@ from specialists.catalog.rules import mandatory_rules_block
 from specialists.catalog.skills import resolve_skill_paths
 from specialists.catalog.tools import allowlist
 
-PERMISSIONS = PERMISSION_TIERS
-RUNNERS = RUNNER_NAMES
 MODES = ("auto", "tool", "skill")
 RESPONSE_FORMATS = ("text", "json", "markdown")
 BEADS_MODES = ("auto", "always", "never")
@@ -311,7 +309,7 @@ def specialist_from_data(
     stall_kill = bool(execution.flag("stall_kill"))
     response_format = execution.choice("response_format", RESPONSE_FORMATS)
     permission = (
-        execution.choice("permission_required", PERMISSIONS, upper=True) or default_permission
+        execution.choice("permission_required", PERMISSION_TIERS, upper=True) or default_permission
     )
     thinking_level = execution.choice("thinking_level", THINKING_LEVELS)
     if execution.has("keep_alive") and execution.has("interactive"):

@@ -107,8 +107,6 @@ class RemoteJobRunner:
         self._host: RemoteHost | None = None
         self._recorded: RemoteProcess | None = None  # the process executor.json names
 
-    # --- AgentRunner -------------------------------------------------------------------
-
     @property
     def handle(self) -> AgentHandle:
         return AgentHandle(session_ref=self.inner.handle.session_ref)
@@ -329,9 +327,8 @@ class RemoteJobRunner:
         result = client.call_sync("collect", self._key, job_id, timeout=COLLECT_WAIT_S)
         for name, data in result.get("files", {}).items():
             rel = Path(name)
-            if rel.is_absolute() or ".." in rel.parts or rel.parts[0] in LOCAL_DIRS:
-                continue
-            if rel.name in LOCAL_ONLY:
+            local = rel.parts[0] in LOCAL_DIRS or rel.name in LOCAL_ONLY
+            if rel.is_absolute() or ".." in rel.parts or local:
                 continue
             (job_dir / rel).parent.mkdir(parents=True, exist_ok=True)
             write_atomic(job_dir / rel, data)
@@ -343,10 +340,8 @@ class RemoteJobRunner:
 
             project = job_dir.parent.parent.parent
             landed = land(project, self._snapshot, job_id, bundle, placement.node)
-            fields = {"sandbox": landed.name} if landed.kind == "sandbox" else {}
-            if landed.kind == "branch":
-                fields = {"branch": landed.name}
-            note(landed.message, **fields)
+            named = landed.kind in ("sandbox", "branch")
+            note(landed.message, **({landed.kind: landed.name} if named else {}))
         elif result.get("tip"):
             note("the job changed no file in its checkout")
         client.fire("cleanup", self._key)

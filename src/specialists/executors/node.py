@@ -47,8 +47,6 @@ class NodeCore:
         self.marks: set[str] = set()  # the job marks of the agents started here
         self.expired: list[str] = []  # processes killed because their lease ran out
 
-    # --- about the node ----------------------------------------------------------------
-
     async def info(self) -> dict[str, Any]:
         import specialists
 
@@ -69,8 +67,6 @@ class NodeCore:
             "rss_bytes": rss_bytes(),
             "expired": list(self.expired),
         }
-
-    # --- processes ---------------------------------------------------------------------
 
     async def start(self, request: dict[str, Any]) -> dict[str, Any]:
         """Spawn one agent: {"proc", "pid"} or {"error", "missing"}."""
@@ -178,8 +174,6 @@ class NodeCore:
 
     async def cleanup(self, job_key: str) -> None:
         await asyncio.to_thread(self.workspaces.cleanup, job_key)
-
-    # --- leases ------------------------------------------------------------------------
 
     def _ensure_watchdog(self) -> None:
         if self._watchdog is None or self._watchdog.done():

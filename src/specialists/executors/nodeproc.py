@@ -102,8 +102,6 @@ class NodeProcess:
         else:
             loop.call_later(_EXIT_POLL_S, self._poll_exit)
 
-    # --- output -------------------------------------------------------------------------
-
     def _watch_pipes(self) -> None:
         for fd in self._open:
             self._loop.add_reader(fd, self._on_readable, fd)
@@ -182,8 +180,6 @@ class NodeProcess:
         self.buffered += size
         self.changed.set()
 
-    # --- exit ---------------------------------------------------------------------------
-
     def _poll_exit(self) -> None:
         if self.popen.poll() is None:
             self._loop.call_later(_EXIT_POLL_S, self._poll_exit)
@@ -222,8 +218,6 @@ class NodeProcess:
                 with contextlib.suppress(OSError):
                     stream.close()
         self._open.clear()
-
-    # --- the supervisor's side ---------------------------------------------------------
 
     async def read(self, after: int, wait_s: float, ack: int | None = None) -> dict[str, Any]:
         """Items after `after` (at least one unless `wait_s` passed first); `ack` (default

@@ -232,8 +232,6 @@ class RemoteProcess:
         self._log: BinaryIO | None = open(stderr_log, "ab") if stderr_log else None  # noqa: SIM115
         self.input_broken = False
 
-    # --- stdin ---------------------------------------------------------------------------
-
     def send(self, data: bytes) -> None:
         if self._input_closed or not data:
             return
@@ -254,8 +252,6 @@ class RemoteProcess:
     @property
     def input_pending(self) -> bool:
         return False  # sent at once; the node writes it as the pipe takes it
-
-    # --- output --------------------------------------------------------------------------
 
     def read(self, timeout: float) -> list[Line]:
         if self._carry:
@@ -397,8 +393,6 @@ class RemoteProcess:
     def describe_exit(self, who: str) -> str:
         code, sig = exit_status(self.returncode)
         return describe_exit(who, code, sig, self.stderr_tail)
-
-    # --- signals -------------------------------------------------------------------------
 
     def signal_group(self, sig: int) -> None:
         if not self._done:

@@ -60,12 +60,10 @@ def parse_table(data: object, where: str) -> dict[str, Any]:
             out[key] = text.strip()
     if out.get("namespace") == "":
         raise Invalid.wrong(fields.field("namespace"), "a namespace name", "''")
-    workspace = fields.choice("workspace", WORKSPACES)
-    if workspace is not None:
-        out["workspace"] = workspace
-    connection = fields.choice("connection", CONNECTIONS)
-    if connection is not None:
-        out["connection"] = connection
+    for key, choices in (("workspace", WORKSPACES), ("connection", CONNECTIONS)):
+        choice = fields.choice(key, choices)
+        if choice is not None:
+            out[key] = choice
     for key in ("connect_timeout_s", "schedule_timeout_s", "lease_s", "bridge_idle_s"):
         number = fields.number(key, low=0.1, what="a number of seconds >= 0.1")
         if number is not None:

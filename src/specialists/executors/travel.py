@@ -63,9 +63,6 @@ class PathMap:
     def to_node_all(self, items: Sequence[str]) -> list[str]:
         return [self.to_node(item) for item in items]
 
-    def to_local(self, text: str) -> str:
-        return _replace(text, tuple((node, local) for local, node in self.pairs))
-
     def line_to_local(self, line: bytes) -> bytes:
         """A stdout line with the node's paths made ours (JSON-safe pairs only)."""
         pairs = tuple(

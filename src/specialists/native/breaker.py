@@ -14,12 +14,11 @@ Only retryable failures count: a bad API key is not a sick provider.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,7 +72,7 @@ class CircuitBreaker:
         state = self._read()
         if state["state"] == "closed":
             return None
-        with self._locked():
+        with self._record.locked(self._stem):
             state = self._read()
             now = self._clock()
             if state["state"] == "closed":
@@ -100,13 +99,13 @@ class CircuitBreaker:
         state = self._read()
         if state["state"] == "closed" and state["failures"] == 0:
             return  # the common case writes nothing
-        with self._locked():
+        with self._record.locked(self._stem):
             state = self._read()
             state.update(state="closed", failures=0, probe_at=None, opened_at=None)
             self._write(state)
 
     def record_failure(self, error: str) -> None:
-        with self._locked():
+        with self._record.locked(self._stem):
             state = self._read()
             now = self._clock()
             failures = int(state["failures"]) + 1
@@ -119,8 +118,6 @@ class CircuitBreaker:
 
     def snapshot(self) -> dict[str, Any]:
         return self._read()
-
-    # --- storage --------------------------------------------------------------------------
 
     def _fresh(self) -> dict[str, Any]:
         return {
@@ -152,11 +149,6 @@ class CircuitBreaker:
         state["updated_at"] = self._clock()
         state["version"] = SCHEMA_VERSION
         self._record.replace(self._stem, state)
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        with self._record.locked(self._stem):
-            yield
 
 
 def breaker_health(directory: Path | None = None) -> list[dict[str, Any]]:

@@ -60,9 +60,6 @@ class ModelRequest:
     tool_choice: Literal["auto", "required"] = "auto"  # required: the reply must call a tool
 
 
-# --- stream events -----------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class TextDelta:
     text: str

@@ -44,8 +44,6 @@ class Session:
         self._fh: IO[bytes] | None = None
         self.fsync = False  # True: fsync every line (survives power loss, costs ~ms per line)
 
-    # --- opening ------------------------------------------------------------------------
-
     @classmethod
     def create(cls, path: Path, meta: Mapping[str, Any] | None = None) -> Session:
         header = {
@@ -109,8 +107,6 @@ class Session:
             return cls.load(path)
         return cls.create(path, meta)
 
-    # --- reading ------------------------------------------------------------------------
-
     @property
     def items(self) -> tuple[Item, ...]:
         return tuple(self._items)
@@ -118,8 +114,6 @@ class Session:
     def unanswered_calls(self) -> list[ToolCall]:
         answered = {item.call_id for item in self._items if isinstance(item, ToolResult)}
         return [i for i in self._items if isinstance(i, ToolCall) and i.id not in answered]
-
-    # --- writing ------------------------------------------------------------------------
 
     def append(self, items: Sequence[Item], **meta: Any) -> None:
         """Record one complete turn (or one message) as one line."""

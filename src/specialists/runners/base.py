@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, runtime_checkable
 
-from specialists.base.display import excerpt
+from specialists.base.display import excerpt, one_line
 from specialists.base.errors import Bug
 from specialists.base.tuples import NamedTuple
 from specialists.store.liveness import process_start_time
@@ -161,6 +161,12 @@ class AgentExited(NamedTuple):
 
 RunnerEvent = Activity | AnswerDelta | Usage | RunFinished | AgentExited
 
+
+def token_count(value: Any) -> int:
+    """A token count from an agent's JSON: an int (not a bool), else 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 ARGS_SUMMARY_MAX = 200
 _SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "query", "prompt")
 
@@ -179,8 +185,7 @@ def summarize_args(args: object) -> str:
             text = "" if text == "{}" else text
     elif args is not None:
         text = str(args)
-    text = " ".join(text.split())
-    return text if len(text) <= ARGS_SUMMARY_MAX else text[: ARGS_SUMMARY_MAX - 1] + "…"
+    return one_line(text, ARGS_SUMMARY_MAX)
 
 
 TOOL_ERROR_CHARS = 300

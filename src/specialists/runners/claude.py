@@ -57,9 +57,7 @@ WAIT_FOR_OUR_SERVER = {
 
 def claude_model(model: str | None) -> str | None:
     """`anthropic/claude-sonnet-4-5` -> `claude-sonnet-4-5`; other names pass through."""
-    if model and model.startswith("anthropic/"):
-        return model.split("/", 1)[1]
-    return model or None
+    return model.split("/", 1)[1] if model and model.startswith("anthropic/") else model or None
 
 
 def claude_argv(
@@ -254,9 +252,6 @@ class ClaudeRunner(ResumableRunner):
 
     def _new_translator(self) -> Translator:
         return ClaudeTranslator()
-
-    def _resume_id(self) -> str | None:
-        return self.session_ref
 
     def _own_state(self) -> dict[str, Any]:
         return {"session_id": self._session_id}

@@ -25,13 +25,10 @@ from specialists.runners.base import (
     RunnerEvent,
     Usage,
     agent_started,
+    token_count,
     tool_end,
     toolcall,
 )
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def usage_from_result(obj: Mapping[str, Any]) -> Usage:
@@ -39,10 +36,10 @@ def usage_from_result(obj: Mapping[str, Any]) -> Usage:
     assert isinstance(usage, Mapping)
     cost = obj.get("total_cost_usd")
     return Usage(
-        input_tokens=_int(usage.get("input_tokens")),
-        output_tokens=_int(usage.get("output_tokens")),
-        cache_read_tokens=_int(usage.get("cache_read_input_tokens")),
-        cache_write_tokens=_int(usage.get("cache_creation_input_tokens")),
+        input_tokens=token_count(usage.get("input_tokens")),
+        output_tokens=token_count(usage.get("output_tokens")),
+        cache_read_tokens=token_count(usage.get("cache_read_input_tokens")),
+        cache_write_tokens=token_count(usage.get("cache_creation_input_tokens")),
         cost_usd=float(cost) if isinstance(cost, int | float) else 0.0,
     )
 
@@ -225,10 +222,8 @@ class ClaudeTranslator:
         error = result_error(obj)
         if error is not None and self.aborting:
             error = "aborted"  # SIGINT yields an error_during_execution "[ede_diagnostic] ..."
-        if error is not None:
-            out.append(RunFinished(text=None, error=error, session_file=self.session_id))
-        else:
-            out.append(RunFinished(text=answer_of(obj), session_file=self.session_id))
+        text = None if error is not None else answer_of(obj)
+        out.append(RunFinished(text=text, error=error, session_file=self.session_id))
         return out
 
     def on_exit(self, description: str, *, aborted: bool) -> list[RunnerEvent]:

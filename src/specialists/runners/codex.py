@@ -42,9 +42,7 @@ JSON_ANSWER = "Answer with one JSON value and nothing else: no prose, no code fe
 
 
 def codex_model(model: str | None) -> str | None:
-    if model and model.startswith("openai/"):
-        return model.split("/", 1)[1]
-    return model or None
+    return model.split("/", 1)[1] if model and model.startswith("openai/") else model or None
 
 
 def instructions_fit(system_prompt: str) -> bool:
@@ -155,9 +153,6 @@ class CodexRunner(ResumableRunner):
         model = codex_model(self._spec.model) if self._spec is not None else None
         configured = (self._user_config or {}).get("model")
         return CodexTranslator(model or (configured if isinstance(configured, str) else None))
-
-    def _resume_id(self) -> str | None:
-        return self.session_ref
 
     def _own_state(self) -> dict[str, Any]:
         return {"thread_id": self.session_ref}

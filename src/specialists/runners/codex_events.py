@@ -26,6 +26,7 @@ from specialists.runners.base import (
     Usage,
     agent_started,
     summarize_args,
+    token_count,
     tool_end,
     toolcall,
 )
@@ -71,20 +72,16 @@ def _iso(epoch_s: int) -> str:
         return str(epoch_s)
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def usage_from_turn(usage: Any) -> Usage:
     """Codex counts cached tokens inside input_tokens; ours are disjoint."""
     if not isinstance(usage, Mapping):
         return Usage()
-    cached = _int(usage.get("cached_input_tokens"))
+    cached = token_count(usage.get("cached_input_tokens"))
     return Usage(
-        input_tokens=max(0, _int(usage.get("input_tokens")) - cached),
-        output_tokens=_int(usage.get("output_tokens")),
+        input_tokens=max(0, token_count(usage.get("input_tokens")) - cached),
+        output_tokens=token_count(usage.get("output_tokens")),
         cache_read_tokens=cached,
-        cache_write_tokens=_int(usage.get("cache_write_input_tokens")),
+        cache_write_tokens=token_count(usage.get("cache_write_input_tokens")),
     )
 
 
@@ -217,10 +214,8 @@ class CodexTranslator:
 
     def _finish(self, out: list[RunnerEvent], error: str | None) -> list[RunnerEvent]:
         self.finished = True
-        if error is not None:
-            out.append(RunFinished(text=None, error=error, session_file=self.thread_id))
-        else:
-            out.append(RunFinished(text=self.last_text, session_file=self.thread_id))
+        text = None if error is not None else self.last_text
+        out.append(RunFinished(text=text, error=error, session_file=self.thread_id))
         return out
 
     def on_exit(self, description: str, *, aborted: bool) -> list[RunnerEvent]:

@@ -86,8 +86,6 @@ class CommandRunner:
         self._said_text = False
         self._handle = AgentHandle()
 
-    # --- AgentRunner -------------------------------------------------------------------
-
     @property
     def handle(self) -> AgentHandle:
         self._handle = self._handle.moved_to(self._proc.pid if self._proc else None, None)
@@ -207,8 +205,6 @@ class CommandRunner:
         proc = self._proc or self._ended  # after the exit: what the command left behind
         if proc is not None:
             proc.kill_job()
-
-    # --- internals ---------------------------------------------------------------------
 
     def _pump(self, deadline: float) -> None:
         proc = self._proc

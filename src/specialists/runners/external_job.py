@@ -129,9 +129,6 @@ def reattachable(job_dir: Path) -> bool:
     return bool(record.get("provider_job_id")) and record.get("state") in ("queued", "running")
 
 
-# --- the runner -------------------------------------------------------------------------
-
-
 class ExternalJobRunner:
     name = "external-job"
 
@@ -226,8 +223,6 @@ class ExternalJobRunner:
         out, self._pending = self._pending, []
         return out
 
-    # --- the provider calls ---------------------------------------------------------------
-
     def _dispatch(self, spec: LaunchSpec, digest: str, extra: Mapping[str, Any]) -> None:
         request = {"prompt": spec.prompt, "digest": digest, "options": extra, "job_id": spec.job_id}
         if spec.system_prompt:
@@ -303,8 +298,6 @@ class ExternalJobRunner:
             input=data if data is not None else b"",
             output_cap=cap,
         )
-
-    # --- the record -------------------------------------------------------------------------
 
     def _reattach_record(self, path: Path, provider: str, digest: str) -> dict[str, Any]:
         """The earlier job's record, checked: same provider, a good id, the same prompt."""

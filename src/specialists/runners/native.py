@@ -103,8 +103,6 @@ class NativeRunner:
         self._abort_upto = 0
         self._spent = Usage()  # what this process's model calls cost (the loop thread's)
 
-    # --- AgentRunner ----------------------------------------------------------------------
-
     @property
     def handle(self) -> AgentHandle:
         # In-process: there is no agent process to signal, only the session file.
@@ -257,8 +255,6 @@ class NativeRunner:
                     yielded=event.yielded,
                 )
             )
-
-    # --- setup --------------------------------------------------------------------------
 
     def _build(self, spec: LaunchSpec) -> AgentLoop:
         env = agent_env(spec.job_dir, spec.env)  # bash inherits the job's process mark

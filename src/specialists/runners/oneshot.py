@@ -124,10 +124,6 @@ class ResumableRunner:
     def _new_translator(self) -> Translator:
         raise NotImplementedError
 
-    def _resume_id(self) -> str | None:
-        """The agent session to resume for a follow-up."""
-        raise NotImplementedError
-
     def _own_state(self) -> dict[str, Any]:
         """The subclass's part of `adopt_state` (its session id)."""
         return {}
@@ -137,8 +133,6 @@ class ResumableRunner:
 
     def _first_message(self, spec: LaunchSpec) -> str:
         return spec.prompt
-
-    # --- AgentRunner -------------------------------------------------------------------
 
     @property
     def session_ref(self) -> str | None:
@@ -286,8 +280,6 @@ class ResumableRunner:
         if proc is not None:
             proc.kill_job()
 
-    # --- internals ---------------------------------------------------------------------
-
     def _spawn(self, message: str, resume: str | None) -> None:
         spec = self._spec
         assert spec is not None
@@ -336,7 +328,7 @@ class ResumableRunner:
     def _maybe_spawn_queued(self) -> None:
         if self._proc is not None or not self._queued or self._closing:
             return
-        resume = self._resume_id()
+        resume = self.session_ref  # the agent session a follow-up resumes
         message = self._queued.popleft()
         if resume is None:
             error = f"cannot follow up: {self.agent} reported no session to resume"

@@ -171,7 +171,6 @@ class PiRunner:
         self._spec: LaunchSpec | None = None
         self._with_extension = False
 
-    # -- lifecycle ---------------------------------------------------------------------
     def start(self, spec: LaunchSpec) -> None:
         if self._proc is not None:
             raise Bug("PiRunner.start called twice")
@@ -292,7 +291,6 @@ class PiRunner:
         """A run is in progress (or queued behind the current one)."""
         return self._protocol.busy
 
-    # -- pumping -----------------------------------------------------------------------
     def poll(self, timeout: float) -> list[RunnerEvent]:
         proc = self._require_proc()
         events, self._pending = self._pending, []
@@ -382,7 +380,6 @@ class PiRunner:
             raise Bug("PiRunner used before start()")
         return self._proc
 
-    # -- commands ----------------------------------------------------------------------
     def send(self, command: Command) -> None:
         if command.kind not in self.accepts():
             not_accepted(self.name, command)

@@ -124,7 +124,6 @@ class PiTranslator:
         self.malformed = 0
         self.oversized = 0
 
-    # -- entry point --
     def feed(self, line: bytes | OversizedLine) -> list[Translated]:
         if isinstance(line, OversizedLine):
             return self._oversized(line)
@@ -153,7 +152,6 @@ class PiTranslator:
             return self._malformed(line)
         return self._event(obj)
 
-    # -- message_update --
     def _fast_update(self, line: bytes, kind: str, pos: int) -> list[Translated]:
         if kind == "text_delta":
             delta = extract_delta(line, pos)
@@ -218,7 +216,6 @@ class PiTranslator:
         self._saw_text = True
         return [Activity("text")]
 
-    # -- everything else --
     def _event(self, obj: Mapping[str, Any]) -> list[Translated]:
         kind = obj.get("type")
         if kind == "message_update":
@@ -362,7 +359,6 @@ class PiTranslator:
         }
         return [Activity("notice", fields), UiRequest(str(obj.get("id")), method)]
 
-    # -- bad input --
     def _malformed(self, line: bytes) -> list[Translated]:
         self.malformed += 1
         fields = {

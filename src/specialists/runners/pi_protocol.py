@@ -103,7 +103,6 @@ class PiProtocol:
         self._queued: list[str] = []  # follow-ups to send as prompts once the run is over
         self._run = RunFacts()
 
-    # -- commands --------------------------------------------------------------------
     @property
     def busy(self) -> bool:
         """A run is in progress or its result is still being collected."""
@@ -151,7 +150,6 @@ class PiProtocol:
         out, self.outbox = self.outbox, []
         return out
 
-    # -- input -----------------------------------------------------------------------
     def feed(self, line: bytes | OversizedLine) -> list[RunnerEvent]:
         out: list[RunnerEvent] = []
         for item in self.translator.feed(line):
@@ -194,7 +192,6 @@ class PiProtocol:
         self.state = Idle()
         return []
 
-    # -- signals ---------------------------------------------------------------------
     def _signal(self, sig: Signal) -> list[RunnerEvent]:
         state, run = self.state, self._run
         if sig.kind == "command_response":

@@ -79,8 +79,6 @@ class ScriptedRunner:
         self.closed = False
         self._acks: list[RunnerEvent] = []  # the agent's acknowledgement of each steer
 
-    # AgentRunner --------------------------------------------------------------------------
-
     def start(self, spec: LaunchSpec) -> None:
         if self._unavailable:
             raise AgentUnavailable(self._unavailable)

@@ -7,7 +7,7 @@ edge with the one except clause that translates failures.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from specialists.native.messages import Item
 from specialists.native.model import (
@@ -28,9 +28,6 @@ from specialists.native.providers.common import (
     stream_error,
 )
 from specialists.native.providers.openai_chat import OpenAIChatClient
-
-if TYPE_CHECKING:
-    pass
 
 _EFFORT = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
 
