@@ -177,3 +177,17 @@ def test_a_launch_with_the_switch_off_asks_nothing(
     job = shared_forks.Request(tmp_path / "jobs" / "x", str(tmp_path), {}, -1, -1, ())
     assert shared_forks.launch(job, tmp_path) is None
     assert not (tmp_path / shared_forks.RUN_DIR).exists()
+
+
+def test_a_launcher_inside_a_job_starts_no_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server would live in the job's process tree: it is left to other launchers (a
+    unit test starts no process: one started here would fail the test)."""
+    monkeypatch.setenv(shared_forks.MARK_ENV, str(tmp_path / "jobs" / "abcd1234"))
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        shared_forks._start_server(fd, "fsock", tmp_path)
+    finally:
+        os.close(fd)
+    assert not (tmp_path / shared_forks.LOG_NAME).exists()
