@@ -19,6 +19,7 @@ import pytest
 
 from specialists.store.proctree import job_mark
 from specialists.supervise import shared_forks
+from specialists.supervise.actions import stop_job
 from specialists.supervise.plan import JobRequest, plan_job
 from specialists.supervise.start import start
 from tests.integration.test_fork_server import (
@@ -48,7 +49,13 @@ def quick_idle(monkeypatch: pytest.MonkeyPatch) -> None:
 def project(tmp_path: Path) -> Iterator[Path]:
     """A project whose `hold` jobs wait for tmp_path/go; at the end they are let go and any
     shared server of the project still alive is killed."""
-    root = workflow_project(hold=_hold(tmp_path), quick="cat >/dev/null; echo quick")
+    # still: an agent that forks nothing while it waits (a shell that loops blocks every
+    # signal each time it forks its next sleep, which a reading of its mask can catch).
+    root = workflow_project(
+        hold=_hold(tmp_path),
+        quick="cat >/dev/null; echo quick",
+        still="cat >/dev/null; exec sleep 120",
+    )
     try:
         yield root
     finally:
@@ -286,16 +293,18 @@ def test_a_job_forked_by_the_shared_server_is_what_a_fresh_one_is(
     old_hup = signal.signal(signal.SIGHUP, signal.SIG_IGN)
     old_usr2 = signal.signal(signal.SIGUSR2, lambda *_: None)
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
-    seen = {}
+    seen, jobs = {}, []
     try:
         for how in ("shared", "fresh"):
             if how == "fresh":
                 monkeypatch.setenv(shared_forks.OFF_ENV, "off")
-            job = _command_job(project)
+            jobs.append(job := _command_job(project, "still"))
             supervisor = _supervisor(project, job)
             assert (_parent(supervisor) == server) == (how == "shared"), how
             seen[how] = _seen_by_the_job(project, job)
     finally:
+        for job in jobs:
+            stop_job(store(project), job)
         os.umask(old_mask)
         signal.signal(signal.SIGHUP, old_hup)
         signal.signal(signal.SIGUSR2, old_usr2)
