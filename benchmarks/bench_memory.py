@@ -13,6 +13,10 @@ Ways to start the jobs (all 100 running at once, then measured):
             each supervisor a fresh `python -m specialists _supervise` (what `specialists run
             --background` does);
 - forked:   the same, with this process's fork server (supervise/forks.py) forking them;
+- shared:   the same, without a fork server of its own: the project's shared one
+            (supervise/shared_forks.py), which the first launch starts, forks the rest (the
+            few launched while it imports start fresh); "fresh" turns it off
+            (SPECIALISTS_FORK_SERVER=off);
 - workflow: `specialists workflow run` of all its children at once (at most 64 a workflow:
             100 jobs are two workflows of 50); each engine's fork server forks them, and
             the workflows' own supervisors, engines and servers count.
@@ -24,7 +28,7 @@ Every process of the run carries SP_BENCH_RUN=<id> in its start-up environment (
 anything is started), which is how they are found; at the end every job is stopped and any
 process of the run still alive is killed and reported.
 
-Run: .venv/bin/python -m benchmarks.bench_memory [--jobs 100] [--modes fresh,forked,workflow]
+Run: .venv/bin/python -m benchmarks.bench_memory [--jobs 100] [--modes fresh,forked,shared,workflow]
      SPECIALISTS_BENCH_SRC=/other/src ... --modes fresh   (the other tree's supervisors)
 """
 
@@ -46,6 +50,7 @@ from specialists.features.workflows.options import MAX_CONCURRENCY
 from specialists.store.jobs import JobStore
 from specialists.store.news import NEWS
 from specialists.store.view import current_status
+from specialists.supervise import shared_forks
 from specialists.supervise.actions import stop_job
 from specialists.supervise.plan import JobRequest, plan_job
 from specialists.supervise.start import start
@@ -155,6 +160,9 @@ class Bench:
     def run(self, mode: str, n: int) -> tuple[dict[str, tuple[float, int]], float]:
         run_id = uuid.uuid4().hex[:12]
         os.environ[MARK] = run_id
+        # Only `shared` has the shared server; it exits soon after the run's last job.
+        os.environ[shared_forks.OFF_ENV] = "on" if mode == "shared" else "off"
+        os.environ[shared_forks.IDLE_ENV] = "2"
         t0 = time.perf_counter()
         server = None
         jobs: list[str] = []
@@ -245,7 +253,7 @@ def _wait(condition: Callable[[], bool], what: str, timeout: float = 600) -> Non
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobs", type=int, default=100)
-    parser.add_argument("--modes", default="fresh,forked,workflow")
+    parser.add_argument("--modes", default="fresh,forked,shared,workflow")
     args = parser.parse_args()
     bench = Bench()
     print(f"machine: {machine()}; load {os.getloadavg()[0]:.1f}; {args.jobs} jobs, agent sleep")

@@ -26,6 +26,14 @@ from tests.support.workflows import keys, launched_keys, store, wait_ended, work
 
 pytestmark = pytest.mark.integration
 
+
+@pytest.fixture(autouse=True)
+def no_shared_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about a fresh supervisor and its keeper (or this process's own
+    server): the project's shared fork server is tested in test_shared_forks.py."""
+    monkeypatch.setenv("SPECIALISTS_FORK_SERVER", "off")
+
+
 HOLD = """
 async def main(runs, args):
     return [r.output for r in await runs.all(

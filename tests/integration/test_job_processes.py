@@ -27,6 +27,14 @@ from tests.support.processes import alive, killed_after
 
 pytestmark = pytest.mark.integration
 
+
+@pytest.fixture(autouse=True)
+def no_shared_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about a fresh supervisor and its keeper (or this process's own
+    server): the project's shared fork server is tested in test_shared_forks.py."""
+    monkeypatch.setenv("SPECIALISTS_FORK_SERVER", "off")
+
+
 # A command agent that starts a grandchild in its own session which ignores SIGTERM (what
 # pi's bash tool or a daemonising script does), writes the grandchild's pid, then waits.
 GRANDCHILD = "setsid sh -c 'trap \"\" TERM; echo $$ > {pid_file}; exec sleep 300' & sleep 300"

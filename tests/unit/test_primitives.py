@@ -81,6 +81,7 @@ EXCEPTIONS = {
         "executors/bridge_start.py": "the Ray bridge's pid lock and log, outside any project",
         "fronts/hooks/common.py": "the hooks' caches, written without loading the store",
         "fronts/cli/health.py": "the doctor's cache",
+        "supervise/shared_forks.py": "the shared fork server's stderr, handed to it as its fd",
         # Files that belong to the user or to git, with their own modes and places.
         "fronts/install.py": "the user's agent settings files (0644, where the agent wants them)",
         "features/manage/agents.py": "a specialist definition a person edits (0644)",

@@ -312,6 +312,15 @@ PROVIDER_HOLDS = kind(
     max_doc=4 * KIB,
 )
 
+FORK_SERVER = kind(
+    """
+    fork-server run       the project's shared fork server (supervise/shared_forks.py)
+    f<key>                blob    its Unix socket while it serves (key: its interpreter, code)
+    .                     lock    the directory itself: held by the one server, from its start
+    forks.log             blob    the servers' stderr, emptied past 1 MiB
+    """
+)
+
 USER_FILES = kind(
     """
     user-state ~ this user's files across projects
@@ -342,6 +351,7 @@ KINDS: tuple[Kind, ...] = (
     HOOK_CACHES,
     BREAKERS,
     PROVIDER_HOLDS,
+    FORK_SERVER,
     USER_FILES,
 )
 

@@ -4,7 +4,9 @@ A supervisor started as `python -m specialists _supervise <job_dir>` pays a fres
 interpreter and its imports (and a native job the model SDK's) before it supervises; a
 process that starts many jobs (the workflow engine) starts one fork server instead
 (`python -m specialists _forks`, its child), which imports the supervisor once and forks one
-per job. Forked supervisors skip that CPU and share those pages (lower PSS).
+per job. Forked supervisors skip that CPU and share those pages (lower PSS). A launcher
+without one asks its project's shared server (`_forks --shared`, shared_forks.py), this
+same loop listening on a Unix socket besides.
 
 A forked supervisor is what a fresh one is: its own session (so its own process group), the
 job's lock on an inherited descriptor, stdin /dev/null and stdout/stderr on supervisor.log,
@@ -44,39 +46,25 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable
 from pathlib import Path
 
-from specialists.base.tuples import NamedTuple
 from specialists.process.spawn import SpawnFailed, exit_fd, reaped, spawn
 from specialists.store.proctree import MARK_ENV
+from specialists.supervise import shared_forks
 from specialists.supervise.argv import LOCK_FD_ENV
 from specialists.supervise.keeper import after
+from specialists.supervise.shared_forks import MAX_REQUEST, REPLY_S, Lost, Request, ask
 
 log = logging.getLogger("specialists.forks")
 
 SOCK_ENV = "SPECIALISTS_FORKS_FD"  # the server's end of the socket pair, a descriptor number
-MAX_REQUEST = 64 * 1024  # a bigger launch (a huge environment) starts a fresh interpreter
 READY_S = 60.0  # how long a launch waits for the server's imports, then gives up on it
-REPLY_S = 20.0  # how long a launch waits for the server's fork
 _SDKS = {"anthropic": "anthropic"}  # a native provider's api -> its SDK (else openai)
 _MAX_FD = 65536
 _MAX_TELL = 256 * 1024
 _PR_SET_CHILD_SUBREAPER = 36
-
-
-class Request(NamedTuple):
-    """What a supervisor is started with: its job, working directory, environment, the
-    job's lock and supervisor.log descriptors, its extra arguments, and (runner, model),
-    whose modules the server imports once for every child after it."""
-
-    dir: Path
-    cwd: str
-    env: Mapping[str, str]
-    lock_fd: int
-    log_fd: int
-    extra: Sequence[str]
-    warm: tuple[str, str] = ("", "")
 
 
 # --- the launcher's side ----------------------------------------------------------------
@@ -113,44 +101,18 @@ class ForkServer:
     def launch(self, job: Request) -> int | None:
         """Fork a supervisor for `job`; its pid, or None when the server
         cannot (a fresh one must start)."""
-        state = launcher_state()
-        if state is None:
-            return None
-        request = {"dir": str(job.dir), "cwd": job.cwd, "env": dict(job.env),
-                   "extra": list(job.extra), "warm": list(job.warm), "state": state}  # fmt: skip
-        data = json.dumps(request).encode("utf-8", "surrogateescape")
-        if len(data) > MAX_REQUEST:
-            return None
         with self._lock:
             if self.broken is not None or not self._wait_ready():
                 return None
-            go_read, go_write = os.pipe()
             try:
-                try:
-                    socket.send_fds(self._sock, [data], [job.lock_fd, job.log_fd, go_read])
-                    self._sock.settimeout(REPLY_S)
-                    reply = self._sock.recv(4096)
-                except OSError as exc:
-                    self._lost(f"it could not be asked: {exc}")
-                    return None
-                finally:
-                    os.close(go_read)
-                try:
-                    answer = json.loads(reply)
-                    pid = answer.get("pid")
-                except (ValueError, AttributeError):
-                    self._lost("it ended" if not reply else "it answered nonsense")
-                    return None
-                if not isinstance(pid, int):
-                    log.warning("fork server: %s", answer.get("error"))
-                    return None
-                try:
-                    os.write(go_write, b"g")
-                except OSError:  # the fork died before its go: it never supervised
-                    return None
-                return pid
-            finally:
-                os.close(go_write)  # without the go, a forked child exits unused
+                answer = ask(self._sock, job, REPLY_S)
+            except Lost as exc:
+                self._lost(str(exc))
+                return None
+        if isinstance(answer, str):
+            log.warning("fork server: %s", answer)
+            return None
+        return answer
 
     def _wait_ready(self) -> bool:
         if self._ready:
@@ -182,23 +144,6 @@ class ForkServer:
             reaped(self.proc)
 
 
-def launcher_state() -> dict[str, object] | None:
-    """What a fresh supervisor would inherit from this thread besides its environment: the
-    umask, the ignored and the blocked signals (None where /proc does not tell)."""
-    try:
-        with open("/proc/thread-self/status") as f:
-            fields = dict(line.rstrip("\n").partition(":")[::2] for line in f)
-        umask = int(fields["Umask"], 8)
-        ignored, blocked = (int(fields[k], 16) for k in ("SigIgn", "SigBlk"))
-    except (OSError, KeyError, ValueError):
-        return None
-
-    def signals(mask: int) -> list[int]:
-        return [n for n in range(1, 65) if mask >> (n - 1) & 1]
-
-    return {"umask": umask, "ignored": signals(ignored), "blocked": signals(blocked)}
-
-
 _server: ForkServer | None = None
 
 
@@ -222,6 +167,11 @@ def stop_serving() -> None:
         _server = None
 
 
+def serving() -> bool:
+    """Whether this process has a fork server (`serve_here`)."""
+    return _server is not None
+
+
 def launch(job: Request) -> int | None:
     """A supervisor forked by this process's fork server, or None (there is none, or it
     cannot now): start a fresh one."""
@@ -233,8 +183,14 @@ def launch(job: Request) -> int | None:
 
 def main(argv: list[str]) -> int:
     """`python -m specialists _forks`: import the supervisor, then fork one per request until
-    the launcher closes its end, keeping each until it exits."""
-    first = socket.socket(fileno=int(os.environ.pop(SOCK_ENV)))
+    the launcher closes its end, keeping each until it exits. With `--shared RUN_FD NAME
+    ROOT` (shared_forks.py): the project's shared server, holding the lock on the directory
+    RUN_FD and listening at NAME in it until it keeps nothing and has been idle."""
+    shared = argv[1:3] if argv[:1] == ["--shared"] and len(argv) == 4 else None
+    if shared is None:
+        first: socket.socket | None = socket.socket(fileno=int(os.environ.pop(SOCK_ENV)))
+    else:
+        first = None
     from specialists.base.lazy import Lazy
     from specialists.runners.registry import RUNNER_CLASSES
 
@@ -242,50 +198,124 @@ def main(argv: list[str]) -> int:
     runners = (module for module, _ in RUNNER_CLASSES.values())
     modules = ["specialists.supervise.detached", "specialists.supervise.main"]
     _import([*modules, "specialists.store.recovery", *runners, *sorted(Lazy.modules)])
-    try:
-        first.send(b"ready")
-    except OSError:
-        return 0  # its launcher died while it imported: nothing to serve or keep
-    sock: socket.socket | None = first  # None once the launcher has closed its end
+    if first is not None:
+        try:
+            first.send(b"ready")
+        except OSError:
+            return 0  # its launcher died while it imported: nothing to serve or keep
+    listener = own = None
+    if shared is not None:
+        run_fd, name = int(shared[0]), shared[1]
+        try:
+            listener = shared_forks.listen(run_fd, name)
+        except OSError as exc:
+            log.warning("shared fork server: cannot listen: %s", exc)
+            return 0
+        own = shared_forks.confinement(Path("/proc/self"))
+    idle_s = shared_forks.idle_seconds()
+    idle_since = time.monotonic()
+    sock = first  # None once the launcher has closed its end
+    conns: dict[int, socket.socket] = {}  # a shared server's launchers, accepted
     learning: dict[int, bytes] = {}  # a child's pipe -> the module names it sent so far
     kept: dict[int, Path] = {}  # a supervisor forked here -> its job's directory
     exits: dict[int, int] = {}  # a pidfd, readable once its supervisor exits -> the pid
-    while sock is not None or kept:
+
+    def shut() -> None:  # in a forked child: nothing of the server's
+        for s in (sock, listener, *conns.values()):
+            if s is not None:
+                s.close()
+        if shared is not None:
+            with contextlib.suppress(OSError):
+                os.close(int(shared[0]))  # the run directory, and its lock
+
+    while sock is not None or listener is not None or kept:
         _reap(kept)
-        listening = [] if sock is None else [sock.fileno()]
-        readable = _readable([*listening, *learning, *exits], 1.0)
+        if kept:
+            idle_since = time.monotonic()
+        elif listener is not None and time.monotonic() - idle_since >= idle_s:
+            shared_forks.unlisten(listener, run_fd, name)  # done: no launcher reaches it now
+            listener = None
+            for conn in conns.values():
+                conn.close()
+            conns.clear()
+            continue
+        listening = [s.fileno() for s in (sock, listener) if s is not None]
+        readable = _readable([*listening, *conns, *learning, *exits], 1.0)
         for fd in readable:
             if fd in learning:
                 _learn(fd, learning)
             elif fd in exits:  # reaped by the next _reap
                 del exits[fd]
                 os.close(fd)
-        if sock is None or sock.fileno() not in readable:
-            continue
-        try:
-            data, fds, _, _ = socket.recv_fds(sock, MAX_REQUEST, 8)
-        except OSError:
-            data, fds = b"", []
-        if not data:  # the launcher is gone: the server only keeps what it forked
-            sock.close()
-            sock = None
-            continue
-        try:
-            reply = _fork(sock, data, fds, learning)
-        finally:
-            for fd in fds:
-                os.close(fd)
-        pid = reply.get("pid")
-        if isinstance(pid, int):
-            kept[pid] = Path(json.loads(data)["dir"])
-            if (pidfd := exit_fd(pid)) is not None:
-                exits[pidfd] = pid
-        try:
-            sock.send(json.dumps(reply).encode())
-        except OSError:
-            sock.close()
+        asking = [fd for fd in readable if fd in conns]  # before a new one takes a closed fd
+        if listener is not None and own is not None and listener.fileno() in readable:
+            idle_since = time.monotonic()
+            _accept(listener, own, conns)
+        for fd in asking:
+            with conns.pop(fd) as conn:
+                _answer(conn, kept, exits, learning, shut)
+        if (
+            sock is not None
+            and sock.fileno() in readable
+            and not _answer(sock, kept, exits, learning, shut)
+        ):
+            sock.close()  # the launcher is gone: the server only keeps what it forked
             sock = None
     return 0
+
+
+def _accept(
+    listener: socket.socket, own: dict[str, object], conns: dict[int, socket.socket]
+) -> None:
+    """Take a shared server's launcher in, unless it may not be served (then it starts
+    a fresh supervisor)."""
+    try:
+        conn, _ = listener.accept()
+    except OSError:
+        return  # it gave up meanwhile
+    try:
+        conn.settimeout(REPLY_S)
+        why = shared_forks.refusal(conn, own)
+    except OSError as exc:
+        why = f"its launcher is unknown: {exc}"
+    if why is None:
+        conns[conn.fileno()] = conn
+        return
+    log.info("shared fork server: refused %s", why)
+    with conn, contextlib.suppress(OSError):
+        conn.send(json.dumps({"error": f"refused {why}"}).encode())
+
+
+def _answer(
+    conn: socket.socket,
+    kept: dict[int, Path],
+    exits: dict[int, int],
+    learning: dict[int, bytes],
+    shut: Callable[[], None],
+) -> bool:
+    """Fork what the launch request waiting on `conn` asks for and answer it; whether the
+    launcher can still be answered."""
+    try:
+        data, fds, _, _ = socket.recv_fds(conn, MAX_REQUEST, 8)
+    except OSError:
+        data, fds = b"", []
+    try:
+        if not data:
+            return False
+        reply = _fork(data, fds, learning, shut)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    pid = reply.get("pid")
+    if isinstance(pid, int):
+        kept[pid] = Path(json.loads(data)["dir"])
+        if (pidfd := exit_fd(pid)) is not None:
+            exits[pidfd] = pid
+    try:
+        conn.send(json.dumps(reply).encode())
+    except OSError:
+        return False
+    return True
 
 
 def _reap(kept: dict[int, Path]) -> None:
@@ -316,7 +346,7 @@ def _subreaper() -> None:
 
 
 def _fork(
-    sock: socket.socket, data: bytes, fds: list[int], learning: dict[int, bytes]
+    data: bytes, fds: list[int], learning: dict[int, bytes], shut: Callable[[], None]
 ) -> dict[str, object]:
     """Fork a supervisor for the request `data`; the reply (its pid, or why not)."""
     try:
@@ -343,7 +373,7 @@ def _fork(
         return {"pid": pid}
     code = 1
     try:
-        sock.close()
+        shut()
         for fd in (tell_read, *learning):
             os.close(fd)
         code = _child(job_dir, cwd, env, extra, inherited, (lock_fd, log_fd, go_fd, tell))

@@ -135,20 +135,26 @@ def spawn_reattaching(job_dir: Path, lock_fd: int) -> int:
 def _start_supervisor(
     job_dir: Path, lock_fd: int, cwd: str, extra: tuple[str, ...], warm: tuple[str, str] = ("", "")
 ) -> int:
-    """Forked by this process's fork server if it has one (forks.py), else a fresh one."""
+    """Forked by this process's fork server if it has one (forks.py), else by the project's
+    shared one (shared_forks.py), else a fresh one."""
     env = dict(os.environ)
     env[LOCK_FD_ENV] = str(lock_fd)
     env[MARK_ENV] = job_mark(job_dir)  # every process of the job inherits it (jobs/proctree.py)
     log_fd = create_private(SUPERVISOR_LOG, os.O_WRONLY | os.O_APPEND, dir_fd=lock_fd)
     try:
-        # Only a process that serves forks has loaded forks.py (`serve_here`): a foreground
-        # run or a CLI `--background` start, which has no server, never imports it.
-        if "specialists.supervise.forks" in sys.modules:
-            from specialists.supervise import forks
-
+        # Only a process that serves forks has loaded forks.py (`serve_here`): a CLI
+        # `--background` start, which has no server, asks the project's shared one (a
+        # foreground run starts no supervisor: it imports neither).
+        forks = sys.modules.get("specialists.supervise.forks")
+        if forks is not None and forks.serving():
             pid = forks.launch(forks.Request(job_dir, cwd, env, lock_fd, log_fd, extra, warm))
-            if pid is not None:
-                return pid
+        else:
+            from specialists.supervise import shared_forks
+
+            job = shared_forks.Request(job_dir, cwd, env, lock_fd, log_fd, extra, warm)
+            pid = shared_forks.launch(job, job_dir.parent.parent)
+        if pid is not None:
+            return pid
         proc = subprocess.Popen(
             [sys.executable, "-m", "specialists", "_supervise", str(job_dir), *extra],
             cwd=cwd,
