@@ -195,6 +195,15 @@ def main(argv: list[str]) -> int:
     from specialists.runners.registry import RUNNER_CLASSES
 
     _subreaper()
+    listener = own = None
+    if shared is not None:  # listening before the imports: a launch meanwhile waits for them
+        run_fd, name = int(shared[0]), shared[1]  # (a second or so) instead of starting fresh
+        try:
+            listener = shared_forks.listen(run_fd, name)
+        except OSError as exc:
+            log.warning("shared fork server: cannot listen: %s", exc)
+            return 0
+        own = shared_forks.confinement(Path("/proc/self"))
     runners = (module for module, _ in RUNNER_CLASSES.values())
     modules = ["specialists.supervise.detached", "specialists.supervise.main"]
     _import([*modules, "specialists.store.recovery", *runners, *sorted(Lazy.modules)])
@@ -203,15 +212,6 @@ def main(argv: list[str]) -> int:
             first.send(b"ready")
         except OSError:
             return 0  # its launcher died while it imported: nothing to serve or keep
-    listener = own = None
-    if shared is not None:
-        run_fd, name = int(shared[0]), shared[1]
-        try:
-            listener = shared_forks.listen(run_fd, name)
-        except OSError as exc:
-            log.warning("shared fork server: cannot listen: %s", exc)
-            return 0
-        own = shared_forks.confinement(Path("/proc/self"))
     idle_s = shared_forks.idle_seconds()
     idle_since = time.monotonic()
     sock = first  # None once the launcher has closed its end

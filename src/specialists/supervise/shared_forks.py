@@ -18,7 +18,8 @@ as a launch the in-process server did not confirm does.
   it does not wait for (its own session, the `:forks` mark that is no job's, stderr on
   `run/forks.log`). A launcher that cannot take the lock starts none: a server is starting
   or serving. So two launchers at once start one server (one a project: another version's
-  serves out its jobs first), and the first jobs start fresh while it imports.
+  serves out its jobs first). It listens before it imports: a launch that comes meanwhile
+  waits for its imports (a second or so) rather than starting fresh.
   A launcher inside a job (its environment carries the job's mark) starts none: the server
   would live in that job's process tree.
 - Its end: it keeps (keeper.py `after`) what it forked, and exits once it keeps nothing and
