@@ -18,6 +18,7 @@ from specialists.fronts.cli.main import main
 from specialists.store.proctree import MARK_ENV, job_mark
 from specialists.store.records import JobStatus
 from specialists.supervise import forks
+from specialists.supervise.actions import stop_job
 from specialists.supervise.plan import JobRequest, plan_job
 from specialists.supervise.start import start
 from tests.support.processes import alive, killed_after
@@ -281,21 +282,27 @@ def test_a_forked_supervisor_inherits_its_launcher_never_the_server(
     """The server started under one umask, environment, working directory and signals; the
     launcher changed all of them since. A forked supervisor has the launcher's, exactly what
     a fresh one (started right after, without the server) has."""
-    project = workflow_project(hold=_hold(tmp_path))
+    # The agent forks nothing while it is read: a looping shell blocks every signal each
+    # time it forks its next sleep, and under load two readings can land there.
+    project = workflow_project(still="cat >/dev/null; exec sleep 120")
     monkeypatch.chdir(project)
     monkeypatch.setenv("SP_FORK_PROBE", "the launcher's")
     old_mask = os.umask(0o027)
     old_hup = signal.signal(signal.SIGHUP, signal.SIG_IGN)
     old_usr2 = signal.signal(signal.SIGUSR2, lambda *_: None)  # caught: a fresh one has SIG_DFL
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
-    seen = {}
+    seen, jobs = {}, []
     try:
         for how in ("forked", "fresh"):
-            job = _command_job(project, "hold")
+            jobs.append(job := _command_job(project, "still"))
             wait_until(
-                lambda j=job: (s := store(project).read_status(j)) is not None and bool(s.pid),
+                lambda j=job: (
+                    (s := store(project).read_status(j)) is not None
+                    and bool(s.pid)
+                    and _cmdline(s.pid).startswith(b"sleep")
+                ),
                 timeout=60,
-                what=f"the {how} job's agent",
+                what=f"the {how} job's agent asleep",
             )
             supervisor = store(project).read_status(job).supervisor_pid
             server = b"_forks" in _cmdline(_parent(supervisor))
@@ -303,6 +310,8 @@ def test_a_forked_supervisor_inherits_its_launcher_never_the_server(
             seen[how] = _seen_by_the_job(project, job)
             forks.stop_serving()  # the next one starts fresh
     finally:
+        for job in jobs:
+            stop_job(store(project), job)
         os.umask(old_mask)
         signal.signal(signal.SIGHUP, old_hup)
         signal.signal(signal.SIGUSR2, old_usr2)
