@@ -10,6 +10,7 @@ import os
 import signal
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -238,6 +239,34 @@ def _environ(pid: int) -> dict[bytes, bytes]:
     return dict(p.partition(b"=")[::2] for p in pairs if p)
 
 
+@contextmanager
+def launcher_changed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This process's environment, umask and signals, changed after its fork server started
+    (what a forked supervisor must have is the launcher's, never the server's)."""
+    monkeypatch.setenv("SP_FORK_PROBE", "the launcher's")
+    old_mask = os.umask(0o027)
+    old_hup = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    old_usr2 = signal.signal(signal.SIGUSR2, lambda *_: None)  # caught: a fresh one has SIG_DFL
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    try:
+        yield
+    finally:
+        os.umask(old_mask)
+        signal.signal(signal.SIGHUP, old_hup)
+        signal.signal(signal.SIGUSR2, old_usr2)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+@contextmanager
+def jobs_stopped(project: Path, jobs: list[str]) -> Iterator[None]:
+    """The jobs put in `jobs` are stopped at the end, whatever happened."""
+    try:
+        yield
+    finally:
+        for job in jobs:
+            stop_job(store(project), job)
+
+
 def _settled_status(pid: int, keys: tuple[str, ...]) -> dict[str, str]:
     """`keys` of a process's status once two readings agree: the agent is a shell that
     blocks every signal for the moment it vforks its next `sleep`, and one reading can
@@ -277,7 +306,7 @@ def _seen_by_the_job(project: Path, job: str) -> dict[str, object]:
 
 
 def test_a_forked_supervisor_inherits_its_launcher_never_the_server(
-    tmp_path: Path, server_here: forks.ForkServer, monkeypatch: pytest.MonkeyPatch
+    server_here: forks.ForkServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The server started under one umask, environment, working directory and signals; the
     launcher changed all of them since. A forked supervisor has the launcher's, exactly what
@@ -286,13 +315,8 @@ def test_a_forked_supervisor_inherits_its_launcher_never_the_server(
     # time it forks its next sleep, and under load two readings can land there.
     project = workflow_project(still="cat >/dev/null; exec sleep 120")
     monkeypatch.chdir(project)
-    monkeypatch.setenv("SP_FORK_PROBE", "the launcher's")
-    old_mask = os.umask(0o027)
-    old_hup = signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    old_usr2 = signal.signal(signal.SIGUSR2, lambda *_: None)  # caught: a fresh one has SIG_DFL
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
     seen, jobs = {}, []
-    try:
+    with launcher_changed(monkeypatch), jobs_stopped(project, jobs):
         for how in ("forked", "fresh"):
             jobs.append(job := _command_job(project, "still"))
             wait_until(
@@ -309,14 +333,6 @@ def test_a_forked_supervisor_inherits_its_launcher_never_the_server(
             assert server == (how == "forked"), how
             seen[how] = _seen_by_the_job(project, job)
             forks.stop_serving()  # the next one starts fresh
-    finally:
-        for job in jobs:
-            stop_job(store(project), job)
-        os.umask(old_mask)
-        signal.signal(signal.SIGHUP, old_hup)
-        signal.signal(signal.SIGUSR2, old_usr2)
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        (tmp_path / "go").write_text("")
     assert seen["forked"] == seen["fresh"]
     assert seen["fresh"]["Umask"] == "0027"
     assert int(str(seen["fresh"]["SigIgn"]), 16) >> (signal.SIGHUP - 1) & 1

@@ -19,7 +19,6 @@ import pytest
 
 from specialists.store.proctree import job_mark
 from specialists.supervise import shared_forks
-from specialists.supervise.actions import stop_job
 from specialists.supervise.plan import JobRequest, plan_job
 from specialists.supervise.start import start
 from tests.integration.test_fork_server import (
@@ -29,6 +28,8 @@ from tests.integration.test_fork_server import (
     _mark,
     _parent,
     _seen_by_the_job,
+    jobs_stopped,
+    launcher_changed,
 )
 from tests.support.processes import alive, killed_after
 from tests.support.waiting import wait_until
@@ -280,7 +281,7 @@ def test_a_launcher_confined_otherwise_starts_fresh(project: Path, prefix: tuple
 
 
 def test_a_job_forked_by_the_shared_server_is_what_a_fresh_one_is(
-    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+    project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The server started under this process's umask, signals, environment and directory;
     the launcher changed them all since. The shared server's fork has the launcher's,
@@ -288,13 +289,8 @@ def test_a_job_forked_by_the_shared_server_is_what_a_fresh_one_is(
     _command_job(project, "quick")
     server = _listening(project)
     monkeypatch.chdir(project)
-    monkeypatch.setenv("SP_FORK_PROBE", "the launcher's")
-    old_mask = os.umask(0o027)
-    old_hup = signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    old_usr2 = signal.signal(signal.SIGUSR2, lambda *_: None)
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
     seen, jobs = {}, []
-    try:
+    with launcher_changed(monkeypatch), jobs_stopped(project, jobs):
         for how in ("shared", "fresh"):
             if how == "fresh":
                 monkeypatch.setenv(shared_forks.OFF_ENV, "off")
@@ -302,14 +298,6 @@ def test_a_job_forked_by_the_shared_server_is_what_a_fresh_one_is(
             supervisor = _supervisor(project, job)
             assert (_parent(supervisor) == server) == (how == "shared"), how
             seen[how] = _seen_by_the_job(project, job)
-    finally:
-        for job in jobs:
-            stop_job(store(project), job)
-        os.umask(old_mask)
-        signal.signal(signal.SIGHUP, old_hup)
-        signal.signal(signal.SIGUSR2, old_usr2)
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        (tmp_path / "go").write_text("")
     env = dict(seen["fresh"]["env"])  # type: ignore[call-overload]
     env.pop(shared_forks.OFF_ENV.encode())
     assert seen["shared"] == {**seen["fresh"], "env": env}
