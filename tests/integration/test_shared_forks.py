@@ -166,14 +166,20 @@ def test_jobs_started_one_by_one_share_one_server_which_exits_when_idle(
     assert not _socket(project).exists()  # it removed its socket on the way out
 
 
+def _a_shared_fork(project: Path) -> tuple[int, str, int]:
+    """A server started by a first job, and a held job it forked: (server, job, supervisor)."""
+    _cli(project, name="quick")
+    server = _listening(project)
+    job = _cli(project)
+    supervisor = _supervisor(project, job)
+    assert _parent(supervisor) == server
+    return server, job, supervisor
+
+
 def test_a_killed_server_leaves_a_stale_socket_the_next_launch_replaces(
     tmp_path: Path, project: Path
 ) -> None:
-    _cli(project, name="quick")
-    server = _listening(project)
-    kept = _cli(project)
-    kept_supervisor = _supervisor(project, kept)
-    assert _parent(kept_supervisor) == server
+    server, kept, kept_supervisor = _a_shared_fork(project)
     os.kill(server, signal.SIGKILL)
     wait_until(lambda: not alive(server), timeout=20, what="the server's death")
     assert _socket(project).is_socket()  # stale: nothing listens
@@ -308,11 +314,7 @@ def test_a_job_forked_by_the_shared_server_is_what_a_fresh_one_is(
 def test_a_kill_9_of_a_shared_forked_supervisor_is_recovered_by_the_server(
     project: Path,
 ) -> None:
-    _cli(project, name="quick")
-    server = _listening(project)
-    job = _cli(project)
-    supervisor = _supervisor(project, job)
-    assert _parent(supervisor) == server
+    server, job, supervisor = _a_shared_fork(project)
     agent = store(project).read_status(job).pid
     os.kill(supervisor, signal.SIGKILL)
     wait_until(lambda: store(project).read_status(job).status != "running", 30, "its end")

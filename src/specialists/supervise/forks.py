@@ -41,7 +41,6 @@ import json
 import logging
 import os
 import select
-import signal
 import socket
 import subprocess
 import sys
@@ -416,7 +415,7 @@ def _child(
     os.chdir(cwd)
     umask, ignored, blocked = inherited
     os.umask(umask)
-    _fresh_signals(ignored, blocked)
+    shared_forks.fresh_signals(ignored, blocked)
     os.environ.clear()
     os.environ.update(env)
     os.environ.pop(LOCK_FD_ENV, None)  # a fresh one takes it out of its environment too
@@ -424,22 +423,6 @@ def _child(
     from specialists.supervise.main import supervise
 
     return supervise([str(job_dir), *extra], str(lock_fd))
-
-
-def _fresh_signals(ignored: set[int], blocked: set[int]) -> None:
-    """A fresh interpreter's signals: what its launcher ignored stays ignored across the
-    exec, all else is at its default; Python then ignores SIGPIPE and SIGXFSZ and turns a
-    default SIGINT into KeyboardInterrupt. The launcher's blocked signals stay blocked."""
-    for sig in signal.valid_signals():
-        if sig in (signal.SIGKILL, signal.SIGSTOP):
-            continue
-        with contextlib.suppress(OSError, ValueError):  # one the C library keeps for itself
-            signal.signal(sig, signal.SIG_IGN if sig in ignored else signal.SIG_DFL)
-    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
-        signal.signal(sig, signal.SIG_IGN)
-    if signal.SIGINT not in ignored:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def _tell(fd: int, known: frozenset[str]) -> None:

@@ -35,8 +35,10 @@ SPECIALISTS_FORK_SERVER=off turns it off: every such launch starts a fresh super
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import stat
 import struct
@@ -108,6 +110,22 @@ def launcher_state() -> dict[str, object] | None:
         return [n for n in range(1, 65) if mask >> (n - 1) & 1]
 
     return {"umask": umask, "ignored": signals(ignored), "blocked": signals(blocked)}
+
+
+def fresh_signals(ignored: set[int], blocked: set[int]) -> None:
+    """A fresh interpreter's signals: what its launcher ignored stays ignored across the
+    exec, all else is at its default; Python then ignores SIGPIPE and SIGXFSZ and turns a
+    default SIGINT into KeyboardInterrupt. The launcher's blocked signals stay blocked."""
+    for sig in signal.valid_signals():
+        if sig in (signal.SIGKILL, signal.SIGSTOP):
+            continue
+        with contextlib.suppress(OSError, ValueError):  # one the C library keeps for itself
+            signal.signal(sig, signal.SIG_IGN if sig in ignored else signal.SIG_DFL)
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(sig, signal.SIG_IGN)
+    if signal.SIGINT not in ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def ask(sock: socket.socket, job: Request, timeout: float) -> int | str:
@@ -281,15 +299,14 @@ def listen(run_fd: int, name: str) -> socket.socket:
     """The server's listening socket at `name` (it holds the lock: whatever is there is a
     dead server's socket, removed, or something planted, moved aside). Raises OSError."""
     try:
-        st = os.stat(name, dir_fd=run_fd, follow_symlinks=False)
+        st: os.stat_result | None = os.stat(name, dir_fd=run_fd, follow_symlinks=False)
     except FileNotFoundError:
-        pass
-    else:
-        if stat.S_ISSOCK(st.st_mode):
-            os.unlink(name, dir_fd=run_fd)
-        else:
-            log.warning("fork server: %s is not a socket: moved aside", name)
-            displace(name, dir_fd=run_fd)
+        st = None  # the place is free
+    if st is not None and stat.S_ISSOCK(st.st_mode):
+        os.unlink(name, dir_fd=run_fd)
+    elif st is not None:
+        log.warning("fork server: %s is not a socket: moved aside", name)
+        displace(name, dir_fd=run_fd)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
     old = os.umask(0o177)
     try:
