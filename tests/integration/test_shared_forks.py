@@ -194,6 +194,22 @@ def test_a_killed_server_leaves_a_stale_socket_the_next_launch_replaces(
     _wait_ended(project, kept, after, forked)
 
 
+def test_a_new_server_removes_the_sockets_dead_servers_left(project: Path) -> None:
+    run = project / ".specialists" / "run"
+    run.mkdir(mode=0o700, parents=True, exist_ok=True)
+    dead = run / "f0123456789abcdef"  # another code version's server, killed
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as gone:
+        gone.bind(str(dead))
+    planted = run / "f00000000000000ff"  # a socket's name, but no socket: not ours to remove
+    planted.write_text("keep")
+    other = run / "notes"
+    other.write_text("keep")
+    _command_job(project, "quick")
+    _listening(project)
+    assert not dead.exists()
+    assert planted.read_text() == other.read_text() == "keep"
+
+
 def test_launchers_racing_start_one_server(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(shared_forks.IDLE_ENV, "60")  # it outlives the checks (then killed)
     procs = [
@@ -324,12 +340,31 @@ def test_a_kill_9_of_a_shared_forked_supervisor_is_recovered_by_the_server(
     assert alive(server)  # one job's crash never ends the server
 
 
+def test_a_stopped_server_is_passed_over_without_waiting(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shared_forks, "SHARED_REPLY_S", 120.0)
+    _command_job(project, "quick")
+    server = _listening(project)
+    os.kill(server, signal.SIGSTOP)
+    try:
+        began = time.monotonic()
+        job = _command_job(project, "quick")
+        waited = time.monotonic() - began
+    finally:
+        os.kill(server, signal.SIGCONT)
+    assert waited < 60, waited  # a wait for its answer would have been 120 s
+    _wait_ended(project, job)
+    assert alive(server)
+
+
 def test_a_hung_server_leaves_the_job_to_a_fresh_supervisor(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A launch gives up on a stopped server; the fork it makes once it runs again never
-    had the go, and exits without supervising."""
+    """A launch gives up on a server that does not answer; the fork it makes once it runs
+    again never had the go, and exits without supervising."""
     monkeypatch.setattr(shared_forks, "SHARED_REPLY_S", 1.0)
+    monkeypatch.setattr(shared_forks, "stopped", lambda pid: False)  # as if hung, not stopped
     _command_job(project, "quick")
     server = _listening(project)
     os.kill(server, signal.SIGSTOP)

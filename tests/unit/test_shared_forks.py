@@ -191,3 +191,9 @@ def test_a_launcher_inside_a_job_starts_no_server(
     finally:
         os.close(fd)
     assert not (tmp_path / shared_forks.LOG_NAME).exists()
+
+
+def test_a_stopped_process_is_told_from_a_running_or_gone_one() -> None:
+    assert not shared_forks.stopped(os.getpid())
+    assert not shared_forks.stopped(0)  # in another pid namespace: cannot be seen
+    assert not shared_forks.stopped(2**22 + 1)  # above any pid_max: gone

@@ -6,13 +6,13 @@ server's `run`, a reader's takeover) asks the project's shared one: a fork serve
 (`python -m specialists _forks --shared`) listening on a Unix socket in `.specialists/run/`.
 The launch is the one the in-process server gets (`ask`): the request with the job's lock,
 its supervisor.log and the go pipe as SCM_RIGHTS, the pid back, then the go. Any failure
-(no server, a stale socket after a kill -9, a refusal, a timeout) starts a fresh supervisor,
-as a launch the in-process server did not confirm does.
+(no server, a stale socket after a kill -9, a stopped server, a refusal, a timeout) starts
+a fresh supervisor, as a launch the in-process server did not confirm does.
 
 - Its place: `<root>/run/f<key>`, reached through `/proc/self/fd/<dir>/` (never longer than
   a socket address may be, wherever the project is). The key is a hash of the interpreter,
   the package's place, version and source stamp, and the PYTHON* environment: a server of
-  another code version is never asked; it idles out.
+  another code version is never asked; it idles out, and the next server removes its socket.
 - Its start: a launcher that finds none (nothing there, or nothing listening) takes the
   lock (a flock on `run/` itself: no lock file to plant) and hands it to a detached server
   it does not wait for (its own session, the `:forks` mark that is no job's, stderr on
@@ -219,9 +219,11 @@ def _connect(run_fd: int, name: str) -> socket.socket:
     try:
         sock.settimeout(CONNECT_S)
         sock.connect(f"/proc/self/fd/{run_fd}/{name}")
-        _, uid, _ = peer(sock)
+        pid, uid, _ = peer(sock)
         if uid != os.getuid():
             raise PermissionError(f"the server runs as user {uid}")
+        if stopped(pid):  # it would answer no launch before SHARED_REPLY_S
+            raise OSError(f"the server ({pid}) is stopped")
     except BaseException:
         sock.close()
         raise
@@ -233,6 +235,21 @@ def peer(sock: socket.socket) -> tuple[int, int, int]:
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     pid, uid, gid = struct.unpack("3i", creds)
     return pid, uid, gid
+
+
+def stopped(pid: int) -> bool:
+    """Whether the process `pid` is stopped (SIGSTOP, or a tracer holds it); False when it
+    cannot be seen (0: in another pid namespace) or has ended."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            line = f.read()
+    except OSError:
+        return False
+    return line[line.rfind(b")") + 2 : line.rfind(b")") + 3] in (b"T", b"t")
+
+
+def _is_socket_name(name: str) -> bool:
+    return len(name) == 17 and name[0] == "f" and all(c in "0123456789abcdef" for c in name[1:])
 
 
 def socket_name() -> str:
@@ -298,6 +315,7 @@ def idle_seconds() -> float:
 def listen(run_fd: int, name: str) -> socket.socket:
     """The server's listening socket at `name` (it holds the lock: whatever is there is a
     dead server's socket, removed, or something planted, moved aside). Raises OSError."""
+    _remove_dead_sockets(run_fd, name)
     try:
         st: os.stat_result | None = os.stat(name, dir_fd=run_fd, follow_symlinks=False)
     except FileNotFoundError:
@@ -319,6 +337,17 @@ def listen(run_fd: int, name: str) -> socket.socket:
         os.umask(old)
     sock.setblocking(False)
     return sock
+
+
+def _remove_dead_sockets(run_fd: int, name: str) -> None:
+    """Remove the sockets other code versions' servers left (a server holds the lock while
+    it lives, so under it every one is dead): a kill -9 or an upgrade leaves them behind."""
+    with os.scandir(run_fd) as entries:
+        dead = [e.name for e in entries if _is_socket_name(e.name) and e.name != name]
+    for other in dead:
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISSOCK(os.stat(other, dir_fd=run_fd, follow_symlinks=False).st_mode):
+                os.unlink(other, dir_fd=run_fd)
 
 
 def unlisten(sock: socket.socket, run_fd: int, name: str) -> None:
