@@ -387,7 +387,9 @@ def next_line(proc: subprocess.Popen[str]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
-def test_typescript_client_cancels_a_waiting_ask_and_the_session_goes_on(project, mode, version):
+def test_typescript_client_cancels_a_waiting_ask_and_the_session_goes_on(
+    project, mode, version, tmp_path
+):
     """contact_supervisor waits for the parent's reply (600 s); the client aborts the call:
     the ask is settled `cancelled` while the connection is still open (not only when the
     client leaves), and the next call on the same connection is answered."""
@@ -397,7 +399,11 @@ def test_typescript_client_cancels_a_waiting_ask_and_the_session_goes_on(project
     ask = {"kind": "need_decision", "message": "tabs or spaces?", "timeout_s": 600}
     proc = ts_session(
         mode,
-        [["cancel", 5000, "contact_supervisor", ask], ["pause", 60_000], ["call", "bg_list", {}]],
+        [
+            ["cancel", 5000, "contact_supervisor", ask],
+            ["pause", 60_000, str(tmp_path / "seen")],  # the connection stays open till then
+            ["call", "bg_list", {}],
+        ],
         "--job",
         record.id,
     )
@@ -413,6 +419,7 @@ def test_typescript_client_cancels_a_waiting_ask_and_the_session_goes_on(project
         (row,) = list_asks(state_dir(project), (boss,), include_settled=True)[0]
         assert row.state == "cancelled" and row.outcome is not None
         assert row.outcome.why == "its MCP client cancelled the call"
+        (tmp_path / "seen").write_text("")
         assert next_line(proc) == {"op": "pause", "ok": True}
         after = next_line(proc)
         assert after["ok"] is True and not after["result"].get("isError"), after

@@ -10,8 +10,11 @@
 // version to pin. Prints one JSON line for the connection ({"connected": {version, era}}),
 // then one per op: {"op", "ok": true, "result"} or {"op", "ok": false, "error"}. A "cancel"
 // op aborts its call after the given milliseconds (the SDK sends notifications/cancelled); a
-// "pause" op keeps the connection open that long, doing nothing.
+// "pause" op keeps the connection open that long, doing nothing, or until the file named by its
+// second argument exists (the test has seen what it waited for).
 // The SDK is found under $MCP_CLIENT_DIR, else the repository's .tools/node_modules.
+import { existsSync } from "node:fs";
+
 const dir = process.env.MCP_CLIENT_DIR
   ? new URL(`file://${process.env.MCP_CLIENT_DIR}/`)
   : new URL("../../.tools/node_modules/@modelcontextprotocol/client/", import.meta.url);
@@ -42,8 +45,11 @@ for (const [op, ...rest] of ops) {
       setTimeout(() => abort.abort("the test cancels it"), afterMs);
       say({ op, ok: true, result: await client.callTool({ name, arguments: callArgs }, { signal: abort.signal }) });
     } else if (op === "pause") {
-      const [ms] = rest;
-      await new Promise((resolve) => setTimeout(resolve, ms));
+      const [ms, until] = rest;
+      const end = Date.now() + ms;
+      while (Date.now() < end && !(until && existsSync(until))) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       say({ op, ok: true });
     } else {
       say({ op, ok: false, error: `unknown op ${op}` });
