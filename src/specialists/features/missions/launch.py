@@ -18,18 +18,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from specialists.base.errors import SpecialistsError, UserError, reason
 from specialists.features.missions import model, ops
 from specialists.features.missions.model import Run
-from specialists.features.missions.news import drive_goal
+from specialists.features.missions.news import step
 from specialists.features.missions.store import MissionStore
 
 if TYPE_CHECKING:
     from specialists.store.records import JobRecord
-
-TITLE_CHARS = 80
 
 
 @dataclass(frozen=True)
@@ -143,7 +141,9 @@ def link_after_launch(
         elif not job.prompt.strip():
             return None  # no task (a bead run from its issue): nothing to give a mission
         else:
-            mission_id = _create_for(store, choice, job).id
+            title = model.auto_title(job.specialist, job.prompt)
+            run = Run(job.job_id, ops.now_ms(), specialist=job.specialist)
+            mission_id = _create(store, choice, title, job.prompt.strip(), job.owner, (run,)).id
     except (SpecialistsError, OSError) as exc:
         why = reason(exc)
         warnings.append(f"job {job.job_id} runs without a mission record: {why}")
@@ -152,7 +152,7 @@ def link_after_launch(
         warnings.extend(store.warnings)
     # A fast job may have gone idle before its link was written, so its news found no
     # mission: take that turn now (counted once either way, goal.py).
-    drive_goal(state_root, job.job_id)
+    step(state_root, job.job_id)
     return mission_id
 
 
@@ -174,14 +174,7 @@ def open_before_launch(
         return None
     store = MissionStore(state_root)
     try:
-        return ops.create(
-            store,
-            title=choice.title or _clip(title, TITLE_CHARS),
-            objective=choice.objective or _clip(objective, model.MAX_TEXT),
-            owner=owner,
-            labels=choice.labels,
-            goal_budget=choice.goal_budget,
-        ).id
+        return _create(store, choice, title, objective, owner).id
     except (SpecialistsError, OSError) as exc:
         why = reason(exc)
         warnings.append(f"the launch runs without a mission record: {why}")
@@ -200,21 +193,22 @@ def discard_unused(state_root: Path, mission_id: str, warnings: list[str]) -> No
         warnings.append(f"mission {mission_id} of the failed launch was left in place: {why}")
 
 
-def _create_for(store: MissionStore, choice: MissionChoice, job: Launched) -> Any:
-    first = job.prompt.strip().splitlines()[0]
-    title = choice.title or _clip(f"{job.specialist}: {first}", TITLE_CHARS)
-    at = ops.now_ms()
+def _create(
+    store: MissionStore,
+    choice: MissionChoice,
+    title: str,
+    objective: str,
+    owner: tuple[str, ...],
+    runs: tuple[Run, ...] = (),
+) -> model.Mission:
+    """A new mission as `choice` asks (its title and objective, else these, clipped)."""
     return ops.create(
         store,
-        title=title,
-        objective=choice.objective or _clip(job.prompt.strip(), model.MAX_TEXT),
-        owner=job.owner,
+        title=choice.title or model.clip(title, model.TITLE_CHARS),
+        objective=choice.objective or model.clip(objective, model.MAX_TEXT),
+        owner=owner,
         labels=choice.labels,
         goal_budget=choice.goal_budget,
-        runs=(Run(job.job_id, at, specialist=job.specialist),),
-        at_ms=at,
+        runs=runs,
+        at_ms=runs[0].linked_ms if runs else None,
     )
-
-
-def _clip(value: str, limit: int) -> str:
-    return value if len(value) <= limit else value[: limit - 1] + "…"
