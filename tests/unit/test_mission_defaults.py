@@ -10,8 +10,8 @@ from pathlib import Path
 
 from specialists.base.owner import Owner
 from specialists.features.missions import model, ops
-from specialists.features.missions.leftovers import auto_title, close_left_over, looks_left_over
-from specialists.features.missions.model import Run
+from specialists.features.missions.leftovers import close_left_over, looks_left_over
+from specialists.features.missions.model import Run, auto_title
 from specialists.features.missions.state import state_set
 from specialists.features.missions.store import MissionStore
 from specialists.features.workflows.launch import start_on_mission
@@ -137,7 +137,7 @@ def test_a_workflow_launch_opens_one_mission_names_it_and_links_its_job():
     assert job_id == "0123abcd" and mid and not warnings
     assert started[0]["mission_id"] == mid
     mission = MissionStore(state_root()).load(mid)
-    assert mission.title == "workflow fan: Review auth" and mission.owner == ("claude-s1",)
+    assert mission.title == "workflow fan: Review auth" and mission.owner == ["claude-s1"]
     assert [r.job_id for r in mission.runs] == ["0123abcd"]
 
     # A launch that fails leaves no mission it made; `none` makes none.

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import threading
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -298,12 +297,6 @@ def test_choose_refuses_both_and_reads_options():
     assert choose().kind == "none"
     assert choose(default="auto").kind == "auto" and choose(options=True).kind == "auto"
     assert choose(default="follow").kind == "follow"
-    picked = choose(options={"title": "T", "goal": True, "budget_tokens": 50, "labels": ["a"]})
-    assert (picked.kind, picked.goal_budget, picked.labels) == ("auto", 50, ("a",))
-    with pytest.raises(UserError, match="token budget"):
-        choose(options={"goal": True})
-    with pytest.raises(UserError, match="unknown mission field"):
-        choose(options={"titel": "x"})
 
 
 def test_a_launch_asking_for_a_mission_creates_one_a_continued_job_joins_it(tmp_path):
@@ -317,7 +310,7 @@ def test_a_launch_asking_for_a_mission_creates_one_a_continued_job_joins_it(tmp_
     mid = link_after_launch(root, choose(options=True), first, warnings)
     assert mid and not warnings
     mission = store.load(mid)
-    assert mission.title == "echo: Fix the login bug" and mission.owner == ("claude-x",)
+    assert mission.title == "echo: Fix the login bug" and mission.owner == ["claude-x"]
     follow = Launched("4567abcd", "echo", "again", ("claude-x",), continue_from="0123abcd")
     assert link_after_launch(root, choose(default="follow"), follow, warnings) == mid
     assert [r.job_id for r in store.load(mid).runs] == ["0123abcd", "4567abcd"]
@@ -384,13 +377,13 @@ def test_the_pi_sidecar_serves_the_mission_tool_for_its_session():
         made = side.peer.result("call", tool="mission", args=args, call_id="c1")
         assert not made["is_error"], made
         mission = MissionStore(project / ".specialists").load(made["data"]["id"])
-        assert mission.owner == ("pi-session-9",) and mission.goal is not None
+        assert mission.owner == ["pi-session-9"] and mission.goal is not None
         twice = {"action": "resolve", "mission_id": mission.id, "decision_id": "d1", "summary": "x"}
         bad = side.peer.result("call", tool="mission", args=twice, call_id="c2")
         assert bad["is_error"] and "no decision 'd1'" in bad["text"]
         many = tuple(model.Run(f"{n:08x}", 1, "w", "done") for n in range(60))
         store = MissionStore(project / ".specialists")
-        store.update(mission.id, lambda m: (replace(m, runs=many), None))
+        store.update(mission.id, lambda m: (m.replace(runs=many), None))
         for n in range(60):
             (project / ".specialists" / "jobs" / f"{n:08x}").mkdir(parents=True)
         shown = side.peer.result(

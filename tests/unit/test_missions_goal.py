@@ -117,10 +117,24 @@ def test_a_job_on_no_mission_costs_one_lstat_and_no_goal(tmp_path):
 
 
 def test_goal_step_is_pure_and_names_what_to_do():
-    mission = model.Mission("m", "T", 0, 0, "/p", goal=model.Goal(budget_tokens=50), owner=(OWNER,))
+    mission = model.Mission(
+        id="m",
+        title="T",
+        created_ms=0,
+        updated_ms=0,
+        project_root="/p",
+        goal=model.Goal(budget_tokens=50),
+        owner=(OWNER,),
+    )
     after, step = goal_step(mission, "j:end", "j", 10, {})
     assert step.kind == "notify" and "No next action is recorded" in step.body
     again, quiet = goal_step(after, "j:end", "j", 10, {})
     assert isinstance(quiet, GoalQuiet) and quiet.reason == "seen" and again is after
-    _, nothing = goal_step(model.Mission("m", "T", 0, 0, "/p"), "j:end", "j", 0, {})
+    _, nothing = goal_step(
+        model.Mission(id="m", title="T", created_ms=0, updated_ms=0, project_root="/p"),
+        "j:end",
+        "j",
+        0,
+        {},
+    )
     assert isinstance(nothing, GoalQuiet) and nothing.reason == "no goal"

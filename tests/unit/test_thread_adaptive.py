@@ -10,7 +10,11 @@ import pytest
 from specialists.base.errors import ConfigError, StoreError, UserError
 from specialists.features.threads.limits import current_limit, limit_after, record_failed_launch
 from specialists.features.threads.records import Closed, ThreadRecord, ThreadStore, new_thread_id
-from specialists.native.tool_settings import AdaptiveConcurrency, settings_from_config
+from specialists.native.tool_settings import (
+    AdaptiveConcurrency,
+    ThreadsSettings,
+    settings_from_config,
+)
 from specialists.store.memory import MemoryRecord
 from tests.support.starting import FakeSupervisors
 
@@ -115,7 +119,7 @@ def test_a_failed_launch_lowers_the_limit_and_a_refusal_does_not(
     """A launch that broke (the job could not be created or started) is a failure for R-H11;
     a refusal (here: an unknown specialist) is not. Either way nothing of the launch is left."""
     from specialists.features.sandbox.testing import FakeSandbox
-    from specialists.features.threads.spawn import ChildLimits, SpawnRequest, spawn_thread
+    from specialists.features.threads.spawn import SpawnRequest, spawn_thread
     from tests.unit.test_thread_spawn import OWNER, failing
 
     state_root = tmp_path / ".specialists"
@@ -130,7 +134,7 @@ def test_a_failed_launch_lowers_the_limit_and_a_refusal_does_not(
             ),
             sandboxes=FakeSandbox(tmp_path),
             now_ms=5,
-            limits=ChildLimits(adaptive=CFG),
+            limits=ThreadsSettings(adaptive_concurrency=CFG),
         )
     threads = ThreadStore(state_root)
     assert threads.all()[0] == []

@@ -14,9 +14,10 @@ import pytest
 from specialists.base.errors import ConfigError, UserError
 from specialists.features.sandbox.testing import FakeSandbox
 from specialists.features.threads.records import ThreadStore
-from specialists.features.threads.spawn import ChildPlan, SpawnRequest, spawn_thread
+from specialists.features.threads.spawn import SpawnRequest, spawn_thread
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobRecord
+from specialists.supervise.plan import JobRequest
 from tests.support.jobs import make_record
 from tests.support.starting import FakeSupervisors
 from tests.unit.test_thread_spawn import OWNER
@@ -30,9 +31,9 @@ class ModelStarter:
     the plans it was asked for are kept. The start itself is the real one."""
 
     default: str = "other/spec-model"
-    plans: list[ChildPlan] = field(default_factory=list)
+    plans: list[JobRequest] = field(default_factory=list)
 
-    def __call__(self, _jobs: JobStore, plan: ChildPlan) -> JobRecord:
+    def __call__(self, _jobs: JobStore, plan: JobRequest) -> JobRecord:
         self.plans.append(plan)
         model = plan.model or self.default
         return make_record(plan.cwd, prompt=plan.prompt, task=plan.prompt, model=model)
@@ -51,7 +52,7 @@ class Starts:
     def spawn(
         self, tmp_path: Path, starter: ModelStarter, model: str | None, config: str = SCOPE
     ) -> str:
-        self.monkeypatch.setattr("specialists.features.threads.spawn.plan_child", starter)
+        self.monkeypatch.setattr("specialists.features.threads.spawn.plan_job", starter)
         state = tmp_path / ".specialists"
         state.mkdir(exist_ok=True)
         (state / "config.toml").write_text(config)

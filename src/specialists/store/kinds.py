@@ -183,7 +183,7 @@ SCHEDULE = kind(
 MISSION = kind(
     """
     mission missions/<id> a mission: runs, decisions, artifacts, shared state (features/missions)
-    mission.json          doc/1   the mission (codec.py), 8 MiB
+    mission.json          doc/1   the mission (model.py), 8 MiB
     state.json            doc     the JSON state its workflows share (state.py), 256 KiB
     lock                  lock    every change of either
     """,

@@ -1,6 +1,6 @@
 """Missions: durable records of why delegated work exists, to recover it after compaction.
 
-model.py (the mission as data, pure changes), codec.py (mission.json), store.py (one
+model.py (the mission as data, mission.json, pure changes), store.py (one
 directory per mission, under a lock), index.py (the user-level index across projects),
 state.py (the shared JSON `state`: state_get / state_set), ops.py (create, show, list,
 prune), launch.py (what `run` does about missions), goal.py and driver.py (the goal

@@ -3,7 +3,6 @@ record under the mission's lock, then post the notice to the mission's owner."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from specialists.base.errors import SpecialistsError
@@ -34,13 +33,13 @@ def spent_tokens(jobs: JobStore, mission: Mission) -> int:
     return total
 
 
-def idle_turn(state_dir: Path, job_id: str, *, store: MissionStore | None = None) -> Step | None:
+def idle_turn(state_dir: Path, job_id: str) -> Step | None:
     """Take the goal step of `job_id`'s idle turn; the step taken, or None when the job is on
     no mission. The notice is posted after the step is recorded, with an id fixed by it, so
     a crash in between loses one notice, never repeats one."""
     from specialists.events.notices import post_to_owners
 
-    store = store or MissionStore(state_dir)
+    store = MissionStore(state_dir)
     mission_id = store.mission_of_job(job_id)
     if mission_id is None:
         return None
@@ -57,10 +56,10 @@ def idle_turn(state_dir: Path, job_id: str, *, store: MissionStore | None = None
 
     def step(m: Mission) -> tuple[Mission, Step]:
         runs = tuple(
-            replace(r, status=status.status, tokens=job_tokens(status)) if r.job_id == job_id else r
+            r.replace(status=status.status, tokens=job_tokens(status)) if r.job_id == job_id else r
             for r in m.runs
         )
-        after, taken = goal_step(replace(m, runs=runs), turn, job_id, spent, state)
+        after, taken = goal_step(m.replace(runs=runs), turn, job_id, spent, state)
         return (after if isinstance(taken, Notify) else m), taken
 
     taken = store.update(mission_id, step)

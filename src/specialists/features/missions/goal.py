@@ -17,7 +17,7 @@ crash recovery reporting the same end post one notice; the event id is
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, assert_never
 
@@ -89,7 +89,7 @@ def goal_step(
     budget = f"{spent} of {goal.budget_tokens} tokens spent"
     show = f"Run: specialists mission show {mission.id} (MCP tool: mission, action show)"
     if spent >= goal.budget_tokens:
-        ended = replace(goal, spent_tokens=spent, notices=seq, seen=seen, ended="budget-exhausted")
+        ended = goal.replace(spent_tokens=spent, notices=seq, seen=seen, ended="budget-exhausted")
         body = (
             f"{head}: the goal stopped because its token budget is spent ({budget}). It is NOT "
             f"done: nothing was checked or claimed finished. Review what the runs did, then "
@@ -98,7 +98,7 @@ def goal_step(
         )
         details["goal"] = "budget-exhausted"
         step = Notify("exhausted", seq, body, details)
-        return replace(mission, goal=ended), step
+        return mission.replace(goal=ended), step
     if where == "state":
         what = f"Next ready action: {action}"
     elif where == "decision":
@@ -113,7 +113,7 @@ def goal_step(
     body = f"{head} needs attention: job {job_id} is idle. {what}. ({budget}.) {show}"
     details["goal"] = "continue"
     step = Notify("notify", seq, body, details)
-    return replace(mission, goal=replace(goal, spent_tokens=spent, notices=seq, seen=seen)), step
+    return mission.replace(goal=goal.replace(spent_tokens=spent, notices=seq, seen=seen)), step
 
 
 def turn_key(state_root: Path, job_id: str, status: str) -> str:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specialists.base.errors import SpecialistsError
+from specialists.store.fields import Declared
 from specialists.store.kinds import MISSION_INDEX
 from specialists.store.paths import user_state_dir
 
@@ -27,14 +27,19 @@ if TYPE_CHECKING:
 MAX_LISTED = 2000  # a global list reads at most this many pointers (newest first)
 
 
-@dataclass(frozen=True)
-class Pointer:
+class Pointer(Declared):
+    _what = "entry"
     id: str
     title: str
     status: str
     updated_ms: int
     project_root: str
-    present: bool  # the project still has the mission
+    state_root: str
+
+    @property
+    def present(self) -> bool:
+        """The project still has the mission."""
+        return os.path.isfile(os.path.join(self.state_root, "missions", self.id, "mission.json"))
 
 
 def default_dir() -> Path:
@@ -47,14 +52,8 @@ def _name(state_root: Path, mission_id: str) -> str:
 
 
 def record(index_dir: Path, state_root: Path, mission: Mission) -> None:
-    data = {
-        "id": mission.id,
-        "title": mission.title,
-        "status": mission.status,
-        "updated_ms": mission.updated_ms,
-        "project_root": mission.project_root,
-        "state_root": os.path.abspath(state_root),
-    }
+    m, where = mission, os.path.abspath(state_root)
+    data = Pointer(m.id, m.title, m.status, m.updated_ms, m.project_root, where).to_dict()
     MISSION_INDEX.record(index_dir).replace(_name(state_root, mission.id), data)
 
 
@@ -69,16 +68,8 @@ def pointers(index_dir: Path) -> tuple[list[Pointer], list[str]]:
     problems: list[str] = []
     for name in shelf.docs():
         try:
-            data = shelf.read(name) or {}
-            fields = [data.get(k) for k in ("id", "title", "status", "project_root", "state_root")]
-            updated = data.get("updated_ms")
-            if not all(isinstance(f, str) for f in fields) or not isinstance(updated, int):
-                raise SpecialistsError("a field is missing or of the wrong type")
+            found.append(Pointer.from_dict(shelf.read(name) or {}))
         except (SpecialistsError, OSError) as exc:
             problems.append(f"mission index {name}.json: {exc}")
-            continue
-        mid, title, status, project, state_root = (str(f) for f in fields)
-        present = os.path.isfile(os.path.join(state_root, "missions", mid, "mission.json"))
-        found.append(Pointer(mid, title, status, updated, project, present))
     found.sort(key=lambda p: p.updated_ms, reverse=True)
     return found[:MAX_LISTED], problems

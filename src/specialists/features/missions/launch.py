@@ -2,7 +2,7 @@
 
 As the seed has it, a mission is one per workflow launch, shared by its children: a workflow
 launch creates one unless told not to (`--no-mission`, `mission: false`), and a plain run
-creates none unless asked (MCP `mission: true` or `mission: {...}`). `mission_id` attaches a
+creates none unless asked (MCP `mission: true`). `mission_id` attaches a
 job to an existing mission instead, and is strict: a missing or closed mission fails before
 anything starts. A continued job (`--continue JOB`, `resume`: choice "follow") joins the
 mission of the job it continues. Creating an automatic mission never stops a launch: a
@@ -16,30 +16,24 @@ failure (a full disk, a damaged store) is a warning.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from specialists.base.errors import SpecialistsError, UserError, reason
 from specialists.features.missions import model, ops
 from specialists.features.missions.model import Run
-from specialists.features.missions.news import drive_goal
+from specialists.features.missions.news import step
 from specialists.features.missions.store import MissionStore
 
 if TYPE_CHECKING:
     from specialists.store.records import JobRecord
-
-TITLE_CHARS = 80
 
 
 @dataclass(frozen=True)
 class MissionChoice:
     kind: Literal["auto", "attach", "follow", "none"]  # follow: only the continued job's
     mission_id: str | None = None
-    title: str | None = None  # auto: the title (default: the task's first line)
-    objective: str | None = None
-    goal_budget: int | None = None  # auto: a goal mission with this token budget
-    labels: tuple[str, ...] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)
@@ -62,50 +56,19 @@ def choose(
     *,
     mission_id: object = None,
     disabled: bool = False,
-    options: object = None,
+    options: bool | None = None,
     default: Literal["auto", "none", "follow"] = "none",
 ) -> MissionChoice:
-    """The caller's choice, checked: `mission_id` and `mission: false` or options exclude
-    each other. `options` is True (a new mission) or, as MCP's `mission: {...}`, may carry
-    title, objective, goal, budget_tokens, labels. With none of them: `default` ("none" for a
-    plain run, "follow" for one that continues a job, "auto" for a workflow launch)."""
+    """The caller's choice, checked: `mission_id` and `mission: false` or true exclude each
+    other. `options` True: a new mission. With none of them: `default` ("none" for a plain
+    run, "follow" for one that continues a job, "auto" for a workflow launch)."""
     if mission_id is not None:
         if disabled or options is not None:
             raise UserError("mission_id and mission exclude each other", hint="pass one of them")
         return MissionChoice("attach", model.check_id(mission_id))
     if disabled:
         return MissionChoice("none")
-    if options is None:
-        return MissionChoice(default)
-    if options is True:
-        return MissionChoice("auto")
-    if not isinstance(options, dict):
-        raise UserError(
-            "mission must be true, false or an object "
-            "{title, objective, goal, budget_tokens, labels}"
-        )
-    unknown = sorted(set(options) - {"title", "objective", "goal", "budget_tokens", "labels"})
-    if unknown:
-        raise UserError(f"unknown mission field(s) {', '.join(map(repr, unknown))}")
-    goal = options.get("goal", False)
-    if not isinstance(goal, bool):
-        raise UserError("mission.goal must be true or false")
-    budget = options.get("budget_tokens")
-    if goal:
-        budget = model.check_budget(budget)
-    elif budget is not None:
-        raise UserError("budget_tokens is for a goal mission", hint="add goal: true")
-    title = options.get("title")
-    objective = options.get("objective")
-    return MissionChoice(
-        "auto",
-        title=model.text(title, "mission.title", limit=model.MAX_TITLE)
-        if title is not None
-        else None,
-        objective=model.text(objective, "mission.objective", required=False) or None,
-        goal_budget=budget,
-        labels=model.check_labels(options.get("labels", [])),
-    )
+    return MissionChoice("auto" if options is True else default)
 
 
 def check_before_launch(state_root: Path, choice: MissionChoice) -> None:
@@ -143,7 +106,9 @@ def link_after_launch(
         elif not job.prompt.strip():
             return None  # no task (a bead run from its issue): nothing to give a mission
         else:
-            mission_id = _create_for(store, choice, job).id
+            title = model.auto_title(job.specialist, job.prompt)
+            run = Run(job.job_id, ops.now_ms(), specialist=job.specialist)
+            mission_id = _create(store, title, job.prompt.strip(), job.owner, (run,)).id
     except (SpecialistsError, OSError) as exc:
         why = reason(exc)
         warnings.append(f"job {job.job_id} runs without a mission record: {why}")
@@ -152,7 +117,7 @@ def link_after_launch(
         warnings.extend(store.warnings)
     # A fast job may have gone idle before its link was written, so its news found no
     # mission: take that turn now (counted once either way, goal.py).
-    drive_goal(state_root, job.job_id)
+    step(state_root, job.job_id)
     return mission_id
 
 
@@ -174,14 +139,7 @@ def open_before_launch(
         return None
     store = MissionStore(state_root)
     try:
-        return ops.create(
-            store,
-            title=choice.title or _clip(title, TITLE_CHARS),
-            objective=choice.objective or _clip(objective, model.MAX_TEXT),
-            owner=owner,
-            labels=choice.labels,
-            goal_budget=choice.goal_budget,
-        ).id
+        return _create(store, title, objective, owner).id
     except (SpecialistsError, OSError) as exc:
         why = reason(exc)
         warnings.append(f"the launch runs without a mission record: {why}")
@@ -200,21 +158,19 @@ def discard_unused(state_root: Path, mission_id: str, warnings: list[str]) -> No
         warnings.append(f"mission {mission_id} of the failed launch was left in place: {why}")
 
 
-def _create_for(store: MissionStore, choice: MissionChoice, job: Launched) -> Any:
-    first = job.prompt.strip().splitlines()[0]
-    title = choice.title or _clip(f"{job.specialist}: {first}", TITLE_CHARS)
-    at = ops.now_ms()
+def _create(
+    store: MissionStore,
+    title: str,
+    objective: str,
+    owner: tuple[str, ...],
+    runs: tuple[Run, ...] = (),
+) -> model.Mission:
+    """A new mission with this title and objective, clipped."""
     return ops.create(
         store,
-        title=title,
-        objective=choice.objective or _clip(job.prompt.strip(), model.MAX_TEXT),
-        owner=job.owner,
-        labels=choice.labels,
-        goal_budget=choice.goal_budget,
-        runs=(Run(job.job_id, at, specialist=job.specialist),),
-        at_ms=at,
+        title=model.clip(title, model.TITLE_CHARS),
+        objective=model.clip(objective, model.MAX_TEXT),
+        owner=owner,
+        runs=runs,
+        at_ms=runs[0].linked_ms if runs else None,
     )
-
-
-def _clip(value: str, limit: int) -> str:
-    return value if len(value) <= limit else value[: limit - 1] + "…"

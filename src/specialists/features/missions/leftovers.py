@@ -19,21 +19,13 @@ from collections.abc import Callable
 
 from specialists.base.errors import SpecialistsError, reason
 from specialists.features.missions import model, ops
-from specialists.features.missions.model import Mission
+from specialists.features.missions.model import Mission, auto_title
 from specialists.features.missions.state import STATE_FILE
 from specialists.features.missions.store import MissionStore
 from specialists.store.jobs import JobStore
 from specialists.store.records import TERMINAL_STATES
 
-AUTO_TITLE_CHARS = 80  # as launch.TITLE_CHARS when plain runs made missions
 CLOSED_AS = {"done": "completed", "error": "failed", "cancelled": "cancelled"}
-
-
-def auto_title(specialist: str, objective: str) -> str:
-    """The title a plain run gave its mission: `<specialist>: <first line of the task>`."""
-    lines = objective.strip().splitlines()
-    title = f"{specialist}: {lines[0] if lines else ''}"
-    return title if len(title) <= AUTO_TITLE_CHARS else title[: AUTO_TITLE_CHARS - 1] + "…"
 
 
 def looks_left_over(mission: Mission) -> bool:

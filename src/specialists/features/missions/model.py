@@ -10,11 +10,12 @@ mission's lock. Nothing here touches a file.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
-from specialists.base.errors import UserError
+from specialists.base.errors import StoreError, UserError
+from specialists.store.fields import EMPTY, Declared
+from specialists.store.rollup import checked
 
 SCHEMA = 1
 _ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,47}")
@@ -22,6 +23,7 @@ ID_HINT = "1-48 of a-z, 0-9, '-', '_', starting with a letter or digit"
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]{0,63}")
 
 MAX_TITLE = 200
+TITLE_CHARS = 80  # an automatic title
 MAX_TEXT = 4000  # an objective, a question, a summary, a note
 MAX_RUNS = 5000
 MAX_DECISIONS = 500
@@ -39,26 +41,38 @@ ReceiptKind = Literal["pull_request", "ci", "deployment", "release"]
 RECEIPT_KINDS: tuple[ReceiptKind, ...] = ("pull_request", "ci", "deployment", "release")
 # Why a goal stopped driving: its budget is spent, or its mission closed.
 GoalEnd = Literal["budget-exhausted", "closed"]
+_LENIENT = ("spent", "parent")  # a run's fields written only when known
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(Declared):
+    _what = "a mission's run"
     job_id: str
     linked_ms: int
     specialist: str = ""
     status: str = "starting"  # as last seen (mission show refreshes it)
     tokens: int = 0  # input + output tokens, as last seen (final once the job ended)
     # What it spent with any children (store/rollup.py's shape) and the job it is below, as
-    # last seen: the mission's spending, with a workflow's children counted once.
-    spent: dict[str, Any] | None = None
-    parent: str | None = None
+    # last seen: the mission's spending, with a workflow's children counted once. Read
+    # leniently (a shape not ours is unknown, not damage) and written only when known.
+    spent: Any = None
+    parent: Any = None
+
+    @classmethod
+    def _after_read(cls, record: Run, where: str) -> None:
+        record.__dict__["spent"] = checked(record.spent)
+        if not isinstance(record.parent, str):
+            record.__dict__["parent"] = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in super().to_dict().items() if v is not None or k not in _LENIENT}
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(Declared):
+    _what = "a mission's decision"
     id: str  # d1, d2, ...
     question: str
     created_ms: int
+    status: Any = "open"  # written from resolved_ms ("open" or "resolved"), never read
     summary: str = ""  # set once, when resolved
     resolved_ms: int | None = None
 
@@ -66,59 +80,74 @@ class Decision:
     def open(self) -> bool:
         return self.resolved_ms is None
 
+    def to_dict(self) -> dict[str, Any]:
+        return super().to_dict() | {"status": "open" if self.open else "resolved"}
 
-@dataclass(frozen=True)
-class Artifact:
+
+class Artifact(Declared):
+    _what = "a mission's artifact"
     kind: str  # patch, review, note, report, ... (free text, one word)
     path: str
     added_ms: int
     note: str = ""
 
 
-@dataclass(frozen=True)
-class Receipt:
+class Receipt(Declared):
     """Evidence of an outside outcome (a PR, a CI run, a deployment, a release). Evidence
     only: it never authorises or starts a merge, a deployment or a release."""
 
-    kind: ReceiptKind
+    _what = "a mission's receipt"
+    _choices = {"kind": frozenset(RECEIPT_KINDS)}
+    kind: str
     url: str
     status: str
     added_ms: int
     note: str = ""
 
 
-@dataclass(frozen=True)
-class Goal:
+class Goal(Declared):
     """The continuation driver: a notice to the owner after each idle turn of a linked job,
     until `spent_tokens` reaches `budget_tokens` or the mission is paused or closed."""
 
+    _what = "a mission's goal"
     budget_tokens: int
     spent_tokens: int = 0
     notices: int = 0  # notices posted so far (the seq of the next one is notices + 1)
-    ended: GoalEnd | None = None
-    seen: tuple[str, ...] = ()  # idle turns already counted (bounded), so a repeat is ignored
+    ended: str | None = None  # a GoalEnd
+    seen: list[str] = EMPTY  # idle turns already counted (bounded), so a repeat is ignored
+
+    @classmethod
+    def _after_read(cls, record: Goal, where: str) -> None:
+        if record.ended not in (None, "budget-exhausted", "closed"):
+            raise StoreError(f"unknown goal end {str(record.ended)[:20]!r}")
 
 
-@dataclass(frozen=True)
-class Mission:
+class Mission(Declared):
+    """mission.json, its fields in the file's order: schema, id and status first (the
+    SessionStart hook reads only a file's head for them). Keys that are not ours are kept as
+    they were (`extra`, written back after the others)."""
+
+    _what = "mission.json"
+    _choices = {"status": frozenset(STATUSES)}
+    extra: ClassVar[dict[str, Any]] = {}  # per mission once read; never changed in place
+    schema: int = SCHEMA
     id: str
+    status: str = "active"  # a Status
     title: str
+    objective: str = ""
     created_ms: int
     updated_ms: int
     project_root: str
-    objective: str = ""
-    status: Status = "active"
-    owner: tuple[str, ...] = ()  # owner keys (owner.py) goal notices go to
-    labels: tuple[str, ...] = ()
-    runs: tuple[Run, ...] = ()
-    decisions: tuple[Decision, ...] = ()
-    artifacts: tuple[Artifact, ...] = ()
-    receipts: tuple[Receipt, ...] = ()
+    owner: list[str] = EMPTY  # owner keys (owner.py) goal notices go to
+    labels: list[str] = EMPTY
+    runs: list[Run] = EMPTY
+    decisions: list[Decision] = EMPTY
+    artifacts: list[Artifact] = EMPTY
+    receipts: list[Receipt] = EMPTY
     goal: Goal | None = None
     summary: str = ""
     closed_ms: int | None = None
-    ceiling: dict[str, Any] = field(default_factory=dict)  # what its jobs may spend (spend/)
-    extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, kept as they were
+    ceiling: dict[str, Any] = EMPTY  # what its jobs may spend (spend/); written when set
 
     @property
     def terminal(self) -> bool:
@@ -129,6 +158,54 @@ class Mission:
 
     def run_ids(self) -> set[str]:
         return {r.job_id for r in self.runs}
+
+    @classmethod
+    def _before_read(cls, data: dict[str, Any], where: str) -> None:
+        schema = data.get("schema")
+        if schema != SCHEMA:
+            raise StoreError(
+                f"schema {str(schema)[:10]} is not {SCHEMA} (written by a newer version?)"
+            )
+
+    @classmethod
+    def _after_read(cls, record: Mission, where: str) -> None:
+        check_id(record.id)
+        _check_ceiling(record.ceiling)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, source: str | None = None) -> Mission:
+        mission = super().from_dict(data, source=source)
+        known = {f.name for f in cls._fields}
+        mission.__dict__["extra"] = {k: v for k, v in data.items() if k not in known}
+        return mission
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        if not self.ceiling:
+            del out["ceiling"]
+        return out | self.extra
+
+
+def _check_ceiling(data: dict[str, Any]) -> None:
+    """What the mission's jobs may spend (features/spend): tokens and cost_usd, checked."""
+    if set(data) - {"tokens", "cost_usd"}:
+        raise StoreError("field 'ceiling' should be an object of tokens and cost_usd")
+    tokens, usd = data.get("tokens"), data.get("cost_usd")
+    if not (tokens is None or (type(tokens) is int and tokens > 0)):
+        raise StoreError("field 'ceiling.tokens' should be a whole number over 0")
+    if not (usd is None or (type(usd) in (int, float) and 0 < usd < 1e9)):
+        raise StoreError("field 'ceiling.cost_usd' should be dollars over 0")
+
+
+def clip(value: str, limit: int) -> str:
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def auto_title(specialist: str, task: str) -> str:
+    """The title of a run's automatic mission: `<specialist>: <first line of the task>`
+    (what plain runs made before they stopped, leftovers.py)."""
+    lines = task.strip().splitlines()
+    return clip(f"{specialist}: {lines[0] if lines else ''}", TITLE_CHARS)
 
 
 # --- checks ---------------------------------------------------------------------------------
@@ -206,7 +283,7 @@ def link_run(mission: Mission, job_id: str, specialist: str, now_ms: int) -> Mis
     if len(mission.runs) >= MAX_RUNS:
         raise UserError(f"mission {mission.id} has {MAX_RUNS} runs, the most it keeps")
     run = Run(job_id, now_ms, specialist=specialist)
-    return replace(mission, runs=(*mission.runs, run), updated_ms=now_ms)
+    return mission.replace(runs=(*mission.runs, run), updated_ms=now_ms)
 
 
 def add_decision(mission: Mission, question: object, now_ms: int) -> tuple[Mission, Decision]:
@@ -214,7 +291,7 @@ def add_decision(mission: Mission, question: object, now_ms: int) -> tuple[Missi
     if len(mission.decisions) >= MAX_DECISIONS:
         raise UserError(f"mission {mission.id} has {MAX_DECISIONS} decisions, the most it keeps")
     decision = Decision(f"d{len(mission.decisions) + 1}", text(question, "a decision"), now_ms)
-    return replace(mission, decisions=(*mission.decisions, decision), updated_ms=now_ms), decision
+    return mission.replace(decisions=(*mission.decisions, decision), updated_ms=now_ms), decision
 
 
 def resolve_decision(
@@ -234,9 +311,9 @@ def resolve_decision(
             f"decision {found.id} of mission {mission.id} is resolved already",
             hint=f"its summary: {found.summary[:120]}",
         )
-    settled = replace(found, summary=text(summary, "a resolution summary"), resolved_ms=now_ms)
+    settled = found.replace(summary=text(summary, "a resolution summary"), resolved_ms=now_ms)
     decisions = tuple(settled if d.id == found.id else d for d in mission.decisions)
-    return replace(mission, decisions=decisions, updated_ms=now_ms), settled
+    return mission.replace(decisions=decisions, updated_ms=now_ms), settled
 
 
 def add_artifact(
@@ -251,7 +328,7 @@ def add_artifact(
         now_ms,
         text(note, "a note", required=False),
     )
-    return replace(mission, artifacts=(*mission.artifacts, artifact), updated_ms=now_ms)
+    return mission.replace(artifacts=(*mission.artifacts, artifact), updated_ms=now_ms)
 
 
 def add_receipt(
@@ -268,14 +345,14 @@ def add_receipt(
     )
     if len(mission.receipts) >= MAX_RECEIPTS:
         raise UserError(f"mission {mission.id} has {MAX_RECEIPTS} receipts, the most it keeps")
-    return replace(mission, receipts=(*mission.receipts, receipt), updated_ms=now_ms)
+    return mission.replace(receipts=(*mission.receipts, receipt), updated_ms=now_ms)
 
 
 def set_paused(mission: Mission, paused: bool, now_ms: int) -> Mission:
     _open_for_change(mission, "pause or resume it")
     status: Status = "paused" if paused else "active"
     return (
-        mission if mission.status == status else replace(mission, status=status, updated_ms=now_ms)
+        mission if mission.status == status else mission.replace(status=status, updated_ms=now_ms)
     )
 
 
@@ -285,9 +362,8 @@ def close(mission: Mission, status: object, summary: object, now_ms: int) -> Mis
     _open_for_change(mission, "close it again")
     goal = mission.goal
     if goal is not None and goal.ended is None:
-        goal = replace(goal, ended="closed")
-    return replace(
-        mission,
+        goal = goal.replace(ended="closed")
+    return mission.replace(
         status=status,  # checked just above
         summary=text(summary, "a closing summary"),
         closed_ms=now_ms,

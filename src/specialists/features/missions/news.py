@@ -24,15 +24,12 @@ def heard(ending: JobEnd) -> None:
 
 
 def step(state_dir: Path, job_id: str) -> None:
-    """The news of a job linked to a goal mission drives one goal step."""
+    """The news of a job linked to a goal mission drives one goal step, and its notice is
+    posted; a problem is logged, never raised."""
     # Two lstats for a job that is on no mission (the common case): nothing else loads.
     link = os.path.join(state_dir, "missions", ".by-job", job_id)
-    if os.path.lexists(link + ".json") or os.path.lexists(link):  # 0.1.0's had no suffix
-        drive_goal(state_dir, job_id)
-
-
-def drive_goal(state_dir: Path, job_id: str) -> None:
-    """Run one goal step for `job_id`'s mission and post its notice; logged, never raised."""
+    if not (os.path.lexists(link + ".json") or os.path.lexists(link)):  # 0.1.0's: no suffix
+        return
     import logging
 
     from specialists.base.errors import SpecialistsError

@@ -154,10 +154,15 @@ def show(store: MissionStore, jobs: JobStore, mission_id: str) -> Shown:
         views.append(view)
         if warning:
             warnings.append(warning)
-    seen = {v.job_id: (v.status, v.tokens, v.spent, v.parent) for v in views if v.live}
-    if any(seen.get(r.job_id, _last(r)) != _last(r) for r in mission.runs):
+    live = {v.job_id: v for v in views if v.live}
+
+    def refreshed(m: Mission) -> tuple[Mission, Mission]:
+        after = m.replace(runs=[_seen(r, live.get(r.job_id)) for r in m.runs])
+        return after, after
+
+    if any(_seen(r, live.get(r.job_id)) != r for r in mission.runs):
         try:
-            mission = store.update(mission_id, lambda m: _refreshed(m, seen))
+            mission = store.update(mission_id, refreshed)
         except (SpecialistsError, OSError) as exc:
             why = exc.message if isinstance(exc, SpecialistsError) else str(exc)
             warnings.append(f"the refreshed run statuses were not saved: {why}")
@@ -172,45 +177,14 @@ def show(store: MissionStore, jobs: JobStore, mission_id: str) -> Shown:
     return Shown(mission, views, state, warnings + store.warnings)
 
 
-def _last(r: Run) -> tuple[str, int, dict[str, Any] | None, str | None]:
-    return (r.status, r.tokens, r.spent, r.parent)
-
-
-def _refreshed(
-    m: Mission, seen: dict[str, tuple[str, int, dict[str, Any] | None, str | None]]
-) -> tuple[Mission, Mission]:
-    def fresh(r: Run) -> Run:
-        status, tokens, spent, parent = seen[r.job_id]
-        return replace(r, status=status, tokens=tokens, spent=spent, parent=parent)
-
-    runs = tuple(fresh(r) if r.job_id in seen else r for r in m.runs)
-    after = replace(m, runs=runs)
-    return after, after
-
-
-def listing(
-    store: MissionStore, *, include_closed: bool = True
-) -> tuple[list[Mission], list[DamagedMission]]:
-    """Every mission (newest change first) and every damaged one."""
-    good: list[Mission] = []
-    damaged: list[DamagedMission] = []
-    for item in store.all():
-        if isinstance(item, DamagedMission):
-            damaged.append(item)
-        elif include_closed or not item.terminal:
-            good.append(item)
-    good.sort(key=lambda m: m.updated_ms, reverse=True)
-    return good, damaged
+def _seen(r: Run, view: RunView | None) -> Run:
+    """The run as its live view shows it (as it was when it could not be read)."""
+    if view is None:
+        return r
+    return r.replace(status=view.status, tokens=view.tokens, spent=view.spent, parent=view.parent)
 
 
 # --- retention ------------------------------------------------------------------------------
-
-
-def retention_days() -> float:
-    """SPECIALISTS_MISSION_TTL_DAYS (default 30); ConfigError (exit 2) for a bad value."""
-    from specialists.store.gc import env_days
-
-    return env_days(RETENTION_ENV, DEFAULT_RETENTION_DAYS)
 
 
 @dataclass(frozen=True)
@@ -222,8 +196,11 @@ class Pruned:
 def prune(store: MissionStore, *, days: float | None = None, at_ms: int | None = None) -> Pruned:
     """Remove missions closed more than `days` ago (default: the retention). Open and paused
     missions are never removed, however old; damaged ones are left in place and named."""
+    from specialists.store.gc import env_days
+
     at = now_ms() if at_ms is None else at_ms
-    limit = retention_days() if days is None else days  # a bad value: ConfigError, exit 2
+    # SPECIALISTS_MISSION_TTL_DAYS (default 30): a bad value is a ConfigError (exit 2)
+    limit = env_days(RETENTION_ENV, DEFAULT_RETENTION_DAYS) if days is None else days
     removed, warnings = [], []
     for item in store.all():
         if isinstance(item, DamagedMission):

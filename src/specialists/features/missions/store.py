@@ -19,7 +19,6 @@ from typing import TypeVar
 
 from specialists.base.errors import NotFound, SpecialistsError, StoreError, UserError
 from specialists.features.missions import index
-from specialists.features.missions.codec import mission_from_dict, mission_to_dict
 from specialists.features.missions.model import Mission, check_id
 from specialists.store import kinds
 from specialists.store.files import read_bytes
@@ -78,7 +77,7 @@ class MissionStore:
             data = rec.read(MISSION)
             if data is None:
                 raise StoreError(f"mission {mission_id} is damaged: {MISSION_FILE} is missing")
-            mission = mission_from_dict(data)
+            mission = Mission.from_dict(data)
         except SpecialistsError as exc:
             if exc.message.startswith(f"mission {mission_id} is damaged"):
                 raise
@@ -121,13 +120,13 @@ class MissionStore:
     def create(self, mission: Mission, *, now_ms: int) -> None:
         """Write a new mission whole, or nothing (an existing id is refused)."""
         made = self.records.sub(check_id(mission.id)).create(
-            lambda new: new.replace(MISSION, mission_to_dict(mission))
+            lambda new: new.replace(MISSION, mission.to_dict())
         )
         if not made:
             raise UserError(f"mission {mission.id!r} exists already", hint="pick another id")
         for run in mission.runs:
             self._point(run.job_id, mission.id)
-        self._index(mission)
+        self._record_index_problem(index.record, mission)
 
     @contextlib.contextmanager
     def locked(self, mission_id: str) -> Iterator[Record]:
@@ -146,11 +145,11 @@ class MissionStore:
             before = self.load(mission_id)
             after, outcome = change(before)
             if after is not before:
-                rec.replace(MISSION, mission_to_dict(after))
+                rec.replace(MISSION, after.to_dict())
                 for job_id in after.run_ids() - before.run_ids():
                     self._point(job_id, mission_id)
         if after is not before:
-            self._index(after)
+            self._record_index_problem(index.record, after)
         return outcome
 
     def remove(self, mission_id: str) -> None:
@@ -171,9 +170,6 @@ class MissionStore:
     def _point(self, job_id: str, mission_id: str) -> None:
         if is_job_id(job_id):
             self.links.replace(job_id, {"mission": mission_id})
-
-    def _index(self, mission: Mission) -> None:
-        self._record_index_problem(index.record, mission)
 
     def _record_index_problem(self, action: Callable[..., None], mission: Mission) -> None:
         try:

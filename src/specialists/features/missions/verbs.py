@@ -14,9 +14,8 @@ from specialists.base.errors import NotFound, UserError
 from specialists.base.ops import Noun, Op
 from specialists.base.opschema import Cli, Many, Range, Text
 from specialists.features.missions import index, model, ops
-from specialists.features.missions.codec import mission_to_dict
-from specialists.features.missions.model import Mission
-from specialists.features.missions.store import MissionStore
+from specialists.features.missions.model import Decision, Mission
+from specialists.features.missions.store import DamagedMission, MissionStore
 from specialists.features.spend.ceiling import parse_tokens, parse_usd
 from specialists.store.ids import is_job_id
 
@@ -41,10 +40,6 @@ def summary(m: Mission) -> dict[str, Any]:
         "updated_ms": m.updated_ms,
         "labels": list(m.labels),
     }
-
-
-def _store(caller: Caller) -> MissionStore:
-    return MissionStore(caller.state_root)
 
 
 def new(
@@ -77,7 +72,7 @@ def new(
 
     if goal and budget_tokens is None:
         raise UserError("a goal needs a token budget", hint="add --budget-tokens N")
-    store = _store(caller)
+    store = MissionStore(caller.state_root)
     owner = caller.job_owners
     mission = ops.create(
         store, title=title, objective=objective, owner=owner, labels=labels or [],
@@ -109,20 +104,26 @@ def listing(
     if scope == "global":
         pointers, problems = index.pointers(index.default_dir())
         rows = [
-            {"id": p.id, "title": p.title, "status": p.status, "updated_ms": p.updated_ms,
-             "project_root": p.project_root, "present": p.present}
+            {k: v for k, v in p.to_dict().items() if k != "state_root"} | {"present": p.present}
             for p in pointers
             if all or p.status in ("active", "paused")
-        ]  # fmt: skip
+        ]
         caller.warnings.extend(problems)
         more = len(rows) > MAX_LISTED
         return {"missions": rows[:MAX_LISTED], "problems": problems, "more": more, "closed": []}
     from specialists.features.missions.leftovers import close_left_over
 
-    store = _store(caller)
+    store = MissionStore(caller.state_root)
     closed, problems = close_left_over(store, caller.jobs())
     store.warnings.extend(problems)
-    missions, damaged = ops.listing(store, include_closed=all)
+    missions: list[Mission] = []  # newest change first
+    damaged: list[DamagedMission] = []
+    for item in store.all():
+        if isinstance(item, DamagedMission):
+            damaged.append(item)
+        elif all or not item.terminal:
+            missions.append(item)
+    missions.sort(key=lambda m: m.updated_ms, reverse=True)
     caller.warnings.extend(store.warnings)
     caller.warnings.extend(f"mission {d.id}: {d.problem}" for d in damaged)
     return {
@@ -136,8 +137,8 @@ def listing(
 
 def show(caller: Caller, mission_id: MissionId, /) -> dict[str, Any]:
     """One mission, with its runs' live statuses."""
-    shown = ops.show(_store(caller), caller.jobs(), model.check_id(mission_id))
-    data = mission_to_dict(shown.mission)
+    shown = ops.show(MissionStore(caller.state_root), caller.jobs(), mission_id)
+    data = shown.mission.to_dict()
     data["runs"] = [
         {"job_id": v.job_id, "specialist": v.specialist, "status": v.status,
          "tokens": v.tokens, "live": v.live, "spent": v.spent}
@@ -163,9 +164,8 @@ def state_get(
     """The mission's shared JSON state: the whole of it, or one key."""
     from specialists.features.missions.state import state_get as read
 
-    mid = model.check_id(mission_id)
-    value = read(caller.state_root, mid, key, store=_store(caller))
-    return {"mission_id": mid, "key": key, "value": value}
+    value = read(caller.state_root, mission_id, key)  # the store checks the id
+    return {"mission_id": mission_id, "key": key, "value": value}
 
 
 def state_set(
@@ -178,9 +178,8 @@ def state_set(
     """
     from specialists.features.missions.state import state_set as write
 
-    mid = model.check_id(mission_id)
-    size = write(caller.state_root, mid, key, value, store=_store(caller))
-    return {"mission_id": mid, "key": key, "bytes": size}
+    size = write(caller.state_root, mission_id, key, value)  # the store checks the id
+    return {"mission_id": mission_id, "key": key, "bytes": size}
 
 
 def link(
@@ -189,23 +188,15 @@ def link(
     """Link a job (a workflow is a job) to a mission."""
     if not is_job_id(job_id):
         raise UserError(f"invalid job id {job_id[:40]!r}")
-    store, mid = _store(caller), model.check_id(mission_id)
-    store.load(mid)  # a missing mission is named first
+    MissionStore(caller.state_root).load(mission_id)  # a missing mission is named first
     if not os.path.isdir(caller.jobs().job_dir(job_id)):
         raise NotFound(f"no job {job_id}", hint="see: specialists status")
-    return _change(caller, mid, lambda m, now: model.link_run(m, job_id, "", now))
+    return _change(caller, mission_id, lambda m, now: model.link_run(m, job_id, "", now))
 
 
 def decide(caller: Caller, mission_id: MissionId, question: Prose, /) -> dict[str, Any]:
     """Record an open decision."""
-    extra: dict[str, Any] = {}
-
-    def step(m: Mission, now: int) -> Mission:
-        after, decision = model.add_decision(m, question, now)
-        extra["decision_id"] = decision.id
-        return after
-
-    return {**_change(caller, model.check_id(mission_id), step), **extra}
+    return _change(caller, mission_id, lambda m, now: model.add_decision(m, question, now))
 
 
 def resolve(
@@ -217,14 +208,9 @@ def resolve(
     summary: Prose,
 ) -> dict[str, Any]:
     """Settle an open decision with a summary."""
-    extra: dict[str, Any] = {}
-
-    def step(m: Mission, now: int) -> Mission:
-        after, decision = model.resolve_decision(m, decision_id, summary, now)
-        extra["decision_id"] = decision.id
-        return after
-
-    return {**_change(caller, model.check_id(mission_id), step), **extra}
+    return _change(
+        caller, mission_id, lambda m, now: model.resolve_decision(m, decision_id, summary, now)
+    )
 
 
 def receipt(
@@ -244,7 +230,7 @@ def receipt(
         status: e.g. open, merged, passed, failed, live
     """
     return _change(
-        caller, model.check_id(mission_id),
+        caller, mission_id,
         lambda m, now: model.add_receipt(m, kind, url, status, note, now),
     )  # fmt: skip
 
@@ -261,22 +247,19 @@ def artifact(
     """Record a durable output file."""
     return _change(
         caller,
-        model.check_id(mission_id),
+        mission_id,
         lambda m, now: model.add_artifact(m, kind, path, note, now),
     )
 
 
 def pause(caller: Caller, mission_id: MissionId, /) -> dict[str, Any]:
     """Stop its goal's notices (reversible)."""
-    return _change(
-        caller, model.check_id(mission_id), lambda m, now: model.set_paused(m, True, now)
-    )
+    return _change(caller, mission_id, lambda m, now: model.set_paused(m, True, now))
 
 
 def resume(caller: Caller, mission_id: MissionId, /) -> dict[str, Any]:
     """Start its goal's notices again."""
-    mid = model.check_id(mission_id)
-    return _change(caller, mid, lambda m, now: model.set_paused(m, False, now))
+    return _change(caller, mission_id, lambda m, now: model.set_paused(m, False, now))
 
 
 def close(
@@ -288,21 +271,25 @@ def close(
     summary: Prose,
 ) -> dict[str, Any]:
     """Close it: completed, failed or cancelled."""
-    mid = model.check_id(mission_id)
-    return _change(caller, mid, lambda m, now: model.close(m, status, summary, now))
+    return _change(caller, mission_id, lambda m, now: model.close(m, status, summary, now))
 
 
-def _change(caller: Caller, mid: str, step: Callable[[Mission, int], Mission]) -> dict[str, Any]:
-    """One pure change of mission.json, under its lock."""
-    store, now = _store(caller), ops.now_ms()
+def _change(
+    caller: Caller, mid: str, step: Callable[[Mission, int], Mission | tuple[Mission, Decision]]
+) -> dict[str, Any]:
+    """One pure change of mission.json, under its lock (the store checks the id); the
+    decision it made or settled, if any, is named in the answer."""
+    store, now = MissionStore(caller.state_root), ops.now_ms()
 
-    def apply(m: Mission) -> tuple[Mission, Mission]:
+    def apply(m: Mission) -> tuple[Mission, tuple[Mission, Decision | None]]:
         after = step(m, now)
-        return after, after
+        mission, decision = after if isinstance(after, tuple) else (after, None)
+        return mission, (mission, decision)
 
-    mission = store.update(mid, apply)
+    mission, decision = store.update(mid, apply)
     caller.warnings.extend(store.warnings)
-    return {**summary(mission), "warnings": store.warnings}
+    said = {**summary(mission), "warnings": store.warnings}
+    return said | {"decision_id": decision.id} if decision else said
 
 
 def for_the_model(data: dict[str, Any]) -> str:

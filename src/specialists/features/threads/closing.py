@@ -28,7 +28,8 @@ from specialists.events.model import EventSource
 from specialists.events.told import Told
 from specialists.features.threads.records import Closed, Closing, ThreadRecord, ThreadStore
 from specialists.features.threads.reports import decode_report, prepare_report, render_report
-from specialists.features.threads.state import Position, job_store
+from specialists.features.threads.state import Child, Position, child_view, job_store
+from specialists.store.jobs import JobStore
 from specialists.store.records import JobRecord
 
 log = logging.getLogger("specialists.features.threads")
@@ -104,59 +105,71 @@ def settle(state_root: Path, job_id: str) -> str | None:
     return f"{tid}:child_closed:1" if threads.closed(tid) is not None else None
 
 
+def settled_view(threads: ThreadStore, jobs: JobStore, record: ThreadRecord) -> Child:
+    """The child as it stands, after closing it if its job ended without a close.
+
+    A child whose supervisor was killed (SIGKILL, a crash, a reboot) writes no end. Crash
+    recovery records it when anyone looks at the job (its owner, the parent, gets the store's
+    completion notice then), and this closes it the moment the threads room sees the job ended
+    without a close: the parent's thread tools and `specialists threads`, so a dead child wakes
+    its parent with one `child_closed` carrying the error (R-S9). Cheap when nothing is due:
+    one status read per open child."""
+    child = child_view(threads, jobs, record)  # records a dead supervisor on the way
+    ended = child.status is not None and not child.status.active
+    if child.phase == "ended" or (child.phase == "closing" and ended):
+        settle(threads.state_root, record.job_id)
+        child = child_view(threads, jobs, record)
+    return child
+
+
 def close_ended(
     state_root: Path, job_id: str, now_ms: int, ended: tuple[str, str | None]
 ) -> Told | None:
     """Finish the close of a thread job that ended (see the module docstring): its
     child_closed for the parent, or None when there was nothing to do. Never raises for a
     failure of its own: those are logged and the close records them as a failure.
-    `ended`: the job's final state and error, as its end is told (its agent is dead)."""
+    `ended`: the job's final state and error, as its end is told (its agent is dead). A job
+    closed already (its end told twice: a supervisor killed after telling it, then recovery;
+    or another process finished the close first) gets the same event again, which the
+    parent's inbox drops."""
     jobs = job_store(state_root)
     job = jobs.read_record(job_id)
     if not job.thread:
         if job.sandbox:  # a job run with --sandbox after a crash: commit what it left
-            finish = _finish_sandbox(state_root, job, None)
+            finish = finish_sandbox(state_root, job, None)
             if finish.get("error"):
                 log.warning("job %s: %s", job_id, finish["error"])
         return None
     threads = ThreadStore(state_root)
     record = threads.get(str(job.thread.get("id")))
-    if record is None or record.job_id != job_id or threads.closed(record.id) is not None:
+    if record is None or record.job_id != job_id:
         return None
-    final, error = ended
-    if threads.closing(record.id) is None:
-        answer = jobs.read_result(job_id) or jobs.latest_answer(job_id)
-        threads.begin_close(record.id, Closing("runtime", answer, now_ms))
-    closing = threads.closing(record.id) or Closing("runtime", None, now_ms)
-    failed = closing.by != "child" and final != "done"
-    finish = _finish_sandbox(state_root, job, record)
-    failed = failed or finish.get("error") is not None
-    closed = Closed(
-        by=closing.by,
-        at_ms=now_ms,
-        failed=failed,
-        final=final,
-        error=finish.get("error") or (error if final == "error" else None),
-        branch=finish.get("branch"),
-        diff_stat=finish.get("diff_stat"),
-        commit=finish.get("commit"),
-    )
-    if not threads.finish_close(record.id, closed):
-        return None  # another process finished it first
-    return _told(record, job_id, closing, closed, finish.get("summary"))
-
-
-def told_closed(state_root: Path, job_id: str) -> Told | None:
-    """The child_closed of a thread job closed already (its end told twice: a supervisor
-    killed after telling it, then recovery): the same event, which the parent's inbox drops."""
-    threads = ThreadStore(state_root)
-    thread = job_store(state_root).read_record(job_id).thread
-    record = threads.get(str(thread.get("id"))) if thread else None
-    closed = threads.closed(record.id) if record and record.job_id == job_id else None
-    if record is None or closed is None:
+    if threads.closed(record.id) is None:
+        final, error = ended
+        if threads.closing(record.id) is None:
+            answer = jobs.read_result(job_id) or jobs.latest_answer(job_id)
+            threads.begin_close(record.id, Closing("runtime", answer, now_ms))
+        closing = threads.closing(record.id) or Closing("runtime", None, now_ms)
+        failed = closing.by != "child" and final != "done"
+        finish = finish_sandbox(state_root, job, record)
+        failed = failed or finish.get("error") is not None
+        closed = Closed(
+            by=closing.by,
+            at_ms=now_ms,
+            failed=failed,
+            final=final,
+            error=finish.get("error") or (error if final == "error" else None),
+            branch=finish.get("branch"),
+            diff_stat=finish.get("diff_stat"),
+            commit=finish.get("commit"),
+        )
+        if threads.finish_close(record.id, closed):
+            return _told(record, job_id, closing, closed, finish.get("summary"))
+    found = threads.closed(record.id)
+    if found is None:
         return None
-    closing = threads.closing(record.id) or Closing(closed.by, None, closed.at_ms)
-    return _told(record, job_id, closing, closed, None)
+    closing = threads.closing(record.id) or Closing(found.by, None, found.at_ms)
+    return _told(record, job_id, closing, found, None)
 
 
 def _told(
@@ -203,14 +216,6 @@ def closed_body(
     return "\n".join(lines)
 
 
-def finish_job_sandbox(state_root: Path, job_id: str) -> tuple[str | None, str | None]:
-    """A job run with `--sandbox` (not a thread) ends: commit its work. Returns (what
-    failed, or None; one line for the person about the commit). Its supervisor shows both
-    in the job's own status and events: nobody else is told."""
-    finish = _finish_sandbox(state_root, job_store(state_root).read_record(job_id), None)
-    return finish.get("error"), finish.get("summary")
-
-
 def checkpoint_sandbox(state_root: Path, job: JobRecord, answer: int) -> str | None:
     """`auto_commit: checkpoint_on_waiting`: commit the job's sandbox as it waits after an
     answer. One line saying what was committed (None: nothing to commit, or no sandbox).
@@ -231,10 +236,10 @@ def checkpoint_sandbox(state_root: Path, job: JobRecord, answer: int) -> str | N
     )
 
 
-def _finish_sandbox(
-    state_root: Path, job: JobRecord, record: ThreadRecord | None
-) -> dict[str, Any]:
-    """R-S3 and R-S4: commit everything (hooks disabled) and take the diff stat."""
+def finish_sandbox(state_root: Path, job: JobRecord, record: ThreadRecord | None) -> dict[str, Any]:
+    """R-S3 and R-S4: commit everything (hooks disabled) and take the diff stat. For a job
+    run with `--sandbox` (not a thread, `record` None) its supervisor shows what failed and
+    the summary line in the job's own status and events: nobody else is told."""
     sandbox_id = (record.sandbox if record else None) or job.sandbox
     name = record.id if record else f"job {job.id}"
     if not sandbox_id:

@@ -24,6 +24,7 @@ from specialists.features.threads.reports import (
     Coverage,
     Evidence,
     ReportError,
+    Span,
     StructuredReport,
     check_array,
     check_object,
@@ -36,17 +37,6 @@ MAX_ASSIGNED = 10_000
 MAX_REPORTS = MAX_ITEMS
 
 Interval = tuple[int, int]  # inclusive
-
-
-@dataclass(frozen=True)
-class Span:
-    source: str
-    start_line: int
-    end_line: int
-
-    @property
-    def lines(self) -> int:
-        return self.end_line - self.start_line + 1
 
 
 @dataclass(frozen=True)
@@ -113,7 +103,7 @@ def render_assessment(result: CoverageAssessment) -> str:
     ]
     if result.missing:
         lines.append("missing:")
-        lines += [f"- {_span(s)}" for s in result.missing]
+        lines += [f"- {span_text(s)}" for s in result.missing]
     for title, items in (("failed", result.failures), ("partial", result.partial)):
         if items:
             lines.append(f"{title}:")
@@ -190,9 +180,3 @@ def _subtract(intervals: list[Interval], covered: list[Interval]) -> list[Interv
 
 def _size(disjoint: list[Interval]) -> int:
     return sum(e - s + 1 for s, e in disjoint)
-
-
-def _span(span: Span) -> str:
-    if span.start_line == span.end_line:
-        return f"{span.source}:{span.start_line}"
-    return f"{span.source}:{span.start_line}-{span.end_line}"

@@ -34,27 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import UserError
-from specialists.base.vocab import FORK_SESSION_OPTION as FORK_OPTION
 from specialists.store.atomic import write_atomic
 
 PI_SESSION_MAX = 256 << 20  # a session file larger than this is not copied whole into memory
 
 
 def _entries(path: Path) -> list[dict[str, Any]]:
-    if path.stat().st_size > PI_SESSION_MAX:
-        raise UserError(
-            f"spawn_thread cannot fork: your session file is over {PI_SESSION_MAX >> 20} MiB",
-            hint="pass fresh_context: true with self-contained instructions",
-        )
-    out = []
-    for line in path.read_bytes().splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue  # a line a crash cut short: pi skips it too
-        if isinstance(entry, dict):
-            out.append(entry)
-    return out
+    """The session's entries; a line a crash cut short is skipped (pi skips it too)."""
+    return [entry for entry in map(_loads, _session_lines(path)) if entry]
 
 
 def _answered(entries: list[dict[str, Any]]) -> set[str]:
@@ -106,13 +93,6 @@ def fork_pi_session(path: Path, cwd: Path, source: str) -> None:
     }
     lines = [json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in (new_header, *body)]
     write_atomic(path, ("\n".join(lines) + "\n").encode("utf-8"))
-
-
-def fork_options(runner: str, options: dict[str, object]) -> dict[str, object]:
-    """The runner options that make a child's first run a fork of its resume_session."""
-    if runner == "claude":
-        return {**options, FORK_OPTION: True}
-    return options
 
 
 def snapshot_claude_session(session_id: str, target: Path, env: Mapping[str, str]) -> Path:

@@ -13,12 +13,11 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from specialists.base.errors import SpecialistsError, UserError
 from specialists.features.threads.records import ThreadStore
 from specialists.features.threads.state import child_view
-from specialists.native.tool_settings import AdaptiveConcurrency
+from specialists.native.tool_settings import AdaptiveConcurrency, ThreadsSettings
 from specialists.store.jobs import JobStore
 
 log = logging.getLogger("specialists.features.threads")
@@ -57,20 +56,15 @@ def current_limit(threads: ThreadStore, owner: str, cfg: AdaptiveConcurrency) ->
     return limit_after(cfg, (ok for _, ok in sorted(events, key=lambda e: e[0])))
 
 
-@dataclass(frozen=True)
-class ChildLimits:
-    """Direct-child limits of one parent (R-RLM4, R-H11); 0 means none."""
-
-    max_concurrent: int = 0  # launching, running or closing at once
-    max_launches: int = 0  # started, ever, by this parent (a job's life, or one session)
-    adaptive: AdaptiveConcurrency | None = None  # R-H11, when enabled
-
-
 def check_limits(
-    threads: ThreadStore, jobs: JobStore, owner: str, limits: ChildLimits | None
+    threads: ThreadStore, jobs: JobStore, owner: str, limits: ThreadsSettings | None
 ) -> None:
-    """Counted under the parent's spawn lock; a refusal is no failure (nothing changes)."""
-    if limits is None or not (limits.max_concurrent or limits.max_launches or limits.adaptive):
+    """The parent's direct-child limits (R-RLM4, R-H11; 0 or a disabled adaptive limit: none),
+    counted under its spawn lock; a refusal is no failure (nothing changes)."""
+    adaptive = limits.adaptive_concurrency if limits is not None else None
+    if adaptive is not None and not adaptive.enabled:
+        adaptive = None
+    if limits is None or not (limits.max_concurrent or limits.max_launches or adaptive):
         return
     children = threads.children_of(owner)
     if limits.max_launches and len(children) >= limits.max_launches:
@@ -80,8 +74,8 @@ def check_limits(
             hint="finish with the children you have; the limit does not reset while you run",
         )
     open_ = [c for c in children if child_view(threads, jobs, c).phase != "closed"]
-    if limits.adaptive is not None:
-        limit = current_limit(threads, owner, limits.adaptive)
+    if adaptive is not None:
+        limit = current_limit(threads, owner, adaptive)
         if len(open_) >= limit:
             raise UserError(
                 f"adaptive concurrency limit reached: {len(open_)} of your threads are still "

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import SpecialistsError
+from specialists.features.threads.closing import settled_view
 from specialists.features.threads.records import ThreadStore
 from specialists.features.threads.state import Child, job_store
 from specialists.features.threads.transports import supports
-from specialists.features.threads.watch import settled_view
 
 
 def thread_rows(state_root: Path) -> tuple[list[Child], list[str]]:
@@ -64,20 +64,15 @@ def threads_of(state_root: Path, owners: set[str]) -> dict[str, Any]:
     return out
 
 
+_COMPACT = ("id", "job_id", "parent", "phase", "failed", "runner", "transport", "sandbox")
+
+
 def compact_row(child: Child) -> dict[str, Any]:
     """A row for the model: what it needs to act on a child, nothing more."""
     r = child.record
-    return {
-        "id": r.id,
-        "job_id": r.job_id,
-        "parent": r.parent if r.parent_thread == "root" else r.parent_thread,
-        "phase": child.phase,
-        "failed": child.failed,
-        "runner": r.runner,
-        "transport": supports(r.runner),
-        "sandbox": r.sandbox,
-        "instructions": r.instructions[:80],
-    }
+    row = {k: v for k, v in row_dict(child).items() if k in _COMPACT}
+    row["parent"] = r.parent if r.parent_thread == "root" else r.parent_thread
+    return row | {"instructions": r.instructions[:80]}
 
 
 def row_dict(child: Child) -> dict[str, Any]:

@@ -8,12 +8,12 @@ explicit confirmation, which a job of ours (nobody at a terminal) can never give
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from specialists.base.errors import UserError
 from specialists.features.sandbox.backend import SandboxBackend, SquashOutcome
+from specialists.features.threads.closing import settled_view
 from specialists.features.threads.records import ThreadStore
 from specialists.features.threads.state import (
     Child,
@@ -24,7 +24,6 @@ from specialists.features.threads.state import (
     job_store,
     position_of,
 )
-from specialists.features.threads.watch import settled_view
 from specialists.store.control import post_request
 
 if TYPE_CHECKING:
@@ -33,22 +32,10 @@ if TYPE_CHECKING:
 MessageMode = Literal["steer", "follow_up"]
 
 
-@dataclass(frozen=True)
-class Sent:
-    thread_id: str
-    request_id: str
-    mode: MessageMode
-
-    def describe(self) -> str:
-        return (
-            f"Message sent to thread {self.thread_id} as a {self.mode} (request "
-            f"{self.request_id}); its answer arrives as a child_report or child_closed event."
-        )
-
-
 def send_message(
     state_root: Path, owner: str, thread_id: object, message: str, mode: MessageMode
-) -> Sent:
+) -> str:
+    """Post `message` to the caller's running direct child; the control request's id."""
     threads, jobs = ThreadStore(state_root), job_store(state_root)
     child = direct_child(threads, jobs, owner, thread_id)
     if child.phase != "running" or child.status is None or not child.status.active:
@@ -69,8 +56,7 @@ def send_message(
             f"not a {mode}",
             hint="spawn a new thread with what it needs" if not takes else f"send it as {said}",
         )
-    request = post_request(jobs.job_dir(child.record.job_id), mode, message)
-    return Sent(child.record.id, request.id, mode)
+    return post_request(jobs.job_dir(child.record.job_id), mode, message).id
 
 
 WIND_DOWN_WAIT_S = 15.0  # a closed child's job writes its final status right after the close

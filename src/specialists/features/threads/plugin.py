@@ -29,10 +29,10 @@ def _closed(ending: JobEnd) -> list[Told]:
     record = ending.record
     if not (record.thread or (ending.recovered and record.sandbox)):
         return []
-    from specialists.features.threads.closing import close_ended, told_closed
+    from specialists.features.threads.closing import close_ended
 
-    root, ended = ending.store.root, (ending.final, ending.error)
-    told = close_ended(root, record.id, ending.now_ms, ended) or told_closed(root, record.id)
+    ended = (ending.final, ending.error)
+    told = close_ended(ending.store.root, record.id, ending.now_ms, ended)
     return [told] if told else []
 
 
@@ -43,10 +43,13 @@ def _commit_sandbox(ending: JobEnd) -> tuple[str, str | None] | None:
     if not ending.record.sandbox or ending.record.thread:
         return None
     from specialists.base.errors import SpecialistsError
-    from specialists.features.threads.closing import finish_job_sandbox
+    from specialists.features.threads.closing import finish_sandbox
+    from specialists.features.threads.state import job_store
 
     try:
-        problem, summary = finish_job_sandbox(ending.store.root, ending.record.id)
+        root = ending.store.root
+        finish = finish_sandbox(root, job_store(root).read_record(ending.record.id), None)
+        problem, summary = finish.get("error"), finish.get("summary")
     except (SpecialistsError, OSError) as exc:  # its job record became unreadable
         problem, summary = f"sandbox finalization failed: {exc}", None
     if summary:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Literal, assert_never
 
 from specialists.base.errors import UserError
@@ -44,18 +44,25 @@ class ReportError(UserError):
 
 
 @dataclass(frozen=True)
-class Evidence:
+class Span:
+    """An inclusive, 1-based line range of a source."""
+
     source: str
     start_line: int
     end_line: int
+
+    @property
+    def lines(self) -> int:
+        return self.end_line - self.start_line + 1
+
+
+@dataclass(frozen=True)
+class Evidence(Span):
     claim: str
 
 
 @dataclass(frozen=True)
-class Coverage:
-    source: str
-    start_line: int
-    end_line: int
+class Coverage(Span):
     status: CoverageStatus
 
 
@@ -143,26 +150,9 @@ def to_dict(report: StructuredReport) -> dict[str, Any]:
     for name in LIST_FIELDS:
         if getattr(report, name):
             out[name] = list(getattr(report, name))
-    if report.evidence:
-        out["evidence"] = [
-            {
-                "source": e.source,
-                "start_line": e.start_line,
-                "end_line": e.end_line,
-                "claim": e.claim,
-            }
-            for e in report.evidence
-        ]
-    if report.coverage:
-        out["coverage"] = [
-            {
-                "source": c.source,
-                "start_line": c.start_line,
-                "end_line": c.end_line,
-                "status": c.status,
-            }
-            for c in report.coverage
-        ]
+    for name in ("evidence", "coverage"):
+        if getattr(report, name):
+            out[name] = [asdict(e) for e in getattr(report, name)]
     return out
 
 
@@ -342,7 +332,7 @@ def render_report(report: Report) -> str:
     return "\n".join(lines)
 
 
-def span_text(entry: Evidence | Coverage) -> str:
+def span_text(entry: Span) -> str:
     if entry.start_line == entry.end_line:
         return f"{entry.source}:{entry.start_line}"
     return f"{entry.source}:{entry.start_line}-{entry.end_line}"

@@ -22,11 +22,6 @@ def backend_for(project: Path) -> SandboxBackend:
     return GitSandbox(project)
 
 
-def new_sandbox_id() -> str:
-    """For a job that is not a thread: `s-` and 128 random bits."""
-    return "s-" + os.urandom(16).hex()
-
-
 def place_in_sandbox(project: Path, record: JobRecord) -> tuple[JobRecord, Sandbox]:
     """A new sandbox from HEAD of the working copy holding the job's cwd (R-S1), and the
     record moved into it (the same relative directory inside the worktree)."""
@@ -38,7 +33,8 @@ def place_in_sandbox(project: Path, record: JobRecord) -> tuple[JobRecord, Sandb
             f"a sandbox needs a git repository, and {cwd} is not in one",
             hint="run from inside a repository, or without a sandbox",
         )
-    sandbox = backend.create(new_sandbox_id(), origin=repo.toplevel)
+    sandbox_id = "s-" + os.urandom(16).hex()  # not a thread's: `s-` and 128 random bits
+    sandbox = backend.create(sandbox_id, origin=repo.toplevel)
     inside = sandbox.path / os.path.relpath(os.path.realpath(cwd), repo.toplevel)
     return record.replace(cwd=str(inside), sandbox=sandbox.id), sandbox
 

@@ -20,16 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specialists.base.errors import SpecialistsError, UserError
-from specialists.base.vocab import TIER_POWERS, narrower_tier
+from specialists.base.vocab import FORK_SESSION_OPTION, TIER_POWERS, narrower_tier
 from specialists.catalog.config import load_config
 from specialists.events.owners import check_owner
 from specialists.features.sandbox.backend import Sandbox, SandboxBackend
+from specialists.features.threads.closing import settled_view
 from specialists.features.threads.forks import (
-    fork_options,
     fork_pi_session,
     snapshot_claude_session,
 )
-from specialists.features.threads.limits import ChildLimits, check_limits, record_failed_launch
+from specialists.features.threads.limits import check_limits, record_failed_launch
 from specialists.features.threads.records import MAX_DEPTH, ThreadRecord, ThreadStore
 from specialists.features.threads.state import (
     Position,
@@ -39,9 +39,10 @@ from specialists.features.threads.state import (
     stack_text,
 )
 from specialists.features.threads.transports import front_options, transport
-from specialists.features.threads.watch import settled_view
+from specialists.native.tool_settings import ThreadsSettings
 from specialists.store.jobs import JobStore
 from specialists.store.records import JobRecord
+from specialists.supervise.plan import JobRequest, plan_job
 from specialists.supervise.start import start
 
 UNTIERED_RUNNERS = frozenset({"command"})  # runners/command.py: the tier is not applied
@@ -67,17 +68,6 @@ class SpawnRequest:
 
 
 @dataclass(frozen=True)
-class ChildPlan:
-    """What the starter plans a job from."""
-
-    specialist: str
-    prompt: str
-    cwd: Path
-    runner: str | None
-    model: str | None
-
-
-@dataclass(frozen=True)
 class Spawned:
     thread: ThreadRecord
     sandbox: Sandbox | None
@@ -99,23 +89,6 @@ class Spawned:
 
 # Runners whose session is the agent's own id (its files live in the agent's own home).
 AGENT_SESSION_IDS = frozenset({"claude", "codex"})
-
-
-def plan_child(jobs: JobStore, plan: ChildPlan) -> JobRecord:
-    """The child's launch record, planned as `specialists run` plans one. Its agent CLI is
-    not looked up (that lookup belongs to the interfaces, above the tool table): a missing
-    one ends the child at once, and its parent hears that as a failed child_closed."""
-    from specialists.supervise.plan import JobRequest, plan_job
-
-    request = JobRequest(
-        plan.specialist,
-        plan.prompt,
-        cwd=plan.cwd,
-        runner=plan.runner,
-        model=plan.model,
-        track_bead=False,  # a thread reports to its parent, not to a bead
-    )
-    return plan_job(jobs, request)
 
 
 def session_of(jobs: JobStore, job: JobRecord) -> str | None:
@@ -171,7 +144,7 @@ def spawn_thread(
     *,
     sandboxes: SandboxBackend,
     now_ms: int,
-    limits: ChildLimits | None = None,
+    limits: ThreadsSettings | None = None,
     approve: Callable[[JobRecord, list[str], str], None] | None = None,
 ) -> Spawned:
     """`approve(parent, its children's specialists, the new one's)` may wait for the owner's
@@ -224,7 +197,12 @@ def spawn_thread(
                 fresh = request.fresh_context
                 header = task_header(thread_id, stack, position.thread_id, fresh, sandbox)
                 text = f"{header}\n\n{request.instructions}"
-                return plan_child(jobs, ChildPlan(specialist, text, where, runner, model))
+                # Planned as `specialists run` plans a job; a thread reports to its parent,
+                # not to a bead. Its agent CLI is not looked up (that lookup belongs to the
+                # interfaces, above the tool table): a missing one ends the child at once,
+                # and its parent hears that as a failed child_closed.
+                child = JobRequest(specialist, text, where, runner, model, track_bead=False)
+                return plan_job(jobs, child)
 
             if request.sandbox:
                 sandbox = sandboxes.create(thread_id, base=base, origin=origin)
@@ -242,8 +220,8 @@ def spawn_thread(
             if session is not None:
                 assert parent_job is not None  # _fork_source refuses a root session
                 check_same_runner(parent_job.runner, record.runner)
-                options = fork_options(record.runner, options)
-                if record.runner == "claude":  # the parent's session as it is now
+                if record.runner == "claude":  # a fork of the parent's session as it is now
+                    options = {**options, FORK_SESSION_OPTION: True}
                     target = threads.dir(thread_id) / "claude-fork.jsonl"
                     session = str(snapshot_claude_session(session, target, os.environ))
             record = record.replace(
@@ -282,7 +260,7 @@ def spawn_thread(
         except UserError:
             raise  # a refusal (a bad specialist, a fork across runners) is no failed launch
         except BaseException:
-            if limits is not None and limits.adaptive is not None:  # R-H11: a failed launch
+            if limits is not None and limits.adaptive_concurrency.enabled:  # R-H11
                 record_failed_launch(threads, check_owner(owner), now_ms)
             raise
         finally:

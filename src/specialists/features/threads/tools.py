@@ -83,7 +83,7 @@ def _opt_name(args: Mapping[str, Any], key: str) -> str | None:
 @_store_errors
 def spawn_thread(call: ToolCall) -> Reply:
     from specialists.features.spend.approval import check_burst
-    from specialists.features.threads.spawn import ChildLimits, SpawnRequest
+    from specialists.features.threads.spawn import SpawnRequest
     from specialists.features.threads.spawn import spawn_thread as spawn
 
     a = call.args
@@ -104,7 +104,6 @@ def spawn_thread(call: ToolCall) -> Reply:
         call_id=call.call_id,
     )
     c = call.caller
-    lim = c.settings.threads
     spawned = spawn(
         c.state_root,
         c.owner,
@@ -113,11 +112,7 @@ def spawn_thread(call: ToolCall) -> Reply:
         request,
         sandboxes=_backend(call),  # cheap until used: no git runs without a sandbox
         now_ms=_now_ms(call),
-        limits=ChildLimits(
-            lim.max_concurrent,
-            lim.max_launches,
-            lim.adaptive_concurrency if lim.adaptive_concurrency.enabled else None,
-        ),
+        limits=c.settings.threads,
         approve=lambda parent, earlier, agent: check_burst(
             c.state_root, parent, earlier, agent, cancelled=c.cancelled
         ),
@@ -163,15 +158,14 @@ def send_message_to_child(call: ToolCall) -> Reply:
     if raw not in ("steer", "follow_up"):
         raise UserError("argument 'mode' must be 'steer' or 'follow_up'")
     mode: MessageMode = "steer" if raw == "steer" else "follow_up"
-    c = call.caller
-    sent = send_message(
-        c.state_root,
-        c.owner,
-        arg_str(call.args, "thread_id", max_len=64),
-        arg_str(call.args, "message", max_len=MAX_MESSAGE),
-        mode,
+    c, thread_id = call.caller, arg_str(call.args, "thread_id", max_len=64)
+    message = arg_str(call.args, "message", max_len=MAX_MESSAGE)
+    request_id = send_message(c.state_root, c.owner, thread_id, message, mode)
+    return Reply(
+        f"Message sent to thread {thread_id} as a {mode} (request {request_id}); its answer "
+        "arrives as a child_report or child_closed event.",
+        {"thread_id": thread_id, "request_id": request_id},
     )
-    return Reply(sent.describe(), {"thread_id": sent.thread_id, "request_id": sent.request_id})
 
 
 @_store_errors

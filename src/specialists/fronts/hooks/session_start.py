@@ -38,7 +38,7 @@ INDEX_VERSION = 3  # as store.index.INDEX_VERSION
 MAX_STATUS_BYTES = 1 << 20  # as store.jobs.MAX_STATUS
 MAX_INDEX_BYTES = 64 << 20  # as store.index.MAX_INDEX
 MAX_MISSIONS_READ = 200
-MISSION_HEAD = 256  # missions/codec.py writes schema, id and status first
+MISSION_HEAD = 256  # missions/model.py writes schema, id and status first
 
 
 def active_jobs(state_dir: Path, now: float | None = None) -> list[dict[str, Any]]:
