@@ -158,26 +158,20 @@ class JobChildren:
         prompt = launch.prompt
         if opts.schema is not None and launch.prompt == opts.task:
             prompt = f"{prompt}\n\n{SCHEMA_NOTE}{json.dumps(opts.schema)}"
+        agent, runner, model = opts.agent or "", opts.runner, opts.model
+        if launch.continue_from is not None:  # keep the agent, model and runner it ran with
+            before = self.store.read_record(launch.continue_from)
+            agent, cwd, runner, model = before.specialist, Path(before.cwd), None, None
         request = JobRequest(
-            opts.agent or "",
+            agent,
             prompt,
             cwd=cwd,
-            runner=opts.runner,
-            model=opts.model,
+            runner=runner,
+            model=model,
             timeout_ms=int(opts.timeout_s * 1000) if opts.timeout_s else None,
             continue_from=launch.continue_from,
             track_bead=False,  # a workflow child reports to its workflow, not to a bead
         )
-        if launch.continue_from is not None:  # keep the agent, model and runner it ran with
-            before = self.store.read_record(launch.continue_from)
-            request = JobRequest(
-                before.specialist,
-                prompt,
-                cwd=Path(before.cwd),
-                continue_from=launch.continue_from,
-                timeout_ms=request.timeout_ms,
-                track_bead=False,
-            )
         record = plan_job(self.store, request)
         resolved = "fresh" if launch.continue_from is None else "continued"
         if opts.context == "fork" and launch.continue_from is None:
