@@ -107,9 +107,8 @@ def _check_keys(doc: Mapping[str, Any], args: Mapping[str, Any] | None) -> None:
                     f"workflow step {n}: key {key!r} would be the same for every item",
                     hint='name the item in it, e.g. key: "lint-{item}" or "part-{index}"',
                 )
-            for k, v in template.items():
-                for name in [] if k in _COMMANDS else _names(v):
-                    _check_reference(name, n, earlier, kind, stage, per_item, args)
+            for name in _names(_options(template)):
+                _check_reference(name, n, earlier, kind, stage, per_item, args)
             # Certain duplicates only: the same fixed key anywhere, or the same key template
             # twice in one step (every item would make it twice). The runtime catches the rest.
             clash = [k for k, _p in mine] if names else [k for k, _p in (*earlier, *mine)]
@@ -265,6 +264,11 @@ _PLACEHOLDER_IN_COMMAND = re.compile(r"(?<!\$)\{(?:" + "|".join(_ROOTS) + r")(?:
 _VAR_HINT = "$SPECIALISTS_ARG_<NAME>, $SPECIALISTS_ITEM, $SPECIALISTS_INDEX, $SPECIALISTS_KEY"
 
 
+def _options(template: Mapping[str, Any]) -> dict[str, Any]:
+    """The template's options that may hold placeholders: all but its commands."""
+    return {k: v for k, v in template.items() if k not in _COMMANDS}
+
+
 def _check_commands(template: Mapping[str, Any], n: int) -> None:
     for key in _COMMANDS:
         for text in _strings(template.get(key)):
@@ -289,15 +293,12 @@ def _strings(value: object) -> list[str]:
 
 def _check_template(template: Mapping[str, Any], n: int) -> None:
     _check_commands(template, n)
-    for key, value in template.items():
-        if key in _COMMANDS:
-            continue
-        for name in _names(value):
-            if name.split(".")[0] not in _ROOTS:
-                raise UserError(
-                    f"workflow step {n}: unknown placeholder {{{name}}}",
-                    hint="placeholders: {args.X} {item} {index} {prev.output} {results.KEY.output}",
-                )
+    for name in _names(_options(template)):
+        if _root(name) not in _ROOTS:
+            raise UserError(
+                f"workflow step {n}: unknown placeholder {{{name}}}",
+                hint="placeholders: {args.X} {item} {index} {prev.output} {results.KEY.output}",
+            )
     try:
         child_options(_child(template, _Dummy()))
     except UserError as exc:
@@ -357,7 +358,7 @@ def _fill(value: Any, scope: Any) -> Any:
 def _child(template: Mapping[str, Any], scope: Any) -> dict[str, Any]:
     """The template's options filled in, but its gate and acceptance as written, each command
     given the values it names (`vars`, gates/spec.py) as environment variables."""
-    filled: dict[str, Any] = _fill({k: v for k, v in template.items() if k not in _COMMANDS}, scope)
+    filled: dict[str, Any] = _fill(_options(template), scope)
     values = _command_values(filled.get("key"), scope)
     if template.get("gate") is not None:
         filled["gate"] = _given(template["gate"], values)
