@@ -15,8 +15,8 @@ from specialists.features.gates.spec import parse_gate
 from specialists.features.workflows.consent import allowed_gates, check_consent, gate_commands
 from specialists.features.workflows.declarative import (
     MAX_STEPS,
+    _child,
     _Scope,
-    _with_commands,
     check_document,
 )
 from specialists.features.workflows.options import child_options
@@ -86,10 +86,10 @@ HOSTILE = ["$(touch pwned)", "`touch pwned`", "'; touch pwned; '", '"; touch pwn
 @pytest.mark.parametrize("value", HOSTILE)
 def test_values_reach_a_gate_as_data_in_its_environment(value: str) -> None:
     """What the engine hands a child: the command unchanged, the values it names as vars."""
-    template = {**OK, "key": "c-{item}", "gate": 'test "$SPECIALISTS_ARG_T" = "$SPECIALISTS_ITEM"'}
+    template = {**OK, "key": "c-x", "gate": 'test "$SPECIALISTS_ARG_T" = "$SPECIALISTS_ITEM"'}
     scope = _Scope({"args": {"t": value, "unused": "x" * 200_000}, "results": {}})
     scope |= {"item": value, "index": 0}
-    filled = _with_commands({**OK, "key": "c-x"}, template, scope)
+    filled = _child(template, scope)
     spec = parse_gate(filled["gate"])
     assert spec.command == template["gate"]
     assert spec.variables() == {"SPECIALISTS_ARG_T": value, "SPECIALISTS_ITEM": value}

@@ -65,9 +65,14 @@ def parse_usd(text: object, what: str = "--max-cost") -> float:
 
 
 def own_ceiling(
-    tokens: object = None, cost_usd: object = None, *, approved_usd: object = None
+    tokens: object = None,
+    cost_usd: object = None,
+    *,
+    approved_usd: object = None,
+    mission: str | None = None,
 ) -> dict[str, Any]:
-    """A job record's `ceiling` from a front's values (None: not given), checked."""
+    """A job record's `ceiling` from a front's values (None: not given), checked, and the
+    mission it is run on when one is named (its ceiling covers the job too)."""
     out: dict[str, Any] = {}
     if tokens is not None:
         out["tokens"] = parse_tokens(tokens)
@@ -75,6 +80,8 @@ def own_ceiling(
         out["cost_usd"] = parse_usd(cost_usd)
     if approved_usd is not None:
         out["approved_usd"] = parse_usd(approved_usd, "--approve-cost")
+    if mission:
+        out["mission"] = mission
     return out
 
 

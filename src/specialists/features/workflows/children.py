@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import StoreError, UserError
-from specialists.features.gates.acceptance import report_instructions
+from specialists.features.gates.acceptance import judge, report_instructions
 from specialists.features.threads.records import ThreadRecord, ThreadStore
 from specialists.features.threads.transports import front_options, transport
 from specialists.features.workflows.options import ChildOptions, KeyedResume, Resume
+from specialists.features.workflows.outputs import relative_parts, write_output
+from specialists.features.workflows.receipt import keyed_resume, resumability, run_resume
 from specialists.features.workflows.results import Launch, Outcome
 from specialists.store.control import post_request
 from specialists.store.jobs import JobStore, now_ms
@@ -29,6 +33,8 @@ from specialists.store.news import NEWS
 from specialists.store.records import JobRecord
 from specialists.store.rollup import rollup
 from specialists.store.view import current_status
+from specialists.supervise.plan import JobRequest, plan_job
+from specialists.supervise.start import check_agent, start
 
 RECHECK_S = 2.0  # a child whose status has not moved is still looked at this often (a
 # supervisor killed with SIGKILL writes nothing: recovery records it when someone looks)
@@ -55,16 +61,12 @@ class JobChildren:
     def launch(self, launch: Launch, on_created: Callable[[str, str], None]) -> str:
         """Start the child through the one start, keyed by the run, its key and the attempt:
         a start repeated for that attempt finds the child it made."""
-        from specialists.supervise.start import check_agent, start
-
         if launch.earlier is not None and launch.continue_from is None:
             from specialists.runners.external_job import reattachable
 
             if reattachable(self.store.job_dir(launch.earlier)):  # never dispatched twice
                 launch = dataclasses.replace(launch, continue_from=launch.earlier)
         if launch.options.output is not None:  # an absolute path must be inside the project
-            from specialists.features.workflows.outputs import relative_parts
-
             where = f"child {launch.options.key!r}"
             relative_parts(launch.options.output, where, self.state_root.parent)
         record, resolved = self._plan(launch)
@@ -146,8 +148,6 @@ class JobChildren:
         }
 
     def _plan(self, launch: Launch) -> tuple[JobRecord, str]:
-        from specialists.supervise.plan import JobRequest, plan_job
-
         opts = launch.options
         cwd = Path(self.workflow.cwd)
         if launch.nested is not None:
@@ -158,26 +158,20 @@ class JobChildren:
         prompt = launch.prompt
         if opts.schema is not None and launch.prompt == opts.task:
             prompt = f"{prompt}\n\n{SCHEMA_NOTE}{json.dumps(opts.schema)}"
+        agent, runner, model = opts.agent or "", opts.runner, opts.model
+        if launch.continue_from is not None:  # keep the agent, model and runner it ran with
+            before = self.store.read_record(launch.continue_from)
+            agent, cwd, runner, model = before.specialist, Path(before.cwd), None, None
         request = JobRequest(
-            opts.agent or "",
+            agent,
             prompt,
             cwd=cwd,
-            runner=opts.runner,
-            model=opts.model,
+            runner=runner,
+            model=model,
             timeout_ms=int(opts.timeout_s * 1000) if opts.timeout_s else None,
             continue_from=launch.continue_from,
             track_bead=False,  # a workflow child reports to its workflow, not to a bead
         )
-        if launch.continue_from is not None:  # keep the agent, model and runner it ran with
-            before = self.store.read_record(launch.continue_from)
-            request = JobRequest(
-                before.specialist,
-                prompt,
-                cwd=Path(before.cwd),
-                continue_from=launch.continue_from,
-                timeout_ms=request.timeout_ms,
-                track_bead=False,
-            )
         record = plan_job(self.store, request)
         resolved = "fresh" if launch.continue_from is None else "continued"
         if opts.context == "fork" and launch.continue_from is None:
@@ -224,8 +218,6 @@ class JobChildren:
     # --- watching ------------------------------------------------------------------------
 
     def outcome(self, job_id: str) -> Outcome | None:
-        import time
-
         path = self.store.job_dir(job_id) / "status.json"
         try:
             mtime = os.stat(path).st_mtime_ns
@@ -255,18 +247,12 @@ class JobChildren:
         try:
             post_request(self.store.job_dir(job_id), "stop", "its workflow stopped")
         except (OSError, UserError, StoreError) as exc:  # gone already: nothing to stop
-            import logging
-
             logging.getLogger("specialists.features.workflows").warning("stop %s: %s", job_id, exc)
 
     def can_continue(self, job_id: str) -> bool:
-        from specialists.features.workflows.receipt import resumability
-
         return resumability(self.store, job_id)[0]
 
     def keyed_resume(self, resume: Resume) -> tuple[str, str]:
-        from specialists.features.workflows.receipt import keyed_resume, run_resume
-
         if not isinstance(resume, KeyedResume):
             return run_resume(self.store, resume.job)
         job, agent, _entry = keyed_resume(self.store, resume.workflow, resume.key)
@@ -275,8 +261,6 @@ class JobChildren:
     def finish(
         self, job_id: str, options: ChildOptions, outcome: Outcome
     ) -> tuple[Outcome, Mapping[str, Any] | None]:
-        from specialists.features.gates.acceptance import judge
-
         details: dict[str, Any] = {}
         record = self.store.read_record(job_id)
         project = self.state_root.parent
@@ -308,8 +292,6 @@ class JobChildren:
             if not verdict.accepted:
                 outcome = Outcome("error", outcome.output, verdict.reason)
         if outcome.status == "done" and options.output is not None:
-            from specialists.features.workflows.outputs import write_output
-
             try:
                 written = write_output(
                     project, options.output, outcome.output, f"child {options.key!r}"

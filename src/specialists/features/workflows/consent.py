@@ -51,7 +51,7 @@ def gate_commands(doc: Mapping[str, Any]) -> list[str]:
     from specialists.features.workflows.declarative import child_templates
 
     commands: list[str] = []
-    for template in child_templates(doc):
+    for _n, template in child_templates(doc):
         gate, acceptance = template.get("gate"), template.get("acceptance")
         if gate is None and acceptance is None:
             continue

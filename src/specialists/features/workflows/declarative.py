@@ -27,6 +27,7 @@ case, other characters as `_`; a list or mapping as JSON), `$SPECIALISTS_ITEM`,
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -72,7 +73,7 @@ def check_document(doc: Mapping[str, Any], args: Mapping[str, Any] | None = None
     defaults = doc.get("defaults") or {}
     if not isinstance(defaults, Mapping):
         raise UserError("workflow: defaults must be a mapping of child options")
-    for n, template in _numbered_templates(doc):
+    for n, template in child_templates(doc):
         _check_template(template, n)
     _check_keys(doc, args)
 
@@ -106,9 +107,8 @@ def _check_keys(doc: Mapping[str, Any], args: Mapping[str, Any] | None) -> None:
                     f"workflow step {n}: key {key!r} would be the same for every item",
                     hint='name the item in it, e.g. key: "lint-{item}" or "part-{index}"',
                 )
-            for k, v in template.items():
-                for name in [] if k in _COMMANDS else _names(v):
-                    _check_reference(name, n, earlier, kind, stage, per_item, args)
+            for name in _names(_options(template)):
+                _check_reference(name, n, earlier, kind, stage, per_item, args)
             # Certain duplicates only: the same fixed key anywhere, or the same key template
             # twice in one step (every item would make it twice). The runtime catches the rest.
             clash = [k for k, _p in mine] if names else [k for k, _p in (*earlier, *mine)]
@@ -191,12 +191,9 @@ def _item_count(items: object, args: Mapping[str, Any] | None) -> int | None:
     return None
 
 
-def child_templates(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """Every child template of a checked document, defaults applied, in document order."""
-    return [template for _n, template in _numbered_templates(doc)]
-
-
-def _numbered_templates(doc: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any]]]:
+def child_templates(doc: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any]]]:
+    """Every child template of a document, defaults applied, in document order, each with
+    the number of its step."""
     defaults = doc.get("defaults") or {}
     found: list[tuple[int, Mapping[str, Any]]] = []
     for n, step in enumerate(doc["steps"], 1):
@@ -267,6 +264,11 @@ _PLACEHOLDER_IN_COMMAND = re.compile(r"(?<!\$)\{(?:" + "|".join(_ROOTS) + r")(?:
 _VAR_HINT = "$SPECIALISTS_ARG_<NAME>, $SPECIALISTS_ITEM, $SPECIALISTS_INDEX, $SPECIALISTS_KEY"
 
 
+def _options(template: Mapping[str, Any]) -> dict[str, Any]:
+    """The template's options that may hold placeholders: all but its commands."""
+    return {k: v for k, v in template.items() if k not in _COMMANDS}
+
+
 def _check_commands(template: Mapping[str, Any], n: int) -> None:
     for key in _COMMANDS:
         for text in _strings(template.get(key)):
@@ -291,30 +293,20 @@ def _strings(value: object) -> list[str]:
 
 def _check_template(template: Mapping[str, Any], n: int) -> None:
     _check_commands(template, n)
-    for key, value in template.items():
-        if key in _COMMANDS:
-            continue
-        for name in _names(value):
-            if name.split(".")[0] not in _ROOTS:
-                raise UserError(
-                    f"workflow step {n}: unknown placeholder {{{name}}}",
-                    hint="placeholders: {args.X} {item} {index} {prev.output} {results.KEY.output}",
-                )
-    filled = _with_commands(_fill(_without_commands(template), _Dummy()), template, _Dummy())
+    for name in _names(_options(template)):
+        if _root(name) not in _ROOTS:
+            raise UserError(
+                f"workflow step {n}: unknown placeholder {{{name}}}",
+                hint="placeholders: {args.X} {item} {index} {prev.output} {results.KEY.output}",
+            )
     try:
-        child_options(filled)
+        child_options(_child(template, _Dummy()))
     except UserError as exc:
         raise UserError(f"workflow step {n}: {exc.message}", hint=exc.hint) from None
 
 
 def _names(value: object) -> list[str]:
-    if isinstance(value, str):
-        return [m.group(1) for m in _FIELD.finditer(value) if m.group(1)]
-    if isinstance(value, Mapping):
-        return [n for v in value.values() for n in _names(v)]
-    if isinstance(value, list):
-        return [n for v in value for n in _names(v)]
-    return []
+    return [m.group(1) for text in _strings(value) for m in _FIELD.finditer(text) if m.group(1)]
 
 
 class _Dummy(dict[str, Any]):
@@ -353,8 +345,7 @@ def _fill(value: Any, scope: Any) -> Any:
                 return "{"
             if m.group(0) == "}}":
                 return "}"
-            got = scope.lookup(m.group(1))
-            return got if isinstance(got, str) else _text(got)
+            return _plain(scope.lookup(m.group(1)))
 
         return _FIELD.sub(one, value)
     if isinstance(value, Mapping):
@@ -364,15 +355,10 @@ def _fill(value: Any, scope: Any) -> Any:
     return value
 
 
-def _without_commands(template: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in template.items() if k not in _COMMANDS}
-
-
-def _with_commands(filled: dict[str, Any], template: Mapping[str, Any], scope: Any) -> Any:
-    """`filled` plus the template's gate and acceptance as written, each command given the
-    values it names (`vars`, gates/spec.py) as environment variables."""
-    if not isinstance(filled, dict):
-        return filled
+def _child(template: Mapping[str, Any], scope: Any) -> dict[str, Any]:
+    """The template's options filled in, but its gate and acceptance as written, each command
+    given the values it names (`vars`, gates/spec.py) as environment variables."""
+    filled: dict[str, Any] = _fill(_options(template), scope)
     values = _command_values(filled.get("key"), scope)
     if template.get("gate") is not None:
         filled["gate"] = _given(template["gate"], values)
@@ -405,13 +391,7 @@ def _command_values(key: object, scope: Any) -> dict[str, str]:
 def _given(gate: Any, values: Mapping[str, str]) -> Any:
     """A gate option with the values its command names (only those: a large argument it
     does not read is not put into its environment, and does not change its memo key)."""
-    command = (
-        gate
-        if isinstance(gate, str)
-        else gate.get("command")
-        if isinstance(gate, Mapping)
-        else None
-    )
+    command = gate.get("command") if isinstance(gate, Mapping) else gate
     if not isinstance(command, str):
         return gate  # malformed: the gates room's parser says why
     named = {k: v for k, v in values.items() if k in command}
@@ -422,13 +402,8 @@ def _given(gate: Any, values: Mapping[str, str]) -> Any:
 
 
 def _plain(value: Any) -> str:
-    return value if isinstance(value, str) else _text(value)
-
-
-def _text(value: Any) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False)
+    """A value as text: a string as itself, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 async def run_document(runs: Runs, doc: Mapping[str, Any], args: Mapping[str, Any]) -> Any:
@@ -440,9 +415,7 @@ async def run_document(runs: Runs, doc: Mapping[str, Any], args: Mapping[str, An
         return _Scope({"args": dict(args), "results": results, **more})
 
     def child(template: Mapping[str, Any], s: _Scope) -> dict[str, Any]:
-        merged = {**defaults, **template}
-        filled: dict[str, Any] = _with_commands(_fill(_without_commands(merged), s), merged, s)
-        return filled
+        return _child({**defaults, **template}, s)
 
     for n, step in enumerate(doc["steps"], 1):
         kind, body = _step(step, n)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import SpecialistsError, UserError, bound_tracebacks, exception_text
+from specialists.features.spend.approval import FanOut, owner_keys, settings_of
 from specialists.features.workflows.children import JobChildren
 from specialists.features.workflows.journal import JOURNAL_FILE, Journal, fold, read_entries
 from specialists.features.workflows.mission import mission_of
@@ -131,8 +132,6 @@ def _fan_out(
     """The approval children wait for when config asks for one ([spend], spend/approval.py);
     its estimates and answers go to the journal (workflow show puts them beside the actual
     spend)."""
-    from specialists.features.spend.approval import FanOut, owner_keys, settings_of
-
     settings = settings_of(store.root.parent)
     if settings.approve_over_cost is None and settings.approve_over_tokens is None:
         return None

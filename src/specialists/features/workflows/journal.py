@@ -81,9 +81,9 @@ def fold(entries: list[dict[str, Any]]) -> dict[str, KeyState]:
         if state is None or (kind == "launch" and state.hash != h):
             state = keys[key] = KeyState(key, h)
         job = e.get("job")
+        if isinstance(job, str) and job not in state.jobs:
+            state.jobs.append(job)
         if kind == "launch":
-            if isinstance(job, str) and job not in state.jobs:
-                state.jobs.append(job)
             state.status = None
             state.agent = e.get("agent") or state.agent
             state.context = str(e.get("context") or state.context)
@@ -91,8 +91,6 @@ def fold(entries: list[dict[str, Any]]) -> dict[str, KeyState]:
             if e.get("keyed") and isinstance(e.get("continues"), str):
                 state.resumed_from = e["continues"]
         else:
-            if isinstance(job, str) and job not in state.jobs:
-                state.jobs.append(job)
             if state.agent is None:  # no launch entry here: a child a resume adopted
                 state.agent = e.get("agent")
                 state.context = str(e.get("context") or state.context)

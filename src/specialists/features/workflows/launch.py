@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import SpecialistsError, UserError
+from specialists.base.owner import JOB_ENV
 from specialists.base.reader import Invalid, check_tree
 from specialists.base.vocab import WORKFLOW_RUNNER
 from specialists.features.missions.launch import (
@@ -28,10 +29,13 @@ from specialists.features.missions.launch import (
 from specialists.features.missions.store import MissionStore
 from specialists.features.workflows.options import MAX_CONCURRENCY, default_concurrency
 from specialists.features.workflows.source import Source, find_workflow, load_document, load_python
+from specialists.store import keys
+from specialists.store.files import read_object
 from specialists.store.ids import is_job_id
 from specialists.store.jobs import JobStore, now_ms
 from specialists.store.records import JobRecord
 from specialists.store.view import current_status
+from specialists.supervise.start import live, resume_key
 
 WORKFLOW_SPECIALIST = "workflow"
 MAX_ARGS_BYTES = 64 * 1024
@@ -161,8 +165,6 @@ def resume_request(
 def _not_resumed_already(store: JobStore, job_id: str) -> None:
     """A run resumed once is continued from its newest resume: resuming an older one again
     would re-run what the newer finished (and two resumes at once, everything twice)."""
-    from specialists.supervise.start import live
-
     holder = _resumed_by(store, job_id)
     if holder is None:
         return  # never resumed, or the resume failed before it was created
@@ -186,10 +188,6 @@ def _not_resumed_already(store: JobStore, job_id: str) -> None:
 def _resumed_by(store: JobStore, run_id: str) -> str | None:
     """The job that resumed `run_id` (its start key; before 0.2, a `resume.lease` in the
     run's directory), if that job exists."""
-    from specialists.store import keys
-    from specialists.store.files import read_object
-    from specialists.supervise.start import resume_key
-
     holder = keys.holder(store.root, resume_key(run_id))
     if holder is None:
         try:
@@ -204,8 +202,6 @@ def _resumed_by(store: JobStore, run_id: str) -> str | None:
 
 def origin_from_env() -> str | None:
     """The job whose agent started this workflow, when one did (for context: fork)."""
-    from specialists.base.owner import JOB_ENV
-
     value = os.environ.get(JOB_ENV, "")
     return value if is_job_id(value) else None
 

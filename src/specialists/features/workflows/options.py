@@ -71,26 +71,19 @@ def default_concurrency(available_memory: int | None = None) -> int:
 
 
 def _available_memory() -> int | None:
-    """MemAvailable on Linux; elsewhere half the physical memory; None when unknown."""
-    available = _mem_available()
-    if available is not None:
-        return available
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
-    except (OSError, ValueError, AttributeError):
-        return None
-
-
-def _mem_available() -> int | None:
-    """/proc/meminfo's MemAvailable in bytes; None where there is none or it cannot be read."""
+    """/proc/meminfo's MemAvailable on Linux; where there is none (or it cannot be read),
+    half the physical memory; None when unknown."""
     try:
         with open("/proc/meminfo", "rb") as f:
             for line in f:
                 if line.startswith(b"MemAvailable:"):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
+        pass  # no /proc, or an unreadable one: the physical memory below
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (OSError, ValueError, AttributeError):
         return None
-    return None
 
 
 @dataclass(frozen=True)

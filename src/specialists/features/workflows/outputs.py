@@ -32,6 +32,7 @@ MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 MAX_PATH_CHARS = 4096
 _STATE_DIRS = (".specialists", ".git")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_KINDS = {stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a FIFO", stat.S_IFDIR: "a directory"}
 
 
 def check_output(raw: object, where: str) -> str | None:
@@ -134,13 +135,5 @@ def _check_target(fd: int, name: str, shown: str, where: str) -> None:
         return
     if stat.S_ISREG(st.st_mode):
         return
-    what = (
-        "a symbolic link"
-        if stat.S_ISLNK(st.st_mode)
-        else "a FIFO"
-        if stat.S_ISFIFO(st.st_mode)
-        else "a directory"
-        if stat.S_ISDIR(st.st_mode)
-        else "not a regular file"
-    )
+    what = _KINDS.get(stat.S_IFMT(st.st_mode), "not a regular file")
     raise UserError(f"{where}: output {shown} is {what}; not replaced and not written")

@@ -103,7 +103,6 @@ class Runs:
         self._launched = 0
         self._results: dict[str, ChildResult] = {}
         self._running: dict[str, str] = {}  # key -> job id
-        self._phase: str | None = None
         self._started = time.monotonic()
         self._progress = Tally(max(1, concurrency))
         self._report = report or (lambda _p: None)
@@ -119,16 +118,7 @@ class Runs:
         """One child; returns its result, or raises ChildFailed (pass check=False to get a
         failed result back instead)."""
         check = options.pop("check", True)
-        opts = child_options({"key": key, **options})
-        self._check_new_key(opts.key)
-        node = self._begin("run", [opts.key], 1)[0]
-        try:
-            result = await self._run(opts, node=node)
-        finally:
-            self._planner.end(node)
-        if check and not result.ok:
-            raise ChildFailed([result])
-        return result
+        return await self._one(child_options({"key": key, **options}), None, check)
 
     async def all(
         self, items: Iterable[Mapping[str, Any]], *, check: bool = True
@@ -207,21 +197,26 @@ class Runs:
                 hint="call runs.run here, or move this part to the outer workflow",
             )
         opts = child_options({"key": key, "agent": f"workflow:{name}", "task": json.dumps(args)})
+        return await self._one(opts, (name, dict(args or {})), True)
+
+    async def _one(
+        self, opts: ChildOptions, nested: tuple[str, Mapping[str, Any]] | None, check: bool
+    ) -> ChildResult:
+        """One child as a call of its own (`runs.run`, `runs.workflow`): a node of the shape."""
         self._check_new_key(opts.key)
         node = self._begin("run", [opts.key], 1)[0]
         try:
-            result = await self._run(opts, nested=(name, dict(args or {})), node=node)
+            result = await self._run(opts, nested, node=node)
         finally:
             self._planner.end(node)
-        if not result.ok:
+        if check and not result.ok:
             raise ChildFailed([result])
         return result
 
     def phase(self, name: str) -> None:
-        self._phase = str(name)[:200]
-        self._journal.append({"e": "phase", "name": self._phase, "ts": now_ms()})
-        self._emit({"kind": "phase", "name": self._phase})
-        self._progress.phase = self._phase
+        self._progress.phase = str(name)[:200]
+        self._journal.append({"e": "phase", "name": self._progress.phase, "ts": now_ms()})
+        self._emit({"kind": "phase", "name": self._progress.phase})
         self._report_progress()
 
     def emit(self, message: object, **fields: Any) -> None:
@@ -234,7 +229,7 @@ class Runs:
     def status(self) -> dict[str, Any]:
         done = [r for r in self._results.values() if r.ok]
         return {
-            "phase": self._phase,
+            "phase": self._progress.phase,
             "launched": self._launched,
             "running": dict(self._running),
             "done": len(done),
@@ -255,7 +250,7 @@ class Runs:
 
     def _begin(self, kind: NodeKind, labels: list[str], count: int) -> list[str]:
         """Journal the node(s) of a call beginning now (graph.py); their ids."""
-        entries = self._planner.begin(kind, labels, count, self._phase)
+        entries = self._planner.begin(kind, labels, count, self._progress.phase)
         for entry in entries:
             self._journal.append({**entry, "ts": now_ms()})
         return [str(e["id"]) for e in entries]
@@ -317,14 +312,12 @@ class Runs:
                 hint="make the script give this key the same agent, task and options, or "
                 f"resume with --rerun-changed {opts.key} (or --rerun-changed all)",
             )
+        result: ChildResult | None = None
         earlier = None
         if prior is not None and prior.hash == h:
-            adopted = await self._adopt(opts, prior, node)
-            if adopted is not None:
-                self._results[opts.key] = adopted
-                return adopted
-            earlier = prior.job
-        result = await self._launch_and_wait(opts, h, nested, node, earlier)
+            result, earlier = await self._adopt(opts, prior, node), prior.job
+        if result is None:
+            result = await self._launch_and_wait(opts, h, nested, node, earlier)
         self._results[opts.key] = result
         return result
 

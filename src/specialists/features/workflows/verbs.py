@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from specialists.base.errors import Bug, UserError
 from specialists.base.ops import Noun, Op
 from specialists.base.opschema import Cli, Many, Range, Text
-from specialists.features.spend.ceiling import parse_tokens, parse_usd
+from specialists.features.spend.ceiling import own_ceiling, parse_tokens, parse_usd
 
 if TYPE_CHECKING:
     from specialists.features.missions.launch import MissionChoice
@@ -91,7 +91,9 @@ def run(
     # One mission per workflow launch, shared by its children (docs/missions.md).
     choice = choose(mission_id=mission, disabled=no_mission, default="auto")
     check_before_launch(caller.state_root, choice)  # strict: nothing starts for a bad id
-    ceiling = _ceiling(max_tokens, max_cost, approve_cost, choice)
+    ceiling = own_ceiling(
+        max_tokens, max_cost, approved_usd=approve_cost, mission=choice.mission_id
+    )
     return _start(caller, request, choice, ceiling)
 
 
@@ -146,22 +148,12 @@ def resume(
             )
         request = dataclasses.replace(request, source=pinned(request.source))
     mission = resumed_mission(caller.state_root, old.id)
-    ceiling = _ceiling(max_tokens, max_cost, approve_cost, mission)
+    ceiling = own_ceiling(
+        max_tokens, max_cost, approved_usd=approve_cost, mission=mission.mission_id
+    )
     if not ceiling:  # a resume keeps the limits it ran with
         ceiling = {k: v for k, v in old.ceiling.items() if k != "mission"}
     return _start(caller, request, mission, ceiling)
-
-
-def _ceiling(
-    tokens: int | None, usd: float | None, approved: float | None, mission: MissionChoice
-) -> dict[str, Any]:
-    """job.json `ceiling` from the options, and the mission it runs on when one is named."""
-    from specialists.features.spend.ceiling import own_ceiling
-
-    out = own_ceiling(tokens, usd, approved_usd=approved)
-    if mission.kind == "attach" and mission.mission_id:
-        out["mission"] = mission.mission_id
-    return out
 
 
 def pinned(source: Any) -> Any:

@@ -127,10 +127,10 @@ def ceiling_of(args: argparse.Namespace, mission: MissionChoice | None = None) -
     """job.json `ceiling` from the flags, and the mission it is run on (if named)."""
     from specialists.features.spend.ceiling import own_ceiling
 
-    out = own_ceiling(args.max_tokens, args.max_cost, approved_usd=args.approve_cost)
-    if mission is not None and mission.kind == "attach" and mission.mission_id:
-        out["mission"] = mission.mission_id
-    return out
+    named = mission.mission_id if mission is not None else None
+    return own_ceiling(
+        args.max_tokens, args.max_cost, approved_usd=args.approve_cost, mission=named
+    )
 
 
 def add_attention_args(p: argparse.ArgumentParser) -> None:
