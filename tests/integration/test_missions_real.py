@@ -158,6 +158,11 @@ def test_mcp_run_with_and_without_a_mission_and_the_mission_tool():
     assert [m["id"] for m in listed.data["missions"]] == [mission_id]
     shown = call_tool(ctx, "mission", {"action": "show", "mission_id": mission_id})
     assert shown.data["runs"][0]["job_id"] == made.data["job_id"]
+    attached = call_tool(
+        ctx, "run", {"specialist": "echo", "prompt": "more", "mission_id": mission_id}
+    )
+    job = json.loads((state_root() / "jobs" / attached.data["job_id"] / "job.json").read_text())
+    assert job["ceiling"] == {"mission": mission_id}  # the mission's ceiling covers it
     bad = call_tool(
         ctx,
         "mission",

@@ -105,10 +105,12 @@ def run(
     )
     check_before_launch(project.store.root, mission_choice)  # nothing starts for a bad id
     record = _plan(caller, project, locals())
-    if max_cost is not None or max_tokens is not None:
+    if max_cost is not None or max_tokens is not None or mission_choice.mission_id:
         from specialists.features.spend.ceiling import own_ceiling
 
-        record = record.replace(ceiling=own_ceiling(max_tokens, max_cost))
+        # the mission it is run on counts too, as for `run --mission` and a workflow's child
+        ceiling = own_ceiling(max_tokens, max_cost, mission=mission_choice.mission_id)
+        record = record.replace(ceiling=ceiling)
     job_id, made = launch_in_sandbox(
         project.root,
         record,
