@@ -131,7 +131,7 @@ class ProcRunner:
     def start(self, spec: LaunchSpec) -> None:
         if self._spec is not None:
             raise Bug("the proc runner was started twice")
-        options = ProcOptions.from_dict(spec.options)
+        options = ProcOptions.from_dict(dict(spec.options))
         s = options.settings
         batcher = WatchBatcher(
             compile_watch(list(options.watch)),
