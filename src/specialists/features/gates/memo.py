@@ -15,11 +15,11 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import Bug, StoreError
+from specialists.store.fields import Declared
 from specialists.store.kinds import GATE_MEMO
 from specialists.store.paths import state_dir
 
@@ -28,18 +28,28 @@ MAX_ENTRIES = 4096
 _KEY = re.compile(r"[0-9a-f]{64}")
 
 
-@dataclass(frozen=True)
-class MemoEntry:
+class MemoEntry(Declared):
+    _what = "gate memo entry"
     key: str
     command: str
     exit_code: int
     duration_ms: int
     tail: str
     at_ms: int
-    evidence: str | None  # the evidence file of the run that passed
+    evidence: str | None = None  # the evidence file of the run that passed
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema": SCHEMA, **asdict(self)}
+        return {"schema": SCHEMA, **super().to_dict()}
+
+    @classmethod
+    def _before_read(cls, data: dict[str, Any], where: str) -> None:
+        if data.get("schema") != SCHEMA:
+            raise StoreError(f"{where}: schema {data.get('schema')!r} is not {SCHEMA}")
+
+    @classmethod
+    def _after_read(cls, record: MemoEntry, where: str) -> None:
+        if record.exit_code != 0:  # only passes are kept
+            raise StoreError(f"{where}: exit code {record.exit_code} is not a pass")
 
 
 def memo_dir(project: Path) -> Path:
@@ -55,8 +65,11 @@ def lookup(project: Path, key: str) -> tuple[MemoEntry | None, str | None]:
         return None, f"gate memo entry ignored: {_one_line(exc)}"
     if data is None:
         return None, None
-    entry = _entry(data, key)
-    if entry is None:
+    try:
+        entry = MemoEntry.from_dict(data)
+    except StoreError:
+        entry = None
+    if entry is None or entry.key != key:
         return None, f"gate memo entry ignored: {path} is not a memo entry for this key"
     return entry, None
 
@@ -90,33 +103,6 @@ def _trim(folder: Path) -> None:
             os.unlink(folder / name)
         except FileNotFoundError:
             continue  # trimmed by another writer meanwhile
-
-
-def _entry(data: dict[str, Any], key: str) -> MemoEntry | None:
-    try:
-        entry = MemoEntry(
-            key=data["key"],
-            command=data["command"],
-            exit_code=data["exit_code"],
-            duration_ms=data["duration_ms"],
-            tail=data["tail"],
-            at_ms=data["at_ms"],
-            evidence=data.get("evidence"),
-        )
-    except KeyError:
-        return None
-    fine = (
-        data.get("schema") == SCHEMA
-        and entry.key == key
-        and isinstance(entry.command, str)
-        and type(entry.exit_code) is int
-        and entry.exit_code == 0
-        and type(entry.duration_ms) is int
-        and isinstance(entry.tail, str)
-        and type(entry.at_ms) is int
-        and (entry.evidence is None or isinstance(entry.evidence, str))
-    )
-    return entry if fine else None
 
 
 def _checked(key: str) -> str:
