@@ -8,11 +8,11 @@ still there, and no other job is continuing its session now (start.py). Every ro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from specialists.base.errors import SpecialistsError
 from specialists.base.vocab import PROC_RUNNER
+from specialists.store.fields import Declared
 from specialists.store.jobs import JobStore
 from specialists.store.records import TERMINAL_STATES
 
@@ -21,8 +21,7 @@ MAX_LAST = 200
 NO_SESSION_RUNNERS = frozenset({"command", PROC_RUNNER})
 
 
-@dataclass(frozen=True)
-class ChildRow:
+class ChildRow(Declared):
     job_id: str
     specialist: str
     runner: str
@@ -30,17 +29,6 @@ class ChildRow:
     ended_at_ms: int
     resumable: bool
     reason: str
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "job_id": self.job_id,
-            "specialist": self.specialist,
-            "runner": self.runner,
-            "status": self.status,
-            "ended_at_ms": self.ended_at_ms,
-            "resumable": self.resumable,
-            "reason": self.reason,
-        }
 
     def line(self) -> str:
         verdict = "resumable" if self.resumable else "not resumable"

@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from typing import Any, Literal
+
+from specialists.store.fields import EMPTY, Declared
 
 MAX_REPORT_CHARS = 64 * 1024
 MAX_FILES = 2000
 MAX_CHECKS = 100
 MAX_TEXT = 8 * 1024
 MAX_PATH = 4096
-ReportStatus = Literal["done", "partial", "blocked"]
 _STATUSES = ("done", "partial", "blocked")
 _FENCE = re.compile(r"^```[ \t]*acceptance[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 _FIELDS = {"status", "summary", "changed_files", "checks", "notes"}
@@ -39,28 +38,17 @@ INSTRUCTIONS = (
 )
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(Declared):
     command: str
     exit_code: int
 
 
-@dataclass(frozen=True)
-class AcceptanceReport:
-    status: ReportStatus
+class AcceptanceReport(Declared):
+    status: str  # done, partial or blocked
     summary: str
-    changed_files: tuple[str, ...] = ()
-    checks: tuple[Check, ...] = ()
+    changed_files: list[str] = EMPTY
+    checks: list[Check] = EMPTY
     notes: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "summary": self.summary,
-            "changed_files": list(self.changed_files),
-            "checks": [{"command": c.command, "exit_code": c.exit_code} for c in self.checks],
-            "notes": self.notes,
-        }
 
 
 def extract_report(answer: str | None) -> tuple[AcceptanceReport | None, str | None]:
@@ -137,7 +125,7 @@ def _validated(raw: object) -> tuple[AcceptanceReport | None, str | None]:
             )
         parsed.append(Check(check["command"], check["exit_code"]))
     report = AcceptanceReport(
-        status, summary.strip(), tuple(_normal_path(p) for p in files), tuple(parsed), notes
+        status, summary.strip(), [_normal_path(p) for p in files], parsed, notes
     )
     return report, None
 
