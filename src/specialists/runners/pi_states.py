@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 from specialists.base.tuples import NamedTuple
+from specialists.store.fields import Declared
 
 
 class Idle(NamedTuple):
@@ -61,30 +62,15 @@ PiState = Idle | Running | Settling | Retrying | Compacting | SwitchingModel | F
 BUSY_STATES = frozenset({"running", "settling", "retrying", "compacting", "switching_model"})
 
 
-class RunFacts:
+class RunFacts(Declared):
     """What one run has told us so far (a checkpoint carries `to_dict()`, pi_adopt.py)."""
 
-    __slots__ = FIELDS = (
-        "message", "stop_reason", "error_message", "fallback_text", "final_error",
-        "abort_requested", "turn_limit_hit", "turns", "answer",
-    )  # fmt: skip
-
-    def __init__(
-        self,
-        message: str = "",  # what the run answers (sent again on the fallback model)
-        stop_reason: str | None = None,
-        error_message: str | None = None,
-        fallback_text: str = "",  # the last assistant text seen, if the text query fails
-        final_error: str | None = None,
-        abort_requested: bool = False,
-        turn_limit_hit: bool = False,
-        turns: int = 0,
-        answer: str | None = None,
-    ) -> None:
-        self.message, self.stop_reason, self.error_message = message, stop_reason, error_message
-        self.fallback_text, self.final_error = fallback_text, final_error
-        self.abort_requested, self.turn_limit_hit = abort_requested, turn_limit_hit
-        self.turns, self.answer = turns, answer
-
-    def to_dict(self) -> dict[str, object]:
-        return {name: getattr(self, name) for name in self.FIELDS}
+    message: str = ""  # what the run answers (sent again on the fallback model)
+    stop_reason: str | None = None
+    error_message: str | None = None
+    fallback_text: str = ""  # the last assistant text seen, if the text query fails
+    final_error: str | None = None
+    abort_requested: bool = False
+    turn_limit_hit: bool = False
+    turns: int = 0
+    answer: str | None = None
