@@ -17,11 +17,11 @@ import inspect
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from specialists.base.errors import UserError, exception_text
+from specialists.store.fields import Declared
 from specialists.store.paths import TEAM_DIR
 
 WORKFLOWS_DIR = "workflows"  # under .specialists/ (local) and specialists/ (the team's)
@@ -31,22 +31,13 @@ SUFFIXES = (".py", ".yaml", ".yml", ".json")
 RECIPES = Path(__file__).resolve().parent / "recipes"
 
 
-@dataclass(frozen=True)
-class Source:
-    kind: Literal["python", "declarative"]
-    name: str
+class Source(Declared):
+    _what = "job.json: runner_options.source"
+    _choices = {"kind": frozenset({"python", "declarative"})}
+    kind: str  # python or declarative
+    name: str = ""
     path: str | None = None  # None: an inline declarative document
     document: dict[str, Any] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "name": self.name, "path": self.path, "document": self.document}
-
-    @staticmethod
-    def from_dict(data: dict[str, Any]) -> Source:
-        kind = data.get("kind")
-        if kind not in ("python", "declarative"):
-            raise UserError(f"the workflow source kind {kind!r} is unknown")
-        return Source(kind, str(data.get("name") or ""), data.get("path"), data.get("document"))
 
 
 def find_workflow(
