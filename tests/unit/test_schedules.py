@@ -569,9 +569,10 @@ def test_a_one_shot_that_fired_is_finished_and_one_refused_says_failed(store, la
 
 
 def test_a_state_from_before_last_outcome_still_reads(store):
-    from specialists.features.schedules.model import state_from_dict
+    from specialists.base.errors import StoreError
+    from specialists.features.schedules.model import ScheduleState
 
     old = {"schema": 1, "last_slot_ms": 5, "next_due_ms": None, "last_job": None}
-    assert state_from_dict(old).last_outcome is None
-    with pytest.raises(UserError):
-        state_from_dict({**old, "last_outcome": "exploded"})
+    assert ScheduleState.from_dict(old).last_outcome is None
+    with pytest.raises(StoreError, match="last_outcome"):
+        ScheduleState.from_dict({**old, "last_outcome": "exploded"})

@@ -16,7 +16,7 @@ receipt says how it ended, never fired again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 from specialists.base.errors import NotFound, SpecialistsError
@@ -98,13 +98,13 @@ def fire_due_one(
             detail += "; more were due than counted" if plan.many else ""
             missed = Firing(schedule_id, plan.missed_first, "missed", None, detail, plan.missed)
             _log(store, missed, now_ms, last_ms=plan.missed_last)
-            state = replace(state, missed=state.missed + plan.missed, last_outcome="missed")
+            state = state.replace(missed=state.missed + plan.missed, last_outcome="missed")
             out.append(missed)
         if plan.slot is not None:
             firing, state = _fire_slot(store, jobs, schedule, state, plan.slot, now_ms, warnings)
             out.append(firing)
         store.save_state(
-            schedule_id, replace(state, last_slot_ms=plan.last_slot, next_due_ms=plan.next_due)
+            schedule_id, state.replace(last_slot_ms=plan.last_slot, next_due_ms=plan.next_due)
         )
     store.prune(schedule_id)
     return out
@@ -150,7 +150,7 @@ def _fire_slot(
         # Carried out and receipted; only the state was not saved: catch the state up.
         job = receipt.get("job_id") if isinstance(receipt.get("job_id"), str) else None
         firing = Firing(sid, slot, done, job, "receipt found; not fired again")
-        return firing, replace(state, last_job=job or state.last_job, last_outcome=done)
+        return firing, state.replace(last_job=job or state.last_job, last_outcome=done)
     if store.lease_exists(sid, slot):  # claimed by a release before 0.2, never receipted
         detail = (
             "its firing stopped midway and is not retried (a job may have started: look for"
@@ -158,14 +158,14 @@ def _fire_slot(
         )
         firing = Firing(sid, slot, "interrupted", None, detail)
         _log(store, firing, now_ms)
-        return firing, replace(state, last_outcome="interrupted")
+        return firing, state.replace(last_outcome="interrupted")
     key = slot_key(sid, slot)
     # A slot started before (the firing was cut short after its start) is that job, busy or not.
     started_before = keys.holder(jobs.root, key) is not None
     busy, note = (False, "") if started_before else _still_active(jobs, state.last_job)
     if busy:
         firing = Firing(sid, slot, "skipped", None, f"overlap: job {state.last_job} still active")
-        state = replace(state, skipped=state.skipped + 1)
+        state = state.replace(skipped=state.skipped + 1)
     else:
         try:
             plan = lambda: schedule_record(jobs, schedule, warnings)  # noqa: E731
@@ -176,7 +176,7 @@ def _fire_slot(
             if begun.existed:
                 note = "started before this firing was cut short; not started again"
             firing = Firing(sid, slot, "fired", begun.id, note)
-            state = replace(state, last_job=begun.id, fired=state.fired + 1)
+            state = state.replace(last_job=begun.id, fired=state.fired + 1)
     store.write_receipt(
         sid,
         slot,
@@ -189,7 +189,7 @@ def _fire_slot(
         },
     )
     _log(store, firing, now_ms)
-    return firing, replace(state, last_outcome=firing.outcome)
+    return firing, state.replace(last_outcome=firing.outcome)
 
 
 def _still_active(jobs: JobStore, job_id: str | None) -> tuple[bool, str]:

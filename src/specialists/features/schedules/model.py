@@ -12,8 +12,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Literal, assert_never
 
-from specialists.base.errors import UserError
+from specialists.base.errors import StoreError, UserError
 from specialists.features.schedules.triggers import Trigger, trigger_from_dict, trigger_to_dict
+from specialists.store.fields import Declared, describe
 
 SCHEMA = 1
 _ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,47}")
@@ -86,10 +87,10 @@ class Schedule:
         return replace(self, paused=paused)
 
 
-@dataclass(frozen=True)
-class ScheduleState:
+class ScheduleState(Declared):
+    _what = "state.json"
     last_slot_ms: int  # every slot up to here is handled (fired, skipped or missed)
-    next_due_ms: int | None  # None: it never fires again (a one-shot that fired)
+    next_due_ms: int | None = None  # None: it never fires again (a one-shot that fired)
     last_job: str | None = None  # the last job it launched, for `overlap: skip`
     fired: int = 0
     skipped: int = 0
@@ -98,6 +99,18 @@ class ScheduleState:
     # will never fire again is listed by it, so a one-shot whose firing was cut short or
     # never happened does not pass for finished.
     last_outcome: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": SCHEMA, **super().to_dict()}
+
+    @classmethod
+    def _after_read(cls, record: ScheduleState, where: str) -> None:
+        outcome = record.last_outcome
+        if outcome is not None and outcome not in OUTCOMES:
+            raise StoreError(
+                f"{where}: field 'last_outcome' should be one of {', '.join(OUTCOMES)} or null,"
+                f" not {describe(outcome)}"
+            )
 
 
 def check_id(schedule_id: object) -> str:
@@ -190,30 +203,3 @@ def target_from_dict(data: object) -> Target:
         timeout_ms=timeout,
         cwd=optional["cwd"],
     )
-
-
-def state_to_dict(state: ScheduleState) -> dict[str, Any]:
-    return {
-        "schema": SCHEMA,
-        "last_slot_ms": state.last_slot_ms,
-        "next_due_ms": state.next_due_ms,
-        "last_job": state.last_job,
-        "fired": state.fired,
-        "skipped": state.skipped,
-        "missed": state.missed,
-        "last_outcome": state.last_outcome,
-    }
-
-
-def state_from_dict(data: dict[str, Any]) -> ScheduleState:
-    last, due, job = data.get("last_slot_ms"), data.get("next_due_ms"), data.get("last_job")
-    counts = [data.get(k, 0) for k in ("fired", "skipped", "missed")]
-    if not isinstance(last, int) or not (due is None or isinstance(due, int)):
-        raise UserError("bad last_slot_ms or next_due_ms")
-    if not (job is None or isinstance(job, str)) or not all(isinstance(c, int) for c in counts):
-        raise UserError("bad last_job or counts")
-    outcome = data.get("last_outcome")
-    if outcome is not None and outcome not in OUTCOMES:
-        raise UserError("bad last_outcome")
-    fired, skipped, missed = counts
-    return ScheduleState(last, due, job, fired, skipped, missed, last_outcome=outcome)

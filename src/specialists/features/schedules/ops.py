@@ -5,7 +5,7 @@ the store that return plain data; the ops (verbs.py) call these.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from specialists.base.errors import UserError
@@ -80,7 +80,7 @@ def set_paused(store: ScheduleStore, schedule_id: str, paused: bool, now_ms: int
             return PauseOutcome(schedule.id, paused, False, state.next_due_ms)
         if not paused:
             due = schedule.trigger.next_after(now_ms - 1)
-            state = replace(state, last_slot_ms=now_ms - 1, next_due_ms=due)
+            state = state.replace(last_slot_ms=now_ms - 1, next_due_ms=due)
             store.save_state(schedule_id, state)
         store.save_definition(schedule.with_paused(paused))
         store.note(schedule_id, {"ts": now_ms, "event": "paused" if paused else "resumed"})
@@ -101,11 +101,11 @@ def status_word(schedule: Schedule, state: ScheduleState) -> str:
 
 def summary(schedule: Schedule, state: ScheduleState) -> dict[str, Any]:
     """One schedule as plain data (a row of `list`, the head of `show`)."""
-    from specialists.features.schedules.model import schedule_to_dict, state_to_dict
+    from specialists.features.schedules.model import schedule_to_dict
 
     data = schedule_to_dict(schedule)
     data.pop("schema", None)
     data["status"] = status_word(schedule, state)
     data["when"] = describe(schedule.trigger)
-    data["state"] = {k: v for k, v in state_to_dict(state).items() if k != "schema"}
+    data["state"] = {k: v for k, v in state.to_dict().items() if k != "schema"}
     return data

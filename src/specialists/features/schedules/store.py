@@ -23,8 +23,6 @@ from specialists.features.schedules.model import (
     check_id,
     schedule_from_dict,
     schedule_to_dict,
-    state_from_dict,
-    state_to_dict,
 )
 from specialists.store.kinds import SCHEDULE
 from specialists.store.record import Record
@@ -70,9 +68,9 @@ class ScheduleStore:
         rec = self._rec(schedule_id)
         try:
             schedule = schedule_from_dict(_doc(rec, "definition"))
-            state = state_from_dict(_doc(rec, "state"))
         except UserError as exc:
             raise UserError(f"schedule {schedule_id} is damaged: {exc.message}") from None
+        state = ScheduleState.from_dict(_doc(rec, "state"), source=_damaged(schedule_id))
         if schedule.id != schedule_id:
             raise UserError(
                 f"schedule {schedule_id} is damaged: its definition names {schedule.id}"
@@ -80,10 +78,9 @@ class ScheduleStore:
         return schedule, state
 
     def load_state(self, schedule_id: str) -> ScheduleState:
-        try:
-            return state_from_dict(_doc(self._rec(schedule_id), "state"))
-        except UserError as exc:
-            raise UserError(f"schedule {schedule_id} is damaged: {exc.message}") from None
+        return ScheduleState.from_dict(
+            _doc(self._rec(schedule_id), "state"), source=_damaged(schedule_id)
+        )
 
     def due_ms(self, schedule_id: str) -> int | None:
         """Only state.json's next_due_ms: the fast path of `run-due` over every schedule."""
@@ -122,7 +119,7 @@ class ScheduleStore:
         def fill(new: Record) -> None:
             new.sub("runs").ensure()
             new.replace("definition", schedule_to_dict(schedule))
-            new.replace("state", state_to_dict(state))
+            new.replace("state", state.to_dict())
             new.append("events", {"ts": now_ms, "event": "created"})
 
         if not self.records.sub(check_id(schedule.id)).create(fill):
@@ -144,7 +141,7 @@ class ScheduleStore:
         self.records.sub(check_id(schedule.id)).replace("definition", schedule_to_dict(schedule))
 
     def save_state(self, schedule_id: str, state: ScheduleState) -> None:
-        self.records.sub(check_id(schedule_id)).replace("state", state_to_dict(state))
+        self.records.sub(check_id(schedule_id)).replace("state", state.to_dict())
 
     def write_receipt(self, schedule_id: str, slot_ms: int, receipt: dict[str, Any]) -> None:
         self._runs(schedule_id).replace(str(slot_ms), receipt)
@@ -185,6 +182,10 @@ def _doc(rec: Record, name: str) -> dict[str, Any]:
     if data is None:
         raise StoreError(f"{rec}: {name}.json is missing")
     return data
+
+
+def _damaged(schedule_id: str) -> str:
+    return f"schedule {schedule_id} is damaged: state.json"
 
 
 def _missing(schedule_id: str) -> NotFound:
