@@ -9,7 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, assert_never
 
-from specialists.features.schedules.model import Schedule, check_target, owner_key
+from specialists.features.schedules.model import (
+    Schedule,
+    SpecialistTarget,
+    WorkflowTarget,
+    check_target,
+    owner_key,
+)
 
 if TYPE_CHECKING:
     from specialists.store.jobs import JobStore
@@ -25,7 +31,7 @@ def schedule_record(
     target = schedule.target
     check_target(target)
     root = store.root.parent
-    if target.kind == "workflow":
+    if isinstance(target, WorkflowTarget):
         from specialists.features.workflows.launch import WorkflowRequest, workflow_record
         from specialists.features.workflows.source import find_workflow
 
@@ -36,7 +42,7 @@ def schedule_record(
         else:
             source = find_workflow(root, target.workflow, cwd=root)
         record = workflow_record(root, WorkflowRequest(source, {}))
-    elif target.kind == "specialist":
+    elif isinstance(target, SpecialistTarget):
         request = JobRequest(
             specialist=target.specialist,
             prompt=target.prompt,

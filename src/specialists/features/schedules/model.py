@@ -28,11 +28,12 @@ Overlap = Literal["skip"]
 OVERLAPS: tuple[Overlap, ...] = ("skip",)
 
 
-@dataclass(frozen=True)
-class SpecialistTarget:
+class SpecialistTarget(Declared):
     """Run one specialist in the background with this prompt (as `specialists run -b`)."""
 
-    kind: Literal["specialist"]
+    _what = "target"
+    _choices = {"kind": frozenset({"specialist"})}
+    kind: str  # "specialist"
     specialist: str
     prompt: str
     model: str | None = None
@@ -40,28 +41,40 @@ class SpecialistTarget:
     timeout_ms: int | None = None
     cwd: str | None = None
 
+    @classmethod
+    def _after_read(cls, record: SpecialistTarget, where: str) -> None:
+        if record.timeout_ms is not None and record.timeout_ms <= 0:
+            raise StoreError("the target's timeout_ms must be a positive whole number")
 
-@dataclass(frozen=True)
-class WorkflowTarget:
+
+class WorkflowTarget(Declared):
     """Start a workflow by name (.specialists/workflows/<name>.*, or a recipe) with no args."""
 
-    kind: Literal["workflow"]
+    _what = "target"
+    _choices = {"kind": frozenset({"workflow"})}
+    kind: str  # "workflow"
     workflow: str
     # Created by a model (the MCP schedule tool): at every firing the workflow must still be
     # a declarative file of the project whose gates config.toml allows (workflows/consent.py).
     by_model: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        if not self.by_model:
+            del out["by_model"]  # written only when set
+        return out
 
 
 Target = SpecialistTarget | WorkflowTarget
 
 
 def check_target(target: Target) -> None:
-    if target.kind == "workflow":
+    if isinstance(target, WorkflowTarget):
         name = target.workflow
         if not name.strip() or len(name) > 200 or "\x00" in name:
             raise UserError("the target has no workflow name", hint="--workflow NAME")
         return
-    if target.kind == "specialist":
+    if isinstance(target, SpecialistTarget):
         if not target.specialist.strip():
             raise UserError("the target has no specialist name", hint="--specialist NAME")
         if not target.prompt.strip():
@@ -130,7 +143,7 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
         "id": schedule.id,
         "name": schedule.name,
         "trigger": trigger_to_dict(schedule.trigger),
-        "target": target_to_dict(schedule.target),
+        "target": schedule.target.to_dict(),
         "overlap": schedule.overlap,
         "catch_up": schedule.catch_up,
         "paused": schedule.paused,
@@ -161,45 +174,11 @@ def schedule_from_dict(data: dict[str, Any]) -> Schedule:
     )
 
 
-def target_to_dict(target: Target) -> dict[str, Any]:
-    if target.kind == "specialist":
-        return {
-            "kind": "specialist",
-            "specialist": target.specialist,
-            "prompt": target.prompt,
-            "model": target.model,
-            "runner": target.runner,
-            "timeout_ms": target.timeout_ms,
-            "cwd": target.cwd,
-        }
-    if target.kind == "workflow":
-        shown: dict[str, Any] = {"kind": "workflow", "workflow": target.workflow}
-        return {**shown, "by_model": True} if target.by_model else shown
-    assert_never(target)
-
-
 def target_from_dict(data: object) -> Target:
     if not isinstance(data, dict):
         raise UserError("the target is not an object")
-    if data.get("kind") == "workflow" and isinstance(data.get("workflow"), str):
-        return WorkflowTarget("workflow", data["workflow"], data.get("by_model") is True)
-    if data.get("kind") != "specialist":
-        raise UserError(f"unknown target kind {str(data.get('kind'))[:20]!r}")
-    text = {k: data.get(k) for k in ("specialist", "prompt")}
-    optional = {k: data.get(k) for k in ("model", "runner", "cwd")}
-    timeout = data.get("timeout_ms")
-    if not all(isinstance(v, str) for v in text.values()):
-        raise UserError("the target's specialist and prompt must be text")
-    if not all(v is None or isinstance(v, str) for v in optional.values()):
-        raise UserError("the target's model, runner and cwd must be text")
-    if timeout is not None and (not isinstance(timeout, int) or timeout <= 0):
-        raise UserError("the target's timeout_ms must be a positive whole number")
-    return SpecialistTarget(
-        "specialist",
-        data["specialist"],
-        data["prompt"],
-        model=optional["model"],
-        runner=optional["runner"],
-        timeout_ms=timeout,
-        cwd=optional["cwd"],
-    )
+    if data.get("kind") == "workflow":
+        return WorkflowTarget.from_dict(data)
+    if data.get("kind") == "specialist":
+        return SpecialistTarget.from_dict(data)
+    raise UserError(f"unknown target kind {str(data.get('kind'))[:20]!r}")

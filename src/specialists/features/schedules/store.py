@@ -66,9 +66,10 @@ class ScheduleStore:
 
     def load(self, schedule_id: str) -> tuple[Schedule, ScheduleState]:
         rec = self._rec(schedule_id)
+        definition = _doc(rec, "definition")
         try:
-            schedule = schedule_from_dict(_doc(rec, "definition"))
-        except UserError as exc:
+            schedule = schedule_from_dict(definition)
+        except (UserError, StoreError) as exc:  # StoreError: its target, read by declaration
             raise UserError(f"schedule {schedule_id} is damaged: {exc.message}") from None
         state = ScheduleState.from_dict(_doc(rec, "state"), source=_damaged(schedule_id))
         if schedule.id != schedule_id:
