@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from specialists.base.errors import StoreError, UserError
-from specialists.base.tuples import NamedTuple
+from specialists.store.fields import Declared
 from specialists.store.file_record import FileRecord
 from specialists.store.jobs import JobStore
 from specialists.store.liveness import is_alive
@@ -40,7 +40,8 @@ MAX_NOTE_CHARS = 300
 MAX_ANCESTORS = 8  # how far up a writer's parents are looked for the holder
 
 
-class Claim(NamedTuple):
+class Claim(Declared):
+    _what = "claim"
     path: str  # relative to its working copy's top, "/"-separated, no trailing "/"
     dir: bool  # covers everything below `path`
     job: str
@@ -64,15 +65,10 @@ class Claim(NamedTuple):
         who = f"job {self.job}"
         return f"{who} ({self.specialist})" if self.specialist else who
 
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "path": self.path,
-            "dir": self.dir,
-            "job": self.job,
-            "specialist": self.specialist,
-            "at_ms": self.at_ms,
-            "note": self.note,
-        }
+    @classmethod
+    def _after_read(cls, record: Claim, where: str) -> None:
+        if not record.path or not record.job:
+            raise StoreError(f"{where}: a claim names a path and a job")
 
 
 def claim_key(path: str | Path, project: Path) -> str:
@@ -96,20 +92,11 @@ def claim_key(path: str | Path, project: Path) -> str:
 
 
 def _entry(raw: object) -> Claim | None:
-    if not isinstance(raw, dict):
+    """A recorded claim, or None for a damaged one (skipped: see Claims.all)."""
+    try:
+        return Claim.from_dict(raw) if isinstance(raw, dict) else None
+    except StoreError:
         return None
-    path, job = raw.get("path"), raw.get("job")
-    if not isinstance(path, str) or not path or not isinstance(job, str) or not job:
-        return None
-    at_ms = raw.get("at_ms")
-    return Claim(
-        path=path,
-        dir=raw.get("dir") is True,
-        job=job,
-        specialist=str(raw.get("specialist") or ""),
-        at_ms=at_ms if type(at_ms) is int else 0,
-        note=str(raw.get("note") or ""),
-    )
 
 
 class Claims:
