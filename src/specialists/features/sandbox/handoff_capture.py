@@ -38,7 +38,7 @@ def capture(
 ) -> ChildEntry:
     worktree = Path(entry.worktree)
     warnings = list(entry.warnings) + unlink_dependencies(worktree, entry.links)
-    tip = gs.rev(gs.project, f"refs/heads/{entry.branch}")
+    tip = gs.tip(entry.branch)
     try:
         tree = _snapshot(gs, manifest, entry)
         patch, stat = _patch(gs, manifest.base_sha, tree)

@@ -113,7 +113,7 @@ def _children(state_root: Path, parent: str, gs: Any) -> list[tuple[str, str]]:
     out = []
     for ref, sandbox_id in found:
         sandbox = gs.get(sandbox_id)
-        tip = gs.rev(gs.project, f"refs/heads/sandbox-{sandbox_id}") if sandbox else None
+        tip = gs.tip(f"sandbox-{sandbox_id}") if sandbox else None
         if sandbox is None or tip is None or any(m.tip == tip for m in sandbox.squashes):
             continue  # gone, or squashed already at this tip
         out.append((ref, sandbox_id))
@@ -134,7 +134,7 @@ def _job_sandbox(state_root: Path, ref: str) -> str | None:
 
 
 def _member(gs: Any, c: Candidate) -> Member:
-    tip = gs.rev(gs.project, f"refs/heads/{c.sandbox.branch}")
+    tip = gs.tip(c.sandbox.branch)
     if tip is None:
         raise UserError(f"the branch {c.sandbox.branch} is gone")
     return Member(

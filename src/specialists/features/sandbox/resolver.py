@@ -61,8 +61,7 @@ def start_resolver(driver: Driver, m: Member, onto: str, paths: tuple[str, ...])
 
 def _fresh(gs: GitSandbox, sandbox: Sandbox) -> bool:
     """Nothing merged into the resolver's sandbox yet (its index is its HEAD)."""
-    same = gs.run(sandbox.path, "diff-index", "--cached", "--quiet", "HEAD", "--")
-    return same.code == 0 and not gs.run(sandbox.path, "ls-files", "-u").stdout
+    return gs.index_is(sandbox.path, "HEAD") and not gs.run(sandbox.path, "ls-files", "-u").stdout
 
 
 def _start_job(

@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from specialists.features.sandbox.backend import SandboxError, SquashMarker
 
@@ -33,6 +34,10 @@ def check_id(sandbox_id: object) -> str:
 
 def is_id(text: str) -> bool:
     return _ID_RE.fullmatch(text) is not None
+
+
+def same_path(a: str | Path, b: str | Path) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def branch_name(sandbox_id: str) -> str:
