@@ -213,14 +213,15 @@ class GitSandbox:
         tip = self.tip(sandbox.branch)
         if tip is None:
             raise SandboxError(f"branch {sandbox.branch} is gone")
-        diff = ("diff", "--no-ext-diff", "--no-textconv", "-M")
-        span = (sandbox.base_sha, tip)
-        rows = parse_numstat(self.git(self.project, *diff, "--numstat", "-z", *span))
-        text = self.git(self.project, *diff, "--stat=120", *span) if rows else b""
-        files = tuple(FileStat(path, added, deleted) for path, added, deleted in rows)
-        return DiffStat(
-            sandbox.branch, sandbox.base_sha, tip, files, text.decode(errors="replace").rstrip()
-        )
+        return self.stat(sandbox.branch, sandbox.base_sha, tip)
+
+    def stat(self, branch: str, base: str, tip: str, *, renames: bool = True) -> DiffStat:
+        """What changed from `base` to `tip` (commits or trees), counted and as `--stat`."""
+        diff = ("diff", "--no-ext-diff", "--no-textconv", "-M" if renames else "--no-renames")
+        rows = parse_numstat(self.git(self.project, *diff, "--numstat", "-z", base, tip))
+        text = self.git(self.project, *diff, "--stat=120", base, tip) if rows else b""
+        files = tuple(FileStat(*row) for row in rows)
+        return DiffStat(branch, base, tip, files, text.decode(errors="replace").rstrip())
 
     def squash_into(
         self,

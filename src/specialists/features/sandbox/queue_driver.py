@@ -20,6 +20,7 @@ from specialists.features.sandbox.queue import (
     Queues,
     resolver_sandbox_id,
 )
+from specialists.features.sandbox.resolver import start_resolver
 from specialists.features.sandbox.rules import same_path
 
 
@@ -32,13 +33,11 @@ class Driver:
         gs: Any,
         queue: Queue,
         *,
-        start_resolver: Callable[[Driver, Member, str, tuple[str, ...]], None],
         job_final: Callable[[str], str | None],
     ) -> None:
         self.queues = queues
         self.gs = gs
         self.q = queue
-        self.start_resolver = start_resolver
         self.job_final = job_final
 
     def save(self) -> None:
@@ -148,16 +147,16 @@ class Driver:
         if sandbox is None:
             return self._fail(m, f"sandbox {m.sandbox} has no record")
         try:
-            replayed = qgit.replay(
+            commit, conflicted = qgit.replay(
                 self.gs, m.tip, onto, f"{sandbox.branch} rebased by merge queue {self.q.id}"
             )
         except SandboxError as exc:
             return self._fail(m, exc.one_line())
-        if replayed.commit is None:
-            return self._conflict(m, onto, replayed.conflicts)
-        m.state, m.step = "rebasing", {"from": m.tip, "commit": replayed.commit, "onto": onto}
+        if commit is None:
+            return self._conflict(m, onto, conflicted)
+        m.state, m.step = "rebasing", {"from": m.tip, "commit": commit, "onto": onto}
         self.save()
-        self._move(m, sandbox, m.tip, replayed.commit, onto)
+        self._move(m, sandbox, m.tip, commit, onto)
 
     def _move(self, m: Member, sandbox: Sandbox, old: str, new: str, onto: str) -> None:
         try:
@@ -190,7 +189,7 @@ class Driver:
     def _start(self, m: Member) -> None:
         assert m.resolver is not None
         try:
-            self.start_resolver(self, m, m.resolver["onto"], tuple(m.conflict))
+            start_resolver(self, m, m.resolver["onto"], tuple(m.conflict))
         except (SandboxError, UserError, StoreError, OSError) as exc:
             self._fail(m, f"the resolver could not start: {exc}")
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,14 +27,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("specialists.features.sandbox")
 MARKERS = (b"<<<<<<< ", b">>>>>>> ")
-
-
-@dataclass(frozen=True)
-class Replayed:
-    """The sandbox's change as one commit on `onto` (not applied yet), or its conflicts."""
-
-    commit: str | None
-    conflicts: tuple[str, ...] = ()
 
 
 def changed_files(gs: GitSandbox, sandbox: Sandbox, tip: str | None = None) -> list[str]:
@@ -57,13 +48,14 @@ def _names(gs: GitSandbox, cwd: Path, *args: str) -> set[str]:
     return {os.fsdecode(p) for p in out.split(b"\0") if p}
 
 
-def replay(gs: GitSandbox, tip: str, onto: str, message: str) -> Replayed:
-    """`tip`'s change (against their merge base) as one commit whose parent is `onto`."""
+def replay(gs: GitSandbox, tip: str, onto: str, message: str) -> tuple[str | None, tuple[str, ...]]:
+    """`tip`'s change (against their merge base) as one commit whose parent is `onto` (not
+    applied yet), or None and its conflicts."""
     tree, conflicted = gs.merge_tree(onto, tip)
     if conflicted:
-        return Replayed(None, conflicted)
+        return None, conflicted
     made = gs.git(gs.project, "commit-tree", "--no-gpg-sign", "-p", onto, "-m", message, tree)
-    return Replayed(made.decode().strip())
+    return made.decode().strip(), ()
 
 
 def landed_since(gs: GitSandbox, tip: str, onto: str) -> set[str]:
