@@ -135,7 +135,7 @@ class GitSandbox:
         merged = self.run(self.project, *args)
         if merged.code not in (0, 1):
             raise SandboxError(
-                f"git merge-tree failed: {merged.err_text()}", hint="needs git 2.38 or later"
+                f"git merge-tree failed: {merged.err_text()}", hint="squash needs git 2.38 or later"
             )
         tree, conflicts = parse_merge_tree(merged.stdout)
         return tree, conflicts if merged.code == 1 else ()
