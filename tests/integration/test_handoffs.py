@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from specialists.features.sandbox import handoff_capture
+from specialists.features.sandbox import handoff
 from specialists.features.sandbox.handoff import SetupHook, begin_handoff, child_ended, parse_setup
 from specialists.features.sandbox.handoff_manifest import HandoffError, manifest_path, read_manifest
 from tests.integration.test_cli_pi import sp
@@ -145,7 +145,7 @@ def test_work_that_cannot_be_captured_is_committed_to_its_branch(
     started = begin_handoff(repo, "wf-7", ["a"])
     (child,) = started.children
     (child.path / "big.txt").write_text("x" * 5000)
-    monkeypatch.setattr(handoff_capture, "MAX_PATCH_BYTES", 1000)
+    monkeypatch.setattr(handoff, "MAX_PATCH_BYTES", 1000)
     ended = child_ended(repo, "wf-7", "a")
     assert ended.state == "preserved" and ended.patch is None
     (warning,) = [w for w in ended.warnings if "no patch captured" in w]

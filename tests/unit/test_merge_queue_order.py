@@ -11,10 +11,11 @@ from specialists.features.sandbox.queue import (
     Queue,
     Queues,
     new_queue_id,
+    ordered,
+    overlaps,
     queue_of_sandbox,
     resolver_sandbox_id,
 )
-from specialists.features.sandbox.queue_members import ordered, overlaps
 
 
 def member(name: str, files: list[str], size: int, at: int) -> Member:

@@ -74,7 +74,7 @@ EXCEPTIONS = {
         "process/agent.py": "the agent's stderr.log, handed to the process as its fd",
         "runners/command.py": "the command runner's stdout.log, handed to the process",
         "features/threads/forks.py": "a copy of an agent's own session file, in its format",
-        "features/sandbox/handoff_capture.py": "a child's patch, git's bytes",
+        "features/sandbox/handoff.py": "a child's patch, git's bytes",
         "features/workflows/engine.py": "workflow-result.json holds any JSON value, not a record",
         "features/manage/refine.py": "guidance in Markdown a person reads (current.md, revisions)",
         "executors/job.py": "files brought back from a node, as the agent left them",

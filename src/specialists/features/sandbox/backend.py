@@ -140,13 +140,13 @@ class DiffStat:
         return sum(f.deleted or 0 for f in self.files)
 
     def summary(self) -> str:
+        return f"{self.branch}: {self.counts()}"
+
+    def counts(self) -> str:
         if not self.files:
-            return f"{self.branch}: no changes"
+            return "no changes"
         n = len(self.files)
-        return (
-            f"{self.branch}: {n} file{'s' if n != 1 else ''} changed, "
-            f"+{self.insertions} -{self.deletions}"
-        )
+        return f"{n} file{'s' if n != 1 else ''} changed, +{self.insertions} -{self.deletions}"
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from specialists.features.sandbox import prune as prune_mod
 from specialists.features.sandbox.backend import Repo, Sandbox, SandboxError
-from specialists.features.sandbox.rules import branch_name, check_id, exclude_pattern
+from specialists.features.sandbox.rules import branch_name, check_id, exclude_pattern, same_path
 
 if TYPE_CHECKING:
     from specialists.features.sandbox.git import GitSandbox
@@ -112,7 +112,7 @@ def ensure_excluded(root: Path, repo: Repo) -> None:
 def _taken(gs: GitSandbox, id: str, branch: str, dest: Path) -> str | None:
     if os.path.lexists(dest):
         return f"{dest} already exists"
-    if gs.rev(gs.project, f"refs/heads/{branch}") is not None:
+    if gs.tip(branch) is not None:
         return f"branch {branch} already exists"
     if os.path.lexists(gs.meta.file(id)):
         return f"{gs.meta.file(id)} already exists"
@@ -122,7 +122,7 @@ def _taken(gs: GitSandbox, id: str, branch: str, dest: Path) -> str | None:
 def _leftovers(gs: GitSandbox, id: str) -> str:
     """What a failed `worktree add` left. Not ours to delete (R-S7): say so."""
     there = [str(gs.root / id)] if os.path.lexists(gs.root / id) else []
-    if gs.rev(gs.project, f"refs/heads/{branch_name(id)}") is not None:
+    if gs.tip(branch_name(id)) is not None:
         there.append(f"branch {branch_name(id)}")
     if not there:
         return NOTHING_CHANGED
@@ -132,6 +132,6 @@ def _leftovers(gs: GitSandbox, id: str) -> str:
 def _undo(gs: GitSandbox, sandbox: Sandbox) -> None:
     """Roll back the worktree this call created, and nothing else, after a later failure."""
     tree = gs.worktree_of(sandbox.branch)
-    if tree is not None and os.path.realpath(tree.path) == os.path.realpath(sandbox.path):
+    if tree is not None and same_path(tree.path, sandbox.path):
         gs.run(gs.project, "worktree", "remove", "--force", str(sandbox.path))
     prune_mod.delete_branch(gs, sandbox.branch, sandbox.base_sha)

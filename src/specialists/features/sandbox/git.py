@@ -1,8 +1,6 @@
 """`GitSandbox`: the sandbox seam over the git CLI (git 2.38 or later), R-S1..R-S8.
 
-Every git call goes through `GitSandbox.git`, which disables hooks and fsmonitor (they run
-programs of the repository's choosing), signing (it may prompt), auto-gc (it forks into the
-background), and strips environment variables that would point git at another repository.
+Every git call goes through `GitSandbox.run`, with cmd.py's safety options and environment.
 
 Ownership (R-S7): only what this process created is ever deleted. Creation checks that the
 destination, the branch and the record are all absent before `git worktree add`; if git
@@ -40,51 +38,33 @@ from specialists.features.sandbox.backend import (
     SandboxError,
     SquashOutcome,
 )
-from specialists.features.sandbox.cmd import GitResult, GitRunner, run_command
-from specialists.features.sandbox.identity import FALLBACK, fallback_env
+from specialists.features.sandbox.cmd import (
+    FALLBACK,
+    GIT_SAFETY,
+    GitResult,
+    GitRunner,
+    fallback_env,
+    git_env,
+    run_command,
+)
 from specialists.features.sandbox.meta import MetaStore
 from specialists.features.sandbox.rules import (
     StatusEntry,
     Worktree,
     check_id,
+    parse_merge_tree,
     parse_numstat,
     parse_status,
     parse_worktrees,
+    same_path,
 )
 from specialists.store.paths import SANDBOXES_DIR, state_dir
 
 GIT_TIMEOUT_S = 120.0
-GIT_SAFETY = (
-    *("-c", "core.hooksPath=/dev/null"),
-    *("-c", "core.fsmonitor=false"),
-    *("-c", "commit.gpgSign=false"),
-    *("-c", "gc.auto=0"),
-    *("-c", "core.quotePath=false"),
-    *("-c", "color.ui=never"),
-)
-# Variables that point git at another repository, index or diff program.
-_REDIRECTING = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_CEILING_DIRECTORIES",
-)
 
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
-
-
-def git_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _REDIRECTING}
-    env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0")
-    return env
 
 
 class GitSandbox:
@@ -144,9 +124,32 @@ class GitSandbox:
             return None
         return result.stdout.decode().strip() or None
 
+    def tip(self, branch: str) -> str | None:
+        """The commit the branch `branch` points at, or None when it is gone."""
+        return self.rev(self.project, f"refs/heads/{branch}")
+
+    def merge_tree(self, onto: str, tip: str) -> tuple[str, tuple[str, ...]]:
+        """The three-way merge of `tip` onto `onto` (ort, against their merge base) as a tree,
+        and its conflicted paths (none: it merges); nothing is written but objects."""
+        args = ("merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", onto, tip)
+        merged = self.run(self.project, *args)
+        if merged.code not in (0, 1):
+            raise SandboxError(
+                f"git merge-tree failed: {merged.err_text()}", hint="squash needs git 2.38 or later"
+            )
+        tree, conflicts = parse_merge_tree(merged.stdout)
+        return tree, conflicts if merged.code == 1 else ()
+
+    def index_is(self, top: Path, treeish: str) -> bool:
+        """The index of the working copy `top` holds exactly `treeish` (files not looked at)."""
+        same = self.run(top, "diff-index", "--cached", "--quiet", "--no-ext-diff", treeish, "--")
+        if same.code not in (0, 1):
+            raise SandboxError(f"git diff-index failed in {top}: {same.err_text()}")
+        return same.code == 0
+
     def identity(self, cwd: Path) -> dict[str, str]:
         """The fallback identity for what git cannot name in `cwd` ({} when it can): the
-        environment every commit of ours is made with (sandbox/identity.py)."""
+        environment every commit of ours is made with (cmd.py)."""
         return fallback_env(lambda role: self.run(cwd, "var", role).ok)
 
     def worktrees(self) -> list[Worktree]:
@@ -207,17 +210,18 @@ class GitSandbox:
 
     def diff_stat(self, sandbox: Sandbox) -> DiffStat:
         """R-S4: the branch's committed work against the base it was created from."""
-        tip = self.rev(self.project, f"refs/heads/{sandbox.branch}")
+        tip = self.tip(sandbox.branch)
         if tip is None:
             raise SandboxError(f"branch {sandbox.branch} is gone")
-        diff = ("diff", "--no-ext-diff", "--no-textconv", "-M")
-        span = (sandbox.base_sha, tip)
-        rows = parse_numstat(self.git(self.project, *diff, "--numstat", "-z", *span))
-        text = self.git(self.project, *diff, "--stat=120", *span) if rows else b""
-        files = tuple(FileStat(path, added, deleted) for path, added, deleted in rows)
-        return DiffStat(
-            sandbox.branch, sandbox.base_sha, tip, files, text.decode(errors="replace").rstrip()
-        )
+        return self.stat(sandbox.branch, sandbox.base_sha, tip)
+
+    def stat(self, branch: str, base: str, tip: str, *, renames: bool = True) -> DiffStat:
+        """What changed from `base` to `tip` (commits or trees), counted and as `--stat`."""
+        diff = ("diff", "--no-ext-diff", "--no-textconv", "-M" if renames else "--no-renames")
+        rows = parse_numstat(self.git(self.project, *diff, "--numstat", "-z", base, tip))
+        text = self.git(self.project, *diff, "--stat=120", base, tip) if rows else b""
+        files = tuple(FileStat(*row) for row in rows)
+        return DiffStat(branch, base, tip, files, text.decode(errors="replace").rstrip())
 
     def squash_into(
         self,
@@ -245,7 +249,7 @@ class GitSandbox:
         branch holds nothing unmerged (fresh, or proven merged the way prune proves it).
         Everything is checked before anything is removed."""
         with self.meta.locked():
-            tip = None if keep_branch else self.rev(self.project, f"refs/heads/{sandbox.branch}")
+            tip = None if keep_branch else self.tip(sandbox.branch)
             fresh = tip is None or tip == sandbox.base_sha
             if tip is not None and not fresh and prune_mod.proof(self, sandbox, tip) is None:
                 return RemoveRefused(
@@ -319,7 +323,7 @@ class GitSandbox:
                     f"{sandbox.path} exists but is not {sandbox.branch}'s worktree; left intact",
                 )
             return None
-        if not _same(tree.path, sandbox.path):
+        if not same_path(tree.path, sandbox.path):
             return RemoveRefused(sandbox.id, f"{sandbox.branch} is checked out at {tree.path}")
         if tree.prunable or not sandbox.path.is_dir():
             self.git(self.project, "worktree", "prune")
@@ -337,10 +341,6 @@ class GitSandbox:
             )
         self.git(self.project, "worktree", "remove", str(sandbox.path))
         return None
-
-
-def _same(a: str | Path, b: str | Path) -> bool:
-    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _subcommand(args: tuple[str, ...]) -> str:

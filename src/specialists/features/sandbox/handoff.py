@@ -24,10 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import StoreError
-from specialists.features.sandbox import handoff_capture as capture_mod
 from specialists.features.sandbox.backend import SandboxError
+from specialists.features.sandbox.cmd import OUTPUT_CAP, git_env
 from specialists.features.sandbox.git import GitSandbox
-from specialists.features.sandbox.handoff_links import DEFAULT_LINKS, link_dependencies
+from specialists.features.sandbox.handoff_links import (
+    DEFAULT_LINKS,
+    link_dependencies,
+    unlink_dependencies,
+)
 from specialists.features.sandbox.handoff_manifest import (
     MAX_CHILDREN,
     ChildEntry,
@@ -36,17 +40,22 @@ from specialists.features.sandbox.handoff_manifest import (
     check_handoff_id,
     handoffs_record,
     manifest_path,
+    patch_dir,
     read_manifest,
     write_manifest,
 )
 from specialists.features.sandbox.prune import pending
 from specialists.features.sandbox.rules import branch_name
+from specialists.features.sandbox.worktree_tree import TreeFailed, worktree_tree
 from specialists.process.short import run_short
+from specialists.store.atomic import write_atomic
+from specialists.store.files import ensure_dir
 
 DEFAULT_SETUP_TIMEOUT_S = 600.0
 SETUP_OUTPUT_CAP = 256 * 1024
 SETUP_TAIL = 4096
 MAX_KEY_CHARS = 200
+MAX_PATCH_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -215,7 +224,7 @@ def child_ended(
     # A `planned` child may have a worktree: the process that began it died in between.
     if entry.state not in ("planned", "ready", "setup_failed") or gs.get(entry.sandbox) is None:
         return _ended(entry)
-    done = capture_mod.capture(gs, manifest, entry, int(clock() * 1000))
+    done = capture(gs, manifest, entry, int(clock() * 1000))
     if job_id is not None:
         done = done.replace(job_id=job_id)
     _record(project, handoff_id, done)
@@ -315,3 +324,95 @@ def _checked_keys(keys: Sequence[str]) -> list[str]:
     if len(set(found)) != len(found):
         raise HandoffError("child keys must be unique within a handoff")
     return found
+
+
+# --- capturing an ended child's work -----------------------------------------------------
+
+
+class CaptureFailed(Exception):
+    """The patch could not be captured; the message says why."""
+
+
+def capture(
+    gs: GitSandbox, manifest: HandoffManifest, entry: ChildEntry, now_ms: int
+) -> ChildEntry:
+    """Everything the child left, not only what it committed: the worktree is snapshotted
+    into a throwaway index (a copy of its own, so unchanged files are not re-read), `git add
+    -A` (ignored files stay out, and so does a nested `.specialists/`), `git write-tree`, and
+    the patch is `git diff --binary <base> <that tree>`. The child's branch, index and files
+    are untouched."""
+    worktree = Path(entry.worktree)
+    warnings = list(entry.warnings) + unlink_dependencies(worktree, entry.links)
+    tip = gs.tip(entry.branch)
+    try:
+        tree = _snapshot(gs, manifest, entry)
+        patch, stat = _patch(gs, entry.branch, manifest.base_sha, tree)
+        path = patch_dir(gs.project, manifest.id) / f"{entry.sandbox}.patch"
+        ensure_dir(path.parent)
+        write_atomic(path, patch, durable=True)
+    except (CaptureFailed, SandboxError, StoreError, OSError) as exc:
+        why = exc.one_line() if isinstance(exc, SandboxError | StoreError) else str(exc)
+        return _preserve(gs, entry, tip, why, warnings, now_ms)
+    committed_tree = gs.rev(gs.project, f"{tip}^{{tree}}") if tip else None
+    if committed_tree != tree:
+        warnings.append(f"uncommitted work in {worktree} is in the patch, not on {entry.branch}")
+    return entry.replace(
+        state="captured", patch=str(path), stat=stat, tip=tip,
+        warnings=tuple(warnings), ended_at_ms=now_ms,
+    )  # fmt: skip
+
+
+def _snapshot(gs: GitSandbox, manifest: HandoffManifest, entry: ChildEntry) -> str:
+    worktree = Path(entry.worktree)
+    if not worktree.is_dir():
+        raise CaptureFailed(f"its worktree {worktree} is gone")
+    folder = patch_dir(gs.project, manifest.id)
+    ensure_dir(folder.parent)
+    ensure_dir(folder)
+    scratch = folder / f".index-{entry.sandbox}-{os.getpid()}"
+    try:
+        return worktree_tree(worktree, scratch, env=git_env(), timeout_s=gs.timeout_s)
+    except TreeFailed as exc:
+        raise CaptureFailed(str(exc)) from exc
+
+
+def _patch(gs: GitSandbox, branch: str, base: str, tree: str) -> tuple[bytes, dict[str, object]]:
+    diff = ("diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--binary")
+    patch = gs.git(gs.project, *diff, base, tree)
+    if len(patch) >= min(MAX_PATCH_BYTES, OUTPUT_CAP):
+        raise CaptureFailed(f"the patch is larger than {MAX_PATCH_BYTES >> 20} MiB")
+    found = gs.stat(branch, base, tree, renames=False)
+    stat = {
+        "files": [f.path for f in found.files],
+        "insertions": found.insertions,
+        "deletions": found.deletions,
+        "summary": found.counts(),
+        "text": found.text[-8000:],
+    }
+    return patch, stat
+
+
+def _preserve(
+    gs: GitSandbox,
+    entry: ChildEntry,
+    tip: str | None,
+    why: str,
+    warnings: list[str],
+    now_ms: int,
+) -> ChildEntry:
+    """No patch: make sure the work survives anyway, and say where it is."""
+    sandbox = gs.get(entry.sandbox)
+    preserved = f"on {entry.branch} at {tip[:12]}" if tip else "in place"
+    if sandbox is not None and Path(entry.worktree).is_dir():
+        try:
+            if gs.has_pending_work(Path(entry.worktree)):
+                made = gs.commit_all(sandbox, f"handoff: preserved work of {entry.key[:60]}")
+                preserved = f"committed {made.sha} on {entry.branch}"
+                tip = made.sha
+        except SandboxError as exc:
+            preserved = f"in place at {entry.worktree} (not committed: {exc.one_line()})"
+    warnings.append(f"no patch captured ({why}); the work is preserved {preserved}")
+    return entry.replace(
+        state="preserved", problem=why, preserved=preserved, tip=tip,
+        warnings=tuple(warnings), ended_at_ms=now_ms,
+    )  # fmt: skip

@@ -28,6 +28,7 @@ from specialists.features.sandbox.handoff_manifest import (
     read_manifest,
 )
 from specialists.features.sandbox.prune import delete_branch
+from specialists.features.sandbox.rules import same_path
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ def discard(project: Path, view: HandoffView) -> DiscardOutcome:
 
 def _view(gs: GitSandbox, entry: ChildEntry) -> ChildView:
     worktree = Path(entry.worktree)
-    ours = Path(os.path.realpath(worktree)) == Path(os.path.realpath(gs.root / entry.sandbox))
+    ours = same_path(worktree, gs.root / entry.sandbox)
     exists = worktree.is_dir()
     dirty: tuple[str, ...] = ()
     if exists and ours:
@@ -141,7 +142,7 @@ def _view(gs: GitSandbox, entry: ChildEntry) -> ChildView:
             dirty = tuple(e.path for e in gs.changes(worktree))
         except SandboxError as exc:
             dirty = (f"(cannot tell: {exc.one_line()})",)
-    tip = gs.rev(gs.project, f"refs/heads/{entry.branch}")
+    tip = gs.tip(entry.branch)
     return ChildView(entry, exists, ours, tip, dirty)
 
 
@@ -152,7 +153,7 @@ def _remove_worktree(gs: GitSandbox, child: ChildView) -> tuple[bool, str]:
         if os.path.lexists(entry.worktree):
             return False, f"not registered on {entry.branch}: left intact"
         return True, ""
-    if os.path.realpath(tree.path) != os.path.realpath(entry.worktree):
+    if not same_path(tree.path, entry.worktree):
         return False, f"{entry.branch} is checked out at {tree.path}"
     unlink_dependencies(Path(entry.worktree), entry.links)
     done = gs.run(gs.project, "worktree", "remove", "--force", "--force", entry.worktree)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from specialists.base.errors import StoreError, UserError
 from specialists.features.sandbox.rules import is_id
@@ -40,9 +40,7 @@ MAX_CHILDREN = 1000
 ChildState = Literal[
     "planned", "ready", "create_failed", "setup_failed", "captured", "preserved", "discarded"
 ]
-CHILD_STATES: tuple[ChildState, ...] = (
-    "planned", "ready", "create_failed", "setup_failed", "captured", "preserved", "discarded",
-)  # fmt: skip
+CHILD_STATES: tuple[str, ...] = get_args(ChildState)
 
 
 class HandoffError(UserError):

@@ -4,7 +4,6 @@ record and the state machine)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,17 +13,18 @@ from specialists.features.sandbox import queue_git as qgit
 from specialists.features.sandbox.backend import SandboxError, SquashOutcome
 from specialists.features.sandbox.queue import (
     MAX_MEMBERS,
-    ORDERS,
     QUEUE_END,
     Candidate,
     Member,
     Queue,
     Queues,
     new_queue_id,
+    ordered,
+    overlaps,
     queue_of_sandbox,
+    target_of,
 )
 from specialists.features.sandbox.queue_driver import Driver
-from specialists.features.sandbox.queue_members import ordered, overlaps, target_of
 
 
 def _backend(state_root: Path) -> Any:
@@ -34,10 +34,6 @@ def _backend(state_root: Path) -> Any:
     if gs.detect(gs.project) is None:
         raise UserError(f"{gs.project} is not in a git repository; it has no sandboxes")
     return gs
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 # --- members ---------------------------------------------------------------------------------
@@ -113,7 +109,7 @@ def _children(state_root: Path, parent: str, gs: Any) -> list[tuple[str, str]]:
     out = []
     for ref, sandbox_id in found:
         sandbox = gs.get(sandbox_id)
-        tip = gs.rev(gs.project, f"refs/heads/sandbox-{sandbox_id}") if sandbox else None
+        tip = gs.tip(f"sandbox-{sandbox_id}") if sandbox else None
         if sandbox is None or tip is None or any(m.tip == tip for m in sandbox.squashes):
             continue  # gone, or squashed already at this tip
         out.append((ref, sandbox_id))
@@ -134,7 +130,7 @@ def _job_sandbox(state_root: Path, ref: str) -> str | None:
 
 
 def _member(gs: Any, c: Candidate) -> Member:
-    tip = gs.rev(gs.project, f"refs/heads/{c.sandbox.branch}")
+    tip = gs.tip(c.sandbox.branch)
     if tip is None:
         raise UserError(f"the branch {c.sandbox.branch} is gone")
     return Member(
@@ -194,8 +190,6 @@ def start(
     work, or merged). Refused before anything changes if a member still runs (R-S5), holds
     uncommitted work its definition may not commit, or is in another queue."""
     order = order or ("given" if refs else "auto")
-    if order not in ORDERS:
-        raise UserError(f"unknown order {order!r}", hint="one of: " + ", ".join(ORDERS))
     gs = _backend(state_root)
     if resolver is not None:  # an unknown name is refused now, not at the first conflict
         from specialists.catalog.discovery import load_catalog
@@ -241,7 +235,7 @@ def _create(
     qid = new_queue_id()
     queue = Queue(
         id=qid,
-        created_at_ms=_now_ms(),
+        created_at_ms=gs.clock(),
         owner=owner,
         target=str(target),
         into_sandbox=parent_sb is not None,
@@ -289,8 +283,6 @@ def advance(
     resolvers did, land what can land, start resolvers for new conflicts. `ended`: jobs known
     to have ended (a resolver's own end hook, before its final status is written). `retry`:
     members in conflict or failed go back in line. `tell`: the owner hears when it ends."""
-    from specialists.features.sandbox.resolver import start_resolver
-
     queues = Queues(state_root)
     gs = _backend(state_root)
     known = dict(ended or {})
@@ -311,7 +303,6 @@ def advance(
             queues,
             gs,
             q,
-            start_resolver=start_resolver,
             job_final=lambda job: known.get(job) or _final(state_root, job),
         )
         driver.run()

@@ -28,6 +28,7 @@ from specialists.features.sandbox.backend import (
     PruneOutcome,
     PrunePlan,
     Sandbox,
+    SandboxError,
     SandboxStatus,
 )
 from specialists.features.sandbox.rules import (
@@ -35,7 +36,6 @@ from specialists.features.sandbox.rules import (
     StatusEntry,
     id_of_branch,
     merged_state,
-    parse_merge_tree,
 )
 
 if TYPE_CHECKING:
@@ -64,13 +64,11 @@ def is_ancestor(gs: GitSandbox, commit: str, of: str) -> bool:
 
 def applied_in(gs: GitSandbox, head: str, tip: str) -> bool:
     """Merging `tip` into `head` would change nothing: every change of tip is in head."""
-    merged = gs.run(
-        gs.project, "merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", head, tip
-    )
-    if merged.code != 0:
-        return False
-    tree, _ = parse_merge_tree(merged.stdout)
-    return tree == gs.rev(gs.project, f"{head}^{{tree}}")
+    try:
+        tree, conflicts = gs.merge_tree(head, tip)
+    except SandboxError:
+        return False  # not proven: kept
+    return not conflicts and tree == gs.rev(gs.project, f"{head}^{{tree}}")
 
 
 def proof(gs: GitSandbox, sandbox: Sandbox, tip: str) -> Proof | None:
@@ -172,7 +170,7 @@ def execute(gs: GitSandbox, confirmed: PrunePlan) -> PruneOutcome:
     kept = list(confirmed.kept)
     for cand in confirmed.candidates:
         sandbox = gs.get(cand.id)
-        tip = gs.rev(gs.project, f"refs/heads/{cand.branch}")
+        tip = gs.tip(cand.branch)
         reason = None
         if sandbox is None or sandbox.branch != cand.branch:
             reason = "its record is gone"

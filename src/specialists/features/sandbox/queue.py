@@ -25,18 +25,19 @@ R-S8).
 Every step is journaled in queue.json before it changes git and checked against git after, so
 a queue killed at any point is finished by `advance` again (`merge run`).
 
-This module holds the queue's record (its members' states, its store); which members and in
-what order: queue_members.py; the steps: queue_driver.py; the git under them: queue_git.py.
+This module holds the queue's record (its members' states, its store), which members it takes
+and in what order; the steps: queue_driver.py; the git under them: queue_git.py.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from specialists.base.errors import NotFound, StoreError, UserError
 from specialists.features.sandbox.backend import Sandbox
@@ -50,8 +51,6 @@ LOG = "log"
 SCHEMA = 1
 MAX_MEMBERS = 100
 MAX_ROUNDS = 3  # resolver runs per member
-Order = Literal["given", "auto", "fifo", "smallest"]
-ORDERS: tuple[str, ...] = ("given", "auto", "fifo", "smallest")
 QUEUE_END = frozenset({"landed", "failed", "cancelled"})
 
 
@@ -100,10 +99,7 @@ class Queue(Declared):
         return next(m for m in self.members if m.sandbox == sandbox)
 
     def tally(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for m in self.members:
-            counts[m.state] = counts.get(m.state, 0) + 1
-        return counts
+        return dict(Counter(m.state for m in self.members))
 
     def describe(self) -> str:
         tally = ", ".join(f"{n} {state}" for state, n in sorted(self.tally().items()))
@@ -189,3 +185,59 @@ class Queues:
             except (StoreError, NotFound, OSError) as exc:
                 problems.append(f"{qid}: {exc}")
         return found, problems
+
+
+def ordered(members: list[Member], order: str) -> list[Member]:
+    """`given` as named; `fifo` by creation; `smallest` by lines changed; `auto` (the
+    default): members that overlap nobody first, oldest first (they cannot conflict with each
+    other and need no resolver), then the overlapping ones smallest first, so the fewest
+    lines land before a conflict and the resolver adapts the larger change once."""
+    if order == "given":
+        return list(members)
+    if order == "fifo":
+        return sorted(members, key=lambda m: m.created_at_ms)
+    if order == "smallest":
+        return sorted(members, key=lambda m: (m.size, m.created_at_ms))
+    touched = [set(m.files) for m in members]
+    alone = [
+        not any(touched[i] & touched[j] for j in range(len(members)) if j != i)
+        for i in range(len(members))
+    ]
+    keyed = sorted(
+        range(len(members)),
+        key=lambda i: (
+            not alone[i],
+            members[i].size if not alone[i] else 0,
+            members[i].created_at_ms,
+        ),
+    )
+    return [members[i] for i in keyed]
+
+
+def overlaps(members: list[Member]) -> list[dict[str, Any]]:
+    """Each pair of members that changed a same file, with those files."""
+    out = []
+    for i, a in enumerate(members):
+        for b in members[i + 1 :]:
+            both = sorted(set(a.files) & set(b.files))
+            if both:
+                out.append({"a": a.sandbox, "b": b.sandbox, "paths": both})
+    return out
+
+
+def target_of(gs: Any, candidates: list[Candidate]) -> tuple[Path, Sandbox | None]:
+    """Where the members go back to: their parent sandbox, else the working copy they were
+    made from. Siblings share it; anything else is refused."""
+    parents = {c.sandbox.parent for c in candidates}
+    if len(parents) != 1:
+        raise UserError("these sandboxes have different parents; queue siblings only")
+    (parent_id,) = parents
+    if parent_id is not None:
+        parent = gs.get(parent_id)
+        if parent is None:
+            raise UserError(f"the parent sandbox {parent_id} has no record")
+        return parent.path, parent
+    origins = {os.path.realpath(c.sandbox.origin) for c in candidates}
+    if len(origins) != 1:
+        raise UserError("these sandboxes come from different working copies; queue siblings only")
+    return Path(origins.pop()), None

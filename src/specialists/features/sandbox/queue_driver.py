@@ -6,7 +6,6 @@ Every step is journaled in queue.json before it changes git and checked against 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -21,6 +20,8 @@ from specialists.features.sandbox.queue import (
     Queues,
     resolver_sandbox_id,
 )
+from specialists.features.sandbox.resolver import start_resolver
+from specialists.features.sandbox.rules import same_path
 
 
 class Driver:
@@ -32,13 +33,11 @@ class Driver:
         gs: Any,
         queue: Queue,
         *,
-        start_resolver: Callable[[Driver, Member, str, tuple[str, ...]], None],
         job_final: Callable[[str], str | None],
     ) -> None:
         self.queues = queues
         self.gs = gs
         self.q = queue
-        self.start_resolver = start_resolver
         self.job_final = job_final
 
     def save(self) -> None:
@@ -50,7 +49,7 @@ class Driver:
         self.queues.log(self.q, event, **fields)
 
     def tip(self) -> str:
-        tip = self.gs.rev(self.gs.project, f"refs/heads/sandbox-{self.q.integration}")
+        tip = self.gs.tip(f"sandbox-{self.q.integration}")
         if tip is None:
             raise SandboxError(f"the queue's branch sandbox-{self.q.integration} is gone")
         return str(tip)
@@ -136,7 +135,7 @@ class Driver:
         for other in self.q.members:
             if other.state == "queued" and landed & set(other.files):
                 try:
-                    conflicted = qgit.conflicts(self.gs, other.tip, onto)
+                    conflicted = self.gs.merge_tree(onto, other.tip)[1]
                 except SandboxError as exc:
                     self._fail(other, exc.one_line())
                     continue
@@ -148,16 +147,16 @@ class Driver:
         if sandbox is None:
             return self._fail(m, f"sandbox {m.sandbox} has no record")
         try:
-            replayed = qgit.replay(
+            commit, conflicted = qgit.replay(
                 self.gs, m.tip, onto, f"{sandbox.branch} rebased by merge queue {self.q.id}"
             )
         except SandboxError as exc:
             return self._fail(m, exc.one_line())
-        if replayed.commit is None:
-            return self._conflict(m, onto, replayed.conflicts)
-        m.state, m.step = "rebasing", {"from": m.tip, "commit": replayed.commit, "onto": onto}
+        if commit is None:
+            return self._conflict(m, onto, conflicted)
+        m.state, m.step = "rebasing", {"from": m.tip, "commit": commit, "onto": onto}
         self.save()
-        self._move(m, sandbox, m.tip, replayed.commit, onto)
+        self._move(m, sandbox, m.tip, commit, onto)
 
     def _move(self, m: Member, sandbox: Sandbox, old: str, new: str, onto: str) -> None:
         try:
@@ -190,7 +189,7 @@ class Driver:
     def _start(self, m: Member) -> None:
         assert m.resolver is not None
         try:
-            self.start_resolver(self, m, m.resolver["onto"], tuple(m.conflict))
+            start_resolver(self, m, m.resolver["onto"], tuple(m.conflict))
         except (SandboxError, UserError, StoreError, OSError) as exc:
             self._fail(m, f"the resolver could not start: {exc}")
 
@@ -205,7 +204,7 @@ class Driver:
             return None  # still at work
         r["final"] = final
         resolver = self.gs.get(r["sandbox"])
-        tip = self.gs.rev(self.gs.project, f"refs/heads/sandbox-{r['sandbox']}")
+        tip = self.gs.tip(f"sandbox-{r['sandbox']}")
         if final != "done" or resolver is None or tip is None or tip == r["onto"]:
             why = f"ended {final}" if final != "done" else "committed nothing"
             return self._fail(
@@ -246,10 +245,9 @@ class Driver:
         sandbox = self.gs.get(m.sandbox)
         if sandbox is None:
             return self._fail(m, f"sandbox {m.sandbox} has no record")
-        where = os.path.realpath(self.integration().path)
+        where = self.integration().path
         marker = next(
-            (s for s in sandbox.squashes if os.path.realpath(s.target) == where and s.tip == m.tip),
-            None,
+            (s for s in sandbox.squashes if same_path(s.target, where) and s.tip == m.tip), None
         )
         if marker is not None:
             m.state, m.step, m.landed = "landed", None, marker.commit

@@ -15,13 +15,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specialists.features.sandbox.backend import Sandbox, SandboxError
 from specialists.features.sandbox.prune import delete_branch
-from specialists.features.sandbox.rules import parse_merge_tree
+from specialists.features.sandbox.rules import parse_numstat
 
 if TYPE_CHECKING:
     from specialists.features.sandbox.git import GitSandbox
@@ -30,59 +29,33 @@ log = logging.getLogger("specialists.features.sandbox")
 MARKERS = (b"<<<<<<< ", b">>>>>>> ")
 
 
-@dataclass(frozen=True)
-class Replayed:
-    """The sandbox's change as one commit on `onto` (not applied yet), or its conflicts."""
-
-    commit: str | None
-    conflicts: tuple[str, ...] = ()
-
-
 def changed_files(gs: GitSandbox, sandbox: Sandbox, tip: str | None = None) -> list[str]:
     """Every path the sandbox's branch changed against its base (both names of a rename)."""
-    tip = tip or gs.rev(gs.project, f"refs/heads/{sandbox.branch}")
+    tip = tip or gs.tip(sandbox.branch)
     if tip is None:
         raise SandboxError(f"branch {sandbox.branch} is gone")
-    out = gs.git(
-        gs.project, "diff", "--name-only", "-z", "--no-renames", sandbox.base_sha, tip, "--"
-    )
-    return sorted({os.fsdecode(p) for p in out.split(b"\0") if p})
+    return sorted(_names(gs, gs.project, "--no-renames", sandbox.base_sha, tip, "--"))
 
 
 def lines_changed(gs: GitSandbox, sandbox: Sandbox, tip: str) -> int:
     out = gs.git(gs.project, "diff", "--numstat", "-z", "--no-renames", sandbox.base_sha, tip)
-    total = 0
-    for row in out.split(b"\0"):
-        added, _, rest = row.partition(b"\t")
-        deleted = rest.partition(b"\t")[0]
-        total += sum(int(n) for n in (added, deleted) if n.isdigit())
-    return total
+    return sum((added or 0) + (deleted or 0) for _, added, deleted in parse_numstat(out))
 
 
-def _merge_tree(gs: GitSandbox, tip: str, onto: str) -> tuple[str, tuple[str, ...]]:
-    """The merged tree of `tip` onto `onto` (against their merge base) and its conflicts;
-    nothing is written but objects."""
-    merged = gs.run(
-        gs.project, "merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", onto, tip
-    )
-    if merged.code not in (0, 1):
-        raise SandboxError(f"git merge-tree failed: {merged.err_text()}")
-    tree, conflicts = parse_merge_tree(merged.stdout)
-    return tree, conflicts if merged.code == 1 else ()
+def _names(gs: GitSandbox, cwd: Path, *args: str) -> set[str]:
+    """The paths `git diff --name-only` lists for `args`."""
+    out = gs.git(cwd, "diff", "--name-only", "-z", *args)
+    return {os.fsdecode(p) for p in out.split(b"\0") if p}
 
 
-def conflicts(gs: GitSandbox, tip: str, onto: str) -> tuple[str, ...]:
-    """The paths where `tip`'s change would conflict with `onto` (none: it merges)."""
-    return _merge_tree(gs, tip, onto)[1]
-
-
-def replay(gs: GitSandbox, tip: str, onto: str, message: str) -> Replayed:
-    """`tip`'s change (against their merge base) as one commit whose parent is `onto`."""
-    tree, conflicted = _merge_tree(gs, tip, onto)
+def replay(gs: GitSandbox, tip: str, onto: str, message: str) -> tuple[str | None, tuple[str, ...]]:
+    """`tip`'s change (against their merge base) as one commit whose parent is `onto` (not
+    applied yet), or None and its conflicts."""
+    tree, conflicted = gs.merge_tree(onto, tip)
     if conflicted:
-        return Replayed(None, conflicted)
+        return None, conflicted
     made = gs.git(gs.project, "commit-tree", "--no-gpg-sign", "-p", onto, "-m", message, tree)
-    return Replayed(made.decode().strip())
+    return made.decode().strip(), ()
 
 
 def landed_since(gs: GitSandbox, tip: str, onto: str) -> set[str]:
@@ -91,8 +64,7 @@ def landed_since(gs: GitSandbox, tip: str, onto: str) -> set[str]:
     if not base.ok:
         raise SandboxError(f"{tip[:12]} and {onto[:12]} share no history")
     fork = base.stdout.decode().strip()
-    out = gs.git(gs.project, "diff", "--name-only", "-z", "--no-renames", fork, onto, "--")
-    return {os.fsdecode(p) for p in out.split(b"\0") if p}
+    return _names(gs, gs.project, "--no-renames", fork, onto, "--")
 
 
 def move_branch(gs: GitSandbox, sandbox: Sandbox, old: str, new: str, base: str) -> Sandbox:
@@ -100,7 +72,7 @@ def move_branch(gs: GitSandbox, sandbox: Sandbox, old: str, new: str, base: str)
     record `base` as what it now starts from. Safe to repeat after a crash at any step."""
     ref = f"refs/heads/{sandbox.branch}"
     with gs.meta.locked():
-        now = gs.rev(gs.project, ref)
+        now = gs.tip(sandbox.branch)
         if now not in (old, new):
             raise SandboxError(f"{sandbox.branch} moved meanwhile (to {str(now)[:12]}); kept")
         tree = gs.worktree_of(sandbox.branch)
@@ -122,26 +94,19 @@ def move_branch(gs: GitSandbox, sandbox: Sandbox, old: str, new: str, base: str)
 def _bring_worktree(gs: GitSandbox, path: str, old: str, new: str) -> None:
     """The worktree's index and files from `old` to `new`, unless they are there already."""
     top = Path(path)
-    if _index_is(gs, top, new):
+    if gs.index_is(top, new):
         return
-    if not _index_is(gs, top, old):
+    if not gs.index_is(top, old):
         raise SandboxError(f"the worktree {path} has staged changes; it was left as it is")
     done = gs.run(top, "read-tree", "-m", "-u", old, new)
     if not done.ok:
         raise SandboxError(f"cannot update the worktree {path}: {done.err_text()}")
 
 
-def _index_is(gs: GitSandbox, top: Path, treeish: str) -> bool:
-    same = gs.run(top, "diff-index", "--cached", "--quiet", treeish, "--")
-    if same.code not in (0, 1):
-        raise SandboxError(f"git diff-index failed in {top}: {same.err_text()}")
-    return same.code == 0
-
-
 def reset_to_head(gs: GitSandbox, sandbox: Sandbox) -> None:
     """Drop what a killed squash staged in a sandbox nobody else writes in (the queue's own):
     index and files back to its HEAD; untracked files stay."""
-    if not _index_is(gs, sandbox.path, "HEAD"):
+    if not gs.index_is(sandbox.path, "HEAD"):
         gs.git(sandbox.path, "reset", "--quiet", "--hard", "HEAD")
 
 
@@ -152,8 +117,7 @@ def start_conflict(gs: GitSandbox, worktree: Sandbox, tip: str) -> tuple[str, ..
     done = gs.run(worktree.path, "merge", "--squash", "--no-commit", tip)
     if done.code not in (0, 1):
         raise SandboxError(f"git merge in {worktree.path} failed: {done.err_text()}")
-    out = gs.git(worktree.path, "diff", "--name-only", "-z", "--diff-filter=U")
-    return tuple(sorted({os.fsdecode(p) for p in out.split(b"\0") if p}))
+    return tuple(sorted(_names(gs, worktree.path, "--diff-filter=U")))
 
 
 def markers_left(gs: GitSandbox, commit: str, paths: tuple[str, ...]) -> tuple[str, ...]:

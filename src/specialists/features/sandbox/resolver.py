@@ -51,7 +51,8 @@ def start_resolver(driver: Driver, m: Member, onto: str, paths: tuple[str, ...])
         raise SandboxError(f"sandbox {m.sandbox} has no record")
     conflicted = qgit.start_conflict(gs, sandbox, m.tip) if _fresh(gs, sandbox) else paths
     r["paths"] = list(conflicted or paths)
-    job = job_in(driver.queues.state_root, sandbox.id)
+    # A killed attempt may have started it before it journaled the id.
+    job = jobs_in(driver.queues.state_root, {sandbox.id}).get(sandbox.id)
     if job is None:
         job = _start_job(driver, m, member, sandbox, r["paths"])
     r["job"] = job
@@ -61,8 +62,7 @@ def start_resolver(driver: Driver, m: Member, onto: str, paths: tuple[str, ...])
 
 def _fresh(gs: GitSandbox, sandbox: Sandbox) -> bool:
     """Nothing merged into the resolver's sandbox yet (its index is its HEAD)."""
-    same = gs.run(sandbox.path, "diff-index", "--cached", "--quiet", "HEAD", "--")
-    return same.code == 0 and not gs.run(sandbox.path, "ls-files", "-u").stdout
+    return gs.index_is(sandbox.path, "HEAD") and not gs.run(sandbox.path, "ls-files", "-u").stdout
 
 
 def _start_job(
@@ -93,12 +93,6 @@ def _start_job(
     # Keyed by its sandbox: a queue step retried after a crash finds the resolver it started.
     key = f"merge-resolver:{q.id}:{sandbox.id}"
     return start(store, record, key=key, housekeep=True, warnings=warnings).id
-
-
-def job_in(state_root: Path, sandbox_id: str) -> str | None:
-    """The job already working in `sandbox_id` (started by an attempt killed before it
-    journaled the id)."""
-    return jobs_in(state_root, {sandbox_id}).get(sandbox_id)
 
 
 def jobs_in(state_root: Path, sandbox_ids: set[str]) -> dict[str, str]:

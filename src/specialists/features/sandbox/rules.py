@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from specialists.features.sandbox.backend import SandboxError, SquashMarker
 
@@ -33,6 +34,10 @@ def check_id(sandbox_id: object) -> str:
 
 def is_id(text: str) -> bool:
     return _ID_RE.fullmatch(text) is not None
+
+
+def same_path(a: str | Path, b: str | Path) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def branch_name(sandbox_id: str) -> str:
@@ -74,11 +79,6 @@ def merged_state(
 # --- git output ----------------------------------------------------------------------------
 
 
-def fsdecode(raw: bytes) -> str:
-    """A path from git, as the filesystem would name it (surrogateescape for odd bytes)."""
-    return os.fsdecode(raw)
-
-
 @dataclass(frozen=True)
 class Worktree:
     path: str
@@ -94,7 +94,7 @@ def parse_worktrees(out: bytes) -> list[Worktree]:
     fields: dict[str, str] = {}
     for raw in [*out.split(b"\0"), b""]:
         if raw:
-            key, _, value = fsdecode(raw).partition(" ")
+            key, _, value = os.fsdecode(raw).partition(" ")
             fields[key] = value
             continue
         if "worktree" in fields:
@@ -128,7 +128,7 @@ def parse_status(out: bytes) -> list[StatusEntry]:
         if len(raw) < 4:
             continue
         code = raw[:2].decode("ascii", "replace")
-        entries.append(StatusEntry(code, fsdecode(raw[3:])))
+        entries.append(StatusEntry(code, os.fsdecode(raw[3:])))
         if code[0] in "RC":
             i += 1  # the source path of a rename or copy
     return entries
@@ -148,7 +148,7 @@ def parse_numstat(out: bytes) -> list[tuple[str, int | None, int | None]]:
         if not path and i + 1 < len(parts):
             path = parts[i + 1]  # a rename: show the new name
             i += 2
-        rows.append((fsdecode(path), _count(added), _count(deleted)))
+        rows.append((os.fsdecode(path), _count(added), _count(deleted)))
     return rows
 
 
@@ -167,7 +167,7 @@ def parse_merge_tree(out: bytes) -> tuple[str, tuple[str, ...]]:
     for raw in parts[1:]:
         if not raw:
             break
-        seen.setdefault(fsdecode(raw), None)
+        seen.setdefault(os.fsdecode(raw), None)
     return tree, tuple(seen)
 
 

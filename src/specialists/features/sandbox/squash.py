@@ -32,8 +32,8 @@ from specialists.features.sandbox.backend import (
     SquashOutcome,
     SquashRefused,
 )
-from specialists.features.sandbox.identity import FALLBACK
-from specialists.features.sandbox.rules import is_id, parse_merge_tree
+from specialists.features.sandbox.cmd import FALLBACK
+from specialists.features.sandbox.rules import is_id, same_path
 
 if TYPE_CHECKING:
     from specialists.features.sandbox.git import GitSandbox
@@ -65,7 +65,7 @@ def squash(
             return resumed
         record = dataclasses.replace(record, pending=None)  # it never touched the target
         gs.meta.write(record)
-    tip = gs.rev(gs.project, f"refs/heads/{sandbox.branch}")
+    tip = gs.tip(sandbox.branch)
     if tip is None:
         return SquashRefused("no_branch", f"branch {sandbox.branch} is gone", "nothing to squash")
 
@@ -96,15 +96,8 @@ def squash(
     if head is None or head_tree is None:
         return SquashRefused("wrong_target", f"{top} has no commit to squash onto")
 
-    merged = gs.run(
-        gs.project, "merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", head, tip
-    )
-    if merged.code not in (0, 1):
-        raise SandboxError(
-            f"git merge-tree failed: {merged.err_text()}", hint="squash needs git 2.38 or later"
-        )
-    tree, conflicts = parse_merge_tree(merged.stdout)
-    if merged.code == 1:
+    tree, conflicts = gs.merge_tree(head, tip)
+    if conflicts:
         return SquashConflict(sandbox.branch, top, conflicts)
 
     changed = _changed(gs, head_tree, tree)
@@ -210,7 +203,7 @@ def _resume(
     afresh); a refusal when the target changed since, so nothing of ours is guessed at."""
     if not os.path.isdir(pending.target):  # its target went (a parent sandbox removed)
         return None
-    if not _same(pending.target, top):
+    if not same_path(pending.target, top):
         return SquashRefused(
             "interrupted",
             f"a squash of {record.branch} into {pending.target} was interrupted",
@@ -226,9 +219,9 @@ def _resume(
             gs, record, pending.tip, top, mode, done[-1].commit, files, None, note, marked=True
         )
     head = gs.rev(top, "HEAD^{commit}")
-    if head == pending.head and _index_is(gs, top, pending.tree):
+    if head == pending.head and gs.index_is(top, pending.tree):
         return _applied(gs, record, pending, top, files, None, note)
-    if head == pending.head and _index_is(gs, top, pending.head):
+    if head == pending.head and gs.index_is(top, pending.head):
         return None
     if (
         head is not None
@@ -245,14 +238,6 @@ def _resume(
         "nothing was changed; see `git status` there: once its index matches HEAD again, "
         "squash again",
     )
-
-
-def _index_is(gs: GitSandbox, top: Path, treeish: str) -> bool:
-    """The target's index holds exactly `treeish` (its files are not looked at)."""
-    same = gs.run(top, "diff-index", "--cached", "--quiet", "--no-ext-diff", treeish, "--")
-    if same.code not in (0, 1):
-        raise SandboxError(f"git diff-index failed in {top}: {same.err_text()}")
-    return same.code == 0
 
 
 def refuse_child(child: ChildState, sandbox_id: str) -> SquashRefused | None:
@@ -277,15 +262,15 @@ def _target(gs: GitSandbox, target: Path, sandbox: Sandbox) -> tuple[Path, bool]
     if repo is None or ours is None or repo.common_dir != ours.common_dir:
         return SquashRefused("wrong_target", f"{target} is not a working copy of {gs.project}")
     top = repo.toplevel
-    if _same(top, sandbox.path):
+    if same_path(top, sandbox.path):
         return SquashRefused("wrong_target", f"cannot squash sandbox {sandbox.id} into itself")
-    if _same(top.parent, gs.root):
+    if same_path(top.parent, gs.root):
         parent = gs.get(top.name) if is_id(top.name) else None
         tree = gs.worktree_of(parent.branch) if parent is not None else None
-        if parent is None or tree is None or not _same(tree.path, top):
+        if parent is None or tree is None or not same_path(tree.path, top):
             return SquashRefused("wrong_target", f"{top} is not a recorded sandbox")
         return top, True
-    if not _same(top, sandbox.origin):
+    if not same_path(top, sandbox.origin):
         return SquashRefused(
             "wrong_target",
             f"{sandbox.branch} was created from {sandbox.origin}, not {top}",
@@ -299,7 +284,7 @@ def _has_worktree(gs: GitSandbox, sandbox: Sandbox) -> bool:
     return (
         tree is not None
         and not tree.prunable
-        and _same(tree.path, sandbox.path)
+        and same_path(tree.path, sandbox.path)
         and sandbox.path.is_dir()
     )
 
@@ -355,7 +340,3 @@ def _apply_failed(top: Path, err: str) -> SquashRefused:
         f"git read-tree failed in {top}: {err}",
         hint="the branch is kept; check `git status` there, manual recovery may be required",
     )
-
-
-def _same(a: str | Path, b: str | Path) -> bool:
-    return os.path.realpath(a) == os.path.realpath(b)

@@ -7,6 +7,7 @@ command line asks first, then runs the op again.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Annotated, Any
@@ -245,9 +246,7 @@ def handoffs(caller: Caller) -> dict[str, Any]:
         except HandoffError as exc:
             caller.warnings.append(exc.one_line())
             continue
-        states: dict[str, int] = {}
-        for c in m.children:
-            states[c.state] = states.get(c.state, 0) + 1
+        states = dict(Counter(c.state for c in m.children))
         rows.append({"id": m.id, "owner": m.owner, "path": str(path), "states": states})
     return {"handoffs": rows}
 

@@ -25,17 +25,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from specialists.base.errors import SpecialistsError
-from specialists.features.sandbox.cmd import GitResult, run_command
+from specialists.features.sandbox.cmd import GIT_SAFETY, GitResult, run_command
 from specialists.store.files import create_private
 from specialists.store.paths import STATE_DIR_NAME
-
-# Hooks, fsmonitor and friends run programs of the repository's choosing (sandbox/git.py).
-_SAFETY = (
-    *("-c", "core.hooksPath=/dev/null"),
-    *("-c", "core.fsmonitor=false"),
-    *("-c", "core.quotePath=false"),
-    *("-c", "gc.auto=0"),
-)
 
 
 class TreeFailed(SpecialistsError):
@@ -48,7 +40,7 @@ def worktree_tree(top: Path, scratch: Path, *, env: Mapping[str, str], timeout_s
 
     def git(*args: str, stdin: bytes | None = None, private: bool = True) -> GitResult:
         done = run_command(
-            ("git", *_SAFETY, *args),
+            ("git", *GIT_SAFETY, *args),
             cwd=top,
             timeout_s=timeout_s,
             stdin=stdin,
