@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, assert_never
 
+from specialists.base.display import one_line
 from specialists.base.errors import AgentUnavailable, Bug, ConfigError
 from specialists.base.vocab import THINKING_LEVELS
 from specialists.process.host import AdoptedProcess, HostedProcess, spawn_agent
@@ -50,7 +51,6 @@ from specialists.runners.base import (
     not_accepted,
 )
 from specialists.runners.pi_adopt import RECENT_WRITES, adopt_runner, runner_state
-from specialists.runners.pi_events import short
 from specialists.runners.pi_extensions import chosen_extensions
 from specialists.runners.pi_protocol import PiProtocol, job_protocol, split_pi_model
 from specialists.runners.tiers import pi_tools
@@ -236,7 +236,7 @@ class PiRunner:
         at = tail.find(EXTENSION_LOAD_FAILED)
         if at < 0 or str(EXTENSION_FILE) not in tail[at:]:
             return None
-        return short(tail[at:].splitlines()[0], 400)
+        return one_line(tail[at:].splitlines()[0], 400)
 
     # A successor supervisor takes pi over (executors/job.py `Adoptable`; pi_adopt.py).
     def adopt_state(self) -> dict[str, Any] | None:

@@ -13,23 +13,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import TYPE_CHECKING, Any
 
 from specialists.base.errors import AgentUnavailable, Bug
 from specialists.runners.adopting import ages, check_runner, events_held, held_events, times
 from specialists.runners.base import LaunchSpec, Usage
 from specialists.runners.pi_events import PiTranslator
-from specialists.runners.pi_protocol import PiProtocol, job_protocol
-from specialists.runners.pi_states import (
+from specialists.runners.pi_protocol import (
     Compacting,
     Finalizing,
     Idle,
+    PiProtocol,
     PiState,
     Retrying,
     RunFacts,
     Running,
     Settling,
     SwitchingModel,
+    job_protocol,
 )
 
 if TYPE_CHECKING:
@@ -95,41 +96,38 @@ def _usage(u: Usage) -> dict[str, Any]:
 
 
 def _state(state: PiState, now: float) -> dict[str, Any]:
-    if isinstance(state, Idle | Running | Retrying | Compacting):
-        return {"kind": state.kind}
-    if isinstance(state, Settling):
-        return {"kind": state.kind, "left_s": state.deadline - now}
-    if isinstance(state, SwitchingModel):
-        return {"kind": state.kind, "request": state.request, "left_s": state.deadline - now}
-    if isinstance(state, Finalizing):
-        return {
-            "kind": state.kind,
-            "awaiting": sorted(state.awaiting),
-            "left_s": state.deadline - now,
-            "restarted": state.restarted,
-        }
-    assert_never(state)
+    """A state as JSON: its deadline as seconds left, the requests it awaits as a list."""
+    out: dict[str, Any] = {"kind": state.kind}
+    for name, value in state._asdict().items():
+        if name == "deadline":
+            out["left_s"] = value - now
+        elif name != "kind":
+            out[name] = sorted(value) if name == "awaiting" else value
+    return out
+
+
+_STATES: dict[str, Any] = {
+    cls._field_defaults["kind"]: cls
+    for cls in (Idle, Running, Settling, Retrying, Compacting, SwitchingModel, Finalizing)
+}
 
 
 def _restored_state(raw: Mapping[str, Any], now: float) -> PiState:
-    kind = raw["kind"]
-    simple: dict[str, type[Idle | Running | Retrying | Compacting]] = {
-        "idle": Idle,
-        "running": Running,
-        "retrying": Retrying,
-        "compacting": Compacting,
-    }
-    if kind in simple:
-        return simple[kind]()
-    deadline = now + float(raw["left_s"])
-    if kind == "settling":
-        return Settling(deadline)
-    if kind == "switching_model":
-        return SwitchingModel(str(raw["request"]), deadline)
-    if kind == "finalizing":
-        awaiting = frozenset(str(r) for r in raw["awaiting"])
-        return Finalizing(awaiting, deadline, bool(raw["restarted"]))
-    raise ValueError(f"unknown pi state {kind!r}")
+    cls = _STATES.get(raw["kind"])
+    if cls is None:
+        raise ValueError(f"unknown pi state {raw['kind']!r}")
+    values: dict[str, Any] = {}
+    for name in cls._fields:
+        if name == "kind":
+            continue
+        if name == "deadline":
+            values[name] = now + float(raw["left_s"])
+        elif name == "awaiting":
+            values[name] = frozenset(str(r) for r in raw[name])
+        else:
+            values[name] = bool(raw[name]) if name == "restarted" else str(raw[name])
+    state: PiState = cls(**values)
+    return state
 
 
 # --- the runner (runners/pi.py) ----------------------------------------------------------
