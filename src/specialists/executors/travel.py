@@ -22,6 +22,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import AnyStr
 
 from specialists.process.jobenv import (
     BEAD_ID_ENV,
@@ -70,34 +71,25 @@ class PathMap:
             for local, node in self.pairs
             if _json_plain(local) and _json_plain(node)
         )
-        if not any(node in line for node, _ in pairs):
-            return line
-        pattern, table = _compiled_bytes(pairs)
-        return pattern.sub(lambda m: table[m.group(0)], line)
+        return _replace(line, pairs)
 
 
-def _replace(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
+def _replace(text: AnyStr, pairs: tuple[tuple[AnyStr, AnyStr], ...]) -> AnyStr:
     if not any(old in text for old, _ in pairs):
         return text
-    pattern, table = _compiled_text(pairs)
+    pattern, table = _compiled(pairs)
     return pattern.sub(lambda m: table[m.group(0)], text)
 
 
-# One pass over every pair, longest first, so a replacement is never replaced again.
-@functools.lru_cache(maxsize=32)
-def _compiled_text(pairs: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[str], dict[str, str]]:
+# One pass over every pair, longest first, so a replacement is never replaced again; the
+# same pattern for text and for the bytes of a stdout line.
+@functools.lru_cache(maxsize=64)
+def _compiled(pairs: tuple[tuple[AnyStr, AnyStr], ...]) -> tuple[re.Pattern[AnyStr], dict]:
     olds = sorted((old for old, _ in pairs), key=len, reverse=True)
-    body = "|".join(re.escape(old) for old in olds)
-    return re.compile(rf"(?<![\w.\-])(?:{body})(?![\w.\-])"), dict(pairs)
-
-
-@functools.lru_cache(maxsize=32)
-def _compiled_bytes(
-    pairs: tuple[tuple[bytes, bytes], ...],
-) -> tuple[re.Pattern[bytes], dict[bytes, bytes]]:
-    olds = sorted((old for old, _ in pairs), key=len, reverse=True)
-    body = b"|".join(re.escape(old) for old in olds)
-    return re.compile(rb"(?<![\w.\-])(?:" + body + rb")(?![\w.\-])"), dict(pairs)
+    edges = (r"(?<![\w.\-])(?:", r")(?![\w.\-])", "|")
+    start, end, bar = (e.encode() for e in edges) if isinstance(olds[0], bytes) else edges
+    body = bar.join(re.escape(old) for old in olds)
+    return re.compile(start + body + end), dict(pairs)
 
 
 @dataclass(frozen=True)
