@@ -37,6 +37,7 @@ from specialists.process.host import AdoptedProcess, HostedProcess, spawn_agent
 from specialists.process.jobenv import agent_env
 from specialists.process.node import choose_node, is_node_script
 from specialists.process.spawn import exit_status as exit_description
+from specialists.runners.adopting import check_runner, events_held, held_events
 from specialists.runners.answer_format import format_instruction, format_problem
 from specialists.runners.base import (
     ALWAYS_ACCEPTED,
@@ -50,7 +51,7 @@ from specialists.runners.base import (
     RunnerEvent,
     not_accepted,
 )
-from specialists.runners.pi_adopt import RECENT_WRITES, adopt_runner, runner_state
+from specialists.runners.pi_adopt import protocol_state, restore_protocol
 from specialists.runners.pi_extensions import chosen_extensions
 from specialists.runners.pi_protocol import PiProtocol, job_protocol, split_pi_model
 from specialists.runners.tiers import pi_tools
@@ -68,6 +69,8 @@ _EXIT_DRAIN_S = 2.0
 # from its head alone.
 MAX_LINE_BYTES = 16 * 1024 * 1024
 _WRITE_RETRY_S = 0.02  # poll slice while commands wait for room in pi's stdin pipe
+RECENT_WRITES = 8  # the last stdin writes kept, to send again if the node never got them
+RECENT_BYTES = 1024 * 1024
 EXTENSION_LOAD_FAILED = "Failed to load extension"  # pi 1.6.0's stderr when one fails
 EXTENSION_UNAVAILABLE = (
     "the specialists extension did not load, so this job runs without bg_run, sleep, "
@@ -238,14 +241,68 @@ class PiRunner:
             return None
         return one_line(tail[at:].splitlines()[0], 400)
 
-    # A successor supervisor takes pi over (executors/job.py `Adoptable`; pi_adopt.py).
     def adopt_state(self) -> dict[str, Any] | None:
-        return runner_state(self, time.monotonic())
+        """pi at a checkpoint (pi_adopt.py): None once pi is exiting or gone (nothing to take
+        over)."""
+        held = held_events(self._pending)
+        if self._proc is None or self._exited or self._close_requested or held is None:
+            return None
+        recent: list[str] = []
+        size = 0
+        for line in reversed(self._recent):
+            size += len(line)
+            if size > RECENT_BYTES:
+                break
+            recent.insert(0, line.decode("utf-8"))
+        return {
+            "runner": "pi",
+            "session_file": self._session_file,
+            "writes": self._writes,
+            "recent": recent,
+            "pending": held,
+            "startup_s": self.startup_s,
+            "protocol": protocol_state(self._protocol, time.monotonic()),
+        }
 
     def adopt(
         self, spec: LaunchSpec, state: Mapping[str, Any], proc: AdoptedProcess | None
     ) -> None:
-        adopt_runner(self, spec, state, proc)
+        """A successor supervisor takes pi over (executors/job.py `Adoptable`): the protocol
+        as it was, on the adopted process, stdin numbered so that the writes the replay makes
+        again are the ones the node has."""
+        check_runner(state, "pi")
+        if self._proc is not None or proc is None:
+            raise Bug("PiRunner.adopt after start, or without a process")
+        now = time.monotonic()
+        self._session_file = state["session_file"]
+        self._response_format = spec.response_format
+        self._protocol = job_protocol(spec, self._session_file)
+        restore_protocol(self._protocol, state["protocol"], now)
+        self._pending = events_held(state["pending"])
+        self.startup_s, self._spawned_at = state["startup_s"], now
+        writes, recent = int(state["writes"]), [str(r).encode("utf-8") for r in state["recent"]]
+        applied = proc.renumber_input(writes)
+        if applied < writes:
+            # Writes counted by the checkpoint that never reached the node (lost in flight
+            # with the dead supervisor's connection): sent again, from the copies kept.
+            missing = writes - applied
+            if missing > len(recent):
+                raise AgentUnavailable(
+                    f"the node never got the last {missing} writes to pi's stdin, and the "
+                    f"checkpoint keeps only {len(recent)}"
+                )
+            proc.renumber_input(applied)
+            for line in recent[len(recent) - missing :]:
+                proc.send(line)
+        elif applied > writes and state.get("then") == "requests":
+            # Requests the dead supervisor wrote after its checkpoint: pi has them, we never see
+            # them again. Number on after them, and give up the request ids they may have used.
+            proc.renumber_input(applied)
+            self._protocol.next_id += applied - writes
+            writes = applied
+        self._writes = writes
+        self._recent.extend(recent)
+        self._proc = proc
 
     def _write_system_prompt(self, spec: LaunchSpec) -> Path | None:
         """The system prompt goes through a file (see the module docstring)."""

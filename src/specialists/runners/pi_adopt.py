@@ -11,13 +11,11 @@ same ids and the same stdin write numbers (the node drops what it applied alread
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from specialists.base.errors import AgentUnavailable, Bug
-from specialists.runners.adopting import ages, check_runner, events_held, held_events, times
-from specialists.runners.base import LaunchSpec, Usage
+from specialists.runners.adopting import ages, times
+from specialists.runners.base import Usage
 from specialists.runners.pi_events import PiTranslator
 from specialists.runners.pi_protocol import (
     Compacting,
@@ -30,11 +28,10 @@ from specialists.runners.pi_protocol import (
     Running,
     Settling,
     SwitchingModel,
-    job_protocol,
 )
 
 if TYPE_CHECKING:
-    from specialists.process.host import AdoptedProcess
+    pass
 
 
 def protocol_state(protocol: PiProtocol, now: float) -> dict[str, Any]:
@@ -128,72 +125,3 @@ def _restored_state(raw: Mapping[str, Any], now: float) -> PiState:
             values[name] = bool(raw[name]) if name == "restarted" else str(raw[name])
     state: PiState = cls(**values)
     return state
-
-
-# --- the runner (runners/pi.py) ----------------------------------------------------------
-
-RECENT_WRITES = 8  # the last stdin writes kept, to send again if the node never got them
-RECENT_BYTES = 1024 * 1024
-
-
-def runner_state(runner: Any, now: float) -> dict[str, Any] | None:
-    """`PiRunner.adopt_state`: None once pi is exiting or gone (nothing to take over)."""
-    held = held_events(runner._pending)
-    if runner._proc is None or runner._exited or runner._close_requested or held is None:
-        return None
-    recent: list[str] = []
-    size = 0
-    for line in reversed(runner._recent):
-        size += len(line)
-        if size > RECENT_BYTES:
-            break
-        recent.insert(0, line.decode("utf-8"))
-    return {
-        "runner": "pi",
-        "session_file": runner._session_file,
-        "writes": runner._writes,
-        "recent": recent,
-        "pending": held,
-        "startup_s": runner.startup_s,
-        "protocol": protocol_state(runner._protocol, now),
-    }
-
-
-def adopt_runner(
-    runner: Any, spec: LaunchSpec, state: Mapping[str, Any], proc: AdoptedProcess | None
-) -> None:
-    """`PiRunner.adopt`: the protocol as it was, on the adopted process, stdin numbered so
-    that the writes the replay makes again are the ones the node has."""
-    check_runner(state, "pi")
-    if runner._proc is not None or proc is None:
-        raise Bug("PiRunner.adopt after start, or without a process")
-    now = time.monotonic()
-    runner._session_file = state["session_file"]
-    runner._response_format = spec.response_format
-    runner._protocol = job_protocol(spec, runner._session_file)
-    restore_protocol(runner._protocol, state["protocol"], now)
-    runner._pending = events_held(state["pending"])
-    runner.startup_s, runner._spawned_at = state["startup_s"], now
-    writes, recent = int(state["writes"]), [str(r).encode("utf-8") for r in state["recent"]]
-    applied = proc.renumber_input(writes)
-    if applied < writes:
-        # Writes counted by the checkpoint that never reached the node (lost in flight
-        # with the dead supervisor's connection): sent again, from the copies kept.
-        missing = writes - applied
-        if missing > len(recent):
-            raise AgentUnavailable(
-                f"the node never got the last {missing} writes to pi's stdin, and the "
-                f"checkpoint keeps only {len(recent)}"
-            )
-        proc.renumber_input(applied)
-        for line in recent[len(recent) - missing :]:
-            proc.send(line)
-    elif applied > writes and state.get("then") == "requests":
-        # Requests the dead supervisor wrote after its checkpoint: pi has them, we never see
-        # them again. Number on after them, and give up the request ids they may have used.
-        proc.renumber_input(applied)
-        runner._protocol.next_id += applied - writes
-        writes = applied
-    runner._writes = writes
-    runner._recent.extend(recent)
-    runner._proc = proc
