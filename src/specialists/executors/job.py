@@ -25,9 +25,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from specialists.base.errors import AgentUnavailable, SpecialistsError
-from specialists.executors.jobfiles import LOCAL_DIRS, LOCAL_ONLY
 from specialists.executors.remote import NodeClient, NodeGone, RemoteHost, RemoteProcess
-from specialists.executors.travel import PathMap
+from specialists.executors.travel import LOCAL_DIRS, LOCAL_ONLY, PathMap
 from specialists.process.host import AdoptedProcess
 from specialists.runners.base import (
     Activity,
