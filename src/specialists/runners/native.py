@@ -29,13 +29,12 @@ from typing import Any, assert_never
 from specialists.base.errors import Bug, ConfigError, SpecialistsError
 from specialists.catalog.config import Config, load_config
 from specialists.native.breaker import BreakerConfig, CircuitBreaker
-from specialists.native.calling import ModelSlot
+from specialists.native.calling import ModelSlot, RetryPolicy
 from specialists.native.events import LoopEvent, LoopFinished, Progress, Spent, TextOut
 from specialists.native.loop import AgentLoop, LoopSettings
 from specialists.native.messages import UserSource
 from specialists.native.model import ModelClient, ModelInfo, Prices
 from specialists.native.providers.registry import make_client, resolve_model
-from specialists.native.retry import RetryPolicy
 from specialists.native.session import Session
 from specialists.native.tools.bash import kill_process_groups
 from specialists.process.jobenv import agent_env
