@@ -10,7 +10,7 @@ Command line: `--no-extensions` (an extension could open a dialog nobody answers
 chosen ones re-included by `-e` (pi_extensions.py), `--no-skills` and `--no-prompt-templates`
 (no discovery from the user's pi config; explicit `--skill` paths still load, verified in pi
 0.73.1's resource loader and on 1.6.0 by tests/integration/test_cli_pi.py), `--tools` per
-permission tier, the system prompt (plus the response format asked for, answer_format.py)
+permission tier, the system prompt (plus the response format asked for, `INSTRUCTIONS`)
 through a file given to `--append-system-prompt` (pi reads a path's contents; argv entries
 are capped at 128 kB), `--thinking` when the specialist sets a level, `--session` = the
 job's session.jsonl or the session to continue.
@@ -38,7 +38,6 @@ from specialists.process.jobenv import agent_env
 from specialists.process.node import choose_node, is_node_script
 from specialists.process.spawn import exit_status as exit_description
 from specialists.runners.adopting import check_runner, events_held, held_events
-from specialists.runners.answer_format import format_instruction, format_problem
 from specialists.runners.base import (
     ALWAYS_ACCEPTED,
     Activity,
@@ -76,6 +75,39 @@ EXTENSION_UNAVAILABLE = (
     "the specialists extension did not load, so this job runs without bg_run, sleep, "
     "spawn_thread, the bash guard and the result spill"
 )
+
+
+# pi has no structured-output option, so the response format is asked for in the system
+# prompt and a JSON answer is checked when it arrives: one that does not parse is kept as it
+# is (never lost, never an error) and a notice says so.
+INSTRUCTIONS = {
+    "json": (
+        "Give your final answer as a single JSON value and nothing else: "
+        "no prose before or after it, no Markdown code fence."
+    ),
+    "markdown": "Format your final answer as Markdown.",
+    "text": "Give your final answer as plain text, without Markdown formatting.",
+}
+
+
+def format_instruction(response_format: str | None) -> str | None:
+    """The line to append to the system prompt for `response_format`, if any."""
+    return INSTRUCTIONS.get(response_format or "")
+
+
+def format_problem(response_format: str | None, answer: str) -> str | None:
+    """Why `answer` does not have the asked-for format, or None (only JSON is checked)."""
+    if response_format != "json":
+        return None
+    text = answer.strip()
+    if text.startswith("```") and text.endswith("```"):  # a fenced block despite the ask
+        text = text.split("\n", 1)[1] if "\n" in text else ""
+        text = text[: text.rfind("```")]
+    try:
+        json.loads(text)
+    except ValueError as exc:
+        return f"the answer is not valid JSON (response_format json): {exc}"
+    return None
 
 
 def resolve_pi_command(
