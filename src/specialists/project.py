@@ -45,7 +45,7 @@ def boot() -> None:
     NEWS.teller = Lazy("specialists.supervise.news:tell_owners_after_crash")
     NEWS.clearers.append(Lazy("specialists.events.notices:clear"))
     NEWS.revivers.append(Lazy("specialists.supervise.start:restart"))
-    EXECUTORS["ray"] = Lazy("specialists.executors.choose:remote_runner")
+    EXECUTORS["ray"] = Lazy("specialists.executors.job:remote_runner")
     HOOKS.planning.append(Lazy("specialists.executors.settings:planned"))
     HOOKS.housekeeping.append(Lazy("specialists.events.notices:prune_stale"))
     for noun in ("steer", "follow-up", "stop", "interrupt", "children"):  # the job-control ops

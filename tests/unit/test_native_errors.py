@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from specialists.native.breaker import BreakerConfig, CircuitBreaker, breaker_health
-from specialists.native.errors import classify
-from specialists.native.model import ModelError
-from specialists.native.retry import RetryPolicy
+from specialists.native.calling import RetryPolicy
+from specialists.native.model import ModelError, classify
 
 
 @pytest.mark.parametrize(

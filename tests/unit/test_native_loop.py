@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from specialists.native.calling import ModelSlot
+from specialists.native.calling import ModelSlot, RetryPolicy
 from specialists.native.events import LoopEvent, LoopFinished, Progress, Spent, TextOut
 from specialists.native.loop import AgentLoop, LoopSettings
 from specialists.native.messages import AssistantText, ToolCall, ToolResult, UserMessage
@@ -22,7 +22,6 @@ from specialists.native.model import (
     StreamEvent,
     TextDelta,
 )
-from specialists.native.retry import RetryPolicy
 from specialists.native.session import INTERRUPTED_TEXT, Session
 from specialists.native.testing import ScriptedModel, call, reply
 from specialists.native.tools import ToolContext, tools_for_permission

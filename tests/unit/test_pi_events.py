@@ -18,8 +18,7 @@ from hypothesis import strategies as st
 from specialists.base.clock import FakeClock
 from specialists.process.lines import OversizedLine
 from specialists.runners.base import Activity, AnswerDelta, RunFinished, RunnerEvent, Usage
-from specialists.runners.pi_events import MALFORMED_LOGGED, PiTranslator
-from specialists.runners.pi_lines import extract_delta, update_kind
+from specialists.runners.pi_events import MALFORMED_LOGGED, PiTranslator, extract_delta, update_kind
 from specialists.runners.pi_protocol import PiProtocol
 from tests.support.fake_pi import AssistantMessage, long_answer_lines, text_answer_lines
 
@@ -732,7 +731,7 @@ def test_the_fast_path_reads_both_update_shapes() -> None:
 
 
 def test_agent_end_says_whether_pi_retries_from_its_tail_alone() -> None:
-    from specialists.runners.pi_signals import AgentEnded
+    from specialists.runners.pi_events import AgentEnded
 
     huge = b'{"type":"agent_end","messages":[' + b'{"x":1},' * 1000 + b'{}],"willRetry":true}'
     assert PiTranslator().feed(huge) == [AgentEnded(will_retry=True)]

@@ -165,7 +165,7 @@ def test_a_tool_the_runner_lacks_is_refused_before_the_job_exists(
 def test_the_native_job_gets_only_the_listed_tools(tmp_path: Path) -> None:
     from specialists.native.tool_settings import Settings
     from specialists.runners.base import LaunchSpec
-    from specialists.runners.native_setup import job_tools
+    from specialists.runners.native import job_tools
 
     job_dir = tmp_path / ".specialists" / "jobs" / "j1"
     job_dir.mkdir(parents=True)

@@ -28,7 +28,7 @@ from specialists.native.tool_settings import Settings
 from specialists.native.tool_tiers import NEEDS_NOTHING, TOOL_NEEDS, allowed
 from specialists.native.tools import execute
 from specialists.project import Project
-from specialists.runners.native_setup import job_tools
+from specialists.runners.native import job_tools
 from specialists.runners.pi_extension import for_pi_job
 from specialists.store.jobs import JobStore
 from tests.support.agent_env import AgentEnv

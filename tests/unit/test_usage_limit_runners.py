@@ -19,8 +19,8 @@ import openai
 
 from specialists.base.clock import FakeClock
 from specialists.features.usage_limits.parse import from_text
+from specialists.native.calling import RetryPolicy
 from specialists.native.providers.common import translate_sdk_error
-from specialists.native.retry import RetryPolicy
 from specialists.runners.base import RunFinished
 from specialists.runners.claude_events import ClaudeTranslator
 from specialists.runners.codex_events import CodexTranslator

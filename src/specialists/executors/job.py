@@ -13,6 +13,8 @@ and changes only where its processes run:
   the node's pid and process id are in executor.json.
 - `checkpoint` / `adopt`: what a restarted supervisor needs to take the running agent over
   (supervise/checkpoint.py), for inner runners that can be adopted (`Adoptable`).
+
+`remote_runner` makes it (runners/registry.py `EXECUTORS["ray"]`).
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from specialists.base.errors import AgentUnavailable, SpecialistsError
-from specialists.executors.jobfiles import LOCAL_DIRS, LOCAL_ONLY
 from specialists.executors.remote import NodeClient, NodeGone, RemoteHost, RemoteProcess
-from specialists.executors.travel import PathMap
+from specialists.executors.travel import LOCAL_DIRS, LOCAL_ONLY, PathMap
 from specialists.process.host import AdoptedProcess
+from specialists.runners import registry
 from specialists.runners.base import (
     Activity,
     AgentExited,
@@ -350,3 +352,39 @@ class RemoteJobRunner:
 def read_executor_record(job_dir: Path) -> dict[str, Any] | None:
     """executor.json, or None (a local job)."""
     return object_or_none(job_dir / EXECUTOR_FILE, 1 << 16)
+
+
+def remote_runner(runner: str, executor: Mapping[str, Any]) -> AgentRunner:
+    """The job's runner on a Ray node (runners.registry.EXECUTORS["ray"]). Ray is imported
+    only for a job that runs on it, and only once the job starts (ray_place.py)."""
+    from specialists.executors.settings import require_ray
+
+    require_ray()
+    if runner == "native":  # an in-process loop: it runs on the node as a relay process
+        from specialists.executors.relay import RelayRunner
+
+        inner: AgentRunner = RelayRunner()
+    else:
+        inner = registry.make_runner(runner)
+    return RemoteJobRunner(inner, executor, _RayConnectorLazy())
+
+
+class _RayConnectorLazy:
+    """Imports what reaches Ray when the job is placed, not when its runner is made: the
+    machine's shared connection (no Ray in this process), or Ray itself (`direct`)."""
+
+    def place(self, job_key: str, settings: Mapping[str, Any]) -> Any:
+        return _connector(settings).place(job_key, settings)
+
+    def attach(self, node_id: str, settings: Mapping[str, Any]) -> Any:
+        return _connector(settings).attach(node_id, settings)
+
+
+def _connector(settings: Mapping[str, Any]) -> Any:
+    if settings.get("connection", "shared") == "direct":
+        from specialists.executors.ray_place import RayConnector
+
+        return RayConnector()
+    from specialists.executors.bridge_client import BridgeConnector
+
+    return BridgeConnector()

@@ -1,6 +1,6 @@
 """The node core: every agent process of one cluster node, in one event loop (no Ray here).
 
-The Ray actor (ray_actor.py) is a thin shell over this class, and the loopback fake
+The Ray actor (ray_actor.py) is this class, and the loopback fake
 (testing.py) drives it in-process, so everything a node does is tested without Ray. Calls take
 and return plain data. Each process has a *lease*: a supervisor's reads renew it; a process
 whose supervisor has not read for `lease_s` (it crashed, its machine went away) is killed

@@ -25,8 +25,7 @@ from typing import Any, BinaryIO, Protocol
 
 from specialists.base.errors import AgentUnavailable
 from specialists.base.vocab import NODE_COPY_ENV
-from specialists.executors.jobfiles import SentFiles
-from specialists.executors.travel import PathMap, remote_env
+from specialists.executors.travel import PathMap, SentFiles, remote_env
 from specialists.process.agent import DEFAULT_MAX_LINE, STDERR_LOG_CAP, STDERR_TAIL, describe_exit
 from specialists.process.lines import Line, OversizedLine
 from specialists.process.spawn import exit_status

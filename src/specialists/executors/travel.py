@@ -12,6 +12,10 @@ Environment. The node's agent starts from the node's own environment (its PATH, 
 plus what the job adds to ours (the job mark, the job id, git trailer hooks, the runner's
 variables), plus the variables named in `forward_env` (shell patterns; API keys by default).
 Nothing else of this machine's environment travels.
+
+Job files. The supervisor's own files of the job directory (status, events, logs, the
+records of where the job runs) never travel; the rest (the system prompt, a session being
+continued) are sent before each spawn when they changed since they were last sent.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import AnyStr
 
 from specialists.process.jobenv import (
     BEAD_ID_ENV,
@@ -70,34 +76,25 @@ class PathMap:
             for local, node in self.pairs
             if _json_plain(local) and _json_plain(node)
         )
-        if not any(node in line for node, _ in pairs):
-            return line
-        pattern, table = _compiled_bytes(pairs)
-        return pattern.sub(lambda m: table[m.group(0)], line)
+        return _replace(line, pairs)
 
 
-def _replace(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
+def _replace(text: AnyStr, pairs: tuple[tuple[AnyStr, AnyStr], ...]) -> AnyStr:
     if not any(old in text for old, _ in pairs):
         return text
-    pattern, table = _compiled_text(pairs)
+    pattern, table = _compiled(pairs)
     return pattern.sub(lambda m: table[m.group(0)], text)
 
 
-# One pass over every pair, longest first, so a replacement is never replaced again.
-@functools.lru_cache(maxsize=32)
-def _compiled_text(pairs: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[str], dict[str, str]]:
+# One pass over every pair, longest first, so a replacement is never replaced again; the
+# same pattern for text and for the bytes of a stdout line.
+@functools.lru_cache(maxsize=64)
+def _compiled(pairs: tuple[tuple[AnyStr, AnyStr], ...]) -> tuple[re.Pattern[AnyStr], dict]:
     olds = sorted((old for old, _ in pairs), key=len, reverse=True)
-    body = "|".join(re.escape(old) for old in olds)
-    return re.compile(rf"(?<![\w.\-])(?:{body})(?![\w.\-])"), dict(pairs)
-
-
-@functools.lru_cache(maxsize=32)
-def _compiled_bytes(
-    pairs: tuple[tuple[bytes, bytes], ...],
-) -> tuple[re.Pattern[bytes], dict[bytes, bytes]]:
-    olds = sorted((old for old, _ in pairs), key=len, reverse=True)
-    body = b"|".join(re.escape(old) for old in olds)
-    return re.compile(rb"(?<![\w.\-])(?:" + body + rb")(?![\w.\-])"), dict(pairs)
+    edges = (r"(?<![\w.\-])(?:", r")(?![\w.\-])", "|")
+    start, end, bar = (e.encode() for e in edges) if isinstance(olds[0], bytes) else edges
+    body = bar.join(re.escape(old) for old in olds)
+    return re.compile(start + body + end), dict(pairs)
 
 
 @dataclass(frozen=True)
@@ -129,3 +126,51 @@ def remote_env(
 
 def _matches(key: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(key, pattern) for pattern in patterns)
+
+
+# Job-directory files that are the supervisor's own, never sent to a node.
+LOCAL_ONLY = frozenset(
+    {
+        "status.json",
+        "events.jsonl",
+        "lock",
+        "supervisor.log",
+        "stderr.log",
+        "stdout.log",
+        "processes.json",
+        "executor.json",
+        "reattach.json",
+        "result.txt",
+    }
+)
+LOCAL_DIRS = frozenset({"control", "answers", "spill", "git-hooks"})
+SYNC_FILE_MAX = 64 * 1024 * 1024
+
+
+Changed = list[tuple[str, Path, tuple[int, int]]]  # (name, path, (size, mtime_ns))
+
+
+class SentFiles:
+    def __init__(self, job_dir: Path | None) -> None:
+        self.job_dir = job_dir  # None: a shared filesystem, nothing is sent
+        self._sent: dict[str, tuple[int, int]] = {}
+
+    def changed(self) -> Changed:
+        """The files not sent as they are now."""
+        if self.job_dir is None or not self.job_dir.is_dir():
+            return []
+        out: Changed = []
+        for path in sorted(self.job_dir.rglob("*")):
+            rel = path.relative_to(self.job_dir)
+            if rel.parts[0] in LOCAL_DIRS or rel.name in LOCAL_ONLY or rel.name.startswith("."):
+                continue
+            if path.is_symlink() or not path.is_file():
+                continue
+            st = path.stat()
+            key, stamp = rel.as_posix(), (st.st_size, st.st_mtime_ns)
+            if self._sent.get(key) != stamp and st.st_size <= SYNC_FILE_MAX:
+                out.append((key, path, stamp))
+        return out
+
+    def mark(self, changed: Changed) -> None:
+        self._sent.update((key, stamp) for key, _, stamp in changed)

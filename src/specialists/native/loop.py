@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specialists.events.spill import SpillLimits, bound_body
-from specialists.native.calling import Aborted, BreakerFor, ModelCaller, ModelSlot
+from specialists.native.calling import Aborted, BreakerFor, ModelCaller, ModelSlot, RetryPolicy
 from specialists.native.events import Emit, LoopFinished, Progress, Spent
 from specialists.native.messages import (
     MODEL_SIDE,
@@ -40,7 +40,6 @@ from specialists.native.messages import (
     tool_calls_of,
 )
 from specialists.native.model import ModelError, ModelRequest
-from specialists.native.retry import RetryPolicy
 from specialists.native.session import Session
 from specialists.native.tools import Tool, ToolContext, execute_call, tool_specs
 

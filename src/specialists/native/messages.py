@@ -8,8 +8,8 @@ results into the provider's shape; the session file stores one line per complete
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, assert_never, get_args
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, Literal, get_args
 
 # "event": inbox events the supervisor hands the agent (P2: the synthetic tag; the model
 # reads them as a user message in the one event format).
@@ -61,68 +61,46 @@ Item = UserMessage | AssistantText | Thinking | ToolCall | ToolResult
 MODEL_SIDE = ("assistant", "thinking", "tool_call")
 
 
+_ITEMS: dict[str, Any] = {
+    cls.kind: cls for cls in (UserMessage, AssistantText, Thinking, ToolCall, ToolResult)
+}
+
+
 def item_to_dict(item: Item) -> dict[str, Any]:
-    if item.kind == "user":
-        return {"kind": "user", "text": item.text, "source": item.source}
-    if item.kind == "assistant":
-        return {"kind": "assistant", "text": item.text}
-    if item.kind == "thinking":
-        out: dict[str, Any] = {"kind": "thinking", "text": item.text}
-        if item.signature is not None:
-            out["signature"] = item.signature
-        return out
-    if item.kind == "tool_call":
-        out = {"kind": "tool_call", "id": item.id, "name": item.name}
-        out["arguments"] = dict(item.arguments)
-        if item.arguments_error is not None:
-            out["arguments_error"] = item.arguments_error
-        return out
-    if item.kind == "tool_result":
-        return {
-            "kind": "tool_result",
-            "call_id": item.call_id,
-            "name": item.name,
-            "text": item.text,
-            "is_error": item.is_error,
-        }
-    assert_never(item)
+    """One item as its session line holds it: the kind first, then its fields in declared
+    order, an optional one (None by default) only when set."""
+    out: dict[str, Any] = {"kind": item.kind}
+    for f in fields(item):
+        value = getattr(item, f.name)
+        if f.name != "kind" and not (value is None and f.default is None):
+            out[f.name] = dict(value) if f.name == "arguments" else value
+    return out
 
 
 def item_from_dict(data: Mapping[str, Any]) -> Item:
     """Rebuild an item; raises ValueError (with the offending kind/key) on a bad record."""
     kind = data.get("kind")
-    try:
-        if kind == "user":
-            source = data.get("source", "prompt")
-            if source not in USER_SOURCES:
-                raise ValueError(f"unknown user source {source!r}")
-            return UserMessage(str(data["text"]), source=source)
-        if kind == "assistant":
-            return AssistantText(str(data["text"]))
-        if kind == "thinking":
-            sig = data.get("signature")
-            return Thinking(str(data["text"]), signature=None if sig is None else str(sig))
-        if kind == "tool_call":
-            args = data.get("arguments", {})
-            if not isinstance(args, dict):
-                raise ValueError("tool_call arguments must be an object")
-            err = data.get("arguments_error")
-            return ToolCall(
-                str(data["id"]),
-                str(data["name"]),
-                args,
-                arguments_error=None if err is None else str(err),
-            )
-        if kind == "tool_result":
-            return ToolResult(
-                str(data["call_id"]),
-                str(data["name"]),
-                str(data["text"]),
-                is_error=bool(data.get("is_error", False)),
-            )
-    except KeyError as exc:
-        raise ValueError(f"{kind} item lacks key {exc.args[0]!r}") from exc
-    raise ValueError(f"unknown item kind {kind!r}")
+    cls = _ITEMS.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ValueError(f"unknown item kind {kind!r}")
+    values: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name == "kind" or (f.name not in data and f.default is not MISSING):
+            continue
+        if f.name not in data and f.default_factory is MISSING:
+            raise ValueError(f"{kind} item lacks key {f.name!r}")
+        value = data.get(f.name, {})
+        if f.name == "source" and value not in USER_SOURCES:
+            raise ValueError(f"unknown user source {value!r}")
+        if f.name == "arguments" and not isinstance(value, dict):
+            raise ValueError("tool_call arguments must be an object")
+        if f.type == "bool":
+            value = bool(value)
+        elif f.type == "str" or (f.type == "str | None" and value is not None):
+            value = str(value)
+        values[f.name] = value
+    item: Item = cls(**values)
+    return item
 
 
 def tool_calls_of(items: list[Item] | tuple[Item, ...]) -> list[ToolCall]:

@@ -8,7 +8,8 @@ the loop. steer/follow_up/abort/close are thread-safe hand-offs.
 The agent gets the built-in tools of its tier and the agent tool table (native/tools/table.py,
 owner `job-<id>`) with the table's prompt section (R-G1); option `table_tools: false` leaves
 the table out. The wave-2 settings ([bash], [overflow] in config.toml) set the bash guard,
-the default bash timeout and the result guard. A run that ends on a yielding tool reports
+the default bash timeout (the option `bash_timeout_s` wins) and the result guard, which
+bash output passes too (R-B1..R-B5, R-O1..R-O3). A run that ends on a yielding tool reports
 `RunFinished(yielded=True)`; the supervisor wakes the loop with a synthetic follow-up
 (`FollowUp(synthetic=True)`, recorded in the session as a user message of source "event").
 
@@ -18,26 +19,34 @@ RunFinished(error=<one line>) followed by AgentExited(1), the same path as any f
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import queue
+import shutil
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, assert_never
 
 from specialists.base.errors import Bug, ConfigError, SpecialistsError
 from specialists.catalog.config import Config, load_config
+from specialists.events.owners import check_owner, owner_dir
+from specialists.events.spill import SpillLimits
+from specialists.native.agent_tools import Caller
 from specialists.native.breaker import BreakerConfig, CircuitBreaker
-from specialists.native.calling import ModelSlot
+from specialists.native.calling import ModelSlot, RetryPolicy
 from specialists.native.events import LoopEvent, LoopFinished, Progress, Spent, TextOut
 from specialists.native.loop import AgentLoop, LoopSettings
 from specialists.native.messages import UserSource
 from specialists.native.model import ModelClient, ModelInfo, Prices
 from specialists.native.providers.registry import make_client, resolve_model
-from specialists.native.retry import RetryPolicy
 from specialists.native.session import Session
+from specialists.native.tool_settings import Settings, settings_from_config
+from specialists.native.tools import Tool, ToolContext, ToolFailure, tools_for_permission
 from specialists.native.tools.bash import kill_process_groups
+from specialists.native.tools.table import table_tools
 from specialists.process.jobenv import agent_env
 from specialists.runners.base import (
     ALWAYS_ACCEPTED,
@@ -56,18 +65,111 @@ from specialists.runners.base import (
     tool_end,
     toolcall,
 )
-from specialists.runners.native_setup import (
-    SESSION_FILE,
-    job_tools,
-    load_settings,
-    open_session,
-    project_root,
-)
+from specialists.store.paths import STATE_DIR_NAME, find_project_root, state_dir
 
 log = logging.getLogger(__name__)
 
 _CLOSE = object()
 _OPEN: frozenset[CommandKind] = ALWAYS_ACCEPTED | {"follow_up", "steer", "abort"}
+
+
+SESSION_FILE = "session.jsonl"
+
+
+@dataclass(frozen=True)
+class JobTools:
+    tools: dict[str, Tool]
+    context: ToolContext
+    system_prompt: str
+    limits: SpillLimits  # the result guard's, for tool results and long user messages
+    answer_schema: Mapping[str, Any] | None = None  # the final_answer tool's (tools/answer.py)
+
+
+def job_tools(
+    spec: LaunchSpec,
+    settings: Settings,
+    env: Mapping[str, str],
+    *,
+    notify: Callable[[str], None],
+    wall: Callable[[], float],
+) -> JobTools:
+    try:
+        tools = tools_for_permission(spec.permission)
+    except ToolFailure as exc:
+        raise ConfigError(str(exc)) from exc
+    if spec.tools is not None:  # the definition's allowlist narrows the tier's set
+        tools = {name: tool for name, tool in tools.items() if name in spec.tools}
+    state_root = state_dir(project_root(spec))
+    owner = check_owner(f"job-{spec.job_id}")
+    system_prompt = spec.system_prompt
+    if spec.options.get("table_tools", True) is not False:
+        from specialists.native.agent_table import offered, prompt_guidance
+
+        table = offered(thread=spec.thread, tier=spec.permission)
+        tools.update(table_tools(table))
+        guidance = prompt_guidance(table) if table and not spec.bare else ""
+        system_prompt = "\n\n".join(p for p in (system_prompt, guidance) if p)
+    timeout_s = float(spec.options.get("bash_timeout_s", settings.bash.default_timeout_sec))
+    if "bash" in tools:  # the description names the default the model gets (R-B4)
+        bash = tools["bash"]
+        tools["bash"] = dataclasses.replace(
+            bash, description=f"{bash.description} Default timeout: {timeout_s:g} s."
+        )
+    answer_schema = spec.options.get("answer_schema")
+    if isinstance(answer_schema, Mapping):  # a workflow child's schema: structured output
+        from specialists.native.tools.answer import ANSWER_TOOL, answer_tool
+
+        tools[ANSWER_TOOL] = answer_tool(answer_schema)
+    else:
+        answer_schema = None
+    o = settings.overflow
+    limits = SpillLimits(o.max_chars, o.head_chars, o.tail_chars)
+    context = ToolContext(
+        cwd=spec.cwd,
+        spill_dir=spec.job_dir / "spill",
+        permission=spec.permission,
+        bash_timeout_s=timeout_s,
+        env=env,
+        result_limits=limits,
+        bash_guard=settings.bash.guard,  # type: ignore[arg-type]  # checked by the settings
+        bash_sleep_limit_s=settings.bash.sleep_limit_sec,
+        caller=Caller(
+            state_root, owner, spec.cwd, job_id=spec.job_id, settings=settings, clock=wall
+        ),
+        read_roots=(owner_dir(state_root, owner) / "spill",),  # spilled event bodies
+        notify=notify,
+    )
+    return JobTools(tools, context, system_prompt, limits, answer_schema)
+
+
+def load_settings(config: Config, notify: Callable[[str], None]) -> Settings:
+    """The wave-2 settings; a mistake in them is a notice and the defaults, never a job that
+    cannot start (as in the pi front's sidecar)."""
+    try:
+        return settings_from_config(config.raw)
+    except ConfigError as exc:
+        notify(f"{exc.one_line()}; using the default settings")
+        return Settings()
+
+
+def open_session(spec: LaunchSpec) -> Session:
+    path = spec.job_dir / SESSION_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if spec.resume_session and not path.exists():
+        source = Path(spec.resume_session)
+        if not source.is_file():
+            raise ConfigError(f"session to resume not found: {source}")
+        shutil.copyfile(source, path)
+    meta = {"job_id": spec.job_id, "cwd": str(spec.cwd), "model": spec.model}
+    return Session.open_or_create(path, meta)
+
+
+def project_root(spec: LaunchSpec) -> Path:
+    """<root>/.specialists/jobs/<id> -> <root>; otherwise search upward from cwd."""
+    jobs = spec.job_dir.parent
+    if jobs.name == "jobs" and jobs.parent.name == STATE_DIR_NAME:
+        return jobs.parent.parent
+    return find_project_root(spec.cwd)
 
 
 class NativeRunner:

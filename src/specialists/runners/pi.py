@@ -10,7 +10,7 @@ Command line: `--no-extensions` (an extension could open a dialog nobody answers
 chosen ones re-included by `-e` (pi_extensions.py), `--no-skills` and `--no-prompt-templates`
 (no discovery from the user's pi config; explicit `--skill` paths still load, verified in pi
 0.73.1's resource loader and on 1.6.0 by tests/integration/test_cli_pi.py), `--tools` per
-permission tier, the system prompt (plus the response format asked for, answer_format.py)
+permission tier, the system prompt (plus the response format asked for, `INSTRUCTIONS`)
 through a file given to `--append-system-prompt` (pi reads a path's contents; argv entries
 are capped at 128 kB), `--thinking` when the specialist sets a level, `--session` = the
 job's session.jsonl or the session to continue.
@@ -30,13 +30,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, assert_never
 
+from specialists.base.display import one_line
 from specialists.base.errors import AgentUnavailable, Bug, ConfigError
 from specialists.base.vocab import THINKING_LEVELS
 from specialists.process.host import AdoptedProcess, HostedProcess, spawn_agent
 from specialists.process.jobenv import agent_env
 from specialists.process.node import choose_node, is_node_script
 from specialists.process.spawn import exit_status as exit_description
-from specialists.runners.answer_format import format_instruction, format_problem
+from specialists.runners.adopting import check_runner, events_held, held_events
 from specialists.runners.base import (
     ALWAYS_ACCEPTED,
     Activity,
@@ -49,8 +50,7 @@ from specialists.runners.base import (
     RunnerEvent,
     not_accepted,
 )
-from specialists.runners.pi_adopt import RECENT_WRITES, adopt_runner, runner_state
-from specialists.runners.pi_events import short
+from specialists.runners.pi_adopt import protocol_state, restore_protocol
 from specialists.runners.pi_extensions import chosen_extensions
 from specialists.runners.pi_protocol import PiProtocol, job_protocol, split_pi_model
 from specialists.runners.tiers import pi_tools
@@ -68,11 +68,46 @@ _EXIT_DRAIN_S = 2.0
 # from its head alone.
 MAX_LINE_BYTES = 16 * 1024 * 1024
 _WRITE_RETRY_S = 0.02  # poll slice while commands wait for room in pi's stdin pipe
+RECENT_WRITES = 8  # the last stdin writes kept, to send again if the node never got them
+RECENT_BYTES = 1024 * 1024
 EXTENSION_LOAD_FAILED = "Failed to load extension"  # pi 1.6.0's stderr when one fails
 EXTENSION_UNAVAILABLE = (
     "the specialists extension did not load, so this job runs without bg_run, sleep, "
     "spawn_thread, the bash guard and the result spill"
 )
+
+
+# pi has no structured-output option, so the response format is asked for in the system
+# prompt and a JSON answer is checked when it arrives: one that does not parse is kept as it
+# is (never lost, never an error) and a notice says so.
+INSTRUCTIONS = {
+    "json": (
+        "Give your final answer as a single JSON value and nothing else: "
+        "no prose before or after it, no Markdown code fence."
+    ),
+    "markdown": "Format your final answer as Markdown.",
+    "text": "Give your final answer as plain text, without Markdown formatting.",
+}
+
+
+def format_instruction(response_format: str | None) -> str | None:
+    """The line to append to the system prompt for `response_format`, if any."""
+    return INSTRUCTIONS.get(response_format or "")
+
+
+def format_problem(response_format: str | None, answer: str) -> str | None:
+    """Why `answer` does not have the asked-for format, or None (only JSON is checked)."""
+    if response_format != "json":
+        return None
+    text = answer.strip()
+    if text.startswith("```") and text.endswith("```"):  # a fenced block despite the ask
+        text = text.split("\n", 1)[1] if "\n" in text else ""
+        text = text[: text.rfind("```")]
+    try:
+        json.loads(text)
+    except ValueError as exc:
+        return f"the answer is not valid JSON (response_format json): {exc}"
+    return None
 
 
 def resolve_pi_command(
@@ -236,16 +271,70 @@ class PiRunner:
         at = tail.find(EXTENSION_LOAD_FAILED)
         if at < 0 or str(EXTENSION_FILE) not in tail[at:]:
             return None
-        return short(tail[at:].splitlines()[0], 400)
+        return one_line(tail[at:].splitlines()[0], 400)
 
-    # A successor supervisor takes pi over (executors/job.py `Adoptable`; pi_adopt.py).
     def adopt_state(self) -> dict[str, Any] | None:
-        return runner_state(self, time.monotonic())
+        """pi at a checkpoint (pi_adopt.py): None once pi is exiting or gone (nothing to take
+        over)."""
+        held = held_events(self._pending)
+        if self._proc is None or self._exited or self._close_requested or held is None:
+            return None
+        recent: list[str] = []
+        size = 0
+        for line in reversed(self._recent):
+            size += len(line)
+            if size > RECENT_BYTES:
+                break
+            recent.insert(0, line.decode("utf-8"))
+        return {
+            "runner": "pi",
+            "session_file": self._session_file,
+            "writes": self._writes,
+            "recent": recent,
+            "pending": held,
+            "startup_s": self.startup_s,
+            "protocol": protocol_state(self._protocol, time.monotonic()),
+        }
 
     def adopt(
         self, spec: LaunchSpec, state: Mapping[str, Any], proc: AdoptedProcess | None
     ) -> None:
-        adopt_runner(self, spec, state, proc)
+        """A successor supervisor takes pi over (executors/job.py `Adoptable`): the protocol
+        as it was, on the adopted process, stdin numbered so that the writes the replay makes
+        again are the ones the node has."""
+        check_runner(state, "pi")
+        if self._proc is not None or proc is None:
+            raise Bug("PiRunner.adopt after start, or without a process")
+        now = time.monotonic()
+        self._session_file = state["session_file"]
+        self._response_format = spec.response_format
+        self._protocol = job_protocol(spec, self._session_file)
+        restore_protocol(self._protocol, state["protocol"], now)
+        self._pending = events_held(state["pending"])
+        self.startup_s, self._spawned_at = state["startup_s"], now
+        writes, recent = int(state["writes"]), [str(r).encode("utf-8") for r in state["recent"]]
+        applied = proc.renumber_input(writes)
+        if applied < writes:
+            # Writes counted by the checkpoint that never reached the node (lost in flight
+            # with the dead supervisor's connection): sent again, from the copies kept.
+            missing = writes - applied
+            if missing > len(recent):
+                raise AgentUnavailable(
+                    f"the node never got the last {missing} writes to pi's stdin, and the "
+                    f"checkpoint keeps only {len(recent)}"
+                )
+            proc.renumber_input(applied)
+            for line in recent[len(recent) - missing :]:
+                proc.send(line)
+        elif applied > writes and state.get("then") == "requests":
+            # Requests the dead supervisor wrote after its checkpoint: pi has them, we never see
+            # them again. Number on after them, and give up the request ids they may have used.
+            proc.renumber_input(applied)
+            self._protocol.next_id += applied - writes
+            writes = applied
+        self._writes = writes
+        self._recent.extend(recent)
+        self._proc = proc
 
     def _write_system_prompt(self, spec: LaunchSpec) -> Path | None:
         """The system prompt goes through a file (see the module docstring)."""

@@ -11,19 +11,17 @@ same ids and the same stdin write numbers (the node drops what it applied alread
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import TYPE_CHECKING, Any
 
-from specialists.base.errors import AgentUnavailable, Bug
-from specialists.runners.adopting import ages, check_runner, events_held, held_events, times
-from specialists.runners.base import LaunchSpec, Usage
+from specialists.runners.adopting import ages, times
+from specialists.runners.base import Usage
 from specialists.runners.pi_events import PiTranslator
-from specialists.runners.pi_protocol import PiProtocol, job_protocol
-from specialists.runners.pi_states import (
+from specialists.runners.pi_protocol import (
     Compacting,
     Finalizing,
     Idle,
+    PiProtocol,
     PiState,
     Retrying,
     RunFacts,
@@ -33,7 +31,7 @@ from specialists.runners.pi_states import (
 )
 
 if TYPE_CHECKING:
-    from specialists.process.host import AdoptedProcess
+    pass
 
 
 def protocol_state(protocol: PiProtocol, now: float) -> dict[str, Any]:
@@ -95,107 +93,35 @@ def _usage(u: Usage) -> dict[str, Any]:
 
 
 def _state(state: PiState, now: float) -> dict[str, Any]:
-    if isinstance(state, Idle | Running | Retrying | Compacting):
-        return {"kind": state.kind}
-    if isinstance(state, Settling):
-        return {"kind": state.kind, "left_s": state.deadline - now}
-    if isinstance(state, SwitchingModel):
-        return {"kind": state.kind, "request": state.request, "left_s": state.deadline - now}
-    if isinstance(state, Finalizing):
-        return {
-            "kind": state.kind,
-            "awaiting": sorted(state.awaiting),
-            "left_s": state.deadline - now,
-            "restarted": state.restarted,
-        }
-    assert_never(state)
+    """A state as JSON: its deadline as seconds left, the requests it awaits as a list."""
+    out: dict[str, Any] = {"kind": state.kind}
+    for name, value in state._asdict().items():
+        if name == "deadline":
+            out["left_s"] = value - now
+        elif name != "kind":
+            out[name] = sorted(value) if name == "awaiting" else value
+    return out
+
+
+_STATES: dict[str, Any] = {
+    cls._field_defaults["kind"]: cls
+    for cls in (Idle, Running, Settling, Retrying, Compacting, SwitchingModel, Finalizing)
+}
 
 
 def _restored_state(raw: Mapping[str, Any], now: float) -> PiState:
-    kind = raw["kind"]
-    simple: dict[str, type[Idle | Running | Retrying | Compacting]] = {
-        "idle": Idle,
-        "running": Running,
-        "retrying": Retrying,
-        "compacting": Compacting,
-    }
-    if kind in simple:
-        return simple[kind]()
-    deadline = now + float(raw["left_s"])
-    if kind == "settling":
-        return Settling(deadline)
-    if kind == "switching_model":
-        return SwitchingModel(str(raw["request"]), deadline)
-    if kind == "finalizing":
-        awaiting = frozenset(str(r) for r in raw["awaiting"])
-        return Finalizing(awaiting, deadline, bool(raw["restarted"]))
-    raise ValueError(f"unknown pi state {kind!r}")
-
-
-# --- the runner (runners/pi.py) ----------------------------------------------------------
-
-RECENT_WRITES = 8  # the last stdin writes kept, to send again if the node never got them
-RECENT_BYTES = 1024 * 1024
-
-
-def runner_state(runner: Any, now: float) -> dict[str, Any] | None:
-    """`PiRunner.adopt_state`: None once pi is exiting or gone (nothing to take over)."""
-    held = held_events(runner._pending)
-    if runner._proc is None or runner._exited or runner._close_requested or held is None:
-        return None
-    recent: list[str] = []
-    size = 0
-    for line in reversed(runner._recent):
-        size += len(line)
-        if size > RECENT_BYTES:
-            break
-        recent.insert(0, line.decode("utf-8"))
-    return {
-        "runner": "pi",
-        "session_file": runner._session_file,
-        "writes": runner._writes,
-        "recent": recent,
-        "pending": held,
-        "startup_s": runner.startup_s,
-        "protocol": protocol_state(runner._protocol, now),
-    }
-
-
-def adopt_runner(
-    runner: Any, spec: LaunchSpec, state: Mapping[str, Any], proc: AdoptedProcess | None
-) -> None:
-    """`PiRunner.adopt`: the protocol as it was, on the adopted process, stdin numbered so
-    that the writes the replay makes again are the ones the node has."""
-    check_runner(state, "pi")
-    if runner._proc is not None or proc is None:
-        raise Bug("PiRunner.adopt after start, or without a process")
-    now = time.monotonic()
-    runner._session_file = state["session_file"]
-    runner._response_format = spec.response_format
-    runner._protocol = job_protocol(spec, runner._session_file)
-    restore_protocol(runner._protocol, state["protocol"], now)
-    runner._pending = events_held(state["pending"])
-    runner.startup_s, runner._spawned_at = state["startup_s"], now
-    writes, recent = int(state["writes"]), [str(r).encode("utf-8") for r in state["recent"]]
-    applied = proc.renumber_input(writes)
-    if applied < writes:
-        # Writes counted by the checkpoint that never reached the node (lost in flight
-        # with the dead supervisor's connection): sent again, from the copies kept.
-        missing = writes - applied
-        if missing > len(recent):
-            raise AgentUnavailable(
-                f"the node never got the last {missing} writes to pi's stdin, and the "
-                f"checkpoint keeps only {len(recent)}"
-            )
-        proc.renumber_input(applied)
-        for line in recent[len(recent) - missing :]:
-            proc.send(line)
-    elif applied > writes and state.get("then") == "requests":
-        # Requests the dead supervisor wrote after its checkpoint: pi has them, we never see
-        # them again. Number on after them, and give up the request ids they may have used.
-        proc.renumber_input(applied)
-        runner._protocol.next_id += applied - writes
-        writes = applied
-    runner._writes = writes
-    runner._recent.extend(recent)
-    runner._proc = proc
+    cls = _STATES.get(raw["kind"])
+    if cls is None:
+        raise ValueError(f"unknown pi state {raw['kind']!r}")
+    values: dict[str, Any] = {}
+    for name in cls._fields:
+        if name == "kind":
+            continue
+        if name == "deadline":
+            values[name] = now + float(raw["left_s"])
+        elif name == "awaiting":
+            values[name] = frozenset(str(r) for r in raw[name])
+        else:
+            values[name] = bool(raw[name]) if name == "restarted" else str(raw[name])
+    state: PiState = cls(**values)
+    return state

@@ -1,9 +1,12 @@
 """pi `--mode rpc` stdout -> the shared event vocabulary (pure; no processes, no I/O).
 
 `PiTranslator` turns one stdout line into runner events (Activity, AnswerDelta, Usage) plus
-signals for the protocol state machine (pi_signals.py, used by pi_protocol.py). Delta lines
-are recognised from a bytes prefix and only their short `delta` string is decoded
-(pi_lines.py); only lines that occur once per message, tool or turn are parsed in full.
+signals for the protocol state machine (`Signal`, a closed union every ladder over which
+ends in assert_never; used by pi_protocol.py). pi sends one `message_update` per delta,
+with the usage so far: such lines are recognised from a bytes prefix and only their short
+`delta` string is decoded, so a long stream costs milliseconds. pi writes its keys in a
+fixed order (1.6.0: `type`, `usage`, `assistantMessageEvent`); a line in any other shape is
+simply parsed in full, as are lines that occur once per message, tool or turn.
 """
 
 from __future__ import annotations
@@ -11,8 +14,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from json.decoder import scanstring  # type: ignore[attr-defined]
+from typing import Any, Literal
 
+from specialists.base.display import one_line
+from specialists.base.tuples import NamedTuple
 from specialists.process.lines import OversizedLine
 from specialists.runners.base import (
     Activity,
@@ -23,31 +29,140 @@ from specialists.runners.base import (
     tool_end,
     toolcall,
 )
-from specialists.runners.pi_lines import (
-    AGENT_END,
-    ASSISTANT_END,
-    ASSISTANT_START,
-    MESSAGE_END,
-    MESSAGE_START,
-    TOOL_UPDATE,
-    TURN_END,
-    extract_delta,
-    update_kind,
+
+UPDATE_PREFIX = b'{"type":"message_update",'
+_EVENT_KEY = b'"assistantMessageEvent":{"type":"'
+_EVENT_KEY_WITHIN = 1024  # the usage object before it is a few hundred bytes
+TOOL_UPDATE = b'{"type":"tool_execution_update"'
+ASSISTANT_START = b'{"type":"message_start","message":{"role":"assistant"'
+MESSAGE_START = b'{"type":"message_start"'
+ASSISTANT_END = b'{"type":"message_end","message":{"role":"assistant"'
+MESSAGE_END = b'{"type":"message_end"'
+AGENT_END = b'{"type":"agent_end"'
+TURN_END = b'{"type":"turn_end"'
+_DELTA_KEY = b'"delta":'
+
+
+def update_kind(line: bytes) -> tuple[str, int] | None:
+    """(assistantMessageEvent.type, end offset) when `line` has pi's message_update prefix."""
+    if not line.startswith(UPDATE_PREFIX):
+        return None
+    key = line.find(_EVENT_KEY, len(UPDATE_PREFIX), _EVENT_KEY_WITHIN)
+    if key < 0:
+        return None
+    start = key + len(_EVENT_KEY)
+    end = line.find(b'"', start, start + 40)
+    if end < 0:
+        return None
+    return line[start:end].decode("ascii", "replace"), end
+
+
+def extract_delta(line: bytes, pos: int) -> str | None:
+    """The JSON string after `"delta":` near `pos`, decoded from a short slice of the line."""
+    key = line.find(_DELTA_KEY, pos, pos + 96)
+    if key < 0:
+        return None
+    start = key + len(_DELTA_KEY)
+    if line[start : start + 1] != b'"':
+        return None
+    window = 512
+    while True:
+        # A slice may cut a UTF-8 sequence at its end; that only matters when the string is
+        # longer than the slice, and then the string is unterminated and we grow the slice.
+        text = line[start : start + window].decode("utf-8", "replace")
+        try:
+            value, _end = scanstring(text, 1)
+        except ValueError:
+            if start + window >= len(line):
+                return None
+            window *= 8
+            continue
+        return str(value)
+
+
+class AgentStarted(NamedTuple):
+    kind: Literal["agent_started"] = "agent_started"
+
+
+class AgentEnded(NamedTuple):
+    """One low-level run ended; `willRetry`: pi retries it on its own."""
+
+    will_retry: bool = False
+    kind: Literal["agent_ended"] = "agent_ended"
+
+
+class AgentSettled(NamedTuple):
+    """pi 1.x: no automatic work is left (no retry, compaction or queued message)."""
+
+    aborted: bool = False
+    kind: Literal["agent_settled"] = "agent_settled"
+
+
+class AssistantDone(NamedTuple):
+    """An assistant message ended (message_end)."""
+
+    stop_reason: str | None
+    error_message: str | None
+    text: str
+    kind: Literal["assistant_done"] = "assistant_done"
+
+
+class TurnEnded(NamedTuple):
+    kind: Literal["turn_ended"] = "turn_ended"
+
+
+class RetryStarted(NamedTuple):
+    kind: Literal["retry_started"] = "retry_started"
+
+
+class RetryEnded(NamedTuple):
+    success: bool
+    final_error: str | None
+    kind: Literal["retry_ended"] = "retry_ended"
+
+
+class CompactionStarted(NamedTuple):
+    kind: Literal["compaction_started"] = "compaction_started"
+
+
+class CompactionEnded(NamedTuple):
+    will_retry: bool
+    kind: Literal["compaction_ended"] = "compaction_ended"
+
+
+class CommandResponse(NamedTuple):
+    """pi's answer to one of our commands (`id` is ours; None when pi could not parse it)."""
+
+    id: str | None
+    command: str | None
+    success: bool
+    data: Any
+    error: str | None
+    kind: Literal["command_response"] = "command_response"
+
+
+class UiRequest(NamedTuple):
+    """An extension asks the user something; nobody is there, so it is cancelled."""
+
+    id: str
+    method: str
+    kind: Literal["ui_request"] = "ui_request"
+
+
+Signal = (
+    AgentStarted
+    | AgentEnded
+    | AgentSettled
+    | AssistantDone
+    | TurnEnded
+    | RetryStarted
+    | RetryEnded
+    | CompactionStarted
+    | CompactionEnded
+    | CommandResponse
+    | UiRequest
 )
-from specialists.runners.pi_signals import (
-    AgentEnded,
-    AgentSettled,
-    AgentStarted,
-    AssistantDone,
-    CommandResponse,
-    CompactionEnded,
-    CompactionStarted,
-    RetryEnded,
-    RetryStarted,
-    Signal,
-    TurnEnded,
-    UiRequest,
-)
+
 
 Clock = Callable[[], float]
 Translated = RunnerEvent | Signal
@@ -103,11 +218,6 @@ def _text_of(message: Mapping[str, Any]) -> str:
         for block in content
         if isinstance(block, Mapping) and block.get("type") == "text"
     )
-
-
-def short(text: Any, limit: int = 200) -> str:
-    s = " ".join(str(text).split())
-    return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
 class PiTranslator:
@@ -258,7 +368,7 @@ class PiTranslator:
             fields = {
                 "message": "extension error",
                 "extension": str(obj.get("extensionPath") or ""),
-                "error": short(obj.get("error") or ""),
+                "error": one_line(obj.get("error") or "", 200),
             }
             return [Activity("notice", fields, log=False)]
         if kind in _IGNORED_EVENTS:
@@ -315,7 +425,7 @@ class PiTranslator:
                 "attempt": obj.get("attempt"),
                 "max_attempts": obj.get("maxAttempts"),
                 "delay_ms": obj.get("delayMs"),
-                "error": short(obj.get("errorMessage") or ""),
+                "error": one_line(obj.get("errorMessage") or "", 200),
             }
             return [Activity("retry", fields), RetryStarted()]
         success = bool(obj.get("success"))
@@ -323,7 +433,7 @@ class PiTranslator:
         fields = {"message": "retry succeeded" if success else "retries exhausted"}
         fields["attempt"] = obj.get("attempt")
         if final:
-            fields["error"] = short(final)
+            fields["error"] = one_line(final, 200)
         return [
             Activity("notice", fields, log=not success),
             RetryEnded(success, str(final) if final else None),
@@ -338,7 +448,7 @@ class PiTranslator:
         if obj.get("aborted"):
             fields["aborted"] = True
         if obj.get("errorMessage"):
-            fields["error"] = short(obj.get("errorMessage"))
+            fields["error"] = one_line(obj.get("errorMessage"), 200)
         return [Activity("compaction", fields), CompactionEnded(will_retry)]
 
     def _ui_request(self, obj: Mapping[str, Any]) -> list[Translated]:
@@ -348,14 +458,16 @@ class PiTranslator:
             # What an extension tells its person (ours: a sidecar that will not start, tools
             # that are off) is shown to ours too, never only in a log file.
             return [
-                Activity("notice", {"message": short(obj.get("message") or ""), "level": level})
+                Activity(
+                    "notice", {"message": one_line(obj.get("message") or "", 200), "level": level}
+                )
             ]
         if method not in DIALOG_METHODS:
             return []  # info notices, setStatus, ...: fire-and-forget, nobody answers them
         fields = {
             "message": "extension dialog cancelled (no user in a background job)",
             "method": method,
-            "title": short(obj.get("title") or obj.get("message") or ""),
+            "title": one_line(obj.get("title") or obj.get("message") or "", 200),
         }
         return [Activity("notice", fields), UiRequest(str(obj.get("id")), method)]
 

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any, assert_never
+from typing import Any, Literal, assert_never
 
+from specialists.base.display import one_line
 from specialists.base.errors import Bug
+from specialists.base.tuples import NamedTuple
 from specialists.process.lines import OversizedLine
 from specialists.runners.base import (
     Activity,
@@ -34,20 +36,73 @@ from specialists.runners.base import (
     RunnerEvent,
     Usage,
 )
-from specialists.runners.pi_events import Clock, PiTranslator, short
-from specialists.runners.pi_signals import CommandResponse, Signal
-from specialists.runners.pi_states import (
-    BUSY_STATES,
-    Compacting,
-    Finalizing,
-    Idle,
-    PiState,
-    Retrying,
-    RunFacts,
-    Running,
-    Settling,
-    SwitchingModel,
-)
+from specialists.runners.pi_events import Clock, CommandResponse, PiTranslator, Signal
+from specialists.store.fields import Declared
+
+
+class Idle(NamedTuple):
+    kind: Literal["idle"] = "idle"
+
+
+class Running(NamedTuple):
+    """A prompt is being answered."""
+
+    kind: Literal["running"] = "running"
+
+
+class Settling(NamedTuple):
+    """agent_end: waiting for agent_settled (a retry or compaction may come first)."""
+
+    deadline: float
+    kind: Literal["settling"] = "settling"
+
+
+class Retrying(NamedTuple):
+    """An auto-retry (or a compaction that will retry) is pending: waiting for agent_start."""
+
+    kind: Literal["retrying"] = "retrying"
+
+
+class Compacting(NamedTuple):
+    """Compaction after a failed run: waiting for compaction_end."""
+
+    kind: Literal["compacting"] = "compacting"
+
+
+class SwitchingModel(NamedTuple):
+    """The run failed; `set_model` to the fallback is sent and waits for pi's answer."""
+
+    request: str
+    deadline: float
+    kind: Literal["switching_model"] = "switching_model"
+
+
+class Finalizing(NamedTuple):
+    """Final: waiting for the answers to get_last_assistant_text and get_state."""
+
+    awaiting: frozenset[str]
+    deadline: float
+    restarted: bool = False  # pi began another run meanwhile (e.g. a late steer)
+    kind: Literal["finalizing"] = "finalizing"
+
+
+PiState = Idle | Running | Settling | Retrying | Compacting | SwitchingModel | Finalizing
+BUSY_STATES = frozenset({"running", "settling", "retrying", "compacting", "switching_model"})
+
+
+class RunFacts(Declared):
+    """What one run has told us so far (a checkpoint carries `to_dict()`, pi_adopt.py)."""
+
+    message: str = ""  # what the run answers (sent again on the fallback model)
+    stop_reason: str | None = None
+    error_message: str | None = None
+    fallback_text: str = ""  # the last assistant text seen, if the text query fails
+    final_error: str | None = None
+    abort_requested: bool = False
+    turn_limit_hit: bool = False
+    turns: int = 0
+    answer: str | None = None
+
 
 DEFAULT_SETTLE_TIMEOUT_S = 10.0
 DEFAULT_QUERY_TIMEOUT_S = 10.0
@@ -124,7 +179,7 @@ class PiProtocol:
             self._send("prompt", body, purpose="follow_up", note=message)
             return []
         self._queued.append(message)
-        return [Activity("follow_up", {"queued": True, "message": short(message, 80)})]
+        return [Activity("follow_up", {"queued": True, "message": one_line(message, 80)})]
 
     def steer(self, message: str) -> None:
         if self.state.kind in BUSY_STATES and not isinstance(self.state, SwitchingModel):
@@ -294,12 +349,12 @@ class PiProtocol:
         body = {"provider": provider, "modelId": model_id}
         request = self._send("set_model", body, purpose="set_model", note=fallback)
         self.state = SwitchingModel(request, self._clock() + self._query_timeout)
-        message = f"falling back to {provider}/{model_id}: {short(failure, 200)}"
+        message = f"falling back to {provider}/{model_id}: {one_line(failure, 200)}"
         return [Activity("notice", {"message": message, "model": f"{provider}/{model_id}"})]
 
     def _response(self, resp: CommandResponse) -> list[RunnerEvent]:
         if resp.id is None:
-            fields = {"message": "pi rejected a command", "error": short(resp.error or "")}
+            fields = {"message": "pi rejected a command", "error": one_line(resp.error or "", 200)}
             return [Activity("notice", fields)]
         pending = self._pending.pop(resp.id, None)
         if pending is None:
@@ -325,9 +380,9 @@ class PiProtocol:
             return self._prompt_rejected("prompt", resp.error)
         elif purpose in ("steer", "steer_prompt"):
             if resp.success:
-                ack = {"message": short(note, 80), "as_prompt": purpose == "steer_prompt"}
+                ack = {"message": one_line(note, 80), "as_prompt": purpose == "steer_prompt"}
                 return [Activity("steer_ack", ack)]
-            rejected = {"message": "steer rejected", "error": short(resp.error or "")}
+            rejected = {"message": "steer rejected", "error": one_line(resp.error or "", 200)}
             return [Activity("notice", rejected)]
         if isinstance(state, Finalizing) and resp.id in state.awaiting:
             left = state.awaiting - {resp.id}
@@ -340,7 +395,7 @@ class PiProtocol:
         if not isinstance(self.state, SwitchingModel) or resp.id != self.state.request:
             return []
         if not resp.success:
-            note = f"pi refused the fallback model {fallback}: {short(resp.error or '')}"
+            note = f"pi refused the fallback model {fallback}: {one_line(resp.error or '', 200)}"
             return [Activity("notice", {"message": note}), *self._query_result()]
         self._model = fallback
         self.prompt(self._run.message)  # the same message, on the fallback model
@@ -367,7 +422,7 @@ class PiProtocol:
         elif self._queued:
             message = "\n\n".join(self._queued)
             self._queued.clear()
-            out.append(Activity("follow_up", {"queued": False, "message": short(message, 80)}))
+            out.append(Activity("follow_up", {"queued": False, "message": one_line(message, 80)}))
             self.prompt(message)
         return out
 

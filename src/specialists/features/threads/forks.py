@@ -4,7 +4,7 @@ A fork is honest only between two agents of one runner (the same session format)
 where that runner can start from a copy of a conversation:
 
 - native: the child's session starts as a copy of the parent's session file (its completed
-  turns; native_setup.open_session copies it).
+  turns; runners/native.py open_session copies it).
 - pi: a branch of the parent's session file, made as `pi --fork` makes one (pi 0.73.1,
   SessionManager.forkFrom): a new header (new id, the child's cwd, `parentSession` naming the
   source) and every other entry as it is, so pi runs it in the child's directory (pi runs a

@@ -17,9 +17,15 @@ from typing import Any, Protocol
 
 from specialists.base.reader import Invalid, load_json
 from specialists.base.usage_limit import describe, from_headers
-from specialists.native.errors import classify, describe_status, short
 from specialists.native.messages import ToolCall
-from specialists.native.model import ModelError, ModelRequest, StreamEvent
+from specialists.native.model import (
+    ModelError,
+    ModelRequest,
+    StreamEvent,
+    classify,
+    describe_status,
+    short,
+)
 
 log = logging.getLogger(__name__)
 _tls: dict[tuple[str | None, str | None], Any] = {}  # (SSL_CERT_FILE, SSL_CERT_DIR) -> context
