@@ -103,9 +103,3 @@ def steer_many(
         for job_id, p in posted
     )
     return FanOutcome(target, overall([o.state for o in each]), each)
-
-
-def steer_children(
-    store: JobStore, parent: str, message: str, *, wait_s: float = STEER_WAIT_S
-) -> FanOutcome:
-    return steer_many(store, running_children(store, parent), message, target=parent, wait_s=wait_s)
