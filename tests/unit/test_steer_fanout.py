@@ -14,7 +14,7 @@ import pytest
 from specialists.base.errors import UserError
 from specialists.store.jobs import JobStore
 from specialists.supervise.actions import SendOutcome
-from specialists.supervise.steer_fanout import overall, running_children, steer_children, steer_many
+from specialists.supervise.steer_fanout import overall, running_children, steer_many
 from specialists.supervise.steer_recover import GO_ON, Recovery, check_top_level, steer_recovering
 from specialists.supervise.steering import InterruptOutcome, SteerOutcome
 from tests.support.fleet import write_status
@@ -63,7 +63,9 @@ def test_children_are_owned_and_running_not_continuations(store: JobStore, tmp_p
     grandchild = _job(store, tmp_path, parent_id=kid, owner=[f"job-{kid}"])
     assert running_children(store, parent) == [kid]
     assert running_children(store, kid) == [grandchild]
-    nobody = steer_children(store, grandchild, "hi", wait_s=0.01)
+    nobody = steer_many(
+        store, running_children(store, grandchild), "hi", target=grandchild, wait_s=0.01
+    )
     assert nobody.state == "failed" and nobody.reason == f"job {grandchild} has no running children"
 
 
@@ -116,7 +118,9 @@ def test_a_fan_out_posts_all_then_waits_once_and_says_each_state(
         kids[kid] = answer
         supervisors.append(FakeSupervisor(store, kid, answer))
         supervisors[-1].thread.start()
-    out = steer_children(store, parent, "look again", wait_s=1.5)
+    out = steer_many(
+        store, running_children(store, parent), "look again", target=parent, wait_s=1.5
+    )
     got = {o.job_id: o.state for o in out.each}
     want = {"deliver": "delivered", "hand": "scheduled", "refuse": "failed", "ignore": "pending"}
     assert got == {kid: want[a] for kid, a in kids.items()}

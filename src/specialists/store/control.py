@@ -33,7 +33,7 @@ from specialists.base.errors import Planted, StoreError, UserError
 from specialists.store.fields import Declared
 from specialists.store.file_record import FileRecord
 from specialists.store.files import displace, size_text
-from specialists.store.joblog import read_event_lines
+from specialists.store.joblog import each_event
 from specialists.store.jobs import CONTROL_DIR, EVENTS_FILE
 from specialists.store.kinds import OWNER
 from specialists.store.record import Record, encode_line
@@ -187,13 +187,7 @@ def _read(
 def _acked(job_dir: Path, request_id: str, log: object) -> bool:
     """Does the job's log hold an event for this request from byte `log` on?"""
     offset = log if type(log) is int and log >= 0 else 0
-    while True:
-        events, end = read_event_lines(job_dir / EVENTS_FILE, offset)
-        if any(e.get("request") == request_id for e in events):
-            return True
-        if end == offset:
-            return False
-        offset = end
+    return any(e.get("request") == request_id for e in each_event(job_dir / EVENTS_FILE, offset))
 
 
 def _size(path: Path) -> int:

@@ -45,6 +45,21 @@ def is_int(value: Any) -> bool:
     return type(value) is int and -INT_LIMIT <= value < INT_LIMIT
 
 
+def check_schema(data: dict[str, Any], schema: int | None, where: object) -> dict[str, Any]:
+    """`data`, refused (StoreError) when its `schema` version is newer than `schema`: a
+    newer record is refused rather than misread."""
+    if schema is None:
+        return data
+    version = data.get("schema", 1)
+    if type(version) is not int or version > schema:
+        shown = version if type(version) is int else "of an unknown kind"
+        raise StoreError(
+            f"{where} has schema {shown}, newer than this specialists understands",
+            hint="upgrade specialists",
+        )
+    return data
+
+
 # Each type becomes a Python expression over a variable, compiled into a small function (as
 # the standard library's dataclasses generate theirs) the first time a record of that type
 # is read: a field is checked in one call, every row of the finished-jobs cache in one call.

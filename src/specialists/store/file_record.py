@@ -19,6 +19,7 @@ from typing import Any
 
 from specialists.base.errors import Planted, StoreError
 from specialists.store.atomic import write_all, write_atomic
+from specialists.store.fields import check_schema
 from specialists.store.files import (
     DIR_MODE,
     FILE_MODE,
@@ -39,7 +40,6 @@ from specialists.store.record import (
     Lines,
     Record,
     check_name,
-    check_schema,
     check_sub,
     encode_doc,
     encode_line,

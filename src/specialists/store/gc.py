@@ -49,7 +49,6 @@ class GcReport(NamedTuple):
     removed: list[str]  # with dry_run: the jobs that would be removed
     kept_active: int
     crashed: list[str]  # finished jobs (still present) that ended "supervisor crashed"
-    warnings: list[str]  # a bad TTL: one line, for the interface
     problems: list[str]  # damaged jobs, left in place
     freed_bytes: int = 0  # what the removed (or, dry, the chosen) directories held
 
@@ -66,8 +65,6 @@ def collect(
     """Remove finished jobs that ended more than `days` ago (default: the TTL), or every
     finished one (`every`; also when only `keep` is given), less the `keep` newest; never
     touch active ones. `dry_run` removes nothing and reports what it would remove."""
-    warnings: list[str] = []
-    limit: float | None = None
     now = now or time.time()
     if every or (keep is not None and days is None):
         limit = now + 1  # ended before now: every finished job
@@ -79,19 +76,18 @@ def collect(
     removed: list[str] = []
     freed = 0
     wrong: set[str] = set()  # cached as finished, but their own status says otherwise
-    if limit is not None:  # a bad TTL deletes nothing
-        for entry in newest_first:
-            if _ended(entry) >= limit or entry.id in kept:
-                continue
-            verdict = _verdict(store, entry.id, limit)
-            if verdict == "delete":
-                freed += tree_bytes(store.job_dir(entry.id))
-                if not dry_run:
-                    _release_key(store, entry.id)
-                    shutil.rmtree(store.job_dir(entry.id), ignore_errors=True)
-                removed.append(entry.id)
-            elif verdict == "not finished":
-                wrong.add(entry.id)
+    for entry in newest_first:
+        if _ended(entry) >= limit or entry.id in kept:
+            continue
+        verdict = _verdict(store, entry.id, limit)
+        if verdict == "delete":
+            freed += tree_bytes(store.job_dir(entry.id))
+            if not dry_run:
+                _release_key(store, entry.id)
+                shutil.rmtree(store.job_dir(entry.id), ignore_errors=True)
+            removed.append(entry.id)
+        elif verdict == "not finished":
+            wrong.add(entry.id)
     gone = set() if dry_run else set(removed)
     if (gone or wrong) and not dry_run:
         index.save(store, {e.id: e for e in finished if e.id not in gone | wrong})
@@ -100,7 +96,6 @@ def collect(
         removed=removed,
         kept_active=len(active),
         crashed=crashed,
-        warnings=warnings,
         problems=problems,
         freed_bytes=freed,
     )

@@ -19,6 +19,7 @@ from specialists.store.files import open_regular, parse_object, size_text
 
 TYPE_CHECKING = False  # no `typing` at run time: `status` and `feed` read this
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 TERMINAL_EVENTS = frozenset({"done", "error", "cancelled"})
@@ -103,6 +104,16 @@ def read_event_lines(
     finally:
         os.close(fd)
     return events, pos
+
+
+def each_event(path: Path, offset: int = 0) -> Iterator[dict[str, Any]]:
+    """Every whole, checked event from byte `offset` to the end, read MAX_READ at a time."""
+    while True:
+        events, end = read_event_lines(path, offset)
+        yield from events
+        if end == offset:
+            return
+        offset = end
 
 
 def _problem(problems: list[str] | None, text: str) -> None:

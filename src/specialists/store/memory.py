@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from specialists.base.errors import StoreError
+from specialists.store.fields import check_schema
 from specialists.store.files import parse_object
 from specialists.store.record import (
     MAX_DOC,
@@ -23,7 +24,6 @@ from specialists.store.record import (
     Lines,
     Record,
     check_name,
-    check_schema,
     check_sub,
     encode_doc,
     encode_line,

@@ -160,19 +160,6 @@ def _utf8(text: str) -> bytes:
         ) from None
 
 
-def check_schema(data: dict[str, Any], schema: int | None, where: object) -> dict[str, Any]:
-    if schema is None:
-        return data
-    version = data.get("schema", 1)
-    if type(version) is not int or version > schema:
-        shown = version if type(version) is int else "of an unknown kind"
-        raise StoreError(
-            f"{where} has schema {shown}, newer than this specialists understands",
-            hint="upgrade specialists",
-        )
-    return data
-
-
 def parse_lines(
     data: bytes, base: int, where: object, max_line: int, limit: int | None
 ) -> tuple[list[dict[str, Any]], int, list[str]]:

@@ -7,8 +7,7 @@ reader both use, its value the default; a field without a value is required.
 from __future__ import annotations
 
 from specialists.base.display import first_line
-from specialists.base.errors import StoreError
-from specialists.store.fields import EMPTY, Declared
+from specialists.store.fields import EMPTY, Declared, check_schema
 
 TYPE_CHECKING = False  # no `typing` at run time: `status` and `feed` read this
 if TYPE_CHECKING:
@@ -28,22 +27,12 @@ TERMINAL_STATES = frozenset({"done", "error", "cancelled"})
 ALL_STATES = ACTIVE_STATES | TERMINAL_STATES
 
 
-def _check_schema(data: dict[str, Any], what: str) -> None:
-    version = data.get("schema", 1)
-    if type(version) is not int or version > SCHEMA_VERSION:
-        shown = version if type(version) is int else "of an unknown kind"
-        raise StoreError(
-            f"{what} has schema {shown}, newer than this specialists understands",
-            hint="upgrade specialists",
-        )
-
-
 class _Versioned(Declared):
     """A record with a `schema` version: a newer one is refused rather than misread."""
 
     @classmethod
     def _before_read(cls, data: dict[str, Any], where: str) -> None:
-        _check_schema(data, where)
+        check_schema(data, SCHEMA_VERSION, where)
 
 
 class JobRecord(_Versioned):

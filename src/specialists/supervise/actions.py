@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, assert_never
 
 from specialists.base.errors import UserError
-from specialists.store.control import ControlKind, post_request
+from specialists.store.control import ControlKind, ControlRequest, post_request
 from specialists.store.jobs import JobStore, read_event_lines
 from specialists.store.liveness import is_alive, is_frozen
 from specialists.store.records import JobStatus
@@ -241,13 +241,9 @@ def send_message(
     Raises UserError for an empty message. A finished job is refused, not an exception:
     callers show the reason (and suggest resuming it).
     """
-    if not message.strip():
-        raise UserError("the message is empty")
-    st = current_status(store, job_id)
-    if not st.active:
-        return SendOutcome(job_id, "refused", reason=f"job {job_id} is {st.status}")
-    control_kind: ControlKind = kind
-    request = post_request(store.job_dir(job_id), control_kind, message)
+    request = post_live(store, job_id, kind, message)
+    if isinstance(request, str):
+        return SendOutcome(job_id, "refused", reason=request)
     if not wait:
         return SendOutcome(job_id, "pending", request.id)
     ack = wait_for_ack(store, job_id, request.id, ack_timeout)
@@ -256,3 +252,16 @@ def send_message(
     if ack.get("delivered"):
         return SendOutcome(job_id, "queued" if ack.get("queued") else "delivered", request.id)
     return SendOutcome(job_id, "refused", request.id, str(ack.get("reason") or "refused"))
+
+
+def post_live(
+    store: JobStore, job_id: str, kind: ControlKind, message: str = ""
+) -> ControlRequest | str:
+    """Post a request to a live job: the request, or why not (the job has ended). A steer or
+    follow-up without words is a UserError."""
+    if kind in ("steer", "follow_up") and not message.strip():
+        raise UserError("the message is empty")
+    st = current_status(store, job_id)
+    if not st.active:
+        return f"job {job_id} is {st.status}"
+    return post_request(store.job_dir(job_id), kind, message)

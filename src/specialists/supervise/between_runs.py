@@ -203,8 +203,7 @@ class BetweenRuns:
             return None
         for problem in pending.problems:
             sup.guard.report(problem)  # each distinct problem once
-        at = pending.next_due_ms
-        self.next_due = None if at is None else sup.clock() + (at / 1000 - sup.wall())
+        self.next_due = sup.on_clock(pending.next_due_ms)
         return pending
 
     def _emit_own(self, body: str) -> None:

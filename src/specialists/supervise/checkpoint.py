@@ -38,7 +38,7 @@ from specialists.base.errors import StoreError
 from specialists.base.lazy import logger
 from specialists.store.atomic import write_atomic
 from specialists.store.files import read_object
-from specialists.store.joblog import read_event_lines
+from specialists.store.joblog import each_event
 from specialists.store.jobs import CHECKPOINT_FILE
 from specialists.store.writer import event_fields
 
@@ -168,14 +168,7 @@ def load(job_dir: Path, runner: str) -> dict[str, Any] | str:
 
 def written_after(job_dir: Path, seq: int) -> list[dict[str, Any]]:
     """The events written after event `seq` (the checkpoint's)."""
-    events: list[dict[str, Any]] = []
-    offset = 0
-    while True:
-        more, after = read_event_lines(job_dir / "events.jsonl", offset)
-        events += [e for e in more if isinstance(e.get("seq"), int) and e["seq"] > seq]
-        if after == offset:
-            return events
-        offset = after
+    return [e for e in each_event(job_dir / "events.jsonl") if e["seq"] > seq]
 
 
 def read_json(path: Path, cap: int = MAX_CHECKPOINT) -> dict[str, Any] | None:

@@ -39,7 +39,7 @@ def clean(
     if keep is not None and keep < 0:
         raise UserError("--keep must be zero or more")
     report = collect(caller.jobs(), days=days, every=all, keep=keep, dry_run=dry_run)
-    caller.warnings.extend(report.warnings + report.problems)  # a bad TTL, damaged jobs kept
+    caller.warnings.extend(report.problems)  # damaged jobs, kept
     said: list[str] = []
     if not dry_run:
         caller.warnings.extend(prune(caller.state_root))

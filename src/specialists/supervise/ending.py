@@ -17,6 +17,7 @@ from specialists.base.errors import SpecialistsError
 from specialists.runners.base import AgentExited, AgentRunner, Kill
 from specialists.store.jobs import now_ms
 from specialists.store.proctree import kill_job
+from specialists.store.writer import mark_ended
 from specialists.supervise import news
 from specialists.supervise.hooks import HOOKS, JobEnd
 from specialists.supervise.recorder import Recorder
@@ -62,14 +63,9 @@ def finish(
                 if moved:  # a result.txt it did not write was there: moved aside
                     j.notice(moved)
         _settle(j, guard, end(final, error))
-        st.status = final
-        st.error = error if final == "error" else None
-        st.current_event = final
-        st.current_tool = None
-        st.stalled = False
-        st.finished_at_ms = now_ms()
-        st.elapsed_s = round((st.finished_at_ms - st.started_at_ms) / 1000, 1)
-        duration_ms = st.finished_at_ms - st.started_at_ms
+        ended_ms = now_ms()
+        mark_ended(st, final, error, ended_ms)
+        duration_ms = ended_ms - st.started_at_ms
         # Nothing of the agent outlives its job, not even what left its process group,
         # nor eats the room kept for its last words.
         guard.run("final kill", lambda: runner.send(Kill()))

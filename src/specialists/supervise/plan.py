@@ -227,7 +227,4 @@ def housekeeping(store: JobStore) -> list[str]:
     """Run-start housekeeping: gc old jobs, close the beads of crashed ones (seed 10.2-10.3),
     drop completion notices nobody will read. Returns warnings for the caller to show."""
     report = collect(store)
-    problems = list(report.warnings)  # a bad SPECIALISTS_JOB_TTL_DAYS: nothing was deleted
-    for chore in HOOKS.housekeeping:
-        problems += chore(store, list(report.crashed))
-    return problems
+    return [p for chore in HOOKS.housekeeping for p in chore(store, list(report.crashed))]

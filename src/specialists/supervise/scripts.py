@@ -34,13 +34,9 @@ class ScriptOutcome(NamedTuple):
         return self.exit_code == 0
 
 
-def run_script(command: str, cwd: Path, env: dict[str, str] | None = None) -> ScriptOutcome:
+def run_script(command: str, cwd: Path) -> ScriptOutcome:
     result = run_short(
-        ["/bin/sh", "-c", command],
-        cwd=cwd,
-        env=env,
-        timeout=SCRIPT_TIMEOUT_S,
-        output_cap=OUTPUT_CAP,
+        ["/bin/sh", "-c", command], cwd=cwd, timeout=SCRIPT_TIMEOUT_S, output_cap=OUTPUT_CAP
     )
     if result.error is not None:
         return ScriptOutcome(command, None, result.stdout, result.error)

@@ -26,12 +26,8 @@ from typing import Literal
 from specialists.base.errors import StoreError, UserError
 from specialists.store.jobs import JobStore
 from specialists.store.view import all_statuses
-from specialists.supervise.steering import (
-    STEER_WAIT_S,
-    SteerOutcome,
-    await_steer,
-    post_steer,
-)
+from specialists.supervise.actions import post_live
+from specialists.supervise.steering import STEER_WAIT_S, SteerOutcome, await_steer
 
 MAX_TARGETS = 64  # one call's fan-out; a bigger fleet is steered in parts
 FanState = Literal["delivered", "scheduled", "pending", "partial", "failed"]
@@ -98,16 +94,12 @@ def steer_many(
     if not ids:
         why = f"job {target} has no running children" if target else "no jobs to steer"
         return FanOutcome(target, "failed", (), why)
-    posted = [(job_id, post_steer(store, job_id, message)) for job_id in ids]
+    posted = [(job_id, post_live(store, job_id, "steer", message)) for job_id in ids]
     until = time.monotonic() + wait_s
     each = tuple(
-        p if isinstance(p, SteerOutcome) else await_steer(store, job_id, p, until)
+        SteerOutcome(job_id, "failed", reason=p)
+        if isinstance(p, str)
+        else await_steer(store, job_id, p.id, until)
         for job_id, p in posted
     )
     return FanOutcome(target, overall([o.state for o in each]), each)
-
-
-def steer_children(
-    store: JobStore, parent: str, message: str, *, wait_s: float = STEER_WAIT_S
-) -> FanOutcome:
-    return steer_many(store, running_children(store, parent), message, target=parent, wait_s=wait_s)

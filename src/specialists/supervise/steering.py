@@ -31,11 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from specialists.base.errors import UserError
-from specialists.store.control import post_request
 from specialists.store.jobs import JobStore
 from specialists.store.view import current_status
-from specialists.supervise.actions import events_for
+from specialists.supervise.actions import events_for, post_live
 
 STEER_WAIT_S = 3.0
 INTERRUPT_WAIT_S = 10.0
@@ -74,20 +72,10 @@ class SteerOutcome:
 def steer_job(
     store: JobStore, job_id: str, message: str, *, wait_s: float = STEER_WAIT_S
 ) -> SteerOutcome:
-    posted = post_steer(store, job_id, message)
-    if isinstance(posted, SteerOutcome):
-        return posted
-    return await_steer(store, job_id, posted, time.monotonic() + wait_s)
-
-
-def post_steer(store: JobStore, job_id: str, message: str) -> str | SteerOutcome:
-    """The steer's request id, or the outcome `failed` when the job is not live."""
-    if not message.strip():
-        raise UserError("the message is empty")
-    st = current_status(store, job_id)
-    if not st.active:
-        return SteerOutcome(job_id, "failed", reason=f"job {job_id} is {st.status}")
-    return post_request(store.job_dir(job_id), "steer", message).id
+    posted = post_live(store, job_id, "steer", message)
+    if isinstance(posted, str):
+        return SteerOutcome(job_id, "failed", reason=posted)
+    return await_steer(store, job_id, posted.id, time.monotonic() + wait_s)
 
 
 def await_steer(store: JobStore, job_id: str, request_id: str, until: float) -> SteerOutcome:
@@ -144,10 +132,9 @@ def interrupt_job(
     sleep: Callable[[float], None] = time.sleep,
 ) -> InterruptOutcome:
     """Post an interrupt and wait (bounded) until the job has paused."""
-    st = current_status(store, job_id)
-    if not st.active:
-        return InterruptOutcome(job_id, "refused", reason=f"job {job_id} is {st.status}")
-    request = post_request(store.job_dir(job_id), "interrupt")
+    request = post_live(store, job_id, "interrupt")
+    if isinstance(request, str):
+        return InterruptOutcome(job_id, "refused", reason=request)
     until = time.monotonic() + wait_s
     ack = events_for(store, job_id, request.id, {"interrupt_ack"}, until)
     if ack is None:

@@ -114,7 +114,7 @@ def steer(
 def _steer_many(
     caller: Caller, job_id: str, more: list[str], message: str, *, children: bool
 ) -> Steered:
-    from specialists.supervise.steer_fanout import steer_children, steer_many
+    from specialists.supervise.steer_fanout import running_children, steer_many
 
     store = caller.jobs()
     job, others = store.resolve(job_id), [store.resolve(r) for r in more]
@@ -124,7 +124,7 @@ def _steer_many(
             hint="steer <parent> --children ..." if caller.person else "drop job_ids",
         )
     if children:
-        outcome = steer_children(store, job, message)
+        outcome = steer_many(store, running_children(store, job), message, target=job)
     else:
         outcome = steer_many(store, [job, *others], message)
     each: list[Any] = [
