@@ -267,23 +267,16 @@ def jobs_stopped(project: Path, jobs: list[str]) -> Iterator[None]:
             stop_job(store(project), job)
 
 
-def _settled_status(pid: int, keys: tuple[str, ...]) -> dict[str, str]:
-    """`keys` of a process's status once two readings agree: the agent is a shell that
-    blocks every signal for the moment it vforks its next `sleep`, and one reading can
-    land in that moment."""
-    seen = None
-    for _ in range(50):
-        fields = _proc_status(pid)
-        now = {k: fields[k] for k in keys}
-        if now == seen:
-            return now
-        seen = now
-        time.sleep(0.01)
-    raise AssertionError(f"the status of {pid} never settled: {seen}")
-
-
 def _seen_by_the_job(project: Path, job: str) -> dict[str, object]:
-    """What a job's supervisor got from its launcher, as its agent and /proc show it."""
+    """What a job's supervisor got from its launcher, as its agent and /proc show it, once
+    the agent sleeps: before its exec, its environ is what its supervisor started with (a
+    shared server's fork starts with the server's), not what it was handed."""
+
+    def asleep() -> bool:
+        s = store(project).read_status(job)
+        return s is not None and bool(s.pid) and _cmdline(s.pid).startswith(b"sleep")
+
+    wait_until(asleep, timeout=60, what=f"the agent of {job} asleep")
     st = store(project).read_status(job)
     assert st is not None and st.supervisor_pid and st.pid
     job_dir = str(store(project).job_dir(job))
@@ -292,7 +285,9 @@ def _seen_by_the_job(project: Path, job: str) -> dict[str, object]:
     job_keys = {b"SPECIALISTS_JOB_ID", b"SPECIALISTS_JOB_DIR"}
     return {
         **{k: fields[k] for k in ("Umask", "SigIgn", "SigBlk", "SigCgt")},
-        "agent": _settled_status(st.pid, ("Umask", "SigIgn", "SigBlk")),
+        "agent": {
+            k: v for k, v in _proc_status(st.pid).items() if k in ("Umask", "SigIgn", "SigBlk")
+        },
         "cwd": os.readlink(f"/proc/{st.supervisor_pid}/cwd"),
         "fds": sorted(
             t.replace(job_dir, "JOB")
@@ -319,19 +314,10 @@ def test_a_forked_supervisor_inherits_its_launcher_never_the_server(
     with launcher_changed(monkeypatch), jobs_stopped(project, jobs):
         for how in ("forked", "fresh"):
             jobs.append(job := _command_job(project, "still"))
-            wait_until(
-                lambda j=job: (
-                    (s := store(project).read_status(j)) is not None
-                    and bool(s.pid)
-                    and _cmdline(s.pid).startswith(b"sleep")
-                ),
-                timeout=60,
-                what=f"the {how} job's agent asleep",
-            )
+            seen[how] = _seen_by_the_job(project, job)
             supervisor = store(project).read_status(job).supervisor_pid
             server = b"_forks" in _cmdline(_parent(supervisor))
             assert server == (how == "forked"), how
-            seen[how] = _seen_by_the_job(project, job)
             forks.stop_serving()  # the next one starts fresh
     assert seen["forked"] == seen["fresh"]
     assert seen["fresh"]["Umask"] == "0027"

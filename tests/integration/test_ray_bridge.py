@@ -301,8 +301,8 @@ def test_a_supervisors_way_to_the_bridge_imports_no_ray():
     `direct` still reaches Ray itself."""
     code = (
         "import sys\n"
-        "from specialists.executors import choose\n"
-        "connector = choose._connector({'connection': 'shared'})\n"
+        "from specialists.executors import job\n"
+        "connector = job._connector({'connection': 'shared'})\n"
         "import specialists.executors.bridge_client, specialists.executors.bridge_start\n"
         "ray = sorted(m for m in sys.modules if m.split('.')[0] == 'ray')\n"
         "print(type(connector).__name__, ray)\n"
