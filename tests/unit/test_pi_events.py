@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from specialists.base.clock import FakeClock
 from specialists.process.lines import OversizedLine
 from specialists.runners.base import Activity, AnswerDelta, RunFinished, RunnerEvent, Usage
-from specialists.runners.pi_events import MALFORMED_LOGGED, PiTranslator, extract_delta, update_kind
+from specialists.runners.pi_events import MALFORMED_LOGGED, PiTranslator
+from specialists.runners.pi_lines import extract_delta, update_kind
 from specialists.runners.pi_protocol import PiProtocol
 from tests.support.fake_pi import AssistantMessage, long_answer_lines, text_answer_lines
 
