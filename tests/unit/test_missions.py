@@ -416,3 +416,25 @@ def test_a_job_pointer_written_by_0_1_0_is_still_read_and_removed_with_its_missi
     (links / "0123abcd").write_text("m1\n")
     store.update("m1", lambda m: (m, None))  # a change keeps the old pointer readable
     assert store.mission_of_job("0123abcd") == "m1"
+
+
+def test_keys_a_newer_version_wrote_survive_every_change_and_come_last() -> None:
+    """mission.json keeps what it does not know (a newer writer's fields), in every copy
+    the verbs make, and writes schema, id and status first for the SessionStart hook."""
+    raw = {
+        "schema": 1,
+        "id": "m1",
+        "status": "active",
+        "title": "t",
+        "created_ms": 1,
+        "updated_ms": 1,
+        "project_root": "/p",
+        "future": {"a": [1]},
+    }
+    mission = model.Mission.from_dict(raw)
+    changed = model.link_run(mission, "0123abcd", "x", 5)
+    changed, _ = model.add_decision(changed, "tabs?", 6)
+    out = changed.to_dict()
+    assert out["future"] == {"a": [1]} and list(out)[-1] == "future"
+    assert list(out)[:3] == ["schema", "id", "status"]
+    assert model.Mission.from_dict(out).to_dict() == out
