@@ -59,9 +59,9 @@ class Run(Declared):
 
     @classmethod
     def _after_read(cls, record: Run, where: str) -> None:
-        record.__dict__["spent"] = checked(record.spent)
+        record.spent = checked(record.spent)
         if not isinstance(record.parent, str):
-            record.__dict__["parent"] = None
+            record.parent = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in super().to_dict().items() if v is not None or k not in _LENIENT}
