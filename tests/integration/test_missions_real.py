@@ -177,6 +177,42 @@ def test_mcp_run_with_and_without_a_mission_and_the_mission_tool():
     assert bad.is_error and "absolute URL" in bad.text
 
 
+def test_a_job_continued_on_any_front_joins_the_mission_and_counts_against_its_ceiling(
+    mock_llm, pi_bin, monkeypatch
+):
+    """MCP `run` with continue_from, `resume` and `run --continue` all start through one
+    sequence (fronts/starting.py): the new job joins the mission of the job it continues, and
+    job.json names that mission in its ceiling, so the mission's spend covers it too."""
+    from specialists.fronts.mcp.handlers import ServerContext
+    from specialists.fronts.mcp.table import call_tool
+    from tests.support.mock_llm import Reply
+
+    monkeypatch.setenv("PATH", f"{pi_bin.parent}{os.pathsep}{os.environ['PATH']}")
+    write_spec()
+    mock_llm.enqueue(Reply("one"), Reply("two"), Reply("three"), Reply("four"))
+    ok("mission", "new", "Ship auth", "--id", "m1", "--max-cost", "20")
+    first = ok("run", "tester", "--prompt", "start", "--mission", "m1", "-b").stdout.strip()
+    ok("result", first, "--wait", "--timeout", "60s")
+    continued = call_tool(
+        ServerContext(), "run", {"specialist": "tester", "prompt": "on", "continue_from": first}
+    )
+    assert not continued.is_error, continued.text
+    assert continued.data["mission_id"] == "m1"
+    ok("result", continued.data["job_id"], "--wait", "--timeout", "60s")
+    resumed = ok("resume", continued.data["job_id"], "--prompt", "on", "-b", "--max-cost", "2")
+    assert "mission m1" in resumed.stderr
+    ok("result", resumed.stdout.strip(), "--wait", "--timeout", "60s")
+    rerun = ok("run", "tester", "--continue", resumed.stdout.strip(), "-p", "on", "-b")
+    ids = [first, continued.data["job_id"], resumed.stdout.strip(), rerun.stdout.strip()]
+    ceilings = [
+        json.loads((state_root() / "jobs" / job_id / "job.json").read_text())["ceiling"]
+        for job_id in ids
+    ]
+    mine = {"mission": "m1"}
+    assert ceilings == [mine, mine, {"cost_usd": 2.0, **mine}, mine]
+    assert [r["job_id"] for r in show("m1")["runs"]] == ids
+
+
 def test_a_fast_job_on_a_goal_mission_gets_exactly_one_notice_per_idle_turn(monkeypatch):
     """The echo job may end before its link is written (its news then finds no mission):
     the launcher takes that turn after linking. Either way the end is counted once."""

@@ -88,40 +88,36 @@ def run(
         max_cost: US dollars, tree
         max_tokens: input+output tokens, tree
     """
-    from specialists.features.missions.launch import (
-        Launched,
-        check_before_launch,
-        choose,
-        link_after_launch,
-    )
-    from specialists.features.threads.sandboxing import launch_in_sandbox  # as `run --sandbox`
+    from specialists.features.missions.launch import choose
+    from specialists.features.spend.ceiling import own_ceiling
+    from specialists.fronts.starting import Wishes, start_run
 
     project = _front(caller).project
-    mission_choice = choose(
-        mission_id=mission_id,
-        disabled=mission is False,
-        options=True if mission is True else None,
-        default="follow" if continue_from else "none",
+    wishes = Wishes(
+        sandbox=sandbox,
+        mission=choose(
+            mission_id=mission_id,
+            disabled=mission is False,
+            options=True if mission is True else None,
+            default="follow" if continue_from else "none",
+        ),
+        limits=own_ceiling(max_tokens, max_cost),
     )
-    check_before_launch(project.store.root, mission_choice)  # nothing starts for a bad id
-    record = _plan(caller, project, locals())
-    if max_cost is not None or max_tokens is not None or mission_choice.mission_id:
-        from specialists.features.spend.ceiling import own_ceiling
-
-        # the mission it is run on counts too, as for `run --mission` and a workflow's child
-        ceiling = own_ceiling(max_tokens, max_cost, mission=mission_choice.mission_id)
-        record = record.replace(ceiling=ceiling)
-    job_id, made = launch_in_sandbox(
-        project.root,
-        record,
-        lambda r: project.start(r, warnings=caller.warnings).id,
-        wanted=sandbox,
+    task = locals()
+    started = start_run(
+        project,
+        lambda: _plan(caller, project, task),
+        wishes,
+        lambda record: project.start(record, warnings=caller.warnings),
+        caller.warnings,
     )
-    launched = Launched.of(record.replace(id=job_id))
-    linked = link_after_launch(project.store.root, mission_choice, launched, caller.warnings)
-    out: Dispatched = {"job_id": job_id, "specialist": record.specialist, "mission_id": linked}
-    if made:
-        out["sandbox"] = made  # type: ignore[typeddict-item]
+    out: Dispatched = {
+        "job_id": started.job.id,
+        "specialist": started.record.specialist,
+        "mission_id": started.mission_id,
+    }
+    if started.sandbox:
+        out["sandbox"] = started.sandbox  # type: ignore[typeddict-item]
     return out
 
 

@@ -83,6 +83,18 @@ def check_before_launch(state_root: Path, choice: MissionChoice) -> None:
         )
 
 
+def followed(state_root: Path, choice: MissionChoice, continued: str | None) -> MissionChoice:
+    """A "follow" choice naming the mission of the job it continues, so that the mission's
+    ceiling counts the new job too. Best effort: link_after_launch reads the link again and
+    warns of what failed."""
+    if choice.kind != "follow" or choice.mission_id is not None or not continued:
+        return choice
+    try:
+        return MissionChoice("follow", MissionStore(state_root).mission_of_job(continued))
+    except (SpecialistsError, OSError):
+        return choice
+
+
 def link_after_launch(
     state_root: Path, choice: MissionChoice, job: Launched, warnings: list[str]
 ) -> str | None:

@@ -27,7 +27,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, project: Project) -> int:
     from pathlib import Path
 
-    from specialists.fronts.cli.cmd_run import ceiling_of, plan_and_launch, read_prompt, timeout_ms
+    from specialists.features.missions.launch import MissionChoice
+    from specialists.fronts.cli.cmd_run import limits_of, plan_and_launch, read_prompt, timeout_ms
+    from specialists.fronts.starting import Wishes
     from specialists.supervise.plan import JobRequest
 
     store = project.store
@@ -48,18 +50,16 @@ def run(args: argparse.Namespace, project: Project) -> int:
         attention_after=args.attention_after,
         watchdog=args.watchdog,
     )
-    from specialists.features.missions.launch import MissionChoice
-
-    follow = MissionChoice("follow")  # it joins the resumed job's mission, if it had one
+    # A new job and a new ceiling: the limits it ran with, unless new ones are given.
+    limits = limits_of(args) or {k: v for k, v in parent.ceiling.items() if k != "mission"}
     return plan_and_launch(
         project,
         request,
         background=args.background,
         as_json=args.json,
         attach=args.attach,
-        mission=follow,
-        # A new job and a new ceiling: the limits it ran with, unless new ones are given.
-        ceiling=ceiling_of(args) or {k: v for k, v in parent.ceiling.items() if k != "mission"},
+        # it joins the resumed job's mission, if it had one, and counts against its ceiling
+        wishes=Wishes(mission=MissionChoice("follow"), limits=limits),
     )
 
 

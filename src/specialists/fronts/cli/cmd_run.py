@@ -8,19 +8,20 @@ from __future__ import annotations
 import json
 import sys
 
-from specialists.base.errors import SpecialistsError, UserError
+from specialists.base.errors import UserError
 from specialists.fronts.cli import collector
 from specialists.fronts.cli.commands import Plain
+from specialists.fronts.starting import Wishes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from typing import Any
 
-    from specialists.features.missions.launch import MissionChoice
     from specialists.project import Project
     from specialists.store.records import JobRecord
     from specialists.supervise.plan import JobRequest
+    from specialists.supervise.start import Started
 
 # A foreground run's exit code by final status (docs/cli.md).
 EXIT_BY_STATUS = {"done": 0, "cancelled": 130}
@@ -123,14 +124,11 @@ def add_ceiling_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def ceiling_of(args: argparse.Namespace, mission: MissionChoice | None = None) -> dict[str, Any]:
-    """job.json `ceiling` from the flags, and the mission it is run on (if named)."""
+def limits_of(args: argparse.Namespace) -> dict[str, Any]:
+    """job.json `ceiling` from the flags (the mission's is added as the job starts)."""
     from specialists.features.spend.ceiling import own_ceiling
 
-    named = mission.mission_id if mission is not None else None
-    return own_ceiling(
-        args.max_tokens, args.max_cost, approved_usd=args.approve_cost, mission=named
-    )
+    return own_ceiling(args.max_tokens, args.max_cost, approved_usd=args.approve_cost)
 
 
 def add_attention_args(p: argparse.ArgumentParser) -> None:
@@ -204,14 +202,13 @@ def _run(args: argparse.Namespace, project: Project) -> int:
 
     mission = None  # a plain run is on no mission: the mission room is not even imported
     if args.mission is not None or args.continue_from:
-        from specialists.features.missions.launch import check_before_launch, choose
+        from specialists.features.missions.launch import choose
 
         mission = choose(
             mission_id=args.mission,
             disabled=args.no_mission,
             default="follow" if args.continue_from else "none",  # a continued job stays on its own
         )
-        check_before_launch(project.store.root, mission)  # strict: nothing starts for a bad id
     variables = {}
     for item in args.var:
         key, sep, value = item.partition("=")
@@ -249,11 +246,8 @@ def _run(args: argparse.Namespace, project: Project) -> int:
         request,
         background=args.background,
         as_json=args.json,
-        sandbox=args.sandbox,
         attach=args.attach,
-        mission=mission,
-        gate=gate,
-        ceiling=ceiling_of(args, mission),
+        wishes=Wishes(sandbox=args.sandbox, mission=mission, limits=limits_of(args), gate=gate),
     )
 
 
@@ -263,81 +257,53 @@ def plan_and_launch(
     *,
     background: bool,
     as_json: bool,
-    sandbox: bool = False,
     attach: bool = False,
-    mission: MissionChoice | None = None,
-    gate: dict[str, object] | None = None,
-    ceiling: dict[str, Any] | None = None,
+    wishes: Wishes,
 ) -> int:
     """Plan the job, start it, and show what happened (shared by `run` and `resume`)."""
-    background = background or attach  # --attach: its own supervisor, followed here
-    warnings: list[str] = []
-    try:
-        record = project.plan(request, foreground=not background, warnings=warnings)
-    finally:
-        _warn(warnings)
-    if gate is not None:
-        record = record.replace(gate=gate)
-    if ceiling:
-        record = record.replace(ceiling=ceiling)
-    if not (sandbox or record.requires_worktree):
-        return launch(
-            project, record, background=background, as_json=as_json, attach=attach, mission=mission
-        )
-    from specialists.features.threads.sandboxing import discard_sandbox, place_in_sandbox
-
-    record, made = place_in_sandbox(project.root, record)
-    print(f"sandbox {made.id}: {made.path} on {made.branch}", file=sys.stderr)
-    try:
-        return launch(
-            project, record, background=background, as_json=as_json, attach=attach, mission=mission
-        )
-    except SpecialistsError:
-        # The launch failed (a missing agent, a full disk): no sandbox is left behind. A
-        # worktree with changes in it is never removed (the backend refuses), so nothing is lost.
-        discard_sandbox(project.root, made)
-        raise
-
-
-def launch(
-    project: Project,
-    record: JobRecord,
-    *,
-    background: bool,
-    as_json: bool,
-    attach: bool = False,
-    mission: MissionChoice | None = None,
-) -> int:
+    from specialists.fronts.starting import start_run
     from specialists.store.view import read_answer
 
-    warnings: list[str] = []
-    if background:  # --attach runs in the background too, and follows the job here
-        try:
-            job_id = project.start(record, warnings=warnings).id
-            _link_mission(project, mission, record.replace(id=job_id), warnings, as_json)
-        finally:
-            _warn(warnings)
-        if attach:
-            from specialists.fronts.cli.attach import follow
+    background = background or attach  # --attach: its own supervisor, followed here
+    observer = None
+    if not background:
+        from specialists.fronts.cli.foreground import ForegroundObserver
 
-            ended = follow(project, job_id, as_json=as_json)
-            if ended is None or ended.status == "waiting":  # detached, or answered and waits
-                return 0
-            return EXIT_BY_STATUS.get(ended.status, 1)
-        print(json.dumps({"id": job_id}) if as_json else job_id)
-        return 0
-    from specialists.fronts.cli.foreground import ForegroundObserver
+        observer = ForegroundObserver(quiet=as_json)
 
-    observer = ForegroundObserver(quiet=as_json)
-    try:
-        job = project.start(
+    def plan() -> JobRecord:
+        return project.plan(request, foreground=not background, warnings=warnings)
+
+    def start(record: JobRecord) -> Started:
+        if background:
+            return project.start(record, warnings=warnings)
+        return project.start(
             record, here=True, observer=observer, handle_signals=True, warnings=warnings
         )
-        _link_mission(project, mission, record.replace(id=job.id), warnings, as_json)
+
+    warnings: list[str] = []
+    try:
+        started = start_run(project, plan, wishes, start, warnings)
     finally:
         _warn(warnings)
+    if started.sandbox:
+        made = started.sandbox
+        print(f"sandbox {made['id']}: {made['path']} on {made['branch']}", file=sys.stderr)
+    if started.mission_id and not as_json:
+        print(f"mission {started.mission_id}", file=sys.stderr)
+    job_id = started.job.id
+    if attach:
+        from specialists.fronts.cli.attach import follow
+
+        ended = follow(project, job_id, as_json=as_json)
+        if ended is None or ended.status == "waiting":  # detached, or answered and waits
+            return 0
+        return EXIT_BY_STATUS.get(ended.status, 1)
+    if observer is None:
+        print(json.dumps({"id": job_id}) if as_json else job_id)
+        return 0
     collector.collect_from_here()  # what the start loaded stays; the job is collected
-    status = job.run()
+    status = started.job.run()
     result = read_answer(project.store, status)  # the caller has it now: no banner for it
     if as_json:
         print(
@@ -352,22 +318,6 @@ def launch(
         elif status.status == "cancelled":
             observer.fail(f"job {status.id} cancelled")
     return EXIT_BY_STATUS.get(status.status, 1)
-
-
-def _link_mission(
-    project: Project,
-    mission: MissionChoice | None,
-    record: JobRecord,
-    warnings: list[str],
-    quiet: bool,
-) -> None:
-    """Link the started job to its mission (missions/launch.py); a failure only warns."""
-    if mission is not None:
-        from specialists.features.missions.launch import Launched, link_after_launch
-
-        mission_id = link_after_launch(project.store.root, mission, Launched.of(record), warnings)
-        if mission_id and not quiet:
-            print(f"mission {mission_id}", file=sys.stderr)
 
 
 def _warn(warnings: list[str]) -> None:
