@@ -45,6 +45,13 @@ def is_out_of_space(exc: BaseException | None) -> bool:
     return isinstance(exc, OSError) and exc.errno in OUT_OF_SPACE
 
 
+def unwritten(what: str, exc: OSError) -> StoreError:
+    """`what` could not be written (a full disk, a damaged directory): one clear StoreError
+    for the front, with the way out when the disk is full."""
+    hint = "free some space on the disk that holds .specialists/" if is_out_of_space(exc) else None
+    return StoreError(f"{what}: {exc.strerror or exc}", hint=hint)
+
+
 def size_text(n: int) -> str:
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:

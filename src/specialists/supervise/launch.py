@@ -19,9 +19,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from specialists.base.errors import Bug, StoreError, UserError
+from specialists.base.errors import Bug, UserError
 from specialists.store.atomic import write_atomic
-from specialists.store.files import create_private, is_out_of_space, size_text
+from specialists.store.files import create_private, size_text, unwritten
 from specialists.store.jobs import (
     EVENTS_FILE,
     JOB_FILE,
@@ -40,8 +40,6 @@ from specialists.store.recovery import record_end
 from specialists.store.writer import make_reserve
 from specialists.supervise.argv import LOCK_FD_ENV, REATTACH_FLAG
 
-_SPACE_HINT = "free some space on the disk that holds .specialists/"
-
 
 def create_job(store: JobStore, record: JobRecord) -> tuple[JobRecord, JobLock]:
     """Reserve an id, lock it, write job.json, the reserve and the first status.json."""
@@ -59,10 +57,7 @@ def create_job(store: JobStore, record: JobRecord) -> tuple[JobRecord, JobLock]:
             lock.release()
         shutil.rmtree(job_dir, ignore_errors=True)
         if isinstance(exc, OSError):
-            hint = _SPACE_HINT if is_out_of_space(exc) else None
-            raise StoreError(
-                f"could not create the job: {exc.strerror or exc}", hint=hint
-            ) from None
+            raise unwritten("could not create the job", exc) from None
         raise
     return record, lock
 
@@ -118,10 +113,10 @@ def spawn_supervisor(store: JobStore, record: JobRecord, lock: JobLock) -> int:
             job_dir, lock.fd, record.cwd, (), (record.runner, record.model or "")
         )
     except OSError as exc:
-        message = f"could not start the job's supervisor: {exc.strerror or exc}"
-        _record_launch_failure(store, record.id, message)
+        error = unwritten("could not start the job's supervisor", exc)
+        _record_launch_failure(store, record.id, error.message)
         lock.release()
-        raise StoreError(message, hint=_SPACE_HINT if is_out_of_space(exc) else None) from None
+        raise error from None
     lock.release()  # the child holds the same lock through its inherited descriptor
     return pid
 

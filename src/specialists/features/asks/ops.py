@@ -27,7 +27,7 @@ from specialists.features.asks.model import (
     parse_ask_id,
 )
 from specialists.features.asks.route import gone_reason, post
-from specialists.store.files import is_out_of_space
+from specialists.store.files import unwritten
 from specialists.store.jobs import JobStore
 from specialists.store.recovery import supervisor_alive
 
@@ -76,10 +76,7 @@ def _disk_errors(what: str) -> Iterator[None]:
     try:
         yield
     except OSError as exc:
-        hint = (
-            "free some space on the disk that holds .specialists/" if is_out_of_space(exc) else None
-        )
-        raise StoreError(f"{what} could not be written: {exc.strerror or exc}", hint=hint) from None
+        raise unwritten(f"{what} could not be written", exc) from None
 
 
 def _now_ms() -> int:

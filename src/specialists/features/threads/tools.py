@@ -11,7 +11,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from specialists.base.errors import StoreError, UserError
+from specialists.base.errors import UserError
 from specialists.native.agent_tools import (
     AgentTool,
     Handler,
@@ -36,14 +36,9 @@ def _store_errors(handler: Handler) -> Handler:
         try:
             return handler(call)
         except OSError as exc:
-            from specialists.store.files import is_out_of_space
+            from specialists.store.files import unwritten
 
-            hint = (
-                "free some space on the disk that holds .specialists/"
-                if is_out_of_space(exc)
-                else None
-            )
-            raise StoreError(f"{handler.__name__}: {exc.strerror or exc}", hint=hint) from None
+            raise unwritten(handler.__name__, exc) from None
 
     return run
 
