@@ -30,7 +30,7 @@ from specialists.store.files import (
     parse_object,
     read_bytes,
 )
-from specialists.store.joblog import append_whole
+from specialists.store.joblog import append_whole, read_lines
 from specialists.store.locks import lock as flock
 from specialists.store.record import (
     LOCK_FILE,
@@ -44,10 +44,8 @@ from specialists.store.record import (
     encode_doc,
     encode_line,
     is_child,
-    parse_lines,
 )
 
-READ_CHUNK = 64 * 1024
 STALE_S = 3600  # a hidden `.new-` or `.deleted-` directory this old was left by a crash
 
 _guard = threading.Lock()
@@ -283,35 +281,17 @@ class FileRecord:
             fd = self._open(path.name)
         except (FileNotFoundError, NotADirectoryError):
             return Lines((), start)
-        entries: list[dict[str, Any]] = []
-        problems: list[str] = []
         try:
             size = os.fstat(fd).st_size
             pos = start if 0 <= start <= size else 0  # past the end: trimmed meanwhile
-            if size - pos > self.max_log:
-                problems.append(f"{path} is over {self.max_log} bytes; read its first part only")
-                size = pos + self.max_log
-            carry = b""
-            while pos + len(carry) < size and (limit is None or len(entries) < limit):
-                chunk = os.pread(fd, min(READ_CHUNK, size - pos - len(carry)), pos + len(carry))
-                if not chunk:
-                    break
-                data = carry + chunk
-                left = None if limit is None else limit - len(entries)
-                got, end, bad = parse_lines(data, pos, path, self.max_line, left)
-                entries.extend(got)
-                problems.extend(bad)
-                if end == pos and len(data) > self.max_line:  # no newline in a line's worth
-                    problems.append(
-                        f"{path}: the line at byte {pos} is over {self.max_line} bytes; skipped"
-                    )
-                    skip = data.find(b"\n")
-                    pos, carry = (pos + len(data), b"") if skip < 0 else (pos + skip + 1, b"")
-                    continue
-                carry = data[end - pos :]
-                pos = end
+            stop, over = min(size, pos + self.max_log), size - pos > self.max_log
+            entries, pos, problems = read_lines(
+                fd, pos, stop, path, parse_object, self.max_line, limit
+            )
         finally:
             os.close(fd)
+        if over:
+            problems.insert(0, f"{path} is over {self.max_log} bytes; read its first part only")
         return Lines(tuple(entries), pos, tuple(problems))
 
     def trim(self, log: str, keep: int) -> None:

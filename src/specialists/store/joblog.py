@@ -15,11 +15,11 @@ from pathlib import Path
 
 from specialists.base.errors import StoreError
 from specialists.store.fields import describe, is_int
-from specialists.store.files import open_regular, parse_object, size_text
+from specialists.store.files import open_regular, parse_object
 
 TYPE_CHECKING = False  # no `typing` at run time: `status` and `feed` read this
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from typing import Any
 
 TERMINAL_EVENTS = frozenset({"done", "error", "cancelled"})
@@ -43,17 +43,81 @@ def check_event(obj: dict[str, Any]) -> str | None:
     return None
 
 
-def parse_line(line: bytes, where: str) -> dict[str, Any]:
+def parse_event(line: bytes, where: str) -> dict[str, Any]:
     """One checked event from one line; StoreError saying what is wrong."""
-    if len(line) > MAX_LINE:
-        raise StoreError(
-            f"{where}: a line of {size_text(len(line))} (at most {size_text(MAX_LINE)})"
-        )
     obj = parse_object(line, where)
     problem = check_event(obj)
     if problem:
         raise StoreError(f"{where}: {problem}")
     return obj
+
+
+def split_lines(
+    data: bytes,
+    base: int,
+    where: object,
+    parse: Callable[[bytes, str], dict[str, Any]],
+    max_line: int,
+    limit: int | None = None,
+) -> tuple[list[dict[str, Any]], int, list[str]]:
+    """The entries of the whole lines in `data` (which starts at file offset `base`), each
+    parsed by `parse`, the offset after the last line taken, and what was wrong: the one
+    reading of every log, job logs and records alike. A last line without its newline is not
+    taken (a writer may be mid-append); a line over `max_line` bytes or one `parse` refuses
+    is described and skipped."""
+    entries: list[dict[str, Any]] = []
+    problems: list[str] = []
+    pos = 0
+    while limit is None or len(entries) < limit:
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            break
+        line = data[pos:nl]
+        at = base + pos
+        pos = nl + 1
+        if not line.strip():
+            continue
+        if len(line) > max_line:
+            problems.append(f"{where}: the line at byte {at} is over {max_line} bytes; skipped")
+            continue
+        try:
+            entries.append(parse(line, f"{where}: the line at byte {at}"))
+        except StoreError as exc:
+            problems.append(exc.message)
+    return entries, base + pos, problems
+
+
+def read_lines(
+    fd: int,
+    start: int,
+    stop: int,
+    where: object,
+    parse: Callable[[bytes, str], dict[str, Any]],
+    max_line: int,
+    limit: int | None = None,
+) -> tuple[list[dict[str, Any]], int, list[str]]:
+    """`split_lines` over the bytes of `fd` from `start` to `stop`, read a chunk at a time
+    (at most `limit` entries). A line with no newline within `max_line` bytes is skipped."""
+    entries: list[dict[str, Any]] = []
+    problems: list[str] = []
+    pos, carry = start, b""
+    while pos + len(carry) < stop and (limit is None or len(entries) < limit):
+        chunk = os.pread(fd, min(_CHUNK, stop - pos - len(carry)), pos + len(carry))
+        if not chunk:
+            break
+        data = carry + chunk
+        left = None if limit is None else limit - len(entries)
+        got, end, bad = split_lines(data, pos, where, parse, max_line, left)
+        entries.extend(got)
+        problems.extend(bad)
+        if end == pos and len(data) > max_line:  # no newline in a line's worth
+            problems.append(f"{where}: the line at byte {pos} is over {max_line} bytes; skipped")
+            skip = data.find(b"\n")
+            pos, carry = (pos + len(data), b"") if skip < 0 else (pos + skip + 1, b"")
+            continue
+        carry = data[end - pos :]
+        pos = end
+    return entries, pos, problems
 
 
 def read_event_lines(
@@ -69,41 +133,14 @@ def read_event_lines(
         fd = open_regular(path)
     except FileNotFoundError:
         return [], offset
-    events: list[dict[str, Any]] = []
     try:
-        end_of_file = min(os.fstat(fd).st_size, offset + limit)
-        pos = offset
-        carry = b""
-        while pos + len(carry) < end_of_file:
-            chunk = os.pread(fd, min(_CHUNK, end_of_file - pos - len(carry)), pos + len(carry))
-            if not chunk:
-                break
-            data = carry + chunk
-            end = data.rfind(b"\n")
-            if end < 0:
-                if len(data) <= MAX_LINE:
-                    carry = data
-                    continue
-                _problem(
-                    problems, f"{path}: at byte {pos}: a line longer than {size_text(MAX_LINE)}"
-                )
-                pos, carry = pos + len(data), b""
-                continue
-            start = 0
-            while start <= end:
-                nl = data.index(b"\n", start)
-                line = data[start:nl]
-                if line.strip():
-                    try:
-                        events.append(parse_line(line, f"{path}: at byte {pos + start}"))
-                    except StoreError as exc:
-                        _problem(problems, exc.message)
-                start = nl + 1
-            pos += end + 1
-            carry = data[end + 1 :]
+        stop = min(os.fstat(fd).st_size, offset + limit)
+        events, end, bad = read_lines(fd, offset, stop, path, parse_event, MAX_LINE)
     finally:
         os.close(fd)
-    return events, pos
+    if problems is not None:
+        problems.extend(bad)
+    return events, end
 
 
 def each_event(path: Path, offset: int = 0) -> Iterator[dict[str, Any]]:
@@ -114,11 +151,6 @@ def each_event(path: Path, offset: int = 0) -> Iterator[dict[str, Any]]:
         if end == offset:
             return
         offset = end
-
-
-def _problem(problems: list[str] | None, text: str) -> None:
-    if problems is not None:
-        problems.append(text)
 
 
 def last_event(path: Path) -> dict[str, Any] | None:
@@ -138,8 +170,10 @@ def last_event(path: Path) -> dict[str, Any] | None:
         lines = lines[1:]  # the first piece may be the end of a longer line
     lines.pop()  # after the last newline: empty, or a partial line
     for line in reversed(lines):
+        if len(line) > MAX_LINE:
+            continue  # damage: the writer clips fields far below this
         try:
-            return parse_line(line, str(path))
+            return parse_event(line, str(path))
         except StoreError:
             continue
     return None

@@ -18,6 +18,7 @@ from typing import Any
 from specialists.base.errors import StoreError
 from specialists.store.fields import check_schema
 from specialists.store.files import parse_object
+from specialists.store.joblog import split_lines
 from specialists.store.record import (
     MAX_DOC,
     MAX_LINE,
@@ -27,7 +28,6 @@ from specialists.store.record import (
     check_sub,
     encode_doc,
     encode_line,
-    parse_lines,
 )
 
 
@@ -140,8 +140,9 @@ class MemoryRecord:
     def lines(self, log: str, *, start: int = 0, limit: int | None = None) -> Lines:
         data = bytes(self.logs.get(check_name(log), b""))
         base = start if 0 <= start <= len(data) else 0
-        entries, end, problems = parse_lines(
-            data[base:], base, f"{self.name}/{log}.jsonl", self.max_line, limit
+        where = f"{self.name}/{log}.jsonl"
+        entries, end, problems = split_lines(
+            data[base:], base, where, parse_object, self.max_line, limit
         )
         return Lines(tuple(entries), end, tuple(problems))
 

@@ -21,7 +21,8 @@ and skipped; the lines after it are still read.
 Files are untrusted: never a symlink followed or a FIFO opened, reads bounded, files 0600 and
 directories 0700 whatever the umask. `MemoryRecord` (memory.py) has the same behaviour for unit
 tests that should not touch a disk; `FileRecord` (file_record.py) is the one on disk. This
-module holds what both share: the Protocol, names, encodings and the reading of a log.
+module holds what both share: the Protocol, names and encodings; both read a log's lines as
+job logs are read (joblog.py `split_lines`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from typing import Any, Protocol
 
 from specialists.base.errors import StoreError
 from specialists.base.tuples import NamedTuple
-from specialists.store.files import parse_object
 
 MAX_DOC = 1 << 20  # a document past this is damage, not data (a kind may allow more)
 MAX_LINE = 64 * 1024  # one log line
@@ -158,30 +158,3 @@ def _utf8(text: str) -> bytes:
         raise StoreError(
             f"bug: text that is not valid Unicode (at character {exc.start})"
         ) from None
-
-
-def parse_lines(
-    data: bytes, base: int, where: object, max_line: int, limit: int | None
-) -> tuple[list[dict[str, Any]], int, list[str]]:
-    """Entries of the whole lines in `data` (which starts at file offset `base`): the
-    shared reading of both backends. A last line without its newline is not taken."""
-    entries: list[dict[str, Any]] = []
-    problems: list[str] = []
-    pos = 0
-    while limit is None or len(entries) < limit:
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            break
-        line = data[pos:nl]
-        at = base + pos
-        pos = nl + 1
-        if not line.strip():
-            continue
-        if len(line) > max_line:
-            problems.append(f"{where}: the line at byte {at} is over {max_line} bytes; skipped")
-            continue
-        try:
-            entries.append(parse_object(line, f"{where}: the line at byte {at}"))
-        except StoreError as exc:
-            problems.append(exc.message)
-    return entries, base + pos, problems
