@@ -125,6 +125,30 @@ class _Cursor:
             self.start = self.offset
 
 
+class InboxMark:
+    """A cheap look (two stats) at whether a request may have arrived since the last look,
+    for a supervisor that looks every step, which is every batch of the agent's output: the
+    full look reads the cursor and builds paths, and cost most of a streaming job's CPU."""
+
+    def __init__(self, job_dir: Path) -> None:
+        self.legacy = str(job_dir / CONTROL_DIR)
+        self.log = str(_owner(job_dir).path / f"{EVENTS}.jsonl")
+
+    def now(self) -> tuple[int, int, int] | None:
+        """The owner log's inode, size and mtime: an append changes its size, emptying it
+        (events/inbox.py) its inode. None: look anyway (0.1.0's request directory is there,
+        or the log cannot be looked at, which the full look reports)."""
+        if os.path.lexists(self.legacy):
+            return None
+        try:
+            st = os.stat(self.log)
+        except FileNotFoundError:
+            return (0, 0, 0)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def read_requests(job_dir: Path, act: Callable[[ControlRequest], object]) -> list[str]:
     """Hand each pending request to `act` once, in the order sent; a true answer from `act`
     stops there (the rest wait for the next look). Returns problems as lines, never raises

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, assert_never, cast
 
 from specialists.base.errors import SpecialistsError
 from specialists.runners.base import Abort, FollowUp
-from specialists.store.control import ControlRequest, read_requests
+from specialists.store.control import MAX_BATCH, ControlRequest, InboxMark, read_requests
 from specialists.supervise.requests import Decision, Phase, Situation, ack_fields, decide
 
 if TYPE_CHECKING:
@@ -20,20 +20,29 @@ class ControlInbox:
     def __init__(self, sup: Supervisor) -> None:
         self.sup = sup
         self.paused_at: float | None = None  # when an interrupt paused the run
+        self._mark: InboxMark | None = None
+        self._settled: tuple[int, int, int] | None = None  # the mark when all was taken
 
     def read(self) -> None:
         """Act on each request waiting in the job's inbox, once per request id (its cursor:
-        store/control.py), the checkpoint told first that writes for requests follow."""
-        first: list[bool] = []
+        store/control.py), the checkpoint told first that writes for requests follow. The
+        inbox is read only when its mark moved since a look that took everything."""
+        job_dir = self.sup.recorder.job_dir
+        self._mark = self._mark or InboxMark(job_dir)
+        mark = self._mark.now()
+        if mark is not None and mark == self._settled:
+            return
+        taken: list[ControlRequest] = []
 
         def act(request: ControlRequest) -> None:
-            if not first:
-                first.append(True)
+            if not taken:
                 self.sup.before_control_writes()
+            taken.append(request)
             self.sup.guard.run("request", lambda: self._on_request(request))
 
-        for problem in read_requests(self.sup.recorder.job_dir, act):
+        for problem in read_requests(job_dir, act):
             self.sup.recorder.notice(problem)
+        self._settled = mark if len(taken) < MAX_BATCH else None  # a full batch: more may wait
 
     def _on_request(self, req: ControlRequest) -> None:
         sup = self.sup
