@@ -13,12 +13,14 @@ import pytest
 
 
 @contextlib.contextmanager
-def small_tmpfs(path: Path, size: str = "256k") -> Iterator[Path]:
-    """Mount a tmpfs of `size` at `path` for the block; skip the test where mount fails."""
+def small_tmpfs(path: Path, size: str = "256k", inodes: int | None = None) -> Iterator[Path]:
+    """Mount a tmpfs of `size` (and at most `inodes` files, when given) at `path` for the
+    block; skip the test where mount fails."""
     path.mkdir(parents=True, exist_ok=True)
+    options = f"size={size}" if inodes is None else f"size={size},nr_inodes={inodes}"
     try:
         done = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)],
             capture_output=True,
             text=True,
             timeout=30,
@@ -53,3 +55,19 @@ def fill(directory: Path, name: str = "filler") -> Path:
     finally:
         os.close(fd)
     return path
+
+
+def fill_inodes(directory: Path) -> Path:
+    """Create empty files in `directory` until the filesystem has no inode left (a disk full
+    of small files: a new file or directory fails, a write to an old one may not); returns
+    the directory, whose removal frees them."""
+    directory.mkdir()
+    made = 0
+    while True:
+        try:
+            os.close(os.open(directory / str(made), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC:
+                raise
+            return directory
+        made += 1

@@ -61,7 +61,9 @@ def make_reserve(dir_fd: int) -> None:
     """Create the job's reserve: RESERVE_SIZE bytes written (not a sparse hole)."""
     fd = create_private(RESERVE_FILE, os.O_WRONLY | os.O_TRUNC, dir_fd=dir_fd)
     try:
-        append_whole(fd, bytes(RESERVE_SIZE))
+        left = memoryview(bytes(RESERVE_SIZE))
+        while left:  # a short write (the disk filled): the next one raises why (ENOSPC)
+            left = left[os.write(fd, left) :]
     finally:
         os.close(fd)
 

@@ -43,7 +43,10 @@ from specialists.supervise.argv import LOCK_FD_ENV, REATTACH_FLAG
 
 def create_job(store: JobStore, record: JobRecord) -> tuple[JobRecord, JobLock]:
     """Reserve an id, lock it, write job.json, the reserve and the first status.json."""
-    job_id, job_dir = store.create_job_dir()
+    try:
+        job_id, job_dir = store.create_job_dir()
+    except OSError as exc:  # a disk out of inodes or blocks refuses the directory itself
+        raise unwritten("could not create the job", exc) from None
     lock: JobLock | None = None
     try:
         lock = JobLock(job_dir)
