@@ -29,7 +29,7 @@ from typing import Any
 
 from specialists.base.errors import Bug, StoreError
 from specialists.base.lazy import logger
-from specialists.store.atomic import write_atomic
+from specialists.store.atomic import write_all, write_atomic
 from specialists.store.files import (
     create_private,
     displace,
@@ -61,9 +61,7 @@ def make_reserve(dir_fd: int) -> None:
     """Create the job's reserve: RESERVE_SIZE bytes written (not a sparse hole)."""
     fd = create_private(RESERVE_FILE, os.O_WRONLY | os.O_TRUNC, dir_fd=dir_fd)
     try:
-        left = memoryview(bytes(RESERVE_SIZE))
-        while left:  # a short write (the disk filled): the next one raises why (ENOSPC)
-            left = left[os.write(fd, left) :]
+        write_all(fd, bytes(RESERVE_SIZE))  # a short write (the disk filled): the next says why
     finally:
         os.close(fd)
 
