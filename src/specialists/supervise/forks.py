@@ -3,10 +3,10 @@
 A supervisor started as `python -m specialists _supervise <job_dir>` pays a fresh
 interpreter and its imports (and a native job the model SDK's) before it supervises; a
 process that starts many jobs (the workflow engine) starts one fork server instead
-(`python -m specialists _forks`, its child), which imports the supervisor once and forks one
-per job. Forked supervisors skip that CPU and share those pages (lower PSS). A launcher
-without one asks its project's shared server (`_forks --shared`, shared_forks.py), this
-same loop listening on a Unix socket besides.
+(`python -m specialists _forks`, its child), which imports the supervisor once
+(fork_imports.py) and forks one per job. Forked supervisors skip that CPU and share those
+pages (lower PSS). A launcher without one asks its project's shared server (`_forks
+--shared`, shared_forks.py), this same loop listening on a Unix socket besides.
 
 A forked supervisor is what a fresh one is: its own session (so its own process group), the
 job's lock on an inherited descriptor, stdin /dev/null and stdout/stderr on supervisor.log,
@@ -35,8 +35,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import gc
-import importlib
 import json
 import logging
 import os
@@ -53,6 +51,7 @@ from specialists.process.spawn import SpawnFailed, exit_fd, reaped, spawn
 from specialists.store.proctree import MARK_ENV
 from specialists.supervise import shared_forks
 from specialists.supervise.argv import LOCK_FD_ENV
+from specialists.supervise.fork_imports import import_fresh, learn_modules, tell_modules, warm
 from specialists.supervise.keeper import after
 from specialists.supervise.shared_forks import MAX_REQUEST, REPLY_S, Lost, Request, ask
 
@@ -60,9 +59,7 @@ log = logging.getLogger("specialists.forks")
 
 SOCK_ENV = "SPECIALISTS_FORKS_FD"  # the server's end of the socket pair, a descriptor number
 READY_S = 60.0  # how long a launch waits for the server's imports, then gives up on it
-_SDKS = {"anthropic": "anthropic"}  # a native provider's api -> its SDK (else openai)
 _MAX_FD = 65536
-_MAX_TELL = 256 * 1024
 _PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -205,7 +202,7 @@ def main(argv: list[str]) -> int:
         own = shared_forks.confinement(Path("/proc/self"))
     runners = (module for module, _ in RUNNER_CLASSES.values())
     modules = ["specialists.supervise.detached", "specialists.supervise.main"]
-    _import([*modules, "specialists.store.recovery", *runners, *sorted(Lazy.modules)])
+    import_fresh([*modules, "specialists.store.recovery", *runners, *sorted(Lazy.modules)])
     if first is not None:
         try:
             first.send(b"ready")
@@ -242,7 +239,7 @@ def main(argv: list[str]) -> int:
         readable = _readable([*listening, *conns, *learning, *exits], 1.0)
         for fd in readable:
             if fd in learning:
-                _learn(fd, learning)
+                learn_modules(fd, learning)
             elif fd in exits:  # reaped by the next _reap
                 del exits[fd]
                 os.close(fd)
@@ -358,7 +355,7 @@ def _fork(
         lock_fd, log_fd, go_fd = fds
     except (ValueError, TypeError, KeyError) as exc:
         return {"error": f"a malformed request: {exc}"}
-    _warm(runner, model)
+    warm(runner, model)
     if threading.active_count() != 1:
         return {"error": "an import started a thread: forking is not safe here"}
     if not os.path.isdir(cwd):  # a fresh start says why, as it always did
@@ -376,7 +373,7 @@ def _fork(
         for fd in (tell_read, *learning):
             os.close(fd)
         code = _child(job_dir, cwd, env, extra, inherited, (lock_fd, log_fd, go_fd, tell))
-        _tell(tell, known)
+        tell_modules(tell, known)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     except BaseException:
@@ -423,64 +420,6 @@ def _child(
     from specialists.supervise.main import supervise
 
     return supervise([str(job_dir), *extra], str(lock_fd))
-
-
-def _tell(fd: int, known: frozenset[str]) -> None:
-    """Send the server the modules this supervisor (or keeper) imported that it lacks."""
-    names = "\n".join(m for m in sys.modules if m not in known).encode()[:_MAX_TELL]
-    with contextlib.suppress(OSError):
-        os.write(fd, names)
-
-
-def _learn(fd: int, learning: dict[int, bytes]) -> None:
-    """Read a child's modules; once it has closed its pipe, import them here, so every
-    child forked after it starts with them."""
-    try:
-        chunk = os.read(fd, _MAX_TELL)
-    except OSError:
-        chunk = b""
-    if chunk:
-        learning[fd] = (learning[fd] + chunk)[:_MAX_TELL]
-        return
-    os.close(fd)
-    _import([n for n in learning.pop(fd).decode(errors="replace").split("\n") if n])
-
-
-def _warm(runner: str, model: str) -> None:
-    """Import a native job's SDK (and make its TLS context) here, once, so that every
-    later child shares it."""
-    from specialists.native.providers.registry import BUILTINS
-
-    provider = BUILTINS.get(model.partition("/")[0]) if runner == "native" else None
-    if provider is None or provider.api == "replay":
-        return
-    sdk = _SDKS.get(provider.api, "openai")
-    if sdk not in sys.modules and _import([sdk]):
-        from specialists.native.providers.common import tls_context
-
-        tls_context()
-        _freeze()
-
-
-def _import(names: list[str]) -> bool:
-    """Import `names` that are not yet (a module only a live job can import is skipped),
-    then freeze: whether any was new."""
-    fresh = [n for n in names if n not in sys.modules and "__main__" not in n]
-    for name in fresh:
-        try:
-            importlib.import_module(name)
-        except Exception as exc:  # noqa: BLE001 - whatever a module raises, it is skipped
-            log.debug("fork server: %s not imported: %s", name, exc)
-    if fresh:
-        _freeze()
-    return bool(fresh)
-
-
-def _freeze() -> None:
-    """Move every object so far out of the collector's sight: a collection in a child then
-    never writes to (and so never copies) the pages it shares with us."""
-    gc.collect()
-    gc.freeze()
 
 
 def _readable(fds: list[int], timeout: float) -> list[int]:
