@@ -52,7 +52,7 @@ from specialists.store.proctree import MARK_ENV
 from specialists.supervise import shared_forks
 from specialists.supervise.argv import LOCK_FD_ENV
 from specialists.supervise.fork_imports import import_fresh, learn_modules, tell_modules, warm
-from specialists.supervise.keeper import after
+from specialists.supervise.keeper import LOG_FORMAT, after
 from specialists.supervise.shared_forks import MAX_REQUEST, REPLY_S, Lost, Request, ask
 
 log = logging.getLogger("specialists.forks")
@@ -190,6 +190,9 @@ def main(argv: list[str]) -> int:
     from specialists.base.lazy import Lazy
     from specialists.runners.registry import RUNNER_CLASSES
 
+    # Its lines on its stderr (a shared server's: run/forks.log), as a keeper's on
+    # supervisor.log: with no handler, logging would show its warnings bare and drop the rest.
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     _subreaper()
     listener = own = None
     if shared is not None:  # listening before the imports: a launch meanwhile waits for them
@@ -416,6 +419,7 @@ def _child(
     os.environ.clear()
     os.environ.update(env)
     os.environ.pop(LOCK_FD_ENV, None)  # a fresh one takes it out of its environment too
+    logging.root.handlers.clear()  # the server's: the supervisor sets up its own, as a fresh one
     sys.argv = [sys.argv[0], "_supervise", str(job_dir), *extra]
     from specialists.supervise.main import supervise
 
