@@ -164,17 +164,67 @@ def stop_serving() -> None:
 
 
 def serving() -> bool:
-    """Whether this process has a fork server (`serve_here`)."""
-    return _server is not None
+    """Whether this process has a fork server (`serve_here`) or is one (`main`)."""
+    return _server is not None or _here is not None
 
 
 def launch(job: Request) -> int | None:
-    """A supervisor forked by this process's fork server, or None (there is none, or it
-    cannot now): start a fresh one."""
+    """A supervisor forked by this process's fork server, or by this process when it is one,
+    or None (there is none, or it cannot now): start a fresh one."""
+    if _here is not None:
+        return _here.launch(job)
     return None if _server is None else _server.launch(job)
 
 
 # --- the server's side ------------------------------------------------------------------
+
+
+class _ForkHere:
+    """A fork server's own launches (its keeper reviving a job: store/recovery.py), forked
+    at once. Asked of its own socket, a launch would wait for an answer the server cannot
+    give while it waits (SHARED_REPLY_S, every other launcher with it), then start fresh."""
+
+    def __init__(
+        self,
+        kept: dict[int, Path],
+        exits: dict[int, int],
+        learning: dict[int, bytes],
+        shut: Callable[[], None],
+    ) -> None:
+        self.kept, self.exits, self.learning, self.shut = kept, exits, learning, shut
+
+    def launch(self, job: Request) -> int | None:
+        data = shared_forks.request_data(job)
+        if isinstance(data, str):
+            log.warning("fork server: %s: a fresh supervisor starts", data)
+            return None
+        go_read, go_write = os.pipe()
+
+        def shut() -> None:  # in the child: nor the go's write end, or its wait never ends
+            self.shut()
+            os.close(go_write)
+
+        try:
+            try:
+                reply = _fork(data, [job.lock_fd, job.log_fd, go_read], self.learning, shut)
+            finally:
+                os.close(go_read)
+            pid = reply.get("pid")
+            if not isinstance(pid, int):
+                log.warning("fork server: %s: a fresh supervisor starts", reply.get("error"))
+                return None
+            _keep(pid, job.dir, self.kept, self.exits)
+            try:
+                os.write(go_write, b"g")
+            except OSError:  # the fork died before its go: it never supervised
+                log.warning("fork server: the fork died before its go: a fresh one starts")
+                return None
+            return pid
+        finally:
+            os.close(go_write)
+
+
+_here: _ForkHere | None = None  # in a fork server (`main`): its own launches
 
 
 def main(argv: list[str]) -> int:
@@ -227,6 +277,8 @@ def main(argv: list[str]) -> int:
             with contextlib.suppress(OSError):
                 os.close(int(shared[0]))  # the run directory, and its lock
 
+    global _here
+    _here = _ForkHere(kept, exits, learning, shut)
     while sock is not None or listener is not None or kept:
         _reap(kept)
         if kept:
@@ -307,14 +359,19 @@ def _answer(
             os.close(fd)
     pid = reply.get("pid")
     if isinstance(pid, int):
-        kept[pid] = Path(json.loads(data)["dir"])
-        if (pidfd := exit_fd(pid)) is not None:
-            exits[pidfd] = pid
+        _keep(pid, Path(json.loads(data)["dir"]), kept, exits)
     try:
         conn.send(json.dumps(reply).encode())
     except OSError:
         return False
     return True
+
+
+def _keep(pid: int, job_dir: Path, kept: dict[int, Path], exits: dict[int, int]) -> None:
+    """Keep the supervisor `pid` forked here: its exit wakes the server, which reaps it."""
+    kept[pid] = job_dir
+    if (pidfd := exit_fd(pid)) is not None:
+        exits[pidfd] = pid
 
 
 def _reap(kept: dict[int, Path]) -> None:
@@ -420,6 +477,8 @@ def _child(
     os.environ.update(env)
     os.environ.pop(LOCK_FD_ENV, None)  # a fresh one takes it out of its environment too
     logging.root.handlers.clear()  # the server's: the supervisor sets up its own, as a fresh one
+    global _here
+    _here = None  # a job it revives is the shared server's to fork, as a fresh one's is
     sys.argv = [sys.argv[0], "_supervise", str(job_dir), *extra]
     from specialists.supervise.main import supervise
 
