@@ -81,6 +81,11 @@ def _servers(project: Path) -> list[int]:
     return found
 
 
+def _log(project: Path) -> str:
+    """The shared server's log (its stderr)."""
+    return (project / ".specialists" / "run" / shared_forks.LOG_NAME).read_text()
+
+
 def _socket(project: Path) -> Path:
     return project / ".specialists" / "run" / shared_forks.socket_name()
 
@@ -287,7 +292,8 @@ def test_a_planted_file_at_the_socket_is_never_connected_to(
 )
 def test_a_launcher_confined_otherwise_starts_fresh(project: Path, prefix: tuple[str, ...]) -> None:
     """A launcher whose rlimits or namespaces differ from the server's would get the
-    server's through a fork: it is refused, and its job starts fresh with its own."""
+    server's through a fork: it is refused, and its job starts fresh with its own. The
+    server's log says whom it refused and why."""
     if os.geteuid() != 0 and prefix[0] == "unshare":
         pytest.skip("unshare needs root")
     _cli(project, name="quick")
@@ -295,6 +301,9 @@ def test_a_launcher_confined_otherwise_starts_fresh(project: Path, prefix: tuple
     job = _cli(project, *prefix)
     supervisor = _supervisor(project, job)
     assert _fresh(supervisor)
+    differs = "limits" if prefix[0] == "prlimit" else f"ns/{prefix[1][2:]}"
+    assert f"INFO specialists.forks: shared fork server: refused a launcher confined " \
+        f"otherwise ({differs})" in _log(project)  # fmt: skip
     if prefix[0] == "prlimit":
         limits = Path(f"/proc/{supervisor}/limits").read_text()
         assert any(line.startswith("Max open files") and " 321 " in line
@@ -338,6 +347,8 @@ def test_a_kill_9_of_a_shared_forked_supervisor_is_recovered_by_the_server(
     ended = store(project).read_status(job)
     assert ended.status == "error" and "supervisor" in (ended.error or "")
     assert alive(server)  # one job's crash never ends the server
+    said = f"WARNING specialists.keeper: supervisor {supervisor} of job {job} died (killed by"
+    assert said in _log(project)  # its keeper's lines land in its log, as a keeper's do
 
 
 def test_a_stopped_server_is_passed_over_without_waiting(

@@ -3,10 +3,10 @@
 A supervisor started as `python -m specialists _supervise <job_dir>` pays a fresh
 interpreter and its imports (and a native job the model SDK's) before it supervises; a
 process that starts many jobs (the workflow engine) starts one fork server instead
-(`python -m specialists _forks`, its child), which imports the supervisor once and forks one
-per job. Forked supervisors skip that CPU and share those pages (lower PSS). A launcher
-without one asks its project's shared server (`_forks --shared`, shared_forks.py), this
-same loop listening on a Unix socket besides.
+(`python -m specialists _forks`, its child), which imports the supervisor once
+(fork_imports.py) and forks one per job. Forked supervisors skip that CPU and share those
+pages (lower PSS). A launcher without one asks its project's shared server (`_forks
+--shared`, shared_forks.py), this same loop listening on a Unix socket besides.
 
 A forked supervisor is what a fresh one is: its own session (so its own process group), the
 job's lock on an inherited descriptor, stdin /dev/null and stdout/stderr on supervisor.log,
@@ -35,8 +35,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import gc
-import importlib
 import json
 import logging
 import os
@@ -53,16 +51,15 @@ from specialists.process.spawn import SpawnFailed, exit_fd, reaped, spawn
 from specialists.store.proctree import MARK_ENV
 from specialists.supervise import shared_forks
 from specialists.supervise.argv import LOCK_FD_ENV
-from specialists.supervise.keeper import after
+from specialists.supervise.fork_imports import import_fresh, learn_modules, tell_modules, warm
+from specialists.supervise.keeper import LOG_FORMAT, after
 from specialists.supervise.shared_forks import MAX_REQUEST, REPLY_S, Lost, Request, ask
 
 log = logging.getLogger("specialists.forks")
 
 SOCK_ENV = "SPECIALISTS_FORKS_FD"  # the server's end of the socket pair, a descriptor number
 READY_S = 60.0  # how long a launch waits for the server's imports, then gives up on it
-_SDKS = {"anthropic": "anthropic"}  # a native provider's api -> its SDK (else openai)
 _MAX_FD = 65536
-_MAX_TELL = 256 * 1024
 _PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -167,17 +164,67 @@ def stop_serving() -> None:
 
 
 def serving() -> bool:
-    """Whether this process has a fork server (`serve_here`)."""
-    return _server is not None
+    """Whether this process has a fork server (`serve_here`) or is one (`main`)."""
+    return _server is not None or _here is not None
 
 
 def launch(job: Request) -> int | None:
-    """A supervisor forked by this process's fork server, or None (there is none, or it
-    cannot now): start a fresh one."""
+    """A supervisor forked by this process's fork server, or by this process when it is one,
+    or None (there is none, or it cannot now): start a fresh one."""
+    if _here is not None:
+        return _here.launch(job)
     return None if _server is None else _server.launch(job)
 
 
 # --- the server's side ------------------------------------------------------------------
+
+
+class _ForkHere:
+    """A fork server's own launches (its keeper reviving a job: store/recovery.py), forked
+    at once. Asked of its own socket, a launch would wait for an answer the server cannot
+    give while it waits (SHARED_REPLY_S, every other launcher with it), then start fresh."""
+
+    def __init__(
+        self,
+        kept: dict[int, Path],
+        exits: dict[int, int],
+        learning: dict[int, bytes],
+        shut: Callable[[], None],
+    ) -> None:
+        self.kept, self.exits, self.learning, self.shut = kept, exits, learning, shut
+
+    def launch(self, job: Request) -> int | None:
+        data = shared_forks.request_data(job)
+        if isinstance(data, str):
+            log.warning("fork server: %s: a fresh supervisor starts", data)
+            return None
+        go_read, go_write = os.pipe()
+
+        def shut() -> None:  # in the child: nor the go's write end, or its wait never ends
+            self.shut()
+            os.close(go_write)
+
+        try:
+            try:
+                reply = _fork(data, [job.lock_fd, job.log_fd, go_read], self.learning, shut)
+            finally:
+                os.close(go_read)
+            pid = reply.get("pid")
+            if not isinstance(pid, int):
+                log.warning("fork server: %s: a fresh supervisor starts", reply.get("error"))
+                return None
+            _keep(pid, job.dir, self.kept, self.exits)
+            try:
+                os.write(go_write, b"g")
+            except OSError:  # the fork died before its go: it never supervised
+                log.warning("fork server: the fork died before its go: a fresh one starts")
+                return None
+            return pid
+        finally:
+            os.close(go_write)
+
+
+_here: _ForkHere | None = None  # in a fork server (`main`): its own launches
 
 
 def main(argv: list[str]) -> int:
@@ -193,6 +240,9 @@ def main(argv: list[str]) -> int:
     from specialists.base.lazy import Lazy
     from specialists.runners.registry import RUNNER_CLASSES
 
+    # Its lines on its stderr (a shared server's: run/forks.log), as a keeper's on
+    # supervisor.log: with no handler, logging would show its warnings bare and drop the rest.
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     _subreaper()
     listener = own = None
     if shared is not None:  # listening before the imports: a launch meanwhile waits for them
@@ -205,7 +255,7 @@ def main(argv: list[str]) -> int:
         own = shared_forks.confinement(Path("/proc/self"))
     runners = (module for module, _ in RUNNER_CLASSES.values())
     modules = ["specialists.supervise.detached", "specialists.supervise.main"]
-    _import([*modules, "specialists.store.recovery", *runners, *sorted(Lazy.modules)])
+    import_fresh([*modules, "specialists.store.recovery", *runners, *sorted(Lazy.modules)])
     if first is not None:
         try:
             first.send(b"ready")
@@ -227,6 +277,8 @@ def main(argv: list[str]) -> int:
             with contextlib.suppress(OSError):
                 os.close(int(shared[0]))  # the run directory, and its lock
 
+    global _here
+    _here = _ForkHere(kept, exits, learning, shut)
     while sock is not None or listener is not None or kept:
         _reap(kept)
         if kept:
@@ -242,7 +294,7 @@ def main(argv: list[str]) -> int:
         readable = _readable([*listening, *conns, *learning, *exits], 1.0)
         for fd in readable:
             if fd in learning:
-                _learn(fd, learning)
+                learn_modules(fd, learning)
             elif fd in exits:  # reaped by the next _reap
                 del exits[fd]
                 os.close(fd)
@@ -307,14 +359,19 @@ def _answer(
             os.close(fd)
     pid = reply.get("pid")
     if isinstance(pid, int):
-        kept[pid] = Path(json.loads(data)["dir"])
-        if (pidfd := exit_fd(pid)) is not None:
-            exits[pidfd] = pid
+        _keep(pid, Path(json.loads(data)["dir"]), kept, exits)
     try:
         conn.send(json.dumps(reply).encode())
     except OSError:
         return False
     return True
+
+
+def _keep(pid: int, job_dir: Path, kept: dict[int, Path], exits: dict[int, int]) -> None:
+    """Keep the supervisor `pid` forked here: its exit wakes the server, which reaps it."""
+    kept[pid] = job_dir
+    if (pidfd := exit_fd(pid)) is not None:
+        exits[pidfd] = pid
 
 
 def _reap(kept: dict[int, Path]) -> None:
@@ -358,7 +415,7 @@ def _fork(
         lock_fd, log_fd, go_fd = fds
     except (ValueError, TypeError, KeyError) as exc:
         return {"error": f"a malformed request: {exc}"}
-    _warm(runner, model)
+    warm(runner, model)
     if threading.active_count() != 1:
         return {"error": "an import started a thread: forking is not safe here"}
     if not os.path.isdir(cwd):  # a fresh start says why, as it always did
@@ -376,7 +433,7 @@ def _fork(
         for fd in (tell_read, *learning):
             os.close(fd)
         code = _child(job_dir, cwd, env, extra, inherited, (lock_fd, log_fd, go_fd, tell))
-        _tell(tell, known)
+        tell_modules(tell, known)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     except BaseException:
@@ -419,68 +476,13 @@ def _child(
     os.environ.clear()
     os.environ.update(env)
     os.environ.pop(LOCK_FD_ENV, None)  # a fresh one takes it out of its environment too
+    logging.root.handlers.clear()  # the server's: the supervisor sets up its own, as a fresh one
+    global _here
+    _here = None  # a job it revives is the shared server's to fork, as a fresh one's is
     sys.argv = [sys.argv[0], "_supervise", str(job_dir), *extra]
     from specialists.supervise.main import supervise
 
     return supervise([str(job_dir), *extra], str(lock_fd))
-
-
-def _tell(fd: int, known: frozenset[str]) -> None:
-    """Send the server the modules this supervisor (or keeper) imported that it lacks."""
-    names = "\n".join(m for m in sys.modules if m not in known).encode()[:_MAX_TELL]
-    with contextlib.suppress(OSError):
-        os.write(fd, names)
-
-
-def _learn(fd: int, learning: dict[int, bytes]) -> None:
-    """Read a child's modules; once it has closed its pipe, import them here, so every
-    child forked after it starts with them."""
-    try:
-        chunk = os.read(fd, _MAX_TELL)
-    except OSError:
-        chunk = b""
-    if chunk:
-        learning[fd] = (learning[fd] + chunk)[:_MAX_TELL]
-        return
-    os.close(fd)
-    _import([n for n in learning.pop(fd).decode(errors="replace").split("\n") if n])
-
-
-def _warm(runner: str, model: str) -> None:
-    """Import a native job's SDK (and make its TLS context) here, once, so that every
-    later child shares it."""
-    from specialists.native.providers.registry import BUILTINS
-
-    provider = BUILTINS.get(model.partition("/")[0]) if runner == "native" else None
-    if provider is None or provider.api == "replay":
-        return
-    sdk = _SDKS.get(provider.api, "openai")
-    if sdk not in sys.modules and _import([sdk]):
-        from specialists.native.providers.common import tls_context
-
-        tls_context()
-        _freeze()
-
-
-def _import(names: list[str]) -> bool:
-    """Import `names` that are not yet (a module only a live job can import is skipped),
-    then freeze: whether any was new."""
-    fresh = [n for n in names if n not in sys.modules and "__main__" not in n]
-    for name in fresh:
-        try:
-            importlib.import_module(name)
-        except Exception as exc:  # noqa: BLE001 - whatever a module raises, it is skipped
-            log.debug("fork server: %s not imported: %s", name, exc)
-    if fresh:
-        _freeze()
-    return bool(fresh)
-
-
-def _freeze() -> None:
-    """Move every object so far out of the collector's sight: a collection in a child then
-    never writes to (and so never copies) the pages it shares with us."""
-    gc.collect()
-    gc.freeze()
 
 
 def _readable(fds: list[int], timeout: float) -> list[int]:

@@ -140,9 +140,10 @@ def _start_supervisor(
     env[MARK_ENV] = job_mark(job_dir)  # every process of the job inherits it (jobs/proctree.py)
     log_fd = create_private(SUPERVISOR_LOG, os.O_WRONLY | os.O_APPEND, dir_fd=lock_fd)
     try:
-        # Only a process that serves forks has loaded forks.py (`serve_here`): a CLI
-        # `--background` start, which has no server, asks the project's shared one (a
-        # foreground run starts no supervisor: it imports neither).
+        # Only a process that serves forks (`serve_here`) or is a fork server (its keeper
+        # reviving a job) has loaded forks.py: a CLI `--background` start, which has no
+        # server, asks the project's shared one (a foreground run starts no supervisor: it
+        # imports neither).
         forks = sys.modules.get("specialists.supervise.forks")
         if forks is not None and forks.serving():
             pid = forks.launch(forks.Request(job_dir, cwd, env, lock_fd, log_fd, extra, warm))

@@ -128,9 +128,9 @@ def fresh_signals(ignored: set[int], blocked: set[int]) -> None:
     signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
-def ask(sock: socket.socket, job: Request, timeout: float) -> int | str:
-    """Ask the server on `sock` to fork a supervisor for `job`, and give the fork its go: its
-    pid, or why the server would not (a fresh one must start). Lost when the server is."""
+def request_data(job: Request) -> bytes | str:
+    """The launch request for `job` (this thread's umask and signals with it), as a server
+    reads it; or why there is none (a fresh supervisor must start)."""
     state = launcher_state()
     if state is None:
         return "this thread's umask and signals are unknown"
@@ -139,6 +139,15 @@ def ask(sock: socket.socket, job: Request, timeout: float) -> int | str:
     data = json.dumps(request).encode("utf-8", "surrogateescape")
     if len(data) > MAX_REQUEST:
         return "the launch is too big to send"
+    return data
+
+
+def ask(sock: socket.socket, job: Request, timeout: float) -> int | str:
+    """Ask the server on `sock` to fork a supervisor for `job`, and give the fork its go: its
+    pid, or why the server would not (a fresh one must start). Lost when the server is."""
+    data = request_data(job)
+    if isinstance(data, str):
+        return data
     go_read, go_write = os.pipe()
     try:
         try:
