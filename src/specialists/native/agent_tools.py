@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from specialists.base.errors import SpecialistsError, UserError
+from specialists.base.errors import Failed, SpecialistsError, UserError
 from specialists.events.owners import owner_job_id
 from specialists.native.tool_settings import Settings
 from specialists.native.tool_tiers import allowed, job_tier, refusal
@@ -112,7 +112,9 @@ def call_tool(tool: AgentTool, call: ToolCall) -> Reply:
     try:
         return tool.handler(call)
     except SpecialistsError as exc:
-        return Reply(f"error: {exc.one_line()}", {"error": exc.one_line()}, is_error=True)
+        line = exc.one_line()
+        details = exc.data if isinstance(exc, Failed) else {}  # what a refused op found
+        return Reply(f"error: {line}", {**details, "error": line}, is_error=True)
 
 
 def caller_tier(caller: Caller) -> str | None:
