@@ -28,14 +28,16 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-class Span(TypedDict):
+class AssignedRange(TypedDict):
+    """Lines given to a child: inclusive, 1-based."""
+
     source: str
     start_line: int
     end_line: int
 
 
 @dataclass(frozen=True)
-class Answer:
+class ToolAnswer:
     """What the model reads (`text`) and the data beside it."""
 
     text: str
@@ -91,7 +93,7 @@ def spawn_thread(
     specialist: Name | None = None,
     sandbox: bool = False,
     depends_on: Ids | None = None,
-) -> Answer:
+) -> ToolAnswer:
     """Start a child thread (a job of its own) on a bounded part of your task; returns its id
     at once. child_of must be your own stack (root alone in the main session). Reports
     arrive as child_report events, its end as one child_closed. fresh_context: true gives
@@ -135,13 +137,13 @@ def spawn_thread(
     data: dict[str, Any] = {"thread_id": t.id, "job_id": t.job_id, "stack": list(t.stack)}
     if spawned.sandbox is not None:
         data |= {"sandbox": str(spawned.sandbox.path), "branch": spawned.sandbox.branch}
-    return Answer(spawned.describe(), data)
+    return ToolAnswer(spawned.describe(), data)
 
 
 @_store_errors
 def report_to_parent(
     caller: Caller, *, report: Prose | None = None, structured: Mapping[str, Any] | None = None
-) -> Answer:
+) -> ToolAnswer:
     """Send your parent a progress or partial report without stopping: report (text) or
     structured {summary, files?, tests?, blockers?, evidence?, coverage?}, never both.
     Evidence and coverage are your claims with inclusive line ranges; be exact.
@@ -155,13 +157,13 @@ def report_to_parent(
 
     args = {"report": report, "structured": structured}
     event = send(caller.state_root, _position(caller), args, int(caller.clock() * 1000))
-    return Answer(f"Report delivered to your parent ({event}).", {"event_id": event})
+    return ToolAnswer(f"Report delivered to your parent ({event}).", {"event_id": event})
 
 
 @_store_errors
 def close_thread(
     caller: Caller, *, report: Prose | None = None, structured: Mapping[str, Any] | None = None
-) -> Answer:
+) -> ToolAnswer:
     """Finish this thread with your final report (report or structured, as report_to_parent;
     optional). Your parent receives child_closed with it when your job ends, with the
     sandbox's diff stat if you have one. Call it once, then stop.
@@ -177,7 +179,7 @@ def close_thread(
     args = {"report": report, "structured": structured}
     first = close(caller.state_root, position, args, int(caller.clock() * 1000))
     said = "Closing" if first else "This thread was already closing; nothing changed. Closing"
-    return Answer(
+    return ToolAnswer(
         f"{said}: your parent receives child_closed with your report when your job ends "
         "(sandbox changes are committed then). Stop now: end your turn without another call.",
         {"thread_id": position.thread_id, "terminate": True},
@@ -191,7 +193,7 @@ def send_message_to_child(
     thread_id: ThreadId,
     message: Prose,
     mode: Literal["steer", "follow_up"] = "steer",
-) -> Answer:
+) -> ToolAnswer:
     """Send a message to one of your own running child threads (mode steer: as soon as it
     can take it, the default; follow_up: after its current run). A child that is closing
     or closed cannot receive messages: spawn a new thread instead.
@@ -200,7 +202,7 @@ def send_message_to_child(
 
     message = _filled(message, "message")
     request_id = send_message(caller.state_root, caller.owner, thread_id, message, mode)
-    return Answer(
+    return ToolAnswer(
         f"Message sent to thread {thread_id} as a {mode} (request {request_id}); its answer "
         "arrives as a child_report or child_closed event.",
         {"thread_id": thread_id, "request_id": request_id},
@@ -214,7 +216,7 @@ def squash_sandbox(
     thread_id: ThreadId,
     commit: bool = True,
     confirm: bool = False,
-) -> Answer:
+) -> ToolAnswer:
     """Merge a closed child's sandbox branch into your working copy as one squash. Into your
     own sandbox it is committed (commit: false leaves it staged). Into the user's working
     copy it is only staged, and needs confirm: true, which you may pass only after asking
@@ -232,7 +234,7 @@ def squash_sandbox(
     data: dict[str, Any] = {"outcome": outcome.kind}
     if outcome.kind == "squashed":
         data |= {"mode": outcome.mode, "commit": outcome.commit, "files": list(outcome.files)}
-        return Answer(outcome.describe(), data)
+        return ToolAnswer(outcome.describe(), data)
     data["paths"] = list(outcome.paths)
     if outcome.kind == "refused":
         data["reason"] = outcome.reason
@@ -240,8 +242,8 @@ def squash_sandbox(
 
 
 def assess_coverage(
-    caller: Caller, *, assigned: list[Span], reports: list[Mapping[str, Any]]
-) -> Answer:
+    caller: Caller, *, assigned: list[AssignedRange], reports: list[Mapping[str, Any]]
+) -> ToolAnswer:
     """Compare the line ranges you assigned with the coverage your children reported:
     returns the missing ranges, failed and partial portions and evidence, in input order.
     Deterministic; reads no source and verifies nothing (coverage is not correctness).
@@ -252,7 +254,7 @@ def assess_coverage(
     from specialists.features.threads.coverage import render_assessment
 
     result = assess(assigned, reports)
-    return Answer(
+    return ToolAnswer(
         render_assessment(result),
         {
             "missing": [[s.source, s.start_line, s.end_line] for s in result.missing],
@@ -262,7 +264,7 @@ def assess_coverage(
     )
 
 
-def _read(answer: Answer) -> str:
+def _read(answer: ToolAnswer) -> str:
     return answer.text
 
 
