@@ -241,6 +241,11 @@ def test_a_message_to_a_running_native_child_lands_in_its_control_inbox() -> Non
         assert kinds == ["steer", "follow_up"]
         bad = {"thread_id": tid, "message": "x", "mode": "shout"}
         assert call("send_message_to_child", bad, root_caller(project)).is_error
+        blank = call(
+            "send_message_to_child", {"thread_id": tid, "message": " "}, root_caller(project)
+        )
+        assert blank.is_error and "'message' must be a non-empty string" in blank.text
+        assert [r["kind"] for r in control_requests(store, record.id)] == kinds  # none sent
     finally:
         lock.release()
 
@@ -366,6 +371,9 @@ def test_bad_arguments_are_one_clear_error_and_create_nothing(tmp_path: Path) ->
         {"instructions": "x", "child_of": ["root"], "fresh_context": "yes"},
         {"instructions": "x", "child_of": ["root"], "fresh_context": True, "depends_on": [1]},
         {"instructions": "x", "child_of": ["root"], "fresh_context": True, "bogus": 1},
+        {"instructions": "  ", "child_of": ["root"], "fresh_context": True},
+        {"instructions": "x", "child_of": ["root"] * 65, "fresh_context": True},
+        {"instructions": "x", "child_of": [""], "fresh_context": True},
     ]:
         reply = call("spawn_thread", args, root)
         assert reply.is_error and reply.text.startswith("error: ") and "\n" not in reply.text

@@ -153,3 +153,21 @@ def test_child_tools_are_offered_to_thread_jobs_only(tmp_path: Path, thread: boo
     names = {t.name for t in model.requests[0].tools}
     assert ({"report_to_parent", "close_thread"} <= names) is thread
     assert "sleep" in names
+
+
+def test_the_thread_tools_are_agent_tools_only() -> None:
+    """The thread ops are offered to models through the agent table: no command, no MCP op
+    of their own (the MCP server lists them from the agent table)."""
+    from specialists.features.threads.verbs import THREADS
+
+    tools = {o.tool: o for o in THREADS.ops if o.tool}
+    assert set(tools) == {
+        "spawn_thread", "report_to_parent", "close_thread", "send_message_to_child",
+        "squash_sandbox", "assess_coverage",
+    }  # fmt: skip
+    assert all(not o.cli and o.power is not None for o in tools.values())
+    assert tools["squash_sandbox"].power == "write" and tools["close_thread"].yields
+    assert {n for n, o in tools.items() if o.scope == "child"} == {
+        "report_to_parent",
+        "close_thread",
+    }

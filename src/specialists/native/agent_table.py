@@ -1,9 +1,9 @@
 """The agent tool table: every tool a job's model may be offered, registered by the features
 (`register_tools`, at boot), and the shared system prompt section (R-G1).
 
-Features name their tools ("module:ATTRIBUTE" of a tuple of AgentTool, or of a `Noun` of the
-operations table, whose ops with a `power` become tools here); they are imported when the
-table is first read (`TOOLS`), so a process that never offers a tool never loads them.
+Features name their tools ("module:ATTRIBUTE" of a `Noun` of the operations table, whose ops
+with a `power` become tools here); they are imported when the table is first read (`TOOLS`),
+so a process that never offers a tool never loads them.
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ GUIDANCE_CORE = (
     "started and have not seen."
 )
 
-_REFS: list[str] = []  # "package.module:ATTRIBUTE" of each registered tuple of tools
+_REFS: list[str] = []  # "package.module:ATTRIBUTE" of each registered Noun
 
 
 def register_tools(ref: str) -> None:
-    """Add a feature's tools (a tuple of AgentTool, or a Noun, named by `ref`) to the table."""
+    """Add a feature's tools (the Noun `ref` names) to the table."""
     if ref not in _REFS:
         _REFS.append(ref)
         globals().pop("TOOLS", None)  # read again, with these
@@ -44,13 +44,10 @@ def register_tools(ref: str) -> None:
 def _table() -> tuple[AgentTool, ...]:
     table = globals().get("TOOLS")
     if table is None:
-        from specialists.base.ops import Noun
-
         loaded: list[AgentTool] = []
         for ref in _REFS:
             module, _, attribute = ref.partition(":")
-            found = getattr(importlib.import_module(module), attribute)
-            loaded.extend(op_tools(found) if isinstance(found, Noun) else found)
+            loaded.extend(op_tools(getattr(importlib.import_module(module), attribute)))
         table = globals()["TOOLS"] = tuple(loaded)
     return table
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from specialists.base.errors import SpecialistsError, UserError
+from specialists.base.errors import Failed, SpecialistsError, UserError
 from specialists.events.owners import owner_job_id
 from specialists.native.tool_settings import Settings
 from specialists.native.tool_tiers import allowed, job_tier, refusal
@@ -112,7 +112,9 @@ def call_tool(tool: AgentTool, call: ToolCall) -> Reply:
     try:
         return tool.handler(call)
     except SpecialistsError as exc:
-        return Reply(f"error: {exc.one_line()}", {"error": exc.one_line()}, is_error=True)
+        line = exc.one_line()
+        details = exc.data if isinstance(exc, Failed) else {}  # what a refused op found
+        return Reply(f"error: {line}", {**details, "error": line}, is_error=True)
 
 
 def caller_tier(caller: Caller) -> str | None:
@@ -122,21 +124,6 @@ def caller_tier(caller: Caller) -> str | None:
 
 
 # --- argument readers (the model's JSON is untrusted input) --------------------------------
-
-
-def arg_str(
-    args: Mapping[str, Any], key: str, *, required: bool = True, max_len: int = 10_000
-) -> str:
-    value = args.get(key)
-    if value is None and not required:
-        return ""
-    if not isinstance(value, str) or (required and not value.strip()):
-        raise UserError(f"argument {key!r} must be a non-empty string")
-    if len(value) > max_len:
-        raise UserError(f"argument {key!r} is too long ({len(value)} > {max_len} characters)")
-    if "\0" in value:
-        raise UserError(f"argument {key!r} contains a NUL byte")
-    return value
 
 
 def arg_number(
@@ -150,13 +137,6 @@ def arg_number(
     if not low <= value <= high:
         raise UserError(f"argument {key!r} must be from {low:g} to {high:g}; got {value:g}")
     return float(value)
-
-
-def arg_bool(args: Mapping[str, Any], key: str, *, default: bool = False) -> bool:
-    value = args.get(key, default)
-    if not isinstance(value, bool):
-        raise UserError(f"argument {key!r} must be true or false")
-    return value
 
 
 def check_known(args: Mapping[str, Any], known: set[str]) -> None:

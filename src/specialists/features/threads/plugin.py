@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 def register() -> None:
     register_noun("threads", "specialists.features.threads.verbs:THREADS")
-    register_tools("specialists.features.threads.tools:THREAD_TOOLS")
+    register_tools("specialists.features.threads.verbs:THREADS")
     HOOKS.finalize.append(_commit_sandbox)
     HOOKS.answered.append(_checkpoint)
     HOOKS.ended.append(_closed)

@@ -1,10 +1,11 @@
-"""The threads op (base/ops.py): `specialists threads` is generated from it."""
+"""The threads ops (base/ops.py): `specialists threads`, and the agent tools (tools.py)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from specialists.base.ops import Noun, Op
+from specialists.features.threads.tools import TOOL_OPS
 
 if TYPE_CHECKING:
     from specialists.native.agent_tools import Caller
@@ -27,5 +28,5 @@ def threads(caller: Caller, *, tree: bool = False) -> dict[str, Any]:
 THREADS = Noun(
     "threads",
     "list child threads (jobs spawned by spawn_thread)",
-    (Op(threads, reads=True, tool=None),),
+    (Op(threads, reads=True, tool=None), *TOOL_OPS),
 )
