@@ -14,7 +14,7 @@ Ways to start the jobs (all 100 running at once, then measured):
             --background` does);
 - forked:   the same, with this process's fork server (supervise/forks.py) forking them;
 - shared:   the same, without a fork server of its own: the project's shared one
-            (supervise/shared_forks.py), which the first launch starts, forks the rest (the
+            (supervise/shared_forks.py), which the second launch starts, forks the rest (the
             few launched while it imports start fresh); "fresh" turns it off
             (SPECIALISTS_FORK_SERVER=off);
 - workflow: `specialists workflow run` of all its children at once (at most 64 a workflow:

@@ -57,12 +57,21 @@ def project(tmp_path: Path) -> Iterator[Path]:
         quick="cat >/dev/null; echo quick",
         still="cat >/dev/null; exec sleep 120",
     )
+    launched_lately(root)  # the next launch that finds no server starts one
     try:
         yield root
     finally:
         (tmp_path / "go").write_text("")
         with killed_after() as pids:
             pids.extend(_servers(root))
+
+
+def launched_lately(project: Path) -> None:
+    """What a launch that found no server a moment ago leaves: the next such launch starts
+    one (a lone launch starts none: test_a_lone_launch_starts_no_server)."""
+    run = project / ".specialists" / shared_forks.RUN_DIR
+    run.mkdir(mode=0o700, parents=True, exist_ok=True)
+    (run / shared_forks.LAUNCHED).touch()
 
 
 def _servers(project: Path) -> list[int]:
@@ -171,6 +180,25 @@ def test_jobs_started_one_by_one_share_one_server_which_exits_when_idle(
     assert not _socket(project).exists()  # it removed its socket on the way out
 
 
+def test_a_lone_launch_starts_no_server_and_the_next_one_soon_after_does(
+    project: Path,
+) -> None:
+    """A server only pays when launches come together: a lone launch (a person's one job,
+    a dispatch every few minutes) starts none that would import, serve nothing and idle
+    out; the second within the idle time starts one, and the third is forked by it."""
+    mark = project / ".specialists" / shared_forks.RUN_DIR / shared_forks.LAUNCHED
+    old = time.time() - IDLE_S - 60
+    os.utime(mark, (old, old))  # the last launch was long ago
+    lone = _cli(project)
+    assert _servers(project) == [] and _fresh(_supervisor(project, lone))
+    assert time.time() - mark.stat().st_mtime < IDLE_S  # this launch is recorded
+    second = _cli(project)  # soon after: a server for the next ones
+    server = _listening(project)
+    assert _fresh(_supervisor(project, second))
+    third = _cli(project)
+    assert _parent(_supervisor(project, third)) == server
+
+
 def _a_shared_fork(project: Path) -> tuple[int, str, int]:
     """A server started by a first job, and a held job it forked: (server, job, supervisor)."""
     _cli(project, name="quick")
@@ -243,7 +271,7 @@ def test_a_second_start_while_one_is_starting_starts_none(
     """The lock, held by the starting server, is the arbiter: the second start is a no-op."""
     monkeypatch.setenv(shared_forks.IDLE_ENV, "60")
     run = project / ".specialists" / "run"
-    run.mkdir(mode=0o700, parents=True)
+    run.mkdir(mode=0o700, parents=True, exist_ok=True)
     for _ in range(2):  # two launchers: each its own open directory
         fd = os.open(run, os.O_RDONLY | os.O_DIRECTORY)
         try:
@@ -262,7 +290,7 @@ def test_a_planted_file_at_the_socket_is_never_connected_to(
     """A symlink (to a socket that would answer) or a FIFO at the socket's place: the launch
     starts fresh without touching it; the server started then moves it aside."""
     place = _socket(project)
-    place.parent.mkdir(mode=0o700, parents=True)
+    place.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     decoy = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     decoy.bind(str(tmp_path / "decoy"))
     decoy.listen(8)

@@ -25,7 +25,12 @@ from specialists.supervise import shared_forks
 from specialists.supervise.plan import JobRequest, plan_job
 from specialists.supervise.start import start
 from tests.integration.test_fork_server import _hold, _parent
-from tests.integration.test_shared_forks import _listening, _servers, _supervisor
+from tests.integration.test_shared_forks import (
+    _listening,
+    _servers,
+    _supervisor,
+    launched_lately,
+)
 from tests.support.processes import killed_after
 from tests.support.tmpfs import fill, fill_inodes, small_tmpfs
 from tests.support.waiting import wait_until
@@ -57,6 +62,7 @@ def project(tmp_path: Path) -> Iterator[Path]:
     root = workflow_project(hold=_hold(tmp_path))
     try:
         with small_tmpfs(root / ".specialists", size="2m", inodes=1000):
+            launched_lately(root)  # the next launch that finds no server starts one
             yield root
     finally:
         (tmp_path / "go").write_text("")

@@ -18,7 +18,7 @@ from specialists.store.jobs import JobStore
 from specialists.supervise import shared_forks
 from tests.integration.test_cli_pi import sp
 from tests.integration.test_fork_server import _parent
-from tests.integration.test_shared_forks import _listening, _servers
+from tests.integration.test_shared_forks import _listening, _servers, launched_lately
 from tests.integration.test_usage_limits import SPEC, ended, paused, run
 from tests.support.mock_llm import MockLLM, Reply, write_mockhttp_project
 from tests.support.processes import killed_after
@@ -35,6 +35,7 @@ def project(mock_llm: MockLLM, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     root = write_mockhttp_project(
         Path(os.environ["SPECIALISTS_PROJECT_ROOT"]), mock_llm.openai_base_url, SPEC
     )
+    launched_lately(root)  # the next launch that finds no server starts one
     try:
         yield root
     finally:

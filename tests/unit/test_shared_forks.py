@@ -197,3 +197,43 @@ def test_a_stopped_process_is_told_from_a_running_or_gone_one() -> None:
     assert not shared_forks.stopped(os.getpid())
     assert not shared_forks.stopped(0)  # in another pid namespace: cannot be seen
     assert not shared_forks.stopped(2**22 + 1)  # above any pid_max: gone
+
+
+def _launched_lately(run: Path) -> bool:
+    fd = os.open(run, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        return shared_forks._launched_lately(fd)
+    finally:
+        os.close(fd)
+
+
+def test_only_a_launch_soon_after_another_asks_for_a_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(shared_forks.IDLE_ENV, "30")
+    mark = tmp_path / shared_forks.LAUNCHED
+    assert _launched_lately(tmp_path) is False  # the first launch ever: lone
+    assert mark.is_file() and mark.stat().st_mode & 0o777 == 0o600
+    assert _launched_lately(tmp_path) is True  # a second soon after
+    old = mark.stat().st_mtime - 120
+    os.utime(mark, (old, old))
+    assert _launched_lately(tmp_path) is False  # long after the last: lone again
+    assert _launched_lately(tmp_path) is True
+
+
+@pytest.mark.parametrize("planted", ["symlink", "fifo", "directory"])
+def test_a_planted_launch_mark_is_moved_aside_never_followed(tmp_path: Path, planted: str) -> None:
+    mark = tmp_path / "run" / shared_forks.LAUNCHED
+    mark.parent.mkdir()
+    target = tmp_path / "elsewhere"
+    target.write_text("theirs")
+    before = target.stat().st_mtime_ns
+    if planted == "symlink":
+        mark.symlink_to(target)
+    elif planted == "fifo":
+        os.mkfifo(mark)
+    else:
+        mark.mkdir()
+    _launched_lately(mark.parent)  # whichever answer: it neither blocks nor follows
+    assert mark.is_file() and not mark.is_symlink()
+    assert target.read_text() == "theirs" and target.stat().st_mtime_ns == before

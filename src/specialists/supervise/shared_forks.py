@@ -13,13 +13,16 @@ a fresh supervisor, as a launch the in-process server did not confirm does.
   a socket address may be, wherever the project is). The key is a hash of the interpreter,
   the package's place, version and source stamp, and the PYTHON* environment: a server of
   another code version is never asked; it idles out, and the next server removes its socket.
-- Its start: a launcher that finds none (nothing there, or nothing listening) takes the
-  lock (a flock on `run/` itself: no lock file to plant) and hands it to a detached server
-  it does not wait for (its own session, the `:forks` mark that is no job's, stderr on
-  `run/forks.log`). A launcher that cannot take the lock starts none: a server is starting
-  or serving. So two launchers at once start one server (one a project: another version's
-  serves out its jobs first). It listens before it imports: a launch that comes meanwhile
-  waits for its imports (a second or so) rather than starting fresh.
+- Its start: a launcher that finds none (nothing there, or nothing listening) starts a
+  fresh supervisor, and a server only when another launch found none within the idle time
+  before it (`run/launched`'s mtime): a lone launch starts none that would only idle out.
+  It takes the lock (a flock on `run/` itself: no lock file to plant) and hands it to a
+  detached server it does not wait for (its own session, the `:forks` mark that is no
+  job's, stderr on `run/forks.log`). A launcher that cannot take the lock starts none: a
+  server is starting or serving. So two launchers at once start one server (one a
+  project: another version's serves out its jobs first). It listens before it imports: a
+  launch that comes meanwhile waits for its imports (a second or so) rather than starting
+  fresh.
   A launcher inside a job (its environment carries the job's mark) starts none: the server
   would live in that job's process tree.
 - Its end: it keeps (keeper.py `after`) what it forked, and exits once it keeps nothing and
@@ -44,6 +47,7 @@ import stat
 import struct
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from specialists.base.errors import SpecialistsError
@@ -65,6 +69,7 @@ IDLE_ENV = "SPECIALISTS_FORK_SERVER_IDLE_S"
 IDLE_S = 30.0  # a shared server with nothing to keep exits after this long without a launch
 RUN_DIR = "run"
 LOG_NAME = "forks.log"
+LAUNCHED = "launched"  # its mtime: when a launch last found no server
 MAX_LOG = 1 << 20  # a bigger log is emptied when the next server starts
 MAX_REQUEST = 64 * 1024  # a bigger launch (a huge environment) starts a fresh interpreter
 REPLY_S = 20.0  # how long a launch waits for its own server's fork (forks.py)
@@ -197,7 +202,8 @@ def launch(job: Request, root: Path) -> int | None:
         try:
             sock = _connect(run_fd, name)
         except (FileNotFoundError, ConnectionRefusedError, _NotASocket):
-            _start_server(run_fd, name, root)  # for the next launches
+            if _launched_lately(run_fd):  # a second launch: more may come
+                _start_server(run_fd, name, root)  # for the next launches
             return None
         except OSError as exc:
             log.info("shared fork server not reached: %s", exc)
@@ -276,6 +282,27 @@ def socket_name() -> str:
         stamp += sorted(f"{e.name}:{e.stat(follow_symlinks=False).st_mtime_ns}" for e in entries)
     digest = hashlib.sha256("\0".join(stamp).encode("utf-8", "surrogateescape"))
     return "f" + digest.hexdigest()[:16]
+
+
+def _launched_lately(run_fd: int) -> bool:
+    """Whether another launch found no server within the idle time before this one, which
+    it records (LAUNCHED's mtime). A lone launch (a person's one job, an orchestrator's
+    dispatch every few minutes) starts no server: it would import, serve nothing and idle
+    out. Unknown (the mark cannot be read or written): True, a server as before."""
+    try:
+        try:
+            before: float | None = os.stat(LAUNCHED, dir_fd=run_fd, follow_symlinks=False).st_mtime
+        except FileNotFoundError:
+            before = None
+        fd = create_private(LAUNCHED, os.O_WRONLY, dir_fd=run_fd)  # a link or FIFO: moved aside
+        try:
+            os.utime(fd)
+        finally:
+            os.close(fd)
+    except (OSError, SpecialistsError) as exc:
+        log.info("the last launch's time is unknown (%s): a shared fork server starts", exc)
+        return True
+    return before is not None and time.time() - before < idle_seconds()
 
 
 def _start_server(run_fd: int, name: str, root: Path) -> None:
