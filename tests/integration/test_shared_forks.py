@@ -386,7 +386,8 @@ def test_a_stopped_server_is_passed_over_without_waiting(
     _command_job(project, "quick")
     server = _listening(project)
     os.kill(server, signal.SIGSTOP)
-    try:
+    try:  # a signal is delivered when the kernel gets to it: look once it has
+        wait_until(lambda: shared_forks.stopped(server), timeout=30, what="the server stopped")
         began = time.monotonic()
         job = _command_job(project, "quick")
         waited = time.monotonic() - began
