@@ -143,9 +143,9 @@ class InboxMark:
         try:
             st = os.stat(self.log)
         except FileNotFoundError:
-            return (0, 0, 0)
+            return (0, 0, 0)  # no request was ever sent
         except OSError:
-            return None
+            return None  # the full look reports what is wrong there
         return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
