@@ -31,6 +31,7 @@ from tests.integration.test_fork_server import (
     jobs_stopped,
     launcher_changed,
 )
+from tests.support.mock_llm import MockLLM, Reply, ToolCall
 from tests.support.processes import alive, killed_after
 from tests.support.waiting import wait_until
 from tests.support.workflows import store, workflow_project
@@ -418,3 +419,35 @@ def test_a_hung_server_leaves_the_job_to_a_fresh_supervisor(
     events = (store(project).job_dir(job) / "events.jsonl").read_text()
     assert events.count('"event":"starting"') == 1  # one supervisor, not two
     assert alive(server)
+
+
+NATIVE_MEDIUM = (
+    "metadata: {name: natcmd, description: t}\n"
+    "execution: {runner: native, model: openai/mock-model, permission_required: MEDIUM}\n"
+    'prompt: {system: "Be brief.", task_template: "$prompt"}\n'
+)
+
+
+def test_a_job_started_by_a_forked_supervisor_is_forked_by_the_server_not_by_it(
+    project: Path, mock_llm: MockLLM
+) -> None:
+    """A supervisor the server forked starts a job of its own (its agent's bg_run): the new
+    supervisor is the server's fork too, as a fresh supervisor's launch would make it. The
+    fork forgets the server's own launcher (forks._here), or it would fork the new one from
+    itself, a copy of a supervisor mid-job."""
+    (project / "specialists" / "natcmd.specialist.yaml").write_text(NATIVE_MEDIUM)
+    mock_llm.enqueue(Reply(tool_calls=(ToolCall("bg_run", {"command": "exec sleep 120"}),)))
+    mock_llm.set_default(Reply("Dispatched; waiting for it."))
+    quick = _command_job(project, "quick")
+    server = _listening(project)
+    jobs: list[str] = []
+    with jobs_stopped(project, jobs):
+        jobs.append(parent := _command_job(project, "natcmd"))
+
+        def waiting() -> bool:
+            return store(project).read_status(parent).current_event == "waiting_for_events"
+
+        wait_until(waiting, 60, "the agent waiting for its command")
+        assert _parent(store(project).read_status(parent).supervisor_pid) == server
+        jobs.append(command := (set(store(project).list_ids()) - {parent, quick}).pop())
+        assert _parent(_supervisor(project, command)) == server

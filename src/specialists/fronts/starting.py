@@ -8,10 +8,13 @@ A plain run stays light: the mission and sandbox rooms are imported only when as
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from specialists.base.tuples import NamedTuple
 
+TYPE_CHECKING = False  # no `typing` at run time: a foreground run imports none
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
     from specialists.features.missions.launch import MissionChoice
     from specialists.project import Project
     from specialists.store.records import JobRecord
