@@ -85,6 +85,15 @@ def sp_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "specialists", *args]
 
 
+# What the installed `specialists` command runs (pip's and uv's console script): the entry
+# point, with no `runpy` (which `-m` imports, with importlib.util and contextlib).
+ENTRY = "import sys; from specialists.fronts.cli.main import entry; sys.exit(entry())"
+
+
+def entry_argv(*args: str) -> list[str]:
+    return [sys.executable, "-c", ENTRY, *args]
+
+
 def median_ms(samples: Sequence[float]) -> float:
     return statistics.median(samples) * 1000
 
