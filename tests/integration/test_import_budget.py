@@ -85,6 +85,7 @@ RUN_NEVER = (
     "tomllib",  # a config file only
     "statistics",  # a spend estimate only
     "hashlib",
+    "shutil",  # with bz2 and lzma, some 5 ms: process/lookup.py `which`; a tree removed only
     "specialists.features.missions",  # a run on a mission only
     "specialists.features.asks",  # a job that asked only
     "specialists.features.usage_limits.parse",  # a failed run only

@@ -362,9 +362,8 @@ def specialist_init(caller: Caller, /) -> SessionStart:
     """SessionStart start: the project root, the specialists available here, how many jobs are
     active, whether beads (bd) is set up, and how to use these tools. Call once per session.
     """
-    import shutil
-
     from specialists.catalog import load_catalog
+    from specialists.features.beads.notes import bd_path
 
     root = caller.root
     catalog = load_catalog(root)
@@ -374,7 +373,7 @@ def specialist_init(caller: Caller, /) -> SessionStart:
         "specialists": catalog.names(),
         "load_problems": len(catalog.problems),
         "active_jobs": sum(1 for s in statuses if s.active),
-        "beads": shutil.which("bd") is not None and (root / ".beads").is_dir(),
+        "beads": bd_path() is not None and (root / ".beads").is_dir(),
         "how_to": HOW_TO,
     }
 

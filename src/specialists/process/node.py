@@ -21,12 +21,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
 from specialists.base.errors import AgentUnavailable
 from specialists.base.tuples import NamedTuple
+from specialists.process.lookup import which
 
 NODE_ENV = "SPECIALISTS_NODE"
 Version = tuple[int, int, int]
@@ -170,7 +170,7 @@ def choose_node(script: str, env: Mapping[str, str], who: str, state: Path | Non
         candidates = [configured]
     else:
         beside = os.path.join(os.path.dirname(script), "node")
-        on_path = shutil.which("node", path=env.get("PATH", os.defpath))
+        on_path = which("node", env.get("PATH", os.defpath))
         candidates = [c for c in (beside, on_path) if c and os.access(c, os.X_OK)]
     seen: list[str] = []
     for node in dict.fromkeys(candidates):

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import time
 from collections import deque
@@ -35,6 +34,7 @@ from specialists.base.errors import AgentUnavailable, Bug, ConfigError
 from specialists.base.vocab import THINKING_LEVELS
 from specialists.process.host import AdoptedProcess, HostedProcess, spawn_agent
 from specialists.process.jobenv import agent_env
+from specialists.process.lookup import which
 from specialists.process.node import choose_node, is_node_script
 from specialists.process.spawn import exit_status as exit_description
 from specialists.runners.adopting import check_runner, events_held, held_events
@@ -122,7 +122,7 @@ def resolve_pi_command(
     if isinstance(configured, list | tuple):
         return [str(part) for part in configured]
     name = str(configured) if configured else "pi"
-    found = shutil.which(name, path=path_var)
+    found = which(name, path_var)
     if found is None and configured:
         raise AgentUnavailable(
             f"pi is not installed: {name!r} is not an executable file",

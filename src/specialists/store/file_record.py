@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shutil
 import stat
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -152,10 +151,10 @@ class FileRecord:
             except OSError:
                 if not os.path.lexists(self.path):
                     raise
-                shutil.rmtree(staging, ignore_errors=True)
+                _remove_tree(staging)
                 return False
         except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
+            _remove_tree(staging)
             raise
         return True
 
@@ -166,7 +165,7 @@ class FileRecord:
                 os.rename(self.path, aside)  # nothing can start on it after this
         except FileNotFoundError:
             return False
-        shutil.rmtree(aside, ignore_errors=True)
+        _remove_tree(aside)
         return True
 
     # --- documents --------------------------------------------------------------------------
@@ -339,6 +338,14 @@ def _rand() -> str:
     return os.urandom(3).hex()
 
 
+def _remove_tree(path: Path) -> None:
+    """What a failed create, a destroy or a sweep leaves goes; shutil is imported only then
+    (it loads bz2 and lzma: milliseconds on every run that never removes anything)."""
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def _sweep(parent: Path) -> None:
     """Remove what a create or destroy killed midway left (hidden, over an hour old)."""
     import time
@@ -350,4 +357,4 @@ def _sweep(parent: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
             st = os.lstat(path)
             if time.time() - st.st_mtime > STALE_S and stat.S_ISDIR(st.st_mode):
-                shutil.rmtree(path, ignore_errors=True)
+                _remove_tree(path)

@@ -17,7 +17,6 @@ nothing (reader/env.py).
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -84,6 +83,8 @@ def collect(
             freed += tree_bytes(store.job_dir(entry.id))
             if not dry_run:
                 _release_key(store, entry.id)
+                import shutil  # only when a job goes: it loads bz2 and lzma
+
                 shutil.rmtree(store.job_dir(entry.id), ignore_errors=True)
             removed.append(entry.id)
         elif verdict == "not finished":

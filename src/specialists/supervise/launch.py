@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -58,6 +57,8 @@ def create_job(store: JobStore, record: JobRecord) -> tuple[JobRecord, JobLock]:
     except BaseException as exc:
         if lock is not None:
             lock.release()
+        import shutil  # a failed launch only: shutil loads bz2 and lzma
+
         shutil.rmtree(job_dir, ignore_errors=True)
         if isinstance(exc, OSError):
             raise unwritten("could not create the job", exc) from None
@@ -102,6 +103,8 @@ def _carry_session(record: JobRecord, job_dir: Path) -> JobRecord:
     ref = record.resume_session
     if not ref or not os.path.isabs(ref) or not os.path.isfile(ref):
         return record
+    import shutil  # a continued job only
+
     target = job_dir / Path(ref).name
     shutil.copyfile(ref, target)
     os.chmod(target, 0o600)

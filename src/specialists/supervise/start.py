@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -282,6 +281,8 @@ def _refusal(store: JobStore, what: str, holder: str) -> UserError:
 
 def _remove(store: JobStore, job_id: str, lock: JobLock) -> None:
     """Undo a job that never started: nobody else may use it, as we hold its lock."""
+    import shutil  # a failed start only: it loads bz2 and lzma
+
     try:
         shutil.rmtree(store.job_dir(job_id), ignore_errors=True)
     finally:

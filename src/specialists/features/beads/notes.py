@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from specialists.base.errors import SpecialistsError, UserError
 from specialists.base.tuples import NamedTuple
+from specialists.process.lookup import which
 
 if TYPE_CHECKING:
     from specialists.store.records import JobRecord, JobStatus
@@ -27,12 +28,10 @@ _BEAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,99}")
 
 def bd_path() -> str | None:
     """The bd executable: $SPECIALISTS_BD_BIN, else `bd` on PATH. No process is started."""
-    import shutil
-
     configured = os.environ.get(BD_ENV)
     if configured:
-        return configured if os.path.exists(configured) else shutil.which(configured)
-    return shutil.which("bd")
+        return configured if os.path.exists(configured) else which(configured)
+    return which("bd")
 
 
 class BeadsError(SpecialistsError):

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from specialists.fronts.hooks.names import specialist_names
+from specialists.process.lookup import which
 from specialists.store.atomic import write_atomic
 from specialists.store.paths import user_state_dir
 
@@ -26,17 +27,6 @@ BD_ENV = "SPECIALISTS_BD_BIN"  # as beads.BD_ENV
 CACHE_NAME = "health.json"
 MCP_NAME = "specialists"  # as install.MCP_NAME; a test keeps them equal
 MAX_JSON_BYTES = 64 * 1024 * 1024
-
-
-def which(name: str) -> str | None:
-    """`shutil.which` without importing shutil (13 ms here): the first executable on PATH."""
-    if os.sep in name:
-        return name if os.access(name, os.X_OK) and os.path.isfile(name) else None
-    for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
-        path = os.path.join(directory or ".", name)
-        if os.access(path, os.X_OK) and os.path.isfile(path):
-            return path
-    return None
 
 
 def agent_version(binary: str) -> str | None:
