@@ -28,6 +28,7 @@ from specialists.store.files import (
     open_regular,
     parse_object,
     read_bytes,
+    remove_tree,
 )
 from specialists.store.joblog import append_whole, read_lines
 from specialists.store.locks import lock as flock
@@ -151,10 +152,10 @@ class FileRecord:
             except OSError:
                 if not os.path.lexists(self.path):
                     raise
-                _remove_tree(staging)
+                remove_tree(staging)
                 return False
         except BaseException:
-            _remove_tree(staging)
+            remove_tree(staging)
             raise
         return True
 
@@ -165,7 +166,7 @@ class FileRecord:
                 os.rename(self.path, aside)  # nothing can start on it after this
         except FileNotFoundError:
             return False
-        _remove_tree(aside)
+        remove_tree(aside)
         return True
 
     # --- documents --------------------------------------------------------------------------
@@ -338,14 +339,6 @@ def _rand() -> str:
     return os.urandom(3).hex()
 
 
-def _remove_tree(path: Path) -> None:
-    """What a failed create, a destroy or a sweep leaves goes; shutil is imported only then
-    (it loads bz2 and lzma: milliseconds on every run that never removes anything)."""
-    import shutil
-
-    shutil.rmtree(path, ignore_errors=True)
-
-
 def _sweep(parent: Path) -> None:
     """Remove what a create or destroy killed midway left (hidden, over an hour old)."""
     import time
@@ -357,4 +350,4 @@ def _sweep(parent: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
             st = os.lstat(path)
             if time.time() - st.st_mtime > STALE_S and stat.S_ISDIR(st.st_mode):
-                _remove_tree(path)
+                remove_tree(path)

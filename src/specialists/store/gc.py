@@ -24,6 +24,7 @@ from specialists.base.errors import StoreError
 from specialists.base.reader.env import env_number
 from specialists.base.tuples import NamedTuple
 from specialists.store import index, keys
+from specialists.store.files import remove_tree
 from specialists.store.jobs import JobStore
 from specialists.store.recovery import is_crash
 from specialists.store.view import overview
@@ -83,9 +84,7 @@ def collect(
             freed += tree_bytes(store.job_dir(entry.id))
             if not dry_run:
                 _release_key(store, entry.id)
-                import shutil  # only when a job goes: it loads bz2 and lzma
-
-                shutil.rmtree(store.job_dir(entry.id), ignore_errors=True)
+                remove_tree(store.job_dir(entry.id))
             removed.append(entry.id)
         elif verdict == "not finished":
             wrong.add(entry.id)

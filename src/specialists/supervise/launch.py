@@ -20,7 +20,7 @@ from pathlib import Path
 
 from specialists.base.errors import Bug, UserError
 from specialists.store.atomic import write_atomic
-from specialists.store.files import create_private, size_text, unwritten
+from specialists.store.files import create_private, remove_tree, size_text, unwritten
 from specialists.store.jobs import (
     EVENTS_FILE,
     JOB_FILE,
@@ -57,9 +57,7 @@ def create_job(store: JobStore, record: JobRecord) -> tuple[JobRecord, JobLock]:
     except BaseException as exc:
         if lock is not None:
             lock.release()
-        import shutil  # a failed launch only: shutil loads bz2 and lzma
-
-        shutil.rmtree(job_dir, ignore_errors=True)
+        remove_tree(job_dir)
         if isinstance(exc, OSError):
             raise unwritten("could not create the job", exc) from None
         raise

@@ -36,6 +36,7 @@ from pathlib import Path
 from specialists.base.errors import Bug, SpecialistsError, UserError
 from specialists.base.vocab import WORKFLOW_RUNNER
 from specialists.store import keys
+from specialists.store.files import remove_tree
 from specialists.store.jobs import JobLock, JobStore
 from specialists.store.records import JobRecord, JobStatus
 from specialists.store.recovery import paused_at_limit, supervisor_alive
@@ -281,10 +282,8 @@ def _refusal(store: JobStore, what: str, holder: str) -> UserError:
 
 def _remove(store: JobStore, job_id: str, lock: JobLock) -> None:
     """Undo a job that never started: nobody else may use it, as we hold its lock."""
-    import shutil  # a failed start only: it loads bz2 and lzma
-
     try:
-        shutil.rmtree(store.job_dir(job_id), ignore_errors=True)
+        remove_tree(store.job_dir(job_id))
     finally:
         lock.release()
 
