@@ -85,6 +85,22 @@ def test_the_package_says_which_node_it_needs(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("planted", ["fifo", "dev-zero"])
+def test_a_planted_package_json_is_passed_over_not_waited_on(tmp_path: Path, planted: str) -> None:
+    """A FIFO or a link to /dev/zero where the package.json should be: the lookup goes on
+    to the next directory up (here none), never hangs or reads without end."""
+    pi = fake_pi_package(tmp_path)
+    package_json = (
+        tmp_path / "node_modules" / "@earendil-works" / "pi-coding-agent" / "package.json"
+    )
+    package_json.unlink()
+    if planted == "fifo":
+        os.mkfifo(package_json)
+    else:
+        package_json.symlink_to("/dev/zero")
+    assert package_of(str(pi)) is None
+
+
 def test_a_node_beside_the_launcher_wins_over_an_older_one_on_path(tmp_path: Path) -> None:
     pi = fake_pi_package(tmp_path)
     old = fake_node(tmp_path / "system", "20.20.2")

@@ -324,3 +324,47 @@ def test_symlinked_settings_are_written_through_the_link(tmp_path):
     assert run_cli("install") == 0
     assert (root / ".claude" / "settings.json").is_symlink()
     assert "SessionStart" in read(real)["hooks"]
+
+
+@pytest.mark.parametrize("planted", ["fifo", "dev-zero"])
+def test_init_refuses_a_planted_gitignore_in_one_line(planted, capsys):
+    """A .gitignore that is a FIFO, or a link (a repository can hold one) to /dev/zero, is
+    neither waited on nor read without end: one line, a non-zero exit."""
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    gitignore = root / ".gitignore"
+    if planted == "fifo":
+        os.mkfifo(gitignore)
+    else:
+        gitignore.symlink_to("/dev/zero")
+    assert run_cli("init", "--no-register") == 4
+    err = capsys.readouterr().err.strip()
+    what = "a FIFO" if planted == "fifo" else "a device"
+    assert err == f"error: {gitignore} is {what}, not a regular file"
+
+
+def test_init_appends_through_a_linked_gitignore(tmp_path, capsys):
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    kept = tmp_path / "shared-ignore"
+    kept.write_text("node_modules/")
+    (root / ".gitignore").symlink_to(kept)
+    assert run_cli("init", "--no-register") == 0
+    assert kept.read_text() == "node_modules/\n.specialists/\nspecialists/config.local.toml\n"
+
+
+@pytest.mark.parametrize("name", [".mcp.json", ".claude/settings.json"])
+@pytest.mark.parametrize("planted", ["fifo", "dev-zero"])
+def test_install_refuses_a_planted_file_it_would_merge_into(project, name, planted, capsys):
+    """install (and init) merge into .mcp.json and .claude/settings.json: a FIFO there, or
+    a link to /dev/zero, is refused in one line before anything is written."""
+    target = project / name
+    mcp_before = (project / ".mcp.json").read_text()
+    target.unlink()
+    if planted == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to("/dev/zero")
+    assert run_cli("install") == 2
+    err = capsys.readouterr().err
+    assert f"{target} is" in err and "not a regular file; refusing to rewrite it" in err
+    if name == ".claude/settings.json":
+        assert (project / ".mcp.json").read_text() == mcp_before  # no half install

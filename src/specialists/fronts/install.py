@@ -35,8 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specialists.base.errors import UserError
+from specialists.base.errors import StoreError, UserError
 from specialists.store.atomic import write_atomic
+from specialists.store.files import read_bytes
 
 MCP_NAME = "specialists"  # the core tools: mcp__specialists__run, ...
 MCP_MORE_NAME = "specialists-more"  # the rest, deferred by Claude Code's tool search
@@ -313,13 +314,20 @@ def unmerge_hooks(doc: Doc, where: str = ".claude/settings.json") -> tuple[Doc, 
 
 # --------------------------------------------------------------------------- files
 
+MAX_JSON_BYTES = 64 * 1024 * 1024  # ~/.claude.json runs to megabytes
+
 
 def load_json_object(path: Path) -> Doc | None:
-    """The file's JSON object; None if the file does not exist; UserError if malformed."""
+    """The file's JSON object; None if the file does not exist; UserError if malformed.
+    A link is read through (to a regular file only: a FIFO or a link to /dev/zero is
+    refused, StoreError, rather than waited on or read without end)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bytes(path, MAX_JSON_BYTES, follow=True).decode("utf-8")
     except FileNotFoundError:
         return None
+    except StoreError as exc:
+        hint = "fix or remove it, then run again"
+        raise UserError(f"{exc}; refusing to rewrite it", hint=hint) from None
     except UnicodeDecodeError as exc:
         raise UserError(
             f"{path} is not UTF-8 text ({exc.reason}); refusing to rewrite it",

@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from specialists.base.errors import AgentUnavailable
+from specialists.base.reader.textfile import read_file_bytes
+from specialists.base.reader.values import Invalid
 from specialists.base.tuples import NamedTuple
 from specialists.process.lookup import which
 
@@ -62,9 +64,9 @@ def package_of(script: str) -> NodePackage | None:
     except (OSError, ValueError):
         return None
     for directory in (here, *list(here.parents)[:_PACKAGE_DEPTH]):
-        try:
-            data = json.loads((directory / "package.json").read_bytes()[: 1 << 20])
-        except (OSError, ValueError):
+        try:  # a regular file only, through a link or not: never a FIFO or /dev/zero
+            data = json.loads(read_file_bytes(directory / "package.json", limit=1 << 20))
+        except (OSError, ValueError, Invalid):
             continue
         if not isinstance(data, dict) or not isinstance(data.get("name"), str):
             continue

@@ -83,14 +83,20 @@ def open_regular(
 
 
 def _open_regular(
-    path: PathArg, flags: int, dir_fd: int | None, label: object
+    path: PathArg, flags: int, dir_fd: int | None, label: object, follow: bool = False
 ) -> tuple[int, os.stat_result]:
     if label is None:
         label = path
+    open_flags = _READ_FLAGS | flags
+    if follow:  # a link's target, but never a device opened (opening one can act) or a FIFO
+        mode = os.stat(path, dir_fd=dir_fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise Planted(f"{label} is {_kind(mode)}, not a regular file")
+        open_flags &= ~os.O_NOFOLLOW
     try:
-        fd = os.open(path, _READ_FLAGS | flags, FILE_MODE, dir_fd=dir_fd)
+        fd = os.open(path, open_flags, FILE_MODE, dir_fd=dir_fd)
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
+        if exc.errno == errno.ELOOP and not follow:
             raise Planted(f"{label} is a symbolic link; not followed") from None
         if exc.errno == errno.ENXIO:  # a FIFO opened for writing without a reader
             raise Planted(f"{label} is a FIFO, not a regular file") from None
@@ -98,19 +104,26 @@ def _open_regular(
             raise Planted(f"{label} is a directory, not a file") from None
         raise
     st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
+    if not stat.S_ISREG(st.st_mode):  # (swapped for something else since the stat)
         os.close(fd)
         raise Planted(f"{label} is {_kind(st.st_mode)}, not a regular file")
     return fd, st
 
 
 def read_bytes(
-    path: PathArg, cap: int, *, dir_fd: int | None = None, label: object = None
+    path: PathArg,
+    cap: int,
+    *,
+    dir_fd: int | None = None,
+    label: object = None,
+    follow: bool = False,
 ) -> bytes:
-    """The whole regular file at `path`, refused (StoreError) when larger than `cap`."""
+    """The whole regular file at `path`, refused (StoreError) when larger than `cap`. Ours
+    are never read through a symlink; `follow` reads another tool's file (~/.claude.json)
+    through one, still never a FIFO or a device."""
     if label is None:
         label = path
-    fd, st = _open_regular(path, 0, dir_fd, label)
+    fd, st = _open_regular(path, 0, dir_fd, label, follow)
     try:
         if st.st_size > cap:
             size, most = size_text(st.st_size), size_text(cap)

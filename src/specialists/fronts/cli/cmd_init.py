@@ -6,10 +6,13 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from specialists.store.files import read_bytes
+
 if TYPE_CHECKING:
     from specialists.project import Project
 
 GITIGNORE_ENTRY = ".specialists/"
+MAX_GITIGNORE = 16 * 1024 * 1024
 LOCAL_CONFIG_ENTRY = "specialists/config.local.toml"  # yours; specialists/config.toml is shared
 
 
@@ -58,7 +61,13 @@ def init_project(root: Path) -> list[str]:
 def ensure_gitignored(gitignore: Path, entry: str) -> bool:
     """Append `entry` to .gitignore unless an equivalent line is there. True if changed."""
     # Bytes that are not UTF-8 cannot match our entry; read past them, never rewrite them.
-    text = gitignore.read_bytes().decode("utf-8", "replace") if gitignore.exists() else ""
+    # A link is followed (to a regular file only: one to /dev/zero or a FIFO is refused in
+    # one line, not read forever); a file over MAX_GITIGNORE is refused too.
+    try:
+        raw = read_bytes(gitignore, MAX_GITIGNORE, follow=True)
+    except FileNotFoundError:
+        raw = b""
+    text = raw.decode("utf-8", "replace")
     wanted = {entry.rstrip("/"), entry, "/" + entry.rstrip("/"), "/" + entry}
     if any(line.strip() in wanted for line in text.splitlines()):
         return False

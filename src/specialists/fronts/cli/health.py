@@ -4,10 +4,13 @@
 
 `status` must stay fast, so nothing here starts a process, imports the catalog (YAML) or
 even `shutil`: specialists are counted by definition file name (as the session-start hook
-does), agent CLIs are found on PATH by hand and their versions read from the package.json
-beside the binary, and the one slow read, the user's ~/.claude.json (often megabytes), is
-cached by size and modification time in $XDG_STATE_HOME/specialists/health.json.
-`specialists doctor` is the thorough check; this line is a glance.
+does), agent CLIs are found on PATH by process/lookup.py's `which` and their versions read
+from the package.json beside the binary, and the one slow read, the user's ~/.claude.json
+(often megabytes), is cached by size and modification time in
+$XDG_STATE_HOME/specialists/health.json.
+`specialists doctor` is the thorough check; this line is a glance. Every file it reads may
+be planted (a project's .mcp.json may be a link to /dev/zero): only regular files are read,
+and none past its size limit.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ import json
 import os
 from pathlib import Path
 
+from specialists.base.errors import StoreError
 from specialists.fronts.hooks.names import specialist_names
 from specialists.process.lookup import which
 from specialists.store.atomic import write_atomic
+from specialists.store.files import read_bytes
 from specialists.store.paths import user_state_dir
 
 AGENTS = ("pi", "claude", "codex")
@@ -36,10 +41,8 @@ def agent_version(binary: str) -> str | None:
     except (OSError, ValueError):
         return None
     for directory in (here, *list(here.parents)[:3]):
-        try:
-            with open(directory / "package.json", "rb") as f:
-                data = json.loads(f.read(256 * 1024))
-        except (OSError, ValueError):
+        data = _read_json(directory / "package.json", 256 * 1024)
+        if data is None:
             continue
         version = data.get("version") if isinstance(data, dict) else None
         return version if isinstance(version, str) and len(version) < 40 else None
@@ -67,12 +70,12 @@ def _beads(root: Path) -> str:
 
 
 def _read_json(path: Path, limit: int) -> object:
-    """A small JSON file, or None when it is missing or damaged (not ours to judge here:
-    `doctor` and `install` say more)."""
+    """A small JSON file, or None when it is missing, damaged, too large or not a regular
+    file (not ours to judge here: `doctor` and `install` say more). A FIFO planted at a
+    project's .mcp.json once hung `status`; a link, as a dotfile manager makes, is read."""
     try:
-        with open(path, "rb") as f:
-            return json.loads(f.read(limit))
-    except (OSError, ValueError):
+        return json.loads(read_bytes(path, limit, follow=True))
+    except (OSError, StoreError, ValueError):
         return None
 
 
