@@ -78,6 +78,36 @@ def test_prompt_on_stdin_that_is_not_utf8_is_refused_before_a_job_exists(
     assert store.list_ids() == []
 
 
+class _EndlessStdin:
+    """`yes | specialists run ...`: a stdin that never ends; counts what was asked of it."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+        self.buffer = self
+
+    def isatty(self) -> bool:
+        return False
+
+    def read(self, size: int = -1) -> bytes:
+        assert size > 0, "stdin read to its end: it has none"
+        self.asked += size
+        return b"y\n" * (size // 2 + 1)
+
+
+def test_a_prompt_on_stdin_past_what_a_job_holds_is_one_line_not_endless(
+    capsys, monkeypatch, store
+):
+    from specialists.store.jobs import MAX_RECORD
+
+    endless = _EndlessStdin()
+    monkeypatch.setattr("sys.stdin", endless)
+    code, _, err = run_cli(capsys, "run", "echo")
+    assert code == 2
+    assert "the prompt on stdin is over 32 MiB" in one_error_line(err)
+    assert endless.asked == MAX_RECORD + 1
+    assert store.list_ids() == []
+
+
 def test_prompt_argument_with_undecodable_bytes_is_refused(capsys, store):
     code, _, err = run_cli(capsys, "run", "echo", "--prompt", "a\udcffb")
     assert code == 2

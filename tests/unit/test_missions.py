@@ -88,6 +88,24 @@ def test_a_state_write_over_256_kib_is_refused_and_nothing_is_written(capsys):
     assert state_get(project_state(), "m1") == {"small": "ok"}
 
 
+def test_a_state_value_piped_without_end_is_read_no_further_than_a_state_holds(capsys, monkeypatch):
+    """`yes | specialists mission state set m1 k - --text`: refused in one line once past
+    what the state may hold, never read to an end it does not have."""
+    asked: list[int] = []
+
+    class Endless:
+        def read(self, size: int = -1) -> str:
+            assert size > 0, "stdin read to its end: it has none"
+            asked.append(size)
+            return "y" * size
+
+    cli(capsys, "new", "big", "--id", "m1")
+    monkeypatch.setattr("sys.stdin", Endless())
+    code, _, err = cli(capsys, "state", "set", "m1", "k", "-", "--text")
+    assert code == 2 and "over the 256 KiB" in one_error(err)
+    assert asked == [MAX_STATE + 1]
+
+
 @pytest.mark.parametrize(
     "url",
     ["github.com/org/repo/pull/1", "/pull/1", "ftp://host/x", "https://", "https://a b/c", ""],

@@ -119,8 +119,10 @@ def _text_flag(p: argparse.ArgumentParser) -> None:
 
 def _value(args: argparse.Namespace) -> None:
     """`-` reads the value from stdin (a large one); --text takes it as a string."""
-    if args.value == "-":
-        args.value = sys.stdin.read()
+    if args.value == "-":  # no more than a mission's state holds, then one line, not OOM
+        from specialists.features.missions.state import MAX_STATE
+
+        args.value = sys.stdin.read(MAX_STATE + 1)
     if args.text:
         args.value = json.dumps(args.value)
 

@@ -163,13 +163,23 @@ def read_prompt(args: argparse.Namespace, *, required: bool = True) -> str:
 
 
 def _read_stdin_text() -> str:
-    """All of stdin as UTF-8; invalid bytes are refused, not passed on to the agent."""
+    """All of stdin as UTF-8; invalid bytes are refused, not passed on to the agent. Read up
+    to what a job's launch record holds, and no further: `yes | specialists run x` is one
+    line, not a process that grows until the machine runs out of memory."""
+    from specialists.store.files import size_text
+    from specialists.store.jobs import MAX_RECORD
+
     buffer = getattr(sys.stdin, "buffer", None)
-    if buffer is None:  # a text-only stream (tests, embedding)
-        return str(sys.stdin.read())
-    data = buffer.read()
+    data = (buffer or sys.stdin).read(MAX_RECORD + 1)  # (a text-only stream: tests, embedding)
+    if len(data) > MAX_RECORD:
+        raise UserError(
+            f"the prompt on stdin is over {size_text(MAX_RECORD)}, more than a job holds",
+            hint="put long material in a file and name it in the prompt",
+        )
+    if isinstance(data, str):
+        return data
     try:
-        return str(data.decode("utf-8"))
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UserError(f"the prompt on stdin is not valid UTF-8 (at byte {exc.start})") from None
 
