@@ -336,10 +336,11 @@ def test_init_refuses_a_planted_gitignore_in_one_line(planted, capsys):
         os.mkfifo(gitignore)
     else:
         gitignore.symlink_to("/dev/zero")
-    assert run_cli("init", "--no-register") == 4
+    assert run_cli("init", "--no-register") == 2
     err = capsys.readouterr().err.strip()
     what = "a FIFO" if planted == "fifo" else "a device"
-    assert err == f"error: {gitignore} is {what}, not a regular file"
+    said = f"{gitignore} is {what}, not a regular file; refusing to change it (fix or remove it)"
+    assert err == f"error: {said}"
 
 
 def test_init_appends_through_a_linked_gitignore(tmp_path, capsys):

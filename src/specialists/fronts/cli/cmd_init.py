@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from specialists.base.errors import StoreError, UserError
 from specialists.store.files import read_bytes
 
 if TYPE_CHECKING:
@@ -67,6 +68,8 @@ def ensure_gitignored(gitignore: Path, entry: str) -> bool:
         raw = read_bytes(gitignore, MAX_GITIGNORE, follow=True)
     except FileNotFoundError:
         raw = b""
+    except StoreError as exc:  # as install says of its files: bad input, exit 2
+        raise UserError(f"{exc}; refusing to change it", hint="fix or remove it") from None
     text = raw.decode("utf-8", "replace")
     wanted = {entry.rstrip("/"), entry, "/" + entry.rstrip("/"), "/" + entry}
     if any(line.strip() in wanted for line in text.splitlines()):
