@@ -339,8 +339,8 @@ def test_init_refuses_a_planted_gitignore_in_one_line(planted, capsys):
     assert run_cli("init", "--no-register") == 2
     err = capsys.readouterr().err.strip()
     what = "a FIFO" if planted == "fifo" else "a device"
-    said = f"{gitignore} is {what}, not a regular file; refusing to change it (fix or remove it)"
-    assert err == f"error: {said}"
+    said = f"{gitignore} is {what}, not a regular file; refusing to change it"
+    assert err == f"error: {said} (fix or remove the file, then run again)"
 
 
 def test_init_appends_through_a_linked_gitignore(tmp_path, capsys):

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import StoreError, UserError
+from specialists.fronts.cli.health import MAX_JSON_BYTES
 from specialists.store.atomic import write_atomic
 from specialists.store.files import read_bytes
 
@@ -314,7 +315,7 @@ def unmerge_hooks(doc: Doc, where: str = ".claude/settings.json") -> tuple[Doc, 
 
 # --------------------------------------------------------------------------- files
 
-MAX_JSON_BYTES = 64 * 1024 * 1024  # ~/.claude.json runs to megabytes
+FIX_HINT = "fix or remove the file, then run again"
 
 
 def load_json_object(path: Path) -> Doc | None:
@@ -326,12 +327,11 @@ def load_json_object(path: Path) -> Doc | None:
     except FileNotFoundError:
         return None
     except StoreError as exc:
-        hint = "fix or remove it, then run again"
-        raise UserError(f"{exc}; refusing to rewrite it", hint=hint) from None
+        raise UserError(f"{exc}; refusing to rewrite it", hint=FIX_HINT) from None
     except UnicodeDecodeError as exc:
         raise UserError(
             f"{path} is not UTF-8 text ({exc.reason}); refusing to rewrite it",
-            hint="fix or remove the file, then run again",
+            hint=FIX_HINT,
         ) from exc
     if not text.strip():
         return {}
@@ -340,12 +340,12 @@ def load_json_object(path: Path) -> Doc | None:
     except ValueError as exc:
         raise UserError(
             f"{path} is not valid JSON ({exc}); refusing to rewrite it",
-            hint="fix or remove the file, then run again",
+            hint=FIX_HINT,
         ) from exc
     if not isinstance(data, dict):
         raise UserError(
             f"{path} holds a JSON {type(data).__name__}, not an object; refusing to rewrite it",
-            hint="fix or remove the file, then run again",
+            hint=FIX_HINT,
         )
     return data
 

@@ -24,11 +24,10 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from specialists.base.errors import AgentUnavailable
-from specialists.base.reader.textfile import read_file_bytes
-from specialists.base.reader.values import Invalid
+from specialists.base.errors import AgentUnavailable, StoreError
 from specialists.base.tuples import NamedTuple
 from specialists.process.lookup import which
+from specialists.store.files import read_bytes
 
 NODE_ENV = "SPECIALISTS_NODE"
 Version = tuple[int, int, int]
@@ -65,8 +64,8 @@ def package_of(script: str) -> NodePackage | None:
         return None
     for directory in (here, *list(here.parents)[:_PACKAGE_DEPTH]):
         try:  # a regular file only, through a link or not: never a FIFO or /dev/zero
-            data = json.loads(read_file_bytes(directory / "package.json", limit=1 << 20))
-        except (OSError, ValueError, Invalid):
+            data = json.loads(read_bytes(directory / "package.json", 1 << 20, follow=True))
+        except (OSError, StoreError, ValueError):  # none here: look a directory up
             continue
         if not isinstance(data, dict) or not isinstance(data.get("name"), str):
             continue

@@ -69,6 +69,10 @@ def _filled(value: str, name: str) -> str:
     return value
 
 
+def _now_ms(caller: Caller) -> int:
+    return int(caller.clock() * 1000)
+
+
 def _backend(caller: Caller) -> Any:
     from specialists.features.threads.sandboxing import backend_for
 
@@ -127,7 +131,7 @@ def spawn_thread(
         c.cwd,
         request,
         sandboxes=_backend(c),  # cheap until used: no git runs without a sandbox
-        now_ms=int(c.clock() * 1000),
+        now_ms=_now_ms(c),
         limits=c.settings.threads,
         approve=lambda parent, earlier, agent: check_burst(
             c.state_root, parent, earlier, agent, cancelled=c.cancelled
@@ -156,7 +160,7 @@ def report_to_parent(
     from specialists.features.threads.closing import report as send
 
     args = {"report": report, "structured": structured}
-    event = send(caller.state_root, _position(caller), args, int(caller.clock() * 1000))
+    event = send(caller.state_root, _position(caller), args, _now_ms(caller))
     return ToolAnswer(f"Report delivered to your parent ({event}).", {"event_id": event})
 
 
@@ -177,7 +181,7 @@ def close_thread(
 
     position = _position(caller)
     args = {"report": report, "structured": structured}
-    first = close(caller.state_root, position, args, int(caller.clock() * 1000))
+    first = close(caller.state_root, position, args, _now_ms(caller))
     said = "Closing" if first else "This thread was already closing; nothing changed. Closing"
     return ToolAnswer(
         f"{said}: your parent receives child_closed with your report when your job ends "

@@ -69,7 +69,9 @@ def ensure_gitignored(gitignore: Path, entry: str) -> bool:
     except FileNotFoundError:
         raw = b""
     except StoreError as exc:  # as install says of its files: bad input, exit 2
-        raise UserError(f"{exc}; refusing to change it", hint="fix or remove it") from None
+        from specialists.fronts.install import FIX_HINT
+
+        raise UserError(f"{exc}; refusing to change it", hint=FIX_HINT) from None
     text = raw.decode("utf-8", "replace")
     wanted = {entry.rstrip("/"), entry, "/" + entry.rstrip("/"), "/" + entry}
     if any(line.strip() in wanted for line in text.splitlines()):

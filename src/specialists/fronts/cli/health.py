@@ -31,7 +31,7 @@ BIN_ENVS = {n: f"SPECIALISTS_{n.upper()}_BIN" for n in AGENTS}  # as each runner
 BD_ENV = "SPECIALISTS_BD_BIN"  # as beads.BD_ENV
 CACHE_NAME = "health.json"
 MCP_NAME = "specialists"  # as install.MCP_NAME; a test keeps them equal
-MAX_JSON_BYTES = 64 * 1024 * 1024
+MAX_JSON_BYTES = 64 * 1024 * 1024  # ~/.claude.json runs to megabytes (install reads it too)
 
 
 def agent_version(binary: str) -> str | None:
