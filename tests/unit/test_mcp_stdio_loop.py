@@ -315,3 +315,55 @@ def test_a_client_that_is_no_job_is_listed_before_the_table_loads(monkeypatch, t
     stdin.close()
     thread.join(30)
     assert not thread.is_alive()
+
+
+def test_a_client_that_leaves_while_the_table_loads_leaves_the_loader_running_and_said():
+    """A refused request needs no tool table: a client can be answered and gone while the
+    loader still imports. The server says it is busy, so its process does not finalize under
+    that import (it crashed so once, SIGSEGV, in CI)."""
+    stdin, stdout, tools, release = Stdin(), Stdout(), FakeTools(), threading.Event()
+
+    def slow() -> Any:
+        release.wait(30)
+        return tools
+
+    server = StdioServer(slow, stdin, stdout)  # type: ignore[arg-type]
+    stdin.feed(
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+        b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","prompt":"\\ud800"}}',
+    )
+    stdin.close()
+    assert server.serve() == 0
+    assert "lone surrogate" in stdout.answer(7)["error"]["message"]
+    assert server.busy()
+    release.set()
+    for _ in range(300):
+        if not server.busy():
+            break
+        threading.Event().wait(0.1)
+    assert not server.busy()
+
+
+@pytest.mark.parametrize("busy", [True, False])
+def test_the_process_ends_at_once_only_while_a_thread_of_ours_runs(monkeypatch, busy):
+    exits: list[int] = []
+
+    class Served:
+        def __init__(self, *args: Any) -> None:
+            pass
+
+        def serve(self) -> int:
+            return 0
+
+        def busy(self) -> bool:
+            return busy
+
+        def terminate(self, *args: Any) -> None:
+            pass
+
+    monkeypatch.setattr(stdio, "StdioServer", Served)
+    monkeypatch.setattr(stdio, "check_stdio", lambda: None)
+    monkeypatch.setattr(stdio.signal, "signal", lambda *args: None)
+    monkeypatch.setattr(stdio.os, "_exit", exits.append)
+    assert stdio.serve(lambda: None) == 0  # type: ignore[arg-type, return-value]
+    assert exits == ([0] if busy else [])

@@ -337,6 +337,14 @@ class StdioServer:
         for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))
 
+    def busy(self) -> bool:
+        """Whether a thread of ours still runs: the tool table's loader (a client may leave
+        before anything waited for it: a refused request needs no table) or a call past the
+        shutdown's grace."""
+        with self._calls_lock:
+            threads = [self._loader, *self._threads]
+        return any(t is not None and t.is_alive() for t in threads)
+
     def terminate(self, _signum: int, _frame: Any) -> None:
         self.shut_down("terminated")
         sys.stderr.flush()
@@ -399,4 +407,9 @@ def serve(make_context: Callable[[], ServerContext], toolset: str | None = None)
         lambda: Tools(make_context()), sys.stdin.buffer, sys.stdout.buffer, toolset
     )
     signal.signal(signal.SIGTERM, server.terminate)
-    return server.serve()
+    code = server.serve()
+    if server.busy():  # the interpreter's finalization under a thread mid-import can crash
+        sys.stdout.flush()  # (SIGSEGV, once in CI, after every answer was written)
+        sys.stderr.flush()
+        os._exit(code)
+    return code
