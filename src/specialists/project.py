@@ -14,15 +14,18 @@ working directory holding `.specialists/` or `.git`): commands that never touch 
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from specialists.store.news import NEWS
-from specialists.store.paths import find_project_root, state_dir
+from specialists.store.paths import STATE_DIR_NAME, find_project_root
 
-# `typing` and the store cost milliseconds; `hook` never needs them, so only type checkers
-# (and the commands that touch the store) import them.
+# `typing`, `pathlib` and the store cost milliseconds; `hook` never needs them, and `status`
+# reads the store by text paths (`root_dir`), so only type checkers (and the commands that
+# take `root`) import them.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from specialists.base.owner import Owner
     from specialists.store.jobs import JobStore
     from specialists.store.records import JobRecord
@@ -64,7 +67,7 @@ class Project:
     """A project root and its job store, found once. `lazy`: the features boot only when a
     job's news needs them (the read verbs: `status`, `result`, `feed`), not now."""
 
-    __slots__ = ("_owner", "_root", "_start", "_store")
+    __slots__ = ("_owner", "_root", "_root_dir", "_start", "_store")
 
     def __init__(
         self, root: Path | None = None, *, start: Path | None = None, lazy: bool = False
@@ -72,14 +75,24 @@ class Project:
         if not lazy:
             boot()
         self._root = root
+        self._root_dir = None if root is None else os.fspath(root)
         self._start = start
         self._store: JobStore | None = None
         self._owner: Owner | None = None
 
     @property
+    def root_dir(self) -> str:
+        """The root as text: all a read verb needs, without `pathlib`."""
+        if self._root_dir is None:
+            self._root_dir = find_project_root(self._start)
+        return self._root_dir
+
+    @property
     def root(self) -> Path:
         if self._root is None:
-            self._root = find_project_root(self._start)
+            from pathlib import Path
+
+            self._root = Path(self.root_dir)
         return self._root
 
     @property
@@ -87,7 +100,7 @@ class Project:
         if self._store is None:
             from specialists.store.jobs import JobStore
 
-            self._store = JobStore(state_dir(self.root), news=NEWS)
+            self._store = JobStore(os.path.join(self.root_dir, STATE_DIR_NAME), news=NEWS)
         return self._store
 
     @property

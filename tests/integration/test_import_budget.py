@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -70,6 +72,45 @@ def test_a_read_verb_parses_and_boots_nothing_it_does_not_need(args, tmp_path):
     names = imported_modules(args, tmp_path)
     loaded = sorted(n for n in names if n.startswith(NOT_FOR_READS))
     assert loaded == [], f"`specialists {' '.join(args)}` imports {loaded}"
+
+
+# `status` and `feed` read the store by text paths: `pathlib` (with `urllib.parse` and
+# `ipaddress`, some 5 ms of CPU) would be a sixth of what `status` costs (issue 20: at most 3x
+# a bare interpreter's; benchmarks/bench_status.py).
+TEXT_PATH_READS = [["status"], ["status", "--json"], ["status", "00000002"], ["feed"]]
+TEXT_PATH_READS += [["feed", "--job", "00000002"], ["feed", "--job", "00000001"]]
+
+
+@pytest.mark.parametrize("args", TEXT_PATH_READS, ids=lambda a: " ".join(a))
+def test_status_and_feed_over_live_and_ended_jobs_never_import_pathlib(args, tmp_path):
+    from specialists.store.records import JobStatus
+
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    jobs = root / ".specialists" / "jobs"
+    now = int(time.time() * 1000)
+    for n, state in enumerate(("running", "done", "error")):
+        job = jobs / f"0000000{n}"
+        job.mkdir(parents=True)
+        status = JobStatus(
+            id=job.name,
+            specialist="reviewer",
+            status=state,
+            started_at_ms=now,
+            supervisor_pid=os.getpid(),  # alive: nothing to recover
+            runner="pi",
+        )
+        (job / "status.json").write_text(json.dumps(status.to_dict()))
+        (job / "events.jsonl").write_text(
+            json.dumps({"seq": 1, "ts": now, "event": "start"}) + "\n"
+        )
+    (jobs / "00000001" / "result.txt").write_text("the answer\n")
+    claude = Path(os.environ["CLAUDE_CONFIG_DIR"])  # the user's registration is looked up
+    claude.mkdir(parents=True, exist_ok=True)
+    (claude / ".claude.json").write_text(json.dumps({"mcpServers": {"specialists": {}}}))
+    for _ in range(2):  # the first run writes the finished-jobs index and the health cache
+        names = imported_modules(args, root)
+    assert "pathlib" not in names, f"`specialists {' '.join(args)}` imports pathlib"
+    assert "specialists.store.view" in names or args[0] == "feed"
 
 
 # A foreground run loads what its job needs and no more (issue 20: at most 0.15 s of CPU over

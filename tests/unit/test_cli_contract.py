@@ -109,7 +109,7 @@ def test_exit_70_a_bug_is_logged_with_its_traceback(capsys, root, monkeypatch):
     code, _, err = cli(capsys, "status")
     line = error_line(err)
     assert code == 70 and line.startswith("error: bug: KeyError: 'impossible' (traceback in ")
-    log = user_state_dir() / "errors.log"
+    log = Path(user_state_dir()) / "errors.log"
     assert str(log) in line
     text = log.read_text()
     assert "Traceback (most recent call last)" in text and "argv=['status']" in text

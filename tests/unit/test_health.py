@@ -71,3 +71,33 @@ def test_an_agent_beside_a_planted_package_json_is_found_without_a_version(
     os.unlink(bin_dir / "package.json")
     (bin_dir / "package.json").write_text(json.dumps({"version": "1.6.0"}))
     assert agent_version(str(pi)) == "1.6.0"
+
+
+def test_versions_and_beads_are_looked_for_above_as_far_as_they_should_be(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """npm links `bin/pi` to `lib/node_modules/<pkg>/dist/cli.js`: the package.json is up to
+    three directories above the real file's; `.beads/` may be in any directory above."""
+    package = tmp_path / "lib" / "node_modules" / "pkg"
+    (package / "dist" / "bin" / "deep").mkdir(parents=True)
+    (package / "package.json").write_text(json.dumps({"version": "2.0.1"}))
+    (tmp_path / "bin").mkdir()
+    for depth, place in enumerate(("dist", "dist/bin", "dist/bin/deep")):
+        (package / place / "cli.js").write_text("")
+        os.chmod(package / place / "cli.js", 0o755)
+        (tmp_path / "bin" / f"cli{depth}").symlink_to(package / place / "cli.js")
+    assert agent_version(str(tmp_path / "bin" / "cli0")) == "2.0.1"
+    assert agent_version(str(tmp_path / "bin" / "cli1")) == "2.0.1"
+    assert agent_version(str(tmp_path / "bin" / "cli2")) == "2.0.1"
+    (package / "dist" / "bin" / "deep" / "more").mkdir()
+    (package / "dist" / "bin" / "deep" / "more" / "cli.js").write_text("")
+    assert agent_version(str(package / "dist" / "bin" / "deep" / "more" / "cli.js")) is None
+
+    (tmp_path / "bin" / "bd").symlink_to(package / "dist" / "cli.js")
+    nested = root / "src" / "pkg"
+    nested.mkdir(parents=True)
+    assert health(str(nested))["beads"] == "no-project"
+    (tmp_path / ".beads").mkdir()
+    assert health(str(nested))["beads"] == "on"
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert health(str(nested))["beads"] == "off"

@@ -94,7 +94,7 @@ def write_config(state: Path, text: str) -> None:
 
 
 def hook_log() -> str:
-    path = user_state_dir() / "hooks.log"
+    path = Path(user_state_dir()) / "hooks.log"
     return path.read_text() if path.exists() else ""
 
 

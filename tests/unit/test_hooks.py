@@ -78,7 +78,7 @@ def reply(text: str, event: str) -> str:
 
 
 def hook_log() -> str:
-    path = user_state_dir() / "hooks.log"
+    path = Path(user_state_dir()) / "hooks.log"
     return path.read_text() if path.exists() else ""
 
 
@@ -257,9 +257,32 @@ def test_session_start_shows_live_jobs_only(state):
 
 
 def test_session_start_dirs_mirror_the_catalog(project):
-    mine = [(p, k) for p, k in names.definition_dirs(project)]
+    mine = [(Path(p), k) for p, k in names.definition_dirs(project)]
     theirs = [(d.path, d.kind) for d in source_dirs(project)]
     assert mine == theirs
+
+
+def test_names_are_found_as_deep_as_the_catalog_looks_and_no_deeper(project):
+    """The hook's walk (text paths, no YAML) finds the definition files the catalog's does:
+    the same depth limit, hidden directories skipped, agents only as .md."""
+    from specialists.catalog.discovery import MAX_DEPTH, definition_files
+
+    place = project / "specialists"
+    for depth in range(MAX_DEPTH + 3):
+        place = place / f"d{depth}"
+        place.mkdir(parents=True)
+        (place / f"at{depth}.specialist.yaml").write_text("x")
+    (project / "specialists" / ".hidden").mkdir()
+    (project / "specialists" / ".hidden" / "secret.specialist.yaml").write_text("x")
+    (project / "specialists" / "notes.md").write_text("x")  # not an agent directory
+    (project / ".claude" / "agents" / "sub").mkdir(parents=True)
+    (project / ".claude" / "agents" / "sub" / "helper.md").write_text("x")
+    found = names.specialist_names(project)
+    catalog = {p.name.split(".")[0] for d in source_dirs(project)[:4] for p in definition_files(d)}
+    assert catalog <= set(found), catalog - set(found)
+    assert {n for n in found if n.startswith("at")} == {n for n in catalog if n.startswith("at")}
+    assert f"at{MAX_DEPTH - 1}" in found and f"at{MAX_DEPTH}" not in found
+    assert {"secret", "notes"}.isdisjoint(found) and "helper" in found
 
 
 def test_session_start_survives_a_broken_store(state):

@@ -149,7 +149,7 @@ def breakers() -> list[dict[str, Any]]:
 def person(project: Project) -> Any:
     """A person at a terminal as the read verbs' caller: a `Caller` would cost `typing` and
     the settings file, which reading a job never needs."""
-    return Seen(person=True, warnings=[], root=project.root, jobs=lambda: project.store)
+    return Seen(person=True, warnings=[], jobs=lambda: project.store)
 
 
 def status(caller: Caller, job_id: JobRef | None = None, /, *, threads: Threads = False) -> Jobs:

@@ -40,7 +40,7 @@ class BreakerConfig:
 
 
 def breakers_dir() -> Path:
-    return user_state_dir() / "breakers"
+    return Path(user_state_dir()) / "breakers"
 
 
 def _file_stem(key: str) -> str:

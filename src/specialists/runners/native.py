@@ -169,7 +169,7 @@ def project_root(spec: LaunchSpec) -> Path:
     jobs = spec.job_dir.parent
     if jobs.name == "jobs" and jobs.parent.name == STATE_DIR_NAME:
         return jobs.parent.parent
-    return find_project_root(spec.cwd)
+    return Path(find_project_root(spec.cwd))
 
 
 class NativeRunner:

@@ -12,9 +12,12 @@ import contextlib
 import errno
 import os
 from _thread import get_ident
-from pathlib import Path
 
 from specialists.store.files import FILE_MODE, displace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 

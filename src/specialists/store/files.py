@@ -23,7 +23,6 @@ import json
 import os
 import stat
 import time
-from pathlib import Path
 
 from specialists.base.errors import Planted, StoreError
 
@@ -38,7 +37,7 @@ DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 OUT_OF_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
 
-PathArg = str | Path
+PathArg = str | os.PathLike[str]
 
 
 def is_out_of_space(exc: BaseException | None) -> bool:

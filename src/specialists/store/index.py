@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 from collections import namedtuple
 from itertools import chain
 
@@ -129,7 +130,7 @@ def _row_problem(row: Any) -> str:
 
 
 def load(store: JobStore, problems: list[str] | None = None) -> dict[str, Finished]:
-    path = store.jobs_dir / INDEX_NAME
+    path = os.path.join(store.jobs_str, INDEX_NAME)
     try:
         data = read_object(path, MAX_INDEX)
     except FileNotFoundError:
@@ -160,4 +161,8 @@ def save(store: JobStore, entries: dict[str, Finished]) -> None:
     payload: dict[str, Any] = {"v": INDEX_VERSION, "jobs": [list(e) for e in entries.values()]}
     # Best effort: the index is a cache, and a read-only store must still show its jobs.
     with contextlib.suppress(OSError):
-        write_atomic(store.jobs_dir / INDEX_NAME, json.dumps(payload).encode(), displace_dir=True)
+        write_atomic(
+            os.path.join(store.jobs_str, INDEX_NAME),
+            json.dumps(payload).encode(),
+            displace_dir=True,
+        )

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import errno
 import os
-from pathlib import Path
 
 from specialists.base.errors import StoreError
 from specialists.store.fields import describe, is_int
@@ -20,6 +19,7 @@ from specialists.store.files import open_regular, parse_object
 TYPE_CHECKING = False  # no `typing` at run time: `status` and `feed` read this
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+    from pathlib import Path
     from typing import Any
 
 TERMINAL_EVENTS = frozenset({"done", "error", "cancelled"})
@@ -121,7 +121,7 @@ def read_lines(
 
 
 def read_event_lines(
-    path: Path, offset: int, *, problems: list[str] | None = None, limit: int = MAX_READ
+    path: str | Path, offset: int, *, problems: list[str] | None = None, limit: int = MAX_READ
 ) -> tuple[list[dict[str, Any]], int]:
     """Whole, checked event lines from byte `offset`, and the offset after the last one.
 

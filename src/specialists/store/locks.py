@@ -12,9 +12,12 @@ import errno
 import fcntl
 import os
 from collections.abc import Iterator
-from pathlib import Path
 
 from specialists.store.files import create_private, open_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def try_lock(fd: int) -> bool:

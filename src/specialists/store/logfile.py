@@ -17,7 +17,7 @@ LOG_MAX_BYTES = 512 * 1024  # then <name> is rotated to <name>.1 (one old log ke
 
 
 def log_path(name: str) -> Path:
-    return user_state_dir() / name
+    return Path(user_state_dir()) / name
 
 
 def append(name: str, text: str) -> Path:

@@ -22,19 +22,20 @@ them).
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from specialists.base.errors import Bug
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from specialists.store.records import JobStatus
 
-Clearer = Callable[[Path, str], object]  # (state dir, job id)
+Clearer = Callable[["Path", str], object]  # (state dir, job id)
 # (state dir, the ended status not yet written, the writing of it, told=): record() is called
 # once; `told`: its supervisor told the end and wrote its end event, then died
 Teller = Callable[..., object]
-Reviver = Callable[[Path, str, int], "int | str | None"]  # (state dir, job id, lock fd)
+Reviver = Callable[["Path", str, int], "int | str | None"]  # (state dir, job id, lock fd)
 
 
 class News:

@@ -1,28 +1,39 @@
-"""Where things live: the project root, the .specialists/ directory, user config dirs."""
+"""Where things live: the project root, the .specialists/ directory, user config dirs.
+
+The root is found as text, with `os.path`: `status` waits on it, and `pathlib` (with
+`urllib.parse` and `ipaddress`) costs a third of its CPU over a bare interpreter's."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 STATE_DIR_NAME = ".specialists"
 SANDBOXES_DIR = "sandboxes"  # the sandbox worktrees and their records (features/sandbox)
 CLAIMS_DIR = "claims"  # the file claims (store/claims.py): looked for before it loads
 
 
-def find_project_root(start: Path | None = None) -> Path:
+def find_project_root(start: str | os.PathLike[str] | None = None) -> str:
     """The nearest ancestor holding .specialists/ or .git; else the start directory.
 
     SPECIALISTS_PROJECT_ROOT overrides the search (tests, scripts, odd layouts).
     """
     override = os.environ.get("SPECIALISTS_PROJECT_ROOT")
     if override:
-        return Path(override).resolve()
-    here = (start or Path.cwd()).resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / STATE_DIR_NAME).is_dir() or (candidate / ".git").exists():
+        return os.path.realpath(override)
+    here = candidate = os.path.realpath(start or os.getcwd())
+    while True:
+        if os.path.isdir(os.path.join(candidate, STATE_DIR_NAME)) or os.path.lexists(
+            os.path.join(candidate, ".git")
+        ):
             return candidate
-    return here
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            return here
+        candidate = parent
 
 
 def state_dir(project_root: Path) -> Path:
@@ -47,11 +58,13 @@ def project_config_files(project_root: Path) -> tuple[Path, Path, Path]:
 
 def user_config_dir() -> Path:
     """$XDG_CONFIG_HOME/specialists (default ~/.config/specialists)."""
+    from pathlib import Path
+
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "specialists"
 
 
-def user_state_dir() -> Path:
+def user_state_dir() -> str:
     """$XDG_STATE_HOME/specialists (default ~/.local/state/specialists): logs, breakers."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "specialists"
+    base = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    return os.path.join(base, "specialists")

@@ -33,13 +33,16 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from specialists.base.errors import StoreError
 from specialists.store.joblog import TERMINAL_EVENTS, last_event
 from specialists.store.jobs import CHECKPOINT_FILE, JobLock, JobStore, now_ms
 from specialists.store.liveness import is_alive
 from specialists.store.records import LIMIT_EVENT, JobStatus
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 CRASHED = "supervisor crashed"
 UNSTARTED = "the job was never started (its launcher stopped before writing status.json)"

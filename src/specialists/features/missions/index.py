@@ -43,7 +43,7 @@ class Pointer(Declared):
 
 
 def default_dir() -> Path:
-    return user_state_dir() / "missions"
+    return Path(user_state_dir()) / "missions"
 
 
 def _name(state_root: Path, mission_id: str) -> str:

@@ -80,10 +80,11 @@ class _Tail:
         self, store: JobStore, job_id: str, from_seq: int, *, strict: bool = False
     ) -> None:
         from specialists.base.errors import StoreError
+        from specialists.store.jobs import EVENTS_FILE
         from specialists.store.view import name_of
 
         self.job_id = job_id
-        self.path = store.events_path(job_id)
+        self.path = store.job_file(job_id, EVENTS_FILE)
         self.offset = 0
         self.from_seq = from_seq
         self.ended = False

@@ -63,13 +63,15 @@ def run(args: argparse.Namespace, project: Project) -> int:
 
 
 def _run_pi(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from specialists.fronts.pi import install as pi_install
     from specialists.store.paths import find_project_root
 
     if args.user:
         path, show = pi_install.user_settings(), str(pi_install.user_settings())
     else:
-        root = find_project_root()
+        root = Path(find_project_root())
         path = pi_install.project_settings(root)
         show = str(path.relative_to(root))
     act = pi_install.install_pi if args.install_action == "install" else pi_install.uninstall_pi

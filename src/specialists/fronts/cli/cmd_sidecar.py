@@ -50,7 +50,9 @@ def run(args: argparse.Namespace, project: Project) -> int:
         format="%(asctime)s sidecar %(levelname)s: %(message)s",
     )
     # The pi session's own directory decides the project (pi may run elsewhere than we do).
-    store_root = project.store.root if args.cwd is None else state_dir_of(find_project_root(cwd))
+    store_root = (
+        project.store.root if args.cwd is None else state_dir_of(Path(find_project_root(cwd)))
+    )
     front = Front(store_root, owner, cwd)
     watch = parent_watch(args.parent_pid)
     return Sidecar(front, sys.stdin.buffer, sys.stdout.buffer, parent_alive=watch).run()

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace, project: Project) -> int:
         print(f"warning: {clip(problem, 300)}", file=sys.stderr)
     shown = finished if args.all else finished[:RECENT_FINISHED]
     counts = outcome_counts(finished)
-    facts = health(project.root)
+    facts = health(project.root_dir)
     if args.json:
         payload: dict[str, Any] = {
             "health": facts,

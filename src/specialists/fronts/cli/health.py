@@ -10,14 +10,14 @@ from the package.json beside the binary, and the one slow read, the user's ~/.cl
 $XDG_STATE_HOME/specialists/health.json.
 `specialists doctor` is the thorough check; this line is a glance. Every file it reads may
 be planted (a project's .mcp.json may be a link to /dev/zero): only regular files are read,
-and none past its size limit.
+and none past its size limit. Paths are text (`os.path`): `pathlib` would cost `status` a
+fifth of its time.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from specialists.base.errors import StoreError
 from specialists.fronts.hooks.names import specialist_names
@@ -37,11 +37,12 @@ MAX_JSON_BYTES = 64 * 1024 * 1024  # ~/.claude.json runs to megabytes (install r
 def agent_version(binary: str) -> str | None:
     """The npm package version of an agent CLI, from the package.json above its real path."""
     try:
-        here = Path(os.path.realpath(binary)).parent
+        directory = os.path.realpath(binary)
     except (OSError, ValueError):
         return None
-    for directory in (here, *list(here.parents)[:3]):
-        data = _read_json(directory / "package.json", 256 * 1024)
+    for _ in range(4):  # the binary's directory and three above it
+        directory = os.path.dirname(directory)
+        data = _read_json(os.path.join(directory, "package.json"), 256 * 1024)
         if data is None:
             continue
         version = data.get("version") if isinstance(data, dict) else None
@@ -58,18 +59,24 @@ def _agents() -> dict[str, dict[str, str | None]]:
     return found
 
 
-def _beads(root: Path) -> str:
+def _beads(root: str) -> str:
     """off (no bd), on, or no-project (bd, but no .beads/ here)."""
     # As beads.client.bd_path, without importing the beads package.
     if which(os.environ.get(BD_ENV) or "bd") is None:
         return "off"
-    uses = os.environ.get("BEADS_DIR") or any(
-        (d / ".beads").is_dir() for d in (root, *root.parents)
-    )
-    return "on" if uses else "no-project"
+    return "on" if os.environ.get("BEADS_DIR") or _beads_above(root) else "no-project"
 
 
-def _read_json(path: Path, limit: int) -> object:
+def _beads_above(directory: str) -> bool:
+    while not os.path.isdir(os.path.join(directory, ".beads")):
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return False
+        directory = parent
+    return True
+
+
+def _read_json(path: str, limit: int) -> object:
     """A small JSON file, or None when it is missing, damaged, too large or not a regular
     file (not ours to judge here: `doctor` and `install` say more). A FIFO planted at a
     project's .mcp.json once hung `status`; a link, as a dotfile manager makes, is read."""
@@ -79,16 +86,16 @@ def _read_json(path: Path, limit: int) -> object:
         return None
 
 
-def _registered(path: Path) -> bool:
+def _registered(path: str) -> bool:
     data = _read_json(path, MAX_JSON_BYTES)
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     return isinstance(servers, dict) and MCP_NAME in servers
 
 
-def user_claude_json() -> Path:
+def user_claude_json() -> str:
     """As install.user_targets(): $CLAUDE_CONFIG_DIR/.claude.json, else ~/.claude.json."""
-    config = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(config) / ".claude.json" if config else Path.home() / ".claude.json"
+    config = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.expanduser("~")
+    return os.path.join(config, ".claude.json")
 
 
 def _user_registered() -> bool:
@@ -99,28 +106,29 @@ def _user_registered() -> bool:
     except OSError:
         return False
     stamp = [st.st_size, st.st_mtime_ns]
-    cache = user_state_dir() / CACHE_NAME
+    cache_dir = user_state_dir()
+    cache = os.path.join(cache_dir, CACHE_NAME)
     cached = _read_json(cache, 4096)
-    if isinstance(cached, dict) and cached.get("claude_json") == [str(path), *stamp]:
+    if isinstance(cached, dict) and cached.get("claude_json") == [path, *stamp]:
         return cached.get("registered") is True
     registered = _registered(path)
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        doc = {"claude_json": [str(path), *stamp], "registered": registered}
+        os.makedirs(cache_dir, exist_ok=True)
+        doc = {"claude_json": [path, *stamp], "registered": registered}
         write_atomic(cache, json.dumps(doc).encode())
     except OSError:
         return registered  # a read-only state dir only costs the next status the same read
     return registered
 
 
-def _mcp(root: Path) -> str | None:
+def _mcp(root: str) -> str | None:
     """Where our MCP server is registered: project, user, or None."""
-    if _registered(root / ".mcp.json"):
+    if _registered(os.path.join(root, ".mcp.json")):
         return "project"
     return "user" if _user_registered() else None
 
 
-def health(root: Path) -> dict[str, object]:
+def health(root: str) -> dict[str, object]:
     """The facts of the health line, for `status --json`: specialists found, the agent CLIs,
     beads, where the MCP server is registered."""
     return {

@@ -93,7 +93,7 @@ def state_dir_for(data: dict[str, Any]) -> Path:
         start = cwd
     else:
         start = os.environ.get("CLAUDE_PROJECT_DIR") or None
-    return find_project_root(Path(start) if start else None) / STATE_DIR_NAME
+    return Path(find_project_root(start)) / STATE_DIR_NAME
 
 
 def hook_reply(event: str, context: str) -> str:

@@ -1,48 +1,42 @@
 """Specialist names by definition file name, without parsing YAML: the session-start hook
 lists them and `status`'s health line counts them. `definition_dirs` mirrors
 catalog.discovery.source_dirs (a test keeps the two equal) because importing the catalog
-costs more than the hook may take.
+costs more than the hook may take. Paths are text (`os.path`): `status` and the hooks are
+waited on, and `pathlib` would cost them a fifth of their time.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from specialists.base.vocab import SPEC_SUFFIXES
 
 MAX_DEPTH = 4  # as catalog.discovery.MAX_DEPTH
-BUILTIN_DIR = Path(__file__).resolve().parents[2] / "catalog" / "builtin"
+_HERE = os.path.dirname(os.path.realpath(__file__))
+BUILTIN_DIR = os.path.join(os.path.dirname(os.path.dirname(_HERE)), "catalog", "builtin")
 
 
-def definition_dirs(project_root: Path) -> list[tuple[Path, str]]:
+def definition_dirs(project_root: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """(directory, kind) in catalog precedence order; kind is 'specialist' or 'agent'."""
-    home = Path.home()
-    config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    claude = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
-    pi = Path(os.environ.get("PI_CODING_AGENT_DIR") or home / ".pi" / "agent")
+    join, home = os.path.join, os.path.expanduser("~")
+    config = os.environ.get("XDG_CONFIG_HOME") or join(home, ".config")
+    claude = os.environ.get("CLAUDE_CONFIG_DIR") or join(home, ".claude")
+    pi = os.environ.get("PI_CODING_AGENT_DIR") or join(home, ".pi", "agent")
     project = [
-        (project_root / "specialists", "specialist"),
-        (project_root / ".agents" / "specialists", "specialist"),
-        (project_root / ".claude" / "agents", "agent"),
-        (project_root / ".pi" / "agents", "agent"),
+        (join(project_root, "specialists"), "specialist"),
+        (join(project_root, ".agents", "specialists"), "specialist"),
+        (join(project_root, ".claude", "agents"), "agent"),
+        (join(project_root, ".pi", "agents"), "agent"),
     ]
     user = [
-        (config / "specialists" / "specialists", "specialist"),
-        (home / ".agents" / "specialists", "specialist"),
-        (claude / "agents", "agent"),
-        (pi / "agents", "agent"),
+        (join(config, "specialists", "specialists"), "specialist"),
+        (join(home, ".agents", "specialists"), "specialist"),
+        (join(claude, "agents"), "agent"),
+        (join(pi, "agents"), "agent"),
     ]
-    seen = {_path_key(p) for p, _ in project}
-    user = [(p, k) for p, k in user if _path_key(p) not in seen]
+    seen = {os.path.realpath(p) for p, _ in project}
+    user = [(p, k) for p, k in user if os.path.realpath(p) not in seen]
     return [*project, *user, (BUILTIN_DIR, "specialist")]
-
-
-def _path_key(path: Path) -> str:
-    try:
-        return str(path.resolve())
-    except OSError:
-        return str(path.absolute())
 
 
 def _stem(name: str, kind: str) -> str:
@@ -56,14 +50,15 @@ def _stem(name: str, kind: str) -> str:
     return ""
 
 
-def specialist_names(project_root: Path) -> list[str]:
+def specialist_names(project_root: str | os.PathLike[str]) -> list[str]:
     """Names by file name, first scope wins, sorted. Damaged files are `list`'s business."""
     names: set[str] = set()
     for directory, kind in definition_dirs(project_root):
-        if not directory.is_dir():
+        if not os.path.isdir(directory):
             continue
+        top = directory.rstrip(os.sep).count(os.sep)
         for dirpath, dirnames, filenames in os.walk(directory):
-            depth = len(Path(dirpath).relative_to(directory).parts)
+            depth = dirpath.rstrip(os.sep).count(os.sep) - top
             dirnames[:] = [d for d in dirnames if not d.startswith(".") and depth < MAX_DEPTH]
             for name in filenames:
                 stem = _stem(name, kind)
