@@ -113,6 +113,35 @@ def test_status_and_feed_over_live_and_ended_jobs_never_import_pathlib(args, tmp
     assert "specialists.store.view" in names or args[0] == "feed"
 
 
+# A hook with nothing to deliver runs on every prompt and tool call: its state directory is
+# text too (fronts/hooks/common.py). The events room, which takes Paths, loads only when
+# something waits.
+QUIET_HOOKS = {
+    "user-prompt-submit": {"prompt": "x"},
+    "session-start": {"source": "startup"},
+    "stop": {"stop_hook_active": False},
+    "post-tool-use": {"tool_name": "Bash", "tool_response": {"stdout": "a small result"}},
+    "pre-tool-use": {"tool_name": "Write", "tool_input": {"file_path": "a.txt"}},
+}
+
+
+@pytest.mark.parametrize("hook", sorted(QUIET_HOOKS))
+def test_a_hook_with_nothing_to_deliver_never_imports_pathlib(hook, tmp_path):
+    data = {"session_id": "quiet", "cwd": str(tmp_path), **QUIET_HOOKS[hook]}
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "specialists", "hook", hook],
+        cwd=tmp_path,
+        input=json.dumps(data),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr[-500:]
+    names = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
+    assert "specialists.fronts.hooks.common" in names
+    assert "pathlib" not in names, f"`specialists hook {hook}` imports pathlib"
+
+
 # A foreground run loads what its job needs and no more (issue 20: at most 0.15 s of CPU over
 # the agent alone; benchmarks/bench_overhead.py measures it). Its budget, tightened to what a
 # pi job loads now: a module added to the path must be worth its milliseconds.

@@ -155,7 +155,7 @@ class Config(NamedTuple):
 
 
 def user_config_path() -> Path:
-    return user_config_dir() / CONFIG_FILE_NAME
+    return Path(user_config_dir()) / CONFIG_FILE_NAME
 
 
 def config_paths(project_root: Path) -> list[Path]:

@@ -43,7 +43,6 @@ from __future__ import annotations
 import os
 import stat
 import time
-from pathlib import Path
 
 from specialists.base.display import display_line, duration
 from specialists.base.owner import is_key
@@ -52,8 +51,10 @@ from specialists.store.files import object_or_none
 from specialists.store.ids import is_job_id
 from specialists.store.records import LIMIT_EVENT, PAUSED_EVENT
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # no `pathlib` at run time: the hooks import this module
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from specialists.events.inbox import Inbox
     from specialists.events.told import Told
 
@@ -323,10 +324,11 @@ def migrate_ready(state_dir: Path, now: float | None = None) -> list[str]:
 # --- files ----------------------------------------------------------------------------------
 
 
-def job_owner(job_dir: Path) -> list[str]:
+def job_owner(job_dir: str | Path) -> list[str]:
     """The `owner` keys of a job's job.json; [] when absent or unreadable (then no one is
     told, which is what a job without an owner gets anyway)."""
-    return _keys((object_or_none(job_dir / "job.json", MAX_JOB_FILE_BYTES) or {}).get("owner"))
+    job_file = os.path.join(job_dir, "job.json")
+    return _keys((object_or_none(job_file, MAX_JOB_FILE_BYTES) or {}).get("owner"))
 
 
 SUBSCRIBERS_DIR = "subscribers"  # jobs/<id>/subscribers/<owner key>: `specialists wait --subscribe`
@@ -368,6 +370,8 @@ def _existing_inboxes(state_dir: Path, keys: list[str]) -> list[Inbox]:
 
 def prune_stale(store: object, crashed: list[str]) -> list[str]:
     """`prune` as run-start housekeeping (supervise.hooks.HOOKS.housekeeping)."""
+    from pathlib import Path
+
     del crashed
     root = getattr(store, "root", None)
     return prune(root) if isinstance(root, Path) else []

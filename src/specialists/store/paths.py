@@ -56,12 +56,10 @@ def project_config_files(project_root: Path) -> tuple[Path, Path, Path]:
     )
 
 
-def user_config_dir() -> Path:
+def user_config_dir() -> str:
     """$XDG_CONFIG_HOME/specialists (default ~/.config/specialists)."""
-    from pathlib import Path
-
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "specialists"
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    return os.path.join(base, "specialists")
 
 
 def user_state_dir() -> str:

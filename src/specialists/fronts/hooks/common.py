@@ -1,17 +1,20 @@
 """What the Claude Code hooks share: stdin, the project, the hook JSON reply, the log.
 
-Hooks run on every prompt, so this module imports only the standard library's cheapest
-parts (json, os, sys, time, pathlib via jobs.paths). A hook never fails its host: every
-problem is written to $XDG_STATE_HOME/specialists/hooks.log and the hook exits 0.
+Hooks run on every prompt and tool call, so this module imports only the standard
+library's cheapest parts (json, os, sys, time), and the state directory is text: `pathlib`
+(with `urllib.parse` and `ipaddress`) would cost each hook a fifth of its time. The events
+room, which takes Paths, is imported only when there is something to deliver. A hook never
+fails its host: every problem is written to $XDG_STATE_HOME/specialists/hooks.log and the
+hook exits 0.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import time
-from pathlib import Path
 
 from specialists.store import logfile
 from specialists.store.paths import STATE_DIR_NAME, find_project_root
@@ -81,7 +84,7 @@ def parse_input(raw: str) -> tuple[dict[str, Any], str | None]:
     return data, None
 
 
-def state_dir_for(data: dict[str, Any]) -> Path:
+def state_dir_for(data: dict[str, Any]) -> str:
     """The project's .specialists/ as `specialists run` would find it from the session's cwd.
 
     SPECIALISTS_PROJECT_ROOT wins (inside find_project_root); then the hook input's `cwd`,
@@ -93,7 +96,7 @@ def state_dir_for(data: dict[str, Any]) -> Path:
         start = cwd
     else:
         start = os.environ.get("CLAUDE_PROJECT_DIR") or None
-    return Path(find_project_root(start)) / STATE_DIR_NAME
+    return os.path.join(find_project_root(start), STATE_DIR_NAME)
 
 
 def hook_reply(event: str, context: str) -> str:
@@ -118,13 +121,14 @@ def reader_keys(data: dict[str, Any]) -> tuple[str, ...]:
     return reading_owner(data.get("session_id")).keys
 
 
-def write_small(path: Path, data: bytes, event: str) -> None:
+def write_small(path: str, data: bytes, event: str) -> None:
     """Replace a small file of the hooks' own (a cache, a counter) atomically, never through
     a planted link. A failure is logged: such a file only saves work or counts."""
     from specialists.store.atomic import write_atomic  # only when there is something to save
 
     try:
-        path.parent.mkdir(mode=0o700, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(os.path.dirname(path), 0o700)
         write_atomic(path, data)
     except OSError as exc:
         log(event, f"cannot write {path}: {exc}")

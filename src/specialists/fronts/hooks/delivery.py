@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 
 from specialists.base.errors import StoreError
 from specialists.events.notices import NOTICE_TTL_S
@@ -40,22 +39,22 @@ CURSOR_BYTES = 1024 * 1024  # as events.inbox._read_cursor
 LINE_BYTES = 64 * 1024  # as events.inbox.MAX_LINE_BYTES
 
 
-def has_pending(state_dir: Path, keys: tuple[str, ...]) -> bool:
+def has_pending(state_dir: str, keys: tuple[str, ...]) -> bool:
     """Events wait in one of these keys' inboxes (cheap, no events import)."""
-    return any(_has_pending(state_dir / OWNERS_DIR / key) for key in keys)
+    return any(_has_pending(os.path.join(state_dir, OWNERS_DIR, key)) for key in keys)
 
 
-def worth_a_look(state_dir: Path, keys: tuple[str, ...], now: float) -> bool:
+def worth_a_look(state_dir: str, keys: tuple[str, ...], now: float) -> bool:
     """Anything to deliver or fire for these keys? No events or timers import."""
     for key in keys:
-        owner = state_dir / OWNERS_DIR / key
+        owner = os.path.join(state_dir, OWNERS_DIR, key)
         if _has_pending(owner) or _timer_may_be_due(state_dir, owner, key, now):
             return True
     return False
 
 
 def deliver(
-    state_dir: Path,
+    state_dir: str,
     keys: tuple[str, ...],
     write: Callable[[str], None],
     *,
@@ -66,11 +65,13 @@ def deliver(
     Returns how many events were delivered (0: `write` was not called)."""
     if not keys or not worth_a_look(state_dir, keys, now()):
         return 0
+    from pathlib import Path
+
     from specialists.events.multi import OwnerSet
     from specialists.events.render import render_events
 
     fire_due(state_dir, keys, now())
-    owners = OwnerSet(state_dir, keys)
+    owners = OwnerSet(Path(state_dir), keys)
     with owners.taking(max_events=MAX_EVENTS, max_chars=MAX_CHARS, hide=_expired) as taken:
         for problem in taken.problems:
             log(event, problem)
@@ -83,18 +84,20 @@ def deliver(
     return len(taken.events)
 
 
-def fire_due(state_dir: Path, keys: tuple[str, ...], now: float) -> None:
+def fire_due(state_dir: str, keys: tuple[str, ...], now: float) -> None:
     """Fire each key's due timers and remember when the next one is due (see `_cache`)."""
     for key in keys:
-        path = state_dir / OWNERS_DIR / key / "timers.jsonl"
+        path = os.path.join(state_dir, OWNERS_DIR, key, "timers.jsonl")
         stamp = _stamp(path)  # before the fold: a change after it invalidates what we cache
         if stamp is None:
             continue
+        from pathlib import Path
+
         from specialists.base.errors import SpecialistsError
         from specialists.events.timers import TimerStore
 
         try:
-            store = TimerStore(state_dir, key)
+            store = TimerStore(Path(state_dir), key)
             store.fire_due(int(now * 1000))
             next_due = store.next_due_ms()
         except (OSError, SpecialistsError) as exc:  # a planted file: the other keys go on
@@ -110,10 +113,12 @@ def _expired(event: Event) -> bool:
 # --- the cheap look ---------------------------------------------------------------------------
 
 
-def _has_pending(owner: Path) -> bool:
+def _has_pending(owner: str) -> bool:
     """As Inbox.has_pending: a whole line past the acknowledged offset."""
     try:
-        fd = os.open(owner / "events.jsonl", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(
+            os.path.join(owner, "events.jsonl"), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+        )
     except OSError:
         return False
     try:
@@ -129,13 +134,14 @@ def _has_pending(owner: Path) -> bool:
     return b"\n" in head or len(head) > LINE_BYTES
 
 
-def _cursor_offset(owner: Path) -> int:
-    data = object_or_none(owner / "cursor.json", CURSOR_BYTES)  # damaged: the full look decides
+def _cursor_offset(owner: str) -> int:
+    # damaged: the full look decides
+    data = object_or_none(os.path.join(owner, "cursor.json"), CURSOR_BYTES)
     offset = data.get("offset") if data is not None else None
     return offset if isinstance(offset, int) and not isinstance(offset, bool) else 0
 
 
-def _stamp(path: Path) -> str | None:
+def _stamp(path: str) -> str | None:
     try:
         st = os.lstat(path)
     except OSError:
@@ -143,13 +149,13 @@ def _stamp(path: Path) -> str | None:
     return f"{st.st_ino}.{st.st_size}.{st.st_mtime_ns}"
 
 
-def _cache_path(state_dir: Path, key: str) -> Path:
-    return state_dir / HOOKS_DIR_NAME / f"{key}.timers"
+def _cache_path(state_dir: str, key: str) -> str:
+    return os.path.join(state_dir, HOOKS_DIR_NAME, f"{key}.timers")
 
 
-def _timer_may_be_due(state_dir: Path, owner: Path, key: str, now: float) -> bool:
+def _timer_may_be_due(state_dir: str, owner: str, key: str, now: float) -> bool:
     """True unless the cache says the timers file is unchanged and nothing is due yet."""
-    stamp = _stamp(owner / "timers.jsonl")
+    stamp = _stamp(os.path.join(owner, "timers.jsonl"))
     if stamp is None:
         return False
     try:
@@ -161,6 +167,6 @@ def _timer_may_be_due(state_dir: Path, owner: Path, key: str, now: float) -> boo
     return due != "-" and (not due.isdigit() or int(due) <= now * 1000)
 
 
-def _write_cache(state_dir: Path, key: str, stamp: str, next_due_ms: int | None) -> None:
+def _write_cache(state_dir: str, key: str, stamp: str, next_due_ms: int | None) -> None:
     line = f"{stamp} {'-' if next_due_ms is None else next_due_ms}\n"
     write_small(_cache_path(state_dir, key), line.encode(), "timers")

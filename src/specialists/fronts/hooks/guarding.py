@@ -20,7 +20,6 @@ characters and the rest saved to a file before a hook sees it).
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from specialists.fronts.hooks.common import log
 
@@ -42,23 +41,25 @@ FILE_TOOLS = {
 }
 
 
-def has_config(state_dir: Path) -> bool:
+def has_config(state_dir: str) -> bool:
     """A config.toml that may change a setting: the project's or the user's."""
     from specialists.store.paths import user_config_dir
 
-    return os.path.lexists(state_dir / CONFIG_FILE) or os.path.lexists(
-        user_config_dir() / CONFIG_FILE
+    return os.path.lexists(os.path.join(state_dir, CONFIG_FILE)) or os.path.lexists(
+        os.path.join(user_config_dir(), CONFIG_FILE)
     )
 
 
-def load_settings(state_dir: Path, event: str) -> Settings:
+def load_settings(state_dir: str, event: str) -> Settings:
     """The [bash] and [overflow] knobs (native.tool_settings.load_settings: the user's and the
     project's config.toml). A wrong value is logged and the defaults apply; unknown keys
     are not logged here: a hook runs at every tool call, and the fronts a person reads
     (`run`, the MCP server, the pi sidecar) name them once."""
+    from pathlib import Path
+
     from specialists.native.tool_settings import load_settings as read_settings
 
-    settings, _, problem = read_settings(state_dir.parent)
+    settings, _, problem = read_settings(Path(state_dir).parent)
     if problem:
         log(event, problem)
     return settings
@@ -104,7 +105,7 @@ def bash_decision(tool_input: dict[str, Any], settings: Settings) -> dict[str, A
 
 
 def claims_decision(
-    tool_name: str, tool_input: dict[str, Any], state_dir: Path, cwd: object
+    tool_name: str, tool_input: dict[str, Any], state_dir: str, cwd: object
 ) -> dict[str, Any] | None:
     """The PreToolUse reply denying a file tool's write of a file another live job claimed
     (native/guards.py `claim_refusal`), or None. Nothing is imported unless something was
@@ -112,15 +113,21 @@ def claims_decision(
     from specialists.store.paths import CLAIMS_DIR
 
     raw = tool_input.get(FILE_TOOLS[tool_name])
-    if not isinstance(raw, str) or not raw or not os.path.lexists(state_dir / CLAIMS_DIR):
+    if (
+        not isinstance(raw, str)
+        or not raw
+        or not os.path.lexists(os.path.join(state_dir, CLAIMS_DIR))
+    ):
         return None
+    from pathlib import Path
+
     from specialists.base.owner import JOB_ENV
     from specialists.native.guards import claim_refusal
 
     path = Path(raw)
     if not path.is_absolute():
         path = Path(cwd if isinstance(cwd, str) and cwd else os.getcwd()) / path
-    refused = claim_refusal(state_dir, path, os.environ.get(JOB_ENV) or None)
+    refused = claim_refusal(Path(state_dir), path, os.environ.get(JOB_ENV) or None)
     if refused is None:
         return None
     return {
@@ -147,16 +154,19 @@ def response_chars(tool_name: str, response: object) -> int:
 
 
 def bounded_response(
-    tool_name: str, response: object, settings: Settings, spill_dir: Path
+    tool_name: str, response: object, settings: Settings, spill_to: str
 ) -> object | None:
     """The replacement result when `response` is over overflow.maxChars, else None.
 
     All the result's text is spilled as one file and replaced by head, the path and tail;
     images and other non-text blocks stay as they are (R-O2). A spill marker already in the
     text does not exempt it (R-O3)."""
+    from pathlib import Path
+
     from specialists.events.spill import SpillLimits
     from specialists.native.guards import guard_result
 
+    spill_dir = Path(spill_to)
     o = settings.overflow
     if response_chars(tool_name, response) <= o.max_chars:
         return None

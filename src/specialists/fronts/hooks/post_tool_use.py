@@ -10,7 +10,7 @@ run of Stop-hook wake-ups without tools in between (hooks/stop.py counts those).
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from specialists.fronts.hooks.common import log, reader_keys, write_reply
 from specialists.fronts.hooks.delivery import deliver
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 EVENT = "PostToolUse"
 
 
-def run(data: dict[str, Any], state_dir: Path, out: TextIO) -> None:
+def run(data: dict[str, Any], state_dir: str, out: TextIO) -> None:
     keys = reader_keys(data)
     updated = _guarded(data, state_dir, keys)
     note_tool_use(state_dir, keys)
@@ -41,7 +41,7 @@ def run(data: dict[str, Any], state_dir: Path, out: TextIO) -> None:
         write(None)
 
 
-def _guarded(data: dict[str, Any], state_dir: Path, keys: tuple[str, ...]) -> object | None:
+def _guarded(data: dict[str, Any], state_dir: str, keys: tuple[str, ...]) -> object | None:
     name, response = data.get("tool_name"), data.get("tool_response")
     chars = response_chars(name, response) if isinstance(name, str) else 0
     if chars == 0 or (chars <= DEFAULT_MAX_CHARS and not has_config(state_dir)):
@@ -52,7 +52,7 @@ def _guarded(data: dict[str, Any], state_dir: Path, keys: tuple[str, ...]) -> ob
     settings = load_settings(state_dir, "post-tool-use")
     if chars <= settings.overflow.max_chars:
         return None
-    spill = state_dir / "owners" / (keys[0] if keys else "cli-unknown") / "spill"
+    spill = os.path.join(state_dir, "owners", keys[0] if keys else "cli-unknown", "spill")
     try:
         return bounded_response(name, response, settings, spill)
     except OSError as exc:  # a full disk: the model gets the whole result rather than none

@@ -17,8 +17,6 @@ jobs, so every live job's claim counts.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from specialists.fronts.hooks.common import write_reply
 from specialists.fronts.hooks.guarding import (
     FILE_TOOLS,
@@ -32,7 +30,7 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
 
-def run(data: dict[str, Any], state_dir: Path, out: TextIO) -> None:
+def run(data: dict[str, Any], state_dir: str, out: TextIO) -> None:
     tool_input = data.get("tool_input")
     name = data.get("tool_name")
     if not isinstance(tool_input, dict):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 
 from specialists.base.display import display_line, duration
 from specialists.base.errors import StoreError
@@ -41,10 +40,10 @@ MAX_MISSIONS_READ = 200
 MISSION_HEAD = 256  # missions/model.py writes schema, id and status first
 
 
-def active_jobs(state_dir: Path, now: float | None = None) -> list[dict[str, Any]]:
+def active_jobs(state_dir: str, now: float | None = None) -> list[dict[str, Any]]:
     """Statuses of jobs whose supervisor wrote recently and that are not finished."""
     now = time.time() if now is None else now
-    jobs_dir = state_dir / "jobs"
+    jobs_dir = os.path.join(state_dir, "jobs")
     found: list[dict[str, Any]] = []
     try:
         entries = list(os.scandir(jobs_dir))
@@ -54,7 +53,7 @@ def active_jobs(state_dir: Path, now: float | None = None) -> list[dict[str, Any
     for entry in entries:
         if not is_job_id(entry.name) or entry.name in finished:
             continue
-        path = entry.path + "/status.json"  # strings, not Path: 1,000 Paths cost ~10 ms
+        path = entry.path + "/status.json"
         try:
             if now - os.stat(path).st_mtime > LIVE_WINDOW_S:
                 continue
@@ -71,14 +70,14 @@ def active_jobs(state_dir: Path, now: float | None = None) -> list[dict[str, Any
     return found
 
 
-def finished_ids(jobs_dir: Path) -> frozenset[str]:
+def finished_ids(jobs_dir: str) -> frozenset[str]:
     """Ids in the finished-jobs index (store/index.py) that `status` keeps; read, never written.
 
     Read here without importing jobs.index (it pulls in the store); a test keeps the formats
     in step. A missing or unknown index only means more status files are looked at.
     """
     try:
-        data = read_object(jobs_dir / INDEX_NAME, MAX_INDEX_BYTES)
+        data = read_object(os.path.join(jobs_dir, INDEX_NAME), MAX_INDEX_BYTES)
         if data.get("v") != INDEX_VERSION:
             return frozenset()
         return frozenset(row[0] for row in data["jobs"])
@@ -89,10 +88,10 @@ def finished_ids(jobs_dir: Path) -> frozenset[str]:
         return frozenset()
 
 
-def open_missions(state_dir: Path) -> list[str]:
+def open_missions(state_dir: str) -> list[str]:
     """Ids of active or paused missions, from the head of each mission.json (no JSON parse:
     a bounded read of MISSION_HEAD bytes, no link followed, no FIFO opened)."""
-    folder = state_dir / "missions"
+    folder = os.path.join(state_dir, "missions")
     try:
         names = sorted(n for n in os.listdir(folder) if not n.startswith("."))
     except (FileNotFoundError, NotADirectoryError):
@@ -100,9 +99,8 @@ def open_missions(state_dir: Path) -> list[str]:
     found = []
     for name in names[:MAX_MISSIONS_READ]:
         try:
-            fd = os.open(
-                folder / name / "mission.json", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
-            )
+            mission_file = os.path.join(folder, name, "mission.json")
+            fd = os.open(mission_file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:
             continue  # missing or planted: `mission list` names it
         try:
@@ -116,23 +114,26 @@ def open_missions(state_dir: Path) -> list[str]:
     return found
 
 
-def without_left_over(state_dir: Path, missions: list[str]) -> list[str]:
+def without_left_over(state_dir: str, missions: list[str]) -> list[str]:
     """The open missions less those that plain runs left open and that are closed now
     (missions/leftovers.py): a session is told only of missions someone keeps open. Only
     paid when open missions exist."""
+    from pathlib import Path
+
     from specialists.features.missions.leftovers import close_left_over
     from specialists.features.missions.store import MissionStore
     from specialists.store.jobs import JobStore
     from specialists.store.news import NEWS
 
-    closed, problems = close_left_over(MissionStore(state_dir), JobStore(state_dir, news=NEWS))
+    stores = MissionStore(Path(state_dir)), JobStore(state_dir, news=NEWS)
+    closed, problems = close_left_over(*stores)
     for problem in problems:
         log("session-start", problem)
     return [m for m in missions if m not in closed]
 
 
 def context(
-    state_dir: Path, project_root: Path, now: float | None = None, owner: Owner | None = None
+    state_dir: str, project_root: str, now: float | None = None, owner: Owner | None = None
 ) -> str:
     now = time.time() if now is None else now
     owner = reading_owner() if owner is None else owner
@@ -177,15 +178,17 @@ def context(
     return "\n".join(lines)
 
 
-def run(data: dict[str, Any], state_dir: Path, out: TextIO) -> None:
-    if os.path.lexists(state_dir / "ready"):  # wave 1's notice files: events from now on
+def run(data: dict[str, Any], state_dir: str, out: TextIO) -> None:
+    if os.path.lexists(os.path.join(state_dir, "ready")):  # wave 1's notices: events from now on
+        from pathlib import Path
+
         from specialists.events.notices import migrate_ready
 
-        for problem in migrate_ready(state_dir):
+        for problem in migrate_ready(Path(state_dir)):
             log("session-start", problem)
     # source (startup/resume/clear/compact) does not change what we say; the session does.
     owner = reading_owner(data.get("session_id"))
-    text = context(state_dir, state_dir.parent, owner=owner)
+    text = context(state_dir, os.path.dirname(state_dir), owner=owner)
     if text:
         out.write(hook_reply(EVENT, text) + "\n")
         out.flush()

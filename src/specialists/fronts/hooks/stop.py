@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from pathlib import Path
 
 from specialists.fronts.hooks.common import (
     HOOKS_DIR_NAME,
@@ -62,12 +61,12 @@ ACTIVE = frozenset({"starting", "running"})  # a job that waits for a follow-up 
 class StopState:
     """This session's counts for the current prompt, in .specialists/hooks/stop-<key>.json."""
 
-    def __init__(self, path: Path, prompt: str, blocks: int, run: int, waited_s: float) -> None:
+    def __init__(self, path: str, prompt: str, blocks: int, run: int, waited_s: float) -> None:
         self.path, self.prompt = path, prompt
         self.blocks, self.run, self.waited_s = blocks, run, waited_s
 
     @classmethod
-    def load(cls, state_dir: Path, key: str, prompt: str, fresh: bool) -> StopState:
+    def load(cls, state_dir: str, key: str, prompt: str, fresh: bool) -> StopState:
         path = stop_state_path(state_dir, key)
         data = {} if fresh else object_or_none(path, 4096) or {}
         if data.get("prompt") != prompt:
@@ -90,11 +89,11 @@ class StopState:
         write_small(self.path, json.dumps(doc).encode(), "stop")
 
 
-def stop_state_path(state_dir: Path, key: str) -> Path:
-    return state_dir / HOOKS_DIR_NAME / f"stop-{key}.json"
+def stop_state_path(state_dir: str, key: str) -> str:
+    return os.path.join(state_dir, HOOKS_DIR_NAME, f"stop-{key}.json")
 
 
-def note_tool_use(state_dir: Path, keys: tuple[str, ...]) -> None:
+def note_tool_use(state_dir: str, keys: tuple[str, ...]) -> None:
     """A tool ran: the next wake-up starts a new run of blocks (one stat when none is counted)."""
     if not keys or not os.path.lexists(path := stop_state_path(state_dir, keys[0])):
         return
@@ -104,7 +103,7 @@ def note_tool_use(state_dir: Path, keys: tuple[str, ...]) -> None:
         write_small(path, json.dumps(data).encode(), "post-tool-use")
 
 
-def run(data: dict[str, Any], state_dir: Path, out: TextIO) -> None:
+def run(data: dict[str, Any], state_dir: str, out: TextIO) -> None:
     keys = reader_keys(data)
     if not keys:
         return
@@ -143,7 +142,7 @@ def run(data: dict[str, Any], state_dir: Path, out: TextIO) -> None:
         state.save()
 
 
-def pending_work(state_dir: Path, keys: tuple[str, ...]) -> str:
+def pending_work(state_dir: str, keys: tuple[str, ...]) -> str:
     """What this session still waits for ("2 job(s), 1 timer(s)"), or '' for nothing."""
     from specialists.events.notices import job_owner
     from specialists.fronts.hooks.session_start import active_jobs
@@ -152,24 +151,29 @@ def pending_work(state_dir: Path, keys: tuple[str, ...]) -> str:
     jobs = sum(
         1
         for st in active_jobs(state_dir)
-        if st.get("status") in ACTIVE and owned & set(job_owner(state_dir / "jobs" / st["id"]))
+        if st.get("status") in ACTIVE
+        and owned & set(job_owner(os.path.join(state_dir, "jobs", st["id"])))
     )
     timers = 0
     for key in keys:
-        if os.path.lexists(state_dir / "owners" / key / "timers.jsonl"):
+        if os.path.lexists(os.path.join(state_dir, "owners", key, "timers.jsonl")):
+            from pathlib import Path
+
             from specialists.base.errors import SpecialistsError
             from specialists.events.timers import TimerStore
 
             try:
-                timers += len(TimerStore(state_dir, key).pending())
+                timers += len(TimerStore(Path(state_dir), key).pending())
             except (OSError, SpecialistsError) as exc:
                 log("stop", f"timers of {key} unreadable: {exc}")
     parts = [f"{jobs} job(s)" if jobs else "", f"{timers} timer(s)" if timers else ""]
     return ", ".join(p for p in parts if p)
 
 
-def _wait(state_dir: Path, keys: tuple[str, ...], timeout_s: float) -> bool:
+def _wait(state_dir: str, keys: tuple[str, ...], timeout_s: float) -> bool:
     """Until an event arrives (True), the work is gone, or `timeout_s` passed (False)."""
+    from pathlib import Path
+
     from specialists.events.multi import OwnerSet
     from specialists.events.wake import wait_for_any
 
@@ -185,7 +189,7 @@ def _wait(state_dir: Path, keys: tuple[str, ...], timeout_s: float) -> bool:
         idle_checks = 0 if pending_work(state_dir, keys) else idle_checks + 1
         return idle_checks >= 2
 
-    return wait_for_any(OwnerSet(state_dir, keys), timeout_s, until=work_gone)
+    return wait_for_any(OwnerSet(Path(state_dir), keys), timeout_s, until=work_gone)
 
 
 def max_run() -> int:

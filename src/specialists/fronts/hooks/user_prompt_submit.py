@@ -14,8 +14,6 @@ session's (hooks/delivery.py). When there is nothing to say the hook prints noth
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from specialists.fronts.hooks.common import hook_reply, reader_keys
 from specialists.fronts.hooks.delivery import deliver
 
@@ -27,7 +25,7 @@ if TYPE_CHECKING:
 EVENT = "UserPromptSubmit"
 
 
-def run(data: dict[str, Any], state_dir: Path, out: TextIO) -> None:
+def run(data: dict[str, Any], state_dir: str, out: TextIO) -> None:
     def write(text: str) -> None:
         out.write(hook_reply(EVENT, text) + "\n")
         out.flush()
