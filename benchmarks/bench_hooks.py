@@ -5,10 +5,13 @@
 Scenarios: an empty project; 1,000 finished jobs (plus 3 live ones), before and after
 `specialists status` built its finished-jobs index; 1,000 jobs and 50 notice events
 (posted before every run, so each run delivers 10 of the waiting ones). Each is
-timed for `specialists hook user-prompt-submit` and `... session-start`, through the
-console script when it is installed next to this interpreter (what settings.json runs),
-else `python -m specialists`. Each hook run is paired with a bare `python -c pass` run just
-before it; prints median, min and p90 in ms, and the median time over the bare interpreter.
+timed for `specialists hook user-prompt-submit` and `... session-start`, and in the empty
+project also the hooks of every tool call: PreToolUse and PostToolUse of a Bash call.
+They run through the console script when it is installed next to this interpreter (what
+settings.json runs), else `python -m specialists`. Each hook run is paired with a bare
+`python -c pass` run just before it; prints median, min and p90 in ms, the median time over
+the bare interpreter, and the median CPU time over the bare interpreter's.
+SPECIALISTS_BENCH_SRC=<tree>/src runs that tree's code instead (a before/after pair).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -27,6 +31,13 @@ from pathlib import Path
 HOOK_INPUT = json.dumps(
     {"session_id": "bench", "hook_event_name": "UserPromptSubmit", "prompt": "x"}
 )
+BASH_CALL = {"session_id": "bench", "tool_name": "Bash", "tool_input": {"command": "make test"}}
+TOOL_HOOKS = {  # what Claude Code sends around every Bash call
+    "pre-tool-use": json.dumps({**BASH_CALL, "hook_event_name": "PreToolUse"}),
+    "post-tool-use": json.dumps(
+        {**BASH_CALL, "hook_event_name": "PostToolUse", "tool_response": {"stdout": "ok"}}
+    ),
+}
 
 
 def make_jobs(state: Path, count: int, live: int = 3) -> None:
@@ -77,39 +88,50 @@ def hook_command() -> list[str]:
     return [sys.executable, "-m", "specialists"]
 
 
-def _once(argv: list[str], env: dict[str, str], cwd: Path, stdin: str) -> float:
-    t0 = time.perf_counter()
+def _children_cpu_ms() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (used.ru_utime + used.ru_stime) * 1000
+
+
+def _once(argv: list[str], env: dict[str, str], cwd: Path, stdin: str) -> tuple[float, float]:
+    """(wall ms, CPU ms) of one run."""
+    t0, c0 = time.perf_counter(), _children_cpu_ms()
     proc = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env, cwd=cwd)
-    elapsed = (time.perf_counter() - t0) * 1000
+    elapsed, cpu = (time.perf_counter() - t0) * 1000, _children_cpu_ms() - c0
     if proc.returncode != 0:
         raise SystemExit(f"{argv} failed: {proc.stderr}")
-    return elapsed
+    return elapsed, cpu
+
+
+Runs = list[tuple[float, float]]
 
 
 def time_runs(
-    argv: list[str], env: dict[str, str], cwd: Path, runs: int, before=None
-) -> tuple[list[float], list[float]]:
-    """Hook times and, paired with each, a bare interpreter start run just before it: on a
+    argv: list[str], env: dict[str, str], cwd: Path, runs: int, before=None, stdin=HOOK_INPUT
+) -> tuple[Runs, Runs]:
+    """Hook runs and, paired with each, a bare interpreter start run just before it: on a
     busy machine the difference is steadier than either figure."""
     hook, base = [], []
     for i in range(runs + 2):
         if before:
             before()
         b = _once([sys.executable, "-c", "pass"], env, cwd, "")
-        h = _once(argv, env, cwd, HOOK_INPUT)
+        h = _once(argv, env, cwd, stdin)
         if i >= 2:  # the first two warm the page cache
             hook.append(h)
             base.append(b)
     return hook, base
 
 
-def summary(label: str, hook: list[float], base: list[float]) -> str:
-    extra = sorted(h - b for h, b in zip(hook, base, strict=True))
-    ordered = sorted(hook)
+def summary(label: str, hook: Runs, base: Runs) -> str:
+    extra = [h[0] - b[0] for h, b in zip(hook, base, strict=True)]
+    cpu = [h[1] - b[1] for h, b in zip(hook, base, strict=True)]
+    ordered = sorted(h[0] for h in hook)
     p90 = ordered[max(0, int(len(ordered) * 0.9) - 1)]
     return (
         f"{label:<44} median {statistics.median(ordered):6.1f}  min {ordered[0]:6.1f}  "
-        f"p90 {p90:6.1f}  over bare python {statistics.median(extra):6.1f} ms"
+        f"p90 {p90:6.1f}  over bare python {statistics.median(extra):6.1f} ms, "
+        f"CPU {statistics.median(cpu):6.1f} ms"
     )
 
 
@@ -126,6 +148,9 @@ def main() -> int:
             "XDG_CONFIG_HOME": str(root / "config"),
             "CLAUDE_CONFIG_DIR": str(root / "claude"),
         }
+        other = os.environ.get("SPECIALISTS_BENCH_SRC")
+        if other:  # that tree's code (the console script imports the package by name)
+            env["PYTHONPATH"] = other
         cmd = hook_command()
         print(
             f"hook command: {' '.join(cmd)} hook <event>; {args.runs} runs each; "
@@ -149,6 +174,11 @@ def main() -> int:
             for event in ("user-prompt-submit", "session-start"):
                 hook, base = time_runs([*cmd, "hook", event], run_env, project, args.runs, before)
                 print(summary(f"{event}, {label}", hook, base))
+            if project is empty:  # every tool call: a Bash one, nothing pending
+                for event, stdin in TOOL_HOOKS.items():
+                    argv = [*cmd, "hook", event]
+                    hook, base = time_runs(argv, run_env, project, args.runs, stdin=stdin)
+                    print(summary(f"{event} (Bash), {label}", hook, base))
         log = root / "state" / "specialists" / "hooks.log"
         if log.exists():
             print(f"hooks.log has {len(log.read_text().splitlines())} lines (expected none)")

@@ -37,12 +37,12 @@ def root() -> Path:
 
 
 def caller(**settings: object) -> Caller:
-    jobs = replace(JobsSettings(), **settings)  # type: ignore[arg-type]
+    jobs = JobsSettings()._replace(**settings)
     return Caller(
         state_root=root() / ".specialists",
         owner=OWNER,
         cwd=root(),
-        settings=replace(Settings(), jobs=jobs),
+        settings=Settings(jobs=jobs),
     )
 
 

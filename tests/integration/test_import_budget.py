@@ -114,7 +114,8 @@ def test_status_and_feed_over_live_and_ended_jobs_never_import_pathlib(args, tmp
 
 
 # A hook with nothing to deliver runs on every prompt and tool call: its state directory is
-# text too (fronts/hooks/common.py). The events room, which takes Paths, loads only when
+# text too (fronts/hooks/common.py), and the PreToolUse bash guard's settings are NamedTuples
+# read only when a config file exists. The events room, which takes Paths, loads only when
 # something waits.
 QUIET_HOOKS = {
     "user-prompt-submit": {"prompt": "x"},
@@ -122,12 +123,15 @@ QUIET_HOOKS = {
     "stop": {"stop_hook_active": False},
     "post-tool-use": {"tool_name": "Bash", "tool_response": {"stdout": "a small result"}},
     "pre-tool-use": {"tool_name": "Write", "tool_input": {"file_path": "a.txt"}},
+    "pre-tool-use Bash": {"tool_name": "Bash", "tool_input": {"command": "sleep 600"}},
 }
+HOOK_NEVER = ("pathlib", "typing", "dataclasses", "inspect")
 
 
-@pytest.mark.parametrize("hook", sorted(QUIET_HOOKS))
-def test_a_hook_with_nothing_to_deliver_never_imports_pathlib(hook, tmp_path):
-    data = {"session_id": "quiet", "cwd": str(tmp_path), **QUIET_HOOKS[hook]}
+@pytest.mark.parametrize("case", sorted(QUIET_HOOKS))
+def test_a_hook_with_nothing_to_deliver_never_imports_pathlib_or_typing(case, tmp_path):
+    hook = case.split()[0]
+    data = {"session_id": "quiet", "cwd": str(tmp_path), **QUIET_HOOKS[case]}
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "specialists", "hook", hook],
         cwd=tmp_path,
@@ -139,7 +143,10 @@ def test_a_hook_with_nothing_to_deliver_never_imports_pathlib(hook, tmp_path):
     assert proc.returncode == 0, proc.stderr[-500:]
     names = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
     assert "specialists.fronts.hooks.common" in names
-    assert "pathlib" not in names, f"`specialists hook {hook}` imports pathlib"
+    loaded = [n for n in HOOK_NEVER if n in names]
+    assert loaded == [], f"`specialists hook {case}` imports {loaded}"
+    if case == "pre-tool-use Bash":  # the guard did run: the sleep is refused
+        assert '"permissionDecision": "deny"' in proc.stdout
 
 
 # A foreground run loads what its job needs and no more (issue 20: at most 0.15 s of CPU over

@@ -219,6 +219,36 @@ def test_an_oversized_bash_result_is_spilled_and_replaced(state):
     assert Path(path).read_text() == f"{big}\n[stderr]\nwarn"
 
 
+@pytest.mark.parametrize(
+    "where",
+    ["specialists/config.toml", "specialists/config.local.toml", ".specialists/config.toml"],
+)
+def test_a_lower_limit_in_any_project_config_file_bounds_a_mid_sized_result(state, where):
+    """Under the default 40,000 characters the hook reads no settings unless a config file
+    could lower the limit: the team's and the local one's count as the state dir's does."""
+    text = "".join(f"line {n}\n" for n in range(1_000))  # 9,890 characters
+    response = {**INPUTS["PostToolUse:Bash"]["tool_response"], "stdout": text}
+    assert call("post-tool-use", hook_input("PostToolUse:Bash", tool_response=response)) is None
+    config = state.parent / where
+    config.parent.mkdir(exist_ok=True)
+    config.write_text("[overflow]\nmaxChars = 5000\nheadChars = 1000\ntailChars = 500\n")
+    reply = call("post-tool-use", hook_input("PostToolUse:Bash", tool_response=response))
+    assert reply is not None, f"a limit in {where} was not applied"
+    assert len(reply["hookSpecificOutput"]["updatedToolOutput"]["stdout"]) < 5000
+
+
+def test_the_hooks_look_for_a_config_covers_every_file_the_reader_reads(state):
+    from specialists.catalog.config import config_paths
+    from specialists.fronts.hooks.guarding import has_config
+
+    assert not has_config(str(state))
+    for path in config_paths(state.parent):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+        assert has_config(str(state)), path
+        path.unlink()
+
+
 def test_an_oversized_mcp_result_is_spilled_even_with_a_marker_inside(state):
     """R-O2/R-O3 for an MCP tool, whose result Claude Code hands over as a string."""
     text = "[spilled: see /x]\n" + "y" * 50_000

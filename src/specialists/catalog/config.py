@@ -160,7 +160,7 @@ def user_config_path() -> Path:
 
 def config_paths(project_root: Path) -> list[Path]:
     """Every config file that is read, lowest precedence first (see the module docstring)."""
-    return [user_config_path(), *project_config_files(project_root)]
+    return [user_config_path(), *map(Path, project_config_files(project_root))]
 
 
 def load_config(project_root: Path) -> Config:

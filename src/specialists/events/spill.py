@@ -11,10 +11,13 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable
-from pathlib import Path
 
 from specialists.base.tuples import NamedTuple
 from specialists.store.atomic import rename_over, write_all, write_atomic
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class SpillLimits(NamedTuple):

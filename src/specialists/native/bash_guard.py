@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
+
+from specialists.base.tuples import NamedTuple
 
 DEFAULT_SLEEP_LIMIT_S = 20
 MAX_NESTING = 4  # `bash -c "sh -c '...'"`: how many scripts deep a command is read
@@ -77,8 +78,7 @@ _WRAPPERS: dict[str, frozenset[str]] = {
 _POSITIONAL_FIRST = {"chrt": 1, "taskset": 1, "flock": 1}
 
 
-@dataclass(frozen=True)
-class BashVerdict:
+class BashVerdict(NamedTuple):
     """What the guard found: `pattern` is None when the command may run as it is."""
 
     pattern: str | None

@@ -13,12 +13,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Literal
-
 from specialists.events.spill import SpillLimits, bound_body
 
-GuardMode = Literal["block", "warn", "off"]
+TYPE_CHECKING = False  # no `typing` or `pathlib` at run time: the PreToolUse hook reads this
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Literal
+
+    GuardMode = Literal["block", "warn", "off"]
+
 GUARD_MODES: tuple[str, ...] = ("block", "warn", "off")
 RESULT_LIMITS = SpillLimits(max_chars=40_000, head_chars=6_000, tail_chars=2_000)
 

@@ -5,28 +5,32 @@ Read from the config files' sections [bash], [jobs], [events], [overflow], [time
 local `.specialists/config.toml` and `specialists/config.local.toml`, and names unknown
 keys); the names follow the seed (camelCase keys are accepted beside snake_case ones, so a
 pi-infinity config reads the same).
+
+The values are NamedTuples (base/tuples.py), not dataclasses: the PreToolUse hook reads
+them at every Bash call, and `dataclasses` (with `inspect`) would cost it some 15 ms.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
-from typing import Any
 
 from specialists.base.errors import ConfigError
+from specialists.base.tuples import NamedTuple
 from specialists.native.guards import GUARD_MODES
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
-@dataclass(frozen=True)
-class BashSettings:
+
+class BashSettings(NamedTuple):
     guard: str = "block"
     default_timeout_sec: int = 180
     sleep_limit_sec: int = 20
 
 
-@dataclass(frozen=True)
-class JobsSettings:
+class JobsSettings(NamedTuple):
     max: int = 8
     tail_lines: int = 40
     watch_debounce_ms: int = 1000
@@ -34,26 +38,22 @@ class JobsSettings:
     watch_events_per_min: int = 6
 
 
-@dataclass(frozen=True)
-class EventsSettings:
+class EventsSettings(NamedTuple):
     max_chars: int = 4000
     seen_cap: int = 2000
 
 
-@dataclass(frozen=True)
-class OverflowSettings:
+class OverflowSettings(NamedTuple):
     max_chars: int = 40_000
     head_chars: int = 6_000
     tail_chars: int = 2_000
 
 
-@dataclass(frozen=True)
-class TimersSettings:
+class TimersSettings(NamedTuple):
     max: int = 32
 
 
-@dataclass(frozen=True)
-class AdaptiveConcurrency:
+class AdaptiveConcurrency(NamedTuple):
     """R-H11: `[threads.adaptiveConcurrency]`, off unless `enabled` (threads/limits.py)."""
 
     enabled: bool = False
@@ -64,13 +64,12 @@ class AdaptiveConcurrency:
     decrease_factor: float = 0.5
 
 
-@dataclass(frozen=True)
-class ThreadsSettings:
+class ThreadsSettings(NamedTuple):
     """Direct-child limits per parent (R-H11, R-RLM4); 0 means no limit."""
 
     max_concurrent: int = 0  # children launching, running or closing at once
     max_launches: int = 0  # children ever started by one parent (a job, or one session)
-    adaptive_concurrency: AdaptiveConcurrency = field(default_factory=AdaptiveConcurrency)
+    adaptive_concurrency: AdaptiveConcurrency = AdaptiveConcurrency()
 
 
 def adaptive_from(raw: object, where: str) -> AdaptiveConcurrency:
@@ -79,7 +78,7 @@ def adaptive_from(raw: object, where: str) -> AdaptiveConcurrency:
     name = "threads.adaptiveConcurrency"
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where}: [{name}] must be a table")
-    known = {f.name for f in fields(AdaptiveConcurrency)}
+    known = set(AdaptiveConcurrency._fields)
     values: dict[str, Any] = {}
     for key, value in raw.items():
         field_name = _snake(str(key))
@@ -107,17 +106,16 @@ def adaptive_from(raw: object, where: str) -> AdaptiveConcurrency:
     return out
 
 
-@dataclass(frozen=True)
-class Settings:
-    bash: BashSettings = field(default_factory=BashSettings)
-    jobs: JobsSettings = field(default_factory=JobsSettings)
-    events: EventsSettings = field(default_factory=EventsSettings)
-    overflow: OverflowSettings = field(default_factory=OverflowSettings)
-    timers: TimersSettings = field(default_factory=TimersSettings)
-    threads: ThreadsSettings = field(default_factory=ThreadsSettings)
+class Settings(NamedTuple):
+    bash: BashSettings = BashSettings()
+    jobs: JobsSettings = JobsSettings()
+    events: EventsSettings = EventsSettings()
+    overflow: OverflowSettings = OverflowSettings()
+    timers: TimersSettings = TimersSettings()
+    threads: ThreadsSettings = ThreadsSettings()
 
 
-_SECTIONS = tuple(f.name for f in fields(Settings))
+_SECTIONS = Settings._fields
 
 
 def _snake(key: str) -> str:
@@ -134,7 +132,7 @@ def settings_from_config(config: Mapping[str, Any], *, where: str = "config.toml
         if not isinstance(raw, Mapping):
             raise ConfigError(f"{where}: [{section_name}] must be a table")
         current = getattr(out, section_name)
-        known = {f.name for f in fields(current)}
+        known = set(current._fields)
         changes: dict[str, Any] = {}
         for key, value in raw.items():
             name = _snake(str(key))
@@ -157,7 +155,7 @@ def settings_from_config(config: Mapping[str, Any], *, where: str = "config.toml
             elif not isinstance(value, str):
                 raise ConfigError(f"{where}: {section_name}.{key} must be a string; got {value!r}")
             changes[name] = value
-        out = replace(out, **{section_name: replace(current, **changes)})
+        out = out._replace(**{section_name: current._replace(**changes)})
     if out.bash.guard not in GUARD_MODES:
         raise ConfigError(
             f"{where}: bash.guard must be one of {', '.join(GUARD_MODES)}; got {out.bash.guard!r}"

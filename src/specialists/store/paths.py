@@ -45,14 +45,15 @@ CONFIG_NAME = "config.toml"
 LOCAL_CONFIG_NAME = "config.local.toml"
 
 
-def project_config_files(project_root: Path) -> tuple[Path, Path, Path]:
+def project_config_files(project_root: str | os.PathLike[str]) -> tuple[str, str, str]:
     """The project's config files, lowest precedence first: the team's (committed beside the
     definitions), the local one's old place in the state dir, and the local one beside the
     team's (`init` gitignores it), as Claude Code has settings.json and settings.local.json."""
+    join = os.path.join
     return (
-        project_root / TEAM_DIR / CONFIG_NAME,
-        state_dir(project_root) / CONFIG_NAME,
-        project_root / TEAM_DIR / LOCAL_CONFIG_NAME,
+        join(project_root, TEAM_DIR, CONFIG_NAME),
+        join(project_root, STATE_DIR_NAME, CONFIG_NAME),
+        join(project_root, TEAM_DIR, LOCAL_CONFIG_NAME),
     )
 
 

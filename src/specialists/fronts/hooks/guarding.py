@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
     from specialists.native.tool_settings import Settings
 
-CONFIG_FILE = "config.toml"
 DEFAULT_MAX_CHARS = 40_000  # overflow.maxChars unless config.toml says otherwise
 MAX_BASH_TIMEOUT_MS = 600_000  # Claude Code's Bash tool refuses more (BASH_MAX_TIMEOUT_MS)
 # Claude Code's tools that write one file, and the input field naming it.
@@ -42,12 +41,12 @@ FILE_TOOLS = {
 
 
 def has_config(state_dir: str) -> bool:
-    """A config.toml that may change a setting: the project's or the user's."""
-    from specialists.store.paths import user_config_dir
+    """A config file that may change a setting: the user's or one of the project's (the
+    layers catalog/config.py `config_paths` reads)."""
+    from specialists.store.paths import CONFIG_NAME, project_config_files, user_config_dir
 
-    return os.path.lexists(os.path.join(state_dir, CONFIG_FILE)) or os.path.lexists(
-        os.path.join(user_config_dir(), CONFIG_FILE)
-    )
+    project = project_config_files(os.path.dirname(state_dir))
+    return any(map(os.path.lexists, (os.path.join(user_config_dir(), CONFIG_NAME), *project)))
 
 
 def load_settings(state_dir: str, event: str) -> Settings:
@@ -55,6 +54,10 @@ def load_settings(state_dir: str, event: str) -> Settings:
     project's config.toml). A wrong value is logged and the defaults apply; unknown keys
     are not logged here: a hook runs at every tool call, and the fronts a person reads
     (`run`, the MCP server, the pi sidecar) name them once."""
+    from specialists.native.tool_settings import Settings
+
+    if not has_config(state_dir):
+        return Settings()  # no file could change a default: nothing to read or parse
     from pathlib import Path
 
     from specialists.native.tool_settings import load_settings as read_settings

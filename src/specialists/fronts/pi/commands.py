@@ -14,7 +14,6 @@ same rules and the same answers. What this version does not have yet says so.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from specialists.base.errors import UserError
@@ -127,7 +126,7 @@ def config_text(front: Front) -> str:
     path = front.state_root / "config.toml"
     lines = [f"config: {path}" + ("" if path.exists() else " (absent: the defaults apply)")]
     for section in ("bash", "jobs", "events", "overflow", "timers"):
-        values = asdict(getattr(front.settings, section))
+        values = getattr(front.settings, section)._asdict()
         lines.append(f"  [{section}] " + ", ".join(f"{k} = {v!r}" for k, v in values.items()))
     return "\n".join(lines + [f"  problem: {p}" for p in front.problems])
 

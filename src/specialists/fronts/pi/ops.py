@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +131,7 @@ class Front:
         }
 
     def settings_view(self) -> dict[str, Any]:
-        return {name: asdict(getattr(self._settings, name)) for name in ("bash", "overflow")}
+        return {name: getattr(self._settings, name)._asdict() for name in ("bash", "overflow")}
 
     def tools(self, req: Mapping[str, Any]) -> dict[str, Any]:
         return {

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specialists.native.bash_guard import DEFAULT_SLEEP_LIMIT_S
-from specialists.native.guards import RESULT_LIMITS, GuardMode, claim_refusal
+from specialists.native.guards import RESULT_LIMITS, claim_refusal
 
 if TYPE_CHECKING:
     from specialists.events.spill import SpillLimits
     from specialists.native.agent_tools import Caller
+    from specialists.native.guards import GuardMode
 
 
 @dataclass(frozen=True)
