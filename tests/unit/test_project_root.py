@@ -63,3 +63,18 @@ def test_a_project_keeps_its_root_as_text_and_makes_a_path_only_when_asked(tree:
     found = Project(start=tree / "outer" / "inner", lazy=True)
     (tree / "outer" / ".git").mkdir()
     assert found.root == tree / "outer"
+
+
+def test_a_working_directory_removed_under_the_shell_is_one_clear_line(
+    tree: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from specialists.fronts.cli.main import main
+
+    def gone() -> str:
+        raise FileNotFoundError(2, "No such file or directory")
+
+    monkeypatch.setattr(os, "getcwd", gone)
+    assert main(["status"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the working directory no longer exists (cd to")
+    assert err.count("\n") == 1

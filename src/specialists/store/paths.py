@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 
+from specialists.base.errors import UserError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
@@ -24,7 +26,7 @@ def find_project_root(start: str | os.PathLike[str] | None = None) -> str:
     override = os.environ.get("SPECIALISTS_PROJECT_ROOT")
     if override:
         return os.path.realpath(override)
-    here = candidate = os.path.realpath(start or os.getcwd())
+    here = candidate = os.path.realpath(start or _working_directory())
     while True:
         if os.path.isdir(os.path.join(candidate, STATE_DIR_NAME)) or os.path.lexists(
             os.path.join(candidate, ".git")
@@ -34,6 +36,16 @@ def find_project_root(start: str | os.PathLike[str] | None = None) -> str:
         if parent == candidate:
             return here
         candidate = parent
+
+
+def _working_directory() -> str:
+    try:
+        return os.getcwd()
+    except FileNotFoundError:  # removed under the shell: say so, not "[Errno 2]" and exit 4
+        raise UserError(
+            "the working directory no longer exists",
+            hint="cd to a directory that exists, or set SPECIALISTS_PROJECT_ROOT",
+        ) from None
 
 
 def state_dir(project_root: Path) -> Path:
