@@ -64,6 +64,7 @@ def test_fast_path_imports_nothing_heavy(args, tmp_path):
 # it), `typing` and `datetime`, and the features (booted only when a job's news needs them).
 READ_COMMANDS = [["status"], ["status", "--json"], ["status", "--all"], ["feed"]]
 READ_COMMANDS += [["result", "00000000"], ["result", "00000000", "--raw"]]
+READ_COMMANDS += [["status", "--job", "00000000"], ["feed", "-j", "00000000"]]
 NOT_FOR_READS = ("argparse", "typing", "datetime", "specialists.features", "specialists.supervise")
 
 

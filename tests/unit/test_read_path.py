@@ -30,9 +30,21 @@ pytestmark = pytest.mark.timeout(60)
 NOW_MS = 1_796_000_000_000
 # Words each read verb may be given: its flags, a job, and what only argparse reads.
 WORDS = {
-    "status": ["--json", "--all", "-a", "0000abcd", "--js", "-j", "--", "-x y", "--help"],
+    "status": ["--json", "--all", "-a", "0000abcd", "--js", "-j", "--job", "--", "-x y", "--help"],
     "result": ["0000abcd", "--raw", "--json", "--wait", "-w", "--timeout", "1s", "-wr", "x"],
-    "feed": ["0000abcd", "--tree", "--follow", "-f", "--json", "--from", "3", "-x", ""],
+    "feed": [
+        "0000abcd",
+        "--tree",
+        "--follow",
+        "-f",
+        "--json",
+        "--from",
+        "3",
+        "-x",
+        "-j",
+        "--job",
+        "",
+    ],
 }
 
 
@@ -138,7 +150,8 @@ def test_the_read_verbs_say_the_same_through_either_parser(tmp_path, capsys, mon
     forms = [["status"], ["status", "--json"], ["status", "--all"], ["feed"], ["feed", "--json"]]
     for job_id in ids:
         forms += [["status", job_id], ["result", job_id], ["result", job_id, "--json"]]
-        forms += [["feed", job_id], ["result", job_id, "--raw"]]
+        forms += [["feed", job_id], ["result", job_id, "--raw"], ["feed", "--job", job_id]]
+        forms += [["status", "-j", job_id, "--json"]]
     for argv in forms:
         assert plain_args(argv) is not None, argv
         plain = _run(capsys, argv)

@@ -29,6 +29,7 @@ PLAIN = Plain(
     {"--json": "json", "--tree": "tree", "--follow": "follow", "-f": "follow"},
     "job_id",
     {"job": None, "job_id": None, "tree": False, "follow": False, "from_seq": 0, "json": False},
+    options={"--job": "job", "-j": "job"},
 )
 
 FOLLOW_POLL_S = 0.04

@@ -23,6 +23,7 @@ PLAIN = Plain(
     {"--json": "json", "--all": "all", "-a": "all"},
     "job_id",
     {"job": None, "job_id": None, "json": False, "all": False},
+    options={"--job": "job", "-j": "job"},
 )
 
 
