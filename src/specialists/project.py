@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 
+from specialists.base.lazy import Lazy
 from specialists.store.news import NEWS
 from specialists.store.paths import STATE_DIR_NAME, find_project_root
 
@@ -40,13 +41,11 @@ def boot() -> None:
     if NEWS.booted:
         return
     from specialists import features
-    from specialists.base.lazy import Lazy
     from specialists.base.ops import register_noun
     from specialists.runners.registry import EXECUTORS
     from specialists.supervise.hooks import HOOKS
 
     NEWS.teller = Lazy("specialists.supervise.news:tell_owners_after_crash")
-    NEWS.clearers.append(Lazy("specialists.events.notices:clear"))
     NEWS.revivers.append(Lazy("specialists.supervise.start:restart"))
     EXECUTORS["ray"] = Lazy("specialists.executors.job:remote_runner")
     HOOKS.planning.append(Lazy("specialists.executors.settings:planned"))
@@ -60,7 +59,9 @@ def boot() -> None:
     NEWS.booted = True
 
 
-NEWS.boot = boot  # a `Project(lazy=True)` boots when a job's news is first told or cleared
+NEWS.boot = boot  # a `Project(lazy=True)` boots when a job's news is first told
+# Clearing a read answer's notices needs no feature: `result` does it without the boot.
+NEWS.clearers.append(Lazy("specialists.events.notices:clear"))
 
 
 class Project:

@@ -75,15 +75,17 @@ def test_a_read_verb_parses_and_boots_nothing_it_does_not_need(args, tmp_path):
     assert loaded == [], f"`specialists {' '.join(args)}` imports {loaded}"
 
 
-# `status` and `feed` read the store by text paths: `pathlib` (with `urllib.parse` and
-# `ipaddress`, some 5 ms of CPU) would be a sixth of what `status` costs (issue 20: at most 3x
-# a bare interpreter's; benchmarks/bench_status.py).
+# `status`, `result` and `feed` read the store by text paths: `pathlib` (with `urllib.parse`
+# and `ipaddress`, some 5 ms of CPU) would be a sixth of what `status` costs (issue 20: at
+# most 3x a bare interpreter's; benchmarks/bench_status.py). Reading an answer clears its
+# notices without booting the features.
 TEXT_PATH_READS = [["status"], ["status", "--json"], ["status", "00000002"], ["feed"]]
 TEXT_PATH_READS += [["feed", "--job", "00000002"], ["feed", "--job", "00000001"]]
+TEXT_PATH_READS += [["result", "00000001"], ["result", "00000001", "--json"]]
 
 
 @pytest.mark.parametrize("args", TEXT_PATH_READS, ids=lambda a: " ".join(a))
-def test_status_and_feed_over_live_and_ended_jobs_never_import_pathlib(args, tmp_path):
+def test_the_read_verbs_over_live_and_ended_jobs_never_import_pathlib(args, tmp_path):
     from specialists.store.records import JobStatus
 
     root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
@@ -105,12 +107,15 @@ def test_status_and_feed_over_live_and_ended_jobs_never_import_pathlib(args, tmp
             json.dumps({"seq": 1, "ts": now, "event": "start"}) + "\n"
         )
     (jobs / "00000001" / "result.txt").write_text("the answer\n")
+    owned = {"id": "00000001", "owner": ["cli-reader"]}  # reading it clears its notices
+    (jobs / "00000001" / "job.json").write_text(json.dumps(owned))
     claude = Path(os.environ["CLAUDE_CONFIG_DIR"])  # the user's registration is looked up
     claude.mkdir(parents=True, exist_ok=True)
     (claude / ".claude.json").write_text(json.dumps({"mcpServers": {"specialists": {}}}))
     for _ in range(2):  # the first run writes the finished-jobs index and the health cache
         names = imported_modules(args, root)
-    assert "pathlib" not in names, f"`specialists {' '.join(args)}` imports pathlib"
+    loaded = sorted(n for n in names if n == "pathlib" or n.startswith(NOT_FOR_READS))
+    assert loaded == [], f"`specialists {' '.join(args)}` imports {loaded}"
     assert "specialists.store.view" in names or args[0] == "feed"
 
 

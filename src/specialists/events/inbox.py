@@ -26,7 +26,7 @@ from pathlib import Path
 from specialists.base.errors import Planted, StoreError
 from specialists.base.tuples import NamedTuple
 from specialists.events.model import Event, EventSource, event_from_dict, event_id
-from specialists.events.owners import check_owner, owner_dir
+from specialists.events.owners import INBOX_NAME, check_owner, owner_dir
 from specialists.events.spill import EVENT_LIMITS, SpillLimits, bound_body
 from specialists.store.control import may_empty
 from specialists.store.kinds import OWNER
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 EVENTS = "events"  # events.jsonl
 CURSOR = "cursor"  # cursor.json
-EVENTS_FILE = "events.jsonl"
+EVENTS_FILE = INBOX_NAME
 CURSOR_FILE = "cursor.json"
 SPILL_DIR = "spill"
 

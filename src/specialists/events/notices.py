@@ -215,12 +215,16 @@ def post_to_owners(
 # --- reading the answer -----------------------------------------------------------------------
 
 
-def clear(state_dir: Path, job_id: str) -> None:
-    """The job's answer was read: drop its notices that were not delivered yet."""
+def clear(state_dir: str | Path, job_id: str) -> None:
+    """The job's answer was read: drop its notices that were not delivered yet. Text paths
+    and a look for the owners' inboxes first: `result` pays for the inbox only when one is
+    there."""
+    from specialists.events.owners import has_inbox
+
     if not is_job_id(job_id):
         return
-    job_dir = state_dir / "jobs" / job_id
-    keys = _keys((object_or_none(job_dir / "job.json", MAX_JOB_FILE_BYTES) or {}).get("owner"))
+    job_dir = os.path.join(state_dir, "jobs", job_id)
+    keys = [k for k in job_owner(job_dir) if has_inbox(state_dir, k)]
     if not keys:
         return
     answers = _answers(job_dir)
@@ -355,17 +359,22 @@ def _keys(raw: object) -> list[str]:
     return list(dict.fromkeys(k for k in raw if is_key(k))) if isinstance(raw, list) else []
 
 
-def _answers(job_dir: Path) -> int:
+def _answers(job_dir: str | Path) -> int:
     try:
-        return sum(1 for e in os.scandir(job_dir / "answers") if e.name.endswith(".txt"))
+        return sum(
+            1 for e in os.scandir(os.path.join(job_dir, "answers")) if e.name.endswith(".txt")
+        )
     except (FileNotFoundError, NotADirectoryError):
         return 0
 
 
-def _existing_inboxes(state_dir: Path, keys: list[str]) -> list[Inbox]:
+def _existing_inboxes(state_dir: str | Path, keys: list[str]) -> list[Inbox]:
+    from pathlib import Path
+
     from specialists.events.inbox import Inbox
 
-    return [i for i in (Inbox(state_dir, k) for k in keys) if i.events_path.exists()]
+    inboxes = (Inbox(Path(state_dir), k) for k in keys)
+    return [i for i in inboxes if i.events_path.exists()]
 
 
 def prune_stale(store: object, crashed: list[str]) -> list[str]:

@@ -7,12 +7,17 @@ and `-`. Keys are checked before they touch a path, like job ids.
 
 from __future__ import annotations
 
+import os
 import re
-from pathlib import Path
 
 from specialists.base.errors import StoreError, UserError
 
+TYPE_CHECKING = False  # no `pathlib` at run time: reading an answer looks for inboxes here
+if TYPE_CHECKING:
+    from pathlib import Path
+
 OWNERS_DIR = "owners"
+INBOX_NAME = "events.jsonl"  # an owner's inbox in its directory (events/inbox.py)
 _OWNER_RE = re.compile(r"[a-z][a-z0-9]{0,15}-[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 _JOB_OWNER_RE = re.compile(r"job-[0-9a-f]{8}")
 
@@ -51,6 +56,11 @@ def session_owner(kind: str, session_id: str) -> str:
 def owner_dir(state_root: Path, key: str) -> Path:
     """`.specialists/owners/<key>/`: the owner's inbox, cursor, timers and spill."""
     return state_root / OWNERS_DIR / check_owner(key)
+
+
+def has_inbox(state_root: str | Path, key: str) -> bool:
+    """An inbox file stands for `key`: one lstat, before anything of the inbox is loaded."""
+    return is_owner(key) and os.path.lexists(os.path.join(state_root, OWNERS_DIR, key, INBOX_NAME))
 
 
 def check_owner_dir(state_root: Path, owner: str) -> None:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
         Required, so that no caller forgets it: `news=None` says "nobody is told", on
         purpose."""
 
-        def clear(self, state_dir: Path, job_id: str) -> None: ...
+        def clear(self, state_dir: str | Path, job_id: str) -> None: ...
 
 
 __all__ = [

@@ -16,7 +16,7 @@ A hook never raises into the writer: what fails is logged where it happened. Tel
 recovering a job before the hooks are registered is a bug (a process that forgot to boot
 would drop every owner's notice silently), unless the composition root left `boot` to do it
 on first use (`status`, `result` and `feed` boot the features only when a job's news needs
-them).
+them). The clearers need no boot: the composition root names them when it is imported.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from specialists.store.records import JobStatus
 
-Clearer = Callable[["Path", str], object]  # (state dir, job id)
+Clearer = Callable[["str | Path", str], object]  # (state dir, job id)
 # (state dir, the ended status not yet written, the writing of it, told=): record() is called
 # once; `told`: its supervisor told the end and wrote its end event, then died
 Teller = Callable[..., object]
@@ -63,8 +63,9 @@ class News:
         else:
             self.teller(state_dir, status, record, told=told)
 
-    def clear(self, state_dir: Path, job_id: str) -> None:
-        self.check()
+    def clear(self, state_dir: str | Path, job_id: str) -> None:
+        if not self.clearers:  # named when the composition root is imported, before any boot
+            self.check()
         for clearer in self.clearers:
             clearer(state_dir, job_id)
 

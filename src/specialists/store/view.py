@@ -125,7 +125,7 @@ def read_answer(store: JobStore, st: JobStatus) -> str | None:
     else:
         return None
     if text is not None and store.news is not None:
-        store.news.clear(store.root, st.id)
+        store.news.clear(store.root_str, st.id)
     return text
 
 

@@ -156,12 +156,15 @@ def _detail(st: Any) -> str:
 
 
 def _ceiling_lines(st: Any) -> list[str]:
-    """Each spend ceiling the job counts against: spent of allowed, and what is left."""
+    """Each spend ceiling the job counts against: spent of allowed, and what is left. The
+    spend room is loaded only for a job that has one."""
+    ceilings = st.ceilings if isinstance(st.ceilings, list) else ()
+    if not ceilings:
+        return []
     from specialists.features.spend.ceiling import entries
 
     return [
-        f"  Ceiling: {e.whose()}: {clip(e.figures(), 200)} ({e.left()})"
-        for e in entries(st.ceilings if isinstance(st.ceilings, list) else ())
+        f"  Ceiling: {e.whose()}: {clip(e.figures(), 200)} ({e.left()})" for e in entries(ceilings)
     ]
 
 
