@@ -3,7 +3,8 @@
 Targets: <= 50 ms at 1,000 jobs on 2 cores, CPU <= 3x a bare interpreter's (issue 20, each
 status run taken in turn with a bare one, so a changing load weighs on both alike), peak
 RSS <= 25 MB. Measured as `python -m specialists status`, and at 1,000 jobs also as the
-installed command starts it (its console script imports no `runpy`).
+installed command starts it (its console script imports no `runpy`), with the other read
+verbs a person waits on: `result` of a done job and `feed --job` of it.
 """
 
 from __future__ import annotations
@@ -102,14 +103,18 @@ def main() -> None:
             f" (first run after the index is lost: {median_ms(cold):6.1f} ms)"
         )
     # The same 1,000 jobs, started as the installed command starts it (no runpy).
-    command, cpu, floor = entry_argv("status"), [], []
-    for _ in range(RUNS):
-        cpu.append(cpu_s(command, env=layout.env, cwd=layout.project))
-        floor.append(cpu_s(bare, env=base.env, cwd=base.project))
-    print(
-        f"status,  1000 jobs, as the installed `specialists` command: CPU {median_ms(cpu):5.1f}"
-        f" ms, {median_ms(cpu) / median_ms(floor):.2f}x a bare interpreter's"
-    )
+    done = layout.project / ".specialists" / "jobs" / f"{count - 1:08x}"
+    (done / "result.txt").write_text("the answer\n")
+    for args in (["status"], ["result", done.name], ["feed", "--job", done.name]):
+        label, command, cpu, floor = " ".join(args), entry_argv(*args), [], []
+        for _ in range(RUNS):
+            cpu.append(cpu_s(command, env=layout.env, cwd=layout.project))
+            floor.append(cpu_s(bare, env=base.env, cwd=base.project))
+        print(
+            f"{label}, 1000 jobs, as the installed `specialists` command: CPU "
+            f"{median_ms(cpu):5.1f} ms, {median_ms(cpu) / median_ms(floor):.2f}x a bare "
+            "interpreter's"
+        )
     print(
         f"python -c pass (interpreter floor): median {median_ms(py):6.1f} ms, "
         f"CPU {median_ms(floors):5.1f} ms"
