@@ -50,6 +50,21 @@ def test_every_command_is_in_exactly_one_group_and_the_help_lists_them_so(capsys
     assert "examples:" in out and out.endswith("\n")
 
 
+def test_the_written_root_help_is_the_parsers(capsys, monkeypatch):
+    """`specialists`, `--help` and `-h` print root_help.txt without building the parser; it
+    must be what the parser prints, and the parser prints it when the file is gone."""
+    from specialists.fronts.cli import commands
+
+    built = build_parser().format_help()
+    assert commands.written_root_help() == built, "root_help.txt is stale: run scripts/cli-help"
+    for form in ([], ["--help"], ["-h"]):
+        assert main(form) == 0
+        assert capsys.readouterr().out == built
+    monkeypatch.setattr(commands, "ROOT_HELP", "/nonexistent/root_help.txt")
+    assert commands.written_root_help() is None
+    assert main(["--help"]) == 0 and capsys.readouterr().out == built
+
+
 def test_help_text_cites_no_internals():
     for path, parser in every_parser(build_parser()):
         texts = [parser.description or "", parser.epilog or ""]

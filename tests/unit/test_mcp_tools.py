@@ -150,9 +150,7 @@ def test_the_listing_the_stdio_server_starts_with_is_the_tables():
     from specialists.fronts.mcp.stdio import LISTING
 
     written = json.loads(Path(LISTING).read_text(encoding="utf-8"))
-    assert written == table.listings(), (
-        "listing.json is stale: python -c 'from specialists.fronts.mcp.table import write; write()'"
-    )
+    assert written == table.listings(), "listing.json is stale: run scripts/mcp-listing"
 
 
 def test_the_control_tools_generated_from_their_ops_keep_their_shapes(ctx):

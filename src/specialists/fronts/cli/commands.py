@@ -4,6 +4,7 @@ by main.py and parser.py (standard library only: the hooks' fast path loads it).
 from __future__ import annotations
 
 import importlib
+import os
 from types import SimpleNamespace
 
 # Command -> the module (cli/cmd_<module>.py) that registers it (one module may add several),
@@ -112,6 +113,23 @@ def plain_args(args: list[str]) -> SimpleNamespace | None:
     if job is not None:
         values[plain.job] = job
     return SimpleNamespace(**values)
+
+
+# `specialists --help` (and a bare `specialists`) as the parser prints it, written down: a
+# person's first command builds no parser of some 300 modules (scripts/cli-help writes it;
+# tests/unit/test_cli_habits.py holds it equal to the parser's).
+ROOT_HELP = os.path.join(os.path.dirname(__file__), "root_help.txt")
+ROOT_HELP_FORMS: tuple[list[str], ...] = ([], ["--help"], ["-h"])
+
+
+def written_root_help() -> str | None:
+    """The root help as written down, or None when the file is missing or unreadable (then
+    the parser prints it)."""
+    try:
+        with open(ROOT_HELP, encoding="utf-8") as f:
+            return f.read(1 << 20)
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 # How `specialists --help` groups the commands, in this order (a test keeps every command in

@@ -30,8 +30,10 @@ from specialists.fronts.cli.commands import (
     HOOK_EVENTS,
     QUIET_AFTER,
     READS,
+    ROOT_HELP_FORMS,
     error_text,
     plain_args,
+    written_root_help,
 )
 
 # `typing` costs ~5 ms and every hook run starts here: annotations are strings, so only
@@ -64,6 +66,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         collect_from_here()
         return _guarded(lambda: serve_stdio(*stdio), args_list)
     completing = "_ARGCOMPLETE" in os.environ  # the shell asks for completions
+    if args_list in ROOT_HELP_FORMS and not completing:
+        text = written_root_help()
+        if text is not None:
+            sys.stdout.write(text)
+            return 0
     args: Any = None if completing else plain_args(args_list)  # a person waits: no argparse
     if args is None:
         from specialists.fronts.cli.parser import build_parser
