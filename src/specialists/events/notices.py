@@ -47,6 +47,7 @@ import time
 from specialists.base.display import display_line, duration
 from specialists.base.owner import is_key
 from specialists.base.vocab import PROC_RUNNER
+from specialists.events.owners import has_inbox
 from specialists.store.files import object_or_none
 from specialists.store.ids import is_job_id
 from specialists.store.records import LIMIT_EVENT, PAUSED_EVENT
@@ -219,8 +220,6 @@ def clear(state_dir: str | Path, job_id: str) -> None:
     """The job's answer was read: drop its notices that were not delivered yet. Text paths
     and a look for the owners' inboxes first: `result` pays for the inbox only when one is
     there."""
-    from specialists.events.owners import has_inbox
-
     if not is_job_id(job_id):
         return
     job_dir = os.path.join(state_dir, "jobs", job_id)
