@@ -30,9 +30,12 @@ def test_the_nearest_marker_wins_and_a_git_file_counts(tree: Path) -> None:
     assert find_project_root(str(start)) == str(tree / "outer" / "inner" / "src")
 
 
-def test_a_file_named_like_the_state_directory_is_no_marker(tree: Path) -> None:
+def test_a_file_named_like_the_state_directory_or_a_dangling_git_link_is_no_marker(
+    tree: Path,
+) -> None:
     (tree / "outer" / ".git").mkdir()
     (tree / "outer" / "inner" / ".specialists").write_text("not a directory")
+    (tree / "outer" / "inner" / ".git").symlink_to(tree / "nowhere")
     assert find_project_root(tree / "outer" / "inner") == str(tree / "outer")
 
 

@@ -89,7 +89,9 @@ class JobStore:
 
     @cached_property
     def jobs_dir(self) -> Path:
-        return self.root / "jobs"
+        from pathlib import Path
+
+        return Path(self.jobs_str)
 
     # --- naming --------------------------------------------------------------------------
 

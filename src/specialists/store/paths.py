@@ -28,7 +28,7 @@ def find_project_root(start: str | os.PathLike[str] | None = None) -> str:
         return os.path.realpath(override)
     here = candidate = os.path.realpath(start or _working_directory())
     while True:
-        if os.path.isdir(os.path.join(candidate, STATE_DIR_NAME)) or os.path.lexists(
+        if os.path.isdir(os.path.join(candidate, STATE_DIR_NAME)) or os.path.exists(
             os.path.join(candidate, ".git")
         ):
             return candidate

@@ -20,6 +20,7 @@ import time
 
 from specialists.base.errors import StoreError
 from specialists.events.notices import NOTICE_TTL_S
+from specialists.events.owners import INBOX_NAME, OWNERS_DIR
 from specialists.fronts.hooks.common import HOOKS_DIR_NAME, log, write_small
 from specialists.store.files import object_or_none, read_bytes
 
@@ -34,7 +35,6 @@ MAX_EVENTS = 10  # per delivery, as the wave-1 banners; the rest come with the n
 # a 2 KB preview: stay under it.
 MAX_CHARS = 9000
 MORE = "[More specialists events are waiting; they come with your next prompt or tool call.]"
-OWNERS_DIR = "owners"  # as events.owners.OWNERS_DIR
 CURSOR_BYTES = 1024 * 1024  # as events.inbox._read_cursor
 LINE_BYTES = 64 * 1024  # as events.inbox.MAX_LINE_BYTES
 
@@ -116,9 +116,7 @@ def _expired(event: Event) -> bool:
 def _has_pending(owner: str) -> bool:
     """As Inbox.has_pending: a whole line past the acknowledged offset."""
     try:
-        fd = os.open(
-            os.path.join(owner, "events.jsonl"), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
-        )
+        fd = os.open(os.path.join(owner, INBOX_NAME), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return False
     try:

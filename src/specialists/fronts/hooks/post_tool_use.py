@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+from specialists.events.owners import OWNERS_DIR
 from specialists.fronts.hooks.common import log, reader_keys, write_reply
 from specialists.fronts.hooks.delivery import deliver
 from specialists.fronts.hooks.guarding import DEFAULT_MAX_CHARS, has_config, response_chars
@@ -52,7 +53,7 @@ def _guarded(data: dict[str, Any], state_dir: str, keys: tuple[str, ...]) -> obj
     settings = load_settings(state_dir, "post-tool-use")
     if chars <= settings.overflow.max_chars:
         return None
-    spill = os.path.join(state_dir, "owners", keys[0] if keys else "cli-unknown", "spill")
+    spill = os.path.join(state_dir, OWNERS_DIR, keys[0] if keys else "cli-unknown", "spill")
     try:
         return bounded_response(name, response, settings, spill)
     except OSError as exc:  # a full disk: the model gets the whole result rather than none

@@ -34,6 +34,7 @@ import json
 import os
 import time
 
+from specialists.events.owners import OWNERS_DIR
 from specialists.fronts.hooks.common import (
     HOOKS_DIR_NAME,
     log,
@@ -156,7 +157,7 @@ def pending_work(state_dir: str, keys: tuple[str, ...]) -> str:
     )
     timers = 0
     for key in keys:
-        if os.path.lexists(os.path.join(state_dir, "owners", key, "timers.jsonl")):
+        if os.path.lexists(os.path.join(state_dir, OWNERS_DIR, key, "timers.jsonl")):
             from pathlib import Path
 
             from specialists.base.errors import SpecialistsError
