@@ -12,7 +12,6 @@ import os
 import shutil
 import signal
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -338,7 +337,7 @@ def test_bad_ids_and_offsets_are_one_error(name: str, args: dict[str, object], e
 def test_another_owners_job_is_not_yours() -> None:
     """bg_output and bg_cancel see only the caller's jobs."""
     job_id = started({"command": "echo mine"})
-    other = replace(caller(), owner="cli-someoneelse")
+    other = caller().replace(owner="cli-someoneelse")
     assert tool("bg_cancel", {"id": job_id}, other).is_error
     assert tool("bg_list", {}, other).text == "No background jobs."
     job_exit_of(job_id)

@@ -403,14 +403,13 @@ def test_launch_and_concurrency_limits_refuse_before_anything_is_created() -> No
     """R-RLM4 and R-H11's fixed limit: over maxConcurrent open children, or maxLaunches in
     all, a spawn is refused at once with what to do; concurrent spawns of one parent cannot
     pass the limit together (they are counted under one lock)."""
-    import dataclasses
     import threading
 
     from specialists.native.tool_settings import Settings, ThreadsSettings
 
     project = thread_project(waiter="sleep 30")
     limited = Settings(threads=ThreadsSettings(max_concurrent=2, max_launches=3))
-    root = dataclasses.replace(root_caller(project), settings=limited)
+    root = root_caller(project).replace(settings=limited)
     replies: list[object] = []
     barrier = threading.Barrier(4)
 
@@ -443,8 +442,6 @@ def test_adaptive_concurrency_refuses_over_the_current_limit_and_grows_with_succ
     """R-H11: initial 1, one success to grow. With one child open a second spawn is refused
     (nothing created, not counted as a failure); once that child has closed well, two may
     run at once."""
-    import dataclasses
-
     from specialists.native.tool_settings import AdaptiveConcurrency, Settings, ThreadsSettings
 
     project = thread_project(waiter="sleep 30")
@@ -454,7 +451,7 @@ def test_adaptive_concurrency_refuses_over_the_current_limit_and_grows_with_succ
     )
     adaptive = AdaptiveConcurrency(True, 1, 1, 3, 1, 0.5)
     settings = Settings(threads=ThreadsSettings(adaptive_concurrency=adaptive))
-    root = dataclasses.replace(root_caller(project), settings=settings)
+    root = root_caller(project).replace(settings=settings)
     first = spawn(root, specialist="gated")
     assert not first.is_error, first.text
     refused = spawn(root, specialist="waiter")

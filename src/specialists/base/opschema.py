@@ -1,4 +1,4 @@
-"""An op's parameters and JSON Schema, read from its signature and docstring (stdlib `inspect`
+"""An op's parameters and JSON Schema, read from its signature and docstring (its code object
 and `typing.get_type_hints`, on demand: the fronts ask when they build a parser or list a tool).
 
 The first parameter is the caller (never an argument). Positional-only parameters are a
@@ -25,45 +25,76 @@ import must stay light names its types' module in `__types__` (fronts/jobs.py).
 from __future__ import annotations
 
 import importlib
-import inspect
 import types
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
 from specialists.base.reader.arguments import ONE_LINE_PATTERN
+from specialists.base.tuples import NamedTuple
+
+# No `dataclasses` here: with the `inspect` it imports, it cost every op command (`stop`,
+# `timer list`) and every tool call about 12 ms, and each frozen dataclass about 1 ms more.
 
 Schema = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Text:
+class _Mark:
+    """A mark of `Annotated`: equal to a mark of its class with the same values."""
+
+    __slots__ = ()
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._names())
+
+    def _names(self) -> tuple[str, ...]:
+        return self.__slots__
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, _Mark)
+            and type(other) is type(self)
+            and (other._values() == self._values())
+        )
+
+    def __hash__(self) -> int:
+        return hash((type(self), self._values()))
+
+    def __repr__(self) -> str:
+        pairs = zip(self._names(), self._values(), strict=True)
+        return f"{type(self).__name__}({', '.join(f'{n}={v!r}' for n, v in pairs)})"
+
+
+class Text(_Mark):
     """A string's bounds: at most `max` characters, at least `min`; one line unless
     `line=False` (prompts, messages, notes)."""
 
-    max: int = 4096
-    min: int = 0
-    line: bool = True
+    __slots__ = ("line", "max", "min")
+
+    def __init__(self, max: int = 4096, min: int = 0, line: bool = True) -> None:
+        self.max, self.min, self.line = max, min, line
 
 
-@dataclass(frozen=True)
-class Range:
-    low: float | None = None
-    high: float | None = None
+class Range(_Mark):
+    __slots__ = ("high", "low")
+
+    def __init__(self, low: float | None = None, high: float | None = None) -> None:
+        self.low, self.high = low, high
 
 
-@dataclass(frozen=True)
-class Many:
-    max: int
-    min: int = 0
+class Many(_Mark):
+    __slots__ = ("max", "min")
+
+    def __init__(self, max: int, min: int = 0) -> None:
+        self.max, self.min = max, min
 
 
-@dataclass(frozen=True)
-class Seconds:
+class Seconds(_Mark):
     """A duration in seconds; on a command line a duration text ("30s", "5m", "1h"; a bare
     number is milliseconds, as `--timeout` has always read)."""
+
+    __slots__ = ()
 
 
 class Cli:
@@ -98,8 +129,10 @@ class Cli:
         self.hidden, self.parse, self.person, self.group = hidden, parse, person, group
 
 
-@dataclass(frozen=True)
-class Param:
+NO_CLI = Cli()
+
+
+class Param(NamedTuple):
     """One argument of an op, as every front needs it."""
 
     name: str
@@ -111,12 +144,11 @@ class Param:
     kind: str  # "str", "int", "float", "bool", "choice", "list", "object", "any"
     choices: tuple[str, ...] = ()
     seconds: bool = False
-    cli: Cli = field(default_factory=Cli)
+    cli: Cli = NO_CLI  # never changed: one shared
     keys: tuple[Param, ...] = ()  # a TypedDict's keys: one option each on a command line
 
 
-@dataclass(frozen=True)
-class Signature:
+class Signature(NamedTuple):
     description: str
     params: tuple[Param, ...]
     returns: Any  # the return annotation (a TypedDict gives an output schema)
@@ -142,15 +174,68 @@ def obj(
     return schema
 
 
+class _Arg(NamedTuple):
+    """A parameter as its function's code object says it."""
+
+    name: str
+    positional: bool  # positional-only
+    default: Any  # EMPTY: none (required)
+    annotation: Any  # EMPTY: none
+
+
+EMPTY = object()
+_VARIADIC = 0x04 | 0x08  # CO_VARARGS | CO_VARKEYWORDS
+
+
+def _args(fn: Callable[..., Any]) -> list[_Arg]:
+    """Every parameter of a plain function, in order (what `inspect.signature` gives, read
+    from the code object without importing `inspect`); a wrapper's are its function's."""
+    while hasattr(fn, "__wrapped__"):
+        fn = fn.__wrapped__
+    code = fn.__code__
+    if code.co_flags & _VARIADIC:
+        raise TypeError(f"bug: op {fn.__qualname__} takes *args or **kwargs: name every argument")
+    count = code.co_argcount
+    names = code.co_varnames[: count + code.co_kwonlyargcount]
+    defaults = fn.__defaults__ or ()
+    first_default = count - len(defaults)
+    kw_defaults = fn.__kwdefaults__ or {}
+    notes = fn.__annotations__
+    return [
+        _Arg(
+            name,
+            i < code.co_posonlyargcount,
+            defaults[i - first_default] if first_default <= i < count
+            else kw_defaults.get(name, EMPTY) if i >= count else EMPTY,
+            notes.get(name, EMPTY),
+        )
+        for i, name in enumerate(names)
+    ]  # fmt: skip
+
+
+def docstring(item: Any) -> str:
+    """An object's own docstring with its indentation taken off (as `inspect.cleandoc`)."""
+    doc = getattr(item, "__doc__", None)
+    if not isinstance(doc, str):
+        return ""
+    lines = doc.expandtabs().split("\n")
+    margin = min((len(x) - len(x.lstrip()) for x in lines[1:] if x.strip()), default=0)
+    lines = [lines[0].lstrip(), *(x[margin:] for x in lines[1:])]
+    while lines and not lines[-1]:
+        lines.pop()
+    while lines and not lines[0]:
+        lines.pop(0)
+    return "\n".join(lines)
+
+
 @cache
 def signature(fn: Callable[..., Any]) -> Signature:
     """The op's description and parameters (cached: a signature never changes)."""
-    description, helps = parse_docstring(inspect.getdoc(fn) or "")
-    params = []
-    for p in list(inspect.signature(fn).parameters.values())[1:]:  # the first is the caller
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise TypeError(f"bug: op {fn.__qualname__} takes *{p.name}: name every argument")
-        params.append(_param(p, _hint(fn, p.annotation), helps.get(p.name, "")))
+    description, helps = parse_docstring(docstring(fn))
+    params = [
+        _param(arg, _hint(fn, arg.annotation), helps.get(arg.name, ""))
+        for arg in _args(fn)[1:]  # the first is the caller
+    ]
     try:
         returns = _hint(fn, fn.__annotations__.get("return", Any))
     except NameError:  # a type only type checkers import: no declared output
@@ -161,7 +246,7 @@ def signature(fn: Callable[..., Any]) -> Signature:
 def _hint(fn: Callable[..., Any], annotation: Any) -> Any:
     """An annotation as a type (a string under `from __future__ import annotations` is read
     in the op's module: our own source, never outside input)."""
-    if annotation is inspect.Parameter.empty:
+    if annotation is EMPTY:
         return Any
     if isinstance(annotation, str):
         names = fn.__globals__
@@ -171,10 +256,10 @@ def _hint(fn: Callable[..., Any], annotation: Any) -> Any:
     return annotation
 
 
-def _param(p: inspect.Parameter, hint: Any, help_: str) -> Param:
-    required = p.default is inspect.Parameter.empty
+def _param(arg: _Arg, hint: Any, help_: str) -> Param:
+    required = arg.default is EMPTY
     base, marks = _unwrap(hint)
-    cli = next((m for m in marks if isinstance(m, Cli)), Cli())
+    cli = next((m for m in marks if isinstance(m, Cli)), NO_CLI)
     seconds = any(isinstance(m, Seconds) for m in marks)
     optional = False
     if _is_union(base):
@@ -182,26 +267,25 @@ def _param(p: inspect.Parameter, hint: Any, help_: str) -> Param:
         optional = len(members) < len(typing.get_args(base))
         base, more = _unwrap(members[0] if len(members) == 1 else Any)
         marks = (*marks, *more)
-    if optional and not required and p.default is not None:
-        raise TypeError(f"bug: optional argument {p.name} must default to None")
+    if optional and not required and arg.default is not None:
+        raise TypeError(f"bug: optional argument {arg.name} must default to None")
     schema, kind, choices = _schema(base, marks)
-    if kind in ("int", "float") and not required and p.default is not None:
-        schema = {**schema, "default": p.default}
+    if kind in ("int", "float") and not required and arg.default is not None:
+        schema = {**schema, "default": arg.default}
     if help_:
         schema = {**schema, "description": help_}
     keys = _keys(base) if _is_typeddict(base) else ()
     return Param(
-        p.name, schema, p.kind is p.POSITIONAL_ONLY, required,
-        None if required else p.default, help_, kind, choices, seconds, cli, keys,
+        arg.name, schema, arg.positional, required,
+        None if required else arg.default, help_, kind, choices, seconds, cli, keys,
     )  # fmt: skip
 
 
 def _keys(hint: Any) -> tuple[Param, ...]:
     """A TypedDict's keys as optional keyword parameters (their help: its docstring's Args)."""
-    _, helps = parse_docstring(inspect.getdoc(hint) or "")
+    _, helps = parse_docstring(docstring(hint))
     return tuple(
-        _param(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None),
-               each | None, helps.get(name, ""))
+        _param(_Arg(name, False, None, EMPTY), each | None, helps.get(name, ""))
         for name, each in typing.get_type_hints(hint, include_extras=True).items()
     )  # fmt: skip
 

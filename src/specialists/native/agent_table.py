@@ -90,12 +90,10 @@ def _by_action(noun: Noun) -> Callable[[ToolCall], Reply]:
 
 def reply_of(op: Op, call: ToolCall, values: Mapping[str, Any]) -> Reply:
     """Run an op for a tool call: checked arguments in, the model's text and the data out."""
-    from dataclasses import replace
-
     from specialists.base.ops import as_data, call_json, said
     from specialists.native.agent_tools import Reply
 
-    caller = replace(call.caller, call_id=call.call_id) if call.call_id else call.caller
+    caller = call.caller.replace(call_id=call.call_id) if call.call_id else call.caller
     result = call_json(op, caller, values, name=None)
     return Reply(said(op, result), as_data(result), yields=op.yields)
 

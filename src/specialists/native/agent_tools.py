@@ -11,43 +11,82 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from specialists.base.errors import Failed, SpecialistsError, UserError
+from specialists.base.tuples import NamedTuple
 from specialists.events.owners import owner_job_id
 from specialists.native.tool_settings import Settings
 from specialists.native.tool_tiers import allowed, job_tier, refusal
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from specialists.store.jobs import JobStore
 
+DEFAULT_SETTINGS = Settings()
 MAX_DESCRIPTION = 900  # R-G2
 NO_POLL = "Do not poll, do not sleep in a loop: end your turn or do independent work."
 
 
-@dataclass(frozen=True)
+def _never() -> bool:
+    return False
+
+
 class Caller:
     """Who calls a tool or an op (base/ops.py), from which context: a job's model, an MCP
-    client, a pi session, a person at the command line."""
+    client, a pi session, a person at the command line. Never changed once made: `replace`
+    makes another. (A plain class: a frozen dataclass costs every op command `dataclasses`
+    and `inspect`.)"""
 
-    state_root: Path  # the project's .specialists/
-    owner: str  # owner key: the inbox that hears of outcomes (job-<id>, claude-<session>, ...)
-    cwd: Path
-    job_id: str | None = None  # when the caller is one of our jobs
-    stack: tuple[str, ...] = ("root",)  # thread stack from root to the caller (threads)
-    settings: Settings = field(default_factory=Settings)
-    clock: Callable[[], float] = time.time  # wall seconds; tests pass a fake
-    # True once the caller's turn is interrupted: a tool that waits (an ask) gives up then.
-    cancelled: Callable[[], bool] = field(default=lambda: False, compare=False)
-    cancel_why: str = "its turn was interrupted"  # said when `cancelled` ends a wait
-    keys: tuple[str, ...] = ()  # every owner key of the caller (a session has several)
-    # A person at a terminal: oversees the whole project (any job's asks, any background
-    # job), where a model sees only its own.
-    person: bool = False
-    call_id: str = ""
-    warnings: list[str] = field(default_factory=list, compare=False)  # said beside the answer
+    __slots__ = (
+        "call_id",
+        "cancel_why",
+        "cancelled",
+        "clock",
+        "cwd",
+        "job_id",
+        "keys",
+        "owner",
+        "person",
+        "settings",
+        "stack",
+        "state_root",
+        "warnings",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        state_root: Path,  # the project's .specialists/
+        owner: str,  # owner key: the inbox that hears of outcomes (job-<id>, claude-<session>)
+        cwd: Path,
+        job_id: str | None = None,  # when the caller is one of our jobs
+        stack: tuple[str, ...] = ("root",),  # thread stack from root to the caller (threads)
+        settings: Settings = DEFAULT_SETTINGS,
+        clock: Callable[[], float] = time.time,  # wall seconds; tests pass a fake
+        # True once the caller's turn is interrupted: a tool that waits (an ask) gives up.
+        cancelled: Callable[[], bool] = _never,
+        cancel_why: str = "its turn was interrupted",  # said when `cancelled` ends a wait
+        keys: tuple[str, ...] = (),  # every owner key of the caller (a session has several)
+        # A person at a terminal: oversees the whole project (any job's asks, any background
+        # job), where a model sees only its own.
+        person: bool = False,
+        call_id: str = "",
+        warnings: list[str] | None = None,  # said beside the answer
+    ) -> None:
+        self.state_root, self.owner, self.cwd, self.job_id = state_root, owner, cwd, job_id
+        self.stack, self.settings, self.clock, self.cancelled = stack, settings, clock, cancelled
+        self.cancel_why, self.keys, self.person, self.call_id = cancel_why, keys, person, call_id
+        self.warnings: list[str] = [] if warnings is None else warnings
+
+    def replace(self, **changes: Any) -> Self:
+        """This caller (of its class) with `changes`; its warnings list is the same list."""
+        names = [n for cls in type(self).__mro__ for n in getattr(cls, "__slots__", ())]
+        return type(self)(**{**{n: getattr(self, n) for n in names}, **changes})
+
+    def __repr__(self) -> str:
+        return f"Caller(owner={self.owner!r}, job_id={self.job_id!r}, person={self.person})"
 
     @property
     def owners(self) -> tuple[str, ...]:
@@ -72,17 +111,15 @@ class Caller:
         return JobStore(self.state_root, news=NEWS)
 
 
-@dataclass(frozen=True)
-class ToolCall:
+class ToolCall(NamedTuple):
     args: Mapping[str, Any]
     caller: Caller
     call_id: str = ""
 
 
-@dataclass(frozen=True)
-class Reply:
+class Reply(NamedTuple):
     text: str  # what the model reads
-    data: Mapping[str, Any] = field(default_factory=dict)  # structured, for programs
+    data: Mapping[str, Any] = {}  # structured, for programs (never changed: one shared)
     is_error: bool = False
     yields: bool = False  # end the turn now; the answer comes as an event
 
@@ -90,8 +127,7 @@ class Reply:
 Handler = Callable[[ToolCall], Reply]
 
 
-@dataclass(frozen=True)
-class AgentTool:
+class AgentTool(NamedTuple):
     name: str
     description: str
     schema: Mapping[str, Any]  # JSON schema of the arguments

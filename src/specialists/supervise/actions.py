@@ -11,10 +11,10 @@ import contextlib
 import os
 import signal
 import time
-from dataclasses import dataclass
 from typing import Any, Literal, assert_never
 
 from specialists.base.errors import UserError
+from specialists.base.tuples import NamedTuple
 from specialists.store.control import ControlKind, ControlRequest, post_request
 from specialists.store.jobs import JobStore, read_event_lines
 from specialists.store.liveness import is_alive, is_frozen
@@ -59,8 +59,7 @@ def events_for(
 StopKind = Literal["not_active", "cancelled", "ended", "still_running"]
 
 
-@dataclass(frozen=True)
-class StopOutcome:
+class StopOutcome(NamedTuple):
     job_id: str
     status: JobStatus  # the status after the stop attempt
     was_active: bool  # False: the job had already ended, nothing was done
@@ -215,8 +214,7 @@ def _signal(pid: int | None, start_time: int | None, sig: int) -> None:
 SendState = Literal["delivered", "queued", "pending", "refused"]
 
 
-@dataclass(frozen=True)
-class SendOutcome:
+class SendOutcome(NamedTuple):
     job_id: str
     state: SendState  # pending: queued in the inbox, not acknowledged yet
     request_id: str | None = None

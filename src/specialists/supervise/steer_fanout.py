@@ -20,10 +20,10 @@ A fan-out never interrupts anyone (no `recovered` here: see steer_recover.py).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Literal
 
 from specialists.base.errors import StoreError, UserError
+from specialists.base.tuples import NamedTuple
 from specialists.store.jobs import JobStore
 from specialists.store.view import all_statuses
 from specialists.supervise.actions import post_live
@@ -33,8 +33,7 @@ MAX_TARGETS = 64  # one call's fan-out; a bigger fleet is steered in parts
 FanState = Literal["delivered", "scheduled", "pending", "partial", "failed"]
 
 
-@dataclass(frozen=True)
-class FanOutcome:
+class FanOutcome(NamedTuple):
     target: str  # the parent job, or "" for an explicit list
     state: FanState
     each: tuple[SteerOutcome, ...]

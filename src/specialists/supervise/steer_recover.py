@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from specialists.base.errors import StoreError, UserError
+from specialists.base.tuples import NamedTuple
 from specialists.base.vocab import WORKFLOW_RUNNER
 from specialists.store.jobs import JobStore
 from specialists.supervise.actions import SendOutcome, send_message
@@ -49,8 +49,7 @@ GO_ON = (
 )
 
 
-@dataclass(frozen=True)
-class Recovery:
+class Recovery(NamedTuple):
     """The seams recovery drives; tests pass fakes for the failure paths."""
 
     steer: Callable[[JobStore, str, str, float], SteerOutcome] = lambda s, j, m, w: steer_job(

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Literal
 
+from specialists.base.tuples import NamedTuple
 from specialists.store.jobs import JobStore
 from specialists.store.view import current_status
 from specialists.supervise.actions import events_for, post_live
@@ -42,8 +42,7 @@ _POLL_S = 0.03
 SteerState = Literal["delivered", "scheduled", "pending", "recovered", "failed"]
 
 
-@dataclass(frozen=True)
-class SteerOutcome:
+class SteerOutcome(NamedTuple):
     job_id: str
     state: SteerState
     request_id: str | None = None
@@ -96,8 +95,7 @@ def await_steer(store: JobStore, job_id: str, request_id: str, until: float) -> 
 InterruptState = Literal["paused", "interrupting", "already_paused", "pending", "refused"]
 
 
-@dataclass(frozen=True)
-class InterruptOutcome:
+class InterruptOutcome(NamedTuple):
     job_id: str
     state: InterruptState
     request_id: str | None = None

@@ -6,12 +6,12 @@ the lines the command prints; a refusal's hint names the command line or the too
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict
 
 from specialists.base.errors import Failed, UserError
 from specialists.base.ops import Noun, Op
 from specialists.base.opschema import Cli, Many, Range, Text
+from specialists.base.tuples import NamedTuple
 from specialists.supervise.retained import DEFAULT_LAST, MAX_LAST
 
 if TYPE_CHECKING:
@@ -246,8 +246,7 @@ def interrupt(caller: Caller, job_id: JobRef, /) -> dict[str, Any]:
     return {"job_id": job, "state": outcome.state, "text": outcome.describe()}
 
 
-@dataclass(frozen=True)
-class EndedChildren:
+class EndedChildren(NamedTuple):
     parent: str
     rows: list[ChildRow]
     problems: list[str]

@@ -12,11 +12,11 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import NotFound, StoreError, UserError
+from specialists.base.tuples import NamedTuple
 from specialists.features.asks import files
 from specialists.features.asks.model import (
     Ask,
@@ -37,8 +37,7 @@ INTERRUPTED = "its turn was interrupted"
 MCP_CANCELLED = "its MCP client cancelled the call"
 
 
-@dataclass(frozen=True)
-class Asked:
+class Asked(NamedTuple):
     """What the child hears back."""
 
     ask: Ask
@@ -109,8 +108,7 @@ def ask(
         return _ask(state_root, about, waiting)
 
 
-@dataclass(frozen=True)
-class _About:
+class _About(NamedTuple):
     """What is asked, of whom."""
 
     job_id: str
@@ -122,8 +120,7 @@ class _About:
     spend: dict[str, Any] | None
 
 
-@dataclass(frozen=True)
-class _Waiting:
+class _Waiting(NamedTuple):
     """How the asker's wait ends besides a reply: its cancel flag, and its clock."""
 
     cancelled: Callable[[], bool]
@@ -221,8 +218,7 @@ def cancel_open(state_root: Path, job_id: str, why: str) -> list[str]:
     return settled
 
 
-@dataclass(frozen=True)
-class Replied:
+class Replied(NamedTuple):
     ask: Ask
     outcome: AskOutcome
 
@@ -284,8 +280,7 @@ def _asker_alive(store: JobStore, job_id: str) -> bool:
     return st is None or (st.active and supervisor_alive(st))
 
 
-@dataclass(frozen=True)
-class AskRow:
+class AskRow(NamedTuple):
     ask: Ask
     outcome: AskOutcome | None
     job_active: bool

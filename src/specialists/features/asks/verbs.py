@@ -10,12 +10,12 @@ project.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from specialists.base.errors import UserError
 from specialists.base.ops import Noun, Op
 from specialists.base.opschema import Cli, Range, Text
+from specialists.base.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from specialists.features.asks.ops import Asked, AskRow, Replied
@@ -67,8 +67,7 @@ def contact_supervisor(
     )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Asks:
+class Asks(NamedTuple):
     rows: list[AskRow]
     problems: list[str]
     settled: bool  # answered, timed-out and progress asks were asked for too

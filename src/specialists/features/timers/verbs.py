@@ -8,12 +8,12 @@ reused; a timer fires into its owner's inbox.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 from specialists.base.errors import UserError
 from specialists.base.ops import Noun, Op
 from specialists.base.opschema import Range, Text
+from specialists.base.tuples import NamedTuple
 from specialists.events.model import EventSource
 from specialists.events.timers import MAX_NOTE, MAX_SLEEP_S, Timer, TimerStore
 from specialists.events.zone import wall_time_to_epoch
@@ -30,8 +30,7 @@ def _store(caller: Caller) -> TimerStore:
     return TimerStore(caller.state_root, caller.owner, max_pending=caller.settings.timers.max)
 
 
-@dataclass(frozen=True)
-class Set:
+class Set(NamedTuple):
     """A timer an agent set; `said` is how its text names the time."""
 
     timer_id: str

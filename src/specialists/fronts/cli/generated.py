@@ -20,7 +20,6 @@ import argparse
 import importlib
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -108,7 +107,7 @@ def _dest(param: Param) -> str:
 def _add_param(p: Any, param: Param) -> None:
     if param.keys:  # a JSON object of known keys: an option for each
         for key in param.keys:
-            _add_param(p, replace(key, name=f"{param.name}__{key.name}", cli=_flag_of(key)))
+            _add_param(p, key._replace(name=f"{param.name}__{key.name}", cli=_flag_of(key)))
         return
     kw: dict[str, Any] = {"help": param.help or None}
     if param.cli.metavar:

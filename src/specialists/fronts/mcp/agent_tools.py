@@ -18,7 +18,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,12 +61,15 @@ def offered_tools(ctx: ServerContext) -> tuple[AgentTool, ...]:
     return registry.offered_to(ctx.store().root, ctx.keys()[0])
 
 
-@dataclass(frozen=True)
 class ClientCaller(Caller):
     """An MCP client: the job ops start jobs in the server's project, and the synchronous
     ones among the server's own jobs (fronts/dispatch.py)."""
 
-    front: ServerContext | None = field(default=None, compare=False)
+    __slots__ = ("front",)
+
+    def __init__(self, *args: Any, front: ServerContext | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.front = front
 
 
 def caller(ctx: ServerContext) -> Caller:
@@ -100,7 +102,7 @@ def run_agent_tool(
     if cancelled is not None:
         from specialists.features.asks.ops import MCP_CANCELLED
 
-        who = replace(who, cancelled=cancelled.is_set, cancel_why=MCP_CANCELLED)
+        who = who.replace(cancelled=cancelled.is_set, cancel_why=MCP_CANCELLED)
     reply = call_agent_tool(tool, ToolCall(args, who, call_id=call_id))
     if reply.is_error:
         return dict(reply.data), reply.text, True

@@ -10,7 +10,6 @@ yields ends the run once the turn's calls are done (the loop's rule, R-T1).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from specialists.native.agent_tools import AgentTool, ToolCall, call_tool
@@ -27,7 +26,7 @@ def _adapt(tool: AgentTool) -> ToolFn:
     def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         if ctx.caller is None:
             raise ToolFailure(f"{tool.name} is not available here: this run has no event owner")
-        caller = replace(ctx.caller, cancelled=ctx.cancel.is_set)  # an abort ends a wait
+        caller = ctx.caller.replace(cancelled=ctx.cancel.is_set)  # an abort ends a wait
         reply = call_tool(tool, ToolCall(args, caller, call_id=ctx.call_id))
         return ToolOutput(reply.text, is_error=reply.is_error, yields=reply.yields)
 
