@@ -120,18 +120,19 @@ def test_the_read_verbs_over_live_and_ended_jobs_never_import_pathlib(args, tmp_
 
 
 # The job-control verbs a person waits on, and the listings they look at, are ops of the
-# operations table: their schema is read from the op's code object (base/opschema.py) and
-# their values are NamedTuples, so `dataclasses` (with the `inspect` it imports, some 12 ms)
-# and its ~1 ms a class stay off their path (benchmarks/bench_ops.py).
+# operations table: typed in a plain form they are read without argparse (fronts/cli/
+# generated.py), their schema is read from the op's code object (base/opschema.py) and their
+# values are NamedTuples, so neither argparse nor `dataclasses` (with the `inspect` it
+# imports, some 12 ms, and ~1 ms a class) is on their path (benchmarks/bench_ops.py).
 OP_COMMANDS = [["stop", "00000000"], ["steer", "00000000", "x"], ["follow-up", "00000000", "x"]]
 OP_COMMANDS += [["interrupt", "00000000"], ["children"], ["timer", "list"], ["asks"]]
 
 
 @pytest.mark.parametrize("args", OP_COMMANDS, ids=lambda a: " ".join(a))
-def test_a_job_control_op_never_imports_dataclasses_or_inspect(args, tmp_path):
+def test_a_job_control_op_never_imports_argparse_or_dataclasses(args, tmp_path):
     names = imported_modules(args, tmp_path)
     assert "specialists.base.opschema" in names  # the op ran through the table
-    loaded = sorted(n for n in names if n in ("dataclasses", "inspect"))
+    loaded = sorted(n for n in names if n in ("argparse", "dataclasses", "inspect"))
     assert loaded == [], f"`specialists {' '.join(args)}` imports {loaded}"
 
 

@@ -4,13 +4,16 @@ ops, features/manage/verbs.py, as the MCP tool manage_specialist is; docs/specia
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from specialists.base.display import display_line, for_terminal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 
 def _changed(data: dict[str, Any], args: argparse.Namespace) -> int:

@@ -5,8 +5,11 @@ may answer any open one; agents answer only their own."""
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 
 def _asks(asks: Any, args: argparse.Namespace) -> int:

@@ -9,11 +9,14 @@ events `specialists events` shows.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from typing import Any
 
 from specialists.base.display import display_line
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 
 def bg_owner(explicit: str | None) -> str:

@@ -3,8 +3,11 @@ generated from the claim ops, features/sandbox/verbs.py, as the agents' claim to
 
 from __future__ import annotations
 
-from argparse import Namespace
 from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import Namespace
 
 
 def _list(data: dict[str, Any], args: Namespace) -> int:

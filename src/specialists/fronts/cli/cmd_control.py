@@ -5,14 +5,13 @@ some and not others."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from specialists.fronts.cli.values import DURATION_HELP, Duration
-
 if TYPE_CHECKING:
+    import argparse
+
     from specialists.project import Project
 
 EXIT_TIMED_OUT = 124  # as timeout(1)
@@ -20,6 +19,8 @@ PARTIAL_EXIT = 5
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    from specialists.fronts.cli.values import DURATION_HELP, Duration  # argparse's types
+
     w = sub.add_parser("wait", help="wait for jobs to end: the next one, all, or the ones named")
     w.add_argument("jobs", nargs="*", help="job ids (default: this session's active jobs)")
     mode = w.add_mutually_exclusive_group()

@@ -5,12 +5,13 @@ the one format the model reads; `--follow` keeps printing new events until inter
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import argparse
+
     from specialists.project import Project
 
 FOLLOW_POLL_S = 0.05  # well inside the 100 ms delivery target, and a stat plus a read

@@ -6,8 +6,11 @@ from the clean op, supervise/clean.py).
 
 from __future__ import annotations
 
-from argparse import Namespace
 from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import Namespace
 
 
 def _cleaned(data: dict[str, Any], args: Namespace) -> int:

@@ -3,7 +3,6 @@ is generated from the merge ops, features/sandbox/merge_verbs.py (docs/cli.md, s
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -11,6 +10,10 @@ from typing import Any
 
 from specialists.fronts.cli.consent import confirmed, yes_flag
 from specialists.fronts.cli.values import Duration
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 WAIT_SLICE_S = 0.5
 

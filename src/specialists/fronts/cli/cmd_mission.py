@@ -3,11 +3,14 @@ mission ops, features/missions/verbs.py, as the agent tool `mission` is; docs/mi
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 
 def _line(value: object, limit: int) -> str:

@@ -4,10 +4,13 @@ features/sandbox/verbs.py (R-S7, R-S8; docs/cli.md)."""
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 from specialists.fronts.cli.consent import confirmed, yes_flag
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 
 def _list(data: dict[str, Any], args: argparse.Namespace) -> int:

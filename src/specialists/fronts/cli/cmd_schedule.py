@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import time
-from argparse import Namespace
 from typing import Any
 
 from specialists.base.display import display_line
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import Namespace
 
 
 def _when(ms: int | None) -> str:

@@ -4,8 +4,11 @@ features/manage/verbs.py)."""
 from __future__ import annotations
 
 import json
-from argparse import Namespace
 from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import Namespace
 
 
 def _show(data: dict[str, Any], args: Namespace) -> int:

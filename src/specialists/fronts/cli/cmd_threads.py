@@ -3,8 +3,11 @@ threads op, features/threads/verbs.py)."""
 
 from __future__ import annotations
 
-from argparse import Namespace
 from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import Namespace
 
 
 def _threads(data: dict[str, Any], args: Namespace) -> int:

@@ -14,13 +14,16 @@ to anyone.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from typing import Any
 
 from specialists.base.display import display_line
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 WAIT_POLL_S = 1.0  # a wait re-reads the timers this often (another process may cancel it)
 

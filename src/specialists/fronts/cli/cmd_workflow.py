@@ -5,7 +5,6 @@ print its id at once with --detach."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from typing import TYPE_CHECKING, Any
@@ -13,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 from specialists.base.display import display_line
 
 if TYPE_CHECKING:
+    import argparse
+
     from specialists.store.jobs import JobStore
 
 

@@ -3,11 +3,14 @@ command is generated from the handoff ops, features/sandbox/verbs.py; docs/cli.m
 
 from __future__ import annotations
 
-from argparse import Namespace
 from typing import Any
 
 from specialists.base.display import display_line
 from specialists.fronts.cli.consent import confirmed, yes_flag
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import Namespace
 
 
 def _list(data: dict[str, Any], args: Namespace) -> int:

@@ -57,6 +57,10 @@ COMMANDS: dict[str, str | None] = {
 READS = frozenset({"status", "result", "feed"})
 # The verbs with plain forms (their module's `PLAIN`): the read verbs and `run`.
 PLAIN_VERBS = READS | {"run"}
+# The commands that may be a noun of the operations table, whose plain forms the generated
+# command line reads (generated.py) once the features have named their nouns (the parser
+# boots them too).
+OPS_FIRST = frozenset(COMMANDS) - PLAIN_VERBS
 
 
 class Plain:

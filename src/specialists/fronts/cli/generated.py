@@ -16,17 +16,18 @@ others is what the noun alone runs (`claims` lists, `claims release` releases).
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from specialists.base.opschema import Param, signature
-from specialists.fronts.cli.values import DURATION_HELP, Duration
+from specialists.fronts.cli.commands import COMMANDS
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable
 
     from specialists.base.ops import Noun, Op
@@ -105,6 +106,10 @@ def _dest(param: Param) -> str:
 
 
 def _add_param(p: Any, param: Param) -> None:
+    import argparse
+
+    from specialists.fronts.cli.values import DURATION_HELP, Duration
+
     if param.keys:  # a JSON object of known keys: an option for each
         for key in param.keys:
             _add_param(p, key._replace(name=f"{param.name}__{key.name}", cli=_flag_of(key)))
@@ -154,6 +159,153 @@ def _flag_of(key: Param) -> Any:
     return key.cli if key.cli.flags else Cli(f"--{key.name.replace('_', '-')}")
 
 
+# --- plain forms: what a person types most, read without argparse -------------------------
+
+
+def plain_op_args(args: list[str]) -> SimpleNamespace | None:
+    """The namespace the parser would give a command of the operations table typed in a
+    plain form (`stop JOB`, `steer JOB words --recover`, `timer list --json`): positionals,
+    `--flag`s and `--option value`s of text, numbers or choices; None for anything else
+    (`--help`, `--opt=value`, an abbreviation, a list, a duration, options of one group, a
+    module's own flags, any mistake), which argparse reads and refuses as before. A person
+    is spared argparse's import and parser, a fifth of such a command's cost
+    (benchmarks/bench_ops.py; tests/unit/test_plain_ops.py holds the namespaces equal)."""
+    from specialists.base import ops
+    from specialists.project import boot
+
+    boot()  # the features name their nouns
+    noun = ops.noun(args[0])
+    if noun is None:
+        return None
+    module = f"specialists.fronts.cli.cmd_{COMMANDS[args[0]]}" if COMMANDS.get(args[0]) else None
+    offered = [o for o in noun.ops if o.cli]
+    bare = next((o for o in offered if not o.verb), None)
+    verbs = sorted((o for o in offered if o.verb), key=lambda o: -len(o.verb.split()))
+    op = next((o for o in verbs if args[1 : 1 + len(o.verb.split())] == o.verb.split()), None)
+    if op is None and (bare is None or (verbs and args[1:] and args[1][:1] != "-")):
+        return None  # no verb where one must be: argparse names the choices
+    chosen = op or bare
+    assert chosen is not None
+    renderers = importlib.import_module(module) if module is not None else None
+    flags = getattr(renderers, "FLAGS", {})
+    above = bare if op is not None else None  # the noun's own op: its options' defaults too
+    if (chosen.verb or noun.name) in flags or (above is not None and noun.name in flags):
+        return None  # the module's own flags
+    own = _slots(chosen, renderers)
+    slots = [*(_slots(above, renderers) if above is not None else []), *own]
+    if None in slots:
+        return None
+    values: dict[str, Any] = {s.dest: s.default for s in slots if s is not None}
+    values.update(command=args[0], run=lambda a, p: run(noun, chosen, module, a, p))
+    if verbs:
+        said = chosen.verb.split()
+        values["verb"] = said[0] if said else None
+        values.update({"_".join(("verb", *said[:i])): said[i] for i in range(1, len(said))})
+    if not _read_plain(args[1 + len(chosen.verb.split()) :], [s for s in own if s], values):
+        return None
+    return SimpleNamespace(**values)
+
+
+class _Slot:
+    """One argument of a plain form: its dest, its flag ("" for a positional), the value
+    argparse gives it when absent, and whether a plain form reads a value for it."""
+
+    __slots__ = ("default", "dest", "flag", "param", "readable")
+
+    def __init__(
+        self, dest: str, flag: str, default: Any, param: Param | None, readable: bool = True
+    ) -> None:
+        self.dest, self.flag, self.default, self.param = dest, flag, default, param
+        self.readable = readable
+
+
+def _slots(op: Op, renderers: Any) -> list[_Slot | None]:
+    """The op's arguments as the parser adds them (their defaults alike); None for a
+    positional a plain form does not read (a list, zero words or more) or a JSON object's
+    keys. An option it does not read (a list, a duration, a parsed value, a constant, a
+    `--no-` flag, one of a group) is unreadable: naming it leaves the line to argparse."""
+    slots: list[_Slot | None] = []
+    for param in signature(op.fn).params:
+        if param.cli.hidden:
+            continue
+        readable = param.kind in ("str", "int", "float", "bool", "choice") and not (
+            param.seconds or param.cli.parse or param.cli.const is not None or param.cli.group
+            or (param.kind == "bool" and param.default)
+        )  # fmt: skip
+        if param.keys or (param.positional and not readable):
+            slots.append(None)
+        elif param.positional:
+            if param.cli.words and not param.required:
+                slots.append(None)  # zero words or more
+            else:
+                slots.append(_Slot(_dest(param), "", None, param))
+        else:
+            default = None if param.kind == "list" else param.default
+            default = bool(default) if param.kind == "bool" else default
+            flags = param.cli.flags or (f"--{param.name.replace('_', '-')}",)
+            slots.extend(_Slot(_dest(param), flag, default, param, readable) for flag in flags)
+    if op.owner:
+        slots.append(_Slot("owner", "--owner", None, None))
+    asks = op.verb in getattr(renderers, "ASKS", ())  # it asks the person first: no --json
+    slots.append(_Slot("json", "" if asks else "--json", False, None))
+    return slots
+
+
+def _read_plain(words: list[str], slots: list[_Slot], values: dict[str, Any]) -> bool:
+    """Fill `values` from the words after the verb as argparse would; False for anything a
+    plain form does not take."""
+    options = {s.flag: s for s in slots if s.flag}
+    waiting = [s for s in slots if not s.flag and s.param is not None]
+    given: set[str] = set()
+    running: list[str] | None = None  # a words positional's words, while they run
+    rest = iter(words)
+    for word in rest:
+        if word.startswith("-"):
+            slot = options.get(word)
+            if slot is None or not slot.readable:
+                return False
+            running = None
+            given.add(slot.dest)
+            if slot.dest == "json" or (slot.param is not None and slot.param.kind == "bool"):
+                values[slot.dest] = True
+                continue
+            value = next(rest, None)
+            if value is None or value.startswith("-") or "\x00" in value:
+                return False
+            typed = value if slot.param is None else _typed(slot.param, value)
+            if typed is None:
+                return False
+            values[slot.dest] = typed
+        elif running is not None:
+            running.append(word)
+        elif waiting:
+            slot = waiting.pop(0)
+            given.add(slot.dest)
+            assert slot.param is not None
+            typed = _typed(slot.param, word)
+            if typed is None:
+                return False
+            if slot.param.cli.words:
+                running = values[slot.dest] = [typed]
+            else:
+                values[slot.dest] = typed
+        else:
+            return False
+    return all(s.dest in given for s in slots if s.param is not None and s.param.required)
+
+
+def _typed(param: Param, text: str) -> Any:
+    """A word as the parser's type reads it; None where argparse would refuse it."""
+    if param.kind == "choice":
+        return text if text in param.choices else None
+    if param.kind in ("int", "float"):
+        try:
+            return int(text) if param.kind == "int" else float(text)
+        except ValueError:
+            return None
+    return text
+
+
 def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, project: Project) -> int:
     """Check the arguments as every front does, run the op for the person, render."""
     from specialists.base.ops import call_json, said
@@ -177,10 +329,13 @@ def run(noun: Noun, op: Op, module: str | None, args: argparse.Namespace, projec
             value = " ".join(value)
         if value is None:
             value = [] if param.kind == "list" and param.required is False else None
-        if isinstance(value, Duration):
-            if (warning := value.warning(_flag(param))) is not None:
-                print(f"warning: {warning}", file=sys.stderr)
-            value = value.ms / 1000
+        if param.seconds and value is not None:  # argparse read it (a plain form has none)
+            from specialists.fronts.cli.values import Duration
+
+            if isinstance(value, Duration):
+                if (warning := value.warning(_flag(param))) is not None:
+                    print(f"warning: {warning}", file=sys.stderr)
+                value = value.ms / 1000
         elif value is not None and param.kind in ("object", "any"):
             value = _json(param, value)
         if value is not None:

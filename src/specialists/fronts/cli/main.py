@@ -28,6 +28,7 @@ from specialists.base.errors import (
 from specialists.fronts.cli.collector import collect_from_here, hold
 from specialists.fronts.cli.commands import (
     HOOK_EVENTS,
+    OPS_FIRST,
     QUIET_AFTER,
     READS,
     ROOT_HELP_FORMS,
@@ -72,6 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.write(text)
             return 0
     args: Any = None if completing else plain_args(args_list)  # a person waits: no argparse
+    if args is None and not completing and args_list and args_list[0] in OPS_FIRST:
+        from specialists.fronts.cli.generated import plain_op_args
+
+        args = plain_op_args(args_list)  # `stop JOB`, `timer list`: the operations table's
     if args is None:
         from specialists.fronts.cli.parser import build_parser
 
