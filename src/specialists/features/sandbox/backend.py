@@ -13,11 +13,11 @@ How a jj backend would map onto each method: docs/sandbox.md "jj".
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
 from specialists.base.errors import StoreError, UserError
+from specialists.base.tuples import NamedTuple
 from specialists.store.fields import Declared
 
 ChildState = Literal["running", "finalizing", "finished"]
@@ -41,8 +41,7 @@ class SandboxError(UserError):
     """Bad input for a sandbox operation, or git failed (the message carries its stderr)."""
 
 
-@dataclass(frozen=True)
-class Repo:
+class Repo(NamedTuple):
     """The working copy that holds `cwd`, and the repository it belongs to."""
 
     toplevel: Path  # the working copy's top directory
@@ -91,8 +90,7 @@ def is_commit_id(text: str) -> bool:
     return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
 
 
-@dataclass(frozen=True)
-class Sandbox:
+class Sandbox(NamedTuple):
     id: str
     path: Path  # the worktree: <root>/<id>
     branch: str  # sandbox-<id>
@@ -106,23 +104,20 @@ class Sandbox:
     pending: PendingSquash | None = None  # a squash under way, or one a crash interrupted
 
 
-@dataclass(frozen=True)
-class CommitOutcome:
+class CommitOutcome(NamedTuple):
     committed: bool
     sha: str | None  # the new commit, or None when there was nothing to commit
     message: str
     fallback_identity: str | None = None  # who signed it, when git knew nobody here
 
 
-@dataclass(frozen=True)
-class FileStat:
+class FileStat(NamedTuple):
     path: str
     added: int | None  # None for a binary file
     deleted: int | None
 
 
-@dataclass(frozen=True)
-class DiffStat:
+class DiffStat(NamedTuple):
     """`git diff --stat <base> <branch>` (R-S4), as text and as numbers."""
 
     branch: str
@@ -149,8 +144,7 @@ class DiffStat:
         return f"{n} file{'s' if n != 1 else ''} changed, +{self.insertions} -{self.deletions}"
 
 
-@dataclass(frozen=True)
-class Squashed:
+class Squashed(NamedTuple):
     sandbox: str
     branch: str
     tip: str
@@ -181,8 +175,7 @@ class Squashed:
         return "\n".join(lines)
 
 
-@dataclass(frozen=True)
-class SquashRefused:
+class SquashRefused(NamedTuple):
     reason: RefusalReason
     message: str
     hint: str = ""
@@ -194,8 +187,7 @@ class SquashRefused:
         return f"{self.message}{shown}" + (f" ({self.hint})" if self.hint else "")
 
 
-@dataclass(frozen=True)
-class SquashConflict:
+class SquashConflict(NamedTuple):
     """The merge would conflict. Nothing in the target was touched; the branch is kept."""
 
     branch: str
@@ -214,16 +206,14 @@ class SquashConflict:
 SquashOutcome = Squashed | SquashRefused | SquashConflict
 
 
-@dataclass(frozen=True)
-class Removed:
+class Removed(NamedTuple):
     sandbox: str
     branch_deleted: bool
     warnings: tuple[str, ...] = ()
     kind: Literal["removed"] = "removed"
 
 
-@dataclass(frozen=True)
-class RemoveRefused:
+class RemoveRefused(NamedTuple):
     sandbox: str
     message: str
     paths: tuple[str, ...] = ()
@@ -233,8 +223,7 @@ class RemoveRefused:
 RemoveOutcome = Removed | RemoveRefused
 
 
-@dataclass(frozen=True)
-class SandboxStatus:
+class SandboxStatus(NamedTuple):
     """One row of `list()`: a sandbox branch, its worktree and whether it is merged (R-S7)."""
 
     id: str
@@ -246,22 +235,19 @@ class SandboxStatus:
     sandbox: Sandbox | None  # the metadata, None for a branch without a record
 
 
-@dataclass(frozen=True)
-class PruneCandidate:
+class PruneCandidate(NamedTuple):
     id: str
     branch: str
     tip: str  # the tip inspected; deletion happens only if the branch still points here
     proof: Literal["ancestor", "squashed"]
 
 
-@dataclass(frozen=True)
-class Kept:
+class Kept(NamedTuple):
     branch: str
     reason: str
 
 
-@dataclass(frozen=True)
-class PrunePlan:
+class PrunePlan(NamedTuple):
     candidates: tuple[PruneCandidate, ...]
     kept: tuple[Kept, ...]
     blocked: tuple[str, ...] = ()  # worktrees with uncommitted changes: nothing is pruned
@@ -274,25 +260,22 @@ class PrunePlan:
         return "would delete " + ", ".join(f"{c.branch} ({c.tip[:12]})" for c in self.candidates)
 
 
-@dataclass(frozen=True)
-class PruneOutcome:
+class PruneOutcome(NamedTuple):
     deleted: tuple[str, ...]
     kept: tuple[Kept, ...]
     blocked: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     """A damaged or unexpected thing seen while reading (a metadata file, a planted link)."""
 
     where: str
     what: str
 
 
-@dataclass(frozen=True)
-class Listing:
+class Listing(NamedTuple):
     sandboxes: tuple[SandboxStatus, ...]
-    problems: tuple[Problem, ...] = field(default=())
+    problems: tuple[Problem, ...] = ()
 
 
 class SandboxBackend(Protocol):

@@ -13,7 +13,6 @@ which stages.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -348,4 +347,4 @@ def _subcommand(args: tuple[str, ...]) -> str:
 
 
 def _replace_removed(sandbox: Sandbox, now_ms: int) -> Sandbox:
-    return dataclasses.replace(sandbox, removed_at_ms=sandbox.removed_at_ms or now_ms)
+    return sandbox._replace(removed_at_ms=sandbox.removed_at_ms or now_ms)

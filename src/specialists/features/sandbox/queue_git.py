@@ -12,7 +12,6 @@ to a later squash. The old tip stays in the branch's reflog and in the queue's j
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 from pathlib import Path
@@ -85,7 +84,7 @@ def move_branch(gs: GitSandbox, sandbox: Sandbox, old: str, new: str, base: str)
             if not moved.ok:
                 raise SandboxError(f"cannot move {sandbox.branch}: {moved.err_text()}")
         current = gs.get(sandbox.id) or sandbox
-        updated = dataclasses.replace(current, base_sha=base)
+        updated = current._replace(base_sha=base)
         if updated != current:
             gs.meta.write(updated)
         return updated

@@ -15,7 +15,6 @@ and fails rather than overwrite a HEAD that moved; then the result is reported a
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, assert_never
@@ -63,7 +62,7 @@ def squash(
         resumed = _resume(gs, top, record, record.pending)
         if resumed is not None:
             return resumed
-        record = dataclasses.replace(record, pending=None)  # it never touched the target
+        record = record._replace(pending=None)  # it never touched the target
         gs.meta.write(record)
     tip = gs.tip(sandbox.branch)
     if tip is None:
@@ -123,11 +122,11 @@ def squash(
     # Journaled before anything is written into the target: a crash from here on leaves a
     # record a retry can tell its own leftovers by, and finish (`_resume`).
     pending = PendingSquash(tip, str(top), head, tree, into_sandbox and commit, gs.clock())
-    record = dataclasses.replace(record, pending=pending)
+    record = record._replace(pending=pending)
     gs.meta.write(record)
     applied = gs.run(top, "read-tree", "-m", "-u", head, tree)
     if not applied.ok:
-        gs.meta.write(dataclasses.replace(record, pending=None))
+        gs.meta.write(record._replace(pending=None))
         return _apply_failed(top, applied.err_text())
     return _applied(gs, record, pending, top, files, auto, [])
 
@@ -172,15 +171,15 @@ def _conclude(
     its marker."""
     if not marked:
         marker = SquashMarker(tip, str(top), gs.clock(), mode == "committed", made)
-        record = dataclasses.replace(record, squashes=(*record.squashes, marker))
+        record = record._replace(squashes=(*record.squashes, marker))
         gs.meta.write(record)
     removed = gs.remove_worktree(record)
     if removed is None:
-        record = dataclasses.replace(record, removed_at_ms=record.removed_at_ms or gs.clock())
+        record = record._replace(removed_at_ms=record.removed_at_ms or gs.clock())
     else:
         warnings.append(f"worktree kept: {removed.message}")
     if removed is None or record.pending is not None:
-        gs.meta.write(dataclasses.replace(record, pending=None))
+        gs.meta.write(record._replace(pending=None))
     return Squashed(
         sandbox=record.id,
         branch=record.branch,

@@ -11,7 +11,6 @@ true here; a squash marker at the current tip is what makes a fake branch merged
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 from pathlib import Path
@@ -165,8 +164,8 @@ class FakeSandbox:
         marker = SquashMarker(tip, str(top), self._tick(), mode == "committed", made)
         shutil.rmtree(sandbox.path, ignore_errors=True)
         current = self.records.get(sandbox.id, sandbox)
-        self.records[sandbox.id] = dataclasses.replace(
-            current, squashes=(*current.squashes, marker), removed_at_ms=self._tick()
+        self.records[sandbox.id] = current._replace(
+            squashes=(*current.squashes, marker), removed_at_ms=self._tick()
         )
         return Squashed(
             sandbox.id, sandbox.branch, tip, top, mode, made, files, True, auto_commit=auto
@@ -180,7 +179,7 @@ class FakeSandbox:
             return RemoveRefused(sandbox.id, f"{sandbox.branch} has unmerged commits")
         shutil.rmtree(sandbox.path, ignore_errors=True)
         if keep_branch:
-            self.records[sandbox.id] = dataclasses.replace(sandbox, removed_at_ms=self._tick())
+            self.records[sandbox.id] = sandbox._replace(removed_at_ms=self._tick())
             return Removed(sandbox.id, branch_deleted=False)
         self.records.pop(sandbox.id, None)
         return Removed(sandbox.id, branch_deleted=self.tips.pop(sandbox.branch, None) is not None)

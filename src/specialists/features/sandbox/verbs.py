@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 from specialists.base.display import one_line
@@ -176,13 +176,13 @@ def prune(
     if confirmed is not None:
         plan = PrunePlan(tuple(PruneCandidate(**c) for c in confirmed), ())
         outcome = backend.prune_merged(plan)
-        return {"kept": [asdict(k) for k in outcome.kept], "deleted": list(outcome.deleted)}
+        return {"kept": [k._asdict() for k in outcome.kept], "deleted": list(outcome.deleted)}
     plan = backend.prune_plan()
     if plan.blocked:
         raise UserError(plan.describe(), hint="commit or discard those changes, then prune again")
     return {
-        "candidates": [asdict(c) for c in plan.candidates],
-        "kept": [asdict(k) for k in plan.kept],
+        "candidates": [c._asdict() for c in plan.candidates],
+        "kept": [k._asdict() for k in plan.kept],
     }
 
 
