@@ -168,7 +168,7 @@ def plain_op_args(args: list[str]) -> SimpleNamespace | None:
     `--flag`s and `--option value`s of text, numbers or choices; None for anything else
     (`--help`, `--opt=value`, an abbreviation, a list, a duration, options of one group, a
     module's own flags, any mistake), which argparse reads and refuses as before. A person
-    is spared argparse's import and parser, a fifth of such a command's cost
+    is spared argparse's import and parser, about a tenth of such a command's CPU
     (benchmarks/bench_ops.py; tests/unit/test_plain_ops.py holds the namespaces equal)."""
     from specialists.base import ops
     from specialists.project import boot
