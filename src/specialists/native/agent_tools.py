@@ -41,19 +41,8 @@ class Caller:
     and `inspect`.)"""
 
     __slots__ = (
-        "call_id",
-        "cancel_why",
-        "cancelled",
-        "clock",
-        "cwd",
-        "job_id",
-        "keys",
-        "owner",
-        "person",
-        "settings",
-        "stack",
-        "state_root",
-        "warnings",
+        "call_id", "cancel_why", "cancelled", "clock", "cwd", "job_id", "keys", "owner",
+        "person", "settings", "stack", "state_root", "warnings",
     )  # fmt: skip
 
     def __init__(
