@@ -9,6 +9,7 @@ import shutil
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
     from pathlib import Path
 
     from specialists.fronts.cli.entry_points import Finding
@@ -29,11 +30,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def tool_version(name: str, env_var: str) -> tuple[str | None, str | None]:
-    """(path, version line) of an agent CLI, or (None, None) when it is not installed."""
+def tool_version(name: str, env_var: str, ask: bool = True) -> tuple[str | None, str | None]:
+    """(path, version line) of an agent CLI, or (None, None) when it is not installed; `ask`
+    False: its path alone."""
     path = os.environ.get(env_var) or shutil.which(name)
-    if not path:
-        return None, None
+    if not path or not ask:
+        return path, None
     from specialists.process.short import run_short
 
     out = run_short([path, "--version"], timeout=15)
@@ -57,9 +59,9 @@ def _entry_points(root: Path, report: dict[str, object], problems: list[str]) ->
     return findings
 
 
-def _check_pi(tools: dict[str, dict[str, object]]) -> list[str]:
-    """pi as a job starts it: with the Node its package accepts (shown as `node`), then a
-    real start with our extension (cli/pi_probe.py)."""
+def _check_pi(tools: dict[str, dict[str, object]], pool: Executor) -> list[str]:
+    """pi as a job starts it: with the Node its package accepts (shown as `node`), and a
+    real start with our extension (cli/pi_probe.py) while the versions are asked."""
     from specialists.base.errors import AgentUnavailable
     from specialists.fronts.cli.pi_probe import probe_pi
     from specialists.process.short import run_short
@@ -70,17 +72,22 @@ def _check_pi(tools: dict[str, dict[str, object]]) -> list[str]:
     except AgentUnavailable as exc:
         tools["pi"]["version"] = "unusable"
         return [f"pi: {exc.one_line()}"]
-    if len(command) == 2:  # [node, pi]: the Node that runs it
-        node = run_short([command[0], "--version"], timeout=15)
-        tools["node"] = {"path": command[0], "version": node.stdout.strip(), "hint": None}
-    out = run_short([*command, "--version"], timeout=30)
-    tools["pi"]["version"] = out.stdout.strip() if out.ok else f"unusable: {out.describe()}"
+    ran_by = command[0] if len(command) == 2 else None  # [node, pi]: the Node that runs it
+    node = pool.submit(run_short, [ran_by, "--version"], timeout=15) if ran_by else None
+    version = pool.submit(run_short, [*command, "--version"], timeout=30)
     probe = probe_pi()
+    if node is not None:
+        said = node.result().stdout.strip()
+        tools["node"] = {"path": ran_by, "version": said, "hint": None}
+    out = version.result()
+    tools["pi"]["version"] = out.stdout.strip() if out.ok else f"unusable: {out.describe()}"
     tools["pi"]["extension"] = {"ok": probe.ok, "detail": probe.line}
     return [] if probe.ok else [f"pi: {probe.line}"]
 
 
 def run(args: argparse.Namespace, project: Project) -> int:
+    from concurrent.futures import ThreadPoolExecutor
+
     from specialists.base.errors import SpecialistsError
     from specialists.catalog import load_catalog
     from specialists.catalog.config import load_config
@@ -90,13 +97,20 @@ def run(args: argparse.Namespace, project: Project) -> int:
     report: dict[str, object] = {"project_root": str(root)}
     problems: list[str] = []
     tools: dict[str, dict[str, object]] = {}
-    for name, env_var, hint in AGENTS:
-        path, version = tool_version(name, env_var)
-        tools[name] = {"path": path, "version": version, "hint": None if path else hint}
-    report["tools"] = tools
-    findings = _entry_points(root, report, problems)
-    if tools["pi"]["path"]:
-        problems.extend(_check_pi(tools))
+    # The CLIs are asked at once (each `--version` starts a Node: a second or two in a row);
+    # pi's version is asked as a job starts it (_check_pi), not through PATH's shim too.
+    with ThreadPoolExecutor(len(AGENTS) + 2) as pool:
+        asked = [
+            (name, hint, pool.submit(tool_version, name, env_var, name != "pi"))
+            for name, env_var, hint in AGENTS
+        ]
+        for name, hint, found in asked:
+            path, version = found.result()
+            tools[name] = {"path": path, "version": version, "hint": None if path else hint}
+        report["tools"] = tools
+        findings = _entry_points(root, report, problems)
+        if tools["pi"]["path"]:
+            problems.extend(_check_pi(tools, pool))
     try:
         config = load_config(root)
         report["config"] = {
