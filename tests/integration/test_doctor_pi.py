@@ -67,3 +67,29 @@ def test_doctor_names_the_node_pi_needs_and_the_one_it_found(pi_bin: Path, tmp_p
     assert out.returncode == 1
     [problem] = [p for p in json.loads(out.stdout)["problems"] if p.startswith("pi:")]
     assert "pi 1.6.0 needs Node >= 22.19.0" in problem and "v20.20.2" in problem
+
+
+def test_an_agent_cli_that_does_not_run_is_a_problem_not_a_check_mark(
+    pi_bin: Path, tmp_path: Path
+) -> None:
+    """A `codex` that cannot be run (here a FIFO where the binary should be) was shown with
+    a check mark and doctor exited 0; it is a problem line now, and the exit is 1."""
+    fifo = tmp_path / "codex"
+    os.mkfifo(fifo)
+    env = {**os.environ, "SPECIALISTS_PI_BIN": str(pi_bin), "SPECIALISTS_CODEX_BIN": str(fifo)}
+    out = doctor(env)
+    assert out.returncode == 1
+    report = json.loads(out.stdout)
+    assert report["tools"]["codex"]["version"].startswith("unusable: not executable")
+    assert [p for p in report["problems"] if p.startswith("codex:")] == [
+        f"codex: {report['tools']['codex']['version']}"
+    ]
+    text = subprocess.run(
+        [sys.executable, "-m", "specialists", "doctor"],
+        cwd=os.environ["SPECIALISTS_PROJECT_ROOT"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    ).stdout
+    assert "✗ codex   unusable: not executable" in text

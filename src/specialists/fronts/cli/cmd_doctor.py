@@ -111,6 +111,10 @@ def run(args: argparse.Namespace, project: Project) -> int:
         findings = _entry_points(root, report, problems)
         if tools["pi"]["path"]:
             problems.extend(_check_pi(tools, pool))
+    named = {p.split(":")[0] for p in problems}  # a CLI that is there but does not run
+    problems.extend(
+        f"{n}: {t['version']}" for n, t in tools.items() if _broken(t) and n not in named
+    )
     try:
         config = load_config(root)
         report["config"] = {
@@ -138,7 +142,8 @@ def run(args: argparse.Namespace, project: Project) -> int:
         print(f"project: {root}")
         for name, info in tools.items():
             if info["path"]:
-                print(f"  ✓ {name:<7} {info['version']}  ({info['path']})")
+                mark = "✗" if _broken(info) else "✓"
+                print(f"  {mark} {name:<7} {info['version']}  ({info['path']})")
                 probed = info.get("extension")
                 if isinstance(probed, dict) and probed["ok"]:
                     print(f"    ✓ {probed['detail']}")
@@ -159,3 +164,7 @@ def run(args: argparse.Namespace, project: Project) -> int:
             print(f"  ! {display_line(problem, 500)}")
     essential = [n for n in ("node", "pi") if not tools[n]["path"]]
     return 1 if problems or essential else 0
+
+
+def _broken(tool: dict[str, object]) -> bool:
+    return str(tool["version"] or "").startswith("unusable")
