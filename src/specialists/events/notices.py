@@ -231,7 +231,11 @@ def clear(state_dir: str | Path, job_id: str) -> None:
     ids += [
         answer_event_id(job_id, n) for n in range(max(1, answers - MAX_ANSWER_IDS + 1), answers + 1)
     ]
-    for inbox in _existing_inboxes(state_dir, keys):
+    from pathlib import Path
+
+    from specialists.events.inbox import Inbox
+
+    for inbox in (Inbox(Path(state_dir), k) for k in keys):
         try:
             inbox.drop(ids)
         except OSError as exc:
@@ -365,15 +369,6 @@ def _answers(job_dir: str | Path) -> int:
         )
     except (FileNotFoundError, NotADirectoryError):
         return 0
-
-
-def _existing_inboxes(state_dir: str | Path, keys: list[str]) -> list[Inbox]:
-    from pathlib import Path
-
-    from specialists.events.inbox import Inbox
-
-    inboxes = (Inbox(Path(state_dir), k) for k in keys)
-    return [i for i in inboxes if i.events_path.exists()]
 
 
 def prune_stale(store: object, crashed: list[str]) -> list[str]:

@@ -59,8 +59,8 @@ def owner_dir(state_root: Path, key: str) -> Path:
 
 
 def has_inbox(state_root: str | Path, key: str) -> bool:
-    """An inbox file stands for `key`: one lstat, before anything of the inbox is loaded."""
-    return is_owner(key) and os.path.lexists(os.path.join(state_root, OWNERS_DIR, key, INBOX_NAME))
+    """`key` has an inbox (its file exists): one stat, before anything of the inbox loads."""
+    return is_owner(key) and os.path.exists(os.path.join(state_root, OWNERS_DIR, key, INBOX_NAME))
 
 
 def check_owner_dir(state_root: Path, owner: str) -> None:
