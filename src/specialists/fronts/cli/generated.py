@@ -135,22 +135,33 @@ def _add_param(p: Any, param: Param) -> None:
         kw.setdefault("metavar", param.name)
         p.add_argument(_dest(param), **kw)
         return
-    flags = param.cli.flags or (f"--{param.name.replace('_', '-')}",)
-    kw["dest"] = _dest(param)
+    flags = _flags(param)
+    kw["dest"], kw["default"] = _dest(param), _option_default(param)
     if param.kind not in ("bool", "choice") and param.cli.const is None:
         kw.setdefault("metavar", flags[0].lstrip("-").upper().replace("-", "_"))
     if param.cli.const is not None:
         kw.pop("choices", None)
-        kw.update(action="store_const", const=param.cli.const, default=param.default)
+        kw.update(action="store_const", const=param.cli.const)
     elif param.kind == "bool":
         kw["action"] = "store_true" if not param.default else argparse.BooleanOptionalAction
-        kw["default"] = bool(param.default)
     elif param.kind == "list":
-        kw.update(action="append", default=None)
+        kw["action"] = "append"
     else:
-        kw["default"] = param.default
         kw["required"] = param.required
     p.add_argument(*flags, **kw)
+
+
+def _flags(param: Param) -> tuple[str, ...]:
+    return param.cli.flags or (f"--{param.name.replace('_', '-')}",)
+
+
+def _option_default(param: Param) -> Any:
+    """What an option's dest holds when the option is not given."""
+    if param.cli.const is not None:
+        return param.default
+    if param.kind == "bool":
+        return bool(param.default)
+    return None if param.kind == "list" else param.default
 
 
 def _flag_of(key: Param) -> Any:
@@ -240,10 +251,8 @@ def _slots(op: Op, renderers: Any) -> list[_Slot | None]:
             else:
                 slots.append(_Slot(_dest(param), "", None, param))
         else:
-            default = None if param.kind == "list" else param.default
-            default = bool(default) if param.kind == "bool" else default
-            flags = param.cli.flags or (f"--{param.name.replace('_', '-')}",)
-            slots.extend(_Slot(_dest(param), flag, default, param, readable) for flag in flags)
+            default = _option_default(param)
+            slots.extend(_Slot(_dest(param), f, default, param, readable) for f in _flags(param))
     if op.owner:
         slots.append(_Slot("owner", "--owner", None, None))
     asks = op.verb in getattr(renderers, "ASKS", ())  # it asks the person first: no --json
@@ -446,7 +455,7 @@ def _json(param: Param, text: Any) -> Any:
 def _flag(param: Param) -> str:
     if param.positional:
         return param.name.upper()
-    return (param.cli.flags or (f"--{param.name.replace('_', '-')}",))[0]
+    return _flags(param)[0]
 
 
 def _warn(text: str) -> None:
