@@ -4,6 +4,7 @@ not read (or the parser refuses) is left to argparse."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from specialists.base import ops
 from specialists.base.opschema import Param, signature
 from specialists.fronts.cli.commands import COMMANDS
-from specialists.fronts.cli.generated import plain_op_args
+from specialists.fronts.cli.generated import _flags, plain_op_args
 from specialists.fronts.cli.parser import build_parser
 from specialists.project import boot
 
@@ -124,9 +125,43 @@ LEFT_TO_ARGPARSE = [
     ["timer", "set", "5m"],  # a duration
     ["clean", "--days", "3", "--all"],  # options of one group
     ["list"],  # not an op at all
+    # argparse ends the positionals at the option: the optional key is taken as absent
+    ["mission", "state", "get", "m1", "--json", "k1"],
 ]
 
 
 @pytest.mark.parametrize("argv", LEFT_TO_ARGPARSE, ids=" ".join)
 def test_what_a_plain_form_does_not_take_is_left_to_argparse(argv: list[str]) -> None:
     assert plain_op_args(argv) is None
+
+
+# Words a person may type by mistake, or that argparse reads in its own way.
+ODD_WORDS = ["--", "-", "-x", "-5", "-h", "--help", "--json=1", "=", "", "\t", " 5", "1e3", "nan"]
+ODD_WORDS += ["1_000", "0x10", "\u0663", "\u00e9", "x", "3", "2.5", "ab12", "--json", "--owner"]
+
+
+def test_random_lines_read_plainly_are_what_the_parser_reads(
+    capsys: pytest.CaptureFixture,
+) -> None:
+    """Each op's verb, then up to seven words drawn from its flags, its choices and odd words:
+    every line read plainly gives argparse's namespace, and none argparse refuses is read."""
+    rng = random.Random(20)  # the same lines every run
+    read = 0
+    for command in sorted(ops.registered()):
+        noun = ops.noun(command)
+        assert noun is not None
+        for op in (o for o in noun.ops if o.cli):
+            words = [*ODD_WORDS, *op.verb.split()]
+            for param in signature(op.fn).params:
+                words += [] if param.positional else list(_flags(param))
+                words += list(param.choices) if param.kind == "choice" else []
+            for _ in range(40):
+                argv = [command, *op.verb.split()]
+                argv += [rng.choice(words) for _ in range(rng.randint(0, 7))]
+                plain = plain_op_args(argv)
+                if plain is not None:
+                    read += 1
+                    mine = {k: v for k, v in vars(plain).items() if k != "run"}
+                    assert mine == _parsed(argv), argv
+    capsys.readouterr()
+    assert read > 200  # enough lines are read plainly for the comparison to mean something

@@ -267,13 +267,16 @@ def _read_plain(words: list[str], slots: list[_Slot], values: dict[str, Any]) ->
     waiting = [s for s in slots if not s.flag and s.param is not None]
     given: set[str] = set()
     running: list[str] | None = None  # a words positional's words, while they run
+    took = False  # a positional was read since the last option
     rest = iter(words)
     for word in rest:
         if word.startswith("-"):
             slot = options.get(word)
             if slot is None or not slot.readable:
                 return False
-            running = None
+            if took:  # argparse ends the positionals' run here: the optional ones stay empty
+                waiting = [s for s in waiting if s.param is not None and s.param.required]
+            running, took = None, False
             given.add(slot.dest)
             if slot.dest == "json" or (slot.param is not None and slot.param.kind == "bool"):
                 values[slot.dest] = True
@@ -289,6 +292,7 @@ def _read_plain(words: list[str], slots: list[_Slot], values: dict[str, Any]) ->
             running.append(word)
         elif waiting:
             slot = waiting.pop(0)
+            took = True
             given.add(slot.dest)
             assert slot.param is not None
             typed = _typed(slot.param, word)
