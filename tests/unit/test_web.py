@@ -244,3 +244,53 @@ def test_a_non_loopback_host_is_warned_about(store, monkeypatch, capsys):
     assert out.startswith("specialists web: http://0.0.0.0:9999/?token=")
     assert server.is_loopback("127.0.0.1") and server.is_loopback("::1")
     assert not server.is_loopback("0.0.0.0") and not server.is_loopback("example.org")
+
+
+def stream(app: Any, path: str) -> tuple[int, bytes]:
+    """One GET of an event stream that ends by itself: (status, body). The client never
+    disconnects, so the stream ends only when the server ends it."""
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": f"token={TOKEN}".encode(),
+        "headers": [(b"host", b"127.0.0.1")],
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 8765),
+    }
+    sent: list[dict[str, Any]] = []
+    asked: list[bool] = []
+
+    async def receive() -> dict[str, Any]:
+        if asked:
+            await asyncio.Event().wait()  # no disconnect
+        asked.append(True)
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    asyncio.run(asyncio.wait_for(app(scope, receive, send), 10))
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return start["status"], body
+
+
+@pytest.mark.parametrize("plant", ["directory", "symlink"])
+def test_a_planted_events_file_is_one_line_in_the_feed_not_a_broken_stream(store, plant):
+    job_dir = write_status(store.jobs_dir, "0000feed", status="done")
+    outside = job_dir.parent.parent / "outside.jsonl"
+    outside.write_text('{"seq": 1, "ts": 1, "event": "secret"}\n')
+    if plant == "directory":
+        (job_dir / "events.jsonl").mkdir()
+    else:
+        (job_dir / "events.jsonl").symlink_to(outside)
+    status, body = stream(build_app(store, TOKEN), "/api/job/0000feed/feed")
+    text = body.decode()
+    assert status == 200 and "event: end" in text and "secret" not in text
+    problems = [line for line in text.splitlines() if '"unreadable"' in line]
+    assert len(problems) == 1 and "events.jsonl is a" in problems[0], text

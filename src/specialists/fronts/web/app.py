@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from specialists.base.errors import SpecialistsError
+from specialists.base.errors import SpecialistsError, reason
 from specialists.base.vocab import WORKFLOW_RUNNER
 from specialists.fronts.fleet.feed import FeedTail, feed_parts
 from specialists.fronts.fleet.model import Fleet, job_fleet
@@ -176,12 +176,19 @@ def build_app(
 
         async def events() -> AsyncIterator[dict[str, Any]]:
             shown: Row | None = None
+            feed: FeedTail | None = tail
             while True:
                 current = watch.fresh().rows.get(f"job:{job_id}")
                 if current is not None and current != shown:
                     shown = current
                     yield {"event": "row", "data": _json(current.to_json())}
-                batch = tail.poll()
+                batch: list[dict[str, Any]] = []
+                try:
+                    batch = feed.poll() if feed is not None else []
+                except (SpecialistsError, OSError) as exc:  # planted (a link, a directory)
+                    feed = None  # said once; the row still follows the job
+                    problem = {"seq": None, "clock": "", "kind": "unreadable", "event": "error"}
+                    yield {"event": "ev", "data": _json({**problem, "detail": reason(exc)})}
                 started = shown.started_at_ms if shown is not None else 0
                 for ev in batch:
                     seq = ev.get("seq")
