@@ -294,3 +294,21 @@ def test_a_planted_events_file_is_one_line_in_the_feed_not_a_broken_stream(store
     assert status == 200 and "event: end" in text and "secret" not in text
     problems = [line for line in text.splitlines() if '"unreadable"' in line]
     assert len(problems) == 1 and "events.jsonl is a" in problems[0], text
+
+
+def test_a_dead_job_whose_log_ends_in_a_long_unfinished_line_leaves_the_fleet_readable(store):
+    """Recovery of a dead job looks for its last event in the log's last 256 KiB; a tail
+    with no newline in it (a torn giant line, a sparse file) is no event, not a crash."""
+    fill_fleet(store.jobs_dir, 3, active=0)
+    job_dir = write_status(
+        store.jobs_dir,
+        "0000dead",
+        status="running",
+        supervisor_pid=2**22 + 7,
+        supervisor_start_time=1,
+    )
+    (job_dir / "events.jsonl").write_bytes(b"x" * (300 * 1024))
+    status, _, body = get(build_app(store, TOKEN), "/api/fleet")
+    rows = {r["key"]: r for r in json.loads(body)["upsert"]}
+    assert status == 200 and len(rows) == 4
+    assert rows["job:0000dead"]["active"] is False

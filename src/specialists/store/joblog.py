@@ -168,7 +168,7 @@ def last_event(path: Path) -> dict[str, Any] | None:
     lines = tail.split(b"\n")
     if start > 0:
         lines = lines[1:]  # the first piece may be the end of a longer line
-    lines.pop()  # after the last newline: empty, or a partial line
+    del lines[-1:]  # after the last newline: empty, or a partial line (none: no newline)
     for line in reversed(lines):
         if len(line) > MAX_LINE:
             continue  # damage: the writer clips fields far below this
