@@ -312,3 +312,20 @@ def test_a_dead_job_whose_log_ends_in_a_long_unfinished_line_leaves_the_fleet_re
     rows = {r["key"]: r for r in json.loads(body)["upsert"]}
     assert status == 200 and len(rows) == 4
     assert rows["job:0000dead"]["active"] is False
+
+
+def test_a_host_that_cannot_be_served_on_is_one_line_naming_it(monkeypatch):
+    """A name too long to encode (idna), or a link-local address without its interface."""
+
+    def too_long(host: str, *args: Any, **kwargs: Any) -> Any:
+        raise UnicodeError("encoding with 'idna' codec failed (UnicodeError: label too long)")
+
+    monkeypatch.setattr(socket, "getaddrinfo", too_long)
+    with pytest.raises(UserError) as info:
+        server.bind("a" * 300, 0)
+    assert info.value.one_line().startswith("cannot serve on host 'aaaa")
+    link_local = [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("fe80::1", 0, 0, 0))]
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *args, **kwargs: link_local)
+    with pytest.raises(UserError) as info:  # EINVAL (no scope), or no IPv6 at all
+        server.bind("fe80::1", 0)
+    assert info.value.one_line().startswith("cannot serve on host 'fe80::1'")

@@ -42,8 +42,13 @@ def bind(host: str, port: int) -> socket.socket:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:
         raise UserError(f"cannot serve on host {host!r}: {exc.strerror}") from exc
+    except UnicodeError as exc:  # a name idna cannot encode: a label over 63 characters
+        raise UserError(f"cannot serve on host {host[:80]!r}: not a valid host name") from exc
     family, kind, proto, _, address = infos[0]
-    sock = socket.socket(family, kind, proto)
+    try:
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:  # an address family this machine lacks (IPv6 turned off)
+        raise UserError(f"cannot serve on host {host!r}: {exc.strerror}") from exc
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(address)
@@ -61,7 +66,7 @@ def bind(host: str, port: int) -> socket.socket:
             ) from exc
         if exc.errno == errno.EADDRNOTAVAIL:
             raise UserError(f"{host} is not an address of this machine") from exc
-        raise
+        raise UserError(f"cannot serve on host {host!r}: {exc.strerror}") from exc
     sock.set_inheritable(True)
     return sock
 
