@@ -329,3 +329,12 @@ def test_a_host_that_cannot_be_served_on_is_one_line_naming_it(monkeypatch):
     with pytest.raises(UserError) as info:  # EINVAL (no scope), or no IPv6 at all
         server.bind("fe80::1", 0)
     assert info.value.one_line().startswith("cannot serve on host 'fe80::1'")
+
+
+def test_a_planted_missions_directory_is_one_line_on_the_cost_page(store):
+    fill_fleet(store.jobs_dir, 3, active=0)
+    (store.root / "missions").symlink_to(store.root.parent)
+    status, _, body = get(build_app(store, TOKEN), "/costs")
+    page = body.decode()
+    assert status == 200 and "per job" in page
+    assert "missions cannot be read" in page and "missions is not a directory" in page

@@ -81,9 +81,12 @@ def build_app(
     async def costs_page(request: Request) -> Response:
         f = watch.fresh()
         nonce = pages.new_nonce()
-        missions = mission_costs(store, f)
+        try:
+            missions, problem = mission_costs(store, f), ""
+        except (SpecialistsError, OSError) as exc:  # missions/ itself planted or unreadable
+            missions, problem = [], f"the missions cannot be read: {reason(exc)}"
         page = pages.costs_page(
-            list(f.rows.values()), f.totals(), missions, nonce=nonce, token=token
+            list(f.rows.values()), f.totals(), missions, nonce=nonce, token=token, problem=problem
         )
         return html(page, nonce)
 

@@ -124,6 +124,7 @@ def costs_page(
     *,
     nonce: str,
     token: str,
+    problem: str = "",
 ) -> str:
     """Cost and tokens per job (most expensive first), per specialist and per mission (its
     jobs' with their children's, each counted once), with bars."""
@@ -160,7 +161,7 @@ def costs_page(
     )
     body = (
         f"<section><h2>cost ${totals.cost_usd:.4f} · tokens {totals.tokens_in:,} in / "
-        f"{totals.tokens_out:,} out</h2></section>{_ceilings(rows)}{_missions(missions)}"
+        f"{totals.tokens_out:,} out</h2></section>{_ceilings(rows)}{_missions(missions, problem)}"
         "<section><h3>per specialist</h3><table><thead><tr><th>specialist</th>"
         "<th class=num>jobs</th><th class=num>tokens in</th><th class=num>tokens out</th>"
         f"<th class=num>cost</th><th></th></tr></thead><tbody>{spec_rows}</tbody></table>"
@@ -203,7 +204,9 @@ def _limits(c: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def _missions(missions: Sequence[MissionCost]) -> str:
+def _missions(missions: Sequence[MissionCost], problem: str = "") -> str:
+    if problem:
+        return f"<section><h3>per mission</h3><p class=muted>{escape(problem)}</p></section>"
     if not missions:
         return ""
     ordered = sorted(missions, key=lambda m: (-m.spent["cost_usd"], m.id))
