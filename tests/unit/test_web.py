@@ -338,3 +338,44 @@ def test_a_planted_missions_directory_is_one_line_on_the_cost_page(store):
     page = body.decode()
     assert status == 200 and "per job" in page
     assert "missions cannot be read" in page and "missions is not a directory" in page
+
+
+def test_a_jobs_directory_that_is_not_one_is_one_line_not_a_traceback(store):
+    """`status` says it in one line; the dashboard, started before the plant, says the same
+    on every route, and its streams say it once and stay open for when it is repaired."""
+    store.root.mkdir(parents=True)
+    store.jobs_dir.write_text("not a directory")
+    app = build_app(store, TOKEN)
+    for path in ("/api/fleet", "/costs", "/job/00000001", "/api/job/00000001/result"):
+        status, _, body = get(app, path)
+        assert (status, body.count(b"\n")) == (500, 1), path
+        assert body.startswith(b"the job store cannot be read: ") and b"Not a directory" in body
+
+    async def first_event(path: str) -> bytes:
+        scope = {
+            "type": "http",
+            "method": "GET",
+            "path": path,
+            "raw_path": path.encode(),
+            "query_string": f"token={TOKEN}".encode(),
+            "headers": [],
+            "scheme": "http",
+            "http_version": "1.1",
+            "asgi": {"version": "3.0"},
+        }
+        got: list[bytes] = []
+        said = asyncio.Event()
+
+        async def receive() -> dict[str, Any]:
+            await said.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            got.append(message.get("body", b""))
+            if b"cannot be read" in message.get("body", b""):
+                said.set()
+
+        await asyncio.wait_for(app(scope, receive, send), 5)
+        return b"".join(got)
+
+    assert b"the job store cannot be read" in asyncio.run(first_event("/api/fleet/stream"))

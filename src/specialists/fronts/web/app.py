@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from specialists.base.errors import SpecialistsError, reason
+from specialists.base.errors import SpecialistsError, StoreError, reason
 from specialists.base.vocab import WORKFLOW_RUNNER
 from specialists.fronts.fleet.feed import FeedTail, feed_parts
 from specialists.fronts.fleet.model import Fleet, job_fleet
@@ -46,10 +46,15 @@ class Watch:
         self._last: float | None = None
 
     def fresh(self) -> Fleet:
+        """The fleet, or StoreError when the store cannot be listed (jobs/ is a file)."""
         now = self._clock()
         if self._last is None or now - self._last >= self.poll_s:
             self._last = now
-            self.fleet.refresh()
+            try:
+                self.fleet.refresh()
+            except (StoreError, OSError) as exc:
+                self._last = None  # the next look tries again, and says it again
+                raise StoreError(f"the job store cannot be read: {reason(exc)}") from None
         return self.fleet
 
 
@@ -127,8 +132,16 @@ def build_app(
     async def fleet_stream(request: Request) -> Response:
         async def events() -> AsyncIterator[dict[str, Any]]:
             diff = FleetDiff()
+            said = ""
             while True:
-                change = diff.next(watch.fresh(), now_ms())
+                try:
+                    change = diff.next(watch.fresh(), now_ms())
+                    problem = ""
+                except StoreError as exc:  # said once; the stream stays for when it is mended
+                    change, problem = None, exc.message
+                if problem != said:  # a new problem, or "" when it is mended
+                    said = problem
+                    yield {"event": "problem", "data": _json({"text": problem})}
                 if change is not None:
                     yield {"event": "fleet", "data": _json(change)}
                 await asyncio.sleep(watch.poll_s)
@@ -180,8 +193,17 @@ def build_app(
         async def events() -> AsyncIterator[dict[str, Any]]:
             shown: Row | None = None
             feed: FeedTail | None = tail
+            said = ""
             while True:
-                current = watch.fresh().rows.get(f"job:{job_id}")
+                try:
+                    current = watch.fresh().rows.get(f"job:{job_id}")
+                except StoreError as exc:  # said once; the stream stays for when it is mended
+                    if exc.message != said:
+                        problem = {"seq": None, "clock": "", "kind": "unreadable", "event": "error"}
+                        yield {"event": "ev", "data": _json({**problem, "detail": exc.message})}
+                    said = exc.message
+                    await asyncio.sleep(FEED_POLL_S)
+                    continue
                 if current is not None and current != shown:
                     shown = current
                     yield {"event": "row", "data": _json(current.to_json())}
@@ -222,7 +244,14 @@ def build_app(
         Route("/api/job/{job_id}/graph.svg", job_graph),
         Route("/api/job/{job_id}/result", job_result),
     ]
-    return TokenGate(Starlette(routes=routes), token)
+    handlers = {StoreError: _store_problem}
+    return TokenGate(Starlette(routes=routes, exception_handlers=handlers), token)
+
+
+async def _store_problem(request: Request, exc: Exception) -> Response:
+    """A store that cannot be listed: the one line `status` would print, not a traceback."""
+    text = exc.message if isinstance(exc, SpecialistsError) else str(exc)
+    return PlainTextResponse(text + "\n", 500)
 
 
 def mission_costs(store: JobStore, fleet: Fleet) -> list[pages.MissionCost]:

@@ -94,4 +94,8 @@ const conn = document.getElementById("conn");
 const es = new EventSource("/api/fleet/stream" + q);
 es.addEventListener("fleet", (e) => apply(JSON.parse(e.data)));
 es.onopen = () => { conn.className = "live"; conn.textContent = "live"; };
+es.addEventListener("problem", (e) => {  // the store cannot be read (or, with "", it can again)
+  const text = JSON.parse(e.data).text;
+  conn.className = text ? "down" : "live"; conn.textContent = text || "live";
+});
 es.onerror = () => { conn.className = "down"; conn.textContent = "reconnecting"; };
