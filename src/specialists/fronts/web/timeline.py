@@ -106,7 +106,9 @@ def _length(ms: int) -> str:
 def _ticks(total_ms: int) -> list[tuple[int, str]]:
     """About six round ticks over the span, labelled relative to its start."""
     steps_s = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 43200)
-    step_s = next((s for s in steps_s if total_ms / (s * 1000) <= 7), 86400)
+    day_s = 86400
+    whole_days = -(-total_ms // (7 * day_s * 1000)) * day_s  # a wild span: still about six
+    step_s = next((s for s in steps_s if total_ms / (s * 1000) <= 7), whole_days)
     return [(t * 1000, _label(t)) for t in range(0, total_ms // 1000 + 1, step_s)]
 
 
