@@ -233,6 +233,8 @@ def test_layers_override_key_by_key_and_the_run_wins():
         ("200ms", "under a second"),
         ("30d", "longer than a week"),
         ([1], "expected a duration"),
+        ("9" * 400, "longer than a week"),  # an infinite float, not an OverflowError
+        ("9" * 400 + "d", "longer than a week"),
     ],
 )
 def test_bad_thresholds_are_one_clear_error(value, problem):
@@ -245,6 +247,9 @@ def test_bad_tables_name_the_field():
         resolve_attention(None, {"aftr": "5m"}, None, None)
     with pytest.raises(UserError, match=r"failures: expected a whole number"):
         resolve_attention({"failures": "three"}, None, None, None)
+    for enabled in ("false", 0, "no"):  # not silently on: the user meant it off
+        with pytest.raises(UserError, match=r"attention.enabled: expected true or false"):
+            resolve_attention(None, {"enabled": enabled}, None, None)
     with pytest.raises(UserError, match=r"reviewer: expected a specialist name"):
         resolve_watchdog(None, {"reviewer": "../x"}, None)
     with pytest.raises(UserError, match=r"max_reviews: expected 1 to"):

@@ -124,6 +124,8 @@ def resolve_attention(
                 f"{where}: unknown key {sorted(unknown)[0]!r}",
                 hint="keys: after, tool_after, failures, enabled",
             )
+        if "enabled" in layer and not isinstance(layer["enabled"], bool):
+            raise UserError(f"{where}.enabled: expected true or false")
         if layer.get("enabled") is False:
             quiet = tool = failures = None
             continue
@@ -187,6 +189,7 @@ def parse_after(value: object, where: str) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise UserError(f"{where}: expected a duration such as 5m, or off")
+    ms: int | float
     if isinstance(value, int):
         ms = value
     else:
@@ -195,12 +198,14 @@ def parse_after(value: object, where: str) -> int | None:
             raise UserError(
                 f"{where}: invalid duration {value[:40]!r}", hint="use 30s, 5m, 1h or off"
             )
-        ms = int(float(match.group(1)) * _UNITS[match.group(2)])
+        # compared before int(): four hundred nines are an infinite float, not a number
+        ms = float(match.group(1)) * _UNITS[match.group(2)]
+    shown = repr(value[:40]) if isinstance(value, str) else str(value)[:40]
     if ms < 1000:
-        raise UserError(f"{where}: {value!r} is under a second", hint="use 30s, 5m, 1h or off")
+        raise UserError(f"{where}: {shown} is under a second", hint="use 30s, 5m, 1h or off")
     if ms > MAX_AFTER_MS:
-        raise UserError(f"{where}: {value!r} is longer than a week")
-    return ms
+        raise UserError(f"{where}: {shown} is longer than a week", hint="use 30s, 5m, 1h or off")
+    return int(ms)
 
 
 def _parse_failures(value: object, where: str) -> int | None:
