@@ -370,3 +370,18 @@ def test_the_end_hook_finds_an_open_ask_and_skips_a_job_that_never_asked(
     assert seen == [
         ("ask_cancelled", {"ask": waiting.ask.id, "reason": "the asking job ended done"})
     ]
+
+
+def test_a_childs_escape_sequences_never_reach_the_terminal(
+    store: JobStore, tmp_path: Path
+) -> None:
+    """A child's message is model text: `specialists asks` shows its ESC, BEL and carriage
+    return as visible escapes (a clear screen or a retitled window is not the child's to do)."""
+    from specialists.features.asks.render import ask_lines
+
+    child = _job(store, tmp_path, owner=[BOSS])
+    ask(store.root, child.id, "progress_update", "A\x1b[2J\x1b]0;pwned\x07\rB\nC", timeout_s=5)
+    (row,), _ = list_asks(store.root, None, include_settled=True)
+    shown = ask_lines(row, full=True)
+    assert "\x1b" not in shown and "\x07" not in shown and "\r" not in shown
+    assert "A\\e[2J\\e]0;pwned\\x07\\x0dB\nC" in shown  # what it was, kept, and its newline

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from specialists.base.display import display_line
+from specialists.base.display import display_line, for_terminal
 from specialists.features.asks.ops import AskRow
 
 MAX_SHOWN_CHARS = 4000  # a listing shows this much of a message; the file keeps it whole
@@ -18,7 +18,7 @@ def ask_lines(row: AskRow, *, full: bool) -> str:
         head += f"  waits up to {a.timeout_s:g} s"
     if not full:
         return head + "  " + display_line(a.message, 80)
-    message = a.message
+    message = for_terminal(a.message)  # the child's text: no escape reaches the terminal
     if len(message) > MAX_SHOWN_CHARS:
         message = message[:MAX_SHOWN_CHARS] + f"\n… ({len(a.message):,} characters in all)"
     lines = [head, message]
