@@ -385,3 +385,28 @@ def test_a_childs_escape_sequences_never_reach_the_terminal(
     shown = ask_lines(row, full=True)
     assert "\x1b" not in shown and "\x07" not in shown and "\r" not in shown
     assert "A\\e[2J\\e]0;pwned\\x07\\x0dB\nC" in shown  # what it was, kept, and its newline
+
+
+def test_an_ask_of_a_job_whose_supervisor_died_is_listed_abandoned_not_open(
+    store: JobStore, tmp_path: Path
+) -> None:
+    """Its status still says running (nobody recorded the crash); the listing must not offer
+    as open an ask that reply then refuses as abandoned."""
+    child = _job(store, tmp_path, owner=[BOSS])
+    asked = ask(store.root, child.id, "progress_update", "x", timeout_s=5)
+    files.create(
+        store.job_dir(child.id),
+        lambda seq: Ask(f"ask-{child.id}-{seq}", child.id, "need_decision", "?", 1, 60.0, [BOSS]),
+    )
+    assert [r.state for r in list_asks(store.root, None, include_settled=False)[0]] == ["open"]
+    write_status(
+        store.jobs_dir, child.id, status="running", supervisor_pid=999_999_999,
+        supervisor_start_time=1,
+    )  # fmt: skip
+    assert list_asks(store.root, None, include_settled=False)[0] == []
+    rows, _ = list_asks(store.root, None, include_settled=True)
+    assert {(r.ask.id, r.state) for r in rows} == {
+        (asked.ask.id, "progress"), (f"ask-{child.id}-2", "abandoned")
+    }  # fmt: skip
+    with pytest.raises(UserError, match="abandoned"):
+        reply(store.root, f"ask-{child.id}-2", "late", by=BOSS, owners=None)

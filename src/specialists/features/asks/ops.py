@@ -316,7 +316,8 @@ def list_asks(
         except (OSError, ValueError, StoreError) as exc:
             problems.append(f"job {job_id}: status unreadable: {exc}")
             st = None
-        active = st is not None and st.active
+        # as reply judges it: a job whose supervisor died is not waiting, whatever it says
+        active = st is not None and st.active and supervisor_alive(st)
         for seq in seqs:
             try:
                 made = files.read_ask(job_dir, seq)
