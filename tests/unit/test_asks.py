@@ -410,3 +410,34 @@ def test_an_ask_of_a_job_whose_supervisor_died_is_listed_abandoned_not_open(
     }  # fmt: skip
     with pytest.raises(UserError, match="abandoned"):
         reply(store.root, f"ask-{child.id}-2", "late", by=BOSS, owners=None)
+
+
+def test_a_models_listing_is_bounded_to_the_newest_asks(store: JobStore, tmp_path: Path) -> None:
+    """A long history of asks (each message up to 64 KiB) never floods a model's context:
+    list_asks gives it the newest MAX_LISTED and says how many it left out; a person at the
+    CLI still sees them all."""
+    from specialists.features.asks.verbs import MAX_LISTED
+    from specialists.native.agent_tools import Caller
+
+    child = _job(store, tmp_path, owner=[BOSS])
+    for n in range(MAX_LISTED + 3):
+        ask(store.root, child.id, "progress_update", f"step {n}", timeout_s=5)
+    listed = _call("list_asks", {"all": True}, Caller(store.root, BOSS, tmp_path))
+    assert not listed.is_error  # type: ignore[attr-defined]
+    data = listed.data  # type: ignore[attr-defined]
+    assert len(data["asks"]) == MAX_LISTED and data["more"] == 3
+    assert data["asks"][-1]["ask_id"] == f"ask-{child.id}-{MAX_LISTED + 3}"
+    assert "3 older asks not shown" in listed.text and "step 0\n" not in listed.text  # type: ignore[attr-defined]
+    person = Caller(store.root, BOSS, tmp_path, person=True)
+    assert len(_call("list_asks", {"all": True}, person).data["asks"]) == MAX_LISTED + 3  # type: ignore[attr-defined]
+    same_ms = _job(store, tmp_path, owner=[BOSS])  # ask 10 is newer than ask 9, not older
+    for _ in range(MAX_LISTED + 1):
+        files.create(
+            store.job_dir(same_ms.id),
+            lambda seq: Ask(
+                f"ask-{same_ms.id}-{seq}", same_ms.id, "progress_update", "x", 1, 0, []
+            ),
+        )
+    rows, _ = list_asks(store.root, None, include_settled=True)
+    seqs = [parse_ask_id(r.ask.id)[1] for r in rows if r.ask.job_id == same_ms.id]
+    assert seqs == list(range(1, MAX_LISTED + 2))

@@ -332,5 +332,5 @@ def list_asks(
             row = AskRow(made, outcome, active)
             if include_settled or row.state == "open":
                 rows.append(row)
-    rows.sort(key=lambda r: (r.ask.asked_at_ms, r.ask.id))
+    rows.sort(key=lambda r: r.ask.asked_at_ms)  # stable: asks of one ms stay in number order
     return rows, problems

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from specialists.native.agent_tools import Caller
 
 Message = Annotated[str, Text(64 * 1024, line=False)]  # the byte cap is the room's
+# Asks in one answer to a model, the newest (its context is precious: each message may be
+# 64 KiB); a person at the CLI sees them all.
+MAX_LISTED = 20
 
 
 Reason = Literal["need_decision", "interview_request", "progress_update"]  # model.ASK_KINDS
@@ -71,6 +74,7 @@ class Asks(NamedTuple):
     rows: list[AskRow]
     problems: list[str]
     settled: bool  # answered, timed-out and progress asks were asked for too
+    more: int = 0  # older asks left out (MAX_LISTED)
 
     def to_dict(self) -> dict[str, Any]:
         asks = []
@@ -79,7 +83,10 @@ class Asks(NamedTuple):
             if r.outcome is not None:
                 out["outcome"] = r.outcome.to_dict()
             asks.append(out)
-        return {"asks": asks, "problems": self.problems[:5]}
+        data: dict[str, Any] = {"asks": asks, "problems": self.problems[:5]}
+        if self.more:
+            data["more"] = self.more
+        return data
 
 
 def listing(
@@ -105,8 +112,12 @@ def listing(
     else:
         owners = (caller.owner,)
     rows, problems = list_asks(caller.state_root, owners, include_settled=all)
-    caller.warnings.extend(problems)
-    return Asks(rows, problems, all)
+    more = 0
+    if not caller.person and len(rows) > MAX_LISTED:
+        more = len(rows) - MAX_LISTED
+        rows = rows[-MAX_LISTED:]
+    caller.warnings.extend(problems if caller.person else problems[:5])
+    return Asks(rows, problems, all, more)
 
 
 def said_asks(asks: Asks) -> str:
@@ -114,7 +125,10 @@ def said_asks(asks: Asks) -> str:
 
     if not asks.rows:
         return "No asks for you." if asks.settled else "No open asks for you."
-    return "\n\n".join(ask_lines(r, full=True) for r in asks.rows)
+    shown = "\n\n".join(ask_lines(r, full=True) for r in asks.rows)
+    if asks.more:
+        shown = f"({asks.more:,} older asks not shown; these are the newest)\n\n" + shown
+    return shown
 
 
 def reply(
