@@ -441,3 +441,25 @@ def test_a_models_listing_is_bounded_to_the_newest_asks(store: JobStore, tmp_pat
     rows, _ = list_asks(store.root, None, include_settled=True)
     seqs = [parse_ask_id(r.ask.id)[1] for r in rows if r.ask.job_id == same_ms.id]
     assert seqs == list(range(1, MAX_LISTED + 2))
+
+
+def test_a_job_directory_that_is_a_link_is_not_followed(store: JobStore, tmp_path: Path) -> None:
+    """jobs/<id> planted as a link to a directory outside the store, holding an ask that
+    names itself rightly: a reply is refused as unknown and writes nothing there (the store
+    lists no such job either: list_ids skips links)."""
+    outside = tmp_path / "outside"
+    job_id = "deadbeef"
+    files.create(
+        outside,
+        lambda seq: Ask(f"ask-{job_id}-{seq}", job_id, "need_decision", "?", 1, 60.0, [BOSS]),
+    )
+    os.symlink(outside, store.job_dir(job_id))
+    with pytest.raises(NotFound, match=f"no ask ask-{job_id}-1"):
+        reply(store.root, f"ask-{job_id}-1", "x", by=BOSS, owners=None)
+    assert sorted(os.listdir(outside / "asks" / "1")) == ["ask.json"]
+    with pytest.raises(StoreError, match="symbolic link"):
+        files.create(store.job_dir(job_id), lambda seq: Ask(f"ask-{job_id}-{seq}", job_id,
+                     "progress_update", "x", 1, 0.0, [BOSS]))  # fmt: skip
+    with pytest.raises(StoreError, match="not followed"):
+        files.list_seqs(store.job_dir(job_id))
+    assert sorted(os.listdir(outside / "asks")) == ["1"]

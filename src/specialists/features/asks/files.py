@@ -29,7 +29,9 @@ def asks_dir(job_dir: Path) -> Path:
 
 
 def _asks(job_dir: Path) -> FileRecord:
-    return ASK.record(asks_dir(job_dir))
+    # Opened from the job's directory, so a job directory planted as a link (a reply names
+    # any job id) is not followed either: the store lists no such job (JobStore.list_ids).
+    return ASK.record(job_dir).sub(ASKS_DIR)
 
 
 def _ask(job_dir: Path, seq: int) -> FileRecord:
