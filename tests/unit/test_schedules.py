@@ -413,6 +413,29 @@ def test_the_loop_sleeps_until_the_next_slot_on_a_fake_clock(store, launcher):
     assert len(reports) < 6 * 25  # it slept between slots instead of spinning
 
 
+def test_a_clock_set_back_does_not_put_the_loop_to_sleep_for_the_jump(store, launcher):
+    wall = [utc_ms(2026, 12, 1) / 1000]
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        if not slept:
+            wall[0] -= 86_400  # set back a day during the first nap
+        slept.append(seconds)
+        wall[0] += seconds
+
+    reports: list[object] = []
+    serve(
+        store,
+        launcher.jobs,
+        stop=lambda: len(reports) >= 2,
+        on_report=reports.append,
+        clock=lambda: wall[0],
+        sleep=sleep,
+        max_wait_s=30,
+    )
+    assert sum(slept) <= 30  # it looked again at once, not after a day and 30 s
+
+
 # --- the store and bad input ----------------------------------------------------------------
 
 

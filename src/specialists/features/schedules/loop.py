@@ -3,7 +3,8 @@
 It keeps nothing in memory that matters: every decision is re-read from the store, and every
 firing is a keyed start (fire.py), so a restart, a kill -9 mid-firing or a second scheduler on the
 same project never fires a slot twice. It wakes at least every `MAX_WAIT_S` to notice
-schedules created meanwhile, and sleeps in short steps so a stop request is seen at once.
+schedules created meanwhile (a clock set back wakes it at once, rather than leaving it asleep
+for the jump), and sleeps in short steps so a stop request is seen at once.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from specialists.store.jobs import JobStore
 MAX_WAIT_S = 30.0
 STEP_S = 0.5  # the longest a stop request waits to be seen
 MIN_WAIT_S = 0.01
+SET_BACK_S = 1.0  # the wall clock went back more than this during a wait: look again now
 
 
 def wake_in_s(report: RunDueReport, now_ms: int, max_wait_s: float = MAX_WAIT_S) -> float:
@@ -46,10 +48,11 @@ def serve(
         report = run_due(store, jobs, int(clock() * 1000), warnings)
         passes += 1
         on_report(report)
-        deadline = clock() + wake_in_s(report, int(clock() * 1000), max_wait_s)
+        wait = wake_in_s(report, int(clock() * 1000), max_wait_s)
+        deadline = clock() + wait
         while not stop():
             left = deadline - clock()
-            if left <= 0:
+            if left <= 0 or left > wait + SET_BACK_S:  # due, or the clock was set back
                 break
             sleep(min(STEP_S, left))
     return passes
