@@ -114,6 +114,16 @@ def test_trim_keeps_the_newest(record: Record) -> None:
     assert record.lines("history").entries == ()
 
 
+def test_rewrite_replaces_the_whole_log(record: Record) -> None:
+    for n in range(5):
+        record.append("history", {"n": n})
+    tear(record, "history", b'{"n": 5')
+    record.rewrite("history", [{"n": 1}, {"n": 3}])
+    assert [e["n"] for e in record.lines("history").entries] == [1, 3]
+    record.rewrite("fresh", [{"n": 0}])
+    assert record.lines("fresh").entries == ({"n": 0},)
+
+
 def test_the_lock_is_reentrant_in_a_thread_and_exclusive_between_threads(record: Record) -> None:
     order: list[str] = []
     inside = threading.Event()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 from specialists.base.errors import UserError
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
-from specialists.events.timers import TimerStore
+from specialists.events.timers import COMPACT_BYTES, KEEP_DONE, TimerStore
 from specialists.events.wake import wait_for_wake
 from specialists.events.zone import wall_time_to_epoch
 from specialists.store.memory import MemoryRecord
@@ -241,6 +242,33 @@ def test_damaged_records_are_reported_and_the_rest_still_apply(root: Path) -> No
     store.set(T0 + 2, now_ms=T0, note="after", source=SRC)  # the cut line is closed first
     assert [t.note for t in store.pending()] == ["kept", "after"]
     assert len(store.fold().problems) == 6  # and reported, once closed
+
+
+def test_a_long_history_is_compacted_and_a_new_timer_still_fires(root: Path) -> None:
+    # An agent that slept in a loop for weeks: a log past the owner's read bound. A timer set
+    # after it was never read back, so it never fired, and a fire record past it was lost.
+    store = TimerStore(root, OWNER)
+    waiting = store.set(T0 + 10**9, now_ms=T0, note="still waiting", source=SRC)
+    note = "x" * 400
+    with open(store.path, "a") as f:
+        for n in range(16_000):
+            tid = f"tm-{n:012x}"
+            source = {"tool": "sleep", "call_id": "c", "args": {"seconds": 60, "note": note}}
+            f.write(json.dumps({"op": "set", "id": tid, "due_ms": T0, "created_ms": T0,
+                                "note": note, "source": source}) + "\n")  # fmt: skip
+            f.write(json.dumps({"op": "fire", "id": tid, "at_ms": T0 + n}) + "\n")
+    assert store.path.stat().st_size > 8 << 20
+    new = store.set(T0 + 5000, now_ms=T0, note="wake me", source=SRC)
+    fold = store.fold()
+    assert [t.note for t in fold.pending()] == ["wake me", "still waiting"]
+    assert fold.problems == ()
+    assert store.path.stat().st_size <= COMPACT_BYTES
+    done = [t for t in fold.timers.values() if t.state != "pending"]
+    assert len(done) == KEEP_DONE  # the latest done ones: a cancel of one says how it ended
+    assert store.cancel(done[-1].id, now_ms=T0) == (done[-1].id, "fired", False)
+    assert [e.body for e in store.fire_due(T0 + 5000)] == [f"Timer {new.id} fired: wake me"]
+    assert store.fire_due(T0 + 6000) == []
+    assert [t.id for t in store.pending()] == [waiting.id]
 
 
 # --- waiting --------------------------------------------------------------------------------

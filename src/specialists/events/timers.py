@@ -7,7 +7,8 @@
 Every change is written before it is reported (R-T7): a set that could not be written is an
 error, never a timer that silently will not fire; a cancel that could not be written is an
 error, never a success. All changes and firing take the owner's lock, the same one its inbox
-uses, so firing a timer and recording that it fired happen together.
+uses, so firing a timer and recording that it fired happen together. Past COMPACT_BYTES the
+file is rewritten to what still matters, so it never outgrows what a read takes.
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ MAX_PENDING = 32  # timers.max in seed 001
 MAX_SLEEP_S = 604_800  # a week (R-T: sleep takes 1 to 604800 seconds)
 LATE_AFTER_MS = 1000  # fired later than this past its due time: say so
 MAX_NOTE = 500
+# Past this the log is compacted to the records of pending timers and of the last KEEP_DONE
+# done ones: an agent that sleeps in a loop appends forever, and a log past the owner's read
+# bound (store/kinds.py OWNER) would hide every timer set after it, which would never fire.
+COMPACT_BYTES = 1 << 20
+KEEP_DONE = 100  # fired or cancelled timers kept through a compaction (list --all, cancel)
 
 TimerState = Literal["pending", "fired", "cancelled"]
 
@@ -175,14 +181,30 @@ class TimerStore:
     # --- internals ------------------------------------------------------------------------
 
     def _write(self, record: dict[str, Any]) -> None:
+        """Append one record (under the owner's lock), compacting a long log first."""
         try:
+            if self.record.size(TIMERS) > COMPACT_BYTES:
+                self._compact()
             self.record.append(TIMERS, record)
         except StoreError as exc:
             raise OSError(exc.message) from None
 
+    def _compact(self) -> None:
+        found = self.record.lines(TIMERS)
+        timers: dict[str, Timer] = {}
+        for entry in found.entries:
+            _apply(timers, entry)
+        done = sorted(
+            (t for t in timers.values() if t.state != "pending"), key=lambda t: t.done_at_ms or 0
+        )
+        keep = {t.id for t in timers.values() if t.state == "pending"}
+        keep.update(t.id for t in done[-KEEP_DONE:])
+        self.record.rewrite(TIMERS, [e for e in found.entries if e.get("id") in keep])
+
 
 def _fresh_id(existing: dict[str, Timer]) -> str:
-    # 48 random bits, checked against every id this owner ever had (R-T7: never reused).
+    # 48 random bits, checked against every id this owner still has on record (R-T7: never
+    # reused; an id a compaction forgot is as unlikely to be drawn again as any other).
     while True:
         timer_id = "tm-" + os.urandom(6).hex()
         if timer_id not in existing:

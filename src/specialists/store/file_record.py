@@ -12,7 +12,7 @@ import errno
 import os
 import stat
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -301,6 +301,11 @@ class FileRecord:
                 return
             kept = found.entries[-keep:] if keep > 0 else ()
             data = b"".join(encode_line(e) for e in kept)
+            write_atomic(self._log(log), data, durable=self.durable)
+
+    def rewrite(self, log: str, entries: Iterable[Mapping[str, Any]]) -> None:
+        data = b"".join(encode_line(e) for e in entries)
+        with self.locked():
             write_atomic(self._log(log), data, durable=self.durable)
 
     # --- the lock ---------------------------------------------------------------------------

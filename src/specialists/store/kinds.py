@@ -88,7 +88,7 @@ OWNER = kind(
     events.jsonl          log     the inbox: one event per line (events/model.py)
     cursor.json           doc     how far the inbox was taken: byte offset, recent ids
     control.json          doc     how far a job's supervisor took its control requests
-    timers.jsonl          log     set / fire / cancel of the owner's timers, folded
+    timers.jsonl          log     set / fire / cancel of the owner's timers, folded, compacted
     lock                  lock    appends, the cursor and timers
     spill/<label>.txt     blob    an event body too long for a line (events/spill.py)
     """,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from specialists.base.errors import StoreError
@@ -152,6 +152,12 @@ class MemoryRecord:
             if len(entries) > keep:
                 kept = entries[-keep:] if keep > 0 else ()
                 self.logs[log] = bytearray(b"".join(encode_line(e) for e in kept))
+
+    def rewrite(self, log: str, entries: Iterable[Mapping[str, Any]]) -> None:
+        data = bytearray(b"".join(encode_line(e) for e in entries))
+        with self._lock:
+            self.ensure()
+            self.logs[check_name(log)] = data
 
     @contextlib.contextmanager
     def locked(self, name: str | None = None, *, create: bool = True) -> Iterator[None]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from specialists.base.errors import StoreError
@@ -108,6 +108,11 @@ class Record(Protocol):
 
     def trim(self, log: str, keep: int) -> None:
         """Keep the last `keep` entries (rewritten whole, once, under the lock)."""
+        ...
+
+    def rewrite(self, log: str, entries: Iterable[Mapping[str, Any]]) -> None:
+        """Replace the whole log by `entries` (under the lock; readers see the old log or the
+        new one). A compaction: hold the lock across the read it is made from."""
         ...
 
     def locked(
