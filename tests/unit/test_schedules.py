@@ -485,6 +485,22 @@ def test_a_damaged_schedule_is_reported_and_the_others_still_fire(store, launche
     assert any("newer" in p and "newer version" in p for p in report.problems)
 
 
+def test_a_cron_state_due_out_of_any_calendar_is_one_problem_not_a_crash(store, launcher):
+    start = utc_ms(2026, 12, 1, 0, 30)
+    for sid in ("a-bad", "good"):
+        make(store, CronTrigger("cron", "0 * * * *", "Europe/Berlin"), start, sid=sid)
+    damaged = store.load_state("a-bad").replace(next_due_ms=-(10**14))  # the year -1199
+    store.save_state("a-bad", damaged)
+    report = run_due(store, launcher.jobs, start + HOUR)
+    assert [f.schedule_id for f in report.firings] == ["good"]
+    (problem,) = report.problems
+    assert problem.startswith("schedule a-bad: ") and "outside the years" in problem
+    trigger = CronTrigger("cron", "0 * * * *", "UTC")
+    for after in (-(10**14), 10**15):  # `show` lists the slots after a due time read back
+        with pytest.raises(UserError, match="outside the years"):
+            trigger.next_after(after)
+
+
 def test_delete_removes_the_schedule_and_unknown_ids_are_not_found(store):
     start = utc_ms(2026, 12, 1)
     make(store, EveryTrigger("every", HOUR, start, "1h"), start)

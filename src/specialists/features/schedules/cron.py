@@ -28,6 +28,10 @@ HORIZON_DAYS = 366 * 8 + 31
 MAX_EXPR = 200
 DST_MARGIN_H = 3  # more than any zone's clock change (the largest is 2 hours)
 HOUR_MS = 3_600_000
+# The instants a calendar can be scanned from: a day past year 1 (no zone is that far off UTC)
+# to the horizon before year 9999. Outside them only a damaged state.json or a wrong clock.
+FIRST_MS = int(datetime(1, 1, 3, tzinfo=UTC).timestamp() * 1000)
+LAST_MS = int(datetime(9990, 1, 1, tzinfo=UTC).timestamp() * 1000)
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
@@ -144,6 +148,13 @@ def _number(text: str, name: str, low: int, high: int, names: tuple[str, ...]) -
 
 def next_fire_ms(expr: CronExpr, zone: str, after_ms: int) -> int:
     """The first instant strictly after `after_ms` at which `expr` fires in `zone`."""
+    if not FIRST_MS <= after_ms <= LAST_MS:
+        raise UserError(
+            f"cron expression {expr.text!r} has no slot after {after_ms} ms: outside the years"
+            " 1 to 9989",
+            hint="is the clock right? a schedule whose state.json is damaged starts again from"
+            " now when paused and resumed",
+        )
     tz = load_zone(zone)
     # Wall times before `after`'s own cannot map past it while the offset holds steady
     # around it (no zone changes twice within hours); near a change, look DST_MARGIN_H
