@@ -501,6 +501,33 @@ def test_a_cron_state_due_out_of_any_calendar_is_one_problem_not_a_crash(store, 
             trigger.next_after(after)
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("interval_ms", 10**30), ("anchor_ms", -(10**30)), ("interval_ms", 400 * DAY)],
+)
+def test_a_definition_with_numbers_no_create_writes_is_damaged(store, field, value):
+    # `show` printed the slots of such an interval and crashed: "bug: OverflowError"
+    start = utc_ms(2026, 12, 1)
+    make(store, EveryTrigger("every", HOUR, start, "1h"), start)
+    path = store.dir("s1") / "definition.json"
+    data = json.loads(path.read_text())
+    data["trigger"][field] = value
+    path.write_text(json.dumps(data))
+    with pytest.raises(UserError, match="schedule s1 is damaged"):
+        store.load("s1")
+
+
+def test_a_one_shot_definition_at_no_calendar_is_damaged(store):
+    start = utc_ms(2026, 12, 1)
+    make(store, AtTrigger("at", start + HOUR, "+1h"), start)
+    path = store.dir("s1") / "definition.json"
+    data = json.loads(path.read_text())
+    data["trigger"]["at_ms"] = 10**30
+    path.write_text(json.dumps(data))
+    with pytest.raises(UserError, match="schedule s1 is damaged"):
+        store.load("s1")
+
+
 def test_delete_removes_the_schedule_and_unknown_ids_are_not_found(store):
     start = utc_ms(2026, 12, 1)
     make(store, EveryTrigger("every", HOUR, start, "1h"), start)

@@ -21,6 +21,7 @@ from typing import Any, Literal, assert_never
 from specialists.base.errors import UserError
 from specialists.events.zone import load_zone, wall_time_to_epoch
 from specialists.features.schedules.cron import next_fire_ms, parse_cron
+from specialists.store.fields import is_int
 
 _SPAN = re.compile(r"(\d{1,6})([mhdw])")
 _UNIT_MS = {"m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
@@ -163,8 +164,8 @@ def trigger_from_dict(data: object) -> Trigger:
     if kind == "at" and _is_int(data.get("at_ms")):
         return AtTrigger("at", data["at_ms"], str(data.get("text", "")))
     if kind == "every" and _is_int(data.get("interval_ms")) and _is_int(data.get("anchor_ms")):
-        if data["interval_ms"] < MIN_EVERY_MS:
-            raise UserError("the interval is shorter than a minute")
+        if not MIN_EVERY_MS <= data["interval_ms"] <= MAX_SPAN_MS:
+            raise UserError("the interval is not between a minute and 366 days")
         return EveryTrigger("every", data["interval_ms"], data["anchor_ms"], str(data.get("text")))
     if kind == "cron" and isinstance(data.get("expr"), str) and isinstance(data.get("zone"), str):
         load_zone(data["zone"])
@@ -183,4 +184,4 @@ def describe(trigger: Trigger) -> str:
 
 
 def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return is_int(value)  # bounded: a number no calendar holds is damage, not a time
