@@ -3,6 +3,7 @@ also holds against what can be planted on a disk."""
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 from pathlib import Path
@@ -49,6 +50,23 @@ def test_a_claim_is_won_once_and_keeps_the_winner(record: Record) -> None:
     assert record.claim("outcome", {"by": "first"})
     assert not record.claim("outcome", {"by": "second"})
     assert record.read("outcome") == {"by": "first"}
+
+
+def test_a_claim_on_a_full_disk_fails_and_leaves_no_temp_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = FileRecord(tmp_path / "rec")
+    record.ensure()
+
+    def no_space(fd: int, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("specialists.store.file_record.write_all", no_space)
+    with pytest.raises(OSError):
+        record.claim("outcome", {"by": "first"})
+    monkeypatch.undo()
+    assert sorted(os.listdir(record.path)) == []  # neither the claim nor its temp
+    assert record.claim("outcome", {"by": "second"})  # the slot is still free
 
 
 def test_racing_claims_have_exactly_one_winner(record: Record) -> None:

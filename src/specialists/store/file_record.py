@@ -224,15 +224,15 @@ class FileRecord:
             os.unlink(tmp)
         fd = create_private(tmp, os.O_WRONLY)
         try:
-            write_all(fd, encode_doc(data))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
+            try:
+                write_all(fd, encode_doc(data))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
             os.link(tmp, target)  # fails when the name exists, whatever it is
         except FileExistsError:
             return False
-        finally:
+        finally:  # written, or not (a full disk): no half-written temp is left behind
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
         return True
