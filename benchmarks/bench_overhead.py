@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
-from benchmarks.common import isolated_project, machine, median_ms, sp_argv
+from benchmarks.common import cpu_s, isolated_project, machine, median_ms, sp_argv
 from tests.support.agent_env import find_agent_bin
 from tests.support.mock_llm import MockLLM, Reply
 
@@ -143,8 +144,11 @@ def main() -> None:
         env = dict(layout.env)
         env.update(layout.point_at(server.base_url))
         cwd = str(layout.project)
-        alone, ours, alone_cpu, ours_cpu, own, kids = [], [], [], [], [], []
+        alone, ours, alone_cpu, ours_cpu, own, kids, bare = [], [], [], [], [], [], []
         for i in range(RUNS + 1):
+            # A bare interpreter beside each pair: the yardstick of how fast the machine is
+            # at the time (the target is in milliseconds, and a slow day shows as a slow bare).
+            bare.append(cpu_s([sys.executable, "-c", "pass"], env=env, cwd=layout.project))
             for first in (i % 2, 1 - i % 2):  # each side first in turn
                 c0 = _children_cpu()
                 session = f"{layout.root}/s{i}.jsonl"
@@ -170,6 +174,10 @@ def main() -> None:
             f"of which the specialists process itself: median {median_ms(own[1:]):.0f} ms, "
             f"lowest {min(own[1:]) * 1000:.0f} ms; its pi (and Node): median "
             f"{median_ms(kids[1:]):.0f} ms (10 ms ticks, read from /proc; the warm-up's apart)"
+        )
+        print(
+            f"a bare interpreter beside them: median {median_ms(bare[1:]):.1f} ms; the specialists"
+            f" process is {median_ms(own[1:]) / median_ms(bare[1:]):.1f}x it"
         )
         hwm = supervisor_hwm_mb(env, cwd, server)
         print(f"background supervisor peak RSS (VmHWM): {hwm:.1f} MB")
