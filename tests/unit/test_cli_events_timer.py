@@ -55,6 +55,7 @@ def test_set_list_cancel_round_trip(root: Path, capsys: pytest.CaptureFixture[st
         (["set", "0"], "must be from 1 to 604800"),
         (["set", "nan"], "must be a number"),
         (["set", "1e9"], "must be from 1 to 604800"),
+        (["set", "604800.5"], "got 604800.5"),  # as given, not rounded into range
         (["set", "abc"], "invalid seconds"),
         (["set", "9", "--zone", "UTC"], "not both"),
         (["cancel", "tm-000000000000"], "no timer"),

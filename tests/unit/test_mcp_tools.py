@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from specialists.base.errors import Bug
+from specialists.base.errors import Bug, UserError
 from specialists.base.reader.arguments import ONE_LINE_PATTERN, check_arguments
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
@@ -25,6 +25,7 @@ from specialists.fronts.mcp import table
 from specialists.fronts.mcp.handlers import ServerContext
 from specialists.fronts.mcp.table import TOOLS, TOOLS_BY_NAME, ToolOutcome, UnknownTool, call_tool
 from specialists.native import agent_table as registry
+from specialists.native.agent_tools import arg_number
 from specialists.runners.base import Activity, RunFinished
 from specialists.runners.testing import ScriptedRunner, Step
 from specialists.store.jobs import JobStore
@@ -277,6 +278,15 @@ def test_bad_arguments_give_one_clear_line(ctx, tool, arguments, message):
     assert outcome.is_error
     assert message in outcome.text
     assert "\n" not in outcome.text and "Traceback" not in outcome.text
+
+
+def test_a_number_no_float_holds_is_refused_in_one_line() -> None:
+    """The events tool's own check, behind the table's: an integer of 400 digits is shown
+    as given, cut (formatting it as a float raised OverflowError)."""
+    with pytest.raises(UserError, match=r"'wait_s' must be from 0 to 60; got 1000000000"):
+        arg_number({"wait_s": 10**400}, "wait_s", low=0, high=60)
+    with pytest.raises(UserError, match=r"got 60\.5$"):
+        arg_number({"wait_s": 60.5}, "wait_s", low=0, high=60)
 
 
 def test_a_handler_bug_becomes_one_line_not_a_traceback(ctx, monkeypatch):

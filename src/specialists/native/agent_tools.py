@@ -160,7 +160,8 @@ def arg_number(
     if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
         raise UserError(f"argument {key!r} must be a number from {low:g} to {high:g}")
     if not low <= value <= high:
-        raise UserError(f"argument {key!r} must be from {low:g} to {high:g}; got {value:g}")
+        # as given, cut: a model's integer of 400 digits has no float to format it as
+        raise UserError(f"argument {key!r} must be from {low:g} to {high:g}; got {value!r:.40}")
     return float(value)
 
 

@@ -143,7 +143,7 @@ def set_timer(
         if span != span:
             raise UserError(f"seconds must be a number, got {seconds[:40]!r}")
         if not 1 <= span <= MAX_SLEEP_S:
-            raise UserError(f"seconds must be from 1 to {MAX_SLEEP_S:g}; got {span:g}")
+            raise UserError(f"seconds must be from 1 to {MAX_SLEEP_S:g}; got {seconds[:40]}")
         timer = _set(caller, caller.clock() + span, note, "sleep", {"seconds": span})
     elif date and time and zone:
         due, _ = _wall(caller, date, time, zone)
