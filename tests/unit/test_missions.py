@@ -456,3 +456,15 @@ def test_keys_a_newer_version_wrote_survive_every_change_and_come_last() -> None
     assert out["future"] == {"a": [1]} and list(out)[-1] == "future"
     assert list(out)[:3] == ["schema", "id", "status"]
     assert model.Mission.from_dict(out).to_dict() == out
+
+
+@pytest.mark.parametrize("value", ['"\\ud800"', '{"\\udcff": 1}', '["a", "\\udfff"]'])
+def test_a_state_value_that_is_not_valid_unicode_is_bad_input_not_a_bug(capsys, value):
+    """A lone surrogate (a JSON escape, or argv bytes that are not UTF-8) was 'error: bug:
+    text that is not valid Unicode' (exit 4); it is one line of bad input, nothing written."""
+    cli(capsys, "new", "ship", "--id", "m1")
+    code, _, err = cli(capsys, "state", "set", "m1", "k", value)
+    assert code == 2 and "not valid Unicode" in one_error(err) and "bug" not in err
+    code, _, err = cli(capsys, "state", "set", "m1", "k", "--text", "a\udcff")
+    assert code == 2 and "not valid Unicode" in one_error(err)
+    assert state_get(project_state(), "m1") == {}

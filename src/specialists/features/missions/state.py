@@ -63,9 +63,13 @@ def state_set(
     check_key(key)
     try:  # any front's value (a model's tool call included): depth refused as input
         check_tree(value, f"the value of {key!r}", max_nodes=None)
-        json.dumps(value, allow_nan=False)
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
     except Invalid as exc:
         raise UserError(exc.problem) from None
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800", or bytes not UTF-8)
+        raise UserError(
+            f"the value of {key!r} holds text that is not valid Unicode (a lone surrogate)"
+        ) from None
     except (TypeError, ValueError, RecursionError) as exc:
         raise UserError(f"the value of {key!r} is not JSON: {str(exc)[:100]}") from None
     store = store or MissionStore(state_root)
