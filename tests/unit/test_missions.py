@@ -468,3 +468,30 @@ def test_a_state_value_that_is_not_valid_unicode_is_bad_input_not_a_bug(capsys, 
     code, _, err = cli(capsys, "state", "set", "m1", "k", "--text", "a\udcff")
     assert code == 2 and "not valid Unicode" in one_error(err)
     assert state_get(project_state(), "m1") == {}
+
+
+def test_mission_show_list_and_state_print_no_escape_sequence_of_a_damaged_file(capsys):
+    """mission.json and the user index are files: a label, a run, a decision's id, an
+    artifact's kind or an index entry with ESC in it is shown escaped, never obeyed; state
+    get writes DEL and the C1 controls (U+009B starts a sequence) as JSON escapes."""
+    cli(capsys, "new", "ship", "--id", "m1")
+    path = project_state() / "missions" / "m1" / "mission.json"
+    data = json.loads(path.read_text())
+    data["labels"] = ["\x1b[2J"]
+    data["runs"] = [{"job_id": "\x1b]0;t\x07", "linked_ms": 1, "status": "\x1b[5m"}]
+    data["decisions"] = [{"id": "\x1b[1m", "question": "q", "created_ms": 1}]
+    data["artifacts"] = [{"kind": "\x1b[8m", "path": "p", "added_ms": 1}]
+    path.write_text(json.dumps(data))
+    code, out, err = cli(capsys, "show", "m1")
+    assert code == 0 and "\\e[2J" in out and "\\e[1m" in out
+    assert "\x1b" not in out + err and "\x07" not in out + err
+    shelf = index.default_dir()
+    [entry] = shelf.glob("*-m1.json")
+    pointer = json.loads(entry.read_text())
+    entry.write_text(json.dumps(pointer | {"id": "\x1b[31mid", "status": "\x1b[5mactive"}))
+    code, out, err = cli(capsys, "list", "--global", "--all")
+    assert code == 0 and "\\e[31mid" in out and "\x1b" not in out
+    assert cli(capsys, "state", "set", "m1", "k", '"a\\u009b31mX\\u007f"')[0] == 0
+    code, out, _ = cli(capsys, "state", "get", "m1", "k")
+    assert code == 0 and "\x9b" not in out and "\x7f" not in out
+    assert json.loads(out) == "a\x9b31mX\x7f"

@@ -283,3 +283,29 @@ def test_a_models_schedule_checks_its_workflow_again_at_every_firing(
     with pytest.raises(UserError, match="is Python"):
         schedule_record(project.store, schedule)
     assert _jobs(isolated_env.project) == []
+
+
+def test_workflow_show_and_list_print_no_escape_sequence(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A phase is any text a YAML file or a script names, a file's name any name; the
+    journal and the receipt are files: `workflow show` and `list` print them escaped (a
+    phase of ESC ] 0 ; ... BEL retitled the person's terminal)."""
+    import argparse
+
+    from specialists.fronts.cli.cmd_workflow import _list, _show
+
+    evil = "\x1b]0;pwned\x07\x1b[31m"
+    spend = {"actual": {"usd": 0.0, "tokens": 0, "jobs": 0}, "estimate": None, "approvals": []}
+    child = {"key": evil, "journal": evil, "job": evil, "jobs": [evil], "agent": evil,
+             "context": evil}  # fmt: skip
+    view = {"id": "0123abcd", "name": evil, "status": "done", "error": None,
+            "phases": [evil, "ok"], "spend": spend, "children": [child],
+            "receipt": {"children": {evil: {"resumable": False, "why": evil}}}}  # fmt: skip
+    _show(view, argparse.Namespace())
+    run = {"id": "0123abcd", "status": "done", "name": evil, "resume_of": evil}
+    listing = {"workflows": [{"name": evil, "path": f"/p/{evil}.yaml"}], "runs": [run]}
+    _list(listing, argparse.Namespace())
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "phases: \\e]0;pwned\\x07\\e[31m > ok" in out

@@ -4,6 +4,7 @@ mission ops, features/missions/verbs.py, as the agent tool `mission` is; docs/mi
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from typing import Any
@@ -39,8 +40,9 @@ def _print_list(data: dict[str, Any], args: argparse.Namespace) -> int:
         if "project_root" in row:
             gone = "" if row["present"] else "  (gone)"
             print(
-                f"{row['id']:<12} {row['status']:<9} {_when(row['updated_ms'])}  "
-                f"{_line(row['title'], 60)}  {_line(row['project_root'], 80)}{gone}"
+                f"{_line(row['id'], 48):<12} {_line(row['status'], 20):<9} "
+                f"{_when(row['updated_ms'])}  {_line(row['title'], 60)}  "
+                f"{_line(row['project_root'], 80)}{gone}"
             )
             continue
         goal = f" goal:{row['goal']}" if row["goal"] else ""
@@ -58,7 +60,7 @@ def _print_show(data: dict[str, Any], args: argparse.Namespace) -> int:
     if data["objective"]:
         print(f"objective: {_line(data['objective'], 400)}")
     if data["labels"]:
-        print(f"labels:    {', '.join(data['labels'])}")
+        print(f"labels:    {_line(', '.join(data['labels']), 400)}")
     goal = data["goal"]
     if goal:
         state = goal["ended"] or ("paused" if data["status"] == "paused" else "driving")
@@ -83,14 +85,17 @@ def _print_show(data: dict[str, Any], args: argparse.Namespace) -> int:
         )
     for run in data["runs"][-20:]:
         stale = "" if run["live"] else " (last seen)"
-        print(f"  {run['job_id']}  {run['status']}{stale}  {_line(run['specialist'], 40)}")
+        print(
+            f"  {_line(run['job_id'], 40)}  {_line(run['status'], 20)}{stale}  "
+            f"{_line(run['specialist'], 40)}"
+        )
     if len(data["runs"]) > 20:
         print(f"  ... {len(data['runs']) - 20} earlier (see --json)")
     for d in data["decisions"]:
         tail = f" -> {_line(d['summary'], 200)}" if d["status"] == "resolved" else ""
-        print(f"decision {d['id']} [{d['status']}]: {_line(d['question'], 200)}{tail}")
+        print(f"decision {_line(d['id'], 20)} [{d['status']}]: {_line(d['question'], 200)}{tail}")
     for a in data["artifacts"]:
-        print(f"artifact {a['kind']}: {_line(a['path'], 200)}")
+        print(f"artifact {_line(a['kind'], 40)}: {_line(a['path'], 200)}")
     for r in data["receipts"]:
         print(f"receipt {r['kind']} [{_line(r['status'], 40)}]: {_line(r['url'], 200)}")
     if data["state"]:
@@ -101,7 +106,10 @@ def _print_show(data: dict[str, Any], args: argparse.Namespace) -> int:
 
 
 def _print_state(data: dict[str, Any], args: argparse.Namespace) -> int:
-    print(json.dumps(data["value"], ensure_ascii=False, indent=1))
+    # JSON escapes C0 controls but not DEL or the C1 ones (U+009B starts an escape sequence
+    # too): those are written as \u escapes, still valid JSON and the same value
+    text = json.dumps(data["value"], ensure_ascii=False, indent=1)
+    print(re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", text))
     return 0
 
 

@@ -74,32 +74,36 @@ def _follow(store: JobStore, job_id: str, *, as_json: bool) -> int:
             )
         )
     elif status.status == "done":
-        print(result or "")
+        from specialists.fronts.cli.foreground import shown
+
+        print(shown(result or "", sys.stdout))
     else:
-        print(f"error: workflow {job_id} {status.status}: {status.error}", file=sys.stderr)
+        error = display_line(status.error, 2000)
+        print(f"error: workflow {job_id} {status.status}: {error}", file=sys.stderr)
     return 0 if status.status == "done" else 1
 
 
 def _list(data: dict[str, Any], args: argparse.Namespace) -> int:
     files, runs = data["workflows"], data["runs"]
-    for f in files:
-        print(f"{f['name']:<24} {f['path']}")
+    for f in files:  # a file's name is any name a directory may hold
+        print(f"{display_line(f['name'], 200):<24} {display_line(f['path'], 4096)}")
     if files and runs:
         print()
     for r in runs:
-        extra = f" (resumes {r['resume_of']})" if r["resume_of"] else ""
-        print(f"{r['id']}  {r['status']:<9} {r['name']}{extra}")
+        extra = f" (resumes {display_line(r['resume_of'], 40)})" if r["resume_of"] else ""
+        print(f"{r['id']}  {r['status']:<9} {display_line(r['name'], 200)}{extra}")
     if not files and not runs:
         print("no workflows")
     return 0
 
 
 def _show(view: dict[str, Any], args: argparse.Namespace) -> int:
-    print(f"workflow {view['id']} {view['name']}: {view['status']}")
+    print(f"workflow {view['id']} {display_line(view['name'], 200)}: {view['status']}")
     if view["error"]:
         print(f"  error: {display_line(view['error'], 300)}")
     if view["phases"]:
-        print("  phases: " + " > ".join(str(p) for p in view["phases"]))
+        # a phase is any text a workflow names (a YAML file, a script's runs.phase)
+        print("  phases: " + display_line(" > ".join(str(p) for p in view["phases"]), 2000))
     for line in _spend_lines(view["spend"]):
         print(f"  {line}")
     receipt = (view.get("receipt") or {}).get("children") or {}
@@ -107,14 +111,13 @@ def _show(view: dict[str, Any], args: argparse.Namespace) -> int:
         more = receipt.get(child["key"]) or {}
         resumable = ""
         if more:
-            resumable = (
-                " resumable" if more.get("resumable") else f" not resumable ({more.get('why')})"
-            )
+            why = display_line(more.get("why"), 300)
+            resumable = " resumable" if more.get("resumable") else f" not resumable ({why})"
         jobs = f" ({len(child['jobs'])} jobs)" if len(child["jobs"]) > 1 else ""
-        print(
-            f"  {child['key']:<28} {child['journal']:<9} job {child['job']} "
-            f"{child['agent'] or '?'} [{child['context']}]{jobs}{resumable}"
+        key, journal, job, agent, context = (  # as the journal, a file, says them
+            display_line(child[k], 200) for k in ("key", "journal", "job", "agent", "context")
         )
+        print(f"  {key:<28} {journal:<9} job {job} {agent or '?'} [{context}]{jobs}{resumable}")
         if child.get("output_file"):
             print(f"    output: {display_line(child['output_file'], 300)}")
     return 0
