@@ -309,3 +309,21 @@ def test_workflow_show_and_list_print_no_escape_sequence(
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
     assert "phases: \\e]0;pwned\\x07\\e[31m > ok" in out
+
+
+def test_a_lone_surrogate_in_args_or_a_document_is_refused_before_a_job_exists(
+    isolated_env: AgentEnv,
+) -> None:
+    """ "\\ud800" in a tool call's JSON (or --args-json) was taken: the job's job.json could
+    not be read back, so the workflow failed at once and `workflow show` and `resume` of it
+    exited 4. It is one line of bad input now, and no job exists."""
+    project = isolated_env.project
+    out = _mcp(project, action="run", document=_doc({"run": OK}), args={"k": "a\ud800"})
+    assert out.is_error and "not valid Unicode" in out.text
+    out = _mcp(project, action="run", document=_doc({"run": {**OK, "task": "t\udcff"}}))
+    assert out.is_error and "not valid Unicode" in out.text
+    out = _mcp(project, action="run", document=_doc({"phase": "\ud800"}, {"run": OK}))
+    assert out.is_error and "not valid Unicode" in out.text
+    assert _jobs(project) == []
+    with pytest.raises(UserError, match="not valid Unicode"):
+        check_document(_doc({"run": {**OK, "\udc80": 1}}))

@@ -34,7 +34,12 @@ from typing import Any
 
 from specialists.base.errors import UserError
 from specialists.base.reader import Invalid, check_tree
-from specialists.features.workflows.options import MAX_CHILDREN, MAX_ITEMS, child_options
+from specialists.features.workflows.options import (
+    MAX_CHILDREN,
+    MAX_ITEMS,
+    check_unicode,
+    child_options,
+)
 from specialists.features.workflows.results import ChildResult
 from specialists.features.workflows.runtime import Runs
 
@@ -60,6 +65,7 @@ def check_document(doc: Mapping[str, Any], args: Mapping[str, Any] | None = None
         check_tree(doc, "the workflow document", max_nodes=MAX_DOCUMENT_NODES)
     except Invalid as exc:
         raise UserError(exc.problem) from None
+    check_unicode(doc, "the workflow document")
     extra = sorted(str(k) for k in doc if k not in _TOP)
     if extra:
         raise UserError(

@@ -27,7 +27,11 @@ from specialists.features.missions.launch import (
     open_before_launch,
 )
 from specialists.features.missions.store import MissionStore
-from specialists.features.workflows.options import MAX_CONCURRENCY, default_concurrency
+from specialists.features.workflows.options import (
+    MAX_CONCURRENCY,
+    check_unicode,
+    default_concurrency,
+)
 from specialists.features.workflows.source import Source, find_workflow, load_document, load_python
 from specialists.store import keys
 from specialists.store.files import read_object
@@ -81,6 +85,7 @@ def workflow_record(
         raise UserError(f"workflow args are not JSON: {exc}") from None
     if size > MAX_ARGS_BYTES:
         raise UserError("workflow args are over 64 KiB", hint="put long material in a file")
+    check_unicode(args, "the workflow args")
     check_source(request.source, args)
     c = request.concurrency
     if c is not None and (

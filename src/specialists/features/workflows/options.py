@@ -371,3 +371,12 @@ def launch_refusal(
             hint="resume it with a larger ceiling: specialists workflow resume ID --max-cost",
         )
     return None
+
+
+def check_unicode(value: Any, what: str) -> None:
+    """Refuse a lone surrogate ("\\ud800" in JSON) before a job exists: a job.json holding one
+    cannot be read back (workflow show and resume exited 4), a child's prompt cannot hold it."""
+    try:
+        json.dumps(value, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        raise UserError(f"text in {what} is not valid Unicode (a lone surrogate)") from None
