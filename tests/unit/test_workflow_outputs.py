@@ -24,6 +24,9 @@ from tests.unit.test_workflows_runtime import go, make
         (".", "leaves the project"),
         (".specialists/jobs/x/result.txt", "inside .specialists/"),
         ("./.git/config", "inside .git/"),
+        (".GIT/config", "inside .GIT/"),
+        ("vendor/lib/.git/config", "inside .git/"),
+        (".Specialists/jobs/x/result.txt", "inside .Specialists/"),
         ("/abs/../etc/passwd", "leaves its directory"),
         ("a\x1b[2Jb.md", "control characters"),
         ("x" * 5000, "over 4,096"),
@@ -59,6 +62,10 @@ def test_it_writes_inside_the_project_making_directories(tmp_path: Path) -> None
     with pytest.raises(UserError, match="is outside the project"):
         write_output(project, str(tmp_path / "elsewhere.md"), "x", "w")
     assert not (tmp_path / "elsewhere.md").exists()
+    (project / "vendor" / "lib" / ".git").mkdir(parents=True)  # a nested repository
+    with pytest.raises(UserError, match=r"inside \.Git/"):
+        write_output(project, str(project / "vendor/lib/.Git/config"), "x", "w")
+    assert os.listdir(project / "vendor" / "lib" / ".git") == []
 
 
 def test_a_symlinked_directory_out_of_the_project_is_not_followed(tmp_path: Path) -> None:

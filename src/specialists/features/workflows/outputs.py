@@ -4,10 +4,10 @@ open a report that outlives the workflow.
 
 Where: a path relative to the project root, or an absolute one inside it. Refused, each with
 one line naming the key: a path that leaves the project (`..`, another absolute directory),
-one into `.specialists/` (job state) or `.git/`, text with control characters or over 4,096
-characters, two keys of one run naming the same file. The lexical checks run when the
-options are read (before any child launches); the containment of an absolute path when the
-child is launched (before it runs).
+one into `.specialists/` (job state) or into a `.git/` (any repository's, in any case),
+text with control characters or over 4,096 characters, two keys of one run naming the same
+file. The lexical checks run when the options are read (before any child launches); the
+containment of an absolute path when the child is launched (before it runs).
 
 How: the directories are walked from the project root one at a time without following a
 symbolic link (a `reports -> /elsewhere` link is refused, not written through) and created
@@ -30,7 +30,6 @@ from specialists.store.atomic import write_atomic
 
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 MAX_PATH_CHARS = 4096
-_STATE_DIRS = (".specialists", ".git")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _KINDS = {stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a FIFO", stat.S_IFDIR: "a directory"}
 
@@ -67,8 +66,14 @@ def relative_parts(raw: str, where: str, project: Path | None = None) -> tuple[s
             f"{where}: output {raw!r} leaves the project ('..')",
             hint="give a path relative to the project root, e.g. reports/review.md",
         )
-    if parts[0] in _STATE_DIRS:
-        raise UserError(f"{where}: output {raw!r} is inside {parts[0]}/; give another path")
+    # Compared case-folded: on a case-insensitive disk (macOS) `.GIT/config` is `.git/config`.
+    # A `.git` anywhere: a nested repository's config (core.fsmonitor) is a command git runs.
+    folded = [p.casefold() for p in parts]
+    state = next((parts[i] for i, p in enumerate(folded) if p == ".git"), None)
+    if folded[0] == ".specialists" or state is not None:
+        raise UserError(
+            f"{where}: output {raw!r} is inside {state or parts[0]}/; give another path"
+        )
     return parts
 
 
