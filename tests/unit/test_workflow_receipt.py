@@ -116,3 +116,50 @@ def test_resume_by_run_id_finds_a_resumable_job_and_refuses_the_rest(
     _ended(store, tmp_path, "done", thread={"id": "t-1", "continues": other})
     with pytest.raises(UserError, match="continued since"):
         run_resume(store, other)
+
+
+def test_a_gone_or_misnamed_child_is_not_resumable_and_show_still_shows_the_rest(
+    store: JobStore, tmp_path: Path
+) -> None:
+    """A child gc collected (or a journal naming no job id) ended a resumed run's engine with
+    'FileNotFoundError' (the receipt asked for its status) after all its work, and made
+    `workflow show` exit 4 ('invalid job id', exit 2): it is not resumable, said why."""
+    import shutil
+
+    from specialists.features.workflows.journal import JOURNAL_FILE
+    from specialists.features.workflows.receipt import resumability
+    from specialists.features.workflows.views import show_workflow
+
+    kept, gone = _ended(store, tmp_path, "done"), _ended(store, tmp_path, "done")
+    shutil.rmtree(store.job_dir(gone))
+    assert resumability(store, gone) == (False, f"its job {gone} is gone (collected by gc?)")
+    assert resumability(store, "../../etc")[0] is False
+    wf = _ended(store, tmp_path, "done", session=False, runner="workflow")
+    lines = [
+        f'{{"e":"launch","key":"{k}","hash":"h","job":"{j}"}}'
+        for k, j in (("a", kept), ("b", gone), ("c", "../../etc"))
+    ]
+    (store.job_dir(wf) / JOURNAL_FILE).write_text("\n".join(lines) + "\n")
+    view = show_workflow(store, wf)
+    assert [(c["key"], c["status"]) for c in view["children"]] == [
+        ("a", "done"), ("b", "gone"), ("c", "unreadable"),
+    ]  # fmt: skip
+
+
+def test_a_resume_whose_earlier_run_gc_collected_reads_the_chain_up_to_it(
+    store: JobStore, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A chain of resumes whose first run was collected ended the engine at once with
+    'StoreError: job.json is missing'; the chain is read up to the gone run, and said."""
+    import shutil
+
+    from specialists.features.workflows.engine import _prior_entries
+    from specialists.features.workflows.journal import JOURNAL_FILE
+
+    first = _ended(store, tmp_path, "done", session=False, runner="workflow")
+    second = _ended(store, tmp_path, "done", session=False, runner="workflow",
+                    runner_options={"resume_of": first})  # fmt: skip
+    (store.job_dir(second) / JOURNAL_FILE).write_text('{"e":"phase","name":"p"}\n')
+    shutil.rmtree(store.job_dir(first))
+    assert _prior_entries(store, second) == [{"e": "phase", "name": "p"}]
+    assert "is gone (collected by gc?)" in capsys.readouterr().out

@@ -32,6 +32,7 @@ from specialists.features.workflows.results import to_jsonable
 from specialists.features.workflows.runtime import Runs
 from specialists.features.workflows.source import Source, load_document, load_python
 from specialists.store.atomic import write_atomic
+from specialists.store.ids import is_job_id
 from specialists.store.jobs import JobStore
 from specialists.store.news import NEWS
 from specialists.store.records import JobRecord
@@ -161,7 +162,9 @@ async def _script(runs: Runs, record: JobRecord) -> Any:
 
 
 def _prior_entries(store: JobStore, resume_of: object) -> list[dict[str, Any]]:
-    """The journal being resumed, with what its own resume carried (a chain of resumes)."""
+    """The journal being resumed, with what its own resume carried (a chain of resumes). An
+    earlier run of the chain that gc collected ends it: the keys only it had finished run
+    again (a log line says so), as they would had it never run."""
     if not isinstance(resume_of, str):
         return []
     entries: list[dict[str, Any]] = []
@@ -169,6 +172,10 @@ def _prior_entries(store: JobStore, resume_of: object) -> list[dict[str, Any]]:
     job_id: object = resume_of
     while isinstance(job_id, str) and job_id not in seen:
         seen.add(job_id)
+        if not is_job_id(job_id) or not store.job_dir(job_id).is_dir():
+            say("event", kind="log", message=f"the earlier run {job_id[:40]!r} this one "
+                "resumes is gone (collected by gc?): keys only it finished run again")  # fmt: skip
+            break
         entries = read_entries(store.job_dir(job_id) / JOURNAL_FILE) + entries
         job_id = store.read_record(job_id).runner_options.get("resume_of")
     return entries

@@ -18,6 +18,7 @@ from typing import Any
 
 from specialists.base.errors import StoreError, UserError
 from specialists.features.workflows.journal import KeyState
+from specialists.store.ids import is_job_id
 from specialists.store.jobs import JobStore
 from specialists.store.kinds import JOB
 from specialists.store.view import current_status
@@ -31,10 +32,15 @@ def resumability(store: JobStore, job_id: str | None) -> tuple[bool, str]:
     """(resumable, why) for a job as it is now."""
     if job_id is None:
         return False, "it never launched"
+    if not is_job_id(job_id):  # the journal is a file: what it names is checked
+        return False, f"its journal names no job ({job_id[:40]!r})"
+    if not os.path.lexists(store.job_dir(job_id)):
+        return False, f"its job {job_id} is gone (collected by gc?)"
     try:
         st = current_status(store, job_id)
-    except StoreError as exc:
-        return False, f"its job cannot be read ({exc.one_line()})"
+    except (StoreError, OSError) as exc:
+        why = exc.one_line() if isinstance(exc, StoreError) else str(exc)
+        return False, f"its job cannot be read ({why})"
     if st.active:
         return False, f"it is still {st.status}"
     if st.status == "cancelled":

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from specialists.base.errors import StoreError, UserError
 from specialists.base.vocab import WORKFLOW_RUNNER
 from specialists.features.workflows.journal import JOURNAL_FILE, fold, read_entries
 from specialists.features.workflows.receipt import RECEIPT, spend_summary
+from specialists.store.ids import is_job_id
 from specialists.store.jobs import JobStore
 from specialists.store.kinds import JOB
 from specialists.store.rollup import rollup
@@ -50,10 +52,15 @@ def show_workflow(store: JobStore, ref: str) -> dict[str, Any]:
     children = []
     for key, state in keys.items():
         child_status = None
-        if state.job:
+        if state.job:  # as the journal, a file, names it: maybe no job id, maybe collected
             try:
-                child_status = current_status(store, state.job).status
-            except StoreError:
+                if not is_job_id(state.job):
+                    child_status = "unreadable"
+                elif not os.path.lexists(store.job_dir(state.job)):
+                    child_status = "gone"
+                else:
+                    child_status = current_status(store, state.job).status
+            except (StoreError, OSError):
                 child_status = "unreadable"
         children.append(
             {
