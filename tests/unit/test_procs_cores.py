@@ -27,12 +27,21 @@ from specialists.features.procs.watch import LINE_INSPECT_CHARS, WatchBatcher, c
         (["(unclosed"], "does not compile"),
         (["[z-a]"], "does not compile"),
         (["a"] * 17, "at most 16"),
+        # `regex` unrolls counted repeats when compiling: (?:a{99999}){99999} took all memory
+        (["(?:a{1000}){1000}"], "repeats too much"),
+        (["(?x)(?:a{1 000}){1 000}"], "repeats too much"),  # verbose: spaces in the count
+        (["(?x)(?:a{1#}\n000}){1000}"], "spans lines"),  # a comment hiding part of a count
     ],
 )
 def test_bad_patterns_fail_before_anything_starts(patterns: object, message: str) -> None:
     with pytest.raises(UserError) as info:
         compile_watch(patterns)
     assert message in info.value.one_line()
+
+
+def test_ordinary_counted_repeats_compile() -> None:
+    ok = [r"\d{4}-\d{2}-\d{2}", "[0-9a-f]{40}", r"(\d{1,3}\.){3}\d{1,3}", "(?:a{10}){100}"]
+    assert len(compile_watch(ok)) == 4
 
 
 def batcher(**kw: object) -> WatchBatcher:

@@ -2,6 +2,12 @@
 
 - A pattern is at most 200 characters and must compile, or the call fails and nothing starts
   (R-J5). Patterns use Python's `regex` syntax (close to JavaScript's for everyday use).
+- Its counted repeats ({n}, {m,n}, {m,}) may multiply to at most MAX_REPEAT_PRODUCT, and it
+  is one line: `regex` unrolls counted repeats when it compiles, so `(?:a{99999}){99999}`
+  (19 characters) would take the caller's memory and never finish compiling. The bound is
+  counted on the text, erring on the side of refusing (a brace in a class or an escape such
+  as `\\x{41}` counts too); a line break is refused because a verbose-mode `#` comment ends
+  there and could hide part of a repeat from the count.
 - Only the first 65,536 characters of a line are inspected; longer lines still count once.
 - A pathological pattern cannot freeze the supervisor: each match is bounded (50 ms); a line
   whose matching timed out is counted in `timeouts` and treated as not matching, and after
@@ -17,6 +23,7 @@ Time is passed in (milliseconds), so tests run on a fake clock.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,6 +38,10 @@ MATCH_TIMEOUT_S = 0.05
 RATE_WINDOW_MS = 60_000
 MAX_BATCH_LINE_CHARS = 1_000  # a matched line as shown in an event
 MAX_TIMEOUTS = 3  # lines whose matching ran out of time before watching stops
+MAX_REPEAT_PRODUCT = 1_000  # counted repeats multiplied: what compiling may unroll
+_BRACED = re.compile(r"\\.|\{([^{}]*)\}", re.DOTALL)  # an escape, or {...}
+_COUNT = re.compile(r"([0-9]*)(?:,([0-9]*))?")
+_VERBOSE_NOISE = re.compile(r"\s+|#.*", re.DOTALL)  # what (?x) ignores inside the braces
 
 
 def compile_watch(patterns: object) -> list[Any]:
@@ -52,11 +63,33 @@ def compile_watch(patterns: object) -> list[Any]:
                 f"watch pattern {n} is {len(pattern)} characters long",
                 hint=f"at most {MAX_PATTERN_CHARS}",
             )
+        if "\n" in pattern:
+            raise UserError(f"watch pattern {n} spans lines", hint="a pattern matches one line")
+        if (product := repeat_product(pattern)) > MAX_REPEAT_PRODUCT:
+            raise UserError(
+                f"watch pattern {n} {pattern[:60]!r} repeats too much: its counted repeats "
+                f"multiply to {product if product < 10**12 else 'over 10**12'}",
+                hint=f"at most {MAX_REPEAT_PRODUCT}; use * or + for long runs",
+            )
         try:
             compiled.append(regex.compile(pattern))
         except (regex.error, ValueError, OverflowError, RecursionError) as exc:
             raise UserError(f"watch pattern {n} {pattern[:60]!r} does not compile: {exc}") from None
     return compiled
+
+
+def repeat_product(pattern: str) -> int:
+    """The counts of `pattern`'s counted repeats multiplied (the larger bound of each), an
+    upper bound of what compiling it unrolls; see the module doc."""
+    product = 1
+    for found in _BRACED.finditer(pattern):
+        inside = found.group(1)
+        count = None if inside is None else _COUNT.fullmatch(_VERBOSE_NOISE.sub("", inside))
+        if count is not None:
+            product *= max(int(c or 0) for c in count.groups(default="")) or 1
+            if product > 10**12:
+                break
+    return product
 
 
 @dataclass(frozen=True)
