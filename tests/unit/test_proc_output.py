@@ -3,8 +3,13 @@ log cap, planted or damaged proc.json files, and a job_exit posted twice."""
 
 from __future__ import annotations
 
+import io
 import os
+import sys
 from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
 
 from specialists.events.inbox import Inbox
 from specialists.features.procs.exit import SUMMARY_FILE, ExitSummary, read_summary, write_summary
@@ -117,3 +122,31 @@ def test_a_proc_job_end_told_is_its_job_exit_and_no_other_notice(tmp_path: Path)
     assert news.tell(job_end(store, record, "error", recovered=True)) == []  # told twice
     (event,) = Inbox(store.root, "job-0123abcd").pending().events
     assert event.kind == "job_exit" and event.details["status"] == "exited"
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_bg_output_shows_escape_sequences_on_a_terminal_and_keeps_them_in_a_pipe(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A command's output is untrusted: `bg output` at a terminal must not set its title,
+    write its clipboard (OSC 52) or clear it; piped, the exact text goes through."""
+    from specialists.fronts.cli.cmd_bg import TEXT
+
+    text = "ok\n\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J\x1b]0;title\x07done\n"
+    data = SimpleNamespace(
+        to_dict=lambda: {"id": "1a2b", "state": "exited 0", "size": 9, "next_offset": 9,
+                         "text": text}
+    )  # fmt: skip
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    assert TEXT["output"](data, SimpleNamespace()) == 0
+    assert "\x1b" not in terminal.getvalue() and "\x07" not in terminal.getvalue()
+    assert terminal.getvalue() == "ok\n\\e]52;c;ZWNobyBwd25lZA==\\x07\\e[2J\\e]0;title\\x07done\n"
+    piped = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", piped)
+    TEXT["output"](data, SimpleNamespace())
+    assert piped.getvalue() == text

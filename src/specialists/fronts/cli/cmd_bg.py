@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from specialists.base.display import display_line
+from specialists.fronts.cli.foreground import shown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ def _started(data: dict[str, Any], args: argparse.Namespace) -> int:
 
 def _output(data: Any, args: argparse.Namespace) -> int:
     d = data.to_dict()
-    text = d["text"]
+    text = shown(d["text"], sys.stdout)  # a terminal sees escape sequences, not obeys them
     sys.stdout.write(text + ("" if not text or text.endswith("\n") else "\n"))
     print(f"[{d['id']} {d['state']}; {d['size']} bytes; next --since {d['next_offset']}]",
           file=sys.stderr)  # fmt: skip
