@@ -196,6 +196,16 @@ def test_the_agent_tools(project: Path) -> None:
     assert denied.is_error and "not available to a READ_ONLY job" in denied.text
 
 
+def test_a_path_that_cannot_be_resolved_is_one_clear_refusal(project: Path) -> None:
+    """~name of no such user (RuntimeError) and a name too long (OSError) escaped the tool
+    as exceptions: a `bug:` line over MCP, the end of a native run."""
+    job = _job(project)
+    for raw in ("~no-such-user-here/a.py", "x" * 300 + "/" + "y" * 300):
+        for tool in ("claim_files", "release_files"):
+            reply = _call(tool, _caller(project, job), paths=[raw])
+            assert reply.is_error and f"cannot claim {raw[:60]!r}" in reply.text, reply.text
+
+
 def test_native_write_and_edit_are_refused_with_the_holders_name(project: Path) -> None:
     holder, writer = _job(project, specialist="executor"), _job(project)
     Claims(project / ".specialists").claim(

@@ -248,10 +248,14 @@ def key_of_arg(raw: str, cwd: Path, project: Path) -> tuple[str, bool]:
         raise UserError("a path to claim must be a non-empty string")
     if len(raw) > MAX_PATH_CHARS or "\0" in raw:
         raise UserError(f"cannot claim {raw[:60]!r}: too long or contains a NUL byte")
-    path = Path(raw).expanduser()
-    path = path if path.is_absolute() else cwd / path
-    is_dir = raw.endswith("/") or path.is_dir()
-    key = claim_key(path, project)
+    try:
+        path = Path(raw).expanduser()  # RuntimeError: ~name of no such user
+        path = path if path.is_absolute() else cwd / path
+        is_dir = raw.endswith("/") or path.is_dir()  # OSError: a name too long
+        key = claim_key(path, project)
+    except (OSError, RuntimeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UserError(f"cannot claim {raw[:60]!r}: {why}") from None
     if not key or key == ".":
         raise UserError(
             f"cannot claim {raw!r}: it is a whole working copy", hint="claim files or directories"
