@@ -206,6 +206,16 @@ def test_a_path_that_cannot_be_resolved_is_one_clear_refusal(project: Path) -> N
             assert reply.is_error and f"cannot claim {raw[:60]!r}" in reply.text, reply.text
 
 
+def test_a_claims_file_that_cannot_be_replaced_is_one_clear_error(project: Path) -> None:
+    """A directory where claims.json should be: IsADirectoryError escaped claim_files (a
+    `bug:` line over MCP); now the one line names the file, and nothing is claimed."""
+    job = _job(project)
+    (project / ".specialists" / "claims" / "claims.json").mkdir(parents=True)
+    reply = _call("claim_files", _caller(project, job), paths=["a.py"])
+    assert reply.is_error and "claims.json could not be written: Is a directory" in reply.text
+    assert Claims(project / ".specialists").live() == []
+
+
 def test_native_write_and_edit_are_refused_with_the_holders_name(project: Path) -> None:
     holder, writer = _job(project, specialist="executor"), _job(project)
     Claims(project / ".specialists").claim(

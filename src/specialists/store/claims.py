@@ -27,6 +27,7 @@ from pathlib import Path
 from specialists.base.errors import StoreError, UserError
 from specialists.store.fields import Declared
 from specialists.store.file_record import FileRecord
+from specialists.store.files import unwritten
 from specialists.store.jobs import JobStore
 from specialists.store.liveness import is_alive
 from specialists.store.paths import CLAIMS_DIR, SANDBOXES_DIR, STATE_DIR_NAME
@@ -226,7 +227,11 @@ class Claims:
         return self.live()
 
     def _write(self, claims: list[Claim]) -> None:
-        self.record.replace(DOC, {"schema": SCHEMA, "claims": [c.to_dict() for c in claims]})
+        try:
+            self.record.replace(DOC, {"schema": SCHEMA, "claims": [c.to_dict() for c in claims]})
+        except OSError as exc:  # a full disk, a directory where claims.json should be
+            where = self.record.path / f"{DOC}.json"
+            raise unwritten(f"{where} could not be written", exc) from None
 
 
 def job_is_live(jobs: JobStore, job_id: str) -> bool:
