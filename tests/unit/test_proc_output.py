@@ -90,6 +90,42 @@ def test_job_exit_posted_by_the_supervisor_and_again_by_recovery_is_delivered_on
     assert event.body.endswith("--- last 40 lines ---\nhi")
 
 
+@pytest.mark.parametrize("plant", ["link", "dir", "fifo"])
+def test_a_log_replaced_by_its_command_still_gets_its_one_job_exit(
+    tmp_path: Path, plant: str
+) -> None:
+    """The command can reach its job directory ($SPECIALISTS_JOB_DIR) and put a symlink, a
+    directory or a FIFO where output.log was. Rendering the job_exit raised then, so the owner,
+    told never to poll, never heard that the job ended; bg_output raised OSError for a link."""
+    from specialists.base.errors import UserError
+    from specialists.features.procs.exit import render
+    from specialists.features.procs.output import read_since, read_tail
+
+    store = JobStore(tmp_path / ".specialists", news=None)
+    record, lock = create_job(store, proc_record(proc_options("echo hi", tmp_path)))
+    lock.release()
+    job_dir = store.job_dir(record.id)
+    log = job_dir / "output.log"
+    if plant == "link":
+        (tmp_path / "secret").write_text("not the log\n")
+        log.symlink_to(tmp_path / "secret")
+    elif plant == "dir":
+        log.mkdir()
+    else:
+        os.mkfifo(log)
+    for read in (lambda: read_tail(log, 5), lambda: read_since(log, 0)):
+        with pytest.raises(UserError, match=r"cannot be read|not a regular file"):
+            read()
+    write_summary(job_dir, ExitSummary(kind="exited", exit_code=0, lines=1, bytes=3, logged=3))
+    status = store.read_status(record.id) or JobStatus(id=record.id, specialist="bg")
+    (told,) = render(job_end(store, record, "done", status=status))
+    told.post(store.root)
+    (event,) = Inbox(store.root, OWNER).pending().events
+    assert event.kind == "job_exit" and event.details["status"] == "exited"
+    assert f"{log} cannot be read" in event.body or f"{log} is not a regular file" in event.body
+    assert "not the log" not in event.body
+
+
 def test_a_command_that_never_started_still_gets_its_one_job_exit(tmp_path: Path) -> None:
     """The runner raised before the command ran (no proc.json): the supervisor's ending posts
     an `error` job_exit with the reason, so the owner is never left waiting."""

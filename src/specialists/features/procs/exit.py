@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from specialists.base.display import duration
-from specialists.base.errors import StoreError
+from specialists.base.errors import StoreError, UserError
 from specialists.events.spill import SpillLimits
 from specialists.events.told import Told
 from specialists.features.procs.output import read_tail
@@ -173,7 +173,14 @@ def exit_body(
     if s.log_problem:
         lines.append(f"only the first {s.logged:,} bytes are in the log: {s.log_problem}")
     tail_n = options.settings.tail_lines
-    tail = read_tail(log_path, tail_n).text if tail_n > 0 and s.logged else ""
+    tail = ""
+    if tail_n > 0 and s.logged:
+        try:
+            tail = read_tail(log_path, tail_n).text
+        except UserError as exc:  # something else in the log's place: the end is still told
+            lines.append(exc.one_line())
+        except OSError as exc:
+            lines.append(f"{log_path} cannot be read: {exc.strerror or exc}")
     if tail:
         lines += [f"--- last {tail_n} lines ---", tail]
     elif not s.bytes:

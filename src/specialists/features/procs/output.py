@@ -8,6 +8,7 @@ lines. Both read at most `max_bytes`, so a huge log costs a bounded read.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass
@@ -27,7 +28,15 @@ class OutputSlice:
 
 
 def _open_log(path: Path) -> int:
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    """A read fd on the log; FileNotFoundError when there is none, UserError when something
+    else is in its place (a link is never followed)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        why = "is a symbolic link; not followed" if exc.errno == errno.ELOOP else exc.strerror
+        raise UserError(f"{path} cannot be read: {why or exc}") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise UserError(f"{path} is not a regular file")
