@@ -216,6 +216,22 @@ def test_a_claims_file_that_cannot_be_replaced_is_one_clear_error(project: Path)
     assert Claims(project / ".specialists").live() == []
 
 
+def test_claims_past_the_documents_bound_are_refused_not_all_lost(project: Path) -> None:
+    """claims.json past the 1 MiB a reader accepts read as damaged, so it held nothing: the
+    next claim wrote only its own, and every other job's claims were gone (another job then
+    claimed a held file). Now the claim that would pass the bound is refused."""
+    holder, other = _job(project), _job(project)
+    claims = Claims(project / ".specialists")
+    long = "d" * 900
+    with pytest.raises(UserError, match="too many claims"):
+        for call in range(10):
+            keys = [(f"{long}/{call}/{i}.py", False) for i in range(200)]
+            claims.claim(holder, keys, note="n" * 300, now_ms=1)
+    assert len(claims.live()) == 200 * call  # the refused call claimed nothing
+    with pytest.raises(UserError, match=f"claimed by job {holder}"):
+        claims.claim(other, [(f"{long}/0/0.py", False)], now_ms=2)
+
+
 def test_native_write_and_edit_are_refused_with_the_holders_name(project: Path) -> None:
     holder, writer = _job(project, specialist="executor"), _job(project)
     Claims(project / ".specialists").claim(

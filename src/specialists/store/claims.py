@@ -9,7 +9,8 @@ of each other's way (issue 23 item 4). A kind of Record:
 A claim names a path relative to the top of the working copy that holds it (a sandbox's
 worktree, or the project itself), so one file in twenty worktrees is one claim; a directory
 claim covers everything below it. Claiming is all or nothing: a path another live job holds
-refuses the whole call with the holder's name.
+refuses the whole call with the holder's name, and so does a claim that would grow the file
+past the size a reader accepts (a file it refuses holds nothing).
 
 A claim blocks only while its holder lives: its status is active and its supervisor is the
 process recorded (pid and start time). A holder that crashed blocks nothing from that moment,
@@ -31,6 +32,7 @@ from specialists.store.files import unwritten
 from specialists.store.jobs import JobStore
 from specialists.store.liveness import is_alive
 from specialists.store.paths import CLAIMS_DIR, SANDBOXES_DIR, STATE_DIR_NAME
+from specialists.store.record import encode_doc
 
 DOC = "claims"
 SCHEMA = 1
@@ -227,8 +229,15 @@ class Claims:
         return self.live()
 
     def _write(self, claims: list[Claim]) -> None:
+        data = {"schema": SCHEMA, "claims": [c.to_dict() for c in claims]}
+        if len(encode_doc(data)) > self.record.max_doc:  # unreadable: every claim would be lost
+            raise UserError(
+                f"too many claims: the project's claims would pass {self.record.max_doc:,} bytes",
+                hint="release claims no longer needed, or claim a directory instead of its "
+                "files; nothing was claimed",
+            )
         try:
-            self.record.replace(DOC, {"schema": SCHEMA, "claims": [c.to_dict() for c in claims]})
+            self.record.replace(DOC, data)
         except OSError as exc:  # a full disk, a directory where claims.json should be
             where = self.record.path / f"{DOC}.json"
             raise unwritten(f"{where} could not be written", exc) from None
