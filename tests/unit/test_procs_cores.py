@@ -29,6 +29,8 @@ from specialists.features.procs.watch import LINE_INSPECT_CHARS, WatchBatcher, c
         (["a"] * 17, "at most 16"),
         # `regex` unrolls counted repeats when compiling: (?:a{99999}){99999} took all memory
         (["(?:a{1000}){1000}"], "repeats too much"),
+        (["a{10001}"], "unrolls to 10,001 items"),
+        (["(?:(?:a{30}){30}){30}"], "repeats too much"),  # nested thrice: 27,000 and more
         (["(?x)(?:a{1 000}){1 000}"], "repeats too much"),  # verbose: spaces in the count
         (["(?x)(?:a{1#}\n000}){1000}"], "spans lines"),  # a comment hiding part of a count
     ],
@@ -40,8 +42,10 @@ def test_bad_patterns_fail_before_anything_starts(patterns: object, message: str
 
 
 def test_ordinary_counted_repeats_compile() -> None:
+    uuid = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # 36 items, not 6,144
     ok = [r"\d{4}-\d{2}-\d{2}", "[0-9a-f]{40}", r"(\d{1,3}\.){3}\d{1,3}", "(?:a{10}){100}"]
-    assert len(compile_watch(ok)) == 4
+    ok += [uuid, ".{100}x.{200}", "a{10000}"]  # repeats one after another add, not multiply
+    assert len(compile_watch(ok)) == 7
 
 
 def batcher(**kw: object) -> WatchBatcher:

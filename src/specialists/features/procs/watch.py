@@ -2,12 +2,13 @@
 
 - A pattern is at most 200 characters and must compile, or the call fails and nothing starts
   (R-J5). Patterns use Python's `regex` syntax (close to JavaScript's for everyday use).
-- Its counted repeats ({n}, {m,n}, {m,}) may multiply to at most MAX_REPEAT_PRODUCT, and it
-  is one line: `regex` unrolls counted repeats when it compiles, so `(?:a{99999}){99999}`
-  (19 characters) would take the caller's memory and never finish compiling. The bound is
-  counted on the text, erring on the side of refusing (a brace in a class or an escape such
-  as `\\x{41}` counts too); a line break is refused because a verbose-mode `#` comment ends
-  there and could hide part of a repeat from the count.
+- What it unrolls to may be at most MAX_UNROLLED items, and it is one line: `regex` unrolls
+  counted repeats ({n}, {m,n}, {m,}) when it compiles, so `(?:a{99999}){99999}` (19
+  characters) would take the caller's memory and never finish compiling. The size is
+  estimated on the text: a repeat multiplies what it repeats (an item, or a group with what
+  it holds), and what follows adds to it, so `[0-9a-f]{8}-[0-9a-f]{4}` is 13 and
+  `(?:a{100}){100}` 10,000. A line break is refused because a verbose-mode `#` comment ends
+  there and could hide part of a repeat from the estimate.
 - Only the first 65,536 characters of a line are inspected; longer lines still count once.
 - A pathological pattern cannot freeze the supervisor: each match is bounded (50 ms); a line
   whose matching timed out is counted in `timeouts` and treated as not matching, and after
@@ -38,9 +39,10 @@ MATCH_TIMEOUT_S = 0.05
 RATE_WINDOW_MS = 60_000
 MAX_BATCH_LINE_CHARS = 1_000  # a matched line as shown in an event
 MAX_TIMEOUTS = 3  # lines whose matching ran out of time before watching stops
-MAX_REPEAT_PRODUCT = 1_000  # counted repeats multiplied: what compiling may unroll
-_BRACED = re.compile(r"\\.|\{([^{}]*)\}", re.DOTALL)  # an escape, or {...}
-_COUNT = re.compile(r"([0-9]*)(?:,([0-9]*))?")
+MAX_UNROLLED = 10_000  # items a pattern may unroll to (a{10000} compiles in a few ms)
+# An escape (with its braces: \x{41}, \p{L}), a class, a {...}, or any one character.
+_ITEM = re.compile(r"\\[xpPNgku]\{[^}]*\}|\\.|\[\^?\]?(?:\\.|[^\]\\])*\]|\{[^{}]*\}|.", re.DOTALL)
+_COUNT = re.compile(r"\{([0-9]*)(?:,([0-9]*))?\}")
 _VERBOSE_NOISE = re.compile(r"\s+|#.*", re.DOTALL)  # what (?x) ignores inside the braces
 
 
@@ -65,11 +67,11 @@ def compile_watch(patterns: object) -> list[Any]:
             )
         if "\n" in pattern:
             raise UserError(f"watch pattern {n} spans lines", hint="a pattern matches one line")
-        if (product := repeat_product(pattern)) > MAX_REPEAT_PRODUCT:
+        if (size := unrolled_size(pattern)) > MAX_UNROLLED:
             raise UserError(
-                f"watch pattern {n} {pattern[:60]!r} repeats too much: its counted repeats "
-                f"multiply to {product if product < 10**12 else 'over 10**12'}",
-                hint=f"at most {MAX_REPEAT_PRODUCT}; use * or + for long runs",
+                f"watch pattern {n} {pattern[:60]!r} repeats too much: it unrolls to "
+                f"{f'{size:,}' if size < 10**12 else 'over 10**12'} items when compiled",
+                hint=f"at most {MAX_UNROLLED:,}; use * or + for long runs",
             )
         try:
             compiled.append(regex.compile(pattern))
@@ -78,18 +80,29 @@ def compile_watch(patterns: object) -> list[Any]:
     return compiled
 
 
-def repeat_product(pattern: str) -> int:
-    """The counts of `pattern`'s counted repeats multiplied (the larger bound of each), an
-    upper bound of what compiling it unrolls; see the module doc."""
-    product = 1
-    for found in _BRACED.finditer(pattern):
-        inside = found.group(1)
-        count = None if inside is None else _COUNT.fullmatch(_VERBOSE_NOISE.sub("", inside))
-        if count is not None:
-            product *= max(int(c or 0) for c in count.groups(default="")) or 1
-            if product > 10**12:
-                break
-    return product
+def unrolled_size(pattern: str) -> int:
+    """About how many items compiling `pattern` unrolls its counted repeats to (see the
+    module doc); over-counts a little (a group's `?:` counts as items), never under."""
+    groups = [[0, 1]]  # per open group: its size so far, and the size of its last item
+    for found in _ITEM.finditer(pattern):
+        item, top = found.group(), groups[-1]
+        count = _COUNT.fullmatch(_VERBOSE_NOISE.sub("", item)) if item[0] == "{" else None
+        if item == "(":
+            groups.append([0, 1])
+        elif item == ")" and len(groups) > 1:
+            size = max(groups.pop()[0], 1)
+            groups[-1][0] += size
+            groups[-1][1] = size
+        elif count is not None:
+            times = max(int(c or 0) for c in count.groups(default="")) or 1
+            top[0] += top[1] * (times - 1)
+            top[1] *= times
+        else:
+            top[0] += 1
+            top[1] = 1
+        if top[0] > 10**12:
+            return top[0]
+    return sum(size for size, _ in groups)
 
 
 @dataclass(frozen=True)
