@@ -162,6 +162,23 @@ def test_a_cancelled_call_stops_waiting_and_gets_no_answer(served):
     assert all(a.get("id") != "c1" for a in stdout.answers)
 
 
+def test_a_cancellation_naming_no_request_id_is_ignored_and_the_server_goes_on(served):
+    """A requestId that is a list or an object cannot name a request (and cannot be a key of
+    the calls in flight): it killed the server with 'bug: TypeError: unhashable type'."""
+    stdin, stdout, tools, result = served
+    stdin.feed(call("w", "wait"))
+    assert tools.waiting.wait(30)
+    for odd in ([1], {"a": 1}, None, True, 1.5, ["w"]):
+        stdin.feed(
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": odd}}
+        )
+    stdin.feed({"jsonrpc": "2.0", "id": "after", "method": "ping"})
+    assert stdout.answer("after", timeout=10)["result"] == {}
+    assert "code" not in result  # still serving
+    assert not tools.cancelled_seen.is_set()  # no odd id cancelled the call in flight
+    assert [a["id"] for a in stdout.answers] == ["after"]  # notifications get no answer
+
+
 def test_ids_are_typed_and_one_id_runs_once(served):
     stdin, stdout, tools, _ = served
     stdin.feed(call(7, "wait"))

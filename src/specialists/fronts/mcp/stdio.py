@@ -206,6 +206,10 @@ class StdioServer:
     def _notified(self, message: wire.Message) -> None:
         if message.method == "notifications/cancelled":
             request_id = message.params.get("requestId")
+            if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+                # No request has such an id (a list or an object is not even a key).
+                log().warning("ignored notifications/cancelled: requestId %.80r", request_id)
+                return
             with self._calls_lock:
                 cancelled = self._calls.get(_key(request_id))
                 if cancelled is not None:
