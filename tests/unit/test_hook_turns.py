@@ -365,6 +365,18 @@ def test_the_wait_budget_bounds_the_stop_hook(state, monkeypatch):
     assert time.monotonic() - started < 5
 
 
+def test_stop_in_a_project_that_never_used_specialists_is_silent():
+    """Hooks installed with --user run in every project. With no .specialists/ there is
+    nothing to hand over or wait for; each Stop wrote 'cannot write .../hooks/stop-*.json:
+    No such file or directory' to hooks.log, a false error at every turn's end."""
+    project = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    assert not (project / ".specialists").exists()
+    for active in (False, True):
+        assert call("stop", hook_input("Stop", stop_hook_active=active)) is None
+    assert hook_log() == ""
+    assert not (project / ".specialists").exists()
+
+
 def test_claude_codes_own_block_cap_lowers_ours(monkeypatch):
     monkeypatch.setenv(stop.CLAUDE_CAP_ENV, "3")
     assert stop.max_run() == 2

@@ -106,8 +106,8 @@ def note_tool_use(state_dir: str, keys: tuple[str, ...]) -> None:
 
 def run(data: dict[str, Any], state_dir: str, out: TextIO) -> None:
     keys = reader_keys(data)
-    if not keys:
-        return
+    if not keys or not os.path.isdir(state_dir):
+        return  # no .specialists/ (hooks installed with --user): nothing to hand over or count
     raw_prompt = data.get("prompt_id")
     prompt = raw_prompt if isinstance(raw_prompt, str) else ""
     state = StopState.load(
