@@ -50,6 +50,9 @@ BLOCKED = [
     ("bash -c 'sleep 60'", "sleep 60"),
     ("python3 -c 'import time; time.sleep(60)'", "time.sleep(60)"),
     ("timeout 300 sleep 299", "timeout 300 sleep 299"),
+    # an unquoted heredoc's body is expanded: its substitutions run
+    ("cat > notes <<EOF\nlog: `tail -f app.log`\nEOF", "tail -f"),
+    ("cat > notes <<EOF\nnow: $(sleep 60)\nEOF", "sleep 60"),
 ]
 
 ALLOWED = [
@@ -75,6 +78,11 @@ ALLOWED = [
     "while read line; do echo $line; done < f",
     "ls 'unbalanced",
     "",
+    # a quoted heredoc's body is data: backticks and $( ) in it never run (a README or a
+    # commit message written with one was refused)
+    "cat > README.md <<'EOF'\nFollow the log with `tail -f app.log`.\nEOF",
+    'git commit -F - <<"EOF"\nStart with `npm run dev`, wait with $(sleep 60)\nEOF',
+    "cat <<-'EOF' > doc.md\n\t`while true; do x; done`\n\tEOF\necho ok",
 ]
 
 

@@ -112,7 +112,8 @@ def block_reason(pattern: str) -> str:
 def _in_script(script: str, limit: float, depth: int) -> str | None:
     if depth > MAX_NESTING:
         return None
-    for inner in _substitutions(script):  # `$(...)` and backticks run, quoted or not
+    # `$(...)` and backticks run, quoted or not; not in a quoted heredoc's body (`<<'EOF'`)
+    for inner in _substitutions(_without_heredocs(script, quoted_only=True)):
         found = _in_script(inner, limit, depth + 1)
         if found:
             return found
@@ -189,8 +190,9 @@ def _tokens(command: str) -> list[str] | None:
         return None
 
 
-def _without_heredocs(command: str) -> str:
-    """A heredoc's body is data for a command, never commands: dropped up to its end line."""
+def _without_heredocs(command: str, *, quoted_only: bool = False) -> str:
+    """A heredoc's body is data for a command, never commands: dropped up to its end line.
+    quoted_only: only the bodies the shell does not expand (`<<'EOF'`, `<<"EOF"`)."""
     if "<<" not in command:
         return command
     lines, out, end = command.split("\n"), [], None
@@ -201,7 +203,7 @@ def _without_heredocs(command: str) -> str:
             continue
         out.append(line)
         m = _HEREDOC.search(line)
-        if m:
+        if m and (m.group(1) or not quoted_only):
             end = m.group(2)
     return "\n".join(out)
 
