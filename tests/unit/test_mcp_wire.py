@@ -49,6 +49,8 @@ def test_a_request_and_a_notification():
         (line({"jsonrpc": "2.0", "id": True, "method": "x"}), wire.INVALID_REQUEST, None, "id"),
         (line({"jsonrpc": "2.0", "id": 1.5, "method": "x"}), wire.INVALID_REQUEST, None, "id"),
         (line({"jsonrpc": "2.0", "id": 2, "method": "x", "params": [1]}), -32602, 2, "object"),
+        # an id too long to read whole is nobody's: not the first 296 digits of it
+        (b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"x"}', -32700, None, "JSON"),
     ],
 )
 def test_what_cannot_be_read_is_refused_in_one_line(raw, code, answered_id, says):
@@ -83,6 +85,7 @@ def test_an_oversized_line_is_answered_to_the_id_in_its_first_bytes():
     err = wire.oversized_error(b'{"jsonrpc": "2.0", "id" : "big-1", "method": "tools/call", ')
     assert err.request_id == "big-1" and "longer than 16 MiB" in err.message
     assert wire.oversized_error(b'{"jsonrpc":"2.0","method":"x","params":"').request_id is None
+    assert wire.oversized_error(b'{"id":' + b"1" * 4090).request_id is None  # cut: unknown
 
 
 def test_initialize_answers_the_clients_version_or_our_newest():

@@ -143,10 +143,13 @@ def _id_in(head: bytes) -> Any:
     if not rest.startswith(b":"):
         return None
     rest = rest[1:].lstrip()
+    text = rest.decode("utf-8", "replace")
     try:
-        value, _ = json.JSONDecoder().raw_decode(rest.decode("utf-8", "replace"))
+        value, end = json.JSONDecoder().raw_decode(text)
     except ValueError:
         return None
+    if end == len(text) and isinstance(value, int):
+        return None  # digits up to where we stopped looking: the id may go on beyond
     if isinstance(value, str) and "\ufffd" in value:
         return None  # bytes that were not text: not the id the client holds
     return value if isinstance(value, int | str) and not isinstance(value, bool) else None
