@@ -87,3 +87,12 @@ def test_result_that_is_not_utf8_is_one_line_and_kept(ctx):
     assert outcome.is_error and "not valid UTF-8" in outcome.text
     assert "bug:" not in outcome.text
     assert path.read_bytes() == b"ok \xff bad"
+
+
+@pytest.mark.parametrize("tool", ["mission", "merge_queue"])
+@pytest.mark.parametrize("action", [[], {"a": 1}, 5, None])
+def test_an_action_that_is_no_name_is_one_line_not_a_bug(ctx, tool, action):
+    """A grouped tool's `action` as a list or an object crashed `action not in ops` with
+    'bug: TypeError: unhashable type' and a traceback on the server's stderr."""
+    text = refused(ctx, tool, action=action)
+    assert "action" in text and "one of" in text

@@ -182,7 +182,7 @@ def pick(noun: Noun, arguments: Mapping[str, Any]) -> tuple[Op, dict[str, Any]]:
     values = dict(arguments)
     action = values.pop("action", None)
     ops = {o.action: o for o in noun.grouped()}
-    if action not in ops:
+    if not isinstance(action, str) or action not in ops:  # a list or an object is no key
         near = suggest(str(action), ops) if isinstance(action, str) else None
         said = (
             "missing required argument 'action'"
