@@ -326,6 +326,47 @@ def test_symlinked_settings_are_written_through_the_link(tmp_path):
     assert "SessionStart" in read(real)["hooks"]
 
 
+def test_uninstall_keeps_a_linked_settings_file_and_empties_its_target(tmp_path, capsys):
+    """A dotfile manager's link that held only ours: the link stays, its target loses ours
+    (uninstall deleted the link and left every hook of ours in the dotfiles repo)."""
+    root = Path(os.environ["SPECIALISTS_PROJECT_ROOT"])
+    real = tmp_path / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_text("{}\n")
+    link = root / ".claude" / "settings.json"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    assert run_cli("install") == 0
+    assert run_cli("uninstall") == 0
+    assert link.is_symlink() and read(real) == {}
+    assert "emptied .claude/settings.json to {} (a link, kept)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("depth", [500, 100_000])
+def test_a_deeply_nested_settings_file_is_refused_in_one_line(project, depth, capsys):
+    """`[[[[...` (a RecursionError in json.loads, or in the merge's deepcopy at 500 levels)
+    was a `bug:` with a traceback; now one line, nothing written, and `status` still runs."""
+    deep = '{"a": ' + "[" * depth + "]" * depth + "}"
+    for name in (".claude/settings.json", ".mcp.json"):
+        (project / name).write_text(deep)
+    assert run_cli("install") == 2
+    err = capsys.readouterr().err
+    assert ".mcp.json is nested more than 100 levels deep; refusing to rewrite it" in err
+    assert (project / ".claude" / "settings.json").read_text() == deep
+    assert run_cli("status") == 0
+
+
+def test_a_lone_surrogate_escape_is_kept_as_an_escape(project):
+    """JavaScript writes text cut inside an emoji as a `\\ud83d` escape: install wrote
+    nothing and said `bug: UnicodeEncodeError`; now the text is kept, escaped."""
+    settings = project / ".claude" / "settings.json"
+    settings.write_text('{"note": "cut \\ud83d", "name": "caf\u00e9"}')
+    assert run_cli("install") == 0
+    doc = read(settings)
+    assert doc["note"] == "cut \ud83d" and doc["name"] == "caf\u00e9"
+    assert "SessionStart" in doc["hooks"]
+
+
 @pytest.mark.parametrize("planted", ["fifo", "dev-zero"])
 def test_init_refuses_a_planted_gitignore_in_one_line(planted, capsys):
     """A .gitignore that is a FIFO, or a link (a repository can hold one) to /dev/zero, is

@@ -74,6 +74,20 @@ def test_install_then_uninstall_in_a_project_leaves_nothing_behind(
     assert "no .pi/settings.json" in capsys.readouterr().out
 
 
+def test_uninstall_keeps_a_linked_settings_file(isolated_env: AgentEnv, tmp_path) -> None:
+    """The link stays and its target loses our entry (the link was deleted, the target kept
+    ours)."""
+    real = tmp_path / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_text("{}\n")
+    settings = isolated_env.project / ".pi" / "settings.json"
+    settings.parent.mkdir()
+    settings.symlink_to(real)
+    assert main(["install", "--pi"]) == 0
+    assert main(["uninstall", "--pi"]) == 0
+    assert settings.is_symlink() and json.loads(real.read_text()) == {}
+
+
 def test_user_scope_follows_pi_coding_agent_dir(isolated_env: AgentEnv) -> None:
     path = user_settings()
     assert path == isolated_env.pi_agent_dir / "settings.json"

@@ -337,17 +337,42 @@ def load_json_object(path: Path) -> Doc | None:
         return {}
     try:
         data = json.loads(text)
+    except RecursionError:
+        data = None  # "[[[[...": refused below as too deep, as a merge's deepcopy would fail
     except ValueError as exc:
         raise UserError(
             f"{path} is not valid JSON ({exc}); refusing to rewrite it",
             hint=FIX_HINT,
         ) from exc
+    if data is None or _depth_over(data, MAX_DEPTH):
+        raise UserError(
+            f"{path} is nested more than {MAX_DEPTH} levels deep; refusing to rewrite it",
+            hint=FIX_HINT,
+        )
     if not isinstance(data, dict):
         raise UserError(
             f"{path} holds a JSON {type(data).__name__}, not an object; refusing to rewrite it",
             hint=FIX_HINT,
         )
     return data
+
+
+MAX_DEPTH = 100  # Claude Code's files nest under 10; copying and writing recurse per level
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    """Whether `value` nests lists and objects more than `limit` levels (walked without
+    recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in item)
+    return False
 
 
 def write_json_object(path: Path, doc: Doc) -> None:
@@ -359,7 +384,13 @@ def write_json_object(path: Path, doc: Doc) -> None:
     except FileNotFoundError:
         mode = None
     data = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    write_atomic(target, data.encode(), mode=mode if mode is not None else 0o644)
+    try:
+        raw = data.encode()
+    except UnicodeEncodeError:
+        # A lone surrogate, read from a `\ud83d` escape (JavaScript writes one for text cut
+        # in the middle of an emoji): kept as the escape it was, all text as escapes.
+        raw = (json.dumps(doc, indent=2) + "\n").encode()
+    write_atomic(target, raw, mode=mode if mode is not None else 0o644)
 
 
 # --------------------------------------------------------------------------- targets
@@ -429,7 +460,11 @@ def _apply(writes: list[tuple[Path, Doc | None]], targets: Targets, dry_run: boo
     for path, doc in writes:
         if dry_run:
             continue
-        if doc is None:
+        if doc is None and path.is_symlink():
+            # A dotfile manager's link: deleting it would leave our entries in its target.
+            write_json_object(path, {})
+            notes.append(f"emptied {targets.show(path)} to {{}} (a link, kept)")
+        elif doc is None:
             path.unlink()
             notes.append(f"deleted {targets.show(path)} (nothing else was in it)")
         else:

@@ -82,7 +82,7 @@ def _read_json(path: str, limit: int) -> object:
     project's .mcp.json once hung `status`; a link, as a dotfile manager makes, is read."""
     try:
         return json.loads(read_bytes(path, limit, follow=True))
-    except (OSError, StoreError, ValueError):
+    except (OSError, StoreError, ValueError, RecursionError):  # "[[[[..." too deep
         return None
 
 

@@ -110,7 +110,7 @@ def uninstall_pi(settings_file: Path, *, show: str, dry_run: bool = False) -> li
         return [f"no {show}"]
     new, notes = unmerge(doc, show)
     if new != doc and not dry_run:
-        if new:
+        if new or settings_file.is_symlink():  # a link is kept: its target holds ours
             write_json_object(settings_file, new)
         else:
             settings_file.unlink()
