@@ -410,3 +410,14 @@ def test_install_refuses_a_planted_file_it_would_merge_into(project, name, plant
     assert f"{target} is" in err and "not a regular file; refusing to rewrite it" in err
     if name == ".claude/settings.json":
         assert (project / ".mcp.json").read_text() == mcp_before  # no half install
+
+
+def test_a_key_given_twice_is_refused_not_dropped_on_rewrite(project, capsys):
+    """json.loads keeps the last of two `permissions`: install rewrote the file without the
+    first block (the user's allow list was gone). Now one line, and the file is untouched."""
+    text = '{"permissions": {"allow": ["Bash(npm test)"]}, "permissions": {"deny": []}}'
+    (project / ".claude" / "settings.json").write_text(text)
+    assert run_cli("install") == 2
+    err = capsys.readouterr().err
+    assert "settings.json gives the key 'permissions' twice in one object" in err
+    assert (project / ".claude" / "settings.json").read_text() == text

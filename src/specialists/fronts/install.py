@@ -336,9 +336,14 @@ def load_json_object(path: Path) -> Doc | None:
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_no_twice)
     except RecursionError:
         data = None  # "[[[[...": refused below as too deep, as a merge's deepcopy would fail
+    except _KeyTwice as exc:  # the rewrite would keep one of them and lose the other
+        raise UserError(
+            f"{path} gives the key {str(exc)!r} twice in one object; refusing to rewrite it",
+            hint=FIX_HINT,
+        ) from None
     except ValueError as exc:
         raise UserError(
             f"{path} is not valid JSON ({exc}); refusing to rewrite it",
@@ -357,22 +362,38 @@ def load_json_object(path: Path) -> Doc | None:
     return data
 
 
+class _KeyTwice(ValueError):
+    """A JSON object gives one key twice (json.loads would keep the last silently)."""
+
+
+def _no_twice(pairs: list[tuple[str, Any]]) -> Doc:
+    out = dict(pairs)
+    if len(out) == len(pairs):
+        return out
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise _KeyTwice(key)
+        seen.add(key)
+    raise AssertionError("unreachable: fewer keys than pairs means one came twice")
+
+
 MAX_DEPTH = 100  # Claude Code's files nest under 10; copying and writing recurse per level
 
 
 def _depth_over(value: Any, limit: int) -> bool:
     """Whether `value` nests lists and objects more than `limit` levels (walked without
     recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            item = list(item.values())
-        if isinstance(item, list):
-            if depth > limit:
-                return True
-            stack.extend((child, depth + 1) for child in item)
-    return False
+    level = [value] if isinstance(value, (dict, list)) else []
+    for _ in range(limit):  # one level of containers at a time
+        below: list[Any] = []
+        for item in level:
+            children = item.values() if isinstance(item, dict) else item
+            below += [c for c in children if isinstance(c, (dict, list))]
+        if not below:
+            return False
+        level = below
+    return True
 
 
 def write_json_object(path: Path, doc: Doc) -> None:
