@@ -265,3 +265,22 @@ def test_squash_into_an_unrecorded_directory_under_the_root_is_refused(gs, repo)
     git(repo, "worktree", "add", "-q", "-b", "stray-branch", str(stray))
     out = finished(gs, stray, sb)
     assert isinstance(out, SquashRefused) and out.reason == "wrong_target"
+
+
+def test_a_child_that_committed_into_the_state_dir_is_refused_and_nothing_is_written(gs, repo):
+    """`.specialists/` is our state (the project's local config, job and sandbox records): a
+    child that forced it into its branch (`git add -f`) must not have a squash write it into
+    the project; it was staged there, `.specialists/config.toml` and all."""
+    sb = gs.create("c1")
+    (sb.path / ".specialists").mkdir(exist_ok=True)
+    (sb.path / ".specialists" / "config.toml").write_text('default_runner = "command"\n')
+    (sb.path / "work.txt").write_text("work\n")
+    git(sb.path, "add", "-f", ".specialists/config.toml", "work.txt")
+    git(sb.path, "commit", "-q", "-m", "child")
+    before = snapshot(repo)
+    out = finished(gs, repo, sb, confirmed=True)
+    assert isinstance(out, SquashRefused) and out.reason == "writes_state"
+    assert out.paths == (".specialists/config.toml",)
+    assert not (repo / ".specialists" / "config.toml").exists()
+    assert not (repo / "work.txt").exists()
+    assert snapshot(repo) == before and sb.path.is_dir()

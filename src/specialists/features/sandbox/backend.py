@@ -31,6 +31,7 @@ RefusalReason = Literal[
     "dirty_sandbox",  # uncommitted changes in the sandbox and auto-commit is off
     "dirty_target",  # uncommitted changes in the target
     "would_overwrite",  # untracked or ignored files in the target are in the way
+    "writes_state",  # the squash would change files in our state directory (.specialists/)
     "no_branch",  # the sandbox branch is gone
     "needs_confirmation",  # root working copy: the user has not confirmed
     "interrupted",  # a squash of this sandbox was interrupted and its target changed since

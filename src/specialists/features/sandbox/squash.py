@@ -33,6 +33,7 @@ from specialists.features.sandbox.backend import (
 )
 from specialists.features.sandbox.cmd import FALLBACK
 from specialists.features.sandbox.rules import is_id, same_path
+from specialists.store.paths import STATE_DIR_NAME
 
 if TYPE_CHECKING:
     from specialists.features.sandbox.git import GitSandbox
@@ -100,6 +101,17 @@ def squash(
         return SquashConflict(sandbox.branch, top, conflicts)
 
     changed = _changed(gs, head_tree, tree)
+    # Our state directory is never work: a child that committed into it (`git add -f`)
+    # would otherwise write the project's config, job or sandbox records on the squash.
+    state = tuple(p for _, p in changed if p.split("/", 1)[0] == STATE_DIR_NAME)
+    if state:
+        return SquashRefused(
+            "writes_state",
+            f"{sandbox.branch} changes files in {STATE_DIR_NAME}/, specialists' own state",
+            f"remove them from {sandbox.branch} (git rm --cached, commit), then squash again; "
+            "nothing was changed",
+            state,
+        )
     in_the_way = tuple(p for status, p in changed if status == "A" and _occupied(top, p))
     if in_the_way:
         return SquashRefused(
