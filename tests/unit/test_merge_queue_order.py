@@ -62,3 +62,28 @@ def test_a_damaged_record_is_one_clear_error(tmp_path) -> None:
     with pytest.raises(UserError, match="invalid merge queue id"):
         queues.record("../../etc")
     assert queues.ids() == [] and queues.all() == ([], [])
+
+
+def test_a_childs_file_names_print_as_visible_escapes_not_terminal_control() -> None:
+    """A child may commit a file named with an escape sequence (or a newline): `merge check`,
+    `start`, `show` and `list` print it visibly, never as a raw ESC, BEL or line break."""
+    from specialists.features.sandbox.merge_verbs import _listed, check_text, describe_queue
+
+    evil = "a\x1b]0;owned\x07\x1b[2J\nb.txt"
+    pair = [{"a": "e", "b": "f", "paths": [evil]}]
+    rows = [
+        {"sandbox": s, "ref": s, "state": "conflict", "problem": f"conflicts: {evil}"}
+        for s in ("e", "f")
+    ]
+    summary = f"merge queue q-1: merged; not landed: {evil}"
+    queue = {"summary": summary, "members": rows, "overlaps": pair}
+    found = {
+        "members": [{**r, "files": [evil], "lines": 1} for r in rows],
+        "overlaps": pair,
+        "order": ["e", "f"],
+    }
+    texts = [describe_queue(queue), check_text(found), _listed({"queues": [queue]})]
+    for text in texts:
+        assert "\x1b" not in text and "\x07" not in text, text
+        assert "a\\e]0;owned\\x07\\e[2J\\nb.txt" in text
+    assert len(describe_queue(queue).splitlines()) == 4  # summary, two members, overlaps

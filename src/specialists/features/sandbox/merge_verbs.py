@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from specialists.base.display import for_terminal
 from specialists.base.errors import UserError
 from specialists.base.ops import Noun, Op
 from specialists.base.opschema import Cli, Text
@@ -127,31 +128,41 @@ def cancel(caller: Caller, queue_id: QueueId, /) -> dict[str, Any]:
     return ops.view(ops.cancel(caller.state_root, queue_id))
 
 
+def _shown(text: object) -> str:
+    """A child's file name or a problem naming one, safe to print on a terminal (a path may
+    hold escape sequences or newlines)."""
+    return for_terminal(str(text), keep_newlines=False)
+
+
+def _paths(paths: list[str], limit: int) -> str:
+    return ", ".join(_shown(p) for p in paths[:limit])
+
+
 def describe_queue(data: dict[str, Any]) -> str:
-    lines = [str(data["summary"])]
+    lines = [_shown(data["summary"])]
     for m in data["members"]:
-        line = f"- {m['sandbox']} ({m['ref']}): {m['state']}"
+        line = f"- {m['sandbox']} ({_shown(m['ref'])}): {m['state']}"
         if m.get("problem"):
-            line += f": {m['problem']}"
+            line += f": {_shown(m['problem'])}"
         if m.get("resolver") and m["state"] == "resolving":
             line += f" (resolver job {m['resolver'].get('job')})"
         lines.append(line)
     if data.get("overlaps"):
         lines.append("overlaps: " + "; ".join(
-            f"{o['a']} & {o['b']}: {', '.join(o['paths'][:5])}" for o in data["overlaps"][:10]
+            f"{o['a']} & {o['b']}: {_paths(o['paths'], 5)}" for o in data["overlaps"][:10]
         ))  # fmt: skip
     return "\n".join(lines)
 
 
 def check_text(found: dict[str, Any]) -> str:
     lines = [
-        f"- {m['sandbox']} ({m['ref']}): {m['state']}, {len(m['files'])} file(s), "
+        f"- {m['sandbox']} ({_shown(m['ref'])}): {m['state']}, {len(m['files'])} file(s), "
         f"{m['lines']} line(s)"
         for m in found["members"]
     ]
     if found["overlaps"]:
         lines += [
-            f"overlap {o['a']} & {o['b']}: {', '.join(o['paths'][:10])}" for o in found["overlaps"]
+            f"overlap {o['a']} & {o['b']}: {_paths(o['paths'], 10)}" for o in found["overlaps"]
         ]
     else:
         lines.append("no overlapping files")
@@ -160,7 +171,7 @@ def check_text(found: dict[str, Any]) -> str:
 
 
 def _listed(data: dict[str, Any]) -> str:
-    return "\n".join(r["summary"] for r in data["queues"]) or "no merge queues"
+    return "\n".join(_shown(r["summary"]) for r in data["queues"]) or "no merge queues"
 
 
 MERGE = Noun(
