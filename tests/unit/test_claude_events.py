@@ -292,3 +292,14 @@ def test_the_2_1_332_text_tool_and_error_streams_translate() -> None:
     (failed,) = of(error, RunFinished)
     assert failed.text is None and failed.error is not None
     assert "400" in failed.error and "the mock refuses" in failed.error
+
+
+def test_a_hostile_result_usage_never_crashes_nor_corrupts_spend() -> None:
+    from specialists.runners.claude_events import usage_from_result
+
+    huge = json.loads('{"total_cost_usd":1' + "0" * 400 + "}")  # float() of it overflows
+    assert usage_from_result(huge) == Usage()
+    nan = json.loads('{"total_cost_usd":NaN,"usage":{"input_tokens":-100,"output_tokens":3}}')
+    assert usage_from_result(nan) == Usage(output_tokens=3)  # NaN would disarm every ceiling
+    assert usage_from_result({"total_cost_usd": -2.0}) == Usage()
+    assert usage_from_result({"total_cost_usd": 0.5}) == Usage(cost_usd=0.5)

@@ -760,3 +760,22 @@ def test_the_fake_pi_writes_the_recorded_1_6_0_shapes() -> None:
     assert list(fake_start) == list(real_start)  # type, contentIndex, id, toolName
     roles = [ln["message"]["role"] for ln in faked if ln["type"] == "message_start"]
     assert roles == ["system", "user"]  # a run opens with pi's system message
+
+
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [
+        ('{"input":Infinity,"output":7}', Usage(output_tokens=7)),  # int(inf): OverflowError
+        ('{"input":NaN,"output":7}', Usage(output_tokens=7)),  # int(nan): ValueError
+        ('{"input":-500,"cost":{"total":-3.5}}', Usage()),  # spend would go down
+        ('{"output":2,"cost":{"total":NaN}}', Usage(output_tokens=2)),  # ceilings never trip
+        ('{"cost":{"total":1' + "0" * 400 + "}}", Usage()),  # float(int): OverflowError
+        ('{"input":1e300,"cacheRead":' + "9" * 4000 + "}", Usage()),  # absurd counts
+        ('{"input":12.0,"cost":{"total":0.25}}', Usage(input_tokens=12, cost_usd=0.25)),
+    ],
+)
+def test_a_hostile_usage_report_never_crashes_nor_corrupts_spend(
+    usage: str, expected: Usage
+) -> None:
+    line = '{"type":"message_end","message":{"role":"assistant","usage":' + usage + "}}"
+    assert PiTranslator().feed(line.encode())[0] == expected

@@ -16,6 +16,7 @@ is runners/testing.py.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, runtime_checkable
@@ -162,9 +163,33 @@ class AgentExited(NamedTuple):
 RunnerEvent = Activity | AnswerDelta | Usage | RunFinished | AgentExited
 
 
+# An agent's usage report is untrusted: a count or a price past these is no measurement
+# (a 5,000-digit number, 1e300), and would overflow a float or swamp the job's spend.
+TOKENS_MAX = 10**12
+COST_MAX_USD = 1_000_000.0
+
+
 def token_count(value: Any) -> int:
-    """A token count from an agent's JSON: an int (not a bool), else 0."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    """A token count from an agent's JSON: a whole number from 0 to TOKENS_MAX (an int, or
+    a float with no fraction; not a bool), else 0: a negative, NaN or infinite count would
+    turn the job's spend negative or crash the reader."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return 0
+    return value if 0 <= value <= TOKENS_MAX else 0
+
+
+def cost_amount(value: Any) -> float:
+    """A cost in dollars from an agent's JSON: a number from 0 to COST_MAX_USD, else 0.0
+    (NaN would make every spend ceiling unreachable, a negative one would give money back,
+    a 400-digit int overflows float())."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    if isinstance(value, int) and not 0 <= value <= COST_MAX_USD:
+        return 0.0
+    amount = float(value)
+    return amount if 0.0 <= amount <= COST_MAX_USD else 0.0  # NaN fails both
 
 
 ARGS_SUMMARY_MAX = 200

@@ -25,6 +25,7 @@ from specialists.runners.base import (
     RunnerEvent,
     Usage,
     agent_started,
+    cost_amount,
     token_count,
     tool_end,
     toolcall,
@@ -40,7 +41,7 @@ def usage_from_result(obj: Mapping[str, Any]) -> Usage:
         output_tokens=token_count(usage.get("output_tokens")),
         cache_read_tokens=token_count(usage.get("cache_read_input_tokens")),
         cache_write_tokens=token_count(usage.get("cache_creation_input_tokens")),
-        cost_usd=float(cost) if isinstance(cost, int | float) else 0.0,
+        cost_usd=cost_amount(cost),
     )
 
 

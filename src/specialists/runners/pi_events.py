@@ -23,6 +23,8 @@ from specialists.runners.base import (
     RunnerEvent,
     Usage,
     agent_started,
+    cost_amount,
+    token_count,
     tool_end,
     toolcall,
 )
@@ -154,16 +156,12 @@ def _usage_of(message: Mapping[str, Any]) -> Usage | None:
     cost = raw.get("cost")
     total_cost = cost.get("total", 0.0) if isinstance(cost, Mapping) else 0.0
     return Usage(
-        input_tokens=_int(raw.get("input")),
-        output_tokens=_int(raw.get("output")),
-        cache_read_tokens=_int(raw.get("cacheRead")),
-        cache_write_tokens=_int(raw.get("cacheWrite")),
-        cost_usd=float(total_cost) if isinstance(total_cost, int | float) else 0.0,
+        input_tokens=token_count(raw.get("input")),
+        output_tokens=token_count(raw.get("output")),
+        cache_read_tokens=token_count(raw.get("cacheRead")),
+        cache_write_tokens=token_count(raw.get("cacheWrite")),
+        cost_usd=cost_amount(total_cost),
     )
-
-
-def _int(value: Any) -> int:
-    return int(value) if isinstance(value, int | float) else 0
 
 
 def _text_of(message: Mapping[str, Any]) -> str:
