@@ -779,3 +779,20 @@ def test_a_hostile_usage_report_never_crashes_nor_corrupts_spend(
 ) -> None:
     line = '{"type":"message_end","message":{"role":"assistant","usage":' + usage + "}}"
     assert PiTranslator().feed(line.encode())[0] == expected
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"type":{"a":1}}',
+        b'{"type":["agent_start"]}',
+        # pi's update prefix, then a second "type" key that json.loads keeps
+        b'{"type":"message_update","assistantMessageEvent":{"type":"toolcall_start"},"type":[]}',
+    ],
+)
+def test_an_event_whose_type_is_not_a_string_is_a_malformed_line(line: bytes) -> None:
+    """It crashed the reader with `TypeError: unhashable type` (`kind in _IGNORED_EVENTS`)."""
+    out = PiTranslator().feed(line)
+    assert [(a.event, a.fields["message"]) for a in out if isinstance(a, Activity)] == [
+        ("notice", "malformed agent output line skipped")
+    ]

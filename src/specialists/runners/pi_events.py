@@ -211,19 +211,13 @@ class PiTranslator:
             return [_agent_ended(line)]  # its messages repeat what message_end told us
         if line.startswith(TURN_END):
             return self._turn_end()
-        try:
-            obj = json.loads(line)
-        except (ValueError, RecursionError):
-            return self._malformed(line)
-        if not isinstance(obj, dict):
-            return self._malformed(line)
-        return self._event(obj)
+        return self._parsed(line)
 
     def _fast_update(self, line: bytes, kind: str, pos: int) -> list[Translated]:
         if kind == "text_delta":
             delta = extract_delta(line, pos)
             if delta is None:
-                return self._parsed_update(line)
+                return self._parsed(line)
             out: list[Translated] = self._text_started() if not self._saw_text else []
             if delta:
                 out.append(AnswerDelta(delta))
@@ -235,15 +229,17 @@ class PiTranslator:
         if kind in ("thinking_start", "text_start"):
             return self._assistant_event({"type": kind})
         if kind in ("toolcall_start", "toolcall_end"):
-            return self._parsed_update(line)
+            return self._parsed(line)
         return []  # text_end, thinking_end, start, done, error: implied by other events
 
-    def _parsed_update(self, line: bytes) -> list[Translated]:
+    def _parsed(self, line: bytes) -> list[Translated]:
         try:
             obj = json.loads(line)
         except (ValueError, RecursionError):
             return self._malformed(line)
-        return self._event(obj) if isinstance(obj, dict) else self._malformed(line)
+        if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
+            return self._malformed(line)  # a `type` of {} or [] is unhashable: no event
+        return self._event(obj)
 
     def _assistant_event(self, ev: Mapping[str, Any]) -> list[Translated]:
         kind = ev.get("type")
