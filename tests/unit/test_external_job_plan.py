@@ -71,3 +71,15 @@ def test_the_digest_changes_with_the_prompt_the_instructions_and_the_options(
         prompt_digest(spec("q"), "p2", {}),
     }
     assert base not in others and len(others) == 4
+
+
+def test_a_provider_reply_nested_too_deep_is_no_json_object() -> None:
+    """It escaped as a RecursionError from the runner's poll (a supervisor crash), where any
+    other unreadable reply fails the job in one line."""
+    from specialists.process.short import CommandResult
+    from specialists.runners.external_job import _reply
+
+    deep = ("[" * 5000 + "]" * 5000).encode()
+    with pytest.raises(UserError, match="printed no JSON object"):
+        _reply(CommandResult(("p",), 0, deep, b""), "reattach")
+    assert _reply(CommandResult(("p",), 1, deep, b""), "reattach") == {}

@@ -381,7 +381,7 @@ def _reply(result: CommandResult, what: str) -> dict[str, Any]:
         return {}
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # `[[[...` nested past the decoder's depth
         if result.ok:
             raise UserError(f"provider `{what}` printed no JSON object: {text[:120]!r}") from None
         return {}
