@@ -303,3 +303,16 @@ def test_a_hostile_result_usage_never_crashes_nor_corrupts_spend() -> None:
     assert usage_from_result(nan) == Usage(output_tokens=3)  # NaN would disarm every ceiling
     assert usage_from_result({"total_cost_usd": -2.0}) == Usage()
     assert usage_from_result({"total_cost_usd": 0.5}) == Usage(cost_usd=0.5)
+
+
+@pytest.mark.parametrize("hostile", ["--dangerously-skip-permissions", "-p", "a b", "", ["x"]])
+def test_a_session_id_that_is_no_id_is_never_resumed(hostile: object) -> None:
+    """A follow-up passes the session id back as `--resume <id>`; a flag in its place was
+    read as a flag (Claude Code's --resume takes an optional value)."""
+    t = ClaudeTranslator()
+    t.feed({"type": "system", "subtype": "init", "session_id": SESSION}, now=0.0)
+    t.feed({"type": "system", "subtype": "status", "session_id": hostile}, now=0.1)
+    assert t.session_id == SESSION
+    fresh = ClaudeTranslator()
+    fresh.feed({"type": "system", "subtype": "init", "session_id": hostile}, now=0.0)
+    assert fresh.session_id is None  # a follow-up then fails the job: no session to resume

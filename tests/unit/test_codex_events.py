@@ -202,3 +202,13 @@ def test_turn_failed_after_abort_reads_aborted() -> None:
     t.aborting = True
     events = t.feed({"type": "turn.failed", "error": {"message": "interrupted"}}, 0)
     assert of(events, RunFinished)[0].error == "aborted"
+
+
+@pytest.mark.parametrize("hostile", ["--dangerously-bypass-approvals-and-sandbox", "-", "x\ny"])
+def test_a_thread_id_that_is_no_id_is_never_resumed(hostile: str) -> None:
+    """`codex exec resume ... <thread_id> -`: a flag in the id's place was read as a flag."""
+    started = json.dumps({"type": "thread.started", "thread_id": hostile})
+    t, _ = translate([started])
+    assert t.thread_id is None
+    t, _ = translate(['{"type":"thread.started","thread_id":"01a2289d-d946-7492"}', started])
+    assert t.thread_id == "01a2289d-d946-7492"

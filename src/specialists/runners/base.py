@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, runtime_checkable
@@ -190,6 +191,16 @@ def cost_amount(value: Any) -> float:
         return 0.0
     amount = float(value)
     return amount if 0.0 <= amount <= COST_MAX_USD else 0.0  # NaN fails both
+
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+
+
+def session_id(value: Any) -> str | None:
+    """An agent's session (or thread) id as its output gives it, or None when it is not one
+    word of letters, digits and . _ : - (a follow-up passes it back as an argument, where
+    `--dangerously-skip-permissions` would be read as a flag)."""
+    return value if isinstance(value, str) and _SESSION_ID.fullmatch(value) else None
 
 
 ARGS_SUMMARY_MAX = 200

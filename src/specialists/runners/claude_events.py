@@ -26,6 +26,7 @@ from specialists.runners.base import (
     Usage,
     agent_started,
     cost_amount,
+    session_id,
     token_count,
     tool_end,
     toolcall,
@@ -110,8 +111,7 @@ class ClaudeTranslator:
 
     def feed(self, obj: Mapping[str, Any], now: float) -> list[RunnerEvent]:
         kind = obj.get("type")
-        if isinstance(obj.get("session_id"), str) and obj["session_id"]:
-            self.session_id = obj["session_id"]
+        self.session_id = session_id(obj.get("session_id")) or self.session_id
         if kind == "system":
             return self._system(obj)
         if kind == "assistant":

@@ -25,6 +25,7 @@ from specialists.runners.base import (
     RunnerEvent,
     Usage,
     agent_started,
+    session_id,
     summarize_args,
     token_count,
     tool_end,
@@ -145,8 +146,7 @@ class CodexTranslator:
     def feed(self, obj: Mapping[str, Any], now: float) -> list[RunnerEvent]:
         kind = obj.get("type")
         if kind == "thread.started":
-            if isinstance(obj.get("thread_id"), str):
-                self.thread_id = obj["thread_id"]
+            self.thread_id = session_id(obj.get("thread_id")) or self.thread_id
             return [agent_started()]
         if kind == "turn.started":  # a resumed thread (a follow-up) starts with this
             return [agent_started()]
