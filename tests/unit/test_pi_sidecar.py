@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from specialists.base.errors import UserError
 from specialists.events.emitter import Emitter
 from specialists.events.inbox import Inbox
 from specialists.events.model import EventSource
@@ -266,6 +267,42 @@ def test_a_result_too_long_for_one_line_is_bound_from_parts_on_disk(
     assert not reply["ok"] and "no stream" in reply["error"]
     reply = side.peer.request("bound_part", stream="s2", text="x" * (256 * 1024 + 1))
     assert not reply["ok"] and "too long" in reply["error"]
+
+
+def test_parts_of_a_stream_never_bound_are_removed_when_the_sidecar_ends(
+    root: Path, isolated_env: AgentEnv
+) -> None:
+    """pi gone mid-stream (the extension's request timed out, pi crashed): the part files,
+    up to 256 MB each, stayed in the spill directory for good."""
+    running = InProcess(Front(root, OWNER, isolated_env.project))
+    running.peer.result("bound_part", stream="s1", text="x" * 1000)
+    spill = root / "owners" / OWNER / "spill"
+    assert list(spill.glob(".part-*"))
+    running.close()
+    assert not list(spill.glob(".part-*"))
+
+
+def test_an_abandoned_stream_does_not_hold_its_slot_for_the_rest_of_the_session(
+    root: Path, isolated_env: AgentEnv
+) -> None:
+    """The extension gives up on a stream whose bound_part failed or timed out, and never
+    sends its bound: after MAX_OPEN_STREAMS of those every long result was refused."""
+    from specialists.fronts.pi.ops import MAX_OPEN_STREAMS, STREAM_IDLE_S
+
+    now = [1000.0]
+    front = Front(root, OWNER, isolated_env.project, clock=lambda: now[0])
+    for i in range(MAX_OPEN_STREAMS):
+        front.bound_part({"stream": f"gone{i}", "text": "x"})
+    with pytest.raises(UserError, match="too many open result streams"):
+        front.bound_part({"stream": "busy", "text": "x"})  # four live ones: still refused
+    now[0] += STREAM_IDLE_S + 1
+    front.bound_part({"stream": "gone0", "text": "x"})  # still in use: kept
+    assert front.bound_part({"stream": "new", "text": "y"}) == {"chars": 1}
+    assert front.bound({"tool": "bash", "stream": "new"})["text"] == "y"
+    assert front.bound({"tool": "bash", "stream": "gone0"})["text"] == "xx"
+    with pytest.raises(UserError, match="no stream"):
+        front.bound({"tool": "bash", "stream": "gone1"})
+    assert not list((root / "owners" / OWNER / "spill").glob(".part-*"))
 
 
 def test_status_and_command_answer_for_this_owner(side: InProcess, root: Path) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,9 @@ PROTOCOL_VERSION = 1
 MAX_PART_CHARS = 256 * 1024  # one bound_part request carries at most this much text
 MAX_BOUND_TOTAL_CHARS = 256 * 1024 * 1024  # a tool result larger than this is refused
 MAX_OPEN_STREAMS = 4
+# A stream without a part for this long was given up by the extension (its bound_part
+# waits 30 s, its bound 60 s); its slot and its file go to the next stream that needs them.
+STREAM_IDLE_S = 120.0
 MAX_CALL_ID = 200
 MAX_PATH_CHARS = 4096
 
@@ -67,7 +71,7 @@ class Front:
         self.problems: tuple[str, ...] = ()
         self.settings_version = 0  # counts changes, so a pusher knows what it has not sent
         self._lock = threading.RLock()  # requests run on several threads
-        self._streams: dict[str, tuple[Path, int]] = {}
+        self._streams: dict[str, tuple[Path, int, float]] = {}  # path, chars, last part at
         self.spill_dir = owner_dir(state_root, owner) / "spill"
         self.refresh_settings()
 
@@ -196,18 +200,22 @@ class Front:
         stream = field(req, "stream", str, max_len=64)
         text = field(req, "text", str, max_len=MAX_PART_CHARS, allow_empty=True)
         with self._lock:
+            now = (self.clock or time.monotonic)()
             if stream not in self._streams:
+                if len(self._streams) >= MAX_OPEN_STREAMS:
+                    for idle in [k for k, v in self._streams.items() if now - v[2] > STREAM_IDLE_S]:
+                        self._drop_stream(idle)
                 if len(self._streams) >= MAX_OPEN_STREAMS:
                     raise UserError(f"too many open result streams ({MAX_OPEN_STREAMS})")
                 safe = "".join(c if c.isalnum() else "_" for c in stream)
-                self._streams[stream] = (self.spill_dir / f".part-{os.getpid()}-{safe}", 0)
-            path, total = self._streams[stream]
+                self._streams[stream] = (self.spill_dir / f".part-{os.getpid()}-{safe}", 0, now)
+            path, total, _ = self._streams[stream]
             total += len(text)
             if total > MAX_BOUND_TOTAL_CHARS:
                 self._drop_stream(stream)
                 raise UserError(f"tool result over {MAX_BOUND_TOTAL_CHARS} characters; refused")
             add_part(path, text)
-            self._streams[stream] = (path, total)
+            self._streams[stream] = (path, total, now)
         return {"chars": total}
 
     def bound(self, req: Mapping[str, Any]) -> dict[str, Any]:
@@ -225,7 +233,7 @@ class Front:
             entry = self._streams.pop(stream, None) if isinstance(stream, str) else None
         if entry is None:
             raise UserError(f"bound: no stream {str(stream)[:64]!r}")
-        path, total = entry
+        path, total, _ = entry
         try:
             if tool == "read":
                 raise UserError("read results are exempt from the result guard (R-O1)")
@@ -233,6 +241,12 @@ class Front:
             return {"text": bounded, "spilled": total > limits.max_chars}
         finally:
             path.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        """The session is over: the parts of streams never bound are removed."""
+        with self._lock:
+            for stream in list(self._streams):
+                self._drop_stream(stream)
 
     def _drop_stream(self, stream: str) -> None:
         entry = self._streams.pop(stream, None)

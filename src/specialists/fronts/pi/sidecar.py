@@ -132,6 +132,7 @@ class Sidecar:
                     self._reply(None, error="bug: the sidecar could not dispatch a request")
         finally:
             self.stop()
+            self.front.close()
         return 0
 
     def stop(self) -> None:
