@@ -200,6 +200,29 @@ def test_claimed_refuses_another_jobs_file_and_lets_the_holders_lineage_write(
             running.close()
 
 
+def test_claimed_looks_at_the_file_pi_writes_whatever_the_model_spelled(
+    root: Path, isolated_env: AgentEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pi resolves write/edit paths its own way: '@src/a.py', 'src/a\u00a0b.py' and a
+    file:// URL name a claimed file, and were let through; '~nouser/x' and a NUL byte were
+    answered 'bug: claimed failed: RuntimeError/ValueError' with a traceback."""
+    from specialists.store.claims import Claims
+
+    store = JobStore(root, news=None)
+    holder, lock = new_job(store, isolated_env.project, specialist="executor")
+    lock.release()
+    monkeypatch.setenv("HOME", str(isolated_env.project))
+    claimed = [("src/a.py", False), ("src/a b.py", False)]
+    Claims(root).claim(holder.id, claimed, specialist="executor", now_ms=1)
+    front = Front(root, OWNER, isolated_env.project)
+    a_py = isolated_env.project / "src" / "a.py"
+    for path in ("@src/a.py", "src/a\u00a0b.py", f"file://{a_py}", "~/src/a.py", str(a_py)):
+        assert front.claimed({"path": path})["refused"], path
+    assert front.claimed({"path": "~nouser/src/a.py"}) == {"refused": None}  # a name
+    with pytest.raises(UserError, match="NUL"):
+        front.claimed({"path": "src/a.py\0"})
+
+
 def test_a_broken_config_keeps_the_defaults_and_says_why(
     root: Path, isolated_env: AgentEnv
 ) -> None:

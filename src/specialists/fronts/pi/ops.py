@@ -12,11 +12,13 @@ holds is served.
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from specialists.base.errors import UserError
 from specialists.catalog.config import config_paths
@@ -190,9 +192,7 @@ class Front:
     def claimed(self, req: Mapping[str, Any]) -> dict[str, Any]:
         """The claims guard for pi's write and edit: the refusal line when another live job
         claimed the file (native/guards.py), else none. `path` is pi's, from its cwd."""
-        raw = field(req, "path", str, max_len=MAX_PATH_CHARS)
-        path = Path(raw).expanduser()
-        path = path if path.is_absolute() else self.cwd / path
+        path = pi_path(field(req, "path", str, max_len=MAX_PATH_CHARS), self.cwd)
         return {"refused": claim_refusal(self.state_root, path, owner_job_id(self.owner))}
 
     def bound_part(self, req: Mapping[str, Any]) -> dict[str, Any]:
@@ -299,6 +299,25 @@ def field(
         if len(value) > max_len:
             raise UserError(f"field {key!r} is too long ({len(value)} > {max_len})")
     return value
+
+
+_UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
+
+
+def pi_path(raw: str, cwd: Path) -> Path:
+    """The file pi's write and edit act on for the model's `raw` path, resolved as pi 1.6.0
+    does (utils/paths.js resolveToCwd): Unicode spaces as spaces, one leading '@' dropped,
+    '~' and '~/' from the home directory ('~user' is a name), a file:// URL as its path,
+    else from `cwd`. The claims guard must look at that file, not at another one."""
+    if "\0" in raw:
+        raise UserError("field 'path' holds a NUL character")  # pi cannot write there either
+    text = _UNICODE_SPACES.sub(" ", raw)
+    text = text[1:] if text.startswith("@") else text
+    if text == "~" or text.startswith("~/"):
+        text = os.path.expanduser("~") + text[1:]
+    elif text.startswith("file://"):
+        text = unquote(urlsplit(text).path)
+    return cwd / text  # an absolute `text` stands alone
 
 
 def _chunks(path: Path, size: int = 1 << 16) -> Any:
