@@ -328,6 +328,22 @@ def test_an_abandoned_stream_does_not_hold_its_slot_for_the_rest_of_the_session(
     assert not list((root / "owners" / OWNER / "spill").glob(".part-*"))
 
 
+def test_each_stream_has_a_part_file_of_its_own_whatever_its_name(
+    root: Path, isolated_env: AgentEnv
+) -> None:
+    """Part files were named after the stream with each non-alphanumeric character as '_':
+    'a-b' and 'a_b' shared a file (each bound got both texts, and the second found it gone),
+    and 64 four-byte letters made a name too long for the file system ('bug: bound_part
+    failed: OSError', and the stream kept its slot)."""
+    front = Front(root, OWNER, isolated_env.project)
+    front.bound_part({"stream": "a-b", "text": "x"})
+    front.bound_part({"stream": "a_b", "text": "y"})
+    front.bound_part({"stream": "\U0001d7d8" * 64, "text": "z"})
+    assert front.bound({"tool": "bash", "stream": "a-b"})["text"] == "x"
+    assert front.bound({"tool": "bash", "stream": "a_b"})["text"] == "y"
+    assert front.bound({"tool": "bash", "stream": "\U0001d7d8" * 64})["text"] == "z"
+
+
 def test_status_and_command_answer_for_this_owner(side: InProcess, root: Path) -> None:
     assert side.peer.result("status") == {
         "jobs": 0,

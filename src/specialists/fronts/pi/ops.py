@@ -74,6 +74,7 @@ class Front:
         self.settings_version = 0  # counts changes, so a pusher knows what it has not sent
         self._lock = threading.RLock()  # requests run on several threads
         self._streams: dict[str, tuple[Path, int, float]] = {}  # path, chars, last part at
+        self._stream_seq = 0  # names the part files: a stream's own name may be any text
         self.spill_dir = owner_dir(state_root, owner) / "spill"
         self.refresh_settings()
 
@@ -207,14 +208,19 @@ class Front:
                         self._drop_stream(idle)
                 if len(self._streams) >= MAX_OPEN_STREAMS:
                     raise UserError(f"too many open result streams ({MAX_OPEN_STREAMS})")
-                safe = "".join(c if c.isalnum() else "_" for c in stream)
-                self._streams[stream] = (self.spill_dir / f".part-{os.getpid()}-{safe}", 0, now)
+                self._stream_seq += 1
+                part = self.spill_dir / f".part-{os.getpid()}-{self._stream_seq}"
+                self._streams[stream] = (part, 0, now)
             path, total, _ = self._streams[stream]
             total += len(text)
             if total > MAX_BOUND_TOTAL_CHARS:
                 self._drop_stream(stream)
                 raise UserError(f"tool result over {MAX_BOUND_TOTAL_CHARS} characters; refused")
-            add_part(path, text)
+            try:
+                add_part(path, text)
+            except OSError as exc:  # a full disk: this result cannot be kept
+                self._drop_stream(stream)
+                raise UserError(f"cannot keep a part of the tool result: {exc}") from exc
             self._streams[stream] = (path, total, now)
         return {"chars": total}
 
