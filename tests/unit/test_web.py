@@ -32,10 +32,9 @@ def store(tmp_path: Path) -> JobStore:
     return JobStore(tmp_path / ".specialists", news=NEWS)
 
 
-def get(app: Any, path: str, token: str | None = TOKEN, query: str = "") -> tuple[int, dict, bytes]:
-    """One GET through the ASGI app, in process: (status, headers, body)."""
-    qs = "&".join(p for p in (f"token={token}" if token is not None else "", query) if p)
-    scope = {
+def http_scope(path: str, query: str) -> dict[str, Any]:
+    """An ASGI scope of a GET from the loopback."""
+    return {
         "type": "http",
         "asgi": {"version": "3.0"},
         "http_version": "1.1",
@@ -43,11 +42,17 @@ def get(app: Any, path: str, token: str | None = TOKEN, query: str = "") -> tupl
         "scheme": "http",
         "path": path,
         "raw_path": path.encode(),
-        "query_string": qs.encode(),
+        "query_string": query.encode(),
         "headers": [(b"host", b"127.0.0.1")],
         "client": ("127.0.0.1", 5000),
         "server": ("127.0.0.1", 8765),
     }
+
+
+def get(app: Any, path: str, token: str | None = TOKEN, query: str = "") -> tuple[int, dict, bytes]:
+    """One GET through the ASGI app, in process: (status, headers, body)."""
+    qs = "&".join(p for p in (f"token={token}" if token is not None else "", query) if p)
+    scope = http_scope(path, qs)
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
@@ -249,19 +254,7 @@ def test_a_non_loopback_host_is_warned_about(store, monkeypatch, capsys):
 def stream(app: Any, path: str) -> tuple[int, bytes]:
     """One GET of an event stream that ends by itself: (status, body). The client never
     disconnects, so the stream ends only when the server ends it."""
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": f"token={TOKEN}".encode(),
-        "headers": [(b"host", b"127.0.0.1")],
-        "client": ("127.0.0.1", 5000),
-        "server": ("127.0.0.1", 8765),
-    }
+    scope = http_scope(path, f"token={TOKEN}")
     sent: list[dict[str, Any]] = []
     asked: list[bool] = []
 
