@@ -282,7 +282,7 @@ def test_malformed_json_is_refused_and_nothing_is_written(project, bad, capsys):
 def test_malformed_mcp_json_is_refused(project, capsys):
     (project / ".mcp.json").write_text("{'single': 'quotes'}")
     assert run_cli("install") != 0
-    assert ".mcp.json is not valid JSON" in capsys.readouterr().err
+    assert ".mcp.json: invalid JSON at line 1, column " in capsys.readouterr().err
 
 
 def test_dry_run_changes_nothing(project, capsys):
@@ -351,7 +351,10 @@ def test_a_deeply_nested_settings_file_is_refused_in_one_line(project, depth, ca
         (project / name).write_text(deep)
     assert run_cli("install") == 2
     err = capsys.readouterr().err
-    assert ".mcp.json is nested more than 100 levels deep; refusing to rewrite it" in err
+    assert (
+        ".mcp.json: the JSON is nested too deeply (more than 100 levels); refusing to rewrite"
+        in err
+    )
     assert (project / ".claude" / "settings.json").read_text() == deep
     assert run_cli("status") == 0
 
@@ -419,5 +422,5 @@ def test_a_key_given_twice_is_refused_not_dropped_on_rewrite(project, capsys):
     (project / ".claude" / "settings.json").write_text(text)
     assert run_cli("install") == 2
     err = capsys.readouterr().err
-    assert "settings.json gives the key 'permissions' twice in one object" in err
+    assert "settings.json: invalid JSON: the key 'permissions' is given twice; refusing" in err
     assert (project / ".claude" / "settings.json").read_text() == text

@@ -106,7 +106,7 @@ def test_a_settings_file_that_is_not_json_is_left_alone(
     settings.parent.mkdir()
     settings.write_text("{ not json")
     assert main(["install", "--pi"]) == 2
-    assert "is not valid JSON" in capsys.readouterr().err
+    assert "settings.json: invalid JSON at line 1, column " in capsys.readouterr().err
     assert settings.read_text() == "{ not json"
 
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from specialists.base.errors import StoreError, UserError
+from specialists.base.reader import Invalid, load_json
 from specialists.fronts.cli.health import MAX_JSON_BYTES
 from specialists.store.atomic import write_atomic
 from specialists.store.files import read_bytes
@@ -335,25 +336,10 @@ def load_json_object(path: Path) -> Doc | None:
         ) from exc
     if not text.strip():
         return {}
-    try:
-        data = json.loads(text, object_pairs_hook=_no_twice)
-    except RecursionError:
-        data = None  # "[[[[...": refused below as too deep, as a merge's deepcopy would fail
-    except _KeyTwice as exc:  # the rewrite would keep one of them and lose the other
-        raise UserError(
-            f"{path} gives the key {str(exc)!r} twice in one object; refusing to rewrite it",
-            hint=FIX_HINT,
-        ) from None
-    except ValueError as exc:
-        raise UserError(
-            f"{path} is not valid JSON ({exc}); refusing to rewrite it",
-            hint=FIX_HINT,
-        ) from exc
-    if data is None or _depth_over(data, MAX_DEPTH):
-        raise UserError(
-            f"{path} is nested more than {MAX_DEPTH} levels deep; refusing to rewrite it",
-            hint=FIX_HINT,
-        )
+    try:  # a key given twice would lose one of its values on the rewrite
+        data = load_json(text, "JSON", max_nodes=None, max_depth=MAX_DEPTH, unique_keys=True)
+    except Invalid as exc:
+        raise UserError(f"{path}: {exc.problem}; refusing to rewrite it", hint=FIX_HINT) from None
     if not isinstance(data, dict):
         raise UserError(
             f"{path} holds a JSON {type(data).__name__}, not an object; refusing to rewrite it",
@@ -362,38 +348,7 @@ def load_json_object(path: Path) -> Doc | None:
     return data
 
 
-class _KeyTwice(ValueError):
-    """A JSON object gives one key twice (json.loads would keep the last silently)."""
-
-
-def _no_twice(pairs: list[tuple[str, Any]]) -> Doc:
-    out = dict(pairs)
-    if len(out) == len(pairs):
-        return out
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            raise _KeyTwice(key)
-        seen.add(key)
-    raise AssertionError("unreachable: fewer keys than pairs means one came twice")
-
-
 MAX_DEPTH = 100  # Claude Code's files nest under 10; copying and writing recurse per level
-
-
-def _depth_over(value: Any, limit: int) -> bool:
-    """Whether `value` nests lists and objects more than `limit` levels (walked without
-    recursion)."""
-    level = [value] if isinstance(value, (dict, list)) else []
-    for _ in range(limit):  # one level of containers at a time
-        below: list[Any] = []
-        for item in level:
-            children = item.values() if isinstance(item, dict) else item
-            below += [c for c in children if isinstance(c, (dict, list))]
-        if not below:
-            return False
-        level = below
-    return True
 
 
 def write_json_object(path: Path, doc: Doc) -> None:

@@ -47,7 +47,10 @@ def load_json(
     except ValueError as exc:  # an integer of more than 4,300 digits, bad UTF-8 bytes
         raise Invalid(None, f"invalid {what}: {value_error_text(exc)}") from None
     except RecursionError:
-        raise Invalid(None, f"{what} is nested too deeply (more than {max_depth} levels)") from None
+        # as check_tree says it of a parsed one: one line whichever of the two finds it
+        raise Invalid(
+            None, f"the {what} is nested too deeply (more than {max_depth} levels)"
+        ) from None
     check_tree(data, f"the {what}", max_nodes=max_nodes, max_depth=max_depth)
     return data
 
