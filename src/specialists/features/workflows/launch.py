@@ -27,11 +27,7 @@ from specialists.features.missions.launch import (
     open_before_launch,
 )
 from specialists.features.missions.store import MissionStore
-from specialists.features.workflows.options import (
-    MAX_CONCURRENCY,
-    check_unicode,
-    default_concurrency,
-)
+from specialists.features.workflows.options import MAX_CONCURRENCY, default_concurrency
 from specialists.features.workflows.source import Source, find_workflow, load_document, load_python
 from specialists.store import keys
 from specialists.store.files import read_object
@@ -78,14 +74,17 @@ def workflow_record(
     args = dict(request.args)
     try:  # from any front (an MCP client's included): depth refused as input
         check_tree(args, "the workflow args", max_nodes=None)
-        size = len(json.dumps(args))
+        size = len(json.dumps(args, ensure_ascii=False).encode("utf-8"))  # as job.json holds it
     except Invalid as exc:
         raise UserError(exc.problem) from None
+    except UnicodeEncodeError:  # a lone surrogate: a job.json holding one cannot be read back
+        raise UserError(
+            "text in the workflow args is not valid Unicode (a lone surrogate)"
+        ) from None
     except (TypeError, ValueError) as exc:
         raise UserError(f"workflow args are not JSON: {exc}") from None
     if size > MAX_ARGS_BYTES:
         raise UserError("workflow args are over 64 KiB", hint="put long material in a file")
-    check_unicode(args, "the workflow args")
     check_source(request.source, args)
     c = request.concurrency
     if c is not None and (
