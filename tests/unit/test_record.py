@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from specialists.base.errors import StoreError
 from specialists.store.file_record import FileRecord
 from specialists.store.memory import MemoryRecord
-from specialists.store.record import Record
+from specialists.store.record import DocTooLong, Record
 
 
 @pytest.fixture(params=["file", "memory"])
@@ -50,6 +50,25 @@ def test_a_claim_is_won_once_and_keeps_the_winner(record: Record) -> None:
     assert record.claim("outcome", {"by": "first"})
     assert not record.claim("outcome", {"by": "second"})
     assert record.read("outcome") == {"by": "first"}
+
+
+@pytest.mark.parametrize("backend", ["file", "memory"])
+def test_a_document_its_reader_would_refuse_is_not_written(backend: str, tmp_path: Path) -> None:
+    """Written, it would read back as damaged (and a damaged document holds nothing)."""
+    small = {"schema": 1, "n": 1}
+    big = {"schema": 1, "text": "x" * 400}
+    record: Any
+    if backend == "file":
+        record = FileRecord(tmp_path / "rec", max_doc=200)
+    else:
+        record = MemoryRecord("rec", max_doc=200)
+    record.replace("state", small)
+    with pytest.raises(DocTooLong, match="over the 200 a read takes"):
+        record.replace("state", big)
+    with pytest.raises(DocTooLong):
+        record.claim("once", big)
+    assert record.read("state") == small
+    assert record.claim("once", small)
 
 
 def test_a_claim_on_a_full_disk_fails_and_leaves_no_temp_behind(

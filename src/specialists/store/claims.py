@@ -32,7 +32,7 @@ from specialists.store.files import unwritten
 from specialists.store.jobs import JobStore
 from specialists.store.liveness import is_alive
 from specialists.store.paths import CLAIMS_DIR, SANDBOXES_DIR, STATE_DIR_NAME
-from specialists.store.record import encode_doc
+from specialists.store.record import DocTooLong
 
 DOC = "claims"
 SCHEMA = 1
@@ -230,14 +230,14 @@ class Claims:
 
     def _write(self, claims: list[Claim]) -> None:
         data = {"schema": SCHEMA, "claims": [c.to_dict() for c in claims]}
-        if len(encode_doc(data)) > self.record.max_doc:  # unreadable: every claim would be lost
+        try:
+            self.record.replace(DOC, data)
+        except DocTooLong:  # written, it would read as damaged: every claim would be lost
             raise UserError(
                 f"too many claims: the project's claims would pass {self.record.max_doc:,} bytes",
                 hint="release claims no longer needed, or claim a directory instead of its "
                 "files; nothing was claimed",
-            )
-        try:
-            self.record.replace(DOC, data)
+            ) from None
         except OSError as exc:  # a full disk, a directory where claims.json should be
             where = self.record.path / f"{DOC}.json"
             raise unwritten(f"{where} could not be written", exc) from None

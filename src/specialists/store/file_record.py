@@ -213,19 +213,21 @@ class FileRecord:
             os.close(parent_fd)
 
     def replace(self, doc: str, data: Mapping[str, Any]) -> None:
+        data_bytes = encode_doc(data, self.max_doc, str(self._doc(doc)))
         self.ensure()
-        write_atomic(self._doc(doc), encode_doc(data), durable=self.durable)
+        write_atomic(self._doc(doc), data_bytes, durable=self.durable)
 
     def claim(self, doc: str, data: Mapping[str, Any]) -> bool:
-        self.ensure()
         target = self._doc(doc)
+        data_bytes = encode_doc(data, self.max_doc, str(target))
+        self.ensure()
         tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.claim")
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         fd = create_private(tmp, os.O_WRONLY)
         try:
             try:
-                write_all(fd, encode_doc(data))
+                write_all(fd, data_bytes)
                 os.fsync(fd)
             finally:
                 os.close(fd)

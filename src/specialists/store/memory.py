@@ -99,13 +99,13 @@ class MemoryRecord:
         return check_schema(parse_object(raw, where), schema, where)
 
     def replace(self, doc: str, data: Mapping[str, Any]) -> None:
-        encoded = encode_doc(data)
+        encoded = encode_doc(data, self.max_doc, f"{self.name}/{doc}.json")
         with self._lock:
             self.ensure()
             self.docs_[check_name(doc)] = encoded
 
     def claim(self, doc: str, data: Mapping[str, Any]) -> bool:
-        encoded = encode_doc(data)
+        encoded = encode_doc(data, self.max_doc, f"{self.name}/{doc}.json")
         with self._lock:
             self.ensure()
             if check_name(doc) in self.docs_:

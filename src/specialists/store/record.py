@@ -151,9 +151,17 @@ def encode_line(entry: Mapping[str, Any]) -> bytes:
     return _utf8(json.dumps(entry, separators=(",", ":"), ensure_ascii=False)) + b"\n"
 
 
-def encode_doc(data: Mapping[str, Any]) -> bytes:
-    """A document's bytes (indented a little: people read these)."""
-    return _utf8(json.dumps(data, indent=1, ensure_ascii=False)) + b"\n"
+class DocTooLong(StoreError):
+    """A document its record's reader would refuse: not written, so what is there stays
+    readable (a document read back as damaged would count as holding nothing)."""
+
+
+def encode_doc(data: Mapping[str, Any], max_bytes: int | None = None, where: str = "") -> bytes:
+    """A document's bytes (indented a little: people read these); DocTooLong past `max_bytes`."""
+    encoded = _utf8(json.dumps(data, indent=1, ensure_ascii=False)) + b"\n"
+    if max_bytes is not None and len(encoded) > max_bytes:
+        raise DocTooLong(f"{where}: {len(encoded):,} bytes are over the {max_bytes:,} a read takes")
+    return encoded
 
 
 def _utf8(text: str) -> bytes:
