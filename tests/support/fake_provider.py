@@ -18,6 +18,7 @@ options the definition passes (`options:` in its runner block):
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -38,7 +39,7 @@ def main(argv: list[str]) -> int:
         number = len(list(state.glob("pj-*.json"))) + 1
         job_id = options.get("job_id") or f"pj-{number}"
         record = {"request": request, "seen": 0}
-        (state / f"pj-{number}.json").write_text(json.dumps({**record, "id": job_id}))
+        _write(state / f"pj-{number}.json", {**record, "id": job_id})
         print(json.dumps({"job_id": job_id, "url": f"https://provider.test/c/{job_id}"}))
         return 0
     job_id = rest[0] if rest else ""
@@ -51,7 +52,7 @@ def main(argv: list[str]) -> int:
     options = job["request"].get("options") or {}
     if verb == "reattach":
         job["seen"] += 1
-        path.write_text(json.dumps(job))
+        _write(path, job)
         digest = options.get("digest") or job["request"]["digest"]
         if job.get("cancelled"):
             state_now = "cancelled"
@@ -71,10 +72,18 @@ def main(argv: list[str]) -> int:
         return 0
     if verb == "cancel":
         job["cancelled"] = True
-        path.write_text(json.dumps(job))
+        _write(path, job)
         return 0
     print(f"unknown verb {verb}", file=sys.stderr)
     return 2
+
+
+def _write(path: Path, job: dict) -> None:
+    """Atomically, as a real provider keeps its state: a call killed with the supervisor it
+    serves (a test's kill -9) must not leave an empty file for the next call to read."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(job))
+    os.replace(tmp, path)
 
 
 def _still_running(state: Path, job_id: str, seen: int, options: dict) -> bool:
